@@ -1,0 +1,396 @@
+/*
+ * libgpuprim: GPU reduce, prefix scan and sort behind a stable C ABI.
+ *
+ * Usage in brief:
+ *   gpuprim_context_t ctx;
+ *   gpuprim_context_create(NULL, &ctx, NULL, 0);          // CUDA if usable, else CPU
+ *   gpuprim_buffer_t buf;
+ *   gpuprim_buffer_create(ctx, GPUPRIM_DTYPE_F32, n, &buf);
+ *   gpuprim_buffer_upload(ctx, buf, 0, host_data, n);
+ *   float total;
+ *   gpuprim_reduce(ctx, GPUPRIM_OP_SUM, buf, &total);
+ *   gpuprim_sort(ctx, buf, NULL, buf, NULL, GPUPRIM_ORDER_ASCENDING);  // in place
+ *   gpuprim_buffer_download(ctx, buf, 0, host_data, n);
+ *   gpuprim_buffer_destroy(ctx, buf);
+ *   gpuprim_context_destroy(ctx);
+ *
+ * Conventions that hold for every function below:
+ * - Every function returns a gpuprim_status_t; GPUPRIM_SUCCESS is 0.
+ *   gpuprim_get_error_string() names a status, and gpuprim_context_last_error()
+ *   gives the detailed message of the last failed call on a context (which
+ *   argument, what was wrong, the CUDA error text).
+ * - A call that fails leaves every buffer and every output argument unchanged,
+ *   except a call that fails with GPUPRIM_ERROR_DEVICE, after which the
+ *   contents of its output buffers are unspecified.
+ * - Counts and offsets are element counts (uint64_t), never byte counts.
+ * - Threads: a context and the buffers it made must be used by one thread at
+ *   a time. Distinct contexts are independent and may be used from different
+ *   threads at once. gpuprim_get_error_string(), gpuprim_version*() and
+ *   gpuprim_context_options_init() may be called from any thread at any time.
+ * - Blocking: functions that return data to host memory (download, reduce,
+ *   dot) block until the result is there. Functions whose results stay in
+ *   buffers (upload excepted, which blocks until the host memory may be
+ *   reused) are ordered on the context's stream and may return before the
+ *   device has finished; gpuprim_context_synchronize() waits for them.
+ *   On the CPU backend every call completes before it returns.
+ */
+#ifndef GPUPRIM_GPUPRIM_H
+#define GPUPRIM_GPUPRIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define GPUPRIM_VERSION_MAJOR 0
+#define GPUPRIM_VERSION_MINOR 1
+#define GPUPRIM_VERSION_PATCH 0
+/* One number that compares: major * 10000 + minor * 100 + patch. */
+#define GPUPRIM_VERSION_NUMBER \
+    (GPUPRIM_VERSION_MAJOR * 10000 + GPUPRIM_VERSION_MINOR * 100 + GPUPRIM_VERSION_PATCH)
+
+#if defined(GPUPRIM_STATIC_DEFINE)
+#  define GPUPRIM_API
+#elif defined(_WIN32)
+#  if defined(GPUPRIM_BUILDING_LIBRARY)
+#    define GPUPRIM_API __declspec(dllexport)
+#  else
+#    define GPUPRIM_API __declspec(dllimport)
+#  endif
+#elif defined(__GNUC__) && __GNUC__ >= 4
+#  define GPUPRIM_API __attribute__((visibility("default")))
+#else
+#  define GPUPRIM_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* Status codes                                                              */
+/* ------------------------------------------------------------------------ */
+
+typedef enum gpuprim_status {
+    GPUPRIM_SUCCESS = 0,
+    /* A required pointer argument (handle, host pointer, output) is NULL. */
+    GPUPRIM_ERROR_NULL_POINTER = 1,
+    /* A handle is not a live object: a context that is not a context, or a
+     * buffer that was destroyed. */
+    GPUPRIM_ERROR_INVALID_HANDLE = 2,
+    /* A buffer passed to a context was made by another context. */
+    GPUPRIM_ERROR_CONTEXT_MISMATCH = 3,
+    /* An enum argument has a value this version does not know. */
+    GPUPRIM_ERROR_INVALID_ENUM = 4,
+    /* Buffers whose dtypes must agree do not. */
+    GPUPRIM_ERROR_DTYPE_MISMATCH = 5,
+    /* Buffers whose counts must agree do not. */
+    GPUPRIM_ERROR_SIZE_MISMATCH = 6,
+    /* An offset/count range lies outside a buffer. */
+    GPUPRIM_ERROR_OUT_OF_RANGE = 7,
+    /* A count whose size in bytes does not fit in 64 bits (or in the
+     * address space). Rejected before anything is allocated. */
+    GPUPRIM_ERROR_OVERFLOW = 8,
+    /* Any other argument error: a bad options struct, a host pointer passed
+     * where device memory is required, forbidden aliasing. */
+    GPUPRIM_ERROR_INVALID_ARGUMENT = 9,
+    /* Host or device memory could not be allocated. The context stays usable. */
+    GPUPRIM_ERROR_OUT_OF_MEMORY = 10,
+    /* The backend asked for is not available (not built, or no device). */
+    GPUPRIM_ERROR_BACKEND_UNAVAILABLE = 11,
+    /* The CUDA runtime reported an error; the message holds CUDA's text. */
+    GPUPRIM_ERROR_DEVICE = 12,
+    /* A bug in libgpuprim. Please report it with the message. */
+    GPUPRIM_ERROR_INTERNAL = 13
+} gpuprim_status_t;
+
+/* Static, never-NULL English name of a status ("invalid handle"). Unknown
+ * values give "unknown status". */
+GPUPRIM_API const char *gpuprim_get_error_string(gpuprim_status_t status);
+
+/* Library version at run time, as GPUPRIM_VERSION_NUMBER and as "0.1.0". */
+GPUPRIM_API uint32_t gpuprim_version_number(void);
+GPUPRIM_API const char *gpuprim_version_string(void);
+
+/* ------------------------------------------------------------------------ */
+/* Enums (values are part of the ABI and never change)                       */
+/* ------------------------------------------------------------------------ */
+
+typedef enum gpuprim_backend {
+    GPUPRIM_BACKEND_AUTO = 0, /* CUDA when a usable device exists, else CPU */
+    GPUPRIM_BACKEND_CPU = 1,
+    GPUPRIM_BACKEND_CUDA = 2
+} gpuprim_backend_t;
+
+typedef enum gpuprim_dtype {
+    GPUPRIM_DTYPE_I32 = 0,
+    GPUPRIM_DTYPE_U32 = 1,
+    GPUPRIM_DTYPE_I64 = 2,
+    GPUPRIM_DTYPE_U64 = 3,
+    GPUPRIM_DTYPE_F32 = 4,
+    GPUPRIM_DTYPE_F64 = 5
+} gpuprim_dtype_t;
+
+/*
+ * Reduction / scan operators.
+ * - SUM on integers wraps modulo 2^bits, like C unsigned arithmetic (for
+ *   signed types too). SUM on floats is deterministic: the same input on the
+ *   same backend and device gives a bitwise identical result every run; it
+ *   may differ in rounding between backends.
+ * - MIN/MAX on floats follow IEEE 754-2019 minimum/maximum: a NaN in the
+ *   input makes the result NaN (of several NaNs, the one whose bit pattern is
+ *   largest as an unsigned integer), and -0.0 counts as less than +0.0. The
+ *   results are exact and deterministic.
+ * - Identities (the result of reducing zero elements, and element 0 of an
+ *   exclusive scan): SUM 0; MIN the type's largest value (+inf for floats);
+ *   MAX the type's smallest value (-inf for floats).
+ */
+typedef enum gpuprim_op {
+    GPUPRIM_OP_SUM = 0,
+    GPUPRIM_OP_MIN = 1,
+    GPUPRIM_OP_MAX = 2
+} gpuprim_op_t;
+
+typedef enum gpuprim_scan_kind {
+    GPUPRIM_SCAN_INCLUSIVE = 0, /* out[i] = in[0] op ... op in[i] */
+    GPUPRIM_SCAN_EXCLUSIVE = 1  /* out[0] = identity, out[i] = in[0] op ... op in[i-1] */
+} gpuprim_scan_kind_t;
+
+typedef enum gpuprim_order {
+    GPUPRIM_ORDER_ASCENDING = 0,
+    GPUPRIM_ORDER_DESCENDING = 1
+} gpuprim_order_t;
+
+/* Size in bytes of one element of dtype, or 0 for an unknown dtype. */
+GPUPRIM_API size_t gpuprim_dtype_size(gpuprim_dtype_t dtype);
+
+/* ------------------------------------------------------------------------ */
+/* Context                                                                   */
+/* ------------------------------------------------------------------------ */
+
+typedef struct gpuprim_context_s *gpuprim_context_t;
+typedef struct gpuprim_buffer_s *gpuprim_buffer_t;
+
+/*
+ * Options for gpuprim_context_create(). Always fill with
+ * gpuprim_context_options_init() first: struct_size lets later versions add
+ * fields without breaking callers built against this one.
+ */
+typedef struct gpuprim_context_options {
+    uint64_t struct_size;   /* sizeof(gpuprim_context_options_t) */
+    int32_t backend;        /* a gpuprim_backend_t; default AUTO */
+    int32_t device_ordinal; /* CUDA device; default 0; ignored by CPU */
+    void *cuda_stream;      /* a cudaStream_t to order all work on; NULL
+                               (default) makes the context create its own.
+                               The caller keeps ownership and must keep the
+                               stream alive until the context is destroyed. */
+} gpuprim_context_options_t;
+
+/* Fill *options with the defaults. Does nothing if options is NULL. */
+GPUPRIM_API void gpuprim_context_options_init(gpuprim_context_options_t *options);
+
+/*
+ * Create a context: the owner of buffers, of the device workspace and of the
+ * stream every call is ordered on.
+ * options: NULL for the defaults. With backend AUTO the environment variable
+ *   GPUPRIM_BACKEND=cpu|cuda, when set, decides; otherwise CUDA is chosen
+ *   when libgpuprim was built with CUDA and the device exists, else CPU.
+ *   Asking for CUDA (by option or environment) where it is not usable is an
+ *   error, never a silent fallback.
+ * context: receives the new handle; set to NULL on failure.
+ * error_message, error_message_capacity: optional (NULL/0) host buffer that
+ *   receives a NUL-terminated message when creation fails (there is no
+ *   context to ask then); truncated to fit.
+ * Errors: NULL_POINTER (context), INVALID_ARGUMENT (struct_size, a bad
+ *   GPUPRIM_BACKEND value, negative device), INVALID_ENUM (backend),
+ *   BACKEND_UNAVAILABLE, DEVICE, OUT_OF_MEMORY.
+ */
+GPUPRIM_API gpuprim_status_t gpuprim_context_create(const gpuprim_context_options_t *options,
+                                                    gpuprim_context_t *context,
+                                                    char *error_message,
+                                                    size_t error_message_capacity);
+
+/*
+ * Destroy a context: waits for its work, frees every buffer it still owns
+ * (wrapped memory is left alone) and its workspace. NULL is a no-op. The
+ * handle and its buffers' handles are invalid afterwards.
+ */
+GPUPRIM_API gpuprim_status_t gpuprim_context_destroy(gpuprim_context_t context);
+
+/* The backend the context runs on (CPU or CUDA, never AUTO). */
+GPUPRIM_API gpuprim_status_t gpuprim_context_get_backend(gpuprim_context_t context,
+                                                         gpuprim_backend_t *backend);
+
+/*
+ * The device the context runs on: ordinal (-1 on CPU) and a NUL-terminated
+ * name ("NVIDIA H100 80GB HBM3", or "CPU") truncated to name_capacity.
+ * Either output may be NULL.
+ */
+GPUPRIM_API gpuprim_status_t gpuprim_context_get_device(gpuprim_context_t context,
+                                                        int32_t *ordinal, char *name,
+                                                        size_t name_capacity);
+
+/* Block until every call made on the context so far has finished on the
+ * device. Errors: INVALID_HANDLE, DEVICE. */
+GPUPRIM_API gpuprim_status_t gpuprim_context_synchronize(gpuprim_context_t context);
+
+/*
+ * The detailed message of the last call on this context that failed, or ""
+ * if none has. The string stays valid until the next call on the context.
+ * Returns "invalid context handle" for NULL or a non-context.
+ */
+GPUPRIM_API const char *gpuprim_context_last_error(gpuprim_context_t context);
+
+/*
+ * Bytes of device (or, on CPU, host) workspace the context currently holds
+ * for temporary storage. It grows to the largest need seen and is reused, so
+ * repeated calls do not allocate. gpuprim_context_release_workspace() frees it.
+ */
+GPUPRIM_API gpuprim_status_t gpuprim_context_get_workspace_size(gpuprim_context_t context,
+                                                                uint64_t *bytes);
+GPUPRIM_API gpuprim_status_t gpuprim_context_release_workspace(gpuprim_context_t context);
+
+/* ------------------------------------------------------------------------ */
+/* Buffers: typed arrays in the context's memory (device memory on CUDA)     */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * Create a buffer of count elements of dtype, contents uninitialized.
+ * count may be 0. Errors: NULL_POINTER, INVALID_HANDLE, INVALID_ENUM (dtype),
+ * OVERFLOW (count * size does not fit), OUT_OF_MEMORY, DEVICE.
+ */
+GPUPRIM_API gpuprim_status_t gpuprim_buffer_create(gpuprim_context_t context,
+                                                   gpuprim_dtype_t dtype, uint64_t count,
+                                                   gpuprim_buffer_t *buffer);
+
+/*
+ * Wrap memory the caller owns (a PyTorch/CuPy tensor, a cudaMalloc'd array)
+ * as a buffer, without copying. On CUDA, data must be device (or managed)
+ * memory accessible from the context's device; a host pointer is refused
+ * with INVALID_ARGUMENT. On CPU it is host memory. data must be aligned to
+ * the dtype's size. The caller keeps ownership: destroying the buffer or the
+ * context does not free it, and it must outlive the buffer.
+ * data may be NULL only when count is 0.
+ * Errors: NULL_POINTER, INVALID_HANDLE, INVALID_ENUM, OVERFLOW,
+ * INVALID_ARGUMENT (misaligned, not device memory, wrong device), DEVICE.
+ */
+GPUPRIM_API gpuprim_status_t gpuprim_buffer_wrap(gpuprim_context_t context,
+                                                 gpuprim_dtype_t dtype, void *data,
+                                                 uint64_t count, gpuprim_buffer_t *buffer);
+
+/* Destroy a buffer (frees its memory unless wrapped). NULL buffer is a no-op.
+ * Errors: INVALID_HANDLE (context, or a buffer already destroyed),
+ * CONTEXT_MISMATCH. */
+GPUPRIM_API gpuprim_status_t gpuprim_buffer_destroy(gpuprim_context_t context,
+                                                    gpuprim_buffer_t buffer);
+
+/*
+ * Describe a buffer: dtype, count and the address of its first element
+ * (device address on CUDA). Each output may be NULL.
+ */
+GPUPRIM_API gpuprim_status_t gpuprim_buffer_get_info(gpuprim_context_t context,
+                                                     gpuprim_buffer_t buffer,
+                                                     gpuprim_dtype_t *dtype, uint64_t *count,
+                                                     void **data);
+
+/*
+ * Copy count elements from host memory into buffer[offset, offset+count).
+ * Blocks until host_data may be reused. host_data may be NULL when count is 0.
+ * Errors: NULL_POINTER, INVALID_HANDLE, CONTEXT_MISMATCH, OUT_OF_RANGE, DEVICE.
+ */
+GPUPRIM_API gpuprim_status_t gpuprim_buffer_upload(gpuprim_context_t context,
+                                                   gpuprim_buffer_t buffer, uint64_t offset,
+                                                   const void *host_data, uint64_t count);
+
+/*
+ * Copy buffer[offset, offset+count) into host memory. Waits for the work
+ * ordered before it on the context, then blocks until the data is there.
+ * Errors: as gpuprim_buffer_upload().
+ */
+GPUPRIM_API gpuprim_status_t gpuprim_buffer_download(gpuprim_context_t context,
+                                                     gpuprim_buffer_t buffer, uint64_t offset,
+                                                     void *host_data, uint64_t count);
+
+/* ------------------------------------------------------------------------ */
+/* Reduce                                                                    */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * Reduce the whole of input with op and write one element of input's dtype
+ * to host memory at result (e.g. a float for F32). Blocks.
+ * Errors: NULL_POINTER, INVALID_HANDLE, CONTEXT_MISMATCH, INVALID_ENUM (op),
+ * DEVICE, OUT_OF_MEMORY.
+ */
+GPUPRIM_API gpuprim_status_t gpuprim_reduce(gpuprim_context_t context, gpuprim_op_t op,
+                                            gpuprim_buffer_t input, void *result);
+
+/*
+ * As gpuprim_reduce(), but the result lands in element 0 of result, a buffer
+ * of the same dtype and count >= 1. Ordered on the context's stream: does
+ * not wait for the device. result must not be input.
+ * Errors: as gpuprim_reduce(), plus DTYPE_MISMATCH, SIZE_MISMATCH (result
+ * count 0), INVALID_ARGUMENT (result is input).
+ */
+GPUPRIM_API gpuprim_status_t gpuprim_reduce_to_buffer(gpuprim_context_t context,
+                                                      gpuprim_op_t op, gpuprim_buffer_t input,
+                                                      gpuprim_buffer_t result);
+
+/*
+ * Dot product: sum over i of a[i] * b[i]; a and b have the same dtype and
+ * count. Integers wrap; floats use fused multiply-add and are deterministic
+ * like SUM. Result to host (blocking) or to element 0 of a buffer
+ * (stream-ordered; result must not be a or b).
+ * Errors: as gpuprim_reduce(), plus DTYPE_MISMATCH, SIZE_MISMATCH,
+ * INVALID_ARGUMENT.
+ */
+GPUPRIM_API gpuprim_status_t gpuprim_dot(gpuprim_context_t context, gpuprim_buffer_t a,
+                                         gpuprim_buffer_t b, void *result);
+GPUPRIM_API gpuprim_status_t gpuprim_dot_to_buffer(gpuprim_context_t context,
+                                                   gpuprim_buffer_t a, gpuprim_buffer_t b,
+                                                   gpuprim_buffer_t result);
+
+/* ------------------------------------------------------------------------ */
+/* Scan                                                                      */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * Prefix scan of input into output with op (SUM, MIN, MAX), inclusive or
+ * exclusive. output has input's dtype and count; output may be input (in
+ * place). Float SUM scans are deterministic run to run. Stream-ordered.
+ * Errors: NULL_POINTER, INVALID_HANDLE, CONTEXT_MISMATCH, INVALID_ENUM,
+ * DTYPE_MISMATCH, SIZE_MISMATCH, INVALID_ARGUMENT (output overlaps input
+ * without being the same buffer, for wrapped memory), DEVICE, OUT_OF_MEMORY.
+ */
+GPUPRIM_API gpuprim_status_t gpuprim_scan(gpuprim_context_t context, gpuprim_op_t op,
+                                          gpuprim_scan_kind_t kind, gpuprim_buffer_t input,
+                                          gpuprim_buffer_t output);
+
+/* ------------------------------------------------------------------------ */
+/* Sort                                                                      */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * Stable sort of keys, optionally carrying values along (values[i] moves
+ * with keys[i]). Stream-ordered.
+ * keys_in, keys_out: same dtype and count. keys_out may be keys_in (in place).
+ * values_in, values_out: both NULL (keys only) or both given, of any one
+ *   dtype (it need not be the keys' dtype) and the keys' count; values_out
+ *   may be values_in. Values are moved bit for bit.
+ * Order: ascending or descending; equal keys keep their input order in both.
+ *   Floats order as -inf < negatives < -0.0 < +0.0 < positives < +inf < NaN
+ *   (NaNs among themselves by bit pattern), so ascending puts NaN last and
+ *   descending puts it first.
+ * Buffers must not overlap except as the in-place pairs above; keys and
+ * values must be distinct buffers.
+ * Errors: NULL_POINTER, INVALID_HANDLE, CONTEXT_MISMATCH, INVALID_ENUM,
+ * DTYPE_MISMATCH, SIZE_MISMATCH, INVALID_ARGUMENT (one of the values buffers
+ * NULL, forbidden aliasing), DEVICE, OUT_OF_MEMORY.
+ * Workspace: at most one extra copy of keys and values plus a few KiB.
+ */
+GPUPRIM_API gpuprim_status_t gpuprim_sort(gpuprim_context_t context, gpuprim_buffer_t keys_in,
+                                          gpuprim_buffer_t values_in, gpuprim_buffer_t keys_out,
+                                          gpuprim_buffer_t values_out, gpuprim_order_t order);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* GPUPRIM_GPUPRIM_H */

@@ -1,0 +1,73 @@
+// The interface core uses to reach a backend. Arguments are validated before
+// they get here (src/api): pointers are non-NULL where counts are non-zero,
+// dtypes and enums are known, counts match. Backends report failures by
+// throwing gpuprim::Error.
+#pragma once
+
+#include "core/dtype.h"
+
+#include <gpuprim/gpuprim.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace gpuprim {
+
+// One sort request, by byte width: key and value bits are carried, and the
+// key kind plus the order select the bit transform.
+struct SortRequest {
+    KeyKind key_kind;
+    uint32_t key_bytes;    // 4 or 8
+    bool descending;
+    const void *keys_in;
+    void *keys_out;        // may equal keys_in
+    uint32_t value_bytes;  // 0 (keys only), 4 or 8
+    const void *values_in;
+    void *values_out;      // may equal values_in
+    uint64_t count;
+};
+
+class Backend {
+public:
+    virtual ~Backend() = default;
+
+    virtual gpuprim_backend_t kind() const = 0;
+    virtual int32_t device_ordinal() const = 0;
+    virtual std::string device_name() const = 0;
+
+    // Memory in the backend's address space (device memory on CUDA).
+    virtual void *allocate(uint64_t bytes) = 0;
+    virtual void deallocate(void *memory) noexcept = 0;
+    // Throws INVALID_ARGUMENT unless [data, data+bytes) may be used as a buffer.
+    virtual void check_wrappable(const void *data, uint64_t bytes) = 0;
+    virtual void upload(void *destination, const void *host_source, uint64_t bytes) = 0;
+    virtual void download(void *host_destination, const void *source, uint64_t bytes) = 0;
+    virtual void synchronize() = 0;
+
+    virtual uint64_t workspace_bytes() const = 0;
+    virtual void release_workspace() = 0;
+
+    // result_on_host: result is a host pointer and the call blocks until it is
+    // written; otherwise result is backend memory and the call is stream-ordered.
+    virtual void reduce(gpuprim_op_t op, gpuprim_dtype_t dtype, const void *input, uint64_t count,
+                        void *result, bool result_on_host) = 0;
+    virtual void dot(gpuprim_dtype_t dtype, const void *a, const void *b, uint64_t count,
+                     void *result, bool result_on_host) = 0;
+    // output may equal input.
+    virtual void scan(gpuprim_op_t op, gpuprim_scan_kind_t kind, gpuprim_dtype_t dtype,
+                      const void *input, void *output, uint64_t count) = 0;
+    virtual void sort(const SortRequest &request) = 0;
+};
+
+std::unique_ptr<Backend> make_cpu_backend();
+
+// True when libgpuprim was built with the CUDA backend.
+bool cuda_backend_built();
+// Throws BACKEND_UNAVAILABLE (not built, no device, bad ordinal) or DEVICE.
+// stream: a cudaStream_t or NULL for a stream of the context's own.
+std::unique_ptr<Backend> make_cuda_backend(int32_t device_ordinal, void *stream);
+// Whether make_cuda_backend(device_ordinal, ...) would find a device; never throws.
+bool cuda_device_usable(int32_t device_ordinal);
+
+}  // namespace gpuprim

@@ -1,0 +1,121 @@
+// The reduction/scan operators, shared by the CPU backend, the CUDA kernels
+// and (through the same definitions) the documented semantics:
+// - integer SUM wraps (computed in the unsigned type: no signed overflow UB);
+// - float MIN/MAX are IEEE 754-2019 minimum/maximum: NaN propagates (of two
+//   NaNs the larger bit pattern wins, so the result does not depend on the
+//   order of combination) and -0.0 < +0.0;
+// - DOT multiplies with fma for floats.
+// Every operator here is associative and commutative except float SUM/DOT,
+// which callers combine in a fixed order to stay deterministic.
+#pragma once
+
+#include "core/portable.h"
+
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+
+#if !defined(__CUDACC__)
+#  include <cmath>
+#endif
+
+namespace gpuprim {
+
+template <typename To, typename From>
+GPUPRIM_HD To bit_cast(From from) {
+    static_assert(sizeof(To) == sizeof(From), "bit_cast needs equal sizes");
+    To to;
+    memcpy(&to, &from, sizeof to);
+    return to;
+}
+
+template <typename T>
+struct BitsOf { using type = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>; };
+template <typename T>
+using bits_t = typename BitsOf<T>::type;
+
+template <typename T>
+GPUPRIM_HD bool is_nan(T x) {
+    if constexpr (std::is_floating_point_v<T>) return x != x;
+    else return false;
+}
+
+template <typename T>
+struct SumOp {
+    GPUPRIM_HD static T identity() { return T(0); }
+    GPUPRIM_HD T operator()(T a, T b) const {
+        if constexpr (std::is_integral_v<T>) {
+            using U = std::make_unsigned_t<T>;
+            return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
+        } else {
+            return a + b;
+        }
+    }
+};
+
+// "less than" of the order MIN/MAX use on non-NaN values: for floats, -0.0 < +0.0.
+template <typename T>
+GPUPRIM_HD bool total_less(T a, T b) {
+    if constexpr (std::is_floating_point_v<T>) {
+        if (a == b) {
+            // Only ±0 pairs reach here with different bits: negative zero first.
+            using B = bits_t<T>;
+            constexpr B sign = B(1) << (sizeof(T) * 8 - 1);
+            return (bit_cast<B>(a) & sign) > (bit_cast<B>(b) & sign);
+        }
+    }
+    return a < b;
+}
+
+// The NaN of a pair that propagates; a and b must not both be non-NaN.
+template <typename T>
+GPUPRIM_HD T propagate_nan(T a, T b) {
+    if (!is_nan(a)) return b;
+    if (!is_nan(b)) return a;
+    using B = bits_t<T>;
+    return bit_cast<B>(a) >= bit_cast<B>(b) ? a : b;
+}
+
+template <typename T>
+struct MinOp {
+    GPUPRIM_HD static T identity() {
+        if constexpr (std::is_floating_point_v<T>) return std::numeric_limits<T>::infinity();
+        else return std::numeric_limits<T>::max();
+    }
+    GPUPRIM_HD T operator()(T a, T b) const {
+        if constexpr (std::is_floating_point_v<T>)
+            if (is_nan(a) || is_nan(b)) return propagate_nan(a, b);
+        return total_less(b, a) ? b : a;
+    }
+};
+
+template <typename T>
+struct MaxOp {
+    GPUPRIM_HD static T identity() {
+        if constexpr (std::is_floating_point_v<T>) return -std::numeric_limits<T>::infinity();
+        else return std::numeric_limits<T>::lowest();
+    }
+    GPUPRIM_HD T operator()(T a, T b) const {
+        if constexpr (std::is_floating_point_v<T>)
+            if (is_nan(a) || is_nan(b)) return propagate_nan(a, b);
+        return total_less(a, b) ? b : a;
+    }
+};
+
+// acc + a * b: fused for floats, wrapping for integers.
+template <typename T>
+GPUPRIM_HD T multiply_add(T a, T b, T acc) {
+    if constexpr (std::is_integral_v<T>) {
+        using U = std::make_unsigned_t<T>;
+        return static_cast<T>(static_cast<U>(a) * static_cast<U>(b) + static_cast<U>(acc));
+    } else {
+#if defined(__CUDA_ARCH__)
+        return fma(a, b, acc);
+#else
+        return std::fma(a, b, acc);
+#endif
+    }
+}
+
+}  // namespace gpuprim

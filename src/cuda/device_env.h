@@ -1,0 +1,55 @@
+// What every CUDA algorithm driver receives from the backend: the stream to
+// order work on, cached device properties, and the context's workspaces.
+// Drivers (reduce.cu, scan.cu, radix_sort.cu, ...) are host functions that
+// launch their kernels on env.stream and never synchronize unless they must.
+#pragma once
+
+#include "core/backend.h"
+#include "core/workspace.h"
+
+#include <cuda_runtime.h>
+#include <gpuprim/gpuprim.h>
+
+#include <cstdint>
+
+namespace gpuprim::cuda {
+
+struct DeviceEnv {
+    cudaStream_t stream;
+    int device_ordinal;
+    int sm_count;
+    int compute_capability;      // major * 10 + minor, e.g. 90
+    int max_threads_per_sm;
+    size_t l2_bytes;
+    size_t max_shared_per_block_optin;
+    // Grow-only device scratch. A driver calls reserve() once per call and
+    // partitions the block itself; it is reused by the next call, which is
+    // stream-ordered after this one.
+    Workspace *workspace;
+    // kZeroedCounterWords 32-bit words of device memory that are zero when a
+    // call starts. A kernel that uses them (tile tickets, "last block" counters)
+    // must leave them zero when it finishes, so no per-call memset is needed.
+    uint32_t *zeroed_counters;
+};
+
+constexpr uint32_t kZeroedCounterWords = 1024;
+
+// Throws Error(GPUPRIM_ERROR_DEVICE) with CUDA's name and text of the error
+// ("radix sort pass 2 launch: cudaErrorInvalidValue: invalid argument").
+// cudaErrorMemoryAllocation becomes GPUPRIM_ERROR_OUT_OF_MEMORY.
+void check(cudaError_t result, const char *what);
+// check(cudaGetLastError(), what) after a launch.
+void check_launch(const char *what);
+
+// Algorithm drivers; each lives in its own file.
+// result: one element, device memory or mapped pinned host memory.
+void reduce(const DeviceEnv &env, gpuprim_op_t op, gpuprim_dtype_t dtype, const void *input,
+            uint64_t count, void *result);
+void dot(const DeviceEnv &env, gpuprim_dtype_t dtype, const void *a, const void *b,
+         uint64_t count, void *result);
+// output may equal input.
+void scan(const DeviceEnv &env, gpuprim_op_t op, gpuprim_scan_kind_t kind, gpuprim_dtype_t dtype,
+          const void *input, void *output, uint64_t count);
+void sort(const DeviceEnv &env, const SortRequest &request);
+
+}  // namespace gpuprim::cuda
