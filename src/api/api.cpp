@@ -1,0 +1,466 @@
+// The C entry points: validate every argument, then hand over to core and the
+// backend. Nothing below lets an exception cross the C boundary.
+#include "core/context.h"
+#include "core/dtype.h"
+#include "core/error.h"
+
+#include <gpuprim/gpuprim.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <new>
+#include <string>
+
+using gpuprim::fail;
+
+namespace {
+
+constexpr const char *kVersionString = "0.1.0";
+static_assert(GPUPRIM_VERSION_NUMBER == 100, "update kVersionString with the version macros");
+
+bool is_context(gpuprim_context_t context) {
+    return context && context->magic == gpuprim_context_s::kMagic;
+}
+
+gpuprim_status_t record(gpuprim_context_t context, gpuprim_status_t status, const char *message) {
+    try {
+        context->last_error = message;
+    } catch (...) {
+        // Out of memory for the message itself: the status still tells the story.
+    }
+    return status;
+}
+
+// Runs body(context) with every failure mapped to a status and message.
+template <typename Body>
+gpuprim_status_t guarded(gpuprim_context_t context, Body &&body) {
+    if (!context) return GPUPRIM_ERROR_NULL_POINTER;
+    if (!is_context(context)) return GPUPRIM_ERROR_INVALID_HANDLE;
+    try {
+        body(*context);
+        return GPUPRIM_SUCCESS;
+    } catch (const gpuprim::Error &error) {
+        return record(context, error.status(), error.what());
+    } catch (const std::bad_alloc &) {
+        return record(context, GPUPRIM_ERROR_OUT_OF_MEMORY, "host memory allocation failed");
+    } catch (const std::exception &error) {
+        return record(context, GPUPRIM_ERROR_INTERNAL, error.what());
+    } catch (...) {
+        return record(context, GPUPRIM_ERROR_INTERNAL, "unknown internal exception");
+    }
+}
+
+void require(const void *pointer, const char *name) {
+    if (!pointer) fail(GPUPRIM_ERROR_NULL_POINTER, "argument '%s' is NULL", name);
+}
+
+void require_dtype(int dtype, const char *name) {
+    if (!gpuprim::dtype_is_valid(dtype))
+        fail(GPUPRIM_ERROR_INVALID_ENUM, "argument '%s' = %d is not a gpuprim_dtype_t", name,
+             dtype);
+}
+
+void require_op(int op) {
+    if (op < GPUPRIM_OP_SUM || op > GPUPRIM_OP_MAX)
+        fail(GPUPRIM_ERROR_INVALID_ENUM, "argument 'op' = %d is not a gpuprim_op_t", op);
+}
+
+// count * size in bytes, or OVERFLOW when it does not fit in 64 bits.
+uint64_t byte_size(uint64_t count, gpuprim_dtype_t dtype, const char *name) {
+    uint64_t size = gpuprim::dtype_size(dtype);
+    if (count > UINT64_MAX / size)
+        fail(GPUPRIM_ERROR_OVERFLOW,
+             "argument '%s' = %llu elements of %s is more than 2^64 bytes", name,
+             static_cast<unsigned long long>(count), gpuprim::dtype_name(dtype));
+    return count * size;
+}
+
+void require_same_dtype(const gpuprim_buffer_s &a, const char *a_name, const gpuprim_buffer_s &b,
+                        const char *b_name) {
+    if (a.dtype != b.dtype)
+        fail(GPUPRIM_ERROR_DTYPE_MISMATCH, "'%s' is %s but '%s' is %s", a_name,
+             gpuprim::dtype_name(a.dtype), b_name, gpuprim::dtype_name(b.dtype));
+}
+
+void require_same_count(const gpuprim_buffer_s &a, const char *a_name, const gpuprim_buffer_s &b,
+                        const char *b_name) {
+    if (a.count != b.count)
+        fail(GPUPRIM_ERROR_SIZE_MISMATCH, "'%s' has %llu elements but '%s' has %llu", a_name,
+             static_cast<unsigned long long>(a.count), b_name,
+             static_cast<unsigned long long>(b.count));
+}
+
+bool overlap(const gpuprim_buffer_s &a, const gpuprim_buffer_s &b) {
+    if (a.bytes() == 0 || b.bytes() == 0) return false;
+    auto a_begin = reinterpret_cast<uintptr_t>(a.data);
+    auto b_begin = reinterpret_cast<uintptr_t>(b.data);
+    return a_begin < b_begin + b.bytes() && b_begin < a_begin + a.bytes();
+}
+
+// Wrapped buffers can alias; an output may be its own input only where the
+// operation allows in-place use (same_allowed), and must not partly overlap.
+void require_no_overlap(const gpuprim_buffer_s &a, const char *a_name, const gpuprim_buffer_s &b,
+                        const char *b_name, bool same_allowed) {
+    bool same = a.data == b.data && a.count == b.count;
+    if (same && same_allowed) return;
+    if (&a == &b || overlap(a, b))
+        fail(GPUPRIM_ERROR_INVALID_ARGUMENT, "'%s' and '%s' overlap in memory%s", a_name, b_name,
+             same_allowed ? " without being the same buffer" : "");
+}
+
+void require_range(const gpuprim_buffer_s &buffer, uint64_t offset, uint64_t count) {
+    if (offset > buffer.count || count > buffer.count - offset)
+        fail(GPUPRIM_ERROR_OUT_OF_RANGE,
+             "range [%llu, %llu + %llu) is outside the buffer of %llu elements",
+             static_cast<unsigned long long>(offset), static_cast<unsigned long long>(offset),
+             static_cast<unsigned long long>(count),
+             static_cast<unsigned long long>(buffer.count));
+}
+
+void copy_message(char *destination, size_t capacity, const char *message) {
+    if (!destination || capacity == 0) return;
+    std::snprintf(destination, capacity, "%s", message);
+}
+
+}  // namespace
+
+extern "C" {
+
+const char *gpuprim_get_error_string(gpuprim_status_t status) {
+    switch (status) {
+    case GPUPRIM_SUCCESS: return "success";
+    case GPUPRIM_ERROR_NULL_POINTER: return "NULL pointer argument";
+    case GPUPRIM_ERROR_INVALID_HANDLE: return "invalid handle";
+    case GPUPRIM_ERROR_CONTEXT_MISMATCH: return "buffer belongs to another context";
+    case GPUPRIM_ERROR_INVALID_ENUM: return "unknown enum value";
+    case GPUPRIM_ERROR_DTYPE_MISMATCH: return "dtype mismatch";
+    case GPUPRIM_ERROR_SIZE_MISMATCH: return "size mismatch";
+    case GPUPRIM_ERROR_OUT_OF_RANGE: return "range out of bounds";
+    case GPUPRIM_ERROR_OVERFLOW: return "size overflow";
+    case GPUPRIM_ERROR_INVALID_ARGUMENT: return "invalid argument";
+    case GPUPRIM_ERROR_OUT_OF_MEMORY: return "out of memory";
+    case GPUPRIM_ERROR_BACKEND_UNAVAILABLE: return "backend unavailable";
+    case GPUPRIM_ERROR_DEVICE: return "device error";
+    case GPUPRIM_ERROR_INTERNAL: return "internal error";
+    }
+    return "unknown status";
+}
+
+uint32_t gpuprim_version_number(void) { return GPUPRIM_VERSION_NUMBER; }
+
+const char *gpuprim_version_string(void) { return kVersionString; }
+
+size_t gpuprim_dtype_size(gpuprim_dtype_t dtype) {
+    return gpuprim::dtype_is_valid(dtype) ? gpuprim::dtype_size(dtype) : 0;
+}
+
+void gpuprim_context_options_init(gpuprim_context_options_t *options) {
+    if (!options) return;
+    std::memset(options, 0, sizeof *options);
+    options->struct_size = sizeof *options;
+    options->backend = GPUPRIM_BACKEND_AUTO;
+    options->device_ordinal = 0;
+    options->cuda_stream = nullptr;
+}
+
+gpuprim_status_t gpuprim_context_create(const gpuprim_context_options_t *options,
+                                        gpuprim_context_t *context, char *error_message,
+                                        size_t error_message_capacity) {
+    copy_message(error_message, error_message_capacity, "");
+    if (!context) {
+        copy_message(error_message, error_message_capacity, "argument 'context' is NULL");
+        return GPUPRIM_ERROR_NULL_POINTER;
+    }
+    *context = nullptr;
+    try {
+        gpuprim_context_options_t chosen;
+        gpuprim_context_options_init(&chosen);
+        if (options) {
+            // Versions that grow the struct accept older, smaller ones; the
+            // first version has nothing smaller.
+            if (options->struct_size != sizeof(gpuprim_context_options_t))
+                fail(GPUPRIM_ERROR_INVALID_ARGUMENT,
+                     "options->struct_size = %llu, expected %zu: initialize the options with "
+                     "gpuprim_context_options_init()",
+                     static_cast<unsigned long long>(options->struct_size),
+                     sizeof(gpuprim_context_options_t));
+            chosen = *options;
+        }
+        if (chosen.backend < GPUPRIM_BACKEND_AUTO || chosen.backend > GPUPRIM_BACKEND_CUDA)
+            fail(GPUPRIM_ERROR_INVALID_ENUM, "options->backend = %d is not a gpuprim_backend_t",
+                 static_cast<int>(chosen.backend));
+        if (chosen.device_ordinal < 0)
+            fail(GPUPRIM_ERROR_INVALID_ARGUMENT, "options->device_ordinal = %d is negative",
+                 static_cast<int>(chosen.device_ordinal));
+        auto backend = gpuprim::create_backend(static_cast<gpuprim_backend_t>(chosen.backend),
+                                               chosen.device_ordinal, chosen.cuda_stream);
+        *context = new gpuprim_context_s(std::move(backend));
+        return GPUPRIM_SUCCESS;
+    } catch (const gpuprim::Error &error) {
+        copy_message(error_message, error_message_capacity, error.what());
+        return error.status();
+    } catch (const std::bad_alloc &) {
+        copy_message(error_message, error_message_capacity, "host memory allocation failed");
+        return GPUPRIM_ERROR_OUT_OF_MEMORY;
+    } catch (const std::exception &error) {
+        copy_message(error_message, error_message_capacity, error.what());
+        return GPUPRIM_ERROR_INTERNAL;
+    } catch (...) {
+        copy_message(error_message, error_message_capacity, "unknown internal exception");
+        return GPUPRIM_ERROR_INTERNAL;
+    }
+}
+
+gpuprim_status_t gpuprim_context_destroy(gpuprim_context_t context) {
+    if (!context) return GPUPRIM_SUCCESS;
+    if (!is_context(context)) return GPUPRIM_ERROR_INVALID_HANDLE;
+    delete context;
+    return GPUPRIM_SUCCESS;
+}
+
+gpuprim_status_t gpuprim_context_get_backend(gpuprim_context_t context,
+                                             gpuprim_backend_t *backend) {
+    return guarded(context, [&](gpuprim_context_s &ctx) {
+        require(backend, "backend");
+        *backend = ctx.backend->kind();
+    });
+}
+
+gpuprim_status_t gpuprim_context_get_device(gpuprim_context_t context, int32_t *ordinal,
+                                            char *name, size_t name_capacity) {
+    return guarded(context, [&](gpuprim_context_s &ctx) {
+        if (ordinal) *ordinal = ctx.backend->device_ordinal();
+        copy_message(name, name_capacity, ctx.backend->device_name().c_str());
+    });
+}
+
+gpuprim_status_t gpuprim_context_synchronize(gpuprim_context_t context) {
+    return guarded(context, [&](gpuprim_context_s &ctx) { ctx.backend->synchronize(); });
+}
+
+const char *gpuprim_context_last_error(gpuprim_context_t context) {
+    if (!is_context(context)) return "invalid context handle";
+    return context->last_error.c_str();
+}
+
+gpuprim_status_t gpuprim_context_get_workspace_size(gpuprim_context_t context, uint64_t *bytes) {
+    return guarded(context, [&](gpuprim_context_s &ctx) {
+        require(bytes, "bytes");
+        *bytes = ctx.backend->workspace_bytes();
+    });
+}
+
+gpuprim_status_t gpuprim_context_release_workspace(gpuprim_context_t context) {
+    return guarded(context, [&](gpuprim_context_s &ctx) {
+        ctx.backend->synchronize();
+        ctx.backend->release_workspace();
+    });
+}
+
+gpuprim_status_t gpuprim_buffer_create(gpuprim_context_t context, gpuprim_dtype_t dtype,
+                                       uint64_t count, gpuprim_buffer_t *buffer) {
+    return guarded(context, [&](gpuprim_context_s &ctx) {
+        require(buffer, "buffer");
+        require_dtype(dtype, "dtype");
+        uint64_t bytes = byte_size(count, dtype, "count");
+        void *data = ctx.backend->allocate(bytes);
+        try {
+            *buffer = ctx.add_buffer(dtype, count, data, true);
+        } catch (...) {
+            ctx.backend->deallocate(data);
+            throw;
+        }
+    });
+}
+
+gpuprim_status_t gpuprim_buffer_wrap(gpuprim_context_t context, gpuprim_dtype_t dtype, void *data,
+                                     uint64_t count, gpuprim_buffer_t *buffer) {
+    return guarded(context, [&](gpuprim_context_s &ctx) {
+        require(buffer, "buffer");
+        require_dtype(dtype, "dtype");
+        uint64_t bytes = byte_size(count, dtype, "count");
+        if (count > 0) {
+            require(data, "data");
+            if (reinterpret_cast<uintptr_t>(data) % gpuprim::dtype_size(dtype) != 0)
+                fail(GPUPRIM_ERROR_INVALID_ARGUMENT,
+                     "argument 'data' = %p is not aligned to the %zu-byte %s element size", data,
+                     gpuprim::dtype_size(dtype), gpuprim::dtype_name(dtype));
+            if (reinterpret_cast<uintptr_t>(data) > UINTPTR_MAX - bytes)
+                fail(GPUPRIM_ERROR_OVERFLOW, "wrapped range of %llu bytes at %p passes the end "
+                     "of the address space", static_cast<unsigned long long>(bytes), data);
+            ctx.backend->check_wrappable(data, bytes);
+        }
+        *buffer = ctx.add_buffer(dtype, count, count > 0 ? data : nullptr, false);
+    });
+}
+
+gpuprim_status_t gpuprim_buffer_destroy(gpuprim_context_t context, gpuprim_buffer_t buffer) {
+    return guarded(context, [&](gpuprim_context_s &ctx) {
+        if (!buffer) return;
+        gpuprim_buffer_s &resolved = ctx.resolve(buffer, "buffer");
+        // Work queued on the buffer must finish before its memory goes back.
+        if (resolved.owned) ctx.backend->synchronize();
+        ctx.destroy_buffer(&resolved);
+    });
+}
+
+gpuprim_status_t gpuprim_buffer_get_info(gpuprim_context_t context, gpuprim_buffer_t buffer,
+                                         gpuprim_dtype_t *dtype, uint64_t *count, void **data) {
+    return guarded(context, [&](gpuprim_context_s &ctx) {
+        gpuprim_buffer_s &resolved = ctx.resolve(buffer, "buffer");
+        if (dtype) *dtype = resolved.dtype;
+        if (count) *count = resolved.count;
+        if (data) *data = resolved.data;
+    });
+}
+
+gpuprim_status_t gpuprim_buffer_upload(gpuprim_context_t context, gpuprim_buffer_t buffer,
+                                       uint64_t offset, const void *host_data, uint64_t count) {
+    return guarded(context, [&](gpuprim_context_s &ctx) {
+        gpuprim_buffer_s &resolved = ctx.resolve(buffer, "buffer");
+        require_range(resolved, offset, count);
+        if (count == 0) return;
+        require(host_data, "host_data");
+        size_t size = gpuprim::dtype_size(resolved.dtype);
+        ctx.backend->upload(static_cast<char *>(resolved.data) + offset * size, host_data,
+                            count * size);
+    });
+}
+
+gpuprim_status_t gpuprim_buffer_download(gpuprim_context_t context, gpuprim_buffer_t buffer,
+                                         uint64_t offset, void *host_data, uint64_t count) {
+    return guarded(context, [&](gpuprim_context_s &ctx) {
+        gpuprim_buffer_s &resolved = ctx.resolve(buffer, "buffer");
+        require_range(resolved, offset, count);
+        if (count == 0) return;
+        require(host_data, "host_data");
+        size_t size = gpuprim::dtype_size(resolved.dtype);
+        ctx.backend->download(host_data, static_cast<const char *>(resolved.data) + offset * size,
+                              count * size);
+    });
+}
+
+gpuprim_status_t gpuprim_reduce(gpuprim_context_t context, gpuprim_op_t op,
+                                gpuprim_buffer_t input, void *result) {
+    return guarded(context, [&](gpuprim_context_s &ctx) {
+        require_op(op);
+        gpuprim_buffer_s &in = ctx.resolve(input, "input");
+        require(result, "result");
+        ctx.backend->reduce(op, in.dtype, in.data, in.count, result, true);
+    });
+}
+
+// The checks shared by the *_to_buffer variants: one element of the input's dtype.
+static void require_result_buffer(const gpuprim_buffer_s &result, const gpuprim_buffer_s &input,
+                                  const char *input_name) {
+    require_same_dtype(result, "result", input, input_name);
+    if (result.count == 0)
+        fail(GPUPRIM_ERROR_SIZE_MISMATCH, "'result' has no elements; it needs at least one");
+    // Only element 0 is written, so only that element must not alias the input.
+    gpuprim_buffer_s first = result;
+    first.count = 1;
+    require_no_overlap(first, "result", input, input_name, false);
+}
+
+gpuprim_status_t gpuprim_reduce_to_buffer(gpuprim_context_t context, gpuprim_op_t op,
+                                          gpuprim_buffer_t input, gpuprim_buffer_t result) {
+    return guarded(context, [&](gpuprim_context_s &ctx) {
+        require_op(op);
+        gpuprim_buffer_s &in = ctx.resolve(input, "input");
+        gpuprim_buffer_s &out = ctx.resolve(result, "result");
+        require_result_buffer(out, in, "input");
+        ctx.backend->reduce(op, in.dtype, in.data, in.count, out.data, false);
+    });
+}
+
+static void require_dot_operands(const gpuprim_buffer_s &a, const gpuprim_buffer_s &b) {
+    require_same_dtype(a, "a", b, "b");
+    require_same_count(a, "a", b, "b");
+}
+
+gpuprim_status_t gpuprim_dot(gpuprim_context_t context, gpuprim_buffer_t a, gpuprim_buffer_t b,
+                             void *result) {
+    return guarded(context, [&](gpuprim_context_s &ctx) {
+        gpuprim_buffer_s &left = ctx.resolve(a, "a");
+        gpuprim_buffer_s &right = ctx.resolve(b, "b");
+        require_dot_operands(left, right);
+        require(result, "result");
+        ctx.backend->dot(left.dtype, left.data, right.data, left.count, result, true);
+    });
+}
+
+gpuprim_status_t gpuprim_dot_to_buffer(gpuprim_context_t context, gpuprim_buffer_t a,
+                                       gpuprim_buffer_t b, gpuprim_buffer_t result) {
+    return guarded(context, [&](gpuprim_context_s &ctx) {
+        gpuprim_buffer_s &left = ctx.resolve(a, "a");
+        gpuprim_buffer_s &right = ctx.resolve(b, "b");
+        gpuprim_buffer_s &out = ctx.resolve(result, "result");
+        require_dot_operands(left, right);
+        require_result_buffer(out, left, "a");
+        require_result_buffer(out, right, "b");
+        ctx.backend->dot(left.dtype, left.data, right.data, left.count, out.data, false);
+    });
+}
+
+gpuprim_status_t gpuprim_scan(gpuprim_context_t context, gpuprim_op_t op,
+                              gpuprim_scan_kind_t kind, gpuprim_buffer_t input,
+                              gpuprim_buffer_t output) {
+    return guarded(context, [&](gpuprim_context_s &ctx) {
+        require_op(op);
+        if (kind != GPUPRIM_SCAN_INCLUSIVE && kind != GPUPRIM_SCAN_EXCLUSIVE)
+            fail(GPUPRIM_ERROR_INVALID_ENUM, "argument 'kind' = %d is not a gpuprim_scan_kind_t",
+                 static_cast<int>(kind));
+        gpuprim_buffer_s &in = ctx.resolve(input, "input");
+        gpuprim_buffer_s &out = ctx.resolve(output, "output");
+        require_same_dtype(in, "input", out, "output");
+        require_same_count(in, "input", out, "output");
+        require_no_overlap(in, "input", out, "output", true);
+        if (in.count == 0) return;
+        ctx.backend->scan(op, kind, in.dtype, in.data, out.data, in.count);
+    });
+}
+
+gpuprim_status_t gpuprim_sort(gpuprim_context_t context, gpuprim_buffer_t keys_in,
+                              gpuprim_buffer_t values_in, gpuprim_buffer_t keys_out,
+                              gpuprim_buffer_t values_out, gpuprim_order_t order) {
+    return guarded(context, [&](gpuprim_context_s &ctx) {
+        if (order != GPUPRIM_ORDER_ASCENDING && order != GPUPRIM_ORDER_DESCENDING)
+            fail(GPUPRIM_ERROR_INVALID_ENUM, "argument 'order' = %d is not a gpuprim_order_t",
+                 static_cast<int>(order));
+        gpuprim_buffer_s &kin = ctx.resolve(keys_in, "keys_in");
+        gpuprim_buffer_s &kout = ctx.resolve(keys_out, "keys_out");
+        require_same_dtype(kin, "keys_in", kout, "keys_out");
+        require_same_count(kin, "keys_in", kout, "keys_out");
+        require_no_overlap(kin, "keys_in", kout, "keys_out", true);
+        if ((values_in == nullptr) != (values_out == nullptr))
+            fail(GPUPRIM_ERROR_INVALID_ARGUMENT,
+                 "'values_in' and 'values_out' must both be given or both be NULL");
+        gpuprim::SortRequest request{};
+        request.key_kind = gpuprim::key_kind(kin.dtype);
+        request.key_bytes = static_cast<uint32_t>(gpuprim::dtype_size(kin.dtype));
+        request.descending = order == GPUPRIM_ORDER_DESCENDING;
+        request.keys_in = kin.data;
+        request.keys_out = kout.data;
+        request.count = kin.count;
+        if (values_in) {
+            gpuprim_buffer_s &vin = ctx.resolve(values_in, "values_in");
+            gpuprim_buffer_s &vout = ctx.resolve(values_out, "values_out");
+            require_same_dtype(vin, "values_in", vout, "values_out");
+            require_same_count(kin, "keys_in", vin, "values_in");
+            require_same_count(kin, "keys_in", vout, "values_out");
+            require_no_overlap(vin, "values_in", vout, "values_out", true);
+            require_no_overlap(kin, "keys_in", vin, "values_in", false);
+            require_no_overlap(kin, "keys_in", vout, "values_out", false);
+            require_no_overlap(kout, "keys_out", vin, "values_in", false);
+            require_no_overlap(kout, "keys_out", vout, "values_out", false);
+            request.value_bytes = static_cast<uint32_t>(gpuprim::dtype_size(vin.dtype));
+            request.values_in = vin.data;
+            request.values_out = vout.data;
+        }
+        if (request.count == 0) return;
+        ctx.backend->sort(request);
+    });
+}
+
+}  // extern "C"

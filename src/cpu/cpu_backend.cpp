@@ -1,0 +1,181 @@
+// The CPU backend: complete for every operation and dtype, and the reference
+// behaviour the CUDA backend is held to. It uses the same operator and key
+// transform definitions (src/core/ops.h, key_transform.h) as the kernels.
+// Float sums run in a fixed order (sequential), so they are deterministic.
+#include "core/backend.h"
+#include "core/dtype.h"
+#include "core/error.h"
+#include "core/key_transform.h"
+#include "core/ops.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <vector>
+
+namespace gpuprim {
+namespace {
+
+template <typename T, typename Op>
+T reduce_range(const T *input, uint64_t count, Op op) {
+    T accumulator = Op::identity();
+    for (uint64_t i = 0; i < count; ++i) accumulator = op(accumulator, input[i]);
+    return accumulator;
+}
+
+template <typename T>
+T reduce_with(gpuprim_op_t op, const T *input, uint64_t count) {
+    switch (op) {
+    case GPUPRIM_OP_SUM: return reduce_range(input, count, SumOp<T>{});
+    case GPUPRIM_OP_MIN: return reduce_range(input, count, MinOp<T>{});
+    case GPUPRIM_OP_MAX: return reduce_range(input, count, MaxOp<T>{});
+    }
+    fail(GPUPRIM_ERROR_INTERNAL, "reduce: unknown op %d", static_cast<int>(op));
+}
+
+// Reads the whole input before writing, so output may alias input.
+template <typename T, typename Op>
+void scan_range(const T *input, T *output, uint64_t count, bool exclusive, Op op) {
+    T running = Op::identity();
+    for (uint64_t i = 0; i < count; ++i) {
+        T value = input[i];
+        T next = op(running, value);
+        output[i] = exclusive ? running : next;
+        running = next;
+    }
+}
+
+template <typename T>
+void scan_with(gpuprim_op_t op, bool exclusive, const T *input, T *output, uint64_t count) {
+    switch (op) {
+    case GPUPRIM_OP_SUM: return scan_range(input, output, count, exclusive, SumOp<T>{});
+    case GPUPRIM_OP_MIN: return scan_range(input, output, count, exclusive, MinOp<T>{});
+    case GPUPRIM_OP_MAX: return scan_range(input, output, count, exclusive, MaxOp<T>{});
+    }
+    fail(GPUPRIM_ERROR_INTERNAL, "scan: unknown op %d", static_cast<int>(op));
+}
+
+// Stable sort on transformed keys. Bits are carried by width, so one
+// instantiation serves every dtype of that width.
+template <typename KeyBits>
+void sort_keys(const SortRequest &request) {
+    std::vector<KeyBits> keys(request.count);
+    const auto *in = static_cast<const KeyBits *>(request.keys_in);
+    for (uint64_t i = 0; i < request.count; ++i)
+        keys[i] = to_radix_key(in[i], request.key_kind, request.descending);
+    std::stable_sort(keys.begin(), keys.end());
+    auto *out = static_cast<KeyBits *>(request.keys_out);
+    for (uint64_t i = 0; i < request.count; ++i)
+        out[i] = from_radix_key(keys[i], request.key_kind, request.descending);
+}
+
+template <typename KeyBits, typename ValueBits>
+void sort_pairs(const SortRequest &request) {
+    struct Pair {
+        KeyBits key;
+        ValueBits value;
+    };
+    std::vector<Pair> pairs(request.count);
+    const auto *keys_in = static_cast<const KeyBits *>(request.keys_in);
+    const auto *values_in = static_cast<const ValueBits *>(request.values_in);
+    for (uint64_t i = 0; i < request.count; ++i)
+        pairs[i] = Pair{to_radix_key(keys_in[i], request.key_kind, request.descending),
+                        values_in[i]};
+    std::stable_sort(pairs.begin(), pairs.end(),
+                     [](const Pair &a, const Pair &b) { return a.key < b.key; });
+    auto *keys_out = static_cast<KeyBits *>(request.keys_out);
+    auto *values_out = static_cast<ValueBits *>(request.values_out);
+    for (uint64_t i = 0; i < request.count; ++i) {
+        keys_out[i] = from_radix_key(pairs[i].key, request.key_kind, request.descending);
+        values_out[i] = pairs[i].value;
+    }
+}
+
+template <typename KeyBits>
+void sort_by_value_width(const SortRequest &request) {
+    switch (request.value_bytes) {
+    case 0: return sort_keys<KeyBits>(request);
+    case 4: return sort_pairs<KeyBits, uint32_t>(request);
+    case 8: return sort_pairs<KeyBits, uint64_t>(request);
+    }
+    fail(GPUPRIM_ERROR_INTERNAL, "sort: unsupported value width %u", request.value_bytes);
+}
+
+class CpuBackend final : public Backend {
+public:
+    gpuprim_backend_t kind() const override { return GPUPRIM_BACKEND_CPU; }
+    int32_t device_ordinal() const override { return -1; }
+    std::string device_name() const override { return "CPU"; }
+
+    void *allocate(uint64_t bytes) override {
+        if (bytes == 0) return nullptr;
+        // 64-byte alignment suits every dtype and keeps vector loads aligned.
+        constexpr uint64_t alignment = 64;
+        if (bytes > SIZE_MAX - alignment)
+            fail(GPUPRIM_ERROR_OUT_OF_MEMORY, "cannot allocate %llu bytes of host memory",
+                 static_cast<unsigned long long>(bytes));
+        uint64_t rounded = (bytes + alignment - 1) / alignment * alignment;
+        void *memory = std::aligned_alloc(alignment, rounded);
+        if (!memory)
+            fail(GPUPRIM_ERROR_OUT_OF_MEMORY, "cannot allocate %llu bytes of host memory",
+                 static_cast<unsigned long long>(bytes));
+        return memory;
+    }
+    void deallocate(void *memory) noexcept override { std::free(memory); }
+    void check_wrappable(const void *, uint64_t) override {}
+    void upload(void *destination, const void *source, uint64_t bytes) override {
+        std::memmove(destination, source, bytes);
+    }
+    void download(void *destination, const void *source, uint64_t bytes) override {
+        std::memmove(destination, source, bytes);
+    }
+    void synchronize() override {}
+
+    // Temporary storage comes from the C++ allocator per call; nothing is cached.
+    uint64_t workspace_bytes() const override { return 0; }
+    void release_workspace() override {}
+
+    void reduce(gpuprim_op_t op, gpuprim_dtype_t dtype, const void *input, uint64_t count,
+                void *result, bool) override {
+        dispatch_dtype(dtype, [&](auto zero) {
+            using T = decltype(zero);
+            T value = reduce_with<T>(op, static_cast<const T *>(input), count);
+            std::memcpy(result, &value, sizeof value);
+        });
+    }
+
+    void dot(gpuprim_dtype_t dtype, const void *a, const void *b, uint64_t count, void *result,
+             bool) override {
+        dispatch_dtype(dtype, [&](auto zero) {
+            using T = decltype(zero);
+            const T *left = static_cast<const T *>(a);
+            const T *right = static_cast<const T *>(b);
+            T accumulator = T(0);
+            for (uint64_t i = 0; i < count; ++i)
+                accumulator = multiply_add(left[i], right[i], accumulator);
+            std::memcpy(result, &accumulator, sizeof accumulator);
+        });
+    }
+
+    void scan(gpuprim_op_t op, gpuprim_scan_kind_t kind, gpuprim_dtype_t dtype, const void *input,
+              void *output, uint64_t count) override {
+        dispatch_dtype(dtype, [&](auto zero) {
+            using T = decltype(zero);
+            scan_with<T>(op, kind == GPUPRIM_SCAN_EXCLUSIVE, static_cast<const T *>(input),
+                         static_cast<T *>(output), count);
+        });
+    }
+
+    void sort(const SortRequest &request) override {
+        if (request.key_bytes == 4) return sort_by_value_width<uint32_t>(request);
+        if (request.key_bytes == 8) return sort_by_value_width<uint64_t>(request);
+        fail(GPUPRIM_ERROR_INTERNAL, "sort: unsupported key width %u", request.key_bytes);
+    }
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_cpu_backend() { return std::make_unique<CpuBackend>(); }
+
+}  // namespace gpuprim

@@ -1,0 +1,267 @@
+// The CUDA backend's host side: device selection, the stream, memory, the
+// workspace cache and the pinned result slot. The algorithms live in their
+// own files (reduce.cu, scan.cu, sort.cu) behind src/cuda/device_env.h.
+#include "cuda/device_env.h"
+
+#include "core/error.h"
+
+#include <cuda_runtime.h>
+
+#include <cstring>
+#include <string>
+
+namespace gpuprim {
+namespace cuda {
+
+void check(cudaError_t result, const char *what) {
+    if (result == cudaSuccess) return;
+    // Clear a non-sticky error so the context stays usable (sticky errors,
+    // e.g. an illegal address, persist and are reported again by CUDA).
+    (void)cudaGetLastError();
+    gpuprim_status_t status = result == cudaErrorMemoryAllocation ? GPUPRIM_ERROR_OUT_OF_MEMORY
+                                                                  : GPUPRIM_ERROR_DEVICE;
+    fail(status, "%s: %s: %s", what, cudaGetErrorName(result), cudaGetErrorString(result));
+}
+
+void check_launch(const char *what) { check(cudaGetLastError(), what); }
+
+namespace {
+
+// Makes the context's device current for the duration of a call and puts the
+// caller's device back afterwards: a library must not change a thread's
+// current device behind its back.
+class DeviceScope {
+public:
+    explicit DeviceScope(int device) {
+        check(cudaGetDevice(&previous_), "cudaGetDevice");
+        if (previous_ != device) check(cudaSetDevice(device), "cudaSetDevice");
+    }
+    ~DeviceScope() {
+        int current = previous_;
+        if (cudaGetDevice(&current) == cudaSuccess && current != previous_)
+            (void)cudaSetDevice(previous_);
+    }
+    DeviceScope(const DeviceScope &) = delete;
+    DeviceScope &operator=(const DeviceScope &) = delete;
+
+private:
+    int previous_ = 0;
+};
+
+int device_count() {
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    return count;
+}
+
+class CudaBackend final : public Backend {
+public:
+    CudaBackend(int32_t ordinal, void *user_stream)
+        : workspace_([this](uint64_t bytes) { return allocate(bytes); },
+                     [this](void *memory) { deallocate(memory); }) {
+        int count = 0;
+        cudaError_t counted = cudaGetDeviceCount(&count);
+        if (counted != cudaSuccess) {
+            (void)cudaGetLastError();
+            fail(GPUPRIM_ERROR_BACKEND_UNAVAILABLE, "CUDA backend asked for, but no usable device: %s: %s",
+                 cudaGetErrorName(counted), cudaGetErrorString(counted));
+        }
+        if (ordinal >= count)
+            fail(GPUPRIM_ERROR_BACKEND_UNAVAILABLE,
+                 "CUDA device %d asked for, but only %d device(s) exist", ordinal, count);
+        env_.device_ordinal = ordinal;
+        DeviceScope scope(ordinal);
+
+        cudaDeviceProp properties;
+        check(cudaGetDeviceProperties(&properties, ordinal), "cudaGetDeviceProperties");
+        name_ = properties.name;
+        env_.sm_count = properties.multiProcessorCount;
+        env_.compute_capability = properties.major * 10 + properties.minor;
+        env_.max_threads_per_sm = properties.maxThreadsPerMultiProcessor;
+        env_.l2_bytes = static_cast<size_t>(properties.l2CacheSize);
+        env_.max_shared_per_block_optin = properties.sharedMemPerBlockOptin;
+        if (env_.compute_capability < 70)
+            fail(GPUPRIM_ERROR_BACKEND_UNAVAILABLE,
+                 "CUDA device %d (%s) has compute capability %d.%d; libgpuprim needs 7.0 or newer",
+                 ordinal, name_.c_str(), properties.major, properties.minor);
+
+        if (user_stream) {
+            env_.stream = static_cast<cudaStream_t>(user_stream);
+        } else {
+            check(cudaStreamCreateWithFlags(&env_.stream, cudaStreamNonBlocking),
+                  "cudaStreamCreateWithFlags");
+            owns_stream_ = true;
+        }
+        try {
+            check(cudaMalloc(reinterpret_cast<void **>(&env_.zeroed_counters),
+                             kZeroedCounterWords * sizeof(uint32_t)),
+                  "cudaMalloc (counters)");
+            check(cudaMemsetAsync(env_.zeroed_counters, 0, kZeroedCounterWords * sizeof(uint32_t),
+                                  env_.stream),
+                  "cudaMemsetAsync (counters)");
+            // Host-result reductions land here straight from the kernel: no
+            // extra copy launch, one synchronization.
+            check(cudaHostAlloc(&host_result_, kHostResultBytes, cudaHostAllocMapped),
+                  "cudaHostAlloc (result slot)");
+            check(cudaHostGetDevicePointer(&host_result_device_, host_result_, 0),
+                  "cudaHostGetDevicePointer");
+            check(cudaStreamSynchronize(env_.stream), "cudaStreamSynchronize");
+        } catch (...) {
+            free_resources();
+            throw;
+        }
+        env_.workspace = &workspace_;
+    }
+
+    ~CudaBackend() override {
+        try {
+            DeviceScope scope(env_.device_ordinal);
+            workspace_.release();
+            free_resources();
+        } catch (...) {
+            // Nothing more can be done from a destructor.
+        }
+    }
+
+    gpuprim_backend_t kind() const override { return GPUPRIM_BACKEND_CUDA; }
+    int32_t device_ordinal() const override { return env_.device_ordinal; }
+    std::string device_name() const override { return name_; }
+
+    void *allocate(uint64_t bytes) override {
+        if (bytes == 0) return nullptr;
+        DeviceScope scope(env_.device_ordinal);
+        void *memory = nullptr;
+        cudaError_t result = cudaMalloc(&memory, bytes);
+        if (result != cudaSuccess) {
+            (void)cudaGetLastError();
+            if (result == cudaErrorMemoryAllocation)
+                fail(GPUPRIM_ERROR_OUT_OF_MEMORY,
+                     "cannot allocate %llu bytes of device memory on CUDA device %d",
+                     static_cast<unsigned long long>(bytes), env_.device_ordinal);
+            check(result, "cudaMalloc");
+        }
+        return memory;
+    }
+
+    void deallocate(void *memory) noexcept override {
+        if (!memory) return;
+        int previous = 0;
+        bool switched = cudaGetDevice(&previous) == cudaSuccess && previous != env_.device_ordinal &&
+                        cudaSetDevice(env_.device_ordinal) == cudaSuccess;
+        (void)cudaFree(memory);
+        if (switched) (void)cudaSetDevice(previous);
+    }
+
+    void check_wrappable(const void *data, uint64_t) override {
+        cudaPointerAttributes attributes;
+        cudaError_t result = cudaPointerGetAttributes(&attributes, data);
+        if (result != cudaSuccess) {
+            (void)cudaGetLastError();
+            fail(GPUPRIM_ERROR_INVALID_ARGUMENT, "cannot wrap %p: %s: %s", data,
+                 cudaGetErrorName(result), cudaGetErrorString(result));
+        }
+        if (attributes.type == cudaMemoryTypeManaged) return;
+        if (attributes.type != cudaMemoryTypeDevice)
+            fail(GPUPRIM_ERROR_INVALID_ARGUMENT,
+                 "cannot wrap %p: it is %s memory, not device memory; upload host data into a "
+                 "buffer instead",
+                 data, attributes.type == cudaMemoryTypeHost ? "pinned host" : "unregistered host");
+        if (attributes.device != env_.device_ordinal)
+            fail(GPUPRIM_ERROR_INVALID_ARGUMENT,
+                 "cannot wrap %p: it is memory of CUDA device %d, the context runs on device %d",
+                 data, attributes.device, env_.device_ordinal);
+    }
+
+    void upload(void *destination, const void *source, uint64_t bytes) override {
+        DeviceScope scope(env_.device_ordinal);
+        check(cudaMemcpyAsync(destination, source, bytes, cudaMemcpyHostToDevice, env_.stream),
+              "upload (cudaMemcpyAsync host to device)");
+        check(cudaStreamSynchronize(env_.stream), "upload (cudaStreamSynchronize)");
+    }
+
+    void download(void *destination, const void *source, uint64_t bytes) override {
+        DeviceScope scope(env_.device_ordinal);
+        check(cudaMemcpyAsync(destination, source, bytes, cudaMemcpyDeviceToHost, env_.stream),
+              "download (cudaMemcpyAsync device to host)");
+        check(cudaStreamSynchronize(env_.stream), "download (cudaStreamSynchronize)");
+    }
+
+    void synchronize() override {
+        DeviceScope scope(env_.device_ordinal);
+        check(cudaStreamSynchronize(env_.stream), "cudaStreamSynchronize");
+    }
+
+    uint64_t workspace_bytes() const override { return workspace_.capacity(); }
+    void release_workspace() override { workspace_.release(); }
+
+    void reduce(gpuprim_op_t op, gpuprim_dtype_t dtype, const void *input, uint64_t count,
+                void *result, bool result_on_host) override {
+        DeviceScope scope(env_.device_ordinal);
+        if (!result_on_host) return cuda::reduce(env_, op, dtype, input, count, result);
+        cuda::reduce(env_, op, dtype, input, count, host_result_device_);
+        finish_host_result(result, dtype);
+    }
+
+    void dot(gpuprim_dtype_t dtype, const void *a, const void *b, uint64_t count, void *result,
+             bool result_on_host) override {
+        DeviceScope scope(env_.device_ordinal);
+        if (!result_on_host) return cuda::dot(env_, dtype, a, b, count, result);
+        cuda::dot(env_, dtype, a, b, count, host_result_device_);
+        finish_host_result(result, dtype);
+    }
+
+    void scan(gpuprim_op_t op, gpuprim_scan_kind_t kind, gpuprim_dtype_t dtype, const void *input,
+              void *output, uint64_t count) override {
+        DeviceScope scope(env_.device_ordinal);
+        cuda::scan(env_, op, kind, dtype, input, output, count);
+    }
+
+    void sort(const SortRequest &request) override {
+        DeviceScope scope(env_.device_ordinal);
+        cuda::sort(env_, request);
+    }
+
+private:
+    static constexpr size_t kHostResultBytes = 64;
+
+    void finish_host_result(void *result, gpuprim_dtype_t dtype) {
+        check(cudaStreamSynchronize(env_.stream), "reduce (cudaStreamSynchronize)");
+        std::memcpy(result, host_result_, dtype_size(dtype));
+    }
+
+    void free_resources() noexcept {
+        if (env_.stream) (void)cudaStreamSynchronize(env_.stream);
+        if (host_result_) (void)cudaFreeHost(host_result_);
+        if (env_.zeroed_counters) (void)cudaFree(env_.zeroed_counters);
+        if (owns_stream_ && env_.stream) (void)cudaStreamDestroy(env_.stream);
+        host_result_ = nullptr;
+        env_.zeroed_counters = nullptr;
+        env_.stream = nullptr;
+        (void)cudaGetLastError();
+    }
+
+    DeviceEnv env_{};
+    Workspace workspace_;
+    std::string name_;
+    bool owns_stream_ = false;
+    void *host_result_ = nullptr;
+    void *host_result_device_ = nullptr;
+};
+
+}  // namespace
+}  // namespace cuda
+
+bool cuda_backend_built() { return true; }
+
+bool cuda_device_usable(int32_t device_ordinal) {
+    return device_ordinal >= 0 && device_ordinal < cuda::device_count();
+}
+
+std::unique_ptr<Backend> make_cuda_backend(int32_t device_ordinal, void *stream) {
+    return std::make_unique<cuda::CudaBackend>(device_ordinal, stream);
+}
+
+}  // namespace gpuprim
