@@ -240,9 +240,11 @@ GPUPRIM_API gpuprim_status_t gpuprim_context_synchronize(gpuprim_context_t conte
 GPUPRIM_API const char *gpuprim_context_last_error(gpuprim_context_t context);
 
 /*
- * Bytes of device (or, on CPU, host) workspace the context currently holds
- * for temporary storage. It grows to the largest need seen and is reused, so
- * repeated calls do not allocate. gpuprim_context_release_workspace() frees it.
+ * Bytes of device workspace the context currently holds for temporary
+ * storage (CUDA). It grows to the largest need seen and is reused, so repeated
+ * calls do not allocate device memory. gpuprim_context_release_workspace()
+ * waits for the context's work and frees it. The CPU backend takes temporary
+ * host memory per call and reports 0.
  */
 GPUPRIM_API gpuprim_status_t gpuprim_context_get_workspace_size(gpuprim_context_t context,
                                                                 uint64_t *bytes);
