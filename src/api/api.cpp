@@ -11,6 +11,7 @@
 #include <cstring>
 #include <new>
 #include <string>
+#include <type_traits>
 
 using gpuprim::fail;
 
@@ -18,6 +19,16 @@ namespace {
 
 constexpr const char *kVersionString = "0.1.0";
 static_assert(GPUPRIM_VERSION_NUMBER == 100, "update kVersionString with the version macros");
+
+// A C caller may pass any int in an enum parameter, but in C++ a value outside
+// the enum's range is undefined (UBSan reports the load), so enum arguments
+// are read as their bits until they are validated.
+template <typename Enum>
+int enum_bits(const Enum &value) {
+    std::underlying_type_t<Enum> bits;
+    std::memcpy(&bits, &value, sizeof bits);
+    return static_cast<int>(bits);
+}
 
 bool is_context(gpuprim_context_t context) {
     return context && context->magic == gpuprim_context_s::kMagic;
@@ -128,7 +139,7 @@ void copy_message(char *destination, size_t capacity, const char *message) {
 extern "C" {
 
 const char *gpuprim_get_error_string(gpuprim_status_t status) {
-    switch (status) {
+    switch (enum_bits(status)) {
     case GPUPRIM_SUCCESS: return "success";
     case GPUPRIM_ERROR_NULL_POINTER: return "NULL pointer argument";
     case GPUPRIM_ERROR_INVALID_HANDLE: return "invalid handle";
@@ -152,7 +163,7 @@ uint32_t gpuprim_version_number(void) { return GPUPRIM_VERSION_NUMBER; }
 const char *gpuprim_version_string(void) { return kVersionString; }
 
 size_t gpuprim_dtype_size(gpuprim_dtype_t dtype) {
-    return gpuprim::dtype_is_valid(dtype) ? gpuprim::dtype_size(dtype) : 0;
+    return gpuprim::dtype_is_valid(enum_bits(dtype)) ? gpuprim::dtype_size(dtype) : 0;
 }
 
 void gpuprim_context_options_init(gpuprim_context_options_t *options) {
@@ -262,7 +273,7 @@ gpuprim_status_t gpuprim_buffer_create(gpuprim_context_t context, gpuprim_dtype_
                                        uint64_t count, gpuprim_buffer_t *buffer) {
     return guarded(context, [&](gpuprim_context_s &ctx) {
         require(buffer, "buffer");
-        require_dtype(dtype, "dtype");
+        require_dtype(enum_bits(dtype), "dtype");
         uint64_t bytes = byte_size(count, dtype, "count");
         void *data = ctx.backend->allocate(bytes);
         try {
@@ -278,7 +289,7 @@ gpuprim_status_t gpuprim_buffer_wrap(gpuprim_context_t context, gpuprim_dtype_t 
                                      uint64_t count, gpuprim_buffer_t *buffer) {
     return guarded(context, [&](gpuprim_context_s &ctx) {
         require(buffer, "buffer");
-        require_dtype(dtype, "dtype");
+        require_dtype(enum_bits(dtype), "dtype");
         uint64_t bytes = byte_size(count, dtype, "count");
         if (count > 0) {
             require(data, "data");
@@ -344,7 +355,7 @@ gpuprim_status_t gpuprim_buffer_download(gpuprim_context_t context, gpuprim_buff
 gpuprim_status_t gpuprim_reduce(gpuprim_context_t context, gpuprim_op_t op,
                                 gpuprim_buffer_t input, void *result) {
     return guarded(context, [&](gpuprim_context_s &ctx) {
-        require_op(op);
+        require_op(enum_bits(op));
         gpuprim_buffer_s &in = ctx.resolve(input, "input");
         require(result, "result");
         ctx.backend->reduce(op, in.dtype, in.data, in.count, result, true);
@@ -366,7 +377,7 @@ static void require_result_buffer(const gpuprim_buffer_s &result, const gpuprim_
 gpuprim_status_t gpuprim_reduce_to_buffer(gpuprim_context_t context, gpuprim_op_t op,
                                           gpuprim_buffer_t input, gpuprim_buffer_t result) {
     return guarded(context, [&](gpuprim_context_s &ctx) {
-        require_op(op);
+        require_op(enum_bits(op));
         gpuprim_buffer_s &in = ctx.resolve(input, "input");
         gpuprim_buffer_s &out = ctx.resolve(result, "result");
         require_result_buffer(out, in, "input");
@@ -407,10 +418,11 @@ gpuprim_status_t gpuprim_scan(gpuprim_context_t context, gpuprim_op_t op,
                               gpuprim_scan_kind_t kind, gpuprim_buffer_t input,
                               gpuprim_buffer_t output) {
     return guarded(context, [&](gpuprim_context_s &ctx) {
-        require_op(op);
-        if (kind != GPUPRIM_SCAN_INCLUSIVE && kind != GPUPRIM_SCAN_EXCLUSIVE)
+        require_op(enum_bits(op));
+        int kind_bits = enum_bits(kind);
+        if (kind_bits != GPUPRIM_SCAN_INCLUSIVE && kind_bits != GPUPRIM_SCAN_EXCLUSIVE)
             fail(GPUPRIM_ERROR_INVALID_ENUM, "argument 'kind' = %d is not a gpuprim_scan_kind_t",
-                 static_cast<int>(kind));
+                 kind_bits);
         gpuprim_buffer_s &in = ctx.resolve(input, "input");
         gpuprim_buffer_s &out = ctx.resolve(output, "output");
         require_same_dtype(in, "input", out, "output");
@@ -425,9 +437,10 @@ gpuprim_status_t gpuprim_sort(gpuprim_context_t context, gpuprim_buffer_t keys_i
                               gpuprim_buffer_t values_in, gpuprim_buffer_t keys_out,
                               gpuprim_buffer_t values_out, gpuprim_order_t order) {
     return guarded(context, [&](gpuprim_context_s &ctx) {
-        if (order != GPUPRIM_ORDER_ASCENDING && order != GPUPRIM_ORDER_DESCENDING)
+        int order_bits = enum_bits(order);
+        if (order_bits != GPUPRIM_ORDER_ASCENDING && order_bits != GPUPRIM_ORDER_DESCENDING)
             fail(GPUPRIM_ERROR_INVALID_ENUM, "argument 'order' = %d is not a gpuprim_order_t",
-                 static_cast<int>(order));
+                 order_bits);
         gpuprim_buffer_s &kin = ctx.resolve(keys_in, "keys_in");
         gpuprim_buffer_s &kout = ctx.resolve(keys_out, "keys_out");
         require_same_dtype(kin, "keys_in", kout, "keys_out");

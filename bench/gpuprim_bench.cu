@@ -1,0 +1,1301 @@
+// libgpuprim benchmark: times reduce, dot, scan and radix sort through the
+// public C API against CUB on the same device buffers, with a device-to-device
+// copy as the bandwidth ceiling, and checks every result against CUB's.
+//
+//   gpuprim_bench [--quick] [--filter REGEX] [--dtypes REGEX] [--csv PATH]
+//                 [--max-log2 N] [--min-log2 N] [--device N] [--probe]
+//
+// Exit status: 0 all rows passed (or were skipped for memory), 1 a result
+// mismatch or a failed call, 2 bad arguments or no usable CUDA device.
+// bench/README.md describes the columns and the bytes model.
+//
+// The CUB instantiations dominate compile time, so the file builds in three
+// parts that compile in parallel (bench/CMakeLists.txt sets GPUPRIM_BENCH_PART):
+// 1 = CUB scans, 2 = CUB radix sorts, 0 = everything else. Without the macro
+// the whole program compiles as one unit (nvcc -Iinclude ... gpuprim_bench.cu).
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace gpuprim_bench {
+
+// CUB entry points that live in their own parts. A call with temp == nullptr
+// only sets temp_bytes, as in CUB.
+using CubScanFn = cudaError_t (*)(void *temp, size_t &temp_bytes, const void *in, void *out,
+                                  uint64_t n, cudaStream_t stream);
+using CubSortFn = cudaError_t (*)(void *temp, size_t &temp_bytes, const void *keys_in,
+                                  void *keys_out, const void *values_in, void *values_out,
+                                  uint64_t n, cudaStream_t stream);
+
+// Sum scan of float/double (floating) or of the unsigned integer of `bytes`
+// (integer sums wrap, so signed ones share it bit for bit). NumItems is 64-bit
+// only for counts past 2^32, and only instantiated for 4-byte integers there;
+// nullptr where nothing is instantiated.
+CubScanFn cub_scan_fn(bool inclusive, bool floating, uint32_t bytes, bool count_past_32_bits);
+// Ascending radix sort of unsigned keys of key_bytes, optionally with values
+// of the same width; 64-bit counts only for 4-byte keys without values.
+CubSortFn cub_sort_fn(bool pairs, uint32_t key_bytes, bool count_past_32_bits);
+
+}  // namespace gpuprim_bench
+
+#if !defined(GPUPRIM_BENCH_PART) || GPUPRIM_BENCH_PART == 1
+#include <cub/device/device_scan.cuh>
+
+namespace gpuprim_bench {
+namespace {
+
+template <typename T, typename N>
+cudaError_t cub_inclusive(void *t, size_t &tb, const void *in, void *out, uint64_t n,
+                          cudaStream_t s) {
+    return cub::DeviceScan::InclusiveSum(t, tb, static_cast<const T *>(in), static_cast<T *>(out),
+                                         N(n), s);
+}
+template <typename T, typename N>
+cudaError_t cub_exclusive(void *t, size_t &tb, const void *in, void *out, uint64_t n,
+                          cudaStream_t s) {
+    return cub::DeviceScan::ExclusiveSum(t, tb, static_cast<const T *>(in), static_cast<T *>(out),
+                                         N(n), s);
+}
+
+}  // namespace
+
+CubScanFn cub_scan_fn(bool inclusive, bool floating, uint32_t bytes, bool count_past_32_bits) {
+    const bool wide = bytes == 8;
+    if (count_past_32_bits) {
+        if (wide || floating) return nullptr;
+        return inclusive ? cub_inclusive<uint32_t, uint64_t> : cub_exclusive<uint32_t, uint64_t>;
+    }
+    if (inclusive)
+        return floating ? (wide ? cub_inclusive<double, uint32_t> : cub_inclusive<float, uint32_t>)
+                        : (wide ? cub_inclusive<uint64_t, uint32_t>
+                                : cub_inclusive<uint32_t, uint32_t>);
+    return floating ? (wide ? cub_exclusive<double, uint32_t> : cub_exclusive<float, uint32_t>)
+                    : (wide ? cub_exclusive<uint64_t, uint32_t> : cub_exclusive<uint32_t, uint32_t>);
+}
+
+}  // namespace gpuprim_bench
+#endif
+
+#if !defined(GPUPRIM_BENCH_PART) || GPUPRIM_BENCH_PART == 2
+#include <cub/device/device_radix_sort.cuh>
+
+namespace gpuprim_bench {
+namespace {
+
+template <typename K, typename N>
+cudaError_t cub_sort_keys(void *t, size_t &tb, const void *kin, void *kout, const void *, void *,
+                          uint64_t n, cudaStream_t s) {
+    return cub::DeviceRadixSort::SortKeys(t, tb, static_cast<const K *>(kin),
+                                          static_cast<K *>(kout), N(n), 0, int(sizeof(K) * 8), s);
+}
+template <typename K>
+cudaError_t cub_sort_pairs(void *t, size_t &tb, const void *kin, void *kout, const void *vin,
+                           void *vout, uint64_t n, cudaStream_t s) {
+    return cub::DeviceRadixSort::SortPairs(t, tb, static_cast<const K *>(kin),
+                                           static_cast<K *>(kout), static_cast<const K *>(vin),
+                                           static_cast<K *>(vout), uint32_t(n), 0,
+                                           int(sizeof(K) * 8), s);
+}
+
+}  // namespace
+
+CubSortFn cub_sort_fn(bool pairs, uint32_t key_bytes, bool count_past_32_bits) {
+    const bool wide = key_bytes == 8;
+    if (pairs)
+        return count_past_32_bits ? nullptr
+                                  : (wide ? cub_sort_pairs<uint64_t> : cub_sort_pairs<uint32_t>);
+    if (count_past_32_bits) return wide ? nullptr : cub_sort_keys<uint32_t, uint64_t>;
+    return wide ? cub_sort_keys<uint64_t, uint32_t> : cub_sort_keys<uint32_t, uint32_t>;
+}
+
+}  // namespace gpuprim_bench
+#endif
+
+#if !defined(GPUPRIM_BENCH_PART) || GPUPRIM_BENCH_PART == 0
+#include <gpuprim/gpuprim.h>
+
+#include <cub/device/device_reduce.cuh>
+#include <thrust/iterator/counting_iterator.h>
+
+#include <regex.h>
+
+#include <algorithm>
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace gpuprim_bench {
+namespace {
+
+// ---------------------------------------------------------------------------
+// Errors
+// ---------------------------------------------------------------------------
+
+struct BenchError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+void cuda_check(cudaError_t result, const char *what, int line) {
+    if (result != cudaSuccess) {
+        char message[512];
+        snprintf(message, sizeof message, "%s (line %d): %s: %s", what, line,
+                 cudaGetErrorName(result), cudaGetErrorString(result));
+        throw BenchError(message);
+    }
+}
+#define CUDA_CHECK(call) cuda_check((call), #call, __LINE__)
+
+void api_check(gpuprim_context_t context, gpuprim_status_t status, const char *what) {
+    if (status != GPUPRIM_SUCCESS) {
+        throw BenchError(std::string("libgpuprim ") + what + ": " +
+                         gpuprim_get_error_string(status) + ": " +
+                         gpuprim_context_last_error(context));
+    }
+}
+
+// ---------------------------------------------------------------------------
+// What is measured
+// ---------------------------------------------------------------------------
+
+enum class Prim {
+    ReduceSum,
+    ReduceMin,
+    ReduceMax,
+    ReduceSumHost,
+    Dot,
+    ScanInclusive,
+    ScanExclusive,
+    SortKeys,
+    SortPairs
+};
+constexpr Prim kAllPrims[] = {Prim::ReduceSum,     Prim::ReduceMin,     Prim::ReduceMax,
+                              Prim::ReduceSumHost, Prim::Dot,           Prim::ScanInclusive,
+                              Prim::ScanExclusive, Prim::SortKeys,      Prim::SortPairs};
+
+const char *prim_name(Prim p) {
+    switch (p) {
+    case Prim::ReduceSum: return "reduce_sum";
+    case Prim::ReduceMin: return "reduce_min";
+    case Prim::ReduceMax: return "reduce_max";
+    case Prim::ReduceSumHost: return "reduce_sum_host";
+    case Prim::Dot: return "dot";
+    case Prim::ScanInclusive: return "scan_inclusive";
+    case Prim::ScanExclusive: return "scan_exclusive";
+    case Prim::SortKeys: return "sort_keys";
+    case Prim::SortPairs: return "sort_pairs";
+    }
+    return "?";
+}
+
+bool is_reduce(Prim p) {
+    return p == Prim::ReduceSum || p == Prim::ReduceMin || p == Prim::ReduceMax ||
+           p == Prim::ReduceSumHost || p == Prim::Dot;
+}
+bool is_scan(Prim p) { return p == Prim::ScanInclusive || p == Prim::ScanExclusive; }
+bool is_sort(Prim p) { return p == Prim::SortKeys || p == Prim::SortPairs; }
+// Results that must match CUB bit for bit even for floats.
+bool is_exact_op(Prim p) { return p == Prim::ReduceMin || p == Prim::ReduceMax || is_sort(p); }
+
+enum class Kind { Unsigned, Signed, Float };
+
+struct Dtype {
+    gpuprim_dtype_t id;
+    const char *name;
+    uint32_t bytes;
+    Kind kind;
+};
+constexpr Dtype kDtypes[] = {
+    {GPUPRIM_DTYPE_I32, "i32", 4, Kind::Signed},   {GPUPRIM_DTYPE_U32, "u32", 4, Kind::Unsigned},
+    {GPUPRIM_DTYPE_I64, "i64", 8, Kind::Signed},   {GPUPRIM_DTYPE_U64, "u64", 8, Kind::Unsigned},
+    {GPUPRIM_DTYPE_F32, "f32", 4, Kind::Float},    {GPUPRIM_DTYPE_F64, "f64", 8, Kind::Float},
+};
+const Dtype &dtype_of(const char *name) {
+    for (const Dtype &d : kDtypes)
+        if (strcmp(d.name, name) == 0) return d;
+    throw BenchError(std::string("unknown dtype ") + name);
+}
+
+// Sort pairs carry values as wide as the keys: u32 values with 4-byte keys,
+// u64 values with 8-byte keys (filled with the element's index, as an argsort).
+uint32_t value_bytes(Prim p, const Dtype &d) { return p == Prim::SortPairs ? d.bytes : 0; }
+
+// Bytes a primitive must move at the least (README "Bytes model").
+double model_bytes(Prim p, const Dtype &d, uint64_t n) {
+    const double s = d.bytes, count = double(n);
+    switch (p) {
+    case Prim::ReduceSum:
+    case Prim::ReduceMin:
+    case Prim::ReduceMax:
+    case Prim::ReduceSumHost: return count * s;
+    case Prim::Dot: return 2 * count * s;
+    case Prim::ScanInclusive:
+    case Prim::ScanExclusive: return 2 * count * s;
+    case Prim::SortKeys:
+    case Prim::SortPairs: {
+        const double passes = d.bytes;  // key_bits / 8 digit passes of 8 bits
+        return passes * 2 * count * (s + value_bytes(p, d)) + count * s;
+    }
+    }
+    return 0;
+}
+
+// Bytes of input, which is what the reference copy moves (read + write).
+uint64_t input_bytes(Prim p, const Dtype &d, uint64_t n) {
+    if (p == Prim::Dot) return 2 * n * d.bytes;
+    return n * (d.bytes + value_bytes(p, d));
+}
+
+// ---------------------------------------------------------------------------
+// Device helpers: fill, compare, key flip
+// ---------------------------------------------------------------------------
+
+enum class Fill {
+    IntRandom,      // uniform bits, never zero
+    FloatPositive,  // uniform in [0.5, 2): sums and scans stay well conditioned
+    FloatAny,       // any finite non-zero float (random sign, exponent, mantissa)
+    Iota            // element index (sort values)
+};
+
+__host__ __device__ inline uint64_t mix64(uint64_t x) {
+    x += 0x9E3779B97F4A7C15ull;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    return x ^ (x >> 31);
+}
+
+template <typename U>
+__global__ void fill_kernel(U *out, uint64_t n, uint64_t seed, Fill fill) {
+    constexpr bool wide = sizeof(U) == 8;
+    const uint64_t stride = uint64_t(gridDim.x) * blockDim.x;
+    for (uint64_t i = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
+        const uint64_t r = mix64(i ^ mix64(seed));
+        U bits = U(r);
+        if (fill == Fill::Iota) {
+            bits = U(i);
+        } else if (fill == Fill::IntRandom) {
+            if (bits == 0) bits = 1;
+        } else if (fill == Fill::FloatPositive) {
+            // exponent of 0.5 or of 1.0, random mantissa
+            const bool high = (r >> 63) != 0;
+            if (wide)
+                bits = U((high ? 0x3FF0000000000000ull : 0x3FE0000000000000ull) |
+                         (r & 0x000FFFFFFFFFFFFFull));
+            else
+                bits = U((high ? 0x3F800000u : 0x3F000000u) | (uint32_t(r) & 0x007FFFFFu));
+        } else {  // FloatAny
+            const U exponent_mask = wide ? U(0x7FF0000000000000ull) : U(0x7F800000u);
+            const U exponent_top = wide ? U(0x4000000000000000ull) : U(0x40000000u);
+            const U magnitude = wide ? U(0x7FFFFFFFFFFFFFFFull) : U(0x7FFFFFFFu);
+            if ((bits & exponent_mask) == exponent_mask) bits ^= exponent_top;  // no inf/NaN
+            if ((bits & magnitude) == 0) bits |= 1;                            // no zeros
+        }
+        out[i] = bits;
+    }
+}
+
+int fill_grid(uint64_t n) {
+    const uint64_t blocks = (n + 255) / 256;
+    return int(std::min<uint64_t>(std::max<uint64_t>(blocks, 1), 65536));
+}
+
+void fill_device(void *data, uint32_t bytes, uint64_t n, uint64_t seed, Fill fill,
+                 cudaStream_t stream) {
+    if (n == 0) return;
+    if (bytes == 4)
+        fill_kernel<uint32_t><<<fill_grid(n), 256, 0, stream>>>(static_cast<uint32_t *>(data), n,
+                                                                seed, fill);
+    else
+        fill_kernel<uint64_t><<<fill_grid(n), 256, 0, stream>>>(static_cast<uint64_t *>(data), n,
+                                                                seed, fill);
+    CUDA_CHECK(cudaGetLastError());
+}
+
+Fill fill_for(Prim p, const Dtype &d) {
+    if (d.kind != Kind::Float) return Fill::IntRandom;
+    if (p == Prim::ReduceMin || p == Prim::ReduceMax || is_sort(p)) return Fill::FloatAny;
+    return Fill::FloatPositive;
+}
+
+// Order-preserving map of signed/float keys to unsigned (in place), so that
+// CUB's unsigned sort of the image orders them as libgpuprim does (-0.0 before
+// +0.0; inputs carry no NaN).
+template <typename U>
+__global__ void flip_kernel(U *keys, uint64_t n, Kind kind) {
+    constexpr U sign = U(1) << (sizeof(U) * 8 - 1);
+    const uint64_t stride = uint64_t(gridDim.x) * blockDim.x;
+    for (uint64_t i = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
+        const U k = keys[i];
+        keys[i] = kind == Kind::Signed ? U(k ^ sign) : ((k & sign) ? U(~k) : U(k ^ sign));
+    }
+}
+
+void flip_keys(void *keys, const Dtype &d, uint64_t n, cudaStream_t stream) {
+    if (d.kind == Kind::Unsigned || n == 0) return;
+    if (d.bytes == 4)
+        flip_kernel<uint32_t><<<fill_grid(n), 256, 0, stream>>>(static_cast<uint32_t *>(keys), n,
+                                                                d.kind);
+    else
+        flip_kernel<uint64_t><<<fill_grid(n), 256, 0, stream>>>(static_cast<uint64_t *>(keys), n,
+                                                                d.kind);
+    CUDA_CHECK(cudaGetLastError());
+}
+
+// Inverse of flip_kernel for one value on the host.
+uint64_t unflip(uint64_t image, const Dtype &d) {
+    const uint64_t sign = uint64_t(1) << (d.bytes * 8 - 1);
+    const uint64_t mask = d.bytes == 8 ? ~uint64_t(0) : uint64_t(0xFFFFFFFFu);
+    if (d.kind == Kind::Signed) return image ^ sign;
+    if (d.kind == Kind::Float) return (image & sign) ? (image ^ sign) : (~image & mask);
+    return image;
+}
+
+struct Mismatch {
+    unsigned long long count;
+    unsigned long long first;
+};
+
+// Counts elements where a and b differ: bit for bit for U integers, beyond
+// rtol relative to b for F floats (NaN always differs).
+template <typename T>
+__global__ void compare_kernel(const T *a, const T *b, uint64_t n, double rtol, Mismatch *out) {
+    const uint64_t stride = uint64_t(gridDim.x) * blockDim.x;
+    unsigned long long local = 0, first = ~0ull;
+    for (uint64_t i = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
+        bool same;
+        if constexpr (std::is_floating_point_v<T>) {
+            const double x = a[i], y = b[i];
+            same = fabs(x - y) <= rtol * fabs(y);
+        } else {
+            same = a[i] == b[i];
+        }
+        if (!same) {
+            ++local;
+            first = i < first ? i : first;
+        }
+    }
+    if (local) {
+        atomicAdd(&out->count, local);
+        atomicMin(&out->first, first);
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Device memory owned by the benchmark, optionally wrapped as a gpuprim buffer
+// ---------------------------------------------------------------------------
+
+struct DeviceArray {
+    void *data = nullptr;
+    uint64_t bytes = 0;
+    DeviceArray() = default;
+    explicit DeviceArray(uint64_t size) : bytes(size) {
+        if (size) CUDA_CHECK(cudaMalloc(&data, size));
+    }
+    DeviceArray(const DeviceArray &) = delete;
+    DeviceArray &operator=(const DeviceArray &) = delete;
+    ~DeviceArray() {
+        if (data) cudaFree(data);
+    }
+};
+
+struct Wrapped {
+    gpuprim_context_t context = nullptr;
+    gpuprim_buffer_t buffer = nullptr;
+    Wrapped(gpuprim_context_t ctx, gpuprim_dtype_t dtype, void *data, uint64_t count)
+        : context(ctx) {
+        api_check(ctx, gpuprim_buffer_wrap(ctx, dtype, data, count, &buffer), "buffer_wrap");
+    }
+    Wrapped(const Wrapped &) = delete;
+    Wrapped &operator=(const Wrapped &) = delete;
+    ~Wrapped() {
+        if (buffer) gpuprim_buffer_destroy(context, buffer);
+    }
+};
+
+// Grow-only CUB temporary storage, reallocated outside timed regions only.
+struct TempStorage {
+    void *data = nullptr;
+    size_t bytes = 0;
+    void reserve(size_t need) {
+        if (need <= bytes && data) return;
+        release();
+        CUDA_CHECK(cudaMalloc(&data, std::max<size_t>(need, 1)));
+        bytes = need;
+    }
+    void release() {
+        if (data) cudaFree(data);
+        data = nullptr;
+        bytes = 0;
+    }
+    ~TempStorage() { release(); }
+};
+
+// ---------------------------------------------------------------------------
+// CUB reductions, instantiated by width where the work is the same: integer
+// sums wrap, so signed ones run as the unsigned type of their width (same
+// bits); min/max time CUB's unsigned min/max on the same bytes (one compare
+// per element either way) and are checked on the order-preserving image of
+// signed/float inputs, which maps min/max onto unsigned min/max exactly.
+// ---------------------------------------------------------------------------
+
+using CubReduceFn = cudaError_t (*)(void *temp, size_t &temp_bytes, const void *a, const void *b,
+                                    void *out, uint64_t n, cudaStream_t stream);
+
+template <typename T>
+cudaError_t cub_sum(void *t, size_t &tb, const void *a, const void *, void *out, uint64_t n,
+                    cudaStream_t s) {
+    return cub::DeviceReduce::Sum(t, tb, static_cast<const T *>(a), static_cast<T *>(out),
+                                  uint32_t(n), s);
+}
+template <typename T>
+cudaError_t cub_min(void *t, size_t &tb, const void *a, const void *, void *out, uint64_t n,
+                    cudaStream_t s) {
+    return cub::DeviceReduce::Min(t, tb, static_cast<const T *>(a), static_cast<T *>(out),
+                                  uint32_t(n), s);
+}
+template <typename T>
+cudaError_t cub_max(void *t, size_t &tb, const void *a, const void *, void *out, uint64_t n,
+                    cudaStream_t s) {
+    return cub::DeviceReduce::Max(t, tb, static_cast<const T *>(a), static_cast<T *>(out),
+                                  uint32_t(n), s);
+}
+
+template <typename T>
+struct ProductAt {
+    const T *a;
+    const T *b;
+    __device__ T operator()(uint64_t i) const { return a[i] * b[i]; }
+};
+template <typename T>
+cudaError_t cub_dot(void *t, size_t &tb, const void *a, const void *b, void *out, uint64_t n,
+                    cudaStream_t s) {
+    return cub::DeviceReduce::TransformReduce(
+        t, tb, thrust::counting_iterator<uint64_t>(0), static_cast<T *>(out), uint32_t(n),
+        ::cuda::std::plus<>{}, ProductAt<T>{static_cast<const T *>(a), static_cast<const T *>(b)},
+        T(0), s);
+}
+
+bool past_32_bits(uint64_t n) { return n > 0xFFFFFFFFull; }
+
+CubReduceFn cub_reduce_fn(Prim p, const Dtype &d) {
+    const bool f = d.kind == Kind::Float, w = d.bytes == 8;
+    switch (p) {
+    case Prim::ReduceSum:
+    case Prim::ReduceSumHost:
+        return f ? (w ? cub_sum<double> : cub_sum<float>)
+                 : (w ? cub_sum<uint64_t> : cub_sum<uint32_t>);
+    case Prim::Dot:
+        return f ? (w ? cub_dot<double> : cub_dot<float>)
+                 : (w ? cub_dot<uint64_t> : cub_dot<uint32_t>);
+    case Prim::ReduceMin: return w ? cub_min<uint64_t> : cub_min<uint32_t>;
+    case Prim::ReduceMax: return w ? cub_max<uint64_t> : cub_max<uint32_t>;
+    default: return nullptr;
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Timing
+// ---------------------------------------------------------------------------
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    const size_t m = v.size() / 2;
+    return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
+}
+
+struct Events {
+    std::vector<cudaEvent_t> events;
+    cudaEvent_t get(size_t i) {
+        while (events.size() <= i) {
+            cudaEvent_t e;
+            CUDA_CHECK(cudaEventCreate(&e));
+            events.push_back(e);
+        }
+        return events[i];
+    }
+    ~Events() {
+        for (cudaEvent_t e : events) cudaEventDestroy(e);
+    }
+};
+
+// An operation under test; slot counts every call so rotating inputs never
+// give two consecutive calls the same copy.
+using Op = std::function<void(uint64_t slot)>;
+
+// Medians (us) of ours and CUB, run alternately (order swapped every rep) on
+// the same stream, after warm-up. Each run is bracketed by its own events.
+void time_pair(cudaStream_t stream, Events &ev, int warmup, int reps, const Op &ours,
+               const Op &cub, double &ours_us, double &cub_us) {
+    uint64_t slot = 0;
+    for (int w = 0; w < warmup; ++w) {
+        ours(slot++);
+        cub(slot++);
+    }
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    for (int r = 0; r < reps; ++r) {
+        for (int k = 0; k < 2; ++k) {
+            const bool run_ours = (k == 0) == (r % 2 == 0);
+            const size_t e = size_t(4) * r + (run_ours ? 0 : 2);
+            CUDA_CHECK(cudaEventRecord(ev.get(e), stream));
+            (run_ours ? ours : cub)(slot++);
+            CUDA_CHECK(cudaEventRecord(ev.get(e + 1), stream));
+        }
+    }
+    CUDA_CHECK(cudaStreamSynchronize(stream));
+    std::vector<double> a, b;
+    for (int r = 0; r < reps; ++r) {
+        float ms;
+        CUDA_CHECK(cudaEventElapsedTime(&ms, ev.get(4 * r), ev.get(4 * r + 1)));
+        a.push_back(ms * 1e3);
+        CUDA_CHECK(cudaEventElapsedTime(&ms, ev.get(4 * r + 2), ev.get(4 * r + 3)));
+        b.push_back(ms * 1e3);
+    }
+    ours_us = median(a);
+    cub_us = median(b);
+}
+
+// ---------------------------------------------------------------------------
+// The benchmark
+// ---------------------------------------------------------------------------
+
+struct Options {
+    bool quick = false;
+    bool probe = false;
+    std::string filter;
+    std::string dtypes;
+    std::string csv;
+    int max_log2 = 33;
+    int min_log2 = 0;
+    int device = 0;
+};
+
+struct Row {
+    Prim prim;
+    const Dtype *dtype;
+    uint64_t n;
+    std::string status = "ok";  // ok | MISMATCH | FAIL | skipped
+    std::string note;
+    double ours_us = 0, cub_us = 0, copy_us = 0;
+    double bytes = 0;
+    uint64_t copy_bytes = 0;
+    int reps = 0, copies = 0;
+};
+
+struct Bench {
+    Options opt;
+    cudaStream_t stream = nullptr;
+    gpuprim_context_t ctx = nullptr;
+    cudaDeviceProp prop{};
+    size_t l2_bytes = 0;
+    Events events;
+    TempStorage cub_temp;
+    void *host_pinned = nullptr;  // CUB's reduce-to-host result lands here
+    std::vector<std::pair<uint64_t, double>> copy_cache;  // bytes -> us
+    FILE *csv = nullptr;
+
+    ~Bench() {
+        if (csv) fclose(csv);
+        if (ctx) gpuprim_context_destroy(ctx);
+        if (host_pinned) cudaFreeHost(host_pinned);
+        cub_temp.release();
+        if (stream) cudaStreamDestroy(stream);
+    }
+
+    uint64_t free_bytes() {
+        size_t free = 0, total = 0;
+        CUDA_CHECK(cudaMemGetInfo(&free, &total));
+        return free;
+    }
+    // Kept free for the driver, libgpuprim's small allocations and fragmentation.
+    uint64_t margin() const { return (uint64_t(1) << 30) + prop.totalGlobalMem / 50; }
+
+    // Input copies that rotate: several when the input exceeds L2 (so no run
+    // starts with its input in cache) and memory allows, else one.
+    int pick_copies(uint64_t per_copy, uint64_t fixed) {
+        const uint64_t avail = free_bytes();
+        for (int c = per_copy > l2_bytes ? 3 : 1; c >= 1; --c)
+            if (c * per_copy + fixed + margin() <= avail) return c;
+        return 0;
+    }
+
+    int reps_for(double bytes) const {
+        const double est_us = bytes / 2.0e6;  // ~2 TB/s
+        int reps = est_us < 50 ? 50 : est_us < 1000 ? 30 : est_us < 10000 ? 15 : est_us < 50000 ? 9 : 7;
+        if (opt.quick) reps = std::max(5, reps / 2);
+        return reps;
+    }
+
+    void release_all_workspace() {
+        api_check(ctx, gpuprim_context_release_workspace(ctx), "release_workspace");
+        cub_temp.release();
+    }
+
+    // Device-to-device copy of `bytes`, the bandwidth ceiling; cached by size.
+    double copy_time_us(uint64_t bytes, Row &row) {
+        for (auto &entry : copy_cache)
+            if (entry.first == bytes) return entry.second;
+        release_all_workspace();
+        const int copies = pick_copies(bytes, bytes);
+        if (copies == 0) {
+            row.note += "no memory for copy reference; ";
+            return 0;
+        }
+        std::vector<std::unique_ptr<DeviceArray>> src;
+        for (int c = 0; c < copies; ++c) {
+            src.emplace_back(new DeviceArray(bytes));
+            CUDA_CHECK(cudaMemsetAsync(src.back()->data, c + 1, bytes, stream));
+        }
+        DeviceArray dst(bytes);
+        const Op copy = [&](uint64_t slot) {
+            CUDA_CHECK(cudaMemcpyAsync(dst.data, src[slot % copies]->data, bytes,
+                                       cudaMemcpyDeviceToDevice, stream));
+        };
+        double a, b;
+        time_pair(stream, events, 2, reps_for(2.0 * bytes), copy, copy, a, b);
+        const double us = 0.5 * (a + b);
+        copy_cache.emplace_back(bytes, us);
+        return us;
+    }
+
+    void open_csv() {
+        if (opt.csv.empty()) return;
+        csv = fopen(opt.csv.c_str(), "w");
+        if (!csv) throw BenchError("cannot write " + opt.csv);
+        fprintf(csv,
+                "primitive,dtype,n,log2n,status,ours_us,cub_us,copy_us,ratio_ours_over_cub,"
+                "bytes_model,ours_gbps,cub_gbps,copy_gbps,ours_pct_copy,cub_pct_copy,"
+                "ours_gkeys_per_s,cub_gkeys_per_s,reps,input_copies,note\n");
+        fflush(csv);
+    }
+
+    static double gbps(double bytes, double us) { return us > 0 ? bytes / us / 1e3 : 0; }
+
+    void write_csv(const Row &r) {
+        if (!csv) return;
+        const double og = gbps(r.bytes, r.ours_us), cg = gbps(r.bytes, r.cub_us);
+        const double copy_gbps = gbps(2.0 * r.copy_bytes, r.copy_us);
+        std::string note = r.note;
+        std::replace(note.begin(), note.end(), ',', ';');
+        std::replace(note.begin(), note.end(), '\n', ' ');
+        fprintf(csv, "%s,%s,%" PRIu64 ",%.3f,%s,%.3f,%.3f,%.3f,%.4f,%.0f,%.2f,%.2f,%.2f,%.1f,%.1f,%.4f,%.4f,%d,%d,%s\n",
+                prim_name(r.prim), r.dtype->name, r.n, std::log2(double(r.n)), r.status.c_str(),
+                r.ours_us, r.cub_us, r.copy_us, r.cub_us > 0 ? r.ours_us / r.cub_us : 0, r.bytes,
+                og, cg, copy_gbps, copy_gbps > 0 ? 100 * og / copy_gbps : 0,
+                copy_gbps > 0 ? 100 * cg / copy_gbps : 0,
+                r.ours_us > 0 ? r.n / r.ours_us / 1e3 : 0,
+                r.cub_us > 0 ? r.n / r.cub_us / 1e3 : 0, r.reps, r.copies, note.c_str());
+        fflush(csv);
+    }
+
+    // ---- one row --------------------------------------------------------
+
+    void run_row(Row &row) {
+        const Prim p = row.prim;
+        const Dtype &d = *row.dtype;
+        const uint64_t n = row.n;
+        row.bytes = model_bytes(p, d, n);
+        row.copy_bytes = input_bytes(p, d, n);
+        row.copy_us = copy_time_us(row.copy_bytes, row);
+        release_all_workspace();
+        if (is_reduce(p))
+            run_reduce(row);
+        else if (is_scan(p))
+            run_scan(row);
+        else
+            run_sort(row);
+        release_all_workspace();
+    }
+
+    // Fills copy 0 and replicates it, so every copy holds the same input and
+    // any output can be checked against any other.
+    void make_copies(std::vector<std::unique_ptr<DeviceArray>> &v, int copies, uint32_t elem,
+                     uint64_t n, uint64_t seed, Fill fill) {
+        for (int c = 0; c < copies; ++c) v.emplace_back(new DeviceArray(n * elem));
+        fill_device(v[0]->data, elem, n, seed, fill, stream);
+        for (int c = 1; c < copies; ++c)
+            CUDA_CHECK(cudaMemcpyAsync(v[c]->data, v[0]->data, n * elem,
+                                       cudaMemcpyDeviceToDevice, stream));
+    }
+
+    uint64_t seed_for(const Row &r, int which) const {
+        return mix64(uint64_t(r.prim) * 131 + uint64_t(r.dtype->id) * 7 + r.n * 3 + which);
+    }
+
+    double float_rtol(const Dtype &d) const { return d.bytes == 4 ? 2e-3 : 1e-9; }
+
+    void run_reduce(Row &row) {
+        const Prim p = row.prim;
+        const Dtype &d = *row.dtype;
+        const uint64_t n = row.n;
+        const bool dot = p == Prim::Dot;
+        const CubReduceFn cubfn = cub_reduce_fn(p, d);
+        size_t temp_bytes = 0;
+        CUDA_CHECK(cubfn(nullptr, temp_bytes, nullptr, nullptr, nullptr, n, stream));
+        const uint64_t per_copy = n * d.bytes * (dot ? 2 : 1);
+        const int copies = pick_copies(per_copy, temp_bytes + (64u << 20));
+        if (!copies) return skip(row, per_copy);
+        row.copies = copies;
+        cub_temp.reserve(temp_bytes);
+
+        std::vector<std::unique_ptr<DeviceArray>> a, b;
+        const gpuprim_op_t op = p == Prim::ReduceMin ? GPUPRIM_OP_MIN
+                                : p == Prim::ReduceMax ? GPUPRIM_OP_MAX
+                                                       : GPUPRIM_OP_SUM;
+        make_copies(a, copies, d.bytes, n, seed_for(row, 0), fill_for(p, d));
+        if (dot) make_copies(b, copies, d.bytes, n, seed_for(row, 1), fill_for(p, d));
+        DeviceArray ours_result(8), cub_result(8);
+        CUDA_CHECK(cudaMemsetAsync(ours_result.data, 0xA5, 8, stream));
+        CUDA_CHECK(cudaMemsetAsync(cub_result.data, 0x5A, 8, stream));
+        std::vector<std::unique_ptr<Wrapped>> wa, wb;
+        for (int c = 0; c < copies; ++c) {
+            wa.emplace_back(new Wrapped(ctx, d.id, a[c]->data, n));
+            if (dot) wb.emplace_back(new Wrapped(ctx, d.id, b[c]->data, n));
+        }
+        Wrapped wres(ctx, d.id, ours_result.data, 1);
+        uint64_t ours_host = 0;  // gpuprim_reduce's host result
+
+        const Op ours = [&](uint64_t slot) {
+            const int c = int(slot % copies);
+            if (dot)
+                api_check(ctx, gpuprim_dot_to_buffer(ctx, wa[c]->buffer, wb[c]->buffer, wres.buffer),
+                          "dot_to_buffer");
+            else if (p == Prim::ReduceSumHost)
+                api_check(ctx, gpuprim_reduce(ctx, op, wa[c]->buffer, &ours_host), "reduce");
+            else
+                api_check(ctx, gpuprim_reduce_to_buffer(ctx, op, wa[c]->buffer, wres.buffer),
+                          "reduce_to_buffer");
+        };
+        const Op cub = [&](uint64_t slot) {
+            const int c = int(slot % copies);
+            size_t tb = cub_temp.bytes;
+            CUDA_CHECK(cubfn(cub_temp.data, tb, a[c]->data, dot ? b[c]->data : nullptr,
+                             cub_result.data, n, stream));
+            if (p == Prim::ReduceSumHost) {
+                CUDA_CHECK(cudaMemcpyAsync(host_pinned, cub_result.data, d.bytes,
+                                           cudaMemcpyDeviceToHost, stream));
+                CUDA_CHECK(cudaStreamSynchronize(stream));
+            }
+        };
+        row.reps = reps_for(row.bytes);
+        time_pair(stream, events, row.bytes > 4e9 ? 2 : 3, row.reps, ours, cub, row.ours_us,
+                  row.cub_us);
+
+        // Every copy holds the same data, so the last results of both compare.
+        uint64_t got = 0, want = 0;
+        if (p == Prim::ReduceSumHost) {
+            got = ours_host;
+            memcpy(&want, host_pinned, d.bytes);
+        } else {
+            CUDA_CHECK(cudaMemcpyAsync(&got, ours_result.data, d.bytes, cudaMemcpyDeviceToHost,
+                                       stream));
+            CUDA_CHECK(cudaMemcpyAsync(&want, cub_result.data, d.bytes, cudaMemcpyDeviceToHost,
+                                       stream));
+            CUDA_CHECK(cudaStreamSynchronize(stream));
+        }
+        if ((p == Prim::ReduceMin || p == Prim::ReduceMax) && d.kind != Kind::Unsigned) {
+            // CUB ran unsigned min/max on the raw bits above; the reference is
+            // its min/max of the order-preserving image, mapped back.
+            flip_keys(a[0]->data, d, n, stream);
+            size_t tb = cub_temp.bytes;
+            CUDA_CHECK(cubfn(cub_temp.data, tb, a[0]->data, nullptr, cub_result.data, n, stream));
+            want = 0;
+            CUDA_CHECK(cudaMemcpyAsync(&want, cub_result.data, d.bytes, cudaMemcpyDeviceToHost,
+                                       stream));
+            CUDA_CHECK(cudaStreamSynchronize(stream));
+            want = unflip(want, d);
+        }
+        if (d.kind == Kind::Float && !is_exact_op(p)) {
+            double x, y;
+            if (d.bytes == 4) {
+                float fx, fy;
+                memcpy(&fx, &got, 4);
+                memcpy(&fy, &want, 4);
+                x = fx;
+                y = fy;
+            } else {
+                memcpy(&x, &got, 8);
+                memcpy(&y, &want, 8);
+            }
+            if (!(std::fabs(x - y) <= float_rtol(d) * std::fabs(y))) {
+                char msg[160];
+                snprintf(msg, sizeof msg, "ours %.17g, CUB %.17g (rtol %g); ", x, y, float_rtol(d));
+                mismatch(row, msg);
+            }
+        } else if (got != want) {
+            char msg[160];
+            snprintf(msg, sizeof msg, "ours 0x%" PRIx64 ", CUB 0x%" PRIx64 " (bits); ", got, want);
+            mismatch(row, msg);
+        }
+    }
+
+    void run_scan(Row &row) {
+        const Prim p = row.prim;
+        const Dtype &d = *row.dtype;
+        const uint64_t n = row.n;
+        const CubScanFn cubfn =
+            cub_scan_fn(p == Prim::ScanInclusive, d.kind == Kind::Float, d.bytes, past_32_bits(n));
+        if (!cubfn) throw BenchError("no CUB scan instantiated for this dtype and size");
+        size_t temp_bytes = 0;
+        CUDA_CHECK(cubfn(nullptr, temp_bytes, nullptr, nullptr, n, stream));
+        const uint64_t bytes = n * d.bytes;
+        // ours and CUB outputs, CUB temp, an allowance for libgpuprim's workspace
+        const uint64_t fixed = 2 * bytes + temp_bytes + bytes / 32 + (64u << 20);
+        const int copies = pick_copies(bytes, fixed);
+        if (!copies) return skip(row, bytes + fixed);
+        row.copies = copies;
+        cub_temp.reserve(temp_bytes);
+
+        std::vector<std::unique_ptr<DeviceArray>> in;
+        make_copies(in, copies, d.bytes, n, seed_for(row, 0), fill_for(p, d));
+        DeviceArray ours_out(bytes), cub_out(bytes);
+        CUDA_CHECK(cudaMemsetAsync(ours_out.data, 0xA5, bytes, stream));
+        CUDA_CHECK(cudaMemsetAsync(cub_out.data, 0x5A, bytes, stream));
+        std::vector<std::unique_ptr<Wrapped>> win;
+        for (int c = 0; c < copies; ++c) win.emplace_back(new Wrapped(ctx, d.id, in[c]->data, n));
+        Wrapped wout(ctx, d.id, ours_out.data, n);
+        const gpuprim_scan_kind_t kind =
+            p == Prim::ScanInclusive ? GPUPRIM_SCAN_INCLUSIVE : GPUPRIM_SCAN_EXCLUSIVE;
+
+        const Op ours = [&](uint64_t slot) {
+            api_check(ctx,
+                      gpuprim_scan(ctx, GPUPRIM_OP_SUM, kind, win[slot % copies]->buffer,
+                                   wout.buffer),
+                      "scan");
+        };
+        const Op cub = [&](uint64_t slot) {
+            size_t tb = cub_temp.bytes;
+            CUDA_CHECK(cubfn(cub_temp.data, tb, in[slot % copies]->data, cub_out.data, n, stream));
+        };
+        row.reps = reps_for(row.bytes);
+        time_pair(stream, events, row.bytes > 4e9 ? 2 : 3, row.reps, ours, cub, row.ours_us,
+                  row.cub_us);
+        compare(row, ours_out.data, cub_out.data, n, d,
+                d.kind == Kind::Float ? float_rtol(d) : 0.0);
+    }
+
+    void run_sort(Row &row) {
+        const Prim p = row.prim;
+        const Dtype &d = *row.dtype;
+        const uint64_t n = row.n;
+        const uint32_t vb = value_bytes(p, d);
+        const CubSortFn cubfn = cub_sort_fn(p == Prim::SortPairs, d.bytes, past_32_bits(n));
+        if (!cubfn) throw BenchError("no CUB sort instantiated for this dtype and size");
+        size_t temp_bytes = 0;
+        CUDA_CHECK(cubfn(nullptr, temp_bytes, nullptr, nullptr, nullptr, nullptr, n, stream));
+        const uint64_t unit = n * (d.bytes + vb);  // keys (+ values) once
+        // Timing holds the input copies, one output shared by ours and CUB,
+        // CUB's temp and libgpuprim's workspace (documented as at most one
+        // more unit). The check afterwards holds one input, both outputs and
+        // CUB's temp, with the workspace released.
+        const uint64_t fixed = unit + temp_bytes + unit + (64u << 20);
+        const int copies = pick_copies(unit, fixed);
+        if (!copies) return skip(row, unit + fixed);
+        row.copies = copies;
+        cub_temp.reserve(temp_bytes);
+
+        std::vector<std::unique_ptr<DeviceArray>> keys, values;
+        make_copies(keys, copies, d.bytes, n, seed_for(row, 0), fill_for(p, d));
+        if (vb) make_copies(values, copies, vb, n, 0, Fill::Iota);
+        auto keys_out = std::make_unique<DeviceArray>(n * d.bytes);
+        auto values_out = std::make_unique<DeviceArray>(n * vb);
+        const gpuprim_dtype_t value_dtype = d.bytes == 8 ? GPUPRIM_DTYPE_U64 : GPUPRIM_DTYPE_U32;
+        std::vector<std::unique_ptr<Wrapped>> wk, wv;
+        for (int c = 0; c < copies; ++c) {
+            wk.emplace_back(new Wrapped(ctx, d.id, keys[c]->data, n));
+            if (vb) wv.emplace_back(new Wrapped(ctx, value_dtype, values[c]->data, n));
+        }
+        auto wko = std::make_unique<Wrapped>(ctx, d.id, keys_out->data, n);
+        std::unique_ptr<Wrapped> wvo;
+        if (vb) wvo = std::make_unique<Wrapped>(ctx, value_dtype, values_out->data, n);
+
+        // Out of place: the input stays unsorted, so no run needs a fresh copy.
+        const Op ours = [&](uint64_t slot) {
+            const int c = int(slot % copies);
+            api_check(ctx,
+                      gpuprim_sort(ctx, wk[c]->buffer, vb ? wv[c]->buffer : nullptr,
+                                   wko->buffer, vb ? wvo->buffer : nullptr,
+                                   GPUPRIM_ORDER_ASCENDING),
+                      "sort");
+        };
+        const Op cub = [&](uint64_t slot) {
+            const int c = int(slot % copies);
+            size_t tb = cub_temp.bytes;
+            CUDA_CHECK(cubfn(cub_temp.data, tb, keys[c]->data, keys_out->data,
+                             vb ? values[c]->data : nullptr, vb ? values_out->data : nullptr, n,
+                             stream));
+        };
+        row.reps = reps_for(row.bytes);
+        time_pair(stream, events, row.bytes > 4e9 ? 2 : 3, row.reps, ours, cub, row.ours_us,
+                  row.cub_us);
+
+        // Check: ours once more into the shared output, then CUB sorts the
+        // order-preserving image of the same input into fresh buffers.
+        CUDA_CHECK(cudaMemsetAsync(keys_out->data, 0xA5, n * d.bytes, stream));
+        if (vb) CUDA_CHECK(cudaMemsetAsync(values_out->data, 0xA5, n * vb, stream));
+        ours(0);
+        CUDA_CHECK(cudaStreamSynchronize(stream));
+        wk.clear();
+        wv.clear();
+        wko.reset();
+        wvo.reset();
+        keys.resize(1);
+        values.resize(vb ? 1 : 0);
+        api_check(ctx, gpuprim_context_release_workspace(ctx), "release_workspace");
+        DeviceArray ref_keys(n * d.bytes), ref_values(n * vb);
+        flip_keys(keys[0]->data, d, n, stream);
+        flip_keys(keys_out->data, d, n, stream);
+        size_t tb = cub_temp.bytes;
+        CUDA_CHECK(cubfn(cub_temp.data, tb, keys[0]->data, ref_keys.data,
+                         vb ? values[0]->data : nullptr, vb ? ref_values.data : nullptr, n,
+                         stream));
+        const Dtype &bits = dtype_of(d.bytes == 8 ? "u64" : "u32");
+        compare(row, keys_out->data, ref_keys.data, n, bits, 0.0);
+        if (vb && row.status == "ok") {
+            compare(row, values_out->data, ref_values.data, n, bits, 0.0);
+            if (row.status != "ok") row.note += "(values); ";
+        }
+    }
+
+    void compare(Row &row, const void *ours, const void *ref, uint64_t n, const Dtype &d,
+                 double rtol) {
+        DeviceArray result(sizeof(Mismatch));
+        const Mismatch init{0, ~0ull};
+        CUDA_CHECK(cudaMemcpyAsync(result.data, &init, sizeof init, cudaMemcpyHostToDevice, stream));
+        auto *m = static_cast<Mismatch *>(result.data);
+        const int grid = std::min(fill_grid(n), prop.multiProcessorCount * 8);
+        if (d.kind == Kind::Float && rtol > 0) {
+            if (d.bytes == 4)
+                compare_kernel<float><<<grid, 256, 0, stream>>>(
+                    static_cast<const float *>(ours), static_cast<const float *>(ref), n, rtol, m);
+            else
+                compare_kernel<double><<<grid, 256, 0, stream>>>(
+                    static_cast<const double *>(ours), static_cast<const double *>(ref), n, rtol, m);
+        } else if (d.bytes == 4) {
+            compare_kernel<uint32_t><<<grid, 256, 0, stream>>>(
+                static_cast<const uint32_t *>(ours), static_cast<const uint32_t *>(ref), n, 0, m);
+        } else {
+            compare_kernel<uint64_t><<<grid, 256, 0, stream>>>(
+                static_cast<const uint64_t *>(ours), static_cast<const uint64_t *>(ref), n, 0, m);
+        }
+        CUDA_CHECK(cudaGetLastError());
+        Mismatch host{};
+        CUDA_CHECK(cudaMemcpyAsync(&host, m, sizeof host, cudaMemcpyDeviceToHost, stream));
+        CUDA_CHECK(cudaStreamSynchronize(stream));
+        if (host.count) {
+            const uint64_t i = host.first;
+            uint64_t x = 0, y = 0;
+            CUDA_CHECK(cudaMemcpy(&x, static_cast<const char *>(ours) + i * d.bytes, d.bytes,
+                                  cudaMemcpyDeviceToHost));
+            CUDA_CHECK(cudaMemcpy(&y, static_cast<const char *>(ref) + i * d.bytes, d.bytes,
+                                  cudaMemcpyDeviceToHost));
+            char msg[200];
+            snprintf(msg, sizeof msg,
+                     "%llu of %" PRIu64 " elements differ, first at %" PRIu64
+                     ": ours 0x%" PRIx64 " CUB 0x%" PRIx64 "; ",
+                     host.count, n, i, x, y);
+            mismatch(row, msg);
+        }
+    }
+
+    void mismatch(Row &row, const char *msg) {
+        row.status = "MISMATCH";
+        row.note += msg;
+    }
+
+    void skip(Row &row, uint64_t need) {
+        char msg[128];
+        snprintf(msg, sizeof msg, "skipped: needs ~%.1f GiB, %.1f GiB free; ",
+                 double(need + margin()) / (1 << 30), double(free_bytes()) / (1 << 30));
+        row.status = "skipped";
+        row.note += msg;
+    }
+};
+
+// ---------------------------------------------------------------------------
+// Output
+// ---------------------------------------------------------------------------
+
+std::string size_label(uint64_t n) {
+    char buf[48];
+    if (n && (n & (n - 1)) == 0)
+        snprintf(buf, sizeof buf, "2^%d", int(std::log2(double(n)) + 0.5));
+    else if (n > (uint64_t(1) << 32))
+        snprintf(buf, sizeof buf, "2^32+%" PRIu64, n - (uint64_t(1) << 32));
+    else
+        snprintf(buf, sizeof buf, "%" PRIu64, n);
+    return buf;
+}
+
+void print_header() {
+    printf("%-16s %-4s %-14s %11s %11s %6s %9s %9s %6s %8s  %s\n", "primitive", "type", "n",
+           "ours_us", "cub_us", "ratio", "ours_GB/s", "cub_GB/s", "%copy", "Gkeys/s", "check");
+}
+
+void print_row(const Row &r) {
+    const bool timed = r.ours_us > 0 && r.cub_us > 0;
+    const double og = Bench::gbps(r.bytes, r.ours_us), cg = Bench::gbps(r.bytes, r.cub_us);
+    const double copy_gbps = Bench::gbps(2.0 * r.copy_bytes, r.copy_us);
+    char gkeys[16] = "-";
+    if (is_sort(r.prim) && r.ours_us > 0) snprintf(gkeys, sizeof gkeys, "%.3f", r.n / r.ours_us / 1e3);
+    if (timed)
+        printf("%-16s %-4s %-14s %11.2f %11.2f %6.2f %9.1f %9.1f %5.0f%% %8s  %s%s%s\n",
+               prim_name(r.prim), r.dtype->name, size_label(r.n).c_str(), r.ours_us, r.cub_us,
+               r.ours_us / r.cub_us, og, cg, copy_gbps > 0 ? 100 * og / copy_gbps : 0.0, gkeys,
+               r.status.c_str(), r.note.empty() ? "" : "  ", r.note.c_str());
+    else
+        printf("%-16s %-4s %-14s %11s %11s %6s %9s %9s %6s %8s  %s  %s\n", prim_name(r.prim),
+               r.dtype->name, size_label(r.n).c_str(), "-", "-", "-", "-", "-", "-", "-",
+               r.status.c_str(), r.note.c_str());
+    fflush(stdout);
+}
+
+struct Headline {
+    Prim prim;
+    const char *dtype;
+    int log2n;
+};
+constexpr Headline kHeadlines[] = {
+    {Prim::ReduceSum, "i32", 20},     {Prim::ReduceSum, "i32", 24},
+    {Prim::ReduceSum, "i32", 28},     {Prim::ScanInclusive, "i32", 10},
+    {Prim::ScanInclusive, "i32", 20}, {Prim::ScanInclusive, "i32", 28},
+    {Prim::SortKeys, "u32", 10},      {Prim::SortKeys, "u32", 16},
+    {Prim::SortKeys, "u32", 28},      {Prim::SortPairs, "u32", 28},
+    {Prim::SortKeys, "u64", 26},      {Prim::ScanInclusive, "f64", 27},
+};
+
+void usage() {
+    printf("usage: gpuprim_bench [--quick] [--filter REGEX] [--dtypes REGEX] [--csv PATH]\n"
+           "                     [--max-log2 N] [--min-log2 N] [--device N] [--probe]\n"
+           "  --quick        fewer sizes (2^10,16,20,24,26,28 + headline/2^32+ rows), fewer reps\n"
+           "  --filter RE    only primitives whose name matches RE (reduce_sum, reduce_min,\n"
+           "                 reduce_max, reduce_sum_host, dot, scan_inclusive, scan_exclusive,\n"
+           "                 sort_keys, sort_pairs)\n"
+           "  --dtypes RE    only dtypes matching RE (i32 u32 i64 u64 f32 f64)\n"
+           "  --csv PATH     write every row as CSV\n"
+           "  --max-log2 N   largest size 2^N (default 33: up to 2^30 plus the rows past 2^32)\n"
+           "  --min-log2 N   smallest size 2^N (default 10)\n"
+           "  --device N     CUDA device ordinal (default 0)\n"
+           "  --probe        create a context as the tests do (GPUPRIM_BACKEND honoured), print\n"
+           "                 its backend and device, exit 0 only if it is CUDA\n");
+}
+
+bool parse(int argc, char **argv, Options &o) {
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        auto value = [&](const char *name) -> const char * {
+            if (i + 1 >= argc) throw BenchError(std::string(name) + " needs a value");
+            return argv[++i];
+        };
+        if (a == "--quick") o.quick = true;
+        else if (a == "--probe") o.probe = true;
+        else if (a == "--filter") o.filter = value("--filter");
+        else if (a == "--dtypes") o.dtypes = value("--dtypes");
+        else if (a == "--csv") o.csv = value("--csv");
+        else if (a == "--max-log2") o.max_log2 = atoi(value("--max-log2"));
+        else if (a == "--min-log2") o.min_log2 = atoi(value("--min-log2"));
+        else if (a == "--device") o.device = atoi(value("--device"));
+        else if (a == "-h" || a == "--help") {
+            usage();
+            exit(0);
+        } else {
+            fprintf(stderr, "unknown argument %s\n", a.c_str());
+            usage();
+            return false;
+        }
+    }
+    return true;
+}
+
+// Creates a context the way the tests do (AUTO, so GPUPRIM_BACKEND decides).
+int probe() {
+    gpuprim_context_t ctx = nullptr;
+    char err[512] = "";
+    const gpuprim_status_t s = gpuprim_context_create(nullptr, &ctx, err, sizeof err);
+    if (s != GPUPRIM_SUCCESS) {
+        printf("probe: context creation failed: %s: %s\n", gpuprim_get_error_string(s), err);
+        return 2;
+    }
+    gpuprim_backend_t backend = GPUPRIM_BACKEND_CPU;
+    char name[256] = "";
+    gpuprim_context_get_backend(ctx, &backend);
+    gpuprim_context_get_device(ctx, nullptr, name, sizeof name);
+    const bool cuda = backend == GPUPRIM_BACKEND_CUDA;
+    printf("probe: libgpuprim %s backend=%s device=%s\n", gpuprim_version_string(),
+           cuda ? "cuda" : "cpu", name);
+    gpuprim_context_destroy(ctx);
+    return cuda ? 0 : 2;
+}
+
+// POSIX extended regex, searched anywhere in the name; empty matches all.
+struct Regex {
+    regex_t compiled{};
+    bool any = true;
+    explicit Regex(const std::string &pattern) : any(pattern.empty()) {
+        if (!any && regcomp(&compiled, pattern.c_str(), REG_EXTENDED | REG_NOSUB) != 0)
+            throw BenchError("bad regular expression: " + pattern);
+    }
+    Regex(const Regex &) = delete;
+    Regex &operator=(const Regex &) = delete;
+    ~Regex() {
+        if (!any) regfree(&compiled);
+    }
+    bool matches(const char *text) const {
+        return any || regexec(&compiled, text, 0, nullptr, 0) == 0;
+    }
+};
+
+std::vector<Row> plan(const Options &o) {
+    std::vector<int> log2s;
+    if (o.quick)
+        log2s = {10, 16, 20, 24, 26, 28};
+    else
+        for (int k = 10; k <= 30; k += 2) log2s.push_back(k);
+    const Regex prim_re(o.filter), dtype_re(o.dtypes);
+    const uint64_t past_2_32 = (uint64_t(1) << 32) + (uint64_t(1) << 22) + 17;
+    std::vector<Row> rows;
+    auto add = [&](Prim p, const Dtype &d, uint64_t n) {
+        const double l = std::log2(double(n));
+        if (l > o.max_log2 + 1e-9 || l < o.min_log2 - 1e-9) return;
+        if (!prim_re.matches(prim_name(p)) || !dtype_re.matches(d.name))
+            return;
+        Row r;
+        r.prim = p;
+        r.dtype = &d;
+        r.n = n;
+        rows.push_back(r);
+    };
+    for (Prim p : kAllPrims) {
+        for (const Dtype &d : kDtypes) {
+            for (int k : log2s) {
+                add(p, d, uint64_t(1) << k);
+                if (k == 26 && p == Prim::ScanInclusive && d.id == GPUPRIM_DTYPE_F64)
+                    add(p, d, uint64_t(1) << 27);  // a headline row
+            }
+            // 64-bit counts: u32 scans and u32 key sort past 2^32 elements.
+            if (d.id == GPUPRIM_DTYPE_U32 && (is_scan(p) || p == Prim::SortKeys))
+                add(p, d, past_2_32);
+        }
+    }
+    return rows;
+}
+
+int run(const Options &o) {
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess || count <= o.device) {
+        fprintf(stderr, "gpuprim_bench: no CUDA device %d\n", o.device);
+        return 2;
+    }
+    Bench b;
+    b.opt = o;
+    CUDA_CHECK(cudaSetDevice(o.device));
+    CUDA_CHECK(cudaGetDeviceProperties(&b.prop, o.device));
+    int l2 = 0;
+    CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, o.device));
+    b.l2_bytes = size_t(l2);
+    CUDA_CHECK(cudaStreamCreateWithFlags(&b.stream, cudaStreamNonBlocking));
+    CUDA_CHECK(cudaMallocHost(&b.host_pinned, 64));
+
+    gpuprim_context_options_t copt;
+    gpuprim_context_options_init(&copt);
+    copt.backend = GPUPRIM_BACKEND_CUDA;
+    copt.device_ordinal = o.device;
+    copt.cuda_stream = b.stream;
+    char err[512] = "";
+    const gpuprim_status_t cs = gpuprim_context_create(&copt, &b.ctx, err, sizeof err);
+    if (cs != GPUPRIM_SUCCESS) {
+        fprintf(stderr, "gpuprim_bench: CUDA context creation failed: %s: %s\n",
+                gpuprim_get_error_string(cs), err);
+        return 2;
+    }
+    char name[256] = "";
+    gpuprim_context_get_device(b.ctx, nullptr, name, sizeof name);
+    printf("libgpuprim %s on %s (sm_%d%d, %d SMs, %.0f MiB L2, %.1f GiB); CUB %d.%d.%d\n",
+           gpuprim_version_string(), name, b.prop.major, b.prop.minor, b.prop.multiProcessorCount,
+           b.l2_bytes / 1048576.0, b.prop.totalGlobalMem / 1073741824.0, CUB_MAJOR_VERSION,
+           CUB_MINOR_VERSION, CUB_SUBMINOR_VERSION);
+    printf("times: median of reps, CUDA events on one stream; ratio = ours/CUB time (<1: ours "
+           "faster); %%copy = ours GB/s over D2D copy GB/s\n\n");
+    b.open_csv();
+
+    std::vector<Row> rows = plan(o);
+    if (rows.empty()) {
+        fprintf(stderr, "gpuprim_bench: nothing matches the filters\n");
+        return 2;
+    }
+    print_header();
+    bool device_lost = false;
+    for (Row &r : rows) {
+        if (device_lost) {
+            r.status = "FAIL";
+            r.note = "not run: device in error state";
+            b.write_csv(r);
+            continue;
+        }
+        try {
+            b.run_row(r);
+        } catch (const std::exception &e) {
+            r.status = "FAIL";
+            r.note += e.what();
+            // A sticky CUDA error ends the run; an ordinary one ends the row.
+            cudaGetLastError();
+            const cudaError_t sticky = cudaStreamSynchronize(b.stream);
+            if (sticky != cudaSuccess && cudaDeviceSynchronize() != cudaSuccess) device_lost = true;
+            try {
+                b.release_all_workspace();
+            } catch (const std::exception &) {
+            }
+        }
+        print_row(r);
+        b.write_csv(r);
+    }
+
+    int ok = 0, bad = 0, skipped = 0;
+    for (const Row &r : rows) {
+        if (r.status == "ok") ++ok;
+        else if (r.status == "skipped") ++skipped;
+        else ++bad;
+    }
+    if (bad) {
+        printf("\nFAILURES:\n");
+        for (const Row &r : rows)
+            if (r.status != "ok" && r.status != "skipped") print_row(r);
+    }
+    printf("\nHeadline (ours vs CUB on %s):\n", name);
+    print_header();
+    for (const Headline &h : kHeadlines) {
+        const Row *found = nullptr;
+        for (const Row &r : rows)
+            if (r.prim == h.prim && strcmp(r.dtype->name, h.dtype) == 0 &&
+                r.n == (uint64_t(1) << h.log2n))
+                found = &r;
+        if (found) print_row(*found);
+    }
+    printf("\nrows: %d ok, %d skipped (memory), %d failed%s%s\n", ok, skipped, bad,
+           o.csv.empty() ? "" : "; csv: ", o.csv.c_str());
+    return bad ? 1 : 0;
+}
+
+}  // namespace
+}  // namespace gpuprim_bench
+
+int main(int argc, char **argv) {
+    gpuprim_bench::Options o;
+    try {
+        if (!gpuprim_bench::parse(argc, argv, o)) return 2;
+        if (o.probe) return gpuprim_bench::probe();
+        return gpuprim_bench::run(o);
+    } catch (const std::exception &e) {
+        fprintf(stderr, "gpuprim_bench: %s\n", e.what());
+        return 2;
+    }
+}
+#endif  // part 0

@@ -1,0 +1,294 @@
+#!/usr/bin/env bash
+# GPU verification and benchmark of libgpuprim, in one go. Run from the
+# repository root on a machine with an NVIDIA GPU:
+#
+#   bench/run_gpu.sh
+#
+# Stages (each runs even when an earlier one failed, so one call gives all the
+# information; the summary at the end shows each one's result and the exit
+# status is non-zero if any failed):
+#   gpu        nvidia-smi finds the GPU and its compute capability
+#   configure  cmake Release for that architecture only, into build-gpu/
+#   build      every target (ninja -k 0: one broken target does not stop the rest)
+#   probe      a default context under GPUPRIM_BACKEND=cuda is a CUDA one
+#   tests      the C test suite via ctest with GPUPRIM_BACKEND=cuda; every test
+#              must report "backend cuda"
+#   bench      build-gpu/bench/gpuprim_bench: libgpuprim vs CUB vs D2D copy,
+#              results checked against CUB
+#   sanitizer  compute-sanitizer memcheck, racecheck, synccheck, initcheck over
+#              each test program in build-gpu/test/ (small sizes:
+#              GPUPRIM_TEST_LARGE unset); any report fails
+# The benchmark runs before the sanitizers so that its numbers arrive even if a
+# sanitizer run hangs until its timeout.
+#
+# Results and logs go to $OUT when set, else build-gpu/bench/: summary.txt,
+# bench.csv, bench.log, headline.txt, configure.log, build.log, ctest.log,
+# probe.log, sanitizer/<tool>-<program>.log.
+#
+# Environment:
+#   BENCH_QUICK=1        fewer sizes and repetitions
+#   BENCH_FILTER=REGEX   only primitives whose name matches (e.g. 'sort|scan')
+#   BENCH_ARGS="..."     more arguments for gpuprim_bench (e.g. --max-log2 26)
+#   SKIP_TESTS=1         skip probe and ctest
+#   SKIP_SANITIZER=1     skip the compute-sanitizer stage
+#   SKIP_BENCH=1         skip the benchmark
+#   SANITIZER_TOOLS="memcheck racecheck synccheck initcheck"
+#   SANITIZER_JOBS=N     sanitizer runs at once (default: cores/2, at most 8)
+#   SANITIZER_TIMEOUT=S  per sanitizer run (default 240)
+#   SANITIZER_LEAK_CHECK=1  add --leak-check full to memcheck
+#   TEST_TIMEOUT=S       whole ctest run (default 300); BENCH_TIMEOUT=S (default 420)
+#   CUDA_ARCH=NN         override the detected architecture (e.g. 90)
+#   BUILD_DIR=DIR        build tree (default build-gpu)
+
+set -u -o pipefail
+cd "$(dirname "$0")/.." || exit 2
+
+BUILD=${BUILD_DIR:-build-gpu}
+RESULTS=${OUT:-$BUILD/bench}
+mkdir -p "$RESULTS" "$BUILD" || exit 2
+RESULTS=$(cd "$RESULTS" && pwd)
+JOBS=$(nproc 2>/dev/null || echo 4)
+
+STAGES=()
+summary_add() {  # name status detail
+    STAGES+=("$(printf '%-10s %-5s %s' "$1" "$2" "$3")")
+    printf '=== %-10s %-5s %s\n' "$1" "$2" "$3"
+}
+show_tail() {  # log lines: a failing stage shows the end of its log
+    echo "--- last $2 lines of $1"
+    tail -n "$2" "$1" | sed 's/^/    /'
+}
+now() { date +%s; }
+
+START=$(now)
+echo "libgpuprim GPU run: $(date -u '+%Y-%m-%d %H:%M:%S UTC'), results in $RESULTS"
+
+# --------------------------------------------------------------------------
+# gpu: which GPU and which architecture
+# --------------------------------------------------------------------------
+ARCH=${CUDA_ARCH:-}
+if command -v nvidia-smi >/dev/null 2>&1 &&
+   nvidia-smi --query-gpu=name,compute_cap,memory.total,driver_version --format=csv,noheader \
+       > "$RESULTS/nvidia-smi.txt" 2>&1; then
+    GPU_LINE=$(head -n 1 "$RESULTS/nvidia-smi.txt")
+    CAP=$(echo "$GPU_LINE" | cut -d, -f2 | tr -d ' .')
+    if [ -z "$ARCH" ]; then
+        if [[ "$CAP" =~ ^[0-9]+$ ]]; then ARCH=$CAP; else ARCH=native; fi
+    fi
+    summary_add gpu PASS "$GPU_LINE -> CMAKE_CUDA_ARCHITECTURES=$ARCH"
+else
+    [ -z "$ARCH" ] && ARCH=native
+    summary_add gpu FAIL "nvidia-smi found no GPU (see nvidia-smi.txt); building for $ARCH"
+fi
+
+# --------------------------------------------------------------------------
+# configure + build
+# --------------------------------------------------------------------------
+t0=$(now)
+GEN_ARGS=()
+if [ ! -f "$BUILD/CMakeCache.txt" ] && command -v ninja >/dev/null 2>&1; then
+    GEN_ARGS=(-G Ninja)
+fi
+if cmake -S . -B "$BUILD" ${GEN_ARGS[@]+"${GEN_ARGS[@]}"} \
+        -DCMAKE_BUILD_TYPE=Release \
+        -DCMAKE_CUDA_ARCHITECTURES="$ARCH" \
+        -DGPUPRIM_WITH_CUDA=ON \
+        -DGPUPRIM_BUILD_BENCH=ON \
+        -DBUILD_TESTING=ON > "$RESULTS/configure.log" 2>&1; then
+    CONFIGURED=1
+    summary_add configure PASS "$(( $(now) - t0 ))s"
+else
+    CONFIGURED=0
+    summary_add configure FAIL "see configure.log"
+    show_tail "$RESULTS/configure.log" 30
+fi
+
+if [ "$CONFIGURED" = 1 ]; then
+    t0=$(now)
+    KEEP_GOING=()
+    if grep -q '^CMAKE_GENERATOR:INTERNAL=Ninja' "$BUILD/CMakeCache.txt"; then
+        KEEP_GOING=(-- -k 0)
+    else
+        KEEP_GOING=(-- -k)
+    fi
+    if cmake --build "$BUILD" -j "$JOBS" "${KEEP_GOING[@]}" > "$RESULTS/build.log" 2>&1; then
+        summary_add build PASS "$(( $(now) - t0 ))s"
+    else
+        summary_add build FAIL "see build.log ($(grep -c 'FAILED:' "$RESULTS/build.log") failed targets); later stages use whatever built"
+        grep -A12 'FAILED:' "$RESULTS/build.log" | head -n 60 | sed 's/^/    /'
+    fi
+else
+    summary_add build FAIL "not configured"
+fi
+
+BENCH_BIN="$BUILD/bench/gpuprim_bench"
+
+# --------------------------------------------------------------------------
+# probe + tests
+# --------------------------------------------------------------------------
+if [ "${SKIP_TESTS:-0}" = 1 ]; then
+    summary_add probe SKIP "SKIP_TESTS=1"
+    summary_add tests SKIP "SKIP_TESTS=1"
+else
+    if [ -x "$BENCH_BIN" ]; then
+        if GPUPRIM_BACKEND=cuda "$BENCH_BIN" --probe > "$RESULTS/probe.log" 2>&1; then
+            summary_add probe PASS "$(head -n 1 "$RESULTS/probe.log")"
+        else
+            summary_add probe FAIL "$(head -n 1 "$RESULTS/probe.log")"
+        fi
+    else
+        summary_add probe FAIL "no $BENCH_BIN"
+    fi
+
+    if [ "$CONFIGURED" = 1 ]; then
+        t0=$(now)
+        GPUPRIM_BACKEND=cuda timeout -k 10 "${TEST_TIMEOUT:-300}" \
+            ctest --test-dir "$BUILD" --output-on-failure -V -j 4 --no-tests=error \
+            > "$RESULTS/ctest.log" 2>&1
+        rc=$?
+        # Each test program prints "<name>: libgpuprim X, backend cuda, device ...".
+        n_cuda=$(grep -c ', backend cuda,' "$RESULTS/ctest.log")
+        n_cpu=$(grep -c ', backend cpu,' "$RESULTS/ctest.log")
+        result=$(grep -E 'tests passed|tests failed' "$RESULTS/ctest.log" | tail -n 1)
+        detail="$result; $n_cuda programs reported backend cuda, $n_cpu cpu; $(( $(now) - t0 ))s"
+        if [ "$rc" = 0 ] && [ "$n_cuda" -gt 0 ] && [ "$n_cpu" = 0 ]; then
+            summary_add tests PASS "$detail"
+        else
+            [ "$rc" = 124 ] && detail="timed out after ${TEST_TIMEOUT:-300}s; $detail"
+            [ "$n_cuda" = 0 ] && detail="$detail; NO TEST RAN ON THE GPU"
+            summary_add tests FAIL "$detail (ctest rc $rc)"
+            # per-test results, then the first failure messages of the programs
+            grep -E 'Test +#[0-9]+: .*\*\*\*' "$RESULTS/ctest.log" | head -n 20 | sed 's/^/    /'
+            grep -E '^[0-9]+: .*(FAIL|rror|failed)' "$RESULTS/ctest.log" | head -n 20 | sed 's/^/    /'
+        fi
+    else
+        summary_add tests FAIL "not configured"
+    fi
+fi
+
+# --------------------------------------------------------------------------
+# bench
+# --------------------------------------------------------------------------
+if [ "${SKIP_BENCH:-0}" = 1 ]; then
+    summary_add bench SKIP "SKIP_BENCH=1"
+elif [ -x "$BENCH_BIN" ]; then
+    t0=$(now)
+    ARGS=(--csv "$RESULTS/bench.csv")
+    [ "${BENCH_QUICK:-0}" = 1 ] && ARGS+=(--quick)
+    [ -n "${BENCH_FILTER:-}" ] && ARGS+=(--filter "$BENCH_FILTER")
+    # shellcheck disable=SC2206
+    [ -n "${BENCH_ARGS:-}" ] && ARGS+=(${BENCH_ARGS})
+    echo "=== bench: $BENCH_BIN ${ARGS[*]}"
+    timeout -k 10 "${BENCH_TIMEOUT:-420}" "$BENCH_BIN" "${ARGS[@]}" > "$RESULTS/bench.log" 2>&1
+    rc=$?
+    sed -n '/^Headline/,$p' "$RESULTS/bench.log" > "$RESULTS/headline.txt"
+    rows=$(grep -E '^rows:' "$RESULTS/bench.log" | tail -n 1)
+    detail="${rows:-no summary line}; $(( $(now) - t0 ))s; csv: $RESULTS/bench.csv"
+    if [ "$rc" = 0 ]; then
+        summary_add bench PASS "$detail"
+    else
+        [ "$rc" = 124 ] && detail="timed out after ${BENCH_TIMEOUT:-420}s; $detail"
+        summary_add bench FAIL "exit $rc; $detail"
+        if grep -q '^FAILURES:' "$RESULTS/bench.log"; then
+            sed -n '/^FAILURES:/,/^Headline/p' "$RESULTS/bench.log" | head -n 40 | sed 's/^/    /'
+        else
+            show_tail "$RESULTS/bench.log" 25
+        fi
+    fi
+else
+    summary_add bench FAIL "no $BENCH_BIN (build failed?)"
+fi
+
+# --------------------------------------------------------------------------
+# sanitizer
+# --------------------------------------------------------------------------
+if [ "${SKIP_SANITIZER:-0}" = 1 ]; then
+    summary_add sanitizer SKIP "SKIP_SANITIZER=1"
+elif ! command -v compute-sanitizer >/dev/null 2>&1 &&
+     [ ! -x /usr/local/cuda/bin/compute-sanitizer ]; then
+    summary_add sanitizer FAIL "compute-sanitizer not found"
+else
+    SAN=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+    t0=$(now)
+    SAN_DIR="$RESULTS/sanitizer"
+    mkdir -p "$SAN_DIR"
+    rm -f "$SAN_DIR"/*.log "$SAN_DIR"/*.rc
+    PROGRAMS=()
+    if [ -d "$BUILD/test" ]; then
+        while IFS= read -r p; do PROGRAMS+=("$p"); done < <(
+            find "$BUILD/test" -maxdepth 1 -type f -perm -u+x ! -name '*.*' | sort)
+    fi
+    if [ ${#PROGRAMS[@]} = 0 ]; then
+        summary_add sanitizer FAIL "no test programs in $BUILD/test"
+    else
+        TOOLS=${SANITIZER_TOOLS:-memcheck racecheck synccheck initcheck}
+        PAR=${SANITIZER_JOBS:-$(( JOBS / 2 > 8 ? 8 : (JOBS / 2 < 1 ? 1 : JOBS / 2) ))}
+        san_one() {  # tool program
+            local tool=$1 prog=$2 log extra=()
+            log="$SAN_DIR/$tool-$(basename "$prog").log"
+            [ "$tool" = memcheck ] && [ "${SANITIZER_LEAK_CHECK:-0}" = 1 ] &&
+                extra=(--leak-check full)
+            env -u GPUPRIM_TEST_LARGE GPUPRIM_BACKEND=cuda \
+                timeout -k 10 "${SANITIZER_TIMEOUT:-240}" \
+                "$SAN" --tool "$tool" --error-exitcode 86 --print-limit 20 ${extra[@]+"${extra[@]}"} \
+                "$prog" > "$log" 2>&1
+            echo $? > "$log.rc"
+        }
+        for tool in $TOOLS; do
+            for prog in "${PROGRAMS[@]}"; do
+                while [ "$(jobs -rp | wc -l)" -ge "$PAR" ]; do wait -n; done
+                san_one "$tool" "$prog" &
+            done
+        done
+        wait
+        n_pass=0 n_skip=0 FAILED_RUNS=() FAILED_LOGS=()
+        for tool in $TOOLS; do
+            for prog in "${PROGRAMS[@]}"; do
+                log="$SAN_DIR/$tool-$(basename "$prog").log"
+                rc=$(cat "$log.rc" 2>/dev/null || echo missing)
+                if [ "$rc" = 77 ]; then
+                    n_skip=$((n_skip + 1))  # the program skipped itself (test_large)
+                elif [ "$rc" = 0 ] && ! grep -qE 'ERROR SUMMARY: [1-9]' "$log"; then
+                    n_pass=$((n_pass + 1))
+                else
+                    case $rc in
+                        86) why="errors reported" ;;
+                        124|137) why="timed out" ;;
+                        *) why="exit $rc" ;;
+                    esac
+                    FAILED_RUNS+=("$tool $(basename "$prog"): $why ($(grep -oE 'ERROR SUMMARY: [0-9]+ errors?' "$log" | tail -n 1))")
+                    FAILED_LOGS+=("$log")
+                fi
+            done
+        done
+        detail="$n_pass passed, ${#FAILED_RUNS[@]} failed, $n_skip skipped of $(echo "$TOOLS" | wc -w) tools x ${#PROGRAMS[@]} programs; $(( $(now) - t0 ))s"
+        if [ ${#FAILED_RUNS[@]} = 0 ]; then
+            summary_add sanitizer PASS "$detail"
+        else
+            summary_add sanitizer FAIL "$detail"
+            for i in "${!FAILED_RUNS[@]}"; do
+                echo "    ${FAILED_RUNS[$i]}  [${FAILED_LOGS[$i]#"$RESULTS"/}]"
+                grep -m 6 -E '^========= [A-Z]' "${FAILED_LOGS[$i]}" | grep -v 'ERROR SUMMARY' |
+                    sed 's/^/      /'
+            done
+        fi
+    fi
+fi
+
+# --------------------------------------------------------------------------
+# summary, headline table last
+# --------------------------------------------------------------------------
+{
+    echo
+    echo "================ libgpuprim GPU run summary ($(( $(now) - START ))s) ================"
+    for s in "${STAGES[@]}"; do echo "$s"; done
+    echo "results and logs: $RESULTS"
+} | tee "$RESULTS/summary.txt"
+if [ -s "$RESULTS/headline.txt" ]; then
+    echo
+    cat "$RESULTS/headline.txt"
+fi
+for s in "${STAGES[@]}"; do
+    case $s in *" FAIL "*) exit 1 ;; esac
+done
+exit 0

@@ -1,0 +1,731 @@
+// Standalone check and timing of src/cuda/scan.cu.
+//   check_scan full   : correctness (op x dtype x kind, in place / out of place,
+//                       misaligned views, adversarial inputs, both paths, garbage
+//                       workspace), determinism, > 2^32 elements, tuning sweep,
+//                       timings vs CUB and a device-to-device copy
+//   check_scan small  : correctness at small sizes only (for compute-sanitizer)
+// Build (from the repo root):
+//   nvcc -std=c++17 -O3 -arch=sm_90 --expt-relaxed-constexpr -lineinfo -Isrc -Iinclude \
+//        dev/scan/check_scan.cu -o build-scan/check_scan
+#include "cuda/scan.cu"
+
+#include <cub/device/device_scan.cuh>
+
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace gpuprim::cuda {
+void check(cudaError_t result, const char *what) {
+    if (result != cudaSuccess)
+        fail(result == cudaErrorMemoryAllocation ? GPUPRIM_ERROR_OUT_OF_MEMORY : GPUPRIM_ERROR_DEVICE,
+             "%s: %s: %s", what, cudaGetErrorName(result), cudaGetErrorString(result));
+}
+void check_launch(const char *what) { check(cudaGetLastError(), what); }
+}  // namespace gpuprim::cuda
+
+namespace scan_check {
+using namespace gpuprim;
+using namespace gpuprim::cuda;
+using scan_detail::ScanPath;
+
+#define CK(x)                                                                                   \
+    do {                                                                                        \
+        cudaError_t e_ = (x);                                                                   \
+        if (e_ != cudaSuccess) {                                                                \
+            std::printf("CUDA error %s at %s:%d: %s\n", cudaGetErrorName(e_), __FILE__, __LINE__, \
+                        #x);                                                                    \
+            std::exit(2);                                                                       \
+        }                                                                                       \
+    } while (0)
+
+static long g_cases = 0, g_failures = 0, g_skipped = 0;
+static std::mt19937_64 g_rng(20240601);
+static bool g_small = false;
+
+template <typename T> struct DT;
+template <> struct DT<int32_t> { static constexpr gpuprim_dtype_t v = GPUPRIM_DTYPE_I32; };
+template <> struct DT<uint32_t> { static constexpr gpuprim_dtype_t v = GPUPRIM_DTYPE_U32; };
+template <> struct DT<int64_t> { static constexpr gpuprim_dtype_t v = GPUPRIM_DTYPE_I64; };
+template <> struct DT<uint64_t> { static constexpr gpuprim_dtype_t v = GPUPRIM_DTYPE_U64; };
+template <> struct DT<float> { static constexpr gpuprim_dtype_t v = GPUPRIM_DTYPE_F32; };
+template <> struct DT<double> { static constexpr gpuprim_dtype_t v = GPUPRIM_DTYPE_F64; };
+
+static const char *op_name[] = {"sum", "min", "max"};
+
+struct Harness {
+    DeviceEnv env{};
+    Workspace *workspace = nullptr;
+    uint32_t *counters = nullptr;
+    char *scratch = nullptr;  // inputs and outputs of the checks
+    size_t scratch_bytes = 0;
+
+    void init(size_t bytes) {
+        CK(cudaSetDevice(0));
+        cudaDeviceProp p;
+        CK(cudaGetDeviceProperties(&p, 0));
+        cudaStream_t s;
+        CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+        workspace = new Workspace([](uint64_t b) { void *m = nullptr; CK(cudaMalloc(&m, b)); return m; },
+                                  [](void *m) { cudaFree(m); });
+        CK(cudaMalloc(&counters, kZeroedCounterWords * 4));
+        CK(cudaMemset(counters, 0, kZeroedCounterWords * 4));
+        env.stream = s;
+        env.device_ordinal = 0;
+        env.sm_count = p.multiProcessorCount;
+        env.compute_capability = p.major * 10 + p.minor;
+        env.max_threads_per_sm = p.maxThreadsPerMultiProcessor;
+        env.l2_bytes = p.l2CacheSize;
+        env.max_shared_per_block_optin = p.sharedMemPerBlockOptin;
+        env.workspace = workspace;
+        env.zeroed_counters = counters;
+        scratch_bytes = bytes;
+        CK(cudaMalloc(&scratch, bytes));
+        std::printf("device %s, %d SMs, cc %d, L2 %zu MB\n", p.name, env.sm_count,
+                    env.compute_capability, env.l2_bytes >> 20);
+    }
+    bool counters_zero() {
+        std::vector<uint32_t> h(kZeroedCounterWords);
+        CK(cudaStreamSynchronize(env.stream));
+        CK(cudaMemcpy(h.data(), counters, kZeroedCounterWords * 4, cudaMemcpyDeviceToHost));
+        for (uint32_t w : h)
+            if (w) return false;
+        return true;
+    }
+};
+static Harness H;
+
+// ------------------------------------------------------------ the call
+template <typename T, typename Op>
+static void launch_with(ScanPath path, bool exclusive, const T *in, T *out, uint64_t n) {
+    scan_detail::launch_scan<T, Op, ScanTuningSm90<int(sizeof(T))>>(H.env, exclusive, in, out, n, path);
+}
+
+template <typename T>
+static void run_scan(int op, bool exclusive, const T *in, T *out, uint64_t n, ScanPath path) {
+    if (path == ScanPath::Auto) {
+        gpuprim::cuda::scan(H.env, gpuprim_op_t(op), exclusive ? GPUPRIM_SCAN_EXCLUSIVE : GPUPRIM_SCAN_INCLUSIVE,
+                   DT<T>::v, in, out, n);
+        return;
+    }
+    using S = std::conditional_t<std::is_integral_v<T>, bits_t<T>, T>;
+    if (op == 0) launch_with<S, SumOp<S>>(path, exclusive, (const S *)in, (S *)out, n);
+    if (op == 1) launch_with<T, MinOp<T>>(path, exclusive, in, out, n);
+    if (op == 2) launch_with<T, MaxOp<T>>(path, exclusive, in, out, n);
+}
+
+// Fill the status area with words that look like published inclusive
+// prefixes, so a kernel that trusted stale slots would give wrong sums.
+__global__ void poison_status_kernel(unsigned long long *p, uint64_t words, int wide) {
+    for (uint64_t i = blockIdx.x * uint64_t(blockDim.x) + threadIdx.x; i < words;
+         i += uint64_t(gridDim.x) * blockDim.x)
+        p[i] = wide ? ((i & 1) ? 0x3ff0000000000000ull : 2ull) : ((2ull << 32) | 0x3f800000ull);
+}
+template <typename T>
+static void poison_workspace(uint64_t n) {
+    const uint64_t tiles = n / 1024 + 64;
+    const uint64_t bytes = tiles * 16;
+    void *p = H.workspace->reserve(bytes);
+    poison_status_kernel<<<64, 256, 0, H.env.stream>>>((unsigned long long *)p, bytes / 8, sizeof(T) == 8);
+    CK(cudaGetLastError());
+}
+
+// ------------------------------------------------------------ references
+template <typename T>
+static T apply(int op, T a, T b) {
+    if (op == 0) return SumOp<T>()(a, b);
+    if (op == 1) return MinOp<T>()(a, b);
+    return MaxOp<T>()(a, b);
+}
+template <typename T>
+static T identity(int op) {
+    if (op == 0) return SumOp<T>::identity();
+    if (op == 1) return MinOp<T>::identity();
+    return MaxOp<T>::identity();
+}
+
+template <typename T>
+static std::string show(T v) {
+    char buf[96];
+    if constexpr (std::is_floating_point_v<T>)
+        std::snprintf(buf, sizeof buf, "%.17g [0x%llx]", double(v), (unsigned long long)bit_cast<bits_t<T>>(v));
+    else if constexpr (std::is_signed_v<T>)
+        std::snprintf(buf, sizeof buf, "%lld", (long long)v);
+    else
+        std::snprintf(buf, sizeof buf, "%llu", (unsigned long long)v);
+    return buf;
+}
+
+// Returns "" when got is the scan of x, else the first problem.
+template <typename T>
+static std::string judge(int op, bool exclusive, const std::vector<T> &x, const std::vector<T> &got) {
+    const size_t n = x.size();
+    using B = bits_t<T>;
+    if (!(std::is_floating_point_v<T> && op == 0)) {
+        T acc = identity<T>(op);
+        for (size_t i = 0; i < n; ++i) {
+            T want;
+            if (exclusive) {
+                want = i == 0 ? identity<T>(op) : acc;
+                acc = i == 0 ? x[0] : apply(op, acc, x[i]);
+            } else {
+                acc = i == 0 ? x[0] : apply(op, acc, x[i]);
+                want = acc;
+            }
+            if (bit_cast<B>(want) != bit_cast<B>(got[i]))
+                return "at " + std::to_string(i) + " want " + show(want) + " got " + show(got[i]);
+        }
+        return "";
+    }
+    // Float sum: within terms * eps * sum|x| of a long double reference.
+    // NaN/inf follow IEEE whatever the order; an intermediate overflow is
+    // order dependent and skipped. A prefix of -0.0 only stays -0.0.
+    const long double eps = std::numeric_limits<T>::epsilon() * (LDBL_MANT_DIG <= 53 ? 2 : 1);
+    const long double big = std::numeric_limits<T>::max();
+    long double s = 0, a = 0, a_finite = 0;
+    bool all_neg_zero = true;
+    for (size_t i = 0; i < n; ++i) {
+        auto add = [&] {
+            s += (long double)x[i];
+            a += std::fabs((long double)x[i]);
+            if (std::isfinite(x[i])) a_finite += std::fabs((long double)x[i]);
+            if (bit_cast<B>(x[i]) != bit_cast<B>(T(-0.0))) all_neg_zero = false;
+        };
+        if (!exclusive) add();
+        const size_t terms = exclusive ? i : i + 1;
+        const T g = got[i];
+        bool ok;
+        if (terms == 0) ok = bit_cast<B>(g) == 0;
+        else if (std::isnan(s)) ok = std::isnan(g);
+        else if (a_finite >= big / 2) { ok = true; ++g_skipped; }  // partial sums may overflow
+        else if (std::isinf(s)) ok = (long double)g == s;
+        else if (all_neg_zero) ok = bit_cast<B>(g) == bit_cast<B>(T(-0.0));
+        else ok = std::isfinite(g) && std::fabs((long double)g - s) <= terms * eps * a + std::numeric_limits<T>::denorm_min();
+        if (!ok) {
+            char buf[256];
+            std::snprintf(buf, sizeof buf, "at %zu ref %.17Lg (sum|x| %.6Lg) got %s", i, s, a, show(g).c_str());
+            return buf;
+        }
+        if (exclusive) add();
+    }
+    return "";
+}
+
+// ------------------------------------------------------------ one case
+template <typename T>
+static bool run_case(int op, bool exclusive, const std::vector<T> &x, size_t in_off, size_t out_off,
+                     bool in_place, ScanPath path, const char *what, std::vector<T> *result = nullptr) {
+    const size_t n = x.size();
+    const size_t half = H.scratch_bytes / 2 / sizeof(T);
+    if (n + 8 > half) { std::printf("scratch too small\n"); std::exit(2); }
+    T *base_in = reinterpret_cast<T *>(H.scratch), *base_out = base_in + half;
+    T *exact = nullptr;
+    if (g_small) {
+        // Allocations of exactly the extent used, so memcheck sees any overrun.
+        CK(cudaMalloc(&exact, (in_off + n + out_off + n) * sizeof(T) + (n == 0 ? 16 : 0)));
+        base_in = exact;
+        base_out = exact + in_off + n;
+    }
+    T *in = base_in + in_off;
+    T *out = in_place ? in : base_out + out_off;
+    if (n) CK(cudaMemcpy(in, x.data(), n * sizeof(T), cudaMemcpyHostToDevice));
+    if (!in_place && n) CK(cudaMemset(out, 0xA7, n * sizeof(T)));
+    if (path != ScanPath::SingleBlock && !g_small) poison_workspace<T>(n);
+    try {
+        run_scan<T>(op, exclusive, in, out, n, path);
+    } catch (const Error &e) {
+        std::printf("FAIL %s: threw %s\n", what, e.what());
+        ++g_failures;
+        return false;
+    }
+    CK(cudaStreamSynchronize(H.env.stream));
+    std::vector<T> got(n), after(in_place ? 0 : n);
+    if (n) CK(cudaMemcpy(got.data(), out, n * sizeof(T), cudaMemcpyDeviceToHost));
+    if (!in_place && n) CK(cudaMemcpy(after.data(), in, n * sizeof(T), cudaMemcpyDeviceToHost));
+    if (exact) CK(cudaFree(exact));
+    ++g_cases;
+    std::string why = judge(op, exclusive, x, got);
+    if (why.empty() && !in_place && n && std::memcmp(after.data(), x.data(), n * sizeof(T)))
+        why = "input changed by an out-of-place scan";
+    if (result) *result = std::move(got);
+    if (why.empty()) return true;
+    if (++g_failures <= 40)
+        std::printf("FAIL %s %s %s %s n=%zu in_off=%zu out_off=%zu in_place=%d path=%d: %s\n",
+                    dtype_name(DT<T>::v), op_name[op], exclusive ? "excl" : "incl", what, n, in_off,
+                    out_off, in_place, int(path), why.c_str());
+    return false;
+}
+
+// ------------------------------------------------------------ inputs
+template <typename T>
+static T random_value(int style) {
+    if constexpr (std::is_integral_v<T>) {
+        if (style == 0) return T(g_rng());
+        return T(int64_t(g_rng() % 2001) - 1000);
+    } else {
+        std::uniform_real_distribution<double> u(-1.0, 1.0);
+        if (style == 0) return T(std::ldexp(u(g_rng), int(g_rng() % 19) - 8));
+        return T(0.5 + 1.5 * (u(g_rng) + 1) / 2);  // positive, well conditioned
+    }
+}
+
+template <typename T>
+static std::vector<std::pair<std::string, std::vector<T>>> patterns(size_t n, bool all) {
+    using L = std::numeric_limits<T>;
+    std::vector<std::pair<std::string, std::vector<T>>> out;
+    auto make = [&](const char *name, auto gen) {
+        std::vector<T> v(n);
+        for (size_t i = 0; i < n; ++i) v[i] = gen(i);
+        out.emplace_back(name, std::move(v));
+    };
+    make("random", [&](size_t) { return random_value<T>(0); });
+    if constexpr (std::is_floating_point_v<T>) make("special-sprinkled", [&](size_t i) {
+        static const T specials[] = {L::quiet_NaN(), T(-0.0), T(0.0), L::infinity(), -L::infinity(),
+                                     L::max(), L::lowest(), L::denorm_min(), -L::denorm_min()};
+        if (g_rng() % 97 == 0) {
+            const T v = specials[g_rng() % 9];
+            if (std::isnan(v)) {  // NaNs of both signs and several payloads
+                bits_t<T> b = bit_cast<bits_t<T>>(v) | (g_rng() % 8);
+                if (g_rng() & 1) b |= bits_t<T>(1) << (sizeof(T) * 8 - 1);
+                return bit_cast<T>(b);
+            }
+            return v;
+        }
+        (void)i;
+        return random_value<T>(0);
+    });
+    if (!all) return out;
+    make("small-or-positive", [&](size_t) { return random_value<T>(1); });
+    make("type-extremes", [&](size_t) {
+        const int r = int(g_rng() % 4);
+        return r == 0 ? L::max() : r == 1 ? L::lowest() : r == 2 ? T(0) : T(1);
+    });
+    if constexpr (std::is_floating_point_v<T>) {
+        make("all-neg-zero", [&](size_t) { return T(-0.0); });
+        make("signed-zeros", [&](size_t) { return g_rng() % 2 ? T(-0.0) : T(0.0); });
+        make("inf-and-nan", [&](size_t i) {
+            return i % 5 == 1 ? L::infinity() : i % 7 == 3 ? -L::infinity() : i % 11 == 5 ? L::quiet_NaN() : random_value<T>(0);
+        });
+        make("first-nan", [&](size_t i) { return i == 0 ? bit_cast<T>(bits_t<T>(~bits_t<T>(0))) : random_value<T>(0); });
+    }
+    return out;
+}
+
+template <typename T>
+static void test_dtype() {
+    using Block = BlockVectorScan<T, SumOp<T>, ScanTuningSm90<int(sizeof(T))>::Config::kThreads,
+                                  ScanTuningSm90<int(sizeof(T))>::Config::kVectors>;
+    const size_t tile = Block::kTileItems;
+    const size_t vec = 16 / sizeof(T);
+    std::vector<size_t> sizes;
+    if (g_small)
+        sizes = {1, 37, tile + 1, 3 * tile + 5, 40 * tile + 3};
+    else
+        sizes = {0, 1, 2, 3, 5, 31, 32, 33, 127, tile - 5, tile - 1, tile, tile + 1, 2 * tile - 1,
+                 2 * tile, 2 * tile + 3, 5 * tile + 7, 33 * tile + 1, 70 * tile + 13, 300 * tile + 1,
+                 1000003};
+    struct Layout { size_t in_off, out_off; bool in_place; };
+    std::vector<Layout> layouts_all, layouts_few;
+    for (size_t a = 0; a < vec; ++a) layouts_all.push_back({a, a, false});        // same alignment
+    for (size_t a = 0; a < vec; ++a) layouts_all.push_back({a, (a + 1) % vec, false});  // differing
+    for (size_t a = 0; a < vec; ++a) layouts_all.push_back({a, 0, true});
+    layouts_few = {{0, 0, false}, {1, 0, false}, {1, 1, true}};
+    if (g_small) layouts_all = layouts_few = {{0, 0, false}, {1, 2 % vec, false}, {1, 0, true}};
+    const long fails_before = g_failures, cases_before = g_cases;
+    for (size_t n : sizes) {
+        const bool big = n > 40 * tile;
+        for (auto &[name, data] : patterns<T>(n, !big && !g_small)) {
+            const auto &layouts = big ? layouts_few : layouts_all;
+            for (int op = 0; op < 3; ++op) {
+                for (int ex = 0; ex < 2; ++ex) {
+                    for (const Layout &l : layouts)
+                        run_case<T>(op, ex, data, l.in_off, l.out_off, l.in_place, ScanPath::Auto, name.c_str());
+                    // Both paths on the same input; float sums must agree bitwise.
+                    if (n <= 6 * tile && name == "random") {
+                        std::vector<T> single, lookback;
+                        run_case<T>(op, ex, data, 1, 1, false, ScanPath::SingleBlock, name.c_str(), &single);
+                        run_case<T>(op, ex, data, 1, 1, false, ScanPath::Lookback, name.c_str(), &lookback);
+                        ++g_cases;
+                        if (single.size() != n || lookback.size() != n ||
+                            (n && std::memcmp(single.data(), lookback.data(), n * sizeof(T)))) {
+                            ++g_failures;
+                            std::printf("FAIL %s %s n=%zu: single-block and look-back paths differ\n",
+                                        dtype_name(DT<T>::v), op_name[op], n);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    if (!H.counters_zero()) {
+        ++g_failures;
+        std::printf("FAIL %s: zeroed counters not zero after the scans\n", dtype_name(DT<T>::v));
+    }
+    std::printf("  %-4s %6ld cases, %ld failures\n", dtype_name(DT<T>::v), g_cases - cases_before,
+                g_failures - fails_before);
+}
+
+// ------------------------------------------------------------ device helpers
+__device__ __forceinline__ uint64_t mix64(uint64_t h) {
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ull;
+    h ^= h >> 33;
+    return h;
+}
+
+template <typename T>
+__global__ void fill_kernel(T *p, uint64_t n, uint64_t seed, int positive) {
+    for (uint64_t i = blockIdx.x * uint64_t(blockDim.x) + threadIdx.x; i < n; i += uint64_t(gridDim.x) * blockDim.x) {
+        const uint64_t h = mix64(i * 0x9E3779B97F4A7C15ull + seed);
+        if constexpr (std::is_floating_point_v<T>) {
+            const T u = T(h >> 11) * T(1.0 / 9007199254740992.0);
+            p[i] = positive ? T(0.5) + T(1.5) * u : (T(2) * u - T(1)) * T(1 << (h & 7));
+        } else {
+            p[i] = T(h);
+        }
+    }
+}
+
+// Order-independent hash of an array: xor of mixed (index, bits).
+template <typename T>
+__global__ void hash_kernel(const T *p, uint64_t n, unsigned long long *out) {
+    uint64_t h = 0;
+    for (uint64_t i = blockIdx.x * uint64_t(blockDim.x) + threadIdx.x; i < n; i += uint64_t(gridDim.x) * blockDim.x)
+        h ^= mix64(i * 0x9E3779B97F4A7C15ull ^ uint64_t(bit_cast<bits_t<T>>(p[i])) * 0xD6E8FEB86659FD93ull);
+    for (int d = 16; d > 0; d >>= 1) h ^= __shfl_xor_sync(0xffffffffu, h, d);
+    if ((threadIdx.x & 31) == 0) atomicXor(out, (unsigned long long)h);
+}
+
+// > 2^32 check on the device: x(i) regenerated from i.
+__device__ __forceinline__ uint32_t big_x(uint64_t i) { return uint32_t(mix64(i + 77)) & 0xFFFFFu; }
+__global__ void big_fill(uint32_t *p, uint64_t n) {
+    for (uint64_t i = blockIdx.x * uint64_t(blockDim.x) + threadIdx.x; i < n; i += uint64_t(gridDim.x) * blockDim.x)
+        p[i] = big_x(i);
+}
+// op 0: inclusive sum (out[i] = out[i-1] + x(i)); op 2: exclusive max (out[i] = max(out[i-1], x(i-1))).
+__global__ void big_check(const uint32_t *p, uint64_t n, int op, unsigned long long *bad) {
+    unsigned long long local = 0;
+    for (uint64_t i = blockIdx.x * uint64_t(blockDim.x) + threadIdx.x; i < n; i += uint64_t(gridDim.x) * blockDim.x) {
+        uint32_t want;
+        if (op == 0) want = i == 0 ? big_x(0) : p[i - 1] + big_x(i);
+        else want = i == 0 ? 0u : max(p[i - 1], big_x(i - 1));
+        local += p[i] != want;
+    }
+    if (local) atomicAdd(bad, local);
+}
+
+static void test_past_2_32() {
+    const uint64_t n = (uint64_t(1) << 32) + 4099;
+    uint32_t *d = nullptr;
+    if (cudaMalloc(&d, n * 4) != cudaSuccess) {
+        cudaGetLastError();
+        std::printf("  > 2^32: skipped (no memory)\n");
+        return;
+    }
+    unsigned long long *bad;
+    CK(cudaMalloc(&bad, 8));
+    for (int op : {0, 2}) {
+        big_fill<<<4096, 256, 0, H.env.stream>>>(d, n);
+        CK(cudaMemsetAsync(bad, 0, 8, H.env.stream));
+        cudaEvent_t e0, e1;
+        CK(cudaEventCreate(&e0));
+        CK(cudaEventCreate(&e1));
+        CK(cudaEventRecord(e0, H.env.stream));
+        gpuprim::cuda::scan(H.env, gpuprim_op_t(op), op == 0 ? GPUPRIM_SCAN_INCLUSIVE : GPUPRIM_SCAN_EXCLUSIVE,
+                   GPUPRIM_DTYPE_U32, d, d, n);
+        CK(cudaEventRecord(e1, H.env.stream));
+        big_check<<<4096, 256, 0, H.env.stream>>>(d, n, op, bad);
+        unsigned long long h = 0;
+        CK(cudaStreamSynchronize(H.env.stream));
+        CK(cudaMemcpy(&h, bad, 8, cudaMemcpyDeviceToHost));
+        float ms;
+        CK(cudaEventElapsedTime(&ms, e0, e1));
+        ++g_cases;
+        if (h) ++g_failures;
+        std::printf("  u32 %s in place n=2^32+4099: %llu wrong, %.2f ms (%.0f GB/s) %s\n",
+                    op == 0 ? "inclusive sum" : "exclusive max", h, ms, 8.0 * n / ms / 1e6, h ? "FAIL" : "ok");
+    }
+    if (!H.counters_zero()) { ++g_failures; std::printf("FAIL counters after > 2^32\n"); }
+    CK(cudaFree(d));
+    CK(cudaFree(bad));
+}
+
+// Same input, many runs: every output hash equal.
+template <typename T>
+static void test_determinism(uint64_t n, int runs, bool exclusive) {
+    T *in, *out;
+    unsigned long long *h;
+    CK(cudaMalloc(&in, n * sizeof(T)));
+    CK(cudaMalloc(&out, n * sizeof(T)));
+    CK(cudaMalloc(&h, 8));
+    fill_kernel<<<2048, 256, 0, H.env.stream>>>(in, n, 99, 0);
+    std::vector<unsigned long long> hashes;
+    for (int r = 0; r < runs; ++r) {
+        CK(cudaMemsetAsync(out, r & 0xFF, n * sizeof(T), H.env.stream));
+        CK(cudaMemsetAsync(h, 0, 8, H.env.stream));
+        gpuprim::cuda::scan(H.env, GPUPRIM_OP_SUM, exclusive ? GPUPRIM_SCAN_EXCLUSIVE : GPUPRIM_SCAN_INCLUSIVE,
+                   DT<T>::v, in, out, n);
+        hash_kernel<<<1024, 256, 0, H.env.stream>>>(out, n, h);
+        unsigned long long v;
+        CK(cudaMemcpyAsync(&v, h, 8, cudaMemcpyDeviceToHost, H.env.stream));
+        CK(cudaStreamSynchronize(H.env.stream));
+        hashes.push_back(v);
+    }
+    const size_t distinct = std::count_if(hashes.begin(), hashes.end(), [&](unsigned long long v) { return v != hashes[0]; });
+    ++g_cases;
+    if (distinct) ++g_failures;
+    std::printf("  %s sum %s n=%llu: %d runs, hash %016llx, %zu differing %s\n", dtype_name(DT<T>::v),
+                exclusive ? "excl" : "incl", (unsigned long long)n, runs, hashes[0], distinct, distinct ? "FAIL" : "ok");
+    CK(cudaFree(in));
+    CK(cudaFree(out));
+    CK(cudaFree(h));
+}
+
+// ------------------------------------------------------------ timing
+static float median(std::vector<float> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+}
+// Median device time (us) of launch(i), each bracketed by events.
+static float time_us(const std::function<void(int)> &launch, int reps = 25) {
+    cudaEvent_t e0, e1;
+    CK(cudaEventCreate(&e0));
+    CK(cudaEventCreate(&e1));
+    for (int i = 0; i < 4; ++i) launch(i);
+    std::vector<float> ms;
+    for (int i = 0; i < reps; ++i) {
+        CK(cudaEventRecord(e0, H.env.stream));
+        launch(i);
+        CK(cudaEventRecord(e1, H.env.stream));
+        CK(cudaEventSynchronize(e1));
+        float t;
+        CK(cudaEventElapsedTime(&t, e0, e1));
+        ms.push_back(t);
+    }
+    CK(cudaEventDestroy(e0));
+    CK(cudaEventDestroy(e1));
+    return median(ms) * 1000.f;
+}
+// Average device time (us) of `batch` back-to-back launches (what a profiler
+// would show per kernel, minus the per-event overhead).
+static float time_batched_us(const std::function<void(int)> &launch, int batch = 200) {
+    cudaEvent_t e0, e1;
+    CK(cudaEventCreate(&e0));
+    CK(cudaEventCreate(&e1));
+    for (int i = 0; i < 10; ++i) launch(i);
+    CK(cudaEventRecord(e0, H.env.stream));
+    for (int i = 0; i < batch; ++i) launch(i);
+    CK(cudaEventRecord(e1, H.env.stream));
+    CK(cudaEventSynchronize(e1));
+    float t;
+    CK(cudaEventElapsedTime(&t, e0, e1));
+    CK(cudaEventDestroy(e0));
+    CK(cudaEventDestroy(e1));
+    return t * 1000.f / batch;
+}
+
+struct Pool {
+    std::vector<char *> in, out;
+    int copies = 1;
+    void make(size_t bytes) {
+        release();
+        copies = bytes > (size_t(50) << 20) ? 3 : 1;
+        for (int c = 0; c < copies; ++c) {
+            char *a, *b;
+            CK(cudaMalloc(&a, bytes));
+            CK(cudaMalloc(&b, bytes));
+            in.push_back(a);
+            out.push_back(b);
+        }
+    }
+    void release() {
+        for (char *p : in) cudaFree(p);
+        for (char *p : out) cudaFree(p);
+        in.clear();
+        out.clear();
+    }
+};
+static Pool g_pool;
+
+template <typename T>
+static void pool_fill(uint64_t n) {
+    g_pool.make(n * sizeof(T));
+    for (int c = 0; c < g_pool.copies; ++c)
+        fill_kernel<<<2048, 256, 0, H.env.stream>>>((T *)g_pool.in[c], n, 1000 + c, 1);
+    CK(cudaStreamSynchronize(H.env.stream));
+}
+
+template <typename T>
+static float time_ours(uint64_t n, int op = 0, bool exclusive = false, bool in_place = false) {
+    return time_us([&](int i) {
+        const int c = i % g_pool.copies;
+        run_scan<T>(op, exclusive, (const T *)g_pool.in[c], in_place ? (T *)g_pool.in[c] : (T *)g_pool.out[c], n, ScanPath::Auto);
+    });
+}
+
+template <typename T, typename Tuning, typename Op = SumOp<T>>
+static float time_tuning(uint64_t n, ScanPath path = ScanPath::Auto) {
+    return time_us([&](int i) {
+        const int c = i % g_pool.copies;
+        scan_detail::launch_scan<T, Op, Tuning>(H.env, false, (const T *)g_pool.in[c], (T *)g_pool.out[c], n, path);
+    });
+}
+
+template <typename T>
+static float time_cub(uint64_t n) {
+    size_t temp_bytes = 0;
+    CK(cub::DeviceScan::InclusiveSum(nullptr, temp_bytes, (const T *)g_pool.in[0], (T *)g_pool.out[0], (int64_t)n, H.env.stream));
+    void *temp;
+    CK(cudaMalloc(&temp, temp_bytes));
+    const float t = time_us([&](int i) {
+        const int c = i % g_pool.copies;
+        CK(cub::DeviceScan::InclusiveSum(temp, temp_bytes, (const T *)g_pool.in[c], (T *)g_pool.out[c], (int64_t)n, H.env.stream));
+    });
+    CK(cudaFree(temp));
+    return t;
+}
+
+static float time_copy(size_t bytes) {
+    return time_us([&](int i) {
+        const int c = i % g_pool.copies;
+        CK(cudaMemcpyAsync(g_pool.out[c], g_pool.in[c], bytes, cudaMemcpyDeviceToDevice, H.env.stream));
+    });
+}
+
+static double gbps(uint64_t n, size_t elem, float us) { return 2.0 * n * elem / (us * 1e3); }
+
+template <int Th, int V, CacheHint L = CacheHint::Default, CacheHint S = CacheHint::Default, int MS = 8>
+struct Sweep {
+    using Config = ScanKernelConfig<Th, V, L, S, MS>;
+    static constexpr uint32_t kSingleBlockMaxTiles = 1;
+    static constexpr uint32_t kClearChunk = 256;
+};
+
+template <typename T, typename Op = SumOp<T>>
+static void sweep(uint64_t n, const char *label) {
+    pool_fill<T>(n);
+    std::printf("  %s n=%llu:", label, (unsigned long long)n);
+    auto show1 = [&](const char *name, float us) { std::printf("  %s %.1fus/%.0f", name, us, gbps(n, sizeof(T), us)); };
+    show1("256x4", time_tuning<T, Sweep<256, 4>, Op>(n));
+    show1("256x2", time_tuning<T, Sweep<256, 2>, Op>(n));
+    show1("128x4", time_tuning<T, Sweep<128, 4>, Op>(n));
+    show1("512x4", time_tuning<T, Sweep<512, 4>, Op>(n));
+    show1("256x8", time_tuning<T, Sweep<256, 8>, Op>(n));
+    show1("128x8", time_tuning<T, Sweep<128, 8>, Op>(n));
+    show1("256x4cs", time_tuning<T, Sweep<256, 4, CacheHint::Streaming, CacheHint::Streaming>, Op>(n));
+    show1("256x4ld-cs", time_tuning<T, Sweep<256, 4, CacheHint::Streaming, CacheHint::Default>, Op>(n));
+    show1("256x4ms2", time_tuning<T, Sweep<256, 4, CacheHint::Default, CacheHint::Default, 2>, Op>(n));
+    std::printf("\n");
+}
+
+static void timings() {
+    std::printf("\n== tuning sweep (us / GB/s, read+write) ==\n");
+    sweep<uint32_t>(uint64_t(1) << 28, "u32 sum");
+    sweep<float>(uint64_t(1) << 28, "f32 sum");
+    sweep<uint32_t>(uint64_t(1) << 20, "u32 sum");
+    sweep<float>(uint64_t(1) << 20, "f32 sum");
+    sweep<double>(uint64_t(1) << 27, "f64 sum");
+    sweep<uint64_t>(uint64_t(1) << 27, "u64 sum");
+    sweep<double>(uint64_t(1) << 20, "f64 sum");
+
+    std::printf("\n== single block vs look-back, i32 sum (us, batched avg / event median) ==\n");
+    for (uint64_t n : {uint64_t(1) << 10, uint64_t(1) << 12, uint64_t(4096 + 1), uint64_t(1) << 13, uint64_t(1) << 14, uint64_t(1) << 15}) {
+        pool_fill<uint32_t>(n);
+        using Tu = ScanTuningSm90<4>;
+        auto launch = [&](ScanPath p) {
+            return [&, p](int i) {
+                const int c = i % g_pool.copies;
+                scan_detail::launch_scan<uint32_t, SumOp<uint32_t>, Tu>(H.env, false, (const uint32_t *)g_pool.in[c], (uint32_t *)g_pool.out[c], n, p);
+            };
+        };
+        std::printf("  n=%-6llu single %.2f / %.2f   look-back %.2f / %.2f\n", (unsigned long long)n,
+                    time_batched_us(launch(ScanPath::SingleBlock)), time_us(launch(ScanPath::SingleBlock)),
+                    time_batched_us(launch(ScanPath::Lookback)), time_us(launch(ScanPath::Lookback)));
+    }
+
+    std::printf("\n== timings (median us; GB/s = (read+write) bytes / time) ==\n");
+    std::printf("  %-28s %10s %8s %10s %8s %10s %8s %7s\n", "case", "ours us", "GB/s", "CUB us", "GB/s", "copy us", "GB/s", "%copy");
+    auto row = [&](const char *name, uint64_t n, size_t elem, float ours, float cub, float copy) {
+        std::printf("  %-28s %10.2f %8.0f %10.2f %8.0f %10.2f %8.0f %6.1f%%\n", name, ours, gbps(n, elem, ours), cub,
+                    cub > 0 ? gbps(n, elem, cub) : 0.0, copy, gbps(n, elem, copy), 100.0 * copy / ours);
+    };
+    for (int lg : {10, 16, 20, 24, 28}) {
+        const uint64_t n = uint64_t(1) << lg;
+        pool_fill<int32_t>(n);
+        char name[64];
+        std::snprintf(name, sizeof name, "i32 incl sum 2^%d", lg);
+        row(name, n, 4, time_ours<int32_t>(n), time_cub<int32_t>(n), time_copy(n * 4));
+        if (lg <= 20) {
+            const float b = time_batched_us([&](int i) {
+                const int c = i % g_pool.copies;
+                run_scan<int32_t>(0, false, (const int32_t *)g_pool.in[c], (int32_t *)g_pool.out[c], n, ScanPath::Auto);
+            });
+            std::printf("  %-28s %10.2f   (batched average of 200 back-to-back calls)\n", name, b);
+        }
+        if (lg == 28) {
+            row("i32 excl sum 2^28", n, 4, time_ours<int32_t>(n, 0, true), 0, time_copy(n * 4));
+            row("i32 incl max 2^28", n, 4, time_ours<int32_t>(n, 2), 0, time_copy(n * 4));
+            row("i32 incl sum 2^28 in place", n, 4, time_ours<int32_t>(n, 0, false, true), 0, time_copy(n * 4));
+        }
+    }
+    {
+        const uint64_t n = uint64_t(1) << 28;
+        pool_fill<float>(n);
+        row("f32 incl sum 2^28", n, 4, time_ours<float>(n), time_cub<float>(n), time_copy(n * 4));
+        row("f32 incl min 2^28", n, 4, time_ours<float>(n, 1), 0, time_copy(n * 4));
+    }
+    {
+        const uint64_t n = uint64_t(1) << 27;
+        pool_fill<double>(n);
+        row("f64 incl sum 2^27", n, 8, time_ours<double>(n), time_cub<double>(n), time_copy(n * 8));
+        row("f64 excl max 2^27", n, 8, time_ours<double>(n, 2, true), 0, time_copy(n * 8));
+        pool_fill<int64_t>(n);
+        row("i64 incl sum 2^27", n, 8, time_ours<int64_t>(n), time_cub<int64_t>(n), time_copy(n * 8));
+    }
+    g_pool.release();
+}
+
+int run(int argc, char **argv) {
+    const std::string mode = argc > 1 ? argv[1] : "full";
+    g_small = mode == "small";
+    H.init(size_t(64) << 20);
+    if (mode == "time") {
+        timings();
+        return 0;
+    }
+    std::printf("== correctness (%s) ==\n", mode.c_str());
+    test_dtype<int32_t>();
+    test_dtype<uint32_t>();
+    test_dtype<int64_t>();
+    test_dtype<uint64_t>();
+    test_dtype<float>();
+    test_dtype<double>();
+    if (mode == "full") {
+        std::printf("== determinism ==\n");
+        test_determinism<float>(uint64_t(1) << 26, 100, false);
+        test_determinism<float>(uint64_t(1) << 26, 10, true);
+        test_determinism<double>(uint64_t(1) << 25, 20, false);
+        std::printf("== past 2^32 ==\n");
+        test_past_2_32();
+    }
+    if (!H.counters_zero()) { ++g_failures; std::printf("FAIL counters not zero at the end\n"); }
+    std::printf("== %ld cases, %ld failures, %ld float-sum elements skipped (order-dependent overflow) ==\n",
+                g_cases, g_failures, g_skipped);
+    std::fflush(stdout);
+    if (mode == "full") timings();
+    return g_failures ? 1 : 0;
+}
+
+}  // namespace scan_check
+
+int main(int argc, char **argv) { return scan_check::run(argc, argv); }

@@ -1,0 +1,611 @@
+// Standalone check and timing driver for the CUDA sort (dev only).
+//   check_sort check     all dtypes/orders/values/sizes/patterns vs std::sort reference
+//   check_sort sanitize  a few small cases (run under compute-sanitizer)
+//   check_sort time      targets vs CUB on the same data
+//   check_sort sweep     tile-shape variants (sweep_shapes.cu)
+//   check_sort big       u32 keys past 2^32, verified on the device
+#include "sort_test_env.h"
+
+#include "core/key_transform.h"
+#include "cuda/block_sort.cuh"
+#include "cuda/radix_sort.cuh"
+#include "cuda/sort_tuning.cuh"
+
+#include <chrono>
+#include <cstring>
+#include <random>
+
+namespace gpuprim::cuda {
+void check(cudaError_t result, const char *what) {
+    if (result == cudaSuccess) return;
+    (void)cudaGetLastError();
+    fail(GPUPRIM_ERROR_DEVICE, "%s: %s: %s", what, cudaGetErrorName(result), cudaGetErrorString(result));
+}
+void check_launch(const char *what) { check(cudaGetLastError(), what); }
+}  // namespace gpuprim::cuda
+
+using gpuprim::KeyKind;
+using gpuprim::SortRequest;
+namespace gc = gpuprim::cuda;
+namespace rd = gpuprim::cuda::radix_detail;
+
+namespace {
+
+struct Dtype {
+    const char *name;
+    uint32_t bytes;
+    KeyKind kind;
+    int cub_id;
+};
+const Dtype kDtypes[] = {{"u32", 4, KeyKind::Unsigned, 0}, {"i32", 4, KeyKind::Signed, 1},
+                         {"f32", 4, KeyKind::Float, 2},    {"u64", 8, KeyKind::Unsigned, 3},
+                         {"i64", 8, KeyKind::Signed, 4},   {"f64", 8, KeyKind::Float, 5}};
+
+enum Pattern { kRandom, kSorted, kReversed, kEqual, kFew, kSpecial, kLow12, kLow20, kTop8, kPatternCount };
+const char *kPatternNames[] = {"random", "sorted", "reversed", "equal", "few", "special", "low12", "low20", "top8"};
+
+// Which sort entry: the public one, or a Onesweep shape directly.
+enum Path { kPublic, kMedium, kLarge };
+const char *kPathNames[] = {"public", "medium", "large"};
+
+struct Case {
+    int dtype;
+    bool descending;
+    int value_bytes;
+    uint64_t n;
+    Pattern pattern;
+    bool in_place;
+    Path path;
+    uint64_t portion_limit;
+};
+
+std::string describe(const Case &c) {
+    char text[256];
+    std::snprintf(text, sizeof text, "%s %s v%d n=%llu %s %s %s portion=%llu", kDtypes[c.dtype].name,
+                  c.descending ? "desc" : "asc", c.value_bytes, (unsigned long long)c.n,
+                  kPatternNames[c.pattern], c.in_place ? "inplace" : "outofplace", kPathNames[c.path],
+                  (unsigned long long)c.portion_limit);
+    return text;
+}
+
+void run_sort(TestEnv &t, const SortRequest &request, Path path, uint64_t portion_limit) {
+    const gc::SortTuning tuning = gc::sort_tuning(t.env.compute_capability, request.key_bytes, request.value_bytes);
+    if (path == kPublic) return gc::sort(t.env, request);
+    auto go = [&](auto key_tag, auto value_tag) {
+        using K = decltype(key_tag);
+        constexpr int VB = decltype(value_tag)::value;
+        if (path == kMedium)
+            rd::onesweep_sort<K, VB, typename gc::OnesweepMediumShape<sizeof(K), VB>::type>(t.env, request, tuning,
+                                                                                           portion_limit);
+        else
+            rd::onesweep_sort<K, VB, typename gc::OnesweepLargeShape<sizeof(K), VB>::type>(t.env, request, tuning,
+                                                                                          portion_limit);
+    };
+    auto by_value = [&](auto key_tag) {
+        switch (request.value_bytes) {
+        case 0: return go(key_tag, std::integral_constant<int, 0>{});
+        case 4: return go(key_tag, std::integral_constant<int, 4>{});
+        default: return go(key_tag, std::integral_constant<int, 8>{});
+        }
+    };
+    if (request.key_bytes == 4) by_value(uint32_t{});
+    else by_value(uint64_t{});
+}
+
+template <typename K>
+std::vector<K> special_values() {
+    if constexpr (sizeof(K) == 4) {
+        return {0x00000000u, 0x80000000u, 0x7f800000u, 0xff800000u, 0x7fc00000u, 0xffc00000u, 0x7f800001u,
+                0xffffffffu, 0x7fffffffu, 0x00000001u, 0x80000001u, 0x007fffffu, 0x00800000u, 0x7f7fffffu,
+                0xff7fffffu, 0x3f800000u, 0xbf800000u, 0xff800001u, 0x807fffffu, 0x12345678u};
+    } else {
+        return {0x0ull, 0x8000000000000000ull, 0x7ff0000000000000ull, 0xfff0000000000000ull,
+                0x7ff8000000000000ull, 0xfff8000000000000ull, 0x7ff0000000000001ull, 0xffffffffffffffffull,
+                0x7fffffffffffffffull, 0x1ull, 0x8000000000000001ull, 0x000fffffffffffffull,
+                0x0010000000000000ull, 0x7fefffffffffffffull, 0xffefffffffffffffull, 0x3ff0000000000000ull,
+                0xbff0000000000000ull, 0xfff0000000000001ull, 0x800fffffffffffffull, 0x123456789abcdef0ull};
+    }
+}
+
+template <typename K>
+std::vector<K> make_keys(const Case &c, std::mt19937_64 &rng) {
+    const KeyKind kind = kDtypes[c.dtype].kind;
+    std::vector<K> keys(c.n);
+    const K top_mask = K(K(0xff) << (sizeof(K) * 8 - 8));
+    switch (c.pattern) {
+    case kEqual: {
+        const K v = K(rng());
+        for (auto &k : keys) k = v;
+        break;
+    }
+    case kFew: {
+        K v[5];
+        for (auto &x : v) x = K(rng());
+        for (auto &k : keys) k = v[rng() % 5];
+        break;
+    }
+    case kSpecial: {
+        const std::vector<K> s = special_values<K>();
+        for (auto &k : keys) k = (rng() % 4 == 0) ? K(rng()) : s[rng() % s.size()];
+        break;
+    }
+    case kLow12:
+        for (auto &k : keys) k = K(rng()) & K(0xfff);
+        break;
+    case kLow20:
+        for (auto &k : keys) k = K(rng()) & K(0xfffff);
+        break;
+    case kTop8:
+        for (auto &k : keys) k = K(rng()) & top_mask;
+        break;
+    default:
+        for (auto &k : keys) k = K(rng());
+        break;
+    }
+    if (c.pattern == kSorted || c.pattern == kReversed) {
+        std::sort(keys.begin(), keys.end(), [&](K a, K b) {
+            return gpuprim::to_radix_key<K>(a, kind, false) < gpuprim::to_radix_key<K>(b, kind, false);
+        });
+        if (c.pattern == kReversed) std::reverse(keys.begin(), keys.end());
+    }
+    return keys;
+}
+
+// Output position -> input index, by std::sort on (radix key, index): a stable sort.
+template <typename K>
+std::vector<uint32_t> reference_order(const std::vector<K> &keys, KeyKind kind, bool descending) {
+    std::vector<std::pair<K, uint32_t>> items(keys.size());
+    for (size_t i = 0; i < keys.size(); ++i) items[i] = {gpuprim::to_radix_key<K>(keys[i], kind, descending), uint32_t(i)};
+    std::sort(items.begin(), items.end());
+    std::vector<uint32_t> order(keys.size());
+    for (size_t i = 0; i < keys.size(); ++i) order[i] = items[i].second;
+    return order;
+}
+
+void *device_alloc(uint64_t bytes) {
+    void *p = nullptr;
+    CK(cudaMalloc(&p, std::max<uint64_t>(bytes, 16)));
+    return p;
+}
+
+template <typename K>
+bool run_case_typed(TestEnv &t, const Case &c, std::mt19937_64 &rng) {
+    const Dtype &dt = kDtypes[c.dtype];
+    const uint64_t n = c.n;
+    const int vb = c.value_bytes;
+    std::vector<K> keys = make_keys<K>(c, rng);
+    std::vector<unsigned char> values(n * vb);
+    for (uint64_t i = 0; i < n; ++i) {
+        if (vb == 4) {
+            const uint32_t v = uint32_t(i);
+            std::memcpy(&values[i * 4], &v, 4);
+        } else if (vb == 8) {
+            const uint64_t v = (uint64_t(i) * 0x9E3779B97F4A7C15ull) ^ 0xA5A5000000000000ull;
+            std::memcpy(&values[i * 8], &v, 8);
+        }
+    }
+    K *d_keys_in = static_cast<K *>(device_alloc(n * sizeof(K)));
+    K *d_keys_out = c.in_place ? d_keys_in : static_cast<K *>(device_alloc(n * sizeof(K)));
+    void *d_values_in = vb ? device_alloc(n * vb) : nullptr;
+    void *d_values_out = vb ? (c.in_place ? d_values_in : device_alloc(n * vb)) : nullptr;
+    if (n) CK(cudaMemcpy(d_keys_in, keys.data(), n * sizeof(K), cudaMemcpyHostToDevice));
+    if (vb && n) CK(cudaMemcpy(d_values_in, values.data(), n * vb, cudaMemcpyHostToDevice));
+    if (!c.in_place) {
+        CK(cudaMemset(d_keys_out, 0xA5, std::max<uint64_t>(n * sizeof(K), 16)));
+        if (vb) CK(cudaMemset(d_values_out, 0xA5, std::max<uint64_t>(n * vb, 16)));
+    }
+    // Poison the workspace: 0x5A5A5A5A reads as a published look-back word.
+    if (t.workspace.capacity()) {
+        void *ws = t.workspace.reserve(t.workspace.capacity());
+        CK(cudaMemset(ws, 0x5A, t.workspace.capacity()));
+    }
+    CK(cudaDeviceSynchronize());
+
+    SortRequest request{};
+    request.key_kind = dt.kind;
+    request.key_bytes = dt.bytes;
+    request.descending = c.descending;
+    request.keys_in = d_keys_in;
+    request.keys_out = d_keys_out;
+    request.value_bytes = uint32_t(vb);
+    request.values_in = d_values_in;
+    request.values_out = d_values_out;
+    request.count = n;
+    bool ok = true;
+    try {
+        run_sort(t, request, c.path, c.portion_limit);
+        CK(cudaStreamSynchronize(t.env.stream));
+    } catch (const gpuprim::Error &e) {
+        std::printf("FAIL %s: threw %s\n", describe(c).c_str(), e.what());
+        ok = false;
+    }
+    std::vector<K> out_keys(n);
+    std::vector<unsigned char> out_values(n * vb);
+    if (n) CK(cudaMemcpy(out_keys.data(), d_keys_out, n * sizeof(K), cudaMemcpyDeviceToHost));
+    if (vb && n) CK(cudaMemcpy(out_values.data(), d_values_out, n * vb, cudaMemcpyDeviceToHost));
+
+    const std::vector<uint32_t> order = reference_order<K>(keys, dt.kind, c.descending);
+    int reported = 0;
+    for (uint64_t i = 0; i < n && ok; ++i) {
+        const bool key_ok = out_keys[i] == keys[order[i]];
+        const bool value_ok = vb == 0 || std::memcmp(&out_values[i * vb], &values[uint64_t(order[i]) * vb], vb) == 0;
+        if (!key_ok || !value_ok) {
+            if (reported++ < 3) {
+                uint64_t got_v = 0, want_v = 0;
+                if (vb) {
+                    std::memcpy(&got_v, &out_values[i * vb], vb);
+                    std::memcpy(&want_v, &values[uint64_t(order[i]) * vb], vb);
+                }
+                std::printf("FAIL %s: at %llu key %llx want %llx value %llx want %llx\n", describe(c).c_str(),
+                            (unsigned long long)i, (unsigned long long)out_keys[i],
+                            (unsigned long long)keys[order[i]], (unsigned long long)got_v,
+                            (unsigned long long)want_v);
+            }
+        }
+    }
+    if (reported) ok = false;
+    if (!c.in_place && n) {
+        std::vector<K> in_after(n);
+        CK(cudaMemcpy(in_after.data(), d_keys_in, n * sizeof(K), cudaMemcpyDeviceToHost));
+        if (in_after != keys) {
+            std::printf("FAIL %s: keys_in modified\n", describe(c).c_str());
+            ok = false;
+        }
+        if (vb) {
+            std::vector<unsigned char> v_after(n * vb);
+            CK(cudaMemcpy(v_after.data(), d_values_in, n * vb, cudaMemcpyDeviceToHost));
+            if (v_after != values) {
+                std::printf("FAIL %s: values_in modified\n", describe(c).c_str());
+                ok = false;
+            }
+        }
+    }
+    if (!t.counters_zero()) {
+        std::printf("FAIL %s: zeroed counters left non-zero\n", describe(c).c_str());
+        CK(cudaMemset(t.env.zeroed_counters, 0, gc::kZeroedCounterWords * 4));
+        ok = false;
+    }
+    CK(cudaFree(d_keys_in));
+    if (!c.in_place) CK(cudaFree(d_keys_out));
+    if (vb) {
+        CK(cudaFree(d_values_in));
+        if (!c.in_place) CK(cudaFree(d_values_out));
+    }
+    return ok;
+}
+
+bool run_case(TestEnv &t, const Case &c, std::mt19937_64 &rng) {
+    return kDtypes[c.dtype].bytes == 4 ? run_case_typed<uint32_t>(t, c, rng) : run_case_typed<uint64_t>(t, c, rng);
+}
+
+int run_cases(TestEnv &t, const std::vector<Case> &cases) {
+    std::mt19937_64 rng(12345);
+    int failed = 0;
+    const auto start = std::chrono::steady_clock::now();
+    for (const Case &c : cases) failed += !run_case(t, c, rng);
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::printf("checked %zu cases, %d failed (%.1f s)\n", cases.size(), failed, s);
+    return failed;
+}
+
+std::vector<Case> check_cases() {
+    std::vector<Case> cases;
+    const uint64_t medium_tile = gc::OnesweepMediumShape<4, 0>::type::kTile;
+    const uint64_t large_tile = gc::OnesweepLargeShape<4, 0>::type::kTile;
+    // A. every dtype x order x values, random keys, public path, many sizes.
+    const uint64_t sizes[] = {0, 1, 2, 3, 31, 33, 1000, 1024, 4095, 4096, 4097, 6145, 65536, 100003, 1048577, 1500007};
+    int toggle = 0;
+    for (int d = 0; d < 6; ++d)
+        for (int desc = 0; desc < 2; ++desc)
+            for (int vb : {0, 4, 8})
+                for (uint64_t n : sizes)
+                    cases.push_back({d, bool(desc), vb, n, kRandom, bool(toggle++ % 2), kPublic, rd::kMaxPortionKeys});
+    // B. patterns at sizes of the block-sort and medium paths, then the large path.
+    for (int d = 0; d < 6; ++d)
+        for (int desc = 0; desc < 2; ++desc)
+            for (int vb : {0, 8})
+                for (int p = 1; p < kPatternCount; ++p)
+                    for (uint64_t n : {uint64_t(1000), uint64_t(20001), uint64_t(100003)})
+                        cases.push_back({d, bool(desc), vb, n, Pattern(p), bool((n + p + d + desc) % 2), kPublic,
+                                         rd::kMaxPortionKeys});
+    for (int d : {0, 5})
+        for (int desc = 0; desc < 2; ++desc)
+            for (int vb : {0, 8})
+                for (int p = 1; p < kPatternCount; ++p)
+                    cases.push_back({d, bool(desc), vb, 1100003, Pattern(p), bool((p + vb) % 2), kPublic, rd::kMaxPortionKeys});
+    // C. Onesweep shapes directly: tile boundaries, tiny counts, several portions.
+    for (Path path : {kMedium, kLarge}) {
+        const uint64_t tile = path == kMedium ? medium_tile : large_tile;
+        for (int d : {0, 2, 3, 5})
+            for (int vb : {0, 4, 8})
+                for (uint64_t n : {uint64_t(1), uint64_t(2), uint64_t(77), tile - 1, tile, tile + 1, 3 * tile + 5})
+                    for (Pattern p : {kRandom, kLow20, kTop8})
+                        cases.push_back({d, bool(n % 2), vb, n, p, bool((n / 2) % 2), path, rd::kMaxPortionKeys});
+        // Several portions: 2 tiles each, so launches have padding tiles and
+        // the look-back codes rotate through many launches.
+        for (int d : {0, 1, 3, 5})
+            for (int vb : {0, 4, 8})
+                for (uint64_t n : {7 * tile + 5, 8 * tile, 9 * tile - 1})
+                    for (Pattern p : {kRandom, kLow20, kFew})
+                        for (int inplace = 0; inplace < 2; ++inplace)
+                            cases.push_back({d, bool(vb == 4), vb, n, p, bool(inplace), path, 2 * tile});
+    }
+    return cases;
+}
+
+std::vector<Case> sanitize_cases() {
+    std::vector<Case> cases;
+    const uint64_t medium_tile = gc::OnesweepMediumShape<4, 0>::type::kTile;
+    for (int d : {0, 3})
+        for (int vb : {0, 4, 8}) {
+            cases.push_back({d, false, vb, 1000, kRandom, false, kPublic, rd::kMaxPortionKeys});
+            cases.push_back({d, true, vb, 3000, kFew, true, kPublic, rd::kMaxPortionKeys});
+            cases.push_back({d, false, vb, 20001, kRandom, false, kPublic, rd::kMaxPortionKeys});
+            cases.push_back({d, true, vb, 20001, kLow20, true, kPublic, rd::kMaxPortionKeys});
+            cases.push_back({d, false, vb, 5 * medium_tile + 3, kRandom, true, kMedium, 2 * medium_tile});
+        }
+    cases.push_back({2, false, 4, 30011, kSpecial, false, kLarge, rd::kMaxPortionKeys});
+    return cases;
+}
+
+// ---------------------------------------------------------------------------
+// Device-side data for timing and the big test.
+
+__device__ __forceinline__ uint64_t mix64(uint64_t x) {
+    x += 0x9E3779B97F4A7C15ull;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    return x ^ (x >> 31);
+}
+
+template <typename T>
+__global__ void fill_random(T *out, uint64_t n, uint64_t seed, uint64_t mask) {
+    for (uint64_t i = blockIdx.x * uint64_t(blockDim.x) + threadIdx.x; i < n; i += uint64_t(gridDim.x) * blockDim.x)
+        out[i] = T(mix64(i ^ (seed << 40) ^ seed) & mask);
+}
+
+
+// sums[0] += sum of keys, sums[1] += sum of mix64(key); sums[2] += out-of-order neighbours.
+__global__ void fingerprint(const uint32_t *keys, uint64_t n, unsigned long long *sums) {
+    unsigned long long a = 0, b = 0, bad = 0;
+    for (uint64_t i = blockIdx.x * uint64_t(blockDim.x) + threadIdx.x; i < n; i += uint64_t(gridDim.x) * blockDim.x) {
+        a += keys[i];
+        b += mix64(keys[i]);
+        if (i + 1 < n && keys[i] > keys[i + 1]) ++bad;
+    }
+    atomicAdd(&sums[0], a);
+    atomicAdd(&sums[1], b);
+    atomicAdd(&sums[2], bad);
+}
+
+void fill_device(void *p, int bytes, uint64_t n, uint64_t seed, uint64_t mask = ~0ull) {
+    if (bytes == 4) fill_random<uint32_t><<<2048, 256>>>(static_cast<uint32_t *>(p), n, seed, mask);
+    else fill_random<uint64_t><<<2048, 256>>>(static_cast<uint64_t *>(p), n, seed, mask);
+    CK(cudaGetLastError());
+}
+
+struct TimingCase {
+    const char *name;
+    int dtype;  // index into kDtypes
+    int value_bytes;
+    uint64_t n;
+    const char *target;
+};
+
+void time_cases(TestEnv &t) {
+    const TimingCase cases[] = {
+        {"u32 keys 2^28", 0, 0, 1ull << 28, ">=50 Gk/s (CUB 41.9)"},
+        {"u32/u32 pairs 2^28", 0, 4, 1ull << 28, ">=36 Gk/s (CUB 30.6)"},
+        {"u64 keys 2^26", 3, 0, 1ull << 26, ">=18 Gk/s (CUB 15.3)"},
+        {"f32 keys 2^28", 2, 0, 1ull << 28, "within 5% of u32"},
+        {"i32 keys 2^28", 1, 0, 1ull << 28, "within 5% of u32"},
+        {"u32 keys 2^16", 0, 0, 1ull << 16, "<=30 us (CUB 62.5)"},
+        {"u32 keys 2^10", 0, 0, 1ull << 10, "<=6 us (CUB 15.2)"},
+        {"u32 keys 2^12", 0, 0, 1ull << 12, ""},
+        {"u32 keys 2^13", 0, 0, 1ull << 13, ""},
+        {"u32 keys 2^14", 0, 0, 1ull << 14, ""},
+        {"u32 keys 2^18", 0, 0, 1ull << 18, ""},
+        {"u32 keys 2^20", 0, 0, 1ull << 20, ""},
+        {"u32 keys 2^22", 0, 0, 1ull << 22, ""},
+        {"u32 keys 2^24", 0, 0, 1ull << 24, ""},
+        {"u64/u64 pairs 2^25", 3, 8, 1ull << 25, ""},
+        {"u32/u64 pairs 2^26", 0, 8, 1ull << 26, ""},
+        {"u64/u32 pairs 2^26", 3, 4, 1ull << 26, ""},
+    };
+    std::printf("\n%-22s %12s %12s %9s %9s %7s  %s\n", "case", "ours us", "cub us", "ours Gk/s", "cub Gk/s", "speedup",
+                "target");
+    for (const TimingCase &c : cases) {
+        const Dtype &dt = kDtypes[c.dtype];
+        const uint64_t n = c.n;
+        void *keys_in[3], *values_in[3] = {nullptr, nullptr, nullptr};
+        for (int i = 0; i < 3; ++i) {
+            keys_in[i] = device_alloc(n * dt.bytes);
+            fill_device(keys_in[i], dt.bytes, n, 1000 + i);
+            if (c.value_bytes) {
+                values_in[i] = device_alloc(n * c.value_bytes);
+                fill_device(values_in[i], c.value_bytes, n, 2000 + i);
+            }
+        }
+        void *keys_out = device_alloc(n * dt.bytes);
+        void *values_out = c.value_bytes ? device_alloc(n * c.value_bytes) : nullptr;
+        CK(cudaDeviceSynchronize());
+        const int reps = n >= (1ull << 24) ? 25 : 200;
+        SortRequest request{};
+        request.key_kind = dt.kind;
+        request.key_bytes = dt.bytes;
+        request.value_bytes = uint32_t(c.value_bytes);
+        request.keys_out = keys_out;
+        request.values_out = values_out;
+        request.count = n;
+        const double ours = median_ms(t.env.stream, reps, [&](int copy) {
+            request.keys_in = keys_in[copy];
+            request.values_in = values_in[copy];
+            gc::sort(t.env, request);
+        });
+        // Agreement with CUB on integer keys (same stable order): sort copy 0 with both.
+        bool agree = true;
+        std::vector<unsigned char> ours_k, ours_v;
+        if (dt.kind != KeyKind::Float) {
+            request.keys_in = keys_in[0];
+            request.values_in = values_in[0];
+            gc::sort(t.env, request);
+            CK(cudaStreamSynchronize(t.env.stream));
+            ours_k.resize(n * dt.bytes);
+            CK(cudaMemcpy(ours_k.data(), keys_out, n * dt.bytes, cudaMemcpyDeviceToHost));
+            if (c.value_bytes) {
+                ours_v.resize(n * c.value_bytes);
+                CK(cudaMemcpy(ours_v.data(), values_out, n * c.value_bytes, cudaMemcpyDeviceToHost));
+            }
+        }
+        const double cub = cub_time(t.env.stream, dt.cub_id, c.value_bytes, keys_in, keys_out, values_in, values_out,
+                                    n, reps);
+        if (dt.kind != KeyKind::Float) {
+            // cub_time's last run sorted copy (reps - 1) % 3; sort copy 0 again with CUB for the comparison.
+            void *k0[3] = {keys_in[0], keys_in[0], keys_in[0]};
+            void *v0[3] = {values_in[0], values_in[0], values_in[0]};
+            cub_time(t.env.stream, dt.cub_id, c.value_bytes, k0, keys_out, v0, values_out, n, 1);
+            CK(cudaStreamSynchronize(t.env.stream));
+            std::vector<unsigned char> cub_k(n * dt.bytes), cub_v(n * c.value_bytes);
+            CK(cudaMemcpy(cub_k.data(), keys_out, n * dt.bytes, cudaMemcpyDeviceToHost));
+            if (c.value_bytes) CK(cudaMemcpy(cub_v.data(), values_out, n * c.value_bytes, cudaMemcpyDeviceToHost));
+            agree = cub_k == ours_k && cub_v == ours_v;
+        }
+        std::printf("%-22s %12.1f %12.1f %9.2f %9.2f %7.2f  %s%s\n", c.name, ours * 1e3, cub * 1e3, n / ours / 1e6,
+                    n / cub / 1e6, cub / ours, c.target, agree ? "" : "  MISMATCH vs CUB");
+        std::fflush(stdout);
+        for (int i = 0; i < 3; ++i) {
+            CK(cudaFree(keys_in[i]));
+            if (values_in[i]) CK(cudaFree(values_in[i]));
+        }
+        CK(cudaFree(keys_out));
+        if (values_out) CK(cudaFree(values_out));
+    }
+    t.workspace.release();
+}
+
+void sweep(TestEnv &t) {
+    struct Size {
+        int key_bytes, value_bytes;
+        uint64_t n;
+    };
+    const Size sizes[] = {{4, 0, 1ull << 28}, {4, 4, 1ull << 28}, {8, 0, 1ull << 26}, {4, 0, 1ull << 12},
+                          {4, 0, 1ull << 13}, {4, 0, 1ull << 14}, {4, 0, 1ull << 16}, {4, 0, 1ull << 18},
+                          {4, 0, 1ull << 20}, {4, 0, 1ull << 22}};
+    const std::vector<SortVariant> variants = sweep_variants();
+    for (const Size &s : sizes) {
+        const uint64_t n = s.n;
+        void *keys_in[3], *values_in[3] = {nullptr, nullptr, nullptr};
+        for (int i = 0; i < 3; ++i) {
+            keys_in[i] = device_alloc(n * s.key_bytes);
+            fill_device(keys_in[i], s.key_bytes, n, 1000 + i);
+            if (s.value_bytes) {
+                values_in[i] = device_alloc(n * s.value_bytes);
+                fill_device(values_in[i], s.value_bytes, n, 2000 + i);
+            }
+        }
+        void *keys_out = device_alloc(n * s.key_bytes);
+        void *values_out = s.value_bytes ? device_alloc(n * s.value_bytes) : nullptr;
+        CK(cudaDeviceSynchronize());
+        SortRequest request{};
+        request.key_kind = KeyKind::Unsigned;
+        request.key_bytes = uint32_t(s.key_bytes);
+        request.value_bytes = uint32_t(s.value_bytes);
+        request.keys_out = keys_out;
+        request.values_out = values_out;
+        request.count = n;
+        for (const SortVariant &v : variants) {
+            if (v.key_bytes != s.key_bytes || v.value_bytes != s.value_bytes) continue;
+            const bool small_variant = v.name.rfind("M", 0) == 0 || v.name.rfind("B", 0) == 0;
+            if (small_variant != (n <= (1ull << 22))) continue;
+            if (v.name.rfind("B", 0) == 0 && n > 4096) continue;
+            const int reps = n >= (1ull << 24) ? 15 : 100;
+            const double ms = median_ms(t.env.stream, reps, [&](int copy) {
+                request.keys_in = keys_in[copy];
+                request.values_in = values_in[copy];
+                v.sort(t, request);
+            });
+            std::printf("sweep k%d v%d n=2^%d %-40s %10.1f us %8.2f Gk/s\n", s.key_bytes, s.value_bytes,
+                        63 - __builtin_clzll(n), v.name.c_str(), ms * 1e3, n / ms / 1e6);
+            std::fflush(stdout);
+        }
+        for (int i = 0; i < 3; ++i) {
+            CK(cudaFree(keys_in[i]));
+            if (values_in[i]) CK(cudaFree(values_in[i]));
+        }
+        CK(cudaFree(keys_out));
+        if (values_out) CK(cudaFree(values_out));
+        t.workspace.release();
+    }
+}
+
+// u32 keys past 2^32 keys, sorted on the device and verified there.
+int big(TestEnv &t) {
+    const uint64_t n = (1ull << 32) + (3ull << 20) + 7;
+    int failed = 0;
+    unsigned long long *sums = static_cast<unsigned long long *>(device_alloc(6 * 8));
+    for (int variant = 0; variant < 2; ++variant) {
+        const bool in_place = variant == 0;
+        const uint64_t mask = variant == 0 ? 0xffffffffull : 0xffffffull;
+        uint32_t *keys = static_cast<uint32_t *>(device_alloc(n * 4));
+        uint32_t *out = in_place ? keys : static_cast<uint32_t *>(device_alloc(n * 4));
+        fill_device(keys, 4, n, 77 + variant, mask);
+        CK(cudaMemset(sums, 0, 48));
+        fingerprint<<<4096, 256>>>(keys, n, sums);
+        CK(cudaDeviceSynchronize());
+        SortRequest request{};
+        request.key_kind = KeyKind::Unsigned;
+        request.key_bytes = 4;
+        request.keys_in = keys;
+        request.keys_out = out;
+        request.count = n;
+        cudaEvent_t a, b;
+        CK(cudaEventCreate(&a));
+        CK(cudaEventCreate(&b));
+        CK(cudaEventRecord(a, t.env.stream));
+        bool threw = false;
+        try {
+            gc::sort(t.env, request);
+        } catch (const gpuprim::Error &e) {
+            std::printf("big: threw %s\n", e.what());
+            threw = true;
+        }
+        CK(cudaEventRecord(b, t.env.stream));
+        CK(cudaEventSynchronize(b));
+        float ms = 0;
+        CK(cudaEventElapsedTime(&ms, a, b));
+        fingerprint<<<4096, 256>>>(out, n, sums + 3);
+        CK(cudaDeviceSynchronize());
+        unsigned long long h[6];
+        CK(cudaMemcpy(h, sums, 48, cudaMemcpyDeviceToHost));
+        const bool ok = !threw && h[0] == h[3] && h[1] == h[4] && h[5] == 0 && t.counters_zero();
+        std::printf("big n=%llu (2^32+%llu) %s mask=%llx: %.1f ms, %.2f Gk/s, sum %s, hash %s, disorder %llu -> %s\n",
+                    (unsigned long long)n, (unsigned long long)(n - (1ull << 32)), in_place ? "in place" : "out of place",
+                    (unsigned long long)mask, ms, n / ms / 1e6, h[0] == h[3] ? "ok" : "BAD", h[1] == h[4] ? "ok" : "BAD",
+                    h[5], ok ? "PASS" : "FAIL");
+        failed += !ok;
+        CK(cudaFree(keys));
+        if (!in_place) CK(cudaFree(out));
+        t.workspace.release();
+    }
+    CK(cudaFree(sums));
+    return failed;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+    const std::string mode = argc > 1 ? argv[1] : "check";
+    TestEnv t;
+    cudaDeviceProp prop;
+    CK(cudaGetDeviceProperties(&prop, 0));
+    std::printf("device %s, %d SMs, cc %d, mode %s\n", prop.name, prop.multiProcessorCount, t.env.compute_capability,
+                mode.c_str());
+    int failed = 0;
+    if (mode == "check") failed = run_cases(t, check_cases());
+    else if (mode == "sanitize") failed = run_cases(t, sanitize_cases());
+    else if (mode == "time") time_cases(t);
+    else if (mode == "sweep") sweep(t);
+    else if (mode == "big") failed = big(t);
+    std::printf("%s: %s\n", mode.c_str(), failed ? "FAILED" : "done");
+    return failed ? 1 : 0;
+}

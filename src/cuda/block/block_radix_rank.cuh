@@ -1,0 +1,108 @@
+// Block-wide stable ranking of one radix digit per item (the core of a
+// Onesweep tile and of any shared-memory radix step).
+//
+// Items are in the warp-striped arrangement: item i of lane l in warp w is
+// tile position w * 32 * kItems + i * 32 + l, so ranking the items of a warp
+// in (i, lane) order and the warps in order keeps equal digits in tile order.
+//
+// 1. Each warp ranks its items among themselves: the lanes sharing a digit
+//    find each other (radix_warp_match), the highest of them adds the group
+//    size to the warp's private counter of that digit (one shared atomic per
+//    group), and every lane's rank is the old count plus its peers below it.
+// 2. Threads 0..255 (one per digit) turn the per-warp counts into per-warp
+//    offsets (running sum over warps) and learn the tile's count of their
+//    digit; the caller gets it then (Onesweep publishes it for look-back).
+// 3. An exclusive scan over the 256 digit counts gives each digit's first
+//    position in the tile; it is folded into the per-warp offsets, and each
+//    item adds its warp's offset to its rank.
+#pragma once
+
+#include "cuda/warp/radix_warp_match.cuh"
+
+#include <cstdint>
+
+namespace gpuprim::cuda {
+
+constexpr int kRadixRankDigitBits = 8;
+constexpr int kRadixRankDigits = 1 << kRadixRankDigitBits;
+
+template <int kThreads, int kItems, RadixMatch kMatch = RadixMatch::Ballot>
+struct BlockRadixRank {
+    static_assert(kThreads % 32 == 0, "whole warps");
+    static_assert(kThreads >= kRadixRankDigits, "one thread per digit");
+    static constexpr int kWarps = kThreads / 32;
+    static constexpr int kDigitWarps = kRadixRankDigits / 32;
+
+    struct Storage {
+        uint32_t warp_counts[kWarps][kRadixRankDigits];
+        uint32_t digit_warp_totals[kDigitWarps];
+    };
+
+    // digits[i]: the digit (< 256) of item i. On return ranks[i] is the item's
+    // position in the tile ordered by digit, stably; threads < 256 get the
+    // tile count of digit threadIdx.x and the count of smaller digits.
+    // on_counts(count) runs in threads < 256 as soon as the counts are known.
+    // Starts and ends with every thread of the block present; storage may be
+    // reused after a __syncthreads().
+    template <typename OnCounts>
+    __device__ __forceinline__ static void rank(Storage &s, const uint32_t (&digits)[kItems],
+                                                uint32_t (&ranks)[kItems], uint32_t &digit_count,
+                                                uint32_t &digit_exclusive, OnCounts &&on_counts) {
+        const uint32_t warp = threadIdx.x / 32;
+        const uint32_t lane = radix_lane_id();
+        uint32_t *counts = s.warp_counts[warp];
+#pragma unroll
+        for (int d = 0; d < kRadixRankDigits / 32; ++d) counts[d * 32 + lane] = 0;
+        __syncwarp();
+
+        const uint32_t lanes_below = radix_lanemask_lt();
+#pragma unroll
+        for (int i = 0; i < kItems; ++i) {
+            const uint32_t peers = radix_warp_match<kRadixRankDigitBits, kMatch>(digits[i]);
+            const uint32_t leader = 31 - __clz(peers);
+            uint32_t before = 0;
+            if (lane == leader) before = atomicAdd(&counts[digits[i]], __popc(peers));
+            before = __shfl_sync(kFullWarpMask, before, leader);
+            ranks[i] = before + __popc(peers & lanes_below);
+        }
+        __syncthreads();
+
+        uint32_t count = 0, inclusive = 0;
+        if (threadIdx.x < kRadixRankDigits) {
+            const uint32_t digit = threadIdx.x;
+#pragma unroll
+            for (int w = 0; w < kWarps; ++w) {
+                const uint32_t c = s.warp_counts[w][digit];
+                s.warp_counts[w][digit] = count;
+                count += c;
+            }
+            on_counts(count);
+            inclusive = count;
+#pragma unroll
+            for (int offset = 1; offset < 32; offset <<= 1) {
+                const uint32_t other = __shfl_up_sync(kFullWarpMask, inclusive, offset);
+                if (lane >= uint32_t(offset)) inclusive += other;
+            }
+            if (lane == 31) s.digit_warp_totals[warp] = inclusive;
+        }
+        __syncthreads();
+
+        if (threadIdx.x < kRadixRankDigits) {
+            const uint32_t digit = threadIdx.x;
+            uint32_t exclusive = inclusive - count;
+#pragma unroll
+            for (int w = 0; w < kDigitWarps; ++w)
+                if (uint32_t(w) < warp) exclusive += s.digit_warp_totals[w];
+#pragma unroll
+            for (int w = 0; w < kWarps; ++w) s.warp_counts[w][digit] += exclusive;
+            digit_count = count;
+            digit_exclusive = exclusive;
+        }
+        __syncthreads();
+
+#pragma unroll
+        for (int i = 0; i < kItems; ++i) ranks[i] += counts[digits[i]];
+    }
+};
+
+}  // namespace gpuprim::cuda

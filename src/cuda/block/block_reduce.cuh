@@ -1,0 +1,40 @@
+// Block-level reduction: each warp reduces by shuffles, warp 0 reduces the
+// warp totals. Fixed tree, so float sums are reproducible.
+#pragma once
+
+#include "cuda/warp/warp_reduce.cuh"
+
+namespace gpuprim::cuda {
+
+// kMaxThreads sizes the shared memory; the launch may use any multiple of 32
+// up to it.
+template <typename T, int kMaxThreads>
+struct BlockReduce {
+    static_assert(kMaxThreads % 32 == 0 && kMaxThreads <= 1024, "block of whole warps");
+    static constexpr int kMaxWarps = kMaxThreads / 32;
+
+    struct TempStorage {
+        T warp_totals[kMaxWarps];
+    };
+
+    // Every thread of the block must call it; thread 0 receives the result
+    // (other threads get unspecified values). Two calls on one TempStorage
+    // must be separated by __syncthreads().
+    template <typename Op>
+    static __device__ __forceinline__ T reduce(T value, Op op, T identity, TempStorage &storage) {
+        const unsigned lane = threadIdx.x % 32;
+        const unsigned warp = threadIdx.x / 32;
+        const unsigned warps = blockDim.x / 32;
+        value = warp_reduce(value, op);
+        if (warps == 1) return value;
+        if (lane == 0) storage.warp_totals[warp] = value;
+        __syncthreads();
+        if (warp == 0) {
+            value = lane < warps ? storage.warp_totals[lane] : identity;
+            value = warp_reduce(value, op);
+        }
+        return value;
+    }
+};
+
+}  // namespace gpuprim::cuda

@@ -1,0 +1,205 @@
+// Tile status and decoupled look-back for single-pass scans.
+//
+// Tiles take tickets in launch order from a counter in env.zeroed_counters.
+// Each tile publishes its aggregate, looks back over its predecessors one
+// warp-wide window (32 tiles) at a time, then publishes its inclusive prefix.
+//
+// Status slots live in the workspace, which other algorithms also write, so
+// stale words cannot be told from fresh ones by content. Instead the kernel
+// clears the slots itself, ahead of use: the tile with ticket c*K clears the
+// slots of tiles [(c+2)K, (c+3)K) (ticket 0 also the first 2K) and then moves
+// a "cleared" watermark forward, in chunk order. A tile waits until the
+// watermark has passed it before it publishes or reads any slot; the
+// watermark rides in the high half of the 64-bit ticket word, so the ticket
+// fetch already brings it and the wait almost never spins. No memset, no
+// second launch, and nothing depends on what the workspace held before.
+//
+// The last tile to finish (a done counter) puts the counter words back to
+// zero, as env.zeroed_counters requires.
+//
+// Look-back result: the exclusive prefix of tile u is always the left fold
+// A_0 op A_1 op ... op A_{u-1} of the tile aggregates. The newest inclusive
+// prefix found (itself that fold, by induction) is extended by the newer
+// aggregates oldest to newest, so the float-sum association never depends on
+// which tiles happened to have finished.
+#pragma once
+
+#include "cuda/warp/warp_scan.cuh"
+
+#include <cstdint>
+
+namespace gpuprim::cuda {
+
+enum TileFlag : uint32_t { kTileInvalid = 0, kTileAggregate = 1, kTileInclusive = 2 };
+
+template <typename T, int Bytes = int(sizeof(T))>
+struct TileStatus;
+
+// 4-byte values: flag in the high half, value bits in the low half of one
+// 64-bit word written and read in single accesses.
+template <typename T>
+struct TileStatus<T, 4> {
+    static constexpr uint64_t kSlotBytes = 8;
+    unsigned long long *slots;
+
+    __device__ __forceinline__ void store(uint64_t tile, uint32_t flag, T value) const {
+        const unsigned long long word =
+            (static_cast<unsigned long long>(flag) << 32) | bit_cast<uint32_t>(value);
+        asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(slots + tile), "l"(word)
+                     : "memory");
+    }
+    __device__ __forceinline__ void load(uint64_t tile, uint32_t &flag, T &value) const {
+        unsigned long long word;
+        asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(word) : "l"(slots + tile) : "memory");
+        flag = static_cast<uint32_t>(word >> 32);
+        value = bit_cast<T>(static_cast<uint32_t>(word));
+    }
+    __device__ __forceinline__ void clear(uint64_t tile) const {
+        asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(slots + tile), "l"(0ull) : "memory");
+    }
+};
+
+// 8-byte values: {flag, value} in one aligned 16-byte word. Like CUB's tile
+// state, this relies on aligned 16-byte accesses being single-copy atomic on
+// the GPUs we run on (sm_70 and later).
+template <typename T>
+struct TileStatus<T, 8> {
+    static constexpr uint64_t kSlotBytes = 16;
+    unsigned long long *slots;  // two words per slot: flag, value
+
+    __device__ __forceinline__ void store(uint64_t tile, uint32_t flag, T value) const {
+        asm volatile("st.relaxed.gpu.global.v2.u64 [%0], {%1, %2};" ::"l"(slots + 2 * tile),
+                     "l"(static_cast<unsigned long long>(flag)),
+                     "l"(bit_cast<unsigned long long>(value))
+                     : "memory");
+    }
+    __device__ __forceinline__ void load(uint64_t tile, uint32_t &flag, T &value) const {
+        unsigned long long f, v;
+        asm volatile("ld.relaxed.gpu.global.v2.u64 {%0, %1}, [%2];"
+                     : "=l"(f), "=l"(v)
+                     : "l"(slots + 2 * tile)
+                     : "memory");
+        flag = static_cast<uint32_t>(f);
+        value = bit_cast<T>(v);
+    }
+    __device__ __forceinline__ void clear(uint64_t tile) const {
+        asm volatile("st.relaxed.gpu.global.v2.u64 [%0], {%1, %1};" ::"l"(slots + 2 * tile),
+                     "l"(0ull)
+                     : "memory");
+    }
+};
+
+// Words of env.zeroed_counters the scan uses.
+struct ScanCounters {
+    // Low 32 bits: next ticket. High 32 bits: slots [0, watermark) cleared.
+    unsigned long long *ticket_word;
+    unsigned int *done_word;  // tiles finished
+
+    __device__ __forceinline__ unsigned long long take_ticket() const {
+        unsigned long long old;
+        asm volatile("atom.acq_rel.gpu.global.add.u64 %0, [%1], 1;"
+                     : "=l"(old)
+                     : "l"(ticket_word)
+                     : "memory");
+        return old;
+    }
+    __device__ __forceinline__ uint32_t cleared_acquire() const {
+        unsigned long long word;
+        asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(word) : "l"(ticket_word) : "memory");
+        return static_cast<uint32_t>(word >> 32);
+    }
+    __device__ __forceinline__ void advance_cleared(uint32_t by) const {
+        asm volatile("red.release.gpu.global.add.u64 [%0], %1;" ::"l"(ticket_word),
+                     "l"(static_cast<unsigned long long>(by) << 32)
+                     : "memory");
+    }
+
+    // One thread; `known` is the watermark the ticket fetch returned.
+    __device__ __forceinline__ void wait_cleared_past(uint32_t tile, uint32_t known) const {
+        if (known > tile) return;  // the ticket's acquire already ordered us after the clears
+        while (cleared_acquire() <= tile) __nanosleep(64);
+    }
+
+    // One thread, after the block's last use of the counters and slots: the
+    // last tile to get here resets the words for the next call.
+    __device__ __forceinline__ void finish_tile(uint32_t num_tiles) const {
+        if (atomicAdd(done_word, 1u) == num_tiles - 1) {
+            *reinterpret_cast<volatile unsigned long long *>(ticket_word) = 0;
+            *reinterpret_cast<volatile unsigned int *>(done_word) = 0;
+        }
+    }
+};
+
+// Called by one whole warp of the tile whose ticket is a multiple of chunk.
+template <typename Status>
+__device__ __forceinline__ void clear_status_ahead(const Status &status, const ScanCounters &counters,
+                                                   uint32_t tile, uint32_t num_tiles, uint32_t chunk,
+                                                   int lane) {
+    const uint64_t c = tile / chunk;
+    const uint64_t begin = tile == 0 ? 0 : (c + 2) * chunk;
+    const uint64_t end = (c + 3) * chunk;
+    const uint64_t stop = end < num_tiles ? end : num_tiles;
+    for (uint64_t s = begin + lane; s < stop; s += kWarpLanes) status.clear(s);
+    __threadfence();  // the clears are visible before the watermark announces them
+    __syncwarp();
+    if (lane == 0) {
+        // Watermark moves in chunk order, so it only ever covers cleared slots.
+        const uint32_t expected = static_cast<uint32_t>(begin);
+        while (counters.cleared_acquire() != expected) __nanosleep(64);
+        counters.advance_cleared(static_cast<uint32_t>(end - begin));
+    }
+    __syncwarp();
+}
+
+// The exclusive prefix of tile `tile` (> 0); called by one whole warp after
+// the tile published its aggregate. saved: kMaxSavedWindows * 32 elements of
+// shared memory for aggregates of windows passed over.
+template <typename T, typename Op, int kMaxSavedWindows, typename Status>
+__device__ __forceinline__ T lookback_exclusive_prefix(const Status &status, uint32_t tile, T *saved,
+                                                       int lane) {
+    using Traits = ScanOpTraits<T, Op>;
+    const Op op;
+    int64_t window_end = tile;  // window covers tiles [window_end - 32, window_end)
+    int saved_windows = 0;
+    for (;;) {
+        const int64_t index = window_end - kWarpLanes + lane;
+        uint32_t flag = kTileInclusive;  // tiles before 0 act as an empty inclusive prefix
+        T value = Traits::neutral();
+        if (index >= 0) status.load(static_cast<uint64_t>(index), flag, value);
+        int spins = 0;
+        while (__any_sync(kWarpLaneMask, flag == kTileInvalid)) {
+            if (++spins > 4) __nanosleep(spins < 32 ? 32 : 128);
+            if (flag == kTileInvalid) status.load(static_cast<uint64_t>(index), flag, value);
+        }
+        const unsigned inclusive = __ballot_sync(kWarpLaneMask, flag == kTileInclusive);
+        if (inclusive) {
+            const int newest = kWarpLanes - 1 - __clz(inclusive);
+            T acc = __shfl_sync(kWarpLaneMask, value, newest);
+            if constexpr (Traits::kOrdered) {
+                acc = warp_fold_ordered(acc, value, newest + 1, op);
+                for (int w = saved_windows - 1; w >= 0; --w) {
+#pragma unroll 8
+                    for (int k = 0; k < kWarpLanes; ++k) acc = op(acc, saved[w * kWarpLanes + k]);
+                }
+            } else {
+                T mine = lane > newest ? value : Traits::neutral();
+                for (int w = 0; w < saved_windows; ++w) mine = op(mine, saved[w * kWarpLanes + lane]);
+                acc = op(acc, warp_reduce_exact(mine, op));
+            }
+            return acc;
+        }
+        // Only aggregates here: keep them and look further back, or, when
+        // the buffer is full, keep polling this window until an inclusive
+        // prefix shows up (it will: older tiles never wait on newer ones).
+        if (saved_windows < kMaxSavedWindows) {
+            saved[saved_windows * kWarpLanes + lane] = value;
+            __syncwarp();
+            ++saved_windows;
+            window_end -= kWarpLanes;
+        } else {
+            __nanosleep(128);
+        }
+    }
+}
+
+}  // namespace gpuprim::cuda

@@ -1,0 +1,704 @@
+// LSD radix sort of large inputs, Onesweep style (Adinets & Merrill 2022).
+// Kernels and the host driver template; radix_sort.cu instantiates them.
+//
+// Per call:
+// 1. radix_histogram_kernel reads the keys once and counts the 8-bit digits of
+//    every pass (shared counters, then 64-bit global atomics). Its last block
+//    scans each pass's counts into global digit offsets, marks the passes
+//    whose digit is the same for every key, and writes the plan: which passes
+//    run and which buffers each reads and writes. It also clears the
+//    look-back array. Nothing is read back to the host.
+// 2. One radix_onesweep_kernel launch per pass (per portion, see below). A
+//    persistent grid takes tiles in launch order from a ticket counter. Each
+//    tile: load keys (transformed to radix keys on every load, transformed
+//    back on every store, so skipped passes need no care), rank them in shared
+//    memory (block_radix_rank), publish its digit counts, find how many keys
+//    of each digit the tiles before it hold by decoupled look-back, scatter
+//    keys through shared memory in digit order so that global writes are runs
+//    of consecutive addresses, then the values the same way (staged in shared
+//    memory by cp.async while the keys are ranked).
+//
+// Look-back words: one 32-bit word per (tile, digit), status in the top two
+// bits and a count in the low 30. A status of a launch is one of three codes
+// that rotate from launch to launch (lookback_codes): every tile of a launch
+// leaves its words "inclusive", which reads as "empty" to the next launch, so
+// the array is cleared once per call (by the histogram kernel), not once per
+// pass. Counts must fit 30 bits, so inputs past 2^28 keys run in portions of
+// at most 2^28 keys, one launch each; every launch of a call has the same tile
+// count (a short last portion runs padding tiles that only write their words).
+// Each portion's last tile hands the running digit offsets to the next.
+//
+// Buffers: input, output and one temporary copy (workspace). The plan
+// ping-pongs between output and temporary so the last executed pass writes
+// the output; the input is only read when out of place. In place with an odd
+// number of executed passes, or out of place with none, one skipped pass is
+// executed anyway: its digit is constant, so it is a stable copy.
+//
+// Workspace peak (one reserve per call):
+//   count * (key_bytes + value_bytes)          temporary keys and values
+// + tiles * 256 * 4 bytes                       look-back (tiles <= 2^28 / tile
+//                                               keys: about 0.18 bytes a key at
+//                                               the large tile shape)
+// + passes * 256 * 16 + 4 KiB                   digit counts, offsets, plan
+// plus 256-byte alignment of each part.
+#pragma once
+
+#include "core/backend.h"
+#include "core/key_transform.h"
+#include "core/portable.h"
+#include "cuda/block/block_radix_rank.cuh"
+#include "cuda/device_env.h"
+#include "cuda/sort_tuning.cuh"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <type_traits>
+
+namespace gpuprim::cuda {
+
+// The radix path of gpuprim::cuda::sort (any count >= 1).
+void radix_sort(const DeviceEnv &env, const SortRequest &request, const SortTuning &tuning);
+
+namespace radix_detail {
+
+constexpr int kDigitBits = kRadixRankDigitBits;
+constexpr int kDigits = kRadixRankDigits;
+constexpr int kMaxPasses = 64 / kDigitBits;
+template <typename K>
+constexpr int kPasses = int(sizeof(K)) * 8 / kDigitBits;
+static_assert(kPasses<uint32_t> % 2 == 0 && kPasses<uint64_t> % 2 == 0,
+              "the plan assumes an even number of passes");
+
+// Look-back portions: counts in a look-back word must fit 30 bits.
+constexpr uint64_t kMaxPortionKeys = uint64_t(1) << 28;
+constexpr uint32_t kLookbackValueMask = (1u << 30) - 1;
+
+// env.zeroed_counters words used (each kernel leaves its words zero).
+constexpr int kTileTicketWord = 0;
+constexpr int kHistogramTicketWord = 1;
+constexpr int kHistogramZeroedWord = 2;
+constexpr int kHistogramDoneWord = 3;
+
+enum BufferId : uint8_t { kInputBuffer = 0, kOutputBuffer = 1, kTempBuffer = 2 };
+
+struct PassPlan {
+    uint32_t active;        // 0: skipped
+    uint32_t launch_index;  // executed passes before this one
+    uint8_t key_source, key_destination, value_source, value_destination;
+};
+struct RadixPlan {
+    PassPlan pass[kMaxPasses];
+};
+
+// Chooses the passes to execute and their buffers. digit_varies[p]: pass p's
+// digit is not the same for every key.
+GPUPRIM_HD void make_radix_plan(int passes, const bool *digit_varies, bool keys_in_place,
+                                bool has_values, bool values_in_place, RadixPlan &plan) {
+    bool execute[kMaxPasses];
+    int executed = 0;
+    for (int p = 0; p < passes; ++p) {
+        execute[p] = digit_varies[p];
+        executed += execute[p];
+    }
+    // Out of place, the output must be written at least once; in place, the
+    // data must come back to the buffer it started in.
+    const bool need_one = !keys_in_place || (has_values && !values_in_place);
+    const bool need_even = keys_in_place || (has_values && values_in_place);
+    for (int p = 0; p < passes; ++p) {
+        const bool want_more = (need_one && executed == 0) || (need_even && executed % 2 == 1);
+        if (want_more && !execute[p]) {
+            execute[p] = true;
+            ++executed;
+        }
+    }
+    uint8_t key_current = kInputBuffer, value_current = kInputBuffer;
+    int index = 0;
+    for (int p = 0; p < kMaxPasses; ++p) {
+        PassPlan pass{0, 0, 0, 0, 0, 0};
+        if (p < passes && execute[p]) {
+            const bool last_is_even = (executed - 1 - index) % 2 == 0;
+            const uint8_t key_destination = keys_in_place
+                                                ? (index % 2 == 0 ? kTempBuffer : kOutputBuffer)
+                                                : (last_is_even ? kOutputBuffer : kTempBuffer);
+            const uint8_t value_destination = values_in_place
+                                                  ? (index % 2 == 0 ? kTempBuffer : kOutputBuffer)
+                                                  : (last_is_even ? kOutputBuffer : kTempBuffer);
+            pass.active = 1;
+            pass.launch_index = uint32_t(index);
+            pass.key_source = key_current;
+            pass.key_destination = key_destination;
+            pass.value_source = value_current;
+            pass.value_destination = value_destination;
+            key_current = key_destination;
+            value_current = value_destination;
+            ++index;
+        }
+        plan.pass[p] = pass;
+    }
+}
+
+// Status codes of look-back words in launch number `launch` of a call; the
+// "empty" code of a launch is the "inclusive" code of the one before.
+struct LookbackCodes {
+    uint32_t aggregate, inclusive;
+};
+GPUPRIM_HD LookbackCodes lookback_codes(uint32_t launch) {
+    const uint32_t empty = (2 * (launch % 3)) % 3;
+    return {(empty + 1) % 3, (empty + 2) % 3};
+}
+
+template <int kValueBytes>
+using RadixValue = std::conditional_t<kValueBytes == 8, uint64_t, uint32_t>;
+
+__device__ __forceinline__ uint32_t load_relaxed(const uint32_t *address) {
+    uint32_t value;
+    asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(value) : "l"(address) : "memory");
+    return value;
+}
+__device__ __forceinline__ void store_relaxed(uint32_t *address, uint32_t value) {
+    asm volatile("st.relaxed.gpu.global.u32 [%0], %1;" ::"l"(address), "r"(value) : "memory");
+}
+
+// Programmatic dependent launch (sm_90+): a kernel may start while the one
+// before it finishes; it waits here before touching anything that one wrote.
+__device__ __forceinline__ void wait_for_previous_grid() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void allow_next_grid() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;");
+#endif
+}
+
+template <typename T>
+__device__ __forceinline__ void copy_to_shared_async(T *shared, const T *global) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    const uint32_t address = static_cast<uint32_t>(__cvta_generic_to_shared(shared));
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;" ::"r"(address), "l"(global),
+                 "n"(int(sizeof(T)))
+                 : "memory");
+#else
+    *shared = *global;
+#endif
+}
+__device__ __forceinline__ void wait_copies_to_shared() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_all;" ::: "memory");
+#endif
+}
+
+template <typename K>
+__device__ __forceinline__ uint32_t digit_of(K radix_key, int shift) {
+    return uint32_t(radix_key >> shift) & (kDigits - 1);
+}
+
+// Exclusive scan of one 64-bit value per thread over threads 0..255; every
+// thread of the block must call it. totals: 8 words of shared memory.
+__device__ __forceinline__ uint64_t digit_exclusive_scan64(uint64_t value, uint64_t *totals) {
+    const uint32_t lane = radix_lane_id();
+    const uint32_t warp = threadIdx.x / 32;
+    uint64_t inclusive = value;
+#pragma unroll
+    for (int offset = 1; offset < 32; offset <<= 1) {
+        const uint64_t other = __shfl_up_sync(kFullWarpMask, inclusive, offset);
+        if (lane >= uint32_t(offset)) inclusive += other;
+    }
+    if (threadIdx.x < kDigits && lane == 31) totals[warp] = inclusive;
+    __syncthreads();
+    uint64_t exclusive = inclusive - value;
+    for (uint32_t w = 0; w < warp && w < kDigits / 32; ++w) exclusive += totals[w];
+    __syncthreads();
+    return exclusive;
+}
+
+// ---------------------------------------------------------------------------
+// Upfront histogram of every pass.
+
+struct HistogramArgs {
+    const void *keys;
+    uint64_t count;
+    KeyKind kind;
+    bool descending;
+    bool keys_in_place, has_values, values_in_place;
+    uint64_t *digit_counts;   // passes * 256, accumulated here
+    uint64_t *digit_offsets;  // passes * 256, exclusive scans out
+    RadixPlan *plan;
+    uint32_t *lookback;       // cleared here
+    uint64_t lookback_words;  // multiple of 4, 16-byte aligned
+    uint32_t *counters;       // env.zeroed_counters
+};
+
+template <typename K, typename Shape>
+__global__ void __launch_bounds__(Shape::kThreads) radix_histogram_kernel(const HistogramArgs args) {
+    constexpr int kThreads = Shape::kThreads;
+    constexpr int kItems = Shape::kItems;
+    constexpr int kReplicas = Shape::kReplicas;
+    constexpr int kPassCount = kPasses<K>;
+    constexpr int kCounters = kPassCount * kDigits;
+    static_assert(kThreads >= kDigits, "one thread per digit in the final scan");
+
+    __shared__ uint32_t histogram[kCounters * kReplicas];
+    __shared__ uint64_t scan_totals[kDigits / 32];
+    __shared__ uint32_t ticket;
+    __shared__ bool last_block;
+    __shared__ bool digit_constant[kPassCount];
+
+    allow_next_grid();
+    for (int i = threadIdx.x; i < kCounters * kReplicas; i += kThreads) histogram[i] = 0;
+    if (threadIdx.x < kPassCount) digit_constant[threadIdx.x] = false;
+    if (threadIdx.x == 0) ticket = atomicAdd(&args.counters[kHistogramTicketWord], 1u);
+    __syncthreads();
+
+    // The first block to run clears the global counters; the others add to
+    // them only once it says so (it is running, so they cannot wait forever).
+    if (ticket == 0) {
+        for (int i = threadIdx.x; i < kCounters; i += kThreads) args.digit_counts[i] = 0;
+        __threadfence();
+        __syncthreads();
+        if (threadIdx.x == 0) atomicExch(&args.counters[kHistogramZeroedWord], 1u);
+    }
+
+    {
+        uint4 *words = reinterpret_cast<uint4 *>(args.lookback);
+        const uint64_t vectors = args.lookback_words / 4;
+        for (uint64_t i = uint64_t(blockIdx.x) * kThreads + threadIdx.x; i < vectors;
+             i += uint64_t(gridDim.x) * kThreads)
+            words[i] = make_uint4(0, 0, 0, 0);
+    }
+
+    const K *keys = static_cast<const K *>(args.keys);
+    const uint64_t n = args.count;
+    constexpr uint64_t kTile = uint64_t(kThreads) * kItems;
+    const uint32_t replica = threadIdx.x % kReplicas;
+    for (uint64_t base = uint64_t(blockIdx.x) * kTile; base < n; base += uint64_t(gridDim.x) * kTile) {
+        K key[kItems];
+#pragma unroll
+        for (int i = 0; i < kItems; ++i) {
+            const uint64_t index = base + uint64_t(i) * kThreads + threadIdx.x;
+            key[i] = index < n ? keys[index] : K(0);
+        }
+#pragma unroll
+        for (int i = 0; i < kItems; ++i) {
+            const uint64_t index = base + uint64_t(i) * kThreads + threadIdx.x;
+            if (index < n) {
+                const K radix_key = to_radix_key<K>(key[i], args.kind, args.descending);
+#pragma unroll
+                for (int p = 0; p < kPassCount; ++p) {
+                    const uint32_t digit = digit_of(radix_key, p * kDigitBits);
+                    atomicAdd(&histogram[(p * kDigits + digit) * kReplicas + replica], 1u);
+                }
+            }
+        }
+    }
+    __syncthreads();
+
+    if (threadIdx.x == 0) {
+        while (load_relaxed(&args.counters[kHistogramZeroedWord]) == 0) {
+        }
+        __threadfence();
+    }
+    __syncthreads();
+    for (int i = threadIdx.x; i < kCounters; i += kThreads) {
+        uint32_t sum = 0;
+#pragma unroll
+        for (int r = 0; r < kReplicas; ++r) sum += histogram[i * kReplicas + r];
+        if (sum) atomicAdd(reinterpret_cast<unsigned long long *>(&args.digit_counts[i]),
+                           static_cast<unsigned long long>(sum));
+    }
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0)
+        last_block = atomicAdd(&args.counters[kHistogramDoneWord], 1u) == gridDim.x - 1;
+    __syncthreads();
+    if (!last_block) return;
+
+    // Last block: every other block's counts are in. Scan, plan, reset the
+    // counter words for the next call.
+    __threadfence();
+    for (int p = 0; p < kPassCount; ++p) {
+        uint64_t count = 0;
+        if (threadIdx.x < kDigits) count = __ldcg(&args.digit_counts[p * kDigits + threadIdx.x]);
+        const uint64_t exclusive = digit_exclusive_scan64(count, scan_totals);
+        if (threadIdx.x < kDigits) {
+            args.digit_offsets[p * kDigits + threadIdx.x] = exclusive;
+            if (count == n) digit_constant[p] = true;
+        }
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        bool varies[kMaxPasses];
+        for (int p = 0; p < kPassCount; ++p) varies[p] = !digit_constant[p];
+        RadixPlan plan;
+        make_radix_plan(kPassCount, varies, args.keys_in_place, args.has_values, args.values_in_place,
+                        plan);
+        *args.plan = plan;
+        args.counters[kHistogramTicketWord] = 0;
+        args.counters[kHistogramZeroedWord] = 0;
+        args.counters[kHistogramDoneWord] = 0;
+    }
+}
+
+// ---------------------------------------------------------------------------
+// One Onesweep pass over one portion.
+
+struct OnesweepArgs {
+    const void *keys[3];    // by BufferId
+    const void *values[3];  // by BufferId
+    uint32_t *lookback;     // tiles * 256 words
+    const uint64_t *base_in;  // 256 global offsets of the portion's first key of each digit
+    uint64_t *base_out;       // the same for the next portion, or null
+    const RadixPlan *plan;
+    uint32_t *tile_ticket;    // a zeroed counter word
+    uint64_t portion_begin;
+    uint32_t portion_keys;
+    uint32_t tiles;           // per launch (padding tiles included)
+    uint32_t pass;
+    uint32_t portion, portions;
+    KeyKind kind;
+    bool descending;
+};
+
+template <typename K, typename V, typename Shape, bool kHasValues>
+struct OnesweepStorage {
+    using Rank = BlockRadixRank<Shape::kThreads, Shape::kItems, Shape::kMatch>;
+    static constexpr int kTile = Shape::kTile;
+    static constexpr bool kStage = kHasValues && Shape::kStageValues;
+    typename Rank::Storage rank;
+    uint64_t global_base[kDigits];  // global index of tile position 0 of each digit
+    uint32_t tile;
+    union alignas(16) Exchange {
+        K keys[kTile];
+        V values[kHasValues ? kTile : 1];
+    } exchange;
+    alignas(16) V staged_values[kStage ? kTile : 1];
+};
+
+// Sum of the counts of digit `digit` in tiles [0, tile) of this launch.
+template <int kWindow>
+__device__ __forceinline__ uint32_t lookback_exclusive(const uint32_t *lookback, uint32_t tile,
+                                                       uint32_t digit, LookbackCodes codes) {
+    uint32_t exclusive = 0;
+    int64_t next = int64_t(tile) - 1;  // tile >= 1; tile 0 is always inclusive
+    while (true) {
+        uint32_t word[kWindow];
+#pragma unroll
+        for (int q = 0; q < kWindow; ++q)
+            word[q] = next - q >= 0 ? load_relaxed(lookback + (next - q) * kDigits + digit) : 0u;
+        int consumed = kWindow;
+#pragma unroll
+        for (int q = 0; q < kWindow; ++q) {
+            if (q < consumed) {
+                const uint32_t status = word[q] >> 30;
+                if (status == codes.inclusive) return exclusive + (word[q] & kLookbackValueMask);
+                if (status == codes.aggregate) exclusive += word[q] & kLookbackValueMask;
+                else consumed = q;  // not published yet: read again from here
+            }
+        }
+        next -= consumed;
+    }
+}
+
+// Selects without indexing the parameter array (which would copy it to the stack).
+__device__ __forceinline__ const void *pick_buffer(const void *const (&buffers)[3], uint8_t id) {
+    return id == kInputBuffer ? buffers[0] : id == kOutputBuffer ? buffers[1] : buffers[2];
+}
+
+template <typename K, int kValueBytes, typename Shape>
+__global__ void __launch_bounds__(Shape::kThreads, Shape::kMinBlocks)
+    radix_onesweep_kernel(const OnesweepArgs args) {
+    constexpr bool kHasValues = kValueBytes != 0;
+    using V = RadixValue<kValueBytes>;
+    using Storage = OnesweepStorage<K, V, Shape, kHasValues>;
+    using Rank = typename Storage::Rank;
+    constexpr int kThreads = Shape::kThreads;
+    constexpr int kItems = Shape::kItems;
+    constexpr uint32_t kTile = Shape::kTile;
+    constexpr bool kStage = Storage::kStage;
+
+    extern __shared__ __align__(16) unsigned char shared_bytes[];
+    Storage &s = *reinterpret_cast<Storage *>(shared_bytes);
+
+    wait_for_previous_grid();
+    allow_next_grid();
+    const PassPlan plan = args.plan->pass[args.pass];
+    if (!plan.active) return;
+
+    const LookbackCodes codes = lookback_codes(plan.launch_index * args.portions + args.portion);
+    const K *key_source = static_cast<const K *>(pick_buffer(args.keys, plan.key_source));
+    K *key_destination = static_cast<K *>(const_cast<void *>(pick_buffer(args.keys, plan.key_destination)));
+    const V *value_source = static_cast<const V *>(pick_buffer(args.values, plan.value_source));
+    V *value_destination =
+        static_cast<V *>(const_cast<void *>(pick_buffer(args.values, plan.value_destination)));
+    const int shift = int(args.pass) * kDigitBits;
+    const uint32_t real_tiles = (args.portion_keys + kTile - 1) / kTile;
+    const uint32_t warp = threadIdx.x / 32;
+    const uint32_t lane = radix_lane_id();
+    const uint32_t warp_first = warp * 32 * kItems + lane;  // tile position of item 0
+
+    while (true) {
+        __syncthreads();  // the previous tile is done with shared memory
+        if (threadIdx.x == 0) {
+            const uint32_t ticket = atomicAdd(args.tile_ticket, 1u);
+            // Every block draws once past the last tile: the final draw resets.
+            if (ticket == args.tiles + gridDim.x - 1) atomicExch(args.tile_ticket, 0u);
+            s.tile = ticket;
+        }
+        __syncthreads();
+        const uint32_t tile = s.tile;
+        if (tile >= args.tiles) return;
+        uint32_t *tile_lookback = args.lookback + uint64_t(tile) * kDigits;
+
+        if (tile >= real_tiles) {  // padding tile of a short last portion
+            for (int d = threadIdx.x; d < kDigits; d += kThreads)
+                store_relaxed(tile_lookback + d, codes.inclusive << 30);
+            continue;
+        }
+        const uint32_t tile_offset = tile * kTile;
+        const uint32_t tile_keys = min(kTile, args.portion_keys - tile_offset);
+        const bool full = tile_keys == kTile;
+        const uint64_t tile_begin = args.portion_begin + tile_offset;
+
+        if constexpr (kStage) {
+            const V *source = value_source + tile_begin;
+#pragma unroll
+            for (int i = 0; i < kItems; ++i) {
+                const uint32_t position = warp_first + i * 32;
+                if (full || position < tile_keys)
+                    copy_to_shared_async(&s.staged_values[position], source + position);
+            }
+        }
+
+        K keys[kItems];
+        {
+            const K *source = key_source + tile_begin;
+#pragma unroll
+            for (int i = 0; i < kItems; ++i) {
+                const uint32_t position = warp_first + i * 32;
+                keys[i] = (full || position < tile_keys) ? source[position] : K(0);
+            }
+#pragma unroll
+            for (int i = 0; i < kItems; ++i) {
+                const uint32_t position = warp_first + i * 32;
+                // Missing keys of a short tile rank last (largest digit, last position).
+                keys[i] = (full || position < tile_keys)
+                              ? to_radix_key<K>(keys[i], args.kind, args.descending)
+                              : ~K(0);
+            }
+        }
+        uint32_t digits[kItems];
+#pragma unroll
+        for (int i = 0; i < kItems; ++i) digits[i] = digit_of(keys[i], shift);
+
+        uint32_t ranks[kItems];
+        uint32_t digit_count = 0, digit_exclusive = 0;
+        Rank::rank(s.rank, digits, ranks, digit_count, digit_exclusive, [&](uint32_t count) {
+            if (tile > 0) store_relaxed(tile_lookback + threadIdx.x, (codes.aggregate << 30) | count);
+        });
+
+#pragma unroll
+        for (int i = 0; i < kItems; ++i) s.exchange.keys[ranks[i]] = keys[i];
+
+        if (threadIdx.x < kDigits) {
+            const uint32_t digit = threadIdx.x;
+            const uint32_t before =
+                tile > 0 ? lookback_exclusive<Shape::kLookbackWindow>(args.lookback, tile, digit, codes)
+                         : 0u;
+            store_relaxed(tile_lookback + digit, (codes.inclusive << 30) | (before + digit_count));
+            const uint64_t base = args.base_in[digit] + before;
+            s.global_base[digit] = base - digit_exclusive;
+            if (args.base_out != nullptr && tile == real_tiles - 1)
+                args.base_out[digit] = base + digit_count;
+        }
+        __syncthreads();
+
+        // Digits of the keys this thread stores, four to a register, for the values.
+        uint32_t out_digits[kHasValues ? (kItems + 3) / 4 : 1] = {};
+#pragma unroll
+        for (int i = 0; i < kItems; ++i) {
+            const uint32_t position = threadIdx.x + i * kThreads;
+            if (full || position < tile_keys) {
+                const K key = s.exchange.keys[position];
+                const uint32_t digit = digit_of(key, shift);
+                key_destination[s.global_base[digit] + position] =
+                    from_radix_key<K>(key, args.kind, args.descending);
+                if constexpr (kHasValues) out_digits[i / 4] |= digit << (8 * (i % 4));
+            }
+        }
+
+        if constexpr (kHasValues) {
+            V values[kItems];
+            if constexpr (kStage) {
+                wait_copies_to_shared();  // each thread reads only what it copied
+#pragma unroll
+                for (int i = 0; i < kItems; ++i) {
+                    const uint32_t position = warp_first + i * 32;
+                    values[i] = (full || position < tile_keys) ? s.staged_values[position] : V(0);
+                }
+            } else {
+                const V *source = value_source + tile_begin;
+#pragma unroll
+                for (int i = 0; i < kItems; ++i) {
+                    const uint32_t position = warp_first + i * 32;
+                    values[i] = (full || position < tile_keys) ? source[position] : V(0);
+                }
+            }
+            __syncthreads();  // all keys have left the exchange buffer
+#pragma unroll
+            for (int i = 0; i < kItems; ++i) {
+                const uint32_t position = warp_first + i * 32;
+                if (full || position < tile_keys) s.exchange.values[ranks[i]] = values[i];
+            }
+            __syncthreads();
+#pragma unroll
+            for (int i = 0; i < kItems; ++i) {
+                const uint32_t position = threadIdx.x + i * kThreads;
+                if (full || position < tile_keys)
+                    value_destination[s.global_base[(out_digits[i / 4] >> (8 * (i % 4))) & 0xffu] + position] =
+                        s.exchange.values[position];
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Host driver.
+
+inline uint64_t align_up(uint64_t bytes, uint64_t alignment) {
+    return (bytes + alignment - 1) / alignment * alignment;
+}
+
+template <typename Kernel, typename Args>
+void launch_radix_kernel(Kernel kernel, uint32_t blocks, int threads, size_t shared_bytes,
+                         cudaStream_t stream, bool programmatic, const Args &args, const char *what) {
+    cudaLaunchConfig_t config = {};
+    config.gridDim = dim3(blocks);
+    config.blockDim = dim3(threads);
+    config.dynamicSmemBytes = shared_bytes;
+    config.stream = stream;
+    cudaLaunchAttribute attribute[1];
+    if (programmatic) {
+        attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+        attribute[0].val.programmaticStreamSerializationAllowed = 1;
+        config.attrs = attribute;
+        config.numAttrs = 1;
+    }
+    check(cudaLaunchKernelEx(&config, kernel, args), what);
+}
+
+// Sorts request.count >= 1 keys with the given pass shape. portion_limit
+// (tests only) lowers the keys per launch to exercise the portion hand-over.
+template <typename K, int kValueBytes, typename Shape>
+void onesweep_sort(const DeviceEnv &env, const SortRequest &request, const SortTuning &tuning,
+                   uint64_t portion_limit = kMaxPortionKeys) {
+    using V = RadixValue<kValueBytes>;
+    constexpr bool kHasValues = kValueBytes != 0;
+    constexpr int kPassCount = kPasses<K>;
+    constexpr uint64_t kTile = Shape::kTile;
+    const uint64_t portion_size =
+        std::max<uint64_t>(1, std::min(portion_limit, kMaxPortionKeys) / kTile) * kTile;
+    using HistogramShape = RadixHistogramShape;
+
+    const uint64_t n = request.count;
+    const uint64_t portions = (n + portion_size - 1) / portion_size;
+    const uint32_t tiles = uint32_t((std::min(n, portion_size) + kTile - 1) / kTile);
+
+    // Workspace: partitioned by hand, each part 256-byte aligned.
+    const uint64_t keys_bytes = align_up(n * sizeof(K), 256);
+    const uint64_t values_bytes = kHasValues ? align_up(n * sizeof(V), 256) : 0;
+    const uint64_t lookback_words = uint64_t(tiles) * kDigits;
+    const uint64_t lookback_bytes = align_up(lookback_words * 4, 256);
+    const uint64_t counts_bytes = align_up(uint64_t(kPassCount) * kDigits * 8, 256);
+    const uint64_t base_bytes = align_up(2 * kDigits * 8, 256);
+    const uint64_t plan_bytes = align_up(sizeof(RadixPlan), 256);
+    unsigned char *workspace = static_cast<unsigned char *>(env.workspace->reserve(
+        keys_bytes + values_bytes + lookback_bytes + 2 * counts_bytes + base_bytes + plan_bytes));
+    unsigned char *cursor = workspace;
+    auto take = [&cursor](uint64_t bytes) {
+        unsigned char *part = cursor;
+        cursor += bytes;
+        return part;
+    };
+    void *temp_keys = take(keys_bytes);
+    void *temp_values = kHasValues ? take(values_bytes) : nullptr;
+    uint32_t *lookback = reinterpret_cast<uint32_t *>(take(lookback_bytes));
+    uint64_t *digit_counts = reinterpret_cast<uint64_t *>(take(counts_bytes));
+    uint64_t *digit_offsets = reinterpret_cast<uint64_t *>(take(counts_bytes));
+    uint64_t *running_base = reinterpret_cast<uint64_t *>(take(base_bytes));
+    RadixPlan *plan = reinterpret_cast<RadixPlan *>(take(plan_bytes));
+
+    const bool keys_in_place = request.keys_out == request.keys_in;
+    const bool values_in_place = kHasValues && request.values_out == request.values_in;
+    const bool programmatic = tuning.programmatic_launch && env.compute_capability >= 90;
+
+    {
+        HistogramArgs args{};
+        args.keys = request.keys_in;
+        args.count = n;
+        args.kind = request.key_kind;
+        args.descending = request.descending;
+        args.keys_in_place = keys_in_place;
+        args.has_values = kHasValues;
+        args.values_in_place = values_in_place;
+        args.digit_counts = digit_counts;
+        args.digit_offsets = digit_offsets;
+        args.plan = plan;
+        args.lookback = lookback;
+        args.lookback_words = lookback_words;
+        args.counters = env.zeroed_counters;
+        constexpr uint64_t kHistogramTile = uint64_t(HistogramShape::kThreads) * HistogramShape::kItems;
+        const uint64_t wanted = std::max<uint64_t>((n + kHistogramTile - 1) / kHistogramTile,
+                                                   (lookback_words / 4 + HistogramShape::kThreads - 1) /
+                                                       HistogramShape::kThreads);
+        const uint64_t most = uint64_t(env.sm_count) * tuning.histogram_blocks_per_sm;
+        const uint32_t blocks = uint32_t(std::max<uint64_t>(1, std::min(wanted, most)));
+        launch_radix_kernel(radix_histogram_kernel<K, HistogramShape>, blocks, HistogramShape::kThreads,
+                            0, env.stream, false, args, "radix sort histogram launch");
+    }
+
+    auto kernel = radix_onesweep_kernel<K, kValueBytes, Shape>;
+    const size_t shared_bytes = sizeof(OnesweepStorage<K, V, Shape, kHasValues>);
+    if (shared_bytes > 48 * 1024)
+        check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared_bytes)),
+              "radix sort cudaFuncSetAttribute");
+    int blocks_per_sm = 0;
+    check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, kernel, Shape::kThreads,
+                                                        shared_bytes),
+          "radix sort occupancy");
+    const uint32_t blocks =
+        uint32_t(std::max<uint64_t>(1, std::min<uint64_t>(tiles, uint64_t(env.sm_count) * blocks_per_sm)));
+
+    OnesweepArgs args{};
+    args.keys[kInputBuffer] = request.keys_in;
+    args.keys[kOutputBuffer] = request.keys_out;
+    args.keys[kTempBuffer] = temp_keys;
+    args.values[kInputBuffer] = request.values_in;
+    args.values[kOutputBuffer] = request.values_out;
+    args.values[kTempBuffer] = temp_values;
+    args.lookback = lookback;
+    args.plan = plan;
+    args.tile_ticket = env.zeroed_counters + kTileTicketWord;
+    args.tiles = tiles;
+    args.portions = uint32_t(portions);
+    args.kind = request.key_kind;
+    args.descending = request.descending;
+    for (int pass = 0; pass < kPassCount; ++pass) {
+        for (uint64_t portion = 0; portion < portions; ++portion) {
+            args.pass = uint32_t(pass);
+            args.portion = uint32_t(portion);
+            args.portion_begin = portion * portion_size;
+            args.portion_keys = uint32_t(std::min(portion_size, n - portion * portion_size));
+            args.base_in = portion == 0 ? digit_offsets + pass * kDigits
+                                        : running_base + ((portion - 1) % 2) * kDigits;
+            args.base_out = portion + 1 < portions ? running_base + (portion % 2) * kDigits : nullptr;
+            launch_radix_kernel(kernel, blocks, Shape::kThreads, shared_bytes, env.stream, programmatic, args,
+                                "radix sort pass launch");
+        }
+    }
+}
+
+}  // namespace radix_detail
+}  // namespace gpuprim::cuda

@@ -1,0 +1,273 @@
+// Device-wide reduce (SUM/MIN/MAX) and dot product: one kernel launch per
+// call at every size.
+//
+// - Each thread folds many elements with 16-byte coalesced loads, several in
+//   flight per tile. Buffers may be aligned only to the element size: the
+//   elements before the first 128-byte boundary (head) and after the last
+//   whole vector (tail) are folded one by one. A dot whose two inputs are
+//   misaligned differently loads element by element, same bytes per tile.
+// - The grid is persistent, min(tiles, sm_count * blocks_per_sm): a function
+//   of the count and the device only. Each block folds one contiguous even
+//   share, so which elements each thread folds, and in which order, is fixed,
+//   and so is every later combination: float results are bitwise
+//   reproducible (no float atomics).
+// - Cross-block step inside the same launch: each block stores its total in
+//   the workspace and takes a ticket (env.zeroed_counters[0]); the last block
+//   resets the ticket to zero, folds the totals in block order and writes the
+//   result with one plain store (result may be mapped pinned host memory).
+// - Tiny inputs run as one block: no workspace, no ticket.
+// - Integer SUM and DOT wrap, so signed and unsigned types share one
+//   instantiation per width.
+#include "core/dtype.h"
+#include "core/ops.h"
+#include "cuda/block/block_reduce.cuh"
+#include "cuda/device_env.h"
+#include "cuda/reduce_tuning.cuh"
+
+#include <algorithm>
+#include <cstdint>
+#include <type_traits>
+
+namespace gpuprim::cuda {
+namespace reduce_detail {
+
+constexpr int kVectorBytes = 16;
+// The vector body starts on a cache-line boundary: a warp's 512-byte load then
+// touches 4 lines, not 5 (misaligned wrapped pointers lost 3-13% without it).
+constexpr int kBodyAlignBytes = 128;
+
+template <typename T>
+constexpr int kVectorElements = kVectorBytes / static_cast<int>(sizeof(T));
+
+// What one load brings in: a 16-byte vector or a single element.
+template <typename T, int kElements>
+struct alignas(sizeof(T) * kElements) Unit {
+    T elements[kElements];
+};
+
+template <typename T>
+__device__ __forceinline__ T load_element(const T *p) {
+    return bit_cast<T>(__ldg(reinterpret_cast<const bits_t<T> *>(p)));
+}
+
+template <typename T, int kElements>
+__device__ __forceinline__ Unit<T, kElements> load_unit(const T *base, uint64_t index) {
+    if constexpr (kElements == 1) {
+        return Unit<T, 1>{{load_element(base + index)}};
+    } else {
+        static_assert(sizeof(Unit<T, kElements>) == kVectorBytes, "vector unit is 16 bytes");
+        return bit_cast<Unit<T, kElements>>(__ldg(reinterpret_cast<const uint4 *>(base) + index));
+    }
+}
+
+// Folds one element (reduce) or one pair (dot) into a thread's running value;
+// Combine then merges running values across threads and blocks.
+template <typename T, typename Op, bool kDot>
+struct Fold {
+    using Combine = std::conditional_t<kDot, SumOp<T>, Op>;
+    __device__ __forceinline__ T operator()(T acc, T a, T b) const {
+        if constexpr (kDot) return multiply_add(a, b, acc);
+        else return Op()(acc, a);
+    }
+};
+
+// Folds units [0, units) of a (and b) into acc. Each block takes one
+// contiguous share, an even split rounded to whole cache lines, so all blocks
+// finish together (dealing whole tiles round robin left up to one tile-round
+// of the grid mostly idle: ~3% at 2^24 elements). A share is walked in tiles
+// of blockDim.x * kPerThread units; in a tile thread t takes units t,
+// t + blockDim.x, ... so each warp load is contiguous.
+template <typename T, typename Op, bool kDot, int kElements>
+__device__ __forceinline__ T fold_units(const T *a, const T *b, uint64_t units, T acc) {
+    // The same bytes in flight whether units are vectors or elements.
+    constexpr int kPerThread = kReduceVectorsPerThread * kVectorElements<T> / kElements;
+    constexpr uint64_t kLineUnits = kBodyAlignBytes / (sizeof(T) * kElements);
+    using U = Unit<T, kElements>;
+    const Fold<T, Op, kDot> fold;
+    const uint64_t tile_units = uint64_t(blockDim.x) * kPerThread;
+    uint64_t share = units / gridDim.x + (units % gridDim.x != 0);
+    share = (share + kLineUnits - 1) / kLineUnits * kLineUnits;
+    const uint64_t begin = min(units, blockIdx.x * share);
+    const uint64_t end = min(units, begin + share);
+
+    uint64_t tile = begin;
+    for (; tile + tile_units <= end; tile += tile_units) {
+        const uint64_t first = tile + threadIdx.x;
+        U ua[kPerThread], ub[kPerThread];
+        // All loads first, then the arithmetic: kPerThread requests in flight.
+#pragma unroll
+        for (int k = 0; k < kPerThread; ++k) {
+            ua[k] = load_unit<T, kElements>(a, first + uint64_t(k) * blockDim.x);
+            if constexpr (kDot) ub[k] = load_unit<T, kElements>(b, first + uint64_t(k) * blockDim.x);
+        }
+#pragma unroll
+        for (int k = 0; k < kPerThread; ++k)
+#pragma unroll
+            for (int e = 0; e < kElements; ++e)
+                acc = fold(acc, ua[k].elements[e], kDot ? ub[k].elements[e] : T());
+    }
+
+    if (tile < end) {  // the share's partial last tile
+        const uint64_t first = tile + threadIdx.x;
+        U ua[kPerThread], ub[kPerThread];
+#pragma unroll
+        for (int k = 0; k < kPerThread; ++k) {
+            const uint64_t index = first + uint64_t(k) * blockDim.x;
+            if (index < end) {
+                ua[k] = load_unit<T, kElements>(a, index);
+                if constexpr (kDot) ub[k] = load_unit<T, kElements>(b, index);
+            }
+        }
+#pragma unroll
+        for (int k = 0; k < kPerThread; ++k) {
+            if (first + uint64_t(k) * blockDim.x < end) {
+#pragma unroll
+                for (int e = 0; e < kElements; ++e)
+                    acc = fold(acc, ua[k].elements[e], kDot ? ub[k].elements[e] : T());
+            }
+        }
+    }
+    return acc;
+}
+
+// b is used only when kDot. partials and ticket are unused when gridDim.x is 1.
+// Register cap of 64 (2 blocks of 512): 1024 threads stay resident per SM
+// for every instantiation, which the tuning's blocks_per_sm assumes.
+template <typename T, typename Op, bool kDot>
+__global__ void __launch_bounds__(kReduceMaxBlockThreads, 2)
+    reduce_kernel(const T *__restrict__ a, const T *__restrict__ b, uint64_t count,
+                  T *__restrict__ partials, uint32_t *ticket, T *result) {
+    using Folder = Fold<T, Op, kDot>;
+    using Combine = typename Folder::Combine;
+    using Block = BlockReduce<T, kReduceMaxBlockThreads>;
+    __shared__ typename Block::TempStorage storage;
+    __shared__ bool is_last_block;
+
+    const Folder fold;
+    auto fold_element = [&](T acc, uint64_t i) {
+        if constexpr (kDot) return fold(acc, load_element(a + i), load_element(b + i));
+        else return fold(acc, load_element(a + i), T());
+    };
+
+    T acc = Combine::identity();
+    constexpr unsigned kVec = kVectorElements<T>;
+    bool vectorizable = true;
+    if constexpr (kDot)
+        vectorizable = reinterpret_cast<uintptr_t>(a) % kVectorBytes ==
+                       reinterpret_cast<uintptr_t>(b) % kVectorBytes;
+
+    if (vectorizable) {
+        const unsigned misalign = reinterpret_cast<uintptr_t>(a) % kBodyAlignBytes;
+        const uint64_t head =
+            min(count, uint64_t((kBodyAlignBytes - misalign) % kBodyAlignBytes / sizeof(T)));
+        const uint64_t vectors = (count - head) / kVec;
+        const uint64_t tail_start = head + vectors * kVec;
+        // Head (< 32 elements) and tail (< kVec) go to block 0, before its tiles.
+        if (blockIdx.x == 0) {
+            if (threadIdx.x < head) acc = fold_element(acc, threadIdx.x);
+            if (tail_start + threadIdx.x < count) acc = fold_element(acc, tail_start + threadIdx.x);
+        }
+        acc = fold_units<T, Op, kDot, kVec>(a + head, kDot ? b + head : nullptr, vectors, acc);
+    } else {
+        acc = fold_units<T, Op, kDot, 1>(a, b, count, acc);
+    }
+
+    acc = Block::reduce(acc, Combine(), Combine::identity(), storage);
+    if (gridDim.x == 1) {
+        if (threadIdx.x == 0) *result = acc;
+        return;
+    }
+
+    if (threadIdx.x == 0) {
+        partials[blockIdx.x] = acc;
+        __threadfence();  // the total must be visible before the ticket is
+        const uint32_t taken = atomicAdd(ticket, 1u);
+        is_last_block = taken == gridDim.x - 1;
+        if (is_last_block) {
+            *ticket = 0;      // every block has taken its ticket: leave it zero
+            __threadfence();  // read the other totals only after seeing the ticket
+        }
+    }
+    __syncthreads();  // also ends the first use of storage
+    if (!is_last_block) return;
+
+    // Fixed order: thread t folds totals t, t + blockDim.x, ..., then the block tree.
+    T total = Combine::identity();
+    for (uint32_t i = threadIdx.x; i < gridDim.x; i += blockDim.x)
+        total = Combine()(total, bit_cast<T>(__ldcg(reinterpret_cast<const bits_t<T> *>(partials + i))));
+    total = Block::reduce(total, Combine(), Combine::identity(), storage);
+    if (threadIdx.x == 0) *result = total;
+}
+
+// Blocks for count elements of T per input: depends on the count and device only.
+template <typename T>
+uint32_t grid_size(const ReduceTuning &tuning, int sm_count, uint64_t count, int inputs) {
+    if (count <= tuning.single_block_max_bytes / (sizeof(T) * inputs)) return 1;
+    const uint64_t tile_elements =
+        uint64_t(tuning.block_threads) * kReduceVectorsPerThread * kVectorElements<T>;
+    const uint64_t tiles = count / tile_elements + (count % tile_elements != 0);
+    const uint64_t most = uint64_t(std::max(sm_count, 1)) * std::max(tuning.blocks_per_sm, 1);
+    return static_cast<uint32_t>(std::min(tiles, most));
+}
+
+template <typename T, typename Op, bool kDot>
+void launch(const DeviceEnv &env, const ReduceTuning &tuning, const void *a, const void *b,
+            uint64_t count, void *result) {
+    const uint32_t grid = grid_size<T>(tuning, env.sm_count, count, kDot ? 2 : 1);
+    T *partials = nullptr;
+    uint32_t *ticket = nullptr;
+    if (grid > 1) {
+        partials = static_cast<T *>(env.workspace->reserve(uint64_t(grid) * sizeof(T)));
+        ticket = env.zeroed_counters;
+    }
+    reduce_kernel<T, Op, kDot><<<grid, tuning.block_threads, 0, env.stream>>>(
+        static_cast<const T *>(a), static_cast<const T *>(b), count, partials, ticket,
+        static_cast<T *>(result));
+    check_launch(kDot ? "dot kernel launch" : "reduce kernel launch");
+}
+
+// Wrapping arithmetic has the same bits signed or unsigned.
+template <typename T, bool = std::is_integral_v<T>>
+struct Wrap { using type = T; };
+template <typename T>
+struct Wrap<T, true> { using type = std::make_unsigned_t<T>; };
+template <typename T>
+using WrapType = typename Wrap<T>::type;
+
+inline void reduce_with(const DeviceEnv &env, const ReduceTuning &tuning, gpuprim_op_t op,
+                        gpuprim_dtype_t dtype, const void *input, uint64_t count, void *result) {
+    dispatch_dtype(dtype, [&](auto tag) {
+        using T = decltype(tag);
+        using W = WrapType<T>;
+        switch (op) {
+        case GPUPRIM_OP_SUM: return launch<W, SumOp<W>, false>(env, tuning, input, nullptr, count, result);
+        case GPUPRIM_OP_MIN: return launch<T, MinOp<T>, false>(env, tuning, input, nullptr, count, result);
+        case GPUPRIM_OP_MAX: return launch<T, MaxOp<T>, false>(env, tuning, input, nullptr, count, result);
+        }
+        fail(GPUPRIM_ERROR_INTERNAL, "reduce: unknown op %d", static_cast<int>(op));
+    });
+}
+
+inline void dot_with(const DeviceEnv &env, const ReduceTuning &tuning, gpuprim_dtype_t dtype,
+                     const void *a, const void *b, uint64_t count, void *result) {
+    dispatch_dtype(dtype, [&](auto tag) {
+        using W = WrapType<decltype(tag)>;
+        launch<W, SumOp<W>, true>(env, tuning, a, b, count, result);
+    });
+}
+
+}  // namespace reduce_detail
+
+void reduce(const DeviceEnv &env, gpuprim_op_t op, gpuprim_dtype_t dtype, const void *input,
+            uint64_t count, void *result) {
+    reduce_detail::reduce_with(env, reduce_tuning(env.compute_capability), op, dtype, input,
+                               count, result);
+}
+
+void dot(const DeviceEnv &env, gpuprim_dtype_t dtype, const void *a, const void *b,
+         uint64_t count, void *result) {
+    reduce_detail::dot_with(env, reduce_tuning(env.compute_capability), dtype, a, b, count,
+                            result);
+}
+
+}  // namespace gpuprim::cuda

@@ -1,0 +1,86 @@
+// Shapes and size thresholds of the CUDA sort (sort.cu, radix_sort.cu,
+// block_sort.cu). Tile shapes are compile-time (each is one kernel per key
+// and value width); the thresholds are chosen at run time from the compute
+// capability.
+#pragma once
+
+#include "cuda/warp/radix_warp_match.cuh"
+
+#include <cstdint>
+
+namespace gpuprim::cuda {
+
+// One Onesweep pass kernel: kThreads x kItems keys per tile; kMinBlocks
+// blocks per SM is what __launch_bounds__ asks the register allocator for;
+// kStageValues copies the tile's values to shared memory asynchronously
+// (cp.async) while the keys are ranked; kLookbackWindow predecessors are read
+// at once during look-back.
+template <int kThreads_, int kItems_, int kMinBlocks_, RadixMatch kMatch_, bool kStageValues_,
+          int kLookbackWindow_>
+struct OnesweepShape {
+    static constexpr int kThreads = kThreads_;
+    static constexpr int kItems = kItems_;
+    static constexpr int kTile = kThreads_ * kItems_;
+    static constexpr int kMinBlocks = kMinBlocks_;
+    static constexpr RadixMatch kMatch = kMatch_;
+    static constexpr bool kStageValues = kStageValues_;
+    static constexpr int kLookbackWindow = kLookbackWindow_;
+};
+
+// Large inputs: big tiles amortize the per-tile look-back and barriers.
+template <int kKeyBytes, int kValueBytes>
+struct OnesweepLargeShape {
+    using type = OnesweepShape<384, 16, 2, RadixMatch::Ballot, true, 4>;
+};
+template <>
+struct OnesweepLargeShape<4, 0> {
+    using type = OnesweepShape<384, 18, 2, RadixMatch::Ballot, true, 4>;
+};
+template <>
+struct OnesweepLargeShape<8, 0> {
+    using type = OnesweepShape<384, 14, 2, RadixMatch::Ballot, true, 4>;
+};
+template <int kValueBytes>
+struct OnesweepLargeShape<8, kValueBytes> {
+    using type = OnesweepShape<384, 12, 2, RadixMatch::Ballot, true, 4>;
+};
+
+// Middle sizes: small tiles, so that every SM gets some.
+template <int kKeyBytes, int kValueBytes>
+struct OnesweepMediumShape {
+    using type = OnesweepShape<256, 8, 4, RadixMatch::Ballot, true, 4>;
+};
+
+// The upfront histogram kernel: kThreads x kItems keys per tile, kReplicas
+// copies of each shared counter (lane % kReplicas picks one) so that runs of
+// equal digits do not serialize on one address.
+struct RadixHistogramShape {
+    static constexpr int kThreads = 256;
+    static constexpr int kItems = 16;
+    static constexpr int kReplicas = 4;
+};
+
+// Small inputs: one block of kBlockSortThreads threads sorts up to
+// kBlockSortThreads * kBlockSortMaxItemsPerThread keys in shared memory.
+constexpr int kBlockSortThreads = 1024;
+constexpr int kBlockSortMaxItemsPerThread = 4;
+
+struct SortTuning {
+    uint64_t block_sort_max;   // count <= this: one block (block_sort.cu)
+    uint64_t medium_max;       // count <= this: Onesweep with the medium tile
+    int histogram_blocks_per_sm;
+    bool programmatic_launch;  // overlap the radix kernels' launches (sm_90+)
+};
+
+inline SortTuning sort_tuning(int compute_capability, uint32_t key_bytes, uint32_t value_bytes) {
+    (void)key_bytes;
+    (void)value_bytes;
+    SortTuning tuning{};
+    tuning.block_sort_max = uint64_t(kBlockSortThreads) * kBlockSortMaxItemsPerThread;
+    tuning.medium_max = uint64_t(1) << 20;
+    tuning.histogram_blocks_per_sm = 4;
+    tuning.programmatic_launch = compute_capability >= 90;
+    return tuning;
+}
+
+}  // namespace gpuprim::cuda

@@ -1,0 +1,1366 @@
+// libFuzzer target for the C API on the CPU backend.
+//
+// The input is read as a program: a sequence of API calls with arbitrary
+// arguments (NULL and destroyed handles, buffers of the other context, wrong
+// dtypes, mismatched and absurd counts, unknown enum values, aliasing wrapped
+// views of one host arena). The target keeps a model of every buffer (a host
+// shadow of its contents) and after each call checks that
+// - the status is one the header documents for that function, and one of the
+//   errors the arguments actually have (SUCCESS when they have none);
+// - a failed call left a message, every buffer and every output unchanged;
+// - a successful call produced the reference result (integers, MIN/MAX and
+//   sort exactly; float sums within a rounding bound, bitwise repeatable).
+// Any violation aborts with a message. Built with -fsanitize=fuzzer by
+// run_fuzz.sh, and with fuzz_replay_main.cpp as an ordinary test.
+#include "fuzz_shim.h"
+
+#include <gpuprim/gpuprim.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdarg>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <set>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace {
+
+[[noreturn]] void violation(const char *format, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+
+[[noreturn]] void violation(const char *format, ...) {
+    va_list args;
+    va_start(args, format);
+    std::fprintf(stderr, "\n*** gpuprim fuzz violation: ");
+    std::vfprintf(stderr, format, args);
+    std::fprintf(stderr, "\n");
+    va_end(args);
+    std::abort();
+}
+
+// ---------------------------------------------------------------------------
+// Input reader: runs dry gracefully (zeros) so every input is a valid program.
+// ---------------------------------------------------------------------------
+class Input {
+public:
+    Input(const uint8_t *data, size_t size) : data_(data), size_(size) {}
+    bool empty() const { return position_ >= size_; }
+    uint8_t u8() { return position_ < size_ ? data_[position_++] : 0; }
+    uint16_t u16() { return static_cast<uint16_t>(u8() | (u8() << 8)); }
+    uint32_t u32() { return u16() | (static_cast<uint32_t>(u16()) << 16); }
+    uint64_t u64() { return u32() | (static_cast<uint64_t>(u32()) << 32); }
+
+private:
+    const uint8_t *data_;
+    size_t size_;
+    size_t position_ = 0;
+};
+
+// ---------------------------------------------------------------------------
+// Status sets
+// ---------------------------------------------------------------------------
+using Codes = uint32_t;
+constexpr Codes bit(gpuprim_status_t status) { return Codes(1) << status; }
+constexpr Codes kNull = bit(GPUPRIM_ERROR_NULL_POINTER);
+constexpr Codes kHandle = bit(GPUPRIM_ERROR_INVALID_HANDLE);
+constexpr Codes kMismatch = bit(GPUPRIM_ERROR_CONTEXT_MISMATCH);
+constexpr Codes kEnum = bit(GPUPRIM_ERROR_INVALID_ENUM);
+constexpr Codes kDtype = bit(GPUPRIM_ERROR_DTYPE_MISMATCH);
+constexpr Codes kSize = bit(GPUPRIM_ERROR_SIZE_MISMATCH);
+constexpr Codes kRange = bit(GPUPRIM_ERROR_OUT_OF_RANGE);
+constexpr Codes kOverflow = bit(GPUPRIM_ERROR_OVERFLOW);
+constexpr Codes kArg = bit(GPUPRIM_ERROR_INVALID_ARGUMENT);
+constexpr Codes kOom = bit(GPUPRIM_ERROR_OUT_OF_MEMORY);
+constexpr Codes kUnavailable = bit(GPUPRIM_ERROR_BACKEND_UNAVAILABLE);
+constexpr Codes kDevice = bit(GPUPRIM_ERROR_DEVICE);
+
+// The codes gpuprim.h lists for each function ("Errors: ..."). Every entry
+// point also answers NULL_POINTER for a NULL context and INVALID_HANDLE for
+// a pointer that is not a context (the conventions at the top of the
+// header); those are added to every list below. Where the header lists no
+// errors but a buffer handle is resolved (get_info) the handle errors are
+// added too: see test/README.md, "documentation gaps".
+constexpr Codes kContextCodes = kNull | kHandle;
+constexpr Codes kDocCreateContext = kNull | kArg | kEnum | kUnavailable | kDevice | kOom;
+constexpr Codes kDocContextQuery = kContextCodes;  // get_backend, get_device, workspace
+constexpr Codes kDocSynchronize = kContextCodes | kDevice;
+constexpr Codes kDocBufferCreate = kContextCodes | kEnum | kOverflow | kOom | kDevice;
+constexpr Codes kDocBufferWrap = kContextCodes | kEnum | kOverflow | kArg | kDevice;
+constexpr Codes kDocBufferDestroy = kContextCodes | kMismatch;
+constexpr Codes kDocGetInfo = kContextCodes | kMismatch;
+constexpr Codes kDocTransfer = kContextCodes | kMismatch | kRange | kDevice;
+constexpr Codes kDocReduce = kContextCodes | kMismatch | kEnum | kDevice | kOom;
+constexpr Codes kDocReduceToBuffer = kDocReduce | kDtype | kSize | kArg;
+constexpr Codes kDocDot = kDocReduce | kDtype | kSize | kArg;
+constexpr Codes kDocScan = kContextCodes | kMismatch | kEnum | kDtype | kSize | kArg | kDevice | kOom;
+constexpr Codes kDocSort = kDocScan;
+
+// What the arguments of one call make of it: `must` holds the errors the
+// arguments have (empty: the call must succeed); `may` holds outcomes that
+// are allowed besides (e.g. a backend that may or may not exist).
+struct Expect {
+    Codes must = 0;
+    Codes may = 0;
+};
+
+// ---------------------------------------------------------------------------
+// dtypes
+// ---------------------------------------------------------------------------
+size_t size_of(int dtype) {
+    switch (dtype) {
+    case GPUPRIM_DTYPE_I32:
+    case GPUPRIM_DTYPE_U32:
+    case GPUPRIM_DTYPE_F32: return 4;
+    case GPUPRIM_DTYPE_I64:
+    case GPUPRIM_DTYPE_U64:
+    case GPUPRIM_DTYPE_F64: return 8;
+    default: return 0;
+    }
+}
+bool valid_dtype(int dtype) { return size_of(dtype) != 0; }
+
+template <typename F>
+void with_type(int dtype, F &&f) {
+    switch (dtype) {
+    case GPUPRIM_DTYPE_I32: f(int32_t{}); return;
+    case GPUPRIM_DTYPE_U32: f(uint32_t{}); return;
+    case GPUPRIM_DTYPE_I64: f(int64_t{}); return;
+    case GPUPRIM_DTYPE_U64: f(uint64_t{}); return;
+    case GPUPRIM_DTYPE_F32: f(float{}); return;
+    case GPUPRIM_DTYPE_F64: f(double{}); return;
+    default: violation("internal: with_type(%d)", dtype);
+    }
+}
+
+template <typename T>
+using Bits = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
+
+template <typename T>
+T load(const uint8_t *bytes) {
+    T value;
+    std::memcpy(&value, bytes, sizeof value);
+    return value;
+}
+template <typename T>
+void store(uint8_t *bytes, T value) {
+    std::memcpy(bytes, &value, sizeof value);
+}
+template <typename T>
+Bits<T> bits_of(T value) {
+    Bits<T> bits;
+    std::memcpy(&bits, &value, sizeof bits);
+    return bits;
+}
+
+// Enum arguments: mostly valid, sometimes a value no version knows.
+int draw_enum(Input &in, int valid_count) {
+    static const int kInvalid[] = {3, 4, 6, 7, 16, 255, 1000, -1, -7, INT32_MIN, INT32_MAX};
+    uint8_t choice = in.u8();
+    if (choice < 232) return choice % valid_count;
+    int value = kInvalid[choice % (sizeof kInvalid / sizeof kInvalid[0])];
+    return value;
+}
+bool in_range(int value, int valid_count) { return value >= 0 && value < valid_count; }
+
+// Element counts: mostly small, sometimes up to 4095, sometimes absurd
+// (>= 2^60, whose bytes cannot be allocated anywhere or overflow 64 bits).
+uint64_t draw_count(Input &in) {
+    uint8_t mode = in.u8();
+    if (mode < 170) return in.u8() % 40;
+    if (mode < 215) return in.u16() % 4096;
+    static const uint64_t kEdges[] = {
+        UINT64_MAX,           UINT64_MAX / 4,      UINT64_MAX / 4 + 1, UINT64_MAX / 8,
+        UINT64_MAX / 8 + 1,   uint64_t(1) << 60,   uint64_t(1) << 61,  uint64_t(1) << 62,
+        uint64_t(1) << 63,    (uint64_t(1) << 62) - 1};
+    if (mode < 235) return kEdges[mode % (sizeof kEdges / sizeof kEdges[0])];
+    return in.u64() | (uint64_t(1) << 60);
+}
+bool absurd(uint64_t count) { return count >= (uint64_t(1) << 60); }
+
+// Offsets for upload/download: in range, a little out, or absurd.
+uint64_t draw_offset(Input &in) {
+    uint8_t mode = in.u8();
+    if (mode < 200) return in.u8() % 48;
+    if (mode < 230) return in.u16() % 4200;
+    return UINT64_MAX - in.u8();
+}
+
+// One element's bits: raw input bytes, or a palette of the values that
+// stress ordering and sums (NaN payloads of both signs, +-0, +-inf,
+// denormals, extremes, many duplicates).
+template <typename T>
+T draw_value(Input &in) {
+    uint8_t mode = in.u8();
+    if (mode < 48) {
+        Bits<T> raw = sizeof(T) == 4 ? Bits<T>(in.u32()) : Bits<T>(in.u64());
+        T value;
+        std::memcpy(&value, &raw, sizeof value);
+        return value;
+    }
+    if constexpr (std::is_floating_point_v<T>) {
+        using L = std::numeric_limits<T>;
+        const T palette[] = {T(0), -T(0), T(1), T(-1), T(0.5), T(2), T(3), T(-3), T(1e30),
+                             T(-1e30), L::infinity(), -L::infinity(), L::quiet_NaN(),
+                             -L::quiet_NaN(), L::denorm_min(), -L::denorm_min(), L::min(),
+                             L::max(), L::lowest(), L::epsilon(), T(1), T(2), T(0.1), T(7)};
+        size_t count = sizeof palette / sizeof palette[0];
+        size_t pick = mode % (count + 4);
+        if (pick < count) return palette[pick];
+        // NaN payloads, both signs.
+        Bits<T> exponent_all = sizeof(T) == 4 ? Bits<T>(0x7F800000u) : Bits<T>(0x7FF0000000000000ull);
+        Bits<T> sign = Bits<T>(1) << (sizeof(T) * 8 - 1);
+        Bits<T> payload = Bits<T>(1 + (pick - count));
+        Bits<T> nan_bits = exponent_all | payload | (pick & 1 ? sign : 0);
+        if (pick == count + 3) nan_bits = ~Bits<T>(0);  // all ones: the largest bit pattern
+        T value;
+        std::memcpy(&value, &nan_bits, sizeof value);
+        return value;
+    } else {
+        using L = std::numeric_limits<T>;
+        const T palette[] = {T(0), T(1), T(2), T(3), T(4), T(5), T(7), L::max(), L::min(),
+                             static_cast<T>(L::max() - 1), static_cast<T>(L::min() + 1),
+                             static_cast<T>(-1), static_cast<T>(-2), T(1), T(2), T(3)};
+        return palette[mode % (sizeof palette / sizeof palette[0])];
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Reference semantics, written from gpuprim.h (not from src/core/ops.h).
+// ---------------------------------------------------------------------------
+template <typename T>
+bool doc_is_nan(T x) {
+    if constexpr (std::is_floating_point_v<T>) return std::isnan(x);
+    else return false;
+}
+
+// How NaNs order among themselves in a sort. gpuprim.h says "by bit
+// pattern"; the library (src/core/key_transform.h) puts positive NaNs by
+// increasing bit pattern, then negative NaNs by DECREASING bit pattern
+// (0xFFFFFFFF before 0xFF800001). Reported to the lead; until the header or
+// the transform changes, this pins what the library does, so that any
+// backend that differs from the CPU one is still caught. Set to true when
+// NaNs are to sort by increasing unsigned bit pattern throughout.
+constexpr bool kNegativeNansByIncreasingBits = false;
+
+template <typename T>
+bool nan_less(T a, T b) {
+    Bits<T> x = bits_of(a), y = bits_of(b);
+    if (kNegativeNansByIncreasingBits) return x < y;
+    constexpr Bits<T> sign = Bits<T>(1) << (sizeof(T) * 8 - 1);
+    bool x_negative = x & sign, y_negative = y & sign;
+    if (x_negative != y_negative) return y_negative;  // positive NaNs first
+    return x_negative ? x > y : x < y;
+}
+
+// The sort order of gpuprim.h: -inf < negatives < -0.0 < +0.0 < positives <
+// +inf < NaN, NaNs among themselves as nan_less says. Keys compare equal only
+// when their bits are equal.
+template <typename T>
+bool doc_sort_less(T a, T b) {
+    if constexpr (std::is_floating_point_v<T>) {
+        bool a_nan = std::isnan(a), b_nan = std::isnan(b);
+        if (a_nan || b_nan) {
+            if (!a_nan) return true;
+            if (!b_nan) return false;
+            return nan_less(a, b);
+        }
+        if (a < b) return true;
+        if (b < a) return false;
+        return std::signbit(a) && !std::signbit(b);
+    } else {
+        return a < b;
+    }
+}
+
+// MIN/MAX: IEEE 754-2019 minimum/maximum; a NaN makes the result the NaN of
+// largest bit pattern; -0.0 < +0.0. Identities: MIN the largest value (+inf),
+// MAX the smallest (-inf).
+template <typename T>
+T doc_min_max(const std::vector<T> &values, size_t count, bool is_min) {
+    using L = std::numeric_limits<T>;
+    if constexpr (std::is_floating_point_v<T>) {
+        bool any_nan = false;
+        Bits<T> nan_bits = 0;
+        for (size_t i = 0; i < count; ++i)
+            if (std::isnan(values[i])) {
+                Bits<T> b = bits_of(values[i]);
+                if (!any_nan || b > nan_bits) nan_bits = b;
+                any_nan = true;
+            }
+        if (any_nan) {
+            T nan;
+            std::memcpy(&nan, &nan_bits, sizeof nan);
+            return nan;
+        }
+    }
+    T result = is_min ? (std::is_floating_point_v<T> ? L::infinity() : L::max())
+                      : (std::is_floating_point_v<T> ? -L::infinity() : L::lowest());
+    for (size_t i = 0; i < count; ++i) {
+        if (is_min ? doc_sort_less(values[i], result) : doc_sort_less(result, values[i]))
+            result = values[i];
+    }
+    return result;
+}
+
+// Integer SUM/DOT wrap modulo 2^bits.
+template <typename T>
+T wrap_add(T a, T b) {
+    using U = std::make_unsigned_t<T>;
+    return static_cast<T>(static_cast<U>(static_cast<U>(a) + static_cast<U>(b)));
+}
+template <typename T>
+T wrap_mul(T a, T b) {
+    using U = std::make_unsigned_t<T>;
+    // Promote 32-bit unsigned products through uint64_t (no int promotion UB).
+    using W = std::conditional_t<sizeof(T) == 4, uint64_t, U>;
+    return static_cast<T>(static_cast<U>(static_cast<W>(static_cast<U>(a)) *
+                                         static_cast<W>(static_cast<U>(b))));
+}
+
+// A float sum of terms (products for dot) in an unspecified order. The
+// result is checked exactly where IEEE arithmetic fixes it (NaN, +-inf) and
+// within n * eps * sum|term| otherwise; skipped where a partial sum might
+// overflow in some order.
+struct FloatSum {
+    long double sum = 0;
+    long double magnitude = 0;
+    size_t terms = 0;
+    bool nan = false, positive_inf = false, negative_inf = false;
+
+    void add(long double term) {
+        ++terms;
+        if (std::isnan(term)) nan = true;
+        else if (std::isinf(term)) (term > 0 ? positive_inf : negative_inf) = true;
+        else {
+            sum += term;
+            magnitude += std::fabs(term);
+        }
+    }
+
+    template <typename T>
+    void check(T got, const char *what, size_t index) const {
+        const long double largest = static_cast<long double>(std::numeric_limits<T>::max());
+        if (nan || (positive_inf && negative_inf)) {
+            if (!std::isnan(got))
+                violation("%s[%zu]: expected NaN, got %.17Lg", what, index, (long double)got);
+            return;
+        }
+        if (magnitude > largest / 4) return;  // some order may overflow
+        if (positive_inf || negative_inf) {
+            if (!std::isinf(got) || (got > 0) != positive_inf)
+                violation("%s[%zu]: expected %sinf, got %.17Lg", what, index,
+                          positive_inf ? "+" : "-", (long double)got);
+            return;
+        }
+        long double epsilon = std::numeric_limits<T>::epsilon();
+        long double bound = (terms + 2) * epsilon * magnitude +
+                            (terms + 2) * static_cast<long double>(std::numeric_limits<T>::denorm_min());
+        long double error = std::fabs(static_cast<long double>(got) - sum);
+        if (!(error <= bound))
+            violation("%s[%zu]: got %.17Lg, reference %.17Lg, error %.3Lg > bound %.3Lg", what,
+                      index, (long double)got, sum, error, bound);
+    }
+};
+
+// ---------------------------------------------------------------------------
+// The model
+// ---------------------------------------------------------------------------
+constexpr size_t kArenaBytes = 4096;
+constexpr size_t kMaxBuffers = 24;
+constexpr size_t kMaxStale = 64;
+
+struct Buffer {
+    gpuprim_buffer_t handle;
+    int context;        // context slot
+    int dtype;
+    uint64_t count;
+    bool wrapped;
+    size_t arena_offset;          // wrapped: byte offset of element 0 in the arena
+    int region;                   // memory identity: 0 the arena, >0 an owned allocation
+    std::vector<uint8_t> shadow;  // owned: expected contents
+
+    size_t bytes() const { return static_cast<size_t>(count) * size_of(dtype); }
+};
+
+struct ContextSlot {
+    gpuprim_context_t handle = nullptr;
+    // Handles this context destroyed and has not handed out again: the ones it
+    // must call INVALID_HANDLE.
+    std::set<gpuprim_buffer_t> destroyed_here;
+};
+
+// Objects that are not contexts / buffer handles. The fake context is zeroed
+// so the library's magic check reads a well-defined "not a context".
+alignas(64) unsigned char g_fake_context[256];
+alignas(64) unsigned char g_fake_buffer[64];
+
+class Harness {
+public:
+    Harness() {
+        arena_.reset(static_cast<uint8_t *>(std::aligned_alloc(64, kArenaBytes)));
+        std::memset(arena_.get(), 0, kArenaBytes);
+        arena_shadow_.assign(kArenaBytes, 0);
+        for (ContextSlot &slot : contexts_) slot.handle = create_cpu_context();
+    }
+
+    ~Harness() {
+        // Destroy some buffers one by one and leave the rest to
+        // gpuprim_context_destroy, which must free them (LeakSanitizer checks).
+        for (size_t i = 0; i < buffers_.size(); i += 2) {
+            Buffer &b = buffers_[i];
+            if (gpuprim_buffer_destroy(contexts_[b.context].handle, b.handle) != GPUPRIM_SUCCESS)
+                violation("final buffer_destroy failed");
+        }
+        for (ContextSlot &slot : contexts_)
+            if (gpuprim_context_destroy(slot.handle) != GPUPRIM_SUCCESS)
+                violation("context_destroy failed");
+    }
+
+    void run(Input &in) {
+        for (int step = 0; step < 400 && !in.empty(); ++step) {
+            uint8_t op = in.u8();
+            switch (op % 20) {
+            case 0: case 1: op_buffer_create(in); break;
+            case 2: op_buffer_wrap(in); break;
+            case 3: op_buffer_destroy(in); break;
+            case 4: case 5: op_fill(in); break;
+            case 6: op_upload(in); break;
+            case 7: op_download(in); break;
+            case 8: op_reduce(in); break;
+            case 9: op_reduce_to_buffer(in); break;
+            case 10: op_dot(in); break;
+            case 11: op_dot_to_buffer(in); break;
+            case 12: case 13: op_scan(in); break;
+            case 14: case 15: op_sort(in); break;
+            case 16: op_get_info(in); break;
+            case 17: op_context_queries(in); break;
+            case 18: op_context_create(in); break;
+            case 19: op_globals(in); break;
+            }
+            check_all_buffers(op % 20);
+        }
+    }
+
+private:
+    // ----- contexts ---------------------------------------------------------
+    static gpuprim_context_t create_cpu_context() {
+        gpuprim_context_options_t options;
+        gpuprim_context_options_init(&options);
+        options.backend = GPUPRIM_BACKEND_CPU;
+        gpuprim_context_t context = nullptr;
+        char message[256];
+        gpuprim_status_t status = gpuprim_context_create(&options, &context, message, sizeof message);
+        if (status != GPUPRIM_SUCCESS || !context)
+            violation("cannot create a CPU context: %d %s", status, message);
+        return context;
+    }
+
+    // A context argument: one of the two live contexts, or (rarely) NULL, a
+    // zeroed object that is not a context, or a buffer handle passed as one.
+    struct ContextArg {
+        gpuprim_context_t handle;
+        int slot;      // -1 for the invalid ones
+        Codes error;   // the status an invalid one must give
+    };
+    ContextArg draw_context(Input &in) {
+        uint8_t choice = in.u8();
+        if (choice == 250) return {nullptr, -1, kNull};
+        if (choice == 251) return {reinterpret_cast<gpuprim_context_t>(g_fake_context), -1, kHandle};
+        if (choice == 252 && !buffers_.empty())
+            return {reinterpret_cast<gpuprim_context_t>(buffers_[0].handle), -1, kHandle};
+        int slot = (choice % 8 == 7) ? 1 : 0;  // mostly context 0, so buffers meet
+        return {contexts_[slot].handle, slot, 0};
+    }
+
+    // ----- buffers ----------------------------------------------------------
+    Buffer *find_live(gpuprim_buffer_t handle) {
+        for (Buffer &b : buffers_)
+            if (b.handle == handle) return &b;
+        return nullptr;
+    }
+
+    // A buffer argument for context slot `slot`: mostly a live buffer of that
+    // context, sometimes of the other one, a destroyed one, NULL, or junk.
+    gpuprim_buffer_t draw_buffer(Input &in, int slot) {
+        uint8_t choice = in.u8();
+        if (choice < 6) return nullptr;
+        if (choice < 8) return reinterpret_cast<gpuprim_buffer_t>(g_fake_buffer);
+        if (choice < 20 && !stale_.empty()) return stale_[choice % stale_.size()];
+        if (buffers_.empty()) return nullptr;
+        bool any_context = choice < 40 || slot < 0;
+        std::vector<gpuprim_buffer_t> candidates;
+        for (Buffer &b : buffers_)
+            if (any_context || b.context == slot) candidates.push_back(b.handle);
+        if (candidates.empty()) return buffers_[choice % buffers_.size()].handle;
+        return candidates[in.u8() % candidates.size()];
+    }
+
+    // The errors resolving `handle` on context slot `slot` must give; sets
+    // *out to the buffer when it resolves.
+    Codes resolve(int slot, gpuprim_buffer_t handle, Buffer **out) {
+        *out = nullptr;
+        if (!handle) return kNull;
+        Buffer *live = find_live(handle);
+        bool destroyed_here = contexts_[slot].destroyed_here.count(handle) != 0;
+        if (live && live->context == slot) {
+            *out = live;
+            return 0;
+        }
+        if (destroyed_here && !live) return kHandle;
+        if (live && !destroyed_here) return kMismatch;
+        // Destroyed by another context, or not a handle at all: the header's
+        // wording allows either reading.
+        return kHandle | kMismatch;
+    }
+
+    const uint8_t *contents(const Buffer &b) const {
+        return b.wrapped ? arena_shadow_.data() + b.arena_offset : b.shadow.data();
+    }
+    uint8_t *contents(Buffer &b) {
+        return b.wrapped ? arena_shadow_.data() + b.arena_offset : b.shadow.data();
+    }
+
+    struct Span {
+        int region;
+        size_t begin, end;
+    };
+    static Span span(const Buffer &b) {
+        size_t begin = b.wrapped ? b.arena_offset : 0;
+        return {b.region, begin, begin + b.bytes()};
+    }
+    static bool overlap(Span a, Span b) {
+        if (a.begin == a.end || b.begin == b.end) return false;
+        return a.region == b.region && a.begin < b.end && b.begin < a.end;
+    }
+    // The address the library reports for element 0 (NULL for no elements).
+    static bool same_data(const Buffer &a, const Buffer &b) {
+        bool a_null = a.count == 0, b_null = b.count == 0;
+        if (a_null || b_null) return a_null && b_null;
+        return span(a).region == span(b).region && span(a).begin == span(b).begin;
+    }
+    // "output may be input": the same memory and count is in place; any
+    // other overlap (or, without same_allowed, the same buffer) is forbidden.
+    static bool forbidden_alias(const Buffer &a, const Buffer &b, bool same_allowed) {
+        if (same_allowed && same_data(a, b) && a.count == b.count) return false;
+        return &a == &b || overlap(span(a), span(b));
+    }
+
+    void forget(size_t index) {
+        Buffer &b = buffers_[index];
+        if (stale_.size() < kMaxStale) stale_.push_back(b.handle);
+        buffers_.erase(buffers_.begin() + static_cast<std::ptrdiff_t>(index));
+    }
+
+    void add_buffer(Buffer b) {
+        contexts_[b.context].destroyed_here.erase(b.handle);
+        if (find_live(b.handle)) violation("buffer handle %p handed out twice", (void *)b.handle);
+        buffers_.push_back(std::move(b));
+    }
+
+    // ----- checks -----------------------------------------------------------
+    void check_status(const char *function, Codes documented, const Expect &expect,
+                      gpuprim_status_t got, const ContextArg *context) {
+        unsigned code = static_cast<unsigned>(got);
+        if (code >= 32 || !((documented | bit(GPUPRIM_SUCCESS)) & bit(got)))
+            violation("%s returned %u (%s), which gpuprim.h does not document for it", function,
+                      code, shim_get_error_string(static_cast<int>(code)));
+        const char *message = context && context->slot >= 0
+                                  ? gpuprim_context_last_error(context->handle)
+                                  : "";
+        if (got == GPUPRIM_SUCCESS) {
+            if (expect.must)
+                violation("%s succeeded, but its arguments have errors (mask 0x%x)", function,
+                          expect.must);
+            return;
+        }
+        Codes allowed = expect.must | expect.may;
+        if (!(allowed & bit(got)))
+            violation("%s returned %u (%s), expected %s (mask 0x%x); message: %s", function,
+                      code, shim_get_error_string(static_cast<int>(code)),
+                      expect.must ? "one of" : "success", allowed, message);
+        if (context && context->slot >= 0 && (!message || !*message))
+            violation("%s failed with %u but left no message", function, code);
+    }
+
+    // Every live buffer must hold what the model says; the arena too.
+    void check_all_buffers(int op) {
+        if (std::memcmp(arena_.get(), arena_shadow_.data(), kArenaBytes) != 0) {
+            size_t i = 0;
+            while (arena_.get()[i] == arena_shadow_[i]) ++i;
+            violation("after op %d the wrapped host arena changed at byte %zu", op, i);
+        }
+        std::vector<uint8_t> actual;
+        for (Buffer &b : buffers_) {
+            if (b.count == 0) continue;
+            actual.assign(b.bytes(), 0);
+            gpuprim_status_t status = gpuprim_buffer_download(contexts_[b.context].handle,
+                                                              b.handle, 0, actual.data(), b.count);
+            if (status != GPUPRIM_SUCCESS)
+                violation("after op %d, download of a live buffer failed: %d", op, status);
+            if (std::memcmp(actual.data(), contents(b), b.bytes()) != 0) {
+                size_t i = 0;
+                while (actual[i] == contents(b)[i]) ++i;
+                size_t size = size_of(b.dtype), element = i / size;
+                uint64_t got = 0, want = 0;
+                std::memcpy(&got, actual.data() + element * size, size);
+                std::memcpy(&want, contents(b) + element * size, size);
+                violation("after op %d, buffer %p (%s, dtype %d, count %llu) differs from the "
+                          "model at element %zu: bits 0x%llx, expected 0x%llx",
+                          op, (void *)b.handle, b.wrapped ? "wrapped" : "owned", b.dtype,
+                          (unsigned long long)b.count, element, (unsigned long long)got,
+                          (unsigned long long)want);
+            }
+        }
+    }
+
+    // ----- operations -------------------------------------------------------
+    void op_buffer_create(Input &in) {
+        ContextArg context = draw_context(in);
+        int dtype = draw_enum(in, 6);
+        uint64_t count = draw_count(in);
+        bool null_out = in.u8() == 255;
+        if (buffers_.size() >= kMaxBuffers && !absurd(count)) count = 5000000000ull << 30;
+
+        Expect expect;
+        if (context.slot < 0) {
+            expect.must = context.error;
+        } else {
+            if (null_out) expect.must |= kNull;
+            if (!valid_dtype(dtype)) expect.must |= kEnum;
+            if (absurd(count)) {
+                // Either the bytes overflow 64 bits, or they are far beyond
+                // any memory: OVERFLOW before allocating, or OUT_OF_MEMORY.
+                size_t size = valid_dtype(dtype) ? size_of(dtype) : 1;
+                expect.must |= count > UINT64_MAX / size ? kOverflow : kOom;
+                if (!valid_dtype(dtype)) expect.may |= kOverflow | kOom;
+            }
+        }
+        gpuprim_buffer_t sentinel = reinterpret_cast<gpuprim_buffer_t>(g_fake_buffer + 8);
+        gpuprim_buffer_t handle = sentinel;
+        gpuprim_status_t status =
+            shim_buffer_create(context.handle, dtype, count, null_out ? nullptr : &handle);
+        check_status("gpuprim_buffer_create", kDocBufferCreate, expect, status, &context);
+        if (status != GPUPRIM_SUCCESS) {
+            if (handle != sentinel) violation("failed buffer_create wrote its output");
+            return;
+        }
+        Buffer b{handle, context.slot, dtype, count, false, 0, next_region_++, {}};
+        // Contents are unspecified until written: read them once, then write
+        // a pattern so that a crash input replays the same way.
+        b.shadow.assign(b.bytes(), 0);
+        if (count && gpuprim_buffer_download(context.handle, handle, 0, b.shadow.data(), count) !=
+                         GPUPRIM_SUCCESS)
+            violation("download of a new buffer failed");
+        for (size_t i = 0; i < b.shadow.size(); ++i) b.shadow[i] = static_cast<uint8_t>(i * 7 + 1);
+        if (count && gpuprim_buffer_upload(context.handle, handle, 0, b.shadow.data(), count) !=
+                         GPUPRIM_SUCCESS)
+            violation("upload to a new buffer failed");
+        add_buffer(std::move(b));
+    }
+
+    void op_buffer_wrap(Input &in) {
+        ContextArg context = draw_context(in);
+        int dtype = draw_enum(in, 6);
+        size_t size = valid_dtype(dtype) ? size_of(dtype) : 1;
+        uint8_t placement = in.u8();
+        size_t offset = (in.u16() % (kArenaBytes / 8)) * 8;
+        if (placement % 16 == 15) offset += 1 + in.u8() % 7;  // misaligned
+        if (offset >= kArenaBytes) offset = 0;
+        bool null_data = placement % 32 == 14;
+        bool null_out = placement == 13;
+        uint64_t count;
+        uint8_t count_mode = in.u8();
+        if (count_mode < 230) {
+            size_t fit = (kArenaBytes - offset) / size;
+            count = fit ? in.u16() % (fit + 1) : 0;
+            if (count_mode < 40) count = std::min<uint64_t>(count, 4);
+        } else {
+            // >= 2^62 elements of 4 or more bytes: the bytes overflow 64 bits.
+            count = in.u64() | (uint64_t(1) << 62);
+        }
+        if (buffers_.size() >= kMaxBuffers) count = UINT64_MAX;
+        void *data = null_data ? nullptr : arena_.get() + offset;
+
+        Expect expect;
+        bool huge = count >= (uint64_t(1) << 62);
+        if (context.slot < 0) {
+            expect.must = context.error;
+        } else {
+            if (null_out) expect.must |= kNull;
+            if (!valid_dtype(dtype)) {
+                expect.must |= kEnum;
+                expect.may |= kOverflow | kNull | kArg;
+            } else {
+                if (huge) expect.must |= kOverflow;
+                if (count > 0 && null_data) expect.must |= kNull;
+                if (count > 0 && !null_data && offset % size != 0) expect.must |= kArg;
+            }
+        }
+        gpuprim_buffer_t sentinel = reinterpret_cast<gpuprim_buffer_t>(g_fake_buffer + 8);
+        gpuprim_buffer_t handle = sentinel;
+        gpuprim_status_t status =
+            shim_buffer_wrap(context.handle, dtype, data, count, null_out ? nullptr : &handle);
+        check_status("gpuprim_buffer_wrap", kDocBufferWrap, expect, status, &context);
+        if (status != GPUPRIM_SUCCESS) {
+            if (handle != sentinel) violation("failed buffer_wrap wrote its output");
+            return;
+        }
+        Buffer b{handle, context.slot, dtype, count, true, count ? offset : 0, 0, {}};
+        add_buffer(std::move(b));
+        void *reported = nullptr;
+        if (gpuprim_buffer_get_info(context.handle, handle, nullptr, nullptr, &reported) !=
+                GPUPRIM_SUCCESS ||
+            reported != (count ? data : nullptr))
+            violation("wrapped buffer reports data %p, wrapped %p", reported, data);
+    }
+
+    void op_buffer_destroy(Input &in) {
+        ContextArg context = draw_context(in);
+        gpuprim_buffer_t handle = draw_buffer(in, context.slot);
+        Expect expect;
+        Buffer *b = nullptr;
+        if (context.slot < 0) expect.must = context.error;
+        else if (handle) expect.must = resolve(context.slot, handle, &b);
+        gpuprim_status_t status = gpuprim_buffer_destroy(context.handle, handle);
+        check_status("gpuprim_buffer_destroy", kDocBufferDestroy, expect, status, &context);
+        if (status == GPUPRIM_SUCCESS && b) {
+            contexts_[context.slot].destroyed_here.insert(handle);
+            forget(static_cast<size_t>(b - buffers_.data()));
+        }
+    }
+
+    // A whole, valid upload of drawn values: keeps interesting data around.
+    void op_fill(Input &in) {
+        if (buffers_.empty()) return;
+        Buffer &b = buffers_[in.u8() % buffers_.size()];
+        if (b.count == 0) return;
+        std::vector<uint8_t> host(b.bytes());
+        with_type(b.dtype, [&](auto zero) {
+            using T = decltype(zero);
+            uint8_t mode = in.u8();
+            T repeated = draw_value<T>(in);
+            for (uint64_t i = 0; i < b.count; ++i)
+                store(host.data() + i * sizeof(T),
+                      mode < 32 ? repeated : (mode < 64 ? T(b.count - i) : draw_value<T>(in)));
+        });
+        if (gpuprim_buffer_upload(contexts_[b.context].handle, b.handle, 0, host.data(), b.count) !=
+            GPUPRIM_SUCCESS)
+            violation("valid upload failed: %s", gpuprim_context_last_error(contexts_[b.context].handle));
+        std::memcpy(contents(b), host.data(), b.bytes());
+        if (b.wrapped) check_all_buffers(-1);  // the upload went straight into the arena
+    }
+
+    void op_upload(Input &in) {
+        ContextArg context = draw_context(in);
+        gpuprim_buffer_t handle = draw_buffer(in, context.slot);
+        uint64_t offset = draw_offset(in);
+        uint64_t count = in.u8() < 230 ? in.u8() % 48 : draw_count(in);
+        bool null_host = in.u8() == 255;
+        Buffer *b = nullptr;
+        Expect expect;
+        if (context.slot < 0) {
+            expect.must = context.error;
+        } else {
+            expect.must = resolve(context.slot, handle, &b);
+            if (b) {
+                if (offset > b->count || count > b->count - offset) expect.must |= kRange;
+                else if (count > 0 && null_host) expect.must |= kNull;
+            }
+        }
+        size_t size = b ? size_of(b->dtype) : 8;
+        // Exactly the bytes a correct call reads, so ASan sees any overread.
+        std::vector<uint8_t> host(count <= 4096 ? count * size : 16);
+        for (uint8_t &byte : host) byte = in.u8();
+        gpuprim_status_t status = gpuprim_buffer_upload(
+            context.handle, handle, offset, null_host ? nullptr : host.data(), count);
+        check_status("gpuprim_buffer_upload", kDocTransfer, expect, status, &context);
+        if (status == GPUPRIM_SUCCESS && b && count)
+            std::memcpy(contents(*b) + offset * size, host.data(), count * size);
+    }
+
+    void op_download(Input &in) {
+        ContextArg context = draw_context(in);
+        gpuprim_buffer_t handle = draw_buffer(in, context.slot);
+        uint64_t offset = draw_offset(in);
+        uint64_t count = in.u8() < 230 ? in.u8() % 48 : draw_count(in);
+        bool null_host = in.u8() == 255;
+        Buffer *b = nullptr;
+        Expect expect;
+        if (context.slot < 0) {
+            expect.must = context.error;
+        } else {
+            expect.must = resolve(context.slot, handle, &b);
+            if (b) {
+                if (offset > b->count || count > b->count - offset) expect.must |= kRange;
+                else if (count > 0 && null_host) expect.must |= kNull;
+            }
+        }
+        size_t size = b ? size_of(b->dtype) : 8;
+        std::vector<uint8_t> host(count <= 4096 ? count * size : 16, 0x5A);
+        gpuprim_status_t status = gpuprim_buffer_download(
+            context.handle, handle, offset, null_host ? nullptr : host.data(), count);
+        check_status("gpuprim_buffer_download", kDocTransfer, expect, status, &context);
+        if (status == GPUPRIM_SUCCESS && b && count) {
+            if (std::memcmp(host.data(), contents(*b) + offset * size, count * size) != 0)
+                violation("download returned data that differs from the model");
+        } else {
+            for (uint8_t byte : host)
+                if (byte != 0x5A) violation("failed download wrote to host memory");
+        }
+    }
+
+    // Reduce/dot reference value of buffer `b` (and `c` for dot), checked
+    // against `got` (element bytes).
+    void check_reduce(int op, const Buffer &b, const uint8_t *got, const char *what) {
+        with_type(b.dtype, [&](auto zero) {
+            using T = decltype(zero);
+            std::vector<T> values(b.count);
+            for (uint64_t i = 0; i < b.count; ++i) values[i] = load<T>(contents(b) + i * sizeof(T));
+            T result = load<T>(got);
+            if (op == GPUPRIM_OP_SUM && std::is_floating_point_v<T>) {
+                FloatSum sum;
+                for (T v : values) sum.add(static_cast<long double>(v));
+                sum.check(result, what, 0);
+                return;
+            }
+            T expected;
+            if (op == GPUPRIM_OP_SUM) {
+                expected = T(0);
+                for (T v : values) expected = wrap_add_any(expected, v);
+            } else {
+                expected = doc_min_max(values, values.size(), op == GPUPRIM_OP_MIN);
+            }
+            if (bits_of(expected) != bits_of(result))
+                violation("%s (op %d, dtype %d, %llu elements): got bits 0x%llx, expected 0x%llx",
+                          what, op, b.dtype, (unsigned long long)b.count,
+                          (unsigned long long)bits_of(result), (unsigned long long)bits_of(expected));
+        });
+    }
+
+    template <typename T>
+    static T wrap_add_any(T a, T b) {
+        if constexpr (std::is_integral_v<T>) return wrap_add(a, b);
+        else return a + b;
+    }
+
+    void check_dot(const Buffer &a, const Buffer &b, const uint8_t *got, const char *what) {
+        with_type(a.dtype, [&](auto zero) {
+            using T = decltype(zero);
+            T result = load<T>(got);
+            if constexpr (std::is_floating_point_v<T>) {
+                FloatSum sum;
+                for (uint64_t i = 0; i < a.count; ++i)
+                    sum.add(static_cast<long double>(load<T>(contents(a) + i * sizeof(T))) *
+                            static_cast<long double>(load<T>(contents(b) + i * sizeof(T))));
+                sum.check(result, what, 0);
+            } else {
+                T expected = T(0);
+                for (uint64_t i = 0; i < a.count; ++i)
+                    expected = wrap_add(expected, wrap_mul(load<T>(contents(a) + i * sizeof(T)),
+                                                           load<T>(contents(b) + i * sizeof(T))));
+                if (expected != result)
+                    violation("%s (dtype %d, %llu elements): got 0x%llx, expected 0x%llx", what,
+                              a.dtype, (unsigned long long)a.count,
+                              (unsigned long long)bits_of(result),
+                              (unsigned long long)bits_of(expected));
+            }
+        });
+    }
+
+    void op_reduce(Input &in) {
+        ContextArg context = draw_context(in);
+        int op = draw_enum(in, 3);
+        gpuprim_buffer_t handle = draw_buffer(in, context.slot);
+        bool null_result = in.u8() == 255;
+        Buffer *b = nullptr;
+        Expect expect;
+        if (context.slot < 0) {
+            expect.must = context.error;
+        } else {
+            if (!in_range(op, 3)) expect.must |= kEnum;
+            expect.must |= resolve(context.slot, handle, &b);
+            if (null_result) expect.must |= kNull;
+        }
+        size_t size = b ? size_of(b->dtype) : 8;
+        std::unique_ptr<uint8_t[]> result(new uint8_t[size]);
+        std::memset(result.get(), 0x5A, size);
+        gpuprim_status_t status =
+            shim_reduce(context.handle, op, handle, null_result ? nullptr : result.get());
+        check_status("gpuprim_reduce", kDocReduce, expect, status, &context);
+        if (status != GPUPRIM_SUCCESS) {
+            for (size_t i = 0; i < size; ++i)
+                if (result[i] != 0x5A) violation("failed reduce wrote its result");
+            return;
+        }
+        check_reduce(op, *b, result.get(), "reduce");
+        // Deterministic: the same input gives the same bits.
+        std::unique_ptr<uint8_t[]> again(new uint8_t[size]);
+        if (shim_reduce(context.handle, op, handle, again.get()) != GPUPRIM_SUCCESS ||
+            std::memcmp(result.get(), again.get(), size) != 0)
+            violation("reduce is not repeatable bit for bit");
+    }
+
+    // Writes a checked float-sum or exact result for element 0 of `out`.
+    void op_reduce_to_buffer(Input &in) {
+        ContextArg context = draw_context(in);
+        int op = draw_enum(in, 3);
+        gpuprim_buffer_t input = draw_buffer(in, context.slot);
+        gpuprim_buffer_t result = draw_buffer(in, context.slot);
+        Buffer *b = nullptr, *r = nullptr;
+        Expect expect;
+        if (context.slot < 0) {
+            expect.must = context.error;
+        } else {
+            if (!in_range(op, 3)) expect.must |= kEnum;
+            expect.must |= resolve(context.slot, input, &b);
+            expect.must |= resolve(context.slot, result, &r);
+            if (b && r) expect.must |= result_buffer_errors(*r, *b);
+        }
+        gpuprim_status_t status = shim_reduce_to_buffer(context.handle, op, input, result);
+        check_status("gpuprim_reduce_to_buffer", kDocReduceToBuffer, expect, status, &context);
+        if (status != GPUPRIM_SUCCESS) return;
+        adopt_element0(*r, context.handle, [&](const uint8_t *got) {
+            check_reduce(op, *b, got, "reduce_to_buffer");
+        });
+    }
+
+    // result: same dtype, at least one element, element 0 not inside input.
+    static Codes result_buffer_errors(const Buffer &result, const Buffer &input) {
+        Codes errors = 0;
+        if (result.dtype != input.dtype) errors |= kDtype;
+        if (result.count == 0) {
+            errors |= kSize;
+        } else {
+            Span first = span(result);
+            first.end = first.begin + size_of(result.dtype);
+            if (overlap(first, span(input))) errors |= kArg;
+        }
+        return errors;
+    }
+
+    // Downloads element 0 of `out`, has `check` judge it, and makes it the model.
+    template <typename Check>
+    void adopt_element0(Buffer &out, gpuprim_context_t context, Check &&check) {
+        size_t size = size_of(out.dtype);
+        uint8_t got[8];
+        if (gpuprim_buffer_download(context, out.handle, 0, got, 1) != GPUPRIM_SUCCESS)
+            violation("download of a result element failed");
+        check(got);
+        std::memcpy(contents(out), got, size);
+    }
+
+    void op_dot(Input &in) {
+        ContextArg context = draw_context(in);
+        gpuprim_buffer_t a = draw_buffer(in, context.slot);
+        gpuprim_buffer_t b = in.u8() < 32 ? a : draw_buffer(in, context.slot);
+        bool null_result = in.u8() == 255;
+        Buffer *ba = nullptr, *bb = nullptr;
+        Expect expect;
+        if (context.slot < 0) {
+            expect.must = context.error;
+        } else {
+            expect.must |= resolve(context.slot, a, &ba);
+            expect.must |= resolve(context.slot, b, &bb);
+            if (ba && bb) {
+                if (ba->dtype != bb->dtype) expect.must |= kDtype;
+                if (ba->count != bb->count) expect.must |= kSize;
+            }
+            if (null_result) expect.must |= kNull;
+        }
+        size_t size = ba ? size_of(ba->dtype) : 8;
+        std::unique_ptr<uint8_t[]> result(new uint8_t[size]);
+        std::memset(result.get(), 0x5A, size);
+        gpuprim_status_t status =
+            gpuprim_dot(context.handle, a, b, null_result ? nullptr : result.get());
+        check_status("gpuprim_dot", kDocDot, expect, status, &context);
+        if (status != GPUPRIM_SUCCESS) {
+            for (size_t i = 0; i < size; ++i)
+                if (result[i] != 0x5A) violation("failed dot wrote its result");
+            return;
+        }
+        check_dot(*ba, *bb, result.get(), "dot");
+        std::unique_ptr<uint8_t[]> again(new uint8_t[size]);
+        if (gpuprim_dot(context.handle, a, b, again.get()) != GPUPRIM_SUCCESS ||
+            std::memcmp(result.get(), again.get(), size) != 0)
+            violation("dot is not repeatable bit for bit");
+    }
+
+    void op_dot_to_buffer(Input &in) {
+        ContextArg context = draw_context(in);
+        gpuprim_buffer_t a = draw_buffer(in, context.slot);
+        gpuprim_buffer_t b = in.u8() < 32 ? a : draw_buffer(in, context.slot);
+        gpuprim_buffer_t result = draw_buffer(in, context.slot);
+        Buffer *ba = nullptr, *bb = nullptr, *r = nullptr;
+        Expect expect;
+        if (context.slot < 0) {
+            expect.must = context.error;
+        } else {
+            expect.must |= resolve(context.slot, a, &ba);
+            expect.must |= resolve(context.slot, b, &bb);
+            expect.must |= resolve(context.slot, result, &r);
+            if (ba && bb) {
+                if (ba->dtype != bb->dtype) expect.must |= kDtype;
+                if (ba->count != bb->count) expect.must |= kSize;
+            }
+            if (r && ba) expect.must |= result_buffer_errors(*r, *ba);
+            if (r && bb) expect.must |= result_buffer_errors(*r, *bb);
+        }
+        gpuprim_status_t status = gpuprim_dot_to_buffer(context.handle, a, b, result);
+        check_status("gpuprim_dot_to_buffer", kDocDot, expect, status, &context);
+        if (status != GPUPRIM_SUCCESS) return;
+        adopt_element0(*r, context.handle,
+                       [&](const uint8_t *got) { check_dot(*ba, *bb, got, "dot_to_buffer"); });
+    }
+
+    void op_scan(Input &in) {
+        ContextArg context = draw_context(in);
+        int op = draw_enum(in, 3);
+        int kind = draw_enum(in, 2);
+        gpuprim_buffer_t input = draw_buffer(in, context.slot);
+        gpuprim_buffer_t output = in.u8() < 64 ? input : draw_buffer(in, context.slot);
+        Buffer *bi = nullptr, *bo = nullptr;
+        Expect expect;
+        if (context.slot < 0) {
+            expect.must = context.error;
+        } else {
+            if (!in_range(op, 3)) expect.must |= kEnum;
+            if (!in_range(kind, 2)) expect.must |= kEnum;
+            expect.must |= resolve(context.slot, input, &bi);
+            expect.must |= resolve(context.slot, output, &bo);
+            if (bi && bo) {
+                if (bi->dtype != bo->dtype) expect.must |= kDtype;
+                if (bi->count != bo->count) expect.must |= kSize;
+                if (forbidden_alias(*bi, *bo, true)) expect.must |= kArg;
+            }
+        }
+        // The reference reads the input as it was before the call.
+        std::vector<uint8_t> before;
+        if (bi) before.assign(contents(*bi), contents(*bi) + bi->bytes());
+        gpuprim_status_t status = shim_scan(context.handle, op, kind, input, output);
+        check_status("gpuprim_scan", kDocScan, expect, status, &context);
+        if (status != GPUPRIM_SUCCESS) return;
+        bool exclusive = kind == GPUPRIM_SCAN_EXCLUSIVE;
+        with_type(bi->dtype, [&](auto zero) {
+            using T = decltype(zero);
+            uint64_t n = bi->count;
+            std::vector<T> values(n);
+            for (uint64_t i = 0; i < n; ++i) values[i] = load<T>(before.data() + i * sizeof(T));
+            std::vector<uint8_t> expected(n * sizeof(T));
+            if (op == GPUPRIM_OP_SUM && std::is_floating_point_v<T>) {
+                // Float sums: judge the library's output, then adopt it.
+                std::vector<uint8_t> got(n * sizeof(T));
+                if (n && gpuprim_buffer_download(context.handle, output, 0, got.data(), n) !=
+                             GPUPRIM_SUCCESS)
+                    violation("download after scan failed");
+                FloatSum running;
+                for (uint64_t i = 0; i < n; ++i) {
+                    if (!exclusive) running.add(static_cast<long double>(values[i]));
+                    running.check(load<T>(got.data() + i * sizeof(T)), "scan", i);
+                    if (exclusive) running.add(static_cast<long double>(values[i]));
+                }
+                expected = got;
+            } else {
+                T running = op == GPUPRIM_OP_SUM ? T(0)
+                                                 : doc_min_max(values, 0, op == GPUPRIM_OP_MIN);
+                for (uint64_t i = 0; i < n; ++i) {
+                    T next;
+                    if (op == GPUPRIM_OP_SUM) {
+                        next = wrap_add_any(running, values[i]);
+                    } else {
+                        std::vector<T> pair{running, values[i]};
+                        next = doc_min_max(pair, 2, op == GPUPRIM_OP_MIN);
+                    }
+                    store(expected.data() + i * sizeof(T), exclusive ? running : next);
+                    running = next;
+                }
+            }
+            if (n) std::memcpy(contents(*bo), expected.data(), expected.size());
+        });
+    }
+
+    void op_sort(Input &in) {
+        ContextArg context = draw_context(in);
+        int order = draw_enum(in, 2);
+        uint8_t shape = in.u8();
+        gpuprim_buffer_t keys_in = draw_buffer(in, context.slot);
+        gpuprim_buffer_t keys_out = shape % 4 == 0 ? draw_buffer(in, context.slot) : keys_in;
+        gpuprim_buffer_t values_in = nullptr, values_out = nullptr;
+        if (shape % 3 != 0) {  // with values
+            values_in = draw_buffer(in, context.slot);
+            values_out = shape % 5 == 0 ? draw_buffer(in, context.slot) : values_in;
+            if (shape == 7) values_out = nullptr;  // only one of the pair
+            if (shape == 11) values_in = nullptr;
+        }
+        Buffer *ki = nullptr, *ko = nullptr, *vi = nullptr, *vo = nullptr;
+        Expect expect;
+        if (context.slot < 0) {
+            expect.must = context.error;
+        } else {
+            if (!in_range(order, 2)) expect.must |= kEnum;
+            expect.must |= resolve(context.slot, keys_in, &ki);
+            expect.must |= resolve(context.slot, keys_out, &ko);
+            if (ki && ko) {
+                if (ki->dtype != ko->dtype) expect.must |= kDtype;
+                if (ki->count != ko->count) expect.must |= kSize;
+                if (forbidden_alias(*ki, *ko, true)) expect.must |= kArg;
+            }
+            if ((values_in == nullptr) != (values_out == nullptr)) {
+                expect.must |= kArg;
+            } else if (values_in) {
+                expect.must |= resolve(context.slot, values_in, &vi);
+                expect.must |= resolve(context.slot, values_out, &vo);
+                if (vi && vo) {
+                    if (vi->dtype != vo->dtype) expect.must |= kDtype;
+                    if (forbidden_alias(*vi, *vo, true)) expect.must |= kArg;
+                }
+                for (Buffer *v : {vi, vo}) {
+                    if (!v) continue;
+                    if (ki && v->count != ki->count) expect.must |= kSize;
+                    if (ki && forbidden_alias(*ki, *v, false)) expect.must |= kArg;
+                    if (ko && forbidden_alias(*ko, *v, false)) expect.must |= kArg;
+                }
+            }
+        }
+        std::vector<uint8_t> keys_before, values_before;
+        if (ki) keys_before.assign(contents(*ki), contents(*ki) + ki->bytes());
+        if (vi) values_before.assign(contents(*vi), contents(*vi) + vi->bytes());
+        gpuprim_status_t status =
+            shim_sort(context.handle, keys_in, values_in, keys_out, values_out, order);
+        check_status("gpuprim_sort", kDocSort, expect, status, &context);
+        if (status != GPUPRIM_SUCCESS) return;
+
+        uint64_t n = ki->count;
+        size_t value_size = vi ? size_of(vi->dtype) : 0;
+        with_type(ki->dtype, [&](auto zero) {
+            using T = decltype(zero);
+            std::vector<uint64_t> permutation(n);
+            for (uint64_t i = 0; i < n; ++i) permutation[i] = i;
+            auto key = [&](uint64_t i) { return load<T>(keys_before.data() + i * sizeof(T)); };
+            bool descending = order == GPUPRIM_ORDER_DESCENDING;
+            std::stable_sort(permutation.begin(), permutation.end(), [&](uint64_t a, uint64_t b) {
+                return descending ? doc_sort_less(key(b), key(a)) : doc_sort_less(key(a), key(b));
+            });
+            for (uint64_t i = 0; i < n; ++i) {
+                std::memcpy(contents(*ko) + i * sizeof(T),
+                            keys_before.data() + permutation[i] * sizeof(T), sizeof(T));
+                if (vo)
+                    std::memcpy(contents(*vo) + i * value_size,
+                                values_before.data() + permutation[i] * value_size, value_size);
+            }
+        });
+    }
+
+    void op_get_info(Input &in) {
+        ContextArg context = draw_context(in);
+        gpuprim_buffer_t handle = draw_buffer(in, context.slot);
+        uint8_t outputs = in.u8();
+        Buffer *b = nullptr;
+        Expect expect;
+        if (context.slot < 0) expect.must = context.error;
+        else expect.must = resolve(context.slot, handle, &b);
+        gpuprim_dtype_t dtype = static_cast<gpuprim_dtype_t>(GPUPRIM_DTYPE_F64);
+        uint64_t count = 0xDEADull;
+        void *data = g_fake_buffer;
+        gpuprim_status_t status = gpuprim_buffer_get_info(
+            context.handle, handle, outputs & 1 ? &dtype : nullptr, outputs & 2 ? &count : nullptr,
+            outputs & 4 ? &data : nullptr);
+        check_status("gpuprim_buffer_get_info", kDocGetInfo, expect, status, &context);
+        if (status != GPUPRIM_SUCCESS) {
+            if (dtype != GPUPRIM_DTYPE_F64 || count != 0xDEADull || data != g_fake_buffer)
+                violation("failed get_info wrote an output");
+            return;
+        }
+        if ((outputs & 1) && static_cast<int>(dtype) != b->dtype) violation("get_info: wrong dtype");
+        if ((outputs & 2) && count != b->count) violation("get_info: wrong count");
+        if ((outputs & 4) && b->count == 0 && data != nullptr)
+            violation("get_info: an empty buffer has data %p", data);
+        if ((outputs & 4) && b->wrapped && b->count && data != arena_.get() + b->arena_offset)
+            violation("get_info: wrapped data %p is not the wrapped address", data);
+    }
+
+    void op_context_queries(Input &in) {
+        ContextArg context = draw_context(in);
+        uint8_t which = in.u8();
+        Expect expect;
+        expect.must = context.slot < 0 ? context.error : 0;
+        gpuprim_status_t status;
+        switch (which % 7) {
+        case 0: {
+            bool null_out = which & 8;
+            gpuprim_backend_t backend = static_cast<gpuprim_backend_t>(GPUPRIM_BACKEND_AUTO);
+            if (context.slot >= 0 && null_out) expect.must |= kNull;
+            status = gpuprim_context_get_backend(context.handle, null_out ? nullptr : &backend);
+            check_status("gpuprim_context_get_backend", kDocContextQuery, expect, status, &context);
+            if (status == GPUPRIM_SUCCESS && backend != GPUPRIM_BACKEND_CPU)
+                violation("get_backend: %d", backend);
+            if (status != GPUPRIM_SUCCESS && backend != GPUPRIM_BACKEND_AUTO)
+                violation("failed get_backend wrote its output");
+            break;
+        }
+        case 1: {
+            size_t capacity = in.u8() % 12;
+            std::unique_ptr<char[]> name(capacity ? new char[capacity] : nullptr);
+            if (capacity) std::memset(name.get(), 'x', capacity);
+            int32_t ordinal = 1234;
+            status = gpuprim_context_get_device(context.handle, which & 8 ? nullptr : &ordinal,
+                                                name.get(), capacity);
+            check_status("gpuprim_context_get_device", kDocContextQuery, expect, status, &context);
+            if (status != GPUPRIM_SUCCESS) {
+                if (ordinal != 1234) violation("failed get_device wrote its output");
+                break;
+            }
+            if (!(which & 8) && ordinal != -1) violation("CPU ordinal %d", ordinal);
+            if (capacity) {
+                if (!std::memchr(name.get(), 0, capacity)) violation("device name not terminated");
+                if (std::strncmp(name.get(), "CPU", capacity - 1) != 0)
+                    violation("device name '%s'", name.get());
+            }
+            break;
+        }
+        case 2:
+            status = gpuprim_context_synchronize(context.handle);
+            check_status("gpuprim_context_synchronize", kDocSynchronize, expect, status, &context);
+            break;
+        case 3: {
+            const char *message = gpuprim_context_last_error(context.handle);
+            if (!message) violation("last_error returned NULL");
+            if (context.slot < 0 && std::strcmp(message, "invalid context handle") != 0)
+                violation("last_error of a non-context: '%s'", message);
+            break;
+        }
+        case 4: {
+            bool null_out = which & 8;
+            uint64_t bytes = 77;
+            if (context.slot >= 0 && null_out) expect.must |= kNull;
+            status = gpuprim_context_get_workspace_size(context.handle, null_out ? nullptr : &bytes);
+            check_status("gpuprim_context_get_workspace_size", kDocContextQuery, expect, status,
+                         &context);
+            if (status != GPUPRIM_SUCCESS && bytes != 77)
+                violation("failed get_workspace_size wrote its output");
+            break;
+        }
+        case 5:
+            status = gpuprim_context_release_workspace(context.handle);
+            check_status("gpuprim_context_release_workspace", kDocContextQuery, expect, status,
+                         &context);
+            break;
+        case 6: {
+            // Destroy a context with its buffers and make a new one: the
+            // buffers become stale handles.
+            if (context.slot < 0) {
+                status = gpuprim_context_destroy(context.handle);
+                Expect destroy_expect;
+                destroy_expect.must = context.handle ? kHandle : 0;
+                check_status("gpuprim_context_destroy", kContextCodes, destroy_expect, status, nullptr);
+                break;
+            }
+            status = gpuprim_context_destroy(context.handle);
+            if (status != GPUPRIM_SUCCESS) violation("context_destroy failed: %d", status);
+            for (size_t i = buffers_.size(); i-- > 0;)
+                if (buffers_[i].context == context.slot) forget(i);
+            contexts_[context.slot].destroyed_here.clear();
+            contexts_[context.slot].handle = create_cpu_context();
+            break;
+        }
+        }
+    }
+
+    void op_context_create(Input &in) {
+        gpuprim_context_options_t options;
+        gpuprim_context_options_init(&options);
+        uint8_t shape = in.u8();
+        static const int32_t kBackends[] = {0, 1, 2, 1, 0, 3, -1, 1000, INT32_MIN};
+        static const int32_t kOrdinals[] = {0, 0, 1, 7, -1, INT32_MIN};
+        options.backend = kBackends[in.u8() % (sizeof kBackends / sizeof kBackends[0])];
+        options.device_ordinal = kOrdinals[in.u8() % (sizeof kOrdinals / sizeof kOrdinals[0])];
+        if (shape % 8 == 1) options.struct_size = 0;
+        if (shape % 8 == 2) options.struct_size = sizeof options + 8;
+        if (shape % 8 == 3) options.struct_size = UINT64_MAX;
+        bool null_options = shape % 8 == 4;
+        bool null_context = shape == 255;
+        size_t capacity = shape % 16 == 5 ? 0 : in.u8() % 96;
+        std::unique_ptr<char[]> message(capacity ? new char[capacity] : nullptr);
+        if (capacity) std::memset(message.get(), 'x', capacity);
+
+        Expect expect;
+        if (null_context) expect.must |= kNull;
+        if (!null_options) {
+            if (options.struct_size != sizeof options) expect.must |= kArg;
+            if (options.backend < 0 || options.backend > 2) expect.must |= kEnum;
+            if (options.device_ordinal < 0) expect.must |= kArg;
+        }
+        int backend = null_options ? 0 : options.backend;
+        if (backend == GPUPRIM_BACKEND_CUDA || backend == GPUPRIM_BACKEND_AUTO) {
+            // CUDA: there when built and a device exists; AUTO may also be
+            // steered by GPUPRIM_BACKEND.
+            expect.may |= kUnavailable | kDevice | kOom | kArg;
+        }
+        if (!null_options && options.device_ordinal > 0 && backend != GPUPRIM_BACKEND_CPU)
+            expect.may |= kUnavailable;
+        gpuprim_context_t context = reinterpret_cast<gpuprim_context_t>(g_fake_context + 8);
+        gpuprim_status_t status = gpuprim_context_create(
+            null_options ? nullptr : &options, null_context ? nullptr : &context, message.get(),
+            capacity);
+        check_status("gpuprim_context_create", kDocCreateContext, expect, status, nullptr);
+        if (capacity && !std::memchr(message.get(), 0, capacity))
+            violation("context_create left its message unterminated");
+        if (status != GPUPRIM_SUCCESS) {
+            if (!null_context && context != nullptr)
+                violation("failed context_create did not set *context to NULL");
+            if (capacity > 1 && message[0] == 0) violation("failed context_create left no message");
+            return;
+        }
+        if (capacity && message[0] != 0) violation("successful context_create left a message");
+        if (gpuprim_context_destroy(context) != GPUPRIM_SUCCESS) violation("destroy of a new context");
+    }
+
+    void op_globals(Input &in) {
+        static const int kStatuses[] = {0, 1, 5, 13, 14, 15, 100, -1, INT32_MIN, INT32_MAX};
+        int status = in.u8() < 128 ? in.u8() % 16 : kStatuses[in.u8() % 10];
+        const char *name = shim_get_error_string(status);
+        if (!name || !*name) violation("get_error_string(%d) empty", status);
+        bool known = status >= 0 && status <= GPUPRIM_ERROR_INTERNAL;
+        if (known == (std::strcmp(name, "unknown status") == 0))
+            violation("get_error_string(%d) = '%s'", status, name);
+        int dtype = draw_enum(in, 6);
+        if (shim_dtype_size(dtype) != size_of(dtype)) violation("dtype_size(%d)", dtype);
+        if (gpuprim_version_number() != GPUPRIM_VERSION_NUMBER) violation("version number");
+        char version[32];
+        std::snprintf(version, sizeof version, "%d.%d.%d", GPUPRIM_VERSION_MAJOR,
+                      GPUPRIM_VERSION_MINOR, GPUPRIM_VERSION_PATCH);
+        if (std::strcmp(version, gpuprim_version_string()) != 0) violation("version string");
+        gpuprim_context_options_init(nullptr);
+    }
+
+    struct FreeDeleter {
+        void operator()(uint8_t *p) const { std::free(p); }
+    };
+    std::unique_ptr<uint8_t, FreeDeleter> arena_;
+    std::vector<uint8_t> arena_shadow_;
+    ContextSlot contexts_[2];
+    std::vector<Buffer> buffers_;
+    std::vector<gpuprim_buffer_t> stale_;
+    int next_region_ = 1;
+};
+
+}  // namespace
+
+// Huge requests must come back as NULL, not abort the process.
+extern "C" const char *__asan_default_options() { return "allocator_may_return_null=1"; }
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    Input in(data, size);
+    Harness harness;
+    harness.run(in);
+    return 0;
+}

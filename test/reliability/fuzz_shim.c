@@ -1,0 +1,40 @@
+/* Calls with enum arguments made from C, the way a C caller makes them: any
+ * int converts to the enum parameter. (In the C++ fuzz target a value
+ * outside an enum's range would be undefined behaviour in the caller itself,
+ * and UBSan would flag the fuzzer rather than the library.) */
+#include "fuzz_shim.h"
+
+gpuprim_status_t shim_buffer_create(gpuprim_context_t context, int dtype, uint64_t count,
+                                    gpuprim_buffer_t *buffer) {
+    return gpuprim_buffer_create(context, dtype, count, buffer);
+}
+
+gpuprim_status_t shim_buffer_wrap(gpuprim_context_t context, int dtype, void *data,
+                                  uint64_t count, gpuprim_buffer_t *buffer) {
+    return gpuprim_buffer_wrap(context, dtype, data, count, buffer);
+}
+
+gpuprim_status_t shim_reduce(gpuprim_context_t context, int op, gpuprim_buffer_t input,
+                             void *result) {
+    return gpuprim_reduce(context, op, input, result);
+}
+
+gpuprim_status_t shim_reduce_to_buffer(gpuprim_context_t context, int op, gpuprim_buffer_t input,
+                                       gpuprim_buffer_t result) {
+    return gpuprim_reduce_to_buffer(context, op, input, result);
+}
+
+gpuprim_status_t shim_scan(gpuprim_context_t context, int op, int kind, gpuprim_buffer_t input,
+                           gpuprim_buffer_t output) {
+    return gpuprim_scan(context, op, kind, input, output);
+}
+
+gpuprim_status_t shim_sort(gpuprim_context_t context, gpuprim_buffer_t keys_in,
+                           gpuprim_buffer_t values_in, gpuprim_buffer_t keys_out,
+                           gpuprim_buffer_t values_out, int order) {
+    return gpuprim_sort(context, keys_in, values_in, keys_out, values_out, order);
+}
+
+const char *shim_get_error_string(int status) { return gpuprim_get_error_string(status); }
+
+size_t shim_dtype_size(int dtype) { return gpuprim_dtype_size(dtype); }

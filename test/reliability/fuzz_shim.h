@@ -1,0 +1,31 @@
+/* int-typed wrappers of the gpuprim calls that take enums; see fuzz_shim.c. */
+#ifndef GPUPRIM_FUZZ_SHIM_H
+#define GPUPRIM_FUZZ_SHIM_H
+
+#include <gpuprim/gpuprim.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+gpuprim_status_t shim_buffer_create(gpuprim_context_t context, int dtype, uint64_t count,
+                                    gpuprim_buffer_t *buffer);
+gpuprim_status_t shim_buffer_wrap(gpuprim_context_t context, int dtype, void *data,
+                                  uint64_t count, gpuprim_buffer_t *buffer);
+gpuprim_status_t shim_reduce(gpuprim_context_t context, int op, gpuprim_buffer_t input,
+                             void *result);
+gpuprim_status_t shim_reduce_to_buffer(gpuprim_context_t context, int op, gpuprim_buffer_t input,
+                                       gpuprim_buffer_t result);
+gpuprim_status_t shim_scan(gpuprim_context_t context, int op, int kind, gpuprim_buffer_t input,
+                           gpuprim_buffer_t output);
+gpuprim_status_t shim_sort(gpuprim_context_t context, gpuprim_buffer_t keys_in,
+                           gpuprim_buffer_t values_in, gpuprim_buffer_t keys_out,
+                           gpuprim_buffer_t values_out, int order);
+const char *shim_get_error_string(int status);
+size_t shim_dtype_size(int dtype);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

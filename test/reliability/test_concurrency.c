@@ -1,0 +1,332 @@
+/* Concurrency: gpuprim.h says "a context and the buffers it made must be used
+ * by one thread at a time; distinct contexts are independent and may be used
+ * from different threads at once". Many threads (default 8), each with its own
+ * context, run every primitive at once in a loop (reduce, reduce_to_buffer,
+ * dot, inclusive/exclusive scan in and out of place, sort of keys and of
+ * pairs, both orders, all six dtypes, sizes 0..65537) and check every result
+ * exactly against a reference. Values are small integers (and -0.0/+0.0 for
+ * floats), so float sums are exact in any order and every check is exact.
+ * The threads also share the read-only functions (error strings, version).
+ *   rel_concurrency [threads] [iterations]
+ * Run under ThreadSanitizer by test/reliability/run_sanitizers.sh. */
+#define _POSIX_C_SOURCE 200809L /* pthread barriers under -std=c99 */
+
+#include "rel_common.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdint.h>
+
+#define MAX_THREADS 64
+
+typedef struct {
+    int index;
+    int iterations;
+    uint64_t random_state;
+    long checks;
+    char failure[1024];
+} Worker;
+
+static pthread_barrier_t g_start;
+
+/* ------------------------------------------------------------------------ */
+/* Values: element i is the small integer v[i] (|v| <= 15; >= 0 for unsigned  */
+/* dtypes), and for floats zero may be -0.0. ord() is the documented order:   */
+/* -0.0 < +0.0, equal ord <=> equal bits.                                      */
+/* ------------------------------------------------------------------------ */
+typedef struct {
+    int value;
+    int negative_zero;
+} Element;
+
+static int ord(Element e) { return 2 * e.value + (e.value == 0 && !e.negative_zero ? 1 : 0); }
+
+static uint64_t next_random(Worker *w) { /* splitmix64 */
+    uint64_t z = (w->random_state += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static int is_float(gpuprim_dtype_t d) { return d == GPUPRIM_DTYPE_F32 || d == GPUPRIM_DTYPE_F64; }
+static int is_unsigned(gpuprim_dtype_t d) { return d == GPUPRIM_DTYPE_U32 || d == GPUPRIM_DTYPE_U64; }
+
+static void store(gpuprim_dtype_t dtype, void *array, size_t i, Element e) {
+    switch (dtype) {
+    case GPUPRIM_DTYPE_I32: ((int32_t *)array)[i] = e.value; break;
+    case GPUPRIM_DTYPE_U32: ((uint32_t *)array)[i] = (uint32_t)e.value; break;
+    case GPUPRIM_DTYPE_I64: ((int64_t *)array)[i] = e.value; break;
+    case GPUPRIM_DTYPE_U64: ((uint64_t *)array)[i] = (uint64_t)e.value; break;
+    case GPUPRIM_DTYPE_F32: ((float *)array)[i] = e.negative_zero ? -0.0f : (float)e.value; break;
+    case GPUPRIM_DTYPE_F64: ((double *)array)[i] = e.negative_zero ? -0.0 : (double)e.value; break;
+    }
+}
+
+/* The identity of MIN (the type's largest value, +inf) or MAX (the smallest,
+ * -inf) in dtype's bits. */
+static void store_identity(gpuprim_dtype_t dtype, void *array, size_t i, int is_min) {
+    switch (dtype) {
+    case GPUPRIM_DTYPE_I32: ((int32_t *)array)[i] = is_min ? INT32_MAX : INT32_MIN; break;
+    case GPUPRIM_DTYPE_U32: ((uint32_t *)array)[i] = is_min ? UINT32_MAX : 0; break;
+    case GPUPRIM_DTYPE_I64: ((int64_t *)array)[i] = is_min ? INT64_MAX : INT64_MIN; break;
+    case GPUPRIM_DTYPE_U64: ((uint64_t *)array)[i] = is_min ? UINT64_MAX : 0; break;
+    case GPUPRIM_DTYPE_F32: ((float *)array)[i] = is_min ? (float)HUGE_VAL : -(float)HUGE_VAL; break;
+    case GPUPRIM_DTYPE_F64: ((double *)array)[i] = is_min ? HUGE_VAL : -HUGE_VAL; break;
+    }
+}
+
+static double as_double(gpuprim_dtype_t dtype, const void *array, size_t i) {
+    switch (dtype) {
+    case GPUPRIM_DTYPE_I32: return ((const int32_t *)array)[i];
+    case GPUPRIM_DTYPE_U32: return ((const uint32_t *)array)[i];
+    case GPUPRIM_DTYPE_I64: return (double)((const int64_t *)array)[i];
+    case GPUPRIM_DTYPE_U64: return (double)((const uint64_t *)array)[i];
+    case GPUPRIM_DTYPE_F32: return ((const float *)array)[i];
+    case GPUPRIM_DTYPE_F64: return ((const double *)array)[i];
+    }
+    return 0;
+}
+
+/* Stable merge sort of indices by ord (descending: reversed comparison). */
+static void sort_indices(const Element *e, size_t *index, size_t *scratch, size_t n,
+                         int descending) {
+    size_t width, i;
+    for (width = 1; width < n; width *= 2) {
+        for (i = 0; i < n; i += 2 * width) {
+            size_t left = i, middle = i + width < n ? i + width : n;
+            size_t right = middle, end = i + 2 * width < n ? i + 2 * width : n, k = i;
+            while (left < middle && right < end) {
+                int a = ord(e[index[left]]), b = ord(e[index[right]]);
+                int take_right = descending ? b > a : b < a;
+                scratch[k++] = take_right ? index[right++] : index[left++];
+            }
+            while (left < middle) scratch[k++] = index[left++];
+            while (right < end) scratch[k++] = index[right++];
+        }
+        memcpy(index, scratch, n * sizeof *index);
+    }
+}
+
+static const size_t kSizes[] = {0, 1, 2, 3, 31, 32, 33, 255, 256, 257, 1000, 1024, 4097, 12345, 65537};
+
+static int one_round(Worker *w, gpuprim_context_t ctx, gpuprim_dtype_t dtype, size_t n) {
+    size_t size = gpuprim_dtype_size(dtype), i;
+    Element *a = (Element *)malloc((n + 1) * sizeof *a), *b = (Element *)malloc((n + 1) * sizeof *b);
+    size_t *index = (size_t *)malloc((n + 1) * sizeof *index);
+    size_t *scratch = (size_t *)malloc((n + 1) * sizeof *scratch);
+    unsigned char *host_a = (unsigned char *)malloc((n + 1) * size);
+    unsigned char *host_b = (unsigned char *)malloc((n + 1) * size);
+    unsigned char *host_out = (unsigned char *)malloc((n + 1) * size);
+    unsigned char *expected = (unsigned char *)malloc((n + 1) * size);
+    uint32_t *payload = (uint32_t *)malloc((n + 1) * sizeof *payload);
+    uint32_t *payload_out = (uint32_t *)malloc((n + 1) * sizeof *payload_out);
+    gpuprim_buffer_t buf_a = NULL, buf_b = NULL, buf_out = NULL, buf_result = NULL;
+    gpuprim_buffer_t buf_values = NULL, buf_values_out = NULL;
+    unsigned char result[8], result_expected[8];
+    int failed = 1, op, descending;
+    int range = is_unsigned(dtype) ? 16 : 31, low = is_unsigned(dtype) ? 0 : -15;
+    int64_t sum = 0, dot = 0, min_ord = 0, max_ord = 0;
+    size_t min_at = 0, max_at = 0;
+    if (!a || !b || !index || !scratch || !host_a || !host_b || !host_out || !expected ||
+        !payload || !payload_out) {
+        snprintf(w->failure, sizeof w->failure, "malloc");
+        goto done;
+    }
+    for (i = 0; i < n; ++i) {
+        a[i].value = low + (int)(next_random(w) % (uint64_t)range);
+        a[i].negative_zero = is_float(dtype) && a[i].value == 0 && (next_random(w) & 1);
+        b[i].value = low + (int)(next_random(w) % (uint64_t)range);
+        b[i].negative_zero = 0;
+        store(dtype, host_a, i, a[i]);
+        store(dtype, host_b, i, b[i]);
+        payload[i] = (uint32_t)i;
+        sum += a[i].value;
+        dot += (int64_t)a[i].value * b[i].value;
+        if (i == 0 || ord(a[i]) < min_ord) min_ord = ord(a[i]), min_at = i;
+        if (i == 0 || ord(a[i]) > max_ord) max_ord = ord(a[i]), max_at = i;
+    }
+#define STEP(call)                                                             \
+    do {                                                                            \
+        gpuprim_status_t st_ = (call);                                              \
+        if (st_ != GPUPRIM_SUCCESS) {                                               \
+            snprintf(w->failure, sizeof w->failure, "line %d: %s -> %d: %s", __LINE__, #call, \
+                     (int)st_, gpuprim_context_last_error(ctx));                   \
+            goto done;                                                              \
+        }                                                                           \
+    } while (0)
+#define EXPECT(condition, ...)                                                      \
+    do {                                                                            \
+        if (!(condition)) {                                                         \
+            int used_ = snprintf(w->failure, sizeof w->failure, "line %d (dtype %d, n %zu): ", \
+                                 __LINE__, (int)dtype, n);                          \
+            snprintf(w->failure + used_, sizeof w->failure - (size_t)used_, __VA_ARGS__); \
+            goto done;                                                              \
+        }                                                                           \
+        ++w->checks;                                                                \
+    } while (0)
+
+    STEP(gpuprim_buffer_create(ctx, dtype, n, &buf_a));
+    STEP(gpuprim_buffer_create(ctx, dtype, n, &buf_b));
+    STEP(gpuprim_buffer_create(ctx, dtype, n, &buf_out));
+    STEP(gpuprim_buffer_create(ctx, dtype, 1, &buf_result));
+    STEP(gpuprim_buffer_create(ctx, GPUPRIM_DTYPE_U32, n, &buf_values));
+    STEP(gpuprim_buffer_create(ctx, GPUPRIM_DTYPE_U32, n, &buf_values_out));
+    STEP(gpuprim_buffer_upload(ctx, buf_a, 0, host_a, n));
+    STEP(gpuprim_buffer_upload(ctx, buf_b, 0, host_b, n));
+    STEP(gpuprim_buffer_upload(ctx, buf_values, 0, payload, n));
+
+    /* Reductions to the host. */
+    STEP(gpuprim_reduce(ctx, GPUPRIM_OP_SUM, buf_a, result));
+    EXPECT(as_double(dtype, result, 0) == (double)sum, "reduce SUM %g, expected %lld",
+           as_double(dtype, result, 0), (long long)sum);
+    for (op = GPUPRIM_OP_MIN; op <= GPUPRIM_OP_MAX; ++op) {
+        STEP(gpuprim_reduce(ctx, (gpuprim_op_t)op, buf_a, result));
+        if (n == 0) {
+            store_identity(dtype, result_expected, 0, op == GPUPRIM_OP_MIN);
+            EXPECT(memcmp(result, result_expected, size) == 0, "identity of op %d", op);
+        } else {
+            store(dtype, result_expected, 0, a[op == GPUPRIM_OP_MIN ? min_at : max_at]);
+            EXPECT(memcmp(result, result_expected, size) == 0, "reduce %s: %g, expected %g",
+                   op == GPUPRIM_OP_MIN ? "MIN" : "MAX", as_double(dtype, result, 0),
+                   as_double(dtype, result_expected, 0));
+        }
+    }
+    STEP(gpuprim_dot(ctx, buf_a, buf_b, result));
+    EXPECT(as_double(dtype, result, 0) == (double)dot, "dot %g, expected %lld",
+           as_double(dtype, result, 0), (long long)dot);
+
+    /* Results into buffers (stream-ordered). */
+    STEP(gpuprim_reduce_to_buffer(ctx, GPUPRIM_OP_SUM, buf_a, buf_result));
+    STEP(gpuprim_buffer_download(ctx, buf_result, 0, result, 1));
+    EXPECT(as_double(dtype, result, 0) == (double)sum, "reduce_to_buffer SUM");
+    STEP(gpuprim_dot_to_buffer(ctx, buf_a, buf_b, buf_result));
+    STEP(gpuprim_buffer_download(ctx, buf_result, 0, result, 1));
+    EXPECT(as_double(dtype, result, 0) == (double)dot, "dot_to_buffer");
+
+    /* Inclusive SUM scan out of place. */
+    STEP(gpuprim_scan(ctx, GPUPRIM_OP_SUM, GPUPRIM_SCAN_INCLUSIVE, buf_a, buf_out));
+    STEP(gpuprim_buffer_download(ctx, buf_out, 0, host_out, n));
+    {
+        int64_t running = 0;
+        for (i = 0; i < n; ++i) {
+            running += a[i].value;
+            EXPECT(as_double(dtype, host_out, i) == (double)running, "inclusive scan [%zu]: %g vs %lld",
+                   i, as_double(dtype, host_out, i), (long long)running);
+        }
+    }
+    /* Exclusive MAX scan in place on b. */
+    STEP(gpuprim_scan(ctx, GPUPRIM_OP_MAX, GPUPRIM_SCAN_EXCLUSIVE, buf_b, buf_b));
+    STEP(gpuprim_buffer_download(ctx, buf_b, 0, host_out, n));
+    {
+        size_t best = 0;
+        for (i = 0; i < n; ++i) {
+            if (i == 0) store_identity(dtype, expected, 0, 0);
+            else {
+                if (i == 1 || ord(b[i - 1]) > ord(b[best])) best = i - 1;
+                store(dtype, expected, i, b[best]);
+            }
+        }
+        EXPECT(n == 0 || memcmp(host_out, expected, n * size) == 0, "exclusive MAX scan in place");
+    }
+
+    /* Sort pairs ascending out of place, then keys descending in place. */
+    for (descending = 0; descending <= 1; ++descending) {
+        for (i = 0; i < n; ++i) index[i] = i;
+        sort_indices(a, index, scratch, n, descending);
+        for (i = 0; i < n; ++i) store(dtype, expected, i, a[index[i]]);
+        if (!descending) {
+            STEP(gpuprim_sort(ctx, buf_a, buf_values, buf_out, buf_values_out,
+                              GPUPRIM_ORDER_ASCENDING));
+            STEP(gpuprim_buffer_download(ctx, buf_out, 0, host_out, n));
+            STEP(gpuprim_buffer_download(ctx, buf_values_out, 0, payload_out, n));
+            for (i = 0; i < n; ++i)
+                EXPECT(payload_out[i] == (uint32_t)index[i], "pair sort: value[%zu] = %u, expected %zu",
+                       i, payload_out[i], index[i]);
+        } else {
+            STEP(gpuprim_sort(ctx, buf_a, NULL, buf_a, NULL, GPUPRIM_ORDER_DESCENDING));
+            STEP(gpuprim_buffer_download(ctx, buf_a, 0, host_out, n));
+        }
+        EXPECT(n == 0 || memcmp(host_out, expected, n * size) == 0, "sort keys (%s)",
+               descending ? "descending, in place" : "ascending");
+    }
+    failed = 0;
+done:
+    if (buf_a) gpuprim_buffer_destroy(ctx, buf_a);
+    if (buf_b) gpuprim_buffer_destroy(ctx, buf_b);
+    if (buf_out) gpuprim_buffer_destroy(ctx, buf_out);
+    if (buf_result) gpuprim_buffer_destroy(ctx, buf_result);
+    if (buf_values) gpuprim_buffer_destroy(ctx, buf_values);
+    if (buf_values_out) gpuprim_buffer_destroy(ctx, buf_values_out);
+    free(a); free(b); free(index); free(scratch); free(host_a); free(host_b);
+    free(host_out); free(expected); free(payload); free(payload_out);
+    return failed;
+}
+
+static void *worker_main(void *argument) {
+    Worker *w = (Worker *)argument;
+    gpuprim_context_t ctx = NULL;
+    gpuprim_context_options_t options;
+    char message[256];
+    int iteration, d;
+    gpuprim_context_options_init(&options);
+    /* Everyone creates at once too. */
+    pthread_barrier_wait(&g_start);
+    if (gpuprim_context_create(&options, &ctx, message, sizeof message) != GPUPRIM_SUCCESS) {
+        snprintf(w->failure, sizeof w->failure, "context_create: %s", message);
+        return NULL;
+    }
+    for (iteration = 0; iteration < w->iterations; ++iteration) {
+        for (d = 0; d < 6; ++d) {
+            gpuprim_dtype_t dtype = (gpuprim_dtype_t)((d + w->index) % 6);
+            size_t n = kSizes[next_random(w) % (sizeof kSizes / sizeof kSizes[0])];
+            if (one_round(w, ctx, dtype, n)) goto out;
+            if (strcmp(gpuprim_get_error_string(GPUPRIM_ERROR_OVERFLOW), "size overflow") != 0 ||
+                gpuprim_version_number() != GPUPRIM_VERSION_NUMBER) {
+                snprintf(w->failure, sizeof w->failure, "shared read-only functions");
+                goto out;
+            }
+        }
+        if (iteration % 4 == 3 &&
+            gpuprim_context_release_workspace(ctx) != GPUPRIM_SUCCESS) {
+            snprintf(w->failure, sizeof w->failure, "release_workspace");
+            goto out;
+        }
+    }
+out:
+    if (gpuprim_context_destroy(ctx) != GPUPRIM_SUCCESS && !w->failure[0])
+        snprintf(w->failure, sizeof w->failure, "context_destroy");
+    return NULL;
+}
+
+int main(int argc, char **argv) {
+    int threads = argc > 1 ? atoi(argv[1]) : 8;
+    int iterations = argc > 2 ? atoi(argv[2]) : 6;
+    pthread_t ids[MAX_THREADS];
+    Worker workers[MAX_THREADS];
+    int i, failures = 0;
+    long checks = 0;
+    gpuprim_context_t probe = rel_context(GPUPRIM_BACKEND_AUTO);
+    printf("concurrency: %d threads x %d iterations on the %s backend\n", threads, iterations,
+           rel_backend_name(probe));
+    REL_OK(probe, gpuprim_context_destroy(probe));
+    REL_CHECK(threads >= 1 && threads <= MAX_THREADS, "threads: 1..%d", MAX_THREADS);
+    REL_CHECK(pthread_barrier_init(&g_start, NULL, (unsigned)threads) == 0, "barrier");
+    for (i = 0; i < threads; ++i) {
+        memset(&workers[i], 0, sizeof workers[i]);
+        workers[i].index = i;
+        workers[i].iterations = iterations;
+        workers[i].random_state = 0x1234567ull * (uint64_t)(i + 1);
+        REL_CHECK(pthread_create(&ids[i], NULL, worker_main, &workers[i]) == 0, "pthread_create");
+    }
+    for (i = 0; i < threads; ++i) {
+        pthread_join(ids[i], NULL);
+        checks += workers[i].checks;
+        if (workers[i].failure[0]) {
+            ++failures;
+            fprintf(stderr, "thread %d FAILED: %s\n", i, workers[i].failure);
+        }
+    }
+    pthread_barrier_destroy(&g_start);
+    printf("concurrency: %ld checks, %d of %d threads failed\n", checks, failures, threads);
+    return failures ? 1 : 0;
+}

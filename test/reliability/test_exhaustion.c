@@ -1,0 +1,162 @@
+/* Resource exhaustion, on the backend GPUPRIM_BACKEND / AUTO picks:
+ * - asking for more memory than exists gives OUT_OF_MEMORY with a message,
+ *   the output handle untouched, and a context that still sorts correctly;
+ * - a count whose size in bytes does not fit in 64 bits gives OVERFLOW (the
+ *   check comes before any allocation: a failed allocation would say
+ *   OUT_OF_MEMORY), and the largest count that does fit is not OVERFLOW;
+ * - CUDA only: a call whose workspace cannot be had (device memory filled
+ *   by other buffers) gives OUT_OF_MEMORY and succeeds once memory is back.
+ * Under AddressSanitizer a huge malloc aborts unless
+ * allocator_may_return_null=1 (set below and by CMakeLists.txt). */
+#include "rel_common.h"
+
+#include <stdint.h>
+
+const char *__asan_default_options(void);
+const char *__asan_default_options(void) { return "allocator_may_return_null=1"; }
+
+static const gpuprim_dtype_t kDtypes[] = {GPUPRIM_DTYPE_I32, GPUPRIM_DTYPE_U32, GPUPRIM_DTYPE_I64,
+                                          GPUPRIM_DTYPE_U64, GPUPRIM_DTYPE_F32, GPUPRIM_DTYPE_F64};
+#define DTYPE_COUNT 6
+
+static gpuprim_buffer_t sentinel(void) {
+    static char storage[8];
+    return (gpuprim_buffer_t)(void *)storage;
+}
+
+static void expect_create_fails(gpuprim_context_t context, gpuprim_dtype_t dtype, uint64_t count,
+                                gpuprim_status_t expected, const char *needle) {
+    gpuprim_buffer_t buffer = sentinel();
+    gpuprim_status_t status = gpuprim_buffer_create(context, dtype, count, &buffer);
+    const char *message = gpuprim_context_last_error(context);
+    REL_CHECK(status == expected, "buffer_create(dtype %d, count %llu) -> %d (%s), expected %d: %s",
+              (int)dtype, (unsigned long long)count, (int)status,
+              gpuprim_get_error_string(status), (int)expected, message);
+    REL_CHECK(buffer == sentinel(), "a failed buffer_create wrote its output handle");
+    REL_CHECK(message && strstr(message, needle),
+              "message of buffer_create(count %llu) lacks '%s': '%s'",
+              (unsigned long long)count, needle, message ? message : "(null)");
+}
+
+static void expect_usable(gpuprim_context_t context, const char *after) {
+    gpuprim_status_t status = rel_small_sort(context, 1000);
+    REL_CHECK(status == GPUPRIM_SUCCESS, "context not usable after %s: %d: %s", after,
+              (int)status, gpuprim_context_last_error(context));
+}
+
+static void test_out_of_memory(gpuprim_context_t context) {
+    /* 2^50 bytes (1 PiB), 2^44 bytes (16 TiB): more than any host or device has. */
+    expect_create_fails(context, GPUPRIM_DTYPE_I32, (uint64_t)1 << 48, GPUPRIM_ERROR_OUT_OF_MEMORY,
+                        "allocate");
+    printf("  2^50 bytes: OUT_OF_MEMORY: %s\n", gpuprim_context_last_error(context));
+    expect_usable(context, "a 2^50-byte buffer_create");
+    expect_create_fails(context, GPUPRIM_DTYPE_F64, (uint64_t)1 << 41, GPUPRIM_ERROR_OUT_OF_MEMORY,
+                        "allocate");
+    expect_usable(context, "a 2^44-byte buffer_create");
+    /* The largest counts whose bytes still fit in 64 bits are memory
+     * problems, not overflow. */
+    expect_create_fails(context, GPUPRIM_DTYPE_F64, UINT64_MAX / 8, GPUPRIM_ERROR_OUT_OF_MEMORY,
+                        "allocate");
+    expect_create_fails(context, GPUPRIM_DTYPE_U32, UINT64_MAX / 4, GPUPRIM_ERROR_OUT_OF_MEMORY,
+                        "allocate");
+    expect_usable(context, "near-2^64-byte buffer_create calls");
+}
+
+static void test_overflow(gpuprim_context_t context) {
+    int i;
+    uint64_t workspace_before = 0, workspace_after = 0;
+    REL_OK(context, gpuprim_context_get_workspace_size(context, &workspace_before));
+    for (i = 0; i < DTYPE_COUNT; ++i) {
+        gpuprim_dtype_t dtype = kDtypes[i];
+        uint64_t size = gpuprim_dtype_size(dtype);
+        uint64_t first_overflowing = UINT64_MAX / size + 1;
+        expect_create_fails(context, dtype, first_overflowing, GPUPRIM_ERROR_OVERFLOW, "2^64");
+        expect_create_fails(context, dtype, UINT64_MAX, GPUPRIM_ERROR_OVERFLOW, "2^64");
+        expect_create_fails(context, dtype, (uint64_t)1 << 63, GPUPRIM_ERROR_OVERFLOW, "2^64");
+        {
+            /* Wrapping: the same check, before the memory is looked at. */
+            gpuprim_buffer_t buffer = sentinel();
+            gpuprim_status_t status;
+            void *data = NULL;
+            gpuprim_buffer_t real = NULL;
+            REL_OK(context, gpuprim_buffer_create(context, dtype, 4, &real));
+            REL_OK(context, gpuprim_buffer_get_info(context, real, NULL, NULL, &data));
+            status = gpuprim_buffer_wrap(context, dtype, data, first_overflowing, &buffer);
+            REL_CHECK(status == GPUPRIM_ERROR_OVERFLOW, "wrap(count %llu) -> %d: %s",
+                      (unsigned long long)first_overflowing, (int)status,
+                      gpuprim_context_last_error(context));
+            REL_CHECK(buffer == sentinel(), "a failed wrap wrote its output handle");
+            REL_OK(context, gpuprim_buffer_destroy(context, real));
+        }
+    }
+    printf("  overflow: OVERFLOW: %s\n", gpuprim_context_last_error(context));
+    REL_OK(context, gpuprim_context_get_workspace_size(context, &workspace_after));
+    REL_CHECK(workspace_after == workspace_before, "rejected calls changed the workspace");
+    expect_usable(context, "overflowing counts");
+}
+
+/* CUDA: fill device memory with buffers, then a sort whose workspace cannot
+ * be had must say OUT_OF_MEMORY, and work once the filler is gone. */
+#define MAX_FILLERS 4096
+static void test_workspace_exhaustion(gpuprim_context_t context) {
+    const uint64_t keys_count = (uint64_t)64 << 20; /* 256 MiB of u32 keys */
+    gpuprim_buffer_t keys = NULL, fillers[MAX_FILLERS];
+    int filler_count = 0, shift, i;
+    uint64_t filled = 0;
+    gpuprim_status_t status;
+    uint32_t probe[4];
+    uint32_t *host = (uint32_t *)malloc(keys_count * sizeof(uint32_t));
+    REL_CHECK(host != NULL, "malloc");
+    for (i = 0; i < (int)keys_count; ++i) host[i] = (uint32_t)(keys_count - (uint64_t)i);
+    REL_OK(context, gpuprim_buffer_create(context, GPUPRIM_DTYPE_U32, keys_count, &keys));
+    REL_OK(context, gpuprim_buffer_upload(context, keys, 0, host, keys_count));
+    REL_OK(context, gpuprim_context_release_workspace(context));
+    /* Greedy fill with u32 buffers of 64 GiB down to 16 MiB. */
+    for (shift = 34; shift >= 22 && filler_count < MAX_FILLERS; --shift) {
+        for (;;) {
+            gpuprim_buffer_t filler = NULL;
+            if (filler_count == MAX_FILLERS) break;
+            status = gpuprim_buffer_create(context, GPUPRIM_DTYPE_U32, (uint64_t)1 << shift, &filler);
+            if (status != GPUPRIM_SUCCESS) {
+                REL_CHECK(status == GPUPRIM_ERROR_OUT_OF_MEMORY, "filling: %d: %s", (int)status,
+                          gpuprim_context_last_error(context));
+                break;
+            }
+            fillers[filler_count++] = filler;
+            filled += ((uint64_t)4 << shift);
+        }
+    }
+    printf("  filled %.1f GiB of device memory with %d buffers\n",
+           (double)filled / (1 << 30), filler_count);
+    status = gpuprim_sort(context, keys, NULL, keys, NULL, GPUPRIM_ORDER_ASCENDING);
+    if (status == GPUPRIM_SUCCESS) status = gpuprim_context_synchronize(context);
+    printf("  sort with device memory full: %d (%s): %s\n", (int)status,
+           gpuprim_get_error_string(status), gpuprim_context_last_error(context));
+    REL_CHECK(status == GPUPRIM_ERROR_OUT_OF_MEMORY,
+              "sort with no memory for its workspace -> %d, expected OUT_OF_MEMORY", (int)status);
+    /* A failed call leaves its buffers unchanged. */
+    REL_OK(context, gpuprim_buffer_download(context, keys, 0, probe, 4));
+    REL_CHECK(probe[0] == (uint32_t)keys_count && probe[3] == (uint32_t)keys_count - 3,
+              "the failed sort changed its keys");
+    for (i = 0; i < filler_count; ++i) REL_OK(context, gpuprim_buffer_destroy(context, fillers[i]));
+    REL_OK(context, gpuprim_sort(context, keys, NULL, keys, NULL, GPUPRIM_ORDER_ASCENDING));
+    REL_OK(context, gpuprim_buffer_download(context, keys, 0, host, keys_count));
+    for (i = 0; i < (int)keys_count; ++i)
+        REL_CHECK(host[i] == (uint32_t)i + 1, "sorted[%d] = %u after memory came back", i, host[i]);
+    REL_OK(context, gpuprim_buffer_destroy(context, keys));
+    free(host);
+    expect_usable(context, "workspace exhaustion");
+}
+
+int main(void) {
+    gpuprim_context_t context = rel_context(GPUPRIM_BACKEND_AUTO);
+    gpuprim_backend_t backend = GPUPRIM_BACKEND_AUTO;
+    REL_OK(context, gpuprim_context_get_backend(context, &backend));
+    printf("exhaustion tests on the %s backend\n", rel_backend_name(context));
+    test_out_of_memory(context);
+    test_overflow(context);
+    if (backend == GPUPRIM_BACKEND_CUDA) test_workspace_exhaustion(context);
+    REL_OK(context, gpuprim_context_destroy(context));
+    printf("exhaustion: all checks passed\n");
+    return 0;
+}

@@ -1,0 +1,704 @@
+/*
+ * Shared helpers of the libgpuprim C tests: a seeded RNG, check macros that
+ * report file:line, the seed and the context's last error, typed-array access
+ * by dtype, input patterns, and reference semantics written from the
+ * documented behaviour in include/gpuprim/gpuprim.h (never from src/).
+ *
+ * Include this header first in every test: it sets the POSIX feature macro
+ * that setenv() and clock_gettime() need under -std=c99.
+ */
+#ifndef GPUPRIM_TEST_COMMON_H
+#define GPUPRIM_TEST_COMMON_H
+
+#if !defined(_WIN32) && !defined(_POSIX_C_SOURCE)
+#  define _POSIX_C_SOURCE 200809L
+#endif
+
+#include <gpuprim/gpuprim.h>
+
+#include <ctype.h>
+#include <float.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#if defined(__GNUC__)
+#  define TC_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#  define TC_PRINTF(f, a)
+#endif
+
+#define TC_MAX_REPORTED_FAILURES 40
+
+typedef struct tc_state {
+    const char *program;
+    uint64_t seed;
+    uint64_t rng;
+    gpuprim_context_t ctx; /* the context whose last error failures print */
+    long checks;
+    long failures;
+    char where[256]; /* what the test is doing now, printed with failures */
+} tc_state_t;
+
+static tc_state_t tc;
+
+/* ------------------------------------------------------------------------ */
+/* Environment                                                              */
+/* ------------------------------------------------------------------------ */
+
+static inline int tc_setenv(const char *name, const char *value) {
+#if defined(_WIN32)
+    return _putenv_s(name, value ? value : "");
+#else
+    return value ? setenv(name, value, 1) : unsetenv(name);
+#endif
+}
+
+static inline int tc_env_flag(const char *name) {
+    const char *v = getenv(name);
+    return v && *v && strcmp(v, "0") != 0;
+}
+
+/* Seconds on a monotonic clock, for the examples' and the large test's timings. */
+static inline double tc_seconds(void) {
+#if defined(CLOCK_MONOTONIC) && !defined(_WIN32)
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+#else
+    return (double)clock() / CLOCKS_PER_SEC;
+#endif
+}
+
+/* ------------------------------------------------------------------------ */
+/* Failure reporting                                                        */
+/* ------------------------------------------------------------------------ */
+
+static inline void tc_where(const char *format, ...) TC_PRINTF(1, 2);
+static inline void tc_where(const char *format, ...) {
+    va_list args;
+    va_start(args, format);
+    vsnprintf(tc.where, sizeof tc.where, format, args);
+    va_end(args);
+}
+
+static inline void tc_fail(const char *file, int line, const char *format, ...) TC_PRINTF(3, 4);
+static inline void tc_fail(const char *file, int line, const char *format, ...) {
+    va_list args;
+    tc.failures++;
+    if (tc.failures > TC_MAX_REPORTED_FAILURES) return;
+    fprintf(stderr, "%s:%d: FAIL [%s]: ", file, line, tc.where);
+    va_start(args, format);
+    vfprintf(stderr, format, args);
+    va_end(args);
+    fprintf(stderr, "\n    seed=%llu (rerun with GPUPRIM_TEST_SEED=%llu)", (unsigned long long)tc.seed,
+            (unsigned long long)tc.seed);
+    if (tc.ctx) fprintf(stderr, ", context last error: \"%s\"", gpuprim_context_last_error(tc.ctx));
+    fprintf(stderr, "\n");
+    if (tc.failures == TC_MAX_REPORTED_FAILURES)
+        fprintf(stderr, "(more failures are counted but not printed)\n");
+    fflush(stderr);
+}
+
+static inline int tc_finish(void);
+
+/* Setup that must work for the rest of the test to mean anything. */
+static inline void tc_abort(void) {
+    fprintf(stderr, "%s: aborting after a failed setup step\n", tc.program);
+    if (tc.failures == 0) tc.failures = 1;
+    (void)tc_finish();
+    exit(1);
+}
+
+#define CHECK(cond)                                                   \
+    do {                                                              \
+        tc.checks++;                                                  \
+        if (!(cond)) tc_fail(__FILE__, __LINE__, "%s", #cond);        \
+    } while (0)
+
+/* CHECKF(cond, "format", args...) */
+#define CHECKF(cond, ...)                                             \
+    do {                                                              \
+        tc.checks++;                                                  \
+        if (!(cond)) tc_fail(__FILE__, __LINE__, __VA_ARGS__);        \
+    } while (0)
+
+#define CHECK_STATUS(call, expected)                                                      \
+    do {                                                                                  \
+        gpuprim_status_t tc_got_ = (call);                                                \
+        gpuprim_status_t tc_want_ = (expected);                                           \
+        tc.checks++;                                                                      \
+        if (tc_got_ != tc_want_)                                                          \
+            tc_fail(__FILE__, __LINE__, "%s returned %d (%s), expected %d (%s)", #call,   \
+                    (int)tc_got_, gpuprim_get_error_string(tc_got_), (int)tc_want_,       \
+                    gpuprim_get_error_string(tc_want_));                                  \
+    } while (0)
+
+#define CHECK_OK(call) CHECK_STATUS(call, GPUPRIM_SUCCESS)
+
+#define REQUIRE_OK(call)                                                                  \
+    do {                                                                                  \
+        gpuprim_status_t tc_got_ = (call);                                                \
+        tc.checks++;                                                                      \
+        if (tc_got_ != GPUPRIM_SUCCESS) {                                                 \
+            tc_fail(__FILE__, __LINE__, "%s returned %d (%s)", #call, (int)tc_got_,       \
+                    gpuprim_get_error_string(tc_got_));                                   \
+            tc_abort();                                                                   \
+        }                                                                                 \
+    } while (0)
+
+/* Case-insensitive substring test. */
+static inline int tc_contains(const char *haystack, const char *needle) {
+    size_t h, n = strlen(needle);
+    if (!haystack) return 0;
+    for (h = 0; haystack[h]; ++h) {
+        size_t k = 0;
+        while (k < n && haystack[h + k] &&
+               tolower((unsigned char)haystack[h + k]) == tolower((unsigned char)needle[k]))
+            ++k;
+        if (k == n) return 1;
+    }
+    return n == 0;
+}
+
+/* The context's last error must name the problem: contain needle. */
+#define CHECK_MESSAGE(context, needle)                                                    \
+    do {                                                                                  \
+        const char *tc_msg_ = gpuprim_context_last_error(context);                        \
+        tc.checks++;                                                                      \
+        if (!tc_msg_ || !*tc_msg_ || !tc_contains(tc_msg_, needle))                       \
+            tc_fail(__FILE__, __LINE__, "last error \"%s\" does not mention \"%s\"",      \
+                    tc_msg_ ? tc_msg_ : "(null)", needle);                                \
+    } while (0)
+
+/* ------------------------------------------------------------------------ */
+/* RNG (splitmix64; reproducible from the printed seed)                     */
+/* ------------------------------------------------------------------------ */
+
+static inline uint64_t tc_mix64(uint64_t z) {
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static inline uint64_t tc_rand(void) {
+    tc.rng += 0x9E3779B97F4A7C15ull;
+    return tc_mix64(tc.rng);
+}
+
+/* Uniform in [0, n), n > 0 (the tiny modulo bias is irrelevant here). */
+static inline uint64_t tc_below(uint64_t n) { return tc_rand() % n; }
+
+/* Uniform in [0, 1). */
+static inline double tc_uniform(void) { return (double)(tc_rand() >> 11) * (1.0 / 9007199254740992.0); }
+
+/* ------------------------------------------------------------------------ */
+/* dtypes                                                                   */
+/* ------------------------------------------------------------------------ */
+
+static const gpuprim_dtype_t tc_all_dtypes[6] = {GPUPRIM_DTYPE_I32, GPUPRIM_DTYPE_U32,
+                                                 GPUPRIM_DTYPE_I64, GPUPRIM_DTYPE_U64,
+                                                 GPUPRIM_DTYPE_F32, GPUPRIM_DTYPE_F64};
+
+static inline size_t tc_size(gpuprim_dtype_t d) {
+    switch (d) {
+    case GPUPRIM_DTYPE_I32:
+    case GPUPRIM_DTYPE_U32:
+    case GPUPRIM_DTYPE_F32: return 4;
+    case GPUPRIM_DTYPE_I64:
+    case GPUPRIM_DTYPE_U64:
+    case GPUPRIM_DTYPE_F64: return 8;
+    }
+    return 0;
+}
+
+static inline const char *tc_dtype_name(gpuprim_dtype_t d) {
+    switch (d) {
+    case GPUPRIM_DTYPE_I32: return "i32";
+    case GPUPRIM_DTYPE_U32: return "u32";
+    case GPUPRIM_DTYPE_I64: return "i64";
+    case GPUPRIM_DTYPE_U64: return "u64";
+    case GPUPRIM_DTYPE_F32: return "f32";
+    case GPUPRIM_DTYPE_F64: return "f64";
+    }
+    return "?";
+}
+
+static inline const char *tc_op_name(gpuprim_op_t op) {
+    return op == GPUPRIM_OP_SUM ? "sum" : op == GPUPRIM_OP_MIN ? "min" : op == GPUPRIM_OP_MAX ? "max" : "?";
+}
+
+static inline int tc_is_float(gpuprim_dtype_t d) { return d == GPUPRIM_DTYPE_F32 || d == GPUPRIM_DTYPE_F64; }
+static inline int tc_is_signed(gpuprim_dtype_t d) { return d == GPUPRIM_DTYPE_I32 || d == GPUPRIM_DTYPE_I64; }
+static inline uint64_t tc_mask(gpuprim_dtype_t d) { return tc_size(d) == 4 ? 0xFFFFFFFFull : ~0ull; }
+static inline uint64_t tc_sign_bit(gpuprim_dtype_t d) {
+    return tc_size(d) == 4 ? 0x80000000ull : 0x8000000000000000ull;
+}
+/* Exponent-all-ones pattern of a float dtype (the +inf bits). */
+static inline uint64_t tc_inf_bits(gpuprim_dtype_t d) {
+    return tc_size(d) == 4 ? 0x7F800000ull : 0x7FF0000000000000ull;
+}
+
+/* Element i of a typed array, as zero-extended bits. */
+static inline uint64_t tc_get(gpuprim_dtype_t d, const void *p, uint64_t i) {
+    if (tc_size(d) == 4) {
+        uint32_t v;
+        memcpy(&v, (const char *)p + i * 4, 4);
+        return v;
+    } else {
+        uint64_t v;
+        memcpy(&v, (const char *)p + i * 8, 8);
+        return v;
+    }
+}
+
+static inline void tc_set(gpuprim_dtype_t d, void *p, uint64_t i, uint64_t bits) {
+    if (tc_size(d) == 4) {
+        uint32_t v = (uint32_t)bits;
+        memcpy((char *)p + i * 4, &v, 4);
+    } else {
+        memcpy((char *)p + i * 8, &bits, 8);
+    }
+}
+
+static inline int tc_isnan_bits(gpuprim_dtype_t d, uint64_t bits) {
+    uint64_t inf = tc_inf_bits(d), magnitude = bits & ~tc_sign_bit(d) & tc_mask(d);
+    return tc_is_float(d) && magnitude > inf;
+}
+
+/* The numeric value of an element. */
+static inline long double tc_value(gpuprim_dtype_t d, uint64_t bits) {
+    switch (d) {
+    case GPUPRIM_DTYPE_I32: return (long double)(int32_t)(uint32_t)bits;
+    case GPUPRIM_DTYPE_U32: return (long double)(uint32_t)bits;
+    case GPUPRIM_DTYPE_I64: return (long double)(int64_t)bits;
+    case GPUPRIM_DTYPE_U64: return (long double)bits;
+    case GPUPRIM_DTYPE_F32: {
+        uint32_t b = (uint32_t)bits;
+        float f;
+        memcpy(&f, &b, 4);
+        return (long double)f;
+    }
+    case GPUPRIM_DTYPE_F64: {
+        double f;
+        memcpy(&f, &bits, 8);
+        return (long double)f;
+    }
+    }
+    return 0;
+}
+
+/* Bits of a double value stored as dtype d (rounded for f32, truncated for ints). */
+static inline uint64_t tc_from_double(gpuprim_dtype_t d, double v) {
+    switch (d) {
+    case GPUPRIM_DTYPE_I32: return (uint32_t)(int32_t)v;
+    case GPUPRIM_DTYPE_U32: return (uint32_t)v;
+    case GPUPRIM_DTYPE_I64: return (uint64_t)(int64_t)v;
+    case GPUPRIM_DTYPE_U64: return (uint64_t)v;
+    case GPUPRIM_DTYPE_F32: {
+        float f = (float)v;
+        uint32_t b;
+        memcpy(&b, &f, 4);
+        return b;
+    }
+    case GPUPRIM_DTYPE_F64: {
+        uint64_t b;
+        memcpy(&b, &v, 8);
+        return b;
+    }
+    }
+    return 0;
+}
+
+static inline const char *tc_format(gpuprim_dtype_t d, uint64_t bits, char *out, size_t cap) {
+    if (tc_is_float(d))
+        snprintf(out, cap, "%.17Lg (0x%0*llx)", tc_value(d, bits), (int)tc_size(d) * 2,
+                 (unsigned long long)bits);
+    else if (tc_is_signed(d))
+        snprintf(out, cap, "%lld (0x%0*llx)", (long long)tc_value(d, bits), (int)tc_size(d) * 2,
+                 (unsigned long long)bits);
+    else
+        snprintf(out, cap, "%llu (0x%0*llx)", (unsigned long long)bits, (int)tc_size(d) * 2,
+                 (unsigned long long)bits);
+    return out;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Documented semantics                                                     */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * The sort order as an unsigned key (gpuprim.h, gpuprim_sort): integers by
+ * value; floats -inf < negatives < -0 < +0 < positives < +inf < NaN, NaNs
+ * among themselves by bit pattern with the rotation of
+ * src/core/key_transform.h: positive NaNs first (increasing bits), then the
+ * negative NaNs. Descending order is the complement (stable either way).
+ */
+static inline uint64_t tc_sort_key(gpuprim_dtype_t d, uint64_t bits, int descending) {
+    uint64_t mask = tc_mask(d), sign = tc_sign_bit(d), key = bits & mask;
+    if (tc_is_signed(d)) {
+        key ^= sign;
+    } else if (tc_is_float(d)) {
+        uint64_t negative_nan_count = tc_size(d) == 4 ? 0x007FFFFFull : 0x000FFFFFFFFFFFFFull;
+        key = (key & sign) ? (~key & mask) : (key ^ sign);
+        key = (key - negative_nan_count) & mask;
+    }
+    return descending ? (~key & mask) : key;
+}
+
+/* Identity of op for dtype d, as bits. */
+static inline uint64_t tc_identity(gpuprim_op_t op, gpuprim_dtype_t d) {
+    if (op == GPUPRIM_OP_SUM) return 0;
+    if (tc_is_float(d)) return op == GPUPRIM_OP_MIN ? tc_inf_bits(d) : (tc_inf_bits(d) | tc_sign_bit(d));
+    if (tc_is_signed(d)) return op == GPUPRIM_OP_MIN ? (tc_sign_bit(d) - 1) : tc_sign_bit(d);
+    return op == GPUPRIM_OP_MIN ? tc_mask(d) : 0;
+}
+
+/* a op b for integer SUM (wrapping) and for MIN/MAX of every dtype
+ * (IEEE 754-2019 minimum/maximum: NaN wins, larger NaN bits among NaNs,
+ * -0 < +0). Float SUM is computed separately in long double. */
+static inline uint64_t tc_apply(gpuprim_op_t op, gpuprim_dtype_t d, uint64_t a, uint64_t b) {
+    if (op == GPUPRIM_OP_SUM) return (a + b) & tc_mask(d);
+    if (tc_is_float(d)) {
+        int na = tc_isnan_bits(d, a), nb = tc_isnan_bits(d, b);
+        if (na && nb) return a >= b ? a : b;
+        if (na) return a;
+        if (nb) return b;
+    }
+    /* For non-NaN values the ascending sort key order is the value order, with -0 < +0. */
+    if (op == GPUPRIM_OP_MIN) return tc_sort_key(d, b, 0) < tc_sort_key(d, a, 0) ? b : a;
+    return tc_sort_key(d, a, 0) < tc_sort_key(d, b, 0) ? b : a;
+}
+
+static inline long double tc_epsilon(gpuprim_dtype_t d) {
+    return d == GPUPRIM_DTYPE_F32 ? (long double)FLT_EPSILON : (long double)DBL_EPSILON;
+}
+
+/*
+ * A float sum of nterms terms whose exact (long double) value is ref and
+ * whose absolute values sum to sumabs: NaN exactly when ref is NaN, the
+ * same infinity when ref is infinite, else |got - ref| <= n * eps * sum|x|.
+ * Returns 1 if acceptable.
+ */
+static inline int tc_float_sum_ok(gpuprim_dtype_t d, uint64_t got_bits, long double ref,
+                                  long double sumabs, uint64_t nterms) {
+    long double got = tc_value(d, got_bits);
+    long double tolerance = (long double)(nterms > 0 ? nterms : 1) * tc_epsilon(d) * sumabs;
+    if (LDBL_MANT_DIG <= 53) tolerance *= 2; /* the reference itself rounds like double */
+    if (isnan(ref)) return isnan(got);
+    if (isinf(ref)) return got == ref;
+    if (isnan(got) || isinf(got)) return 0;
+    return fabsl(got - ref) <= tolerance;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Input patterns                                                           */
+/* ------------------------------------------------------------------------ */
+
+typedef enum tc_pattern {
+    TC_RANDOM_BITS = 0, /* every bit random (floats: NaNs, infs, denormals included) */
+    TC_MODERATE,        /* ints: random bits; floats: random of mixed magnitude, |x| <= 1024 */
+    TC_EQUAL,           /* one value repeated */
+    TC_SORTED,          /* ascending in the sort order */
+    TC_REVERSED,        /* descending in the sort order */
+    TC_SMALL_RANGE,     /* 8 distinct values: many duplicates (floats include -0 and +0) */
+    TC_ZEROS,           /* ints 0; floats random -0.0/+0.0 */
+    TC_SPECIAL,         /* type min/max, +-1, 0; floats NaNs of both signs, +-inf, +-0, denormals */
+    TC_NAN_SPARSE,      /* floats: moderate with a few NaNs of random sign and payload */
+    TC_INF_SPARSE,      /* floats: moderate with a few +inf and sometimes -inf; ints: type extremes */
+    TC_PATTERN_COUNT
+} tc_pattern_t;
+
+static const char *const tc_pattern_names[TC_PATTERN_COUNT] = {
+    "random_bits", "moderate", "equal", "sorted", "reversed",
+    "small_range", "zeros", "special", "nan_sparse", "inf_sparse"};
+
+/* Whether a float SUM over the pattern has an order-independent outcome
+ * (no overflow of partial sums that the long double reference would miss). */
+static inline int tc_float_sum_ok_pattern(tc_pattern_t p) {
+    return p != TC_RANDOM_BITS && p != TC_SPECIAL;
+}
+
+static inline uint64_t tc_random_moderate(gpuprim_dtype_t d) {
+    if (!tc_is_float(d)) return tc_rand() & tc_mask(d);
+    {
+        double magnitude = ldexp(1.0, (int)tc_below(19) - 8); /* 2^-8 .. 2^10 */
+        return tc_from_double(d, (2.0 * tc_uniform() - 1.0) * magnitude);
+    }
+}
+
+static inline uint64_t tc_random_nan(gpuprim_dtype_t d) {
+    uint64_t payload = tc_rand() & (tc_size(d) == 4 ? 0x007FFFFFull : 0x000FFFFFFFFFFFFFull);
+    if (payload == 0) payload = 1;
+    return tc_inf_bits(d) | payload | ((tc_rand() & 1) ? tc_sign_bit(d) : 0);
+}
+
+static inline uint64_t tc_special_value(gpuprim_dtype_t d) {
+    if (tc_is_float(d)) {
+        static const uint32_t f32[] = {0x00000000u, 0x80000000u, 0x7F800000u, 0xFF800000u,
+                                       0x7FC00000u, 0xFFC00000u, 0x7F800001u, 0xFF800001u,
+                                       0x7FFFFFFFu, 0xFFFFFFFFu, 0x7F7FFFFFu, 0xFF7FFFFFu,
+                                       0x00800000u, 0x80800000u, 0x00000001u, 0x80000001u,
+                                       0x3F800000u, 0xBF800000u};
+        static const uint64_t f64[] = {
+            0x0000000000000000ull, 0x8000000000000000ull, 0x7FF0000000000000ull,
+            0xFFF0000000000000ull, 0x7FF8000000000000ull, 0xFFF8000000000000ull,
+            0x7FF0000000000001ull, 0xFFF0000000000001ull, 0x7FFFFFFFFFFFFFFFull,
+            0xFFFFFFFFFFFFFFFFull, 0x7FEFFFFFFFFFFFFFull, 0xFFEFFFFFFFFFFFFFull,
+            0x0010000000000000ull, 0x8010000000000000ull, 0x0000000000000001ull,
+            0x8000000000000001ull, 0x3FF0000000000000ull, 0xBFF0000000000000ull};
+        uint64_t k = tc_below(sizeof f32 / sizeof f32[0] + 4);
+        if (k >= sizeof f32 / sizeof f32[0]) return tc_random_moderate(d);
+        return tc_size(d) == 4 ? f32[k] : f64[k];
+    } else {
+        uint64_t sign = tc_sign_bit(d), mask = tc_mask(d);
+        uint64_t signed_values[] = {0, 1, mask, sign, sign - 1, sign + 1, sign - 2};
+        uint64_t unsigned_values[] = {0, 1, mask, mask - 1, sign, sign - 1, 2};
+        uint64_t k = tc_below(7);
+        return tc_is_signed(d) ? signed_values[k] : unsigned_values[k];
+    }
+}
+
+static inline void *tc_xmalloc(size_t bytes);
+
+/* Ascending (or descending) stable order of keys: fills perm with the input
+ * index of each output position. The reference every sort check uses: an
+ * LSD radix sort (11-bit digits, stable counting passes) on the documented
+ * order key, starting from the identity permutation, so equal keys keep
+ * their input order. */
+static inline void tc_reference_sort_permutation(gpuprim_dtype_t d, const void *keys, uint64_t n,
+                                                 int descending, uint64_t *perm) {
+    enum { DIGIT_BITS = 11, BINS = 1 << DIGIT_BITS };
+    uint64_t *key, *key_tmp, *perm_tmp, *counts, i;
+    unsigned shift, bits = (unsigned)tc_size(d) * 8;
+    if (n == 0) return;
+    key = (uint64_t *)tc_xmalloc(n * sizeof *key);
+    key_tmp = (uint64_t *)tc_xmalloc(n * sizeof *key_tmp);
+    perm_tmp = (uint64_t *)tc_xmalloc(n * sizeof *perm_tmp);
+    counts = (uint64_t *)tc_xmalloc(BINS * sizeof *counts);
+    for (i = 0; i < n; ++i) {
+        key[i] = tc_sort_key(d, tc_get(d, keys, i), descending);
+        perm[i] = i;
+    }
+    for (shift = 0; shift < bits; shift += DIGIT_BITS) {
+        uint64_t total = 0, b, *swap;
+        memset(counts, 0, BINS * sizeof *counts);
+        for (i = 0; i < n; ++i) counts[(key[i] >> shift) & (BINS - 1)]++;
+        if (counts[(key[0] >> shift) & (BINS - 1)] == n) continue; /* one digit value: nothing moves */
+        for (b = 0; b < BINS; ++b) {
+            uint64_t c = counts[b];
+            counts[b] = total;
+            total += c;
+        }
+        for (i = 0; i < n; ++i) {
+            uint64_t at = counts[(key[i] >> shift) & (BINS - 1)]++;
+            key_tmp[at] = key[i];
+            perm_tmp[at] = perm[i];
+        }
+        swap = key, key = key_tmp, key_tmp = swap;
+        memcpy(perm, perm_tmp, n * sizeof *perm);
+    }
+    free(key);
+    free(key_tmp);
+    free(perm_tmp);
+    free(counts);
+}
+
+static inline void *tc_xmalloc(size_t bytes) {
+    void *p = malloc(bytes ? bytes : 1);
+    if (!p) {
+        fprintf(stderr, "out of host memory (%zu bytes)\n", bytes);
+        exit(1);
+    }
+    return p;
+}
+
+/* Reorder a typed array by perm (out[i] = in[perm[i]]). */
+static inline void tc_permute(gpuprim_dtype_t d, const void *in, const uint64_t *perm, uint64_t n,
+                              void *out) {
+    uint64_t i;
+    for (i = 0; i < n; ++i) tc_set(d, out, i, tc_get(d, in, perm[i]));
+}
+
+/* Fill p[0..n) with pattern. */
+static inline void tc_fill(gpuprim_dtype_t d, void *p, uint64_t n, tc_pattern_t pattern) {
+    uint64_t i;
+    int is_float = tc_is_float(d);
+    switch (pattern) {
+    case TC_RANDOM_BITS:
+        for (i = 0; i < n; ++i) tc_set(d, p, i, tc_rand());
+        break;
+    case TC_MODERATE:
+        for (i = 0; i < n; ++i) tc_set(d, p, i, tc_random_moderate(d));
+        break;
+    case TC_EQUAL: {
+        uint64_t v = tc_random_moderate(d);
+        for (i = 0; i < n; ++i) tc_set(d, p, i, v);
+        break;
+    }
+    case TC_SORTED:
+    case TC_REVERSED: {
+        uint64_t *perm = (uint64_t *)tc_xmalloc(n * sizeof *perm);
+        void *tmp = tc_xmalloc(n * tc_size(d));
+        for (i = 0; i < n; ++i) tc_set(d, tmp, i, tc_random_moderate(d));
+        tc_reference_sort_permutation(d, tmp, n, pattern == TC_REVERSED, perm);
+        tc_permute(d, tmp, perm, n, p);
+        free(tmp);
+        free(perm);
+        break;
+    }
+    case TC_SMALL_RANGE:
+        for (i = 0; i < n; ++i) {
+            uint64_t k = tc_below(8);
+            if (is_float) {
+                static const double values[8] = {-1.5, -1.0, -0.5, -0.0, 0.0, 0.5, 1.0, 1.5};
+                tc_set(d, p, i, tc_from_double(d, values[k]));
+            } else {
+                tc_set(d, p, i, tc_is_signed(d) ? ((k - 3) & tc_mask(d)) : k);
+            }
+        }
+        break;
+    case TC_ZEROS:
+        for (i = 0; i < n; ++i) tc_set(d, p, i, is_float && (tc_rand() & 1) ? tc_sign_bit(d) : 0);
+        break;
+    case TC_SPECIAL:
+        for (i = 0; i < n; ++i) tc_set(d, p, i, tc_special_value(d));
+        break;
+    case TC_NAN_SPARSE:
+        for (i = 0; i < n; ++i)
+            tc_set(d, p, i, is_float && tc_below(300) == 0 ? tc_random_nan(d) : tc_random_moderate(d));
+        if (is_float && n > 0) tc_set(d, p, tc_below(n), tc_random_nan(d));
+        break;
+    case TC_INF_SPARSE: {
+        uint64_t pos_inf = is_float ? tc_inf_bits(d) : tc_identity(GPUPRIM_OP_MIN, d);
+        uint64_t neg_inf = is_float ? (tc_inf_bits(d) | tc_sign_bit(d)) : tc_identity(GPUPRIM_OP_MAX, d);
+        for (i = 0; i < n; ++i) {
+            uint64_t r = tc_below(300);
+            tc_set(d, p, i, r == 0 ? pos_inf : r == 1 && !is_float ? neg_inf : tc_random_moderate(d));
+        }
+        if (n > 0) tc_set(d, p, tc_below(n), pos_inf);
+        if (n > 1 && (tc_rand() & 1)) tc_set(d, p, tc_below(n), neg_inf);
+        break;
+    }
+    default: break;
+    }
+}
+
+/* ------------------------------------------------------------------------ */
+/* Buffers                                                                  */
+/* ------------------------------------------------------------------------ */
+
+static inline gpuprim_buffer_t tc_buffer(gpuprim_context_t ctx, gpuprim_dtype_t d, uint64_t n) {
+    gpuprim_buffer_t b = NULL;
+    REQUIRE_OK(gpuprim_buffer_create(ctx, d, n, &b));
+    return b;
+}
+
+static inline gpuprim_buffer_t tc_buffer_from(gpuprim_context_t ctx, gpuprim_dtype_t d,
+                                              const void *host, uint64_t n) {
+    gpuprim_buffer_t b = tc_buffer(ctx, d, n);
+    REQUIRE_OK(gpuprim_buffer_upload(ctx, b, 0, host, n));
+    return b;
+}
+
+/* The value poisoned outputs hold: a pattern no test computes by chance. */
+static inline uint64_t tc_poison_bits(gpuprim_dtype_t d) { return 0x5AA5C33C96691EE1ull & tc_mask(d); }
+
+static inline void tc_poison_host(gpuprim_dtype_t d, void *p, uint64_t n) {
+    uint64_t i;
+    for (i = 0; i < n; ++i) tc_set(d, p, i, tc_poison_bits(d) ^ (i & 0xF));
+}
+
+static inline void tc_poison(gpuprim_context_t ctx, gpuprim_buffer_t b, gpuprim_dtype_t d, uint64_t n) {
+    void *host;
+    if (n == 0) return;
+    host = tc_xmalloc(n * tc_size(d));
+    tc_poison_host(d, host, n);
+    REQUIRE_OK(gpuprim_buffer_upload(ctx, b, 0, host, n));
+    free(host);
+}
+
+static inline void *tc_download(gpuprim_context_t ctx, gpuprim_buffer_t b, gpuprim_dtype_t d, uint64_t n) {
+    void *host = tc_xmalloc(n * tc_size(d));
+    REQUIRE_OK(gpuprim_buffer_download(ctx, b, 0, host, n));
+    return host;
+}
+
+/* Bitwise comparison of two typed arrays; one failure naming the first
+ * mismatch and the number of mismatches. Returns 1 if equal. */
+#define CHECK_ARRAY_EQ(d, got, want, n, what) tc_check_array_eq(__FILE__, __LINE__, d, got, want, n, what)
+static inline int tc_check_array_eq(const char *file, int line, gpuprim_dtype_t d, const void *got,
+                                    const void *want, uint64_t n, const char *what) {
+    uint64_t i, first = 0, bad = 0;
+    tc.checks++;
+    if (n == 0 || memcmp(got, want, n * tc_size(d)) == 0) return 1;
+    for (i = 0; i < n; ++i)
+        if (tc_get(d, got, i) != tc_get(d, want, i)) {
+            if (bad++ == 0) first = i;
+        }
+    {
+        char g[96], w[96];
+        tc_fail(file, line, "%s: %llu of %llu elements differ; first at [%llu]: got %s, expected %s",
+                what, (unsigned long long)bad, (unsigned long long)n, (unsigned long long)first,
+                tc_format(d, tc_get(d, got, first), g, sizeof g),
+                tc_format(d, tc_get(d, want, first), w, sizeof w));
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Start and end                                                            */
+/* ------------------------------------------------------------------------ */
+
+/* Seeds the RNG, creates the default context (GPUPRIM_BACKEND honoured) and
+ * prints which backend and device the test runs on. */
+static inline gpuprim_context_t tc_init(const char *program) {
+    const char *seed_text = getenv("GPUPRIM_TEST_SEED");
+    char message[512] = "";
+    gpuprim_backend_t backend = GPUPRIM_BACKEND_AUTO;
+    int32_t ordinal = -2;
+    char name[256] = "";
+    gpuprim_status_t status;
+
+    tc.program = program;
+    tc.seed = seed_text && *seed_text ? strtoull(seed_text, NULL, 0)
+                                      : ((uint64_t)time(NULL) * 2654435761ull) ^ (uint64_t)clock();
+    tc.rng = tc.seed;
+    snprintf(tc.where, sizeof tc.where, "setup");
+
+    status = gpuprim_context_create(NULL, &tc.ctx, message, sizeof message);
+    if (status != GPUPRIM_SUCCESS) {
+        fprintf(stderr, "%s: gpuprim_context_create failed: %d (%s): %s\n", program, (int)status,
+                gpuprim_get_error_string(status), message);
+        exit(1);
+    }
+    REQUIRE_OK(gpuprim_context_get_backend(tc.ctx, &backend));
+    REQUIRE_OK(gpuprim_context_get_device(tc.ctx, &ordinal, name, sizeof name));
+    printf("%s: libgpuprim %s, backend %s, device %d \"%s\", seed %llu (GPUPRIM_BACKEND=%s)\n",
+           program, gpuprim_version_string(),
+           backend == GPUPRIM_BACKEND_CUDA ? "cuda" : backend == GPUPRIM_BACKEND_CPU ? "cpu" : "?",
+           (int)ordinal, name, (unsigned long long)tc.seed,
+           getenv("GPUPRIM_BACKEND") ? getenv("GPUPRIM_BACKEND") : "(unset)");
+    fflush(stdout);
+    return tc.ctx;
+}
+
+static inline int tc_backend_is_cuda(gpuprim_context_t ctx) {
+    gpuprim_backend_t backend = GPUPRIM_BACKEND_AUTO;
+    REQUIRE_OK(gpuprim_context_get_backend(ctx, &backend));
+    return backend == GPUPRIM_BACKEND_CUDA;
+}
+
+static inline int tc_finish(void) {
+    gpuprim_context_t ctx = tc.ctx;
+    tc.ctx = NULL;
+    if (ctx && gpuprim_context_destroy(ctx) != GPUPRIM_SUCCESS) tc.failures++;
+    printf("%s: %ld checks, %ld failures%s (seed %llu)\n", tc.program, tc.checks, tc.failures,
+           tc.failures ? " -- FAILED" : "", (unsigned long long)tc.seed);
+    return tc.failures ? 1 : 0;
+}
+
+#endif /* GPUPRIM_TEST_COMMON_H */

@@ -1,0 +1,541 @@
+/*
+ * Every status the API can return from argument errors, with a last-error
+ * message that names the problem, and the guarantee that a failed call
+ * leaves every buffer and output argument unchanged (poison and compare).
+ *
+ * Not reachable from a test: GPUPRIM_ERROR_DEVICE (needs a failing CUDA
+ * runtime) and GPUPRIM_ERROR_INTERNAL (a library bug).
+ */
+#include "test_common.h"
+
+static gpuprim_context_t ctx;   /* the test's context */
+static gpuprim_context_t other; /* a second context, for CONTEXT_MISMATCH */
+
+/* A failed call on ctx: the status and a message containing needle. */
+#define EXPECT_ERROR(call, status, needle) \
+    do {                                   \
+        CHECK_STATUS(call, status);        \
+        CHECK_MESSAGE(ctx, needle);        \
+    } while (0)
+
+/* A buffer of n elements of d holding a known pattern, and its host copy. */
+typedef struct known {
+    gpuprim_buffer_t buffer;
+    gpuprim_dtype_t dtype;
+    uint64_t count;
+    void *host;
+} known_t;
+
+static known_t make_known(gpuprim_context_t c, gpuprim_dtype_t d, uint64_t n) {
+    known_t k;
+    k.dtype = d;
+    k.count = n;
+    k.host = tc_xmalloc(n * tc_size(d));
+    tc_fill(d, k.host, n, TC_RANDOM_BITS);
+    k.buffer = tc_buffer_from(c, d, k.host, n);
+    return k;
+}
+
+/* The buffer still holds what make_known (or the last reset) put there. */
+#define CHECK_UNCHANGED(k) check_unchanged(__FILE__, __LINE__, k)
+static void check_unchanged(const char *file, int line, known_t k) {
+    void *now = tc_download(ctx, k.buffer, k.dtype, k.count);
+    tc_check_array_eq(file, line, k.dtype, now, k.host, k.count, "buffer after a failed call");
+    free(now);
+}
+
+static void free_known(gpuprim_context_t c, known_t k) {
+    CHECK_OK(gpuprim_buffer_destroy(c, k.buffer));
+    free(k.host);
+}
+
+static void test_context_creation_errors(void) {
+    gpuprim_context_options_t o;
+    gpuprim_context_t c;
+    char message[256];
+    tc_where("context creation errors");
+
+    message[0] = 0;
+    CHECK_STATUS(gpuprim_context_create(NULL, NULL, message, sizeof message), GPUPRIM_ERROR_NULL_POINTER);
+    CHECKF(tc_contains(message, "context"), "message \"%s\"", message);
+
+    gpuprim_context_options_init(&o);
+    o.struct_size = 0;
+    c = (gpuprim_context_t)&o;
+    message[0] = 0;
+    CHECK_STATUS(gpuprim_context_create(&o, &c, message, sizeof message), GPUPRIM_ERROR_INVALID_ARGUMENT);
+    CHECK(c == NULL);
+    CHECKF(tc_contains(message, "struct_size"), "message \"%s\"", message);
+    o.struct_size = 4;
+    CHECK_STATUS(gpuprim_context_create(&o, &c, NULL, 0), GPUPRIM_ERROR_INVALID_ARGUMENT);
+    o.struct_size = sizeof o - 1;
+    CHECK_STATUS(gpuprim_context_create(&o, &c, message, sizeof message), GPUPRIM_ERROR_INVALID_ARGUMENT);
+
+    gpuprim_context_options_init(&o);
+    o.backend = 3;
+    c = (gpuprim_context_t)&o;
+    message[0] = 0;
+    CHECK_STATUS(gpuprim_context_create(&o, &c, message, sizeof message), GPUPRIM_ERROR_INVALID_ENUM);
+    CHECK(c == NULL);
+    CHECKF(tc_contains(message, "backend"), "message \"%s\"", message);
+    o.backend = -1;
+    CHECK_STATUS(gpuprim_context_create(&o, &c, NULL, 0), GPUPRIM_ERROR_INVALID_ENUM);
+
+    gpuprim_context_options_init(&o);
+    o.device_ordinal = -1;
+    message[0] = 0;
+    CHECK_STATUS(gpuprim_context_create(&o, &c, message, sizeof message), GPUPRIM_ERROR_INVALID_ARGUMENT);
+    CHECKF(tc_contains(message, "device"), "message \"%s\"", message);
+    o.backend = GPUPRIM_BACKEND_CUDA;
+    CHECK_STATUS(gpuprim_context_create(&o, &c, NULL, 0), GPUPRIM_ERROR_INVALID_ARGUMENT);
+
+    /* CUDA on a device that does not exist (or without CUDA at all) */
+    gpuprim_context_options_init(&o);
+    o.backend = GPUPRIM_BACKEND_CUDA;
+    o.device_ordinal = 4096;
+    c = (gpuprim_context_t)&o;
+    message[0] = 0;
+    CHECK_STATUS(gpuprim_context_create(&o, &c, message, sizeof message), GPUPRIM_ERROR_BACKEND_UNAVAILABLE);
+    CHECK(c == NULL);
+    CHECKF(message[0] != 0, "no message for BACKEND_UNAVAILABLE");
+}
+
+static void test_null_pointers(void) {
+    known_t k = make_known(ctx, GPUPRIM_DTYPE_U32, 16);
+    known_t out = make_known(ctx, GPUPRIM_DTYPE_U32, 16);
+    known_t vals = make_known(ctx, GPUPRIM_DTYPE_F64, 16);
+    gpuprim_buffer_t untouched = (gpuprim_buffer_t)&k;
+    gpuprim_backend_t backend = (gpuprim_backend_t)77;
+    uint32_t result = 0xC0FFEEu, host[16];
+    tc_where("NULL pointers");
+
+    /* NULL context: NULL_POINTER, outputs untouched */
+    CHECK_STATUS(gpuprim_context_get_backend(NULL, &backend), GPUPRIM_ERROR_NULL_POINTER);
+    CHECK(backend == (gpuprim_backend_t)77);
+    CHECK_STATUS(gpuprim_buffer_create(NULL, GPUPRIM_DTYPE_U32, 4, &untouched), GPUPRIM_ERROR_NULL_POINTER);
+    CHECK(untouched == (gpuprim_buffer_t)&k);
+    CHECK_STATUS(gpuprim_reduce(NULL, GPUPRIM_OP_SUM, k.buffer, &result), GPUPRIM_ERROR_NULL_POINTER);
+    CHECK(result == 0xC0FFEEu);
+    CHECK_STATUS(gpuprim_context_synchronize(NULL), GPUPRIM_ERROR_NULL_POINTER);
+    CHECK_STATUS(gpuprim_buffer_destroy(NULL, k.buffer), GPUPRIM_ERROR_NULL_POINTER);
+    CHECK_STATUS(gpuprim_sort(NULL, k.buffer, NULL, k.buffer, NULL, GPUPRIM_ORDER_ASCENDING),
+                 GPUPRIM_ERROR_NULL_POINTER);
+    CHECK_UNCHANGED(k);
+
+    /* NULL outputs and host pointers */
+    EXPECT_ERROR(gpuprim_context_get_backend(ctx, NULL), GPUPRIM_ERROR_NULL_POINTER, "backend");
+    EXPECT_ERROR(gpuprim_context_get_workspace_size(ctx, NULL), GPUPRIM_ERROR_NULL_POINTER, "bytes");
+    EXPECT_ERROR(gpuprim_buffer_create(ctx, GPUPRIM_DTYPE_U32, 4, NULL), GPUPRIM_ERROR_NULL_POINTER, "buffer");
+    EXPECT_ERROR(gpuprim_buffer_wrap(ctx, GPUPRIM_DTYPE_U32, host, 4, NULL), GPUPRIM_ERROR_NULL_POINTER, "buffer");
+    EXPECT_ERROR(gpuprim_buffer_wrap(ctx, GPUPRIM_DTYPE_U32, NULL, 4, &untouched), GPUPRIM_ERROR_NULL_POINTER, "data");
+    CHECK(untouched == (gpuprim_buffer_t)&k);
+    EXPECT_ERROR(gpuprim_buffer_upload(ctx, k.buffer, 0, NULL, 4), GPUPRIM_ERROR_NULL_POINTER, "host_data");
+    EXPECT_ERROR(gpuprim_buffer_download(ctx, k.buffer, 0, NULL, 4), GPUPRIM_ERROR_NULL_POINTER, "host_data");
+    EXPECT_ERROR(gpuprim_reduce(ctx, GPUPRIM_OP_SUM, k.buffer, NULL), GPUPRIM_ERROR_NULL_POINTER, "result");
+    EXPECT_ERROR(gpuprim_dot(ctx, k.buffer, k.buffer, NULL), GPUPRIM_ERROR_NULL_POINTER, "result");
+
+    /* NULL buffer handles */
+    EXPECT_ERROR(gpuprim_buffer_upload(ctx, NULL, 0, host, 4), GPUPRIM_ERROR_NULL_POINTER, "buffer");
+    EXPECT_ERROR(gpuprim_buffer_get_info(ctx, NULL, NULL, NULL, NULL), GPUPRIM_ERROR_NULL_POINTER, "buffer");
+    EXPECT_ERROR(gpuprim_reduce(ctx, GPUPRIM_OP_SUM, NULL, &result), GPUPRIM_ERROR_NULL_POINTER, "input");
+    CHECK(result == 0xC0FFEEu);
+    EXPECT_ERROR(gpuprim_reduce_to_buffer(ctx, GPUPRIM_OP_MAX, k.buffer, NULL), GPUPRIM_ERROR_NULL_POINTER, "result");
+    EXPECT_ERROR(gpuprim_reduce_to_buffer(ctx, GPUPRIM_OP_MAX, NULL, out.buffer), GPUPRIM_ERROR_NULL_POINTER, "input");
+    EXPECT_ERROR(gpuprim_dot(ctx, NULL, k.buffer, &result), GPUPRIM_ERROR_NULL_POINTER, "a");
+    EXPECT_ERROR(gpuprim_dot(ctx, k.buffer, NULL, &result), GPUPRIM_ERROR_NULL_POINTER, "b");
+    CHECK(result == 0xC0FFEEu);
+    EXPECT_ERROR(gpuprim_dot_to_buffer(ctx, k.buffer, k.buffer, NULL), GPUPRIM_ERROR_NULL_POINTER, "result");
+    EXPECT_ERROR(gpuprim_scan(ctx, GPUPRIM_OP_SUM, GPUPRIM_SCAN_INCLUSIVE, k.buffer, NULL),
+                 GPUPRIM_ERROR_NULL_POINTER, "output");
+    EXPECT_ERROR(gpuprim_scan(ctx, GPUPRIM_OP_SUM, GPUPRIM_SCAN_INCLUSIVE, NULL, out.buffer),
+                 GPUPRIM_ERROR_NULL_POINTER, "input");
+    EXPECT_ERROR(gpuprim_sort(ctx, NULL, NULL, out.buffer, NULL, GPUPRIM_ORDER_ASCENDING),
+                 GPUPRIM_ERROR_NULL_POINTER, "keys_in");
+    EXPECT_ERROR(gpuprim_sort(ctx, k.buffer, NULL, NULL, NULL, GPUPRIM_ORDER_ASCENDING),
+                 GPUPRIM_ERROR_NULL_POINTER, "keys_out");
+    /* one values buffer without the other */
+    EXPECT_ERROR(gpuprim_sort(ctx, k.buffer, vals.buffer, out.buffer, NULL, GPUPRIM_ORDER_ASCENDING),
+                 GPUPRIM_ERROR_INVALID_ARGUMENT, "values_out");
+    EXPECT_ERROR(gpuprim_sort(ctx, k.buffer, NULL, out.buffer, vals.buffer, GPUPRIM_ORDER_ASCENDING),
+                 GPUPRIM_ERROR_INVALID_ARGUMENT, "values_in");
+    CHECK_UNCHANGED(k);
+    CHECK_UNCHANGED(out);
+    CHECK_UNCHANGED(vals);
+    free_known(ctx, k);
+    free_known(ctx, out);
+    free_known(ctx, vals);
+}
+
+static void test_invalid_handles(void) {
+    static uint64_t not_a_context[64]; /* zeroed memory: readable, but no context */
+    gpuprim_context_t fake = (gpuprim_context_t)(void *)not_a_context;
+    known_t k = make_known(ctx, GPUPRIM_DTYPE_I64, 8);
+    gpuprim_buffer_t dead = NULL, untouched = (gpuprim_buffer_t)&k;
+    gpuprim_dtype_t dtype = (gpuprim_dtype_t)55;
+    uint64_t count = 4242, result = 0xABCD;
+    int64_t host[8];
+    tc_where("invalid handles");
+
+    /* a context that is not a context */
+    CHECK_STATUS(gpuprim_context_synchronize(fake), GPUPRIM_ERROR_INVALID_HANDLE);
+    CHECK_STATUS(gpuprim_buffer_create(fake, GPUPRIM_DTYPE_U32, 4, &untouched), GPUPRIM_ERROR_INVALID_HANDLE);
+    CHECK(untouched == (gpuprim_buffer_t)&k);
+    CHECK_STATUS(gpuprim_reduce(fake, GPUPRIM_OP_SUM, k.buffer, &result), GPUPRIM_ERROR_INVALID_HANDLE);
+    CHECK(result == 0xABCD);
+    CHECK_STATUS(gpuprim_context_destroy(fake), GPUPRIM_ERROR_INVALID_HANDLE);
+    CHECK(strcmp(gpuprim_context_last_error(fake), "invalid context handle") == 0);
+    CHECK(strcmp(gpuprim_context_last_error(NULL), "invalid context handle") == 0);
+    /* a buffer handle is not a context handle */
+    CHECK_STATUS(gpuprim_context_synchronize((gpuprim_context_t)(void *)k.buffer), GPUPRIM_ERROR_INVALID_HANDLE);
+
+    /* a destroyed buffer */
+    REQUIRE_OK(gpuprim_buffer_create(ctx, GPUPRIM_DTYPE_I64, 8, &dead));
+    REQUIRE_OK(gpuprim_buffer_destroy(ctx, dead));
+    EXPECT_ERROR(gpuprim_buffer_get_info(ctx, dead, &dtype, &count, NULL), GPUPRIM_ERROR_INVALID_HANDLE, "destroyed");
+    CHECK(dtype == (gpuprim_dtype_t)55 && count == 4242);
+    EXPECT_ERROR(gpuprim_buffer_upload(ctx, dead, 0, host, 8), GPUPRIM_ERROR_INVALID_HANDLE, "destroyed");
+    memset(host, 0x3C, sizeof host);
+    EXPECT_ERROR(gpuprim_buffer_download(ctx, dead, 0, host, 8), GPUPRIM_ERROR_INVALID_HANDLE, "destroyed");
+    CHECK(((unsigned char *)host)[0] == 0x3C && ((unsigned char *)host)[63] == 0x3C);
+    EXPECT_ERROR(gpuprim_reduce(ctx, GPUPRIM_OP_MIN, dead, &result), GPUPRIM_ERROR_INVALID_HANDLE, "input");
+    CHECK(result == 0xABCD);
+    EXPECT_ERROR(gpuprim_scan(ctx, GPUPRIM_OP_SUM, GPUPRIM_SCAN_EXCLUSIVE, k.buffer, dead),
+                 GPUPRIM_ERROR_INVALID_HANDLE, "output");
+    EXPECT_ERROR(gpuprim_sort(ctx, dead, NULL, k.buffer, NULL, GPUPRIM_ORDER_ASCENDING),
+                 GPUPRIM_ERROR_INVALID_HANDLE, "keys_in");
+    EXPECT_ERROR(gpuprim_buffer_destroy(ctx, dead), GPUPRIM_ERROR_INVALID_HANDLE, "destroyed");
+    CHECK_UNCHANGED(k);
+    free_known(ctx, k);
+}
+
+static void test_context_mismatch(void) {
+    known_t mine = make_known(ctx, GPUPRIM_DTYPE_F32, 32);
+    known_t mine_out = make_known(ctx, GPUPRIM_DTYPE_F32, 32);
+    known_t theirs = make_known(other, GPUPRIM_DTYPE_F32, 32);
+    float host[32], result = 1.5f;
+    int i;
+    tc_where("context mismatch");
+    for (i = 0; i < 32; ++i) host[i] = (float)i;
+
+    EXPECT_ERROR(gpuprim_buffer_upload(ctx, theirs.buffer, 0, host, 32), GPUPRIM_ERROR_CONTEXT_MISMATCH, "buffer");
+    EXPECT_ERROR(gpuprim_buffer_download(ctx, theirs.buffer, 0, host, 32), GPUPRIM_ERROR_CONTEXT_MISMATCH, "buffer");
+    CHECK(host[31] == 31.0f);
+    EXPECT_ERROR(gpuprim_reduce(ctx, GPUPRIM_OP_SUM, theirs.buffer, &result), GPUPRIM_ERROR_CONTEXT_MISMATCH, "input");
+    CHECK(result == 1.5f);
+    EXPECT_ERROR(gpuprim_reduce_to_buffer(ctx, GPUPRIM_OP_SUM, mine.buffer, theirs.buffer),
+                 GPUPRIM_ERROR_CONTEXT_MISMATCH, "result");
+    EXPECT_ERROR(gpuprim_scan(ctx, GPUPRIM_OP_SUM, GPUPRIM_SCAN_INCLUSIVE, mine.buffer, theirs.buffer),
+                 GPUPRIM_ERROR_CONTEXT_MISMATCH, "output");
+    EXPECT_ERROR(gpuprim_scan(ctx, GPUPRIM_OP_SUM, GPUPRIM_SCAN_INCLUSIVE, theirs.buffer, mine_out.buffer),
+                 GPUPRIM_ERROR_CONTEXT_MISMATCH, "input");
+    EXPECT_ERROR(gpuprim_dot(ctx, mine.buffer, theirs.buffer, &result), GPUPRIM_ERROR_CONTEXT_MISMATCH, "b");
+    EXPECT_ERROR(gpuprim_sort(ctx, mine.buffer, theirs.buffer, mine_out.buffer, theirs.buffer,
+                              GPUPRIM_ORDER_ASCENDING),
+                 GPUPRIM_ERROR_CONTEXT_MISMATCH, "values_in");
+    EXPECT_ERROR(gpuprim_buffer_destroy(ctx, theirs.buffer), GPUPRIM_ERROR_CONTEXT_MISMATCH, "buffer");
+    CHECK_UNCHANGED(mine);
+    CHECK_UNCHANGED(mine_out);
+    {
+        /* the other context's buffer is still alive and intact */
+        void *now = tc_download(other, theirs.buffer, GPUPRIM_DTYPE_F32, 32);
+        CHECK_ARRAY_EQ(GPUPRIM_DTYPE_F32, now, theirs.host, 32, "other context's buffer");
+        free(now);
+    }
+    free_known(ctx, mine);
+    free_known(ctx, mine_out);
+    free_known(other, theirs);
+
+    /* another context's live buffer at an address this context's destroyed
+     * buffer had (allocators reuse addresses): a mismatch, not "destroyed" */
+    {
+        gpuprim_buffer_t mine_dead = NULL, theirs_new = NULL;
+        uint32_t h[4] = {1, 2, 3, 4};
+        uintptr_t dead_address;
+        REQUIRE_OK(gpuprim_buffer_create(ctx, GPUPRIM_DTYPE_U32, 4, &mine_dead));
+        dead_address = (uintptr_t)(void *)mine_dead;
+        REQUIRE_OK(gpuprim_buffer_destroy(ctx, mine_dead));
+        REQUIRE_OK(gpuprim_buffer_create(other, GPUPRIM_DTYPE_U32, 4, &theirs_new));
+        tc_where("context mismatch, another context's buffer at a reused handle address (%s)",
+                 (uintptr_t)(void *)theirs_new == dead_address ? "reused here" : "not reused here");
+        EXPECT_ERROR(gpuprim_buffer_upload(ctx, theirs_new, 0, h, 4), GPUPRIM_ERROR_CONTEXT_MISMATCH, "context");
+        CHECK_OK(gpuprim_buffer_upload(other, theirs_new, 0, h, 4));
+        CHECK_OK(gpuprim_buffer_destroy(other, theirs_new));
+    }
+}
+
+static void test_invalid_enums(void) {
+    known_t in = make_known(ctx, GPUPRIM_DTYPE_U64, 20);
+    known_t out = make_known(ctx, GPUPRIM_DTYPE_U64, 20);
+    known_t vals = make_known(ctx, GPUPRIM_DTYPE_I32, 20);
+    known_t one = make_known(ctx, GPUPRIM_DTYPE_U64, 1);
+    gpuprim_buffer_t untouched = (gpuprim_buffer_t)&in;
+    uint64_t result = 0x1234, host[4] = {0, 0, 0, 0};
+    tc_where("invalid enums");
+
+    EXPECT_ERROR(gpuprim_buffer_create(ctx, (gpuprim_dtype_t)6, 4, &untouched), GPUPRIM_ERROR_INVALID_ENUM, "dtype");
+    EXPECT_ERROR(gpuprim_buffer_create(ctx, (gpuprim_dtype_t)-1, 4, &untouched), GPUPRIM_ERROR_INVALID_ENUM, "dtype");
+    EXPECT_ERROR(gpuprim_buffer_wrap(ctx, (gpuprim_dtype_t)100, host, 4, &untouched), GPUPRIM_ERROR_INVALID_ENUM, "dtype");
+    CHECK(untouched == (gpuprim_buffer_t)&in);
+    EXPECT_ERROR(gpuprim_reduce(ctx, (gpuprim_op_t)3, in.buffer, &result), GPUPRIM_ERROR_INVALID_ENUM, "op");
+    EXPECT_ERROR(gpuprim_reduce(ctx, (gpuprim_op_t)-1, in.buffer, &result), GPUPRIM_ERROR_INVALID_ENUM, "op");
+    CHECK(result == 0x1234);
+    EXPECT_ERROR(gpuprim_reduce_to_buffer(ctx, (gpuprim_op_t)7, in.buffer, one.buffer), GPUPRIM_ERROR_INVALID_ENUM, "op");
+    EXPECT_ERROR(gpuprim_scan(ctx, (gpuprim_op_t)3, GPUPRIM_SCAN_INCLUSIVE, in.buffer, out.buffer),
+                 GPUPRIM_ERROR_INVALID_ENUM, "op");
+    EXPECT_ERROR(gpuprim_scan(ctx, GPUPRIM_OP_SUM, (gpuprim_scan_kind_t)2, in.buffer, out.buffer),
+                 GPUPRIM_ERROR_INVALID_ENUM, "kind");
+    EXPECT_ERROR(gpuprim_scan(ctx, GPUPRIM_OP_SUM, (gpuprim_scan_kind_t)-1, in.buffer, in.buffer),
+                 GPUPRIM_ERROR_INVALID_ENUM, "kind");
+    EXPECT_ERROR(gpuprim_sort(ctx, in.buffer, vals.buffer, out.buffer, vals.buffer, (gpuprim_order_t)2),
+                 GPUPRIM_ERROR_INVALID_ENUM, "order");
+    EXPECT_ERROR(gpuprim_sort(ctx, in.buffer, NULL, in.buffer, NULL, (gpuprim_order_t)-5),
+                 GPUPRIM_ERROR_INVALID_ENUM, "order");
+    CHECK_UNCHANGED(in);
+    CHECK_UNCHANGED(out);
+    CHECK_UNCHANGED(vals);
+    CHECK_UNCHANGED(one);
+    free_known(ctx, in);
+    free_known(ctx, out);
+    free_known(ctx, vals);
+    free_known(ctx, one);
+}
+
+static void test_mismatches(void) {
+    known_t f32 = make_known(ctx, GPUPRIM_DTYPE_F32, 50);
+    known_t f32_out = make_known(ctx, GPUPRIM_DTYPE_F32, 50);
+    known_t f32_short = make_known(ctx, GPUPRIM_DTYPE_F32, 49);
+    known_t i32 = make_known(ctx, GPUPRIM_DTYPE_I32, 50);
+    known_t u32_vals = make_known(ctx, GPUPRIM_DTYPE_U32, 50);
+    known_t u32_vals_out = make_known(ctx, GPUPRIM_DTYPE_U32, 50);
+    known_t i32_vals_out = make_known(ctx, GPUPRIM_DTYPE_I32, 50);
+    known_t u32_vals_long = make_known(ctx, GPUPRIM_DTYPE_U32, 51);
+    known_t f64_one = make_known(ctx, GPUPRIM_DTYPE_F64, 1);
+    gpuprim_buffer_t f32_empty = tc_buffer(ctx, GPUPRIM_DTYPE_F32, 0);
+    float result = 2.5f;
+    tc_where("dtype and size mismatches");
+
+    /* dtypes */
+    EXPECT_ERROR(gpuprim_scan(ctx, GPUPRIM_OP_SUM, GPUPRIM_SCAN_INCLUSIVE, f32.buffer, i32.buffer),
+                 GPUPRIM_ERROR_DTYPE_MISMATCH, "output");
+    EXPECT_ERROR(gpuprim_reduce_to_buffer(ctx, GPUPRIM_OP_SUM, f32.buffer, f64_one.buffer),
+                 GPUPRIM_ERROR_DTYPE_MISMATCH, "result");
+    EXPECT_ERROR(gpuprim_dot(ctx, f32.buffer, i32.buffer, &result), GPUPRIM_ERROR_DTYPE_MISMATCH, "f32");
+    CHECK(result == 2.5f);
+    EXPECT_ERROR(gpuprim_dot_to_buffer(ctx, f32.buffer, f32_out.buffer, f64_one.buffer),
+                 GPUPRIM_ERROR_DTYPE_MISMATCH, "result");
+    EXPECT_ERROR(gpuprim_sort(ctx, f32.buffer, NULL, i32.buffer, NULL, GPUPRIM_ORDER_ASCENDING),
+                 GPUPRIM_ERROR_DTYPE_MISMATCH, "keys_out");
+    EXPECT_ERROR(gpuprim_sort(ctx, f32.buffer, u32_vals.buffer, f32_out.buffer, i32_vals_out.buffer,
+                              GPUPRIM_ORDER_DESCENDING),
+                 GPUPRIM_ERROR_DTYPE_MISMATCH, "values_out");
+
+    /* counts */
+    EXPECT_ERROR(gpuprim_scan(ctx, GPUPRIM_OP_MAX, GPUPRIM_SCAN_EXCLUSIVE, f32.buffer, f32_short.buffer),
+                 GPUPRIM_ERROR_SIZE_MISMATCH, "output");
+    EXPECT_ERROR(gpuprim_reduce_to_buffer(ctx, GPUPRIM_OP_MIN, f32.buffer, f32_empty),
+                 GPUPRIM_ERROR_SIZE_MISMATCH, "result");
+    EXPECT_ERROR(gpuprim_dot(ctx, f32.buffer, f32_short.buffer, &result), GPUPRIM_ERROR_SIZE_MISMATCH, "49");
+    CHECK(result == 2.5f);
+    EXPECT_ERROR(gpuprim_dot_to_buffer(ctx, f32.buffer, f32_out.buffer, f32_empty),
+                 GPUPRIM_ERROR_SIZE_MISMATCH, "result");
+    EXPECT_ERROR(gpuprim_sort(ctx, f32.buffer, NULL, f32_short.buffer, NULL, GPUPRIM_ORDER_ASCENDING),
+                 GPUPRIM_ERROR_SIZE_MISMATCH, "keys_out");
+    EXPECT_ERROR(gpuprim_sort(ctx, f32.buffer, u32_vals_long.buffer, f32_out.buffer, u32_vals_out.buffer,
+                              GPUPRIM_ORDER_ASCENDING),
+                 GPUPRIM_ERROR_SIZE_MISMATCH, "values_in");
+    EXPECT_ERROR(gpuprim_sort(ctx, f32.buffer, u32_vals.buffer, f32_out.buffer, u32_vals_long.buffer,
+                              GPUPRIM_ORDER_ASCENDING),
+                 GPUPRIM_ERROR_SIZE_MISMATCH, "values_out");
+
+    CHECK_UNCHANGED(f32);
+    CHECK_UNCHANGED(f32_out);
+    CHECK_UNCHANGED(f32_short);
+    CHECK_UNCHANGED(i32);
+    CHECK_UNCHANGED(u32_vals);
+    CHECK_UNCHANGED(u32_vals_out);
+    CHECK_UNCHANGED(i32_vals_out);
+    CHECK_UNCHANGED(u32_vals_long);
+    CHECK_UNCHANGED(f64_one);
+    free_known(ctx, f32);
+    free_known(ctx, f32_out);
+    free_known(ctx, f32_short);
+    free_known(ctx, i32);
+    free_known(ctx, u32_vals);
+    free_known(ctx, u32_vals_out);
+    free_known(ctx, i32_vals_out);
+    free_known(ctx, u32_vals_long);
+    free_known(ctx, f64_one);
+    CHECK_OK(gpuprim_buffer_destroy(ctx, f32_empty));
+}
+
+static void test_ranges_and_sizes(void) {
+    known_t k = make_known(ctx, GPUPRIM_DTYPE_U32, 16);
+    gpuprim_buffer_t untouched = (gpuprim_buffer_t)&k;
+    uint32_t host[32];
+    unsigned char poison[sizeof host];
+    tc_where("out of range, overflow, out of memory");
+    memset(host, 0x77, sizeof host);
+    memcpy(poison, host, sizeof host);
+
+    EXPECT_ERROR(gpuprim_buffer_upload(ctx, k.buffer, 10, host, 7), GPUPRIM_ERROR_OUT_OF_RANGE, "16");
+    EXPECT_ERROR(gpuprim_buffer_upload(ctx, k.buffer, 0, host, 17), GPUPRIM_ERROR_OUT_OF_RANGE, "16");
+    EXPECT_ERROR(gpuprim_buffer_upload(ctx, k.buffer, 17, host, 0), GPUPRIM_ERROR_OUT_OF_RANGE, "17");
+    /* offset + count wraps around 2^64: still out of range, not a small range */
+    EXPECT_ERROR(gpuprim_buffer_upload(ctx, k.buffer, UINT64_MAX - 1, host, 4), GPUPRIM_ERROR_OUT_OF_RANGE, "16");
+    EXPECT_ERROR(gpuprim_buffer_download(ctx, k.buffer, 16, host, 1), GPUPRIM_ERROR_OUT_OF_RANGE, "16");
+    EXPECT_ERROR(gpuprim_buffer_download(ctx, k.buffer, 2, host, UINT64_MAX), GPUPRIM_ERROR_OUT_OF_RANGE, "16");
+    EXPECT_ERROR(gpuprim_buffer_download(ctx, k.buffer, 8, host, 9), GPUPRIM_ERROR_OUT_OF_RANGE, "16");
+    CHECK(memcmp(host, poison, sizeof host) == 0);
+    CHECK_UNCHANGED(k);
+
+    /* count * size past 2^64: rejected before anything is allocated */
+    EXPECT_ERROR(gpuprim_buffer_create(ctx, GPUPRIM_DTYPE_U32, (uint64_t)1 << 62, &untouched),
+                 GPUPRIM_ERROR_OVERFLOW, "count");
+    EXPECT_ERROR(gpuprim_buffer_create(ctx, GPUPRIM_DTYPE_F64, ((uint64_t)1 << 61) + 5, &untouched),
+                 GPUPRIM_ERROR_OVERFLOW, "count");
+    EXPECT_ERROR(gpuprim_buffer_create(ctx, GPUPRIM_DTYPE_I64, UINT64_MAX, &untouched), GPUPRIM_ERROR_OVERFLOW, "count");
+    EXPECT_ERROR(gpuprim_buffer_wrap(ctx, GPUPRIM_DTYPE_U32, host, (uint64_t)1 << 62, &untouched),
+                 GPUPRIM_ERROR_OVERFLOW, "count");
+    CHECK(untouched == (gpuprim_buffer_t)&k);
+
+    /* fits in 64 bits but is no allocation anyone has: 1 PiB (past x86-64's
+     * 128 TiB of user address space, and any GPU) */
+    EXPECT_ERROR(gpuprim_buffer_create(ctx, GPUPRIM_DTYPE_U32, (uint64_t)1 << 48, &untouched),
+                 GPUPRIM_ERROR_OUT_OF_MEMORY, "");
+    CHECK(untouched == (gpuprim_buffer_t)&k);
+    {
+        /* 2^62 bytes fits in 64 bits: out of memory, or too large for the address space */
+        gpuprim_status_t s = gpuprim_buffer_create(ctx, GPUPRIM_DTYPE_U64, (uint64_t)1 << 59, &untouched);
+        CHECKF(s == GPUPRIM_ERROR_OUT_OF_MEMORY || s == GPUPRIM_ERROR_OVERFLOW, "2^62 bytes: status %d (%s)",
+               (int)s, gpuprim_get_error_string(s));
+        CHECK(untouched == (gpuprim_buffer_t)&k);
+    }
+    /* the context stays usable */
+    {
+        uint32_t sum = 0, want = 0;
+        int i;
+        for (i = 0; i < 16; ++i) want += ((uint32_t *)k.host)[i];
+        CHECK_OK(gpuprim_reduce(ctx, GPUPRIM_OP_SUM, k.buffer, &sum));
+        CHECK(sum == want);
+    }
+    free_known(ctx, k);
+}
+
+static void test_invalid_arguments(void) {
+    known_t a = make_known(ctx, GPUPRIM_DTYPE_I64, 40);
+    known_t b = make_known(ctx, GPUPRIM_DTYPE_I64, 40);
+    known_t c = make_known(ctx, GPUPRIM_DTYPE_I64, 40);
+    known_t d = make_known(ctx, GPUPRIM_DTYPE_I64, 40);
+    known_t base = make_known(ctx, GPUPRIM_DTYPE_I64, 41);
+    gpuprim_buffer_t view0 = NULL, view1 = NULL, untouched = (gpuprim_buffer_t)&a;
+    void *data = NULL;
+    int64_t result = 99;
+    tc_where("invalid arguments");
+
+    /* an output that is the input where that is not allowed */
+    EXPECT_ERROR(gpuprim_reduce_to_buffer(ctx, GPUPRIM_OP_SUM, a.buffer, a.buffer),
+                 GPUPRIM_ERROR_INVALID_ARGUMENT, "result");
+    EXPECT_ERROR(gpuprim_dot_to_buffer(ctx, a.buffer, b.buffer, a.buffer), GPUPRIM_ERROR_INVALID_ARGUMENT, "result");
+    EXPECT_ERROR(gpuprim_dot_to_buffer(ctx, a.buffer, b.buffer, b.buffer), GPUPRIM_ERROR_INVALID_ARGUMENT, "result");
+    /* keys and values must be distinct buffers */
+    EXPECT_ERROR(gpuprim_sort(ctx, a.buffer, a.buffer, b.buffer, c.buffer, GPUPRIM_ORDER_ASCENDING),
+                 GPUPRIM_ERROR_INVALID_ARGUMENT, "values_in");
+    EXPECT_ERROR(gpuprim_sort(ctx, a.buffer, b.buffer, a.buffer, a.buffer, GPUPRIM_ORDER_ASCENDING),
+                 GPUPRIM_ERROR_INVALID_ARGUMENT, "values_out");
+    EXPECT_ERROR(gpuprim_sort(ctx, a.buffer, b.buffer, c.buffer, c.buffer, GPUPRIM_ORDER_ASCENDING),
+                 GPUPRIM_ERROR_INVALID_ARGUMENT, "values_out");
+    EXPECT_ERROR(gpuprim_sort(ctx, a.buffer, b.buffer, b.buffer, c.buffer, GPUPRIM_ORDER_ASCENDING),
+                 GPUPRIM_ERROR_INVALID_ARGUMENT, "keys_out");
+    EXPECT_ERROR(gpuprim_sort(ctx, a.buffer, b.buffer, c.buffer, a.buffer, GPUPRIM_ORDER_ASCENDING),
+                 GPUPRIM_ERROR_INVALID_ARGUMENT, "values_out");
+    CHECK_UNCHANGED(a);
+    CHECK_UNCHANGED(b);
+    CHECK_UNCHANGED(c);
+
+    /* wrapped memory that partly overlaps */
+    REQUIRE_OK(gpuprim_buffer_get_info(ctx, base.buffer, NULL, NULL, &data));
+    REQUIRE_OK(gpuprim_buffer_wrap(ctx, GPUPRIM_DTYPE_I64, data, 40, &view0));
+    REQUIRE_OK(gpuprim_buffer_wrap(ctx, GPUPRIM_DTYPE_I64, (int64_t *)data + 1, 40, &view1));
+    EXPECT_ERROR(gpuprim_scan(ctx, GPUPRIM_OP_SUM, GPUPRIM_SCAN_INCLUSIVE, view0, view1),
+                 GPUPRIM_ERROR_INVALID_ARGUMENT, "overlap");
+    EXPECT_ERROR(gpuprim_scan(ctx, GPUPRIM_OP_MIN, GPUPRIM_SCAN_EXCLUSIVE, view1, view0),
+                 GPUPRIM_ERROR_INVALID_ARGUMENT, "overlap");
+    EXPECT_ERROR(gpuprim_sort(ctx, view0, NULL, view1, NULL, GPUPRIM_ORDER_ASCENDING),
+                 GPUPRIM_ERROR_INVALID_ARGUMENT, "overlap");
+    EXPECT_ERROR(gpuprim_sort(ctx, view0, d.buffer, c.buffer, view1, GPUPRIM_ORDER_DESCENDING),
+                 GPUPRIM_ERROR_INVALID_ARGUMENT, "overlap");
+    /* element 0 of the result inside the input */
+    EXPECT_ERROR(gpuprim_reduce_to_buffer(ctx, GPUPRIM_OP_MAX, view0, view1), GPUPRIM_ERROR_INVALID_ARGUMENT,
+                 "result");
+    CHECK_UNCHANGED(base);
+    CHECK_UNCHANGED(c);
+    CHECK_UNCHANGED(d);
+    /* the same memory and count through two handles is in-place use, allowed */
+    {
+        gpuprim_buffer_t same = NULL;
+        REQUIRE_OK(gpuprim_buffer_wrap(ctx, GPUPRIM_DTYPE_I64, data, 40, &same));
+        CHECK_OK(gpuprim_scan(ctx, GPUPRIM_OP_MAX, GPUPRIM_SCAN_INCLUSIVE, view0, same));
+        CHECK_OK(gpuprim_buffer_destroy(ctx, same));
+        REQUIRE_OK(gpuprim_buffer_upload(ctx, base.buffer, 0, base.host, 41));
+    }
+
+    /* misaligned wrap: 1 byte off for 4-byte elements, 4 bytes off for 8-byte ones */
+    EXPECT_ERROR(gpuprim_buffer_wrap(ctx, GPUPRIM_DTYPE_U32, (char *)data + 1, 8, &untouched),
+                 GPUPRIM_ERROR_INVALID_ARGUMENT, "align");
+    EXPECT_ERROR(gpuprim_buffer_wrap(ctx, GPUPRIM_DTYPE_F64, (char *)data + 4, 8, &untouched),
+                 GPUPRIM_ERROR_INVALID_ARGUMENT, "align");
+    CHECK(untouched == (gpuprim_buffer_t)&a);
+    /* host memory on CUDA */
+    if (tc_backend_is_cuda(ctx)) {
+        int64_t host[8];
+        EXPECT_ERROR(gpuprim_buffer_wrap(ctx, GPUPRIM_DTYPE_I64, host, 8, &untouched),
+                     GPUPRIM_ERROR_INVALID_ARGUMENT, "data");
+        CHECK(untouched == (gpuprim_buffer_t)&a);
+    }
+    CHECK_OK(gpuprim_reduce(ctx, GPUPRIM_OP_SUM, a.buffer, &result));
+
+    CHECK_OK(gpuprim_buffer_destroy(ctx, view0));
+    CHECK_OK(gpuprim_buffer_destroy(ctx, view1));
+    CHECK_UNCHANGED(base); /* destroying views leaves the memory */
+    free_known(ctx, a);
+    free_known(ctx, b);
+    free_known(ctx, c);
+    free_known(ctx, d);
+    free_known(ctx, base);
+}
+
+/* Each failure replaces the message; a new context has none. */
+static void test_messages(void) {
+    gpuprim_context_t fresh = NULL;
+    gpuprim_buffer_t kept = NULL;
+    uint32_t x = 0;
+    tc_where("messages");
+    REQUIRE_OK(gpuprim_context_create(NULL, &fresh, NULL, 0));
+    CHECK(strcmp(gpuprim_context_last_error(fresh), "") == 0);
+    CHECK_STATUS(gpuprim_reduce(fresh, GPUPRIM_OP_SUM, NULL, &x), GPUPRIM_ERROR_NULL_POINTER);
+    CHECKF(tc_contains(gpuprim_context_last_error(fresh), "input"), "\"%s\"", gpuprim_context_last_error(fresh));
+    CHECK_STATUS(gpuprim_buffer_create(fresh, (gpuprim_dtype_t)9, 1, NULL), GPUPRIM_ERROR_NULL_POINTER);
+    CHECK_STATUS(gpuprim_buffer_create(fresh, (gpuprim_dtype_t)9, 1, &kept), GPUPRIM_ERROR_INVALID_ENUM);
+    CHECK(kept == NULL);
+    CHECKF(tc_contains(gpuprim_context_last_error(fresh), "dtype") &&
+               !tc_contains(gpuprim_context_last_error(fresh), "input"),
+           "\"%s\"", gpuprim_context_last_error(fresh));
+    CHECK(x == 0);
+    CHECK_OK(gpuprim_context_destroy(fresh));
+}
+
+int main(void) {
+    ctx = tc_init("test_errors");
+    REQUIRE_OK(gpuprim_context_create(NULL, &other, NULL, 0));
+    test_context_creation_errors();
+    test_null_pointers();
+    test_invalid_handles();
+    test_context_mismatch();
+    test_invalid_enums();
+    test_mismatches();
+    test_ranges_and_sizes();
+    test_invalid_arguments();
+    test_messages();
+    CHECK_OK(gpuprim_context_destroy(other));
+    return tc_finish();
+}
