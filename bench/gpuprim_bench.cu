@@ -3,7 +3,7 @@
 // copy as the bandwidth ceiling, and checks every result against CUB's.
 //
 //   gpuprim_bench [--quick] [--filter REGEX] [--dtypes REGEX] [--csv PATH]
-//                 [--max-log2 N] [--min-log2 N] [--device N] [--probe]
+//                 [--max-log2 N] [--min-log2 N] [--device N] [--probe] [--list]
 //
 // Exit status: 0 all rows passed (or were skipped for memory), 1 a result
 // mismatch or a failed call, 2 bad arguments or no usable CUDA device.
@@ -570,6 +570,7 @@ void time_pair(cudaStream_t stream, Events &ev, int warmup, int reps, const Op &
 struct Options {
     bool quick = false;
     bool probe = false;
+    bool list = false;
     std::string filter;
     std::string dtypes;
     std::string csv;
@@ -1074,7 +1075,7 @@ constexpr Headline kHeadlines[] = {
 
 void usage() {
     printf("usage: gpuprim_bench [--quick] [--filter REGEX] [--dtypes REGEX] [--csv PATH]\n"
-           "                     [--max-log2 N] [--min-log2 N] [--device N] [--probe]\n"
+           "                     [--max-log2 N] [--min-log2 N] [--device N] [--probe] [--list]\n"
            "  --quick        fewer sizes (2^10,16,20,24,26,28 + headline/2^32+ rows), fewer reps\n"
            "  --filter RE    only primitives whose name matches RE (reduce_sum, reduce_min,\n"
            "                 reduce_max, reduce_sum_host, dot, scan_inclusive, scan_exclusive,\n"
@@ -1085,7 +1086,8 @@ void usage() {
            "  --min-log2 N   smallest size 2^N (default 10)\n"
            "  --device N     CUDA device ordinal (default 0)\n"
            "  --probe        create a context as the tests do (GPUPRIM_BACKEND honoured), print\n"
-           "                 its backend and device, exit 0 only if it is CUDA\n");
+           "                 its backend and device, exit 0 only if it is CUDA\n"
+           "  --list         print the rows that would run and exit (needs no GPU)\n");
 }
 
 bool parse(int argc, char **argv, Options &o) {
@@ -1097,6 +1099,7 @@ bool parse(int argc, char **argv, Options &o) {
         };
         if (a == "--quick") o.quick = true;
         else if (a == "--probe") o.probe = true;
+        else if (a == "--list") o.list = true;
         else if (a == "--filter") o.filter = value("--filter");
         else if (a == "--dtypes") o.dtypes = value("--dtypes");
         else if (a == "--csv") o.csv = value("--csv");
@@ -1186,6 +1189,15 @@ std::vector<Row> plan(const Options &o) {
         }
     }
     return rows;
+}
+
+int list(const Options &o) {
+    const std::vector<Row> rows = plan(o);
+    for (const Row &r : rows)
+        printf("%-16s %-4s %-14s model %.3g GB\n", prim_name(r.prim), r.dtype->name,
+               size_label(r.n).c_str(), model_bytes(r.prim, *r.dtype, r.n) / 1e9);
+    printf("%zu rows\n", rows.size());
+    return rows.empty() ? 2 : 0;
 }
 
 int run(const Options &o) {
@@ -1292,6 +1304,7 @@ int main(int argc, char **argv) {
     try {
         if (!gpuprim_bench::parse(argc, argv, o)) return 2;
         if (o.probe) return gpuprim_bench::probe();
+        if (o.list) return gpuprim_bench::list(o);
         return gpuprim_bench::run(o);
     } catch (const std::exception &e) {
         fprintf(stderr, "gpuprim_bench: %s\n", e.what());

@@ -291,13 +291,13 @@ static inline long double tc_value(gpuprim_dtype_t d, uint64_t bits) {
     return 0;
 }
 
-/* Bits of a double value stored as dtype d (rounded for f32, truncated for ints). */
+/* Bits of a double value stored as dtype d (rounded for f32; ints: |v| < 2^63, truncated). */
 static inline uint64_t tc_from_double(gpuprim_dtype_t d, double v) {
     switch (d) {
-    case GPUPRIM_DTYPE_I32: return (uint32_t)(int32_t)v;
-    case GPUPRIM_DTYPE_U32: return (uint32_t)v;
-    case GPUPRIM_DTYPE_I64: return (uint64_t)(int64_t)v;
-    case GPUPRIM_DTYPE_U64: return (uint64_t)v;
+    case GPUPRIM_DTYPE_I32:
+    case GPUPRIM_DTYPE_U32: return (uint32_t)(int64_t)v;
+    case GPUPRIM_DTYPE_I64:
+    case GPUPRIM_DTYPE_U64: return (uint64_t)(int64_t)v;
     case GPUPRIM_DTYPE_F32: {
         float f = (float)v;
         uint32_t b;

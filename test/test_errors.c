@@ -8,6 +8,11 @@
  */
 #include "test_common.h"
 
+/* Under AddressSanitizer (GPUPRIM_SANITIZE=ON) the 1 PiB allocation below must
+ * fail like malloc does, not abort the process. */
+const char *__asan_default_options(void);
+const char *__asan_default_options(void) { return "allocator_may_return_null=1"; }
+
 static gpuprim_context_t ctx;   /* the test's context */
 static gpuprim_context_t other; /* a second context, for CONTEXT_MISMATCH */
 

@@ -7,6 +7,7 @@
 // Build (from the repo root):
 //   nvcc -std=c++17 -O3 -arch=sm_90 --expt-relaxed-constexpr -lineinfo -Isrc -Iinclude \
 //        dev/scan/check_scan.cu -o build-scan/check_scan
+#define GPUPRIM_SCAN_TRACE 1
 #include "cuda/scan.cu"
 
 #include <cub/device/device_scan.cuh>
@@ -50,6 +51,7 @@ using scan_detail::ScanPath;
 static long g_cases = 0, g_failures = 0, g_skipped = 0;
 static std::mt19937_64 g_rng(20240601);
 static bool g_small = false;
+static const char *g_tuning_name = "library";
 
 template <typename T> struct DT;
 template <> struct DT<int32_t> { static constexpr gpuprim_dtype_t v = GPUPRIM_DTYPE_I32; };
@@ -104,22 +106,36 @@ struct Harness {
 static Harness H;
 
 // ------------------------------------------------------------ the call
-template <typename T, typename Op>
-static void launch_with(ScanPath path, bool exclusive, const T *in, T *out, uint64_t n) {
-    scan_detail::launch_scan<T, Op, ScanTuningSm90<int(sizeof(T))>>(H.env, exclusive, in, out, n, path);
-}
+template <int Th, int V, bool LB, int MB = 0, uint32_t Poll = 64, int MS = 8,
+          CacheHint L = CacheHint::Default, CacheHint S = CacheHint::Default>
+struct Sweep {
+    using Config = ScanKernelConfig<Th, V, L, S, MS, LB, MB>;
+    static constexpr uint32_t kSingleBlockMaxTiles = 1;
+    static constexpr uint32_t kClearChunk = 256;
+    static constexpr uint32_t kPollNs = Poll;
+};
+struct LibraryTuning {};  // the public entry point with the library's own tuning
 
-template <typename T>
-static void run_scan(int op, bool exclusive, const T *in, T *out, uint64_t n, ScanPath path) {
-    if (path == ScanPath::Auto) {
-        gpuprim::cuda::scan(H.env, gpuprim_op_t(op), exclusive ? GPUPRIM_SCAN_EXCLUSIVE : GPUPRIM_SCAN_INCLUSIVE,
-                   DT<T>::v, in, out, n);
-        return;
+template <typename T> using SumType = std::conditional_t<std::is_integral_v<T>, bits_t<T>, T>;
+
+template <typename T, typename Tuning, bool SumOnly = false>
+static void run_scan(int op, bool exclusive, const T *in, T *out, uint64_t n, ScanPath path,
+                     unsigned long long *trace = nullptr) {
+    if constexpr (std::is_same_v<Tuning, LibraryTuning>) {
+        if (path == ScanPath::Auto) {
+            gpuprim::cuda::scan(H.env, gpuprim_op_t(op), exclusive ? GPUPRIM_SCAN_EXCLUSIVE : GPUPRIM_SCAN_INCLUSIVE,
+                                DT<T>::v, in, out, n);
+            return;
+        }
+        run_scan<T, ScanTuningSm90<int(sizeof(T))>>(op, exclusive, in, out, n, path, trace);
+    } else {
+        using S = SumType<T>;
+        if (op == 0) scan_detail::launch_scan<S, SumOp<S>, Tuning>(H.env, exclusive, (const S *)in, (S *)out, n, path, trace);
+        if constexpr (!SumOnly) {
+            if (op == 1) scan_detail::launch_scan<T, MinOp<T>, Tuning>(H.env, exclusive, in, out, n, path, trace);
+            if (op == 2) scan_detail::launch_scan<T, MaxOp<T>, Tuning>(H.env, exclusive, in, out, n, path, trace);
+        }
     }
-    using S = std::conditional_t<std::is_integral_v<T>, bits_t<T>, T>;
-    if (op == 0) launch_with<S, SumOp<S>>(path, exclusive, (const S *)in, (S *)out, n);
-    if (op == 1) launch_with<T, MinOp<T>>(path, exclusive, in, out, n);
-    if (op == 2) launch_with<T, MaxOp<T>>(path, exclusive, in, out, n);
 }
 
 // Fill the status area with words that look like published inclusive
@@ -220,7 +236,7 @@ static std::string judge(int op, bool exclusive, const std::vector<T> &x, const 
 }
 
 // ------------------------------------------------------------ one case
-template <typename T>
+template <typename T, typename Tuning, bool SumOnly = false>
 static bool run_case(int op, bool exclusive, const std::vector<T> &x, size_t in_off, size_t out_off,
                      bool in_place, ScanPath path, const char *what, std::vector<T> *result = nullptr) {
     const size_t n = x.size();
@@ -236,11 +252,13 @@ static bool run_case(int op, bool exclusive, const std::vector<T> &x, size_t in_
     }
     T *in = base_in + in_off;
     T *out = in_place ? in : base_out + out_off;
-    if (n) CK(cudaMemcpy(in, x.data(), n * sizeof(T), cudaMemcpyHostToDevice));
-    if (!in_place && n) CK(cudaMemset(out, 0xA7, n * sizeof(T)));
+    // Everything on the scan's stream: the legacy stream does not order
+    // against a non-blocking stream.
+    if (n) CK(cudaMemcpyAsync(in, x.data(), n * sizeof(T), cudaMemcpyHostToDevice, H.env.stream));
+    if (!in_place && n) CK(cudaMemsetAsync(out, 0xA7, n * sizeof(T), H.env.stream));
     if (path != ScanPath::SingleBlock && !g_small) poison_workspace<T>(n);
     try {
-        run_scan<T>(op, exclusive, in, out, n, path);
+        run_scan<T, Tuning, SumOnly>(op, exclusive, in, out, n, path);
     } catch (const Error &e) {
         std::printf("FAIL %s: threw %s\n", what, e.what());
         ++g_failures;
@@ -248,8 +266,9 @@ static bool run_case(int op, bool exclusive, const std::vector<T> &x, size_t in_
     }
     CK(cudaStreamSynchronize(H.env.stream));
     std::vector<T> got(n), after(in_place ? 0 : n);
-    if (n) CK(cudaMemcpy(got.data(), out, n * sizeof(T), cudaMemcpyDeviceToHost));
-    if (!in_place && n) CK(cudaMemcpy(after.data(), in, n * sizeof(T), cudaMemcpyDeviceToHost));
+    if (n) CK(cudaMemcpyAsync(got.data(), out, n * sizeof(T), cudaMemcpyDeviceToHost, H.env.stream));
+    if (!in_place && n) CK(cudaMemcpyAsync(after.data(), in, n * sizeof(T), cudaMemcpyDeviceToHost, H.env.stream));
+    CK(cudaStreamSynchronize(H.env.stream));
     if (exact) CK(cudaFree(exact));
     ++g_cases;
     std::string why = judge(op, exclusive, x, got);
@@ -258,8 +277,8 @@ static bool run_case(int op, bool exclusive, const std::vector<T> &x, size_t in_
     if (result) *result = std::move(got);
     if (why.empty()) return true;
     if (++g_failures <= 40)
-        std::printf("FAIL %s %s %s %s n=%zu in_off=%zu out_off=%zu in_place=%d path=%d: %s\n",
-                    dtype_name(DT<T>::v), op_name[op], exclusive ? "excl" : "incl", what, n, in_off,
+        std::printf("FAIL [%s] %s %s %s %s n=%zu in_off=%zu out_off=%zu in_place=%d path=%d: %s\n",
+                    g_tuning_name, dtype_name(DT<T>::v), op_name[op], exclusive ? "excl" : "incl", what, n, in_off,
                     out_off, in_place, int(path), why.c_str());
     return false;
 }
@@ -319,15 +338,17 @@ static std::vector<std::pair<std::string, std::vector<T>>> patterns(size_t n, bo
     return out;
 }
 
-template <typename T>
-static void test_dtype() {
-    using Block = BlockVectorScan<T, SumOp<T>, ScanTuningSm90<int(sizeof(T))>::Config::kThreads,
-                                  ScanTuningSm90<int(sizeof(T))>::Config::kVectors>;
+template <typename T, typename Tuning = LibraryTuning, bool SumOnly = false>
+static void test_dtype(bool quick = false) {
+    using Tu = std::conditional_t<std::is_same_v<Tuning, LibraryTuning>, ScanTuningSm90<int(sizeof(T))>, Tuning>;
+    using Block = BlockVectorScan<T, SumOp<T>, Tu::Config::kThreads, Tu::Config::kVectors>;
     const size_t tile = Block::kTileItems;
     const size_t vec = 16 / sizeof(T);
     std::vector<size_t> sizes;
     if (g_small)
         sizes = {1, 37, tile + 1, 3 * tile + 5, 40 * tile + 3};
+    else if (quick)
+        sizes = {1, 33, tile + 1, 2 * tile + 3, 70 * tile + 13, 300 * tile + 1};
     else
         sizes = {0, 1, 2, 3, 5, 31, 32, 33, 127, tile - 5, tile - 1, tile, tile + 1, 2 * tile - 1,
                  2 * tile, 2 * tile + 3, 5 * tile + 7, 33 * tile + 1, 70 * tile + 13, 300 * tile + 1,
@@ -338,21 +359,21 @@ static void test_dtype() {
     for (size_t a = 0; a < vec; ++a) layouts_all.push_back({a, (a + 1) % vec, false});  // differing
     for (size_t a = 0; a < vec; ++a) layouts_all.push_back({a, 0, true});
     layouts_few = {{0, 0, false}, {1, 0, false}, {1, 1, true}};
-    if (g_small) layouts_all = layouts_few = {{0, 0, false}, {1, 2 % vec, false}, {1, 0, true}};
+    if (g_small || quick) layouts_all = layouts_few = {{0, 0, false}, {1, 2 % vec, false}, {1, 0, true}};
     const long fails_before = g_failures, cases_before = g_cases;
     for (size_t n : sizes) {
         const bool big = n > 40 * tile;
-        for (auto &[name, data] : patterns<T>(n, !big && !g_small)) {
+        for (auto &[name, data] : patterns<T>(n, !big && !g_small && !quick)) {
             const auto &layouts = big ? layouts_few : layouts_all;
-            for (int op = 0; op < 3; ++op) {
+            for (int op = 0; op < (SumOnly ? 1 : 3); ++op) {
                 for (int ex = 0; ex < 2; ++ex) {
                     for (const Layout &l : layouts)
-                        run_case<T>(op, ex, data, l.in_off, l.out_off, l.in_place, ScanPath::Auto, name.c_str());
+                        run_case<T, Tuning, SumOnly>(op, ex, data, l.in_off, l.out_off, l.in_place, ScanPath::Auto, name.c_str());
                     // Both paths on the same input; float sums must agree bitwise.
                     if (n <= 6 * tile && name == "random") {
                         std::vector<T> single, lookback;
-                        run_case<T>(op, ex, data, 1, 1, false, ScanPath::SingleBlock, name.c_str(), &single);
-                        run_case<T>(op, ex, data, 1, 1, false, ScanPath::Lookback, name.c_str(), &lookback);
+                        run_case<T, Tuning, SumOnly>(op, ex, data, 1, 1, false, ScanPath::SingleBlock, name.c_str(), &single);
+                        run_case<T, Tuning, SumOnly>(op, ex, data, 1, 1, false, ScanPath::Lookback, name.c_str(), &lookback);
                         ++g_cases;
                         if (single.size() != n || lookback.size() != n ||
                             (n && std::memcmp(single.data(), lookback.data(), n * sizeof(T)))) {
@@ -369,8 +390,8 @@ static void test_dtype() {
         ++g_failures;
         std::printf("FAIL %s: zeroed counters not zero after the scans\n", dtype_name(DT<T>::v));
     }
-    std::printf("  %-4s %6ld cases, %ld failures\n", dtype_name(DT<T>::v), g_cases - cases_before,
-                g_failures - fails_before);
+    std::printf("  [%s] %-4s %6ld cases, %ld failures\n", g_tuning_name, dtype_name(DT<T>::v),
+                g_cases - cases_before, g_failures - fails_before);
 }
 
 // ------------------------------------------------------------ device helpers
@@ -569,7 +590,7 @@ template <typename T>
 static float time_ours(uint64_t n, int op = 0, bool exclusive = false, bool in_place = false) {
     return time_us([&](int i) {
         const int c = i % g_pool.copies;
-        run_scan<T>(op, exclusive, (const T *)g_pool.in[c], in_place ? (T *)g_pool.in[c] : (T *)g_pool.out[c], n, ScanPath::Auto);
+        run_scan<T, LibraryTuning>(op, exclusive, (const T *)g_pool.in[c], in_place ? (T *)g_pool.in[c] : (T *)g_pool.out[c], n, ScanPath::Auto);
     });
 }
 
@@ -604,28 +625,92 @@ static float time_copy(size_t bytes) {
 
 static double gbps(uint64_t n, size_t elem, float us) { return 2.0 * n * elem / (us * 1e3); }
 
-template <int Th, int V, CacheHint L = CacheHint::Default, CacheHint S = CacheHint::Default, int MS = 8>
-struct Sweep {
-    using Config = ScanKernelConfig<Th, V, L, S, MS>;
-    static constexpr uint32_t kSingleBlockMaxTiles = 1;
-    static constexpr uint32_t kClearChunk = 256;
-};
+// Per-tile trace summary: where a tile's life goes.
+template <typename T, typename Tuning>
+static void trace_summary(uint64_t n, const char *label) {
+    using Block = BlockVectorScan<T, SumOp<T>, Tuning::Config::kThreads, Tuning::Config::kVectors>;
+    const uint64_t tiles = n / Block::kTileItems + 1;
+    unsigned long long *d;
+    CK(cudaMalloc(&d, tiles * 64));
+    CK(cudaMemsetAsync(d, 0, tiles * 64, H.env.stream));
+    for (int r = 0; r < 3; ++r)
+        run_scan<T, Tuning>(0, false, (const T *)g_pool.in[r % g_pool.copies], (T *)g_pool.out[r % g_pool.copies], n, ScanPath::Auto, d);
+    std::vector<unsigned long long> h(tiles * 8);
+    CK(cudaStreamSynchronize(H.env.stream));
+    CK(cudaMemcpy(h.data(), d, tiles * 64, cudaMemcpyDeviceToHost));
+    CK(cudaFree(d));
+    uint64_t t_min = ~0ull, t_max = 0, used = 0;
+    std::vector<double> ticket, agg, prefix, tail, life, windows, polls;
+    for (uint64_t t = 1; t < tiles; ++t) {
+        const unsigned long long *r = &h[t * 8];
+        if (!r[0] || !r[4]) continue;
+        ++used;
+        t_min = std::min<uint64_t>(t_min, r[0]);
+        t_max = std::max<uint64_t>(t_max, r[4]);
+        ticket.push_back(double(r[1] - r[0]));
+        agg.push_back(double(r[2] - r[1]));
+        prefix.push_back(double(r[3] - r[1]));
+        tail.push_back(double(r[4]) - double(std::max(r[2], r[3])));
+        life.push_back(double(r[4] - r[0]));
+        windows.push_back(double(r[5] >> 32));
+        polls.push_back(double(r[5] & 0xffffffffu));
+    }
+    auto stat = [](std::vector<double> v) {
+        std::sort(v.begin(), v.end());
+        double m = 0;
+        for (double x : v) m += x;
+        char buf[80];
+        std::snprintf(buf, sizeof buf, "%.0f/%.0f/%.0f", v.empty() ? 0 : m / v.size(), v.empty() ? 0 : v[v.size() / 2],
+                      v.empty() ? 0 : v[v.size() * 9 / 10]);
+        return std::string(buf);
+    };
+    double life_sum = 0;
+    for (double x : life) life_sum += x;
+    std::printf("  trace %-22s tiles %llu span %.0f us, resident tiles avg %.0f (%.1f/SM); mean/median/p90 ns: "
+                "ticket %s, load+agg %s, prefix-since-ticket %s, tail %s, life %s; windows %s; polls %s\n",
+                label, (unsigned long long)used, (t_max - t_min) / 1e3, life_sum / double(t_max - t_min),
+                life_sum / double(t_max - t_min) / H.env.sm_count, stat(ticket).c_str(), stat(agg).c_str(),
+                stat(prefix).c_str(), stat(tail).c_str(), stat(life).c_str(), stat(windows).c_str(), stat(polls).c_str());
+}
 
-template <typename T, typename Op = SumOp<T>>
+template <typename T, typename Tuning>
+static void show_tuning(uint64_t n, const char *name) {
+    const float us = time_us([&](int i) {
+        const int c = i % g_pool.copies;
+        run_scan<T, Tuning>(0, false, (const T *)g_pool.in[c], (T *)g_pool.out[c], n, ScanPath::Auto);
+    });
+    std::printf("  %s %.1fus/%.0f", name, us, gbps(n, sizeof(T), us));
+}
+
+template <typename T>
 static void sweep(uint64_t n, const char *label) {
     pool_fill<T>(n);
-    std::printf("  %s n=%llu:", label, (unsigned long long)n);
-    auto show1 = [&](const char *name, float us) { std::printf("  %s %.1fus/%.0f", name, us, gbps(n, sizeof(T), us)); };
-    show1("256x4", time_tuning<T, Sweep<256, 4>, Op>(n));
-    show1("256x2", time_tuning<T, Sweep<256, 2>, Op>(n));
-    show1("128x4", time_tuning<T, Sweep<128, 4>, Op>(n));
-    show1("512x4", time_tuning<T, Sweep<512, 4>, Op>(n));
-    show1("256x8", time_tuning<T, Sweep<256, 8>, Op>(n));
-    show1("128x8", time_tuning<T, Sweep<128, 8>, Op>(n));
-    show1("256x4cs", time_tuning<T, Sweep<256, 4, CacheHint::Streaming, CacheHint::Streaming>, Op>(n));
-    show1("256x4ld-cs", time_tuning<T, Sweep<256, 4, CacheHint::Streaming, CacheHint::Default>, Op>(n));
-    show1("256x4ms2", time_tuning<T, Sweep<256, 4, CacheHint::Default, CacheHint::Default, 2>, Op>(n));
+    std::printf("  %s n=%llu:\n  ", label, (unsigned long long)n);
+    constexpr bool kWide = sizeof(T) == 8;
+    show_tuning<T, Sweep<256, 4, false>>(n, "A256x4");
+    show_tuning<T, Sweep<128, 8, false>>(n, "A128x8");
+    show_tuning<T, Sweep<256, 4, false, 0, 0>>(n, "A256x4p0");
+    show_tuning<T, Sweep<256, 4, false, 0, 400>>(n, "A256x4p400");
+    show_tuning<T, Sweep<256, 4, true>>(n, "B256x4");
+    std::printf("\n  ");
+    show_tuning<T, Sweep<128, 8, true>>(n, "B128x8");
+    show_tuning<T, Sweep<128, 4, true>>(n, "B128x4");
+    show_tuning<T, Sweep<256, 4, true, 5>>(n, "B256x4mb5");
+    show_tuning<T, Sweep<128, 8, true, 8>>(n, "B128x8mb8");
+    show_tuning<T, Sweep<256, 8, true>>(n, "B256x8");
+    std::printf("\n  ");
+    show_tuning<T, Sweep<512, 4, true>>(n, "B512x4");
+    show_tuning<T, Sweep<256, 4, true, 0, 0>>(n, "B256x4p0");
+    show_tuning<T, Sweep<256, 4, true, 0, 400>>(n, "B256x4p400");
+    show_tuning<T, Sweep<128, 8, true, 0, 400>>(n, "B128x8p400");
+    show_tuning<T, Sweep<128, 8, true, 8, 200>>(n, "B128x8mb8p200");
+    if constexpr (kWide) show_tuning<T, Sweep<128, 16, true>>(n, "B128x16");
     std::printf("\n");
+    if (n >= (uint64_t(1) << 27)) {
+        trace_summary<T, Sweep<256, 4, false>>(n, "A256x4");
+        trace_summary<T, Sweep<256, 4, true>>(n, "B256x4");
+        trace_summary<T, Sweep<128, 8, true>>(n, "B128x8");
+    }
 }
 
 static void timings() {
@@ -633,9 +718,7 @@ static void timings() {
     sweep<uint32_t>(uint64_t(1) << 28, "u32 sum");
     sweep<float>(uint64_t(1) << 28, "f32 sum");
     sweep<uint32_t>(uint64_t(1) << 20, "u32 sum");
-    sweep<float>(uint64_t(1) << 20, "f32 sum");
     sweep<double>(uint64_t(1) << 27, "f64 sum");
-    sweep<uint64_t>(uint64_t(1) << 27, "u64 sum");
     sweep<double>(uint64_t(1) << 20, "f64 sum");
 
     std::printf("\n== single block vs look-back, i32 sum (us, batched avg / event median) ==\n");
@@ -668,7 +751,7 @@ static void timings() {
         if (lg <= 20) {
             const float b = time_batched_us([&](int i) {
                 const int c = i % g_pool.copies;
-                run_scan<int32_t>(0, false, (const int32_t *)g_pool.in[c], (int32_t *)g_pool.out[c], n, ScanPath::Auto);
+                run_scan<int32_t, LibraryTuning>(0, false, (const int32_t *)g_pool.in[c], (int32_t *)g_pool.out[c], n, ScanPath::Auto);
             });
             std::printf("  %-28s %10.2f   (batched average of 200 back-to-back calls)\n", name, b);
         }
@@ -711,6 +794,20 @@ int run(int argc, char **argv) {
     test_dtype<float>();
     test_dtype<double>();
     if (mode == "full") {
+        // Candidate tunings of the sweep: the same checks on fewer sizes, sum only.
+        auto candidates = [](auto tuning, const char *name) {
+            using Tu = decltype(tuning);
+            g_tuning_name = name;
+            test_dtype<int32_t, Tu, true>(true);
+            test_dtype<float, Tu, true>(true);
+            test_dtype<int64_t, Tu, true>(true);
+            test_dtype<double, Tu, true>(true);
+            g_tuning_name = "library";
+        };
+        candidates(Sweep<256, 4, false>{}, "A256x4");
+        candidates(Sweep<128, 8, true>{}, "B128x8");
+        candidates(Sweep<256, 4, true, 5>{}, "B256x4mb5");
+        candidates(Sweep<128, 8, true, 8, 200>{}, "B128x8mb8p200");
         std::printf("== determinism ==\n");
         test_determinism<float>(uint64_t(1) << 26, 100, false);
         test_determinism<float>(uint64_t(1) << 26, 10, true);

@@ -54,6 +54,8 @@ std::vector<SortVariant> sweep_variants() {
     // u32 keys, middle sizes
     v.push_back(variant<uint32_t, 0, 256, 8, 4, B, true, 4>("M256x8 mb4"));
     v.push_back(variant<uint32_t, 0, 256, 8, 4, B, true, 4>("M256x8 mb4 nopdl", false));
+    v.push_back(variant<uint32_t, 0, 256, 8, 4, B, true, 16>("M256x8 mb4 window16"));
+    v.push_back(variant<uint32_t, 0, 256, 8, 4, B, true, 32>("M256x8 mb4 window32"));
     v.push_back(variant<uint32_t, 0, 256, 4, 4, B, true, 4>("M256x4 mb4"));
     v.push_back(variant<uint32_t, 0, 512, 4, 3, B, true, 4>("M512x4 mb3"));
     v.push_back(variant<uint32_t, 0, 256, 16, 3, B, true, 4>("M256x16 mb3"));

@@ -24,7 +24,7 @@ struct ReduceTuning {
 };
 
 inline ReduceTuning reduce_tuning(int compute_capability) {
-    // H100, measured (dev/reduce/NOTES.md): 256 x 4 reaches 3060 GB/s at 1 GiB
+    // H100, measured (dev/reduce/NOTES.md): 256 x 4 reaches 3040-3095 GB/s at 1 GiB
     // for every dtype and op, and 4 blocks of 256 keep even the 62-register dot
     // kernels fully resident; 128-thread blocks or 1-2 blocks/SM lost up to 7%
     // on float min/max. One block beats the ticket round trip up to 64 KiB.

@@ -36,9 +36,26 @@ struct ScanParams {
     uint32_t clear_chunk;
     bool exclusive;
     bool vector_store;   // output has the input's 16-byte alignment
+    uint32_t poll_ns;     // back-off between look-back polls
     void *status_slots;
     ScanCounters counters;
+    unsigned long long *trace;  // per-tile timestamps in tracing dev builds; else unused
 };
+
+// Tracing (dev/scan only): globaltimer stamps per tile at fixed slots.
+#if defined(GPUPRIM_SCAN_TRACE)
+__device__ __forceinline__ unsigned long long scan_clock() {
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+#define GPUPRIM_SCAN_TRACE_AT(who, params, tile, slot, value)                               \
+    do {                                                                                  \
+        if ((who) && (params).trace) (params).trace[uint64_t(tile) * 8 + (slot)] = (value); \
+    } while (0)
+#else
+#define GPUPRIM_SCAN_TRACE_AT(who, params, tile, slot, value) ((void)0)
+#endif
 
 template <typename T, typename Op, typename Config>
 struct TileIo {
@@ -79,8 +96,24 @@ struct TileIo {
     }
 };
 
+// One block per tile; the tickets give tiles in launch order.
+__device__ __forceinline__ void take_tile_ticket(const ScanParams &p, uint32_t &ticket,
+                                                 uint32_t &cleared) {
+    const unsigned long long word = p.counters.take_ticket();
+    ticket = static_cast<uint32_t>(word);
+    cleared = static_cast<uint32_t>(word >> 32);
+}
+
+#if defined(GPUPRIM_SCAN_TRACE)
+#define GPUPRIM_SCAN_TRACE_START unsigned long long trace_start = scan_clock()
+#else
+#define GPUPRIM_SCAN_TRACE_START ((void)0)
+#endif
+
+// Variant A: warp 0 looks back once the tile's aggregate is known.
 template <typename T, typename Op, typename Config>
-__global__ void __launch_bounds__(Config::kThreads) scan_lookback_kernel(const ScanParams p) {
+__global__ void __launch_bounds__(Config::kBlockThreads, Config::kMinBlocks > 0 ? Config::kMinBlocks : 1)
+    scan_lookback_kernel(const ScanParams p) {
     using Io = TileIo<T, Op, Config>;
     using Block = typename Io::Block;
     using Traits = ScanOpTraits<T, Op>;
@@ -89,17 +122,16 @@ __global__ void __launch_bounds__(Config::kThreads) scan_lookback_kernel(const S
     __shared__ T saved_aggregates[Config::kMaxSavedWindows * kWarpLanes];
     __shared__ uint32_t ticket, cleared;
     __shared__ T tile_prefix;
+    GPUPRIM_SCAN_TRACE_START;
 
     const int warp = threadIdx.x / kWarpLanes;
     const int lane = threadIdx.x % kWarpLanes;
-    if (threadIdx.x == 0) {
-        const unsigned long long word = p.counters.take_ticket();
-        ticket = static_cast<uint32_t>(word);
-        cleared = static_cast<uint32_t>(word >> 32);
-    }
+    if (threadIdx.x == 0) take_tile_ticket(p, ticket, cleared);
     __syncthreads();
     const uint32_t tile = ticket;
     const TileStatus<T> status{static_cast<unsigned long long *>(p.status_slots)};
+    GPUPRIM_SCAN_TRACE_AT(threadIdx.x == 0, p, tile, 0, trace_start);
+    GPUPRIM_SCAN_TRACE_AT(threadIdx.x == 0, p, tile, 1, scan_clock());
 
     const bool full = Io::is_full(p, tile);
     typename Io::Items x;
@@ -116,23 +148,103 @@ __global__ void __launch_bounds__(Config::kThreads) scan_lookback_kernel(const S
     if (warp == 0) {
         const T aggregate = Block::tile_total(temp);
         T exclusive = Traits::neutral();
+        LookbackStats stats;
         if (lane == 0) p.counters.wait_cleared_past(tile, cleared);
         __syncwarp();
         if (tile == 0) {
             if (lane == 0) status.store(0, kTileInclusive, aggregate);
         } else {
             if (lane == 0) status.store(tile, kTileAggregate, aggregate);
+            GPUPRIM_SCAN_TRACE_AT(lane == 0, p, tile, 2, scan_clock());
             exclusive = lookback_exclusive_prefix<T, Op, Config::kMaxSavedWindows>(
-                status, tile, saved_aggregates, lane);
+                status, tile, saved_aggregates, lane, p.poll_ns, stats);
             if (lane == 0) status.store(tile, kTileInclusive, op(exclusive, aggregate));
         }
+        GPUPRIM_SCAN_TRACE_AT(lane == 0, p, tile, 3, scan_clock());
+        GPUPRIM_SCAN_TRACE_AT(lane == 0, p, tile, 5, (uint64_t(stats.windows) << 32) | stats.polls);
         if (lane == 0) tile_prefix = exclusive;
     }
     __syncthreads();
 
     Block::finish(x, lane_prefix, op(tile_prefix, Block::warp_prefix(temp, warp)), p.exclusive);
     Io::store(p, tile, full, x, warp, lane);
+    GPUPRIM_SCAN_TRACE_AT(threadIdx.x == 0, p, tile, 4, scan_clock());
     if (threadIdx.x == 0) p.counters.finish_tile(p.num_tiles);
+}
+
+// Variant B: an extra warp (the last) clears status slots and looks back
+// while the data warps load and scan, so the look-back latency overlaps the
+// load latency; the data warps publish the aggregate as soon as they have it.
+// Barrier 1 (all threads): prefix and aggregate are in shared memory.
+// Barrier 2 (data warps): warp totals are in shared memory.
+__device__ __forceinline__ void named_barrier(unsigned id, unsigned threads) {
+    asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+
+template <typename T, typename Op, typename Config>
+__global__ void __launch_bounds__(Config::kBlockThreads, Config::kMinBlocks > 0 ? Config::kMinBlocks : 1)
+    scan_lookback_warp_kernel(const ScanParams p) {
+    using Io = TileIo<T, Op, Config>;
+    using Block = typename Io::Block;
+    using Traits = ScanOpTraits<T, Op>;
+    const Op op;
+    __shared__ typename Block::TempStorage temp;
+    __shared__ T saved_aggregates[Config::kMaxSavedWindows * kWarpLanes];
+    __shared__ uint32_t ticket, cleared;
+    __shared__ T tile_prefix, tile_aggregate;
+    GPUPRIM_SCAN_TRACE_START;
+
+    const int warp = threadIdx.x / kWarpLanes;
+    const int lane = threadIdx.x % kWarpLanes;
+    if (threadIdx.x == 0) take_tile_ticket(p, ticket, cleared);
+    __syncthreads();
+    const uint32_t tile = ticket;
+    const TileStatus<T> status{static_cast<unsigned long long *>(p.status_slots)};
+    GPUPRIM_SCAN_TRACE_AT(threadIdx.x == 0, p, tile, 0, trace_start);
+    GPUPRIM_SCAN_TRACE_AT(threadIdx.x == 0, p, tile, 1, scan_clock());
+
+    if (warp == Block::kWarps) {
+        // The look-back warp.
+        if (tile % p.clear_chunk == 0)
+            clear_status_ahead(status, p.counters, tile, p.num_tiles, p.clear_chunk, lane);
+        T exclusive = Traits::neutral();
+        LookbackStats stats;
+        if (tile != 0) {
+            if (lane == 0) p.counters.wait_cleared_past(tile, cleared);
+            __syncwarp();
+            exclusive = lookback_exclusive_prefix<T, Op, Config::kMaxSavedWindows>(
+                status, tile, saved_aggregates, lane, p.poll_ns, stats);
+        }
+        GPUPRIM_SCAN_TRACE_AT(lane == 0, p, tile, 3, scan_clock());
+        GPUPRIM_SCAN_TRACE_AT(lane == 0, p, tile, 5, (uint64_t(stats.windows) << 32) | stats.polls);
+        if (lane == 0) tile_prefix = exclusive;
+        named_barrier(1, Config::kBlockThreads);
+        if (lane == 0) {
+            if (tile != 0) status.store(tile, kTileInclusive, op(exclusive, tile_aggregate));
+            p.counters.finish_tile(p.num_tiles);
+        }
+        return;
+    }
+
+    const bool full = Io::is_full(p, tile);
+    typename Io::Items x;
+    Io::load(p, tile, full, x, warp, lane);
+    T lane_prefix[Config::kVectors];
+    const T warp_total = Block::scan_warp_segment(x, lane_prefix, lane);
+    if (lane == 0) temp.warp_totals[warp] = warp_total;
+    named_barrier(2, Config::kThreads);
+    if (threadIdx.x == 0) {
+        const T aggregate = Block::tile_total(temp);
+        tile_aggregate = aggregate;
+        p.counters.wait_cleared_past(tile, cleared);
+        status.store(tile, tile == 0 ? kTileInclusive : kTileAggregate, aggregate);
+        GPUPRIM_SCAN_TRACE_AT(true, p, tile, 2, scan_clock());
+    }
+    named_barrier(1, Config::kBlockThreads);
+
+    Block::finish(x, lane_prefix, op(tile_prefix, Block::warp_prefix(temp, warp)), p.exclusive);
+    Io::store(p, tile, full, x, warp, lane);
+    GPUPRIM_SCAN_TRACE_AT(threadIdx.x == 0, p, tile, 4, scan_clock());
 }
 
 template <typename T, typename Op, typename Config>
@@ -172,7 +284,7 @@ constexpr uint32_t kDoneWord = 2;
 
 template <typename T, typename Op, typename Tuning>
 void launch_scan(const DeviceEnv &env, bool exclusive, const T *input, T *output, uint64_t count,
-                 ScanPath path = ScanPath::Auto) {
+                 ScanPath path = ScanPath::Auto, unsigned long long *trace = nullptr) {
     using Config = typename Tuning::Config;
     using Block = BlockVectorScan<T, Op, Config::kThreads, Config::kVectors>;
     if (count == 0) return;
@@ -195,6 +307,7 @@ void launch_scan(const DeviceEnv &env, bool exclusive, const T *input, T *output
              static_cast<unsigned long long>(count));
     p.num_tiles = static_cast<uint32_t>(tiles);
     p.clear_chunk = Tuning::kClearChunk;
+    p.poll_ns = Tuning::kPollNs;
 
     const bool single_block = path == ScanPath::SingleBlock ||
                               (path == ScanPath::Auto && tiles <= Tuning::kSingleBlockMaxTiles);
@@ -209,8 +322,13 @@ void launch_scan(const DeviceEnv &env, bool exclusive, const T *input, T *output
     p.counters.ticket_word = reinterpret_cast<unsigned long long *>(env.zeroed_counters + kTicketWord);
     p.counters.done_word = env.zeroed_counters + kDoneWord;
     p.status_slots = env.workspace->reserve(tiles * TileStatus<T>::kSlotBytes);
-    scan_lookback_kernel<T, Op, Config>
-        <<<static_cast<unsigned>(tiles), Config::kThreads, 0, env.stream>>>(p);
+    p.trace = trace;
+    if constexpr (Config::kLookbackWarp)
+        scan_lookback_warp_kernel<T, Op, Config>
+            <<<static_cast<unsigned>(tiles), Config::kBlockThreads, 0, env.stream>>>(p);
+    else
+        scan_lookback_kernel<T, Op, Config>
+            <<<static_cast<unsigned>(tiles), Config::kBlockThreads, 0, env.stream>>>(p);
     check_launch("scan (look-back) launch");
 }
 

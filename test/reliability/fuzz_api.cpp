@@ -571,6 +571,15 @@ private:
     void check_status(const char *function, Codes documented, const Expect &expect,
                       gpuprim_status_t got, const ContextArg *context) {
         unsigned code = static_cast<unsigned>(got);
+        // GPUPRIM_FUZZ_TRACE=1 prints every checked call (to read a crash input).
+        static const bool trace = std::getenv("GPUPRIM_FUZZ_TRACE") != nullptr;
+        if (trace)
+            std::fprintf(stderr, "  %-34s -> %2u %-22s (expected mask 0x%04x, may 0x%04x) %s\n",
+                         function, code, shim_get_error_string(static_cast<int>(code)), expect.must,
+                         expect.may,
+                         got && context && context->slot >= 0
+                             ? gpuprim_context_last_error(context->handle)
+                             : "");
         if (code >= 32 || !((documented | bit(GPUPRIM_SUCCESS)) & bit(got)))
             violation("%s returned %u (%s), which gpuprim.h does not document for it", function,
                       code, shim_get_error_string(static_cast<int>(code)));

@@ -151,12 +151,21 @@ __device__ __forceinline__ void clear_status_ahead(const Status &status, const S
     __syncwarp();
 }
 
-// The exclusive prefix of tile `tile` (> 0); called by one whole warp after
-// the tile published its aggregate. saved: kMaxSavedWindows * 32 elements of
-// shared memory for aggregates of windows passed over.
+// Look-back statistics, gathered only by tracing builds of the dev driver.
+struct LookbackStats {
+    uint32_t windows = 0;  // windows read back past the first
+    uint32_t polls = 0;    // status reads of the warp in all
+};
+
+// The exclusive prefix of tile `tile` (> 0); called by one whole warp once
+// the cleared watermark has passed the tile. saved: kMaxSavedWindows * 32
+// elements of shared memory for aggregates of windows passed over.
+// A window is usable as soon as its newest inclusive prefix has no invalid
+// (unpublished) tile after it; older stragglers do not matter.
 template <typename T, typename Op, int kMaxSavedWindows, typename Status>
 __device__ __forceinline__ T lookback_exclusive_prefix(const Status &status, uint32_t tile, T *saved,
-                                                       int lane) {
+                                                       int lane, uint32_t poll_ns,
+                                                       LookbackStats &stats) {
     using Traits = ScanOpTraits<T, Op>;
     const Op op;
     int64_t window_end = tile;  // window covers tiles [window_end - 32, window_end)
@@ -166,39 +175,39 @@ __device__ __forceinline__ T lookback_exclusive_prefix(const Status &status, uin
         uint32_t flag = kTileInclusive;  // tiles before 0 act as an empty inclusive prefix
         T value = Traits::neutral();
         if (index >= 0) status.load(static_cast<uint64_t>(index), flag, value);
-        int spins = 0;
-        while (__any_sync(kWarpLaneMask, flag == kTileInvalid)) {
-            if (++spins > 4) __nanosleep(spins < 32 ? 32 : 128);
-            if (flag == kTileInvalid) status.load(static_cast<uint64_t>(index), flag, value);
-        }
+        ++stats.polls;
+        const unsigned invalid = __ballot_sync(kWarpLaneMask, flag == kTileInvalid);
         const unsigned inclusive = __ballot_sync(kWarpLaneMask, flag == kTileInclusive);
-        if (inclusive) {
-            const int newest = kWarpLanes - 1 - __clz(inclusive);
-            T acc = __shfl_sync(kWarpLaneMask, value, newest);
+        const int newest_inclusive = inclusive ? kWarpLanes - 1 - __clz(inclusive) : -1;
+        const int newest_invalid = invalid ? kWarpLanes - 1 - __clz(invalid) : -1;
+        if (newest_inclusive > newest_invalid) {
+            T acc = __shfl_sync(kWarpLaneMask, value, newest_inclusive);
             if constexpr (Traits::kOrdered) {
-                acc = warp_fold_ordered(acc, value, newest + 1, op);
+                acc = warp_fold_ordered(acc, value, newest_inclusive + 1, op);
                 for (int w = saved_windows - 1; w >= 0; --w) {
 #pragma unroll 8
                     for (int k = 0; k < kWarpLanes; ++k) acc = op(acc, saved[w * kWarpLanes + k]);
                 }
             } else {
-                T mine = lane > newest ? value : Traits::neutral();
+                T mine = lane > newest_inclusive ? value : Traits::neutral();
                 for (int w = 0; w < saved_windows; ++w) mine = op(mine, saved[w * kWarpLanes + lane]);
                 acc = op(acc, warp_reduce_exact(mine, op));
             }
             return acc;
         }
-        // Only aggregates here: keep them and look further back, or, when
-        // the buffer is full, keep polling this window until an inclusive
-        // prefix shows up (it will: older tiles never wait on newer ones).
-        if (saved_windows < kMaxSavedWindows) {
+        if (invalid == 0 && saved_windows < kMaxSavedWindows) {
+            // Only aggregates here: keep them and look further back.
             saved[saved_windows * kWarpLanes + lane] = value;
             __syncwarp();
             ++saved_windows;
+            ++stats.windows;
             window_end -= kWarpLanes;
-        } else {
-            __nanosleep(128);
+            continue;
         }
+        // A tile after the newest inclusive prefix is still unpublished, or
+        // the buffer is full: poll this window again (older tiles never wait
+        // on newer ones, so this ends).
+        if (poll_ns) __nanosleep(poll_ns);
     }
 }
 

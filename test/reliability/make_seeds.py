@@ -1,0 +1,225 @@
+#!/usr/bin/env python3
+"""Writes the seed corpus of the API fuzz target (test/reliability/corpus/).
+
+Each seed is a small program in the byte language fuzz_api.cpp reads: one
+byte picks the operation (op % 20), the following bytes its arguments, in
+the order the target reads them. The seeds start the fuzzer (and the replay
+test) in the interesting places: sorting NaNs and signed zeros with values,
+aliasing wrapped views, buffers of the other context and destroyed ones,
+absurd counts, unknown enum values, odd context options.
+
+    python3 test/reliability/make_seeds.py   # rewrites corpus/seed_*
+"""
+import os
+import struct
+
+# Operations (fuzz_api.cpp, Harness::run).
+CREATE, WRAP, DESTROY, FILL, UPLOAD, DOWNLOAD, REDUCE, REDUCE_TO_BUFFER = 0, 2, 3, 4, 6, 7, 8, 9
+DOT, DOT_TO_BUFFER, SCAN, SORT, GET_INFO, QUERIES, CONTEXT_CREATE, GLOBALS = 10, 11, 12, 14, 16, 17, 18, 19
+I32, U32, I64, U64, F32, F64 = range(6)
+CTX0, CTX1, NULL_CTX, FAKE_CTX = 0, 7, 250, 251
+
+
+def u8(v):
+    return bytes([v & 0xFF])
+
+
+def u16(v):
+    return struct.pack("<H", v)
+
+
+def u64(v):
+    return struct.pack("<Q", v)
+
+
+def small_count(n):  # draw_count, mode < 170: u8 % 40
+    assert n < 40
+    return u8(0) + u8(n)
+
+
+def medium_count(n):  # mode < 215: u16 % 4096
+    return u8(180) + u16(n)
+
+
+def edge_count(k):  # mode 215..234: kEdges[mode % 10]
+    mode = 220 + ((k - 220) % 10)
+    return u8(mode)
+
+
+def absurd_count(v):  # mode >= 235: u64 | 2^60
+    return u8(240) + u64(v)
+
+
+def buf(index, other_context=False):  # draw_buffer: a live buffer, by index
+    return u8(30 if other_context else 100) + u8(index)
+
+
+NULL_BUF = u8(0)
+JUNK_BUF = u8(6)
+
+
+def stale(k=0):
+    return u8(8 + k)  # choice 8..19 picks stale_[choice % size]
+
+
+def create(dtype, count, ctx=CTX0):
+    return u8(CREATE) + u8(ctx) + u8(dtype) + count + u8(0)
+
+
+def wrap(dtype, offset8, count, ctx=CTX0, misaligned=0):
+    placement = 15 if misaligned else 0
+    body = u8(WRAP) + u8(ctx) + u8(dtype) + u8(placement) + u16(offset8)
+    if misaligned:
+        body += u8(misaligned - 1)
+    return body + u8(100) + u16(count)
+
+
+def wrap_huge(dtype, ctx=CTX0):
+    return u8(WRAP) + u8(ctx) + u8(dtype) + u8(0) + u16(0) + u8(240) + u64(0x123456789)
+
+
+def fill_palette(index, picks, floats):
+    """op_fill with mode >= 64: one draw_value per element, each a palette
+    pick (draw_value: a mode byte >= 48 picks palette[mode % size], 28
+    entries for floats, 16 for integers)."""
+    body = u8(FILL) + u8(index) + u8(200) + u8(60)  # mode, then `repeated`
+    for p in picks:
+        body += u8(p + (56 if floats else 64))
+    return body
+
+
+def sort(order, keys_in, keys_out=None, values_in=None, values_out=None, ctx=CTX0):
+    """keys_out / values_out None: in place. The shape byte says which
+    handles follow: % 4 == 0 a keys_out, % 3 != 0 values, then % 5 == 0 a
+    values_out (7 and 11 drop one of the values handles)."""
+    want_keys_out, want_values = keys_out is not None, values_in is not None
+    want_values_out = values_out is not None
+    shape = next(x for x in range(256) if x not in (7, 11, 255)
+                 and (x % 4 == 0) == want_keys_out and (x % 3 != 0) == want_values
+                 and (not want_values or (x % 5 == 0) == want_values_out))
+    body = u8(SORT) + u8(ctx) + u8(order) + u8(shape) + keys_in
+    if shape % 4 == 0:
+        body += keys_out
+    if shape % 3 != 0:
+        body += values_in
+        if shape % 5 == 0:
+            body += values_out
+    return body
+
+
+def scan(op, kind, input_, output=None, ctx=CTX0):
+    if output is None:
+        return u8(SCAN) + u8(ctx) + u8(op) + u8(kind) + input_ + u8(0)  # in place
+    return u8(SCAN) + u8(ctx) + u8(op) + u8(kind) + input_ + u8(100) + output
+
+
+def reduce_(op, input_, ctx=CTX0):
+    return u8(REDUCE) + u8(ctx) + u8(op) + input_ + u8(0)
+
+
+def reduce_to_buffer(op, input_, result, ctx=CTX0):
+    return u8(REDUCE_TO_BUFFER) + u8(ctx) + u8(op) + input_ + result
+
+
+def dot(a, b, ctx=CTX0):
+    return u8(DOT) + u8(ctx) + a + u8(100) + b + u8(0)
+
+
+def dot_to_buffer(a, b, result, ctx=CTX0):
+    return u8(DOT_TO_BUFFER) + u8(ctx) + a + u8(100) + b + result
+
+
+def upload(handle, offset, count_byte, data=b"", ctx=CTX0):
+    return u8(UPLOAD) + u8(ctx) + handle + offset + u8(0) + u8(count_byte) + u8(0) + data
+
+
+def download(handle, offset, count_byte, ctx=CTX0):
+    return u8(DOWNLOAD) + u8(ctx) + handle + offset + u8(0) + u8(count_byte) + u8(0)
+
+
+def destroy(handle, ctx=CTX0):
+    return u8(DESTROY) + u8(ctx) + handle
+
+
+# Float palette indexes (draw_value: mode % 28): 0 +0, 1 -0, 2 1, 3 -1,
+# 10 +inf, 11 -inf, 12 qNaN, 13 -qNaN, 14 denorm, 17 max, 18 lowest,
+# 24..27 NaN payloads of both signs (27: all ones).
+FLOAT_PICKS = [12, 1, 0, 13, 10, 11, 24, 25, 26, 27, 2, 2, 3, 1, 0, 14]
+
+SEEDS = {
+    # Sort float keys with NaNs of both signs, signed zeros and duplicates,
+    # carrying i64 values, ascending then descending; MIN/MAX over NaNs.
+    "seed_sort_specials": (
+        create(F32, small_count(16)) + create(I64, small_count(16)) + create(F32, small_count(16))
+        + create(I64, small_count(16))
+        + fill_palette(0, FLOAT_PICKS, True) + fill_palette(1, [3, 3, 1, 0] * 4, False)
+        + sort(0, buf(0), buf(2), buf(1), buf(3))
+        + sort(1, buf(0), None, buf(1))
+        + reduce_(1, buf(0)) + reduce_(2, buf(0)) + reduce_(0, buf(0))
+        + scan(1, 0, buf(0), buf(2)) + scan(0, 1, buf(0))),
+    # Integer sums that wrap, dot, results into buffers, scans in place.
+    "seed_integers": (
+        create(I32, small_count(33)) + create(I32, small_count(33)) + create(I32, small_count(1))
+        + create(U64, small_count(7))
+        + fill_palette(0, ([7, 8, 9, 10, 14] * 7)[:33], False)
+        + fill_palette(1, [7, 10, 14] * 11, False)
+        + dot(buf(0), buf(1)) + dot_to_buffer(buf(0), buf(1), buf(2))
+        + reduce_to_buffer(0, buf(0), buf(2)) + reduce_to_buffer(2, buf(0), buf(0))
+        + scan(0, 0, buf(0)) + scan(0, 1, buf(1), buf(0)) + scan(1, 1, buf(3))),
+    # Wrapped views of one host arena: in place through two handles,
+    # partial overlap (INVALID_ARGUMENT), misaligned wrap, NULL data.
+    "seed_aliasing": (
+        wrap(F64, 0, 16) + wrap(F64, 0, 16) + wrap(F64, 4, 16) + wrap(F32, 16, 8, misaligned=2)
+        + fill_palette(0, FLOAT_PICKS, True)
+        + scan(0, 0, buf(0), buf(1)) + scan(0, 0, buf(0), buf(2))
+        + sort(0, buf(0), buf(2)) + sort(0, buf(1), None, buf(2))
+        + reduce_to_buffer(0, buf(0), buf(2)) + dot_to_buffer(buf(0), buf(1), buf(1))),
+    # Buffers of the other context, destroyed buffers, NULL and junk handles.
+    "seed_handles": (
+        create(U32, small_count(8)) + create(U32, small_count(8), ctx=CTX1)
+        + reduce_(0, buf(0, other_context=True), ctx=CTX1)
+        + sort(0, buf(1, other_context=True), None, buf(0, other_context=True))
+        + destroy(buf(0)) + reduce_(0, stale(0)) + destroy(stale(0)) + destroy(NULL_BUF)
+        + reduce_(0, JUNK_BUF) + scan(0, 0, NULL_BUF) + download(stale(0), u8(0) + u8(0), 1)
+        + u8(GET_INFO) + u8(CTX0) + JUNK_BUF + u8(7)
+        + u8(GET_INFO) + u8(CTX1) + u8(100) + u8(0) + u8(7)
+        + u8(QUERIES) + u8(CTX1) + u8(6)  # destroy context 1 with its buffer, make a new one
+        + reduce_(0, stale(1))),
+    # Absurd counts: OVERFLOW or OUT_OF_MEMORY before allocating; ranges
+    # past the end, offsets near 2^64.
+    "seed_huge_counts": (
+        create(F64, edge_count(220)) + create(F32, edge_count(221)) + create(I64, edge_count(227))
+        + create(U32, absurd_count(0)) + create(F64, absurd_count(0xFFFFFFFFFFFF))
+        + wrap_huge(F64) + wrap_huge(U32)
+        + create(I32, small_count(10))
+        + upload(buf(0), u8(230) + u8(1), 3, bytes(12))
+        + upload(buf(0), u8(0) + u8(8), 3, bytes(12))
+        + download(buf(0), u8(0) + u8(9), 2) + download(buf(0), u8(0) + u8(10), 0)),
+    # Unknown enum values, NULL and fake contexts, odd context options, globals.
+    "seed_enums_contexts": (
+        create(I32, small_count(4)) + create(255, small_count(4))
+        + u8(REDUCE) + u8(CTX0) + u8(240) + buf(0) + u8(0)
+        + u8(SCAN) + u8(CTX0) + u8(0) + u8(250) + buf(0) + u8(0)
+        + u8(SORT) + u8(CTX0) + u8(245) + u8(3) + buf(0)
+        + reduce_(0, buf(0), ctx=NULL_CTX) + reduce_(0, buf(0), ctx=FAKE_CTX)
+        + u8(REDUCE) + u8(252) + u8(0) + buf(0) + u8(0)
+        + u8(CONTEXT_CREATE) + u8(1) + u8(0) + u8(0) + u8(40)
+        + u8(CONTEXT_CREATE) + u8(0) + u8(5) + u8(4) + u8(1)
+        + u8(CONTEXT_CREATE) + u8(0) + u8(2) + u8(0) + u8(60)
+        + u8(QUERIES) + u8(CTX0) + u8(1) + u8(3)
+        + u8(QUERIES) + u8(FAKE_CTX) + u8(3)
+        + u8(GLOBALS) + u8(200) + u8(6) + u8(240)),
+}
+
+
+def main():
+    directory = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus")
+    os.makedirs(directory, exist_ok=True)
+    for name, program in SEEDS.items():
+        with open(os.path.join(directory, name), "wb") as f:
+            f.write(program)
+        print(f"{name}: {len(program)} bytes")
+
+
+if __name__ == "__main__":
+    main()

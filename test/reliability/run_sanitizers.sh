@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# Sanitizer builds of libgpuprim on the CPU backend, run from the repository
+# root (or anywhere: it finds the root itself).
+#  1. AddressSanitizer + UndefinedBehaviorSanitizer + LeakSanitizer: the
+#     library, every test and the examples, then the whole ctest suite.
+#     Any sanitizer report fails (the runtimes abort on the first one, and
+#     the test log is searched for reports besides).
+#  2. ThreadSanitizer: the library and test/reliability/test_concurrency.c
+#     (threads with a context each), built directly.
+# Exits non-zero on any failure; the last line is the verdict.
+# Environment: JOBS (default 2), SANITIZE_BUILD_DIR (default build-sanitize),
+# TSAN_BUILD_DIR (default build-tsan), SKIP_TSAN=1 to skip step 2.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+root=$(pwd)
+jobs=${JOBS:-2}
+build=${SANITIZE_BUILD_DIR:-build-sanitize}
+tsan_build=${TSAN_BUILD_DIR:-build-tsan}
+started=$(date +%s)
+
+verdict() {
+  echo "run_sanitizers: $1 ($(( $(date +%s) - started )) s)"
+  exit "$2"
+}
+
+flags="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all"
+echo "=== [1/2] ASan+UBSan+LSan build in $build"
+cmake -S . -B "$build" \
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DGPUPRIM_WITH_CUDA=OFF \
+  -DGPUPRIM_SANITIZE=ON \
+  -DBUILD_TESTING=ON \
+  -DGPUPRIM_BUILD_EXAMPLES=ON \
+  -DCMAKE_C_FLAGS="$flags" \
+  -DCMAKE_CXX_FLAGS="$flags" \
+  -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" \
+  -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=address,undefined" >"$build.configure.log" 2>&1 \
+  || { cat "$build.configure.log"; verdict "FAILED (configure)" 1; }
+cmake --build "$build" -j "$jobs" || verdict "FAILED (build)" 1
+
+# Reports abort the process (abort_on_error) so the test fails; leaks are
+# reported at exit (detect_leaks). Tests that need more (allocator_may_return_null
+# for huge requests) append to ASAN_OPTIONS in their CMake properties.
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1
+export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+export LSAN_OPTIONS=report_objects=1
+# A shared libgpuprim loaded into an unsanitized interpreter (the Python
+# ctypes example) needs the ASan runtime first in the process.
+asan_runtime=$(${CC:-cc} -print-file-name=libasan.so 2>/dev/null || true)
+export GPUPRIM_ASAN_RUNTIME="$asan_runtime"
+
+ctest_status=0
+ctest --test-dir "$build" --output-on-failure -j "$jobs" --timeout 900 --no-tests=error \
+  || ctest_status=$?
+log="$build/Testing/Temporary/LastTest.log"
+reports=0
+if [ -f "$log" ]; then
+  reports=$(grep -cE "ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:|SUMMARY: UndefinedBehaviorSanitizer" "$log" || true)
+fi
+if [ "$ctest_status" -ne 0 ] || [ "$reports" -ne 0 ]; then
+  [ "$reports" -ne 0 ] && grep -nE "ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:" "$log" | head -20
+  verdict "FAILED (ctest exit $ctest_status, $reports sanitizer report line(s) in $log)" 1
+fi
+echo "=== [1/2] passed: every test clean under ASan+UBSan+LSan"
+
+if [ "${SKIP_TSAN:-0}" = 1 ]; then
+  verdict "PASSED (ASan+UBSan+LSan; ThreadSanitizer skipped)" 0
+fi
+echo "=== [2/2] ThreadSanitizer: library + test_concurrency in $tsan_build"
+mkdir -p "$tsan_build"
+cc_tsan="${CC:-cc} -std=c99 -O1 -g -fsanitize=thread"
+cxx_tsan="${CXX:-c++} -std=c++17 -O1 -g -fsanitize=thread"
+objects=()
+pids=()
+for source in src/api/*.cpp src/core/*.cpp src/cpu/*.cpp; do
+  object="$tsan_build/$(echo "$source" | tr / _).o"
+  objects+=("$object")
+  $cxx_tsan -Iinclude -Isrc -DGPUPRIM_STATIC_DEFINE -c "$source" -o "$object" &
+  pids+=($!)
+  if [ ${#pids[@]} -ge "$jobs" ]; then wait "${pids[0]}" || verdict "FAILED (TSan compile)" 1; pids=("${pids[@]:1}"); fi
+done
+for pid in "${pids[@]}"; do wait "$pid" || verdict "FAILED (TSan compile)" 1; done
+$cc_tsan -Iinclude -DGPUPRIM_STATIC_DEFINE test/reliability/test_concurrency.c "${objects[@]}" \
+  -lstdc++ -lm -lpthread -o "$tsan_build/rel_concurrency_tsan" || verdict "FAILED (TSan link)" 1
+TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1" "$tsan_build/rel_concurrency_tsan" 8 3 \
+  || verdict "FAILED (ThreadSanitizer: test_concurrency)" 1
+verdict "PASSED (ASan+UBSan+LSan: all tests; ThreadSanitizer: concurrency)" 0
