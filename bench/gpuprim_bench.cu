@@ -531,36 +531,38 @@ struct Events {
 // give two consecutive calls the same copy.
 using Op = std::function<void(uint64_t slot)>;
 
-// Medians (us) of ours and CUB, run alternately (order swapped every rep) on
-// the same stream, after warm-up. Each run is bracketed by its own events.
-void time_pair(cudaStream_t stream, Events &ev, int warmup, int reps, const Op &ours,
-               const Op &cub, double &ours_us, double &cub_us) {
+// Median time (us) of each op, all run round-robin on the same stream after
+// warm-up (which op goes first rotates every repetition), each call bracketed
+// by its own pair of events.
+std::vector<double> time_ops(cudaStream_t stream, Events &ev, int warmup, int reps,
+                             const std::vector<const Op *> &ops) {
+    const size_t k = ops.size();
     uint64_t slot = 0;
-    for (int w = 0; w < warmup; ++w) {
-        ours(slot++);
-        cub(slot++);
-    }
+    for (int w = 0; w < warmup; ++w)
+        for (const Op *op : ops) (*op)(slot++);
     CUDA_CHECK(cudaStreamSynchronize(stream));
     for (int r = 0; r < reps; ++r) {
-        for (int k = 0; k < 2; ++k) {
-            const bool run_ours = (k == 0) == (r % 2 == 0);
-            const size_t e = size_t(4) * r + (run_ours ? 0 : 2);
+        for (size_t j = 0; j < k; ++j) {
+            const size_t i = (size_t(r) + j) % k;
+            const size_t e = 2 * (size_t(r) * k + i);
             CUDA_CHECK(cudaEventRecord(ev.get(e), stream));
-            (run_ours ? ours : cub)(slot++);
+            (*ops[i])(slot++);
             CUDA_CHECK(cudaEventRecord(ev.get(e + 1), stream));
         }
     }
     CUDA_CHECK(cudaStreamSynchronize(stream));
-    std::vector<double> a, b;
-    for (int r = 0; r < reps; ++r) {
-        float ms;
-        CUDA_CHECK(cudaEventElapsedTime(&ms, ev.get(4 * r), ev.get(4 * r + 1)));
-        a.push_back(ms * 1e3);
-        CUDA_CHECK(cudaEventElapsedTime(&ms, ev.get(4 * r + 2), ev.get(4 * r + 3)));
-        b.push_back(ms * 1e3);
+    std::vector<double> medians;
+    for (size_t i = 0; i < k; ++i) {
+        std::vector<double> us;
+        for (int r = 0; r < reps; ++r) {
+            const size_t e = 2 * (size_t(r) * k + i);
+            float ms = 0;
+            CUDA_CHECK(cudaEventElapsedTime(&ms, ev.get(e), ev.get(e + 1)));
+            us.push_back(ms * 1e3);
+        }
+        medians.push_back(median(us));
     }
-    ours_us = median(a);
-    cub_us = median(b);
+    return medians;
 }
 
 // ---------------------------------------------------------------------------
@@ -640,14 +642,15 @@ struct Bench {
         cub_temp.release();
     }
 
-    // Device-to-device copy of `bytes`, the bandwidth ceiling; cached by size.
-    double copy_time_us(uint64_t bytes, Row &row) {
+    // Device-to-device copy of `bytes` in buffers of its own, cached by size:
+    // the ceiling for rows too big to hold a copy destination of their own.
+    double standalone_copy_us(uint64_t bytes, Row &row) {
         for (auto &entry : copy_cache)
             if (entry.first == bytes) return entry.second;
         release_all_workspace();
         const int copies = pick_copies(bytes, bytes);
         if (copies == 0) {
-            row.note += "no memory for copy reference; ";
+            row.note += "no memory for the copy reference; ";
             return 0;
         }
         std::vector<std::unique_ptr<DeviceArray>> src;
@@ -660,11 +663,48 @@ struct Bench {
             CUDA_CHECK(cudaMemcpyAsync(dst.data, src[slot % copies]->data, bytes,
                                        cudaMemcpyDeviceToDevice, stream));
         };
-        double a, b;
-        time_pair(stream, events, 2, reps_for(2.0 * bytes), copy, copy, a, b);
-        const double us = 0.5 * (a + b);
+        const double us = time_ops(stream, events, 2, reps_for(2.0 * bytes), {&copy})[0];
         copy_cache.emplace_back(bytes, us);
         return us;
+    }
+
+    // Rotating input copies, and whether the row can also hold a destination
+    // for the reference copy (so the copy runs on the row's own buffers, timed
+    // in the same round-robin as ours and CUB). Rotation comes first.
+    int plan_memory(uint64_t per_copy, uint64_t fixed, uint64_t copy_bytes, bool &copy_in_row) {
+        const int without = pick_copies(per_copy, fixed);
+        const int with = pick_copies(per_copy, fixed + copy_bytes);
+        copy_in_row = with > 0 && with == without;
+        return without;
+    }
+
+    // The inputs of one row: arrays[j][copy] holds bytes[j] bytes.
+    struct Inputs {
+        std::vector<std::vector<std::unique_ptr<DeviceArray>> *> arrays;
+        std::vector<uint64_t> bytes;
+    };
+
+    // Times ours, CUB and (with copy_dst) the D2D copy of the row's inputs.
+    void time_row(Row &row, const Op &ours, const Op &cub, const Inputs &inputs,
+                  DeviceArray *copy_dst) {
+        const Op copy = [&](uint64_t slot) {
+            uint64_t offset = 0;
+            for (size_t j = 0; j < inputs.arrays.size(); ++j) {
+                auto &copies = *inputs.arrays[j];
+                CUDA_CHECK(cudaMemcpyAsync(static_cast<char *>(copy_dst->data) + offset,
+                                           copies[slot % copies.size()]->data, inputs.bytes[j],
+                                           cudaMemcpyDeviceToDevice, stream));
+                offset += inputs.bytes[j];
+            }
+        };
+        std::vector<const Op *> ops{&ours, &cub};
+        if (copy_dst) ops.push_back(&copy);
+        row.reps = reps_for(row.bytes);
+        const std::vector<double> us =
+            time_ops(stream, events, row.bytes > 4e9 ? 2 : 3, row.reps, ops);
+        row.ours_us = us[0];
+        row.cub_us = us[1];
+        if (copy_dst) row.copy_us = us[2];
     }
 
     void open_csv() {
@@ -705,7 +745,6 @@ struct Bench {
         const uint64_t n = row.n;
         row.bytes = model_bytes(p, d, n);
         row.copy_bytes = input_bytes(p, d, n);
-        row.copy_us = copy_time_us(row.copy_bytes, row);
         release_all_workspace();
         if (is_reduce(p))
             run_reduce(row);
@@ -714,6 +753,10 @@ struct Bench {
         else
             run_sort(row);
         release_all_workspace();
+        if (row.copy_us == 0 && row.ours_us > 0) {
+            row.copy_us = standalone_copy_us(row.copy_bytes, row);
+            row.note += "copy timed in separate buffers; ";
+        }
     }
 
     // Fills copy 0 and replicates it, so every copy holds the same input and
@@ -742,7 +785,9 @@ struct Bench {
         size_t temp_bytes = 0;
         CUDA_CHECK(cubfn(nullptr, temp_bytes, nullptr, nullptr, nullptr, n, stream));
         const uint64_t per_copy = n * d.bytes * (dot ? 2 : 1);
-        const int copies = pick_copies(per_copy, temp_bytes + (64u << 20));
+        bool copy_in_row = false;
+        const int copies =
+            plan_memory(per_copy, temp_bytes + (64u << 20), row.copy_bytes, copy_in_row);
         if (!copies) return skip(row, per_copy);
         row.copies = copies;
         cub_temp.reserve(temp_bytes);
@@ -786,9 +831,16 @@ struct Bench {
                 CUDA_CHECK(cudaStreamSynchronize(stream));
             }
         };
-        row.reps = reps_for(row.bytes);
-        time_pair(stream, events, row.bytes > 4e9 ? 2 : 3, row.reps, ours, cub, row.ours_us,
-                  row.cub_us);
+        {
+            std::unique_ptr<DeviceArray> copy_dst;
+            if (copy_in_row) copy_dst = std::make_unique<DeviceArray>(row.copy_bytes);
+            Inputs inputs{{&a}, {n * d.bytes}};
+            if (dot) {
+                inputs.arrays.push_back(&b);
+                inputs.bytes.push_back(n * d.bytes);
+            }
+            time_row(row, ours, cub, inputs, copy_dst.get());
+        }
 
         // Every copy holds the same data, so the last results of both compare.
         uint64_t got = 0, want = 0;
@@ -850,7 +902,8 @@ struct Bench {
         const uint64_t bytes = n * d.bytes;
         // ours and CUB outputs, CUB temp, an allowance for libgpuprim's workspace
         const uint64_t fixed = 2 * bytes + temp_bytes + bytes / 32 + (64u << 20);
-        const int copies = pick_copies(bytes, fixed);
+        bool copy_in_row = false;
+        const int copies = plan_memory(bytes, fixed, row.copy_bytes, copy_in_row);
         if (!copies) return skip(row, bytes + fixed);
         row.copies = copies;
         cub_temp.reserve(temp_bytes);
@@ -876,9 +929,11 @@ struct Bench {
             size_t tb = cub_temp.bytes;
             CUDA_CHECK(cubfn(cub_temp.data, tb, in[slot % copies]->data, cub_out.data, n, stream));
         };
-        row.reps = reps_for(row.bytes);
-        time_pair(stream, events, row.bytes > 4e9 ? 2 : 3, row.reps, ours, cub, row.ours_us,
-                  row.cub_us);
+        {
+            std::unique_ptr<DeviceArray> copy_dst;
+            if (copy_in_row) copy_dst = std::make_unique<DeviceArray>(row.copy_bytes);
+            time_row(row, ours, cub, Inputs{{&in}, {bytes}}, copy_dst.get());
+        }
         compare(row, ours_out.data, cub_out.data, n, d,
                 d.kind == Kind::Float ? float_rtol(d) : 0.0);
     }
@@ -898,7 +953,8 @@ struct Bench {
         // more unit). The check afterwards holds one input, both outputs and
         // CUB's temp, with the workspace released.
         const uint64_t fixed = unit + temp_bytes + unit + (64u << 20);
-        const int copies = pick_copies(unit, fixed);
+        bool copy_in_row = false;
+        const int copies = plan_memory(unit, fixed, row.copy_bytes, copy_in_row);
         if (!copies) return skip(row, unit + fixed);
         row.copies = copies;
         cub_temp.reserve(temp_bytes);
@@ -934,9 +990,16 @@ struct Bench {
                              vb ? values[c]->data : nullptr, vb ? values_out->data : nullptr, n,
                              stream));
         };
-        row.reps = reps_for(row.bytes);
-        time_pair(stream, events, row.bytes > 4e9 ? 2 : 3, row.reps, ours, cub, row.ours_us,
-                  row.cub_us);
+        {
+            std::unique_ptr<DeviceArray> copy_dst;
+            if (copy_in_row) copy_dst = std::make_unique<DeviceArray>(row.copy_bytes);
+            Inputs inputs{{&keys}, {n * d.bytes}};
+            if (vb) {
+                inputs.arrays.push_back(&values);
+                inputs.bytes.push_back(n * vb);
+            }
+            time_row(row, ours, cub, inputs, copy_dst.get());
+        }
 
         // Check: ours once more into the shared output, then CUB sorts the
         // order-preserving image of the same input into fresh buffers.

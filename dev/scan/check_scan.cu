@@ -106,10 +106,10 @@ struct Harness {
 static Harness H;
 
 // ------------------------------------------------------------ the call
-template <int Th, int V, bool LB, int MB = 0, uint32_t Poll = 64, int MS = 8,
+template <int Th, int V, int MB, uint32_t Poll = 64, int MS = 8,
           CacheHint L = CacheHint::Default, CacheHint S = CacheHint::Default>
 struct Sweep {
-    using Config = ScanKernelConfig<Th, V, L, S, MS, LB, MB>;
+    using Config = ScanKernelConfig<Th, V, L, S, MS, MB>;
     static constexpr uint32_t kSingleBlockMaxTiles = 1;
     static constexpr uint32_t kClearChunk = 256;
     static constexpr uint32_t kPollNs = Poll;
@@ -686,31 +686,18 @@ template <typename T>
 static void sweep(uint64_t n, const char *label) {
     pool_fill<T>(n);
     std::printf("  %s n=%llu:\n  ", label, (unsigned long long)n);
-    constexpr bool kWide = sizeof(T) == 8;
-    show_tuning<T, Sweep<256, 4, false>>(n, "A256x4");
-    show_tuning<T, Sweep<128, 8, false>>(n, "A128x8");
-    show_tuning<T, Sweep<256, 4, false, 0, 0>>(n, "A256x4p0");
-    show_tuning<T, Sweep<256, 4, false, 0, 400>>(n, "A256x4p400");
-    show_tuning<T, Sweep<256, 4, true>>(n, "B256x4");
+    show_tuning<T, LibraryTuning>(n, "library");
+    show_tuning<T, Sweep<128, 8, 12>>(n, "128x8mb12");
+    show_tuning<T, Sweep<128, 8, 10>>(n, "128x8mb10");
+    show_tuning<T, Sweep<256, 8, 6>>(n, "256x8mb6");
+    show_tuning<T, Sweep<128, 16, 6>>(n, "128x16mb6");
     std::printf("\n  ");
-    show_tuning<T, Sweep<128, 8, true>>(n, "B128x8");
-    show_tuning<T, Sweep<128, 4, true>>(n, "B128x4");
-    show_tuning<T, Sweep<256, 4, true, 5>>(n, "B256x4mb5");
-    show_tuning<T, Sweep<128, 8, true, 8>>(n, "B128x8mb8");
-    show_tuning<T, Sweep<256, 8, true>>(n, "B256x8");
-    std::printf("\n  ");
-    show_tuning<T, Sweep<512, 4, true>>(n, "B512x4");
-    show_tuning<T, Sweep<256, 4, true, 0, 0>>(n, "B256x4p0");
-    show_tuning<T, Sweep<256, 4, true, 0, 400>>(n, "B256x4p400");
-    show_tuning<T, Sweep<128, 8, true, 0, 400>>(n, "B128x8p400");
-    show_tuning<T, Sweep<128, 8, true, 8, 200>>(n, "B128x8mb8p200");
-    if constexpr (kWide) show_tuning<T, Sweep<128, 16, true>>(n, "B128x16");
+    show_tuning<T, Sweep<128, 16, 6, 200>>(n, "128x16mb6p200");
+    show_tuning<T, Sweep<128, 16, 5>>(n, "128x16mb5");
+    show_tuning<T, Sweep<256, 16, 3>>(n, "256x16mb3");
+    show_tuning<T, Sweep<64, 16, 12>>(n, "64x16mb12");
     std::printf("\n");
-    if (n >= (uint64_t(1) << 27)) {
-        trace_summary<T, Sweep<256, 4, false>>(n, "A256x4");
-        trace_summary<T, Sweep<256, 4, true>>(n, "B256x4");
-        trace_summary<T, Sweep<128, 8, true>>(n, "B128x8");
-    }
+    if (n >= (uint64_t(1) << 27)) trace_summary<T, Sweep<128, 16, 6>>(n, "128x16mb6");
 }
 
 static void timings() {
@@ -804,10 +791,8 @@ int run(int argc, char **argv) {
             test_dtype<double, Tu, true>(true);
             g_tuning_name = "library";
         };
-        candidates(Sweep<256, 4, false>{}, "A256x4");
-        candidates(Sweep<128, 8, true>{}, "B128x8");
-        candidates(Sweep<256, 4, true, 5>{}, "B256x4mb5");
-        candidates(Sweep<128, 8, true, 8, 200>{}, "B128x8mb8p200");
+        candidates(Sweep<128, 8, 12>{}, "128x8mb12");
+        candidates(Sweep<256, 8, 6>{}, "256x8mb6");
         std::printf("== determinism ==\n");
         test_determinism<float>(uint64_t(1) << 26, 100, false);
         test_determinism<float>(uint64_t(1) << 26, 10, true);

@@ -45,8 +45,10 @@ enum Pattern { kRandom, kSorted, kReversed, kEqual, kFew, kSpecial, kLow12, kLow
 const char *kPatternNames[] = {"random", "sorted", "reversed", "equal", "few", "special", "low12", "low20", "top8"};
 
 // Which sort entry: the public one, or a Onesweep shape directly.
-enum Path { kPublic, kMedium, kLarge };
-const char *kPathNames[] = {"public", "medium", "large"};
+enum Path { kPublic, kMedium, kLarge, kFused, kAlt };
+const char *kPathNames[] = {"public", "medium", "large", "fused", "alt"};
+// The other rank/prefetch code paths: AtomicOr masks, prefetched keys and tickets.
+using AltShape = gc::OnesweepShape<384, 16, 2, gc::RadixMatch::AtomicOr, true, 4, true>;
 
 struct Case {
     int dtype;
@@ -74,7 +76,12 @@ void run_sort(TestEnv &t, const SortRequest &request, Path path, uint64_t portio
     auto go = [&](auto key_tag, auto value_tag) {
         using K = decltype(key_tag);
         constexpr int VB = decltype(value_tag)::value;
-        if (path == kMedium)
+        if (path == kFused) {
+            if (!rd::fused_sort<K, VB, typename gc::OnesweepFusedShape<sizeof(K), VB>::type>(t.env, request))
+                gpuprim::fail(GPUPRIM_ERROR_INTERNAL, "fused path refused");
+        } else if (path == kAlt)
+            rd::onesweep_sort<K, VB, AltShape>(t.env, request, tuning, portion_limit);
+        else if (path == kMedium)
             rd::onesweep_sort<K, VB, typename gc::OnesweepMediumShape<sizeof(K), VB>::type>(t.env, request, tuning,
                                                                                            portion_limit);
         else
@@ -293,7 +300,9 @@ std::vector<Case> check_cases() {
     const uint64_t medium_tile = gc::OnesweepMediumShape<4, 0>::type::kTile;
     const uint64_t large_tile = gc::OnesweepLargeShape<4, 0>::type::kTile;
     // A. every dtype x order x values, random keys, public path, many sizes.
-    const uint64_t sizes[] = {0, 1, 2, 3, 31, 33, 1000, 1024, 4095, 4096, 4097, 6145, 65536, 100003, 1048577, 1500007};
+    const uint64_t sizes[] = {0,     1,     2,     3,      31,     33,      255,     256,    257,     1000,
+                              1024,  4095,  4096,  4097,   6145,   30000,   65536,   65537,  100003,  1048577,
+                              1500007};
     int toggle = 0;
     for (int d = 0; d < 6; ++d)
         for (int desc = 0; desc < 2; ++desc)
@@ -314,8 +323,8 @@ std::vector<Case> check_cases() {
                 for (int p = 1; p < kPatternCount; ++p)
                     cases.push_back({d, bool(desc), vb, 1100003, Pattern(p), bool((p + vb) % 2), kPublic, rd::kMaxPortionKeys});
     // C. Onesweep shapes directly: tile boundaries, tiny counts, several portions.
-    for (Path path : {kMedium, kLarge}) {
-        const uint64_t tile = path == kMedium ? medium_tile : large_tile;
+    for (Path path : {kMedium, kLarge, kAlt}) {
+        const uint64_t tile = path == kMedium ? medium_tile : path == kLarge ? large_tile : AltShape::kTile;
         for (int d : {0, 2, 3, 5})
             for (int vb : {0, 4, 8})
                 for (uint64_t n : {uint64_t(1), uint64_t(2), uint64_t(77), tile - 1, tile, tile + 1, 3 * tile + 5})
@@ -330,6 +339,19 @@ std::vector<Case> check_cases() {
                         for (int inplace = 0; inplace < 2; ++inplace)
                             cases.push_back({d, bool(vb == 4), vb, n, p, bool(inplace), path, 2 * tile});
     }
+    // D. The fused kernel directly, small counts included.
+    const uint64_t fused_tile = gc::OnesweepFusedShape<4, 0>::type::kTile;
+    for (int d : {0, 1, 2, 3, 4, 5})
+        for (int vb : {0, 4, 8})
+            for (uint64_t n : {uint64_t(1), uint64_t(2), uint64_t(77), fused_tile - 1, fused_tile, fused_tile + 1,
+                               3 * fused_tile + 5, 64 * fused_tile})
+                for (Pattern p : {kRandom, kLow20, kTop8, kEqual})
+                    cases.push_back({d, bool((n + vb) % 2), vb, n, p, bool((n / 2 + d) % 2), kFused, rd::kMaxPortionKeys});
+    // E. The alternative large shape through patterns.
+    for (int d : {0, 2, 3})
+        for (int vb : {0, 4})
+            for (int p = 0; p < kPatternCount; ++p)
+                cases.push_back({d, bool(p % 2), vb, 200003, Pattern(p), bool((p / 2) % 2), kAlt, rd::kMaxPortionKeys});
     return cases;
 }
 
@@ -345,6 +367,9 @@ std::vector<Case> sanitize_cases() {
             cases.push_back({d, false, vb, 5 * medium_tile + 3, kRandom, true, kMedium, 2 * medium_tile});
         }
     cases.push_back({2, false, 4, 30011, kSpecial, false, kLarge, rd::kMaxPortionKeys});
+    cases.push_back({0, false, 4, 3 * AltShape::kTile + 7, kRandom, false, kAlt, 2 * AltShape::kTile});
+    cases.push_back({3, true, 0, 3 * AltShape::kTile + 7, kFew, true, kAlt, rd::kMaxPortionKeys});
+    cases.push_back({5, true, 8, 5000, kRandom, true, kFused, rd::kMaxPortionKeys});
     return cases;
 }
 
@@ -392,7 +417,94 @@ struct TimingCase {
     const char *target;
 };
 
+__global__ void empty_kernel() {}
+
+// Per-kernel breakdown of the large path: histogram only, + first pass, all.
+template <typename K, int VB>
+void breakdown(TestEnv &t, const char *name, uint64_t n) {
+    using Shape = typename gc::OnesweepLargeShape<sizeof(K), VB>::type;
+    void *keys_in[3], *values_in[3] = {nullptr, nullptr, nullptr};
+    for (int i = 0; i < 3; ++i) {
+        keys_in[i] = device_alloc(n * sizeof(K));
+        fill_device(keys_in[i], sizeof(K), n, 1000 + i);
+        if (VB) {
+            values_in[i] = device_alloc(n * VB);
+            fill_device(values_in[i], VB, n, 2000 + i);
+        }
+    }
+    void *keys_out = device_alloc(n * sizeof(K));
+    void *values_out = VB ? device_alloc(n * VB) : nullptr;
+    CK(cudaDeviceSynchronize());
+    SortRequest request{};
+    request.key_kind = KeyKind::Unsigned;
+    request.key_bytes = sizeof(K);
+    request.value_bytes = VB;
+    request.keys_out = keys_out;
+    request.values_out = values_out;
+    request.count = n;
+    const gc::SortTuning tuning = gc::sort_tuning(t.env.compute_capability, sizeof(K), VB);
+    double ms[3];
+    const int passes[3] = {0, 1, 8};
+    for (int k = 0; k < 3; ++k)
+        ms[k] = median_ms(t.env.stream, 15, [&](int copy) {
+            request.keys_in = keys_in[copy];
+            request.values_in = values_in[copy];
+            rd::onesweep_sort<K, VB, Shape>(t.env, request, tuning, rd::kMaxPortionKeys, passes[k]);
+        });
+    std::printf("breakdown %-20s histogram %8.1f us, first pass %8.1f us, all %8.1f us (%d passes, %.1f us/pass)\n",
+                name, ms[0] * 1e3, (ms[1] - ms[0]) * 1e3, ms[2] * 1e3, int(sizeof(K)), (ms[2] - ms[0]) * 1e3 / sizeof(K));
+    for (int i = 0; i < 3; ++i) {
+        CK(cudaFree(keys_in[i]));
+        if (values_in[i]) CK(cudaFree(values_in[i]));
+    }
+    CK(cudaFree(keys_out));
+    if (values_out) CK(cudaFree(values_out));
+    t.workspace.release();
+}
+
+// One sort, for ncu: which = k32 | p32 | k64, who = ours | cub.
+void profile(TestEnv &t, const std::string &which, const std::string &who) {
+    const int dtype = which == "k64" ? 3 : 0;
+    const int vb = which == "p32" ? 4 : 0;
+    const uint64_t n = which == "k64" ? (1ull << 25) : (1ull << 26);
+    const Dtype &dt = kDtypes[dtype];
+    void *keys_in[3], *values_in[3] = {nullptr, nullptr, nullptr};
+    keys_in[0] = keys_in[1] = keys_in[2] = device_alloc(n * dt.bytes);
+    fill_device(keys_in[0], dt.bytes, n, 1000);
+    if (vb) {
+        values_in[0] = values_in[1] = values_in[2] = device_alloc(n * vb);
+        fill_device(values_in[0], vb, n, 2000);
+    }
+    void *keys_out = device_alloc(n * dt.bytes);
+    void *values_out = vb ? device_alloc(n * vb) : nullptr;
+    CK(cudaDeviceSynchronize());
+    if (who == "cub") {
+        cub_time(t.env.stream, dt.cub_id, vb, keys_in, keys_out, values_in, values_out, n, 0);
+    } else {
+        SortRequest request{};
+        request.key_kind = dt.kind;
+        request.key_bytes = dt.bytes;
+        request.value_bytes = uint32_t(vb);
+        request.keys_in = keys_in[0];
+        request.values_in = values_in[0];
+        request.keys_out = keys_out;
+        request.values_out = values_out;
+        request.count = n;
+        gc::sort(t.env, request);
+    }
+    CK(cudaDeviceSynchronize());
+}
+
 void time_cases(TestEnv &t) {
+    {
+        const double floor_ms = median_ms(t.env.stream, 200, [&](int) {
+            empty_kernel<<<1, 32, 0, t.env.stream>>>();
+        });
+        std::printf("launch floor (empty kernel, same timing): %.1f us\n", floor_ms * 1e3);
+    }
+    breakdown<uint32_t, 0>(t, "u32 keys 2^28", 1ull << 28);
+    breakdown<uint32_t, 4>(t, "u32/u32 pairs 2^28", 1ull << 28);
+    breakdown<uint64_t, 0>(t, "u64 keys 2^26", 1ull << 26);
     const TimingCase cases[] = {
         {"u32 keys 2^28", 0, 0, 1ull << 28, ">=50 Gk/s (CUB 41.9)"},
         {"u32/u32 pairs 2^28", 0, 4, 1ull << 28, ">=36 Gk/s (CUB 30.6)"},
@@ -488,8 +600,9 @@ void sweep(TestEnv &t) {
         int key_bytes, value_bytes;
         uint64_t n;
     };
-    const Size sizes[] = {{4, 0, 1ull << 28}, {4, 4, 1ull << 28}, {8, 0, 1ull << 26}, {4, 0, 1ull << 12},
-                          {4, 0, 1ull << 13}, {4, 0, 1ull << 14}, {4, 0, 1ull << 16}, {4, 0, 1ull << 18},
+    const Size sizes[] = {{4, 0, 1ull << 28}, {4, 4, 1ull << 28}, {8, 0, 1ull << 26}, {4, 0, 1ull << 10},
+                          {4, 0, 1ull << 11}, {4, 0, 1ull << 12}, {4, 0, 1ull << 13}, {4, 0, 1ull << 14},
+                          {4, 0, 1ull << 15}, {4, 0, 1ull << 16}, {4, 0, 1ull << 17}, {4, 0, 1ull << 18},
                           {4, 0, 1ull << 20}, {4, 0, 1ull << 22}};
     const std::vector<SortVariant> variants = sweep_variants();
     for (const Size &s : sizes) {
@@ -515,10 +628,15 @@ void sweep(TestEnv &t) {
         request.count = n;
         for (const SortVariant &v : variants) {
             if (v.key_bytes != s.key_bytes || v.value_bytes != s.value_bytes) continue;
-            const bool small_variant = v.name.rfind("M", 0) == 0 || v.name.rfind("B", 0) == 0;
-            if (small_variant != (n <= (1ull << 22))) continue;
-            if (v.name.rfind("B", 0) == 0 && n > 4096) continue;
+            if (n < v.min_n || n > v.max_n) continue;
             const int reps = n >= (1ull << 24) ? 15 : 100;
+            request.keys_in = keys_in[0];
+            request.values_in = values_in[0];
+            if (!v.sort(t, request)) {
+                std::printf("sweep k%d v%d n=2^%d %-40s n/a\n", s.key_bytes, s.value_bytes, 63 - __builtin_clzll(n),
+                            v.name.c_str());
+                continue;
+            }
             const double ms = median_ms(t.env.stream, reps, [&](int copy) {
                 request.keys_in = keys_in[copy];
                 request.values_in = values_in[copy];
@@ -606,6 +724,7 @@ int main(int argc, char **argv) {
     else if (mode == "time") time_cases(t);
     else if (mode == "sweep") sweep(t);
     else if (mode == "big") failed = big(t);
+    else if (mode == "profile") profile(t, argc > 2 ? argv[2] : "k32", argc > 3 ? argv[3] : "ours");
     std::printf("%s: %s\n", mode.c_str(), failed ? "FAILED" : "done");
     return failed ? 1 : 0;
 }

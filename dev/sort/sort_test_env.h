@@ -93,6 +93,7 @@ double cub_time(cudaStream_t stream, int dtype, int value_bytes, void *const key
 struct SortVariant {
     std::string name;
     int key_bytes, value_bytes;
-    std::function<void(TestEnv &, const gpuprim::SortRequest &)> sort;
+    uint64_t min_n, max_n;  // counts it applies to
+    std::function<bool(TestEnv &, const gpuprim::SortRequest &)> sort;  // false: not applicable
 };
 std::vector<SortVariant> sweep_variants();

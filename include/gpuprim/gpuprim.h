@@ -378,8 +378,9 @@ GPUPRIM_API gpuprim_status_t gpuprim_scan(gpuprim_context_t context, gpuprim_op_
  *   may be values_in. Values are moved bit for bit.
  * Order: ascending or descending; equal keys keep their input order in both.
  *   Floats order as -inf < negatives < -0.0 < +0.0 < positives < +inf < NaN
- *   (NaNs among themselves by bit pattern), so ascending puts NaN last and
- *   descending puts it first.
+ *   so ascending puts NaN last and descending puts it first. Among NaNs,
+ *   ascending: positive NaNs by increasing bit pattern, then negative NaNs
+ *   by decreasing bit pattern (0xFFFFFFFF before 0xFF800001 for f32).
  * Buffers must not overlap except as the in-place pairs above; keys and
  * values must be distinct buffers.
  * Errors: NULL_POINTER, INVALID_HANDLE, CONTEXT_MISMATCH, INVALID_ENUM,

@@ -20,6 +20,7 @@ gpuprim_context_s::~gpuprim_context_s() {
             if (buffer->owned) backend->deallocate(buffer->data);
             delete buffer;
         }
+        for (gpuprim_buffer_s *tombstone : destroyed_order_) delete tombstone;
         backend->release_workspace();
     }
     magic = 0;  // a stale handle used later fails the magic check more often than not
@@ -30,18 +31,22 @@ gpuprim_buffer_s *gpuprim_context_s::add_buffer(gpuprim_dtype_t dtype, uint64_t 
     auto buffer = std::make_unique<gpuprim_buffer_s>(
         gpuprim_buffer_s{this, dtype, count, data, owned});
     live_.insert(buffer.get());
-    // An address handed out again is no longer "destroyed".
-    destroyed_.erase(buffer.get());
     return buffer.release();
 }
 
 void gpuprim_context_s::destroy_buffer(gpuprim_buffer_s *buffer) {
     live_.erase(buffer);
     if (buffer->owned) backend->deallocate(buffer->data);
-    delete buffer;
+    // The struct stays allocated as a tombstone for a while, so its address
+    // cannot be reused by a new buffer (of any context) that would then be
+    // mistaken for the destroyed one.
+    buffer->data = nullptr;
+    buffer->count = 0;
     if (destroyed_order_.size() == kRememberedDestroyed) {
-        destroyed_.erase(destroyed_order_.front());
+        gpuprim_buffer_s *oldest = destroyed_order_.front();
         destroyed_order_.pop_front();
+        destroyed_.erase(oldest);
+        delete oldest;
     }
     destroyed_order_.push_back(buffer);
     destroyed_.insert(buffer);

@@ -45,8 +45,9 @@ struct gpuprim_context_s {
 
 private:
     std::unordered_set<gpuprim_buffer_s *> live_;
-    // Addresses of recently destroyed buffers, to tell "destroyed" from
-    // "another context's"; bounded so a long-lived context does not grow.
+    // Recently destroyed buffers, kept allocated (memory freed) to tell
+    // "destroyed" from "another context's"; bounded so a long-lived context
+    // does not grow.
     static constexpr size_t kRememberedDestroyed = 4096;
     std::deque<gpuprim_buffer_s *> destroyed_order_;
     std::unordered_set<gpuprim_buffer_s *> destroyed_;

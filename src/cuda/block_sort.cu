@@ -23,7 +23,6 @@ struct BlockSortArgs {
     const void *values_in;
     void *values_out;
     uint32_t count;
-    uint32_t network;  // power of two >= count
     KeyKind kind;
     bool descending;
 };
@@ -31,32 +30,38 @@ struct BlockSortArgs {
 template <int kValueBytes>
 using BlockSortValue = std::conditional_t<kValueBytes == 8, uint64_t, uint32_t>;
 
+constexpr int kItemsPerThread = kBlockSortItemsPerThread;
+constexpr uint32_t kMinNetwork = 32 * kItemsPerThread;  // one whole warp
+
+template <typename K>
+using Sorter = BlockBitonicSort<SortKeyIndex<K>, kItemsPerThread>;
+
 template <typename K, int kValueBytes>
 size_t block_sort_shared_bytes(uint32_t network) {
-    return 2 * size_t(network) * sizeof(SortKeyIndex<K>) + size_t(network) * kValueBytes;
+    return 2 * size_t(Sorter<K>::buffer_items(network)) * sizeof(SortKeyIndex<K>) +
+           size_t(network) * kValueBytes;
 }
 
 template <typename K, int kValueBytes>
-__global__ void __launch_bounds__(kBlockSortThreads) block_sort_kernel(const BlockSortArgs args) {
+__global__ void __launch_bounds__(kBlockSortMaxThreads) block_sort_kernel(const BlockSortArgs args) {
     using Item = SortKeyIndex<K>;
     using V = BlockSortValue<kValueBytes>;
-    constexpr int kThreads = kBlockSortThreads;
-    constexpr int kItems = kBlockSortMaxItemsPerThread;
+    constexpr int kItems = kItemsPerThread;
     extern __shared__ __align__(16) unsigned char shared_bytes[];
+    const uint32_t network = blockDim.x * kItems;
     Item *buffers = reinterpret_cast<Item *>(shared_bytes);
-    V *staged_values = reinterpret_cast<V *>(buffers + 2 * args.network);
+    V *staged_values = reinterpret_cast<V *>(buffers + 2 * Sorter<K>::buffer_items(network));
 
+    // Coalesced loads: slot e of thread t takes input e * blockDim.x + t (any
+    // assignment works: the index travels with the key).
     const K *keys_in = static_cast<const K *>(args.keys_in);
     Item items[kItems];
 #pragma unroll
     for (int e = 0; e < kItems; ++e) {
-        const uint32_t i = uint32_t(e) * kThreads + threadIdx.x;
-        if (uint32_t(e) * kThreads < args.network) {
-            // Padding sorts after every key: largest radix key, larger index.
-            items[e] = i < args.count
-                           ? sort_make_item(to_radix_key<K>(keys_in[i], args.kind, args.descending), i)
-                           : sort_make_item(~K(0), i);
-        }
+        const uint32_t i = uint32_t(e) * blockDim.x + threadIdx.x;
+        // Padding sorts after every key: largest radix key, larger index.
+        items[e] = i < args.count ? sort_make_item(to_radix_key<K>(keys_in[i], args.kind, args.descending), i)
+                                  : sort_make_item(~K(0), i);
     }
     if constexpr (kValueBytes != 0) {
         const V *values_in = static_cast<const V *>(args.values_in);
@@ -64,14 +69,15 @@ __global__ void __launch_bounds__(kBlockSortThreads) block_sort_kernel(const Blo
     }
     __syncthreads();  // all inputs read before any output is written
 
-    BlockBitonicSort<Item, kThreads, kItems>::sort(items, args.network, buffers);
+    Sorter<K>::sort(items, buffers);
+    if constexpr (kValueBytes != 0) __syncthreads();  // staged values complete
 
     K *keys_out = static_cast<K *>(args.keys_out);
     V *values_out = static_cast<V *>(args.values_out);
 #pragma unroll
     for (int e = 0; e < kItems; ++e) {
-        const uint32_t i = uint32_t(e) * kThreads + threadIdx.x;
-        if (uint32_t(e) * kThreads < args.network && i < args.count) {
+        const uint32_t i = threadIdx.x * kItems + e;
+        if (i < args.count) {
             keys_out[i] = from_radix_key<K>(sort_item_key(items[e]), args.kind, args.descending);
             if constexpr (kValueBytes != 0) values_out[i] = staged_values[sort_item_index(items[e])];
         }
@@ -79,7 +85,7 @@ __global__ void __launch_bounds__(kBlockSortThreads) block_sort_kernel(const Blo
 }
 
 uint32_t network_size(uint64_t count) {
-    uint32_t network = 1;
+    uint32_t network = kMinNetwork;
     while (network < count) network <<= 1;
     return network;
 }
@@ -92,16 +98,15 @@ void launch_block_sort(const DeviceEnv &env, const SortRequest &request) {
     args.values_in = request.values_in;
     args.values_out = request.values_out;
     args.count = uint32_t(request.count);
-    args.network = network_size(request.count);
     args.kind = request.key_kind;
     args.descending = request.descending;
-    const size_t shared = block_sort_shared_bytes<K, kValueBytes>(args.network);
+    const uint32_t network = network_size(request.count);
+    const size_t shared = block_sort_shared_bytes<K, kValueBytes>(network);
     auto kernel = block_sort_kernel<K, kValueBytes>;
     if (shared > 48 * 1024)
         check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)),
               "block sort cudaFuncSetAttribute");
-    const uint32_t threads = std::max<uint32_t>(32, std::min<uint32_t>(args.network, kBlockSortThreads));
-    kernel<<<1, threads, shared, env.stream>>>(args);
+    kernel<<<1, network / kItemsPerThread, shared, env.stream>>>(args);
     check_launch("block sort launch");
 }
 
@@ -118,10 +123,10 @@ void dispatch_values(const DeviceEnv &env, const SortRequest &request) {
 }  // namespace
 
 bool block_sort_fits(const DeviceEnv &env, const SortRequest &request) {
-    if (request.count > uint64_t(kBlockSortThreads) * kBlockSortMaxItemsPerThread) return false;
-    const uint64_t network = network_size(request.count);
+    if (request.count > uint64_t(kBlockSortMaxThreads) * kItemsPerThread) return false;
+    const uint32_t network = network_size(request.count);
     const uint64_t item_bytes = request.key_bytes == 4 ? 8 : 16;
-    const uint64_t shared = 2 * network * item_bytes + network * request.value_bytes;
+    const uint64_t shared = 2 * uint64_t(network + network / 16) * item_bytes + uint64_t(network) * request.value_bytes;
     return shared <= std::max<uint64_t>(48 * 1024, env.max_shared_per_block_optin);
 }
 

@@ -7,6 +7,10 @@ namespace {
 
 template <typename K, int kValueBytes>
 void sort_by_size(const DeviceEnv &env, const SortRequest &request, const SortTuning &tuning) {
+    using Fused = typename OnesweepFusedShape<sizeof(K), kValueBytes>::type;
+    if (tuning.fused && request.count <= uint64_t(kFusedMaxTiles) * Fused::kTile &&
+        radix_detail::fused_sort<K, kValueBytes, Fused>(env, request))
+        return;
     if (request.count <= tuning.medium_max)
         radix_detail::onesweep_sort<K, kValueBytes, typename OnesweepMediumShape<sizeof(K), kValueBytes>::type>(
             env, request, tuning);

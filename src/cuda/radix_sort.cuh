@@ -50,6 +50,7 @@
 #include "cuda/device_env.h"
 #include "cuda/sort_tuning.cuh"
 
+#include <cooperative_groups.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -80,6 +81,7 @@ constexpr int kTileTicketWord = 0;
 constexpr int kHistogramTicketWord = 1;
 constexpr int kHistogramZeroedWord = 2;
 constexpr int kHistogramDoneWord = 3;
+constexpr int kFusedFlagWord = 4;
 
 enum BufferId : uint8_t { kInputBuffer = 0, kOutputBuffer = 1, kTempBuffer = 2 };
 
@@ -87,6 +89,9 @@ struct PassPlan {
     uint32_t active;        // 0: skipped
     uint32_t launch_index;  // executed passes before this one
     uint8_t key_source, key_destination, value_source, value_destination;
+    // Between the first and the last executed pass the buffers hold radix
+    // keys: the first transforms on load, the last transforms back on store.
+    uint8_t transform_in, transform_out;
 };
 struct RadixPlan {
     PassPlan pass[kMaxPasses];
@@ -116,7 +121,7 @@ GPUPRIM_HD void make_radix_plan(int passes, const bool *digit_varies, bool keys_
     uint8_t key_current = kInputBuffer, value_current = kInputBuffer;
     int index = 0;
     for (int p = 0; p < kMaxPasses; ++p) {
-        PassPlan pass{0, 0, 0, 0, 0, 0};
+        PassPlan pass{0, 0, 0, 0, 0, 0, 0, 0};
         if (p < passes && execute[p]) {
             const bool last_is_even = (executed - 1 - index) % 2 == 0;
             const uint8_t key_destination = keys_in_place
@@ -131,6 +136,8 @@ GPUPRIM_HD void make_radix_plan(int passes, const bool *digit_varies, bool keys_
             pass.key_destination = key_destination;
             pass.value_source = value_current;
             pass.value_destination = value_destination;
+            pass.transform_in = index == 0;
+            pass.transform_out = index == executed - 1;
             key_current = key_destination;
             value_current = value_destination;
             ++index;
@@ -185,9 +192,16 @@ __device__ __forceinline__ void copy_to_shared_async(T *shared, const T *global)
     *shared = *global;
 #endif
 }
+__device__ __forceinline__ void commit_copies_to_shared() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.commit_group;" ::: "memory");
+#endif
+}
+// Waits until at most kPending of this thread's newest copy groups are in flight.
+template <int kPending>
 __device__ __forceinline__ void wait_copies_to_shared() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-    asm volatile("cp.async.wait_all;" ::: "memory");
+    asm volatile("cp.async.wait_group %0;" ::"n"(kPending) : "memory");
 #endif
 }
 
@@ -369,12 +383,13 @@ struct OnesweepStorage {
     static constexpr bool kStage = kHasValues && Shape::kStageValues;
     typename Rank::Storage rank;
     uint64_t global_base[kDigits];  // global index of tile position 0 of each digit
-    uint32_t tile;
+    uint32_t next_tile[2];          // ticket broadcast (two: read and written in turn)
     union alignas(16) Exchange {
         K keys[kTile];
         V values[kHasValues ? kTile : 1];
     } exchange;
     alignas(16) V staged_values[kStage ? kTile : 1];
+    alignas(16) K staged_keys[Shape::kPrefetch ? kTile : 1];
 };
 
 // Sum of the counts of digit `digit` in tiles [0, tile) of this launch.
@@ -418,6 +433,7 @@ __global__ void __launch_bounds__(Shape::kThreads, Shape::kMinBlocks)
     constexpr int kItems = Shape::kItems;
     constexpr uint32_t kTile = Shape::kTile;
     constexpr bool kStage = Storage::kStage;
+    constexpr bool kPrefetch = Shape::kPrefetch;
 
     extern __shared__ __align__(16) unsigned char shared_bytes[];
     Storage &s = *reinterpret_cast<Storage *>(shared_bytes);
@@ -439,26 +455,60 @@ __global__ void __launch_bounds__(Shape::kThreads, Shape::kMinBlocks)
     const uint32_t lane = radix_lane_id();
     const uint32_t warp_first = warp * 32 * kItems + lane;  // tile position of item 0
 
-    while (true) {
-        __syncthreads();  // the previous tile is done with shared memory
-        if (threadIdx.x == 0) {
-            const uint32_t ticket = atomicAdd(args.tile_ticket, 1u);
-            // Every block draws once past the last tile: the final draw resets.
-            if (ticket == args.tiles + gridDim.x - 1) atomicExch(args.tile_ticket, 0u);
-            s.tile = ticket;
+    // Every block draws tickets until one is past the last tile; the final
+    // draw of the launch (tiles + blocks - 1) resets the counter.
+    auto draw_ticket = [&]() {
+        const uint32_t ticket = atomicAdd(args.tile_ticket, 1u);
+        if (ticket == args.tiles + gridDim.x - 1) atomicExch(args.tile_ticket, 0u);
+        return ticket;
+    };
+    auto tile_keys_of = [&](uint32_t t) { return min(kTile, args.portion_keys - t * kTile); };
+    // Copies tile t's keys to shared memory, each thread the positions it ranks.
+    auto prefetch_keys = [&](uint32_t t) {
+        if (t < real_tiles) {
+            const K *source = key_source + args.portion_begin + uint64_t(t) * kTile;
+            const uint32_t count = tile_keys_of(t);
+#pragma unroll
+            for (int i = 0; i < kItems; ++i) {
+                const uint32_t position = warp_first + i * 32;
+                if (position < count) copy_to_shared_async(&s.staged_keys[position], source + position);
+            }
         }
+        commit_copies_to_shared();  // always a group, so wait counts stay fixed
+    };
+
+    uint32_t tile = 0;
+    uint32_t parity = 0;
+    if constexpr (kPrefetch) {
+        if (threadIdx.x == 0) s.next_tile[0] = draw_ticket();
         __syncthreads();
-        const uint32_t tile = s.tile;
+        tile = s.next_tile[0];
+        prefetch_keys(tile);
+    }
+
+    while (true) {
+        if constexpr (!kPrefetch) {
+            __syncthreads();  // the previous tile is done with shared memory
+            if (threadIdx.x == 0) s.next_tile[0] = draw_ticket();
+            __syncthreads();
+            tile = s.next_tile[0];
+        }
         if (tile >= args.tiles) return;
+        parity ^= 1;
         uint32_t *tile_lookback = args.lookback + uint64_t(tile) * kDigits;
 
         if (tile >= real_tiles) {  // padding tile of a short last portion
             for (int d = threadIdx.x; d < kDigits; d += kThreads)
                 store_relaxed(tile_lookback + d, codes.inclusive << 30);
+            if constexpr (kPrefetch) {
+                if (threadIdx.x == 0) s.next_tile[parity] = draw_ticket();
+                __syncthreads();
+                tile = s.next_tile[parity];
+            }
             continue;
         }
         const uint32_t tile_offset = tile * kTile;
-        const uint32_t tile_keys = min(kTile, args.portion_keys - tile_offset);
+        const uint32_t tile_keys = tile_keys_of(tile);
         const bool full = tile_keys == kTile;
         const uint64_t tile_begin = args.portion_begin + tile_offset;
 
@@ -470,32 +520,43 @@ __global__ void __launch_bounds__(Shape::kThreads, Shape::kMinBlocks)
                 if (full || position < tile_keys)
                     copy_to_shared_async(&s.staged_values[position], source + position);
             }
+            commit_copies_to_shared();
+        }
+        if constexpr (kPrefetch) {
+            if (threadIdx.x == 0) s.next_tile[parity] = draw_ticket();  // read after the next barrier
         }
 
         K keys[kItems];
-        {
+        if constexpr (kPrefetch) {
+            wait_copies_to_shared<kStage ? 1 : 0>();  // this tile's keys (not its values)
+#pragma unroll
+            for (int i = 0; i < kItems; ++i) {
+                const uint32_t position = warp_first + i * 32;
+                keys[i] = (full || position < tile_keys) ? s.staged_keys[position] : K(0);
+            }
+        } else {
             const K *source = key_source + tile_begin;
 #pragma unroll
             for (int i = 0; i < kItems; ++i) {
                 const uint32_t position = warp_first + i * 32;
                 keys[i] = (full || position < tile_keys) ? source[position] : K(0);
             }
+        }
 #pragma unroll
-            for (int i = 0; i < kItems; ++i) {
-                const uint32_t position = warp_first + i * 32;
-                // Missing keys of a short tile rank last (largest digit, last position).
-                keys[i] = (full || position < tile_keys)
-                              ? to_radix_key<K>(keys[i], args.kind, args.descending)
-                              : ~K(0);
+        for (int i = 0; i < kItems; ++i) {
+            const uint32_t position = warp_first + i * 32;
+            // Missing keys of a short tile rank last (largest digit, last position).
+            if (full || position < tile_keys) {
+                if (plan.transform_in) keys[i] = to_radix_key<K>(keys[i], args.kind, args.descending);
+            } else {
+                keys[i] = ~K(0);
             }
         }
-        uint32_t digits[kItems];
-#pragma unroll
-        for (int i = 0; i < kItems; ++i) digits[i] = digit_of(keys[i], shift);
-
         uint32_t ranks[kItems];
         uint32_t digit_count = 0, digit_exclusive = 0;
-        Rank::rank(s.rank, digits, ranks, digit_count, digit_exclusive, [&](uint32_t count) {
+        Rank::rank(
+            s.rank, [&](int i) { return digit_of(keys[i], shift); }, ranks, digit_count, digit_exclusive,
+            [&](uint32_t count) {
             if (tile > 0) store_relaxed(tile_lookback + threadIdx.x, (codes.aggregate << 30) | count);
         });
 
@@ -504,16 +565,22 @@ __global__ void __launch_bounds__(Shape::kThreads, Shape::kMinBlocks)
 
         if (threadIdx.x < kDigits) {
             const uint32_t digit = threadIdx.x;
+            const uint64_t base_in = args.base_in[digit];
             const uint32_t before =
                 tile > 0 ? lookback_exclusive<Shape::kLookbackWindow>(args.lookback, tile, digit, codes)
                          : 0u;
             store_relaxed(tile_lookback + digit, (codes.inclusive << 30) | (before + digit_count));
-            const uint64_t base = args.base_in[digit] + before;
+            const uint64_t base = base_in + before;
             s.global_base[digit] = base - digit_exclusive;
             if (args.base_out != nullptr && tile == real_tiles - 1)
                 args.base_out[digit] = base + digit_count;
         }
         __syncthreads();
+
+        if constexpr (kPrefetch) {
+            tile = s.next_tile[parity];
+            prefetch_keys(tile);  // each thread overwrites only the keys it has read
+        }
 
         // Digits of the keys this thread stores, four to a register, for the values.
         uint32_t out_digits[kHasValues ? (kItems + 3) / 4 : 1] = {};
@@ -524,7 +591,7 @@ __global__ void __launch_bounds__(Shape::kThreads, Shape::kMinBlocks)
                 const K key = s.exchange.keys[position];
                 const uint32_t digit = digit_of(key, shift);
                 key_destination[s.global_base[digit] + position] =
-                    from_radix_key<K>(key, args.kind, args.descending);
+                    plan.transform_out ? from_radix_key<K>(key, args.kind, args.descending) : key;
                 if constexpr (kHasValues) out_digits[i / 4] |= digit << (8 * (i % 4));
             }
         }
@@ -532,7 +599,7 @@ __global__ void __launch_bounds__(Shape::kThreads, Shape::kMinBlocks)
         if constexpr (kHasValues) {
             V values[kItems];
             if constexpr (kStage) {
-                wait_copies_to_shared();  // each thread reads only what it copied
+                wait_copies_to_shared<kPrefetch ? 1 : 0>();  // each thread reads only what it copied
 #pragma unroll
                 for (int i = 0; i < kItems; ++i) {
                     const uint32_t position = warp_first + i * 32;
@@ -565,6 +632,227 @@ __global__ void __launch_bounds__(Shape::kThreads, Shape::kMinBlocks)
 }
 
 // ---------------------------------------------------------------------------
+// Middle sizes: the whole sort in one cooperative launch, one tile per block,
+// every block resident. The histogram phase and the passes are separated by
+// grid barriers instead of kernel boundaries; within a pass the tiles find
+// their offsets by the same decoupled look-back (all tiles run at once, so a
+// wide look-back window finds every predecessor in one or two reads).
+
+struct FusedArgs {
+    const void *keys[3];    // by BufferId
+    const void *values[3];  // by BufferId
+    uint32_t count;         // <= blocks * tile
+    KeyKind kind;
+    bool descending;
+    bool keys_in_place, has_values, values_in_place;
+    uint32_t *digit_counts;  // passes * 256, cleared by block 0
+    uint32_t *lookback;      // passes * blocks * 256, each block clears its rows
+    uint32_t *zeroed_flag;   // a zeroed counter word
+};
+
+template <typename K, typename V, typename Shape, bool kHasValues>
+struct FusedStorage {
+    OnesweepStorage<K, V, Shape, kHasValues> tile;
+    uint32_t digit_offset[kPasses<K>][kDigits];  // exclusive scan of each pass's counts
+    uint32_t scan_totals[kDigits / 32];
+    bool digit_constant[kPasses<K>];
+};
+
+template <typename K, int kValueBytes, typename Shape>
+__global__ void __launch_bounds__(Shape::kThreads) radix_fused_kernel(const FusedArgs args) {
+    constexpr bool kHasValues = kValueBytes != 0;
+    using V = RadixValue<kValueBytes>;
+    using Storage = FusedStorage<K, V, Shape, kHasValues>;
+    using Rank = typename OnesweepStorage<K, V, Shape, kHasValues>::Rank;
+    constexpr int kThreads = Shape::kThreads;
+    constexpr int kItems = Shape::kItems;
+    constexpr uint32_t kTile = Shape::kTile;
+    constexpr int kPassCount = kPasses<K>;
+    static_assert(Rank::kWarps >= kPassCount, "the rank counters double as the tile histogram");
+
+    extern __shared__ __align__(16) unsigned char shared_bytes[];
+    Storage &s = *reinterpret_cast<Storage *>(shared_bytes);
+    auto &t = s.tile;
+    cooperative_groups::grid_group grid = cooperative_groups::this_grid();
+
+    const uint32_t tile = blockIdx.x;
+    const uint32_t tiles = gridDim.x;
+    const uint32_t tile_offset = tile * kTile;
+    const uint32_t tile_keys = min(kTile, args.count - tile_offset);
+    const bool full = tile_keys == kTile;
+    const uint32_t warp = threadIdx.x / 32;
+    const uint32_t lane = radix_lane_id();
+    const uint32_t warp_first = warp * 32 * kItems + lane;
+
+    // Phase 0: clear the global counts (block 0) and this block's look-back
+    // rows; count the tile's digits of every pass.
+    if (blockIdx.x == 0) {
+        for (int i = threadIdx.x; i < kPassCount * kDigits; i += kThreads) args.digit_counts[i] = 0;
+        __threadfence();
+        __syncthreads();
+        if (threadIdx.x == 0) atomicExch(args.zeroed_flag, 1u);
+    }
+    for (int i = threadIdx.x; i < kPassCount * kDigits; i += kThreads)
+        args.lookback[(uint64_t(i / kDigits) * tiles + tile) * kDigits + i % kDigits] = 0;
+
+    uint32_t *histogram = &t.rank.warp_counts[0][0];
+    for (int i = threadIdx.x; i < kPassCount * kDigits; i += kThreads) histogram[i] = 0;
+    K keys[kItems];
+    {
+        const K *source = static_cast<const K *>(args.keys[kInputBuffer]) + tile_offset;
+#pragma unroll
+        for (int i = 0; i < kItems; ++i) {
+            const uint32_t position = warp_first + i * 32;
+            keys[i] = (full || position < tile_keys) ? source[position] : K(0);
+        }
+#pragma unroll
+        for (int i = 0; i < kItems; ++i) {
+            const uint32_t position = warp_first + i * 32;
+            keys[i] = (full || position < tile_keys) ? to_radix_key<K>(keys[i], args.kind, args.descending)
+                                                     : ~K(0);
+        }
+    }
+    __syncthreads();
+#pragma unroll
+    for (int i = 0; i < kItems; ++i) {
+        const uint32_t position = warp_first + i * 32;
+        if (full || position < tile_keys) {
+#pragma unroll
+            for (int p = 0; p < kPassCount; ++p)
+                atomicAdd(&histogram[p * kDigits + digit_of(keys[i], p * kDigitBits)], 1u);
+        }
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        while (load_relaxed(args.zeroed_flag) == 0) {
+        }
+        __threadfence();
+    }
+    __syncthreads();
+    for (int i = threadIdx.x; i < kPassCount * kDigits; i += kThreads)
+        if (histogram[i]) atomicAdd(&args.digit_counts[i], histogram[i]);
+    if (threadIdx.x < kPassCount) s.digit_constant[threadIdx.x] = false;
+    grid.sync();
+    if (blockIdx.x == 0 && threadIdx.x == 0) *args.zeroed_flag = 0;  // every block is past its wait
+
+    // Every block scans the counts and makes the same plan.
+    for (int p = 0; p < kPassCount; ++p) {
+        uint32_t count = 0;
+        if (threadIdx.x < kDigits) count = __ldcg(&args.digit_counts[p * kDigits + threadIdx.x]);
+        uint32_t inclusive = count;
+#pragma unroll
+        for (int offset = 1; offset < 32; offset <<= 1) {
+            const uint32_t other = __shfl_up_sync(kFullWarpMask, inclusive, offset);
+            if (lane >= uint32_t(offset)) inclusive += other;
+        }
+        if (threadIdx.x < kDigits && lane == 31) s.scan_totals[warp] = inclusive;
+        __syncthreads();
+        if (threadIdx.x < kDigits) {
+            uint32_t exclusive = inclusive - count;
+            for (uint32_t w = 0; w < warp; ++w) exclusive += s.scan_totals[w];
+            s.digit_offset[p][threadIdx.x] = exclusive;
+            if (count == args.count) s.digit_constant[p] = true;
+        }
+        __syncthreads();
+    }
+    RadixPlan plan;
+    {
+        bool varies[kMaxPasses];
+        for (int p = 0; p < kPassCount; ++p) varies[p] = !s.digit_constant[p];
+        make_radix_plan(kPassCount, varies, args.keys_in_place, args.has_values, args.values_in_place, plan);
+    }
+
+    bool keys_loaded = true;  // phase 0 left the input's radix keys in registers
+    for (int p = 0; p < kPassCount; ++p) {
+        const PassPlan pass = plan.pass[p];
+        if (!pass.active) continue;
+        const int shift = p * kDigitBits;
+        const K *key_source = static_cast<const K *>(pick_buffer(args.keys, pass.key_source)) + tile_offset;
+        K *key_destination = static_cast<K *>(const_cast<void *>(pick_buffer(args.keys, pass.key_destination)));
+        const V *value_source = static_cast<const V *>(pick_buffer(args.values, pass.value_source)) + tile_offset;
+        V *value_destination =
+            static_cast<V *>(const_cast<void *>(pick_buffer(args.values, pass.value_destination)));
+        uint32_t *lookback = args.lookback + uint64_t(p) * tiles * kDigits;
+        uint32_t *tile_lookback = lookback + uint64_t(tile) * kDigits;
+        constexpr LookbackCodes codes{1, 2};
+
+        if constexpr (kHasValues) {
+#pragma unroll
+            for (int i = 0; i < kItems; ++i) {
+                const uint32_t position = warp_first + i * 32;
+                if (full || position < tile_keys)
+                    copy_to_shared_async(&t.staged_values[position], value_source + position);
+            }
+            commit_copies_to_shared();
+        }
+        if (!keys_loaded) {
+#pragma unroll
+            for (int i = 0; i < kItems; ++i) {
+                const uint32_t position = warp_first + i * 32;
+                keys[i] = (full || position < tile_keys) ? key_source[position] : ~K(0);
+            }
+        }
+        keys_loaded = false;
+
+        uint32_t ranks[kItems];
+        uint32_t digit_count = 0, digit_exclusive = 0;
+        Rank::rank(
+            t.rank, [&](int i) { return digit_of(keys[i], shift); }, ranks, digit_count, digit_exclusive,
+            [&](uint32_t count) {
+                if (tile > 0) store_relaxed(tile_lookback + threadIdx.x, (codes.aggregate << 30) | count);
+            });
+#pragma unroll
+        for (int i = 0; i < kItems; ++i) t.exchange.keys[ranks[i]] = keys[i];
+        if (threadIdx.x < kDigits) {
+            const uint32_t digit = threadIdx.x;
+            const uint32_t before =
+                tile > 0 ? lookback_exclusive<Shape::kLookbackWindow>(lookback, tile, digit, codes) : 0u;
+            store_relaxed(tile_lookback + digit, (codes.inclusive << 30) | (before + digit_count));
+            t.global_base[digit] = uint64_t(s.digit_offset[p][digit]) + before - digit_exclusive;
+        }
+        __syncthreads();
+
+        uint32_t out_digits[kHasValues ? (kItems + 3) / 4 : 1] = {};
+#pragma unroll
+        for (int i = 0; i < kItems; ++i) {
+            const uint32_t position = threadIdx.x + i * kThreads;
+            if (full || position < tile_keys) {
+                const K key = t.exchange.keys[position];
+                const uint32_t digit = digit_of(key, shift);
+                key_destination[t.global_base[digit] + position] =
+                    pass.transform_out ? from_radix_key<K>(key, args.kind, args.descending) : key;
+                if constexpr (kHasValues) out_digits[i / 4] |= digit << (8 * (i % 4));
+            }
+        }
+        if constexpr (kHasValues) {
+            wait_copies_to_shared<0>();
+            V values[kItems];
+#pragma unroll
+            for (int i = 0; i < kItems; ++i) {
+                const uint32_t position = warp_first + i * 32;
+                values[i] = (full || position < tile_keys) ? t.staged_values[position] : V(0);
+            }
+            __syncthreads();
+#pragma unroll
+            for (int i = 0; i < kItems; ++i) {
+                const uint32_t position = warp_first + i * 32;
+                if (full || position < tile_keys) t.exchange.values[ranks[i]] = values[i];
+            }
+            __syncthreads();
+#pragma unroll
+            for (int i = 0; i < kItems; ++i) {
+                const uint32_t position = threadIdx.x + i * kThreads;
+                if (full || position < tile_keys)
+                    value_destination[t.global_base[(out_digits[i / 4] >> (8 * (i % 4))) & 0xffu] + position] =
+                        t.exchange.values[position];
+            }
+        }
+        if (!pass.transform_out) grid.sync();  // the next pass reads what every tile wrote
+        __syncthreads();
+    }
+}
+
+// ---------------------------------------------------------------------------
 // Host driver.
 
 inline uint64_t align_up(uint64_t bytes, uint64_t alignment) {
@@ -591,16 +879,15 @@ void launch_radix_kernel(Kernel kernel, uint32_t blocks, int threads, size_t sha
 
 // Sorts request.count >= 1 keys with the given pass shape. portion_limit
 // (tests only) lowers the keys per launch to exercise the portion hand-over.
-template <typename K, int kValueBytes, typename Shape>
+template <typename K, int kValueBytes, typename Shape, typename HistogramShape = RadixHistogramShape>
 void onesweep_sort(const DeviceEnv &env, const SortRequest &request, const SortTuning &tuning,
-                   uint64_t portion_limit = kMaxPortionKeys) {
+                   uint64_t portion_limit = kMaxPortionKeys, int passes_to_launch = kMaxPasses) {
     using V = RadixValue<kValueBytes>;
     constexpr bool kHasValues = kValueBytes != 0;
     constexpr int kPassCount = kPasses<K>;
     constexpr uint64_t kTile = Shape::kTile;
     const uint64_t portion_size =
         std::max<uint64_t>(1, std::min(portion_limit, kMaxPortionKeys) / kTile) * kTile;
-    using HistogramShape = RadixHistogramShape;
 
     const uint64_t n = request.count;
     const uint64_t portions = (n + portion_size - 1) / portion_size;
@@ -685,7 +972,7 @@ void onesweep_sort(const DeviceEnv &env, const SortRequest &request, const SortT
     args.portions = uint32_t(portions);
     args.kind = request.key_kind;
     args.descending = request.descending;
-    for (int pass = 0; pass < kPassCount; ++pass) {
+    for (int pass = 0; pass < std::min(kPassCount, passes_to_launch); ++pass) {
         for (uint64_t portion = 0; portion < portions; ++portion) {
             args.pass = uint32_t(pass);
             args.portion = uint32_t(portion);
@@ -698,6 +985,66 @@ void onesweep_sort(const DeviceEnv &env, const SortRequest &request, const SortT
                                 "radix sort pass launch");
         }
     }
+}
+
+// The fused path; false (nothing launched) when the tiles cannot all be
+// resident at once.
+template <typename K, int kValueBytes, typename Shape>
+bool fused_sort(const DeviceEnv &env, const SortRequest &request) {
+    using V = RadixValue<kValueBytes>;
+    constexpr bool kHasValues = kValueBytes != 0;
+    constexpr int kPassCount = kPasses<K>;
+    constexpr uint64_t kTile = Shape::kTile;
+    const uint64_t n = request.count;
+    const uint64_t tiles = (n + kTile - 1) / kTile;
+    auto kernel = radix_fused_kernel<K, kValueBytes, Shape>;
+    const size_t shared_bytes = sizeof(FusedStorage<K, V, Shape, kHasValues>);
+    if (shared_bytes > 48 * 1024)
+        check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared_bytes)),
+              "radix sort (fused) cudaFuncSetAttribute");
+    int blocks_per_sm = 0;
+    check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, kernel, Shape::kThreads, shared_bytes),
+          "radix sort (fused) occupancy");
+    if (tiles > uint64_t(blocks_per_sm) * env.sm_count) return false;
+
+    const uint64_t keys_bytes = align_up(n * sizeof(K), 256);
+    const uint64_t values_bytes = kHasValues ? align_up(n * sizeof(V), 256) : 0;
+    const uint64_t counts_bytes = align_up(uint64_t(kPassCount) * kDigits * 4, 256);
+    const uint64_t lookback_bytes = align_up(uint64_t(kPassCount) * tiles * kDigits * 4, 256);
+    unsigned char *cursor = static_cast<unsigned char *>(
+        env.workspace->reserve(keys_bytes + values_bytes + counts_bytes + lookback_bytes));
+    FusedArgs args{};
+    args.keys[kInputBuffer] = request.keys_in;
+    args.keys[kOutputBuffer] = request.keys_out;
+    args.keys[kTempBuffer] = cursor;
+    cursor += keys_bytes;
+    args.values[kInputBuffer] = request.values_in;
+    args.values[kOutputBuffer] = request.values_out;
+    args.values[kTempBuffer] = kHasValues ? cursor : nullptr;
+    cursor += values_bytes;
+    args.digit_counts = reinterpret_cast<uint32_t *>(cursor);
+    cursor += counts_bytes;
+    args.lookback = reinterpret_cast<uint32_t *>(cursor);
+    args.count = uint32_t(n);
+    args.kind = request.key_kind;
+    args.descending = request.descending;
+    args.keys_in_place = request.keys_out == request.keys_in;
+    args.has_values = kHasValues;
+    args.values_in_place = kHasValues && request.values_out == request.values_in;
+    args.zeroed_flag = env.zeroed_counters + kFusedFlagWord;
+
+    cudaLaunchConfig_t config = {};
+    config.gridDim = dim3(uint32_t(tiles));
+    config.blockDim = dim3(Shape::kThreads);
+    config.dynamicSmemBytes = shared_bytes;
+    config.stream = env.stream;
+    cudaLaunchAttribute attribute[1];
+    attribute[0].id = cudaLaunchAttributeCooperative;
+    attribute[0].val.cooperative = 1;
+    config.attrs = attribute;
+    config.numAttrs = 1;
+    check(cudaLaunchKernelEx(&config, kernel, args), "radix sort (fused) launch");
+    return true;
 }
 
 }  // namespace radix_detail

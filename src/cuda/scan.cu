@@ -1,8 +1,11 @@
 // Device-wide prefix scan (inclusive/exclusive; SUM, MIN, MAX).
 //
 // Large inputs: one launch, one block per tile, tiles in ticket order with a
-// decoupled look-back (block/tile_lookback.cuh). Small inputs: one block
-// walks the tiles with a running carry; no look-back, no workspace.
+// decoupled look-back (block/tile_lookback.cuh). A tile waits several
+// microseconds for its prefix, so throughput depends on how many tiles can
+// wait per SM: the tile is parked in shared memory (cp.async) rather than
+// registers. Small inputs: one block walks the tiles with a running carry,
+// in registers; no look-back, no workspace.
 //
 // Tiles are laid out on 16-byte boundaries of the input: "head" pad
 // positions before element 0 make every full tile start aligned, so wrapped
@@ -36,7 +39,7 @@ struct ScanParams {
     uint32_t clear_chunk;
     bool exclusive;
     bool vector_store;   // output has the input's 16-byte alignment
-    uint32_t poll_ns;     // back-off between look-back polls
+    uint32_t poll_ns;    // back-off between look-back polls
     void *status_slots;
     ScanCounters counters;
     unsigned long long *trace;  // per-tile timestamps in tracing dev builds; else unused
@@ -49,11 +52,13 @@ __device__ __forceinline__ unsigned long long scan_clock() {
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
     return t;
 }
+#define GPUPRIM_SCAN_TRACE_START unsigned long long trace_start = scan_clock()
 #define GPUPRIM_SCAN_TRACE_AT(who, params, tile, slot, value)                               \
     do {                                                                                  \
         if ((who) && (params).trace) (params).trace[uint64_t(tile) * 8 + (slot)] = (value); \
     } while (0)
 #else
+#define GPUPRIM_SCAN_TRACE_START ((void)0)
 #define GPUPRIM_SCAN_TRACE_AT(who, params, tile, slot, value) ((void)0)
 #endif
 
@@ -96,7 +101,9 @@ struct TileIo {
     }
 };
 
-// One block per tile; the tickets give tiles in launch order.
+// The tile this block scans (tickets come in launch order, so a tile only
+// ever waits on tiles whose blocks are running or done) and the cleared
+// watermark seen with it.
 __device__ __forceinline__ void take_tile_ticket(const ScanParams &p, uint32_t &ticket,
                                                  uint32_t &cleared) {
     const unsigned long long word = p.counters.take_ticket();
@@ -104,20 +111,18 @@ __device__ __forceinline__ void take_tile_ticket(const ScanParams &p, uint32_t &
     cleared = static_cast<uint32_t>(word >> 32);
 }
 
-#if defined(GPUPRIM_SCAN_TRACE)
-#define GPUPRIM_SCAN_TRACE_START unsigned long long trace_start = scan_clock()
-#else
-#define GPUPRIM_SCAN_TRACE_START ((void)0)
-#endif
-
-// Variant A: warp 0 looks back once the tile's aggregate is known.
+// One tile per block. The tile is staged in shared memory (see
+// BlockVectorScan), so a block needs few registers and many tiles can wait
+// for their prefixes on one SM; warp 0 looks back once the tile's aggregate
+// is published.
 template <typename T, typename Op, typename Config>
-__global__ void __launch_bounds__(Config::kBlockThreads, Config::kMinBlocks > 0 ? Config::kMinBlocks : 1)
-    scan_lookback_kernel(const ScanParams p) {
+__global__ void __launch_bounds__(Config::kThreads, Config::kMinBlocks)
+    scan_staged_kernel(const ScanParams p) {
     using Io = TileIo<T, Op, Config>;
     using Block = typename Io::Block;
     using Traits = ScanOpTraits<T, Op>;
     const Op op;
+    __shared__ alignas(16) T staged[Block::kTileItems];
     __shared__ typename Block::TempStorage temp;
     __shared__ T saved_aggregates[Config::kMaxSavedWindows * kWarpLanes];
     __shared__ uint32_t ticket, cleared;
@@ -134,14 +139,16 @@ __global__ void __launch_bounds__(Config::kBlockThreads, Config::kMinBlocks > 0 
     GPUPRIM_SCAN_TRACE_AT(threadIdx.x == 0, p, tile, 1, scan_clock());
 
     const bool full = Io::is_full(p, tile);
-    typename Io::Items x;
-    Io::load(p, tile, full, x, warp, lane);
+    const T *in = static_cast<const T *>(p.input);
+    const int64_t first = Io::first_index(p, tile);
+    if (full) Block::stage_full(staged, in + first, warp, lane);
+    else Block::stage_partial(staged, in, first, p.count, warp, lane);
 
     if (warp == Block::kWarps - 1 && tile % p.clear_chunk == 0)
         clear_status_ahead(status, p.counters, tile, p.num_tiles, p.clear_chunk, lane);
 
     T lane_prefix[Config::kVectors];
-    const T warp_total = Block::scan_warp_segment(x, lane_prefix, lane);
+    const T warp_total = Block::scan_staged_segment(staged, lane_prefix, warp, lane);
     if (lane == 0) temp.warp_totals[warp] = warp_total;
     __syncthreads();
 
@@ -166,85 +173,32 @@ __global__ void __launch_bounds__(Config::kBlockThreads, Config::kMinBlocks > 0 
     }
     __syncthreads();
 
-    Block::finish(x, lane_prefix, op(tile_prefix, Block::warp_prefix(temp, warp)), p.exclusive);
-    Io::store(p, tile, full, x, warp, lane);
+    const T segment_prefix = op(tile_prefix, Block::warp_prefix(temp, warp));
+    T *out = static_cast<T *>(p.output);
+    const bool vector_out = full && p.vector_store;
+#pragma unroll
+    for (int k = 0; k < Config::kVectors; ++k) {
+        T v[Block::kVec];
+        Block::finish_staged_vector(staged, warp, lane, k, op(segment_prefix, lane_prefix[k]),
+                                    p.exclusive, v);
+        const uint32_t offset = Block::vector_offset(warp, lane, k);
+        if (vector_out) {
+            store_vector<Config::kStore>(out + first + offset, pack_vector(v));
+            continue;
+        }
+        if (k == 0 && p.exclusive && tile == 0 && warp == 0 && lane == 0) {
+#pragma unroll
+            for (int j = 0; j < Block::kVec; ++j)
+                if (uint32_t(j) == p.head) v[j] = Op::identity();
+        }
+#pragma unroll
+        for (int j = 0; j < Block::kVec; ++j) {
+            const int64_t i = first + offset + j;
+            if (i >= 0 && uint64_t(i) < p.count) out[i] = v[j];
+        }
+    }
     GPUPRIM_SCAN_TRACE_AT(threadIdx.x == 0, p, tile, 4, scan_clock());
     if (threadIdx.x == 0) p.counters.finish_tile(p.num_tiles);
-}
-
-// Variant B: an extra warp (the last) clears status slots and looks back
-// while the data warps load and scan, so the look-back latency overlaps the
-// load latency; the data warps publish the aggregate as soon as they have it.
-// Barrier 1 (all threads): prefix and aggregate are in shared memory.
-// Barrier 2 (data warps): warp totals are in shared memory.
-__device__ __forceinline__ void named_barrier(unsigned id, unsigned threads) {
-    asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
-}
-
-template <typename T, typename Op, typename Config>
-__global__ void __launch_bounds__(Config::kBlockThreads, Config::kMinBlocks > 0 ? Config::kMinBlocks : 1)
-    scan_lookback_warp_kernel(const ScanParams p) {
-    using Io = TileIo<T, Op, Config>;
-    using Block = typename Io::Block;
-    using Traits = ScanOpTraits<T, Op>;
-    const Op op;
-    __shared__ typename Block::TempStorage temp;
-    __shared__ T saved_aggregates[Config::kMaxSavedWindows * kWarpLanes];
-    __shared__ uint32_t ticket, cleared;
-    __shared__ T tile_prefix, tile_aggregate;
-    GPUPRIM_SCAN_TRACE_START;
-
-    const int warp = threadIdx.x / kWarpLanes;
-    const int lane = threadIdx.x % kWarpLanes;
-    if (threadIdx.x == 0) take_tile_ticket(p, ticket, cleared);
-    __syncthreads();
-    const uint32_t tile = ticket;
-    const TileStatus<T> status{static_cast<unsigned long long *>(p.status_slots)};
-    GPUPRIM_SCAN_TRACE_AT(threadIdx.x == 0, p, tile, 0, trace_start);
-    GPUPRIM_SCAN_TRACE_AT(threadIdx.x == 0, p, tile, 1, scan_clock());
-
-    if (warp == Block::kWarps) {
-        // The look-back warp.
-        if (tile % p.clear_chunk == 0)
-            clear_status_ahead(status, p.counters, tile, p.num_tiles, p.clear_chunk, lane);
-        T exclusive = Traits::neutral();
-        LookbackStats stats;
-        if (tile != 0) {
-            if (lane == 0) p.counters.wait_cleared_past(tile, cleared);
-            __syncwarp();
-            exclusive = lookback_exclusive_prefix<T, Op, Config::kMaxSavedWindows>(
-                status, tile, saved_aggregates, lane, p.poll_ns, stats);
-        }
-        GPUPRIM_SCAN_TRACE_AT(lane == 0, p, tile, 3, scan_clock());
-        GPUPRIM_SCAN_TRACE_AT(lane == 0, p, tile, 5, (uint64_t(stats.windows) << 32) | stats.polls);
-        if (lane == 0) tile_prefix = exclusive;
-        named_barrier(1, Config::kBlockThreads);
-        if (lane == 0) {
-            if (tile != 0) status.store(tile, kTileInclusive, op(exclusive, tile_aggregate));
-            p.counters.finish_tile(p.num_tiles);
-        }
-        return;
-    }
-
-    const bool full = Io::is_full(p, tile);
-    typename Io::Items x;
-    Io::load(p, tile, full, x, warp, lane);
-    T lane_prefix[Config::kVectors];
-    const T warp_total = Block::scan_warp_segment(x, lane_prefix, lane);
-    if (lane == 0) temp.warp_totals[warp] = warp_total;
-    named_barrier(2, Config::kThreads);
-    if (threadIdx.x == 0) {
-        const T aggregate = Block::tile_total(temp);
-        tile_aggregate = aggregate;
-        p.counters.wait_cleared_past(tile, cleared);
-        status.store(tile, tile == 0 ? kTileInclusive : kTileAggregate, aggregate);
-        GPUPRIM_SCAN_TRACE_AT(true, p, tile, 2, scan_clock());
-    }
-    named_barrier(1, Config::kBlockThreads);
-
-    Block::finish(x, lane_prefix, op(tile_prefix, Block::warp_prefix(temp, warp)), p.exclusive);
-    Io::store(p, tile, full, x, warp, lane);
-    GPUPRIM_SCAN_TRACE_AT(threadIdx.x == 0, p, tile, 4, scan_clock());
 }
 
 template <typename T, typename Op, typename Config>
@@ -323,12 +277,8 @@ void launch_scan(const DeviceEnv &env, bool exclusive, const T *input, T *output
     p.counters.done_word = env.zeroed_counters + kDoneWord;
     p.status_slots = env.workspace->reserve(tiles * TileStatus<T>::kSlotBytes);
     p.trace = trace;
-    if constexpr (Config::kLookbackWarp)
-        scan_lookback_warp_kernel<T, Op, Config>
-            <<<static_cast<unsigned>(tiles), Config::kBlockThreads, 0, env.stream>>>(p);
-    else
-        scan_lookback_kernel<T, Op, Config>
-            <<<static_cast<unsigned>(tiles), Config::kBlockThreads, 0, env.stream>>>(p);
+    scan_staged_kernel<T, Op, Config>
+        <<<static_cast<unsigned>(tiles), Config::kThreads, 0, env.stream>>>(p);
     check_launch("scan (look-back) launch");
 }
 

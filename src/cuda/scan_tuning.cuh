@@ -9,40 +9,46 @@
 
 namespace gpuprim::cuda {
 
-// What the kernels are compiled for: kThreads data threads per block,
-// kVectors 16-byte vectors per thread, cache hints for the streaming loads
-// and stores, how many 32-tile windows of aggregates a look-back may hold
-// before it waits for an inclusive prefix instead of reading further back,
-// whether an extra warp does the look-back while the data warps load, and a
-// minimum of resident blocks per SM for the register allocator (0: none).
+// What the kernels are compiled for: kThreads threads per block, kVectors
+// 16-byte vectors per thread (tile = kThreads * kVectors * 16 bytes), cache
+// hints for the single-block path's loads and the stores, how many 32-tile
+// windows of aggregates a look-back may hold before it waits for an
+// inclusive prefix instead of reading further back, and the resident blocks
+// per SM the register allocator must allow.
 template <int Threads, int Vectors, CacheHint Load, CacheHint Store, int MaxSavedWindows,
-          bool LookbackWarp, int MinBlocks = 0>
+          int MinBlocks>
 struct ScanKernelConfig {
     static constexpr int kThreads = Threads;
     static constexpr int kVectors = Vectors;
     static constexpr CacheHint kLoad = Load;
     static constexpr CacheHint kStore = Store;
     static constexpr int kMaxSavedWindows = MaxSavedWindows;
-    static constexpr bool kLookbackWarp = LookbackWarp;
     static constexpr int kMinBlocks = MinBlocks;
-    static constexpr int kBlockThreads = Threads + (LookbackWarp ? 32 : 0);
 };
 
-// Hopper (sm_90). Measured on H100 SXM with dev/scan/check_scan.cu.
+// Hopper (sm_90), measured on H100 SXM with dev/scan/check_scan.cu. A tile
+// waits ~8 us (registers) to ~20 us (staged, busier) for its prefix, so
+// throughput follows how much tile data can wait per SM. Kept in registers
+// (256x4 .. 256x8, with or without a separate look-back warp) it tops out
+// near 2.1 TB/s; staged in shared memory, 32 KB tiles x 6 blocks per SM:
+// 2.40 TB/s (4-byte), 2.64 TB/s (8-byte) at 2^28 / 2^27 elements.
+// 128x8 with 12 blocks: 2.30 / 2.43; 256x8 x 6: 2.34 / 2.35.
 template <int kElementBytes>
 struct ScanTuningSm90 {
-    using Config = ScanKernelConfig<256, 4, CacheHint::Default, CacheHint::Default, 8, true>;
+    using Config = ScanKernelConfig<128, 16, CacheHint::Default, CacheHint::Default, 8, 6>;
     // Inputs of at most this many tiles run in one block: no ticket, no
     // look-back, no workspace.
     static constexpr uint32_t kSingleBlockMaxTiles = 1;
     // Status slots one clearing tile clears ahead (see block/tile_lookback.cuh).
     static constexpr uint32_t kClearChunk = 256;
-    // Back-off between status polls of a look-back (ns).
+    // Back-off between status polls of a look-back (ns); 0..200 measured
+    // within noise of each other.
     static constexpr uint32_t kPollNs = 64;
 };
 
 // Ampere and anything older than Hopper that runs the sm_80 code. Not
-// measured; the Hopper geometry is a sound default (fewer SMs, same limits).
+// measured; the Hopper geometry fits its limits (164 KB shared memory per SM
+// allows 4-5 such blocks instead of 6).
 template <int kElementBytes>
 struct ScanTuningSm80 {
     using Config = typename ScanTuningSm90<kElementBytes>::Config;

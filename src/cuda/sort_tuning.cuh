@@ -14,9 +14,10 @@ namespace gpuprim::cuda {
 // blocks per SM is what __launch_bounds__ asks the register allocator for;
 // kStageValues copies the tile's values to shared memory asynchronously
 // (cp.async) while the keys are ranked; kLookbackWindow predecessors are read
-// at once during look-back.
+// at once during look-back; kPrefetch takes the next tile's ticket early and
+// copies its keys to shared memory while the current tile is scattered.
 template <int kThreads_, int kItems_, int kMinBlocks_, RadixMatch kMatch_, bool kStageValues_,
-          int kLookbackWindow_>
+          int kLookbackWindow_, bool kPrefetch_ = false>
 struct OnesweepShape {
     static constexpr int kThreads = kThreads_;
     static constexpr int kItems = kItems_;
@@ -25,6 +26,7 @@ struct OnesweepShape {
     static constexpr RadixMatch kMatch = kMatch_;
     static constexpr bool kStageValues = kStageValues_;
     static constexpr int kLookbackWindow = kLookbackWindow_;
+    static constexpr bool kPrefetch = kPrefetch_;
 };
 
 // Large inputs: big tiles amortize the per-tile look-back and barriers.
@@ -51,22 +53,34 @@ struct OnesweepMediumShape {
     using type = OnesweepShape<256, 8, 4, RadixMatch::Ballot, true, 4>;
 };
 
+// Middle sizes up to kFusedMaxTiles tiles: one cooperative launch does the
+// histogram and every pass (radix_fused_kernel), one tile per block.
+template <int kKeyBytes, int kValueBytes>
+struct OnesweepFusedShape {
+    using type = OnesweepShape<256, 4, 1, RadixMatch::Ballot, true, 32>;
+};
+constexpr int kFusedMaxTiles = 64;
+
 // The upfront histogram kernel: kThreads x kItems keys per tile, kReplicas
 // copies of each shared counter (lane % kReplicas picks one) so that runs of
 // equal digits do not serialize on one address.
-struct RadixHistogramShape {
-    static constexpr int kThreads = 256;
-    static constexpr int kItems = 16;
-    static constexpr int kReplicas = 4;
+template <int kThreads_, int kItems_, int kReplicas_>
+struct HistogramShape {
+    static constexpr int kThreads = kThreads_;
+    static constexpr int kItems = kItems_;
+    static constexpr int kReplicas = kReplicas_;
 };
+using RadixHistogramShape = HistogramShape<256, 16, 4>;
 
-// Small inputs: one block of kBlockSortThreads threads sorts up to
-// kBlockSortThreads * kBlockSortMaxItemsPerThread keys in shared memory.
-constexpr int kBlockSortThreads = 1024;
-constexpr int kBlockSortMaxItemsPerThread = 4;
+// Small inputs: one block of up to kBlockSortMaxThreads threads, each holding
+// kBlockSortItemsPerThread keys, sorts up to their product in registers and
+// shared memory (bitonic; threads = keys rounded up to a power of two / items).
+constexpr int kBlockSortMaxThreads = 512;
+constexpr int kBlockSortItemsPerThread = 8;
 
 struct SortTuning {
     uint64_t block_sort_max;   // count <= this: one block (block_sort.cu)
+    bool fused;                // middle sizes in one cooperative launch
     uint64_t medium_max;       // count <= this: Onesweep with the medium tile
     int histogram_blocks_per_sm;
     bool programmatic_launch;  // overlap the radix kernels' launches (sm_90+)
@@ -76,7 +90,8 @@ inline SortTuning sort_tuning(int compute_capability, uint32_t key_bytes, uint32
     (void)key_bytes;
     (void)value_bytes;
     SortTuning tuning{};
-    tuning.block_sort_max = uint64_t(kBlockSortThreads) * kBlockSortMaxItemsPerThread;
+    tuning.block_sort_max = uint64_t(kBlockSortMaxThreads) * kBlockSortItemsPerThread;
+    tuning.fused = true;
     tuning.medium_max = uint64_t(1) << 20;
     tuning.histogram_blocks_per_sm = 4;
     tuning.programmatic_launch = compute_capability >= 90;

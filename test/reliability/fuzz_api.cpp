@@ -758,9 +758,18 @@ private:
             using T = decltype(zero);
             uint8_t mode = in.u8();
             T repeated = draw_value<T>(in);
+            // Signed zeros only (0/1 for integers): MIN/MAX must still tell
+            // -0.0 from +0.0, and sort must keep equal keys stable.
+            auto zero_or_one = [&](uint8_t bits) {
+                if constexpr (std::is_floating_point_v<T>) return bits & 1 ? -T(0) : T(0);
+                else return T(bits & 1);
+            };
             for (uint64_t i = 0; i < b.count; ++i)
                 store(host.data() + i * sizeof(T),
-                      mode < 32 ? repeated : (mode < 64 ? T(b.count - i) : draw_value<T>(in)));
+                      mode < 32   ? repeated
+                      : mode < 64 ? T(b.count - i)
+                      : mode < 96 ? zero_or_one(in.u8())
+                                  : draw_value<T>(in));
         });
         if (gpuprim_buffer_upload(contexts_[b.context].handle, b.handle, 0, host.data(), b.count) !=
             GPUPRIM_SUCCESS)

@@ -79,7 +79,7 @@ def wrap_huge(dtype, ctx=CTX0):
 
 
 def fill_palette(index, picks, floats):
-    """op_fill with mode >= 64: one draw_value per element, each a palette
+    """op_fill with mode >= 96: one draw_value per element, each a palette
     pick (draw_value: a mode byte >= 48 picks palette[mode % size], 28
     entries for floats, 16 for integers)."""
     body = u8(FILL) + u8(index) + u8(200) + u8(60)  # mode, then `repeated`

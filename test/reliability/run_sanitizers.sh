@@ -24,7 +24,12 @@ verdict() {
 }
 
 flags="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all"
+# GCC's object-size warnings give false positives on sanitizer-instrumented
+# code (e.g. test_common.h tc_poison: "writing 8 bytes into a region of size
+# 1"), and the tests build with -Werror; the ordinary build keeps them.
+flags="$flags -Wno-stringop-overflow -Wno-array-bounds -Wno-stringop-overread"
 echo "=== [1/2] ASan+UBSan+LSan build in $build"
+mkdir -p "$build"
 cmake -S . -B "$build" \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DGPUPRIM_WITH_CUDA=OFF \
@@ -34,8 +39,8 @@ cmake -S . -B "$build" \
   -DCMAKE_C_FLAGS="$flags" \
   -DCMAKE_CXX_FLAGS="$flags" \
   -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" \
-  -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=address,undefined" >"$build.configure.log" 2>&1 \
-  || { cat "$build.configure.log"; verdict "FAILED (configure)" 1; }
+  -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=address,undefined" >"$build/configure.log" 2>&1 \
+  || { cat "$build/configure.log"; verdict "FAILED (configure)" 1; }
 cmake --build "$build" -j "$jobs" || verdict "FAILED (build)" 1
 
 # Reports abort the process (abort_on_error) so the test fails; leaks are
@@ -44,22 +49,31 @@ cmake --build "$build" -j "$jobs" || verdict "FAILED (build)" 1
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1:check_initialization_order=1
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 export LSAN_OPTIONS=report_objects=1
-# A shared libgpuprim loaded into an unsanitized interpreter (the Python
-# ctypes example) needs the ASan runtime first in the process.
-asan_runtime=$(${CC:-cc} -print-file-name=libasan.so 2>/dev/null || true)
-export GPUPRIM_ASAN_RUNTIME="$asan_runtime"
-
 ctest_status=0
 ctest --test-dir "$build" --output-on-failure -j "$jobs" --timeout 900 --no-tests=error \
-  || ctest_status=$?
+  -E '^python_demo$' || ctest_status=$?
 log="$build/Testing/Temporary/LastTest.log"
-reports=0
-if [ -f "$log" ]; then
-  reports=$(grep -cE "ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:|SUMMARY: UndefinedBehaviorSanitizer" "$log" || true)
+reports=$(grep -cE "ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:|SUMMARY: UndefinedBehaviorSanitizer" "$log" 2>/dev/null || true)
+reports=${reports:-0}
+
+# The ctypes example loads the sanitized shared libgpuprim into an
+# unsanitized Python: the ASan runtime (and libstdc++, whose __cxa_throw ASan
+# intercepts) must be preloaded, and Python's own allocations at exit are not
+# ours to leak-check.
+python_status=0
+python_reports=0
+if ctest --test-dir "$build" -N -R '^python_demo$' | grep -q "Total Tests: 1"; then
+  preload="$(${CC:-cc} -print-file-name=libasan.so) $(${CXX:-c++} -print-file-name=libstdc++.so)"
+  LD_PRELOAD="$preload" ASAN_OPTIONS="detect_leaks=0:abort_on_error=1" \
+    ctest --test-dir "$build" --output-on-failure --timeout 900 -R '^python_demo$' \
+    || python_status=$?
+  python_reports=$(grep -cE "ERROR: AddressSanitizer|runtime error:" "$log" 2>/dev/null || true)
+  python_reports=${python_reports:-0}
 fi
-if [ "$ctest_status" -ne 0 ] || [ "$reports" -ne 0 ]; then
-  [ "$reports" -ne 0 ] && grep -nE "ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:" "$log" | head -20
-  verdict "FAILED (ctest exit $ctest_status, $reports sanitizer report line(s) in $log)" 1
+
+if [ "$ctest_status" -ne 0 ] || [ "$python_status" -ne 0 ] || [ "$reports" -ne 0 ] ||
+   [ "$python_reports" -ne 0 ]; then
+  verdict "FAILED (ctest exit $ctest_status, python_demo exit $python_status, sanitizer reports: $reports + $python_reports; see $build/Testing/Temporary)" 1
 fi
 echo "=== [1/2] passed: every test clean under ASan+UBSan+LSan"
 

@@ -148,13 +148,17 @@ static void test_workspace_exhaustion(gpuprim_context_t context) {
     expect_usable(context, "workspace exhaustion");
 }
 
-int main(void) {
+/* rel_exhaustion [workspace]: with "workspace", only the CUDA workspace part. */
+int main(int argc, char **argv) {
     gpuprim_context_t context = rel_context(GPUPRIM_BACKEND_AUTO);
     gpuprim_backend_t backend = GPUPRIM_BACKEND_AUTO;
+    int only_workspace = argc > 1 && strcmp(argv[1], "workspace") == 0;
     REL_OK(context, gpuprim_context_get_backend(context, &backend));
     printf("exhaustion tests on the %s backend\n", rel_backend_name(context));
-    test_out_of_memory(context);
-    test_overflow(context);
+    if (!only_workspace) {
+        test_out_of_memory(context);
+        test_overflow(context);
+    }
     if (backend == GPUPRIM_BACKEND_CUDA) test_workspace_exhaustion(context);
     REL_OK(context, gpuprim_context_destroy(context));
     printf("exhaustion: all checks passed\n");

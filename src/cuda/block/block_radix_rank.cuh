@@ -33,37 +33,59 @@ struct BlockRadixRank {
     static constexpr int kWarps = kThreads / 32;
     static constexpr int kDigitWarps = kRadixRankDigits / 32;
 
+    static constexpr bool kMasks = kMatch == RadixMatch::AtomicOr;
+
     struct Storage {
         uint32_t warp_counts[kWarps][kRadixRankDigits];
         uint32_t digit_warp_totals[kDigitWarps];
+        uint32_t match_masks[kMasks ? kWarps : 1][kMasks ? kRadixRankDigits : 1];
     };
 
-    // digits[i]: the digit (< 256) of item i. On return ranks[i] is the item's
+    // digit_of(i): the digit (< 256) of item i (recomputed where needed rather
+    // than held in registers). On return ranks[i] is the item's
     // position in the tile ordered by digit, stably; threads < 256 get the
     // tile count of digit threadIdx.x and the count of smaller digits.
     // on_counts(count) runs in threads < 256 as soon as the counts are known.
     // Starts and ends with every thread of the block present; storage may be
     // reused after a __syncthreads().
-    template <typename OnCounts>
-    __device__ __forceinline__ static void rank(Storage &s, const uint32_t (&digits)[kItems],
+    template <typename DigitOf, typename OnCounts>
+    __device__ __forceinline__ static void rank(Storage &s, DigitOf &&digit_of,
                                                 uint32_t (&ranks)[kItems], uint32_t &digit_count,
                                                 uint32_t &digit_exclusive, OnCounts &&on_counts) {
         const uint32_t warp = threadIdx.x / 32;
         const uint32_t lane = radix_lane_id();
         uint32_t *counts = s.warp_counts[warp];
 #pragma unroll
-        for (int d = 0; d < kRadixRankDigits / 32; ++d) counts[d * 32 + lane] = 0;
+        for (int d = 0; d < kRadixRankDigits / 32; ++d) {
+            counts[d * 32 + lane] = 0;
+            if constexpr (kMasks) s.match_masks[warp][d * 32 + lane] = 0;
+        }
         __syncwarp();
 
         const uint32_t lanes_below = radix_lanemask_lt();
 #pragma unroll
         for (int i = 0; i < kItems; ++i) {
-            const uint32_t peers = radix_warp_match<kRadixRankDigitBits, kMatch>(digits[i]);
+            const uint32_t digit = digit_of(i);
+            uint32_t peers;
+            if constexpr (kMasks) {
+                uint32_t *mask = &s.match_masks[warp][digit];
+                atomicOr(mask, 1u << lane);
+                __syncwarp();
+                peers = *mask;
+            } else {
+                peers = radix_warp_match<kRadixRankDigitBits, kMatch>(digit);
+            }
             const uint32_t leader = 31 - __clz(peers);
             uint32_t before = 0;
-            if (lane == leader) before = atomicAdd(&counts[digits[i]], __popc(peers));
+            if (lane == leader) before = atomicAdd(&counts[digit], __popc(peers));
             before = __shfl_sync(kFullWarpMask, before, leader);
             ranks[i] = before + __popc(peers & lanes_below);
+            if constexpr (kMasks) {
+                // Every lane has read its mask (the shuffle waited for all):
+                // clear it for the next item.
+                if (lane == leader) s.match_masks[warp][digit] = 0;
+                __syncwarp();
+            }
         }
         __syncthreads();
 
@@ -101,7 +123,7 @@ struct BlockRadixRank {
         __syncthreads();
 
 #pragma unroll
-        for (int i = 0; i < kItems; ++i) ranks[i] += counts[digits[i]];
+        for (int i = 0; i < kItems; ++i) ranks[i] += counts[digit_of(i)];
     }
 };
 

@@ -184,6 +184,93 @@ struct BlockVectorScan {
         }
     }
 
+    // ---- staged tiles --------------------------------------------------------
+    // The same scan with the tile parked in shared memory: loads land there
+    // by cp.async without passing through registers, and the scan keeps one
+    // vector in registers at a time, so a block needs few registers and many
+    // tiles can wait for their prefixes on one SM. Each thread only ever
+    // touches its own vectors of the staged tile, so no block barrier is
+    // needed between loading and scanning. Same association as above.
+    __device__ __forceinline__ static void stage_full(T *staged, const T *tile_in, int warp, int lane) {
+#pragma unroll
+        for (int k = 0; k < kVectors; ++k) {
+            const uint32_t offset = vector_offset(warp, lane, k);
+            const uint32_t dst = static_cast<uint32_t>(__cvta_generic_to_shared(staged + offset));
+            asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst), "l"(tile_in + offset)
+                         : "memory");
+        }
+        asm volatile("cp.async.wait_all;" ::: "memory");
+    }
+    __device__ __forceinline__ static void stage_partial(T *staged, const T *in, int64_t tile_first,
+                                                         uint64_t count, int warp, int lane) {
+#pragma unroll
+        for (int k = 0; k < kVectors; ++k) {
+            T v[kVec];
+#pragma unroll
+            for (int j = 0; j < kVec; ++j) {
+                const int64_t i = tile_first + vector_offset(warp, lane, k) + j;
+                v[j] = (i >= 0 && uint64_t(i) < count) ? in[i] : Traits::neutral();
+            }
+            *reinterpret_cast<uint4 *>(staged + vector_offset(warp, lane, k)) = pack_vector(v);
+        }
+    }
+    __device__ __forceinline__ static void read_staged(const T *staged, int warp, int lane, int k, T *v) {
+        unpack_vector(*reinterpret_cast<const uint4 *>(staged + vector_offset(warp, lane, k)), v);
+    }
+    // As scan_warp_segment, reading the staged tile.
+    __device__ __forceinline__ static T scan_staged_segment(const T *staged, T (&lane_prefix)[kVectors],
+                                                            int warp, int lane) {
+        const Op op;
+        T scanned[kVectors];
+#pragma unroll
+        for (int k = 0; k < kVectors; ++k) {
+            T v[kVec];
+            read_staged(staged, warp, lane, k, v);
+            T acc = v[0];
+#pragma unroll
+            for (int j = 1; j < kVec; ++j) acc = op(acc, v[j]);
+            scanned[k] = acc;
+        }
+        // 8-byte values: scan four vectors at a time to stay within the
+        // register budget of many resident blocks.
+        constexpr int kGroup = (sizeof(T) == 8 && kVectors % 4 == 0) ? 4 : kVectors;
+#pragma unroll
+        for (int g = 0; g < kVectors; g += kGroup) {
+            T part[kGroup];
+#pragma unroll
+            for (int k = 0; k < kGroup; ++k) part[k] = scanned[g + k];
+            warp_inclusive_scan(part, op, lane);
+#pragma unroll
+            for (int k = 0; k < kGroup; ++k) scanned[g + k] = part[k];
+        }
+        T carry = Traits::neutral();
+#pragma unroll
+        for (int k = 0; k < kVectors; ++k) {
+            T before = __shfl_up_sync(kWarpLaneMask, scanned[k], 1);
+            if (lane == 0) before = Traits::neutral();
+            const T total = __shfl_sync(kWarpLaneMask, scanned[k], kWarpLanes - 1);
+            lane_prefix[k] = op(carry, before);
+            carry = op(carry, total);
+        }
+        return carry;
+    }
+    // Vector k of the output, as finish() computes it.
+    __device__ __forceinline__ static void finish_staged_vector(const T *staged, int warp, int lane, int k,
+                                                                T base, bool exclusive, T *v) {
+        const Op op;
+        read_staged(staged, warp, lane, k, v);
+#pragma unroll
+        for (int j = 1; j < kVec; ++j) v[j] = op(v[j - 1], v[j]);
+        if (exclusive) {
+#pragma unroll
+            for (int j = kVec - 1; j > 0; --j) v[j] = op(base, v[j - 1]);
+            v[0] = base;
+        } else {
+#pragma unroll
+            for (int j = 0; j < kVec; ++j) v[j] = op(base, v[j]);
+        }
+    }
+
     // ---- stores ------------------------------------------------------------
     template <CacheHint H>
     __device__ __forceinline__ static void store_full(T *tile_out, const Items &x, int warp,

@@ -1,12 +1,14 @@
-// Block-wide bitonic sort of up to kThreads * kItems items held in registers
+// Block-wide bitonic sort of blockDim.x * kItems items held in registers
 // (small inputs: one block, no global memory traffic between steps).
 //
-// Item i of the network lives in thread i % kThreads, slot i / kThreads, so
-// the compare-exchange partner i ^ j is in the same thread when j >= kThreads
-// (register step), in the same warp when j < 32 (shuffle step) and elsewhere
-// in the block otherwise (one shared-memory round trip; two alternating
-// buffers need one barrier per step). Items must be totally ordered (the
-// caller makes equal keys distinct with their input index: stable).
+// Network position i lives in thread i / kItems, slot i % kItems (blocked),
+// so the compare-exchange partner i ^ j is in the same thread when j < kItems
+// (register step: no data movement), in the same warp when j < 32 * kItems
+// (shuffle step) and elsewhere in the block otherwise (one shared-memory
+// round trip; two alternating buffers need one barrier per step). Few
+// threads with several items each keep most steps in registers and shuffles.
+// Items must be totally ordered (the caller makes equal keys distinct with
+// their input index: stable).
 #pragma once
 
 #include <cstdint>
@@ -57,80 +59,78 @@ __device__ __forceinline__ SortKeyIndex<uint64_t> sort_item_shuffle_xor(SortKeyI
             __shfl_xor_sync(0xffffffffu, item.index, mask)};
 }
 
-template <typename Item, int kThreads, int kItems>
+template <typename Item, int kItems>
 struct BlockBitonicSort {
-    static_assert((kThreads & (kThreads - 1)) == 0 && kThreads >= 32, "power-of-two block");
-    static_assert((kItems & (kItems - 1)) == 0, "power-of-two items per thread");
+    static_assert((kItems & (kItems - 1)) == 0 && kItems >= 2 && kItems <= 16, "power-of-two items");
+
+    // Shared-memory slot of network position i: one pad every 16 items keeps
+    // the blocked stores of a warp on distinct banks.
+    __device__ __forceinline__ static uint32_t slot(uint32_t i) { return i + (i >> 4); }
+    // Items of shared memory one buffer needs for a network of `network` items.
+    __host__ __device__ static constexpr uint32_t buffer_items(uint32_t network) {
+        return network + network / 16;
+    }
 
     // Keeps the smaller (keep_min) or larger of mine and other.
     __device__ __forceinline__ static Item keep(Item mine, Item other, bool keep_min) {
-        const bool other_smaller = sort_item_less(other, mine);
-        return other_smaller == keep_min ? other : mine;
+        return sort_item_less(other, mine) == keep_min ? other : mine;
     }
 
-    template <int kSlotDistance>
-    __device__ __forceinline__ static void register_step(Item (&items)[kItems], uint32_t network,
-                                                         uint32_t k) {
+    template <int kDistance>
+    __device__ __forceinline__ static void register_step(Item (&items)[kItems], uint32_t first, uint32_t k) {
 #pragma unroll
         for (int e = 0; e < kItems; ++e) {
-            if ((e & kSlotDistance) == 0 && uint32_t(e | kSlotDistance) * kThreads < network) {
-                const uint32_t i = uint32_t(e) * kThreads + threadIdx.x;
-                const bool ascending = (i & k) == 0;
+            if ((e & kDistance) == 0) {
+                const bool ascending = ((first + e) & k) == 0;
                 Item &low = items[e];
-                Item &high = items[e | kSlotDistance];
+                Item &high = items[e | kDistance];
                 if (sort_item_less(high, low) == ascending) {
-                    const Item t = low;
+                    const Item swapped = low;
                     low = high;
-                    high = t;
+                    high = swapped;
                 }
             }
         }
     }
 
-    // Sorts items [0, network) ascending; network is a power of two
-    // <= kThreads * kItems. buffers: 2 * network items of shared memory.
-    // Every thread of the block calls it.
-    __device__ __forceinline__ static void sort(Item (&items)[kItems], uint32_t network, Item *buffers) {
+    // Sorts the blockDim.x * kItems items ascending; thread t holds network
+    // positions t * kItems .. t * kItems + kItems - 1. buffers: 2 *
+    // buffer_items(network) items of shared memory. Every thread calls it.
+    __device__ __forceinline__ static void sort(Item (&items)[kItems], Item *buffers) {
+        const uint32_t network = blockDim.x * kItems;
+        const uint32_t first = threadIdx.x * kItems;
         uint32_t parity = 0;
         for (uint32_t k = 2; k <= network; k <<= 1) {
             for (uint32_t j = k >> 1; j > 0; j >>= 1) {
-                if (j >= kThreads) {
-                    if constexpr (kItems >= 2) {
-                        if (j == kThreads) register_step<1>(items, network, k);
+                if (j < kItems) {
+                    if (j == 1) register_step<1>(items, first, k);
+                    if constexpr (kItems > 2) {
+                        if (j == 2) register_step<2>(items, first, k);
                     }
-                    if constexpr (kItems >= 4) {
-                        if (j == 2 * kThreads) register_step<2>(items, network, k);
+                    if constexpr (kItems > 4) {
+                        if (j == 4) register_step<4>(items, first, k);
                     }
-                    if constexpr (kItems >= 8) {
-                        if (j == 4 * kThreads) register_step<4>(items, network, k);
+                    if constexpr (kItems > 8) {
+                        if (j == 8) register_step<8>(items, first, k);
                     }
-                    if constexpr (kItems >= 16) {
-                        if (j == 8 * kThreads) register_step<8>(items, network, k);
-                    }
-                } else if (j >= 32) {
-                    Item *buffer = buffers + parity * network;
-                    parity ^= 1;
+                } else if (j < 32 * kItems) {
+                    const int lane_mask = int(j / kItems);
 #pragma unroll
                     for (int e = 0; e < kItems; ++e) {
-                        const uint32_t i = uint32_t(e) * kThreads + threadIdx.x;
-                        if (uint32_t(e) * kThreads < network && i < network) buffer[i] = items[e];
+                        const uint32_t i = first + e;
+                        const Item other = sort_item_shuffle_xor(items[e], lane_mask);
+                        items[e] = keep(items[e], other, ((i & j) == 0) == ((i & k) == 0));
                     }
+                } else {
+                    Item *buffer = buffers + parity * buffer_items(network);
+                    parity ^= 1;
+#pragma unroll
+                    for (int e = 0; e < kItems; ++e) buffer[slot(first + e)] = items[e];
                     __syncthreads();
 #pragma unroll
                     for (int e = 0; e < kItems; ++e) {
-                        const uint32_t i = uint32_t(e) * kThreads + threadIdx.x;
-                        if (uint32_t(e) * kThreads < network && i < network)
-                            items[e] = keep(items[e], buffer[i ^ j], ((i & j) == 0) == ((i & k) == 0));
-                    }
-                } else {
-#pragma unroll
-                    for (int e = 0; e < kItems; ++e) {
-                        if (uint32_t(e) * kThreads < network) {
-                            const uint32_t i = uint32_t(e) * kThreads + threadIdx.x;
-                            const Item other = sort_item_shuffle_xor(items[e], int(j));
-                            if (i < network)
-                                items[e] = keep(items[e], other, ((i & j) == 0) == ((i & k) == 0));
-                        }
+                        const uint32_t i = first + e;
+                        items[e] = keep(items[e], buffer[slot(i ^ j)], ((i & j) == 0) == ((i & k) == 0));
                     }
                 }
             }

@@ -24,11 +24,13 @@ __device__ __forceinline__ uint32_t radix_lanemask_lt() {
 enum class RadixMatch : int {
     Ballot = 0,    // one ballot per digit bit: cheap for 8-bit digits
     MatchAny = 1,  // the match.any instruction
+    AtomicOr = 2,  // each lane ORs its bit into a shared mask of its digit
 };
 
 // Mask of the lanes (whole warp active) whose digit equals this lane's.
 template <int kDigitBits, RadixMatch kMatch>
 __device__ __forceinline__ uint32_t radix_warp_match(uint32_t digit) {
+    static_assert(kMatch != RadixMatch::AtomicOr, "AtomicOr needs shared masks (BlockRadixRank)");
     if constexpr (kMatch == RadixMatch::MatchAny) {
         return __match_any_sync(kFullWarpMask, digit);
     } else {

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer target of the C API (test/reliability/fuzz_api.cpp)
+# with clang, AddressSanitizer and UndefinedBehaviorSanitizer, the library
+# sources compiled in (CPU backend), and fuzzes it for FUZZ_SECONDS (60)
+# starting from the committed seeds (test/reliability/corpus/, not modified:
+# new inputs go to $build/corpus). Any crash, leak, sanitizer report or
+# contract violation fails the run; the input is left in $build/artifacts/.
+# Reproduce one with: $build/fuzz_api <file>   (GPUPRIM_FUZZ_TRACE=1 prints
+# every call and its status).
+# Environment: FUZZ_SECONDS (60), FUZZ_BUILD_DIR (build-fuzz), CLANG, CLANGXX,
+# JOBS (2).
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+seconds=${FUZZ_SECONDS:-60}
+build=${FUZZ_BUILD_DIR:-build-fuzz}
+jobs=${JOBS:-2}
+started=$(date +%s)
+
+verdict() {
+  echo "run_fuzz: $1 ($(( $(date +%s) - started )) s)"
+  exit "$2"
+}
+
+pick() {  # the first of the named compilers that exists
+  for candidate in "$@"; do
+    if command -v "$candidate" >/dev/null 2>&1; then echo "$candidate"; return; fi
+  done
+}
+clangxx=${CLANGXX:-$(pick clang++ clang++-14)}
+clang=${CLANG:-$(pick clang clang-14)}
+[ -n "$clangxx" ] && [ -n "$clang" ] || verdict "FAILED (clang not found; install clang and libclang-rt-14-dev)" 1
+
+mkdir -p "$build/obj" "$build/corpus" "$build/artifacts"
+rm -f "$build"/artifacts/*
+common="-g -O1 -fno-omit-frame-pointer -fno-sanitize-recover=all -Iinclude -Isrc -DGPUPRIM_STATIC_DEFINE"
+library_flags="-fsanitize=fuzzer-no-link,address,undefined"
+
+echo "=== building $build/fuzz_api with $clangxx"
+compile() {  # source object flags...
+  local source=$1 object=$2
+  shift 2
+  "$@" -c "$source" -o "$object" || { echo "compile failed: $source" >&2; return 1; }
+}
+pids=()
+objects=()
+for source in src/api/*.cpp src/core/*.cpp src/cpu/*.cpp; do
+  object="$build/obj/$(echo "$source" | tr / _).o"
+  objects+=("$object")
+  compile "$source" "$object" "$clangxx" -std=c++17 $common $library_flags &
+  pids+=($!)
+  if [ ${#pids[@]} -ge "$jobs" ]; then wait "${pids[0]}" || verdict "FAILED (build)" 1; pids=("${pids[@]:1}"); fi
+done
+compile test/reliability/fuzz_shim.c "$build/obj/fuzz_shim.o" "$clang" -std=c99 $common $library_flags &
+pids+=($!)
+compile test/reliability/fuzz_api.cpp "$build/obj/fuzz_api.o" "$clangxx" -std=c++17 $common \
+  -fsanitize=fuzzer,address,undefined &
+pids+=($!)
+for pid in "${pids[@]}"; do wait "$pid" || verdict "FAILED (build)" 1; done
+"$clangxx" -fsanitize=fuzzer,address,undefined "$build/obj/fuzz_api.o" "$build/obj/fuzz_shim.o" \
+  "${objects[@]}" -o "$build/fuzz_api" || verdict "FAILED (link)" 1
+
+# Huge requests must return NULL (allocator_may_return_null) so the library
+# can report OUT_OF_MEMORY; ASan's warning for each of them is filtered out.
+export ASAN_OPTIONS=allocator_may_return_null=1:detect_leaks=1
+export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+echo "=== fuzzing for $seconds s from test/reliability/corpus"
+"$build/fuzz_api" -max_total_time="$seconds" -timeout=30 -rss_limit_mb=2048 -max_len=4096 \
+  -print_final_stats=1 -artifact_prefix="$build/artifacts/" \
+  "$build/corpus" test/reliability/corpus 2>&1 \
+  | grep --line-buffered -v "WARNING: AddressSanitizer failed to allocate" | tee "$build/fuzz.log"
+status=${PIPESTATUS[0]}
+
+executions=$(sed -n 's/^stat::number_of_executed_units: *//p' "$build/fuzz.log" | tail -1)
+rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$build/fuzz.log" | tail -1)
+artifacts=$(ls "$build/artifacts" | wc -l)
+if [ "$status" -ne 0 ] || [ "$artifacts" -ne 0 ]; then
+  verdict "FAILED (fuzzer exit $status; inputs in $build/artifacts: $(ls "$build/artifacts" | tr '\n' ' '))" 1
+fi
+verdict "PASSED (${executions:-?} executions, ${rate:-?} exec/s, no crash)" 0
