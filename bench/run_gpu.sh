@@ -40,6 +40,8 @@
 #                        no: test_errors provokes out-of-memory on purpose; the
 #                        library checks every call, so real ones fail the tests)
 #   SANITIZER_ENV="VAR=VALUE ..."  extra environment for the sanitized programs
+#                        (default GPUPRIM_TEST_MAX_COUNT=70000: the suite's size
+#                        loops stop there, which keeps instrumented runs quick)
 #   TEST_TIMEOUT=S       whole ctest run (default 300); BENCH_TIMEOUT=S (default 420)
 #   CUDA_ARCH=NN         override the detected architecture (e.g. 90)
 #   BUILD_DIR=DIR        build tree (default build-gpu)
@@ -48,6 +50,7 @@ set -u -o pipefail
 cd "$(dirname "$0")/.." || exit 2
 
 BUILD=${BUILD_DIR:-build-gpu}
+SANITIZER_ENV=${SANITIZER_ENV-GPUPRIM_TEST_MAX_COUNT=70000}
 RESULTS=${OUT:-$BUILD/bench}
 mkdir -p "$RESULTS" "$BUILD" || exit 2
 RESULTS=$(cd "$RESULTS" && pwd)

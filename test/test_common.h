@@ -62,6 +62,13 @@ static inline int tc_env_flag(const char *name) {
     return v && *v && strcmp(v, "0") != 0;
 }
 
+/* GPUPRIM_TEST_MAX_COUNT caps the sizes the size loops try, so that slow
+ * instrumented runs (compute-sanitizer, valgrind) stay quick. */
+static inline uint64_t tc_max_count(void) {
+    const char *v = getenv("GPUPRIM_TEST_MAX_COUNT");
+    return v && *v ? (uint64_t)strtoull(v, NULL, 10) : UINT64_MAX;
+}
+
 /* Seconds on a monotonic clock, for the examples' and the large test's timings. */
 static inline double tc_seconds(void) {
 #if defined(CLOCK_MONOTONIC) && !defined(_WIN32)

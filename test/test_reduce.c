@@ -140,6 +140,7 @@ static void test_reduce_all(gpuprim_context_t ctx) {
         gpuprim_dtype_t d = tc_all_dtypes[di];
         for (si = 0; si < sizeof sizes / sizeof sizes[0]; ++si) {
             uint64_t n = sizes[si];
+            if (n > tc_max_count()) continue;
             for (p = 0; p < TC_PATTERN_COUNT; ++p) {
                 void *x, *after;
                 gpuprim_buffer_t input;
@@ -267,6 +268,7 @@ static void test_dot_all(gpuprim_context_t ctx) {
         gpuprim_dtype_t d = tc_all_dtypes[di];
         for (si = 0; si < sizeof sizes / sizeof sizes[0]; ++si) {
             uint64_t n = sizes[si];
+            if (n > tc_max_count()) continue;
             for (pi = 0; pi < sizeof patterns / sizeof patterns[0]; ++pi) {
                 tc_pattern_t p = patterns[pi];
                 void *a, *b;

@@ -103,6 +103,7 @@ static void test_scan_all(gpuprim_context_t ctx) {
         gpuprim_dtype_t d = tc_all_dtypes[di];
         for (si = 0; si < sizeof sizes / sizeof sizes[0]; ++si) {
             uint64_t n = sizes[si];
+            if (n > tc_max_count()) continue;
             for (p = 0; p < TC_PATTERN_COUNT; ++p) {
                 void *x;
                 gpuprim_buffer_t input, scratch;

@@ -101,6 +101,7 @@ static void test_sort_matrix(gpuprim_context_t ctx) {
         gpuprim_dtype_t kd = tc_all_dtypes[di];
         for (si = 0; si < sizeof sizes / sizeof sizes[0]; ++si) {
             uint64_t n = sizes[si];
+            if (n > tc_max_count()) continue;
             for (p = 0; p < TC_PATTERN_COUNT; ++p) {
                 void *keys;
                 if (n > 100000 && p != TC_RANDOM_BITS && p != TC_SMALL_RANGE) continue;
