@@ -634,7 +634,7 @@ static void trace_summary(uint64_t n, const char *label) {
     CK(cudaMalloc(&d, tiles * 64));
     CK(cudaMemsetAsync(d, 0, tiles * 64, H.env.stream));
     for (int r = 0; r < 3; ++r)
-        run_scan<T, Tuning>(0, false, (const T *)g_pool.in[r % g_pool.copies], (T *)g_pool.out[r % g_pool.copies], n, ScanPath::Auto, d);
+        run_scan<T, Tuning, true>(0, false, (const T *)g_pool.in[r % g_pool.copies], (T *)g_pool.out[r % g_pool.copies], n, ScanPath::Auto, d);
     std::vector<unsigned long long> h(tiles * 8);
     CK(cudaStreamSynchronize(H.env.stream));
     CK(cudaMemcpy(h.data(), d, tiles * 64, cudaMemcpyDeviceToHost));
@@ -677,7 +677,7 @@ template <typename T, typename Tuning>
 static void show_tuning(uint64_t n, const char *name) {
     const float us = time_us([&](int i) {
         const int c = i % g_pool.copies;
-        run_scan<T, Tuning>(0, false, (const T *)g_pool.in[c], (T *)g_pool.out[c], n, ScanPath::Auto);
+        run_scan<T, Tuning, true>(0, false, (const T *)g_pool.in[c], (T *)g_pool.out[c], n, ScanPath::Auto);
     });
     std::printf("  %s %.1fus/%.0f", name, us, gbps(n, sizeof(T), us));
 }
@@ -694,7 +694,6 @@ static void sweep(uint64_t n, const char *label) {
     std::printf("\n  ");
     show_tuning<T, Sweep<128, 16, 6, 200>>(n, "128x16mb6p200");
     show_tuning<T, Sweep<128, 16, 5>>(n, "128x16mb5");
-    show_tuning<T, Sweep<256, 16, 3>>(n, "256x16mb3");
     show_tuning<T, Sweep<64, 16, 12>>(n, "64x16mb12");
     std::printf("\n");
     if (n >= (uint64_t(1) << 27)) trace_summary<T, Sweep<128, 16, 6>>(n, "128x16mb6");

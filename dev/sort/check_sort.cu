@@ -301,8 +301,8 @@ std::vector<Case> check_cases() {
     const uint64_t large_tile = gc::OnesweepLargeShape<4, 0>::type::kTile;
     // A. every dtype x order x values, random keys, public path, many sizes.
     const uint64_t sizes[] = {0,     1,     2,     3,      31,     33,      255,     256,    257,     1000,
-                              1024,  4095,  4096,  4097,   6145,   30000,   65536,   65537,  100003,  1048577,
-                              1500007};
+                              1024,  2047,  2048,  2049,   4095,   4096,    4097,    6145,   30000,   65536,
+                              65537, 131072, 131073, 1048577, 1500007};
     int toggle = 0;
     for (int d = 0; d < 6; ++d)
         for (int desc = 0; desc < 2; ++desc)
@@ -314,14 +314,14 @@ std::vector<Case> check_cases() {
         for (int desc = 0; desc < 2; ++desc)
             for (int vb : {0, 8})
                 for (int p = 1; p < kPatternCount; ++p)
-                    for (uint64_t n : {uint64_t(1000), uint64_t(20001), uint64_t(100003)})
+                    for (uint64_t n : {uint64_t(1000), uint64_t(30001), uint64_t(300007)})
                         cases.push_back({d, bool(desc), vb, n, Pattern(p), bool((n + p + d + desc) % 2), kPublic,
                                          rd::kMaxPortionKeys});
     for (int d : {0, 5})
-        for (int desc = 0; desc < 2; ++desc)
-            for (int vb : {0, 8})
-                for (int p = 1; p < kPatternCount; ++p)
-                    cases.push_back({d, bool(desc), vb, 1100003, Pattern(p), bool((p + vb) % 2), kPublic, rd::kMaxPortionKeys});
+        for (int vb : {0, 4, 8})
+            for (int p = 0; p < kPatternCount; ++p)
+                cases.push_back({d, bool((p + d) % 2), vb, 2200003, Pattern(p), bool((p + vb) % 2), kPublic,
+                                 rd::kMaxPortionKeys});
     // C. Onesweep shapes directly: tile boundaries, tiny counts, several portions.
     for (Path path : {kMedium, kLarge, kAlt}) {
         const uint64_t tile = path == kMedium ? medium_tile : path == kLarge ? large_tile : AltShape::kTile;
@@ -601,9 +601,9 @@ void sweep(TestEnv &t) {
         uint64_t n;
     };
     const Size sizes[] = {{4, 0, 1ull << 28}, {4, 4, 1ull << 28}, {8, 0, 1ull << 26}, {4, 0, 1ull << 10},
-                          {4, 0, 1ull << 11}, {4, 0, 1ull << 12}, {4, 0, 1ull << 13}, {4, 0, 1ull << 14},
-                          {4, 0, 1ull << 15}, {4, 0, 1ull << 16}, {4, 0, 1ull << 17}, {4, 0, 1ull << 18},
-                          {4, 0, 1ull << 20}, {4, 0, 1ull << 22}};
+                          {4, 0, 1ull << 11}, {4, 0, 1ull << 12}, {4, 0, 1ull << 14}, {4, 0, 1ull << 16},
+                          {4, 0, 1ull << 17}, {4, 0, 1ull << 18}, {4, 0, 1ull << 20}, {4, 0, 1ull << 21},
+                          {4, 0, 1ull << 22}};
     const std::vector<SortVariant> variants = sweep_variants();
     for (const Size &s : sizes) {
         const uint64_t n = s.n;

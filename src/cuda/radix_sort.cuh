@@ -382,8 +382,12 @@ struct OnesweepStorage {
     static constexpr int kTile = Shape::kTile;
     static constexpr bool kStage = kHasValues && Shape::kStageValues;
     typename Rank::Storage rank;
-    uint64_t global_base[kDigits];  // global index of tile position 0 of each digit
-    uint32_t next_tile[2];          // ticket broadcast (two: read and written in turn)
+    uint64_t global_base[kDigits];  // global index of tile position 0 of each digit (fused kernel)
+    // Byte address that tile position 0 of each digit would have in the
+    // destination (modulo 2^64): a key's address is one multiply-add away.
+    uint64_t key_address[kDigits];
+    uint64_t value_address[kHasValues ? kDigits : 1];
+    uint32_t next_tile[2];  // ticket broadcast (two: read and written in turn)
     union alignas(16) Exchange {
         K keys[kTile];
         V values[kHasValues ? kTile : 1];
@@ -509,125 +513,141 @@ __global__ void __launch_bounds__(Shape::kThreads, Shape::kMinBlocks)
         }
         const uint32_t tile_offset = tile * kTile;
         const uint32_t tile_keys = tile_keys_of(tile);
-        const bool full = tile_keys == kTile;
         const uint64_t tile_begin = args.portion_begin + tile_offset;
 
-        if constexpr (kStage) {
-            const V *source = value_source + tile_begin;
-#pragma unroll
-            for (int i = 0; i < kItems; ++i) {
-                const uint32_t position = warp_first + i * 32;
-                if (full || position < tile_keys)
-                    copy_to_shared_async(&s.staged_values[position], source + position);
-            }
-            commit_copies_to_shared();
-        }
-        if constexpr (kPrefetch) {
-            if (threadIdx.x == 0) s.next_tile[parity] = draw_ticket();  // read after the next barrier
-        }
-
-        K keys[kItems];
-        if constexpr (kPrefetch) {
-            wait_copies_to_shared<kStage ? 1 : 0>();  // this tile's keys (not its values)
-#pragma unroll
-            for (int i = 0; i < kItems; ++i) {
-                const uint32_t position = warp_first + i * 32;
-                keys[i] = (full || position < tile_keys) ? s.staged_keys[position] : K(0);
-            }
-        } else {
-            const K *source = key_source + tile_begin;
-#pragma unroll
-            for (int i = 0; i < kItems; ++i) {
-                const uint32_t position = warp_first + i * 32;
-                keys[i] = (full || position < tile_keys) ? source[position] : K(0);
-            }
-        }
-#pragma unroll
-        for (int i = 0; i < kItems; ++i) {
-            const uint32_t position = warp_first + i * 32;
-            // Missing keys of a short tile rank last (largest digit, last position).
-            if (full || position < tile_keys) {
-                if (plan.transform_in) keys[i] = to_radix_key<K>(keys[i], args.kind, args.descending);
-            } else {
-                keys[i] = ~K(0);
-            }
-        }
-        uint32_t ranks[kItems];
-        uint32_t digit_count = 0, digit_exclusive = 0;
-        Rank::rank(
-            s.rank, [&](int i) { return digit_of(keys[i], shift); }, ranks, digit_count, digit_exclusive,
-            [&](uint32_t count) {
-            if (tile > 0) store_relaxed(tile_lookback + threadIdx.x, (codes.aggregate << 30) | count);
-        });
-
-#pragma unroll
-        for (int i = 0; i < kItems; ++i) s.exchange.keys[ranks[i]] = keys[i];
-
-        if (threadIdx.x < kDigits) {
-            const uint32_t digit = threadIdx.x;
-            const uint64_t base_in = args.base_in[digit];
-            const uint32_t before =
-                tile > 0 ? lookback_exclusive<Shape::kLookbackWindow>(args.lookback, tile, digit, codes)
-                         : 0u;
-            store_relaxed(tile_lookback + digit, (codes.inclusive << 30) | (before + digit_count));
-            const uint64_t base = base_in + before;
-            s.global_base[digit] = base - digit_exclusive;
-            if (args.base_out != nullptr && tile == real_tiles - 1)
-                args.base_out[digit] = base + digit_count;
-        }
-        __syncthreads();
-
-        if constexpr (kPrefetch) {
-            tile = s.next_tile[parity];
-            prefetch_keys(tile);  // each thread overwrites only the keys it has read
-        }
-
-        // Digits of the keys this thread stores, four to a register, for the values.
-        uint32_t out_digits[kHasValues ? (kItems + 3) / 4 : 1] = {};
-#pragma unroll
-        for (int i = 0; i < kItems; ++i) {
-            const uint32_t position = threadIdx.x + i * kThreads;
-            if (full || position < tile_keys) {
-                const K key = s.exchange.keys[position];
-                const uint32_t digit = digit_of(key, shift);
-                key_destination[s.global_base[digit] + position] =
-                    plan.transform_out ? from_radix_key<K>(key, args.kind, args.descending) : key;
-                if constexpr (kHasValues) out_digits[i / 4] |= digit << (8 * (i % 4));
-            }
-        }
-
-        if constexpr (kHasValues) {
-            V values[kItems];
+        // The tile's work, compiled twice: full tiles need no bounds checks.
+        auto process = [&](auto full_tag) {
+            constexpr bool full = decltype(full_tag)::value;
             if constexpr (kStage) {
-                wait_copies_to_shared<kPrefetch ? 1 : 0>();  // each thread reads only what it copied
-#pragma unroll
-                for (int i = 0; i < kItems; ++i) {
-                    const uint32_t position = warp_first + i * 32;
-                    values[i] = (full || position < tile_keys) ? s.staged_values[position] : V(0);
-                }
-            } else {
                 const V *source = value_source + tile_begin;
 #pragma unroll
                 for (int i = 0; i < kItems; ++i) {
                     const uint32_t position = warp_first + i * 32;
-                    values[i] = (full || position < tile_keys) ? source[position] : V(0);
+                    if (full || position < tile_keys)
+                        copy_to_shared_async(&s.staged_values[position], source + position);
+                }
+                commit_copies_to_shared();
+            }
+            if constexpr (kPrefetch) {
+                if (threadIdx.x == 0) s.next_tile[parity] = draw_ticket();  // read after the next barrier
+            }
+
+            K keys[kItems];
+            if constexpr (kPrefetch) {
+                wait_copies_to_shared<kStage ? 1 : 0>();  // this tile's keys (not its values)
+#pragma unroll
+                for (int i = 0; i < kItems; ++i) {
+                    const uint32_t position = warp_first + i * 32;
+                    keys[i] = (full || position < tile_keys) ? s.staged_keys[position] : K(0);
+                }
+            } else {
+                const K *source = key_source + tile_begin;
+#pragma unroll
+                for (int i = 0; i < kItems; ++i) {
+                    const uint32_t position = warp_first + i * 32;
+                    keys[i] = (full || position < tile_keys) ? source[position] : K(0);
                 }
             }
-            __syncthreads();  // all keys have left the exchange buffer
+            if (plan.transform_in) {
 #pragma unroll
-            for (int i = 0; i < kItems; ++i) {
-                const uint32_t position = warp_first + i * 32;
-                if (full || position < tile_keys) s.exchange.values[ranks[i]] = values[i];
+                for (int i = 0; i < kItems; ++i) keys[i] = to_radix_key<K>(keys[i], args.kind, args.descending);
+            }
+            if constexpr (!full) {
+                // Missing keys of a short tile rank last (largest digit, last position).
+#pragma unroll
+                for (int i = 0; i < kItems; ++i)
+                    if (warp_first + i * 32 >= tile_keys) keys[i] = ~K(0);
+            }
+
+            uint32_t ranks[kItems];
+            uint32_t digit_count = 0, digit_exclusive = 0;
+            Rank::rank(
+                s.rank, [&](int i) { return digit_of(keys[i], shift); }, ranks, digit_count, digit_exclusive,
+                [&](uint32_t count) {
+                    if (tile > 0) store_relaxed(tile_lookback + threadIdx.x, (codes.aggregate << 30) | count);
+                });
+
+#pragma unroll
+            for (int i = 0; i < kItems; ++i) s.exchange.keys[ranks[i]] = keys[i];
+
+            if (threadIdx.x < kDigits) {
+                const uint32_t digit = threadIdx.x;
+                const uint64_t base_in = args.base_in[digit];
+                const uint32_t before =
+                    tile > 0 ? lookback_exclusive<Shape::kLookbackWindow>(args.lookback, tile, digit, codes)
+                             : 0u;
+                store_relaxed(tile_lookback + digit, (codes.inclusive << 30) | (before + digit_count));
+                const uint64_t base = base_in + before;
+                const uint64_t first_index = base - digit_exclusive;  // of tile position 0, modulo 2^64
+                s.key_address[digit] = reinterpret_cast<uint64_t>(key_destination) + first_index * sizeof(K);
+                if constexpr (kHasValues)
+                    s.value_address[digit] = reinterpret_cast<uint64_t>(value_destination) + first_index * sizeof(V);
+                if (args.base_out != nullptr && tile == real_tiles - 1)
+                    args.base_out[digit] = base + digit_count;
             }
             __syncthreads();
-#pragma unroll
-            for (int i = 0; i < kItems; ++i) {
-                const uint32_t position = threadIdx.x + i * kThreads;
-                if (full || position < tile_keys)
-                    value_destination[s.global_base[(out_digits[i / 4] >> (8 * (i % 4))) & 0xffu] + position] =
-                        s.exchange.values[position];
+
+            if constexpr (kPrefetch) {
+                tile = s.next_tile[parity];
+                prefetch_keys(tile);  // each thread overwrites only the keys it has read
             }
-        }
+
+            // Digits of the keys this thread stores, four to a register, for the values.
+            [[maybe_unused]] uint32_t out_digits[kHasValues ? (kItems + 3) / 4 : 1] = {};
+            auto scatter_keys = [&](auto transform_tag) {
+                constexpr bool transform = decltype(transform_tag)::value;
+#pragma unroll
+                for (int i = 0; i < kItems; ++i) {
+                    const uint32_t position = threadIdx.x + i * kThreads;
+                    if (full || position < tile_keys) {
+                        const K key = s.exchange.keys[position];
+                        const uint32_t digit = digit_of(key, shift);
+                        K *address = reinterpret_cast<K *>(s.key_address[digit] + uint64_t(position) * sizeof(K));
+                        *address = transform ? from_radix_key<K>(key, args.kind, args.descending) : key;
+                        if constexpr (kHasValues) out_digits[i / 4] |= digit << (8 * (i % 4));
+                    }
+                }
+            };
+            if (plan.transform_out) scatter_keys(std::true_type{});
+            else scatter_keys(std::false_type{});
+
+            if constexpr (kHasValues) {
+                V values[kItems];
+                if constexpr (kStage) {
+                    wait_copies_to_shared<kPrefetch ? 1 : 0>();  // each thread reads only what it copied
+#pragma unroll
+                    for (int i = 0; i < kItems; ++i) {
+                        const uint32_t position = warp_first + i * 32;
+                        values[i] = (full || position < tile_keys) ? s.staged_values[position] : V(0);
+                    }
+                } else {
+                    const V *source = value_source + tile_begin;
+#pragma unroll
+                    for (int i = 0; i < kItems; ++i) {
+                        const uint32_t position = warp_first + i * 32;
+                        values[i] = (full || position < tile_keys) ? source[position] : V(0);
+                    }
+                }
+                __syncthreads();  // all keys have left the exchange buffer
+#pragma unroll
+                for (int i = 0; i < kItems; ++i) {
+                    const uint32_t position = warp_first + i * 32;
+                    if (full || position < tile_keys) s.exchange.values[ranks[i]] = values[i];
+                }
+                __syncthreads();
+#pragma unroll
+                for (int i = 0; i < kItems; ++i) {
+                    const uint32_t position = threadIdx.x + i * kThreads;
+                    if (full || position < tile_keys) {
+                        const uint32_t digit = (out_digits[i / 4] >> (8 * (i % 4))) & 0xffu;
+                        V *address = reinterpret_cast<V *>(s.value_address[digit] + uint64_t(position) * sizeof(V));
+                        *address = s.exchange.values[position];
+                    }
+                }
+            }
+        };
+        if (tile_keys == kTile) process(std::true_type{});
+        else process(std::false_type{});
     }
 }
 
@@ -859,6 +879,16 @@ inline uint64_t align_up(uint64_t bytes, uint64_t alignment) {
     return (bytes + alignment - 1) / alignment * alignment;
 }
 
+// Blocks of a persistent grid per SM: the register budget of
+// __launch_bounds__ (min_blocks) unless shared memory allows fewer. No
+// occupancy query (host time counts at small sizes); a block too many only
+// starts late, takes no tile and exits.
+inline uint64_t resident_blocks_per_sm(const DeviceEnv &env, int min_blocks, size_t shared_bytes) {
+    const uint64_t per_block = shared_bytes + 1024;  // the runtime reserves 1 KiB per block
+    const uint64_t by_shared = (uint64_t(env.max_shared_per_block_optin) + 1024) / per_block;
+    return std::max<uint64_t>(1, std::min<uint64_t>(min_blocks, by_shared));
+}
+
 template <typename Kernel, typename Args>
 void launch_radix_kernel(Kernel kernel, uint32_t blocks, int threads, size_t shared_bytes,
                          cudaStream_t stream, bool programmatic, const Args &args, const char *what) {
@@ -879,7 +909,8 @@ void launch_radix_kernel(Kernel kernel, uint32_t blocks, int threads, size_t sha
 
 // Sorts request.count >= 1 keys with the given pass shape. portion_limit
 // (tests only) lowers the keys per launch to exercise the portion hand-over.
-template <typename K, int kValueBytes, typename Shape, typename HistogramShape = RadixHistogramShape>
+template <typename K, int kValueBytes, typename Shape,
+          typename HistogramShape = typename RadixHistogramShapeFor<sizeof(K)>::type>
 void onesweep_sort(const DeviceEnv &env, const SortRequest &request, const SortTuning &tuning,
                    uint64_t portion_limit = kMaxPortionKeys, int passes_to_launch = kMaxPasses) {
     using V = RadixValue<kValueBytes>;
@@ -951,10 +982,7 @@ void onesweep_sort(const DeviceEnv &env, const SortRequest &request, const SortT
     if (shared_bytes > 48 * 1024)
         check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared_bytes)),
               "radix sort cudaFuncSetAttribute");
-    int blocks_per_sm = 0;
-    check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, kernel, Shape::kThreads,
-                                                        shared_bytes),
-          "radix sort occupancy");
+    const uint64_t blocks_per_sm = resident_blocks_per_sm(env, Shape::kMinBlocks, shared_bytes);
     const uint32_t blocks =
         uint32_t(std::max<uint64_t>(1, std::min<uint64_t>(tiles, uint64_t(env.sm_count) * blocks_per_sm)));
 
@@ -1002,10 +1030,12 @@ bool fused_sort(const DeviceEnv &env, const SortRequest &request) {
     if (shared_bytes > 48 * 1024)
         check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared_bytes)),
               "radix sort (fused) cudaFuncSetAttribute");
-    int blocks_per_sm = 0;
-    check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, kernel, Shape::kThreads, shared_bytes),
-          "radix sort (fused) occupancy");
-    if (tiles > uint64_t(blocks_per_sm) * env.sm_count) return false;
+    if (tiles > uint64_t(env.sm_count)) {  // one block per SM always fits
+        int blocks_per_sm = 0;
+        check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, kernel, Shape::kThreads, shared_bytes),
+              "radix sort (fused) occupancy");
+        if (tiles > uint64_t(blocks_per_sm) * env.sm_count) return false;
+    }
 
     const uint64_t keys_bytes = align_up(n * sizeof(K), 256);
     const uint64_t values_bytes = kHasValues ? align_up(n * sizeof(V), 256) : 0;

@@ -85,7 +85,7 @@ static const char *after_fault(gpuprim_context_t ctx, const char *what, gpuprim_
 static int run_fault(gpuprim_context_t ctx, int asynchronous) {
     const uint64_t real_count = 1 << 18; /* 1 MiB of f32 */
     const uint64_t huge_count = (uint64_t)1 << 36;
-    gpuprim_buffer_t real = NULL, huge = NULL, result = NULL;
+    gpuprim_buffer_t real = NULL, huge = NULL, result = NULL, swap;
     gpuprim_status_t status, seen = GPUPRIM_SUCCESS;
     gpuprim_context_options_t options;
     gpuprim_context_t fresh = NULL, cpu;
@@ -94,7 +94,15 @@ static int run_fault(gpuprim_context_t ctx, int asynchronous) {
     const char *where = "the call";
 
     REL_OK(ctx, gpuprim_buffer_create(ctx, GPUPRIM_DTYPE_F32, real_count, &real));
-    REL_OK(ctx, gpuprim_buffer_create(ctx, GPUPRIM_DTYPE_F32, 1, &result));
+    REL_OK(ctx, gpuprim_buffer_create(ctx, GPUPRIM_DTYPE_F32, real_count, &result));
+    /* The bad buffer spans 256 GiB upward from its base, so the result
+     * buffer must lie below it, or reduce_to_buffer rightly refuses the
+     * overlap with INVALID_ARGUMENT. */
+    if ((uintptr_t)device_address(ctx, result) > (uintptr_t)device_address(ctx, real)) {
+        swap = real;
+        real = result;
+        result = swap;
+    }
     REL_OK(ctx, gpuprim_buffer_wrap(ctx, GPUPRIM_DTYPE_F32, device_address(ctx, real), huge_count,
                                     &huge));
     if (!asynchronous) {

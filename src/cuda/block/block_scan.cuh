@@ -1,11 +1,12 @@
-// Block-level scan of one tile held in registers.
+// Block-level scan of one tile, held in registers or staged in shared memory.
 //
 // Arrangement ("warp-striped vectors"): each warp owns a contiguous segment
 // of 32 * kItems elements; lane l holds the 16-byte vectors l, l+32, l+64, ...
 // of that segment. Loads and stores are then fully coalesced 16-byte accesses
-// straight from/to registers, with no shared-memory transpose; the price is
-// one warp scan per vector instead of one per thread, which is cheap next to
-// the memory time.
+// and every thread only touches its own vectors, so no transpose and no
+// barrier is needed between loading and scanning; the price is one warp scan
+// per vector instead of one per thread, which is cheap next to the memory
+// time.
 //
 // Within a tile the association of every combination is fixed by this code,
 // so float sums come out the same on every run.
