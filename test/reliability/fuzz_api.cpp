@@ -243,13 +243,12 @@ bool doc_is_nan(T x) {
     else return false;
 }
 
-// How NaNs order among themselves in a sort. gpuprim.h says "by bit
-// pattern"; the library (src/core/key_transform.h) puts positive NaNs by
-// increasing bit pattern, then negative NaNs by DECREASING bit pattern
-// (0xFFFFFFFF before 0xFF800001). Reported to the lead; until the header or
-// the transform changes, this pins what the library does, so that any
-// backend that differs from the CPU one is still caught. Set to true when
-// NaNs are to sort by increasing unsigned bit pattern throughout.
+// How NaNs order among themselves in a sort, as gpuprim.h documents it
+// (ascending): positive NaNs by increasing bit pattern, then negative NaNs by
+// DECREASING bit pattern (0xFFFFFFFF before 0xFF800001), which is what the
+// order-preserving key transform gives. (The header first said "by bit
+// pattern"; this fuzz target found the difference.) true would mean plain
+// increasing unsigned bit pattern throughout.
 constexpr bool kNegativeNansByIncreasingBits = false;
 
 template <typename T>
