@@ -679,7 +679,12 @@ static void show_tuning(uint64_t n, const char *name) {
         const int c = i % g_pool.copies;
         run_scan<T, Tuning, true>(0, false, (const T *)g_pool.in[c], (T *)g_pool.out[c], n, ScanPath::Auto);
     });
-    std::printf("  %s %.1fus/%.0f", name, us, gbps(n, sizeof(T), us));
+    using Tu = std::conditional_t<std::is_same_v<Tuning, LibraryTuning>, ScanTuningSm90<int(sizeof(T))>, Tuning>;
+    using S = SumType<T>;
+    int blocks = 0;
+    CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+        &blocks, scan_detail::scan_staged_kernel<S, SumOp<S>, typename Tu::Config>, Tu::Config::kThreads, 0));
+    std::printf("  %s(%d/SM) %.1fus/%.0f", name, blocks, us, gbps(n, sizeof(T), us));
 }
 
 template <typename T>
@@ -688,15 +693,18 @@ static void sweep(uint64_t n, const char *label) {
     std::printf("  %s n=%llu:\n  ", label, (unsigned long long)n);
     show_tuning<T, LibraryTuning>(n, "library");
     show_tuning<T, Sweep<128, 8, 12>>(n, "128x8mb12");
-    show_tuning<T, Sweep<128, 8, 10>>(n, "128x8mb10");
-    show_tuning<T, Sweep<256, 8, 6>>(n, "256x8mb6");
-    show_tuning<T, Sweep<128, 16, 6>>(n, "128x16mb6");
+    show_tuning<T, Sweep<128, 16, 6, 64, 2>>(n, "128x16mb6ms2");
+    show_tuning<T, Sweep<128, 13, 8, 64, 2>>(n, "128x13mb8ms2");
     std::printf("\n  ");
-    show_tuning<T, Sweep<128, 16, 6, 200>>(n, "128x16mb6p200");
-    show_tuning<T, Sweep<128, 16, 5>>(n, "128x16mb5");
-    show_tuning<T, Sweep<64, 16, 12>>(n, "64x16mb12");
+    show_tuning<T, Sweep<128, 20, 5, 64, 2>>(n, "128x20mb5ms2");
+    show_tuning<T, Sweep<128, 12, 8, 64, 2>>(n, "128x12mb8ms2");
+    show_tuning<T, Sweep<128, 16, 6, 64, 8, CacheHint::Default, CacheHint::Streaming>>(n, "128x16mb6cs");
+    show_tuning<T, Sweep<128, 16, 6, 0>>(n, "128x16mb6p0");
     std::printf("\n");
-    if (n >= (uint64_t(1) << 27)) trace_summary<T, Sweep<128, 16, 6>>(n, "128x16mb6");
+    if (n >= (uint64_t(1) << 27)) {
+        trace_summary<T, ScanTuningSm90<int(sizeof(T))>>(n, "library");
+        trace_summary<T, Sweep<128, 13, 8, 64, 2>>(n, "128x13mb8ms2");
+    }
 }
 
 static void timings() {
@@ -790,8 +798,9 @@ int run(int argc, char **argv) {
             test_dtype<double, Tu, true>(true);
             g_tuning_name = "library";
         };
-        candidates(Sweep<128, 8, 12>{}, "128x8mb12");
-        candidates(Sweep<256, 8, 6>{}, "256x8mb6");
+        candidates(Sweep<128, 13, 8, 64, 2>{}, "128x13mb8ms2");
+        candidates(Sweep<128, 20, 5, 64, 2>{}, "128x20mb5ms2");
+        candidates(Sweep<128, 16, 6, 64, 2>{}, "128x16mb6ms2");
         std::printf("== determinism ==\n");
         test_determinism<float>(uint64_t(1) << 26, 100, false);
         test_determinism<float>(uint64_t(1) << 26, 10, true);

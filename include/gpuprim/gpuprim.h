@@ -22,6 +22,22 @@
  * - A call that fails leaves every buffer and every output argument unchanged,
  *   except a call that fails with GPUPRIM_ERROR_DEVICE, after which the
  *   contents of its output buffers are unspecified.
+ * - Handles: every function that takes a context returns NULL_POINTER for a
+ *   NULL context and INVALID_HANDLE for a pointer that is not a live context
+ *   (a destroyed context cannot always be told apart: do not use one). A
+ *   buffer argument gives NULL_POINTER when NULL (where it is required),
+ *   INVALID_HANDLE when destroyed, CONTEXT_MISMATCH when another context made
+ *   it. Any function that reaches the device may return DEVICE. The error
+ *   lists below name the codes beyond these.
+ * - Device faults: CUDA treats some errors inside a kernel (an illegal
+ *   address, e.g. a wrapped pointer whose memory was freed) as fatal to the
+ *   process's CUDA state. The call reports GPUPRIM_ERROR_DEVICE with CUDA's
+ *   text; afterwards every call that reaches that device, on any context and
+ *   creating a new CUDA context included, may report the same error. No
+ *   call returns a wrong result, and destroy still frees what it can. Only a
+ *   new process (or the application's own cudaDeviceReset(), which also
+ *   invalidates all device memory of the process) recovers. CPU contexts are
+ *   unaffected.
  * - Counts and offsets are element counts (uint64_t), never byte counts.
  * - Threads: a context and the buffers it made must be used by one thread at
  *   a time. Distinct contexts are independent and may be used from different

@@ -198,7 +198,7 @@ __global__ void __launch_bounds__(Config::kThreads, Config::kMinBlocks)
         }
     }
     GPUPRIM_SCAN_TRACE_AT(threadIdx.x == 0, p, tile, 4, scan_clock());
-    if (threadIdx.x == 0) p.counters.finish_tile(p.num_tiles);
+    if (threadIdx.x == 0) p.counters.finish_tile(tile, p.num_tiles, tile % p.clear_chunk == 0);
 }
 
 template <typename T, typename Op, typename Config>

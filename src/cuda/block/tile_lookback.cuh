@@ -14,8 +14,8 @@
 // fetch already brings it and the wait almost never spins. No memset, no
 // second launch, and nothing depends on what the workspace held before.
 //
-// The last tile to finish (a done counter) puts the counter words back to
-// zero, as env.zeroed_counters requires.
+// The last tile (by ticket) waits for a done count of all the others, then
+// puts the counter words back to zero, as env.zeroed_counters requires.
 //
 // Look-back result: the exclusive prefix of tile u is always the left fold
 // A_0 op A_1 op ... op A_{u-1} of the tile aggregates. The newest inclusive
@@ -120,13 +120,32 @@ struct ScanCounters {
         while (cleared_acquire() <= tile) __nanosleep(64);
     }
 
-    // One thread, after the block's last use of the counters and slots: the
-    // last tile to get here resets the words for the next call.
-    __device__ __forceinline__ void finish_tile(uint32_t num_tiles) const {
-        if (atomicAdd(done_word, 1u) == num_tiles - 1) {
-            *reinterpret_cast<volatile unsigned long long *>(ticket_word) = 0;
-            *reinterpret_cast<volatile unsigned int *>(done_word) = 0;
+    // One thread, after the block's last use of the counters. Every tile but
+    // the last counts itself done without waiting for a reply (a returning
+    // atomic here would hold the block, and its shared memory, for one more
+    // round trip); the last tile waits until all others are counted, then
+    // puts the words back to zero. No deadlock: the last ticket is taken, so
+    // every block is running, and no tile ever waits on the last one.
+    // `advanced_cleared`: this block moved the cleared watermark, a
+    // fire-and-forget update of the ticket word that must land first.
+    __device__ __forceinline__ void finish_tile(uint32_t tile, uint32_t num_tiles,
+                                                bool advanced_cleared) const {
+        if (tile != num_tiles - 1) {
+            if (advanced_cleared)
+                asm volatile("red.release.gpu.global.add.u32 [%0], 1;" ::"l"(done_word) : "memory");
+            else
+                asm volatile("red.relaxed.gpu.global.add.u32 [%0], 1;" ::"l"(done_word) : "memory");
+            return;
         }
+        for (;;) {
+            unsigned int done;
+            asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(done) : "l"(done_word) : "memory");
+            if (done == num_tiles - 1) break;
+            __nanosleep(128);
+        }
+        __threadfence();  // after this block's own watermark update, if any
+        *reinterpret_cast<volatile unsigned long long *>(ticket_word) = 0;
+        *reinterpret_cast<volatile unsigned int *>(done_word) = 0;
     }
 };
 
