@@ -9,14 +9,14 @@ run() { local name=$1 limit=$2; shift 2; local t0=$(date +%s)
   timeout "$limit" "$@" > "$O/$name.log" 2>&1; local rc=$?
   echo "== $name rc=$rc $(( $(date +%s) - t0 ))s" | tee -a "$O/summary.log"; }
 NCU="ncu --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats --section SchedulerStats --section InstructionStats"
-for step in ${STEPS:-check time big sweep memcheck racecheck ncu}; do
+for step in ${STEPS:-check time big sweep memcheck racecheck}; do
   case $step in
-    check) run check 80 $B check ;;
+    check) run check 100 $B check ;;
     time) run time 50 $B time ;;
     big) run big 30 $B big ;;
-    sweep) run sweep 60 $B sweep ;;
-    memcheck) run memcheck 40 compute-sanitizer --tool memcheck --error-exitcode 3 $B sanitize ;;
-    racecheck) run racecheck 50 compute-sanitizer --tool racecheck --error-exitcode 3 $B sanitize ;;
+    sweep) run sweep 40 $B sweep ;;
+    memcheck) run memcheck 30 compute-sanitizer --tool memcheck --error-exitcode 3 $B sanitize ;;
+    racecheck) run racecheck 40 compute-sanitizer --tool racecheck --error-exitcode 3 $B sanitize ;;
     ncu) run ncu_ours 40 $NCU -k regex:"onesweep|histogram" $B profile k32 ours
          run ncu_cub 40 $NCU -k regex:"Onesweep|Histogram" $B profile k32 cub ;;
   esac

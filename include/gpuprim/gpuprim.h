@@ -402,7 +402,10 @@ GPUPRIM_API gpuprim_status_t gpuprim_scan(gpuprim_context_t context, gpuprim_op_
  * Errors: NULL_POINTER, INVALID_HANDLE, CONTEXT_MISMATCH, INVALID_ENUM,
  * DTYPE_MISMATCH, SIZE_MISMATCH, INVALID_ARGUMENT (one of the values buffers
  * NULL, forbidden aliasing), DEVICE, OUT_OF_MEMORY.
- * Workspace: at most one extra copy of keys and values plus a few KiB.
+ * Workspace (CUDA, from the context's cached workspace): one extra copy of
+ * keys and values, plus about 1 KiB of look-back state per tile of a few
+ * thousand keys (about 0.15 bytes a key for 4-byte keys) and a few tens of
+ * KiB of counters; more than 2^32 keys are processed in portions.
  */
 GPUPRIM_API gpuprim_status_t gpuprim_sort(gpuprim_context_t context, gpuprim_buffer_t keys_in,
                                           gpuprim_buffer_t values_in, gpuprim_buffer_t keys_out,

@@ -8,16 +8,22 @@
 //    whose digit is the same for every key, and writes the plan: which passes
 //    run and which buffers each reads and writes. It also clears the
 //    look-back array. Nothing is read back to the host.
-// 2. One radix_onesweep_kernel launch per pass (per portion, see below). A
-//    persistent grid takes tiles in launch order from a ticket counter. Each
-//    tile: load keys (transformed to radix keys on every load, transformed
-//    back on every store, so skipped passes need no care), rank them in shared
-//    memory (block_radix_rank), publish its digit counts, find how many keys
-//    of each digit the tiles before it hold by decoupled look-back, scatter
-//    keys through shared memory in digit order so that global writes are runs
-//    of consecutive addresses, then the values the same way (staged in shared
-//    memory by cp.async while the keys are ranked).
-//
+// 2. One radix_onesweep_kernel launch per pass (per portion, see below), each
+//    allowed to start while the previous one drains (programmatic dependent
+//    launch, sm_90). A persistent grid takes tiles in launch order from a
+//    ticket counter. Each tile: load keys (the first executed pass maps them
+//    to radix keys, the last maps them back; the buffers in between hold radix
+//    keys), rank them in shared memory (block_radix_rank, AtomicOr match),
+//    publish its digit counts, find how many keys of each digit the tiles
+//    before it hold by decoupled look-back, scatter keys through shared memory
+//    in digit order so that global writes are runs of consecutive addresses,
+//    then the values the same way (staged in shared memory by cp.async while
+//    the keys are ranked). Full tiles run a copy of the tile code without
+//    bounds checks.
+// 3. Middle sizes (up to kFusedMaxTiles tiles) skip the separate kernels: one
+//    cooperative launch (radix_fused_kernel) does the histogram and every
+//    pass, one tile per block, with grid barriers between passes.
+
 // Look-back words: one 32-bit word per (tile, digit), status in the top two
 // bits and a count in the low 30. A status of a launch is one of three codes
 // that rotate from launch to launch (lookback_codes): every tile of a launch
@@ -37,10 +43,11 @@
 // Workspace peak (one reserve per call):
 //   count * (key_bytes + value_bytes)          temporary keys and values
 // + tiles * 256 * 4 bytes                       look-back (tiles <= 2^28 / tile
-//                                               keys: about 0.18 bytes a key at
-//                                               the large tile shape)
+//                                               keys: about 0.15 bytes a key at
+//                                               the large u32 tile, 6912 keys)
 // + passes * 256 * 16 + 4 KiB                   digit counts, offsets, plan
-// plus 256-byte alignment of each part.
+// plus 256-byte alignment of each part. The fused path needs the temporary
+// copy + passes * tiles * 1 KiB (tiles <= 128) + passes * 1 KiB.
 #pragma once
 
 #include "core/backend.h"

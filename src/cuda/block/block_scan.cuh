@@ -232,9 +232,13 @@ struct BlockVectorScan {
             for (int j = 1; j < kVec; ++j) acc = op(acc, v[j]);
             scanned[k] = acc;
         }
-        // 8-byte values: scan four vectors at a time to stay within the
-        // register budget of many resident blocks.
-        constexpr int kGroup = (sizeof(T) == 8 && kVectors % 4 == 0) ? 4 : kVectors;
+        // 8-byte values: scan up to four vectors at a time (a divisor of
+        // kVectors) to stay within the register budget of many resident blocks.
+        constexpr int kGroup = sizeof(T) == 4        ? kVectors
+                               : kVectors % 4 == 0 ? 4
+                               : kVectors % 3 == 0 ? 3
+                               : kVectors % 2 == 0 ? 2
+                                                   : 1;
 #pragma unroll
         for (int g = 0; g < kVectors; g += kGroup) {
             T part[kGroup];
