@@ -343,6 +343,9 @@ static void test_dtype(bool quick = false) {
     using Tu = std::conditional_t<std::is_same_v<Tuning, LibraryTuning>, ScanTuningSm90<int(sizeof(T))>, Tuning>;
     using Block = BlockVectorScan<T, SumOp<T>, Tu::Config::kThreads, Tu::Config::kVectors>;
     const size_t tile = Block::kTileItems;
+    // MIN/MAX may run a smaller tile (ScanConfigFor): its edges too.
+    using MinMaxConfig = typename ScanConfigFor<Tu, MinOp<T>>::type;
+    const size_t tile2 = BlockVectorScan<T, MinOp<T>, MinMaxConfig::kThreads, MinMaxConfig::kVectors>::kTileItems;
     const size_t vec = 16 / sizeof(T);
     std::vector<size_t> sizes;
     if (g_small)
@@ -353,6 +356,10 @@ static void test_dtype(bool quick = false) {
         sizes = {0, 1, 2, 3, 5, 31, 32, 33, 127, tile - 5, tile - 1, tile, tile + 1, 2 * tile - 1,
                  2 * tile, 2 * tile + 3, 5 * tile + 7, 33 * tile + 1, 70 * tile + 13, 300 * tile + 1,
                  1000003};
+    if (tile2 != tile && !quick) {
+        sizes.push_back(tile2 + 1);
+        if (!g_small) sizes.insert(sizes.end(), {tile2 - 1, 3 * tile2 + 2});
+    }
     struct Layout { size_t in_off, out_off; bool in_place; };
     std::vector<Layout> layouts_all, layouts_few;
     for (size_t a = 0; a < vec; ++a) layouts_all.push_back({a, a, false});        // same alignment

@@ -239,7 +239,7 @@ constexpr uint32_t kDoneWord = 2;
 template <typename T, typename Op, typename Tuning>
 void launch_scan(const DeviceEnv &env, bool exclusive, const T *input, T *output, uint64_t count,
                  ScanPath path = ScanPath::Auto, unsigned long long *trace = nullptr) {
-    using Config = typename Tuning::Config;
+    using Config = typename ScanConfigFor<Tuning, Op>::type;
     using Block = BlockVectorScan<T, Op, Config::kThreads, Config::kVectors>;
     if (count == 0) return;
 
