@@ -39,6 +39,8 @@
 #   SANITIZER_API_ERRORS=explicit|all  also report failing CUDA API calls (default
 #                        no: test_errors provokes out-of-memory on purpose; the
 #                        library checks every call, so real ones fail the tests)
+#   RACECHECK_ENV="VAR=VALUE ..."  more environment for racecheck alone (default
+#                        GPUPRIM_TEST_MAX_COUNT=5000; it comes after SANITIZER_ENV)
 #   SANITIZER_ENV="VAR=VALUE ..."  extra environment for the sanitized programs
 #                        (default GPUPRIM_TEST_MAX_COUNT=70000: the suite's size
 #                        loops stop there, which keeps instrumented runs quick)
@@ -233,12 +235,16 @@ else
         # Reports that are findings, as compute-sanitizer words them.
         REPORT_RE='^========= (Invalid|Uninitialized|Error: Race|Race reported|Barrier error|Warning: Race|Leaked|Program hit|Out-of-range|Misaligned|Malloc|Free)'
         san_one() {  # tool program
-            local tool=$1 prog=$2 log extra=()
+            local tool=$1 prog=$2 log extra=() tool_env=()
+            # racecheck instruments every shared-memory access and runs far
+            # slower than the other tools: it gets smaller sizes.
+            # shellcheck disable=SC2206
+            [ "$tool" = racecheck ] && tool_env=(${RACECHECK_ENV-GPUPRIM_TEST_MAX_COUNT=5000})
             log="$SAN_DIR/$tool-$(basename "$prog").log"
             [ "$tool" = memcheck ] && [ "${SANITIZER_LEAK_CHECK:-0}" = 1 ] &&
                 extra=(--leak-check full)
             # shellcheck disable=SC2086
-            env -u GPUPRIM_TEST_LARGE GPUPRIM_BACKEND=cuda ${SANITIZER_ENV:-} \
+            env -u GPUPRIM_TEST_LARGE GPUPRIM_BACKEND=cuda ${SANITIZER_ENV:-} ${tool_env[@]+"${tool_env[@]}"} \
                 timeout -k 10 "${SANITIZER_TIMEOUT:-240}" \
                 "$SAN" --tool "$tool" --error-exitcode 86 --print-limit 20 \
                 --report-api-errors "${SANITIZER_API_ERRORS:-no}" ${extra[@]+"${extra[@]}"} \

@@ -212,9 +212,16 @@ __device__ __forceinline__ void wait_copies_to_shared() {
 #endif
 }
 
+// shift: a multiple of 8 below the key width. One byte permute (PRMT)
+// instead of a shift and a mask: digits are extracted three times per key.
 template <typename K>
 __device__ __forceinline__ uint32_t digit_of(K radix_key, int shift) {
-    return uint32_t(radix_key >> shift) & (kDigits - 1);
+    static_assert(kDigitBits == 8, "byte digits");
+    uint32_t word = uint32_t(radix_key);
+    if constexpr (sizeof(K) == 8) {
+        if (shift >= 32) word = uint32_t(uint64_t(radix_key) >> 32);
+    }
+    return __byte_perm(word, 0u, 0x4440u | (uint32_t(shift >> 3) & 3u));
 }
 
 // Exclusive scan of one 64-bit value per thread over threads 0..255; every

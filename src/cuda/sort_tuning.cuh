@@ -30,39 +30,41 @@ struct OnesweepShape {
 };
 
 // Shapes below were picked on an H100 (dev/sort/NOTES.md has the sweep).
-// AtomicOr ranking needs about half the instructions of ballots; staging
+// AtomicOr ranking needs about half the instructions of ballots, and with
+// the mask packed next to the count (AtomicOrPacked) one shared-memory round
+// trip per item instead of about three; staging
 // values keeps them out of registers; prefetching the next tile's keys did
 // not pay.
 
 // Large inputs: big tiles amortize the per-tile look-back and barriers.
 template <int kKeyBytes, int kValueBytes>
 struct OnesweepLargeShape {  // pairs
-    using type = OnesweepShape<384, 12, 2, RadixMatch::AtomicOr, true, 4>;
+    using type = OnesweepShape<384, 12, 2, RadixMatch::AtomicOrPacked, true, 4>;
 };
 template <>
 struct OnesweepLargeShape<4, 4> {
-    using type = OnesweepShape<384, 16, 2, RadixMatch::AtomicOr, true, 4>;
+    using type = OnesweepShape<384, 16, 2, RadixMatch::AtomicOrPacked, true, 4>;
 };
 template <>
 struct OnesweepLargeShape<4, 0> {
-    using type = OnesweepShape<384, 18, 2, RadixMatch::AtomicOr, false, 4>;
+    using type = OnesweepShape<384, 18, 2, RadixMatch::AtomicOrPacked, false, 4>;
 };
 template <>
 struct OnesweepLargeShape<8, 0> {
-    using type = OnesweepShape<384, 14, 2, RadixMatch::AtomicOr, false, 4>;
+    using type = OnesweepShape<384, 14, 2, RadixMatch::AtomicOrPacked, false, 4>;
 };
 
 // Middle sizes: small tiles, so that every SM gets some.
 template <int kKeyBytes, int kValueBytes>
 struct OnesweepMediumShape {
-    using type = OnesweepShape<256, 8, 4, RadixMatch::AtomicOr, true, 4>;
+    using type = OnesweepShape<256, 8, 4, RadixMatch::AtomicOrPacked, true, 4>;
 };
 
 // Middle sizes up to kFusedMaxTiles tiles: one cooperative launch does the
 // histogram and every pass (radix_fused_kernel), one tile per block.
 template <int kKeyBytes, int kValueBytes>
 struct OnesweepFusedShape {
-    using type = OnesweepShape<256, 4, 1, RadixMatch::AtomicOr, true, 16>;
+    using type = OnesweepShape<256, 4, 1, RadixMatch::AtomicOrPacked, true, 16>;
 };
 constexpr int kFusedMaxTiles = 128;
 

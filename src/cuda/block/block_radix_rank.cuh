@@ -34,9 +34,13 @@ struct BlockRadixRank {
     static constexpr int kDigitWarps = kRadixRankDigits / 32;
 
     static constexpr bool kMasks = kMatch == RadixMatch::AtomicOr;
+    static constexpr bool kPacked = kMatch == RadixMatch::AtomicOrPacked;
+    // Packed: word 2d is the match mask of digit d, word 2d + 1 its count.
+    static constexpr int kCountStride = kPacked ? 2 : 1;
+    static constexpr int kCountSlot = kPacked ? 1 : 0;
 
     struct Storage {
-        uint32_t warp_counts[kWarps][kRadixRankDigits];
+        alignas(8) uint32_t warp_counts[kWarps][kRadixRankDigits * kCountStride];
         uint32_t digit_warp_totals[kDigitWarps];
         uint32_t match_masks[kMasks ? kWarps : 1][kMasks ? kRadixRankDigits : 1];
     };
@@ -56,7 +60,7 @@ struct BlockRadixRank {
         const uint32_t lane = radix_lane_id();
         uint32_t *counts = s.warp_counts[warp];
 #pragma unroll
-        for (int d = 0; d < kRadixRankDigits / 32; ++d) {
+        for (int d = 0; d < kRadixRankDigits * kCountStride / 32; ++d) {
             counts[d * 32 + lane] = 0;
             if constexpr (kMasks) s.match_masks[warp][d * 32 + lane] = 0;
         }
@@ -66,25 +70,49 @@ struct BlockRadixRank {
 #pragma unroll
         for (int i = 0; i < kItems; ++i) {
             const uint32_t digit = digit_of(i);
-            uint32_t peers;
-            if constexpr (kMasks) {
-                uint32_t *mask = &s.match_masks[warp][digit];
-                atomicOr(mask, 1u << lane);
+            if constexpr (kPacked) {
+                // No leader election or shuffle: every peer reads the mask and
+                // the count before the item, the lowest peer writes both.
+                uint32_t *pair = &counts[2 * digit];
+                atomicOr(pair, 1u << lane);
                 __syncwarp();
-                peers = *mask;
+                const uint2 state = *reinterpret_cast<const uint2 *>(pair);
+                const uint32_t below = __popc(state.x & lanes_below);
+                ranks[i] = state.y + below;
+                __syncwarp();  // every peer has read the pair
+                if (below == 0) *reinterpret_cast<uint2 *>(pair) = make_uint2(0u, state.y + __popc(state.x));
+                __syncwarp();
+            } else if constexpr (kMatch == RadixMatch::MatchAny) {
+                // The count load does not wait for the match; the lowest peer
+                // writes the new count.
+                const uint32_t peers = __match_any_sync(kFullWarpMask, digit);
+                const uint32_t before = counts[digit];
+                const uint32_t below = __popc(peers & lanes_below);
+                ranks[i] = before + below;
+                __syncwarp();  // every peer has read the count
+                if (below == 0) counts[digit] = before + __popc(peers);
+                __syncwarp();
             } else {
-                peers = radix_warp_match<kRadixRankDigitBits, kMatch>(digit);
-            }
-            const uint32_t leader = 31 - __clz(peers);
-            uint32_t before = 0;
-            if (lane == leader) before = atomicAdd(&counts[digit], __popc(peers));
-            before = __shfl_sync(kFullWarpMask, before, leader);
-            ranks[i] = before + __popc(peers & lanes_below);
-            if constexpr (kMasks) {
-                // Every lane has read its mask (the shuffle waited for all):
-                // clear it for the next item.
-                if (lane == leader) s.match_masks[warp][digit] = 0;
-                __syncwarp();
+                uint32_t peers;
+                if constexpr (kMasks) {
+                    uint32_t *mask = &s.match_masks[warp][digit];
+                    atomicOr(mask, 1u << lane);
+                    __syncwarp();
+                    peers = *mask;
+                } else {
+                    peers = radix_warp_match<kRadixRankDigitBits, kMatch>(digit);
+                }
+                const uint32_t leader = 31 - __clz(peers);
+                uint32_t before = 0;
+                if (lane == leader) before = atomicAdd(&counts[digit], __popc(peers));
+                before = __shfl_sync(kFullWarpMask, before, leader);
+                ranks[i] = before + __popc(peers & lanes_below);
+                if constexpr (kMasks) {
+                    // Every lane has read its mask (the shuffle waited for all):
+                    // clear it for the next item.
+                    if (lane == leader) s.match_masks[warp][digit] = 0;
+                    __syncwarp();
+                }
             }
         }
         __syncthreads();
@@ -94,8 +122,8 @@ struct BlockRadixRank {
             const uint32_t digit = threadIdx.x;
 #pragma unroll
             for (int w = 0; w < kWarps; ++w) {
-                const uint32_t c = s.warp_counts[w][digit];
-                s.warp_counts[w][digit] = count;
+                const uint32_t c = s.warp_counts[w][digit * kCountStride + kCountSlot];
+                s.warp_counts[w][digit * kCountStride + kCountSlot] = count;
                 count += c;
             }
             on_counts(count);
@@ -116,14 +144,14 @@ struct BlockRadixRank {
             for (int w = 0; w < kDigitWarps; ++w)
                 if (uint32_t(w) < warp) exclusive += s.digit_warp_totals[w];
 #pragma unroll
-            for (int w = 0; w < kWarps; ++w) s.warp_counts[w][digit] += exclusive;
+            for (int w = 0; w < kWarps; ++w) s.warp_counts[w][digit * kCountStride + kCountSlot] += exclusive;
             digit_count = count;
             digit_exclusive = exclusive;
         }
         __syncthreads();
 
 #pragma unroll
-        for (int i = 0; i < kItems; ++i) ranks[i] += counts[digit_of(i)];
+        for (int i = 0; i < kItems; ++i) ranks[i] += counts[digit_of(i) * kCountStride + kCountSlot];
     }
 };
 
