@@ -66,15 +66,21 @@ void require(const void *pointer, const char *name) {
     if (!pointer) fail(GPUPRIM_ERROR_NULL_POINTER, "argument '%s' is NULL", name);
 }
 
-void require_dtype(int dtype, const char *name) {
-    if (!gpuprim::dtype_is_valid(dtype))
-        fail(GPUPRIM_ERROR_INVALID_ENUM, "argument '%s' = %d is not a gpuprim_dtype_t", name,
-             dtype);
+// Enum arguments must hold one of their type's values, first..last.
+template <typename Enum>
+void require_enum(const Enum &value, Enum first, Enum last, const char *name,
+                  const char *type_name) {
+    int bits = enum_bits(value);
+    if (bits < static_cast<int>(first) || bits > static_cast<int>(last))
+        fail(GPUPRIM_ERROR_INVALID_ENUM, "argument '%s' = %d is not a %s", name, bits, type_name);
 }
 
-void require_op(int op) {
-    if (op < GPUPRIM_OP_SUM || op > GPUPRIM_OP_MAX)
-        fail(GPUPRIM_ERROR_INVALID_ENUM, "argument 'op' = %d is not a gpuprim_op_t", op);
+void require_dtype(gpuprim_dtype_t dtype, const char *name) {
+    require_enum(dtype, GPUPRIM_DTYPE_I32, GPUPRIM_DTYPE_F64, name, "gpuprim_dtype_t");
+}
+
+void require_op(gpuprim_op_t op) {
+    require_enum(op, GPUPRIM_OP_SUM, GPUPRIM_OP_MAX, "op", "gpuprim_op_t");
 }
 
 // count * size in bytes, or OVERFLOW when it does not fit in 64 bits.
@@ -118,6 +124,15 @@ void require_no_overlap(const gpuprim_buffer_s &a, const char *a_name, const gpu
     if (&a == &b || overlap(a, b))
         fail(GPUPRIM_ERROR_INVALID_ARGUMENT, "'%s' and '%s' overlap in memory%s", a_name, b_name,
              same_allowed ? " without being the same buffer" : "");
+}
+
+// An output that mirrors its input: same dtype and count, and either the
+// input itself (in place) or memory apart from it.
+void require_output_for(const gpuprim_buffer_s &output, const char *output_name,
+                        const gpuprim_buffer_s &input, const char *input_name) {
+    require_same_dtype(input, input_name, output, output_name);
+    require_same_count(input, input_name, output, output_name);
+    require_no_overlap(input, input_name, output, output_name, true);
 }
 
 void require_range(const gpuprim_buffer_s &buffer, uint64_t offset, uint64_t count) {
@@ -273,7 +288,7 @@ gpuprim_status_t gpuprim_buffer_create(gpuprim_context_t context, gpuprim_dtype_
                                        uint64_t count, gpuprim_buffer_t *buffer) {
     return guarded(context, [&](gpuprim_context_s &ctx) {
         require(buffer, "buffer");
-        require_dtype(enum_bits(dtype), "dtype");
+        require_dtype(dtype, "dtype");
         uint64_t bytes = byte_size(count, dtype, "count");
         void *data = ctx.backend->allocate(bytes);
         try {
@@ -289,7 +304,7 @@ gpuprim_status_t gpuprim_buffer_wrap(gpuprim_context_t context, gpuprim_dtype_t 
                                      uint64_t count, gpuprim_buffer_t *buffer) {
     return guarded(context, [&](gpuprim_context_s &ctx) {
         require(buffer, "buffer");
-        require_dtype(enum_bits(dtype), "dtype");
+        require_dtype(dtype, "dtype");
         uint64_t bytes = byte_size(count, dtype, "count");
         if (count > 0) {
             require(data, "data");
@@ -355,7 +370,7 @@ gpuprim_status_t gpuprim_buffer_download(gpuprim_context_t context, gpuprim_buff
 gpuprim_status_t gpuprim_reduce(gpuprim_context_t context, gpuprim_op_t op,
                                 gpuprim_buffer_t input, void *result) {
     return guarded(context, [&](gpuprim_context_s &ctx) {
-        require_op(enum_bits(op));
+        require_op(op);
         gpuprim_buffer_s &in = ctx.resolve(input, "input");
         require(result, "result");
         ctx.backend->reduce(op, in.dtype, in.data, in.count, result, true);
@@ -377,7 +392,7 @@ static void require_result_buffer(const gpuprim_buffer_s &result, const gpuprim_
 gpuprim_status_t gpuprim_reduce_to_buffer(gpuprim_context_t context, gpuprim_op_t op,
                                           gpuprim_buffer_t input, gpuprim_buffer_t result) {
     return guarded(context, [&](gpuprim_context_s &ctx) {
-        require_op(enum_bits(op));
+        require_op(op);
         gpuprim_buffer_s &in = ctx.resolve(input, "input");
         gpuprim_buffer_s &out = ctx.resolve(result, "result");
         require_result_buffer(out, in, "input");
@@ -418,16 +433,12 @@ gpuprim_status_t gpuprim_scan(gpuprim_context_t context, gpuprim_op_t op,
                               gpuprim_scan_kind_t kind, gpuprim_buffer_t input,
                               gpuprim_buffer_t output) {
     return guarded(context, [&](gpuprim_context_s &ctx) {
-        require_op(enum_bits(op));
-        int kind_bits = enum_bits(kind);
-        if (kind_bits != GPUPRIM_SCAN_INCLUSIVE && kind_bits != GPUPRIM_SCAN_EXCLUSIVE)
-            fail(GPUPRIM_ERROR_INVALID_ENUM, "argument 'kind' = %d is not a gpuprim_scan_kind_t",
-                 kind_bits);
+        require_op(op);
+        require_enum(kind, GPUPRIM_SCAN_INCLUSIVE, GPUPRIM_SCAN_EXCLUSIVE, "kind",
+                     "gpuprim_scan_kind_t");
         gpuprim_buffer_s &in = ctx.resolve(input, "input");
         gpuprim_buffer_s &out = ctx.resolve(output, "output");
-        require_same_dtype(in, "input", out, "output");
-        require_same_count(in, "input", out, "output");
-        require_no_overlap(in, "input", out, "output", true);
+        require_output_for(out, "output", in, "input");
         if (in.count == 0) return;
         ctx.backend->scan(op, kind, in.dtype, in.data, out.data, in.count);
     });
@@ -437,15 +448,11 @@ gpuprim_status_t gpuprim_sort(gpuprim_context_t context, gpuprim_buffer_t keys_i
                               gpuprim_buffer_t values_in, gpuprim_buffer_t keys_out,
                               gpuprim_buffer_t values_out, gpuprim_order_t order) {
     return guarded(context, [&](gpuprim_context_s &ctx) {
-        int order_bits = enum_bits(order);
-        if (order_bits != GPUPRIM_ORDER_ASCENDING && order_bits != GPUPRIM_ORDER_DESCENDING)
-            fail(GPUPRIM_ERROR_INVALID_ENUM, "argument 'order' = %d is not a gpuprim_order_t",
-                 order_bits);
+        require_enum(order, GPUPRIM_ORDER_ASCENDING, GPUPRIM_ORDER_DESCENDING, "order",
+                     "gpuprim_order_t");
         gpuprim_buffer_s &kin = ctx.resolve(keys_in, "keys_in");
         gpuprim_buffer_s &kout = ctx.resolve(keys_out, "keys_out");
-        require_same_dtype(kin, "keys_in", kout, "keys_out");
-        require_same_count(kin, "keys_in", kout, "keys_out");
-        require_no_overlap(kin, "keys_in", kout, "keys_out", true);
+        require_output_for(kout, "keys_out", kin, "keys_in");
         if ((values_in == nullptr) != (values_out == nullptr))
             fail(GPUPRIM_ERROR_INVALID_ARGUMENT,
                  "'values_in' and 'values_out' must both be given or both be NULL");
@@ -459,10 +466,8 @@ gpuprim_status_t gpuprim_sort(gpuprim_context_t context, gpuprim_buffer_t keys_i
         if (values_in) {
             gpuprim_buffer_s &vin = ctx.resolve(values_in, "values_in");
             gpuprim_buffer_s &vout = ctx.resolve(values_out, "values_out");
-            require_same_dtype(vin, "values_in", vout, "values_out");
             require_same_count(kin, "keys_in", vin, "values_in");
-            require_same_count(kin, "keys_in", vout, "values_out");
-            require_no_overlap(vin, "values_in", vout, "values_out", true);
+            require_output_for(vout, "values_out", vin, "values_in");
             require_no_overlap(kin, "keys_in", vin, "values_in", false);
             require_no_overlap(kin, "keys_in", vout, "values_out", false);
             require_no_overlap(kout, "keys_out", vin, "values_in", false);
