@@ -47,8 +47,8 @@ const char *kPatternNames[] = {"random", "sorted", "reversed", "equal", "few", "
 // Which sort entry: the public one, or a Onesweep shape directly.
 enum Path { kPublic, kMedium, kLarge, kFused, kAlt };
 const char *kPathNames[] = {"public", "medium", "large", "fused", "alt"};
-// The other rank/prefetch code paths: match.any ranking, prefetched keys and tickets.
-using AltShape = gc::OnesweepShape<384, 16, 2, gc::RadixMatch::MatchAny, true, 4, true>;
+// The other rank/prefetch code paths: AtomicOr masks, prefetched keys and tickets.
+using AltShape = gc::OnesweepShape<384, 16, 2, gc::RadixMatch::AtomicOr, true, 4, true>;
 
 struct Case {
     int dtype;
@@ -601,8 +601,8 @@ void sweep(TestEnv &t) {
         uint64_t n;
     };
     const Size sizes[] = {{4, 0, 1ull << 28}, {4, 4, 1ull << 28}, {8, 0, 1ull << 26}, {4, 0, 1ull << 12},
-                          {4, 0, 1ull << 16}, {4, 0, 1ull << 17}, {4, 0, 1ull << 18}, {4, 0, 1ull << 20},
-                          {4, 0, 1ull << 21}, {4, 0, 1ull << 24}};
+                          {4, 0, 1ull << 16}, {4, 0, 1ull << 17}, {4, 0, 1ull << 18}, {4, 0, 1ull << 19},
+                          {4, 0, 1ull << 20}, {4, 0, 1ull << 21}, {4, 0, 1ull << 24}};
     const std::vector<SortVariant> variants = sweep_variants();
     for (const Size &s : sizes) {
         const uint64_t n = s.n;

@@ -30,41 +30,43 @@ struct OnesweepShape {
 };
 
 // Shapes below were picked on an H100 (dev/sort/NOTES.md has the sweep).
-// AtomicOr ranking needs about half the instructions of ballots, and with
-// the mask packed next to the count (AtomicOrPacked) one shared-memory round
-// trip per item instead of about three; staging
+// AtomicOr ranking needs about half the instructions of ballots; packing the
+// mask next to the count (AtomicOrPacked) was 2-8% slower on large tiles
+// (bank conflicts of the 8-byte words) and match.any 40% slower; staging
 // values keeps them out of registers; prefetching the next tile's keys did
 // not pay.
 
 // Large inputs: big tiles amortize the per-tile look-back and barriers.
 template <int kKeyBytes, int kValueBytes>
 struct OnesweepLargeShape {  // pairs
-    using type = OnesweepShape<384, 12, 2, RadixMatch::AtomicOrPacked, true, 4>;
+    using type = OnesweepShape<384, 12, 2, RadixMatch::AtomicOr, true, 4>;
 };
 template <>
 struct OnesweepLargeShape<4, 4> {
-    using type = OnesweepShape<384, 16, 2, RadixMatch::AtomicOrPacked, true, 4>;
+    using type = OnesweepShape<384, 16, 2, RadixMatch::AtomicOr, true, 4>;
 };
 template <>
 struct OnesweepLargeShape<4, 0> {
-    using type = OnesweepShape<384, 18, 2, RadixMatch::AtomicOrPacked, false, 4>;
+    using type = OnesweepShape<384, 18, 2, RadixMatch::AtomicOr, false, 4>;
 };
 template <>
 struct OnesweepLargeShape<8, 0> {
-    using type = OnesweepShape<384, 14, 2, RadixMatch::AtomicOrPacked, false, 4>;
+    using type = OnesweepShape<384, 14, 2, RadixMatch::AtomicOr, false, 4>;
 };
 
 // Middle sizes: small tiles, so that every SM gets some.
 template <int kKeyBytes, int kValueBytes>
 struct OnesweepMediumShape {
-    using type = OnesweepShape<256, 8, 4, RadixMatch::AtomicOrPacked, true, 4>;
+    using type = OnesweepShape<256, 8, 4, RadixMatch::AtomicOr, true, 4>;
 };
 
 // Middle sizes up to kFusedMaxTiles tiles: one cooperative launch does the
 // histogram and every pass (radix_fused_kernel), one tile per block.
 template <int kKeyBytes, int kValueBytes>
 struct OnesweepFusedShape {
-    using type = OnesweepShape<256, 4, 1, RadixMatch::AtomicOrPacked, true, 16>;
+    // 256x8 (Packed) was 3-20% faster than 256x4 from 2^16 to 2^18 keys
+    // (2^18 now fits), 15% slower at 2^12.
+    using type = OnesweepShape<256, 8, 1, RadixMatch::AtomicOrPacked, true, 16>;
 };
 constexpr int kFusedMaxTiles = 128;
 
@@ -107,7 +109,7 @@ inline SortTuning sort_tuning(int compute_capability, uint32_t key_bytes, uint32
     SortTuning tuning{};
     tuning.block_sort_max = 2048;  // the fused launch is faster from 4096 keys on
     tuning.fused = true;
-    tuning.medium_max = uint64_t(1) << 21;
+    tuning.medium_max = uint64_t(1) << 19;  // the large tile was 3-6% faster at 2^20 and 2^21
     tuning.histogram_blocks_per_sm = 4;
     tuning.programmatic_launch = compute_capability >= 90;
     return tuning;

@@ -9,6 +9,8 @@
 //    find each other (radix_warp_match), the highest of them adds the group
 //    size to the warp's private counter of that digit (one shared atomic per
 //    group), and every lane's rank is the old count plus its peers below it.
+//    (AtomicOrPacked and MatchAny instead let every peer read the count and
+//    the lowest peer write it back: no leader election, no shuffle.)
 // 2. Threads 0..255 (one per digit) turn the per-warp counts into per-warp
 //    offsets (running sum over warps) and learn the tile's count of their
 //    digit; the caller gets it then (Onesweep publishes it for look-back).
