@@ -221,6 +221,45 @@ static void test_scan_known_answers(gpuprim_context_t ctx) {
         CHECK_ARRAY_EQ(GPUPRIM_DTYPE_F32, got, exclusive_max_f, 5, "f32 exclusive max with -0 and NaNs");
         CHECK_OK(gpuprim_buffer_destroy(ctx, b));
     }
+    {
+        /* Float sum scans through NaNs of many payloads and both signs, over
+         * many tiles: every prefix from the first NaN on is the canonical
+         * quiet NaN, every prefix before it is a number. */
+        static const gpuprim_dtype_t float_types[2] = {GPUPRIM_DTYPE_F32, GPUPRIM_DTYPE_F64};
+        const uint64_t n = 200003, first_nan = 70001;
+        size_t t;
+        for (t = 0; t < 2; ++t) {
+            gpuprim_dtype_t d = float_types[t];
+            uint64_t canonical = d == GPUPRIM_DTYPE_F32 ? 0x7FC00000ull : 0x7FF8000000000000ull;
+            uint64_t i, wrong = 0, first_wrong = 0;
+            void *x = tc_xmalloc(n * tc_size(d)), *y;
+            gpuprim_buffer_t b;
+            for (i = 0; i < n; ++i) tc_set(d, x, i, tc_from_double(d, (double)(i % 7)));
+            for (i = first_nan; i < n; i += 997) {
+                uint64_t payload = tc_rand() | 1u; /* non-zero, so the pattern is a NaN */
+                uint64_t nan = d == GPUPRIM_DTYPE_F32
+                                   ? 0x7F800000ull | (payload & 0x7FFFFFull) | ((payload >> 40 & 1) << 31)
+                                   : 0x7FF0000000000000ull | (payload & 0xFFFFFFFFFFFFFull) |
+                                         ((payload >> 60 & 1) << 63);
+                tc_set(d, x, i, nan);
+            }
+            b = tc_buffer_from(ctx, d, x, n);
+            tc_where(d == GPUPRIM_DTYPE_F32 ? "f32 sum scan through NaNs" : "f64 sum scan through NaNs");
+            CHECK_OK(gpuprim_scan(ctx, GPUPRIM_OP_SUM, GPUPRIM_SCAN_INCLUSIVE, b, b));
+            y = tc_download(ctx, b, d, n);
+            for (i = 0; i < n; ++i) {
+                uint64_t bits = tc_get(d, y, i);
+                int ok = i < first_nan ? !tc_isnan_bits(d, bits) : bits == canonical;
+                if (!ok && wrong++ == 0) first_wrong = i;
+            }
+            CHECKF(wrong == 0, "%llu prefixes wrong; first at [%llu] = 0x%llx",
+                   (unsigned long long)wrong, (unsigned long long)first_wrong,
+                   (unsigned long long)tc_get(d, y, first_wrong));
+            free(x);
+            free(y);
+            CHECK_OK(gpuprim_buffer_destroy(ctx, b));
+        }
+    }
 }
 
 int main(void) {

@@ -150,7 +150,9 @@ typedef enum gpuprim_dtype {
  * - SUM on integers wraps modulo 2^bits, like C unsigned arithmetic (for
  *   signed types too). SUM on floats is deterministic: the same input on the
  *   same backend and device gives a bitwise identical result every run; it
- *   may differ in rounding between backends.
+ *   may differ in rounding between backends. A float SUM (or dot) that is
+ *   NaN is always the canonical quiet NaN (0x7FC00000, 0x7FF8000000000000),
+ *   whatever NaN payloads the input holds.
  * - MIN/MAX on floats follow IEEE 754-2019 minimum/maximum: a NaN in the
  *   input makes the result NaN (of several NaNs, the one whose bit pattern is
  *   largest as an unsigned integer), and -0.0 counts as less than +0.0. The

@@ -4,7 +4,8 @@
 // - float MIN/MAX are IEEE 754-2019 minimum/maximum: NaN propagates (of two
 //   NaNs the larger bit pattern wins, so the result does not depend on the
 //   order of combination) and -0.0 < +0.0;
-// - DOT multiplies with fma for floats.
+// - DOT multiplies with fma for floats;
+// - float SUM and DOT give the canonical quiet NaN for any NaN result.
 // Every operator here is associative and commutative except float SUM/DOT,
 // which callers combine in a fixed order to stay deterministic.
 #pragma once
@@ -41,6 +42,17 @@ GPUPRIM_HD bool is_nan(T x) {
     else return false;
 }
 
+// The canonical quiet NaN (positive, payload 0) in place of any NaN. Which
+// NaN payload an addition of two NaNs returns depends on the operand order,
+// and the kernels do not promise a fixed operand order (only a fixed
+// association), so float sums report every NaN as this one.
+template <typename T>
+GPUPRIM_HD T canonical_nan_if_nan(T x) {
+    using B = bits_t<T>;
+    constexpr B quiet_nan = sizeof(T) == 4 ? B(0x7FC00000u) : B(0x7FF8000000000000ull);
+    return is_nan(x) ? bit_cast<T>(quiet_nan) : x;
+}
+
 template <typename T>
 struct SumOp {
     GPUPRIM_HD static T identity() { return T(0); }
@@ -49,7 +61,7 @@ struct SumOp {
             using U = std::make_unsigned_t<T>;
             return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
         } else {
-            return a + b;
+            return canonical_nan_if_nan(a + b);
         }
     }
 };
@@ -111,9 +123,9 @@ GPUPRIM_HD T multiply_add(T a, T b, T acc) {
         return static_cast<T>(static_cast<U>(a) * static_cast<U>(b) + static_cast<U>(acc));
     } else {
 #if defined(__CUDA_ARCH__)
-        return fma(a, b, acc);
+        return canonical_nan_if_nan(fma(a, b, acc));
 #else
-        return std::fma(a, b, acc);
+        return canonical_nan_if_nan(std::fma(a, b, acc));
 #endif
     }
 }
