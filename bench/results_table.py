@@ -23,7 +23,7 @@ def main():
     for primitive in primitives:
         sort = primitive.startswith("sort")
         rate = "Gkeys/s ours / CUB" if sort else "GB/s ours / CUB"
-        print(f"\n### {primitive}\n")
+        print(f"\n#### {primitive}\n")
         print(f"| dtype | n | ours µs | CUB µs | ours/CUB | {rate} | ours % of copy |")
         print("|---|---|---:|---:|---:|---:|---:|")
         for r in rows:
