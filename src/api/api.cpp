@@ -75,11 +75,12 @@ void require_enum(const Enum &value, Enum first, Enum last, const char *name,
         fail(GPUPRIM_ERROR_INVALID_ENUM, "argument '%s' = %d is not a %s", name, bits, type_name);
 }
 
-void require_dtype(gpuprim_dtype_t dtype, const char *name) {
+// By reference: copying an out-of-range enum value is already undefined.
+void require_dtype(const gpuprim_dtype_t &dtype, const char *name) {
     require_enum(dtype, GPUPRIM_DTYPE_I32, GPUPRIM_DTYPE_F64, name, "gpuprim_dtype_t");
 }
 
-void require_op(gpuprim_op_t op) {
+void require_op(const gpuprim_op_t &op) {
     require_enum(op, GPUPRIM_OP_SUM, GPUPRIM_OP_MAX, "op", "gpuprim_op_t");
 }
 
