@@ -777,6 +777,22 @@ private:
         if (b.wrapped) check_all_buffers(-1);  // the upload went straight into the arena
     }
 
+    // The errors an upload or download of [offset, offset + count) must report.
+    Expect transfer_expectation(const ContextArg &context, gpuprim_buffer_t handle, uint64_t offset,
+                                uint64_t count, bool null_host, Buffer **b) {
+        Expect expect;
+        if (context.slot < 0) {
+            expect.must = context.error;
+            return expect;
+        }
+        expect.must = resolve(context.slot, handle, b);
+        if (*b) {
+            if (offset > (*b)->count || count > (*b)->count - offset) expect.must |= kRange;
+            else if (count > 0 && null_host) expect.must |= kNull;
+        }
+        return expect;
+    }
+
     void op_upload(Input &in) {
         ContextArg context = draw_context(in);
         gpuprim_buffer_t handle = draw_buffer(in, context.slot);
@@ -784,16 +800,7 @@ private:
         uint64_t count = in.u8() < 230 ? in.u8() % 48 : draw_count(in);
         bool null_host = in.u8() == 255;
         Buffer *b = nullptr;
-        Expect expect;
-        if (context.slot < 0) {
-            expect.must = context.error;
-        } else {
-            expect.must = resolve(context.slot, handle, &b);
-            if (b) {
-                if (offset > b->count || count > b->count - offset) expect.must |= kRange;
-                else if (count > 0 && null_host) expect.must |= kNull;
-            }
-        }
+        Expect expect = transfer_expectation(context, handle, offset, count, null_host, &b);
         size_t size = b ? size_of(b->dtype) : 8;
         // Exactly the bytes a correct call reads, so ASan sees any overread.
         std::vector<uint8_t> host(count <= 4096 ? count * size : 16);
@@ -812,16 +819,7 @@ private:
         uint64_t count = in.u8() < 230 ? in.u8() % 48 : draw_count(in);
         bool null_host = in.u8() == 255;
         Buffer *b = nullptr;
-        Expect expect;
-        if (context.slot < 0) {
-            expect.must = context.error;
-        } else {
-            expect.must = resolve(context.slot, handle, &b);
-            if (b) {
-                if (offset > b->count || count > b->count - offset) expect.must |= kRange;
-                else if (count > 0 && null_host) expect.must |= kNull;
-            }
-        }
+        Expect expect = transfer_expectation(context, handle, offset, count, null_host, &b);
         size_t size = b ? size_of(b->dtype) : 8;
         std::vector<uint8_t> host(count <= 4096 ? count * size : 16, 0x5A);
         gpuprim_status_t status = gpuprim_buffer_download(
