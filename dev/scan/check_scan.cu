@@ -106,11 +106,14 @@ struct Harness {
 static Harness H;
 
 // ------------------------------------------------------------ the call
-template <int Th, int V, int MB, uint32_t Poll = 64, int MS = 8,
-          CacheHint L = CacheHint::Default, CacheHint S = CacheHint::Default>
+// Candidate tunings: threads x vectors, min blocks/SM, stages, windows per
+// look-back poll, saved windows, poll back-off.
+template <int Th, int V, int MB, int Stages, int WPP = 1, int MS = 16, uint32_t Poll = 64>
 struct Sweep {
-    using Config = ScanKernelConfig<Th, V, L, S, MS, MB>;
+    using Config = ScanKernelConfig<Th, V, CacheHint::Default, CacheHint::Default, MS, MB, Stages, WPP>;
     static constexpr uint32_t kSingleBlockMaxTiles = 1;
+    static constexpr uint64_t kPipelineMinTilesPerBlock = 0;  // measure the configuration itself
+    using MidConfig = ScanKernelConfig<128, 8, CacheHint::Default, CacheHint::Default, 8, 12, 1, 1>;
     static constexpr uint32_t kClearChunk = 256;
     static constexpr uint32_t kPollNs = Poll;
 };
@@ -374,8 +377,11 @@ static void test_dtype(bool quick = false) {
             const auto &layouts = big ? layouts_few : layouts_all;
             for (int op = 0; op < (SumOnly ? 1 : 3); ++op) {
                 for (int ex = 0; ex < 2; ++ex) {
-                    for (const Layout &l : layouts)
+                    for (const Layout &l : layouts) {
                         run_case<T, Tuning, SumOnly>(op, ex, data, l.in_off, l.out_off, l.in_place, ScanPath::Auto, name.c_str());
+                        // Auto gives mid sizes smaller tiles: the operator's own kernel here too.
+                        if (big) run_case<T, Tuning, SumOnly>(op, ex, data, l.in_off, l.out_off, l.in_place, ScanPath::Lookback, name.c_str());
+                    }
                     // Both paths on the same input; float sums must agree bitwise.
                     if (n <= 6 * tile && name == "random") {
                         std::vector<T> single, lookback;
@@ -674,7 +680,7 @@ static void trace_summary(uint64_t n, const char *label) {
     double life_sum = 0;
     for (double x : life) life_sum += x;
     std::printf("  trace %-22s tiles %llu span %.0f us, resident tiles avg %.0f (%.1f/SM); mean/median/p90 ns: "
-                "ticket %s, load+agg %s, prefix-since-ticket %s, tail %s, life %s; windows %s; polls %s\n",
+                "load %s, landed-to-aggregate %s, landed-to-prefix %s, tail %s, life %s; windows %s; polls %s\n",
                 label, (unsigned long long)used, (t_max - t_min) / 1e3, life_sum / double(t_max - t_min),
                 life_sum / double(t_max - t_min) / H.env.sm_count, stat(ticket).c_str(), stat(agg).c_str(),
                 stat(prefix).c_str(), stat(tail).c_str(), stat(life).c_str(), stat(windows).c_str(), stat(polls).c_str());
@@ -686,32 +692,35 @@ static void show_tuning(uint64_t n, const char *name) {
         const int c = i % g_pool.copies;
         run_scan<T, Tuning, true>(0, false, (const T *)g_pool.in[c], (T *)g_pool.out[c], n, ScanPath::Auto);
     });
-    using Tu = std::conditional_t<std::is_same_v<Tuning, LibraryTuning>, ScanTuningSm90<int(sizeof(T))>, Tuning>;
-    using S = SumType<T>;
-    int blocks = 0;
-    CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-        &blocks, scan_detail::scan_staged_kernel<S, SumOp<S>, typename Tu::Config>, Tu::Config::kThreads, 0));
-    std::printf("  %s(%d/SM) %.1fus/%.0f", name, blocks, us, gbps(n, sizeof(T), us));
+    std::printf("  %s %.1fus/%.0f", name, us, gbps(n, sizeof(T), us));
+}
+
+// MIN/MAX tunings on a sum-free op (op 2 = MAX), to compare kernels.
+template <typename T, typename Tuning>
+static void show_max_tuning(uint64_t n, const char *name) {
+    const float us = time_us([&](int i) {
+        const int c = i % g_pool.copies;
+        scan_detail::launch_scan<T, MaxOp<T>, Tuning>(H.env, false, (const T *)g_pool.in[c], (T *)g_pool.out[c], n);
+    });
+    std::printf("  %s %.1fus/%.0f", name, us, gbps(n, sizeof(T), us));
 }
 
 template <typename T>
 static void sweep(uint64_t n, const char *label) {
     pool_fill<T>(n);
     std::printf("  %s n=%llu:\n  ", label, (unsigned long long)n);
-    show_tuning<T, LibraryTuning>(n, "library");
-    show_tuning<T, Sweep<128, 8, 12>>(n, "128x8mb12");
-    show_tuning<T, Sweep<128, 16, 6, 64, 2>>(n, "128x16mb6ms2");
-    show_tuning<T, Sweep<128, 13, 8, 64, 2>>(n, "128x13mb8ms2");
+    show_tuning<T, LibraryTuning>(n, "library(384x12s3w2)");
+    show_tuning<T, Sweep<384, 12, 1, 3, 1>>(n, "384x12s3w1");
+    show_tuning<T, Sweep<384, 12, 1, 3, 4>>(n, "384x12s3w4");
+    show_tuning<T, Sweep<256, 24, 1, 2, 2>>(n, "256x24s2w2");
     std::printf("\n  ");
-    show_tuning<T, Sweep<128, 20, 5, 64, 2>>(n, "128x20mb5ms2");
-    show_tuning<T, Sweep<128, 12, 8, 64, 2>>(n, "128x12mb8ms2");
-    show_tuning<T, Sweep<128, 16, 6, 64, 8, CacheHint::Default, CacheHint::Streaming>>(n, "128x16mb6cs");
-    show_tuning<T, Sweep<128, 16, 6, 0>>(n, "128x16mb6p0");
+    show_tuning<T, Sweep<512, 12, 1, 2, 2>>(n, "512x12s2w2");
+    show_tuning<T, Sweep<256, 16, 1, 3, 2>>(n, "256x16s3w2");
+    show_tuning<T, Sweep<128, 16, 6, 1, 1, 8>>(n, "128x16 tile/block");
+    std::printf("\n  max:");
+    show_max_tuning<T, ScanTuningSm90<int(sizeof(T))>>(n, "library");
     std::printf("\n");
-    if (n >= (uint64_t(1) << 27)) {
-        trace_summary<T, ScanTuningSm90<int(sizeof(T))>>(n, "library");
-        trace_summary<T, Sweep<128, 13, 8, 64, 2>>(n, "128x13mb8ms2");
-    }
+    if (n >= (uint64_t(1) << 27)) trace_summary<T, ScanTuningSm90<int(sizeof(T))>>(n, "library");
 }
 
 static void timings() {
@@ -805,9 +814,8 @@ int run(int argc, char **argv) {
             test_dtype<double, Tu, true>(true);
             g_tuning_name = "library";
         };
-        candidates(Sweep<128, 13, 8, 64, 2>{}, "128x13mb8ms2");
-        candidates(Sweep<128, 20, 5, 64, 2>{}, "128x20mb5ms2");
-        candidates(Sweep<128, 16, 6, 64, 2>{}, "128x16mb6ms2");
+        candidates(Sweep<256, 24, 1, 2, 2>{}, "256x24s2w2");
+        candidates(Sweep<512, 12, 1, 2, 2>{}, "512x12s2w2");
         std::printf("== determinism ==\n");
         test_determinism<float>(uint64_t(1) << 26, 100, false);
         test_determinism<float>(uint64_t(1) << 26, 10, true);

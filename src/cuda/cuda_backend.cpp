@@ -114,6 +114,7 @@ public:
             throw;
         }
         env_.workspace = &workspace_;
+        env_.kernels = &kernels_;
     }
 
     ~CudaBackend() override {
@@ -245,6 +246,7 @@ private:
 
     DeviceEnv env_{};
     Workspace workspace_;
+    KernelCache kernels_;
     std::string name_;
     bool owns_stream_ = false;
     void *host_result_ = nullptr;

@@ -11,8 +11,11 @@
 #include <gpuprim/gpuprim.h>
 
 #include <cstdint>
+#include <vector>
 
 namespace gpuprim::cuda {
+
+class KernelCache;
 
 struct DeviceEnv {
     cudaStream_t stream;
@@ -30,6 +33,9 @@ struct DeviceEnv {
     // call starts. A kernel that uses them (tile tickets, "last block" counters)
     // must leave them zero when it finishes, so no per-call memset is needed.
     uint32_t *zeroed_counters;
+    // One-time kernel set-up remembered by the context; may be null (then
+    // every call asks the runtime again).
+    KernelCache *kernels;
 };
 
 constexpr uint32_t kZeroedCounterWords = 1024;
@@ -40,6 +46,59 @@ constexpr uint32_t kZeroedCounterWords = 1024;
 void check(cudaError_t result, const char *what);
 // check(cudaGetLastError(), what) after a launch.
 void check_launch(const char *what);
+
+// Per-context memo of what a kernel needs once before its first launch: the
+// opt-in to more than 48 KiB of dynamic shared memory and the number of its
+// blocks one SM holds. The runtime queries cost microseconds of host time,
+// as much as a small call's whole device time. A context is used by one
+// thread at a time, so no lock.
+class KernelCache {
+public:
+    // Blocks of `threads` threads with `dynamic_shared` bytes of dynamic shared
+    // memory that fit on one SM (at least 1); opts the kernel in first if needed.
+    int resident_blocks(const void *kernel, int threads, size_t dynamic_shared, const char *what);
+
+private:
+    struct Entry {
+        const void *kernel;
+        int threads;
+        size_t dynamic_shared;
+        int blocks;
+    };
+    std::vector<Entry> entries_;
+};
+
+inline int query_resident_blocks(const void *kernel, int threads, size_t dynamic_shared,
+                                 const char *what) {
+    // The default dynamic limit is 48 KiB less the kernel's static shared
+    // memory, so any dynamic request may need the opt-in.
+    if (dynamic_shared > 0)
+        check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                   static_cast<int>(dynamic_shared)),
+              what);
+    int blocks = 0;
+    check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, threads, dynamic_shared),
+          what);
+    return blocks > 0 ? blocks : 1;
+}
+
+inline int KernelCache::resident_blocks(const void *kernel, int threads, size_t dynamic_shared,
+                                        const char *what) {
+    for (const Entry &entry : entries_)
+        if (entry.kernel == kernel && entry.threads == threads &&
+            entry.dynamic_shared == dynamic_shared)
+            return entry.blocks;
+    const int blocks = query_resident_blocks(kernel, threads, dynamic_shared, what);
+    entries_.push_back(Entry{kernel, threads, dynamic_shared, blocks});
+    return blocks;
+}
+
+// The kernel's resident blocks per SM, through the context's cache when there is one.
+inline int resident_blocks(const DeviceEnv &env, const void *kernel, int threads,
+                           size_t dynamic_shared, const char *what) {
+    return env.kernels ? env.kernels->resident_blocks(kernel, threads, dynamic_shared, what)
+                       : query_resident_blocks(kernel, threads, dynamic_shared, what);
+}
 
 // Algorithm drivers; each lives in its own file.
 // result: one element, device memory or mapped pinned host memory.

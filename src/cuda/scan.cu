@@ -1,11 +1,12 @@
 // Device-wide prefix scan (inclusive/exclusive; SUM, MIN, MAX).
 //
-// Large inputs: one launch, one block per tile, tiles in ticket order with a
+// Inputs of more than one tile: one launch, tiles in ticket order with a
 // decoupled look-back (block/tile_lookback.cuh). A tile waits several
-// microseconds for its prefix, so throughput depends on how many tiles can
-// wait per SM: the tile is parked in shared memory (cp.async) rather than
-// registers. Small inputs: one block walks the tiles with a running carry,
-// in registers; no look-back, no workspace.
+// microseconds for its prefix, so SUM runs persistent blocks that keep
+// several tiles in flight in shared memory (cp.async into a ring of
+// stages): the next tiles load while the oldest waits. MIN/MAX, heavier per
+// element, run one block per tile with many blocks per SM. One tile: one
+// block walks it in registers; no look-back, no workspace.
 //
 // Tiles are laid out on 16-byte boundaries of the input: "head" pad
 // positions before element 0 make every full tile start aligned, so wrapped
@@ -24,6 +25,7 @@
 #include "cuda/device_env.h"
 #include "cuda/scan_tuning.cuh"
 
+#include <algorithm>
 #include <cstdint>
 #include <type_traits>
 
@@ -45,20 +47,20 @@ struct ScanParams {
     unsigned long long *trace;  // per-tile timestamps in tracing dev builds; else unused
 };
 
-// Tracing (dev/scan only): globaltimer stamps per tile at fixed slots.
+// Tracing (dev/scan only): globaltimer stamps per tile at fixed slots:
+// 0 loads issued, 1 data landed, 2 aggregate published, 3 prefix known,
+// 4 stores issued, 5 look-back statistics.
 #if defined(GPUPRIM_SCAN_TRACE)
 __device__ __forceinline__ unsigned long long scan_clock() {
     unsigned long long t;
     asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
     return t;
 }
-#define GPUPRIM_SCAN_TRACE_START unsigned long long trace_start = scan_clock()
 #define GPUPRIM_SCAN_TRACE_AT(who, params, tile, slot, value)                               \
     do {                                                                                  \
         if ((who) && (params).trace) (params).trace[uint64_t(tile) * 8 + (slot)] = (value); \
     } while (0)
 #else
-#define GPUPRIM_SCAN_TRACE_START ((void)0)
 #define GPUPRIM_SCAN_TRACE_AT(who, params, tile, slot, value) ((void)0)
 #endif
 
@@ -101,23 +103,39 @@ struct TileIo {
     }
 };
 
+// Starts loading `tile` into `staged`: asynchronous copies for a full tile,
+// plain loads for the partial first and last tiles. Nothing for tickets past
+// the end.
+template <typename T, typename Op, typename Config>
+__device__ __forceinline__ void stage_tile(const ScanParams &p, uint32_t tile, T *staged, int warp,
+                                           int lane) {
+    using Io = TileIo<T, Op, Config>;
+    using Block = typename Io::Block;
+    if (tile >= p.num_tiles) return;
+    const T *in = static_cast<const T *>(p.input);
+    const int64_t first = Io::first_index(p, tile);
+    if (Io::is_full(p, tile)) Block::stage_full_async(staged, in + first, warp, lane);
+    else Block::stage_partial(staged, in, first, p.count, warp, lane);
+}
+
 // The tile this block scans (tickets come in launch order, so a tile only
 // ever waits on tiles whose blocks are running or done) and the cleared
 // watermark seen with it.
 __device__ __forceinline__ void take_tile_ticket(const ScanParams &p, uint32_t &ticket,
                                                  uint32_t &cleared) {
-    const unsigned long long word = p.counters.take_ticket();
+    const unsigned long long word = p.counters.take_tickets(1);
     ticket = static_cast<uint32_t>(word);
     cleared = static_cast<uint32_t>(word >> 32);
 }
 
-// One tile per block. The tile is staged in shared memory (see
-// BlockVectorScan), so a block needs few registers and many tiles can wait
-// for their prefixes on one SM; warp 0 looks back once the tile's aggregate
-// is published.
+// One tile per block, one block launched per tile (kStages == 1). The tile
+// is staged in shared memory (see BlockVectorScan), so a block needs few
+// registers and many tiles can wait for their prefixes on one SM; warp 0
+// looks back once the tile's aggregate is published. Kept for operators
+// whose per-element work needs many warps per SM (float MIN/MAX).
 template <typename T, typename Op, typename Config>
 __global__ void __launch_bounds__(Config::kThreads, Config::kMinBlocks)
-    scan_staged_kernel(const ScanParams p) {
+    scan_tile_per_block_kernel(const ScanParams p) {
     using Io = TileIo<T, Op, Config>;
     using Block = typename Io::Block;
     using Traits = ScanOpTraits<T, Op>;
@@ -127,7 +145,6 @@ __global__ void __launch_bounds__(Config::kThreads, Config::kMinBlocks)
     __shared__ T saved_aggregates[Config::kMaxSavedWindows * kWarpLanes];
     __shared__ uint32_t ticket, cleared;
     __shared__ T tile_prefix;
-    GPUPRIM_SCAN_TRACE_START;
 
     const int warp = threadIdx.x / kWarpLanes;
     const int lane = threadIdx.x % kWarpLanes;
@@ -135,14 +152,19 @@ __global__ void __launch_bounds__(Config::kThreads, Config::kMinBlocks)
     __syncthreads();
     const uint32_t tile = ticket;
     const TileStatus<T> status{static_cast<unsigned long long *>(p.status_slots)};
-    GPUPRIM_SCAN_TRACE_AT(threadIdx.x == 0, p, tile, 0, trace_start);
-    GPUPRIM_SCAN_TRACE_AT(threadIdx.x == 0, p, tile, 1, scan_clock());
+    GPUPRIM_SCAN_TRACE_AT(threadIdx.x == 0, p, tile, 0, scan_clock());
 
     const bool full = Io::is_full(p, tile);
     const T *in = static_cast<const T *>(p.input);
     const int64_t first = Io::first_index(p, tile);
-    if (full) Block::stage_full(staged, in + first, warp, lane);
-    else Block::stage_partial(staged, in, first, p.count, warp, lane);
+    if (full) {
+        Block::stage_full_async(staged, in + first, warp, lane);
+        cp_async_commit();
+        cp_async_wait<0>();
+    } else {
+        Block::stage_partial(staged, in, first, p.count, warp, lane);
+    }
+    GPUPRIM_SCAN_TRACE_AT(threadIdx.x == 0, p, tile, 1, scan_clock());
 
     if (warp == Block::kWarps - 1 && tile % p.clear_chunk == 0)
         clear_status_ahead(status, p.counters, tile, p.num_tiles, p.clear_chunk, lane);
@@ -163,7 +185,8 @@ __global__ void __launch_bounds__(Config::kThreads, Config::kMinBlocks)
         } else {
             if (lane == 0) status.store(tile, kTileAggregate, aggregate);
             GPUPRIM_SCAN_TRACE_AT(lane == 0, p, tile, 2, scan_clock());
-            exclusive = lookback_exclusive_prefix<T, Op, Config::kMaxSavedWindows>(
+            exclusive = lookback_exclusive_prefix<T, Op, Config::kMaxSavedWindows,
+                                                  Config::kWindowsPerPoll>(
                 status, tile, saved_aggregates, lane, p.poll_ns, stats);
             if (lane == 0) status.store(tile, kTileInclusive, op(exclusive, aggregate));
         }
@@ -201,6 +224,191 @@ __global__ void __launch_bounds__(Config::kThreads, Config::kMinBlocks)
     if (threadIdx.x == 0) p.counters.finish_tile(tile, p.num_tiles, tile % p.clear_chunk == 0);
 }
 
+// Warp 0 publishes the aggregate of `tile` (the inclusive prefix for tile 0)
+// once the cleared watermark has passed it; the tile at the start of a
+// clearing chunk clears ahead first (block/tile_lookback.cuh).
+template <typename T, typename Status>
+__device__ __forceinline__ void publish_aggregate(const ScanParams &p, const Status &status,
+                                                  uint32_t tile, uint32_t cleared_seen, T aggregate,
+                                                  int lane) {
+    if (tile % p.clear_chunk == 0)
+        clear_status_ahead(status, p.counters, tile, p.num_tiles, p.clear_chunk, lane);
+    if (lane == 0) {
+        p.counters.wait_cleared_past(tile, cleared_seen);
+        status.store(tile, tile == 0 ? kTileInclusive : kTileAggregate, aggregate);
+    }
+    __syncwarp();
+}
+
+// Persistent blocks, each with kStages tiles in flight in shared memory (a
+// ring of stages filled by cp.async), scanned in ticket order. One step per
+// tile: reduce the next tile, which has landed by now, and publish its
+// aggregate; look back for the current tile (whose aggregate went out one
+// step earlier) while another warp takes the ticket that will refill its
+// stage; add the prefix, store, refill. Publishing one step ahead matters: a
+// tile's successors, in other blocks, need only its aggregate, and would
+// otherwise wait for this block to finish the look-back of its previous
+// tile, which waits on another block, and so on down a chain (measured: 30x
+// slower).
+//
+// No tile waits forever, whichever blocks are resident: a tile only ever
+// waits for older tiles, and the block holding an older tile is either
+// working on it or waiting for a still older one.
+// Each thread only touches its own vectors of a staged tile, so no barrier is
+// needed between its copies landing and its reading them.
+template <typename T, typename Op, typename Config>
+__global__ void __launch_bounds__(Config::kThreads, Config::kMinBlocks)
+    scan_pipelined_kernel(const ScanParams p) {
+    using Io = TileIo<T, Op, Config>;
+    using Block = typename Io::Block;
+    using Traits = ScanOpTraits<T, Op>;
+    constexpr int kStages = Config::kStages;
+    const Op op;
+    extern __shared__ uint4 stage_memory[];  // kStages tiles of Block::kTileItems elements
+    __shared__ typename Block::TempStorage temp, next_temp;
+    __shared__ T saved_aggregates[Config::kMaxSavedWindows * kWarpLanes];
+    __shared__ T stage_aggregate[kStages];
+    __shared__ uint32_t stage_ticket[kStages], stage_cleared[kStages];
+    __shared__ uint32_t next_ticket, next_cleared;
+    __shared__ T tile_prefix;
+
+    const int warp = threadIdx.x / kWarpLanes;
+    const int lane = threadIdx.x % kWarpLanes;
+    const TileStatus<T> status{static_cast<unsigned long long *>(p.status_slots)};
+    T *const staged_base = reinterpret_cast<T *>(stage_memory);
+    auto stage_data = [&](uint32_t s) { return staged_base + s * Block::kTileItems; };
+
+    // One ticket per stage, one at a time: every block's first tile comes
+    // before any block's second, so no block starts out behind the others.
+    // Once a ticket is past the end, so are all later ones: no more asking.
+    // Every stage commits a copy group, empty or not, so that the group
+    // counts below hold.
+    for (int s = 0; s < kStages; ++s) {
+        if (threadIdx.x == 0) {
+            if (s > 0 && stage_ticket[s - 1] >= p.num_tiles) {
+                stage_ticket[s] = stage_ticket[s - 1];
+            } else {
+                const unsigned long long word = p.counters.take_tickets(1);
+                stage_ticket[s] = static_cast<uint32_t>(word);
+                stage_cleared[s] = static_cast<uint32_t>(word >> 32);
+            }
+        }
+        __syncthreads();
+        GPUPRIM_SCAN_TRACE_AT(threadIdx.x == 0 && stage_ticket[s] < p.num_tiles, p, stage_ticket[s], 0,
+                              scan_clock());
+        stage_tile<T, Op, Config>(p, stage_ticket[s], stage_data(s), warp, lane);
+        cp_async_commit();
+    }
+    if (stage_ticket[0] < p.num_tiles) {  // the first tile's aggregate, before the first step
+        cp_async_wait<kStages - 1>();
+        const T warp_total = Block::reduce_staged_segment(stage_data(0), warp, lane);
+        if (lane == 0) next_temp.warp_totals[warp] = warp_total;
+        __syncthreads();
+        if (warp == 0) {
+            const T aggregate = Block::tile_total(next_temp);
+            publish_aggregate(p, status, stage_ticket[0], stage_cleared[0], aggregate, lane);
+            if (lane == 0) stage_aggregate[0] = aggregate;
+        }
+        // The first step's barrier orders these before their next use.
+    }
+
+    for (uint32_t step = 0;; ++step) {
+        const uint32_t s = step % kStages;
+        const uint32_t tile = stage_ticket[s];
+        if (tile >= p.num_tiles) break;  // the same for the whole block; later stages are newer
+        T *const staged = stage_data(s);
+        const uint32_t s_next = (step + 1) % kStages;
+        const uint32_t next_tile = stage_ticket[s_next];
+        const bool publish_next = next_tile < p.num_tiles;
+
+        // The next stage's copies are the oldest group still pending.
+        cp_async_wait<kStages - 2>();
+        if (publish_next) {
+            const T warp_total = Block::reduce_staged_segment(stage_data(s_next), warp, lane);
+            if (lane == 0) next_temp.warp_totals[warp] = warp_total;
+        }
+        GPUPRIM_SCAN_TRACE_AT(threadIdx.x == 0, p, tile, 1, scan_clock());
+
+        T lane_prefix[Config::kVectors];
+        const T warp_total = Block::scan_staged_segment(staged, lane_prefix, warp, lane);
+        if (lane == 0) temp.warp_totals[warp] = warp_total;
+        __syncthreads();
+
+        if (warp == 0) {
+            const T aggregate = stage_aggregate[s];
+            if (publish_next) {
+                const T next_aggregate = Block::tile_total(next_temp);
+                publish_aggregate(p, status, next_tile, stage_cleared[s_next], next_aggregate, lane);
+                if (lane == 0) stage_aggregate[s_next] = next_aggregate;
+            }
+            GPUPRIM_SCAN_TRACE_AT(lane == 0, p, tile, 2, scan_clock());
+            T exclusive = Traits::neutral();
+            LookbackStats stats;
+            if (tile != 0) {
+                exclusive = lookback_exclusive_prefix<T, Op, Config::kMaxSavedWindows,
+                                                      Config::kWindowsPerPoll>(
+                    status, tile, saved_aggregates, lane, p.poll_ns, stats);
+                if (lane == 0) status.store(tile, kTileInclusive, op(exclusive, aggregate));
+            }
+            GPUPRIM_SCAN_TRACE_AT(lane == 0, p, tile, 3, scan_clock());
+            GPUPRIM_SCAN_TRACE_AT(lane == 0, p, tile, 5, (uint64_t(stats.windows) << 32) | stats.polls);
+            if (lane == 0) tile_prefix = exclusive;
+        } else if (threadIdx.x == kWarpLanes) {
+            // The ticket that refills this stage, taken while warp 0 waits.
+            const unsigned long long word = p.counters.take_tickets(1);
+            next_ticket = static_cast<uint32_t>(word);
+            next_cleared = static_cast<uint32_t>(word >> 32);
+        }
+        __syncthreads();
+
+        const T segment_prefix = op(tile_prefix, Block::warp_prefix(temp, warp));
+        const uint32_t refill = next_ticket;
+        if (threadIdx.x == 0) {
+            stage_ticket[s] = refill;
+            stage_cleared[s] = next_cleared;
+        }
+        T *out = static_cast<T *>(p.output);
+        const int64_t first = Io::first_index(p, tile);
+        const bool vector_out = Io::is_full(p, tile) && p.vector_store;
+#pragma unroll
+        for (int k = 0; k < Config::kVectors; ++k) {
+            T v[Block::kVec];
+            Block::finish_staged_vector(staged, warp, lane, k, op(segment_prefix, lane_prefix[k]),
+                                        p.exclusive, v);
+            const uint32_t offset = Block::vector_offset(warp, lane, k);
+            if (vector_out) {
+                store_vector<Config::kStore>(out + first + offset, pack_vector(v));
+                continue;
+            }
+            if (k == 0 && p.exclusive && tile == 0 && warp == 0 && lane == 0) {
+#pragma unroll
+                for (int j = 0; j < Block::kVec; ++j)
+                    if (uint32_t(j) == p.head) v[j] = Op::identity();
+            }
+#pragma unroll
+            for (int j = 0; j < Block::kVec; ++j) {
+                const int64_t i = first + offset + j;
+                if (i >= 0 && uint64_t(i) < p.count) out[i] = v[j];
+            }
+        }
+        GPUPRIM_SCAN_TRACE_AT(threadIdx.x == 0, p, tile, 4, scan_clock());
+        __syncthreads();  // the stage, both temps and tile_prefix are free again
+
+        GPUPRIM_SCAN_TRACE_AT(threadIdx.x == 0 && refill < p.num_tiles, p, refill, 0, scan_clock());
+        stage_tile<T, Op, Config>(p, refill, staged, warp, lane);
+        cp_async_commit();
+    }
+
+    // Every ticket this block will take is taken, and its clears (if any)
+    // were made visible before their watermark updates.
+    cp_async_wait<0>();
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        __threadfence();
+        p.counters.finish_block(gridDim.x);
+    }
+}
+
 template <typename T, typename Op, typename Config>
 __global__ void __launch_bounds__(Config::kThreads) scan_single_block_kernel(const ScanParams p) {
     using Io = TileIo<T, Op, Config>;
@@ -232,14 +440,15 @@ __global__ void __launch_bounds__(Config::kThreads) scan_single_block_kernel(con
 enum class ScanPath { Auto, SingleBlock, Lookback };
 
 // Counter words used in env.zeroed_counters: [0,1] ticket + cleared
-// watermark (one 64-bit word), [2] done count.
+// watermark (one 64-bit word), [2] blocks finished.
 constexpr uint32_t kTicketWord = 0;
 constexpr uint32_t kDoneWord = 2;
 
-template <typename T, typename Op, typename Tuning>
+// Config: the operator's configuration (ScanConfigFor), or the tuning's
+// MidConfig for inputs too small to pipeline.
+template <typename T, typename Op, typename Tuning, typename Config = typename ScanConfigFor<Tuning, Op>::type>
 void launch_scan(const DeviceEnv &env, bool exclusive, const T *input, T *output, uint64_t count,
                  ScanPath path = ScanPath::Auto, unsigned long long *trace = nullptr) {
-    using Config = typename ScanConfigFor<Tuning, Op>::type;
     using Block = BlockVectorScan<T, Op, Config::kThreads, Config::kVectors>;
     if (count == 0) return;
 
@@ -277,8 +486,25 @@ void launch_scan(const DeviceEnv &env, bool exclusive, const T *input, T *output
     p.counters.done_word = env.zeroed_counters + kDoneWord;
     p.status_slots = env.workspace->reserve(tiles * TileStatus<T>::kSlotBytes);
     p.trace = trace;
-    scan_staged_kernel<T, Op, Config>
-        <<<static_cast<unsigned>(tiles), Config::kThreads, 0, env.stream>>>(p);
+
+    if constexpr (Config::kStages == 1) {
+        scan_tile_per_block_kernel<T, Op, Config>
+            <<<static_cast<unsigned>(tiles), Config::kThreads, 0, env.stream>>>(p);
+    } else {
+        auto kernel = scan_pipelined_kernel<T, Op, Config>;
+        constexpr size_t kStageBytes = size_t(Config::kStages) * sizeof(T) * Block::kTileItems;
+        const int per_sm = resident_blocks(env, reinterpret_cast<const void *>(kernel), Config::kThreads,
+                                           kStageBytes, "scan (look-back) occupancy");
+        const uint64_t grid = std::min<uint64_t>(tiles, uint64_t(env.sm_count) * uint64_t(per_sm));
+        if (tiles < grid * Tuning::kPipelineMinTilesPerBlock && path == ScanPath::Auto) {
+            // Too few tiles to fill the pipelines: smaller tiles, one per block.
+            using Mid = typename Tuning::MidConfig;
+            static_assert(Mid::kStages == 1, "the mid-size configuration runs one tile per block");
+            launch_scan<T, Op, Tuning, Mid>(env, exclusive, input, output, count, ScanPath::Lookback, trace);
+            return;
+        }
+        kernel<<<static_cast<unsigned>(grid), Config::kThreads, kStageBytes, env.stream>>>(p);
+    }
     check_launch("scan (look-back) launch");
 }
 

@@ -15,10 +15,13 @@ namespace gpuprim::cuda {
 // 16-byte vectors per thread (tile = kThreads * kVectors * 16 bytes), cache
 // hints for the single-block path's loads and the stores, how many 32-tile
 // windows of aggregates a look-back may hold before it waits for an
-// inclusive prefix instead of reading further back, and the resident blocks
-// per SM the register allocator must allow.
+// inclusive prefix instead of reading further back, the resident blocks per
+// SM the register allocator must allow, kStages, and the windows one
+// look-back poll reads at once. kStages == 1: one block per tile
+// (scan_tile_per_block_kernel); kStages >= 2: persistent blocks with kStages
+// tiles in flight each (scan_pipelined_kernel).
 template <int Threads, int Vectors, CacheHint Load, CacheHint Store, int MaxSavedWindows,
-          int MinBlocks>
+          int MinBlocks, int Stages, int WindowsPerPoll>
 struct ScanKernelConfig {
     static constexpr int kThreads = Threads;
     static constexpr int kVectors = Vectors;
@@ -26,6 +29,10 @@ struct ScanKernelConfig {
     static constexpr CacheHint kStore = Store;
     static constexpr int kMaxSavedWindows = MaxSavedWindows;
     static constexpr int kMinBlocks = MinBlocks;
+    static constexpr int kStages = Stages;
+    static constexpr int kWindowsPerPoll = WindowsPerPoll;
+    static_assert(Threads >= 64, "a second warp takes the next ticket while the first looks back");
+    static_assert(Stages >= 1, "at least the tile being scanned");
 };
 
 // Tunings may give MIN/MAX their own configuration (MinMaxConfig); SUM and
@@ -45,26 +52,30 @@ struct ScanConfigFor<Tuning, Op, std::void_t<typename Tuning::MinMaxConfig>> {
                                     typename Tuning::MinMaxConfig>;
 };
 
-// Hopper (sm_90), measured on H100 SXM with dev/scan/check_scan.cu. A tile
-// waits ~8 us (registers) to ~20 us (staged, busier) for its prefix, so
-// throughput follows how much tile data can wait per SM. Kept in registers
-// (256x4 .. 256x8, with or without a separate look-back warp) it tops out
-// near 2.1 TB/s; staged in shared memory, 32 KB tiles x 6 blocks per SM:
-// 2.40 TB/s (4-byte), 2.64 TB/s (8-byte) at 2^28 / 2^27 elements.
-// 128x8 with 12 blocks: 2.30 / 2.43; 256x8 x 6: 2.34 / 2.35.
-// With the last tile's done count taken without a reply (block/tile_lookback.cuh):
-// SUM 2^28 i32 2.42 TB/s, f32 2.44, f64 2^27 2.64; 128x20/128x13/128x12 and
-// streaming stores all within 2% of 128x16. Traced: a 32 KB tile lives
-// ~20 us, ~4 of them for its ticket, ~5 to load, ~9 waiting on older tiles.
-// 4-byte MIN/MAX (float: NaN and signed-zero rules, many instructions per
-// element) are compute-bound at 6 blocks of 4 warps (f32 min 1.03 TB/s) and
-// take 128x8 with 12 blocks, twice the warps (1.89 TB/s measured before).
+// Hopper (sm_90), measured on H100 SXM with dev/scan/check_scan.cu.
+// One block per tile, the tile staged in shared memory (32 KB x 6 blocks per
+// SM), reached 2.42 TB/s (4-byte SUM at 2^28) and 2.64 TB/s (f64 2^27);
+// traced, a tile lived ~20 us: ~4 waiting for its ticket, ~5 loading, ~9
+// waiting on older tiles, all the while holding its shared memory. SUM now
+// runs persistent blocks with three 64 KB tiles in flight each, so loads go
+// on while the oldest tile waits: 2.48 TB/s at 2^28 u32 in the first sweep
+// (two blocks of 3 x 32 KB per SM: 2.2; fewer, larger tiles shorten the
+// look-back, whose windows are cohorts of one tile per block).
+// MIN/MAX (float: NaN and signed-zero rules, many instructions per element)
+// are compute-bound with few warps per SM: they keep one tile per block and
+// many blocks (4-byte 128x8 x 12 blocks: 1.89 TB/s f32 min; the pipelined
+// kernel with 8 warps per SM: 1.08).
 template <int kElementBytes>
 struct ScanTuningSm90 {
-    using Config = ScanKernelConfig<128, 16, CacheHint::Default, CacheHint::Default, 8, 6>;
-    using MinMaxConfig =
-        std::conditional_t<kElementBytes == 4,
-                           ScanKernelConfig<128, 8, CacheHint::Default, CacheHint::Default, 8, 12>, Config>;
+    using Config = ScanKernelConfig<384, 12, CacheHint::Default, CacheHint::Default, 16, 1, 3, 1>;
+    using MinMaxConfig = std::conditional_t<
+        kElementBytes == 4, ScanKernelConfig<128, 8, CacheHint::Default, CacheHint::Default, 8, 12, 1, 1>,
+        ScanKernelConfig<128, 16, CacheHint::Default, CacheHint::Default, 8, 6, 1, 1>>;
+    // SUM inputs with fewer than this many pipelined tiles per resident block
+    // run MidConfig instead: more, smaller tiles finish a mid-size input
+    // sooner than a few pipelines (2^20 i32: 9.2 us vs 11.6 us).
+    static constexpr uint64_t kPipelineMinTilesPerBlock = 4;
+    using MidConfig = MinMaxConfig;
     // Inputs of at most this many tiles run in one block: no ticket, no
     // look-back, no workspace.
     static constexpr uint32_t kSingleBlockMaxTiles = 1;
@@ -76,12 +87,15 @@ struct ScanTuningSm90 {
 };
 
 // Ampere and anything older than Hopper that runs the sm_80 code. Not
-// measured; the Hopper geometry fits its limits (164 KB shared memory per SM
-// allows 4-5 such blocks instead of 6).
+// measured; the Hopper geometry fits its limits (164 KB of shared memory per
+// SM: the pipelined SUM block of 192 KB does not, so it takes 3 x 32 KB; the
+// persistent grid follows the occupancy the runtime reports).
 template <int kElementBytes>
 struct ScanTuningSm80 {
-    using Config = typename ScanTuningSm90<kElementBytes>::Config;
+    using Config = ScanKernelConfig<128, 16, CacheHint::Default, CacheHint::Default, 16, 1, 3, 2>;
     using MinMaxConfig = typename ScanTuningSm90<kElementBytes>::MinMaxConfig;
+    static constexpr uint64_t kPipelineMinTilesPerBlock = 4;
+    using MidConfig = MinMaxConfig;
     static constexpr uint32_t kSingleBlockMaxTiles = 1;
     static constexpr uint32_t kClearChunk = 256;
     static constexpr uint32_t kPollNs = 64;

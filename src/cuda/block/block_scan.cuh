@@ -72,6 +72,14 @@ __device__ __forceinline__ uint4 pack_vector(const T *x) {
     }
 }
 
+// cp.async groups: each thread closes a group after issuing copies, then
+// waits until at most kPending of its groups are still in flight.
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+template <int kPending>
+__device__ __forceinline__ void cp_async_wait() {
+    asm volatile("cp.async.wait_group %0;" ::"n"(kPending) : "memory");
+}
+
 template <typename T, typename Op, int kThreads, int kVectors>
 struct BlockVectorScan {
     static constexpr int kVec = 16 / int(sizeof(T));  // elements per 16-byte vector
@@ -135,6 +143,15 @@ struct BlockVectorScan {
 #pragma unroll
         for (int k = 0; k < kVectors; ++k) scanned[k] = x[k][kVec - 1];
         warp_inclusive_scan(scanned, op, lane);
+        return vector_prefixes(scanned, lane_prefix, lane);
+    }
+
+    // scanned[k]: the warp's inclusive scan of its vector-k totals. Out:
+    // lane_prefix[k], everything in the warp's segment before this lane's
+    // vector k; returns the segment total.
+    __device__ __forceinline__ static T vector_prefixes(const T (&scanned)[kVectors],
+                                                        T (&lane_prefix)[kVectors], int lane) {
+        const Op op;
         T carry = Traits::neutral();
 #pragma unroll
         for (int k = 0; k < kVectors; ++k) {
@@ -192,7 +209,10 @@ struct BlockVectorScan {
     // tiles can wait for their prefixes on one SM. Each thread only ever
     // touches its own vectors of the staged tile, so no block barrier is
     // needed between loading and scanning. Same association as above.
-    __device__ __forceinline__ static void stage_full(T *staged, const T *tile_in, int warp, int lane) {
+    // Starts the copies of this thread's vectors (cp.async); they land by the
+    // thread's next cp_async_wait that covers them.
+    __device__ __forceinline__ static void stage_full_async(T *staged, const T *tile_in, int warp,
+                                                            int lane) {
 #pragma unroll
         for (int k = 0; k < kVectors; ++k) {
             const uint32_t offset = vector_offset(warp, lane, k);
@@ -200,7 +220,6 @@ struct BlockVectorScan {
             asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst), "l"(tile_in + offset)
                          : "memory");
         }
-        asm volatile("cp.async.wait_all;" ::: "memory");
     }
     __device__ __forceinline__ static void stage_partial(T *staged, const T *in, int64_t tile_first,
                                                          uint64_t count, int warp, int lane) {
@@ -218,11 +237,28 @@ struct BlockVectorScan {
     __device__ __forceinline__ static void read_staged(const T *staged, int warp, int lane, int k, T *v) {
         unpack_vector(*reinterpret_cast<const uint4 *>(staged + vector_offset(warp, lane, k)), v);
     }
+    // The total of this warp's segment of a staged tile (same in every lane),
+    // with the association scan_staged_segment uses, so it equals that
+    // function's return value bit for bit.
+    __device__ __forceinline__ static T reduce_staged_segment(const T *staged, int warp, int lane) {
+        T scanned[kVectors];
+        vector_totals(staged, scanned, warp, lane);
+        T lane_prefix[kVectors];
+        scan_vector_totals(scanned, lane);
+        return vector_prefixes(scanned, lane_prefix, lane);
+    }
     // As scan_warp_segment, reading the staged tile.
     __device__ __forceinline__ static T scan_staged_segment(const T *staged, T (&lane_prefix)[kVectors],
                                                             int warp, int lane) {
-        const Op op;
         T scanned[kVectors];
+        vector_totals(staged, scanned, warp, lane);
+        scan_vector_totals(scanned, lane);
+        return vector_prefixes(scanned, lane_prefix, lane);
+    }
+    // scanned[k]: the total of this lane's staged vector k.
+    __device__ __forceinline__ static void vector_totals(const T *staged, T (&scanned)[kVectors], int warp,
+                                                         int lane) {
+        const Op op;
 #pragma unroll
         for (int k = 0; k < kVectors; ++k) {
             T v[kVec];
@@ -232,6 +268,10 @@ struct BlockVectorScan {
             for (int j = 1; j < kVec; ++j) acc = op(acc, v[j]);
             scanned[k] = acc;
         }
+    }
+    // Warp-wide inclusive scan of each vector total across the lanes.
+    __device__ __forceinline__ static void scan_vector_totals(T (&scanned)[kVectors], int lane) {
+        const Op op;
         // 8-byte values: scan up to four vectors at a time (a divisor of
         // kVectors) to stay within the register budget of many resident blocks.
         constexpr int kGroup = sizeof(T) == 4        ? kVectors
@@ -248,16 +288,6 @@ struct BlockVectorScan {
 #pragma unroll
             for (int k = 0; k < kGroup; ++k) scanned[g + k] = part[k];
         }
-        T carry = Traits::neutral();
-#pragma unroll
-        for (int k = 0; k < kVectors; ++k) {
-            T before = __shfl_up_sync(kWarpLaneMask, scanned[k], 1);
-            if (lane == 0) before = Traits::neutral();
-            const T total = __shfl_sync(kWarpLaneMask, scanned[k], kWarpLanes - 1);
-            lane_prefix[k] = op(carry, before);
-            carry = op(carry, total);
-        }
-        return carry;
     }
     // Vector k of the output, as finish() computes it.
     __device__ __forceinline__ static void finish_staged_vector(const T *staged, int warp, int lane, int k,

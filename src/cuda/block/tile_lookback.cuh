@@ -14,8 +14,10 @@
 // fetch already brings it and the wait almost never spins. No memset, no
 // second launch, and nothing depends on what the workspace held before.
 //
-// The last tile (by ticket) waits for a done count of all the others, then
-// puts the counter words back to zero, as env.zeroed_counters requires.
+// When every counter use is over, the counter words go back to zero, as
+// env.zeroed_counters requires: with one tile per block the last tile waits
+// for a done count of all others; persistent blocks take tickets until they
+// run past the last tile, and the last block to leave resets them.
 //
 // Look-back result: the exclusive prefix of tile u is always the left fold
 // A_0 op A_1 op ... op A_{u-1} of the tile aggregates. The newest inclusive
@@ -93,16 +95,18 @@ struct TileStatus<T, 8> {
 struct ScanCounters {
     // Low 32 bits: next ticket. High 32 bits: slots [0, watermark) cleared.
     unsigned long long *ticket_word;
-    unsigned int *done_word;  // tiles finished
+    unsigned int *done_word;  // tiles (one tile per block) or blocks (persistent) finished
 
-    __device__ __forceinline__ unsigned long long take_ticket() const {
+    // `count` consecutive tickets; the first is the low half of the result.
+    __device__ __forceinline__ unsigned long long take_tickets(uint32_t count) const {
         unsigned long long old;
-        asm volatile("atom.acq_rel.gpu.global.add.u64 %0, [%1], 1;"
+        asm volatile("atom.acq_rel.gpu.global.add.u64 %0, [%1], %2;"
                      : "=l"(old)
-                     : "l"(ticket_word)
+                     : "l"(ticket_word), "l"(static_cast<unsigned long long>(count))
                      : "memory");
         return old;
     }
+
     __device__ __forceinline__ uint32_t cleared_acquire() const {
         unsigned long long word;
         asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(word) : "l"(ticket_word) : "memory");
@@ -120,7 +124,23 @@ struct ScanCounters {
         while (cleared_acquire() <= tile) __nanosleep(64);
     }
 
-    // One thread, after the block's last use of the counters. Every tile but
+    // One thread per block, after the block's last use of the counters (its
+    // last ticket, taken past the end, and any watermark update, both ordered
+    // before this by the caller's __syncthreads + __threadfence). The last
+    // block to leave puts the words back to zero. No deadlock: blocks only
+    // ever wait on tiles, never on other blocks leaving.
+    __device__ __forceinline__ void finish_block(uint32_t blocks) const {
+        unsigned int left;
+        asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], 1;"
+                     : "=r"(left)
+                     : "l"(done_word)
+                     : "memory");
+        if (left != blocks - 1) return;
+        *reinterpret_cast<volatile unsigned long long *>(ticket_word) = 0;
+        *reinterpret_cast<volatile unsigned int *>(done_word) = 0;
+    }
+    // One-tile-per-block kernels: one thread, after the block's last use of
+    // the counters. Every tile but
     // the last counts itself done without waiting for a reply (a returning
     // atomic here would hold the block, and its shared memory, for one more
     // round trip); the last tile waits until all others are counted, then
@@ -181,51 +201,63 @@ struct LookbackStats {
 // elements of shared memory for aggregates of windows passed over.
 // A window is usable as soon as its newest inclusive prefix has no invalid
 // (unpublished) tile after it; older stragglers do not matter.
-template <typename T, typename Op, int kMaxSavedWindows, typename Status>
+// Each poll reads kWindowsPerPoll windows at once (independent loads, one
+// round trip): with hundreds of tiles in flight the inclusive prefix is often
+// several windows back, and a round trip under full memory load costs about
+// a microsecond.
+template <typename T, typename Op, int kMaxSavedWindows, int kWindowsPerPoll, typename Status>
 __device__ __forceinline__ T lookback_exclusive_prefix(const Status &status, uint32_t tile, T *saved,
                                                        int lane, uint32_t poll_ns,
                                                        LookbackStats &stats) {
     using Traits = ScanOpTraits<T, Op>;
     const Op op;
-    int64_t window_end = tile;  // window covers tiles [window_end - 32, window_end)
+    int64_t window_end = tile;  // the newest unread window covers [window_end - 32, window_end)
     int saved_windows = 0;
     for (;;) {
-        const int64_t index = window_end - kWarpLanes + lane;
-        uint32_t flag = kTileInclusive;  // tiles before 0 act as an empty inclusive prefix
-        T value = Traits::neutral();
-        if (index >= 0) status.load(static_cast<uint64_t>(index), flag, value);
-        ++stats.polls;
-        const unsigned invalid = __ballot_sync(kWarpLaneMask, flag == kTileInvalid);
-        const unsigned inclusive = __ballot_sync(kWarpLaneMask, flag == kTileInclusive);
-        const int newest_inclusive = inclusive ? kWarpLanes - 1 - __clz(inclusive) : -1;
-        const int newest_invalid = invalid ? kWarpLanes - 1 - __clz(invalid) : -1;
-        if (newest_inclusive > newest_invalid) {
-            T acc = __shfl_sync(kWarpLaneMask, value, newest_inclusive);
-            if constexpr (Traits::kOrdered) {
-                acc = warp_fold_ordered(acc, value, newest_inclusive + 1, op);
-                for (int w = saved_windows - 1; w >= 0; --w) {
-#pragma unroll 8
-                    for (int k = 0; k < kWarpLanes; ++k) acc = op(acc, saved[w * kWarpLanes + k]);
-                }
-            } else {
-                T mine = lane > newest_inclusive ? value : Traits::neutral();
-                for (int w = 0; w < saved_windows; ++w) mine = op(mine, saved[w * kWarpLanes + lane]);
-                acc = op(acc, warp_reduce_exact(mine, op));
-            }
-            return acc;
+        uint32_t flags[kWindowsPerPoll];
+        T values[kWindowsPerPoll];
+#pragma unroll
+        for (int w = 0; w < kWindowsPerPoll; ++w) {
+            const int64_t index = window_end - int64_t(w + 1) * kWarpLanes + lane;
+            flags[w] = kTileInclusive;  // tiles before 0 act as an empty inclusive prefix
+            values[w] = Traits::neutral();
+            if (index >= 0) status.load(static_cast<uint64_t>(index), flags[w], values[w]);
         }
-        if (invalid == 0 && saved_windows < kMaxSavedWindows) {
+        ++stats.polls;
+#pragma unroll
+        for (int w = 0; w < kWindowsPerPoll; ++w) {
+            const uint32_t flag = flags[w];
+            const T value = values[w];
+            const unsigned invalid = __ballot_sync(kWarpLaneMask, flag == kTileInvalid);
+            const unsigned inclusive = __ballot_sync(kWarpLaneMask, flag == kTileInclusive);
+            const int newest_inclusive = inclusive ? kWarpLanes - 1 - __clz(inclusive) : -1;
+            const int newest_invalid = invalid ? kWarpLanes - 1 - __clz(invalid) : -1;
+            if (newest_inclusive > newest_invalid) {
+                T acc = __shfl_sync(kWarpLaneMask, value, newest_inclusive);
+                if constexpr (Traits::kOrdered) {
+                    acc = warp_fold_ordered(acc, value, newest_inclusive + 1, op);
+                    for (int s = saved_windows - 1; s >= 0; --s) {
+#pragma unroll 8
+                        for (int k = 0; k < kWarpLanes; ++k) acc = op(acc, saved[s * kWarpLanes + k]);
+                    }
+                } else {
+                    T mine = lane > newest_inclusive ? value : Traits::neutral();
+                    for (int s = 0; s < saved_windows; ++s) mine = op(mine, saved[s * kWarpLanes + lane]);
+                    acc = op(acc, warp_reduce_exact(mine, op));
+                }
+                return acc;
+            }
+            if (invalid != 0 || saved_windows == kMaxSavedWindows) break;  // poll from here again
             // Only aggregates here: keep them and look further back.
             saved[saved_windows * kWarpLanes + lane] = value;
             __syncwarp();
             ++saved_windows;
             ++stats.windows;
             window_end -= kWarpLanes;
-            continue;
         }
         // A tile after the newest inclusive prefix is still unpublished, or
-        // the buffer is full: poll this window again (older tiles never wait
-        // on newer ones, so this ends).
+        // the buffer is full: poll again from the window that stopped us
+        // (older tiles never wait on newer ones, so this ends).
         if (poll_ns) __nanosleep(poll_ns);
     }
 }
