@@ -103,10 +103,10 @@ void launch_block_sort(const DeviceEnv &env, const SortRequest &request) {
     const uint32_t network = network_size(request.count);
     const size_t shared = block_sort_shared_bytes<K, kValueBytes>(network);
     auto kernel = block_sort_kernel<K, kValueBytes>;
-    if (shared > 48 * 1024)
-        check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared)),
-              "block sort cudaFuncSetAttribute");
-    kernel<<<1, network / kItemsPerThread, shared, env.stream>>>(args);
+    const int threads = int(network / kItemsPerThread);
+    if (shared > 48 * 1024)  // the opt-in, once per context and shape
+        resident_blocks(env, reinterpret_cast<const void *>(kernel), threads, shared, "block sort shared memory");
+    kernel<<<1, threads, shared, env.stream>>>(args);
     check_launch("block sort launch");
 }
 

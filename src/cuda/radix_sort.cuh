@@ -893,16 +893,6 @@ inline uint64_t align_up(uint64_t bytes, uint64_t alignment) {
     return (bytes + alignment - 1) / alignment * alignment;
 }
 
-// Blocks of a persistent grid per SM: the register budget of
-// __launch_bounds__ (min_blocks) unless shared memory allows fewer. No
-// occupancy query (host time counts at small sizes); a block too many only
-// starts late, takes no tile and exits.
-inline uint64_t resident_blocks_per_sm(const DeviceEnv &env, int min_blocks, size_t shared_bytes) {
-    const uint64_t per_block = shared_bytes + 1024;  // the runtime reserves 1 KiB per block
-    const uint64_t by_shared = (uint64_t(env.max_shared_per_block_optin) + 1024) / per_block;
-    return std::max<uint64_t>(1, std::min<uint64_t>(min_blocks, by_shared));
-}
-
 template <typename Kernel, typename Args>
 void launch_radix_kernel(Kernel kernel, uint32_t blocks, int threads, size_t shared_bytes,
                          cudaStream_t stream, bool programmatic, const Args &args, const char *what) {
@@ -993,10 +983,10 @@ void onesweep_sort(const DeviceEnv &env, const SortRequest &request, const SortT
 
     auto kernel = radix_onesweep_kernel<K, kValueBytes, Shape>;
     const size_t shared_bytes = sizeof(OnesweepStorage<K, V, Shape, kHasValues>);
-    if (shared_bytes > 48 * 1024)
-        check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared_bytes)),
-              "radix sort cudaFuncSetAttribute");
-    const uint64_t blocks_per_sm = resident_blocks_per_sm(env, Shape::kMinBlocks, shared_bytes);
+    // Opts in to the shared memory once per context; the shape caps the blocks.
+    const int resident = resident_blocks(env, reinterpret_cast<const void *>(kernel), Shape::kThreads,
+                                         shared_bytes, "radix sort occupancy");
+    const uint64_t blocks_per_sm = uint64_t(std::max(1, std::min(Shape::kMinBlocks, resident)));
     const uint32_t blocks =
         uint32_t(std::max<uint64_t>(1, std::min<uint64_t>(tiles, uint64_t(env.sm_count) * blocks_per_sm)));
 
@@ -1041,15 +1031,10 @@ bool fused_sort(const DeviceEnv &env, const SortRequest &request) {
     const uint64_t tiles = (n + kTile - 1) / kTile;
     auto kernel = radix_fused_kernel<K, kValueBytes, Shape>;
     const size_t shared_bytes = sizeof(FusedStorage<K, V, Shape, kHasValues>);
-    if (shared_bytes > 48 * 1024)
-        check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared_bytes)),
-              "radix sort (fused) cudaFuncSetAttribute");
-    if (tiles > uint64_t(env.sm_count)) {  // one block per SM always fits
-        int blocks_per_sm = 0;
-        check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, kernel, Shape::kThreads, shared_bytes),
-              "radix sort (fused) occupancy");
-        if (tiles > uint64_t(blocks_per_sm) * env.sm_count) return false;
-    }
+    // The cooperative launch needs every block resident at once.
+    const int blocks_per_sm = resident_blocks(env, reinterpret_cast<const void *>(kernel), Shape::kThreads,
+                                              shared_bytes, "radix sort (fused) occupancy");
+    if (tiles > uint64_t(blocks_per_sm) * env.sm_count) return false;
 
     const uint64_t keys_bytes = align_up(n * sizeof(K), 256);
     const uint64_t values_bytes = kHasValues ? align_up(n * sizeof(V), 256) : 0;
