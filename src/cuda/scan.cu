@@ -472,6 +472,22 @@ void launch_scan(const DeviceEnv &env, bool exclusive, const T *input, T *output
     p.clear_chunk = Tuning::kClearChunk;
     p.poll_ns = Tuning::kPollNs;
 
+    // Pipelines want several tiles per resident block: an input with fewer
+    // (small and mid sizes) runs the smaller tiles of MidConfig, one per block.
+    [[maybe_unused]] uint64_t pipelined_grid = 0;
+    if constexpr (Config::kStages > 1) {
+        constexpr size_t kStageBytes = size_t(Config::kStages) * sizeof(T) * Block::kTileItems;
+        const int per_sm = resident_blocks(env, reinterpret_cast<const void *>(scan_pipelined_kernel<T, Op, Config>),
+                                           Config::kThreads, kStageBytes, "scan (look-back) occupancy");
+        pipelined_grid = std::min<uint64_t>(tiles, uint64_t(env.sm_count) * uint64_t(per_sm));
+        if (path == ScanPath::Auto && tiles < pipelined_grid * Tuning::kPipelineMinTilesPerBlock) {
+            using Mid = typename Tuning::MidConfig;
+            static_assert(Mid::kStages == 1, "the mid-size configuration runs one tile per block");
+            launch_scan<T, Op, Tuning, Mid>(env, exclusive, input, output, count, ScanPath::Auto, trace);
+            return;
+        }
+    }
+
     const bool single_block = path == ScanPath::SingleBlock ||
                               (path == ScanPath::Auto && tiles <= Tuning::kSingleBlockMaxTiles);
     if (single_block) {
@@ -491,19 +507,9 @@ void launch_scan(const DeviceEnv &env, bool exclusive, const T *input, T *output
         scan_tile_per_block_kernel<T, Op, Config>
             <<<static_cast<unsigned>(tiles), Config::kThreads, 0, env.stream>>>(p);
     } else {
-        auto kernel = scan_pipelined_kernel<T, Op, Config>;
         constexpr size_t kStageBytes = size_t(Config::kStages) * sizeof(T) * Block::kTileItems;
-        const int per_sm = resident_blocks(env, reinterpret_cast<const void *>(kernel), Config::kThreads,
-                                           kStageBytes, "scan (look-back) occupancy");
-        const uint64_t grid = std::min<uint64_t>(tiles, uint64_t(env.sm_count) * uint64_t(per_sm));
-        if (tiles < grid * Tuning::kPipelineMinTilesPerBlock && path == ScanPath::Auto) {
-            // Too few tiles to fill the pipelines: smaller tiles, one per block.
-            using Mid = typename Tuning::MidConfig;
-            static_assert(Mid::kStages == 1, "the mid-size configuration runs one tile per block");
-            launch_scan<T, Op, Tuning, Mid>(env, exclusive, input, output, count, ScanPath::Lookback, trace);
-            return;
-        }
-        kernel<<<static_cast<unsigned>(grid), Config::kThreads, kStageBytes, env.stream>>>(p);
+        scan_pipelined_kernel<T, Op, Config>
+            <<<static_cast<unsigned>(pipelined_grid), Config::kThreads, kStageBytes, env.stream>>>(p);
     }
     check_launch("scan (look-back) launch");
 }

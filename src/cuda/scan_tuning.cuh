@@ -52,19 +52,20 @@ struct ScanConfigFor<Tuning, Op, std::void_t<typename Tuning::MinMaxConfig>> {
                                     typename Tuning::MinMaxConfig>;
 };
 
-// Hopper (sm_90), measured on H100 SXM with dev/scan/check_scan.cu.
+// Hopper (sm_90), measured on H100 SXM (dev/scan/NOTES.md has the runs).
 // One block per tile, the tile staged in shared memory (32 KB x 6 blocks per
-// SM), reached 2.42 TB/s (4-byte SUM at 2^28) and 2.64 TB/s (f64 2^27);
-// traced, a tile lived ~20 us: ~4 waiting for its ticket, ~5 loading, ~9
-// waiting on older tiles, all the while holding its shared memory. SUM now
-// runs persistent blocks with three 64 KB tiles in flight each, so loads go
-// on while the oldest tile waits: 2.48 TB/s at 2^28 u32 in the first sweep
-// (two blocks of 3 x 32 KB per SM: 2.2; fewer, larger tiles shorten the
-// look-back, whose windows are cohorts of one tile per block).
+// SM), reached 2.42 TB/s (4-byte SUM at 2^28); traced, a tile lived ~20 us:
+// ~4 waiting for its ticket, ~5 loading, ~9 waiting on older tiles, all the
+// while holding its shared memory. SUM now runs persistent blocks, one per
+// SM, of 384 threads with three 72 KB tiles in flight: 2.67 TB/s i32, 2.88
+// TB/s i64 at 2^28. Sweeps (u32 2^28, TB/s): 384x12 2.62, 256x24 with two
+// stages 2.64, 256x16 2.5, 512x8 2.5, two blocks of 3 x 32 KB 2.2; fewer,
+// larger tiles shorten the look-back, whose cohorts hold one tile per block.
+// One look-back window per poll beat 2 and 4 (the extra reads cost more
+// than the round trips they save).
 // MIN/MAX (float: NaN and signed-zero rules, many instructions per element)
 // are compute-bound with few warps per SM: they keep one tile per block and
-// many blocks (4-byte 128x8 x 12 blocks: 1.89 TB/s f32 min; the pipelined
-// kernel with 8 warps per SM: 1.08).
+// many blocks (f32 max 2^28: 2.0 TB/s; pipelined with 8 warps per SM: 0.42).
 template <int kElementBytes>
 struct ScanTuningSm90 {
     using Config = ScanKernelConfig<384, 12, CacheHint::Default, CacheHint::Default, 16, 1, 3, 1>;
@@ -72,10 +73,13 @@ struct ScanTuningSm90 {
         kElementBytes == 4, ScanKernelConfig<128, 8, CacheHint::Default, CacheHint::Default, 8, 12, 1, 1>,
         ScanKernelConfig<128, 16, CacheHint::Default, CacheHint::Default, 8, 6, 1, 1>>;
     // SUM inputs with fewer than this many pipelined tiles per resident block
-    // run MidConfig instead: more, smaller tiles finish a mid-size input
-    // sooner than a few pipelines (2^20 i32: 9.2 us vs 11.6 us).
-    static constexpr uint64_t kPipelineMinTilesPerBlock = 4;
-    using MidConfig = MinMaxConfig;
+    // (under ~76 MB on an H100) run MidConfig instead, the one-tile-per-block
+    // shape SUM had before the pipeline: more, smaller tiles finish a
+    // mid-size input sooner (2^20 i32: 9.1 us vs 11.6 pipelined; f32 2^24: 64
+    // us vs 70), and a one-tile input runs in one block of 128 threads (2^10:
+    // 3.8 us vs 5.4 with the 384-thread block).
+    static constexpr uint64_t kPipelineMinTilesPerBlock = 8;
+    using MidConfig = ScanKernelConfig<128, 16, CacheHint::Default, CacheHint::Default, 8, 6, 1, 1>;
     // Inputs of at most this many tiles run in one block: no ticket, no
     // look-back, no workspace.
     static constexpr uint32_t kSingleBlockMaxTiles = 1;
@@ -94,8 +98,8 @@ template <int kElementBytes>
 struct ScanTuningSm80 {
     using Config = ScanKernelConfig<128, 16, CacheHint::Default, CacheHint::Default, 16, 1, 3, 2>;
     using MinMaxConfig = typename ScanTuningSm90<kElementBytes>::MinMaxConfig;
-    static constexpr uint64_t kPipelineMinTilesPerBlock = 4;
-    using MidConfig = MinMaxConfig;
+    static constexpr uint64_t kPipelineMinTilesPerBlock = 8;
+    using MidConfig = typename ScanTuningSm90<kElementBytes>::MidConfig;
     static constexpr uint32_t kSingleBlockMaxTiles = 1;
     static constexpr uint32_t kClearChunk = 256;
     static constexpr uint32_t kPollNs = 64;
