@@ -131,8 +131,9 @@ __device__ __forceinline__ void take_tile_ticket(const ScanParams &p, uint32_t &
 // One tile per block, one block launched per tile (kStages == 1). The tile
 // is staged in shared memory (see BlockVectorScan), so a block needs few
 // registers and many tiles can wait for their prefixes on one SM; warp 0
-// looks back once the tile's aggregate is published. Kept for operators
-// whose per-element work needs many warps per SM (float MIN/MAX).
+// looks back once the tile's aggregate is published. Runs MIN/MAX (heavy
+// per element: they need many warps per SM) and inputs too small to fill
+// the pipelines of scan_pipelined_kernel.
 template <typename T, typename Op, typename Config>
 __global__ void __launch_bounds__(Config::kThreads, Config::kMinBlocks)
     scan_tile_per_block_kernel(const ScanParams p) {
@@ -309,7 +310,7 @@ __global__ void __launch_bounds__(Config::kThreads, Config::kMinBlocks)
             publish_aggregate(p, status, stage_ticket[0], stage_cleared[0], aggregate, lane);
             if (lane == 0) stage_aggregate[0] = aggregate;
         }
-        // The first step's barrier orders these before their next use.
+        __syncthreads();  // next_temp is read before the first step writes it again
     }
 
     for (uint32_t step = 0;; ++step) {
