@@ -185,6 +185,57 @@ static void test_scan_unaligned_views(gpuprim_context_t ctx) {
     }
 }
 
+/* Sum scans of about 190 MB: past the size where the CUDA backend switches to
+ * its pipelined kernel (persistent blocks with several tiles in flight; ~76
+ * MB on an H100), through views one element off alignment in and out, and
+ * in place. Float sums are also repeated and compared bit for bit. */
+static void test_scan_pipelined_sizes(gpuprim_context_t ctx) {
+    size_t di;
+    for (di = 0; di < 6; ++di) {
+        gpuprim_dtype_t d = tc_all_dtypes[di];
+        const uint64_t n = tc_size(d) == 4 ? 48000017u : 24000007u;
+        void *x, *in_data = NULL, *out_data = NULL, *got;
+        gpuprim_buffer_t in_base, out_base, in_view = NULL, out_view = NULL;
+        if (n + 1 > tc_max_count()) continue;
+        x = tc_xmalloc((n + 1) * tc_size(d));
+        tc_fill(d, x, n + 1, TC_MODERATE);
+        in_base = tc_buffer_from(ctx, d, x, n + 1);
+        out_base = tc_buffer(ctx, d, n + 1);
+        REQUIRE_OK(gpuprim_buffer_get_info(ctx, in_base, NULL, NULL, &in_data));
+        REQUIRE_OK(gpuprim_buffer_get_info(ctx, out_base, NULL, NULL, &out_data));
+        REQUIRE_OK(gpuprim_buffer_wrap(ctx, d, (char *)in_data + tc_size(d), n, &in_view));
+        REQUIRE_OK(gpuprim_buffer_wrap(ctx, d, (char *)out_data + tc_size(d), n, &out_view));
+
+        tc_where("inclusive sum scan %s n=%llu, views at +1", tc_dtype_name(d), (unsigned long long)n);
+        tc_poison(ctx, out_view, d, n);
+        CHECK_OK(gpuprim_scan(ctx, GPUPRIM_OP_SUM, GPUPRIM_SCAN_INCLUSIVE, in_view, out_view));
+        got = tc_download(ctx, out_view, d, n);
+        CHECK_SCAN(GPUPRIM_OP_SUM, GPUPRIM_SCAN_INCLUSIVE, d, (const char *)x + tc_size(d), got, n,
+                   "large inclusive sum scan of views");
+        if (tc_is_float(d)) {
+            void *again;
+            tc_poison(ctx, out_view, d, n);
+            CHECK_OK(gpuprim_scan(ctx, GPUPRIM_OP_SUM, GPUPRIM_SCAN_INCLUSIVE, in_view, out_view));
+            again = tc_download(ctx, out_view, d, n);
+            CHECK_ARRAY_EQ(d, again, got, n, "large float sum scan, second run vs first");
+            free(again);
+        }
+        free(got);
+
+        tc_where("exclusive sum scan %s n=%llu, in place", tc_dtype_name(d), (unsigned long long)n);
+        CHECK_OK(gpuprim_scan(ctx, GPUPRIM_OP_SUM, GPUPRIM_SCAN_EXCLUSIVE, in_base, in_base));
+        got = tc_download(ctx, in_base, d, n + 1);
+        CHECK_SCAN(GPUPRIM_OP_SUM, GPUPRIM_SCAN_EXCLUSIVE, d, x, got, n + 1, "large exclusive sum scan in place");
+        free(got);
+
+        CHECK_OK(gpuprim_buffer_destroy(ctx, in_view));
+        CHECK_OK(gpuprim_buffer_destroy(ctx, out_view));
+        CHECK_OK(gpuprim_buffer_destroy(ctx, in_base));
+        CHECK_OK(gpuprim_buffer_destroy(ctx, out_base));
+        free(x);
+    }
+}
+
 static void test_scan_known_answers(gpuprim_context_t ctx) {
     int32_t x[5] = {3, -1, 4, INT32_MAX, 5};
     int32_t out[5];
@@ -267,5 +318,6 @@ int main(void) {
     test_scan_known_answers(ctx);
     test_scan_all(ctx);
     test_scan_unaligned_views(ctx);
+    test_scan_pipelined_sizes(ctx);
     return tc_finish();
 }
