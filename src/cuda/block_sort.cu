@@ -104,8 +104,9 @@ void launch_block_sort(const DeviceEnv &env, const SortRequest &request) {
     const size_t shared = block_sort_shared_bytes<K, kValueBytes>(network);
     auto kernel = block_sort_kernel<K, kValueBytes>;
     const int threads = int(network / kItemsPerThread);
-    if (shared > 48 * 1024)  // the opt-in, once per context and shape
-        resident_blocks(env, reinterpret_cast<const void *>(kernel), threads, shared, "block sort shared memory");
+    if (shared > 48 * 1024 &&  // the opt-in, once per context and shape
+        resident_blocks(env, reinterpret_cast<const void *>(kernel), threads, shared, "block sort shared memory") == 0)
+        fail(GPUPRIM_ERROR_INTERNAL, "block sort: %u keys do not fit this device's shared memory", network);
     kernel<<<1, threads, shared, env.stream>>>(args);
     check_launch("block sort launch");
 }

@@ -48,15 +48,18 @@ void check(cudaError_t result, const char *what);
 void check_launch(const char *what);
 
 // Per-context memo of what a kernel needs once before its first launch: the
-// opt-in to more than 48 KiB of dynamic shared memory and the number of its
-// blocks one SM holds. The runtime queries cost microseconds of host time,
-// as much as a small call's whole device time. A context is used by one
-// thread at a time, so no lock.
+// opt-in to its dynamic shared memory and the number of its blocks one SM
+// holds. The runtime queries cost microseconds of host time, as much as a
+// small call's whole device time. A context is used by one thread at a time,
+// so no lock.
 class KernelCache {
 public:
     // Blocks of `threads` threads with `dynamic_shared` bytes of dynamic shared
-    // memory that fit on one SM (at least 1); opts the kernel in first if needed.
-    int resident_blocks(const void *kernel, int threads, size_t dynamic_shared, const char *what);
+    // memory that fit on one SM, after opting the kernel in; 0 when one block
+    // does not fit this device (static plus dynamic shared memory past
+    // `max_shared_optin`, the device's per-block limit), and then no opt-in.
+    int resident_blocks(const void *kernel, int threads, size_t dynamic_shared,
+                        size_t max_shared_optin, const char *what);
 
 private:
     struct Entry {
@@ -69,7 +72,10 @@ private:
 };
 
 inline int query_resident_blocks(const void *kernel, int threads, size_t dynamic_shared,
-                                 const char *what) {
+                                 size_t max_shared_optin, const char *what) {
+    cudaFuncAttributes attributes{};
+    check(cudaFuncGetAttributes(&attributes, kernel), what);
+    if (attributes.sharedSizeBytes + dynamic_shared > max_shared_optin) return 0;
     // The default dynamic limit is 48 KiB less the kernel's static shared
     // memory, so any dynamic request may need the opt-in.
     if (dynamic_shared > 0)
@@ -79,25 +85,28 @@ inline int query_resident_blocks(const void *kernel, int threads, size_t dynamic
     int blocks = 0;
     check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, threads, dynamic_shared),
           what);
-    return blocks > 0 ? blocks : 1;
+    return blocks;
 }
 
 inline int KernelCache::resident_blocks(const void *kernel, int threads, size_t dynamic_shared,
-                                        const char *what) {
+                                        size_t max_shared_optin, const char *what) {
     for (const Entry &entry : entries_)
         if (entry.kernel == kernel && entry.threads == threads &&
             entry.dynamic_shared == dynamic_shared)
             return entry.blocks;
-    const int blocks = query_resident_blocks(kernel, threads, dynamic_shared, what);
+    const int blocks = query_resident_blocks(kernel, threads, dynamic_shared, max_shared_optin, what);
     entries_.push_back(Entry{kernel, threads, dynamic_shared, blocks});
     return blocks;
 }
 
-// The kernel's resident blocks per SM, through the context's cache when there is one.
+// The kernel's resident blocks per SM on env's device (0: a block does not
+// fit), through the context's cache when there is one.
 inline int resident_blocks(const DeviceEnv &env, const void *kernel, int threads,
                            size_t dynamic_shared, const char *what) {
-    return env.kernels ? env.kernels->resident_blocks(kernel, threads, dynamic_shared, what)
-                       : query_resident_blocks(kernel, threads, dynamic_shared, what);
+    return env.kernels ? env.kernels->resident_blocks(kernel, threads, dynamic_shared,
+                                                      env.max_shared_per_block_optin, what)
+                       : query_resident_blocks(kernel, threads, dynamic_shared,
+                                               env.max_shared_per_block_optin, what);
 }
 
 // Algorithm drivers; each lives in its own file.

@@ -986,7 +986,10 @@ void onesweep_sort(const DeviceEnv &env, const SortRequest &request, const SortT
     // Opts in to the shared memory once per context; the shape caps the blocks.
     const int resident = resident_blocks(env, reinterpret_cast<const void *>(kernel), Shape::kThreads,
                                          shared_bytes, "radix sort occupancy");
-    const uint64_t blocks_per_sm = uint64_t(std::max(1, std::min(Shape::kMinBlocks, resident)));
+    if (resident == 0)
+        fail(GPUPRIM_ERROR_INTERNAL, "radix sort: a %d-key tile does not fit this device's shared memory",
+             Shape::kTile);
+    const uint64_t blocks_per_sm = uint64_t(std::min(Shape::kMinBlocks, resident));
     const uint32_t blocks =
         uint32_t(std::max<uint64_t>(1, std::min<uint64_t>(tiles, uint64_t(env.sm_count) * blocks_per_sm)));
 
@@ -1031,7 +1034,7 @@ bool fused_sort(const DeviceEnv &env, const SortRequest &request) {
     const uint64_t tiles = (n + kTile - 1) / kTile;
     auto kernel = radix_fused_kernel<K, kValueBytes, Shape>;
     const size_t shared_bytes = sizeof(FusedStorage<K, V, Shape, kHasValues>);
-    // The cooperative launch needs every block resident at once.
+    // The cooperative launch needs every block resident at once (none fit: 0).
     const int blocks_per_sm = resident_blocks(env, reinterpret_cast<const void *>(kernel), Shape::kThreads,
                                               shared_bytes, "radix sort (fused) occupancy");
     if (tiles > uint64_t(blocks_per_sm) * env.sm_count) return false;

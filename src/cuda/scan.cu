@@ -474,14 +474,20 @@ void launch_scan(const DeviceEnv &env, bool exclusive, const T *input, T *output
     p.poll_ns = Tuning::kPollNs;
 
     // Pipelines want several tiles per resident block: an input with fewer
-    // (small and mid sizes) runs the smaller tiles of MidConfig, one per block.
+    // (small and mid sizes), or a device whose shared memory cannot hold the
+    // stages, runs the smaller tiles of MidConfig, one per block.
     [[maybe_unused]] uint64_t pipelined_grid = 0;
     if constexpr (Config::kStages > 1) {
         constexpr size_t kStageBytes = size_t(Config::kStages) * sizeof(T) * Block::kTileItems;
         const int per_sm = resident_blocks(env, reinterpret_cast<const void *>(scan_pipelined_kernel<T, Op, Config>),
                                            Config::kThreads, kStageBytes, "scan (look-back) occupancy");
         pipelined_grid = std::min<uint64_t>(tiles, uint64_t(env.sm_count) * uint64_t(per_sm));
-        if (path == ScanPath::Auto && tiles < pipelined_grid * Tuning::kPipelineMinTilesPerBlock) {
+        // per_sm == 0: the stages do not fit this device's shared memory
+        // (e.g. 99 KB per block on sm_86/sm_89 for the sm_80 shape).
+        if (per_sm == 0 && path != ScanPath::Auto)
+            fail(GPUPRIM_ERROR_INTERNAL, "scan: the pipelined tile does not fit this device");
+        if (path == ScanPath::Auto &&
+            (per_sm == 0 || tiles < pipelined_grid * Tuning::kPipelineMinTilesPerBlock)) {
             using Mid = typename Tuning::MidConfig;
             static_assert(Mid::kStages == 1, "the mid-size configuration runs one tile per block");
             launch_scan<T, Op, Tuning, Mid>(env, exclusive, input, output, count, ScanPath::Auto, trace);

@@ -1,8 +1,8 @@
 // Tile status and decoupled look-back for single-pass scans.
 //
 // Tiles take tickets in launch order from a counter in env.zeroed_counters.
-// Each tile publishes its aggregate, looks back over its predecessors one
-// warp-wide window (32 tiles) at a time, then publishes its inclusive prefix.
+// Each tile publishes its aggregate, looks back over its predecessors in
+// warp-wide windows (32 tiles), then publishes its inclusive prefix.
 //
 // Status slots live in the workspace, which other algorithms also write, so
 // stale words cannot be told from fresh ones by content. Instead the kernel
@@ -139,12 +139,12 @@ struct ScanCounters {
         *reinterpret_cast<volatile unsigned long long *>(ticket_word) = 0;
         *reinterpret_cast<volatile unsigned int *>(done_word) = 0;
     }
+
     // One-tile-per-block kernels: one thread, after the block's last use of
-    // the counters. Every tile but
-    // the last counts itself done without waiting for a reply (a returning
-    // atomic here would hold the block, and its shared memory, for one more
-    // round trip); the last tile waits until all others are counted, then
-    // puts the words back to zero. No deadlock: the last ticket is taken, so
+    // the counters. Every tile but the last counts itself done without
+    // waiting for a reply (a returning atomic here would hold the block, and
+    // its shared memory, for one more round trip); the last tile waits until
+    // all others are counted, then puts the words back to zero. No deadlock: the last ticket is taken, so
     // every block is running, and no tile ever waits on the last one.
     // `advanced_cleared`: this block moved the cleared watermark, a
     // fire-and-forget update of the ticket word that must land first.
@@ -202,9 +202,8 @@ struct LookbackStats {
 // A window is usable as soon as its newest inclusive prefix has no invalid
 // (unpublished) tile after it; older stragglers do not matter.
 // Each poll reads kWindowsPerPoll windows at once (independent loads, one
-// round trip): with hundreds of tiles in flight the inclusive prefix is often
-// several windows back, and a round trip under full memory load costs about
-// a microsecond.
+// round trip), a tuning knob: more windows save round trips when the
+// inclusive prefix is far back, but cost reads (on the H100 one was best).
 template <typename T, typename Op, int kMaxSavedWindows, int kWindowsPerPoll, typename Status>
 __device__ __forceinline__ T lookback_exclusive_prefix(const Status &status, uint32_t tile, T *saved,
                                                        int lane, uint32_t poll_ns,
