@@ -83,9 +83,11 @@ public:
         env_.max_threads_per_sm = properties.maxThreadsPerMultiProcessor;
         env_.l2_bytes = static_cast<size_t>(properties.l2CacheSize);
         env_.max_shared_per_block_optin = properties.sharedMemPerBlockOptin;
-        if (env_.compute_capability < 70)
+        // The kernels stage tiles with cp.async and are built for sm_80 and
+        // newer: an older device would only fail at its first launch.
+        if (env_.compute_capability < 80)
             fail(GPUPRIM_ERROR_BACKEND_UNAVAILABLE,
-                 "CUDA device %d (%s) has compute capability %d.%d; libgpuprim needs 7.0 or newer",
+                 "CUDA device %d (%s) has compute capability %d.%d; libgpuprim needs 8.0 or newer",
                  ordinal, name_.c_str(), properties.major, properties.minor);
 
         if (user_stream) {
