@@ -101,6 +101,40 @@ struct TileIo {
         }
         Block::store_partial(out, first, p.count, x, warp, lane);
     }
+    // A staged tile's output: each thread finishes its own vectors with the
+    // prefix of everything before them and stores them, 16 bytes at a time
+    // for a full tile whose output has the input's alignment, element by
+    // element otherwise (with the identity as an exclusive scan's element 0).
+    __device__ __forceinline__ static void finish_staged(const ScanParams &p, uint32_t tile,
+                                                         const T *staged,
+                                                         const T (&lane_prefix)[Config::kVectors],
+                                                         T segment_prefix, int warp, int lane) {
+        const Op op;
+        T *out = static_cast<T *>(p.output);
+        const int64_t first = first_index(p, tile);
+        const bool vector_out = is_full(p, tile) && p.vector_store;
+#pragma unroll
+        for (int k = 0; k < Config::kVectors; ++k) {
+            T v[Block::kVec];
+            Block::finish_staged_vector(staged, warp, lane, k, op(segment_prefix, lane_prefix[k]),
+                                        p.exclusive, v);
+            const uint32_t offset = Block::vector_offset(warp, lane, k);
+            if (vector_out) {
+                store_vector<Config::kStore>(out + first + offset, pack_vector(v));
+                continue;
+            }
+            if (k == 0 && p.exclusive && tile == 0 && warp == 0 && lane == 0) {
+#pragma unroll
+                for (int j = 0; j < Block::kVec; ++j)
+                    if (uint32_t(j) == p.head) v[j] = Op::identity();
+            }
+#pragma unroll
+            for (int j = 0; j < Block::kVec; ++j) {
+                const int64_t i = first + offset + j;
+                if (i >= 0 && uint64_t(i) < p.count) out[i] = v[j];
+            }
+        }
+    }
 };
 
 // Starts loading `tile` into `staged`: asynchronous copies for a full tile,
@@ -155,16 +189,9 @@ __global__ void __launch_bounds__(Config::kThreads, Config::kMinBlocks)
     const TileStatus<T> status{static_cast<unsigned long long *>(p.status_slots)};
     GPUPRIM_SCAN_TRACE_AT(threadIdx.x == 0, p, tile, 0, scan_clock());
 
-    const bool full = Io::is_full(p, tile);
-    const T *in = static_cast<const T *>(p.input);
-    const int64_t first = Io::first_index(p, tile);
-    if (full) {
-        Block::stage_full_async(staged, in + first, warp, lane);
-        cp_async_commit();
-        cp_async_wait<0>();
-    } else {
-        Block::stage_partial(staged, in, first, p.count, warp, lane);
-    }
+    stage_tile<T, Op, Config>(p, tile, staged, warp, lane);
+    cp_async_commit();
+    cp_async_wait<0>();
     GPUPRIM_SCAN_TRACE_AT(threadIdx.x == 0, p, tile, 1, scan_clock());
 
     if (warp == Block::kWarps - 1 && tile % p.clear_chunk == 0)
@@ -198,29 +225,7 @@ __global__ void __launch_bounds__(Config::kThreads, Config::kMinBlocks)
     __syncthreads();
 
     const T segment_prefix = op(tile_prefix, Block::warp_prefix(temp, warp));
-    T *out = static_cast<T *>(p.output);
-    const bool vector_out = full && p.vector_store;
-#pragma unroll
-    for (int k = 0; k < Config::kVectors; ++k) {
-        T v[Block::kVec];
-        Block::finish_staged_vector(staged, warp, lane, k, op(segment_prefix, lane_prefix[k]),
-                                    p.exclusive, v);
-        const uint32_t offset = Block::vector_offset(warp, lane, k);
-        if (vector_out) {
-            store_vector<Config::kStore>(out + first + offset, pack_vector(v));
-            continue;
-        }
-        if (k == 0 && p.exclusive && tile == 0 && warp == 0 && lane == 0) {
-#pragma unroll
-            for (int j = 0; j < Block::kVec; ++j)
-                if (uint32_t(j) == p.head) v[j] = Op::identity();
-        }
-#pragma unroll
-        for (int j = 0; j < Block::kVec; ++j) {
-            const int64_t i = first + offset + j;
-            if (i >= 0 && uint64_t(i) < p.count) out[i] = v[j];
-        }
-    }
+    Io::finish_staged(p, tile, staged, lane_prefix, segment_prefix, warp, lane);
     GPUPRIM_SCAN_TRACE_AT(threadIdx.x == 0, p, tile, 4, scan_clock());
     if (threadIdx.x == 0) p.counters.finish_tile(tile, p.num_tiles, tile % p.clear_chunk == 0);
 }
@@ -368,30 +373,7 @@ __global__ void __launch_bounds__(Config::kThreads, Config::kMinBlocks)
             stage_ticket[s] = refill;
             stage_cleared[s] = next_cleared;
         }
-        T *out = static_cast<T *>(p.output);
-        const int64_t first = Io::first_index(p, tile);
-        const bool vector_out = Io::is_full(p, tile) && p.vector_store;
-#pragma unroll
-        for (int k = 0; k < Config::kVectors; ++k) {
-            T v[Block::kVec];
-            Block::finish_staged_vector(staged, warp, lane, k, op(segment_prefix, lane_prefix[k]),
-                                        p.exclusive, v);
-            const uint32_t offset = Block::vector_offset(warp, lane, k);
-            if (vector_out) {
-                store_vector<Config::kStore>(out + first + offset, pack_vector(v));
-                continue;
-            }
-            if (k == 0 && p.exclusive && tile == 0 && warp == 0 && lane == 0) {
-#pragma unroll
-                for (int j = 0; j < Block::kVec; ++j)
-                    if (uint32_t(j) == p.head) v[j] = Op::identity();
-            }
-#pragma unroll
-            for (int j = 0; j < Block::kVec; ++j) {
-                const int64_t i = first + offset + j;
-                if (i >= 0 && uint64_t(i) < p.count) out[i] = v[j];
-            }
-        }
+        Io::finish_staged(p, tile, staged, lane_prefix, segment_prefix, warp, lane);
         GPUPRIM_SCAN_TRACE_AT(threadIdx.x == 0, p, tile, 4, scan_clock());
         __syncthreads();  // the stage, both temps and tile_prefix are free again
 
