@@ -10,7 +10,7 @@ $CUOBJDUMP --dump-resource-usage $B 2>&1 | grep -A1 -E "scan_pipelined_kernel|sc
 timeout $T $B full > $OUT/full.log 2>&1; echo "full rc=$?" > $OUT/rc.txt
 CS=compute-sanitizer; command -v $CS >/dev/null || CS=/usr/local/cuda/bin/compute-sanitizer
 for tool in memcheck racecheck synccheck; do
-  ( timeout 85 $CS --tool $tool --error-exitcode 9 $B small > $OUT/$tool.log 2>&1; echo "$tool rc=$?" >> $OUT/rc_$tool.txt ) &
+  ( timeout 150 $CS --tool $tool --error-exitcode 9 $B small > $OUT/$tool.log 2>&1; echo "$tool rc=$?" >> $OUT/rc_$tool.txt ) &
 done
 wait
 cat $OUT/rc*.txt
