@@ -63,10 +63,23 @@ static int check_scan(const char *file, int line, gpuprim_op_t op, gpuprim_scan_
     return 1;
 }
 
+/* Float SUM scans are deterministic: scanning input into output again (after
+ * poisoning it) gives `first`, the first run's result, bit for bit. */
+static void check_scan_repeats(gpuprim_context_t ctx, gpuprim_op_t op, gpuprim_scan_kind_t kind,
+                               gpuprim_dtype_t d, gpuprim_buffer_t input, gpuprim_buffer_t output,
+                               const void *first, uint64_t n) {
+    void *again;
+    tc_poison(ctx, output, d, n);
+    CHECK_OK(gpuprim_scan(ctx, op, kind, input, output));
+    again = tc_download(ctx, output, d, n);
+    CHECK_ARRAY_EQ(d, again, first, n, "float sum scan, second run vs first");
+    free(again);
+}
+
 static void run_scan(gpuprim_context_t ctx, gpuprim_op_t op, gpuprim_scan_kind_t kind,
                      gpuprim_dtype_t d, gpuprim_buffer_t input, const void *x, uint64_t n,
                      int in_place) {
-    void *got, *again, *after;
+    void *got, *after;
     gpuprim_buffer_t output;
     if (in_place) {
         REQUIRE_OK(gpuprim_buffer_upload(ctx, input, 0, x, n));
@@ -84,14 +97,8 @@ static void run_scan(gpuprim_context_t ctx, gpuprim_op_t op, gpuprim_scan_kind_t
     after = tc_download(ctx, input, d, n);
     CHECK_ARRAY_EQ(d, after, x, n, "scan input after an out-of-place scan");
     free(after);
-    if (tc_is_float(d) && op == GPUPRIM_OP_SUM && n > 1) {
-        /* float SUM scans are deterministic run to run */
-        tc_poison(ctx, output, d, n);
-        CHECK_OK(gpuprim_scan(ctx, op, kind, input, output));
-        again = tc_download(ctx, output, d, n);
-        CHECK_ARRAY_EQ(d, again, got, n, "float sum scan, second run vs first");
-        free(again);
-    }
+    if (tc_is_float(d) && op == GPUPRIM_OP_SUM && n > 1)
+        check_scan_repeats(ctx, op, kind, d, input, output, got, n);
     free(got);
     CHECK_OK(gpuprim_buffer_destroy(ctx, output));
 }
@@ -212,14 +219,8 @@ static void test_scan_pipelined_sizes(gpuprim_context_t ctx) {
         got = tc_download(ctx, out_view, d, n);
         CHECK_SCAN(GPUPRIM_OP_SUM, GPUPRIM_SCAN_INCLUSIVE, d, (const char *)x + tc_size(d), got, n,
                    "large inclusive sum scan of views");
-        if (tc_is_float(d)) {
-            void *again;
-            tc_poison(ctx, out_view, d, n);
-            CHECK_OK(gpuprim_scan(ctx, GPUPRIM_OP_SUM, GPUPRIM_SCAN_INCLUSIVE, in_view, out_view));
-            again = tc_download(ctx, out_view, d, n);
-            CHECK_ARRAY_EQ(d, again, got, n, "large float sum scan, second run vs first");
-            free(again);
-        }
+        if (tc_is_float(d))
+            check_scan_repeats(ctx, GPUPRIM_OP_SUM, GPUPRIM_SCAN_INCLUSIVE, d, in_view, out_view, got, n);
         free(got);
 
         tc_where("exclusive sum scan %s n=%llu, in place", tc_dtype_name(d), (unsigned long long)n);
