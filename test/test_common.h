@@ -611,6 +611,18 @@ static inline gpuprim_buffer_t tc_buffer_from(gpuprim_context_t ctx, gpuprim_dty
     return b;
 }
 
+/* A buffer wrapping `count` elements of `base`'s memory from element
+ * `offset` on (device memory on CUDA): a view that need not start on the
+ * alignment the library's own allocations have. Destroy it before `base`. */
+static inline gpuprim_buffer_t tc_view(gpuprim_context_t ctx, gpuprim_buffer_t base, gpuprim_dtype_t d,
+                                       uint64_t offset, uint64_t count) {
+    void *data = NULL;
+    gpuprim_buffer_t view = NULL;
+    REQUIRE_OK(gpuprim_buffer_get_info(ctx, base, NULL, NULL, &data));
+    REQUIRE_OK(gpuprim_buffer_wrap(ctx, d, (char *)data + offset * tc_size(d), count, &view));
+    return view;
+}
+
 /* The value poisoned outputs hold: a pattern no test computes by chance. */
 static inline uint64_t tc_poison_bits(gpuprim_dtype_t d) { return 0x5AA5C33C96691EE1ull & tc_mask(d); }
 

@@ -154,19 +154,15 @@ static void test_scan_unaligned_views(gpuprim_context_t ctx) {
         gpuprim_dtype_t d = tc_all_dtypes[di];
         for (si = 0; si < sizeof view_sizes / sizeof view_sizes[0]; ++si) {
             uint64_t n = view_sizes[si] + 3;
-            void *x = tc_xmalloc(n * tc_size(d)), *in_data = NULL, *out_data = NULL;
+            void *x = tc_xmalloc(n * tc_size(d));
             gpuprim_buffer_t in_base, out_base;
             tc_fill(d, x, n, TC_MODERATE);
             in_base = tc_buffer_from(ctx, d, x, n);
             out_base = tc_buffer(ctx, d, n);
-            REQUIRE_OK(gpuprim_buffer_get_info(ctx, in_base, NULL, NULL, &in_data));
-            REQUIRE_OK(gpuprim_buffer_get_info(ctx, out_base, NULL, NULL, &out_data));
             for (offset = 1; offset <= 3; ++offset) {
                 uint64_t count = n - 3, out_offset = 3 - offset + 0;
-                gpuprim_buffer_t in_view = NULL, out_view = NULL;
-                REQUIRE_OK(gpuprim_buffer_wrap(ctx, d, (char *)in_data + offset * tc_size(d), count, &in_view));
-                REQUIRE_OK(gpuprim_buffer_wrap(ctx, d, (char *)out_data + out_offset * tc_size(d), count,
-                                               &out_view));
+                gpuprim_buffer_t in_view = tc_view(ctx, in_base, d, offset, count);
+                gpuprim_buffer_t out_view = tc_view(ctx, out_base, d, out_offset, count);
                 for (oi = 0; oi < 3; ++oi) {
                     for (ki = 0; ki < 2; ++ki) {
                         void *got;
@@ -201,17 +197,15 @@ static void test_scan_pipelined_sizes(gpuprim_context_t ctx) {
     for (di = 0; di < 6; ++di) {
         gpuprim_dtype_t d = tc_all_dtypes[di];
         const uint64_t n = tc_size(d) == 4 ? 48000017u : 24000007u;
-        void *x, *in_data = NULL, *out_data = NULL, *got;
-        gpuprim_buffer_t in_base, out_base, in_view = NULL, out_view = NULL;
+        void *x, *got;
+        gpuprim_buffer_t in_base, out_base, in_view, out_view;
         if (n + 1 > tc_max_count()) continue;
         x = tc_xmalloc((n + 1) * tc_size(d));
         tc_fill(d, x, n + 1, TC_MODERATE);
         in_base = tc_buffer_from(ctx, d, x, n + 1);
         out_base = tc_buffer(ctx, d, n + 1);
-        REQUIRE_OK(gpuprim_buffer_get_info(ctx, in_base, NULL, NULL, &in_data));
-        REQUIRE_OK(gpuprim_buffer_get_info(ctx, out_base, NULL, NULL, &out_data));
-        REQUIRE_OK(gpuprim_buffer_wrap(ctx, d, (char *)in_data + tc_size(d), n, &in_view));
-        REQUIRE_OK(gpuprim_buffer_wrap(ctx, d, (char *)out_data + tc_size(d), n, &out_view));
+        in_view = tc_view(ctx, in_base, d, 1, n);
+        out_view = tc_view(ctx, out_base, d, 1, n);
 
         tc_where("inclusive sum scan %s n=%llu, views at +1", tc_dtype_name(d), (unsigned long long)n);
         tc_poison(ctx, out_view, d, n);
