@@ -409,6 +409,43 @@ void fill_device(void *p, int bytes, uint64_t n, uint64_t seed, uint64_t mask = 
     CK(cudaGetLastError());
 }
 
+// The timing loops' device buffers: `copies` random input copies of n keys
+// (and values when value_bytes) to rotate over, aliased up to three, and one
+// output; freed when it goes out of scope.
+struct TimingBuffers {
+    void *keys_in[3] = {}, *values_in[3] = {};
+    void *keys_out = nullptr, *values_out = nullptr;
+    int copies;
+    TimingBuffers(uint64_t n, int key_bytes, int value_bytes, int copies_ = 3) : copies(copies_) {
+        for (int i = 0; i < 3; ++i) {
+            if (i >= copies) {
+                keys_in[i] = keys_in[0];
+                values_in[i] = values_in[0];
+                continue;
+            }
+            keys_in[i] = device_alloc(n * key_bytes);
+            fill_device(keys_in[i], key_bytes, n, 1000 + i);
+            if (value_bytes) {
+                values_in[i] = device_alloc(n * value_bytes);
+                fill_device(values_in[i], value_bytes, n, 2000 + i);
+            }
+        }
+        keys_out = device_alloc(n * key_bytes);
+        values_out = value_bytes ? device_alloc(n * value_bytes) : nullptr;
+        CK(cudaDeviceSynchronize());
+    }
+    ~TimingBuffers() {
+        for (int i = 0; i < copies; ++i) {
+            CK(cudaFree(keys_in[i]));
+            if (values_in[i]) CK(cudaFree(values_in[i]));
+        }
+        CK(cudaFree(keys_out));
+        if (values_out) CK(cudaFree(values_out));
+    }
+    TimingBuffers(const TimingBuffers &) = delete;
+    TimingBuffers &operator=(const TimingBuffers &) = delete;
+};
+
 struct TimingCase {
     const char *name;
     int dtype;  // index into kDtypes
@@ -423,18 +460,9 @@ __global__ void empty_kernel() {}
 template <typename K, int VB>
 void breakdown(TestEnv &t, const char *name, uint64_t n) {
     using Shape = typename gc::OnesweepLargeShape<sizeof(K), VB>::type;
-    void *keys_in[3], *values_in[3] = {nullptr, nullptr, nullptr};
-    for (int i = 0; i < 3; ++i) {
-        keys_in[i] = device_alloc(n * sizeof(K));
-        fill_device(keys_in[i], sizeof(K), n, 1000 + i);
-        if (VB) {
-            values_in[i] = device_alloc(n * VB);
-            fill_device(values_in[i], VB, n, 2000 + i);
-        }
-    }
-    void *keys_out = device_alloc(n * sizeof(K));
-    void *values_out = VB ? device_alloc(n * VB) : nullptr;
-    CK(cudaDeviceSynchronize());
+    TimingBuffers buffers(n, sizeof(K), VB);
+    void *const *keys_in = buffers.keys_in, *const *values_in = buffers.values_in;
+    void *keys_out = buffers.keys_out, *values_out = buffers.values_out;
     SortRequest request{};
     request.key_kind = KeyKind::Unsigned;
     request.key_bytes = sizeof(K);
@@ -453,12 +481,6 @@ void breakdown(TestEnv &t, const char *name, uint64_t n) {
         });
     std::printf("breakdown %-20s histogram %8.1f us, first pass %8.1f us, all %8.1f us (%d passes, %.1f us/pass)\n",
                 name, ms[0] * 1e3, (ms[1] - ms[0]) * 1e3, ms[2] * 1e3, int(sizeof(K)), (ms[2] - ms[0]) * 1e3 / sizeof(K));
-    for (int i = 0; i < 3; ++i) {
-        CK(cudaFree(keys_in[i]));
-        if (values_in[i]) CK(cudaFree(values_in[i]));
-    }
-    CK(cudaFree(keys_out));
-    if (values_out) CK(cudaFree(values_out));
     t.workspace.release();
 }
 
@@ -468,16 +490,9 @@ void profile(TestEnv &t, const std::string &which, const std::string &who) {
     const int vb = which == "p32" ? 4 : 0;
     const uint64_t n = which == "k64" ? (1ull << 25) : (1ull << 26);
     const Dtype &dt = kDtypes[dtype];
-    void *keys_in[3], *values_in[3] = {nullptr, nullptr, nullptr};
-    keys_in[0] = keys_in[1] = keys_in[2] = device_alloc(n * dt.bytes);
-    fill_device(keys_in[0], dt.bytes, n, 1000);
-    if (vb) {
-        values_in[0] = values_in[1] = values_in[2] = device_alloc(n * vb);
-        fill_device(values_in[0], vb, n, 2000);
-    }
-    void *keys_out = device_alloc(n * dt.bytes);
-    void *values_out = vb ? device_alloc(n * vb) : nullptr;
-    CK(cudaDeviceSynchronize());
+    TimingBuffers buffers(n, dt.bytes, vb, 1);
+    void *const *keys_in = buffers.keys_in, *const *values_in = buffers.values_in;
+    void *keys_out = buffers.keys_out, *values_out = buffers.values_out;
     if (who == "cub") {
         cub_time(t.env.stream, dt.cub_id, vb, keys_in, keys_out, values_in, values_out, n, 0);
     } else {
@@ -529,18 +544,9 @@ void time_cases(TestEnv &t) {
     for (const TimingCase &c : cases) {
         const Dtype &dt = kDtypes[c.dtype];
         const uint64_t n = c.n;
-        void *keys_in[3], *values_in[3] = {nullptr, nullptr, nullptr};
-        for (int i = 0; i < 3; ++i) {
-            keys_in[i] = device_alloc(n * dt.bytes);
-            fill_device(keys_in[i], dt.bytes, n, 1000 + i);
-            if (c.value_bytes) {
-                values_in[i] = device_alloc(n * c.value_bytes);
-                fill_device(values_in[i], c.value_bytes, n, 2000 + i);
-            }
-        }
-        void *keys_out = device_alloc(n * dt.bytes);
-        void *values_out = c.value_bytes ? device_alloc(n * c.value_bytes) : nullptr;
-        CK(cudaDeviceSynchronize());
+        TimingBuffers buffers(n, dt.bytes, c.value_bytes);
+        void *const *keys_in = buffers.keys_in, *const *values_in = buffers.values_in;
+        void *keys_out = buffers.keys_out, *values_out = buffers.values_out;
         const int reps = n >= (1ull << 24) ? 25 : 200;
         SortRequest request{};
         request.key_kind = dt.kind;
@@ -585,12 +591,6 @@ void time_cases(TestEnv &t) {
         std::printf("%-22s %12.1f %12.1f %9.2f %9.2f %7.2f  %s%s\n", c.name, ours * 1e3, cub * 1e3, n / ours / 1e6,
                     n / cub / 1e6, cub / ours, c.target, agree ? "" : "  MISMATCH vs CUB");
         std::fflush(stdout);
-        for (int i = 0; i < 3; ++i) {
-            CK(cudaFree(keys_in[i]));
-            if (values_in[i]) CK(cudaFree(values_in[i]));
-        }
-        CK(cudaFree(keys_out));
-        if (values_out) CK(cudaFree(values_out));
     }
     t.workspace.release();
 }
@@ -606,18 +606,9 @@ void sweep(TestEnv &t) {
     const std::vector<SortVariant> variants = sweep_variants();
     for (const Size &s : sizes) {
         const uint64_t n = s.n;
-        void *keys_in[3], *values_in[3] = {nullptr, nullptr, nullptr};
-        for (int i = 0; i < 3; ++i) {
-            keys_in[i] = device_alloc(n * s.key_bytes);
-            fill_device(keys_in[i], s.key_bytes, n, 1000 + i);
-            if (s.value_bytes) {
-                values_in[i] = device_alloc(n * s.value_bytes);
-                fill_device(values_in[i], s.value_bytes, n, 2000 + i);
-            }
-        }
-        void *keys_out = device_alloc(n * s.key_bytes);
-        void *values_out = s.value_bytes ? device_alloc(n * s.value_bytes) : nullptr;
-        CK(cudaDeviceSynchronize());
+        TimingBuffers buffers(n, s.key_bytes, s.value_bytes);
+        void *const *keys_in = buffers.keys_in, *const *values_in = buffers.values_in;
+        void *keys_out = buffers.keys_out, *values_out = buffers.values_out;
         SortRequest request{};
         request.key_kind = KeyKind::Unsigned;
         request.key_bytes = uint32_t(s.key_bytes);
@@ -652,12 +643,6 @@ void sweep(TestEnv &t) {
                         63 - __builtin_clzll(n), v.name.c_str(), ms * 1e3, n / ms / 1e6);
             std::fflush(stdout);
         }
-        for (int i = 0; i < 3; ++i) {
-            CK(cudaFree(keys_in[i]));
-            if (values_in[i]) CK(cudaFree(values_in[i]));
-        }
-        CK(cudaFree(keys_out));
-        if (values_out) CK(cudaFree(values_out));
         t.workspace.release();
     }
 }
