@@ -341,6 +341,35 @@ static std::vector<std::pair<std::string, std::vector<T>>> patterns(size_t n, bo
     return out;
 }
 
+// Float sums: the single-block path and a look-back kernel must agree bit for
+// bit (both combine tile aggregates by the group rule of
+// block/tile_lookback.cuh) across many groups of 32 tiles, including inputs
+// whose look-backs walk past the saved-group limit and wait.
+template <typename T, typename Tuning>
+static void compare_paths(const char *label) {
+    using Block = BlockVectorScan<T, SumOp<T>, Tuning::Config::kThreads, Tuning::Config::kVectors>;
+    const size_t tile = Block::kTileItems;
+    std::vector<size_t> sizes = {31 * tile + 5, 32 * tile, 32 * tile + 1, 64 * tile + 1, 97 * tile + 3,
+                                 400 * tile + 7, 900 * tile + 7};
+    if (g_small) sizes = {65 * tile + 1};
+    for (size_t n : sizes) {
+        if ((n + 8) * sizeof(T) > H.scratch_bytes / 2) continue;  // run_case's scratch
+        std::vector<T> data(n);
+        for (T &v : data) v = random_value<T>(0);
+        for (int ex = 0; ex < 2; ++ex) {
+            std::vector<T> single, lookback;
+            run_case<T, Tuning, true>(0, ex, data, 1, 1, false, ScanPath::SingleBlock, "random", &single);
+            run_case<T, Tuning, true>(0, ex, data, 1, 1, false, ScanPath::Lookback, "random", &lookback);
+            ++g_cases;
+            if (single.size() != n || lookback.size() != n || std::memcmp(single.data(), lookback.data(), n * sizeof(T))) {
+                ++g_failures;
+                std::printf("FAIL %s %s n=%zu (%zu tiles) %s: single-block and look-back paths differ\n", label,
+                            dtype_name(DT<T>::v), n, (n + tile - 1) / tile, ex ? "excl" : "incl");
+            }
+        }
+    }
+}
+
 template <typename T, typename Tuning = LibraryTuning, bool SumOnly = false>
 static void test_dtype(bool quick = false) {
     using Tu = std::conditional_t<std::is_same_v<Tuning, LibraryTuning>, ScanTuningSm90<int(sizeof(T))>, Tuning>;
@@ -790,6 +819,7 @@ static void timings() {
 
 int run(int argc, char **argv) {
     const std::string mode = argc > 1 ? argv[1] : "full";
+    std::setvbuf(stdout, nullptr, _IOLBF, 0);  // a run cut off by a timeout keeps its log
     g_small = mode == "small";
     H.init(size_t(64) << 20);
     // Under the sanitizers: a grid of two SMs' worth of persistent blocks, so
@@ -807,6 +837,10 @@ int run(int argc, char **argv) {
     test_dtype<uint64_t>();
     test_dtype<float>();
     test_dtype<double>();
+    compare_paths<float, ScanTuningSm90<4>>("pipelined");
+    compare_paths<double, ScanTuningSm90<8>>("pipelined");
+    compare_paths<float, Sweep<128, 16, 6, 1, 1, 8>>("tile per block");
+    compare_paths<double, Sweep<128, 16, 6, 1, 1, 8>>("tile per block");
     if (mode == "full") {
         // Candidate tunings of the sweep: the same checks on fewer sizes, sum only.
         auto candidates = [](auto tuning, const char *name) {

@@ -15,8 +15,9 @@
 // stores otherwise. Pads read as the operator's neutral element.
 //
 // Float SUM is deterministic: within a tile the association is fixed by the
-// code, and across tiles every tile's prefix is the left fold of the tile
-// aggregates, whatever the timing. Both paths give the same bits.
+// code, and across tiles by tile numbers alone (groups of 32 tiles, see
+// block/tile_lookback.cuh), whatever the timing. Both paths give the same
+// bits.
 #include "core/dtype.h"
 #include "core/error.h"
 #include "core/ops.h"
@@ -162,6 +163,23 @@ __device__ __forceinline__ void take_tile_ticket(const ScanParams &p, uint32_t &
     cleared = static_cast<uint32_t>(word >> 32);
 }
 
+// Warp 0 of tile `tile` (> 0), its aggregate published: the exclusive prefix,
+// by the look-back its operator needs, and the tile's inclusive prefix
+// published (block/tile_lookback.cuh).
+template <typename T, typename Op, typename Config, typename Status>
+__device__ __forceinline__ T look_back(const ScanParams &p, const Status &status, uint32_t tile,
+                                       T aggregate, T *saved_aggregates, int lane, LookbackStats &stats) {
+    if constexpr (ScanOpTraits<T, Op>::kOrdered) {
+        return lookback_ordered_prefix<T, Op, Config::kMaxSavedWindows>(status, p.num_tiles, tile, aggregate,
+                                                                        lane, p.poll_ns, stats);
+    } else {
+        const T exclusive = lookback_exclusive_prefix<T, Op, Config::kMaxSavedWindows, Config::kWindowsPerPoll>(
+            status, tile, saved_aggregates, lane, p.poll_ns, stats);
+        if (lane == 0) status.store(tile, kTileInclusive, Op()(exclusive, aggregate));
+        return exclusive;
+    }
+}
+
 // One tile per block, one block launched per tile (kStages == 1). The tile
 // is staged in shared memory (see BlockVectorScan), so a block needs few
 // registers and many tiles can wait for their prefixes on one SM; warp 0
@@ -177,7 +195,7 @@ __global__ void __launch_bounds__(Config::kThreads, Config::kMinBlocks)
     const Op op;
     __shared__ alignas(16) T staged[Block::kTileItems];
     __shared__ typename Block::TempStorage temp;
-    __shared__ T saved_aggregates[Config::kMaxSavedWindows * kWarpLanes];
+    __shared__ T saved_aggregates[Traits::kOrdered ? 1 : Config::kMaxSavedWindows * kWarpLanes];
     __shared__ uint32_t ticket, cleared;
     __shared__ T tile_prefix;
 
@@ -195,7 +213,7 @@ __global__ void __launch_bounds__(Config::kThreads, Config::kMinBlocks)
     GPUPRIM_SCAN_TRACE_AT(threadIdx.x == 0, p, tile, 1, scan_clock());
 
     if (warp == Block::kWarps - 1 && tile % p.clear_chunk == 0)
-        clear_status_ahead(status, p.counters, tile, p.num_tiles, p.clear_chunk, lane);
+        clear_status_ahead<Traits::kOrdered>(status, p.counters, tile, p.num_tiles, p.clear_chunk, lane);
 
     T lane_prefix[Config::kVectors];
     const T warp_total = Block::scan_staged_segment(staged, lane_prefix, warp, lane);
@@ -213,10 +231,7 @@ __global__ void __launch_bounds__(Config::kThreads, Config::kMinBlocks)
         } else {
             if (lane == 0) status.store(tile, kTileAggregate, aggregate);
             GPUPRIM_SCAN_TRACE_AT(lane == 0, p, tile, 2, scan_clock());
-            exclusive = lookback_exclusive_prefix<T, Op, Config::kMaxSavedWindows,
-                                                  Config::kWindowsPerPoll>(
-                status, tile, saved_aggregates, lane, p.poll_ns, stats);
-            if (lane == 0) status.store(tile, kTileInclusive, op(exclusive, aggregate));
+            exclusive = look_back<T, Op, Config>(p, status, tile, aggregate, saved_aggregates, lane, stats);
         }
         GPUPRIM_SCAN_TRACE_AT(lane == 0, p, tile, 3, scan_clock());
         GPUPRIM_SCAN_TRACE_AT(lane == 0, p, tile, 5, (uint64_t(stats.windows) << 32) | stats.polls);
@@ -233,12 +248,12 @@ __global__ void __launch_bounds__(Config::kThreads, Config::kMinBlocks)
 // Warp 0 publishes the aggregate of `tile` (the inclusive prefix for tile 0)
 // once the cleared watermark has passed it; the tile at the start of a
 // clearing chunk clears ahead first (block/tile_lookback.cuh).
-template <typename T, typename Status>
+template <bool kGroupSlots, typename T, typename Status>
 __device__ __forceinline__ void publish_aggregate(const ScanParams &p, const Status &status,
                                                   uint32_t tile, uint32_t cleared_seen, T aggregate,
                                                   int lane) {
     if (tile % p.clear_chunk == 0)
-        clear_status_ahead(status, p.counters, tile, p.num_tiles, p.clear_chunk, lane);
+        clear_status_ahead<kGroupSlots>(status, p.counters, tile, p.num_tiles, p.clear_chunk, lane);
     if (lane == 0) {
         p.counters.wait_cleared_past(tile, cleared_seen);
         status.store(tile, tile == 0 ? kTileInclusive : kTileAggregate, aggregate);
@@ -272,7 +287,7 @@ __global__ void __launch_bounds__(Config::kThreads, Config::kMinBlocks)
     const Op op;
     extern __shared__ uint4 stage_memory[];  // kStages tiles of Block::kTileItems elements
     __shared__ typename Block::TempStorage temp, next_temp;
-    __shared__ T saved_aggregates[Config::kMaxSavedWindows * kWarpLanes];
+    __shared__ T saved_aggregates[Traits::kOrdered ? 1 : Config::kMaxSavedWindows * kWarpLanes];
     __shared__ T stage_aggregate[kStages];
     __shared__ uint32_t stage_ticket[kStages], stage_cleared[kStages];
     __shared__ uint32_t next_ticket, next_cleared;
@@ -312,7 +327,7 @@ __global__ void __launch_bounds__(Config::kThreads, Config::kMinBlocks)
         __syncthreads();
         if (warp == 0) {
             const T aggregate = Block::tile_total(next_temp);
-            publish_aggregate(p, status, stage_ticket[0], stage_cleared[0], aggregate, lane);
+            publish_aggregate<Traits::kOrdered>(p, status, stage_ticket[0], stage_cleared[0], aggregate, lane);
             if (lane == 0) stage_aggregate[0] = aggregate;
         }
         __syncthreads();  // next_temp is read before the first step writes it again
@@ -344,18 +359,14 @@ __global__ void __launch_bounds__(Config::kThreads, Config::kMinBlocks)
             const T aggregate = stage_aggregate[s];
             if (publish_next) {
                 const T next_aggregate = Block::tile_total(next_temp);
-                publish_aggregate(p, status, next_tile, stage_cleared[s_next], next_aggregate, lane);
+                publish_aggregate<Traits::kOrdered>(p, status, next_tile, stage_cleared[s_next], next_aggregate, lane);
                 if (lane == 0) stage_aggregate[s_next] = next_aggregate;
             }
             GPUPRIM_SCAN_TRACE_AT(lane == 0, p, tile, 2, scan_clock());
             T exclusive = Traits::neutral();
             LookbackStats stats;
-            if (tile != 0) {
-                exclusive = lookback_exclusive_prefix<T, Op, Config::kMaxSavedWindows,
-                                                      Config::kWindowsPerPoll>(
-                    status, tile, saved_aggregates, lane, p.poll_ns, stats);
-                if (lane == 0) status.store(tile, kTileInclusive, op(exclusive, aggregate));
-            }
+            if (tile != 0)
+                exclusive = look_back<T, Op, Config>(p, status, tile, aggregate, saved_aggregates, lane, stats);
             GPUPRIM_SCAN_TRACE_AT(lane == 0, p, tile, 3, scan_clock());
             GPUPRIM_SCAN_TRACE_AT(lane == 0, p, tile, 5, (uint64_t(stats.windows) << 32) | stats.polls);
             if (lane == 0) tile_prefix = exclusive;
@@ -400,10 +411,30 @@ __global__ void __launch_bounds__(Config::kThreads) scan_single_block_kernel(con
     const Op op;
     __shared__ typename Block::TempStorage temp;
 
+    // Float SUM: the aggregates of the current group of tiles, to combine
+    // them exactly as the ordered look-back does (block/tile_lookback.cuh).
+    __shared__ T group_aggregates[Traits::kOrdered ? kLookbackGroupTiles : 1];
+
     const int warp = threadIdx.x / kWarpLanes;
     const int lane = threadIdx.x % kWarpLanes;
-    T carry = Traits::neutral();  // same fold of tile aggregates as the look-back path
+    T carry = Traits::neutral();         // everything before the tile
+    T group_prefix = Traits::neutral();  // float SUM: P_g, everything before the tile's group
     for (uint32_t tile = 0; tile < p.num_tiles; ++tile) {
+        if constexpr (Traits::kOrdered) {
+            // Every warp scans the group's aggregates the way the look-back
+            // warp does: lane k holds tile 32g + k (the whole previous group
+            // when a new one starts).
+            const uint32_t position = tile % kLookbackGroupTiles;
+            T scanned[1] = {Traits::neutral()};
+            if ((position == 0 && tile > 0) || uint32_t(lane) < position) scanned[0] = group_aggregates[lane];
+            warp_inclusive_scan(scanned, op, lane);
+            if (position == 0) {
+                if (tile > 0) group_prefix = op(group_prefix, __shfl_sync(kWarpLaneMask, scanned[0], kWarpLanes - 1));
+                carry = group_prefix;
+            } else {
+                carry = op(group_prefix, __shfl_sync(kWarpLaneMask, scanned[0], position - 1));
+            }
+        }
         const bool full = Io::is_full(p, tile);
         typename Io::Items x;
         Io::load(p, tile, full, x, warp, lane);
@@ -413,10 +444,12 @@ __global__ void __launch_bounds__(Config::kThreads) scan_single_block_kernel(con
         __syncthreads();
         const T aggregate = Block::tile_total(temp);
         const T segment_prefix = op(carry, Block::warp_prefix(temp, warp));
+        // Every warp has read the group's aggregates for this tile.
+        if (Traits::kOrdered && threadIdx.x == 0) group_aggregates[tile % kLookbackGroupTiles] = aggregate;
         __syncthreads();  // totals read before the next tile overwrites them
         Block::finish(x, lane_prefix, segment_prefix, p.exclusive);
         Io::store(p, tile, full, x, warp, lane);
-        carry = op(carry, aggregate);
+        if constexpr (!Traits::kOrdered) carry = op(carry, aggregate);
     }
 }
 
@@ -489,7 +522,9 @@ void launch_scan(const DeviceEnv &env, bool exclusive, const T *input, T *output
         fail(GPUPRIM_ERROR_INTERNAL, "scan: zeroed counters not 8-byte aligned");
     p.counters.ticket_word = reinterpret_cast<unsigned long long *>(env.zeroed_counters + kTicketWord);
     p.counters.done_word = env.zeroed_counters + kDoneWord;
-    p.status_slots = env.workspace->reserve(tiles * TileStatus<T>::kSlotBytes);
+    static_assert(Tuning::kClearChunk % kLookbackGroupTiles == 0, "a group's slot is cleared with its tiles");
+    p.status_slots = env.workspace->reserve(status_slot_count(tiles, ScanOpTraits<T, Op>::kOrdered) *
+                                            TileStatus<T>::kSlotBytes);
     p.trace = trace;
 
     if constexpr (Config::kStages == 1) {

@@ -19,11 +19,22 @@
 // for a done count of all others; persistent blocks take tickets until they
 // run past the last tile, and the last block to leave resets them.
 //
-// Look-back result: the exclusive prefix of tile u is always the left fold
-// A_0 op A_1 op ... op A_{u-1} of the tile aggregates. The newest inclusive
-// prefix found (itself that fold, by induction) is extended by the newer
-// aggregates oldest to newest, so the float-sum association never depends on
-// which tiles happened to have finished.
+// Look-back result for exactly associative operators (integer SUM, MIN,
+// MAX): the newest inclusive prefix found, combined with the aggregates after
+// it in any order.
+//
+// Float SUM (ScanOpTraits::kOrdered) must not depend on which tiles happened
+// to have finished, so its association is fixed by tile numbers alone, in
+// groups of 32 tiles (one look-back window):
+//   S_g     = the Kogge-Stone warp scan of group g's 32 aggregates, lane 31
+//   P_0     = -0.0 (neutral),  P_{g+1} = P_g + S_g      (one add per group)
+//   prefix(tile 32g + j) = P_g + KS_g[j - 1]            (P_g when j == 0)
+// where KS_g[k] is lane k of that warp scan (it depends on lanes 0..k only).
+// Group slot g (after the tile slots) holds P_{g+1} once known; tile slots
+// hold aggregates only. A tile reads its own group's aggregates and P_g; if
+// P_g is not out yet it walks back a group at a time, adding the S of the
+// groups it passed: a chain of one add per group, where the left fold of
+// every aggregate (the sequential definition) would be one add per tile.
 #pragma once
 
 #include "cuda/warp/warp_scan.cuh"
@@ -169,8 +180,20 @@ struct ScanCounters {
     }
 };
 
-// Called by one whole warp of the tile whose ticket is a multiple of chunk.
-template <typename Status>
+// Tiles per look-back group of the ordered (float SUM) look-back.
+constexpr uint32_t kLookbackGroupTiles = kWarpLanes;
+
+// Status slots a scan of num_tiles tiles needs: one per tile, plus one per
+// group of tiles for the ordered look-back.
+__host__ __device__ constexpr uint64_t status_slot_count(uint64_t num_tiles, bool ordered) {
+    return num_tiles + (ordered ? (num_tiles + kLookbackGroupTiles - 1) / kLookbackGroupTiles : 0);
+}
+
+// Called by one whole warp of the tile whose ticket is a multiple of chunk
+// (a multiple of kLookbackGroupTiles, so a group's slot is cleared with its
+// tiles). kGroupSlots: the slots of the ordered look-back's groups follow the
+// tile slots.
+template <bool kGroupSlots, typename Status>
 __device__ __forceinline__ void clear_status_ahead(const Status &status, const ScanCounters &counters,
                                                    uint32_t tile, uint32_t num_tiles, uint32_t chunk,
                                                    int lane) {
@@ -179,6 +202,11 @@ __device__ __forceinline__ void clear_status_ahead(const Status &status, const S
     const uint64_t end = (c + 3) * chunk;
     const uint64_t stop = end < num_tiles ? end : num_tiles;
     for (uint64_t s = begin + lane; s < stop; s += kWarpLanes) status.clear(s);
+    if constexpr (kGroupSlots) {
+        const uint64_t group_stop = (stop + kLookbackGroupTiles - 1) / kLookbackGroupTiles;
+        for (uint64_t g = begin / kLookbackGroupTiles + lane; g < group_stop; g += kWarpLanes)
+            status.clear(num_tiles + g);
+    }
     __threadfence();  // the clears are visible before the watermark announces them
     __syncwarp();
     if (lane == 0) {
@@ -259,6 +287,98 @@ __device__ __forceinline__ T lookback_exclusive_prefix(const Status &status, uin
         // (older tiles never wait on newer ones, so this ends).
         if (poll_ns) __nanosleep(poll_ns);
     }
+}
+
+// Float SUM: the exclusive prefix of tile `tile` by the group rule at the top
+// of this file. Called by one whole warp once the tile's aggregate is
+// published and the cleared watermark has passed the tile. Publishes P_g
+// (group slot g - 1) if it had to compute it, and P_{g+1} if the tile is the
+// last of its group. At most kMaxSavedGroups groups are walked before it
+// waits for the oldest one's P (<= 32: their totals are kept one per lane).
+template <typename T, typename Op, int kMaxSavedGroups, typename Status>
+__device__ __forceinline__ T lookback_ordered_prefix(const Status &status, uint32_t num_tiles,
+                                                     uint32_t tile, T aggregate, int lane,
+                                                     uint32_t poll_ns, LookbackStats &stats) {
+    static_assert(kMaxSavedGroups >= 1 && kMaxSavedGroups <= kWarpLanes, "one saved group total per lane");
+    using Traits = ScanOpTraits<T, Op>;
+    const Op op;
+    const uint32_t group = tile / kLookbackGroupTiles;
+    const int position = int(tile % kLookbackGroupTiles);
+    constexpr int kLast = kWarpLanes - 1;
+    // P_g is in group slot g - 1: slot index num_tiles + g - 1. Lane kLast
+    // reads it (for the tile's own group, lane kLast never reads a tile).
+    auto read_group_prefix = [&](uint32_t g, uint32_t &flag, T &value) {
+        flag = kTileInclusive;  // P_0 is known: the neutral element
+        value = Traits::neutral();
+        if (lane == kLast && g > 0) status.load(uint64_t(num_tiles) + g - 1, flag, value);
+        flag = __shfl_sync(kWarpLaneMask, flag, kLast);
+        value = __shfl_sync(kWarpLaneMask, value, kLast);
+    };
+
+    // 1. The aggregates before this tile in its group (lane k: tile 32g + k),
+    //    this tile's own at lane `position`, and P_g if already out.
+    T scanned[1];
+    uint32_t prefix_flag;
+    T prefix;
+    for (;;) {
+        uint32_t flag = kTileAggregate;
+        scanned[0] = lane == position ? aggregate : Traits::neutral();
+        if (lane < position) status.load(uint64_t(group) * kLookbackGroupTiles + lane, flag, scanned[0]);
+        read_group_prefix(group, prefix_flag, prefix);
+        ++stats.polls;
+        if (!__any_sync(kWarpLaneMask, flag == kTileInvalid)) break;
+        if (poll_ns) __nanosleep(poll_ns);
+    }
+    warp_inclusive_scan(scanned, op, lane);
+    const T before_in_group = __shfl_sync(kWarpLaneMask, scanned[0], position > 0 ? position - 1 : 0);
+    const T group_total = __shfl_sync(kWarpLaneMask, scanned[0], kLast);  // used by the group's last tile
+
+    // 2. P_g: walk back a group at a time until some P is known, keeping each
+    //    walked group's total S (newest first: lane s holds S_{g-1-s}).
+    if (prefix_flag != kTileInclusive) {
+        T totals = Traits::neutral();
+        int saved = 0;
+        uint32_t g = group - 1;  // group >= 1 here: P_0 is always known
+        for (;;) {
+            uint32_t flag;
+            T value;
+            status.load(uint64_t(g) * kLookbackGroupTiles + lane, flag, value);
+            uint32_t older_flag;
+            T older_prefix;
+            read_group_prefix(g, older_flag, older_prefix);
+            ++stats.polls;
+            if (__any_sync(kWarpLaneMask, flag == kTileInvalid)) {  // read this group again
+                if (poll_ns) __nanosleep(poll_ns);
+                continue;
+            }
+            T group_scan[1] = {value};
+            warp_inclusive_scan(group_scan, op, lane);
+            const T total = __shfl_sync(kWarpLaneMask, group_scan[0], kLast);
+            if (lane == saved) totals = total;
+            ++saved;
+            ++stats.windows;
+            while (older_flag != kTileInclusive && saved == kMaxSavedGroups) {
+                // Walked as far as allowed: wait for P_g (an older tile publishes it).
+                if (poll_ns) __nanosleep(poll_ns);
+                read_group_prefix(g, older_flag, older_prefix);
+                ++stats.polls;
+            }
+            if (older_flag == kTileInclusive) {
+                // P_{k+1} = P_k + S_k from k = g up to group - 1, publishing each.
+                prefix = older_prefix;
+                for (int s = saved - 1; s >= 0; --s) {
+                    prefix = op(prefix, __shfl_sync(kWarpLaneMask, totals, s));
+                    if (lane == 0) status.store(uint64_t(num_tiles) + (group - 1 - uint32_t(s)), kTileInclusive, prefix);
+                }
+                break;
+            }
+            --g;
+        }
+    }
+
+    if (position == kLast && lane == 0)  // P_{g+1} for the next group
+        status.store(uint64_t(num_tiles) + group, kTileInclusive, op(prefix, group_total));
+    return position > 0 ? op(prefix, before_in_group) : prefix;
 }
 
 }  // namespace gpuprim::cuda
