@@ -169,12 +169,15 @@ static void test_sort_bit_patterns(gpuprim_context_t ctx) {
     }
 }
 
-/* Keys and values whose first elements are not aligned: wrapped views. */
-static void test_sort_unaligned_views(gpuprim_context_t ctx) {
+/* Keys and values whose first elements are not aligned: wrapped views. n:
+ * one middle size and one that takes the per-pass kernels with full tiles
+ * (which stage aligned values 16 bytes at a time, misaligned ones by element). */
+static void test_sort_unaligned_views(gpuprim_context_t ctx, uint64_t n) {
     size_t di;
     uint64_t offset;
-    const uint64_t n = 5003;
-    for (di = 0; di < 6; ++di) {
+    if (n > tc_max_count()) return;
+    /* The large size: one 4-byte and one 8-byte key type (i32, u64) only. */
+    for (di = 0; di < 6; di += n > 100000 ? 3 : 1) {
         gpuprim_dtype_t kd = tc_all_dtypes[di];
         void *keys = tc_xmalloc((n + 3) * tc_size(kd)), *want = tc_xmalloc(n * tc_size(kd)), *got;
         uint32_t *values = (uint32_t *)tc_xmalloc((n + 3) * 4), *want_values = (uint32_t *)tc_xmalloc(n * 4);
@@ -193,9 +196,9 @@ static void test_sort_unaligned_views(gpuprim_context_t ctx) {
             gpuprim_buffer_t kview = NULL, vview = NULL, kout_view = NULL;
             uint64_t voffset = 4 - offset, koffset_out = offset % 3;
             const char *host_keys = (const char *)keys + offset * tc_size(kd);
-            tc_where("sort %s keys view at +%llu, values in place at +%llu, keys out at +%llu",
-                     tc_dtype_name(kd), (unsigned long long)offset, (unsigned long long)voffset - 1,
-                     (unsigned long long)koffset_out);
+            tc_where("sort %s n=%llu keys view at +%llu, values in place at +%llu, keys out at +%llu",
+                     tc_dtype_name(kd), (unsigned long long)n, (unsigned long long)offset,
+                     (unsigned long long)voffset - 1, (unsigned long long)koffset_out);
             REQUIRE_OK(gpuprim_buffer_upload(ctx, kbase, 0, keys, n + 3));
             REQUIRE_OK(gpuprim_buffer_upload(ctx, vbase, 0, values, n + 3));
             REQUIRE_OK(gpuprim_buffer_wrap(ctx, kd, (char *)kdata + offset * tc_size(kd), n, &kview));
@@ -284,6 +287,7 @@ int main(void) {
     test_sort_matrix(ctx);
     test_sort_stability(ctx);
     test_sort_bit_patterns(ctx);
-    test_sort_unaligned_views(ctx);
+    test_sort_unaligned_views(ctx, 5003);
+    test_sort_unaligned_views(ctx, 700001);
     return tc_finish();
 }

@@ -199,6 +199,17 @@ __device__ __forceinline__ void copy_to_shared_async(T *shared, const T *global)
     *shared = *global;
 #endif
 }
+// 16 bytes in one copy (both addresses 16-byte aligned).
+constexpr int kValuePieceBytes = 16;
+template <typename T>
+__device__ __forceinline__ void copy_piece_to_shared_async(T *shared, const T *global) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    const uint32_t address = static_cast<uint32_t>(__cvta_generic_to_shared(shared));
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(address), "l"(global) : "memory");
+#else
+    *reinterpret_cast<uint4 *>(shared) = *reinterpret_cast<const uint4 *>(global);
+#endif
+}
 __device__ __forceinline__ void commit_copies_to_shared() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     asm volatile("cp.async.commit_group;" ::: "memory");
@@ -532,13 +543,33 @@ __global__ void __launch_bounds__(Shape::kThreads, Shape::kMinBlocks)
         // The tile's work, compiled twice: full tiles need no bounds checks.
         auto process = [&](auto full_tag) {
             constexpr bool full = decltype(full_tag)::value;
+            // Values of a full tile whose source is 16-byte aligned are staged
+            // in 16-byte pieces (a quarter of the copy instructions of one per
+            // 4-byte value); any thread may then read any value, after a
+            // barrier. Otherwise, and always with kPrefetch (whose next tile
+            // starts staging without a barrier), each thread copies exactly
+            // the values it will read.
+            [[maybe_unused]] bool staged_in_pieces = false;
             if constexpr (kStage) {
                 const V *source = value_source + tile_begin;
+                if constexpr (full && !kPrefetch) {
+                    staged_in_pieces = reinterpret_cast<uintptr_t>(source) % kValuePieceBytes == 0;
+                }
+                if (staged_in_pieces) {
+                    constexpr int kPieceValues = kValuePieceBytes / int(sizeof(V));
+                    static_assert(kTile % (kThreads * kPieceValues) == 0, "whole pieces per thread");
 #pragma unroll
-                for (int i = 0; i < kItems; ++i) {
-                    const uint32_t position = warp_first + i * 32;
-                    if (full || position < tile_keys)
-                        copy_to_shared_async(&s.staged_values[position], source + position);
+                    for (int i = 0; i < int(kTile) / (kThreads * kPieceValues); ++i) {
+                        const uint32_t first = (threadIdx.x + i * kThreads) * kPieceValues;
+                        copy_piece_to_shared_async(&s.staged_values[first], source + first);
+                    }
+                } else {
+#pragma unroll
+                    for (int i = 0; i < kItems; ++i) {
+                        const uint32_t position = warp_first + i * 32;
+                        if (full || position < tile_keys)
+                            copy_to_shared_async(&s.staged_values[position], source + position);
+                    }
                 }
                 commit_copies_to_shared();
             }
@@ -626,27 +657,36 @@ __global__ void __launch_bounds__(Shape::kThreads, Shape::kMinBlocks)
             else scatter_keys(std::false_type{});
 
             if constexpr (kHasValues) {
-                V values[kItems];
-                if constexpr (kStage) {
-                    wait_copies_to_shared<kPrefetch ? 1 : 0>();  // each thread reads only what it copied
+                if constexpr (kStage) wait_copies_to_shared<kPrefetch ? 1 : 0>();  // this thread's copies
+                if (staged_in_pieces) {
+                    __syncthreads();  // every thread's pieces have landed; all keys have left the exchange buffer
 #pragma unroll
                     for (int i = 0; i < kItems; ++i) {
                         const uint32_t position = warp_first + i * 32;
-                        values[i] = (full || position < tile_keys) ? s.staged_values[position] : V(0);
+                        s.exchange.values[ranks[i]] = s.staged_values[position];
                     }
                 } else {
-                    const V *source = value_source + tile_begin;
+                    V values[kItems];
+                    if constexpr (kStage) {
+#pragma unroll
+                        for (int i = 0; i < kItems; ++i) {  // each thread reads only what it copied
+                            const uint32_t position = warp_first + i * 32;
+                            values[i] = (full || position < tile_keys) ? s.staged_values[position] : V(0);
+                        }
+                    } else {
+                        const V *source = value_source + tile_begin;
+#pragma unroll
+                        for (int i = 0; i < kItems; ++i) {
+                            const uint32_t position = warp_first + i * 32;
+                            values[i] = (full || position < tile_keys) ? source[position] : V(0);
+                        }
+                    }
+                    __syncthreads();  // all keys have left the exchange buffer
 #pragma unroll
                     for (int i = 0; i < kItems; ++i) {
                         const uint32_t position = warp_first + i * 32;
-                        values[i] = (full || position < tile_keys) ? source[position] : V(0);
+                        if (full || position < tile_keys) s.exchange.values[ranks[i]] = values[i];
                     }
-                }
-                __syncthreads();  // all keys have left the exchange buffer
-#pragma unroll
-                for (int i = 0; i < kItems; ++i) {
-                    const uint32_t position = warp_first + i * 32;
-                    if (full || position < tile_keys) s.exchange.values[ranks[i]] = values[i];
                 }
                 __syncthreads();
 #pragma unroll
