@@ -108,9 +108,10 @@ static Harness H;
 // ------------------------------------------------------------ the call
 // Candidate tunings: threads x vectors, min blocks/SM, stages, windows per
 // look-back poll, saved windows, poll back-off.
-template <int Th, int V, int MB, int Stages, int WPP = 1, int MS = 16, uint32_t Poll = 64>
+template <int Th, int V, int MB, int Stages, int WPP = 1, int MS = 16, uint32_t Poll = 64,
+          CacheHint Store = CacheHint::Default>
 struct Sweep {
-    using Config = ScanKernelConfig<Th, V, CacheHint::Default, CacheHint::Default, MS, MB, Stages, WPP>;
+    using Config = ScanKernelConfig<Th, V, CacheHint::Default, Store, MS, MB, Stages, WPP>;
     static constexpr uint32_t kSingleBlockMaxTiles = 1;
     static constexpr uint64_t kPipelineMinTilesPerBlock = 0;  // measure the configuration itself
     using MidConfig = ScanKernelConfig<128, 8, CacheHint::Default, CacheHint::Default, 8, 12, 1, 1>;
@@ -746,6 +747,10 @@ static void sweep(uint64_t n, const char *label) {
     show_tuning<T, Sweep<512, 12, 1, 2, 2>>(n, "512x12s2w2");
     show_tuning<T, Sweep<256, 16, 1, 3, 2>>(n, "256x16s3w2");
     show_tuning<T, Sweep<128, 16, 6, 1, 1, 8>>(n, "128x16 tile/block");
+    std::printf("\n  stores:");
+    show_tuning<T, Sweep<384, 12, 1, 3, 1, 16, 64, CacheHint::Streaming>>(n, "384x12s3w1 st.cs");
+    show_tuning<T, Sweep<384, 12, 1, 3, 1, 16, 64, CacheHint::Global>>(n, "384x12s3w1 st.cg");
+    show_tuning<T, Sweep<384, 12, 1, 3, 1, 16, 64>>(n, "384x12s3w1 again");
     std::printf("\n  max:");
     show_max_tuning<T, ScanTuningSm90<int(sizeof(T))>>(n, "library");
     std::printf("\n");
