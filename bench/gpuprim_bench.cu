@@ -528,6 +528,19 @@ struct Events {
     }
 };
 
+// Median per-call time (us) of op i of k: its sample in repetition r is the
+// event pair 2 * (r * k + i), holding `batch` calls.
+double median_sample_us(Events &ev, int reps, size_t k, size_t i, int batch) {
+    std::vector<double> us;
+    for (int r = 0; r < reps; ++r) {
+        const size_t e = 2 * (size_t(r) * k + i);
+        float ms = 0;
+        CUDA_CHECK(cudaEventElapsedTime(&ms, ev.get(e), ev.get(e + 1)));
+        us.push_back(ms * 1e3 / batch);
+    }
+    return median(us);
+}
+
 // An operation under test; slot counts every call so rotating inputs never
 // give two consecutive calls the same copy.
 using Op = std::function<void(uint64_t slot)>;
@@ -559,16 +572,7 @@ std::vector<double> time_ops(cudaStream_t stream, Events &ev, int warmup, int re
     }
     CUDA_CHECK(cudaStreamSynchronize(stream));
     std::vector<double> medians;
-    for (size_t i = 0; i < k; ++i) {
-        std::vector<double> us;
-        for (int r = 0; r < reps; ++r) {
-            const size_t e = 2 * (size_t(r) * k + i);
-            float ms = 0;
-            CUDA_CHECK(cudaEventElapsedTime(&ms, ev.get(e), ev.get(e + 1)));
-            us.push_back(ms * 1e3 / batch);
-        }
-        medians.push_back(median(us));
-    }
+    for (size_t i = 0; i < k; ++i) medians.push_back(median_sample_us(ev, reps, k, i, batch));
     return medians;
 }
 
@@ -696,20 +700,7 @@ std::vector<double> time_ops_blocked(cudaStream_t stream, Events &ev, StreamBloc
             if (blocker.timed_out(i)) valid[i] = false;
     }
     std::vector<double> medians;
-    for (size_t i = 0; i < k; ++i) {
-        if (!valid[i]) {
-            medians.push_back(0);
-            continue;
-        }
-        std::vector<double> us;
-        for (int r = 0; r < reps; ++r) {
-            const size_t e = 2 * (size_t(r) * k + i);
-            float ms = 0;
-            CUDA_CHECK(cudaEventElapsedTime(&ms, ev.get(e), ev.get(e + 1)));
-            us.push_back(ms * 1e3 / batch);
-        }
-        medians.push_back(median(us));
-    }
+    for (size_t i = 0; i < k; ++i) medians.push_back(valid[i] ? median_sample_us(ev, reps, k, i, batch) : 0);
     return medians;
 }
 

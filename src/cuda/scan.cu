@@ -164,8 +164,9 @@ __device__ __forceinline__ void take_tile_ticket(const ScanParams &p, uint32_t &
 }
 
 // Warp 0 of tile `tile` (> 0), its aggregate published: the exclusive prefix,
-// by the look-back its operator needs, and the tile's inclusive prefix
-// published (block/tile_lookback.cuh).
+// by the look-back its operator needs, with what successors read from this
+// tile published: its inclusive prefix, or for float SUM the group prefixes
+// it learned (block/tile_lookback.cuh).
 template <typename T, typename Op, typename Config, typename Status>
 __device__ __forceinline__ T look_back(const ScanParams &p, const Status &status, uint32_t tile,
                                        T aggregate, T *saved_aggregates, int lane, LookbackStats &stats) {

@@ -2,7 +2,8 @@
 //
 // Tiles take tickets in launch order from a counter in env.zeroed_counters.
 // Each tile publishes its aggregate, looks back over its predecessors in
-// warp-wide windows (32 tiles), then publishes its inclusive prefix.
+// warp-wide windows (32 tiles), then publishes its inclusive prefix (float
+// SUM: the prefix of its group, see below).
 //
 // Status slots live in the workspace, which other algorithms also write, so
 // stale words cannot be told from fresh ones by content. Instead the kernel
