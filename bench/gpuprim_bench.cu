@@ -408,6 +408,39 @@ struct DeviceArray {
     }
 };
 
+// Reads `vectors` 16-byte words through L2 and keeps nothing (the sink is
+// written only if the data XOR to an unlikely value, so the loads stay).
+__global__ void l2_flush_kernel(const uint4 *data, uint64_t vectors, uint32_t *sink) {
+    uint4 acc = make_uint4(0, 0, 0, 0);
+    for (uint64_t i = blockIdx.x * uint64_t(blockDim.x) + threadIdx.x; i < vectors;
+         i += uint64_t(gridDim.x) * blockDim.x) {
+        const uint4 v = __ldcg(data + i);
+        acc.x ^= v.x, acc.y ^= v.y, acc.z ^= v.z, acc.w ^= v.w;
+    }
+    if (acc.x == 0x9e3779b9u && acc.y == 0x7f4a7c15u && acc.z == acc.w) *sink = acc.x;
+}
+
+// Before a timed sample whose inputs exceed L2: reads twice the L2's size of
+// a buffer of its own, so whatever the previous op left in L2 (above all the
+// dirty lines of a write-heavy op such as the reference copy, whose
+// write-back would otherwise land in the next op's time) is gone, and every
+// op starts from the same clean cache. A read, not a memset, so the flush
+// leaves no dirty lines of its own.
+struct L2Flush {
+    std::unique_ptr<DeviceArray> buffer, sink;
+    void allocate(uint64_t l2_bytes, cudaStream_t stream) {
+        buffer = std::make_unique<DeviceArray>(2 * l2_bytes);
+        sink = std::make_unique<DeviceArray>(sizeof(uint32_t));
+        CUDA_CHECK(cudaMemsetAsync(buffer->data, 0x5c, buffer->bytes, stream));
+    }
+    void run(cudaStream_t stream) const {
+        l2_flush_kernel<<<1024, 256, 0, stream>>>(static_cast<const uint4 *>(buffer->data),
+                                                  buffer->bytes / sizeof(uint4),
+                                                  static_cast<uint32_t *>(sink->data));
+        CUDA_CHECK(cudaGetLastError());
+    }
+};
+
 struct Wrapped {
     gpuprim_context_t context = nullptr;
     gpuprim_buffer_t buffer = nullptr;
@@ -554,8 +587,9 @@ using Op = std::function<void(uint64_t slot)>;
 // to host memory, still pays its full round trip every time). Where the host
 // enqueues a call slower than the device runs it, the batch still measures
 // the host: time_ops_blocked below gives the device time.
+// flush (may be null) runs before each sample, outside its events.
 std::vector<double> time_ops(cudaStream_t stream, Events &ev, int warmup, int reps, int batch,
-                             const std::vector<const Op *> &ops) {
+                             const std::vector<const Op *> &ops, const L2Flush *flush = nullptr) {
     const size_t k = ops.size();
     uint64_t slot = 0;
     for (int w = 0; w < warmup; ++w)
@@ -565,6 +599,7 @@ std::vector<double> time_ops(cudaStream_t stream, Events &ev, int warmup, int re
         for (size_t j = 0; j < k; ++j) {
             const size_t i = (size_t(r) + j) % k;
             const size_t e = 2 * (size_t(r) * k + i);
+            if (flush) flush->run(stream);
             CUDA_CHECK(cudaEventRecord(ev.get(e), stream));
             for (int b = 0; b < batch; ++b) (*ops[i])(slot++);
             CUDA_CHECK(cudaEventRecord(ev.get(e + 1), stream));
@@ -670,7 +705,8 @@ struct UnblockOnExit {
 // the held stream cannot serve until the timeout; it is not sampled again.
 std::vector<double> time_ops_blocked(cudaStream_t stream, Events &ev, StreamBlocker &blocker,
                                      int warmup, int reps, int batch,
-                                     const std::vector<const Op *> &ops) {
+                                     const std::vector<const Op *> &ops,
+                                     const L2Flush *flush = nullptr) {
     const size_t k = ops.size();
     if (k > kMaxBlockedOps) throw BenchError("time_ops_blocked: too many ops");
     uint64_t slot = 0;
@@ -687,6 +723,7 @@ std::vector<double> time_ops_blocked(cudaStream_t stream, Events &ev, StreamBloc
                 continue;
             }
             const size_t e = 2 * (size_t(r) * k + i);
+            if (flush) flush->run(stream);
             blocker.block(stream, i);
             const UnblockOnExit unblock{blocker};
             CUDA_CHECK(cudaEventRecord(ev.get(e), stream));
@@ -751,6 +788,7 @@ struct Bench {
     TempStorage cub_temp;
     void *host_pinned = nullptr;  // CUB's reduce-to-host result lands here
     StreamBlocker blocker;        // device time of short calls (time_ops_blocked)
+    L2Flush l2_flush;             // before each sample of rows whose inputs exceed L2
     struct CopyTime {
         uint64_t bytes;
         double us, device_us;
@@ -822,9 +860,11 @@ struct Bench {
                                        cudaMemcpyDeviceToDevice, stream));
         };
         const int reps = reps_for(2.0 * bytes), batch = batch_for(2.0 * bytes);
-        CopyTime t{bytes, time_ops(stream, events, 2, reps, batch, {&copy})[0], 0};
-        t.device_us =
-            batch > 1 ? time_ops_blocked(stream, events, blocker, 2, reps, batch, {&copy})[0] : t.us;
+        const L2Flush *flush = bytes > l2_bytes ? &l2_flush : nullptr;
+        CopyTime t{bytes, time_ops(stream, events, 2, reps, batch, {&copy}, flush)[0], 0};
+        t.device_us = batch > 1
+                          ? time_ops_blocked(stream, events, blocker, 2, reps, batch, {&copy}, flush)[0]
+                          : t.us;
         copy_cache.push_back(t);
         return t;
     }
@@ -862,7 +902,10 @@ struct Bench {
         if (copy_dst) ops.push_back(&copy);
         row.reps = reps_for(row.bytes);
         const int warmup = row.bytes > 4e9 ? 2 : 3, batch = batch_for(row.bytes);
-        const std::vector<double> us = time_ops(stream, events, warmup, row.reps, batch, ops);
+        uint64_t input_bytes = 0;
+        for (uint64_t b : inputs.bytes) input_bytes += b;
+        const L2Flush *flush = input_bytes > l2_bytes ? &l2_flush : nullptr;
+        const std::vector<double> us = time_ops(stream, events, warmup, row.reps, batch, ops, flush);
         row.ours_us = us[0];
         row.cub_us = us[1];
         if (copy_dst) row.copy_us = us[2];
@@ -881,7 +924,7 @@ struct Bench {
             return;
         }
         const std::vector<double> device =
-            time_ops_blocked(stream, events, blocker, warmup, row.reps, batch, ops);
+            time_ops_blocked(stream, events, blocker, warmup, row.reps, batch, ops, flush);
         row.device_timing = DeviceTiming::Blocked;
         row.ours_device_us = device[0];
         row.cub_device_us = device[1];
@@ -1492,6 +1535,7 @@ int run(const Options &o) {
     CUDA_CHECK(cudaStreamCreateWithFlags(&b.stream, cudaStreamNonBlocking));
     CUDA_CHECK(cudaMallocHost(&b.host_pinned, 64));
     b.blocker.allocate();
+    b.l2_flush.allocate(b.l2_bytes, b.stream);
 
     gpuprim_context_options_t copt;
     gpuprim_context_options_init(&copt);
