@@ -76,12 +76,12 @@ struct Fold {
 // units t, t + blockDim.x, ... so each warp load is contiguous. (One
 // contiguous share per block instead measured 1-3% slower on H100 at 2^24 and
 // 2^28 elements: the whole grid sweeping one region keeps DRAM pages open.)
-template <typename T, typename Op, bool kDot, int kElements>
-__device__ __forceinline__ T fold_units(const T *a, const T *b, uint64_t units, T acc) {
+// fold(acc, a_element, b_element) returns the new running value (of any type).
+template <typename T, bool kDot, int kElements, typename Acc, typename FoldFn>
+__device__ __forceinline__ Acc fold_units(const T *a, const T *b, uint64_t units, Acc acc, FoldFn fold) {
     // The same bytes in flight whether units are vectors or elements.
     constexpr int kPerThread = kReduceVectorsPerThread * kVectorElements<T> / kElements;
     using U = Unit<T, kElements>;
-    const Fold<T, Op, kDot> fold;
     const uint64_t tile_units = uint64_t(blockDim.x) * kPerThread;
     const uint64_t full_tiles = units / tile_units;
 
@@ -126,6 +126,48 @@ __device__ __forceinline__ T fold_units(const T *a, const T *b, uint64_t units, 
     return acc;
 }
 
+template <typename T, typename Op>
+constexpr bool kFastFloatMinMax =
+    std::is_floating_point_v<T> && (std::is_same_v<Op, MinOp<T>> || std::is_same_v<Op, MaxOp<T>>);
+
+// A thread's share of a float MIN/MAX, folded with one min/max instruction
+// per element instead of the API's rule (NaN with the largest bits wins, -0
+// before +0), which takes several: the hardware min/max skips NaNs and may
+// return either zero, so the fold also notes whether it saw a NaN (then the
+// share is folded again by the rule) and whether it saw the zero that the
+// rule would pick (-0 for MIN, +0 for MAX). Same result as the rule.
+template <typename T>
+struct FastMinMaxShare {
+    T value;
+    bool saw_nan;
+    bool saw_preferred_zero;
+};
+
+template <typename T, typename Op, bool kDot, int kElements>
+__device__ __forceinline__ T fold_share(const T *a, const T *b, uint64_t units, T acc) {
+    const Fold<T, Op, kDot> fold;
+    if constexpr (!kDot && kFastFloatMinMax<T, Op>) {
+        constexpr bool kMin = std::is_same_v<Op, MinOp<T>>;
+        using B = bits_t<T>;
+        constexpr B kSign = B(1) << (sizeof(T) * 8 - 1);
+        constexpr B kPreferredZero = kMin ? kSign : B(0);
+        constexpr B kOtherZero = kMin ? B(0) : kSign;
+        FastMinMaxShare<T> share{Op::identity(), false, false};
+        share = fold_units<T, kDot, kElements>(a, b, units, share, [](FastMinMaxShare<T> s, T x, T) {
+            s.value = kMin ? fmin(s.value, x) : fmax(s.value, x);
+            s.saw_nan |= x != x;
+            s.saw_preferred_zero |= bit_cast<B>(x) == kPreferredZero;
+            return s;
+        });
+        if (share.saw_nan) return fold_units<T, kDot, kElements>(a, b, units, acc, fold);
+        if (share.value == T(0))
+            share.value = bit_cast<T>(share.saw_preferred_zero ? kPreferredZero : kOtherZero);
+        return Op()(acc, share.value);
+    } else {
+        return fold_units<T, kDot, kElements>(a, b, units, acc, fold);
+    }
+}
+
 // b is used only when kDot. partials and ticket are unused when gridDim.x is 1.
 template <typename T, typename Op, bool kDot>
 __global__ void __launch_bounds__(kReduceMaxBlockThreads)
@@ -161,9 +203,9 @@ __global__ void __launch_bounds__(kReduceMaxBlockThreads)
             if (threadIdx.x < head) acc = fold_element(acc, threadIdx.x);
             if (tail_start + threadIdx.x < count) acc = fold_element(acc, tail_start + threadIdx.x);
         }
-        acc = fold_units<T, Op, kDot, kVec>(a + head, kDot ? b + head : nullptr, vectors, acc);
+        acc = fold_share<T, Op, kDot, kVec>(a + head, kDot ? b + head : nullptr, vectors, acc);
     } else {
-        acc = fold_units<T, Op, kDot, 1>(a, b, count, acc);
+        acc = fold_share<T, Op, kDot, 1>(a, b, count, acc);
     }
 
     acc = Block::reduce(acc, Combine(), Combine::identity(), storage);
