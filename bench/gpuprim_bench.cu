@@ -578,44 +578,12 @@ double median_sample_us(Events &ev, int reps, size_t k, size_t i, int batch) {
 // give two consecutive calls the same copy.
 using Op = std::function<void(uint64_t slot)>;
 
-// Median time (us) of each op, all run round-robin on the same stream after
-// warm-up (which op goes first rotates every repetition). Each sample is a
-// batch of `batch` back-to-back calls bracketed by one pair of events, divided
-// by batch: for calls of a few microseconds a single call's events measure
-// the launch latency more than the device time, and a batch lets the device
-// run the calls back to back (a call that waits on the host, like a reduce
-// to host memory, still pays its full round trip every time). Where the host
-// enqueues a call slower than the device runs it, the batch still measures
-// the host: time_ops_blocked below gives the device time.
-// flush (may be null) runs before each sample, outside its events.
-std::vector<double> time_ops(cudaStream_t stream, Events &ev, int warmup, int reps, int batch,
-                             const std::vector<const Op *> &ops, const L2Flush *flush = nullptr) {
-    const size_t k = ops.size();
-    uint64_t slot = 0;
-    for (int w = 0; w < warmup; ++w)
-        for (const Op *op : ops) (*op)(slot++);
-    CUDA_CHECK(cudaStreamSynchronize(stream));
-    for (int r = 0; r < reps; ++r) {
-        for (size_t j = 0; j < k; ++j) {
-            const size_t i = (size_t(r) + j) % k;
-            const size_t e = 2 * (size_t(r) * k + i);
-            if (flush) flush->run(stream);
-            CUDA_CHECK(cudaEventRecord(ev.get(e), stream));
-            for (int b = 0; b < batch; ++b) (*ops[i])(slot++);
-            CUDA_CHECK(cudaEventRecord(ev.get(e + 1), stream));
-        }
-    }
-    CUDA_CHECK(cudaStreamSynchronize(stream));
-    std::vector<double> medians;
-    for (size_t i = 0; i < k; ++i) medians.push_back(median_sample_us(ev, reps, k, i, batch));
-    return medians;
-}
 
 // ---------------------------------------------------------------------------
 // Device time with a blocked stream
 // ---------------------------------------------------------------------------
 
-// Most ops one time_ops_blocked call measures (ours, CUB, copy).
+// Most ops one blocked time_ops call measures (ours, CUB, copy).
 constexpr size_t kMaxBlockedOps = 4;
 // How long block_stream_kernel waits for its release before giving up.
 constexpr uint64_t kBlockTimeoutNs = 200'000'000;
@@ -693,27 +661,38 @@ struct StreamBlocker {
 // Releases the stream when a sample's scope ends, also when a call throws (a
 // held stream would otherwise stall the error path until the timeout).
 struct UnblockOnExit {
-    StreamBlocker &blocker;
-    ~UnblockOnExit() { blocker.unblock(); }
+    StreamBlocker *blocker;  // may be null: nothing to release
+    ~UnblockOnExit() {
+        if (blocker) blocker->unblock();
+    }
 };
 
-// Median device time (us) of each op: time_ops's warm-up, round-robin, batch
-// and median, but each sample's batch is enqueued behind block_stream_kernel
-// and released only once all of it is queued, so the events bracket device
-// work back to back rather than the host's launch rate (~5 us a call in a
-// VM). 0 for an op whose block timed out: its call waits on the host, which
-// the held stream cannot serve until the timeout; it is not sampled again.
-std::vector<double> time_ops_blocked(cudaStream_t stream, Events &ev, StreamBlocker &blocker,
-                                     int warmup, int reps, int batch,
-                                     const std::vector<const Op *> &ops,
-                                     const L2Flush *flush = nullptr) {
+// Median time (us) of each op, all run round-robin on the same stream after
+// warm-up (which op goes first rotates every repetition). Each sample is a
+// batch of `batch` back-to-back calls bracketed by one pair of events, divided
+// by batch: for calls of a few microseconds a single call's events measure
+// the launch latency more than the device time, and a batch lets the device
+// run the calls back to back (a call that waits on the host, like a reduce
+// to host memory, still pays its full round trip every time). flush (may be
+// null) runs before each sample, outside its events.
+//
+// Where the host enqueues a call slower than the device runs it, the batch
+// still measures the host. With a blocker, each sample's batch is enqueued
+// behind block_stream_kernel and released only once all of it is queued, so
+// the events bracket device work back to back rather than the host's launch
+// rate (~5 us a call in a VM): the device time. 0 then for an op whose block
+// timed out: its call waits on the host, which the held stream cannot serve
+// until the timeout; it is not sampled again.
+std::vector<double> time_ops(cudaStream_t stream, Events &ev, int warmup, int reps, int batch,
+                             const std::vector<const Op *> &ops, const L2Flush *flush = nullptr,
+                             StreamBlocker *blocker = nullptr) {
     const size_t k = ops.size();
-    if (k > kMaxBlockedOps) throw BenchError("time_ops_blocked: too many ops");
+    if (blocker && k > kMaxBlockedOps) throw BenchError("time_ops: too many ops for the stream blocker");
     uint64_t slot = 0;
     for (int w = 0; w < warmup; ++w)
         for (const Op *op : ops) (*op)(slot++);
     CUDA_CHECK(cudaStreamSynchronize(stream));
-    blocker.clear_timeouts();
+    if (blocker) blocker->clear_timeouts();
     std::vector<bool> valid(k, true);
     for (int r = 0; r < reps; ++r) {
         for (size_t j = 0; j < k; ++j) {
@@ -724,18 +703,22 @@ std::vector<double> time_ops_blocked(cudaStream_t stream, Events &ev, StreamBloc
             }
             const size_t e = 2 * (size_t(r) * k + i);
             if (flush) flush->run(stream);
-            blocker.block(stream, i);
+            if (blocker) blocker->block(stream, i);
             const UnblockOnExit unblock{blocker};
             CUDA_CHECK(cudaEventRecord(ev.get(e), stream));
             for (int b = 0; b < batch; ++b) (*ops[i])(slot++);
             CUDA_CHECK(cudaEventRecord(ev.get(e + 1), stream));
         }
-        // A repetition at a time: the queue stays short, and an op that timed
-        // out costs one timeout, not one per repetition.
-        CUDA_CHECK(cudaStreamSynchronize(stream));
-        for (size_t i = 0; i < k; ++i)
-            if (blocker.timed_out(i)) valid[i] = false;
+        // Blocked: a repetition at a time, so the queue stays short and an op
+        // that timed out costs one timeout, not one per repetition. Otherwise
+        // the host runs ahead, so no sample starts on an idle device.
+        if (blocker) {
+            CUDA_CHECK(cudaStreamSynchronize(stream));
+            for (size_t i = 0; i < k; ++i)
+                if (blocker->timed_out(i)) valid[i] = false;
+        }
     }
+    CUDA_CHECK(cudaStreamSynchronize(stream));
     std::vector<double> medians;
     for (size_t i = 0; i < k; ++i) medians.push_back(valid[i] ? median_sample_us(ev, reps, k, i, batch) : 0);
     return medians;
@@ -761,7 +744,7 @@ struct Options {
 enum class DeviceTiming {
     None,          // n/a: not timed, or the calls wait on the host
     SameAsEvents,  // calls over ~100 us, timed one at a time: the event times are device time
-    Blocked        // short calls: time_ops_blocked
+    Blocked        // short calls: time_ops with the stream blocker
 };
 
 struct Row {
@@ -787,7 +770,7 @@ struct Bench {
     Events events;
     TempStorage cub_temp;
     void *host_pinned = nullptr;  // CUB's reduce-to-host result lands here
-    StreamBlocker blocker;        // device time of short calls (time_ops_blocked)
+    StreamBlocker blocker;        // device time of short calls (time_ops with it)
     L2Flush l2_flush;             // before each sample of rows whose inputs exceed L2
     struct CopyTime {
         uint64_t bytes;
@@ -839,7 +822,7 @@ struct Bench {
 
     // Device-to-device copy of `bytes` in buffers of its own, cached by size:
     // the ceiling for rows too big to hold a copy destination of their own.
-    // Also the copy's device time (time_ops_blocked when it is short).
+    // Also the copy's device time (blocked time_ops when it is short).
     CopyTime standalone_copy(uint64_t bytes, Row &row) {
         for (const CopyTime &entry : copy_cache)
             if (entry.bytes == bytes) return entry;
@@ -863,7 +846,7 @@ struct Bench {
         const L2Flush *flush = bytes > l2_bytes ? &l2_flush : nullptr;
         CopyTime t{bytes, time_ops(stream, events, 2, reps, batch, {&copy}, flush)[0], 0};
         t.device_us = batch > 1
-                          ? time_ops_blocked(stream, events, blocker, 2, reps, batch, {&copy}, flush)[0]
+                          ? time_ops(stream, events, 2, reps, batch, {&copy}, flush, &blocker)[0]
                           : t.us;
         copy_cache.push_back(t);
         return t;
@@ -924,7 +907,7 @@ struct Bench {
             return;
         }
         const std::vector<double> device =
-            time_ops_blocked(stream, events, blocker, warmup, row.reps, batch, ops, flush);
+            time_ops(stream, events, warmup, row.reps, batch, ops, flush, &blocker);
         row.device_timing = DeviceTiming::Blocked;
         row.ours_device_us = device[0];
         row.cub_device_us = device[1];
