@@ -342,10 +342,27 @@ static std::vector<std::pair<std::string, std::vector<T>>> patterns(size_t n, bo
     return out;
 }
 
-// Float sums: the single-block path and a look-back kernel must agree bit for
-// bit (both combine tile aggregates by the group rule of
-// block/tile_lookback.cuh) across many groups of 32 tiles, including inputs
-// whose look-backs walk past the saved-group limit and wait.
+// The single-block path and the look-back kernel of Tuning on the same
+// input: each checked against the reference by run_case, and the two equal
+// bit for bit (float sums combine tile aggregates by the same group rule of
+// block/tile_lookback.cuh on both).
+template <typename T, typename Tuning, bool SumOnly>
+static void check_paths_agree(int op, int ex, const std::vector<T> &data, size_t tile, const char *label) {
+    const size_t n = data.size();
+    std::vector<T> single, lookback;
+    run_case<T, Tuning, SumOnly>(op, ex, data, 1, 1, false, ScanPath::SingleBlock, "random", &single);
+    run_case<T, Tuning, SumOnly>(op, ex, data, 1, 1, false, ScanPath::Lookback, "random", &lookback);
+    ++g_cases;
+    if (single.size() != n || lookback.size() != n ||
+        (n && std::memcmp(single.data(), lookback.data(), n * sizeof(T)))) {
+        ++g_failures;
+        std::printf("FAIL %s %s %s %s n=%zu (%zu tiles): single-block and look-back paths differ\n", label,
+                    dtype_name(DT<T>::v), op_name[op], ex ? "excl" : "incl", n, (n + tile - 1) / tile);
+    }
+}
+
+// Float sums across many groups of 32 tiles, including inputs whose
+// look-backs walk past the saved-group limit and wait.
 template <typename T, typename Tuning>
 static void compare_paths(const char *label) {
     using Block = BlockVectorScan<T, SumOp<T>, Tuning::Config::kThreads, Tuning::Config::kVectors>;
@@ -357,17 +374,7 @@ static void compare_paths(const char *label) {
         if ((n + 8) * sizeof(T) > H.scratch_bytes / 2) continue;  // run_case's scratch
         std::vector<T> data(n);
         for (T &v : data) v = random_value<T>(0);
-        for (int ex = 0; ex < 2; ++ex) {
-            std::vector<T> single, lookback;
-            run_case<T, Tuning, true>(0, ex, data, 1, 1, false, ScanPath::SingleBlock, "random", &single);
-            run_case<T, Tuning, true>(0, ex, data, 1, 1, false, ScanPath::Lookback, "random", &lookback);
-            ++g_cases;
-            if (single.size() != n || lookback.size() != n || std::memcmp(single.data(), lookback.data(), n * sizeof(T))) {
-                ++g_failures;
-                std::printf("FAIL %s %s n=%zu (%zu tiles) %s: single-block and look-back paths differ\n", label,
-                            dtype_name(DT<T>::v), n, (n + tile - 1) / tile, ex ? "excl" : "incl");
-            }
-        }
+        for (int ex = 0; ex < 2; ++ex) check_paths_agree<T, Tuning, true>(0, ex, data, tile, label);
     }
 }
 
@@ -413,18 +420,8 @@ static void test_dtype(bool quick = false) {
                         if (big) run_case<T, Tuning, SumOnly>(op, ex, data, l.in_off, l.out_off, l.in_place, ScanPath::Lookback, name.c_str());
                     }
                     // Both paths on the same input; float sums must agree bitwise.
-                    if (n <= 6 * tile && name == "random") {
-                        std::vector<T> single, lookback;
-                        run_case<T, Tuning, SumOnly>(op, ex, data, 1, 1, false, ScanPath::SingleBlock, name.c_str(), &single);
-                        run_case<T, Tuning, SumOnly>(op, ex, data, 1, 1, false, ScanPath::Lookback, name.c_str(), &lookback);
-                        ++g_cases;
-                        if (single.size() != n || lookback.size() != n ||
-                            (n && std::memcmp(single.data(), lookback.data(), n * sizeof(T)))) {
-                            ++g_failures;
-                            std::printf("FAIL %s %s n=%zu: single-block and look-back paths differ\n",
-                                        dtype_name(DT<T>::v), op_name[op], n);
-                        }
-                    }
+                    if (n <= 6 * tile && name == "random")
+                        check_paths_agree<T, Tuning, SumOnly>(op, ex, data, tile, "library");
                 }
             }
         }
