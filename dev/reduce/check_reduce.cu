@@ -142,12 +142,13 @@ static T ref_exact(Kind k, const T *a, const T *b, size_t n) {
 template <typename T>
 static double rounding_depth(const ReduceTuning &t, uint64_t n, int inputs) {
     using namespace reduce_detail;
-    const uint32_t grid = grid_size<T>(t, H.env.sm_count, n, inputs);
+    // One block per SM: the fewest blocks, the longest per-thread chains.
+    const uint32_t grid = grid_size<T>(t, H.env.sm_count, 1, n, inputs);
     const uint64_t items = uint64_t(kReduceVectorsPerThread) * (16 / sizeof(T));
-    const uint64_t tile = uint64_t(t.block_threads) * items;
+    const uint64_t tile = uint64_t(kReduceBlockThreads) * items;
     const uint64_t tiles = (n + tile - 1) / tile;
     const uint64_t per_block = (tiles + grid - 1) / grid + 1;
-    return 4.0 + double(per_block * items) + double((grid + t.block_threads - 1) / t.block_threads) + 30.0;
+    return 4.0 + double(per_block * items) + double((grid + kReduceBlockThreads - 1) / kReduceBlockThreads) + 30.0;
 }
 
 template <typename T>
@@ -340,7 +341,7 @@ static std::vector<std::pair<std::string, std::vector<T>>> patterns(size_t n, bo
 
 template <typename T>
 static void test_dtype(bool small) {
-    const size_t tile = 256 * kReduceVectorsPerThread * (16 / sizeof(T));
+    const size_t tile = size_t(kReduceBlockThreads) * kReduceVectorsPerThread * (16 / sizeof(T));
     std::vector<size_t> sizes;
     if (small) {
         // Sanitizer run: both the one-block and the multi-block paths, partial tiles, head and tail.
@@ -351,8 +352,10 @@ static void test_dtype(bool small) {
                  2 * tile + 3, 4095, 4096, 4097, 8191, 8192, 8193, 12345, 16383, 16384,
                  16385, 65535, 65537};
         const size_t grid_tiles = tile * H.env.sm_count * reduce_tuning(H.env.compute_capability).blocks_per_sm;
+        // Also around the one-wave grids of the kernels that fit fewer blocks per SM.
+        const size_t wave4 = tile * H.env.sm_count * 4, wave5 = tile * H.env.sm_count * 5;
         for (size_t s : {size_t(1) << 20, (size_t(1) << 20) + 7, grid_tiles - 1, grid_tiles + 1,
-                         3 * grid_tiles + 5, (size_t(1) << 24) + 1})
+                         3 * grid_tiles + 5, (size_t(1) << 24) + 1, wave4 - 1, wave4 + 1, wave5 + 3})
             sizes.push_back(s);
     }
     std::sort(sizes.begin(), sizes.end());
@@ -576,8 +579,9 @@ static void mapped_and_shapes() {
         run_case<double>(kSum, f, g, 0, 0, "mapped-host", 2);
         run_case<double>(kDot, f, g, 0, 1, "mapped-host", 2);
     }
-    // Other block shapes than the default (used by the sweep).
-    const ReduceTuning shapes[] = {{128, 8, 0}, {512, 2, 0}, {32, 1, 0}, {256, 4, 1 << 20}};
+    // Other grid shapes than the default (used by the sweep): one block per
+    // SM, 2 and 4 per SM with multi-block from 1 element, one block up to 1 MiB.
+    const ReduceTuning shapes[] = {{1, 0}, {2, 0}, {4, 0}, {8, 1 << 20}};
     for (const ReduceTuning &t : shapes) {
         for (size_t n : {size_t(1), size_t(5000), size_t(300000), size_t(3) << 20}) {
             std::vector<uint32_t> a(n), b(n);
@@ -664,12 +668,71 @@ static void huge() {
     CK(cudaFree(q));
 }
 
+// MinMaxKey (core/ops.h): the key order is the order MinOp/MaxOp select by,
+// and value(key(x)) == x, on specials (every NaN edge, ±0, ±inf, subnormal
+// edges) and random bit patterns. Host only.
+template <typename T, bool kMin>
+static void key_order_check() {
+    using K = MinMaxKey<T, kMin>;
+    using B = typename K::Key;
+    const B expo = sizeof(T) == 4 ? B(0x7F800000u) : B(0x7FF0000000000000ull);
+    std::vector<B> specials;
+    for (B sign : {B(0), K::kSign}) {
+        for (B m : {B(0), B(1), B(2), B(K::kNans - 1), K::kNans, B(K::kNans >> 1), B((K::kNans >> 1) + 1)})
+            specials.push_back(sign | expo | m);
+        for (B v : {B(0), B(1), B(expo - 1), B(K::kNans), B(K::kNans + 1)}) specials.push_back(sign | v);
+    }
+    std::mt19937_64 rng(kMin ? 7 : 8);
+    auto pick = [&]() -> B { return (rng() & 1) ? specials[rng() % specials.size()] : B(rng()); };
+    long bad = 0;
+    for (int i = 0; i < 2000000; ++i) {
+        const B a = pick(), b = pick();
+        const T fa = bit_cast<T>(a), fb = bit_cast<T>(b);
+        const T want = kMin ? MinOp<T>()(fa, fb) : MaxOp<T>()(fa, fb);
+        const B ka = K::key(fa), kb = K::key(fb);
+        const T got = K::value(kMin ? std::min(ka, kb) : std::max(ka, kb));
+        if (bit_cast<B>(got) != bit_cast<B>(want) || bit_cast<B>(K::value(ka)) != a) {
+            if (bad++ < 3)
+                std::printf("FAIL key order %s %s: 0x%llx 0x%llx\n", sizeof(T) == 4 ? "f32" : "f64",
+                            kMin ? "min" : "max", (unsigned long long)a, (unsigned long long)b);
+        }
+    }
+    const T identity = kMin ? MinOp<T>::identity() : MaxOp<T>::identity();
+    if (K::key(identity) != (kMin ? std::numeric_limits<B>::max() : B(0))) ++bad;
+    ++g_cases;
+    if (bad) ++g_failures;
+    std::printf("  %-36s %s\n", sizeof(T) == 4 ? (kMin ? "f32 min keys" : "f32 max keys") : (kMin ? "f64 min keys" : "f64 max keys"),
+                bad ? "FAIL" : "ok (2M pairs, specials, round trip, identity)");
+}
+
+// Tuning A/B: blocks per SM 4 vs 8 (capped by residency), mean per launch of
+// 100 back-to-back launches, several dtypes and ops, 2^16..2^26.
+static void blocks_per_sm_ab() {
+    std::printf("\nblocks/SM 4 vs 8 (us per launch, batch of 100; inputs > 50 MB rotate)\n");
+    ReduceTuning four = reduce_tuning(H.env.compute_capability), eight = four;
+    four.blocks_per_sm = 4;
+    eight.blocks_per_sm = 8;
+    auto row = [&](const char *name, auto time) {
+        for (int lg = 16; lg <= 26; lg += 2)
+            std::printf("  %-10s 2^%d  4: %8.2f  8: %8.2f\n", name, lg, time(lg, &four), time(lg, &eight));
+    };
+    fill_pool<int32_t>();
+    row("i32 sum", [](int lg, const ReduceTuning *t) { return time_ours<int32_t>(kSum, size_t(1) << lg, 0, 0, t, true); });
+    row("i32 dot", [](int lg, const ReduceTuning *t) { return time_ours<int32_t>(kDot, size_t(1) << lg, 0, 0, t, true); });
+    fill_pool<int64_t>();
+    row("i64 sum", [](int lg, const ReduceTuning *t) { return time_ours<int64_t>(kSum, size_t(1) << lg, 0, 0, t, true); });
+    fill_pool<float>();
+    row("f32 min", [](int lg, const ReduceTuning *t) { return time_ours<float>(kMin, size_t(1) << lg, 0, 0, t, true); });
+    row("f32 dot", [](int lg, const ReduceTuning *t) { return time_ours<float>(kDot, size_t(1) << lg, 0, 0, t, true); });
+    fill_pool<double>();
+    row("f64 sum", [](int lg, const ReduceTuning *t) { return time_ours<double>(kSum, size_t(1) << lg, 0, 0, t, true); });
+    row("f64 max", [](int lg, const ReduceTuning *t) { return time_ours<double>(kMax, size_t(1) << lg, 0, 0, t, true); });
+}
+
 static void sweep() {
     std::printf("\nsweep (us; i32 sum 2^24, 2^28; f64 sum 2^27; f32 dot 2^27; f32 max 2^28)\n");
-    struct Shape { int block, per_sm; };
-    const Shape shapes[] = {{128, 4}, {128, 8}, {128, 16}, {256, 2}, {256, 4}, {256, 8}, {512, 1}, {512, 2}, {512, 4}};
-    for (const Shape &s : shapes) {
-        const ReduceTuning t{s.block, s.per_sm, 16384};
+    for (int per_sm : {1, 2, 4, 6, 8}) {
+        const ReduceTuning t{per_sm, 16384};
         fill_pool<int32_t>();
         const float a = time_ours<int32_t>(kSum, size_t(1) << 24, 0, 0, &t);
         const float b = time_ours<int32_t>(kSum, size_t(1) << 28, 0, 0, &t);
@@ -678,8 +741,8 @@ static void sweep() {
         const float d = time_ours<float>(kDot, size_t(1) << 27, 0, 0, &t);
         fill_pool<double>();
         const float c = time_ours<double>(kSum, size_t(1) << 27, 0, 0, &t);
-        std::printf("  block %3d x %2d/SM: %7.1f %7.1f (%4.0f GB/s) %7.1f %7.1f %7.1f\n", s.block, s.per_sm, a, b,
-                    gbps(size_t(1) << 30, b), c, d, e);
+        std::printf("  block %3d x %2d/SM: %7.1f %7.1f (%4.0f GB/s) %7.1f %7.1f %7.1f\n", kReduceBlockThreads, per_sm,
+                    a, b, gbps(size_t(1) << 30, b), c, d, e);
     }
     std::printf("single-block vs multi-block (i32 sum, us)\n");
     fill_pool<int32_t>();
@@ -778,11 +841,21 @@ int run(int argc, char **argv) {
         timings();
         return 0;
     }
+    if (argc > 1 && std::strcmp(argv[1], "bps") == 0) {  // blocks/SM A/B only
+        H.init(size_t(1) << 20);
+        for (int c = 0; c < kCopies; ++c) CK(cudaMalloc(&g_pool[c], kPoolBytes));
+        blocks_per_sm_ab();
+        return 0;
+    }
     const bool small = argc > 1 && std::strcmp(argv[1], "small") == 0;
     const bool do_sweep = argc > 2 && std::strcmp(argv[2], "sweep") == 0;
     H.init(small ? size_t(1) << 20 : (size_t(1) << 29) + (size_t(1) << 20));
     H.exact_allocations = small;
     std::printf("correctness (%s)\n", small ? "small sizes" : "full");
+    key_order_check<float, true>();
+    key_order_check<float, false>();
+    key_order_check<double, true>();
+    key_order_check<double, false>();
     test_dtype<int32_t>(small);
     test_dtype<uint32_t>(small);
     test_dtype<int64_t>(small);

@@ -115,6 +115,48 @@ struct MaxOp {
     }
 };
 
+// Float MIN/MAX as unsigned MIN/MAX. MinOp and MaxOp each pick the least
+// (greatest) bit pattern under one total order of all 2^W patterns (NaNs
+// first for MIN / last for MAX, the larger NaN bits winning; -0 < +0), so a
+// one-to-one map onto W-bit unsigned keys that keeps that order turns them
+// into an integer min/max: one instruction per step, and a warp-wide
+// redux.sync for 4-byte keys, where the exact rule takes several compares.
+template <typename T, bool kMin>
+struct MinMaxKey {
+    static_assert(std::is_floating_point_v<T>, "keys are for float MIN/MAX");
+    using Key = bits_t<T>;
+    static constexpr Key kSign = Key(1) << (sizeof(T) * 8 - 1);
+    // NaN bit patterns of each sign: every nonzero mantissa.
+    static constexpr Key kNans = (Key(1) << (std::numeric_limits<T>::digits - 1)) - 1;
+
+    // Sign-flip order: ascending in value with -0 < +0; negative NaNs sit
+    // below -inf (larger bits lower), positive NaNs above +inf (larger bits
+    // higher).
+    GPUPRIM_HD static Key ordered(Key bits) { return (bits & kSign) ? Key(~bits) : Key(bits | kSign); }
+    GPUPRIM_HD static Key unordered(Key o) { return (o & kSign) ? Key(o & ~kSign) : Key(~o); }
+
+    // MIN keys: negative NaNs (o < kNans) stay first; positive NaNs (the top
+    // kNans of o) follow in reverse; then every other value, shifted up.
+    // MAX keys: every other value shifted down, then positive NaNs, then
+    // negative NaNs in reverse at the top.
+    GPUPRIM_HD static Key key(T x) {
+        const Key o = ordered(bit_cast<Key>(x));
+        if constexpr (kMin) {
+            if (o < kNans) return o;
+            if (o > Key(~kNans)) return Key(kNans + Key(~o));
+            return Key(o + kNans);
+        } else {
+            return o < kNans ? Key(~o) : Key(o - kNans);
+        }
+    }
+    GPUPRIM_HD static T value(Key k) {
+        Key o;
+        if constexpr (kMin) o = k < kNans ? k : k < Key(2 * kNans) ? Key(~Key(k - kNans)) : Key(k - kNans);
+        else o = k > Key(~kNans) ? Key(~k) : Key(k + kNans);
+        return bit_cast<T>(unordered(o));
+    }
+};
+
 // acc + a * b: fused for floats, wrapping for integers.
 template <typename T>
 GPUPRIM_HD T multiply_add(T a, T b, T acc) {

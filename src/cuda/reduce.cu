@@ -71,9 +71,9 @@ struct Fold {
     }
 };
 
-// Folds units [0, units) of a (and b) into acc: tiles of blockDim.x *
+// Folds units [0, units) of a (and b) into acc: tiles of kReduceBlockThreads *
 // kPerThread units, dealt to blocks round robin; within a tile thread t takes
-// units t, t + blockDim.x, ... so each warp load is contiguous. (One
+// units t, t + kReduceBlockThreads, ... so each warp load is contiguous. (One
 // contiguous share per block instead measured 1-3% slower on H100 at 2^24 and
 // 2^28 elements: the whole grid sweeping one region keeps DRAM pages open.)
 // fold(acc, a_element, b_element) returns the new running value (of any type).
@@ -82,18 +82,20 @@ __device__ __forceinline__ Acc fold_units(const T *a, const T *b, uint64_t units
     // The same bytes in flight whether units are vectors or elements.
     constexpr int kPerThread = kReduceVectorsPerThread * kVectorElements<T> / kElements;
     using U = Unit<T, kElements>;
-    const uint64_t tile_units = uint64_t(blockDim.x) * kPerThread;
-    const uint64_t full_tiles = units / tile_units;
-
-    uint64_t tile = blockIdx.x;
-    for (; tile < full_tiles; tile += gridDim.x) {
-        const uint64_t first = tile * tile_units + threadIdx.x;
+    const uint64_t tile_units = uint64_t(kReduceBlockThreads) * kPerThread;
+    const uint64_t stride = uint64_t(gridDim.x) * tile_units;
+    // The block size is a compile-time constant so the loads of a tile are
+    // one address plus constant offsets (fewer registers: ptxas then keeps
+    // them all in flight), and the loop needs no 64-bit division.
+    uint64_t tile_start = uint64_t(blockIdx.x) * tile_units;
+    for (; tile_start + tile_units <= units; tile_start += stride) {
+        const uint64_t first = tile_start + threadIdx.x;
         U ua[kPerThread], ub[kPerThread];
         // All loads first, then the arithmetic: kPerThread requests in flight.
 #pragma unroll
         for (int k = 0; k < kPerThread; ++k) {
-            ua[k] = load_unit<T, kElements>(a, first + uint64_t(k) * blockDim.x);
-            if constexpr (kDot) ub[k] = load_unit<T, kElements>(b, first + uint64_t(k) * blockDim.x);
+            ua[k] = load_unit<T, kElements>(a, first + uint64_t(k) * kReduceBlockThreads);
+            if constexpr (kDot) ub[k] = load_unit<T, kElements>(b, first + uint64_t(k) * kReduceBlockThreads);
         }
 #pragma unroll
         for (int k = 0; k < kPerThread; ++k)
@@ -102,13 +104,14 @@ __device__ __forceinline__ Acc fold_units(const T *a, const T *b, uint64_t units
                 acc = fold(acc, ua[k].elements[e], kDot ? ub[k].elements[e] : T());
     }
 
-    // The partial last tile belongs to the block whose turn comes next.
-    if (tile == full_tiles && full_tiles * tile_units < units) {
-        const uint64_t first = tile * tile_units + threadIdx.x;
+    // The partial last tile belongs to the block whose turn comes next: the
+    // one whose next tile starts inside the input.
+    if (tile_start < units) {
+        const uint64_t first = tile_start + threadIdx.x;
         U ua[kPerThread], ub[kPerThread];
 #pragma unroll
         for (int k = 0; k < kPerThread; ++k) {
-            const uint64_t index = first + uint64_t(k) * blockDim.x;
+            const uint64_t index = first + uint64_t(k) * kReduceBlockThreads;
             if (index < units) {
                 ua[k] = load_unit<T, kElements>(a, index);
                 if constexpr (kDot) ub[k] = load_unit<T, kElements>(b, index);
@@ -116,7 +119,7 @@ __device__ __forceinline__ Acc fold_units(const T *a, const T *b, uint64_t units
         }
 #pragma unroll
         for (int k = 0; k < kPerThread; ++k) {
-            if (first + uint64_t(k) * blockDim.x < units) {
+            if (first + uint64_t(k) * kReduceBlockThreads < units) {
 #pragma unroll
                 for (int e = 0; e < kElements; ++e)
                     acc = fold(acc, ua[k].elements[e], kDot ? ub[k].elements[e] : T());
@@ -168,14 +171,38 @@ __device__ __forceinline__ T fold_share(const T *a, const T *b, uint64_t units, 
     }
 }
 
+// What threads, warps and blocks combine once each thread has folded its
+// share: the running value itself, or for float MIN/MAX its order key
+// (MinMaxKey), whose integer min/max is one instruction (a warp-wide
+// redux.sync for 4-byte keys) where the exact rule takes several compares
+// and branches at every step of the trees.
+template <typename T, typename Op, bool kDot, bool = !kDot && kFastFloatMinMax<T, Op>>
+struct CrossThread {
+    using Value = T;
+    using Combine = typename Fold<T, Op, kDot>::Combine;
+    static __device__ __forceinline__ Value encode(T x) { return x; }
+    static __device__ __forceinline__ T decode(Value v) { return v; }
+};
+
+template <typename T, typename Op, bool kDot>
+struct CrossThread<T, Op, kDot, true> {
+    using Keys = MinMaxKey<T, std::is_same_v<Op, MinOp<T>>>;
+    using Value = typename Keys::Key;
+    using Combine = std::conditional_t<std::is_same_v<Op, MinOp<T>>, MinOp<Value>, MaxOp<Value>>;
+    static __device__ __forceinline__ Value encode(T x) { return Keys::key(x); }
+    static __device__ __forceinline__ T decode(Value v) { return Keys::value(v); }
+};
+
 // b is used only when kDot. partials and ticket are unused when gridDim.x is 1.
 template <typename T, typename Op, bool kDot>
-__global__ void __launch_bounds__(kReduceMaxBlockThreads)
+__global__ void __launch_bounds__(kReduceBlockThreads)
     reduce_kernel(const T *__restrict__ a, const T *__restrict__ b, uint64_t count,
-                  T *__restrict__ partials, uint32_t *ticket, T *result) {
+                  typename CrossThread<T, Op, kDot>::Value *__restrict__ partials, uint32_t *ticket,
+                  T *result) {
     using Folder = Fold<T, Op, kDot>;
-    using Combine = typename Folder::Combine;
-    using Block = BlockReduce<T, kReduceMaxBlockThreads>;
+    using Cross = CrossThread<T, Op, kDot>;
+    using V = typename Cross::Value;
+    using Block = BlockReduce<V, kReduceBlockThreads>;
     __shared__ typename Block::TempStorage storage;
     __shared__ bool is_last_block;
 
@@ -185,7 +212,7 @@ __global__ void __launch_bounds__(kReduceMaxBlockThreads)
         else return fold(acc, load_element(a + i), T());
     };
 
-    T acc = Combine::identity();
+    T acc = Folder::Combine::identity();
     constexpr unsigned kVec = kVectorElements<T>;
     bool vectorizable = true;
     if constexpr (kDot)
@@ -208,14 +235,15 @@ __global__ void __launch_bounds__(kReduceMaxBlockThreads)
         acc = fold_share<T, Op, kDot, 1>(a, b, count, acc);
     }
 
-    acc = Block::reduce(acc, Combine(), Combine::identity(), storage);
+    using Combine = typename Cross::Combine;
+    V value = Block::reduce(Cross::encode(acc), Combine(), Combine::identity(), storage);
     if (gridDim.x == 1) {
-        if (threadIdx.x == 0) *result = acc;
+        if (threadIdx.x == 0) *result = Cross::decode(value);
         return;
     }
 
     if (threadIdx.x == 0) {
-        partials[blockIdx.x] = acc;
+        partials[blockIdx.x] = value;
         __threadfence();  // the total must be visible before the ticket is
         const uint32_t taken = atomicAdd(ticket, 1u);
         is_last_block = taken == gridDim.x - 1;
@@ -227,39 +255,49 @@ __global__ void __launch_bounds__(kReduceMaxBlockThreads)
     __syncthreads();  // also ends the first use of storage
     if (!is_last_block) return;
 
-    // Fixed order: thread t folds totals t, t + blockDim.x, ..., then the block tree.
-    T total = Combine::identity();
-    for (uint32_t i = threadIdx.x; i < gridDim.x; i += blockDim.x)
-        total = Combine()(total, bit_cast<T>(__ldcg(reinterpret_cast<const bits_t<T> *>(partials + i))));
+    // Fixed order: thread t folds totals t, t + kReduceBlockThreads, ..., then the block tree.
+    V total = Combine::identity();
+    for (uint32_t i = threadIdx.x; i < gridDim.x; i += kReduceBlockThreads)
+        total = Combine()(total, bit_cast<V>(__ldcg(reinterpret_cast<const bits_t<V> *>(partials + i))));
     total = Block::reduce(total, Combine(), Combine::identity(), storage);
-    if (threadIdx.x == 0) *result = total;
+    if (threadIdx.x == 0) *result = Cross::decode(total);
 }
 
-// Blocks for count elements of T per input: depends on the count and device only.
+// Blocks for count elements of T per input: a function of the count, the
+// device and the kernel's build only (so float results are reproducible).
+// blocks_per_sm: the tuning's, capped by how many of the kernel's blocks
+// one SM holds (registers), so the persistent grid is one full wave.
 template <typename T>
-uint32_t grid_size(const ReduceTuning &tuning, int sm_count, uint64_t count, int inputs) {
+uint32_t grid_size(const ReduceTuning &tuning, int sm_count, int blocks_per_sm, uint64_t count,
+                   int inputs) {
     if (count <= tuning.single_block_max_bytes / (sizeof(T) * inputs)) return 1;
     const uint64_t tile_elements =
-        uint64_t(tuning.block_threads) * kReduceVectorsPerThread * kVectorElements<T>;
+        uint64_t(kReduceBlockThreads) * kReduceVectorsPerThread * kVectorElements<T>;
     const uint64_t tiles = count / tile_elements + (count % tile_elements != 0);
-    const uint64_t most = uint64_t(std::max(sm_count, 1)) * std::max(tuning.blocks_per_sm, 1);
+    const uint64_t most = uint64_t(std::max(sm_count, 1)) * std::max(blocks_per_sm, 1);
     return static_cast<uint32_t>(std::min(tiles, most));
 }
 
 template <typename T, typename Op, bool kDot>
 void launch(const DeviceEnv &env, const ReduceTuning &tuning, const void *a, const void *b,
             uint64_t count, void *result) {
-    const uint32_t grid = grid_size<T>(tuning, env.sm_count, count, kDot ? 2 : 1);
-    T *partials = nullptr;
+    using V = typename CrossThread<T, Op, kDot>::Value;
+    const auto kernel = reduce_kernel<T, Op, kDot>;
+    const char *what = kDot ? "dot kernel launch" : "reduce kernel launch";
+    int blocks_per_sm = tuning.blocks_per_sm;
+    if (count > tuning.single_block_max_bytes / (sizeof(T) * (kDot ? 2 : 1)))
+        blocks_per_sm = std::min(blocks_per_sm, resident_blocks(env, reinterpret_cast<const void *>(kernel),
+                                                                kReduceBlockThreads, 0, what));
+    const uint32_t grid = grid_size<T>(tuning, env.sm_count, blocks_per_sm, count, kDot ? 2 : 1);
+    V *partials = nullptr;
     uint32_t *ticket = nullptr;
     if (grid > 1) {
-        partials = static_cast<T *>(env.workspace->reserve(uint64_t(grid) * sizeof(T)));
+        partials = static_cast<V *>(env.workspace->reserve(uint64_t(grid) * sizeof(V)));
         ticket = env.zeroed_counters;
     }
-    reduce_kernel<T, Op, kDot><<<grid, tuning.block_threads, 0, env.stream>>>(
-        static_cast<const T *>(a), static_cast<const T *>(b), count, partials, ticket,
-        static_cast<T *>(result));
-    check_launch(kDot ? "dot kernel launch" : "reduce kernel launch");
+    kernel<<<grid, kReduceBlockThreads, 0, env.stream>>>(static_cast<const T *>(a), static_cast<const T *>(b),
+                                                          count, partials, ticket, static_cast<T *>(result));
+    check_launch(what);
 }
 
 // Wrapping arithmetic has the same bits signed or unsigned.

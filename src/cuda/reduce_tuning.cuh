@@ -6,9 +6,13 @@
 namespace gpuprim::cuda {
 
 // Compile-time part, the same for every architecture so the kernel is
-// instantiated once per dtype and op: it sizes shared memory (largest block)
-// and the register array of loads each thread keeps in flight.
-constexpr int kReduceMaxBlockThreads = 512;
+// instantiated once per dtype and op.
+// Threads per block. A constant, so a thread's loads of one tile are one
+// address plus constant offsets: with a run-time block size ptxas spent the
+// registers on addresses and issued the i32 sum's loads two at a time. 256 was
+// the best block size measured on H100 (128-thread blocks, or 512 with 1-2
+// blocks/SM, lost up to 7% on float min/max; dev/reduce/NOTES.md).
+constexpr int kReduceBlockThreads = 256;
 // 16-byte loads per thread and input issued back to back each tile: 64 bytes
 // in flight per thread at >= 1024 threads/SM covers HBM latency on A100 and
 // H100. Items per thread follow: 16 for 4-byte types, 8 for 8-byte types, so
@@ -16,22 +20,23 @@ constexpr int kReduceMaxBlockThreads = 512;
 constexpr int kReduceVectorsPerThread = 4;
 
 struct ReduceTuning {
-    int block_threads;  // multiple of 32, <= kReduceMaxBlockThreads
-    int blocks_per_sm;  // the persistent grid is at most sm_count * blocks_per_sm blocks
+    // The persistent grid is at most sm_count * blocks_per_sm blocks, and at
+    // most one wave: fewer per SM when fewer of the kernel's blocks fit
+    // (the float MIN/MAX and dot kernels need more registers than the sums).
+    int blocks_per_sm;
     // Inputs of at most this many bytes (all inputs together) run as a single
     // block: no workspace, no ticket, no second round trip through memory.
     uint64_t single_block_max_bytes;
 };
 
 inline ReduceTuning reduce_tuning(int compute_capability) {
-    // H100, measured (dev/reduce/NOTES.md): 256 x 4 reaches 3040-3095 GB/s at 1 GiB
-    // for every dtype and op, and 4 blocks of 256 keep even the 62-register dot
-    // kernels fully resident; 128-thread blocks or 1-2 blocks/SM lost up to 7%
-    // on float min/max. One block beats the ticket round trip up to 64 KiB.
-    if (compute_capability >= 90) return {256, 4, 65536};
+    // H100 (dev/reduce/NOTES.md): up to 8 blocks/SM, as many as fit, keep up
+    // to twice the loads in flight of 4 (the sums fit 8). One block beats the
+    // ticket round trip up to 64 KiB.
+    if (compute_capability >= 90) return {8, 65536};
     // Ampere/Ada: same shape (2048 threads/SM, 64K registers); not measured here.
-    if (compute_capability >= 80) return {256, 4, 65536};
-    return {256, 4, 32768};
+    if (compute_capability >= 80) return {8, 65536};
+    return {4, 32768};
 }
 
 }  // namespace gpuprim::cuda

@@ -1,5 +1,5 @@
-// Block-level reduction: each warp reduces by shuffles, warp 0 reduces the
-// warp totals. Fixed tree, so float sums are reproducible.
+// Block-level reduction: each warp reduces by shuffles (or redux.sync), warp 0
+// reduces the warp totals. Fixed tree, so float sums are reproducible.
 #pragma once
 
 #include "cuda/warp/warp_reduce.cuh"
@@ -31,7 +31,7 @@ struct BlockReduce {
         __syncthreads();
         if (warp == 0) {
             value = lane < warps ? storage.warp_totals[lane] : identity;
-            value = warp_reduce(value, op);
+            value = warp_reduce(value, op, warps);
         }
         return value;
     }
