@@ -60,14 +60,29 @@ __device__ __forceinline__ Unit<T, kElements> load_unit(const T *base, uint64_t 
     }
 }
 
+// Float SUM and DOT inside the kernel: plain adds and fmas. A NaN stays NaN
+// through every later add, so one canonical_nan_if_nan on the final value
+// (CrossThread::decode) gives SumOp's result without a compare and a select
+// after every element, which lengthened the dependent chain of each thread
+// and of every tree step.
+template <typename T>
+struct PlainSum {
+    __device__ static T identity() { return T(0); }
+    __device__ __forceinline__ T operator()(T a, T b) const { return a + b; }
+};
+
+template <typename T, typename Op>
+using KernelOp = std::conditional_t<std::is_floating_point_v<T> && std::is_same_v<Op, SumOp<T>>, PlainSum<T>, Op>;
+
 // Folds one element (reduce) or one pair (dot) into a thread's running value;
 // Combine then merges running values across threads and blocks.
 template <typename T, typename Op, bool kDot>
 struct Fold {
-    using Combine = std::conditional_t<kDot, SumOp<T>, Op>;
+    using Combine = KernelOp<T, std::conditional_t<kDot, SumOp<T>, Op>>;
     __device__ __forceinline__ T operator()(T acc, T a, T b) const {
-        if constexpr (kDot) return multiply_add(a, b, acc);
-        else return Op()(acc, a);
+        if constexpr (kDot && std::is_floating_point_v<T>) return fma(a, b, acc);
+        else if constexpr (kDot) return multiply_add(a, b, acc);
+        else return Combine()(acc, a);
     }
 };
 
@@ -181,7 +196,8 @@ struct CrossThread {
     using Value = T;
     using Combine = typename Fold<T, Op, kDot>::Combine;
     static __device__ __forceinline__ Value encode(T x) { return x; }
-    static __device__ __forceinline__ T decode(Value v) { return v; }
+    // The one canonical NaN of a float SUM/DOT (see PlainSum).
+    static __device__ __forceinline__ T decode(Value v) { return canonical_nan_if_nan(v); }
 };
 
 template <typename T, typename Op, bool kDot>
@@ -195,7 +211,7 @@ struct CrossThread<T, Op, kDot, true> {
 
 // b is used only when kDot. partials and ticket are unused when gridDim.x is 1.
 template <typename T, typename Op, bool kDot>
-__global__ void __launch_bounds__(kReduceBlockThreads)
+__global__ void __launch_bounds__(kReduceBlockThreads, kReduceMinBlocksPerSm)
     reduce_kernel(const T *__restrict__ a, const T *__restrict__ b, uint64_t count,
                   typename CrossThread<T, Op, kDot>::Value *__restrict__ partials, uint32_t *ticket,
                   T *result) {
@@ -207,11 +223,6 @@ __global__ void __launch_bounds__(kReduceBlockThreads)
     __shared__ bool is_last_block;
 
     const Folder fold;
-    auto fold_element = [&](T acc, uint64_t i) {
-        if constexpr (kDot) return fold(acc, load_element(a + i), load_element(b + i));
-        else return fold(acc, load_element(a + i), T());
-    };
-
     T acc = Folder::Combine::identity();
     constexpr unsigned kVec = kVectorElements<T>;
     bool vectorizable = true;
@@ -225,12 +236,24 @@ __global__ void __launch_bounds__(kReduceBlockThreads)
             min(count, uint64_t((kBodyAlignBytes - misalign) % kBodyAlignBytes / sizeof(T)));
         const uint64_t vectors = (count - head) / kVec;
         const uint64_t tail_start = head + vectors * kVec;
-        // Head (< 32 elements) and tail (< kVec) go to block 0, before its tiles.
-        if (blockIdx.x == 0) {
-            if (threadIdx.x < head) acc = fold_element(acc, threadIdx.x);
-            if (tail_start + threadIdx.x < count) acc = fold_element(acc, tail_start + threadIdx.x);
+        // Head (< 32 elements) and tail (< kVec) go to block 0: loaded before
+        // its tiles, folded after them, so their round trip overlaps the
+        // tiles' instead of coming first (a one-block call waited for both).
+        const bool has_head = blockIdx.x == 0 && threadIdx.x < head;
+        const uint64_t tail_index = tail_start + threadIdx.x;
+        const bool has_tail = blockIdx.x == 0 && tail_index < count;
+        T head_a{}, head_b{}, tail_a{}, tail_b{};
+        if (has_head) {
+            head_a = load_element(a + threadIdx.x);
+            if constexpr (kDot) head_b = load_element(b + threadIdx.x);
+        }
+        if (has_tail) {
+            tail_a = load_element(a + tail_index);
+            if constexpr (kDot) tail_b = load_element(b + tail_index);
         }
         acc = fold_share<T, Op, kDot, kVec>(a + head, kDot ? b + head : nullptr, vectors, acc);
+        if (has_head) acc = fold(acc, head_a, head_b);
+        if (has_tail) acc = fold(acc, tail_a, tail_b);
     } else {
         acc = fold_share<T, Op, kDot, 1>(a, b, count, acc);
     }

@@ -13,6 +13,11 @@ namespace gpuprim::cuda {
 // the best block size measured on H100 (128-thread blocks, or 512 with 1-2
 // blocks/SM, lost up to 7% on float min/max; dev/reduce/NOTES.md).
 constexpr int kReduceBlockThreads = 256;
+// Blocks per SM the kernel is compiled for (__launch_bounds__): lets ptxas
+// spend up to 64 registers so every load of a tile is issued before the
+// first is used (left to itself it squeezed the 4-byte sums into 32 and
+// issued three loads, then the fourth after the first adds).
+constexpr int kReduceMinBlocksPerSm = 4;
 // 16-byte loads per thread and input issued back to back each tile: 64 bytes
 // in flight per thread at >= 1024 threads/SM covers HBM latency on A100 and
 // H100. Items per thread follow: 16 for 4-byte types, 8 for 8-byte types, so
@@ -30,12 +35,12 @@ struct ReduceTuning {
 };
 
 inline ReduceTuning reduce_tuning(int compute_capability) {
-    // H100 (dev/reduce/NOTES.md): up to 8 blocks/SM, as many as fit, keep up
-    // to twice the loads in flight of 4 (the sums fit 8). One block beats the
-    // ticket round trip up to 64 KiB.
-    if (compute_capability >= 90) return {8, 65536};
+    // H100 (dev/reduce/NOTES.md): 4 blocks/SM. 8 (as many as fit: 5 for the
+    // float MIN/MAX and dot kernels) was within 1% at 2^16-2^26 and 1-2%
+    // slower at 2^28-2^30. One block beats the ticket round trip up to 64 KiB.
+    if (compute_capability >= 90) return {4, 65536};
     // Ampere/Ada: same shape (2048 threads/SM, 64K registers); not measured here.
-    if (compute_capability >= 80) return {8, 65536};
+    if (compute_capability >= 80) return {4, 65536};
     return {4, 32768};
 }
 
