@@ -1,5 +1,6 @@
-// Block-level reduction: each warp reduces by shuffles (or redux.sync), warp 0
-// reduces the warp totals. Fixed tree, so float sums are reproducible.
+// Block-level reduction: each warp reduces by shuffles (or redux.sync), then
+// the warp totals are combined in warp order. Fixed tree, so float sums are
+// reproducible.
 #pragma once
 
 #include "cuda/warp/warp_reduce.cuh"
@@ -12,6 +13,10 @@ template <typename T, int kMaxThreads>
 struct BlockReduce {
     static_assert(kMaxThreads % 32 == 0 && kMaxThreads <= 1024, "block of whole warps");
     static constexpr int kMaxWarps = kMaxThreads / 32;
+    // Up to this many warp totals thread 0 folds one after another (a few
+    // shared-memory loads and dependent ops); more go through warp 0's
+    // shuffle tree, whose steps each cost a shuffle's latency.
+    static constexpr int kSerialWarps = 8;
 
     struct TempStorage {
         T warp_totals[kMaxWarps];
@@ -29,7 +34,13 @@ struct BlockReduce {
         if (warps == 1) return value;
         if (lane == 0) storage.warp_totals[warp] = value;
         __syncthreads();
-        if (warp == 0) {
+        if (warps <= kSerialWarps) {
+            if (threadIdx.x == 0) {
+#pragma unroll
+                for (unsigned w = 1; w < kSerialWarps && w < kMaxWarps; ++w)
+                    if (w < warps) value = op(value, storage.warp_totals[w]);
+            }
+        } else if (warp == 0) {
             value = lane < warps ? storage.warp_totals[lane] : identity;
             value = warp_reduce(value, op, warps);
         }
