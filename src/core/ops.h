@@ -142,9 +142,8 @@ struct MinMaxKey {
     GPUPRIM_HD static Key key(T x) {
         const Key o = ordered(bit_cast<Key>(x));
         if constexpr (kMin) {
-            if (o < kNans) return o;
-            if (o > Key(~kNans)) return Key(kNans + Key(~o));
-            return Key(o + kNans);
+            const Key positive_nan = Key(kNans + Key(~o)), other = Key(o + kNans);
+            return o < kNans ? o : o > Key(~kNans) ? positive_nan : other;
         } else {
             return o < kNans ? Key(~o) : Key(o - kNans);
         }

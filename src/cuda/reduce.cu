@@ -162,8 +162,9 @@ struct FastMinMaxShare {
 };
 
 template <typename T, typename Op, bool kDot, int kElements>
-__device__ __forceinline__ T fold_share(const T *a, const T *b, uint64_t units, T acc) {
+__device__ __forceinline__ T fold_share(const T *a, const T *b, uint64_t units) {
     const Fold<T, Op, kDot> fold;
+    const T identity = Fold<T, Op, kDot>::Combine::identity();
     if constexpr (!kDot && kFastFloatMinMax<T, Op>) {
         constexpr bool kMin = std::is_same_v<Op, MinOp<T>>;
         using B = bits_t<T>;
@@ -177,12 +178,12 @@ __device__ __forceinline__ T fold_share(const T *a, const T *b, uint64_t units, 
             s.saw_preferred_zero |= bit_cast<B>(x) == kPreferredZero;
             return s;
         });
-        if (share.saw_nan) return fold_units<T, kDot, kElements>(a, b, units, acc, fold);
+        if (share.saw_nan) return fold_units<T, kDot, kElements>(a, b, units, identity, fold);
         if (share.value == T(0))
             share.value = bit_cast<T>(share.saw_preferred_zero ? kPreferredZero : kOtherZero);
-        return Op()(acc, share.value);
+        return share.value;
     } else {
-        return fold_units<T, kDot, kElements>(a, b, units, acc, fold);
+        return fold_units<T, kDot, kElements>(a, b, units, identity, fold);
     }
 }
 
@@ -223,7 +224,7 @@ __global__ void __launch_bounds__(kReduceBlockThreads, kReduceMinBlocksPerSm)
     __shared__ bool is_last_block;
 
     const Folder fold;
-    T acc = Folder::Combine::identity();
+    T share, edges = Folder::Combine::identity();
     constexpr unsigned kVec = kVectorElements<T>;
     bool vectorizable = true;
     if constexpr (kDot)
@@ -236,24 +237,26 @@ __global__ void __launch_bounds__(kReduceBlockThreads, kReduceMinBlocksPerSm)
             min(count, uint64_t((kBodyAlignBytes - misalign) % kBodyAlignBytes / sizeof(T)));
         const uint64_t vectors = (count - head) / kVec;
         const uint64_t tail_start = head + vectors * kVec;
-        // Head (< 32 elements) and tail (< kVec) go to block 0, before its
-        // tiles. (Loading them first and folding them after the tiles kept
-        // four values live through the loop: the f64 dot then issued its
-        // tile loads two at a time and lost 1% at 2^26-2^30.)
+        share = fold_share<T, Op, kDot, kVec>(a + head, kDot ? b + head : nullptr, vectors);
+        // Head (< 32 elements) and tail (< kVec) go to block 0, after its
+        // tiles, so the tile loads are the first thing every block issues.
+        // (Loading them before the tiles and folding them after kept four
+        // values live through the loop: the f64 dot then issued its tile
+        // loads two at a time and lost 1% at 2^26-2^30.)
         if (blockIdx.x == 0) {
             const uint64_t tail_index = tail_start + threadIdx.x;
             if (threadIdx.x < head)
-                acc = fold(acc, load_element(a + threadIdx.x), kDot ? load_element(b + threadIdx.x) : T());
+                edges = fold(edges, load_element(a + threadIdx.x), kDot ? load_element(b + threadIdx.x) : T());
             if (tail_index < count)
-                acc = fold(acc, load_element(a + tail_index), kDot ? load_element(b + tail_index) : T());
+                edges = fold(edges, load_element(a + tail_index), kDot ? load_element(b + tail_index) : T());
         }
-        acc = fold_share<T, Op, kDot, kVec>(a + head, kDot ? b + head : nullptr, vectors, acc);
     } else {
-        acc = fold_share<T, Op, kDot, 1>(a, b, count, acc);
+        share = fold_share<T, Op, kDot, 1>(a, b, count);
     }
 
     using Combine = typename Cross::Combine;
-    V value = Block::reduce(Cross::encode(acc), Combine(), Combine::identity(), storage);
+    V value = Combine()(Cross::encode(share), Cross::encode(edges));
+    value = Block::reduce(value, Combine(), storage);
     if (gridDim.x == 1) {
         if (threadIdx.x == 0) *result = Cross::decode(value);
         return;
@@ -276,7 +279,7 @@ __global__ void __launch_bounds__(kReduceBlockThreads, kReduceMinBlocksPerSm)
     V total = Combine::identity();
     for (uint32_t i = threadIdx.x; i < gridDim.x; i += kReduceBlockThreads)
         total = Combine()(total, bit_cast<V>(__ldcg(reinterpret_cast<const bits_t<V> *>(partials + i))));
-    total = Block::reduce(total, Combine(), Combine::identity(), storage);
+    total = Block::reduce(total, Combine(), storage);
     if (threadIdx.x == 0) *result = Cross::decode(total);
 }
 
