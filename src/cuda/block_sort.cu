@@ -2,7 +2,10 @@
 // their input index (equal keys stay in input order), a bitonic network sorts
 // the pairs in registers and shared memory (block/sort_block_bitonic.cuh),
 // and values are gathered by index from a shared-memory copy, so in-place
-// calls are safe: everything is read before anything is written.
+// calls are safe: everything is read before anything is written. Without
+// values the network sorts the bare radix keys: equal radix keys are equal
+// input bits, so their order is invisible, and half the shuffles and compares
+// go (the index doubled a 4-byte item).
 #include "cuda/block_sort.cuh"
 
 #include "core/key_transform.h"
@@ -33,24 +36,39 @@ using BlockSortValue = std::conditional_t<kValueBytes == 8, uint64_t, uint32_t>;
 constexpr int kItemsPerThread = kBlockSortItemsPerThread;
 constexpr uint32_t kMinNetwork = 32 * kItemsPerThread;  // one whole warp
 
-template <typename K>
-using Sorter = BlockBitonicSort<SortKeyIndex<K>, kItemsPerThread>;
+// What the network sorts: bare radix keys, or keys with their input index.
+template <typename K, int kValueBytes>
+using BlockSortItem = std::conditional_t<kValueBytes == 0, K, SortKeyIndex<K>>;
+
+template <typename K, int kValueBytes>
+using Sorter = BlockBitonicSort<BlockSortItem<K, kValueBytes>, kItemsPerThread>;
+
+template <typename Item, typename K>
+__device__ __forceinline__ Item make_block_item(K key, uint32_t index) {
+    if constexpr (std::is_same_v<Item, K>) return key;
+    else return sort_make_item(key, index);
+}
+template <typename K, typename Item>
+__device__ __forceinline__ K block_item_key(Item item) {
+    if constexpr (std::is_same_v<Item, K>) return item;
+    else return sort_item_key(item);
+}
 
 template <typename K, int kValueBytes>
 size_t block_sort_shared_bytes(uint32_t network) {
-    return 2 * size_t(Sorter<K>::buffer_items(network)) * sizeof(SortKeyIndex<K>) +
+    return 2 * size_t(Sorter<K, kValueBytes>::buffer_items(network)) * sizeof(BlockSortItem<K, kValueBytes>) +
            size_t(network) * kValueBytes;
 }
 
 template <typename K, int kValueBytes>
 __global__ void __launch_bounds__(kBlockSortMaxThreads) block_sort_kernel(const BlockSortArgs args) {
-    using Item = SortKeyIndex<K>;
+    using Item = BlockSortItem<K, kValueBytes>;
     using V = BlockSortValue<kValueBytes>;
     constexpr int kItems = kItemsPerThread;
     extern __shared__ __align__(16) unsigned char shared_bytes[];
     const uint32_t network = blockDim.x * kItems;
     Item *buffers = reinterpret_cast<Item *>(shared_bytes);
-    V *staged_values = reinterpret_cast<V *>(buffers + 2 * Sorter<K>::buffer_items(network));
+    V *staged_values = reinterpret_cast<V *>(buffers + 2 * Sorter<K, kValueBytes>::buffer_items(network));
 
     // Coalesced loads: slot e of thread t takes input e * blockDim.x + t (any
     // assignment works: the index travels with the key).
@@ -59,9 +77,12 @@ __global__ void __launch_bounds__(kBlockSortMaxThreads) block_sort_kernel(const 
 #pragma unroll
     for (int e = 0; e < kItems; ++e) {
         const uint32_t i = uint32_t(e) * blockDim.x + threadIdx.x;
-        // Padding sorts after every key: largest radix key, larger index.
-        items[e] = i < args.count ? sort_make_item(to_radix_key<K>(keys_in[i], args.kind, args.descending), i)
-                                  : sort_make_item(~K(0), i);
+        // Padding sorts after every key: largest radix key, larger index
+        // (bare keys: a padding key equal to a real one is the same bits, so
+        // the first count positions are right either way).
+        items[e] = i < args.count
+                       ? make_block_item<Item>(to_radix_key<K>(keys_in[i], args.kind, args.descending), i)
+                       : make_block_item<Item>(~K(0), i);
     }
     if constexpr (kValueBytes != 0) {
         const V *values_in = static_cast<const V *>(args.values_in);
@@ -69,7 +90,7 @@ __global__ void __launch_bounds__(kBlockSortMaxThreads) block_sort_kernel(const 
     }
     __syncthreads();  // all inputs read before any output is written
 
-    Sorter<K>::sort(items, buffers);
+    Sorter<K, kValueBytes>::sort(items, buffers);
     if constexpr (kValueBytes != 0) __syncthreads();  // staged values complete
 
     K *keys_out = static_cast<K *>(args.keys_out);
@@ -78,7 +99,7 @@ __global__ void __launch_bounds__(kBlockSortMaxThreads) block_sort_kernel(const 
     for (int e = 0; e < kItems; ++e) {
         const uint32_t i = threadIdx.x * kItems + e;
         if (i < args.count) {
-            keys_out[i] = from_radix_key<K>(sort_item_key(items[e]), args.kind, args.descending);
+            keys_out[i] = from_radix_key<K>(block_item_key<K>(items[e]), args.kind, args.descending);
             if constexpr (kValueBytes != 0) values_out[i] = staged_values[sort_item_index(items[e])];
         }
     }
@@ -126,7 +147,8 @@ void dispatch_values(const DeviceEnv &env, const SortRequest &request) {
 bool block_sort_fits(const DeviceEnv &env, const SortRequest &request) {
     if (request.count > uint64_t(kBlockSortMaxThreads) * kItemsPerThread) return false;
     const uint32_t network = network_size(request.count);
-    const uint64_t item_bytes = request.key_bytes == 4 ? 8 : 16;
+    // Bare keys without values, else key and index (packed to 8 bytes for 4-byte keys).
+    const uint64_t item_bytes = request.value_bytes == 0 ? request.key_bytes : request.key_bytes == 4 ? 8 : 16;
     const uint64_t shared = 2 * uint64_t(network + network / 16) * item_bytes + uint64_t(network) * request.value_bytes;
     return shared <= std::max<uint64_t>(48 * 1024, env.max_shared_per_block_optin);
 }

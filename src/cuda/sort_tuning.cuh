@@ -92,8 +92,11 @@ struct RadixHistogramShapeFor<8> {
 // Small inputs: one block of up to kBlockSortMaxThreads threads, each holding
 // kBlockSortItemsPerThread keys, sorts up to their product in registers and
 // shared memory (bitonic; threads = keys rounded up to a power of two / items).
+// 4 items: at 2^10 keys, 256 threads (two warps per scheduler) hide the
+// shuffle and compare latencies that bound 128 threads of 8 items
+// (dev/sort/NOTES.md: 11.8 vs 13.0 us, 2 x 512 12.1 us).
 constexpr int kBlockSortMaxThreads = 512;
-constexpr int kBlockSortItemsPerThread = 8;
+constexpr int kBlockSortItemsPerThread = 4;
 
 struct SortTuning {
     uint64_t block_sort_max;   // count <= this: one block (block_sort.cu)

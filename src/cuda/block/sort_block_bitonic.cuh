@@ -7,8 +7,10 @@
 // (shuffle step) and elsewhere in the block otherwise (one shared-memory
 // round trip; two alternating buffers need one barrier per step). Few
 // threads with several items each keep most steps in registers and shuffles.
-// Items must be totally ordered (the caller makes equal keys distinct with
-// their input index: stable).
+// Items must be totally ordered: the caller makes equal keys distinct with
+// their input index (stable), or sorts bare keys when equal keys are equal
+// bit patterns and nothing travels with them (then order among them cannot
+// be seen).
 #pragma once
 
 #include <cstdint>
@@ -57,6 +59,16 @@ __device__ __forceinline__ SortKeyIndex<uint64_t> sort_item_shuffle_xor(SortKeyI
                                                                         int mask) {
     return {__shfl_xor_sync(0xffffffffu, item.key, mask),
             __shfl_xor_sync(0xffffffffu, item.index, mask)};
+}
+
+// Bare radix keys (keys-only sorts): one compare, one shuffle per 32 bits.
+__device__ __forceinline__ bool sort_item_less(uint32_t a, uint32_t b) { return a < b; }
+__device__ __forceinline__ bool sort_item_less(uint64_t a, uint64_t b) { return a < b; }
+__device__ __forceinline__ uint32_t sort_item_shuffle_xor(uint32_t item, int mask) {
+    return __shfl_xor_sync(0xffffffffu, item, mask);
+}
+__device__ __forceinline__ uint64_t sort_item_shuffle_xor(uint64_t item, int mask) {
+    return __shfl_xor_sync(0xffffffffu, static_cast<unsigned long long>(item), mask);
 }
 
 template <typename Item, int kItems>
