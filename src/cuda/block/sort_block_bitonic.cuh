@@ -125,24 +125,25 @@ struct BlockBitonicSort {
                     if constexpr (kItems > 8) {
                         if (j == 8) register_step<8>(items, first, k);
                     }
-                } else if (j < 32 * kItems) {
-                    const int lane_mask = int(j / kItems);
-#pragma unroll
-                    for (int e = 0; e < kItems; ++e) {
-                        const uint32_t i = first + e;
-                        const Item other = sort_item_shuffle_xor(items[e], lane_mask);
-                        items[e] = keep(items[e], other, ((i & j) == 0) == ((i & k) == 0));
-                    }
                 } else {
-                    Item *buffer = buffers + parity * buffer_items(network);
-                    parity ^= 1;
+                    // kItems <= j < k: bits j and k of position first + e are
+                    // those of first for every slot e, so one direction per
+                    // thread (computed once, not per item).
+                    const bool keep_min = ((first & j) == 0) == ((first & k) == 0);
+                    if (j < 32 * kItems) {
+                        const int lane_mask = int(j / kItems);
 #pragma unroll
-                    for (int e = 0; e < kItems; ++e) buffer[slot(first + e)] = items[e];
-                    __syncthreads();
+                        for (int e = 0; e < kItems; ++e)
+                            items[e] = keep(items[e], sort_item_shuffle_xor(items[e], lane_mask), keep_min);
+                    } else {
+                        Item *buffer = buffers + parity * buffer_items(network);
+                        parity ^= 1;
 #pragma unroll
-                    for (int e = 0; e < kItems; ++e) {
-                        const uint32_t i = first + e;
-                        items[e] = keep(items[e], buffer[slot(i ^ j)], ((i & j) == 0) == ((i & k) == 0));
+                        for (int e = 0; e < kItems; ++e) buffer[slot(first + e)] = items[e];
+                        __syncthreads();
+#pragma unroll
+                        for (int e = 0; e < kItems; ++e)
+                            items[e] = keep(items[e], buffer[slot((first + e) ^ j)], keep_min);
                     }
                 }
             }
