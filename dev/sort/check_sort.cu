@@ -700,6 +700,53 @@ int big(TestEnv &t) {
     return failed;
 }
 
+// Small sizes: the one-block sort against the fused radix launch, mean per
+// call of 100 back-to-back calls (the host queues a call in ~5 us, so calls
+// shorter than that measure the host).
+void time_paths(TestEnv &t) {
+    struct PathCase {
+        const char *name;
+        int dtype, value_bytes;
+    };
+    const PathCase cases[] = {{"u32 keys", 0, 0}, {"u32/u32 pairs", 0, 4}, {"u64 keys", 3, 0}, {"u64/u64 pairs", 3, 8}};
+    std::printf("\n%-16s %7s %10s %10s   (us per call, batch of 100)\n", "case", "n", "block", "fused");
+    for (const PathCase &c : cases) {
+        for (uint64_t n : {uint64_t(1024), uint64_t(2048), uint64_t(4096)}) {
+            const Dtype &dt = kDtypes[c.dtype];
+            TimingBuffers buffers(n, dt.bytes, c.value_bytes, 1);
+            SortRequest request{};
+            request.key_kind = dt.kind;
+            request.key_bytes = dt.bytes;
+            request.value_bytes = uint32_t(c.value_bytes);
+            request.keys_in = buffers.keys_in[0];
+            request.values_in = buffers.values_in[0];
+            request.keys_out = buffers.keys_out;
+            request.values_out = buffers.values_out;
+            request.count = n;
+            auto batch_us = [&](auto call) {
+                for (int i = 0; i < 5; ++i) call();
+                cudaEvent_t e0, e1;
+                CK(cudaEventCreate(&e0));
+                CK(cudaEventCreate(&e1));
+                CK(cudaEventRecord(e0, t.env.stream));
+                for (int i = 0; i < 100; ++i) call();
+                CK(cudaEventRecord(e1, t.env.stream));
+                CK(cudaEventSynchronize(e1));
+                float ms = 0;
+                CK(cudaEventElapsedTime(&ms, e0, e1));
+                CK(cudaEventDestroy(e0));
+                CK(cudaEventDestroy(e1));
+                return ms * 1e3 / 100;
+            };
+            const double block = gc::block_sort_fits(t.env, request)
+                                     ? batch_us([&] { gc::block_sort(t.env, request); })
+                                     : -1;
+            const double fused = batch_us([&] { run_sort(t, request, kFused, 0); });
+            std::printf("%-16s %7llu %10.2f %10.2f\n", c.name, (unsigned long long)n, block, fused);
+        }
+    }
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -713,6 +760,7 @@ int main(int argc, char **argv) {
     if (mode == "check") failed = run_cases(t, check_cases());
     else if (mode == "sanitize") failed = run_cases(t, sanitize_cases());
     else if (mode == "time") time_cases(t);
+    else if (mode == "paths") time_paths(t);
     else if (mode == "sweep") sweep(t);
     else if (mode == "big") failed = big(t);
     else if (mode == "profile") profile(t, argc > 2 ? argv[2] : "k32", argc > 3 ? argv[3] : "ours");

@@ -95,7 +95,7 @@ struct RadixHistogramShapeFor<8> {
 // 4 items: at 2^10 keys, 256 threads (two warps per scheduler) hide the
 // shuffle and compare latencies that bound 128 threads of 8 items
 // (dev/sort/NOTES.md: 11.8 vs 13.0 us, 2 x 512 12.1 us).
-constexpr int kBlockSortMaxThreads = 512;
+constexpr int kBlockSortMaxThreads = 1024;
 constexpr int kBlockSortItemsPerThread = 4;
 
 struct SortTuning {
@@ -107,10 +107,11 @@ struct SortTuning {
 };
 
 inline SortTuning sort_tuning(int compute_capability, uint32_t key_bytes, uint32_t value_bytes) {
-    (void)key_bytes;
-    (void)value_bytes;
     SortTuning tuning{};
-    tuning.block_sort_max = 2048;  // the fused launch is faster from 4096 keys on
+    // H100, 4096 keys (dev/sort/NOTES.md, `check_sort paths`): one block
+    // 17.6 us vs the fused launch 22.2 (u32 keys), 25.3 vs 26.3 (u32/u32
+    // pairs), 24.5 vs 42.9 (u64 keys), but 59.4 vs 55.0 (u64/u64 pairs).
+    tuning.block_sort_max = key_bytes == 8 && value_bytes != 0 ? 2048 : 4096;
     tuning.fused = true;
     tuning.medium_max = uint64_t(1) << 19;  // the large tile was 3-6% faster at 2^20 and 2^21
     tuning.histogram_blocks_per_sm = 4;

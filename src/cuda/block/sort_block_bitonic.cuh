@@ -88,65 +88,77 @@ struct BlockBitonicSort {
         return sort_item_less(other, mine) == keep_min ? other : mine;
     }
 
-    template <int kDistance>
-    __device__ __forceinline__ static void register_step(Item (&items)[kItems], uint32_t first, uint32_t k) {
+    // Positions a warp holds: merges up to this size stay inside a warp.
+    static constexpr uint32_t kWarpItems = 32 * kItems;
+
+    // Step at distance kJ (< kWarpItems) of the merge of size k: partners in
+    // the same thread (kJ < kItems: compare-swap in registers) or in the same
+    // warp (a shuffle). first (this thread's first position) is a multiple of
+    // kItems, so bits kItems and up of a position are first's, and bits below
+    // are the slot's: every direction is a compile-time bit test, or one test
+    // of first per step.
+    template <uint32_t kJ>
+    __device__ __forceinline__ static void warp_step(Item (&items)[kItems], uint32_t first, uint32_t k) {
+        if constexpr (kJ >= kItems) {
+            const bool keep_min = ((first & kJ) == 0) == ((first & k) == 0);
 #pragma unroll
-        for (int e = 0; e < kItems; ++e) {
-            if ((e & kDistance) == 0) {
-                const bool ascending = ((first + e) & k) == 0;
-                Item &low = items[e];
-                Item &high = items[e | kDistance];
-                if (sort_item_less(high, low) == ascending) {
-                    const Item swapped = low;
-                    low = high;
-                    high = swapped;
+            for (int e = 0; e < kItems; ++e)
+                items[e] = keep(items[e], sort_item_shuffle_xor(items[e], int(kJ / kItems)), keep_min);
+        } else {
+#pragma unroll
+            for (int e = 0; e < kItems; ++e) {
+                if ((e & kJ) == 0) {
+                    const bool ascending = k < kItems ? (uint32_t(e) & k) == 0 : (first & k) == 0;
+                    Item &low = items[e];
+                    Item &high = items[e | kJ];
+                    if (sort_item_less(high, low) == ascending) {
+                        const Item swapped = low;
+                        low = high;
+                        high = swapped;
+                    }
                 }
             }
         }
     }
 
-    // Sorts the blockDim.x * kItems items ascending; thread t holds network
-    // positions t * kItems .. t * kItems + kItems - 1. buffers: 2 *
-    // buffer_items(network) items of shared memory. Every thread calls it.
+    // Steps kJ, kJ / 2, ..., 1 of the merge of size k, those below k.
+    template <uint32_t kJ>
+    __device__ __forceinline__ static void warp_steps(Item (&items)[kItems], uint32_t first, uint32_t k) {
+        if (kJ < k) warp_step<kJ>(items, first, k);
+        if constexpr (kJ > 1) warp_steps<kJ / 2>(items, first, k);
+    }
+
+    // The merges of sizes kK, 2 * kK, ..., kWarpItems: all within a warp, all
+    // unrolled with constant sizes.
+    template <uint32_t kK>
+    __device__ __forceinline__ static void warp_merges(Item (&items)[kItems], uint32_t first) {
+        warp_steps<kWarpItems / 2>(items, first, kK);
+        if constexpr (kK < kWarpItems) warp_merges<kK * 2>(items, first);
+    }
+
+    // Sorts the blockDim.x * kItems items ascending (a power of two, at
+    // least kWarpItems); thread t holds network positions t * kItems ..
+    // t * kItems + kItems - 1. buffers: 2 * buffer_items(network) items of
+    // shared memory. Every thread calls it.
     __device__ __forceinline__ static void sort(Item (&items)[kItems], Item *buffers) {
         const uint32_t network = blockDim.x * kItems;
         const uint32_t first = threadIdx.x * kItems;
+        warp_merges<2>(items, first);
+        // Larger merges: steps across warps through shared memory (two
+        // alternating buffers, one barrier a step), then the warp steps.
         uint32_t parity = 0;
-        for (uint32_t k = 2; k <= network; k <<= 1) {
-            for (uint32_t j = k >> 1; j > 0; j >>= 1) {
-                if (j < kItems) {
-                    if (j == 1) register_step<1>(items, first, k);
-                    if constexpr (kItems > 2) {
-                        if (j == 2) register_step<2>(items, first, k);
-                    }
-                    if constexpr (kItems > 4) {
-                        if (j == 4) register_step<4>(items, first, k);
-                    }
-                    if constexpr (kItems > 8) {
-                        if (j == 8) register_step<8>(items, first, k);
-                    }
-                } else {
-                    // kItems <= j < k: bits j and k of position first + e are
-                    // those of first for every slot e, so one direction per
-                    // thread (computed once, not per item).
-                    const bool keep_min = ((first & j) == 0) == ((first & k) == 0);
-                    if (j < 32 * kItems) {
-                        const int lane_mask = int(j / kItems);
+        for (uint32_t k = 2 * kWarpItems; k <= network; k <<= 1) {
+            for (uint32_t j = k >> 1; j >= kWarpItems; j >>= 1) {
+                const bool keep_min = ((first & j) == 0) == ((first & k) == 0);
+                Item *buffer = buffers + parity * buffer_items(network);
+                parity ^= 1;
 #pragma unroll
-                        for (int e = 0; e < kItems; ++e)
-                            items[e] = keep(items[e], sort_item_shuffle_xor(items[e], lane_mask), keep_min);
-                    } else {
-                        Item *buffer = buffers + parity * buffer_items(network);
-                        parity ^= 1;
+                for (int e = 0; e < kItems; ++e) buffer[slot(first + e)] = items[e];
+                __syncthreads();
 #pragma unroll
-                        for (int e = 0; e < kItems; ++e) buffer[slot(first + e)] = items[e];
-                        __syncthreads();
-#pragma unroll
-                        for (int e = 0; e < kItems; ++e)
-                            items[e] = keep(items[e], buffer[slot((first + e) ^ j)], keep_min);
-                    }
-                }
+                for (int e = 0; e < kItems; ++e) items[e] = keep(items[e], buffer[slot((first + e) ^ j)], keep_min);
             }
+            warp_steps<kWarpItems / 2>(items, first, k);
         }
     }
 };
