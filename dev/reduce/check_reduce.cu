@@ -142,9 +142,11 @@ static T ref_exact(Kind k, const T *a, const T *b, size_t n) {
 template <typename T>
 static double rounding_depth(const ReduceTuning &t, uint64_t n, int inputs) {
     using namespace reduce_detail;
-    // One block per SM: the fewest blocks, the longest per-thread chains.
-    const uint32_t grid = grid_size<T>(t, H.env.sm_count, 1, n, inputs);
-    const uint64_t items = uint64_t(kReduceVectorsPerThread) * (16 / sizeof(T));
+    // One block per SM: the fewest blocks, the longest per-thread chains;
+    // the longer tile of the two (sums and dots fold the same way).
+    const uint32_t grid = inputs == 2 ? grid_size<T, SumOp<T>, true>(t, H.env.sm_count, 1, n)
+                                      : grid_size<T, SumOp<T>, false>(t, H.env.sm_count, 1, n);
+    const uint64_t items = uint64_t(inputs == 2 ? kReduceVectorsPerThreadHeavy : kReduceVectorsPerThread) * (16 / sizeof(T));
     const uint64_t tile = uint64_t(kReduceBlockThreads) * items;
     const uint64_t tiles = (n + tile - 1) / tile;
     const uint64_t per_block = (tiles + grid - 1) / grid + 1;
@@ -341,21 +343,24 @@ static std::vector<std::pair<std::string, std::vector<T>>> patterns(size_t n, bo
 
 template <typename T>
 static void test_dtype(bool small) {
+    // Tile sizes of the wide (sums, integer MIN/MAX) and the heavy (float
+    // MIN/MAX, dot) kernels: the sizes below straddle both.
     const size_t tile = size_t(kReduceBlockThreads) * kReduceVectorsPerThread * (16 / sizeof(T));
+    const size_t heavy_tile = size_t(kReduceBlockThreads) * kReduceVectorsPerThreadHeavy * (16 / sizeof(T));
     std::vector<size_t> sizes;
     if (small) {
         // Sanitizer run: both the one-block and the multi-block paths, partial tiles, head and tail.
-        sizes = {0, 1, 5, 33, 257, tile + 1, 4097, 12345, 65537};
+        sizes = {0, 1, 5, 33, 257, heavy_tile + 1, tile + 1, 4097, 12345, 65537};
     } else {
         sizes = {0, 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33, 255, 256, 257,
                  1023, 1024, 1025, 2047, 2048, 2049, tile - 1, tile, tile + 1,
                  2 * tile + 3, 4095, 4096, 4097, 8191, 8192, 8193, 12345, 16383, 16384,
-                 16385, 65535, 65537};
-        const size_t grid_tiles = tile * H.env.sm_count * reduce_tuning(H.env.compute_capability).blocks_per_sm;
-        // Also around the one-wave grids of the kernels that fit fewer blocks per SM.
-        const size_t wave4 = tile * H.env.sm_count * 4, wave5 = tile * H.env.sm_count * 5;
-        for (size_t s : {size_t(1) << 20, (size_t(1) << 20) + 7, grid_tiles - 1, grid_tiles + 1,
-                         3 * grid_tiles + 5, (size_t(1) << 24) + 1, wave4 - 1, wave4 + 1, wave5 + 3})
+                 16385, 65535, 65537, heavy_tile - 1, heavy_tile, heavy_tile + 1, 2 * heavy_tile + 3};
+        // Around the one-wave grids (a tile per block, then the round robin's second turn).
+        const size_t blocks = size_t(H.env.sm_count) * reduce_tuning(H.env.compute_capability).blocks_per_sm;
+        for (size_t s : {size_t(1) << 20, (size_t(1) << 20) + 7, tile * blocks - 1, tile * blocks + 1,
+                         3 * tile * blocks + 5, (size_t(1) << 24) + 1, heavy_tile * blocks - 1,
+                         heavy_tile * blocks + 1, 3 * heavy_tile * blocks + 5})
             sizes.push_back(s);
     }
     std::sort(sizes.begin(), sizes.end());

@@ -86,16 +86,25 @@ struct Fold {
     }
 };
 
+template <typename T, typename Op>
+constexpr bool kFastFloatMinMax =
+    std::is_floating_point_v<T> && (std::is_same_v<Op, MinOp<T>> || std::is_same_v<Op, MaxOp<T>>);
+
+// 16-byte loads per thread and input each tile (reduce_tuning.cuh).
+template <typename T, typename Op, bool kDot>
+constexpr int kVectorsPerThread =
+    kDot || kFastFloatMinMax<T, Op> ? kReduceVectorsPerThreadHeavy : kReduceVectorsPerThread;
+
 // Folds units [0, units) of a (and b) into acc: tiles of kReduceBlockThreads *
 // kPerThread units, dealt to blocks round robin; within a tile thread t takes
 // units t, t + kReduceBlockThreads, ... so each warp load is contiguous. (One
 // contiguous share per block instead measured 1-3% slower on H100 at 2^24 and
 // 2^28 elements: the whole grid sweeping one region keeps DRAM pages open.)
 // fold(acc, a_element, b_element) returns the new running value (of any type).
-template <typename T, bool kDot, int kElements, typename Acc, typename FoldFn>
+template <typename T, bool kDot, int kVectors, int kElements, typename Acc, typename FoldFn>
 __device__ __forceinline__ Acc fold_units(const T *a, const T *b, uint64_t units, Acc acc, FoldFn fold) {
     // The same bytes in flight whether units are vectors or elements.
-    constexpr int kPerThread = kReduceVectorsPerThread * kVectorElements<T> / kElements;
+    constexpr int kPerThread = kVectors * kVectorElements<T> / kElements;
     using U = Unit<T, kElements>;
     const uint64_t tile_units = uint64_t(kReduceBlockThreads) * kPerThread;
     const uint64_t stride = uint64_t(gridDim.x) * tile_units;
@@ -144,10 +153,6 @@ __device__ __forceinline__ Acc fold_units(const T *a, const T *b, uint64_t units
     return acc;
 }
 
-template <typename T, typename Op>
-constexpr bool kFastFloatMinMax =
-    std::is_floating_point_v<T> && (std::is_same_v<Op, MinOp<T>> || std::is_same_v<Op, MaxOp<T>>);
-
 // A thread's share of a float MIN/MAX, folded with one min/max instruction
 // per element instead of the API's rule (NaN with the largest bits wins, -0
 // before +0), which takes several: the hardware min/max skips NaNs and may
@@ -163,6 +168,7 @@ struct FastMinMaxShare {
 
 template <typename T, typename Op, bool kDot, int kElements>
 __device__ __forceinline__ T fold_share(const T *a, const T *b, uint64_t units) {
+    constexpr int kVectors = kVectorsPerThread<T, Op, kDot>;
     const Fold<T, Op, kDot> fold;
     const T identity = Fold<T, Op, kDot>::Combine::identity();
     if constexpr (!kDot && kFastFloatMinMax<T, Op>) {
@@ -172,18 +178,18 @@ __device__ __forceinline__ T fold_share(const T *a, const T *b, uint64_t units) 
         constexpr B kPreferredZero = kMin ? kSign : B(0);
         constexpr B kOtherZero = kMin ? B(0) : kSign;
         FastMinMaxShare<T> share{Op::identity(), false, false};
-        share = fold_units<T, kDot, kElements>(a, b, units, share, [](FastMinMaxShare<T> s, T x, T) {
+        share = fold_units<T, kDot, kVectors, kElements>(a, b, units, share, [](FastMinMaxShare<T> s, T x, T) {
             s.value = kMin ? fmin(s.value, x) : fmax(s.value, x);
             s.saw_nan |= x != x;
             s.saw_preferred_zero |= bit_cast<B>(x) == kPreferredZero;
             return s;
         });
-        if (share.saw_nan) return fold_units<T, kDot, kElements>(a, b, units, identity, fold);
+        if (share.saw_nan) return fold_units<T, kDot, kVectors, kElements>(a, b, units, identity, fold);
         if (share.value == T(0))
             share.value = bit_cast<T>(share.saw_preferred_zero ? kPreferredZero : kOtherZero);
         return share.value;
     } else {
-        return fold_units<T, kDot, kElements>(a, b, units, identity, fold);
+        return fold_units<T, kDot, kVectors, kElements>(a, b, units, identity, fold);
     }
 }
 
@@ -287,12 +293,12 @@ __global__ void __launch_bounds__(kReduceBlockThreads, kReduceMinBlocksPerSm)
 // device and the kernel's build only (so float results are reproducible).
 // blocks_per_sm: the tuning's, capped by how many of the kernel's blocks
 // one SM holds (registers), so the persistent grid is one full wave.
-template <typename T>
-uint32_t grid_size(const ReduceTuning &tuning, int sm_count, int blocks_per_sm, uint64_t count,
-                   int inputs) {
+template <typename T, typename Op, bool kDot>
+uint32_t grid_size(const ReduceTuning &tuning, int sm_count, int blocks_per_sm, uint64_t count) {
+    constexpr int inputs = kDot ? 2 : 1;
     if (count <= tuning.single_block_max_bytes / (sizeof(T) * inputs)) return 1;
     const uint64_t tile_elements =
-        uint64_t(kReduceBlockThreads) * kReduceVectorsPerThread * kVectorElements<T>;
+        uint64_t(kReduceBlockThreads) * kVectorsPerThread<T, Op, kDot> * kVectorElements<T>;
     const uint64_t tiles = count / tile_elements + (count % tile_elements != 0);
     const uint64_t most = uint64_t(std::max(sm_count, 1)) * std::max(blocks_per_sm, 1);
     return static_cast<uint32_t>(std::min(tiles, most));
@@ -308,7 +314,7 @@ void launch(const DeviceEnv &env, const ReduceTuning &tuning, const void *a, con
     if (count > tuning.single_block_max_bytes / (sizeof(T) * (kDot ? 2 : 1)))
         blocks_per_sm = std::min(blocks_per_sm, resident_blocks(env, reinterpret_cast<const void *>(kernel),
                                                                 kReduceBlockThreads, 0, what));
-    const uint32_t grid = grid_size<T>(tuning, env.sm_count, blocks_per_sm, count, kDot ? 2 : 1);
+    const uint32_t grid = grid_size<T, Op, kDot>(tuning, env.sm_count, blocks_per_sm, count);
     V *partials = nullptr;
     uint32_t *ticket = nullptr;
     if (grid > 1) {
