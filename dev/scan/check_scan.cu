@@ -114,6 +114,7 @@ struct Sweep {
     using Config = ScanKernelConfig<Th, V, CacheHint::Default, Store, MS, MB, Stages, WPP>;
     static constexpr uint32_t kSingleBlockMaxTiles = 1;
     static constexpr uint64_t kPipelineMinTilesPerBlock = 0;  // measure the configuration itself
+    static constexpr uint64_t kPipelineMinTilesPerBlockOrdered = 0;
     using MidConfig = ScanKernelConfig<128, 8, CacheHint::Default, CacheHint::Default, 8, 12, 1, 1>;
     static constexpr uint32_t kClearChunk = 256;
     static constexpr uint32_t kPollNs = Poll;
@@ -754,6 +755,51 @@ static void sweep(uint64_t n, const char *label) {
     if (n >= (uint64_t(1) << 27)) trace_summary<T, ScanTuningSm90<int(sizeof(T))>>(n, "library");
 }
 
+// Mid sizes, SUM: the library's choice (one tile per block below 8 tiles per
+// resident pipelined block, 4 for float SUM) against the pipelined kernel at every
+// multi-tile size, batched device time (us per call), CUB alongside.
+template <int kBytes>
+struct AlwaysPipelined : ScanTuningSm90<kBytes> {
+    static constexpr uint64_t kPipelineMinTilesPerBlock = 0;
+    static constexpr uint64_t kPipelineMinTilesPerBlockOrdered = 0;
+};
+
+template <typename T>
+static void mid_row(const char *name) {
+    using Tu = ScanTuningSm90<int(sizeof(T))>;
+    using Always = AlwaysPipelined<int(sizeof(T))>;
+    for (int lg = 14; lg <= 26; lg += 2) {
+        const uint64_t n = uint64_t(1) << lg;
+        pool_fill<T>(n);
+        auto run = [&](auto tuning_tag) {
+            using Tuning = decltype(tuning_tag);
+            return time_batched_us([&](int i) {
+                const int c = i % g_pool.copies;
+                scan_detail::launch_scan<T, SumOp<T>, Tuning>(H.env, false, (const T *)g_pool.in[c], (T *)g_pool.out[c], n,
+                                                              ScanPath::Auto);
+            }, 50);
+        };
+        size_t temp_bytes = 0;
+        CK(cub::DeviceScan::InclusiveSum(nullptr, temp_bytes, (const T *)g_pool.in[0], (T *)g_pool.out[0], (int64_t)n, H.env.stream));
+        void *temp;
+        CK(cudaMalloc(&temp, temp_bytes));
+        const float cub = time_batched_us([&](int i) {
+            const int c = i % g_pool.copies;
+            CK(cub::DeviceScan::InclusiveSum(temp, temp_bytes, (const T *)g_pool.in[c], (T *)g_pool.out[c], (int64_t)n, H.env.stream));
+        }, 50);
+        CK(cudaFree(temp));
+        std::printf("  %-4s 2^%-3d library %9.2f  pipelined %9.2f  CUB %9.2f\n", name, lg, run(Tu{}), run(Always{}), cub);
+    }
+}
+
+static void mid_timings() {
+    std::printf("\n== mid sizes, inclusive SUM: library choice vs always pipelined (us per call, batch) ==\n");
+    mid_row<float>("f32");
+    mid_row<double>("f64");
+    mid_row<uint32_t>("u32");
+    mid_row<uint64_t>("u64");
+}
+
 static void timings() {
     std::printf("\n== tuning sweep (us / GB/s, read+write) ==\n");
     sweep<uint32_t>(uint64_t(1) << 28, "u32 sum");
@@ -830,6 +876,10 @@ int run(int argc, char **argv) {
     if (g_small) H.env.sm_count = 2;
     if (mode == "time") {
         timings();
+        return 0;
+    }
+    if (mode == "mid") {
+        mid_timings();
         return 0;
     }
     std::printf("== correctness (%s) ==\n", mode.c_str());

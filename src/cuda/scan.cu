@@ -503,7 +503,9 @@ void launch_scan(const DeviceEnv &env, bool exclusive, const T *input, T *output
         if (per_sm == 0 && path != ScanPath::Auto)
             fail(GPUPRIM_ERROR_INTERNAL, "scan: the pipelined tile does not fit this device");
         if (path == ScanPath::Auto &&
-            (per_sm == 0 || tiles < pipelined_grid * Tuning::kPipelineMinTilesPerBlock)) {
+            (per_sm == 0 || tiles < pipelined_grid * (ScanOpTraits<T, Op>::kOrdered
+                                                            ? Tuning::kPipelineMinTilesPerBlockOrdered
+                                                            : Tuning::kPipelineMinTilesPerBlock))) {
             using Mid = typename Tuning::MidConfig;
             static_assert(Mid::kStages == 1, "the mid-size configuration runs one tile per block");
             launch_scan<T, Op, Tuning, Mid>(env, exclusive, input, output, count, ScanPath::Auto, trace);
