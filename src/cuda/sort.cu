@@ -1,10 +1,9 @@
 // gpuprim::cuda::sort: picks the path by size (thresholds in sort_tuning.cuh).
 // Up to 4096 keys (2048 for 8-byte keys with values): one block, bitonic in
 // registers and shared memory (block_sort.cu). Up to 128 tiles of 2048 keys:
-// the whole radix sort in one
-// cooperative launch. Beyond: Onesweep, one histogram kernel and one kernel
-// per pass, with a small tile up to 2^19 keys and a large one after
-// (radix_sort.cu).
+// the whole radix sort in one cooperative launch. Beyond: Onesweep, one
+// histogram kernel and one kernel per pass, with a small tile up to 2^19
+// keys and a large one after (radix_sort.cu).
 #include "cuda/block_sort.cuh"
 #include "cuda/device_env.h"
 #include "cuda/radix_sort.cuh"
