@@ -643,16 +643,19 @@ static float time_tuning(uint64_t n, ScanPath path = ScanPath::Auto) {
     });
 }
 
+// CUB's inclusive sum: event median of single calls, or (batch > 0) the
+// mean of `batch` back-to-back calls.
 template <typename T>
-static float time_cub(uint64_t n) {
+static float time_cub(uint64_t n, int batch = 0) {
     size_t temp_bytes = 0;
     CK(cub::DeviceScan::InclusiveSum(nullptr, temp_bytes, (const T *)g_pool.in[0], (T *)g_pool.out[0], (int64_t)n, H.env.stream));
     void *temp;
     CK(cudaMalloc(&temp, temp_bytes));
-    const float t = time_us([&](int i) {
+    const auto call = [&](int i) {
         const int c = i % g_pool.copies;
         CK(cub::DeviceScan::InclusiveSum(temp, temp_bytes, (const T *)g_pool.in[c], (T *)g_pool.out[c], (int64_t)n, H.env.stream));
-    });
+    };
+    const float t = batch > 0 ? time_batched_us(call, batch) : time_us(call);
     CK(cudaFree(temp));
     return t;
 }
@@ -779,15 +782,7 @@ static void mid_row(const char *name) {
                                                               ScanPath::Auto);
             }, 50);
         };
-        size_t temp_bytes = 0;
-        CK(cub::DeviceScan::InclusiveSum(nullptr, temp_bytes, (const T *)g_pool.in[0], (T *)g_pool.out[0], (int64_t)n, H.env.stream));
-        void *temp;
-        CK(cudaMalloc(&temp, temp_bytes));
-        const float cub = time_batched_us([&](int i) {
-            const int c = i % g_pool.copies;
-            CK(cub::DeviceScan::InclusiveSum(temp, temp_bytes, (const T *)g_pool.in[c], (T *)g_pool.out[c], (int64_t)n, H.env.stream));
-        }, 50);
-        CK(cudaFree(temp));
+        const float cub = time_cub<T>(n, 50);
         std::printf("  %-4s 2^%-3d library %9.2f  pipelined %9.2f  CUB %9.2f\n", name, lg, run(Tu{}), run(Always{}), cub);
     }
 }
