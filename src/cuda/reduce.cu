@@ -102,10 +102,7 @@ constexpr int kSingleBlockVectorsPerThread = kReduceVectorsPerThreadHeavy;
 // contiguous share per block instead measured 1-3% slower on H100 at 2^24 and
 // 2^28 elements: the whole grid sweeping one region keeps DRAM pages open.)
 // fold(acc, a_element, b_element) returns the new running value (of any type).
-// kPairwise (float SUM): a full tile's values are added pairwise and the sum
-// folded into acc, a dependent chain of log2(values) adds instead of one add
-// per value (what a one-block call waits for; also a smaller rounding error).
-template <typename T, bool kDot, int kVectors, int kElements, bool kPairwise, typename Acc, typename FoldFn>
+template <typename T, bool kDot, int kVectors, int kElements, typename Acc, typename FoldFn>
 __device__ __forceinline__ Acc fold_units(const T *a, const T *b, uint64_t units, Acc acc, FoldFn fold) {
     // The same bytes in flight whether units are vectors or elements.
     constexpr int kPerThread = kVectors * kVectorElements<T> / kElements;
@@ -125,26 +122,11 @@ __device__ __forceinline__ Acc fold_units(const T *a, const T *b, uint64_t units
             ua[k] = load_unit<T, kElements>(a, first + uint64_t(k) * kReduceBlockThreads);
             if constexpr (kDot) ub[k] = load_unit<T, kElements>(b, first + uint64_t(k) * kReduceBlockThreads);
         }
-        if constexpr (kPairwise) {
-            static_assert(!kDot && ((kPerThread * kElements) & (kPerThread * kElements - 1)) == 0,
-                          "pairwise sums of a power-of-two count of values");
-            T values[kPerThread * kElements];
 #pragma unroll
-            for (int k = 0; k < kPerThread; ++k)
+        for (int k = 0; k < kPerThread; ++k)
 #pragma unroll
-                for (int e = 0; e < kElements; ++e) values[k * kElements + e] = ua[k].elements[e];
-#pragma unroll
-            for (int width = kPerThread * kElements; width > 1; width /= 2)
-#pragma unroll
-                for (int i = 0; i < width / 2; ++i) values[i] = values[2 * i] + values[2 * i + 1];
-            acc = fold(acc, values[0], T());
-        } else {
-#pragma unroll
-            for (int k = 0; k < kPerThread; ++k)
-#pragma unroll
-                for (int e = 0; e < kElements; ++e)
-                    acc = fold(acc, ua[k].elements[e], kDot ? ub[k].elements[e] : T());
-        }
+            for (int e = 0; e < kElements; ++e)
+                acc = fold(acc, ua[k].elements[e], kDot ? ub[k].elements[e] : T());
     }
 
     // The partial last tile belongs to the block whose turn comes next: the
@@ -200,19 +182,18 @@ __device__ __forceinline__ T fold_share(const T *a, const T *b, uint64_t units) 
         constexpr B kPreferredZero = kMin ? kSign : B(0);
         constexpr B kOtherZero = kMin ? B(0) : kSign;
         FastMinMaxShare<T> share{Op::identity(), false, false};
-        share = fold_units<T, kDot, kVectors, kElements, false>(a, b, units, share, [](FastMinMaxShare<T> s, T x, T) {
+        share = fold_units<T, kDot, kVectors, kElements>(a, b, units, share, [](FastMinMaxShare<T> s, T x, T) {
             s.value = kMin ? fmin(s.value, x) : fmax(s.value, x);
             s.saw_nan |= x != x;
             s.saw_preferred_zero |= bit_cast<B>(x) == kPreferredZero;
             return s;
         });
-        if (share.saw_nan) return fold_units<T, kDot, kVectors, kElements, false>(a, b, units, identity, fold);
+        if (share.saw_nan) return fold_units<T, kDot, kVectors, kElements>(a, b, units, identity, fold);
         if (share.value == T(0))
             share.value = bit_cast<T>(share.saw_preferred_zero ? kPreferredZero : kOtherZero);
         return share.value;
     } else {
-        constexpr bool kPairwise = !kDot && std::is_floating_point_v<T> && std::is_same_v<Op, SumOp<T>>;
-        return fold_units<T, kDot, kVectors, kElements, kPairwise>(a, b, units, identity, fold);
+        return fold_units<T, kDot, kVectors, kElements>(a, b, units, identity, fold);
     }
 }
 
