@@ -108,9 +108,10 @@ struct SortTuning {
 
 inline SortTuning sort_tuning(int compute_capability, uint32_t key_bytes, uint32_t value_bytes) {
     SortTuning tuning{};
-    // H100, 4096 keys (dev/sort/NOTES.md, `check_sort paths`): one block
-    // 17.6 us vs the fused launch 22.2 (u32 keys), 25.3 vs 26.3 (u32/u32
-    // pairs), 24.5 vs 42.9 (u64 keys), but 59.4 vs 55.0 (u64/u64 pairs).
+    // H100, 4096 keys (dev/sort/NOTES.md, `check_sort paths`, us per call):
+    // one block 12.8 vs the fused launch 22.4 (u32 keys), 20.5 vs 26.2
+    // (u32/u32 pairs), 19.4 vs 42.6 (u64 keys); u64/u64 pairs 54.1 vs 54.6,
+    // a tie, and 59.4 vs 55.0 before the network was unrolled: kept fused.
     tuning.block_sort_max = key_bytes == 8 && value_bytes != 0 ? 2048 : 4096;
     tuning.fused = true;
     tuning.medium_max = uint64_t(1) << 19;  // the large tile was 3-6% faster at 2^20 and 2^21
