@@ -305,14 +305,19 @@ __global__ void __launch_bounds__(kReduceBlockThreads, kReduceMinBlocksPerSm)
     if (threadIdx.x == 0) *result = Cross::decode(total);
 }
 
+// Inputs of at most single_block_max_bytes (all inputs together) run as one block.
+template <typename T, bool kDot>
+bool is_single_block(const ReduceTuning &tuning, uint64_t count) {
+    return count <= tuning.single_block_max_bytes / (sizeof(T) * (kDot ? 2 : 1));
+}
+
 // Blocks for count elements of T per input: a function of the count, the
 // device and the kernel's build only (so float results are reproducible).
 // blocks_per_sm: the tuning's, capped by how many of the kernel's blocks
 // one SM holds (registers), so the persistent grid is one full wave.
 template <typename T, typename Op, bool kDot>
 uint32_t grid_size(const ReduceTuning &tuning, int sm_count, int blocks_per_sm, uint64_t count) {
-    constexpr int inputs = kDot ? 2 : 1;
-    if (count <= tuning.single_block_max_bytes / (sizeof(T) * inputs)) return 1;
+    if (is_single_block<T, kDot>(tuning, count)) return 1;
     const uint64_t tile_elements =
         uint64_t(kReduceBlockThreads) * kVectorsPerThread<T, Op, kDot> * kVectorElements<T>;
     const uint64_t tiles = count / tile_elements + (count % tile_elements != 0);
@@ -327,7 +332,7 @@ void launch(const DeviceEnv &env, const ReduceTuning &tuning, const void *a, con
     const auto kernel = reduce_kernel<T, Op, kDot>;
     const char *what = kDot ? "dot kernel launch" : "reduce kernel launch";
     int blocks_per_sm = tuning.blocks_per_sm;
-    if (count > tuning.single_block_max_bytes / (sizeof(T) * (kDot ? 2 : 1)))
+    if (!is_single_block<T, kDot>(tuning, count))  // the residency query only where it matters
         blocks_per_sm = std::min(blocks_per_sm, resident_blocks(env, reinterpret_cast<const void *>(kernel),
                                                                 kReduceBlockThreads, 0, what));
     const uint32_t grid = grid_size<T, Op, kDot>(tuning, env.sm_count, blocks_per_sm, count);
