@@ -223,6 +223,19 @@ __device__ __forceinline__ void wait_copies_to_shared() {
 #endif
 }
 
+// A warp's slots of a tile: slot i is tile position warp_first + 32 * i (so
+// each slot's reads are coalesced); positions past the tile's end (unless
+// full) read as zero. tile may point to global or shared memory.
+template <int kItems, typename T>
+__device__ __forceinline__ void read_warp_slots(T (&items)[kItems], const T *tile, uint32_t warp_first,
+                                                bool full, uint32_t tile_keys) {
+#pragma unroll
+    for (int i = 0; i < kItems; ++i) {
+        const uint32_t position = warp_first + i * 32;
+        items[i] = (full || position < tile_keys) ? tile[position] : T(0);
+    }
+}
+
 // shift: a multiple of 8 below the key width. One byte permute (PRMT)
 // instead of a shift and a mask: digits are extracted three times per key.
 template <typename K>
@@ -580,18 +593,9 @@ __global__ void __launch_bounds__(Shape::kThreads, Shape::kMinBlocks)
             K keys[kItems];
             if constexpr (kPrefetch) {
                 wait_copies_to_shared<kStage ? 1 : 0>();  // this tile's keys (not its values)
-#pragma unroll
-                for (int i = 0; i < kItems; ++i) {
-                    const uint32_t position = warp_first + i * 32;
-                    keys[i] = (full || position < tile_keys) ? s.staged_keys[position] : K(0);
-                }
+                read_warp_slots(keys, s.staged_keys, warp_first, full, tile_keys);
             } else {
-                const K *source = key_source + tile_begin;
-#pragma unroll
-                for (int i = 0; i < kItems; ++i) {
-                    const uint32_t position = warp_first + i * 32;
-                    keys[i] = (full || position < tile_keys) ? source[position] : K(0);
-                }
+                read_warp_slots(keys, key_source + tile_begin, warp_first, full, tile_keys);
             }
             if (plan.transform_in) {
 #pragma unroll
@@ -667,20 +671,10 @@ __global__ void __launch_bounds__(Shape::kThreads, Shape::kMinBlocks)
                     }
                 } else {
                     V values[kItems];
-                    if constexpr (kStage) {
-#pragma unroll
-                        for (int i = 0; i < kItems; ++i) {  // each thread reads only what it copied
-                            const uint32_t position = warp_first + i * 32;
-                            values[i] = (full || position < tile_keys) ? s.staged_values[position] : V(0);
-                        }
-                    } else {
-                        const V *source = value_source + tile_begin;
-#pragma unroll
-                        for (int i = 0; i < kItems; ++i) {
-                            const uint32_t position = warp_first + i * 32;
-                            values[i] = (full || position < tile_keys) ? source[position] : V(0);
-                        }
-                    }
+                    if constexpr (kStage)  // each thread reads only what it copied
+                        read_warp_slots(values, s.staged_values, warp_first, full, tile_keys);
+                    else
+                        read_warp_slots(values, value_source + tile_begin, warp_first, full, tile_keys);
                     __syncthreads();  // all keys have left the exchange buffer
 #pragma unroll
                     for (int i = 0; i < kItems; ++i) {
@@ -773,12 +767,8 @@ __global__ void __launch_bounds__(Shape::kThreads) radix_fused_kernel(const Fuse
     for (int i = threadIdx.x; i < kPassCount * kDigits; i += kThreads) histogram[i] = 0;
     K keys[kItems];
     {
-        const K *source = static_cast<const K *>(args.keys[kInputBuffer]) + tile_offset;
-#pragma unroll
-        for (int i = 0; i < kItems; ++i) {
-            const uint32_t position = warp_first + i * 32;
-            keys[i] = (full || position < tile_keys) ? source[position] : K(0);
-        }
+        read_warp_slots(keys, static_cast<const K *>(args.keys[kInputBuffer]) + tile_offset, warp_first, full,
+                        tile_keys);
 #pragma unroll
         for (int i = 0; i < kItems; ++i) {
             const uint32_t position = warp_first + i * 32;
