@@ -13,6 +13,7 @@
 #include <cub/device/device_scan.cuh>
 
 #include <algorithm>
+#include <chrono>
 #include <cfloat>
 #include <cmath>
 #include <cstdio>
@@ -52,6 +53,7 @@ static long g_cases = 0, g_failures = 0, g_skipped = 0;
 static std::mt19937_64 g_rng(20240601);
 static bool g_small = false;
 static const char *g_tuning_name = "library";
+static const auto g_start = std::chrono::steady_clock::now();
 
 template <typename T> struct DT;
 template <> struct DT<int32_t> { static constexpr gpuprim_dtype_t v = GPUPRIM_DTYPE_I32; };
@@ -109,9 +111,9 @@ static Harness H;
 // Candidate tunings: threads x vectors, min blocks/SM, stages, windows per
 // look-back poll, saved windows, poll back-off.
 template <int Th, int V, int MB, int Stages, int WPP = 1, int MS = 16, uint32_t Poll = 64,
-          CacheHint Store = CacheHint::Default>
+          CacheHint Store = CacheHint::Default, int Bulk = 0>
 struct Sweep {
-    using Config = ScanKernelConfig<Th, V, CacheHint::Default, Store, MS, MB, Stages, WPP>;
+    using Config = ScanKernelConfig<Th, V, CacheHint::Default, Store, MS, MB, Stages, WPP, Bulk>;
     static constexpr uint32_t kSingleBlockMaxTiles = 1;
     static constexpr uint64_t kPipelineMinTilesPerBlock = 0;  // measure the configuration itself
     static constexpr uint64_t kPipelineMinTilesPerBlockOrdered = 0;
@@ -122,6 +124,8 @@ struct Sweep {
 struct LibraryTuning {};  // the public entry point with the library's own tuning
 
 template <typename T> using SumType = std::conditional_t<std::is_integral_v<T>, bits_t<T>, T>;
+// The configuration a tuning runs T's SUM with (float SUM may have its own).
+template <typename T, typename Tu> using SumConfig = typename ScanConfigFor<Tu, SumOp<SumType<T>>>::type;
 
 template <typename T, typename Tuning, bool SumOnly = false>
 static void run_scan(int op, bool exclusive, const T *in, T *out, uint64_t n, ScanPath path,
@@ -269,7 +273,19 @@ static bool run_case(int op, bool exclusive, const std::vector<T> &x, size_t in_
         ++g_failures;
         return false;
     }
-    CK(cudaStreamSynchronize(H.env.stream));
+    // A scan that never finishes is a deadlock: name the case and stop.
+    for (auto start = std::chrono::steady_clock::now();;) {
+        const cudaError_t state = cudaStreamQuery(H.env.stream);
+        if (state == cudaSuccess) break;
+        if (state != cudaErrorNotReady) CK(state);
+        if (std::chrono::steady_clock::now() - start > std::chrono::seconds(g_small ? 120 : 20)) {
+            std::printf("HANG [%s] %s %s %s %s n=%zu in_off=%zu out_off=%zu in_place=%d path=%d\n", g_tuning_name,
+                        dtype_name(DT<T>::v), op_name[op], exclusive ? "excl" : "incl", what, n, in_off, out_off,
+                        in_place, int(path));
+            std::fflush(stdout);
+            std::_Exit(3);
+        }
+    }
     std::vector<T> got(n), after(in_place ? 0 : n);
     if (n) CK(cudaMemcpyAsync(got.data(), out, n * sizeof(T), cudaMemcpyDeviceToHost, H.env.stream));
     if (!in_place && n) CK(cudaMemcpyAsync(after.data(), in, n * sizeof(T), cudaMemcpyDeviceToHost, H.env.stream));
@@ -366,7 +382,7 @@ static void check_paths_agree(int op, int ex, const std::vector<T> &data, size_t
 // look-backs walk past the saved-group limit and wait.
 template <typename T, typename Tuning>
 static void compare_paths(const char *label) {
-    using Block = BlockVectorScan<T, SumOp<T>, Tuning::Config::kThreads, Tuning::Config::kVectors>;
+    using Block = BlockVectorScan<T, SumOp<T>, SumConfig<T, Tuning>::kThreads, SumConfig<T, Tuning>::kVectors>;
     const size_t tile = Block::kTileItems;
     std::vector<size_t> sizes = {31 * tile + 5, 32 * tile, 32 * tile + 1, 64 * tile + 1, 97 * tile + 3,
                                  400 * tile + 7, 900 * tile + 7};
@@ -382,7 +398,7 @@ static void compare_paths(const char *label) {
 template <typename T, typename Tuning = LibraryTuning, bool SumOnly = false>
 static void test_dtype(bool quick = false) {
     using Tu = std::conditional_t<std::is_same_v<Tuning, LibraryTuning>, ScanTuningSm90<int(sizeof(T))>, Tuning>;
-    using Block = BlockVectorScan<T, SumOp<T>, Tu::Config::kThreads, Tu::Config::kVectors>;
+    using Block = BlockVectorScan<T, SumOp<T>, SumConfig<T, Tu>::kThreads, SumConfig<T, Tu>::kVectors>;
     const size_t tile = Block::kTileItems;
     // MIN/MAX may run a smaller tile (ScanConfigFor): its edges too.
     using MinMaxConfig = typename ScanConfigFor<Tu, MinOp<T>>::type;
@@ -431,8 +447,9 @@ static void test_dtype(bool quick = false) {
         ++g_failures;
         std::printf("FAIL %s: zeroed counters not zero after the scans\n", dtype_name(DT<T>::v));
     }
-    std::printf("  [%s] %-4s %6ld cases, %ld failures\n", g_tuning_name, dtype_name(DT<T>::v),
-                g_cases - cases_before, g_failures - fails_before);
+    std::printf("  [%s] %-4s %6ld cases, %ld failures (%.0f s)\n", g_tuning_name, dtype_name(DT<T>::v),
+                g_cases - cases_before, g_failures - fails_before,
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - g_start).count());
 }
 
 // ------------------------------------------------------------ device helpers
@@ -672,7 +689,7 @@ static double gbps(uint64_t n, size_t elem, float us) { return 2.0 * n * elem / 
 // Per-tile trace summary: where a tile's life goes.
 template <typename T, typename Tuning>
 static void trace_summary(uint64_t n, const char *label) {
-    using Block = BlockVectorScan<T, SumOp<T>, Tuning::Config::kThreads, Tuning::Config::kVectors>;
+    using Block = BlockVectorScan<T, SumOp<T>, SumConfig<T, Tuning>::kThreads, SumConfig<T, Tuning>::kVectors>;
     const uint64_t tiles = n / Block::kTileItems + 1;
     unsigned long long *d;
     CK(cudaMalloc(&d, tiles * 64));
@@ -740,7 +757,7 @@ template <typename T>
 static void sweep(uint64_t n, const char *label) {
     pool_fill<T>(n);
     std::printf("  %s n=%llu:\n  ", label, (unsigned long long)n);
-    show_tuning<T, LibraryTuning>(n, "library(384x12s3w2)");
+    show_tuning<T, LibraryTuning>(n, "library");
     show_tuning<T, Sweep<384, 12, 1, 3, 1>>(n, "384x12s3w1");
     show_tuning<T, Sweep<384, 12, 1, 3, 4>>(n, "384x12s3w4");
     show_tuning<T, Sweep<256, 24, 1, 2, 2>>(n, "256x24s2w2");
@@ -748,6 +765,11 @@ static void sweep(uint64_t n, const char *label) {
     show_tuning<T, Sweep<512, 12, 1, 2, 2>>(n, "512x12s2w2");
     show_tuning<T, Sweep<256, 16, 1, 3, 2>>(n, "256x16s3w2");
     show_tuning<T, Sweep<128, 16, 6, 1, 1, 8>>(n, "128x16 tile/block");
+    std::printf("\n  bulk loads:");
+    show_tuning<T, Sweep<384, 12, 1, 3, 1, 16, 64, CacheHint::Default, 1>>(n, "384x12s3w1 bulk");
+    show_tuning<T, Sweep<512, 12, 1, 2, 1, 16, 64, CacheHint::Default, 1>>(n, "512x12s2w1 bulk");
+    show_tuning<T, Sweep<256, 24, 1, 2, 1, 16, 64, CacheHint::Default, 1>>(n, "256x24s2w1 bulk");
+    show_tuning<T, Sweep<256, 16, 1, 3, 1, 16, 64, CacheHint::Default, 1>>(n, "256x16s3w1 bulk");
     std::printf("\n  stores:");
     show_tuning<T, Sweep<384, 12, 1, 3, 1, 16, 64, CacheHint::Streaming>>(n, "384x12s3w1 st.cs");
     show_tuning<T, Sweep<384, 12, 1, 3, 1, 16, 64, CacheHint::Global>>(n, "384x12s3w1 st.cg");
@@ -756,6 +778,51 @@ static void sweep(uint64_t n, const char *label) {
     show_max_tuning<T, ScanTuningSm90<int(sizeof(T))>>(n, "library");
     std::printf("\n");
     if (n >= (uint64_t(1) << 27)) trace_summary<T, ScanTuningSm90<int(sizeof(T))>>(n, "library");
+}
+
+// A/B of stage fills (bulk copy vs cp.async) and geometries at large sizes:
+// variants measured round-robin (so drifts hit all alike), median of rounds.
+template <typename T, typename... Tunings>
+static void ab_row(uint64_t n, const char *label, const std::vector<const char *> &names) {
+    pool_fill<T>(n);
+    std::vector<std::function<float()>> runs = {[&] { return time_ours<T>(n); },
+                                                [&] { return time_tuning<T, Tunings>(n); }...};
+    std::vector<std::vector<float>> us(runs.size());
+    std::vector<float> copy;
+    for (int round = 0; round < 7; ++round) {
+        for (size_t v = 0; v < runs.size(); ++v) us[v].push_back(runs[v]());
+        copy.push_back(time_copy(n * sizeof(T)));
+    }
+    const float copy_us = median(copy);
+    std::printf("  %-10s copy %.1f us |", label, copy_us);
+    for (size_t v = 0; v < runs.size(); ++v)
+        std::printf(" %s %.1f (%.1f%%)", v == 0 ? "library" : names[v - 1], median(us[v]), 100.0 * copy_us / median(us[v]));
+    std::printf("\n");
+}
+
+static void ab_timings() {
+    std::printf("\n== A/B, SUM, median of 7 round-robin rounds (us, %% of copy) ==\n");
+    // Bulk copies per stage fill: B<geometry>s<stages>x<copies>; C: cp.async.
+    using B256x24s2x1 = Sweep<256, 24, 1, 2, 1, 16, 64, CacheHint::Default, 1>;
+    using B256x24s2x4 = Sweep<256, 24, 1, 2, 1, 16, 64, CacheHint::Default, 4>;
+    using B256x24s2x16 = Sweep<256, 24, 1, 2, 1, 16, 64, CacheHint::Default, 16>;
+    using B256x28s2x1 = Sweep<256, 28, 1, 2, 1, 16, 64, CacheHint::Default, 1>;
+    using B256x20s2x1 = Sweep<256, 20, 1, 2, 1, 16, 64, CacheHint::Default, 1>;
+    using B192x32s2x1 = Sweep<192, 32, 1, 2, 1, 16, 64, CacheHint::Default, 1>;
+    using B384x12s3x4 = Sweep<384, 12, 1, 3, 1, 16, 64, CacheHint::Default, 4>;
+    using B384x12s3x16 = Sweep<384, 12, 1, 3, 1, 16, 64, CacheHint::Default, 16>;
+    const std::vector<const char *> names = {"B256x24s2x1", "B256x24s2x4", "B256x24s2x16", "B256x28s2x1",
+                                             "B256x20s2x1", "B192x32s2x1", "B384x12s3x4", "B384x12s3x16"};
+    for (int rep = 0; rep < 2; ++rep) {
+        ab_row<uint32_t, B256x24s2x1, B256x24s2x4, B256x24s2x16, B256x28s2x1, B256x20s2x1, B192x32s2x1, B384x12s3x4,
+               B384x12s3x16>(uint64_t(1) << 28, "u32 2^28", names);
+        ab_row<float, B256x24s2x1, B256x24s2x4, B256x24s2x16, B256x28s2x1, B256x20s2x1, B192x32s2x1, B384x12s3x4,
+               B384x12s3x16>(uint64_t(1) << 28, "f32 2^28", names);
+        ab_row<double, B256x24s2x1, B256x24s2x4, B256x24s2x16, B256x28s2x1, B256x20s2x1, B192x32s2x1, B384x12s3x4,
+               B384x12s3x16>(uint64_t(1) << 27, "f64 2^27", names);
+    }
+    ab_row<uint32_t, B256x24s2x1, B256x24s2x4, B256x24s2x16>(uint64_t(1) << 26, "u32 2^26", names);
+    g_pool.release();
 }
 
 // Mid sizes, SUM: the library's choice (one tile per block below 8 tiles per
@@ -873,6 +940,10 @@ int run(int argc, char **argv) {
         timings();
         return 0;
     }
+    if (mode == "ab") {
+        ab_timings();
+        return 0;
+    }
     if (mode == "mid") {
         mid_timings();
         return 0;
@@ -888,17 +959,20 @@ int run(int argc, char **argv) {
     compare_paths<double, ScanTuningSm90<8>>("pipelined");
     compare_paths<float, Sweep<128, 16, 6, 1, 1, 8>>("tile per block");
     compare_paths<double, Sweep<128, 16, 6, 1, 1, 8>>("tile per block");
+    // Candidate tunings of the sweep: the same checks on fewer sizes, sum only.
+    auto candidates = [](auto tuning, const char *name) {
+        using Tu = decltype(tuning);
+        g_tuning_name = name;
+        test_dtype<int32_t, Tu, true>(true);
+        test_dtype<float, Tu, true>(true);
+        test_dtype<int64_t, Tu, true>(true);
+        test_dtype<double, Tu, true>(true);
+        g_tuning_name = "library";
+    };
+    // Bulk-copy stage fills, in every mode so that the sanitizers run them too.
+    candidates(Sweep<384, 12, 1, 3, 1, 16, 64, CacheHint::Default, 1>{}, "384x12s3w1 bulk");
+    candidates(Sweep<256, 24, 1, 2, 1, 16, 64, CacheHint::Default, 4>{}, "256x24s2w1 bulk x4");
     if (mode == "full") {
-        // Candidate tunings of the sweep: the same checks on fewer sizes, sum only.
-        auto candidates = [](auto tuning, const char *name) {
-            using Tu = decltype(tuning);
-            g_tuning_name = name;
-            test_dtype<int32_t, Tu, true>(true);
-            test_dtype<float, Tu, true>(true);
-            test_dtype<int64_t, Tu, true>(true);
-            test_dtype<double, Tu, true>(true);
-            g_tuning_name = "library";
-        };
         candidates(Sweep<256, 24, 1, 2, 2>{}, "256x24s2w2");
         candidates(Sweep<512, 12, 1, 2, 2>{}, "512x12s2w2");
         std::printf("== determinism ==\n");

@@ -285,8 +285,13 @@ __global__ void __launch_bounds__(Config::kThreads, Config::kMinBlocks)
     using Block = typename Io::Block;
     using Traits = ScanOpTraits<T, Op>;
     constexpr int kStages = Config::kStages;
+    constexpr int kBulkCopies = kHasBulkCopy ? Config::kBulkCopies : 0;
+    constexpr bool kBulkLoad = kBulkCopies > 0;
+    static_assert(Config::kThreads % (kBulkCopies > 0 ? kBulkCopies : 1) == 0 && kBulkCopies <= kWarpLanes,
+                  "whole vectors per bulk copy, issued by lanes of warp 0");
     const Op op;
     extern __shared__ uint4 stage_memory[];  // kStages tiles of Block::kTileItems elements
+    __shared__ unsigned long long stage_landed[kBulkLoad ? kStages : 1];  // bulk fills: one barrier per stage
     __shared__ typename Block::TempStorage temp, next_temp;
     __shared__ T saved_aggregates[Traits::kOrdered ? 1 : Config::kMaxSavedWindows * kWarpLanes];
     __shared__ T stage_aggregate[kStages];
@@ -300,11 +305,50 @@ __global__ void __launch_bounds__(Config::kThreads, Config::kMinBlocks)
     T *const staged_base = reinterpret_cast<T *>(stage_memory);
     auto stage_data = [&](uint32_t s) { return staged_base + s * Block::kTileItems; };
 
+    // Filling a stage and waiting for it. cp.async: every thread copies its
+    // own vectors and commits one group per fill, empty or not, so the group
+    // counts of the waits hold. Bulk: lanes of warp 0 start kBulkCopies
+    // copies of a full tile, thread 0 telling the barrier their bytes; partial tiles take plain loads (each thread reads only its own
+    // vectors back) and tickets past the end nothing, thread 0 completing
+    // the stage's barrier phase either way; each thread tracks the parity of
+    // the phase it waits for next, stage by stage.
+    uint32_t stage_parity = 0;
+    auto fill_stage = [&](uint32_t s, uint32_t tile) {
+        if constexpr (kBulkLoad) {
+            if (tile < p.num_tiles && Io::is_full(p, tile)) {
+                constexpr uint32_t kCopyItems = Block::kTileItems / kBulkCopies;
+                if (threadIdx.x == 0) stage_barrier_expect(&stage_landed[s], uint32_t(sizeof(T)) * Block::kTileItems);
+                if (threadIdx.x < kBulkCopies)
+                    bulk_load_to_shared(stage_data(s) + threadIdx.x * kCopyItems,
+                                        static_cast<const T *>(p.input) + Io::first_index(p, tile) +
+                                            threadIdx.x * kCopyItems,
+                                        uint32_t(sizeof(T)) * kCopyItems, &stage_landed[s]);
+            } else {
+                stage_tile<T, Op, Config>(p, tile, stage_data(s), warp, lane);
+                if (threadIdx.x == 0) stage_barrier_arrive(&stage_landed[s]);
+            }
+        } else {
+            stage_tile<T, Op, Config>(p, tile, stage_data(s), warp, lane);
+            cp_async_commit();
+        }
+    };
+    // `pending`: cp.async groups committed after stage s's (ignored for bulk fills).
+    auto wait_stage = [&](uint32_t s, auto pending) {
+        if constexpr (kBulkLoad) {
+            stage_barrier_wait(&stage_landed[s], (stage_parity >> s) & 1u);
+            stage_parity ^= 1u << s;
+        } else {
+            cp_async_wait<decltype(pending)::value>();
+        }
+    };
+    if constexpr (kBulkLoad) {
+        if (threadIdx.x == 0)
+            for (int s = 0; s < kStages; ++s) stage_barrier_init(&stage_landed[s]);  // ready after the next barrier
+    }
+
     // One ticket per stage, one at a time: every block's first tile comes
     // before any block's second, so no block starts out behind the others.
     // Once a ticket is past the end, so are all later ones: no more asking.
-    // Every stage commits a copy group, empty or not, so that the group
-    // counts below hold.
     for (int s = 0; s < kStages; ++s) {
         if (threadIdx.x == 0) {
             if (s > 0 && stage_ticket[s - 1] >= p.num_tiles) {
@@ -318,11 +362,10 @@ __global__ void __launch_bounds__(Config::kThreads, Config::kMinBlocks)
         __syncthreads();
         GPUPRIM_SCAN_TRACE_AT(threadIdx.x == 0 && stage_ticket[s] < p.num_tiles, p, stage_ticket[s], 0,
                               scan_clock());
-        stage_tile<T, Op, Config>(p, stage_ticket[s], stage_data(s), warp, lane);
-        cp_async_commit();
+        fill_stage(s, stage_ticket[s]);
     }
     if (stage_ticket[0] < p.num_tiles) {  // the first tile's aggregate, before the first step
-        cp_async_wait<kStages - 1>();
+        wait_stage(0, std::integral_constant<int, kStages - 1>{});
         const T warp_total = Block::reduce_staged_segment(stage_data(0), warp, lane);
         if (lane == 0) next_temp.warp_totals[warp] = warp_total;
         __syncthreads();
@@ -344,7 +387,7 @@ __global__ void __launch_bounds__(Config::kThreads, Config::kMinBlocks)
         const bool publish_next = next_tile < p.num_tiles;
 
         // The next stage's copies are the oldest group still pending.
-        cp_async_wait<kStages - 2>();
+        wait_stage(s_next, std::integral_constant<int, kStages - 2>{});
         if (publish_next) {
             const T warp_total = Block::reduce_staged_segment(stage_data(s_next), warp, lane);
             if (lane == 0) next_temp.warp_totals[warp] = warp_total;
@@ -390,8 +433,7 @@ __global__ void __launch_bounds__(Config::kThreads, Config::kMinBlocks)
         __syncthreads();  // the stage, both temps and tile_prefix are free again
 
         GPUPRIM_SCAN_TRACE_AT(threadIdx.x == 0 && refill < p.num_tiles, p, refill, 0, scan_clock());
-        stage_tile<T, Op, Config>(p, refill, staged, warp, lane);
-        cp_async_commit();
+        fill_stage(s, refill);
     }
 
     // Every ticket this block will take is taken, and its clears (if any)

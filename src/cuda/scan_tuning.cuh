@@ -17,11 +17,12 @@ namespace gpuprim::cuda {
 // windows of aggregates a look-back may hold before it waits for an
 // inclusive prefix instead of reading further back, the resident blocks per
 // SM the register allocator must allow, kStages, and the windows one
-// look-back poll reads at once. kStages == 1: one block per tile
+// look-back poll reads at once, and how many bulk copies fill one stage of
+// the pipelined kernel (sm_90 and later; 0: cp.async by every thread). kStages == 1: one block per tile
 // (scan_tile_per_block_kernel); kStages >= 2: persistent blocks with kStages
 // tiles in flight each (scan_pipelined_kernel).
 template <int Threads, int Vectors, CacheHint Load, CacheHint Store, int MaxSavedWindows,
-          int MinBlocks, int Stages, int WindowsPerPoll>
+          int MinBlocks, int Stages, int WindowsPerPoll, int BulkCopies = 0>
 struct ScanKernelConfig {
     static constexpr int kThreads = Threads;
     static constexpr int kVectors = Vectors;
@@ -31,25 +32,46 @@ struct ScanKernelConfig {
     static constexpr int kMinBlocks = MinBlocks;
     static constexpr int kStages = Stages;
     static constexpr int kWindowsPerPoll = WindowsPerPoll;
+    static constexpr int kBulkCopies = BulkCopies;
     static_assert(Threads >= 64, "a second warp takes the next ticket while the first looks back");
     static_assert(Stages >= 1, "at least the tile being scanned");
 };
 
-// Tunings may give MIN/MAX their own configuration (MinMaxConfig); SUM and
-// tunings without one use Config. Either way one configuration per operator.
+// Tunings may give MIN/MAX (MinMaxConfig) and float SUM (OrderedSumConfig,
+// the ordered look-back) their own configurations; anything without one
+// uses Config. Either way one configuration per operator.
 template <typename Op>
-struct IsScanSum : std::false_type {};
+struct ScanSumKind {
+    static constexpr bool kSum = false, kOrdered = false;
+};
 template <typename T>
-struct IsScanSum<SumOp<T>> : std::true_type {};
+struct ScanSumKind<SumOp<T>> {
+    static constexpr bool kSum = true, kOrdered = std::is_floating_point_v<T>;
+};
 
-template <typename Tuning, typename Op, typename = void>
-struct ScanConfigFor {
+template <typename Tuning, typename = void>
+struct OrderedSumConfigOf {
     using type = typename Tuning::Config;
 };
+template <typename Tuning>
+struct OrderedSumConfigOf<Tuning, std::void_t<typename Tuning::OrderedSumConfig>> {
+    using type = typename Tuning::OrderedSumConfig;
+};
+template <typename Tuning, typename = void>
+struct MinMaxConfigOf {
+    using type = typename Tuning::Config;
+};
+template <typename Tuning>
+struct MinMaxConfigOf<Tuning, std::void_t<typename Tuning::MinMaxConfig>> {
+    using type = typename Tuning::MinMaxConfig;
+};
+
 template <typename Tuning, typename Op>
-struct ScanConfigFor<Tuning, Op, std::void_t<typename Tuning::MinMaxConfig>> {
-    using type = std::conditional_t<IsScanSum<Op>::value, typename Tuning::Config,
-                                    typename Tuning::MinMaxConfig>;
+struct ScanConfigFor {
+    using type = std::conditional_t<
+        !ScanSumKind<Op>::kSum, typename MinMaxConfigOf<Tuning>::type,
+        std::conditional_t<ScanSumKind<Op>::kOrdered, typename OrderedSumConfigOf<Tuning>::type,
+                           typename Tuning::Config>>;
 };
 
 // Hopper (sm_90), measured on H100 SXM (dev/scan/NOTES.md has the runs).
@@ -66,14 +88,23 @@ struct ScanConfigFor<Tuning, Op, std::void_t<typename Tuning::MinMaxConfig>> {
 // MIN/MAX (float: NaN and signed-zero rules, many instructions per element)
 // are compute-bound with few warps per SM: they keep one tile per block and
 // many blocks (f32 max 2^28: 2.0 TB/s; pipelined with 8 warps per SM: 0.42).
+// Integer SUM of 4-byte elements fills two 112 KB stages by bulk copy
+// (TMA): 2^28 u32 765 us against 815 for the three cp.async stages of 72 KB
+// (93.8% and 88% of a device copy, same run; dev/scan/NOTES.md). Float SUM
+// and 8-byte SUM lost with every bulk geometry tried (f64 2^27: 847 us at
+// best vs 822, two stages 1010+) and keep cp.async.
 template <int kElementBytes>
 struct ScanTuningSm90 {
-    using Config = ScanKernelConfig<384, 12, CacheHint::Default, CacheHint::Default, 16, 1, 3, 1>;
+    using Config = std::conditional_t<
+        kElementBytes == 4, ScanKernelConfig<256, 28, CacheHint::Default, CacheHint::Default, 16, 1, 2, 1, 1>,
+        ScanKernelConfig<384, 12, CacheHint::Default, CacheHint::Default, 16, 1, 3, 1>>;
+    using OrderedSumConfig = ScanKernelConfig<384, 12, CacheHint::Default, CacheHint::Default, 16, 1, 3, 1>;
     using MinMaxConfig = std::conditional_t<
         kElementBytes == 4, ScanKernelConfig<128, 8, CacheHint::Default, CacheHint::Default, 8, 12, 1, 1>,
         ScanKernelConfig<128, 16, CacheHint::Default, CacheHint::Default, 8, 6, 1, 1>>;
     // SUM inputs with fewer than this many pipelined tiles per resident block
-    // (under ~76 MB on an H100) run MidConfig instead, the one-tile-per-block
+    // (under ~118 MB of 4-byte integers, ~76 MB otherwise, on an H100) run
+    // MidConfig instead, the one-tile-per-block
     // shape SUM had before the pipeline: more, smaller tiles finish a
     // mid-size input sooner (2^20 i32: 9.1 us vs 11.6 pipelined; f32 2^24: 64
     // us vs 70), and a one-tile input runs in one block of 128 threads (2^10:
