@@ -931,7 +931,7 @@ int run(int argc, char **argv) {
     const std::string mode = argc > 1 ? argv[1] : "full";
     std::setvbuf(stdout, nullptr, _IOLBF, 0);  // a run cut off by a timeout keeps its log
     g_small = mode == "small";
-    H.init(size_t(64) << 20);
+    H.init(size_t(192) << 20);  // run_case: input and output of up to 300 tiles of 112 KB
     // Under the sanitizers: a grid of two SMs' worth of persistent blocks, so
     // that each block runs many tiles through its ring of stages even at the
     // small sizes an instrumented run can afford.
