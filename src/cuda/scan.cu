@@ -3,8 +3,9 @@
 // Inputs of more than one tile: one launch, tiles in ticket order with a
 // decoupled look-back (block/tile_lookback.cuh). A tile waits several
 // microseconds for its prefix, so SUM runs persistent blocks that keep
-// several tiles in flight in shared memory (cp.async into a ring of
-// stages): the next tiles load while the oldest waits. MIN/MAX, heavier per
+// several tiles in flight in shared memory (a ring of stages filled by
+// cp.async, or by bulk copies on sm_90 where the tuning says so): the next
+// tiles load while the oldest waits. MIN/MAX, heavier per
 // element, run one block per tile with many blocks per SM. One tile: one
 // block walks it in registers; no look-back, no workspace.
 //

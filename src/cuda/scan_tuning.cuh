@@ -78,9 +78,9 @@ struct ScanConfigFor {
 // One block per tile, the tile staged in shared memory (32 KB x 6 blocks per
 // SM), reached 2.42 TB/s (4-byte SUM at 2^28); traced, a tile lived ~20 us:
 // ~4 waiting for its ticket, ~5 loading, ~9 waiting on older tiles, all the
-// while holding its shared memory. SUM now runs persistent blocks, one per
-// SM, of 384 threads with three 72 KB tiles in flight: 2.67 TB/s i32, 2.88
-// TB/s i64 at 2^28. Sweeps (u32 2^28, TB/s): 384x12 2.62, 256x24 with two
+// while holding its shared memory. SUM runs persistent blocks, one per SM;
+// 384 threads with three 72 KB cp.async tiles in flight gave 2.67 TB/s i32,
+// 2.88 TB/s i64 at 2^28. Sweeps (u32 2^28, TB/s): 384x12 2.62, 256x24 with two
 // stages 2.64, 256x16 2.5, 512x8 2.5, two blocks of 3 x 32 KB 2.2; fewer,
 // larger tiles shorten the look-back, whose cohorts hold one tile per block.
 // One look-back window per poll beat 2 and 4 (the extra reads cost more
