@@ -689,8 +689,9 @@ static double gbps(uint64_t n, size_t elem, float us) { return 2.0 * n * elem / 
 // Per-tile trace summary: where a tile's life goes.
 template <typename T, typename Tuning>
 static void trace_summary(uint64_t n, const char *label) {
-    using Block = BlockVectorScan<T, SumOp<T>, SumConfig<T, Tuning>::kThreads, SumConfig<T, Tuning>::kVectors>;
-    const uint64_t tiles = n / Block::kTileItems + 1;
+    // Room for the smallest tile any configuration runs (the mid-size one
+    // has 4096 or 8192 elements); slots of tiles that did not run stay zero.
+    const uint64_t tiles = n / 1024 + 2;
     unsigned long long *d;
     CK(cudaMalloc(&d, tiles * 64));
     CK(cudaMemsetAsync(d, 0, tiles * 64, H.env.stream));
@@ -802,26 +803,30 @@ static void ab_row(uint64_t n, const char *label, const std::vector<const char *
 
 static void ab_timings() {
     std::printf("\n== A/B, SUM, median of 7 round-robin rounds (us, %% of copy) ==\n");
-    // Bulk copies per stage fill: B<geometry>s<stages>x<copies>; C: cp.async.
-    using B256x24s2x1 = Sweep<256, 24, 1, 2, 1, 16, 64, CacheHint::Default, 1>;
-    using B256x24s2x4 = Sweep<256, 24, 1, 2, 1, 16, 64, CacheHint::Default, 4>;
-    using B256x24s2x16 = Sweep<256, 24, 1, 2, 1, 16, 64, CacheHint::Default, 16>;
-    using B256x28s2x1 = Sweep<256, 28, 1, 2, 1, 16, 64, CacheHint::Default, 1>;
-    using B256x20s2x1 = Sweep<256, 20, 1, 2, 1, 16, 64, CacheHint::Default, 1>;
-    using B192x32s2x1 = Sweep<192, 32, 1, 2, 1, 16, 64, CacheHint::Default, 1>;
-    using B384x12s3x4 = Sweep<384, 12, 1, 3, 1, 16, 64, CacheHint::Default, 4>;
-    using B384x12s3x16 = Sweep<384, 12, 1, 3, 1, 16, 64, CacheHint::Default, 16>;
-    const std::vector<const char *> names = {"B256x24s2x1", "B256x24s2x4", "B256x24s2x16", "B256x28s2x1",
-                                             "B256x20s2x1", "B192x32s2x1", "B384x12s3x4", "B384x12s3x16"};
+    // Float SUM geometries (cp.async, three stages; C<threads>x<vectors>,
+    // m<saved windows>, p<poll ns>). The 4-byte integer choice (bulk
+    // 256x28, two stages) is in dev/scan/NOTES.md.
+    using C320x14 = Sweep<320, 14, 1, 3, 1>;
+    using C448x10 = Sweep<448, 10, 1, 3, 1>;
+    using C512x9 = Sweep<512, 9, 1, 3, 1>;
+    using C352x13 = Sweep<352, 13, 1, 3, 1>;
+    using C256x18 = Sweep<256, 18, 1, 3, 1>;
+    using C384x12m32 = Sweep<384, 12, 1, 3, 1, 32>;
+    using C384x12p0 = Sweep<384, 12, 1, 3, 1, 16, 0>;
+    const std::vector<const char *> names = {"C320x14", "C448x10", "C512x9", "C352x13", "C256x18", "C384x12m32", "C384x12p0"};
     for (int rep = 0; rep < 2; ++rep) {
-        ab_row<uint32_t, B256x24s2x1, B256x24s2x4, B256x24s2x16, B256x28s2x1, B256x20s2x1, B192x32s2x1, B384x12s3x4,
-               B384x12s3x16>(uint64_t(1) << 28, "u32 2^28", names);
-        ab_row<float, B256x24s2x1, B256x24s2x4, B256x24s2x16, B256x28s2x1, B256x20s2x1, B192x32s2x1, B384x12s3x4,
-               B384x12s3x16>(uint64_t(1) << 28, "f32 2^28", names);
-        ab_row<double, B256x24s2x1, B256x24s2x4, B256x24s2x16, B256x28s2x1, B256x20s2x1, B192x32s2x1, B384x12s3x4,
-               B384x12s3x16>(uint64_t(1) << 27, "f64 2^27", names);
+        ab_row<double, C320x14, C448x10, C512x9, C352x13, C256x18, C384x12m32, C384x12p0>(uint64_t(1) << 27, "f64 2^27", names);
+        ab_row<float, C320x14, C448x10, C512x9, C352x13, C256x18, C384x12m32, C384x12p0>(uint64_t(1) << 28, "f32 2^28", names);
     }
-    ab_row<uint32_t, B256x24s2x1, B256x24s2x4, B256x24s2x16>(uint64_t(1) << 26, "u32 2^26", names);
+    std::printf("\n== mid-size traces (library, one tile per block) ==\n");
+    pool_fill<uint32_t>(uint64_t(1) << 22);
+    trace_summary<uint32_t, ScanTuningSm90<4>>(uint64_t(1) << 22, "u32 2^22");
+    pool_fill<float>(uint64_t(1) << 22);
+    trace_summary<float, ScanTuningSm90<4>>(uint64_t(1) << 22, "f32 2^22");
+    pool_fill<double>(uint64_t(1) << 22);
+    trace_summary<double, ScanTuningSm90<8>>(uint64_t(1) << 22, "f64 2^22");
+    pool_fill<float>(uint64_t(1) << 20);
+    trace_summary<float, ScanTuningSm90<4>>(uint64_t(1) << 20, "f32 2^20");
     g_pool.release();
 }
 

@@ -92,13 +92,17 @@ struct ScanConfigFor {
 // (TMA): 2^28 u32 765 us against 815 for the three cp.async stages of 72 KB
 // (93.8% and 88% of a device copy, same run; dev/scan/NOTES.md). Float SUM
 // and 8-byte SUM lost with every bulk geometry tried (f64 2^27: 847 us at
-// best vs 822, two stages 1010+) and keep cp.async.
+// best vs 822, two stages 1010+) and keep cp.async: f32 with 320 threads x
+// 14 vectors (819 us at 2^28 vs 849 for 384x12; 448x10 820), f64 with
+// 384x12 (320x14 986 us, 448x10 887, 512x9 872 vs 818-824).
 template <int kElementBytes>
 struct ScanTuningSm90 {
     using Config = std::conditional_t<
         kElementBytes == 4, ScanKernelConfig<256, 28, CacheHint::Default, CacheHint::Default, 16, 1, 2, 1, 1>,
         ScanKernelConfig<384, 12, CacheHint::Default, CacheHint::Default, 16, 1, 3, 1>>;
-    using OrderedSumConfig = ScanKernelConfig<384, 12, CacheHint::Default, CacheHint::Default, 16, 1, 3, 1>;
+    using OrderedSumConfig = std::conditional_t<
+        kElementBytes == 4, ScanKernelConfig<320, 14, CacheHint::Default, CacheHint::Default, 16, 1, 3, 1>,
+        ScanKernelConfig<384, 12, CacheHint::Default, CacheHint::Default, 16, 1, 3, 1>>;
     using MinMaxConfig = std::conditional_t<
         kElementBytes == 4, ScanKernelConfig<128, 8, CacheHint::Default, CacheHint::Default, 8, 12, 1, 1>,
         ScanKernelConfig<128, 16, CacheHint::Default, CacheHint::Default, 8, 6, 1, 1>>;
