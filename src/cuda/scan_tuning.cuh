@@ -49,28 +49,25 @@ struct ScanSumKind<SumOp<T>> {
     static constexpr bool kSum = true, kOrdered = std::is_floating_point_v<T>;
 };
 
-template <typename Tuning, typename = void>
-struct OrderedSumConfigOf {
+// Tuning's configuration named by Member, or its Config if it has none.
+template <typename Tuning>
+using OrderedSumMember = typename Tuning::OrderedSumConfig;
+template <typename Tuning>
+using MinMaxMember = typename Tuning::MinMaxConfig;
+template <typename Tuning, template <typename> class Member, typename = void>
+struct MemberConfigOr {
     using type = typename Tuning::Config;
 };
-template <typename Tuning>
-struct OrderedSumConfigOf<Tuning, std::void_t<typename Tuning::OrderedSumConfig>> {
-    using type = typename Tuning::OrderedSumConfig;
-};
-template <typename Tuning, typename = void>
-struct MinMaxConfigOf {
-    using type = typename Tuning::Config;
-};
-template <typename Tuning>
-struct MinMaxConfigOf<Tuning, std::void_t<typename Tuning::MinMaxConfig>> {
-    using type = typename Tuning::MinMaxConfig;
+template <typename Tuning, template <typename> class Member>
+struct MemberConfigOr<Tuning, Member, std::void_t<Member<Tuning>>> {
+    using type = Member<Tuning>;
 };
 
 template <typename Tuning, typename Op>
 struct ScanConfigFor {
     using type = std::conditional_t<
-        !ScanSumKind<Op>::kSum, typename MinMaxConfigOf<Tuning>::type,
-        std::conditional_t<ScanSumKind<Op>::kOrdered, typename OrderedSumConfigOf<Tuning>::type,
+        !ScanSumKind<Op>::kSum, typename MemberConfigOr<Tuning, MinMaxMember>::type,
+        std::conditional_t<ScanSumKind<Op>::kOrdered, typename MemberConfigOr<Tuning, OrderedSumMember>::type,
                            typename Tuning::Config>>;
 };
 
