@@ -4,10 +4,10 @@
 // decoupled look-back (block/tile_lookback.cuh). A tile waits several
 // microseconds for its prefix, so SUM runs persistent blocks that keep
 // several tiles in flight in shared memory (a ring of stages filled by
-// cp.async, or by bulk copies on sm_90 where the tuning says so): the next
-// tiles load while the oldest waits. MIN/MAX, heavier per
-// element, run one block per tile with many blocks per SM. One tile: one
-// block walks it in registers; no look-back, no workspace.
+// cp.async, or by bulk copies on sm_90 where the tuning says so): the
+// next tiles load while the oldest waits. MIN/MAX, heavier per element,
+// run one block per tile with many blocks per SM. One tile: one block
+// walks it in registers; no look-back, no workspace.
 //
 // Tiles are laid out on 16-byte boundaries of the input: "head" pad
 // positions before element 0 make every full tile start aligned, so wrapped
@@ -309,10 +309,11 @@ __global__ void __launch_bounds__(Config::kThreads, Config::kMinBlocks)
     // Filling a stage and waiting for it. cp.async: every thread copies its
     // own vectors and commits one group per fill, empty or not, so the group
     // counts of the waits hold. Bulk: lanes of warp 0 start kBulkCopies
-    // copies of a full tile, thread 0 telling the barrier their bytes; partial tiles take plain loads (each thread reads only its own
+    // copies of a full tile and thread 0 tells the stage's barrier their
+    // bytes; partial tiles take plain loads (each thread reads only its own
     // vectors back) and tickets past the end nothing, thread 0 completing
-    // the stage's barrier phase either way; each thread tracks the parity of
-    // the phase it waits for next, stage by stage.
+    // the barrier's phase either way. Each thread tracks the parity of the
+    // phase it waits for next, stage by stage.
     uint32_t stage_parity = 0;
     auto fill_stage = [&](uint32_t s, uint32_t tile) {
         if constexpr (kBulkLoad) {

@@ -18,9 +18,10 @@ namespace gpuprim::cuda {
 // inclusive prefix instead of reading further back, the resident blocks per
 // SM the register allocator must allow, kStages, and the windows one
 // look-back poll reads at once, and how many bulk copies fill one stage of
-// the pipelined kernel (sm_90 and later; 0: cp.async by every thread). kStages == 1: one block per tile
-// (scan_tile_per_block_kernel); kStages >= 2: persistent blocks with kStages
-// tiles in flight each (scan_pipelined_kernel).
+// the pipelined kernel (sm_90 and later; 0: cp.async by every thread).
+// kStages == 1: one block per tile (scan_tile_per_block_kernel); kStages >=
+// 2: persistent blocks with kStages tiles in flight each
+// (scan_pipelined_kernel).
 template <int Threads, int Vectors, CacheHint Load, CacheHint Store, int MaxSavedWindows,
           int MinBlocks, int Stages, int WindowsPerPoll, int BulkCopies = 0>
 struct ScanKernelConfig {
@@ -104,12 +105,12 @@ struct ScanTuningSm90 {
         kElementBytes == 4, ScanKernelConfig<128, 8, CacheHint::Default, CacheHint::Default, 8, 12, 1, 1>,
         ScanKernelConfig<128, 16, CacheHint::Default, CacheHint::Default, 8, 6, 1, 1>>;
     // SUM inputs with fewer than this many pipelined tiles per resident block
-    // (under ~118 MB of 4-byte integers, ~76 MB otherwise, on an H100) run
-    // MidConfig instead, the one-tile-per-block
-    // shape SUM had before the pipeline: more, smaller tiles finish a
-    // mid-size input sooner (2^20 i32: 9.1 us vs 11.6 pipelined; f32 2^24: 64
-    // us vs 70), and a one-tile input runs in one block of 128 threads (2^10:
-    // 3.8 us vs 5.4 with the 384-thread block).
+    // (under ~118 MB of 4-byte integers, ~76 MB of 8-byte ones, on an H100)
+    // run MidConfig instead, the one-tile-per-block shape SUM had before the
+    // pipeline: more, smaller tiles finish a mid-size input sooner (2^20
+    // i32: 9.1 us vs 11.6 pipelined; f32 2^24: 64 us vs 70), and a one-tile
+    // input runs in one block of 128 threads (2^10: 3.8 us vs 5.4 with the
+    // 384-thread block).
     static constexpr uint64_t kPipelineMinTilesPerBlock = 8;
     // Float SUM (ordered look-back: prefixes by groups of 32 tiles, so more,
     // smaller tiles mean a longer chain of group prefixes) turns pipelined

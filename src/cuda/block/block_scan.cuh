@@ -80,9 +80,9 @@ __device__ __forceinline__ void cp_async_wait() {
     asm volatile("cp.async.wait_group %0;" ::"n"(kPending) : "memory");
 }
 
-// Bulk copies (sm_90 and later): one thread hands a whole tile to the copy
-// engine, and the block waits on a transaction barrier (mbarrier) in shared
-// memory that completes when the bytes have landed. Code compiled for an
+// Bulk copies (sm_90 and later): one thread (or a few) hands a whole tile to
+// the copy engine, and the block waits on a transaction barrier (mbarrier)
+// in shared memory that completes when the bytes have landed. Code compiled for an
 // older architecture must not take this path (kHasBulkCopy is false there).
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
 constexpr bool kHasBulkCopy = true;
