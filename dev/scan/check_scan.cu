@@ -111,9 +111,9 @@ static Harness H;
 // Candidate tunings: threads x vectors, min blocks/SM, stages, windows per
 // look-back poll, saved windows, poll back-off.
 template <int Th, int V, int MB, int Stages, int WPP = 1, int MS = 16, uint32_t Poll = 64,
-          CacheHint Store = CacheHint::Default, int Bulk = 0>
+          CacheHint Store = CacheHint::Default, int Bulk = 0, int WalkBatch = 1>
 struct Sweep {
-    using Config = ScanKernelConfig<Th, V, CacheHint::Default, Store, MS, MB, Stages, WPP, Bulk>;
+    using Config = ScanKernelConfig<Th, V, CacheHint::Default, Store, MS, MB, Stages, WPP, Bulk, WalkBatch>;
     static constexpr uint32_t kSingleBlockMaxTiles = 1;
     static constexpr uint64_t kPipelineMinTilesPerBlock = 0;  // measure the configuration itself
     static constexpr uint64_t kPipelineMinTilesPerBlockOrdered = 0;
@@ -801,7 +801,23 @@ static void ab_row(uint64_t n, const char *label, const std::vector<const char *
     std::printf("\n");
 }
 
+// The library's tuning with another mid-size (one tile per block) shape:
+// MS saved groups/windows, WB groups per walk poll.
+template <int kBytes, int MS, int WB>
+struct MidVariant : ScanTuningSm90<kBytes> {
+    using MidConfig = ScanKernelConfig<128, 16, CacheHint::Default, CacheHint::Default, MS, 6, 1, 1, 0, WB>;
+};
+
 static void ab_timings() {
+    std::printf("\n== A/B, mid sizes (library: walk by 8 for 4-byte), median of 7 rounds (us, %% of copy) ==\n");
+    const std::vector<const char *> mid_names = {"M8b1(old)", "M16b1", "M32b8", "M8b8"};
+    for (int lg : {20, 22, 23, 24}) {
+        ab_row<float, MidVariant<4, 8, 1>, MidVariant<4, 16, 1>, MidVariant<4, 32, 8>, MidVariant<4, 8, 8>>(uint64_t(1) << lg, lg == 20 ? "f32 2^20" : lg == 22 ? "f32 2^22" : lg == 23 ? "f32 2^23" : "f32 2^24", mid_names);
+        ab_row<double, MidVariant<8, 8, 1>, MidVariant<8, 16, 1>, MidVariant<8, 32, 8>, MidVariant<8, 8, 8>>(uint64_t(1) << lg, lg == 20 ? "f64 2^20" : lg == 22 ? "f64 2^22" : lg == 23 ? "f64 2^23" : "f64 2^24", mid_names);
+    }
+    ab_row<uint32_t, MidVariant<4, 8, 1>, MidVariant<4, 16, 1>>(uint64_t(1) << 22, "u32 2^22", mid_names);
+    ab_row<uint64_t, MidVariant<8, 8, 1>, MidVariant<8, 16, 1>>(uint64_t(1) << 22, "u64 2^22", mid_names);
+    ab_row<uint32_t, MidVariant<4, 8, 1>, MidVariant<4, 16, 1>>(uint64_t(1) << 20, "u32 2^20", mid_names);
     std::printf("\n== A/B, SUM, median of 7 round-robin rounds (us, %% of copy) ==\n");
     // Float SUM geometries (cp.async, three stages; C<threads>x<vectors>,
     // m<saved windows>, p<poll ns>). The 4-byte integer choice (bulk
@@ -814,7 +830,7 @@ static void ab_timings() {
     using C384x12m32 = Sweep<384, 12, 1, 3, 1, 32>;
     using C384x12p0 = Sweep<384, 12, 1, 3, 1, 16, 0>;
     const std::vector<const char *> names = {"C320x14", "C448x10", "C512x9", "C352x13", "C256x18", "C384x12m32", "C384x12p0"};
-    for (int rep = 0; rep < 2; ++rep) {
+    for (int rep = 0; rep < 1; ++rep) {
         ab_row<double, C320x14, C448x10, C512x9, C352x13, C256x18, C384x12m32, C384x12p0>(uint64_t(1) << 27, "f64 2^27", names);
         ab_row<float, C320x14, C448x10, C512x9, C352x13, C256x18, C384x12m32, C384x12p0>(uint64_t(1) << 28, "f32 2^28", names);
     }
@@ -964,6 +980,9 @@ int run(int argc, char **argv) {
     compare_paths<double, ScanTuningSm90<8>>("pipelined");
     compare_paths<float, Sweep<128, 16, 6, 1, 1, 8>>("tile per block");
     compare_paths<double, Sweep<128, 16, 6, 1, 1, 8>>("tile per block");
+    compare_paths<float, Sweep<128, 16, 6, 1, 1, 16, 64, CacheHint::Default, 0, 8>>("tile per block, walk by 8");
+    compare_paths<double, Sweep<128, 16, 6, 1, 1, 16, 64, CacheHint::Default, 0, 8>>("tile per block, walk by 8");
+    compare_paths<float, Sweep<128, 16, 6, 1, 1, 4, 64, CacheHint::Default, 0, 3>>("tile per block, 4 saved, walk by 3");
     // Candidate tunings of the sweep: the same checks on fewer sizes, sum only.
     auto candidates = [](auto tuning, const char *name) {
         using Tu = decltype(tuning);

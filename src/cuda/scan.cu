@@ -172,7 +172,7 @@ template <typename T, typename Op, typename Config, typename Status>
 __device__ __forceinline__ T look_back(const ScanParams &p, const Status &status, uint32_t tile,
                                        T aggregate, T *saved_aggregates, int lane, LookbackStats &stats) {
     if constexpr (ScanOpTraits<T, Op>::kOrdered) {
-        return lookback_ordered_prefix<T, Op, Config::kMaxSavedWindows>(status, p.num_tiles, tile, aggregate,
+        return lookback_ordered_prefix<T, Op, Config::kMaxSavedWindows, Config::kWalkBatch>(status, p.num_tiles, tile, aggregate,
                                                                         lane, p.poll_ns, stats);
     } else {
         const T exclusive = lookback_exclusive_prefix<T, Op, Config::kMaxSavedWindows, Config::kWindowsPerPoll>(
