@@ -33,9 +33,10 @@
 // where KS_g[k] is lane k of that warp scan (it depends on lanes 0..k only).
 // Group slot g (after the tile slots) holds P_{g+1} once known; tile slots
 // hold aggregates only. A tile reads its own group's aggregates and P_g; if
-// P_g is not out yet it walks back a group at a time, adding the S of the
-// groups it passed: a chain of one add per group, where the left fold of
-// every aggregate (the sequential definition) would be one add per tile.
+// P_g is not out yet it walks back a group (or, by the tuning, several) per
+// poll, adding the S of the groups it passed: a chain of one add per group,
+// where the left fold of every aggregate (the sequential definition) would
+// be one add per tile.
 #pragma once
 
 #include "cuda/warp/warp_scan.cuh"
