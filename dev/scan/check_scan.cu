@@ -809,7 +809,7 @@ struct MidVariant : ScanTuningSm90<kBytes> {
 };
 
 static void ab_timings() {
-    std::printf("\n== A/B, mid sizes (library: walk by 8 for 4-byte), median of 7 rounds (us, %% of copy) ==\n");
+    std::printf("\n== A/B, mid sizes (library: one group per poll), median of 7 rounds (us, %% of copy) ==\n");
     const std::vector<const char *> mid_names = {"M8b1(old)", "M16b1", "M32b8", "M8b8"};
     for (int lg : {20, 22, 23, 24}) {
         ab_row<float, MidVariant<4, 8, 1>, MidVariant<4, 16, 1>, MidVariant<4, 32, 8>, MidVariant<4, 8, 8>>(uint64_t(1) << lg, lg == 20 ? "f32 2^20" : lg == 22 ? "f32 2^22" : lg == 23 ? "f32 2^23" : "f32 2^24", mid_names);
