@@ -50,7 +50,7 @@ struct ScanSumKind {
 };
 template <typename T>
 struct ScanSumKind<SumOp<T>> {
-    static constexpr bool kSum = true, kOrdered = std::is_floating_point_v<T>;
+    static constexpr bool kSum = true, kOrdered = ScanOpTraits<T, SumOp<T>>::kOrdered;
 };
 
 // Tuning's configuration named by Member, or its Config if it has none.

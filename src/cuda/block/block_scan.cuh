@@ -270,8 +270,8 @@ struct BlockVectorScan {
 #pragma unroll
         for (int k = 0; k < kVectors; ++k) {
             const uint32_t offset = vector_offset(warp, lane, k);
-            const uint32_t dst = static_cast<uint32_t>(__cvta_generic_to_shared(staged + offset));
-            asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(dst), "l"(tile_in + offset)
+            asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(shared_address(staged + offset)),
+                         "l"(tile_in + offset)
                          : "memory");
         }
     }
