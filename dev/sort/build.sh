@@ -5,7 +5,7 @@ set -e
 ARCH=${ARCH:-sm_90}
 OUT=${BUILD:-build-sort}
 mkdir -p "$OUT"
-FLAGS="-std=c++17 -O3 -arch=$ARCH -Isrc -Iinclude -Idev/sort -lineinfo"
+FLAGS="-std=c++17 -O3 -arch=$ARCH -Isrc -Iinclude -Idev/sort -lineinfo -DGPUPRIM_SORT_TRACE"
 compile() { nvcc $FLAGS -c "$1" -o "$OUT/$(basename "$1" .cu).o"; }
 export -f compile; export FLAGS OUT
 printf '%s\n' src/cuda/sort.cu src/cuda/radix_sort.cu src/cuda/block_sort.cu dev/sort/check_sort.cu \

@@ -484,6 +484,88 @@ void breakdown(TestEnv &t, const char *name, uint64_t n) {
     t.workspace.release();
 }
 
+// Per-tile traces of the large path (built with GPUPRIM_SORT_TRACE): where a
+// tile's time goes, per pass, means/medians/p90 in ns.
+template <typename K, int VB, typename Shape = typename gc::OnesweepLargeShape<sizeof(K), VB>::type>
+void trace_large(TestEnv &t, const char *name, uint64_t n) {
+    TimingBuffers buffers(n, sizeof(K), VB, 1);
+    SortRequest request{};
+    request.key_kind = KeyKind::Unsigned;
+    request.key_bytes = sizeof(K);
+    request.value_bytes = VB;
+    request.keys_in = buffers.keys_in[0];
+    request.values_in = buffers.values_in[0];
+    request.keys_out = buffers.keys_out;
+    request.values_out = buffers.values_out;
+    request.count = n;
+    const gc::SortTuning tuning = gc::sort_tuning(t.env.compute_capability, sizeof(K), VB);
+    // The driver's portions: as equal as whole tiles allow.
+    const uint64_t all_tiles = (n + Shape::kTile - 1) / Shape::kTile;
+    const uint64_t max_portion_tiles = rd::kMaxPortionKeys / Shape::kTile;
+    const uint64_t portions = (all_tiles + max_portion_tiles - 1) / max_portion_tiles;
+    const uint64_t tiles = (all_tiles + portions - 1) / portions;
+    const int passes = int(sizeof(K));
+    const uint64_t words = uint64_t(passes) * portions * tiles * 8;
+    unsigned long long *d = static_cast<unsigned long long *>(device_alloc(words * 8));
+    for (int r = 0; r < 3; ++r) {  // the last run's stamps are kept
+        CK(cudaMemsetAsync(d, 0, words * 8, t.env.stream));
+        rd::onesweep_sort<K, VB, Shape>(t.env, request, tuning, rd::kMaxPortionKeys, rd::kMaxPasses, d);
+    }
+    CK(cudaStreamSynchronize(t.env.stream));
+    std::vector<unsigned long long> h(words);
+    CK(cudaMemcpy(h.data(), d, words * 8, cudaMemcpyDeviceToHost));
+    CK(cudaFree(d));
+    auto stat = [](std::vector<double> v) {
+        std::sort(v.begin(), v.end());
+        double m = 0;
+        for (double x : v) m += x;
+        char buf[64];
+        std::snprintf(buf, sizeof buf, "%.0f/%.0f/%.0f", v.empty() ? 0 : m / v.size(), v.empty() ? 0 : v[v.size() / 2],
+                      v.empty() ? 0 : v[v.size() * 9 / 10]);
+        return std::string(buf);
+    };
+    for (int p = 0; p < passes; ++p) {
+        std::vector<double> rank, lookback, scatter, rest, life, before_lookback, digit0, windows, stalls;
+        uint64_t t_min = ~0ull, t_max = 0;
+        double life_sum = 0;
+        for (uint64_t tile = 1; tile < tiles; ++tile) {
+            const unsigned long long *r = &h[(uint64_t(p) * portions * tiles + tile) * 8];  // portion 0
+            if (!r[0] || !r[4]) continue;
+            t_min = std::min<uint64_t>(t_min, r[0]);
+            t_max = std::max<uint64_t>(t_max, r[4]);
+            rank.push_back(double(r[1]) - double(r[0]));
+            lookback.push_back(double(r[2]) - double(r[1]));
+            scatter.push_back(double(r[3]) - double(r[2]));
+            rest.push_back(double(r[4]) - double(r[3]));
+            life.push_back(double(r[4]) - double(r[0]));
+            before_lookback.push_back(double(r[5]) - double(r[0]));
+            digit0.push_back(double(r[6]) - double(r[5]));
+            windows.push_back(double(r[7] >> 32));
+            stalls.push_back(double(r[7] & 0xffffffffu));
+            life_sum += double(r[4]) - double(r[0]);
+        }
+        if (life.empty()) continue;
+        std::printf("trace %-20s pass %d: tiles %zu span %.0f us, busy blocks avg %.0f; mean/median/p90 ns: "
+                    "to counts %s, counts to offsets %s, key scatter %s, rest %s, life %s; "
+                    "to look-back %s, digit 0 look-back %s, windows %s, unpublished %s\n",
+                    name, p, life.size(), (t_max - t_min) / 1e3, life_sum / double(t_max - t_min),
+                    stat(rank).c_str(), stat(lookback).c_str(), stat(scatter).c_str(), stat(rest).c_str(),
+                    stat(life).c_str(), stat(before_lookback).c_str(), stat(digit0).c_str(), stat(windows).c_str(),
+                    stat(stalls).c_str());
+    }
+    t.workspace.release();
+}
+
+void trace_cases(TestEnv &t) {
+    trace_large<uint32_t, 0>(t, "u32 keys 2^28", 1ull << 28);
+    trace_large<uint32_t, 4>(t, "u32/u32 pairs 2^28", 1ull << 28);
+    trace_large<uint64_t, 0>(t, "u64 keys 2^26", 1ull << 26);
+    trace_large<uint32_t, 0, gc::OnesweepShape<384, 18, 2, gc::RadixMatch::AtomicOr, false, 4, false, true>>(
+        t, "u32 keys early", 1ull << 28);
+    trace_large<uint32_t, 4, gc::OnesweepShape<384, 16, 2, gc::RadixMatch::AtomicOr, true, 4, false, true>>(
+        t, "u32/u32 pairs early", 1ull << 28);
+}
+
 // One sort, for ncu: which = k32 | p32 | k64, who = ours | cub.
 void profile(TestEnv &t, const std::string &which, const std::string &who) {
     const int dtype = which == "k64" ? 3 : 0;
@@ -623,6 +705,7 @@ void sweep(TestEnv &t) {
             std::printf("sweep k%d v%d n=2^%d %-40s %10.1f us %8.2f Gk/s\n", s.key_bytes, s.value_bytes,
                         63 - __builtin_clzll(n), "CUB", ms * 1e3, n / ms / 1e6);
         }
+        std::vector<unsigned char> reference;
         for (const SortVariant &v : variants) {
             if (v.key_bytes != s.key_bytes || v.value_bytes != s.value_bytes) continue;
             if (n < v.min_n || n > v.max_n) continue;
@@ -639,8 +722,20 @@ void sweep(TestEnv &t) {
                 request.values_in = values_in[copy];
                 v.sort(t, request);
             });
-            std::printf("sweep k%d v%d n=2^%d %-40s %10.1f us %8.2f Gk/s\n", s.key_bytes, s.value_bytes,
-                        63 - __builtin_clzll(n), v.name.c_str(), ms * 1e3, n / ms / 1e6);
+            // Same output as the size's first variant (the library) on copy 0.
+            request.keys_in = keys_in[0];
+            request.values_in = values_in[0];
+            v.sort(t, request);
+            CK(cudaStreamSynchronize(t.env.stream));
+            std::vector<unsigned char> out(n * (s.key_bytes + s.value_bytes));
+            CK(cudaMemcpy(out.data(), keys_out, n * s.key_bytes, cudaMemcpyDeviceToHost));
+            if (s.value_bytes)
+                CK(cudaMemcpy(out.data() + n * s.key_bytes, values_out, n * s.value_bytes, cudaMemcpyDeviceToHost));
+            const bool first = reference.empty();
+            if (first) reference = std::move(out);
+            std::printf("sweep k%d v%d n=2^%d %-40s %10.1f us %8.2f Gk/s%s\n", s.key_bytes, s.value_bytes,
+                        63 - __builtin_clzll(n), v.name.c_str(), ms * 1e3, n / ms / 1e6,
+                        first || out == reference ? "" : "  MISMATCH");
             std::fflush(stdout);
         }
         t.workspace.release();
@@ -763,6 +858,7 @@ int main(int argc, char **argv) {
     else if (mode == "paths") time_paths(t);
     else if (mode == "sweep") sweep(t);
     else if (mode == "big") failed = big(t);
+    else if (mode == "trace") trace_cases(t);
     else if (mode == "profile") profile(t, argc > 2 ? argv[2] : "k32", argc > 3 ? argv[3] : "ours");
     std::printf("%s: %s\n", mode.c_str(), failed ? "FAILED" : "done");
     return failed ? 1 : 0;

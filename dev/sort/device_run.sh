@@ -13,8 +13,9 @@ for step in ${STEPS:-check time big sweep memcheck racecheck}; do
   case $step in
     check) run check 100 $B check ;;
     time) run time 50 $B time ;;
+    trace) run trace 40 $B trace ;;
     big) run big 30 $B big ;;
-    sweep) run sweep 40 $B sweep ;;
+    sweep) run sweep 150 $B sweep ;;
     memcheck) run memcheck 30 compute-sanitizer --tool memcheck --error-exitcode 3 $B sanitize ;;
     racecheck) run racecheck 40 compute-sanitizer --tool racecheck --error-exitcode 3 $B sanitize ;;
     ncu) run ncu_ours 40 $NCU -k regex:"onesweep|histogram" $B profile k32 ours
@@ -24,6 +25,7 @@ done
 cat "$O"/ncu_ours.log "$O"/ncu_cub.log > "$O/ncu.log" 2>/dev/null; rm -f "$O"/ncu_ours.log "$O"/ncu_cub.log
 echo; echo "#### check"; grep -E "FAIL|checked" "$O/check.log" | head -25
 echo "#### time"; grep -v "^device" "$O/time.log" | tail -24
+echo "#### trace"; grep "^trace" "$O/trace.log" 2>/dev/null | cut -c1-260
 echo "#### big"; grep -E "big|threw" "$O/big.log"
 echo "#### sweep"; grep sweep "$O/sweep.log" | sed 's/sweep //; s/  */ /g'
 for s in memcheck racecheck; do echo "#### $s"; grep -E "ERROR SUMMARY|RACECHECK SUMMARY|checked|Error|error" "$O/$s.log" | head -6; done

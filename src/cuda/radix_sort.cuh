@@ -29,10 +29,11 @@
 // that rotate from launch to launch (lookback_codes): every tile of a launch
 // leaves its words "inclusive", which reads as "empty" to the next launch, so
 // the array is cleared once per call (by the histogram kernel), not once per
-// pass. Counts must fit 30 bits, so inputs past 2^28 keys run in portions of
-// at most 2^28 keys, one launch each; every launch of a call has the same tile
-// count (a short last portion runs padding tiles that only write their words).
-// Each portion's last tile hands the running digit offsets to the next.
+// pass. Counts must fit 30 bits, so inputs of 2^30 keys or more run in
+// portions of fewer than 2^30 keys, one launch each, as equal as whole tiles
+// allow; every launch of a call has the same tile count (a short last portion
+// runs a few padding tiles that only write their words). Each portion's last
+// tile hands the running digit offsets to the next.
 //
 // Buffers: input, output and one temporary copy (workspace). The plan
 // ping-pongs between output and temporary so the last executed pass writes
@@ -42,9 +43,9 @@
 //
 // Workspace peak (one reserve per call):
 //   count * (key_bytes + value_bytes)          temporary keys and values
-// + tiles * 256 * 4 bytes                       look-back (tiles <= 2^28 / tile
-//                                               keys: about 0.15 bytes a key at
-//                                               the large u32 tile, 6912 keys)
+// + tiles * 256 * 4 bytes                       look-back (tiles of one portion:
+//                                               about 0.15 bytes a key at the
+//                                               large u32 tile, 6912 keys)
 // + passes * 256 * 16 + 4 KiB                   digit counts, offsets, plan
 // plus 256-byte alignment of each part. The fused path needs the temporary
 // copy + passes * tiles * 1 KiB (tiles <= 128) + passes * 1 KiB.
@@ -79,8 +80,10 @@ constexpr int kPasses = int(sizeof(K)) * 8 / kDigitBits;
 static_assert(kPasses<uint32_t> % 2 == 0 && kPasses<uint64_t> % 2 == 0,
               "the plan assumes an even number of passes");
 
-// Look-back portions: counts in a look-back word must fit 30 bits.
-constexpr uint64_t kMaxPortionKeys = uint64_t(1) << 28;
+// Look-back portions: counts in a look-back word must fit 30 bits. (At 2^28
+// the benchmark's 2^28 keys took two launches per pass, the second with one
+// real tile and ~39,000 padding tiles.)
+constexpr uint64_t kMaxPortionKeys = (uint64_t(1) << 30) - 1;
 constexpr uint32_t kLookbackValueMask = (1u << 30) - 1;
 
 // env.zeroed_counters words used (each kernel leaves its words zero).
@@ -412,11 +415,33 @@ struct OnesweepArgs {
     uint32_t portion, portions;
     KeyKind kind;
     bool descending;
+    unsigned long long *trace;  // per-tile timestamps in tracing dev builds; else unused
 };
+
+// Tracing (dev/sort only): globaltimer stamps of thread 0 per (pass, portion,
+// tile) at fixed slots: 0 ticket known, 1 digit counts published, 2 offsets
+// known (look-back done, after the barrier), 3 keys stored, 4 tile done,
+// 5 look-back begins, 6 digit 0's look-back done; slot 7 holds digit 0's
+// look-back statistics.
+#if defined(GPUPRIM_SORT_TRACE)
+__device__ __forceinline__ unsigned long long sort_clock() {
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+#define GPUPRIM_SORT_TRACE_AT(args, tile, slot)                                                         \
+    do {                                                                                              \
+        if (threadIdx.x == 0 && (args).trace)                                                         \
+            (args).trace[((uint64_t((args).pass) * (args).portions + (args).portion) * (args).tiles + (tile)) * 8 + \
+                         (slot)] = sort_clock();                                                                      \
+    } while (0)
+#else
+#define GPUPRIM_SORT_TRACE_AT(args, tile, slot) ((void)0)
+#endif
 
 template <typename K, typename V, typename Shape, bool kHasValues>
 struct OnesweepStorage {
-    using Rank = BlockRadixRank<Shape::kThreads, Shape::kItems, Shape::kMatch>;
+    using Rank = BlockRadixRank<Shape::kThreads, Shape::kItems, Shape::kMatch, Shape::kEarlyCounts>;
     static constexpr int kTile = Shape::kTile;
     static constexpr bool kStage = kHasValues && Shape::kStageValues;
     typename Rank::Storage rank;
@@ -435,12 +460,17 @@ struct OnesweepStorage {
 };
 
 // Sum of the counts of digit `digit` in tiles [0, tile) of this launch.
+// stats (tracing only): windows read << 32 | windows that stopped at an unpublished word.
 template <int kWindow>
 __device__ __forceinline__ uint32_t lookback_exclusive(const uint32_t *lookback, uint32_t tile,
-                                                       uint32_t digit, LookbackCodes codes) {
+                                                       uint32_t digit, LookbackCodes codes,
+                                                       [[maybe_unused]] uint64_t *stats = nullptr) {
     uint32_t exclusive = 0;
     int64_t next = int64_t(tile) - 1;  // tile >= 1; tile 0 is always inclusive
     while (true) {
+#if defined(GPUPRIM_SORT_TRACE)
+        if (stats) *stats += uint64_t(1) << 32;
+#endif
         uint32_t word[kWindow];
 #pragma unroll
         for (int q = 0; q < kWindow; ++q)
@@ -455,6 +485,9 @@ __device__ __forceinline__ uint32_t lookback_exclusive(const uint32_t *lookback,
                 else consumed = q;  // not published yet: read again from here
             }
         }
+#if defined(GPUPRIM_SORT_TRACE)
+        if (stats && consumed < kWindow) *stats += 1;
+#endif
         next -= consumed;
     }
 }
@@ -549,6 +582,7 @@ __global__ void __launch_bounds__(Shape::kThreads, Shape::kMinBlocks)
             }
             continue;
         }
+        GPUPRIM_SORT_TRACE_AT(args, tile, 0);
         const uint32_t tile_offset = tile * kTile;
         const uint32_t tile_keys = tile_keys_of(tile);
         const uint64_t tile_begin = args.portion_begin + tile_offset;
@@ -614,17 +648,26 @@ __global__ void __launch_bounds__(Shape::kThreads, Shape::kMinBlocks)
                 s.rank, [&](int i) { return digit_of(keys[i], shift); }, ranks, digit_count, digit_exclusive,
                 [&](uint32_t count) {
                     if (tile > 0) store_relaxed(tile_lookback + threadIdx.x, (codes.aggregate << 30) | count);
+                    GPUPRIM_SORT_TRACE_AT(args, tile, 1);
                 });
 
 #pragma unroll
             for (int i = 0; i < kItems; ++i) s.exchange.keys[ranks[i]] = keys[i];
 
+            GPUPRIM_SORT_TRACE_AT(args, tile, 5);
             if (threadIdx.x < kDigits) {
                 const uint32_t digit = threadIdx.x;
                 const uint64_t base_in = args.base_in[digit];
+                [[maybe_unused]] uint64_t stats = 0;
                 const uint32_t before =
-                    tile > 0 ? lookback_exclusive<Shape::kLookbackWindow>(args.lookback, tile, digit, codes)
+                    tile > 0 ? lookback_exclusive<Shape::kLookbackWindow>(args.lookback, tile, digit, codes, &stats)
                              : 0u;
+                GPUPRIM_SORT_TRACE_AT(args, tile, 6);
+#if defined(GPUPRIM_SORT_TRACE)
+                if (threadIdx.x == 0 && args.trace)
+                    args.trace[((uint64_t(args.pass) * args.portions + args.portion) * args.tiles + tile) * 8 + 7] =
+                        stats;
+#endif
                 store_relaxed(tile_lookback + digit, (codes.inclusive << 30) | (before + digit_count));
                 const uint64_t base = base_in + before;
                 const uint64_t first_index = base - digit_exclusive;  // of tile position 0, modulo 2^64
@@ -635,6 +678,7 @@ __global__ void __launch_bounds__(Shape::kThreads, Shape::kMinBlocks)
                     args.base_out[digit] = base + digit_count;
             }
             __syncthreads();
+            GPUPRIM_SORT_TRACE_AT(args, tile, 2);
 
             if constexpr (kPrefetch) {
                 tile = s.next_tile[parity];
@@ -659,6 +703,7 @@ __global__ void __launch_bounds__(Shape::kThreads, Shape::kMinBlocks)
             };
             if (plan.transform_out) scatter_keys(std::true_type{});
             else scatter_keys(std::false_type{});
+            GPUPRIM_SORT_TRACE_AT(args, tile, 3);
 
             if constexpr (kHasValues) {
                 if constexpr (kStage) wait_copies_to_shared<kPrefetch ? 1 : 0>();  // this thread's copies
@@ -696,6 +741,7 @@ __global__ void __launch_bounds__(Shape::kThreads, Shape::kMinBlocks)
         };
         if (tile_keys == kTile) process(std::true_type{});
         else process(std::false_type{});
+        GPUPRIM_SORT_TRACE_AT(args, tile, 4);
     }
 }
 
@@ -946,17 +992,19 @@ void launch_radix_kernel(Kernel kernel, uint32_t blocks, int threads, size_t sha
 template <typename K, int kValueBytes, typename Shape,
           typename HistogramShape = typename RadixHistogramShapeFor<sizeof(K)>::type>
 void onesweep_sort(const DeviceEnv &env, const SortRequest &request, const SortTuning &tuning,
-                   uint64_t portion_limit = kMaxPortionKeys, int passes_to_launch = kMaxPasses) {
+                   uint64_t portion_limit = kMaxPortionKeys, int passes_to_launch = kMaxPasses,
+                   unsigned long long *trace = nullptr) {
     using V = RadixValue<kValueBytes>;
     constexpr bool kHasValues = kValueBytes != 0;
     constexpr int kPassCount = kPasses<K>;
     constexpr uint64_t kTile = Shape::kTile;
-    const uint64_t portion_size =
-        std::max<uint64_t>(1, std::min(portion_limit, kMaxPortionKeys) / kTile) * kTile;
-
     const uint64_t n = request.count;
-    const uint64_t portions = (n + portion_size - 1) / portion_size;
-    const uint32_t tiles = uint32_t((std::min(n, portion_size) + kTile - 1) / kTile);
+    // Portions as equal as whole tiles allow, so the last has few padding tiles.
+    const uint64_t max_portion_tiles = std::max<uint64_t>(1, std::min(portion_limit, kMaxPortionKeys) / kTile);
+    const uint64_t all_tiles = (n + kTile - 1) / kTile;
+    const uint64_t portions = (all_tiles + max_portion_tiles - 1) / max_portion_tiles;
+    const uint32_t tiles = uint32_t((all_tiles + portions - 1) / portions);
+    const uint64_t portion_size = uint64_t(tiles) * kTile;
 
     // Workspace: partitioned by hand, each part 256-byte aligned.
     const uint64_t keys_bytes = align_up(n * sizeof(K), 256);
@@ -1037,6 +1085,7 @@ void onesweep_sort(const DeviceEnv &env, const SortRequest &request, const SortT
     args.portions = uint32_t(portions);
     args.kind = request.key_kind;
     args.descending = request.descending;
+    args.trace = trace;
     for (int pass = 0; pass < std::min(kPassCount, passes_to_launch); ++pass) {
         for (uint64_t portion = 0; portion < portions; ++portion) {
             args.pass = uint32_t(pass);

@@ -15,9 +15,11 @@ namespace gpuprim::cuda {
 // kStageValues copies the tile's values to shared memory asynchronously
 // (cp.async) while the keys are ranked; kLookbackWindow predecessors are read
 // at once during look-back; kPrefetch takes the next tile's ticket early and
-// copies its keys to shared memory while the current tile is scattered.
+// copies its keys to shared memory while the current tile is scattered;
+// kEarlyCounts publishes the tile's digit counts before ranking (see
+// BlockRadixRank).
 template <int kThreads_, int kItems_, int kMinBlocks_, RadixMatch kMatch_, bool kStageValues_,
-          int kLookbackWindow_, bool kPrefetch_ = false>
+          int kLookbackWindow_, bool kPrefetch_ = false, bool kEarlyCounts_ = false>
 struct OnesweepShape {
     static constexpr int kThreads = kThreads_;
     static constexpr int kItems = kItems_;
@@ -27,6 +29,7 @@ struct OnesweepShape {
     static constexpr bool kStageValues = kStageValues_;
     static constexpr int kLookbackWindow = kLookbackWindow_;
     static constexpr bool kPrefetch = kPrefetch_;
+    static constexpr bool kEarlyCounts = kEarlyCounts_;
 };
 
 // Shapes below were picked on an H100 (dev/sort/NOTES.md has the sweep).

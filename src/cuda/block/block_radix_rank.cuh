@@ -28,7 +28,12 @@ namespace gpuprim::cuda {
 constexpr int kRadixRankDigitBits = 8;
 constexpr int kRadixRankDigits = 1 << kRadixRankDigitBits;
 
-template <int kThreads, int kItems, RadixMatch kMatch = RadixMatch::Ballot>
+// kEarlyCounts: count the digits first (one shared atomic per item, none
+// waiting on another), so the tile's counts are known, and handed to
+// on_counts, before the items are ranked; the ranking then starts from each
+// warp's final offsets. Onesweep publishes the counts that much earlier, and
+// its look-back waits less for them.
+template <int kThreads, int kItems, RadixMatch kMatch = RadixMatch::Ballot, bool kEarlyCounts = false>
 struct BlockRadixRank {
     static_assert(kThreads % 32 == 0, "whole warps");
     static_assert(kThreads >= kRadixRankDigits, "one thread per digit");
@@ -68,54 +73,64 @@ struct BlockRadixRank {
         }
         __syncwarp();
 
-        const uint32_t lanes_below = radix_lanemask_lt();
+        // Ranks each item among the warp's items of its digit, counting on from
+        // counts[digit] (zero, or with kEarlyCounts the warp's final offset).
+        auto rank_in_warp = [&]() {
+            const uint32_t lanes_below = radix_lanemask_lt();
 #pragma unroll
-        for (int i = 0; i < kItems; ++i) {
-            const uint32_t digit = digit_of(i);
-            if constexpr (kPacked) {
-                // No leader election or shuffle: every peer reads the mask and
-                // the count before the item, the lowest peer writes both.
-                uint32_t *pair = &counts[2 * digit];
-                atomicOr(pair, 1u << lane);
-                __syncwarp();
-                const uint2 state = *reinterpret_cast<const uint2 *>(pair);
-                const uint32_t below = __popc(state.x & lanes_below);
-                ranks[i] = state.y + below;
-                __syncwarp();  // every peer has read the pair
-                if (below == 0) *reinterpret_cast<uint2 *>(pair) = make_uint2(0u, state.y + __popc(state.x));
-                __syncwarp();
-            } else if constexpr (kMatch == RadixMatch::MatchAny) {
-                // The count load does not wait for the match; the lowest peer
-                // writes the new count.
-                const uint32_t peers = __match_any_sync(kFullWarpMask, digit);
-                const uint32_t before = counts[digit];
-                const uint32_t below = __popc(peers & lanes_below);
-                ranks[i] = before + below;
-                __syncwarp();  // every peer has read the count
-                if (below == 0) counts[digit] = before + __popc(peers);
-                __syncwarp();
-            } else {
-                uint32_t peers;
-                if constexpr (kMasks) {
-                    uint32_t *mask = &s.match_masks[warp][digit];
-                    atomicOr(mask, 1u << lane);
+            for (int i = 0; i < kItems; ++i) {
+                const uint32_t digit = digit_of(i);
+                if constexpr (kPacked) {
+                    // No leader election or shuffle: every peer reads the mask and
+                    // the count before the item, the lowest peer writes both.
+                    uint32_t *pair = &counts[2 * digit];
+                    atomicOr(pair, 1u << lane);
                     __syncwarp();
-                    peers = *mask;
+                    const uint2 state = *reinterpret_cast<const uint2 *>(pair);
+                    const uint32_t below = __popc(state.x & lanes_below);
+                    ranks[i] = state.y + below;
+                    __syncwarp();  // every peer has read the pair
+                    if (below == 0) *reinterpret_cast<uint2 *>(pair) = make_uint2(0u, state.y + __popc(state.x));
+                    __syncwarp();
+                } else if constexpr (kMatch == RadixMatch::MatchAny) {
+                    // The count load does not wait for the match; the lowest peer
+                    // writes the new count.
+                    const uint32_t peers = __match_any_sync(kFullWarpMask, digit);
+                    const uint32_t before = counts[digit];
+                    const uint32_t below = __popc(peers & lanes_below);
+                    ranks[i] = before + below;
+                    __syncwarp();  // every peer has read the count
+                    if (below == 0) counts[digit] = before + __popc(peers);
+                    __syncwarp();
                 } else {
-                    peers = radix_warp_match<kRadixRankDigitBits, kMatch>(digit);
-                }
-                const uint32_t leader = 31 - __clz(peers);
-                uint32_t before = 0;
-                if (lane == leader) before = atomicAdd(&counts[digit], __popc(peers));
-                before = __shfl_sync(kFullWarpMask, before, leader);
-                ranks[i] = before + __popc(peers & lanes_below);
-                if constexpr (kMasks) {
-                    // Every lane has read its mask (the shuffle waited for all):
-                    // clear it for the next item.
-                    if (lane == leader) s.match_masks[warp][digit] = 0;
-                    __syncwarp();
+                    uint32_t peers;
+                    if constexpr (kMasks) {
+                        uint32_t *mask = &s.match_masks[warp][digit];
+                        atomicOr(mask, 1u << lane);
+                        __syncwarp();
+                        peers = *mask;
+                    } else {
+                        peers = radix_warp_match<kRadixRankDigitBits, kMatch>(digit);
+                    }
+                    const uint32_t leader = 31 - __clz(peers);
+                    uint32_t before = 0;
+                    if (lane == leader) before = atomicAdd(&counts[digit], __popc(peers));
+                    before = __shfl_sync(kFullWarpMask, before, leader);
+                    ranks[i] = before + __popc(peers & lanes_below);
+                    if constexpr (kMasks) {
+                        // Every lane has read its mask (the shuffle waited for all):
+                        // clear it for the next item.
+                        if (lane == leader) s.match_masks[warp][digit] = 0;
+                        __syncwarp();
+                    }
                 }
             }
+        };
+        if constexpr (kEarlyCounts) {
+#pragma unroll
+            for (int i = 0; i < kItems; ++i) atomicAdd(&counts[digit_of(i) * kCountStride + kCountSlot], 1u);
+        } else {
+            rank_in_warp();
         }
         __syncthreads();
 
@@ -152,8 +167,12 @@ struct BlockRadixRank {
         }
         __syncthreads();
 
+        if constexpr (kEarlyCounts) {
+            rank_in_warp();
+        } else {
 #pragma unroll
-        for (int i = 0; i < kItems; ++i) ranks[i] += counts[digit_of(i) * kCountStride + kCountSlot];
+            for (int i = 0; i < kItems; ++i) ranks[i] += counts[digit_of(i) * kCountStride + kCountSlot];
+        }
     }
 };
 
