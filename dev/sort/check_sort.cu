@@ -560,10 +560,10 @@ void trace_cases(TestEnv &t) {
     trace_large<uint32_t, 0>(t, "u32 keys 2^28", 1ull << 28);
     trace_large<uint32_t, 4>(t, "u32/u32 pairs 2^28", 1ull << 28);
     trace_large<uint64_t, 0>(t, "u64 keys 2^26", 1ull << 26);
-    trace_large<uint32_t, 0, gc::OnesweepShape<384, 18, 2, gc::RadixMatch::AtomicOr, false, 4, false, true>>(
-        t, "u32 keys early", 1ull << 28);
-    trace_large<uint32_t, 4, gc::OnesweepShape<384, 16, 2, gc::RadixMatch::AtomicOr, true, 4, false, true>>(
-        t, "u32/u32 pairs early", 1ull << 28);
+    trace_large<uint32_t, 0, gc::OnesweepShape<384, 18, 2, gc::RadixMatch::AtomicOr, false, 4, false, true, true>>(
+        t, "u32 keys lbr", 1ull << 28);
+    trace_large<uint32_t, 4, gc::OnesweepShape<384, 20, 2, gc::RadixMatch::AtomicOr, true, 4, false, true, true>>(
+        t, "u32/u32 pairs lbr", 1ull << 28);
 }
 
 // One sort, for ncu: which = k32 | p32 | k64, who = ours | cub.
@@ -682,9 +682,10 @@ void sweep(TestEnv &t) {
         int key_bytes, value_bytes;
         uint64_t n;
     };
-    const Size sizes[] = {{4, 0, 1ull << 28}, {4, 4, 1ull << 28}, {8, 0, 1ull << 26}, {4, 0, 1ull << 12},
-                          {4, 0, 1ull << 16}, {4, 0, 1ull << 17}, {4, 0, 1ull << 18}, {4, 0, 1ull << 19},
-                          {4, 0, 1ull << 20}, {4, 0, 1ull << 21}, {4, 0, 1ull << 24}};
+    const Size sizes[] = {{4, 0, 1ull << 28}, {4, 4, 1ull << 28}, {8, 0, 1ull << 26}, {4, 8, 1ull << 26},
+                          {4, 0, 1ull << 12}, {4, 0, 1ull << 16},
+                          {4, 0, 1ull << 17}, {4, 0, 1ull << 18}, {4, 0, 1ull << 19}, {4, 0, 1ull << 20},
+                          {4, 0, 1ull << 21}, {4, 0, 1ull << 24}};
     const std::vector<SortVariant> variants = sweep_variants();
     for (const Size &s : sizes) {
         const uint64_t n = s.n;

@@ -31,8 +31,8 @@ SortVariant fused(const char *name, uint64_t max_n) {
             }};
 }
 
-template <int T, int I, int MB, RadixMatch M, bool S, int W, bool P = false, bool E = false>
-using Shape = gc::OnesweepShape<T, I, MB, M, S, W, P, E>;
+template <int T, int I, int MB, RadixMatch M, bool S, int W, bool P = false, bool E = false, bool X = false>
+using Shape = gc::OnesweepShape<T, I, MB, M, S, W, P, E, X>;
 
 }  // namespace
 
@@ -48,16 +48,12 @@ std::vector<SortVariant> sweep_variants() {
     // Session 6: larger look-back windows (8, 16, 32) were 1-14% slower;
     // early counts 4.5% faster (u32 keys 2^28).
     pub(4, 0, 0);
-    v.push_back(onesweep<uint32_t, 0, Shape<384, 18, 2, O, false, 4, false, true>>("L384x18 early", kLargeMin, big));
-    v.push_back(onesweep<uint32_t, 0, Shape<384, 20, 2, O, false, 4, false, true>>("L384x20 early", kLargeMin, big));
-    v.push_back(onesweep<uint32_t, 0, Shape<512, 14, 2, O, false, 4, false, true>>("L512x14 early", kLargeMin, big));
-    v.push_back(onesweep<uint32_t, 0, Shape<256, 18, 3, O, false, 4, false, true>>("L256x18 mb3 early", kLargeMin, big));
+    v.push_back(onesweep<uint32_t, 0, Shape<384, 18, 2, O, false, 4, false, true, true>>("L384x18 early lbr", kLargeMin, big));
     pub(4, 4, kLargeMin);
-    v.push_back(onesweep<uint32_t, 4, Shape<384, 16, 2, O, true, 4, false, true>>("L384x16 early", kLargeMin, big));
-    v.push_back(onesweep<uint32_t, 4, Shape<384, 20, 2, O, true, 4, false, true>>("L384x20 early", kLargeMin, big));
-    v.push_back(onesweep<uint32_t, 4, Shape<384, 12, 2, O, true, 4, false, true>>("L384x12 early", kLargeMin, big));
+    v.push_back(onesweep<uint32_t, 4, Shape<384, 20, 2, O, true, 4, false, true, true>>("L384x20 early lbr", kLargeMin, big));
     pub(8, 0, kLargeMin);
-    v.push_back(onesweep<uint64_t, 0, Shape<384, 14, 2, O, false, 4, false, true>>("L384x14 early", kLargeMin, big));
-    v.push_back(onesweep<uint64_t, 0, Shape<384, 18, 2, O, false, 4, false, true>>("L384x18 early", kLargeMin, big));
+    v.push_back(onesweep<uint64_t, 0, Shape<384, 22, 2, O, false, 4, false, true, true>>("L384x22 early lbr", kLargeMin, big));
+    pub(4, 8, kLargeMin);
+    v.push_back(onesweep<uint32_t, 8, Shape<384, 12, 2, O, true, 4, false, true, true>>("L384x12 early lbr", kLargeMin, big));
     return v;
 }

@@ -590,12 +590,24 @@ __global__ void __launch_bounds__(Shape::kThreads, Shape::kMinBlocks)
         // The tile's work, compiled twice: full tiles need no bounds checks.
         auto process = [&](auto full_tag) {
             constexpr bool full = decltype(full_tag)::value;
-            // Values of a full tile whose source is 16-byte aligned are staged
-            // in 16-byte pieces (a quarter of the copy instructions of one per
-            // 4-byte value); any thread may then read any value, after a
+            if constexpr (kPrefetch) {
+                if (threadIdx.x == 0) s.next_tile[parity] = draw_ticket();  // read after the next barrier
+            }
+
+            K keys[kItems];
+            if constexpr (kPrefetch) {
+                wait_copies_to_shared<0>();  // this tile's keys
+                read_warp_slots(keys, s.staged_keys, warp_first, full, tile_keys);
+            } else {
+                read_warp_slots(keys, key_source + tile_begin, warp_first, full, tile_keys);
+            }
+            // The values' copies go out after the key loads: the keys are needed
+            // first. Values of a full tile whose source is 16-byte aligned are
+            // staged in 16-byte pieces (a quarter of the copy instructions of one
+            // per 4-byte value); any thread may then read any value, after a
             // barrier. Otherwise, and always with kPrefetch (whose next tile
-            // starts staging without a barrier), each thread copies exactly
-            // the values it will read.
+            // starts staging without a barrier), each thread copies exactly the
+            // values it will read.
             [[maybe_unused]] bool staged_in_pieces = false;
             if constexpr (kStage) {
                 const V *source = value_source + tile_begin;
@@ -620,17 +632,6 @@ __global__ void __launch_bounds__(Shape::kThreads, Shape::kMinBlocks)
                 }
                 commit_copies_to_shared();
             }
-            if constexpr (kPrefetch) {
-                if (threadIdx.x == 0) s.next_tile[parity] = draw_ticket();  // read after the next barrier
-            }
-
-            K keys[kItems];
-            if constexpr (kPrefetch) {
-                wait_copies_to_shared<kStage ? 1 : 0>();  // this tile's keys (not its values)
-                read_warp_slots(keys, s.staged_keys, warp_first, full, tile_keys);
-            } else {
-                read_warp_slots(keys, key_source + tile_begin, warp_first, full, tile_keys);
-            }
             if (plan.transform_in) {
 #pragma unroll
                 for (int i = 0; i < kItems; ++i) keys[i] = to_radix_key<K>(keys[i], args.kind, args.descending);
@@ -644,11 +645,20 @@ __global__ void __launch_bounds__(Shape::kThreads, Shape::kMinBlocks)
 
             uint32_t ranks[kItems];
             uint32_t digit_count = 0, digit_exclusive = 0;
+            // Threads < 256: keys of digit threadIdx.x in this launch's earlier tiles.
+            uint32_t before = 0;
+            [[maybe_unused]] uint64_t stats = 0;
+            auto look_back = [&](uint32_t count) {
+                if (tile > 0)
+                    before = lookback_exclusive<Shape::kLookbackWindow>(args.lookback, tile, threadIdx.x, codes, &stats);
+                store_relaxed(tile_lookback + threadIdx.x, (codes.inclusive << 30) | (before + count));
+            };
             Rank::rank(
                 s.rank, [&](int i) { return digit_of(keys[i], shift); }, ranks, digit_count, digit_exclusive,
                 [&](uint32_t count) {
                     if (tile > 0) store_relaxed(tile_lookback + threadIdx.x, (codes.aggregate << 30) | count);
                     GPUPRIM_SORT_TRACE_AT(args, tile, 1);
+                    if constexpr (Shape::kLookbackBeforeRanking) look_back(count);
                 });
 
 #pragma unroll
@@ -658,17 +668,13 @@ __global__ void __launch_bounds__(Shape::kThreads, Shape::kMinBlocks)
             if (threadIdx.x < kDigits) {
                 const uint32_t digit = threadIdx.x;
                 const uint64_t base_in = args.base_in[digit];
-                [[maybe_unused]] uint64_t stats = 0;
-                const uint32_t before =
-                    tile > 0 ? lookback_exclusive<Shape::kLookbackWindow>(args.lookback, tile, digit, codes, &stats)
-                             : 0u;
+                if constexpr (!Shape::kLookbackBeforeRanking) look_back(digit_count);
                 GPUPRIM_SORT_TRACE_AT(args, tile, 6);
 #if defined(GPUPRIM_SORT_TRACE)
                 if (threadIdx.x == 0 && args.trace)
                     args.trace[((uint64_t(args.pass) * args.portions + args.portion) * args.tiles + tile) * 8 + 7] =
                         stats;
 #endif
-                store_relaxed(tile_lookback + digit, (codes.inclusive << 30) | (before + digit_count));
                 const uint64_t base = base_in + before;
                 const uint64_t first_index = base - digit_exclusive;  // of tile position 0, modulo 2^64
                 s.key_address[digit] = reinterpret_cast<uint64_t>(key_destination) + first_index * sizeof(K);

@@ -17,9 +17,11 @@ namespace gpuprim::cuda {
 // at once during look-back; kPrefetch takes the next tile's ticket early and
 // copies its keys to shared memory while the current tile is scattered;
 // kEarlyCounts publishes the tile's digit counts before ranking (see
-// BlockRadixRank).
+// BlockRadixRank); kLookbackBeforeRanking (with kEarlyCounts) then looks back
+// at once, before the keys are ranked.
 template <int kThreads_, int kItems_, int kMinBlocks_, RadixMatch kMatch_, bool kStageValues_,
-          int kLookbackWindow_, bool kPrefetch_ = false, bool kEarlyCounts_ = false>
+          int kLookbackWindow_, bool kPrefetch_ = false, bool kEarlyCounts_ = false,
+          bool kLookbackBeforeRanking_ = false>
 struct OnesweepShape {
     static constexpr int kThreads = kThreads_;
     static constexpr int kItems = kItems_;
@@ -30,6 +32,8 @@ struct OnesweepShape {
     static constexpr int kLookbackWindow = kLookbackWindow_;
     static constexpr bool kPrefetch = kPrefetch_;
     static constexpr bool kEarlyCounts = kEarlyCounts_;
+    static constexpr bool kLookbackBeforeRanking = kLookbackBeforeRanking_;
+    static_assert(!kLookbackBeforeRanking || kEarlyCounts, "looking back before ranking needs the early counts");
 };
 
 // Shapes below were picked on an H100 (dev/sort/NOTES.md has the sweep).
@@ -40,21 +44,28 @@ struct OnesweepShape {
 // not pay.
 
 // Large inputs: big tiles amortize the per-tile look-back and barriers.
+// Early counts (session 6, 2^28 u32 keys): 5.84 ms against 6.12; u64 keys
+// 2^26 at 384x22: 3.90 against 4.28 (384x14 without); u32/u32 pairs 2^28 at
+// 384x20: 9.53 against 9.74 (384x16 without).
 template <int kKeyBytes, int kValueBytes>
-struct OnesweepLargeShape {  // pairs
+struct OnesweepLargeShape {  // pairs; early counts: 2^26 u32/u64 3.55 ms against 3.67
+    using type = OnesweepShape<384, 12, 2, RadixMatch::AtomicOr, true, 4, false, true>;
+};
+template <int kValueBytes>
+struct OnesweepLargeShape<8, kValueBytes> {  // early counts: 2^26 u64/u32 7.00 ms against 6.91, 2^25 u64/u64 4.44 against 4.23
     using type = OnesweepShape<384, 12, 2, RadixMatch::AtomicOr, true, 4>;
 };
 template <>
 struct OnesweepLargeShape<4, 4> {
-    using type = OnesweepShape<384, 16, 2, RadixMatch::AtomicOr, true, 4>;
+    using type = OnesweepShape<384, 20, 2, RadixMatch::AtomicOr, true, 4, false, true>;
 };
 template <>
 struct OnesweepLargeShape<4, 0> {
-    using type = OnesweepShape<384, 18, 2, RadixMatch::AtomicOr, false, 4>;
+    using type = OnesweepShape<384, 18, 2, RadixMatch::AtomicOr, false, 4, false, true>;
 };
 template <>
 struct OnesweepLargeShape<8, 0> {
-    using type = OnesweepShape<384, 14, 2, RadixMatch::AtomicOr, false, 4>;
+    using type = OnesweepShape<384, 22, 2, RadixMatch::AtomicOr, false, 4, false, true>;
 };
 
 // Middle sizes: small tiles, so that every SM gets some.
