@@ -24,6 +24,16 @@ SortVariant onesweep(const char *name, uint64_t min_n, uint64_t max_n) {
             }};
 }
 
+template <typename Shape>
+SortVariant packed(const char *name, uint64_t min_n, uint64_t max_n) {
+    return {name, 4, 4, min_n, max_n, [](TestEnv &t, const gpuprim::SortRequest &r) {
+                const gc::SortTuning tuning = gc::sort_tuning(t.env.compute_capability, r.key_bytes, r.value_bytes);
+                rd::onesweep_sort<uint32_t, 4, Shape, typename gc::RadixHistogramShapeFor<4>::type, true>(t.env, r,
+                                                                                                        tuning);
+                return true;
+            }};
+}
+
 template <typename K, int VB, typename Shape>
 SortVariant fused(const char *name, uint64_t max_n) {
     return {name, int(sizeof(K)), VB, 0, max_n, [](TestEnv &t, const gpuprim::SortRequest &r) {
@@ -31,8 +41,8 @@ SortVariant fused(const char *name, uint64_t max_n) {
             }};
 }
 
-template <int T, int I, int MB, RadixMatch M, bool S, int W, bool P = false, bool E = false, bool X = false>
-using Shape = gc::OnesweepShape<T, I, MB, M, S, W, P, E, X>;
+template <int T, int I, int MB, RadixMatch M, bool S, int W, bool P = false, bool E = false>
+using Shape = gc::OnesweepShape<T, I, MB, M, S, W, P, E>;
 
 }  // namespace
 
@@ -48,12 +58,13 @@ std::vector<SortVariant> sweep_variants() {
     // Session 6: larger look-back windows (8, 16, 32) were 1-14% slower;
     // early counts 4.5% faster (u32 keys 2^28).
     pub(4, 0, 0);
-    v.push_back(onesweep<uint32_t, 0, Shape<384, 18, 2, O, false, 4, false, true, true>>("L384x18 early lbr", kLargeMin, big));
     pub(4, 4, kLargeMin);
-    v.push_back(onesweep<uint32_t, 4, Shape<384, 20, 2, O, true, 4, false, true, true>>("L384x20 early lbr", kLargeMin, big));
+    v.push_back(packed<Shape<384, 24, 2, O, false, 4, false, true>>("packed 384x24 early", kLargeMin, big));
+    v.push_back(packed<Shape<448, 18, 2, O, false, 4, false, true>>("packed 448x18 early", kLargeMin, big));
+    v.push_back(packed<Shape<512, 16, 2, O, false, 4, false, true>>("packed 512x16 early", kLargeMin, big));
+    v.push_back(packed<Shape<384, 22, 2, O, false, 8, false, true>>("packed 384x22 early w8", kLargeMin, big));
     pub(8, 0, kLargeMin);
-    v.push_back(onesweep<uint64_t, 0, Shape<384, 22, 2, O, false, 4, false, true, true>>("L384x22 early lbr", kLargeMin, big));
-    pub(4, 8, kLargeMin);
-    v.push_back(onesweep<uint32_t, 8, Shape<384, 12, 2, O, true, 4, false, true, true>>("L384x12 early lbr", kLargeMin, big));
+    v.push_back(onesweep<uint64_t, 0, Shape<448, 18, 2, O, false, 4, false, true>>("L448x18 early", kLargeMin, big));
+    v.push_back(onesweep<uint64_t, 0, Shape<512, 16, 2, O, false, 4, false, true>>("L512x16 early", kLargeMin, big));
     return v;
 }

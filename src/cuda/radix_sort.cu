@@ -11,10 +11,17 @@ void sort_by_size(const DeviceEnv &env, const SortRequest &request, const SortTu
     if (tuning.fused && request.count <= uint64_t(kFusedMaxTiles) * Fused::kTile &&
         radix_detail::fused_sort<K, kValueBytes, Fused>(env, request))
         return;
+    const bool same_placement = (request.keys_out == request.keys_in) == (request.values_out == request.values_in);
     if (request.count <= tuning.medium_max)
         radix_detail::onesweep_sort<K, kValueBytes, typename OnesweepMediumShape<sizeof(K), kValueBytes>::type>(
             env, request, tuning);
-    else
+    else if constexpr (sizeof(K) == 4 && kValueBytes == 4) {
+        if (same_placement)
+            radix_detail::onesweep_sort<K, 4, OnesweepPackedPairShape, typename RadixHistogramShapeFor<4>::type, true>(
+                env, request, tuning);
+        else
+            radix_detail::onesweep_sort<K, 4, typename OnesweepLargeShape<4, 4>::type>(env, request, tuning);
+    } else
         radix_detail::onesweep_sort<K, kValueBytes, typename OnesweepLargeShape<sizeof(K), kValueBytes>::type>(
             env, request, tuning);
 }

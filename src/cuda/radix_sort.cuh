@@ -439,7 +439,7 @@ __device__ __forceinline__ unsigned long long sort_clock() {
 #define GPUPRIM_SORT_TRACE_AT(args, tile, slot) ((void)0)
 #endif
 
-template <typename K, typename V, typename Shape, bool kHasValues>
+template <typename K, typename V, typename Shape, bool kHasValues, bool kPacked = false>
 struct OnesweepStorage {
     using Rank = BlockRadixRank<Shape::kThreads, Shape::kItems, Shape::kMatch, Shape::kEarlyCounts>;
     static constexpr int kTile = Shape::kTile;
@@ -449,7 +449,7 @@ struct OnesweepStorage {
     // Byte address that tile position 0 of each digit would have in the
     // destination (modulo 2^64): a key's address is one multiply-add away.
     uint64_t key_address[kDigits];
-    uint64_t value_address[kHasValues ? kDigits : 1];
+    uint64_t value_address[kHasValues || kPacked ? kDigits : 1];
     uint32_t next_tile[2];  // ticket broadcast (two: read and written in turn)
     union alignas(16) Exchange {
         K keys[kTile];
@@ -497,12 +497,21 @@ __device__ __forceinline__ const void *pick_buffer(const void *const (&buffers)[
     return id == kInputBuffer ? buffers[0] : id == kOutputBuffer ? buffers[1] : buffers[2];
 }
 
-template <typename K, int kValueBytes, typename Shape>
+// kPacked: 4-byte keys with 4-byte values sorted as one 8-byte element, the
+// radix key in the high half and the value in the low half (K = uint64_t,
+// kValueBytes = 0, digits from bit 32 up). The input and output buffers are
+// split (args.keys[id] holds the 4-byte keys, args.values[id] the values),
+// the temporary one holds the packed elements: a pass moves each pair with
+// one exchange and no separate value phase. The first executed pass reads the
+// input and the last writes the output, so key transforms only meet split
+// buffers.
+template <typename K, int kValueBytes, typename Shape, bool kPacked = false>
 __global__ void __launch_bounds__(Shape::kThreads, Shape::kMinBlocks)
     radix_onesweep_kernel(const OnesweepArgs args) {
     constexpr bool kHasValues = kValueBytes != 0;
+    static_assert(!kPacked || (std::is_same_v<K, uint64_t> && !kHasValues), "packed pairs are 8-byte keys");
     using V = RadixValue<kValueBytes>;
-    using Storage = OnesweepStorage<K, V, Shape, kHasValues>;
+    using Storage = OnesweepStorage<K, V, Shape, kHasValues, kPacked>;
     using Rank = typename Storage::Rank;
     constexpr int kThreads = Shape::kThreads;
     constexpr int kItems = Shape::kItems;
@@ -524,7 +533,10 @@ __global__ void __launch_bounds__(Shape::kThreads, Shape::kMinBlocks)
     const V *value_source = static_cast<const V *>(pick_buffer(args.values, plan.value_source));
     V *value_destination =
         static_cast<V *>(const_cast<void *>(pick_buffer(args.values, plan.value_destination)));
-    const int shift = int(args.pass) * kDigitBits;
+    const int shift = (kPacked ? 32 : 0) + int(args.pass) * kDigitBits;
+    // Packed pairs: which of the two buffers is split (the other is packed).
+    [[maybe_unused]] const bool split_source = plan.key_source != kTempBuffer;
+    [[maybe_unused]] const bool split_destination = plan.key_destination != kTempBuffer;
     const uint32_t real_tiles = (args.portion_keys + kTile - 1) / kTile;
     const uint32_t warp = threadIdx.x / 32;
     const uint32_t lane = radix_lane_id();
@@ -598,6 +610,23 @@ __global__ void __launch_bounds__(Shape::kThreads, Shape::kMinBlocks)
             if constexpr (kPrefetch) {
                 wait_copies_to_shared<0>();  // this tile's keys
                 read_warp_slots(keys, s.staged_keys, warp_first, full, tile_keys);
+            } else if constexpr (kPacked) {
+                if (split_source) {
+                    uint32_t high[kItems], low[kItems];
+                    const uint32_t *key_words = reinterpret_cast<const uint32_t *>(key_source) + tile_begin;
+                    const uint32_t *value_words =
+                        static_cast<const uint32_t *>(pick_buffer(args.values, plan.key_source)) + tile_begin;
+                    read_warp_slots(high, key_words, warp_first, full, tile_keys);
+                    read_warp_slots(low, value_words, warp_first, full, tile_keys);
+#pragma unroll
+                    for (int i = 0; i < kItems; ++i) {
+                        const uint32_t radix_high =
+                            plan.transform_in ? to_radix_key<uint32_t>(high[i], args.kind, args.descending) : high[i];
+                        keys[i] = (uint64_t(radix_high) << 32) | low[i];
+                    }
+                } else {
+                    read_warp_slots(keys, key_source + tile_begin, warp_first, full, tile_keys);
+                }
             } else {
                 read_warp_slots(keys, key_source + tile_begin, warp_first, full, tile_keys);
             }
@@ -632,7 +661,7 @@ __global__ void __launch_bounds__(Shape::kThreads, Shape::kMinBlocks)
                 }
                 commit_copies_to_shared();
             }
-            if (plan.transform_in) {
+            if (!kPacked && plan.transform_in) {
 #pragma unroll
                 for (int i = 0; i < kItems; ++i) keys[i] = to_radix_key<K>(keys[i], args.kind, args.descending);
             }
@@ -645,20 +674,11 @@ __global__ void __launch_bounds__(Shape::kThreads, Shape::kMinBlocks)
 
             uint32_t ranks[kItems];
             uint32_t digit_count = 0, digit_exclusive = 0;
-            // Threads < 256: keys of digit threadIdx.x in this launch's earlier tiles.
-            uint32_t before = 0;
-            [[maybe_unused]] uint64_t stats = 0;
-            auto look_back = [&](uint32_t count) {
-                if (tile > 0)
-                    before = lookback_exclusive<Shape::kLookbackWindow>(args.lookback, tile, threadIdx.x, codes, &stats);
-                store_relaxed(tile_lookback + threadIdx.x, (codes.inclusive << 30) | (before + count));
-            };
             Rank::rank(
                 s.rank, [&](int i) { return digit_of(keys[i], shift); }, ranks, digit_count, digit_exclusive,
                 [&](uint32_t count) {
                     if (tile > 0) store_relaxed(tile_lookback + threadIdx.x, (codes.aggregate << 30) | count);
                     GPUPRIM_SORT_TRACE_AT(args, tile, 1);
-                    if constexpr (Shape::kLookbackBeforeRanking) look_back(count);
                 });
 
 #pragma unroll
@@ -668,7 +688,11 @@ __global__ void __launch_bounds__(Shape::kThreads, Shape::kMinBlocks)
             if (threadIdx.x < kDigits) {
                 const uint32_t digit = threadIdx.x;
                 const uint64_t base_in = args.base_in[digit];
-                if constexpr (!Shape::kLookbackBeforeRanking) look_back(digit_count);
+                [[maybe_unused]] uint64_t stats = 0;
+                const uint32_t before =
+                    tile > 0 ? lookback_exclusive<Shape::kLookbackWindow>(args.lookback, tile, digit, codes, &stats)
+                             : 0u;
+                store_relaxed(tile_lookback + digit, (codes.inclusive << 30) | (before + digit_count));
                 GPUPRIM_SORT_TRACE_AT(args, tile, 6);
 #if defined(GPUPRIM_SORT_TRACE)
                 if (threadIdx.x == 0 && args.trace)
@@ -677,9 +701,18 @@ __global__ void __launch_bounds__(Shape::kThreads, Shape::kMinBlocks)
 #endif
                 const uint64_t base = base_in + before;
                 const uint64_t first_index = base - digit_exclusive;  // of tile position 0, modulo 2^64
-                s.key_address[digit] = reinterpret_cast<uint64_t>(key_destination) + first_index * sizeof(K);
-                if constexpr (kHasValues)
-                    s.value_address[digit] = reinterpret_cast<uint64_t>(value_destination) + first_index * sizeof(V);
+                if constexpr (kPacked) {
+                    // Split: 4-byte keys and values; packed: 8-byte elements.
+                    s.key_address[digit] =
+                        reinterpret_cast<uint64_t>(key_destination) + first_index * (split_destination ? 4 : 8);
+                    s.value_address[digit] =
+                        reinterpret_cast<uint64_t>(pick_buffer(args.values, plan.key_destination)) + first_index * 4;
+                } else {
+                    s.key_address[digit] = reinterpret_cast<uint64_t>(key_destination) + first_index * sizeof(K);
+                    if constexpr (kHasValues)
+                        s.value_address[digit] =
+                            reinterpret_cast<uint64_t>(value_destination) + first_index * sizeof(V);
+                }
                 if (args.base_out != nullptr && tile == real_tiles - 1)
                     args.base_out[digit] = base + digit_count;
             }
@@ -693,22 +726,39 @@ __global__ void __launch_bounds__(Shape::kThreads, Shape::kMinBlocks)
 
             // Digits of the keys this thread stores, four to a register, for the values.
             [[maybe_unused]] uint32_t out_digits[kHasValues ? (kItems + 3) / 4 : 1] = {};
-            auto scatter_keys = [&](auto transform_tag) {
+            auto scatter_keys = [&](auto transform_tag, auto split_tag) {
                 constexpr bool transform = decltype(transform_tag)::value;
+                constexpr bool split = decltype(split_tag)::value;
 #pragma unroll
                 for (int i = 0; i < kItems; ++i) {
                     const uint32_t position = threadIdx.x + i * kThreads;
                     if (full || position < tile_keys) {
                         const K key = s.exchange.keys[position];
                         const uint32_t digit = digit_of(key, shift);
-                        K *address = reinterpret_cast<K *>(s.key_address[digit] + uint64_t(position) * sizeof(K));
-                        *address = transform ? from_radix_key<K>(key, args.kind, args.descending) : key;
+                        if constexpr (split) {
+                            const uint32_t high = uint32_t(uint64_t(key) >> 32);
+                            *reinterpret_cast<uint32_t *>(s.key_address[digit] + uint64_t(position) * 4) =
+                                transform ? from_radix_key<uint32_t>(high, args.kind, args.descending) : high;
+                            *reinterpret_cast<uint32_t *>(s.value_address[digit] + uint64_t(position) * 4) =
+                                uint32_t(key);
+                        } else {
+                            K *address =
+                                reinterpret_cast<K *>(s.key_address[digit] + uint64_t(position) * sizeof(K));
+                            *address = transform ? from_radix_key<K>(key, args.kind, args.descending) : key;
+                        }
                         if constexpr (kHasValues) out_digits[i / 4] |= digit << (8 * (i % 4));
                     }
                 }
             };
-            if (plan.transform_out) scatter_keys(std::true_type{});
-            else scatter_keys(std::false_type{});
+            if constexpr (kPacked) {
+                // The last pass writes the output, a split buffer (see above).
+                if (!split_destination) scatter_keys(std::false_type{}, std::false_type{});
+                else if (plan.transform_out) scatter_keys(std::true_type{}, std::true_type{});
+                else scatter_keys(std::false_type{}, std::true_type{});
+            } else {
+                if (plan.transform_out) scatter_keys(std::true_type{}, std::false_type{});
+                else scatter_keys(std::false_type{}, std::false_type{});
+            }
             GPUPRIM_SORT_TRACE_AT(args, tile, 3);
 
             if constexpr (kHasValues) {
@@ -995,13 +1045,17 @@ void launch_radix_kernel(Kernel kernel, uint32_t blocks, int threads, size_t sha
 
 // Sorts request.count >= 1 keys with the given pass shape. portion_limit
 // (tests only) lowers the keys per launch to exercise the portion hand-over.
+// kPacked (4-byte keys with 4-byte values whose keys and values are both in
+// place or both not): the pairs run packed (radix_onesweep_kernel), the
+// temporary buffer holds 8-byte elements.
 template <typename K, int kValueBytes, typename Shape,
-          typename HistogramShape = typename RadixHistogramShapeFor<sizeof(K)>::type>
+          typename HistogramShape = typename RadixHistogramShapeFor<sizeof(K)>::type, bool kPacked = false>
 void onesweep_sort(const DeviceEnv &env, const SortRequest &request, const SortTuning &tuning,
                    uint64_t portion_limit = kMaxPortionKeys, int passes_to_launch = kMaxPasses,
                    unsigned long long *trace = nullptr) {
     using V = RadixValue<kValueBytes>;
     constexpr bool kHasValues = kValueBytes != 0;
+    static_assert(!kPacked || (sizeof(K) == 4 && kValueBytes == 4), "packed pairs: 4-byte keys and values");
     constexpr int kPassCount = kPasses<K>;
     constexpr uint64_t kTile = Shape::kTile;
     const uint64_t n = request.count;
@@ -1013,8 +1067,8 @@ void onesweep_sort(const DeviceEnv &env, const SortRequest &request, const SortT
     const uint64_t portion_size = uint64_t(tiles) * kTile;
 
     // Workspace: partitioned by hand, each part 256-byte aligned.
-    const uint64_t keys_bytes = align_up(n * sizeof(K), 256);
-    const uint64_t values_bytes = kHasValues ? align_up(n * sizeof(V), 256) : 0;
+    const uint64_t keys_bytes = align_up(n * (sizeof(K) + (kPacked ? sizeof(V) : 0)), 256);
+    const uint64_t values_bytes = kHasValues && !kPacked ? align_up(n * sizeof(V), 256) : 0;
     const uint64_t lookback_words = uint64_t(tiles) * kDigits;
     const uint64_t lookback_bytes = align_up(lookback_words * 4, 256);
     const uint64_t counts_bytes = align_up(uint64_t(kPassCount) * kDigits * 8, 256);
@@ -1029,7 +1083,7 @@ void onesweep_sort(const DeviceEnv &env, const SortRequest &request, const SortT
         return part;
     };
     void *temp_keys = take(keys_bytes);
-    void *temp_values = kHasValues ? take(values_bytes) : nullptr;
+    void *temp_values = kHasValues && !kPacked ? take(values_bytes) : nullptr;
     uint32_t *lookback = reinterpret_cast<uint32_t *>(take(lookback_bytes));
     uint64_t *digit_counts = reinterpret_cast<uint64_t *>(take(counts_bytes));
     uint64_t *digit_offsets = reinterpret_cast<uint64_t *>(take(counts_bytes));
@@ -1038,6 +1092,8 @@ void onesweep_sort(const DeviceEnv &env, const SortRequest &request, const SortT
 
     const bool keys_in_place = request.keys_out == request.keys_in;
     const bool values_in_place = kHasValues && request.values_out == request.values_in;
+    if (kPacked && keys_in_place != values_in_place)
+        fail(GPUPRIM_ERROR_INTERNAL, "radix sort: packed pairs need keys and values both in place or both not");
     const bool programmatic = tuning.programmatic_launch && env.compute_capability >= 90;
 
     {
@@ -1065,8 +1121,11 @@ void onesweep_sort(const DeviceEnv &env, const SortRequest &request, const SortT
                             0, env.stream, false, args, "radix sort histogram launch");
     }
 
-    auto kernel = radix_onesweep_kernel<K, kValueBytes, Shape>;
-    const size_t shared_bytes = sizeof(OnesweepStorage<K, V, Shape, kHasValues>);
+    using KernelKey = std::conditional_t<kPacked, uint64_t, K>;
+    constexpr int kKernelValueBytes = kPacked ? 0 : kValueBytes;
+    auto kernel = radix_onesweep_kernel<KernelKey, kKernelValueBytes, Shape, kPacked>;
+    const size_t shared_bytes =
+        sizeof(OnesweepStorage<KernelKey, RadixValue<kKernelValueBytes>, Shape, kHasValues && !kPacked, kPacked>);
     // Opts in to the shared memory once per context; the shape caps the blocks.
     const int resident = resident_blocks(env, reinterpret_cast<const void *>(kernel), Shape::kThreads,
                                          shared_bytes, "radix sort occupancy");
