@@ -15,11 +15,11 @@ namespace {
 constexpr RadixMatch O = RadixMatch::AtomicOr;
 constexpr uint64_t kLargeMin = 1ull << 24;
 
-template <typename K, int VB, typename Shape, uint64_t kPortionLimit = rd::kMaxPortionKeys>
+template <typename K, int VB, typename Shape, typename Histogram = typename gc::RadixHistogramShapeFor<sizeof(K)>::type>
 SortVariant onesweep(const char *name, uint64_t min_n, uint64_t max_n) {
     return {name, int(sizeof(K)), VB, min_n, max_n, [](TestEnv &t, const gpuprim::SortRequest &r) {
                 const gc::SortTuning tuning = gc::sort_tuning(t.env.compute_capability, r.key_bytes, r.value_bytes);
-                rd::onesweep_sort<K, VB, Shape>(t.env, r, tuning, kPortionLimit);
+                rd::onesweep_sort<K, VB, Shape, Histogram>(t.env, r, tuning);
                 return true;
             }};
 }
@@ -57,14 +57,17 @@ std::vector<SortVariant> sweep_variants() {
     };
     // Session 6: larger look-back windows (8, 16, 32) were 1-14% slower;
     // early counts 4.5% faster (u32 keys 2^28).
+    using L32 = gc::OnesweepLargeShape<4, 0>::type;
+    using L64 = gc::OnesweepLargeShape<8, 0>::type;
     pub(4, 0, 0);
-    pub(4, 4, kLargeMin);
-    v.push_back(packed<Shape<384, 24, 2, O, false, 4, false, true>>("packed 384x24 early", kLargeMin, big));
-    v.push_back(packed<Shape<448, 18, 2, O, false, 4, false, true>>("packed 448x18 early", kLargeMin, big));
-    v.push_back(packed<Shape<512, 16, 2, O, false, 4, false, true>>("packed 512x16 early", kLargeMin, big));
-    v.push_back(packed<Shape<384, 22, 2, O, false, 8, false, true>>("packed 384x22 early w8", kLargeMin, big));
+    v.push_back(onesweep<uint32_t, 0, L32, gc::HistogramShape<256, 16, 4>>("histogram r4", kLargeMin, big));
+    v.push_back(onesweep<uint32_t, 0, L32, gc::HistogramShape<256, 16, 2>>("histogram r2", kLargeMin, big));
+    v.push_back(onesweep<uint32_t, 0, L32, gc::HistogramShape<512, 8, 8>>("histogram 512x8 r8", kLargeMin, big));
     pub(8, 0, kLargeMin);
-    v.push_back(onesweep<uint64_t, 0, Shape<448, 18, 2, O, false, 4, false, true>>("L448x18 early", kLargeMin, big));
-    v.push_back(onesweep<uint64_t, 0, Shape<512, 16, 2, O, false, 4, false, true>>("L512x16 early", kLargeMin, big));
+    v.push_back(onesweep<uint64_t, 0, L64, gc::HistogramShape<256, 16, 4>>("histogram r4", kLargeMin, big));
+    v.push_back(onesweep<uint64_t, 0, L64, gc::HistogramShape<256, 16, 2>>("histogram r2", kLargeMin, big));
+    v.push_back(onesweep<uint64_t, 0, Shape<256, 22, 3, O, false, 4, false, true>>("L256x22 mb3 early", kLargeMin, big));
+    v.push_back(onesweep<uint64_t, 0, Shape<256, 28, 3, O, false, 4, false, true>>("L256x28 mb3 early", kLargeMin, big));
+    v.push_back(onesweep<uint64_t, 0, Shape<384, 22, 2, O, false, 2, false, true>>("L384x22 early w2", kLargeMin, big));
     return v;
 }

@@ -407,7 +407,7 @@ GPUPRIM_API gpuprim_status_t gpuprim_scan(gpuprim_context_t context, gpuprim_op_
  * Workspace (CUDA, from the context's cached workspace): one extra copy of
  * keys and values, plus about 1 KiB of look-back state per tile of a few
  * thousand keys (about 0.15 bytes a key for 4-byte keys) and a few tens of
- * KiB of counters; more than 2^32 keys are processed in portions.
+ * KiB of counters; inputs of 2^30 keys or more are processed in portions.
  */
 GPUPRIM_API gpuprim_status_t gpuprim_sort(gpuprim_context_t context, gpuprim_buffer_t keys_in,
                                           gpuprim_buffer_t values_in, gpuprim_buffer_t keys_out,
