@@ -44,13 +44,17 @@ struct OnesweepShape {
 // 2^26 at 384x22: 3.90 against 4.28 (384x14 without); u32/u32 pairs 2^28 at
 // 384x20: 9.53 against 9.74 (384x16 without).
 template <int kKeyBytes, int kValueBytes>
-struct OnesweepLargeShape {  // pairs; early counts: 2^26 u32/u64 3.55 ms against 3.67
+struct OnesweepLargeShape {  // 4-byte keys, 8-byte values; early counts: 2^26 3.55 ms against 3.67
     using type = OnesweepShape<384, 12, 2, RadixMatch::AtomicOr, true, 4, false, true>;
 };
+// 8-byte keys with values: early counts were slower (2^26 u64/u32 7.00 ms
+// against 6.91, 2^25 u64/u64 4.44 against 4.23).
 template <int kValueBytes>
-struct OnesweepLargeShape<8, kValueBytes> {  // early counts: 2^26 u64/u32 7.00 ms against 6.91, 2^25 u64/u64 4.44 against 4.23
+struct OnesweepLargeShape<8, kValueBytes> {
     using type = OnesweepShape<384, 12, 2, RadixMatch::AtomicOr, true, 4>;
 };
+// u32/u32 pairs whose keys and values are placed differently (one in place,
+// the other not); the others run packed (OnesweepPackedPairShape).
 template <>
 struct OnesweepLargeShape<4, 4> {
     using type = OnesweepShape<384, 20, 2, RadixMatch::AtomicOr, true, 4, false, true>;
