@@ -57,17 +57,17 @@ std::vector<SortVariant> sweep_variants() {
     };
     // Session 6: larger look-back windows (8, 16, 32) were 1-14% slower;
     // early counts 4.5% faster (u32 keys 2^28).
-    using L32 = gc::OnesweepLargeShape<4, 0>::type;
-    using L64 = gc::OnesweepLargeShape<8, 0>::type;
     pub(4, 0, 0);
-    v.push_back(onesweep<uint32_t, 0, L32, gc::HistogramShape<256, 16, 4>>("histogram r4", kLargeMin, big));
-    v.push_back(onesweep<uint32_t, 0, L32, gc::HistogramShape<256, 16, 2>>("histogram r2", kLargeMin, big));
-    v.push_back(onesweep<uint32_t, 0, L32, gc::HistogramShape<512, 8, 8>>("histogram 512x8 r8", kLargeMin, big));
+    v.push_back(onesweep<uint32_t, 0, Shape<384, 20, 3, O, false, 4, false, true>>("L384x20 mb3 early", kLargeMin, big));
+    v.push_back(onesweep<uint32_t, 0, Shape<384, 22, 3, O, false, 4, false, true>>("L384x22 mb3 early", kLargeMin, big));
+    v.push_back(onesweep<uint32_t, 0, Shape<256, 24, 4, O, false, 4, false, true>>("L256x24 mb4 early", kLargeMin, big));
+    pub(4, 4, kLargeMin);
+    v.push_back(packed<Shape<384, 14, 3, O, false, 4, false, true>>("packed 384x14 mb3 early", kLargeMin, big));
+    v.push_back(packed<Shape<384, 16, 3, O, false, 4, false, true>>("packed 384x16 mb3 early", kLargeMin, big));
+    v.push_back(packed<Shape<384, 18, 3, O, false, 4, false, true>>("packed 384x18 mb3 early", kLargeMin, big));
     pub(8, 0, kLargeMin);
-    v.push_back(onesweep<uint64_t, 0, L64, gc::HistogramShape<256, 16, 4>>("histogram r4", kLargeMin, big));
-    v.push_back(onesweep<uint64_t, 0, L64, gc::HistogramShape<256, 16, 2>>("histogram r2", kLargeMin, big));
-    v.push_back(onesweep<uint64_t, 0, Shape<256, 22, 3, O, false, 4, false, true>>("L256x22 mb3 early", kLargeMin, big));
-    v.push_back(onesweep<uint64_t, 0, Shape<256, 28, 3, O, false, 4, false, true>>("L256x28 mb3 early", kLargeMin, big));
-    v.push_back(onesweep<uint64_t, 0, Shape<384, 22, 2, O, false, 2, false, true>>("L384x22 early w2", kLargeMin, big));
+    v.push_back(onesweep<uint64_t, 0, Shape<384, 14, 3, O, false, 4, false, true>>("L384x14 mb3 early", kLargeMin, big));
+    v.push_back(onesweep<uint64_t, 0, Shape<384, 16, 3, O, false, 4, false, true>>("L384x16 mb3 early", kLargeMin, big));
+    v.push_back(onesweep<uint64_t, 0, Shape<384, 18, 3, O, false, 4, false, true>>("L384x18 mb3 early", kLargeMin, big));
     return v;
 }

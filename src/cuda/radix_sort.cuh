@@ -674,15 +674,21 @@ __global__ void __launch_bounds__(Shape::kThreads, Shape::kMinBlocks)
 
             uint32_t ranks[kItems];
             uint32_t digit_count = 0, digit_exclusive = 0;
-            Rank::rank(
-                s.rank, [&](int i) { return digit_of(keys[i], shift); }, ranks, digit_count, digit_exclusive,
-                [&](uint32_t count) {
-                    if (tile > 0) store_relaxed(tile_lookback + threadIdx.x, (codes.aggregate << 30) | count);
-                    GPUPRIM_SORT_TRACE_AT(args, tile, 1);
-                });
-
+            auto publish = [&](uint32_t count) {
+                if (tile > 0) store_relaxed(tile_lookback + threadIdx.x, (codes.aggregate << 30) | count);
+                GPUPRIM_SORT_TRACE_AT(args, tile, 1);
+            };
+            auto rank_digit = [&](int i) { return digit_of(keys[i], shift); };
+            if constexpr (Shape::kEarlyCounts && !kHasValues) {
+                // Each key goes to the exchange as soon as its rank is final
+                // (no rank array held: fewer live registers).
+                Rank::rank(s.rank, rank_digit, ranks, digit_count, digit_exclusive, publish,
+                           [&](int i, uint32_t rank) { s.exchange.keys[rank] = keys[i]; });
+            } else {
+                Rank::rank(s.rank, rank_digit, ranks, digit_count, digit_exclusive, publish);
 #pragma unroll
-            for (int i = 0; i < kItems; ++i) s.exchange.keys[ranks[i]] = keys[i];
+                for (int i = 0; i < kItems; ++i) s.exchange.keys[ranks[i]] = keys[i];
+            }
 
             GPUPRIM_SORT_TRACE_AT(args, tile, 5);
             if (threadIdx.x < kDigits) {

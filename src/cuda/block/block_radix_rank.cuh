@@ -22,6 +22,7 @@
 #include "cuda/warp/radix_warp_match.cuh"
 
 #include <cstdint>
+#include <type_traits>
 
 namespace gpuprim::cuda {
 
@@ -59,10 +60,20 @@ struct BlockRadixRank {
     // on_counts(count) runs in threads < 256 as soon as the counts are known.
     // Starts and ends with every thread of the block present; storage may be
     // reused after a __syncthreads().
-    template <typename DigitOf, typename OnCounts>
+    // With kEarlyCounts, a place(i, rank) functor instead of nullptr receives
+    // each final rank as soon as it is known (ranks[] is then left unset):
+    // the caller can store the item at once instead of holding every rank.
+    template <typename DigitOf, typename OnCounts, typename Place = std::nullptr_t>
     __device__ __forceinline__ static void rank(Storage &s, DigitOf &&digit_of,
                                                 uint32_t (&ranks)[kItems], uint32_t &digit_count,
-                                                uint32_t &digit_exclusive, OnCounts &&on_counts) {
+                                                uint32_t &digit_exclusive, OnCounts &&on_counts,
+                                                Place &&place = nullptr) {
+        constexpr bool kPlace = !std::is_same_v<std::decay_t<Place>, std::nullptr_t>;
+        static_assert(!kPlace || kEarlyCounts, "ranks are final only with early counts");
+        auto deliver = [&](int i, uint32_t rank) {
+            if constexpr (kPlace) place(i, rank);
+            else ranks[i] = rank;
+        };
         const uint32_t warp = threadIdx.x / 32;
         const uint32_t lane = radix_lane_id();
         uint32_t *counts = s.warp_counts[warp];
@@ -88,7 +99,7 @@ struct BlockRadixRank {
                     __syncwarp();
                     const uint2 state = *reinterpret_cast<const uint2 *>(pair);
                     const uint32_t below = __popc(state.x & lanes_below);
-                    ranks[i] = state.y + below;
+                    deliver(i, state.y + below);
                     __syncwarp();  // every peer has read the pair
                     if (below == 0) *reinterpret_cast<uint2 *>(pair) = make_uint2(0u, state.y + __popc(state.x));
                     __syncwarp();
@@ -98,7 +109,7 @@ struct BlockRadixRank {
                     const uint32_t peers = __match_any_sync(kFullWarpMask, digit);
                     const uint32_t before = counts[digit];
                     const uint32_t below = __popc(peers & lanes_below);
-                    ranks[i] = before + below;
+                    deliver(i, before + below);
                     __syncwarp();  // every peer has read the count
                     if (below == 0) counts[digit] = before + __popc(peers);
                     __syncwarp();
@@ -116,7 +127,7 @@ struct BlockRadixRank {
                     uint32_t before = 0;
                     if (lane == leader) before = atomicAdd(&counts[digit], __popc(peers));
                     before = __shfl_sync(kFullWarpMask, before, leader);
-                    ranks[i] = before + __popc(peers & lanes_below);
+                    deliver(i, before + __popc(peers & lanes_below));
                     if constexpr (kMasks) {
                         // Every lane has read its mask (the shuffle waited for all):
                         // clear it for the next item.
