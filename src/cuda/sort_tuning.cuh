@@ -59,12 +59,13 @@ template <>
 struct OnesweepLargeShape<4, 4> {
     using type = OnesweepShape<384, 20, 2, RadixMatch::AtomicOr, true, 4, false, true>;
 };
-// Keys placed while ranked (no rank array) fit three blocks per SM: 2^28
-// 5.39 ms at 384x18 (384x16 5.44, 512x16 x2 5.46, 384x20 x2 5.55) against
-// 5.97 for 384x18 x2.
+// Keys placed while ranked (no rank array) fit three blocks per SM (56
+// registers, no spills): 2^28 5.21 ms at 384x22 (384x20 5.28, 384x18 5.39-
+// 5.41, 384x16 5.44, 256x24 x4 5.43, 512x16 x2 5.46) against 5.97 for
+// 384x18 x2; 2^24 381 us (384x20 376, 384x18 380).
 template <>
 struct OnesweepLargeShape<4, 0> {
-    using type = OnesweepShape<384, 18, 3, RadixMatch::AtomicOr, false, 4, false, true>;
+    using type = OnesweepShape<384, 22, 3, RadixMatch::AtomicOr, false, 4, false, true>;
 };
 template <>
 struct OnesweepLargeShape<8, 0> {
