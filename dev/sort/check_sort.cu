@@ -315,7 +315,7 @@ std::vector<Case> check_cases() {
     // A. every dtype x order x values, random keys, public path, many sizes.
     const uint64_t sizes[] = {0,     1,     2,     3,      31,     33,      255,     256,    257,     1000,
                               1024,  2047,  2048,  2049,   4095,   4096,    4097,    6145,   30000,   65536,
-                              65537, 131072, 131073, 1048577, 1500007};
+                              65537, 131072, 131073, 700001, 1048577, 1500007};
     int toggle = 0;
     for (int d = 0; d < 6; ++d)
         for (int desc = 0; desc < 2; ++desc)
@@ -695,7 +695,7 @@ void sweep(TestEnv &t) {
     const Size sizes[] = {{4, 0, 1ull << 28}, {4, 4, 1ull << 28}, {8, 0, 1ull << 26}, {4, 8, 1ull << 26},
                           {4, 0, 1ull << 12}, {4, 0, 1ull << 16},
                           {4, 0, 1ull << 17}, {4, 0, 1ull << 18}, {4, 0, 1ull << 19}, {4, 0, 1ull << 20},
-                          {4, 0, 1ull << 21}, {4, 0, 1ull << 24}};
+                          {4, 0, 1ull << 21}, {4, 0, 1ull << 22}, {4, 0, 1ull << 24}};
     const std::vector<SortVariant> variants = sweep_variants();
     for (const Size &s : sizes) {
         const uint64_t n = s.n;

@@ -13,7 +13,6 @@ using gc::RadixMatch;
 namespace {
 
 constexpr RadixMatch O = RadixMatch::AtomicOr;
-constexpr uint64_t kLargeMin = 1ull << 24;
 
 template <typename K, int VB, typename Shape, typename Histogram = typename gc::RadixHistogramShapeFor<sizeof(K)>::type>
 SortVariant onesweep(const char *name, uint64_t min_n, uint64_t max_n) {
@@ -57,14 +56,14 @@ std::vector<SortVariant> sweep_variants() {
     };
     // Session 6: larger look-back windows (8, 16, 32) were 1-14% slower;
     // early counts 4.5% faster (u32 keys 2^28).
+    // Sizes past medium_max up to 2^24: smaller tiles than the 2^28 one.
+    const uint64_t lo = (1ull << 19) + 1, hi = 1ull << 24;
     pub(4, 0, 0);
-    v.push_back(onesweep<uint32_t, 0, Shape<384, 24, 3, O, false, 4, false, true>>("L384x24 mb3 early", kLargeMin, big));
-    v.push_back(onesweep<uint32_t, 0, Shape<384, 26, 3, O, false, 4, false, true>>("L384x26 mb3 early", kLargeMin, big));
-    v.push_back(onesweep<uint32_t, 0, Shape<320, 26, 3, O, false, 4, false, true>>("L320x26 mb3 early", kLargeMin, big));
-    pub(4, 4, kLargeMin);
-    v.push_back(packed<Shape<384, 20, 2, O, false, 4, false, true>>("packed 384x20 early", kLargeMin, big));
-    v.push_back(packed<Shape<320, 26, 2, O, false, 4, false, true>>("packed 320x26 early", kLargeMin, big));
-    v.push_back(packed<Shape<448, 20, 2, O, false, 4, false, true>>("packed 448x20 early", kLargeMin, big));
-    pub(8, 0, kLargeMin);
+    v.push_back(onesweep<uint32_t, 0, Shape<384, 18, 2, O, false, 4, false, true>>("L384x18 x2 early", lo, hi));
+    v.push_back(onesweep<uint32_t, 0, Shape<384, 18, 3, O, false, 4, false, true>>("L384x18 x3 early", lo, hi));
+    v.push_back(onesweep<uint32_t, 0, Shape<384, 12, 3, O, false, 4, false, true>>("L384x12 x3 early", lo, hi));
+    v.push_back(onesweep<uint32_t, 0, Shape<256, 18, 3, O, false, 4, false, true>>("L256x18 x3 early", lo, hi));
+    v.push_back(onesweep<uint32_t, 0, Shape<256, 12, 4, O, false, 4, false, true>>("L256x12 x4 early", lo, hi));
+    v.push_back(onesweep<uint32_t, 0, gc::OnesweepMediumShape<4, 0>::type>("M256x8 (medium)", lo, hi));
     return v;
 }

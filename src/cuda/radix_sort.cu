@@ -15,7 +15,14 @@ void sort_by_size(const DeviceEnv &env, const SortRequest &request, const SortTu
     if (request.count <= tuning.medium_max)
         radix_detail::onesweep_sort<K, kValueBytes, typename OnesweepMediumShape<sizeof(K), kValueBytes>::type>(
             env, request, tuning);
-    else if constexpr (sizeof(K) == 4 && kValueBytes == 4) {
+    else if constexpr (sizeof(K) == 4 && kValueBytes == 0) {
+        if (request.count <= tuning.keys_small_max)
+            radix_detail::onesweep_sort<K, 0, OnesweepKeysSmallShape>(env, request, tuning);
+        else if (request.count <= tuning.keys_mid_max)
+            radix_detail::onesweep_sort<K, 0, OnesweepKeysMidShape>(env, request, tuning);
+        else
+            radix_detail::onesweep_sort<K, 0, typename OnesweepLargeShape<4, 0>::type>(env, request, tuning);
+    } else if constexpr (sizeof(K) == 4 && kValueBytes == 4) {
         if (same_placement)
             radix_detail::onesweep_sort<K, 4, OnesweepPackedPairShape, typename RadixHistogramShapeFor<4>::type, true>(
                 env, request, tuning);
