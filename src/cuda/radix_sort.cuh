@@ -57,6 +57,7 @@
 #include "cuda/block/block_radix_rank.cuh"
 #include "cuda/device_env.h"
 #include "cuda/sort_tuning.cuh"
+#include "cuda/trace_clock.cuh"
 
 #include <cooperative_groups.h>
 #include <cuda_runtime.h>
@@ -424,16 +425,11 @@ struct OnesweepArgs {
 // 5 look-back begins, 6 digit 0's look-back done; slot 7 holds digit 0's
 // look-back statistics.
 #if defined(GPUPRIM_SORT_TRACE)
-__device__ __forceinline__ unsigned long long sort_clock() {
-    unsigned long long t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    return t;
-}
 #define GPUPRIM_SORT_TRACE_AT(args, tile, slot)                                                         \
     do {                                                                                              \
         if (threadIdx.x == 0 && (args).trace)                                                         \
             (args).trace[((uint64_t((args).pass) * (args).portions + (args).portion) * (args).tiles + (tile)) * 8 + \
-                         (slot)] = sort_clock();                                                                      \
+                         (slot)] = global_timer_ns();                                                                      \
     } while (0)
 #else
 #define GPUPRIM_SORT_TRACE_AT(args, tile, slot) ((void)0)

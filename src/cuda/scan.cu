@@ -26,6 +26,7 @@
 #include "cuda/block/tile_lookback.cuh"
 #include "cuda/device_env.h"
 #include "cuda/scan_tuning.cuh"
+#include "cuda/trace_clock.cuh"
 
 #include <algorithm>
 #include <cstdint>
@@ -53,11 +54,6 @@ struct ScanParams {
 // 0 loads issued, 1 data landed, 2 aggregate published, 3 prefix known,
 // 4 stores issued, 5 look-back statistics.
 #if defined(GPUPRIM_SCAN_TRACE)
-__device__ __forceinline__ unsigned long long scan_clock() {
-    unsigned long long t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    return t;
-}
 #define GPUPRIM_SCAN_TRACE_AT(who, params, tile, slot, value)                               \
     do {                                                                                  \
         if ((who) && (params).trace) (params).trace[uint64_t(tile) * 8 + (slot)] = (value); \
@@ -207,12 +203,12 @@ __global__ void __launch_bounds__(Config::kThreads, Config::kMinBlocks)
     __syncthreads();
     const uint32_t tile = ticket;
     const TileStatus<T> status{static_cast<unsigned long long *>(p.status_slots)};
-    GPUPRIM_SCAN_TRACE_AT(threadIdx.x == 0, p, tile, 0, scan_clock());
+    GPUPRIM_SCAN_TRACE_AT(threadIdx.x == 0, p, tile, 0, global_timer_ns());
 
     stage_tile<T, Op, Config>(p, tile, staged, warp, lane);
     cp_async_commit();
     cp_async_wait<0>();
-    GPUPRIM_SCAN_TRACE_AT(threadIdx.x == 0, p, tile, 1, scan_clock());
+    GPUPRIM_SCAN_TRACE_AT(threadIdx.x == 0, p, tile, 1, global_timer_ns());
 
     if (warp == Block::kWarps - 1 && tile % p.clear_chunk == 0)
         clear_status_ahead<Traits::kOrdered>(status, p.counters, tile, p.num_tiles, p.clear_chunk, lane);
@@ -232,10 +228,10 @@ __global__ void __launch_bounds__(Config::kThreads, Config::kMinBlocks)
             if (lane == 0) status.store(0, kTileInclusive, aggregate);
         } else {
             if (lane == 0) status.store(tile, kTileAggregate, aggregate);
-            GPUPRIM_SCAN_TRACE_AT(lane == 0, p, tile, 2, scan_clock());
+            GPUPRIM_SCAN_TRACE_AT(lane == 0, p, tile, 2, global_timer_ns());
             exclusive = look_back<T, Op, Config>(p, status, tile, aggregate, saved_aggregates, lane, stats);
         }
-        GPUPRIM_SCAN_TRACE_AT(lane == 0, p, tile, 3, scan_clock());
+        GPUPRIM_SCAN_TRACE_AT(lane == 0, p, tile, 3, global_timer_ns());
         GPUPRIM_SCAN_TRACE_AT(lane == 0, p, tile, 5, (uint64_t(stats.windows) << 32) | stats.polls);
         if (lane == 0) tile_prefix = exclusive;
     }
@@ -243,7 +239,7 @@ __global__ void __launch_bounds__(Config::kThreads, Config::kMinBlocks)
 
     const T segment_prefix = op(tile_prefix, Block::warp_prefix(temp, warp));
     Io::finish_staged(p, tile, staged, lane_prefix, segment_prefix, warp, lane);
-    GPUPRIM_SCAN_TRACE_AT(threadIdx.x == 0, p, tile, 4, scan_clock());
+    GPUPRIM_SCAN_TRACE_AT(threadIdx.x == 0, p, tile, 4, global_timer_ns());
     if (threadIdx.x == 0) p.counters.finish_tile(tile, p.num_tiles, tile % p.clear_chunk == 0);
 }
 
@@ -363,7 +359,7 @@ __global__ void __launch_bounds__(Config::kThreads, Config::kMinBlocks)
         }
         __syncthreads();
         GPUPRIM_SCAN_TRACE_AT(threadIdx.x == 0 && stage_ticket[s] < p.num_tiles, p, stage_ticket[s], 0,
-                              scan_clock());
+                              global_timer_ns());
         fill_stage(s, stage_ticket[s]);
     }
     if (stage_ticket[0] < p.num_tiles) {  // the first tile's aggregate, before the first step
@@ -394,7 +390,7 @@ __global__ void __launch_bounds__(Config::kThreads, Config::kMinBlocks)
             const T warp_total = Block::reduce_staged_segment(stage_data(s_next), warp, lane);
             if (lane == 0) next_temp.warp_totals[warp] = warp_total;
         }
-        GPUPRIM_SCAN_TRACE_AT(threadIdx.x == 0, p, tile, 1, scan_clock());
+        GPUPRIM_SCAN_TRACE_AT(threadIdx.x == 0, p, tile, 1, global_timer_ns());
 
         T lane_prefix[Config::kVectors];
         const T warp_total = Block::scan_staged_segment(staged, lane_prefix, warp, lane);
@@ -408,12 +404,12 @@ __global__ void __launch_bounds__(Config::kThreads, Config::kMinBlocks)
                 publish_aggregate<Traits::kOrdered>(p, status, next_tile, stage_cleared[s_next], next_aggregate, lane);
                 if (lane == 0) stage_aggregate[s_next] = next_aggregate;
             }
-            GPUPRIM_SCAN_TRACE_AT(lane == 0, p, tile, 2, scan_clock());
+            GPUPRIM_SCAN_TRACE_AT(lane == 0, p, tile, 2, global_timer_ns());
             T exclusive = Traits::neutral();
             LookbackStats stats;
             if (tile != 0)
                 exclusive = look_back<T, Op, Config>(p, status, tile, aggregate, saved_aggregates, lane, stats);
-            GPUPRIM_SCAN_TRACE_AT(lane == 0, p, tile, 3, scan_clock());
+            GPUPRIM_SCAN_TRACE_AT(lane == 0, p, tile, 3, global_timer_ns());
             GPUPRIM_SCAN_TRACE_AT(lane == 0, p, tile, 5, (uint64_t(stats.windows) << 32) | stats.polls);
             if (lane == 0) tile_prefix = exclusive;
         } else if (threadIdx.x == kWarpLanes) {
@@ -431,10 +427,10 @@ __global__ void __launch_bounds__(Config::kThreads, Config::kMinBlocks)
             stage_cleared[s] = next_cleared;
         }
         Io::finish_staged(p, tile, staged, lane_prefix, segment_prefix, warp, lane);
-        GPUPRIM_SCAN_TRACE_AT(threadIdx.x == 0, p, tile, 4, scan_clock());
+        GPUPRIM_SCAN_TRACE_AT(threadIdx.x == 0, p, tile, 4, global_timer_ns());
         __syncthreads();  // the stage, both temps and tile_prefix are free again
 
-        GPUPRIM_SCAN_TRACE_AT(threadIdx.x == 0 && refill < p.num_tiles, p, refill, 0, scan_clock());
+        GPUPRIM_SCAN_TRACE_AT(threadIdx.x == 0 && refill < p.num_tiles, p, refill, 0, global_timer_ns());
         fill_stage(s, refill);
     }
 
