@@ -693,9 +693,10 @@ void sweep(TestEnv &t) {
         uint64_t n;
     };
     const Size sizes[] = {{4, 0, 1ull << 28}, {4, 4, 1ull << 28}, {8, 0, 1ull << 26}, {4, 8, 1ull << 26},
-                          {4, 0, 1ull << 12}, {4, 0, 1ull << 16},
-                          {4, 0, 1ull << 17}, {4, 0, 1ull << 18}, {4, 0, 1ull << 19}, {4, 0, 1ull << 20},
-                          {4, 0, 1ull << 21}, {4, 0, 1ull << 22}, {4, 0, 1ull << 24}};
+                          {4, 0, 1ull << 12}, {4, 0, 1ull << 16}, {4, 0, 1ull << 18}, {4, 0, 1ull << 20},
+                          {4, 0, 1ull << 21}, {4, 0, 1ull << 22}, {4, 0, 1ull << 24}, {8, 0, 1ull << 20},
+                          {8, 0, 1ull << 21}, {8, 0, 1ull << 22}, {4, 4, 1ull << 20}, {4, 4, 1ull << 21},
+                          {4, 4, 1ull << 22}};
     const std::vector<SortVariant> variants = sweep_variants();
     for (const Size &s : sizes) {
         const uint64_t n = s.n;

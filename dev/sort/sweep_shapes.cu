@@ -56,14 +56,17 @@ std::vector<SortVariant> sweep_variants() {
     };
     // Session 6: larger look-back windows (8, 16, 32) were 1-14% slower;
     // early counts 4.5% faster (u32 keys 2^28).
-    // Sizes past medium_max up to 2^24: smaller tiles than the 2^28 one.
-    const uint64_t lo = (1ull << 19) + 1, hi = 1ull << 24;
-    pub(4, 0, 0);
-    v.push_back(onesweep<uint32_t, 0, Shape<384, 18, 2, O, false, 4, false, true>>("L384x18 x2 early", lo, hi));
-    v.push_back(onesweep<uint32_t, 0, Shape<384, 18, 3, O, false, 4, false, true>>("L384x18 x3 early", lo, hi));
-    v.push_back(onesweep<uint32_t, 0, Shape<384, 12, 3, O, false, 4, false, true>>("L384x12 x3 early", lo, hi));
-    v.push_back(onesweep<uint32_t, 0, Shape<256, 18, 3, O, false, 4, false, true>>("L256x18 x3 early", lo, hi));
-    v.push_back(onesweep<uint32_t, 0, Shape<256, 12, 4, O, false, 4, false, true>>("L256x12 x4 early", lo, hi));
-    v.push_back(onesweep<uint32_t, 0, gc::OnesweepMediumShape<4, 0>::type>("M256x8 (medium)", lo, hi));
+    // 2^20-2^22 for u64 keys and u32/u32 pairs: the large tiles' range starts too low.
+    const uint64_t lo = (1ull << 19) + 1, hi = 1ull << 22;
+    pub(8, 0, 0);
+    v.push_back(onesweep<uint64_t, 0, gc::OnesweepMediumShape<8, 0>::type>("M256x8 (medium)", lo, hi));
+    v.push_back(onesweep<uint64_t, 0, Shape<384, 14, 2, O, false, 4>>("L384x14 (run 8)", lo, hi));
+    v.push_back(onesweep<uint64_t, 0, Shape<384, 14, 2, O, false, 4, false, true>>("L384x14 early", lo, hi));
+    v.push_back(onesweep<uint64_t, 0, Shape<256, 14, 3, O, false, 4, false, true>>("L256x14 x3 early", lo, hi));
+    pub(4, 4, 0);
+    v.push_back(onesweep<uint32_t, 4, gc::OnesweepMediumShape<4, 4>::type>("M256x8 (medium)", lo, hi));
+    v.push_back(onesweep<uint32_t, 4, Shape<384, 16, 2, O, true, 4>>("L384x16 split (run 8)", lo, hi));
+    v.push_back(packed<Shape<384, 14, 2, O, false, 4, false, true>>("packed 384x14 early", lo, hi));
+    v.push_back(packed<Shape<256, 14, 3, O, false, 4, false, true>>("packed 256x14 x3 early", lo, hi));
     return v;
 }

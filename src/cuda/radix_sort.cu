@@ -5,6 +5,8 @@
 namespace gpuprim::cuda {
 namespace {
 
+// Size classes: the fused launch, the medium tile, then per key and value
+// width the tiles measured best for each range (sort_tuning.cuh).
 template <typename K, int kValueBytes>
 void sort_by_size(const DeviceEnv &env, const SortRequest &request, const SortTuning &tuning) {
     using Fused = typename OnesweepFusedShape<sizeof(K), kValueBytes>::type;
@@ -16,16 +18,23 @@ void sort_by_size(const DeviceEnv &env, const SortRequest &request, const SortTu
         radix_detail::onesweep_sort<K, kValueBytes, typename OnesweepMediumShape<sizeof(K), kValueBytes>::type>(
             env, request, tuning);
     else if constexpr (sizeof(K) == 4 && kValueBytes == 0) {
-        if (request.count <= tuning.keys_small_max)
-            radix_detail::onesweep_sort<K, 0, OnesweepKeysSmallShape>(env, request, tuning);
-        else if (request.count <= tuning.keys_mid_max)
-            radix_detail::onesweep_sort<K, 0, OnesweepKeysMidShape>(env, request, tuning);
+        if (request.count <= tuning.keys4_small_max)
+            radix_detail::onesweep_sort<K, 0, OnesweepKeys4SmallShape>(env, request, tuning);
+        else if (request.count <= tuning.keys4_mid_max)
+            radix_detail::onesweep_sort<K, 0, OnesweepKeys4MidShape>(env, request, tuning);
         else
             radix_detail::onesweep_sort<K, 0, typename OnesweepLargeShape<4, 0>::type>(env, request, tuning);
+    } else if constexpr (sizeof(K) == 8 && kValueBytes == 0) {
+        if (request.count <= tuning.keys8_mid_max)
+            radix_detail::onesweep_sort<K, 0, OnesweepKeys8MidShape>(env, request, tuning);
+        else
+            radix_detail::onesweep_sort<K, 0, typename OnesweepLargeShape<8, 0>::type>(env, request, tuning);
     } else if constexpr (sizeof(K) == 4 && kValueBytes == 4) {
-        if (same_placement)
-            radix_detail::onesweep_sort<K, 4, OnesweepPackedPairShape, typename RadixHistogramShapeFor<4>::type, true>(
-                env, request, tuning);
+        using PackedHistogram = typename RadixHistogramShapeFor<4>::type;
+        if (same_placement && request.count <= tuning.pairs4_mid_max)
+            radix_detail::onesweep_sort<K, 4, OnesweepPackedPairMidShape, PackedHistogram, true>(env, request, tuning);
+        else if (same_placement)
+            radix_detail::onesweep_sort<K, 4, OnesweepPackedPairShape, PackedHistogram, true>(env, request, tuning);
         else
             radix_detail::onesweep_sort<K, 4, typename OnesweepLargeShape<4, 4>::type>(env, request, tuning);
     } else

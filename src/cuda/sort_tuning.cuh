@@ -77,14 +77,21 @@ struct OnesweepLargeShape<8, 0> {
 // (check_sort, us per call): 2^20 256x18 65.5 (384x18 71.4, 384x22 75.4,
 // 384x18 x2 66.5, medium tile 69.2); 2^21 384x18 86.5 (256x18 91.6, 384x22
 // 104.2); 2^22 384x18 130.5 (384x22 136.1); 2^24 384x18 381.5, 384x22 380.4.
-using OnesweepKeysSmallShape = OnesweepShape<256, 18, 3, RadixMatch::AtomicOr, false, 4, false, true>;
-using OnesweepKeysMidShape = OnesweepShape<384, 18, 3, RadixMatch::AtomicOr, false, 4, false, true>;
+using OnesweepKeys4SmallShape = OnesweepShape<256, 18, 3, RadixMatch::AtomicOr, false, 4, false, true>;
+using OnesweepKeys4MidShape = OnesweepShape<384, 18, 3, RadixMatch::AtomicOr, false, 4, false, true>;
+// 8-byte keys without values up to keys8_mid_max: 2^20 136.5 us against
+// 160.3 for the large tile (medium 139.8), 2^21 198.2 against 200.3, 2^22
+// 349.5 against 359.2.
+using OnesweepKeys8MidShape = OnesweepShape<384, 14, 2, RadixMatch::AtomicOr, false, 4, false, true>;
 
 // 4-byte keys with 4-byte values (keys and values both in place or both
 // not): sorted as packed 8-byte elements (radix_onesweep_kernel, kPacked).
 // 2^28 pairs: 8.53 ms at 384x22 (384x14 9.18; 384x18 without early counts
 // 12.1), against 9.60 for the split pairs kernel (384x20) and 8.77 for CUB.
 using OnesweepPackedPairShape = OnesweepShape<384, 22, 2, RadixMatch::AtomicOr, false, 4, false, true>;
+// Packed pairs up to pairs4_mid_max: 2^20 76.9 us against 88.7 (split 384x16
+// 83.6), 2^21 121.1 against 114.6.
+using OnesweepPackedPairMidShape = OnesweepShape<384, 14, 2, RadixMatch::AtomicOr, false, 4, false, true>;
 
 // Middle sizes: small tiles, so that every SM gets some.
 template <int kKeyBytes, int kValueBytes>
@@ -134,9 +141,10 @@ struct SortTuning {
     uint64_t block_sort_max;   // count <= this: one block (block_sort.cu)
     bool fused;                // middle sizes in one cooperative launch
     uint64_t medium_max;       // count <= this: Onesweep with the medium tile
-    // 4-byte keys without values, count <= this (and > medium_max): the
-    // small and the mid key tiles.
-    uint64_t keys_small_max, keys_mid_max;
+    // Past medium_max, count <= these: smaller tiles than the large ones
+    // (OnesweepKeys4SmallShape, OnesweepKeys4MidShape for 4-byte keys without
+    // values, OnesweepKeys8MidShape for 8-byte ones, OnesweepPackedPairMidShape).
+    uint64_t keys4_small_max, keys4_mid_max, keys8_mid_max, pairs4_mid_max;
     int histogram_blocks_per_sm;
     bool programmatic_launch;  // overlap the radix kernels' launches (sm_90+)
 };
@@ -150,8 +158,10 @@ inline SortTuning sort_tuning(int compute_capability, uint32_t key_bytes, uint32
     tuning.block_sort_max = key_bytes == 8 && value_bytes != 0 ? 2048 : 4096;
     tuning.fused = true;
     tuning.medium_max = uint64_t(1) << 19;  // the large tile was 3-6% faster at 2^20 and 2^21
-    tuning.keys_small_max = uint64_t(1) << 20;
-    tuning.keys_mid_max = uint64_t(1) << 23;
+    tuning.keys4_small_max = uint64_t(1) << 20;
+    tuning.keys4_mid_max = uint64_t(1) << 23;
+    tuning.keys8_mid_max = uint64_t(1) << 22;
+    tuning.pairs4_mid_max = uint64_t(1) << 20;
     tuning.histogram_blocks_per_sm = 4;
     tuning.programmatic_launch = compute_capability >= 90;
     return tuning;
