@@ -406,7 +406,7 @@ GPUPRIM_API gpuprim_status_t gpuprim_scan(gpuprim_context_t context, gpuprim_op_
  * NULL, forbidden aliasing), DEVICE, OUT_OF_MEMORY.
  * Workspace (CUDA, from the context's cached workspace): one extra copy of
  * keys and values, plus about 1 KiB of look-back state per tile of a few
- * thousand keys (about 0.15 bytes a key for 4-byte keys) and a few tens of
+ * thousand keys (0.12 to 0.5 bytes a key) and a few tens of
  * KiB of counters; inputs of 2^30 keys or more are processed in portions.
  */
 GPUPRIM_API gpuprim_status_t gpuprim_sort(gpuprim_context_t context, gpuprim_buffer_t keys_in,

@@ -44,8 +44,9 @@
 // Workspace peak (one reserve per call):
 //   count * (key_bytes + value_bytes)          temporary keys and values
 // + tiles * 256 * 4 bytes                       look-back (tiles of one portion:
-//                                               about 0.15 bytes a key at the
-//                                               large u32 tile, 6912 keys)
+//                                               0.12 bytes a key at the large
+//                                               tiles of 8448 keys, 0.5 at the
+//                                               medium one, 2048)
 // + passes * 256 * 16 + 4 KiB                   digit counts, offsets, plan
 // plus 256-byte alignment of each part. The fused path needs the temporary
 // copy + passes * tiles * 1 KiB (tiles <= 128) + passes * 1 KiB.
@@ -425,11 +426,12 @@ struct OnesweepArgs {
 // 5 look-back begins, 6 digit 0's look-back done; slot 7 holds digit 0's
 // look-back statistics.
 #if defined(GPUPRIM_SORT_TRACE)
-#define GPUPRIM_SORT_TRACE_AT(args, tile, slot)                                                         \
-    do {                                                                                              \
-        if (threadIdx.x == 0 && (args).trace)                                                         \
-            (args).trace[((uint64_t((args).pass) * (args).portions + (args).portion) * (args).tiles + (tile)) * 8 + \
-                         (slot)] = global_timer_ns();                                                                      \
+#define GPUPRIM_SORT_TRACE_AT(args, tile, slot)                                                          \
+    do {                                                                                               \
+        if (threadIdx.x == 0 && (args).trace) {                                                        \
+            const uint64_t launch_ = uint64_t((args).pass) * (args).portions + (args).portion;          \
+            (args).trace[(launch_ * (args).tiles + (tile)) * 8 + (slot)] = global_timer_ns();           \
+        }                                                                                              \
     } while (0)
 #else
 #define GPUPRIM_SORT_TRACE_AT(args, tile, slot) ((void)0)
