@@ -88,9 +88,8 @@ void run_sort(TestEnv &t, const SortRequest &request, Path path, uint64_t portio
             rd::onesweep_sort<K, VB, typename gc::OnesweepMediumShape<sizeof(K), VB>::type>(t.env, request, tuning,
                                                                                            portion_limit);
         else if constexpr (sizeof(K) == 4 && VB == 4) {  // as the library: packed when the placements agree
-            if ((request.keys_out == request.keys_in) == (request.values_out == request.values_in))
-                rd::onesweep_sort<K, 4, gc::OnesweepPackedPairShape, typename gc::RadixHistogramShapeFor<4>::type,
-                                  true>(t.env, request, tuning, portion_limit);
+            if (rd::placed_alike(request))
+                rd::onesweep_sort<K, 4, gc::OnesweepPackedPairShape, true>(t.env, request, tuning, portion_limit);
             else
                 rd::onesweep_sort<K, 4, typename gc::OnesweepLargeShape<4, 4>::type>(t.env, request, tuning,
                                                                                      portion_limit);

@@ -18,7 +18,7 @@ template <typename K, int VB, typename Shape, typename Histogram = typename gc::
 SortVariant onesweep(const char *name, uint64_t min_n, uint64_t max_n) {
     return {name, int(sizeof(K)), VB, min_n, max_n, [](TestEnv &t, const gpuprim::SortRequest &r) {
                 const gc::SortTuning tuning = gc::sort_tuning(t.env.compute_capability, r.key_bytes, r.value_bytes);
-                rd::onesweep_sort<K, VB, Shape, Histogram>(t.env, r, tuning);
+                rd::onesweep_sort<K, VB, Shape, false, Histogram>(t.env, r, tuning);
                 return true;
             }};
 }
@@ -27,8 +27,7 @@ template <typename Shape>
 SortVariant packed(const char *name, uint64_t min_n, uint64_t max_n) {
     return {name, 4, 4, min_n, max_n, [](TestEnv &t, const gpuprim::SortRequest &r) {
                 const gc::SortTuning tuning = gc::sort_tuning(t.env.compute_capability, r.key_bytes, r.value_bytes);
-                rd::onesweep_sort<uint32_t, 4, Shape, typename gc::RadixHistogramShapeFor<4>::type, true>(t.env, r,
-                                                                                                        tuning);
+                rd::onesweep_sort<uint32_t, 4, Shape, true>(t.env, r, tuning);
                 return true;
             }};
 }

@@ -13,7 +13,6 @@ void sort_by_size(const DeviceEnv &env, const SortRequest &request, const SortTu
     if (tuning.fused && request.count <= uint64_t(kFusedMaxTiles) * Fused::kTile &&
         radix_detail::fused_sort<K, kValueBytes, Fused>(env, request))
         return;
-    const bool same_placement = (request.keys_out == request.keys_in) == (request.values_out == request.values_in);
     if (request.count <= tuning.medium_max)
         radix_detail::onesweep_sort<K, kValueBytes, typename OnesweepMediumShape<sizeof(K), kValueBytes>::type>(
             env, request, tuning);
@@ -30,11 +29,11 @@ void sort_by_size(const DeviceEnv &env, const SortRequest &request, const SortTu
         else
             radix_detail::onesweep_sort<K, 0, typename OnesweepLargeShape<8, 0>::type>(env, request, tuning);
     } else if constexpr (sizeof(K) == 4 && kValueBytes == 4) {
-        using PackedHistogram = typename RadixHistogramShapeFor<4>::type;
-        if (same_placement && request.count <= tuning.pairs4_mid_max)
-            radix_detail::onesweep_sort<K, 4, OnesweepPackedPairMidShape, PackedHistogram, true>(env, request, tuning);
-        else if (same_placement)
-            radix_detail::onesweep_sort<K, 4, OnesweepPackedPairShape, PackedHistogram, true>(env, request, tuning);
+        const bool packed = radix_detail::placed_alike(request);
+        if (packed && request.count <= tuning.pairs4_mid_max)
+            radix_detail::onesweep_sort<K, 4, OnesweepPackedPairMidShape, true>(env, request, tuning);
+        else if (packed)
+            radix_detail::onesweep_sort<K, 4, OnesweepPackedPairShape, true>(env, request, tuning);
         else
             radix_detail::onesweep_sort<K, 4, typename OnesweepLargeShape<4, 4>::type>(env, request, tuning);
     } else

@@ -426,15 +426,15 @@ struct OnesweepArgs {
 // 5 look-back begins, 6 digit 0's look-back done; slot 7 holds digit 0's
 // look-back statistics.
 #if defined(GPUPRIM_SORT_TRACE)
-#define GPUPRIM_SORT_TRACE_AT(args, tile, slot)                                                          \
+#define GPUPRIM_SORT_TRACE_AT(args, tile, slot, value)                                                   \
     do {                                                                                               \
         if (threadIdx.x == 0 && (args).trace) {                                                        \
             const uint64_t launch_ = uint64_t((args).pass) * (args).portions + (args).portion;          \
-            (args).trace[(launch_ * (args).tiles + (tile)) * 8 + (slot)] = global_timer_ns();           \
+            (args).trace[(launch_ * (args).tiles + (tile)) * 8 + (slot)] = (value);                     \
         }                                                                                              \
     } while (0)
 #else
-#define GPUPRIM_SORT_TRACE_AT(args, tile, slot) ((void)0)
+#define GPUPRIM_SORT_TRACE_AT(args, tile, slot, value) ((void)0)
 #endif
 
 template <typename K, typename V, typename Shape, bool kHasValues, bool kPacked = false>
@@ -488,6 +488,12 @@ __device__ __forceinline__ uint32_t lookback_exclusive(const uint32_t *lookback,
 #endif
         next -= consumed;
     }
+}
+
+// Keys and values both in place or both not: the pairs can move as packed
+// elements (see radix_onesweep_kernel, kPacked).
+inline bool placed_alike(const SortRequest &request) {
+    return (request.keys_out == request.keys_in) == (request.values_out == request.values_in);
 }
 
 // Selects without indexing the parameter array (which would copy it to the stack).
@@ -592,7 +598,7 @@ __global__ void __launch_bounds__(Shape::kThreads, Shape::kMinBlocks)
             }
             continue;
         }
-        GPUPRIM_SORT_TRACE_AT(args, tile, 0);
+        GPUPRIM_SORT_TRACE_AT(args, tile, 0, global_timer_ns());
         const uint32_t tile_offset = tile * kTile;
         const uint32_t tile_keys = tile_keys_of(tile);
         const uint64_t tile_begin = args.portion_begin + tile_offset;
@@ -674,7 +680,7 @@ __global__ void __launch_bounds__(Shape::kThreads, Shape::kMinBlocks)
             uint32_t digit_count = 0, digit_exclusive = 0;
             auto publish = [&](uint32_t count) {
                 if (tile > 0) store_relaxed(tile_lookback + threadIdx.x, (codes.aggregate << 30) | count);
-                GPUPRIM_SORT_TRACE_AT(args, tile, 1);
+                GPUPRIM_SORT_TRACE_AT(args, tile, 1, global_timer_ns());
             };
             auto rank_digit = [&](int i) { return digit_of(keys[i], shift); };
             if constexpr (Shape::kEarlyCounts && !kHasValues) {
@@ -688,7 +694,7 @@ __global__ void __launch_bounds__(Shape::kThreads, Shape::kMinBlocks)
                 for (int i = 0; i < kItems; ++i) s.exchange.keys[ranks[i]] = keys[i];
             }
 
-            GPUPRIM_SORT_TRACE_AT(args, tile, 5);
+            GPUPRIM_SORT_TRACE_AT(args, tile, 5, global_timer_ns());
             if (threadIdx.x < kDigits) {
                 const uint32_t digit = threadIdx.x;
                 const uint64_t base_in = args.base_in[digit];
@@ -697,12 +703,8 @@ __global__ void __launch_bounds__(Shape::kThreads, Shape::kMinBlocks)
                     tile > 0 ? lookback_exclusive<Shape::kLookbackWindow>(args.lookback, tile, digit, codes, &stats)
                              : 0u;
                 store_relaxed(tile_lookback + digit, (codes.inclusive << 30) | (before + digit_count));
-                GPUPRIM_SORT_TRACE_AT(args, tile, 6);
-#if defined(GPUPRIM_SORT_TRACE)
-                if (threadIdx.x == 0 && args.trace)
-                    args.trace[((uint64_t(args.pass) * args.portions + args.portion) * args.tiles + tile) * 8 + 7] =
-                        stats;
-#endif
+                GPUPRIM_SORT_TRACE_AT(args, tile, 6, global_timer_ns());
+                GPUPRIM_SORT_TRACE_AT(args, tile, 7, stats);
                 const uint64_t base = base_in + before;
                 const uint64_t first_index = base - digit_exclusive;  // of tile position 0, modulo 2^64
                 if constexpr (kPacked) {
@@ -721,7 +723,7 @@ __global__ void __launch_bounds__(Shape::kThreads, Shape::kMinBlocks)
                     args.base_out[digit] = base + digit_count;
             }
             __syncthreads();
-            GPUPRIM_SORT_TRACE_AT(args, tile, 2);
+            GPUPRIM_SORT_TRACE_AT(args, tile, 2, global_timer_ns());
 
             if constexpr (kPrefetch) {
                 tile = s.next_tile[parity];
@@ -763,7 +765,7 @@ __global__ void __launch_bounds__(Shape::kThreads, Shape::kMinBlocks)
                 if (plan.transform_out) scatter_keys(std::true_type{}, std::false_type{});
                 else scatter_keys(std::false_type{}, std::false_type{});
             }
-            GPUPRIM_SORT_TRACE_AT(args, tile, 3);
+            GPUPRIM_SORT_TRACE_AT(args, tile, 3, global_timer_ns());
 
             if constexpr (kHasValues) {
                 if constexpr (kStage) wait_copies_to_shared<kPrefetch ? 1 : 0>();  // this thread's copies
@@ -801,7 +803,7 @@ __global__ void __launch_bounds__(Shape::kThreads, Shape::kMinBlocks)
         };
         if (tile_keys == kTile) process(std::true_type{});
         else process(std::false_type{});
-        GPUPRIM_SORT_TRACE_AT(args, tile, 4);
+        GPUPRIM_SORT_TRACE_AT(args, tile, 4, global_timer_ns());
     }
 }
 
@@ -1052,8 +1054,8 @@ void launch_radix_kernel(Kernel kernel, uint32_t blocks, int threads, size_t sha
 // kPacked (4-byte keys with 4-byte values whose keys and values are both in
 // place or both not): the pairs run packed (radix_onesweep_kernel), the
 // temporary buffer holds 8-byte elements.
-template <typename K, int kValueBytes, typename Shape,
-          typename HistogramShape = typename RadixHistogramShapeFor<sizeof(K)>::type, bool kPacked = false>
+template <typename K, int kValueBytes, typename Shape, bool kPacked = false,
+          typename HistogramShape = typename RadixHistogramShapeFor<sizeof(K)>::type>
 void onesweep_sort(const DeviceEnv &env, const SortRequest &request, const SortTuning &tuning,
                    uint64_t portion_limit = kMaxPortionKeys, int passes_to_launch = kMaxPasses,
                    unsigned long long *trace = nullptr) {
@@ -1096,7 +1098,7 @@ void onesweep_sort(const DeviceEnv &env, const SortRequest &request, const SortT
 
     const bool keys_in_place = request.keys_out == request.keys_in;
     const bool values_in_place = kHasValues && request.values_out == request.values_in;
-    if (kPacked && keys_in_place != values_in_place)
+    if (kPacked && !placed_alike(request))
         fail(GPUPRIM_ERROR_INTERNAL, "radix sort: packed pairs need keys and values both in place or both not");
     const bool programmatic = tuning.programmatic_launch && env.compute_capability >= 90;
 
