@@ -3,17 +3,23 @@
 #include "core/context.h"
 #include "core/dtype.h"
 #include "core/error.h"
+#include "core/registry.h"
 
 #include <gpuprim/gpuprim.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <memory>
+#include <mutex>
 #include <new>
 #include <string>
 #include <type_traits>
 
+using gpuprim::Buffer;
+using gpuprim::Context;
 using gpuprim::fail;
+using gpuprim::Registry;
 
 namespace {
 
@@ -30,35 +36,40 @@ int enum_bits(const Enum &value) {
     return static_cast<int>(bits);
 }
 
-bool is_context(gpuprim_context_t context) {
-    return context && context->magic == gpuprim_context_s::kMagic;
-}
-
-gpuprim_status_t record(gpuprim_context_t context, gpuprim_status_t status, const char *message) {
-    try {
-        context->last_error = message;
-    } catch (...) {
-        // Out of memory for the message itself: the status still tells the story.
-    }
+gpuprim_status_t record(Context &context, gpuprim_status_t status, const char *message) {
+    context.set_last_error(message);
     return status;
 }
 
-// Runs body(context) with every failure mapped to a status and message.
+// Runs body(context) on the live context behind handle, holding the context's
+// lock (calls on one context are serialized, so threads may share it), with
+// every failure mapped to a status and message. The handle is looked up in
+// the registry, never read through.
 template <typename Body>
-gpuprim_status_t guarded(gpuprim_context_t context, Body &&body) {
-    if (!context) return GPUPRIM_ERROR_NULL_POINTER;
-    if (!is_context(context)) return GPUPRIM_ERROR_INVALID_HANDLE;
+gpuprim_status_t guarded(gpuprim_context_t handle, Body &&body) {
+    if (!handle) return GPUPRIM_ERROR_NULL_POINTER;
+    std::shared_ptr<Context> context;
     try {
-        body(*context);
-        return GPUPRIM_SUCCESS;
-    } catch (const gpuprim::Error &error) {
-        return record(context, error.status(), error.what());
-    } catch (const std::bad_alloc &) {
-        return record(context, GPUPRIM_ERROR_OUT_OF_MEMORY, "host memory allocation failed");
-    } catch (const std::exception &error) {
-        return record(context, GPUPRIM_ERROR_INTERNAL, error.what());
+        context = Registry::instance().find_context(handle);
+        if (!context) return GPUPRIM_ERROR_INVALID_HANDLE;
+        std::lock_guard<std::mutex> lock(context->mutex);
+        // Destroyed by another thread while this call waited for the lock.
+        if (context->destroyed) return GPUPRIM_ERROR_INVALID_HANDLE;
+        try {
+            body(*context);
+            return GPUPRIM_SUCCESS;
+        } catch (const gpuprim::Error &error) {
+            return record(*context, error.status(), error.what());
+        } catch (const std::bad_alloc &) {
+            return record(*context, GPUPRIM_ERROR_OUT_OF_MEMORY, "host memory allocation failed");
+        } catch (const std::exception &error) {
+            return record(*context, GPUPRIM_ERROR_INTERNAL, error.what());
+        } catch (...) {
+            return record(*context, GPUPRIM_ERROR_INTERNAL, "unknown internal exception");
+        }
     } catch (...) {
-        return record(context, GPUPRIM_ERROR_INTERNAL, "unknown internal exception");
+        // Locking failed (std::system_error): nothing ran, there is no message to keep.
+        return GPUPRIM_ERROR_INTERNAL;
     }
 }
 
@@ -94,14 +105,14 @@ uint64_t byte_size(uint64_t count, gpuprim_dtype_t dtype, const char *name) {
     return count * size;
 }
 
-void require_same_dtype(const gpuprim_buffer_s &a, const char *a_name, const gpuprim_buffer_s &b,
+void require_same_dtype(const Buffer &a, const char *a_name, const Buffer &b,
                         const char *b_name) {
     if (a.dtype != b.dtype)
         fail(GPUPRIM_ERROR_DTYPE_MISMATCH, "'%s' is %s but '%s' is %s", a_name,
              gpuprim::dtype_name(a.dtype), b_name, gpuprim::dtype_name(b.dtype));
 }
 
-void require_same_count(const gpuprim_buffer_s &a, const char *a_name, const gpuprim_buffer_s &b,
+void require_same_count(const Buffer &a, const char *a_name, const Buffer &b,
                         const char *b_name) {
     if (a.count != b.count)
         fail(GPUPRIM_ERROR_SIZE_MISMATCH, "'%s' has %llu elements but '%s' has %llu", a_name,
@@ -109,7 +120,7 @@ void require_same_count(const gpuprim_buffer_s &a, const char *a_name, const gpu
              static_cast<unsigned long long>(b.count));
 }
 
-bool overlap(const gpuprim_buffer_s &a, const gpuprim_buffer_s &b) {
+bool overlap(const Buffer &a, const Buffer &b) {
     if (a.bytes() == 0 || b.bytes() == 0) return false;
     auto a_begin = reinterpret_cast<uintptr_t>(a.data);
     auto b_begin = reinterpret_cast<uintptr_t>(b.data);
@@ -118,7 +129,7 @@ bool overlap(const gpuprim_buffer_s &a, const gpuprim_buffer_s &b) {
 
 // Wrapped buffers can alias; an output may be its own input only where the
 // operation allows in-place use (same_allowed), and must not partly overlap.
-void require_no_overlap(const gpuprim_buffer_s &a, const char *a_name, const gpuprim_buffer_s &b,
+void require_no_overlap(const Buffer &a, const char *a_name, const Buffer &b,
                         const char *b_name, bool same_allowed) {
     bool same = a.data == b.data && a.count == b.count;
     if (same && same_allowed) return;
@@ -129,20 +140,48 @@ void require_no_overlap(const gpuprim_buffer_s &a, const char *a_name, const gpu
 
 // An output that mirrors its input: same dtype and count, and either the
 // input itself (in place) or memory apart from it.
-void require_output_for(const gpuprim_buffer_s &output, const char *output_name,
-                        const gpuprim_buffer_s &input, const char *input_name) {
+void require_output_for(const Buffer &output, const char *output_name,
+                        const Buffer &input, const char *input_name) {
     require_same_dtype(input, input_name, output, output_name);
     require_same_count(input, input_name, output, output_name);
     require_no_overlap(input, input_name, output, output_name, true);
 }
 
-void require_range(const gpuprim_buffer_s &buffer, uint64_t offset, uint64_t count) {
+void require_range(const Buffer &buffer, uint64_t offset, uint64_t count) {
     if (offset > buffer.count || count > buffer.count - offset)
         fail(GPUPRIM_ERROR_OUT_OF_RANGE,
              "range [%llu, %llu + %llu) is outside the buffer of %llu elements",
              static_cast<unsigned long long>(offset), static_cast<unsigned long long>(offset),
              static_cast<unsigned long long>(count),
              static_cast<unsigned long long>(buffer.count));
+}
+
+// The caller's options, defaults where NULL. A struct from a newer header
+// (struct_size larger than this version's) is accepted when every byte this
+// version does not know is zero, i.e. the newer fields keep their defaults.
+gpuprim_context_options_t read_options(const gpuprim_context_options_t *options) {
+    gpuprim_context_options_t chosen;
+    gpuprim_context_options_init(&chosen);
+    if (!options) return chosen;
+    constexpr uint64_t kLargestAccepted = 4096;
+    const uint64_t size = options->struct_size;
+    if (size < sizeof chosen || size > kLargestAccepted)
+        fail(GPUPRIM_ERROR_INVALID_ARGUMENT,
+             "options->struct_size = %llu, expected %zu (or a newer header's larger size): "
+             "initialize the options with gpuprim_context_options_init()",
+             static_cast<unsigned long long>(size), sizeof chosen);
+    const auto *bytes = reinterpret_cast<const unsigned char *>(options);
+    for (uint64_t i = sizeof chosen; i < size; ++i)
+        if (bytes[i] != 0)
+            fail(GPUPRIM_ERROR_INVALID_ARGUMENT,
+                 "options->struct_size = %llu: byte %llu, past the %zu bytes this version "
+                 "(libgpuprim %s) knows, is not zero: a newer option was set that this version "
+                 "cannot honour",
+                 static_cast<unsigned long long>(size), static_cast<unsigned long long>(i),
+                 sizeof chosen, kVersionString);
+    std::memcpy(&chosen, options, sizeof chosen);
+    chosen.struct_size = sizeof chosen;
+    return chosen;
 }
 
 void copy_message(char *destination, size_t capacity, const char *message) {
@@ -201,28 +240,17 @@ gpuprim_status_t gpuprim_context_create(const gpuprim_context_options_t *options
     }
     *context = nullptr;
     try {
-        gpuprim_context_options_t chosen;
-        gpuprim_context_options_init(&chosen);
-        if (options) {
-            // Versions that grow the struct accept older, smaller ones; the
-            // first version has nothing smaller.
-            if (options->struct_size != sizeof(gpuprim_context_options_t))
-                fail(GPUPRIM_ERROR_INVALID_ARGUMENT,
-                     "options->struct_size = %llu, expected %zu: initialize the options with "
-                     "gpuprim_context_options_init()",
-                     static_cast<unsigned long long>(options->struct_size),
-                     sizeof(gpuprim_context_options_t));
-            chosen = *options;
-        }
+        gpuprim_context_options_t chosen = read_options(options);
         if (chosen.backend < GPUPRIM_BACKEND_AUTO || chosen.backend > GPUPRIM_BACKEND_CUDA)
             fail(GPUPRIM_ERROR_INVALID_ENUM, "options->backend = %d is not a gpuprim_backend_t",
                  static_cast<int>(chosen.backend));
+        // Checked on every backend, so options valid on one machine are valid on all.
         if (chosen.device_ordinal < 0)
             fail(GPUPRIM_ERROR_INVALID_ARGUMENT, "options->device_ordinal = %d is negative",
                  static_cast<int>(chosen.device_ordinal));
         auto backend = gpuprim::create_backend(static_cast<gpuprim_backend_t>(chosen.backend),
                                                chosen.device_ordinal, chosen.cuda_stream);
-        *context = new gpuprim_context_s(std::move(backend));
+        *context = Registry::instance().add_context(std::make_shared<Context>(std::move(backend)));
         return GPUPRIM_SUCCESS;
     } catch (const gpuprim::Error &error) {
         copy_message(error_message, error_message_capacity, error.what());
@@ -241,14 +269,24 @@ gpuprim_status_t gpuprim_context_create(const gpuprim_context_options_t *options
 
 gpuprim_status_t gpuprim_context_destroy(gpuprim_context_t context) {
     if (!context) return GPUPRIM_SUCCESS;
-    if (!is_context(context)) return GPUPRIM_ERROR_INVALID_HANDLE;
-    delete context;
+    // Unregistered first: no call can find it any more. Calls already inside
+    // finish first (the lock); those waiting for it then see `destroyed`.
+    std::shared_ptr<Context> removed = Registry::instance().remove_context(context);
+    if (!removed) return GPUPRIM_ERROR_INVALID_HANDLE;
+    try {
+        std::lock_guard<std::mutex> lock(removed->mutex);
+        removed->destroyed = true;
+        removed->tear_down();
+    } catch (...) {
+        // Locking failed: the last reference frees everything all the same.
+        removed->destroyed = true;
+    }
     return GPUPRIM_SUCCESS;
 }
 
 gpuprim_status_t gpuprim_context_get_backend(gpuprim_context_t context,
                                              gpuprim_backend_t *backend) {
-    return guarded(context, [&](gpuprim_context_s &ctx) {
+    return guarded(context, [&](Context &ctx) {
         require(backend, "backend");
         *backend = ctx.backend->kind();
     });
@@ -256,30 +294,41 @@ gpuprim_status_t gpuprim_context_get_backend(gpuprim_context_t context,
 
 gpuprim_status_t gpuprim_context_get_device(gpuprim_context_t context, int32_t *ordinal,
                                             char *name, size_t name_capacity) {
-    return guarded(context, [&](gpuprim_context_s &ctx) {
+    return guarded(context, [&](Context &ctx) {
         if (ordinal) *ordinal = ctx.backend->device_ordinal();
         copy_message(name, name_capacity, ctx.backend->device_name().c_str());
     });
 }
 
 gpuprim_status_t gpuprim_context_synchronize(gpuprim_context_t context) {
-    return guarded(context, [&](gpuprim_context_s &ctx) { ctx.backend->synchronize(); });
+    return guarded(context, [&](Context &ctx) { ctx.backend->synchronize(); });
 }
 
 const char *gpuprim_context_last_error(gpuprim_context_t context) {
-    if (!is_context(context)) return "invalid context handle";
-    return context->last_error.c_str();
+    // A copy per thread: another thread sharing the context may record a new
+    // message while the caller still reads this one.
+    thread_local char message[Context::kMessageCapacity];
+    std::shared_ptr<Context> found = context ? Registry::instance().find_context(context) : nullptr;
+    if (!found) return "invalid context handle";
+    try {
+        std::lock_guard<std::mutex> lock(found->mutex);
+        if (found->destroyed) return "invalid context handle";
+        std::memcpy(message, found->last_error(), sizeof message);
+    } catch (...) {
+        return "the message could not be read (lock failed)";
+    }
+    return message;
 }
 
 gpuprim_status_t gpuprim_context_get_workspace_size(gpuprim_context_t context, uint64_t *bytes) {
-    return guarded(context, [&](gpuprim_context_s &ctx) {
+    return guarded(context, [&](Context &ctx) {
         require(bytes, "bytes");
         *bytes = ctx.backend->workspace_bytes();
     });
 }
 
 gpuprim_status_t gpuprim_context_release_workspace(gpuprim_context_t context) {
-    return guarded(context, [&](gpuprim_context_s &ctx) {
+    return guarded(context, [&](Context &ctx) {
         ctx.backend->synchronize();
         ctx.backend->release_workspace();
     });
@@ -287,7 +336,7 @@ gpuprim_status_t gpuprim_context_release_workspace(gpuprim_context_t context) {
 
 gpuprim_status_t gpuprim_buffer_create(gpuprim_context_t context, gpuprim_dtype_t dtype,
                                        uint64_t count, gpuprim_buffer_t *buffer) {
-    return guarded(context, [&](gpuprim_context_s &ctx) {
+    return guarded(context, [&](Context &ctx) {
         require(buffer, "buffer");
         require_dtype(dtype, "dtype");
         uint64_t bytes = byte_size(count, dtype, "count");
@@ -303,7 +352,7 @@ gpuprim_status_t gpuprim_buffer_create(gpuprim_context_t context, gpuprim_dtype_
 
 gpuprim_status_t gpuprim_buffer_wrap(gpuprim_context_t context, gpuprim_dtype_t dtype, void *data,
                                      uint64_t count, gpuprim_buffer_t *buffer) {
-    return guarded(context, [&](gpuprim_context_s &ctx) {
+    return guarded(context, [&](Context &ctx) {
         require(buffer, "buffer");
         require_dtype(dtype, "dtype");
         uint64_t bytes = byte_size(count, dtype, "count");
@@ -323,19 +372,20 @@ gpuprim_status_t gpuprim_buffer_wrap(gpuprim_context_t context, gpuprim_dtype_t 
 }
 
 gpuprim_status_t gpuprim_buffer_destroy(gpuprim_context_t context, gpuprim_buffer_t buffer) {
-    return guarded(context, [&](gpuprim_context_s &ctx) {
+    return guarded(context, [&](Context &ctx) {
         if (!buffer) return;
-        gpuprim_buffer_s &resolved = ctx.resolve(buffer, "buffer");
-        // Work queued on the buffer must finish before its memory goes back.
+        Buffer &resolved = ctx.resolve(buffer, "buffer");
+        // Work queued on the buffer must finish before its memory goes back;
+        // nothing changes when that fails, and nothing after it can fail.
         if (resolved.owned) ctx.backend->synchronize();
-        ctx.destroy_buffer(&resolved);
+        ctx.destroy_buffer(buffer);
     });
 }
 
 gpuprim_status_t gpuprim_buffer_get_info(gpuprim_context_t context, gpuprim_buffer_t buffer,
                                          gpuprim_dtype_t *dtype, uint64_t *count, void **data) {
-    return guarded(context, [&](gpuprim_context_s &ctx) {
-        gpuprim_buffer_s &resolved = ctx.resolve(buffer, "buffer");
+    return guarded(context, [&](Context &ctx) {
+        Buffer &resolved = ctx.resolve(buffer, "buffer");
         if (dtype) *dtype = resolved.dtype;
         if (count) *count = resolved.count;
         if (data) *data = resolved.data;
@@ -344,8 +394,8 @@ gpuprim_status_t gpuprim_buffer_get_info(gpuprim_context_t context, gpuprim_buff
 
 gpuprim_status_t gpuprim_buffer_upload(gpuprim_context_t context, gpuprim_buffer_t buffer,
                                        uint64_t offset, const void *host_data, uint64_t count) {
-    return guarded(context, [&](gpuprim_context_s &ctx) {
-        gpuprim_buffer_s &resolved = ctx.resolve(buffer, "buffer");
+    return guarded(context, [&](Context &ctx) {
+        Buffer &resolved = ctx.resolve(buffer, "buffer");
         require_range(resolved, offset, count);
         if (count == 0) return;
         require(host_data, "host_data");
@@ -357,8 +407,8 @@ gpuprim_status_t gpuprim_buffer_upload(gpuprim_context_t context, gpuprim_buffer
 
 gpuprim_status_t gpuprim_buffer_download(gpuprim_context_t context, gpuprim_buffer_t buffer,
                                          uint64_t offset, void *host_data, uint64_t count) {
-    return guarded(context, [&](gpuprim_context_s &ctx) {
-        gpuprim_buffer_s &resolved = ctx.resolve(buffer, "buffer");
+    return guarded(context, [&](Context &ctx) {
+        Buffer &resolved = ctx.resolve(buffer, "buffer");
         require_range(resolved, offset, count);
         if (count == 0) return;
         require(host_data, "host_data");
@@ -370,47 +420,47 @@ gpuprim_status_t gpuprim_buffer_download(gpuprim_context_t context, gpuprim_buff
 
 gpuprim_status_t gpuprim_reduce(gpuprim_context_t context, gpuprim_op_t op,
                                 gpuprim_buffer_t input, void *result) {
-    return guarded(context, [&](gpuprim_context_s &ctx) {
+    return guarded(context, [&](Context &ctx) {
         require_op(op);
-        gpuprim_buffer_s &in = ctx.resolve(input, "input");
+        Buffer &in = ctx.resolve(input, "input");
         require(result, "result");
         ctx.backend->reduce(op, in.dtype, in.data, in.count, result, true);
     });
 }
 
 // The checks shared by the *_to_buffer variants: one element of the input's dtype.
-static void require_result_buffer(const gpuprim_buffer_s &result, const gpuprim_buffer_s &input,
+static void require_result_buffer(const Buffer &result, const Buffer &input,
                                   const char *input_name) {
     require_same_dtype(result, "result", input, input_name);
     if (result.count == 0)
         fail(GPUPRIM_ERROR_SIZE_MISMATCH, "'result' has no elements; it needs at least one");
     // Only element 0 is written, so only that element must not alias the input.
-    gpuprim_buffer_s first = result;
+    Buffer first = result;
     first.count = 1;
     require_no_overlap(first, "result", input, input_name, false);
 }
 
 gpuprim_status_t gpuprim_reduce_to_buffer(gpuprim_context_t context, gpuprim_op_t op,
                                           gpuprim_buffer_t input, gpuprim_buffer_t result) {
-    return guarded(context, [&](gpuprim_context_s &ctx) {
+    return guarded(context, [&](Context &ctx) {
         require_op(op);
-        gpuprim_buffer_s &in = ctx.resolve(input, "input");
-        gpuprim_buffer_s &out = ctx.resolve(result, "result");
+        Buffer &in = ctx.resolve(input, "input");
+        Buffer &out = ctx.resolve(result, "result");
         require_result_buffer(out, in, "input");
         ctx.backend->reduce(op, in.dtype, in.data, in.count, out.data, false);
     });
 }
 
-static void require_dot_operands(const gpuprim_buffer_s &a, const gpuprim_buffer_s &b) {
+static void require_dot_operands(const Buffer &a, const Buffer &b) {
     require_same_dtype(a, "a", b, "b");
     require_same_count(a, "a", b, "b");
 }
 
 gpuprim_status_t gpuprim_dot(gpuprim_context_t context, gpuprim_buffer_t a, gpuprim_buffer_t b,
                              void *result) {
-    return guarded(context, [&](gpuprim_context_s &ctx) {
-        gpuprim_buffer_s &left = ctx.resolve(a, "a");
-        gpuprim_buffer_s &right = ctx.resolve(b, "b");
+    return guarded(context, [&](Context &ctx) {
+        Buffer &left = ctx.resolve(a, "a");
+        Buffer &right = ctx.resolve(b, "b");
         require_dot_operands(left, right);
         require(result, "result");
         ctx.backend->dot(left.dtype, left.data, right.data, left.count, result, true);
@@ -419,10 +469,10 @@ gpuprim_status_t gpuprim_dot(gpuprim_context_t context, gpuprim_buffer_t a, gpup
 
 gpuprim_status_t gpuprim_dot_to_buffer(gpuprim_context_t context, gpuprim_buffer_t a,
                                        gpuprim_buffer_t b, gpuprim_buffer_t result) {
-    return guarded(context, [&](gpuprim_context_s &ctx) {
-        gpuprim_buffer_s &left = ctx.resolve(a, "a");
-        gpuprim_buffer_s &right = ctx.resolve(b, "b");
-        gpuprim_buffer_s &out = ctx.resolve(result, "result");
+    return guarded(context, [&](Context &ctx) {
+        Buffer &left = ctx.resolve(a, "a");
+        Buffer &right = ctx.resolve(b, "b");
+        Buffer &out = ctx.resolve(result, "result");
         require_dot_operands(left, right);
         require_result_buffer(out, left, "a");
         require_result_buffer(out, right, "b");
@@ -433,12 +483,12 @@ gpuprim_status_t gpuprim_dot_to_buffer(gpuprim_context_t context, gpuprim_buffer
 gpuprim_status_t gpuprim_scan(gpuprim_context_t context, gpuprim_op_t op,
                               gpuprim_scan_kind_t kind, gpuprim_buffer_t input,
                               gpuprim_buffer_t output) {
-    return guarded(context, [&](gpuprim_context_s &ctx) {
+    return guarded(context, [&](Context &ctx) {
         require_op(op);
         require_enum(kind, GPUPRIM_SCAN_INCLUSIVE, GPUPRIM_SCAN_EXCLUSIVE, "kind",
                      "gpuprim_scan_kind_t");
-        gpuprim_buffer_s &in = ctx.resolve(input, "input");
-        gpuprim_buffer_s &out = ctx.resolve(output, "output");
+        Buffer &in = ctx.resolve(input, "input");
+        Buffer &out = ctx.resolve(output, "output");
         require_output_for(out, "output", in, "input");
         if (in.count == 0) return;
         ctx.backend->scan(op, kind, in.dtype, in.data, out.data, in.count);
@@ -448,11 +498,11 @@ gpuprim_status_t gpuprim_scan(gpuprim_context_t context, gpuprim_op_t op,
 gpuprim_status_t gpuprim_sort(gpuprim_context_t context, gpuprim_buffer_t keys_in,
                               gpuprim_buffer_t values_in, gpuprim_buffer_t keys_out,
                               gpuprim_buffer_t values_out, gpuprim_order_t order) {
-    return guarded(context, [&](gpuprim_context_s &ctx) {
+    return guarded(context, [&](Context &ctx) {
         require_enum(order, GPUPRIM_ORDER_ASCENDING, GPUPRIM_ORDER_DESCENDING, "order",
                      "gpuprim_order_t");
-        gpuprim_buffer_s &kin = ctx.resolve(keys_in, "keys_in");
-        gpuprim_buffer_s &kout = ctx.resolve(keys_out, "keys_out");
+        Buffer &kin = ctx.resolve(keys_in, "keys_in");
+        Buffer &kout = ctx.resolve(keys_out, "keys_out");
         require_output_for(kout, "keys_out", kin, "keys_in");
         if ((values_in == nullptr) != (values_out == nullptr))
             fail(GPUPRIM_ERROR_INVALID_ARGUMENT,
@@ -465,8 +515,8 @@ gpuprim_status_t gpuprim_sort(gpuprim_context_t context, gpuprim_buffer_t keys_i
         request.keys_out = kout.data;
         request.count = kin.count;
         if (values_in) {
-            gpuprim_buffer_s &vin = ctx.resolve(values_in, "values_in");
-            gpuprim_buffer_s &vout = ctx.resolve(values_out, "values_out");
+            Buffer &vin = ctx.resolve(values_in, "values_in");
+            Buffer &vout = ctx.resolve(values_out, "values_out");
             require_same_count(kin, "keys_in", vin, "values_in");
             require_output_for(vout, "values_out", vin, "values_in");
             require_no_overlap(kin, "keys_in", vin, "values_in", false);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "core/dtype.h"
+#include "core/error.h"
 
 #include <gpuprim/gpuprim.h>
 
@@ -36,9 +37,24 @@ public:
     virtual int32_t device_ordinal() const = 0;
     virtual std::string device_name() const = 0;
 
-    // Memory in the backend's address space (device memory on CUDA).
-    virtual void *allocate(uint64_t bytes) = 0;
+    // Memory in the backend's address space (device memory on CUDA): every
+    // allocation of buffers and workspace goes through here. Throws
+    // OUT_OF_MEMORY (or DEVICE).
+    void *allocate(uint64_t bytes) {
+        if (bytes > 0 && failure_countdown_ >= 0 && failure_countdown_-- == 0)
+            fail(GPUPRIM_ERROR_OUT_OF_MEMORY,
+                 "cannot allocate %llu bytes (allocation failure injected for testing)",
+                 static_cast<unsigned long long>(bytes));
+        if (bytes > 0) ++allocations_;
+        return allocate_memory(bytes);
+    }
     virtual void deallocate(void *memory) noexcept = 0;
+
+    // Testing hook (test/reliability/test_alloc_faults.cpp): after `successes`
+    // more allocations the next one fails as a real shortage would; negative
+    // disarms. allocation_count() counts the allocations asked for.
+    void fail_allocation_after(int64_t successes) { failure_countdown_ = successes; }
+    uint64_t allocation_count() const { return allocations_; }
     // Throws INVALID_ARGUMENT unless [data, data+bytes) may be used as a buffer.
     virtual void check_wrappable(const void *data, uint64_t bytes) = 0;
     virtual void upload(void *destination, const void *host_source, uint64_t bytes) = 0;
@@ -58,6 +74,13 @@ public:
     virtual void scan(gpuprim_op_t op, gpuprim_scan_kind_t kind, gpuprim_dtype_t dtype,
                       const void *input, void *output, uint64_t count) = 0;
     virtual void sort(const SortRequest &request) = 0;
+
+protected:
+    virtual void *allocate_memory(uint64_t bytes) = 0;
+
+private:
+    int64_t failure_countdown_ = -1;
+    uint64_t allocations_ = 0;
 };
 
 std::unique_ptr<Backend> make_cpu_backend();

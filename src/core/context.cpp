@@ -1,71 +1,85 @@
 #include "core/context.h"
 
 #include "core/dtype.h"
+#include "core/registry.h"
 
 #include <cctype>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 
-uint64_t gpuprim_buffer_s::bytes() const { return count * gpuprim::dtype_size(dtype); }
-
-gpuprim_context_s::~gpuprim_context_s() {
-    if (backend) {
-        try {
-            backend->synchronize();
-        } catch (...) {
-            // Destroy cannot report more than its status; the memory is freed regardless.
-        }
-        for (gpuprim_buffer_s *buffer : live_) {
-            if (buffer->owned) backend->deallocate(buffer->data);
-            delete buffer;
-        }
-        for (gpuprim_buffer_s *tombstone : destroyed_order_) delete tombstone;
-        backend->release_workspace();
-    }
-    magic = 0;  // a stale handle used later fails the magic check more often than not
-}
-
-gpuprim_buffer_s *gpuprim_context_s::add_buffer(gpuprim_dtype_t dtype, uint64_t count, void *data,
-                                                bool owned) {
-    auto buffer = std::make_unique<gpuprim_buffer_s>(
-        gpuprim_buffer_s{this, dtype, count, data, owned});
-    live_.insert(buffer.get());
-    return buffer.release();
-}
-
-void gpuprim_context_s::destroy_buffer(gpuprim_buffer_s *buffer) {
-    live_.erase(buffer);
-    if (buffer->owned) backend->deallocate(buffer->data);
-    // The struct stays allocated as a tombstone for a while, so its address
-    // cannot be reused by a new buffer (of any context) that would then be
-    // mistaken for the destroyed one.
-    buffer->data = nullptr;
-    buffer->count = 0;
-    if (destroyed_order_.size() == kRememberedDestroyed) {
-        gpuprim_buffer_s *oldest = destroyed_order_.front();
-        destroyed_order_.pop_front();
-        destroyed_.erase(oldest);
-        delete oldest;
-    }
-    destroyed_order_.push_back(buffer);
-    destroyed_.insert(buffer);
-}
-
-gpuprim_buffer_s &gpuprim_context_s::resolve(gpuprim_buffer_t handle, const char *name) {
-    using gpuprim::fail;
-    if (!handle) fail(GPUPRIM_ERROR_NULL_POINTER, "argument '%s' is a NULL buffer handle", name);
-    if (live_.count(handle)) return *handle;
-    if (destroyed_.count(handle))
-        fail(GPUPRIM_ERROR_INVALID_HANDLE, "argument '%s' is a buffer that was already destroyed",
-             name);
-    fail(GPUPRIM_ERROR_CONTEXT_MISMATCH,
-         "argument '%s' is not a buffer of this context (made by another context, or not a "
-         "buffer handle)",
-         name);
-}
-
 namespace gpuprim {
+
+uint64_t Buffer::bytes() const { return count * dtype_size(dtype); }
+
+Context::Context(std::unique_ptr<Backend> b) : backend(std::move(b)) {}
+
+Context::~Context() { tear_down(); }
+
+void Context::set_last_error(const char *message) noexcept {
+    std::snprintf(last_error_, sizeof last_error_, "%s", message);
+}
+
+gpuprim_buffer_t Context::add_buffer(gpuprim_dtype_t dtype, uint64_t count, void *data,
+                                     bool owned) {
+    Registry &registry = Registry::instance();
+    gpuprim_buffer_t handle = registry.add_buffer(serial);
+    try {
+        buffers_.emplace(handle, Buffer{dtype, count, data, owned});
+    } catch (...) {
+        registry.remove_buffer(handle);
+        throw;
+    }
+    return handle;
+}
+
+void Context::destroy_buffer(gpuprim_buffer_t handle) noexcept {
+    auto found = buffers_.find(handle);
+    if (found == buffers_.end()) return;
+    if (found->second.owned) backend->deallocate(found->second.data);
+    buffers_.erase(found);
+    Registry::instance().remove_buffer(handle);
+}
+
+Buffer &Context::resolve(gpuprim_buffer_t handle, const char *name) {
+    if (!handle) fail(GPUPRIM_ERROR_NULL_POINTER, "argument '%s' is a NULL buffer handle", name);
+    auto found = buffers_.find(handle);
+    if (found != buffers_.end()) return found->second;
+    // Not ours: the registry tells why (off the fast path).
+    uint64_t owner = 0;
+    switch (Registry::instance().buffer_standing(handle, &owner)) {
+    case BufferStanding::kLive:
+        fail(GPUPRIM_ERROR_CONTEXT_MISMATCH,
+             "argument '%s' is a buffer of another context; buffers are used only with the "
+             "context that made them",
+             name);
+    case BufferStanding::kGone:
+        fail(GPUPRIM_ERROR_INVALID_HANDLE,
+             "argument '%s' is a buffer that was already destroyed (by buffer_destroy or with its "
+             "context)",
+             name);
+    case BufferStanding::kNeverIssued: break;
+    }
+    fail(GPUPRIM_ERROR_INVALID_HANDLE, "argument '%s' is not a buffer handle", name);
+}
+
+void Context::tear_down() noexcept {
+    if (!backend) return;
+    try {
+        backend->synchronize();
+    } catch (...) {
+        // Destroy cannot report more than its status; the memory is freed regardless.
+    }
+    Registry &registry = Registry::instance();
+    for (auto &entry : buffers_) {
+        if (entry.second.owned) backend->deallocate(entry.second.data);
+        registry.remove_buffer(entry.first);
+    }
+    buffers_.clear();
+    backend->release_workspace();
+    backend.reset();
+}
 
 namespace {
 

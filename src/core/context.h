@@ -1,5 +1,6 @@
-// The objects behind the opaque handles, and the handle checks every entry
-// point goes through.
+// The objects behind the opaque handles. A handle is a registry serial, never
+// a pointer (core/registry.h); these objects are reached only through the
+// registry (contexts) and through their context's table (buffers).
 #pragma once
 
 #include "core/backend.h"
@@ -8,17 +9,13 @@
 #include <gpuprim/gpuprim.h>
 
 #include <cstdint>
-#include <deque>
 #include <memory>
-#include <string>
-#include <unordered_set>
+#include <mutex>
+#include <unordered_map>
 
-// The C handle types are these structs; they live in the global namespace
-// because the header declares them there.
-struct gpuprim_context_s;
+namespace gpuprim {
 
-struct gpuprim_buffer_s {
-    gpuprim_context_s *owner;
+struct Buffer {
     gpuprim_dtype_t dtype;
     uint64_t count;
     void *data;   // backend address space
@@ -27,34 +24,46 @@ struct gpuprim_buffer_s {
     uint64_t bytes() const;
 };
 
-struct gpuprim_context_s {
-    static constexpr uint64_t kMagic = 0x6770757072696d31ull;  // "gpuprim1"
-    uint64_t magic = kMagic;
-    std::unique_ptr<gpuprim::Backend> backend;
-    std::string last_error;
+class Context {
+public:
+    // Room for any message fail() makes, so recording one never allocates.
+    static constexpr size_t kMessageCapacity = 512;
 
-    explicit gpuprim_context_s(std::unique_ptr<gpuprim::Backend> b) : backend(std::move(b)) {}
-    ~gpuprim_context_s();
+    explicit Context(std::unique_ptr<Backend> backend);
+    ~Context();
+    Context(const Context &) = delete;
+    Context &operator=(const Context &) = delete;
 
-    gpuprim_buffer_s *add_buffer(gpuprim_dtype_t dtype, uint64_t count, void *data, bool owned);
-    void destroy_buffer(gpuprim_buffer_s *buffer);
-    // The live buffer behind a handle; throws INVALID_HANDLE for a destroyed
-    // one and CONTEXT_MISMATCH for one this context never made. Never
-    // dereferences a handle it does not own. name: the argument's name.
-    gpuprim_buffer_s &resolve(gpuprim_buffer_t handle, const char *name);
+    // Serializes the calls made on this context: threads may share it.
+    std::mutex mutex;
+    // Set under `mutex` by gpuprim_context_destroy; a call that was waiting
+    // for the lock then finds the context gone.
+    bool destroyed = false;
+    uint64_t serial = 0;  // its handle's serial, set when registered
+    std::unique_ptr<Backend> backend;
+
+    void set_last_error(const char *message) noexcept;
+    const char *last_error() const noexcept { return last_error_; }
+
+    // Registers a buffer over `data` and returns its handle. Throws
+    // OUT_OF_MEMORY; then nothing changed (the caller still owns data).
+    gpuprim_buffer_t add_buffer(gpuprim_dtype_t dtype, uint64_t count, void *data, bool owned);
+    // Unregisters the buffer and frees its memory unless wrapped. Never fails.
+    void destroy_buffer(gpuprim_buffer_t handle) noexcept;
+    // The live buffer behind a handle. Throws NULL_POINTER, INVALID_HANDLE
+    // (destroyed, or not a buffer handle) or CONTEXT_MISMATCH (a live buffer
+    // of another context). name: the argument's name, for the message.
+    Buffer &resolve(gpuprim_buffer_t handle, const char *name);
+    // Frees every buffer and the workspace; the context is unusable after.
+    void tear_down() noexcept;
 
 private:
-    std::unordered_set<gpuprim_buffer_s *> live_;
-    // Recently destroyed buffers, kept allocated (memory freed) to tell
-    // "destroyed" from "another context's"; bounded so a long-lived context
-    // does not grow.
-    static constexpr size_t kRememberedDestroyed = 4096;
-    std::deque<gpuprim_buffer_s *> destroyed_order_;
-    std::unordered_set<gpuprim_buffer_s *> destroyed_;
+    std::unordered_map<gpuprim_buffer_t, Buffer> buffers_;
+    char last_error_[kMessageCapacity] = "";
 };
 
-namespace gpuprim {
 // Chooses and creates the backend for the options (after defaults are applied).
 std::unique_ptr<Backend> create_backend(gpuprim_backend_t requested, int32_t device_ordinal,
                                         void *stream);
+
 }  // namespace gpuprim

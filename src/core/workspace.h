@@ -20,15 +20,37 @@ public:
     Workspace &operator=(const Workspace &) = delete;
     ~Workspace() { release(); }
 
-    // Valid until the next reserve() or release(). Growing frees the old block
-    // first, so a failed growth leaves the workspace empty but usable.
+    // Valid until the next reserve() or release(). A failed growth (the
+    // allocator's exception passes through) keeps the block the workspace
+    // had: the new block is taken before the old one is freed, and only when
+    // that fails for want of memory is the old one given back first and,
+    // should the bigger one still not fit, taken again.
     void *reserve(uint64_t bytes) {
         if (bytes <= capacity_ && memory_) return memory_;
-        release();
         // Round up so a slowly growing sequence of sizes does not reallocate every call.
         uint64_t rounded = (bytes + (uint64_t(1) << 20) - 1) & ~((uint64_t(1) << 20) - 1);
         if (rounded < bytes) rounded = bytes;
-        memory_ = allocate_(rounded);
+        void *grown = nullptr;
+        try {
+            grown = allocate_(rounded);
+        } catch (...) {
+            if (!memory_) throw;
+            const uint64_t kept = capacity_;
+            release();
+            try {
+                grown = allocate_(rounded);
+            } catch (...) {
+                try {
+                    memory_ = allocate_(kept);
+                    capacity_ = kept;
+                } catch (...) {
+                    // The old size no longer fits either: the workspace stays empty.
+                }
+                throw;
+            }
+        }
+        release();
+        memory_ = grown;
         capacity_ = rounded;
         return memory_;
     }

@@ -109,7 +109,7 @@ public:
     int32_t device_ordinal() const override { return -1; }
     std::string device_name() const override { return "CPU"; }
 
-    void *allocate(uint64_t bytes) override {
+    void *allocate_memory(uint64_t bytes) override {
         if (bytes == 0) return nullptr;
         // 64-byte alignment suits every dtype and keeps vector loads aligned.
         constexpr uint64_t alignment = 64;

@@ -133,7 +133,7 @@ public:
     int32_t device_ordinal() const override { return env_.device_ordinal; }
     std::string device_name() const override { return name_; }
 
-    void *allocate(uint64_t bytes) override {
+    void *allocate_memory(uint64_t bytes) override {
         if (bytes == 0) return nullptr;
         DeviceScope scope(env_.device_ordinal);
         void *memory = nullptr;
