@@ -19,16 +19,33 @@
  *   gpuprim_get_error_string() names a status, and gpuprim_context_last_error()
  *   gives the detailed message of the last failed call on a context (which
  *   argument, what was wrong, the CUDA error text).
- * - A call that fails leaves every buffer and every output argument unchanged,
- *   except a call that fails with GPUPRIM_ERROR_DEVICE, after which the
- *   contents of its output buffers are unspecified.
- * - Handles: every function that takes a context returns NULL_POINTER for a
- *   NULL context and INVALID_HANDLE for a pointer that is not a live context
- *   (a destroyed context cannot always be told apart: do not use one). A
- *   buffer argument gives NULL_POINTER when NULL (where it is required),
- *   INVALID_HANDLE when destroyed, CONTEXT_MISMATCH when another context made
- *   it. Any function that reaches the device may return DEVICE. The error
- *   lists below name the codes beyond these.
+ * - Failure is atomic: a call either succeeds or changes nothing. It leaves
+ *   every buffer, every handle and every output argument as they were, and
+ *   returns only the codes its documentation lists (plus INTERNAL, which is
+ *   a bug in libgpuprim). Two exceptions: after GPUPRIM_ERROR_DEVICE the
+ *   contents of the call's output buffers are unspecified; and a call that
+ *   fails with OUT_OF_MEMORY may have given back the context's cached
+ *   workspace (it keeps it whenever the memory allows; see
+ *   gpuprim_context_get_workspace_size()).
+ * - Handles are checked without trusting their bits: they are not pointers
+ *   but serial numbers that libgpuprim looks up in its own tables, and it
+ *   never reads memory through a handle. Every function that takes a context
+ *   returns NULL_POINTER for a NULL context and INVALID_HANDLE for any other
+ *   value that is not a live context: a destroyed context, a buffer handle,
+ *   a pointer to anything, any integer. A buffer argument gives NULL_POINTER
+ *   when NULL (where it is required), CONTEXT_MISMATCH when it is a live
+ *   buffer of another context, and INVALID_HANDLE for anything else: a
+ *   buffer destroyed by gpuprim_buffer_destroy() or with its context, or a
+ *   value that never was a buffer handle. A handle, once invalid, stays
+ *   invalid forever: handles are never reused within a process, however
+ *   many contexts and buffers come and go. Any function that reaches the
+ *   device may return DEVICE. The error lists below name the codes beyond
+ *   these.
+ * - Aliasing: an output may be "in place" where a function says so. In place
+ *   means the output is the input buffer itself, or another buffer over
+ *   exactly the same memory (the same address and count, e.g. two wraps of
+ *   one pointer, or a wrap of an owned buffer's data). Any other overlap of
+ *   an output with an input, or with another output, is INVALID_ARGUMENT.
  * - Device faults: CUDA treats some errors inside a kernel (an illegal
  *   address, e.g. a wrapped pointer whose memory was freed) as fatal to the
  *   process's CUDA state. The call reports GPUPRIM_ERROR_DEVICE with CUDA's
@@ -39,10 +56,14 @@
  *   invalidates all device memory of the process) recovers. CPU contexts are
  *   unaffected.
  * - Counts and offsets are element counts (uint64_t), never byte counts.
- * - Threads: a context and the buffers it made must be used by one thread at
- *   a time. Distinct contexts are independent and may be used from different
- *   threads at once. gpuprim_get_error_string(), gpuprim_version*() and
- *   gpuprim_context_options_init() may be called from any thread at any time.
+ * - Threads: every function may be called from any thread. Calls on one
+ *   context are serialized by the context's lock: threads may share a
+ *   context, and each call runs whole, one after another (for speed, give
+ *   each thread a context of its own: distinct contexts never wait for each
+ *   other). gpuprim_context_destroy() waits for a call running on the
+ *   context to finish; a call that comes later gets INVALID_HANDLE.
+ *   gpuprim_context_last_error() gives the message of the last failed call
+ *   on the context from any thread.
  * - Blocking: functions that return data to host memory (download, reduce,
  *   dot) block until the result is there. Functions whose results stay in
  *   buffers (upload excepted, which blocks until the host memory may be
@@ -102,13 +123,17 @@ typedef enum gpuprim_status {
     GPUPRIM_ERROR_SIZE_MISMATCH = 6,
     /* An offset/count range lies outside a buffer. */
     GPUPRIM_ERROR_OUT_OF_RANGE = 7,
-    /* A count whose size in bytes does not fit in 64 bits (or in the
-     * address space). Rejected before anything is allocated. */
+    /* A count whose size in bytes does not fit in 64 bits (in size_t where
+     * that is narrower), or a wrapped range that runs past the end of the
+     * address space. Rejected before anything is allocated. A size that
+     * fits but that no allocator can satisfy is OUT_OF_MEMORY. */
     GPUPRIM_ERROR_OVERFLOW = 8,
     /* Any other argument error: a bad options struct, a host pointer passed
      * where device memory is required, forbidden aliasing. */
     GPUPRIM_ERROR_INVALID_ARGUMENT = 9,
-    /* Host or device memory could not be allocated. The context stays usable. */
+    /* Host or device memory could not be allocated (the memory for the
+     * result, for temporary storage, or for libgpuprim's own bookkeeping).
+     * The context stays usable. */
     GPUPRIM_ERROR_OUT_OF_MEMORY = 10,
     /* The backend asked for is not available (not built, or no device). */
     GPUPRIM_ERROR_BACKEND_UNAVAILABLE = 11,
@@ -190,12 +215,19 @@ typedef struct gpuprim_buffer_s *gpuprim_buffer_t;
 /*
  * Options for gpuprim_context_create(). Always fill with
  * gpuprim_context_options_init() first: struct_size lets later versions add
- * fields without breaking callers built against this one.
+ * fields without breaking callers built against this one. A library older
+ * than the header the caller was built with accepts the larger struct when
+ * every byte past the fields it knows is zero (the newer options are left at
+ * their defaults), and refuses it with INVALID_ARGUMENT otherwise, never
+ * ignoring an option that was set. A struct_size smaller than this
+ * version's, or above 4096, is INVALID_ARGUMENT.
  */
 typedef struct gpuprim_context_options {
     uint64_t struct_size;   /* sizeof(gpuprim_context_options_t) */
     int32_t backend;        /* a gpuprim_backend_t; default AUTO */
-    int32_t device_ordinal; /* CUDA device; default 0; ignored by CPU */
+    int32_t device_ordinal; /* CUDA device; default 0. Must be >= 0 on every
+                               backend (options valid on one machine are
+                               valid on all); the CPU backend does not use it */
     void *cuda_stream;      /* a cudaStream_t to order all work on; NULL
                                (default) makes the context create its own.
                                The caller keeps ownership and must keep the
@@ -209,17 +241,19 @@ GPUPRIM_API void gpuprim_context_options_init(gpuprim_context_options_t *options
  * Create a context: the owner of buffers, of the device workspace and of the
  * stream every call is ordered on.
  * options: NULL for the defaults. With backend AUTO the environment variable
- *   GPUPRIM_BACKEND=cpu|cuda, when set, decides; otherwise CUDA is chosen
- *   when libgpuprim was built with CUDA and the device exists, else CPU.
- *   Asking for CUDA (by option or environment) where it is not usable is an
- *   error, never a silent fallback.
+ *   GPUPRIM_BACKEND decides when it is set to cpu, cuda or auto (any case;
+ *   set but empty counts as unset, auto as AUTO); otherwise CUDA is chosen
+ *   when libgpuprim was built with CUDA and the device exists, else CPU. Any
+ *   other value of GPUPRIM_BACKEND is INVALID_ARGUMENT (it is read only when
+ *   the backend option is AUTO). Asking for CUDA (by option or environment)
+ *   where it is not usable is an error, never a silent fallback.
  * context: receives the new handle; set to NULL on failure.
  * error_message, error_message_capacity: optional (NULL/0) host buffer that
  *   receives a NUL-terminated message when creation fails (there is no
  *   context to ask then); truncated to fit.
- * Errors: NULL_POINTER (context), INVALID_ARGUMENT (struct_size, a bad
- *   GPUPRIM_BACKEND value, negative device), INVALID_ENUM (backend),
- *   BACKEND_UNAVAILABLE, DEVICE, OUT_OF_MEMORY.
+ * Errors: NULL_POINTER (context), INVALID_ARGUMENT (struct_size or bytes
+ *   past the known fields, a bad GPUPRIM_BACKEND value, negative device),
+ *   INVALID_ENUM (backend), BACKEND_UNAVAILABLE, DEVICE, OUT_OF_MEMORY.
  */
 GPUPRIM_API gpuprim_status_t gpuprim_context_create(const gpuprim_context_options_t *options,
                                                     gpuprim_context_t *context,
@@ -229,18 +263,23 @@ GPUPRIM_API gpuprim_status_t gpuprim_context_create(const gpuprim_context_option
 /*
  * Destroy a context: waits for its work, frees every buffer it still owns
  * (wrapped memory is left alone) and its workspace. NULL is a no-op. The
- * handle and its buffers' handles are invalid afterwards.
+ * handle and its buffers' handles are invalid afterwards, forever. If
+ * another thread is inside a call on the context, destroy waits for that
+ * call to return. Never fails on a live context (device errors while waiting
+ * are ignored: the memory is freed regardless).
+ * Errors: INVALID_HANDLE (not a live context, e.g. destroyed already).
  */
 GPUPRIM_API gpuprim_status_t gpuprim_context_destroy(gpuprim_context_t context);
 
-/* The backend the context runs on (CPU or CUDA, never AUTO). */
+/* The backend the context runs on (CPU or CUDA, never AUTO).
+ * Errors: NULL_POINTER (backend). */
 GPUPRIM_API gpuprim_status_t gpuprim_context_get_backend(gpuprim_context_t context,
                                                          gpuprim_backend_t *backend);
 
 /*
  * The device the context runs on: ordinal (-1 on CPU) and a NUL-terminated
  * name ("NVIDIA H100 80GB HBM3", or "CPU") truncated to name_capacity.
- * Either output may be NULL.
+ * Either output may be NULL. Errors: none beyond the context's.
  */
 GPUPRIM_API gpuprim_status_t gpuprim_context_get_device(gpuprim_context_t context,
                                                         int32_t *ordinal, char *name,
@@ -251,9 +290,12 @@ GPUPRIM_API gpuprim_status_t gpuprim_context_get_device(gpuprim_context_t contex
 GPUPRIM_API gpuprim_status_t gpuprim_context_synchronize(gpuprim_context_t context);
 
 /*
- * The detailed message of the last call on this context that failed, or ""
- * if none has. The string stays valid until the next call on the context.
- * Returns "invalid context handle" for NULL or a non-context.
+ * The detailed message of the last call on this context that failed (from
+ * any thread), or "" if none has. The string is the calling thread's own
+ * copy: it stays valid, unchanged, until this thread calls
+ * gpuprim_context_last_error() again, whatever other threads do. Returns
+ * the static string "invalid context handle" for NULL or any value that is
+ * not a live context.
  */
 GPUPRIM_API const char *gpuprim_context_last_error(gpuprim_context_t context);
 
@@ -262,7 +304,11 @@ GPUPRIM_API const char *gpuprim_context_last_error(gpuprim_context_t context);
  * storage (CUDA). It grows to the largest need seen and is reused, so repeated
  * calls do not allocate device memory. gpuprim_context_release_workspace()
  * waits for the context's work and frees it. The CPU backend takes temporary
- * host memory per call and reports 0.
+ * host memory per call and reports 0. When growing it fails for want of
+ * memory, the call fails with OUT_OF_MEMORY and the workspace keeps its old
+ * block, unless only giving that back first could have made room: then it is
+ * taken again where it still fits, and otherwise stays released.
+ * Errors: NULL_POINTER (bytes); release: DEVICE.
  */
 GPUPRIM_API gpuprim_status_t gpuprim_context_get_workspace_size(gpuprim_context_t context,
                                                                 uint64_t *bytes);
@@ -289,22 +335,31 @@ GPUPRIM_API gpuprim_status_t gpuprim_buffer_create(gpuprim_context_t context,
  * the dtype's size. The caller keeps ownership: destroying the buffer or the
  * context does not free it, and it must outlive the buffer.
  * data may be NULL only when count is 0.
+ * Wrapping memory that another buffer already covers is allowed; see the
+ * aliasing rule at the top for how such buffers may be combined.
  * Errors: NULL_POINTER, INVALID_HANDLE, INVALID_ENUM, OVERFLOW,
- * INVALID_ARGUMENT (misaligned, not device memory, wrong device), DEVICE.
+ * INVALID_ARGUMENT (misaligned, not device memory, wrong device), DEVICE,
+ * OUT_OF_MEMORY (libgpuprim's record of the buffer).
  */
 GPUPRIM_API gpuprim_status_t gpuprim_buffer_wrap(gpuprim_context_t context,
                                                  gpuprim_dtype_t dtype, void *data,
                                                  uint64_t count, gpuprim_buffer_t *buffer);
 
-/* Destroy a buffer (frees its memory unless wrapped). NULL buffer is a no-op.
- * Errors: INVALID_HANDLE (context, or a buffer already destroyed),
- * CONTEXT_MISMATCH. */
+/* Destroy a buffer (frees its memory unless wrapped) after the work queued
+ * on the context has finished. NULL buffer is a no-op. The handle is invalid
+ * afterwards, forever: a second destroy gives INVALID_HANDLE and never
+ * touches another buffer. Allocates nothing, so it cannot fail for want of
+ * memory.
+ * Errors: INVALID_HANDLE (a buffer already destroyed, or not a buffer),
+ * CONTEXT_MISMATCH, DEVICE (waiting for the queued work failed; the buffer
+ * stays alive and may be destroyed again, or freed with its context). */
 GPUPRIM_API gpuprim_status_t gpuprim_buffer_destroy(gpuprim_context_t context,
                                                     gpuprim_buffer_t buffer);
 
 /*
  * Describe a buffer: dtype, count and the address of its first element
  * (device address on CUDA). Each output may be NULL.
+ * Errors: NULL_POINTER (buffer), INVALID_HANDLE, CONTEXT_MISMATCH.
  */
 GPUPRIM_API gpuprim_status_t gpuprim_buffer_get_info(gpuprim_context_t context,
                                                      gpuprim_buffer_t buffer,
@@ -345,9 +400,12 @@ GPUPRIM_API gpuprim_status_t gpuprim_reduce(gpuprim_context_t context, gpuprim_o
 /*
  * As gpuprim_reduce(), but the result lands in element 0 of result, a buffer
  * of the same dtype and count >= 1. Ordered on the context's stream: does
- * not wait for the device. result must not be input.
+ * not wait for the device. Only element 0 of result is written, so the rule
+ * is about that element: it must not lie inside input's memory (result must
+ * not be input, nor a buffer whose element 0 is one of input's elements);
+ * the rest of result may overlap anything.
  * Errors: as gpuprim_reduce(), plus DTYPE_MISMATCH, SIZE_MISMATCH (result
- * count 0), INVALID_ARGUMENT (result is input).
+ * count 0), INVALID_ARGUMENT (result's element 0 inside input).
  */
 GPUPRIM_API gpuprim_status_t gpuprim_reduce_to_buffer(gpuprim_context_t context,
                                                       gpuprim_op_t op, gpuprim_buffer_t input,
@@ -357,7 +415,8 @@ GPUPRIM_API gpuprim_status_t gpuprim_reduce_to_buffer(gpuprim_context_t context,
  * Dot product: sum over i of a[i] * b[i]; a and b have the same dtype and
  * count. Integers wrap; floats use fused multiply-add and are deterministic
  * like SUM. Result to host (blocking) or to element 0 of a buffer
- * (stream-ordered; result must not be a or b).
+ * (stream-ordered; as for gpuprim_reduce_to_buffer(), result's element 0
+ * must not lie inside a or b).
  * Errors: as gpuprim_reduce(), plus DTYPE_MISMATCH, SIZE_MISMATCH,
  * INVALID_ARGUMENT.
  */
@@ -374,10 +433,11 @@ GPUPRIM_API gpuprim_status_t gpuprim_dot_to_buffer(gpuprim_context_t context,
 /*
  * Prefix scan of input into output with op (SUM, MIN, MAX), inclusive or
  * exclusive. output has input's dtype and count; output may be input (in
- * place). Float SUM scans are deterministic run to run. Stream-ordered.
+ * place, as defined at the top: the same buffer or the same memory).
+ * Float SUM scans are deterministic run to run. Stream-ordered.
  * Errors: NULL_POINTER, INVALID_HANDLE, CONTEXT_MISMATCH, INVALID_ENUM,
  * DTYPE_MISMATCH, SIZE_MISMATCH, INVALID_ARGUMENT (output overlaps input
- * without being the same buffer, for wrapped memory), DEVICE, OUT_OF_MEMORY.
+ * without being in place), DEVICE, OUT_OF_MEMORY.
  */
 GPUPRIM_API gpuprim_status_t gpuprim_scan(gpuprim_context_t context, gpuprim_op_t op,
                                           gpuprim_scan_kind_t kind, gpuprim_buffer_t input,
@@ -399,8 +459,9 @@ GPUPRIM_API gpuprim_status_t gpuprim_scan(gpuprim_context_t context, gpuprim_op_
  *   so ascending puts NaN last and descending puts it first. Among NaNs,
  *   ascending: positive NaNs by increasing bit pattern, then negative NaNs
  *   by decreasing bit pattern (0xFFFFFFFF before 0xFF800001 for f32).
- * Buffers must not overlap except as the in-place pairs above; keys and
- * values must be distinct buffers.
+ * In place (as defined at the top) is allowed for keys_out/keys_in and for
+ * values_out/values_in; no other pair may overlap: keys and values must lie
+ * in distinct memory.
  * Errors: NULL_POINTER, INVALID_HANDLE, CONTEXT_MISMATCH, INVALID_ENUM,
  * DTYPE_MISMATCH, SIZE_MISMATCH, INVALID_ARGUMENT (one of the values buffers
  * NULL, forbidden aliasing), DEVICE, OUT_OF_MEMORY.

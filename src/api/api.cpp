@@ -296,7 +296,7 @@ gpuprim_status_t gpuprim_context_get_device(gpuprim_context_t context, int32_t *
                                             char *name, size_t name_capacity) {
     return guarded(context, [&](Context &ctx) {
         if (ordinal) *ordinal = ctx.backend->device_ordinal();
-        copy_message(name, name_capacity, ctx.backend->device_name().c_str());
+        copy_message(name, name_capacity, ctx.backend->device_name());
     });
 }
 

@@ -35,7 +35,8 @@ public:
 
     virtual gpuprim_backend_t kind() const = 0;
     virtual int32_t device_ordinal() const = 0;
-    virtual std::string device_name() const = 0;
+    // Static or owned by the backend: reading it allocates nothing.
+    virtual const char *device_name() const = 0;
 
     // Memory in the backend's address space (device memory on CUDA): every
     // allocation of buffers and workspace goes through here. Throws

@@ -107,7 +107,7 @@ class CpuBackend final : public Backend {
 public:
     gpuprim_backend_t kind() const override { return GPUPRIM_BACKEND_CPU; }
     int32_t device_ordinal() const override { return -1; }
-    std::string device_name() const override { return "CPU"; }
+    const char *device_name() const override { return "CPU"; }
 
     void *allocate_memory(uint64_t bytes) override {
         if (bytes == 0) return nullptr;

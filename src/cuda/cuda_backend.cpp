@@ -131,7 +131,7 @@ public:
 
     gpuprim_backend_t kind() const override { return GPUPRIM_BACKEND_CUDA; }
     int32_t device_ordinal() const override { return env_.device_ordinal; }
-    std::string device_name() const override { return name_; }
+    const char *device_name() const override { return name_.c_str(); }
 
     void *allocate_memory(uint64_t bytes) override {
         if (bytes == 0) return nullptr;
