@@ -42,20 +42,27 @@ public:
     // allocation of buffers and workspace goes through here. Throws
     // OUT_OF_MEMORY (or DEVICE).
     void *allocate(uint64_t bytes) {
-        if (bytes > 0 && failure_countdown_ >= 0 && failure_countdown_-- == 0)
+        if (bytes == 0) return allocate_memory(0);
+        ++allocations_;
+        if (injected_failures_left_ > 0 && injected_successes_left_-- <= 0) {
+            --injected_failures_left_;
             fail(GPUPRIM_ERROR_OUT_OF_MEMORY,
                  "cannot allocate %llu bytes (allocation failure injected for testing)",
                  static_cast<unsigned long long>(bytes));
-        if (bytes > 0) ++allocations_;
+        }
         return allocate_memory(bytes);
     }
     virtual void deallocate(void *memory) noexcept = 0;
 
-    // Testing hook (test/reliability/test_alloc_faults.cpp): after `successes`
-    // more allocations the next one fails as a real shortage would; negative
-    // disarms. allocation_count() counts the allocations asked for.
-    void fail_allocation_after(int64_t successes) { failure_countdown_ = successes; }
+    // Testing hook (test/reliability/test_alloc_faults.cpp): after
+    // `successes` more allocations, the next `failures` ones fail as a real
+    // shortage would. allocation_count() counts the allocations asked for.
+    void inject_allocation_failures(int64_t successes, int64_t failures) {
+        injected_successes_left_ = successes;
+        injected_failures_left_ = failures;
+    }
     uint64_t allocation_count() const { return allocations_; }
+
     // Throws INVALID_ARGUMENT unless [data, data+bytes) may be used as a buffer.
     virtual void check_wrappable(const void *data, uint64_t bytes) = 0;
     virtual void upload(void *destination, const void *host_source, uint64_t bytes) = 0;
@@ -80,7 +87,8 @@ protected:
     virtual void *allocate_memory(uint64_t bytes) = 0;
 
 private:
-    int64_t failure_countdown_ = -1;
+    int64_t injected_successes_left_ = 0;
+    int64_t injected_failures_left_ = 0;
     uint64_t allocations_ = 0;
 };
 

@@ -54,6 +54,7 @@ public:
     // (destroyed, or not a buffer handle) or CONTEXT_MISMATCH (a live buffer
     // of another context). name: the argument's name, for the message.
     Buffer &resolve(gpuprim_buffer_t handle, const char *name);
+    size_t buffer_count() const noexcept { return buffers_.size(); }
     // Frees every buffer and the workspace; the context is unusable after.
     void tear_down() noexcept;
 
