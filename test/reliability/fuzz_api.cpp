@@ -86,17 +86,15 @@ constexpr Codes kDevice = bit(GPUPRIM_ERROR_DEVICE);
 
 // The codes gpuprim.h lists for each function ("Errors: ..."). Every entry
 // point also answers NULL_POINTER for a NULL context and INVALID_HANDLE for
-// a pointer that is not a context (the conventions at the top of the
-// header); those are added to every list below. Where the header lists no
-// errors but a buffer handle is resolved (get_info) the handle errors are
-// added too: see test/README.md, "documentation gaps".
+// any value that is not a live context (the conventions at the top of the
+// header); those are added to every list below.
 constexpr Codes kContextCodes = kNull | kHandle;
 constexpr Codes kDocCreateContext = kNull | kArg | kEnum | kUnavailable | kDevice | kOom;
 constexpr Codes kDocContextQuery = kContextCodes;  // get_backend, get_device, workspace
 constexpr Codes kDocSynchronize = kContextCodes | kDevice;
 constexpr Codes kDocBufferCreate = kContextCodes | kEnum | kOverflow | kOom | kDevice;
-constexpr Codes kDocBufferWrap = kContextCodes | kEnum | kOverflow | kArg | kDevice;
-constexpr Codes kDocBufferDestroy = kContextCodes | kMismatch;
+constexpr Codes kDocBufferWrap = kContextCodes | kEnum | kOverflow | kArg | kDevice | kOom;
+constexpr Codes kDocBufferDestroy = kContextCodes | kMismatch | kDevice;
 constexpr Codes kDocGetInfo = kContextCodes | kMismatch;
 constexpr Codes kDocTransfer = kContextCodes | kMismatch | kRange | kDevice;
 constexpr Codes kDocReduce = kContextCodes | kMismatch | kEnum | kDevice | kOom;
@@ -393,13 +391,10 @@ struct Buffer {
 
 struct ContextSlot {
     gpuprim_context_t handle = nullptr;
-    // Handles this context destroyed and has not handed out again: the ones it
-    // must call INVALID_HANDLE.
-    std::set<gpuprim_buffer_t> destroyed_here;
 };
 
-// Objects that are not contexts / buffer handles. The fake context is zeroed
-// so the library's magic check reads a well-defined "not a context".
+// Objects that are not contexts / buffer handles: handles are never read
+// through, so pointers to anything are just values that are not handles.
 alignas(64) unsigned char g_fake_context[256];
 alignas(64) unsigned char g_fake_buffer[64];
 
@@ -428,7 +423,7 @@ public:
     void run(Input &in) {
         for (int step = 0; step < 400 && !in.empty(); ++step) {
             uint8_t op = in.u8();
-            switch (op % 20) {
+            switch (op % 21) {
             case 0: case 1: op_buffer_create(in); break;
             case 2: op_buffer_wrap(in); break;
             case 3: op_buffer_destroy(in); break;
@@ -445,8 +440,9 @@ public:
             case 17: op_context_queries(in); break;
             case 18: op_context_create(in); break;
             case 19: op_globals(in); break;
+            case 20: op_churn(in); break;
             }
-            check_all_buffers(op % 20);
+            check_all_buffers(op % 21);
         }
     }
 
@@ -464,8 +460,9 @@ private:
         return context;
     }
 
-    // A context argument: one of the two live contexts, or (rarely) NULL, a
-    // zeroed object that is not a context, or a buffer handle passed as one.
+    // A context argument: one of the two live contexts, or (rarely) NULL, an
+    // object that is not a context, a buffer handle passed as one, a
+    // destroyed context, a small integer, a 4-byte stack object, random bits.
     struct ContextArg {
         gpuprim_context_t handle;
         int slot;      // -1 for the invalid ones
@@ -477,6 +474,18 @@ private:
         if (choice == 251) return {reinterpret_cast<gpuprim_context_t>(g_fake_context), -1, kHandle};
         if (choice == 252 && !buffers_.empty())
             return {reinterpret_cast<gpuprim_context_t>(buffers_[0].handle), -1, kHandle};
+        if (choice == 253 && !stale_contexts_.empty())
+            return {stale_contexts_[in.u8() % stale_contexts_.size()], -1, kHandle};
+        if (choice == 254) {
+            static int32_t small_object;  // 4 bytes: reading 8 through it would overflow
+            uintptr_t values[] = {1, 8, UINTPTR_MAX, reinterpret_cast<uintptr_t>(&small_object),
+                                  static_cast<uintptr_t>(in.u64())};
+            uintptr_t value = values[in.u8() % 5];
+            if (value == 0 || value == reinterpret_cast<uintptr_t>(contexts_[0].handle) ||
+                value == reinterpret_cast<uintptr_t>(contexts_[1].handle))
+                value = 1;
+            return {reinterpret_cast<gpuprim_context_t>(value), -1, kHandle};
+        }
         int slot = (choice % 8 == 7) ? 1 : 0;  // mostly context 0, so buffers meet
         return {contexts_[slot].handle, slot, 0};
     }
@@ -494,6 +503,13 @@ private:
         uint8_t choice = in.u8();
         if (choice < 6) return nullptr;
         if (choice < 8) return reinterpret_cast<gpuprim_buffer_t>(g_fake_buffer);
+        if (choice < 10) {
+            // Random bits (kept off the live handles): never a buffer.
+            uintptr_t value = static_cast<uintptr_t>(in.u64()) | 1;
+            for (Buffer &b : buffers_)
+                if (reinterpret_cast<uintptr_t>(b.handle) == value) value = 1;
+            return reinterpret_cast<gpuprim_buffer_t>(value);
+        }
         if (choice < 20 && !stale_.empty()) return stale_[choice % stale_.size()];
         if (buffers_.empty()) return nullptr;
         bool any_context = choice < 40 || slot < 0;
@@ -504,22 +520,19 @@ private:
         return candidates[in.u8() % candidates.size()];
     }
 
-    // The errors resolving `handle` on context slot `slot` must give; sets
-    // *out to the buffer when it resolves.
+    // The error resolving `handle` on context slot `slot` must give; sets
+    // *out to the buffer when it resolves. Exact: only a live buffer of the
+    // other context is CONTEXT_MISMATCH; destroyed buffers (alone or with
+    // their context) and values that never were handles are INVALID_HANDLE.
     Codes resolve(int slot, gpuprim_buffer_t handle, Buffer **out) {
         *out = nullptr;
         if (!handle) return kNull;
         Buffer *live = find_live(handle);
-        bool destroyed_here = contexts_[slot].destroyed_here.count(handle) != 0;
         if (live && live->context == slot) {
             *out = live;
             return 0;
         }
-        if (destroyed_here && !live) return kHandle;
-        if (live && !destroyed_here) return kMismatch;
-        // Destroyed by another context, or not a handle at all: the header's
-        // wording allows either reading.
-        return kHandle | kMismatch;
+        return live ? kMismatch : kHandle;
     }
 
     const uint8_t *contents(const Buffer &b) const {
@@ -561,8 +574,9 @@ private:
     }
 
     void add_buffer(Buffer b) {
-        contexts_[b.context].destroyed_here.erase(b.handle);
         if (find_live(b.handle)) violation("buffer handle %p handed out twice", (void *)b.handle);
+        for (gpuprim_buffer_t old : stale_)
+            if (old == b.handle) violation("destroyed buffer handle %p handed out again", (void *)old);
         buffers_.push_back(std::move(b));
     }
 
@@ -741,10 +755,7 @@ private:
         else if (handle) expect.must = resolve(context.slot, handle, &b);
         gpuprim_status_t status = gpuprim_buffer_destroy(context.handle, handle);
         check_status("gpuprim_buffer_destroy", kDocBufferDestroy, expect, status, &context);
-        if (status == GPUPRIM_SUCCESS && b) {
-            contexts_[context.slot].destroyed_here.insert(handle);
-            forget(static_cast<size_t>(b - buffers_.data()));
-        }
+        if (status == GPUPRIM_SUCCESS && b) forget(static_cast<size_t>(b - buffers_.data()));
     }
 
     // A whole, valid upload of drawn values: keeps interesting data around.
@@ -1283,15 +1294,51 @@ private:
             if (status != GPUPRIM_SUCCESS) violation("context_destroy failed: %d", status);
             for (size_t i = buffers_.size(); i-- > 0;)
                 if (buffers_[i].context == context.slot) forget(i);
-            contexts_[context.slot].destroyed_here.clear();
+            if (stale_contexts_.size() < kMaxStale) stale_contexts_.push_back(context.handle);
             contexts_[context.slot].handle = create_cpu_context();
+            for (gpuprim_context_t old : stale_contexts_)
+                if (old == contexts_[context.slot].handle)
+                    violation("destroyed context handle %p handed out again", (void *)old);
             break;
         }
         }
     }
 
+    // Many buffers made and destroyed: every stale handle stays
+    // INVALID_HANDLE, and no new handle repeats one (add_buffer checks).
+    void op_churn(Input &in) {
+        ContextArg context = draw_context(in);
+        if (context.slot < 0) return;
+        unsigned cycles = in.u16() % 2048;
+        for (unsigned i = 0; i < cycles; ++i) {
+            gpuprim_buffer_t handle = nullptr;
+            if (gpuprim_buffer_create(context.handle, GPUPRIM_DTYPE_U32, i % 3, &handle) !=
+                GPUPRIM_SUCCESS)
+                violation("churn: buffer_create failed: %s", gpuprim_context_last_error(context.handle));
+            for (gpuprim_buffer_t old : stale_)
+                if (old == handle) violation("churn: stale handle %p handed out again", (void *)old);
+            if (gpuprim_buffer_destroy(context.handle, handle) != GPUPRIM_SUCCESS)
+                violation("churn: buffer_destroy failed");
+            if (i == 0 && stale_.size() < kMaxStale) stale_.push_back(handle);
+        }
+        for (gpuprim_buffer_t old : stale_) {
+            uint64_t count = 77;
+            gpuprim_status_t status = gpuprim_buffer_get_info(context.handle, old, nullptr, &count, nullptr);
+            Expect expect;
+            expect.must = kHandle;
+            check_status("gpuprim_buffer_get_info (stale)", kDocGetInfo, expect, status, &context);
+            if (count != 77) violation("get_info of a stale handle wrote its output");
+        }
+    }
+
     void op_context_create(Input &in) {
-        gpuprim_context_options_t options;
+        // Room for a newer header's larger struct: the tail is read by the library.
+        struct {
+            gpuprim_context_options_t options;
+            unsigned char newer[32];
+        } storage;
+        std::memset(&storage, 0, sizeof storage);
+        gpuprim_context_options_t &options = storage.options;
         gpuprim_context_options_init(&options);
         uint8_t shape = in.u8();
         static const int32_t kBackends[] = {0, 1, 2, 1, 0, 3, -1, 1000, INT32_MIN};
@@ -1299,7 +1346,14 @@ private:
         options.backend = kBackends[in.u8() % (sizeof kBackends / sizeof kBackends[0])];
         options.device_ordinal = kOrdinals[in.u8() % (sizeof kOrdinals / sizeof kOrdinals[0])];
         if (shape % 8 == 1) options.struct_size = 0;
-        if (shape % 8 == 2) options.struct_size = sizeof options + 8;
+        if (shape % 8 == 2) options.struct_size = sizeof options + 1 + in.u8() % sizeof storage.newer;
+        if (shape % 8 == 6) options.struct_size = sizeof options - 8;
+        bool tail_set = false;
+        if (shape % 8 == 2 && shape & 0x80) {
+            size_t at = in.u8() % (options.struct_size - sizeof options);
+            storage.newer[at] = static_cast<unsigned char>(in.u8() | 1);
+            tail_set = true;
+        }
         if (shape % 8 == 3) options.struct_size = UINT64_MAX;
         bool null_options = shape % 8 == 4;
         bool null_context = shape == 255;
@@ -1310,7 +1364,9 @@ private:
         Expect expect;
         if (null_context) expect.must |= kNull;
         if (!null_options) {
-            if (options.struct_size != sizeof options) expect.must |= kArg;
+            if (options.struct_size < sizeof options || options.struct_size > sizeof storage ||
+                tail_set)
+                expect.must |= kArg;
             if (options.backend < 0 || options.backend > 2) expect.must |= kEnum;
             if (options.device_ordinal < 0) expect.must |= kArg;
         }
@@ -1365,6 +1421,7 @@ private:
     ContextSlot contexts_[2];
     std::vector<Buffer> buffers_;
     std::vector<gpuprim_buffer_t> stale_;
+    std::vector<gpuprim_context_t> stale_contexts_;
     int next_region_ = 1;
 };
 

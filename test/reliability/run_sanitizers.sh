@@ -6,7 +6,8 @@
 #     Any sanitizer report fails (the runtimes abort on the first one, and
 #     the test log is searched for reports besides).
 #  2. ThreadSanitizer: the library and test/reliability/test_concurrency.c
-#     (threads with a context each), built directly.
+#     (threads with a context each, then threads sharing one context and
+#     racing its destroy), built directly.
 # Exits non-zero on any failure; the last line is the verdict.
 # Environment: JOBS (default 2), SANITIZE_BUILD_DIR (default build-sanitize),
 # TSAN_BUILD_DIR (default build-tsan), SKIP_TSAN=1 to skip step 2.
@@ -98,4 +99,6 @@ $cc_tsan -Iinclude -DGPUPRIM_STATIC_DEFINE test/reliability/test_concurrency.c "
   -lstdc++ -lm -lpthread -o "$tsan_build/rel_concurrency_tsan" || verdict "FAILED (TSan link)" 1
 TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1" "$tsan_build/rel_concurrency_tsan" 8 3 \
   || verdict "FAILED (ThreadSanitizer: test_concurrency)" 1
+TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1" "$tsan_build/rel_concurrency_tsan" 8 2 shared \
+  || verdict "FAILED (ThreadSanitizer: test_concurrency, one shared context)" 1
 verdict "PASSED (ASan+UBSan+LSan: all tests; ThreadSanitizer: concurrency)" 0

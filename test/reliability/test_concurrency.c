@@ -7,7 +7,9 @@
  * exactly against a reference. Values are small integers (and -0.0/+0.0 for
  * floats), so float sums are exact in any order and every check is exact.
  * The threads also share the read-only functions (error strings, version).
- *   rel_concurrency [threads] [iterations]
+ * With "shared", all threads work on one context at once (calls on a context
+ * are serialized by its lock), and then race a gpuprim_context_destroy().
+ *   rel_concurrency [threads] [iterations] [shared]
  * Run under ThreadSanitizer by test/reliability/run_sanitizers.sh. */
 #define _POSIX_C_SOURCE 200809L /* pthread barriers under -std=c99 */
 
@@ -28,6 +30,8 @@ typedef struct {
 } Worker;
 
 static pthread_barrier_t g_start;
+/* "shared" mode: every thread works on this one context (with buffers of its own). */
+static gpuprim_context_t g_shared;
 
 /* ------------------------------------------------------------------------ */
 /* Values: element i is the small integer v[i] (|v| <= 15; >= 0 for unsigned  */
@@ -271,7 +275,9 @@ static void *worker_main(void *argument) {
     gpuprim_context_options_init(&options);
     /* Everyone creates at once too. */
     pthread_barrier_wait(&g_start);
-    if (gpuprim_context_create(&options, &ctx, message, sizeof message) != GPUPRIM_SUCCESS) {
+    if (g_shared) {
+        ctx = g_shared;
+    } else if (gpuprim_context_create(&options, &ctx, message, sizeof message) != GPUPRIM_SUCCESS) {
         snprintf(w->failure, sizeof w->failure, "context_create: %s", message);
         return NULL;
     }
@@ -293,24 +299,103 @@ static void *worker_main(void *argument) {
         }
     }
 out:
-    if (gpuprim_context_destroy(ctx) != GPUPRIM_SUCCESS && !w->failure[0])
+    if (!g_shared && gpuprim_context_destroy(ctx) != GPUPRIM_SUCCESS && !w->failure[0])
         snprintf(w->failure, sizeof w->failure, "context_destroy");
     return NULL;
+}
+
+/* A context destroyed while other threads are inside calls on it: each call
+ * either completes (SUCCESS, right result) or finds the context gone
+ * (INVALID_HANDLE), and once destroy has returned every call is INVALID_HANDLE. */
+typedef struct {
+    gpuprim_context_t context;
+    gpuprim_buffer_t keys;
+    int after_destroy_seen;
+    char failure[256];
+} Racer;
+
+static int g_destroyed; /* read and written with __atomic builtins */
+
+static void *racer_main(void *argument) {
+    Racer *r = (Racer *)argument;
+    int round;
+    pthread_barrier_wait(&g_start);
+    for (round = 0; round < 100000; ++round) {
+        int destroyed_before = __atomic_load_n(&g_destroyed, __ATOMIC_SEQ_CST);
+        uint32_t keys[64], i;
+        gpuprim_status_t status;
+        for (i = 0; i < 64; ++i) keys[i] = 64 - i;
+        status = gpuprim_buffer_upload(r->context, r->keys, 0, keys, 64);
+        if (status == GPUPRIM_SUCCESS)
+            status = gpuprim_sort(r->context, r->keys, NULL, r->keys, NULL, GPUPRIM_ORDER_ASCENDING);
+        if (status == GPUPRIM_SUCCESS) status = gpuprim_buffer_download(r->context, r->keys, 0, keys, 64);
+        if (status == GPUPRIM_SUCCESS) {
+            if (destroyed_before) {
+                snprintf(r->failure, sizeof r->failure, "a call succeeded after destroy returned");
+                return NULL;
+            }
+            for (i = 0; i < 64; ++i)
+                if (keys[i] != i + 1) {
+                    snprintf(r->failure, sizeof r->failure, "sorted[%u] = %u", i, keys[i]);
+                    return NULL;
+                }
+        } else if (status != GPUPRIM_ERROR_INVALID_HANDLE) {
+            snprintf(r->failure, sizeof r->failure, "a call racing destroy returned %d", (int)status);
+            return NULL;
+        } else if (++r->after_destroy_seen > 100) {
+            return NULL;
+        }
+    }
+    return NULL;
+}
+
+static int destroy_race(int threads) {
+    pthread_t ids[MAX_THREADS];
+    Racer racers[MAX_THREADS];
+    gpuprim_context_t context = rel_context(GPUPRIM_BACKEND_AUTO);
+    int i, failures = 0;
+    struct timespec pause = {0, 2000000}; /* 2 ms of calls before the destroy */
+    __atomic_store_n(&g_destroyed, 0, __ATOMIC_SEQ_CST);
+    REL_CHECK(pthread_barrier_init(&g_start, NULL, (unsigned)threads + 1) == 0, "barrier");
+    for (i = 0; i < threads; ++i) {
+        memset(&racers[i], 0, sizeof racers[i]);
+        racers[i].context = context;
+        REL_OK(context, gpuprim_buffer_create(context, GPUPRIM_DTYPE_U32, 64, &racers[i].keys));
+        REL_CHECK(pthread_create(&ids[i], NULL, racer_main, &racers[i]) == 0, "pthread_create");
+    }
+    pthread_barrier_wait(&g_start);
+    nanosleep(&pause, NULL);
+    REL_CHECK(gpuprim_context_destroy(context) == GPUPRIM_SUCCESS, "destroy while threads call");
+    __atomic_store_n(&g_destroyed, 1, __ATOMIC_SEQ_CST);
+    REL_CHECK(gpuprim_context_destroy(context) == GPUPRIM_ERROR_INVALID_HANDLE, "second destroy");
+    for (i = 0; i < threads; ++i) {
+        pthread_join(ids[i], NULL);
+        if (racers[i].failure[0]) {
+            ++failures;
+            fprintf(stderr, "racer %d FAILED: %s\n", i, racers[i].failure);
+        }
+    }
+    pthread_barrier_destroy(&g_start);
+    printf("concurrency: destroy raced %d threads' calls: %s\n", threads,
+           failures ? "FAILED" : "every call completed or saw INVALID_HANDLE");
+    return failures;
 }
 
 int main(int argc, char **argv) {
     int threads = argc > 1 ? atoi(argv[1]) : 8;
     int iterations = argc > 2 ? atoi(argv[2]) : 6;
+    int shared = argc > 3 && strcmp(argv[3], "shared") == 0;
     pthread_t ids[MAX_THREADS];
     Worker workers[MAX_THREADS];
     int i, failures = 0;
     long checks = 0;
     gpuprim_context_t probe = rel_context(GPUPRIM_BACKEND_AUTO);
-    printf("concurrency: %d threads x %d iterations on the %s backend\n", threads, iterations,
-           rel_backend_name(probe));
+    printf("concurrency: %d threads x %d iterations on the %s backend, %s\n", threads, iterations,
+           rel_backend_name(probe), shared ? "all on one shared context" : "a context each");
     REL_OK(probe, gpuprim_context_destroy(probe));
     REL_CHECK(threads >= 1 && threads <= MAX_THREADS, "threads: 1..%d", MAX_THREADS);
     REL_CHECK(pthread_barrier_init(&g_start, NULL, (unsigned)threads) == 0, "barrier");
+    if (shared) g_shared = rel_context(GPUPRIM_BACKEND_AUTO);
     for (i = 0; i < threads; ++i) {
         memset(&workers[i], 0, sizeof workers[i]);
         workers[i].index = i;
@@ -327,6 +412,8 @@ int main(int argc, char **argv) {
         }
     }
     pthread_barrier_destroy(&g_start);
+    if (shared) REL_OK(g_shared, gpuprim_context_destroy(g_shared));
     printf("concurrency: %ld checks, %d of %d threads failed\n", checks, failures, threads);
+    if (shared) failures += destroy_race(threads);
     return failures ? 1 : 0;
 }
