@@ -11,7 +11,7 @@
 #include <gpuprim/gpuprim.h>
 
 #include <cstdint>
-#include <vector>
+#include <array>
 
 namespace gpuprim::cuda {
 
@@ -50,8 +50,10 @@ void check_launch(const char *what);
 // Per-context memo of what a kernel needs once before its first launch: the
 // opt-in to its dynamic shared memory and the number of its blocks one SM
 // holds. The runtime queries cost microseconds of host time, as much as a
-// small call's whole device time. A context is used by one thread at a time,
-// so no lock.
+// small call's whole device time. Calls on a context are serialized by the
+// context's lock, so no lock here. Fixed room: remembering a kernel never
+// allocates, so a call cannot fail for host memory after it has started
+// (a kernel past the room is simply asked about every time).
 class KernelCache {
 public:
     // Blocks of `threads` threads with `dynamic_shared` bytes of dynamic shared
@@ -68,7 +70,9 @@ private:
         size_t dynamic_shared;
         int blocks;
     };
-    std::vector<Entry> entries_;
+    static constexpr size_t kRoom = 128;
+    std::array<Entry, kRoom> entries_{};
+    size_t used_ = 0;
 };
 
 inline int query_resident_blocks(const void *kernel, int threads, size_t dynamic_shared,
@@ -90,12 +94,14 @@ inline int query_resident_blocks(const void *kernel, int threads, size_t dynamic
 
 inline int KernelCache::resident_blocks(const void *kernel, int threads, size_t dynamic_shared,
                                         size_t max_shared_optin, const char *what) {
-    for (const Entry &entry : entries_)
+    for (size_t i = 0; i < used_; ++i) {
+        const Entry &entry = entries_[i];
         if (entry.kernel == kernel && entry.threads == threads &&
             entry.dynamic_shared == dynamic_shared)
             return entry.blocks;
+    }
     const int blocks = query_resident_blocks(kernel, threads, dynamic_shared, max_shared_optin, what);
-    entries_.push_back(Entry{kernel, threads, dynamic_shared, blocks});
+    if (used_ < kRoom) entries_[used_++] = Entry{kernel, threads, dynamic_shared, blocks};
     return blocks;
 }
 
