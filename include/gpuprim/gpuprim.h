@@ -304,10 +304,11 @@ GPUPRIM_API const char *gpuprim_context_last_error(gpuprim_context_t context);
  * storage (CUDA). It grows to the largest need seen and is reused, so repeated
  * calls do not allocate device memory. gpuprim_context_release_workspace()
  * waits for the context's work and frees it. The CPU backend takes temporary
- * host memory per call and reports 0. When growing it fails for want of
- * memory, the call fails with OUT_OF_MEMORY and the workspace keeps its old
- * block, unless only giving that back first could have made room: then it is
- * taken again where it still fits, and otherwise stays released.
+ * host memory per call and reports 0. A call whose workspace cannot grow
+ * fails with OUT_OF_MEMORY and keeps the old block (to make room, libgpuprim
+ * gives the old block back and tries once more; after a second failure it
+ * takes the old block again, which fails only if another user of the device
+ * took that memory in between: then the workspace is left empty).
  * Errors: NULL_POINTER (bytes); release: DEVICE.
  */
 GPUPRIM_API gpuprim_status_t gpuprim_context_get_workspace_size(gpuprim_context_t context,
