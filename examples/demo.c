@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * libgpuprim demo: 10 million random u32 keys are sorted (with their indices
  * as values), prefix-summed and reduced on the context's backend; every

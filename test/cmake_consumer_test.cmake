@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # ctest driver: install the build tree into a temporary prefix, then
 # configure, build and run examples/cmake_consumer against that prefix with
 # find_package(gpuprim CONFIG REQUIRED).

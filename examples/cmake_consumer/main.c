@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Sorts and reduces a few numbers through an installed libgpuprim and checks the answers. */
 #include <gpuprim/gpuprim.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * libgpuprim: GPU reduce, prefix scan and sort behind a stable C ABI.
  *

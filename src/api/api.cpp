@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The C entry points: validate every argument, then hand over to core and the
 // backend. Nothing below lets an exception cross the C boundary.
 #include "core/context.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The objects behind the opaque handles, and the handle checks every entry
 // point goes through.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The CUDA backend's host side: device selection, the stream, memory, the
 // workspace cache and the pinned result slot. The algorithms live in their
 // own files (reduce.cu, scan.cu, sort.cu) behind src/cuda/device_env.h.
