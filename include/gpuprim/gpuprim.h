@@ -58,7 +58,7 @@
 #include <stdint.h>
 
 #define GPUPRIM_VERSION_MAJOR 0
-#define GPUPRIM_VERSION_MINOR 1
+#define GPUPRIM_VERSION_MINOR 2
 #define GPUPRIM_VERSION_PATCH 0
 /* One number that compares: major * 10000 + minor * 100 + patch. */
 #define GPUPRIM_VERSION_NUMBER \
@@ -123,7 +123,7 @@ typedef enum gpuprim_status {
  * values give "unknown status". */
 GPUPRIM_API const char *gpuprim_get_error_string(gpuprim_status_t status);
 
-/* Library version at run time, as GPUPRIM_VERSION_NUMBER and as "0.1.0". */
+/* Library version at run time, as GPUPRIM_VERSION_NUMBER and as "0.2.0". */
 GPUPRIM_API uint32_t gpuprim_version_number(void);
 GPUPRIM_API const char *gpuprim_version_string(void);
 
