@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libgpuprim benchmark: times reduce, dot, scan and radix sort through the
 // public C API against CUB on the same device buffers, with a device-to-device
 // copy as the bandwidth ceiling, and checks every result against CUB's.

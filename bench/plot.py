@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Charts from gpuprim_bench's CSV: one PNG per primitive, throughput (GB/s by
 the README's bytes model) against size, libgpuprim solid and CUB dashed, one
 colour per dtype, with the device-to-device copy as a grey ceiling.

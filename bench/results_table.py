@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Turn the benchmark CSV (gpuprim_bench --csv) into the Markdown tables of
 bench/RESULTS.md: one table per primitive, selected sizes, ours vs CUB.
 CSVs with the device-time columns (ours_device_us, cub_device_us) get one more

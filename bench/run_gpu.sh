@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # GPU verification and benchmark of libgpuprim, in one go. Run from the
 # repository root on a machine with an NVIDIA GPU:
 #

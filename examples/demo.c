@@ -1,9 +1,11 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * libgpuprim demo: 10 million random u32 keys are sorted (with their indices
  * as values), prefix-summed and reduced on the context's backend; every
- * result is verified on the host. Prints the backend, the device and how long
- * each step took (first call, then the median of 5 steady-state calls; 1 on CPU).
- * Exits non-zero on a wrong result.
+ * result is verified on the host. Prints which backend runs and why, then a
+ * table of each step's time: the first call (which also sets up the device
+ * workspace) and the steady state (median of 5 more calls on a GPU, the
+ * second call on the CPU). Exits non-zero on a wrong result.
  *
  *   demo [count]          GPUPRIM_BACKEND=cpu|cuda chooses the backend
  */
@@ -53,12 +55,32 @@ static int compare_double(const void *a, const void *b) {
     return x < y ? -1 : x > y;
 }
 
+/* One row of the table printed at the end. */
+struct row {
+    const char *name;
+    double first_ms, steady_ms; /* steady_ms < 0: the step runs once */
+    uint64_t elements;
+    const char *result; /* "verified", "WRONG" or "" */
+};
+static struct row rows[8];
+static int row_count;
+
+static struct row *add_row(const char *name, double first_ms, double steady_ms, uint64_t elements) {
+    struct row *r = &rows[row_count++];
+    r->name = name;
+    r->first_ms = first_ms;
+    r->steady_ms = steady_ms;
+    r->elements = elements;
+    r->result = "";
+    return r;
+}
+
 /* Times one stream-ordered step: the first call (which also sets up the
  * workspace), then the median of `repeats` more. */
 static int repeats = 5;
 typedef void (*step_fn)(void *arg);
-static void time_step(const char *name, step_fn step, void *arg, uint64_t n) {
-    double first, runs[5], start, median;
+static struct row *time_step(const char *name, step_fn step, void *arg, uint64_t n) {
+    double first, runs[5], start;
     int i;
     start = now_ms();
     step(arg);
@@ -71,9 +93,27 @@ static void time_step(const char *name, step_fn step, void *arg, uint64_t n) {
         runs[i] = now_ms() - start;
     }
     qsort(runs, (size_t)repeats, sizeof runs[0], compare_double);
-    median = runs[repeats / 2];
-    printf("  %-26s first %9.3f ms   steady %9.3f ms  (%8.1f M elements/s)\n", name, first, median,
-           median > 0 ? (double)n / median / 1e3 : 0.0);
+    return add_row(name, first, runs[repeats / 2], n);
+}
+
+static void print_table(void) {
+    int i;
+    printf("\n  %-24s %12s %13s %15s   %s\n", "step", "first call", "steady state", "throughput", "result");
+    for (i = 0; i < row_count; ++i) {
+        const struct row *r = &rows[i];
+        char steady[32] = "", rate[32] = "";
+        if (r->steady_ms >= 0) {
+            snprintf(steady, sizeof steady, "%10.3f ms", r->steady_ms);
+            if (r->steady_ms > 0)
+                snprintf(rate, sizeof rate, "%8.1f Mkeys/s", (double)r->elements / r->steady_ms / 1e3);
+        }
+        if (r->result[0])
+            printf("  %-24s %9.3f ms %13s %15s   %s\n", r->name, r->first_ms, steady, rate, r->result);
+        else if (steady[0])
+            printf("  %-24s %9.3f ms %13s %15s\n", r->name, r->first_ms, steady, rate);
+        else
+            printf("  %-24s %9.3f ms\n", r->name, r->first_ms);
+    }
 }
 
 struct buffers {
@@ -96,9 +136,39 @@ static void reduce_step(void *arg) {
     CHECK(gpuprim_reduce(ctx, GPUPRIM_OP_MAX, b->keys, &b->max));
 }
 
-static int report(const char *what, int ok) {
-    printf("  %-26s %s\n", what, ok ? "verified" : "WRONG");
+static int report(struct row *r, int ok) {
+    r->result = ok ? "verified" : "WRONG";
     return ok;
+}
+
+/* One line saying which backend runs and why (a CPU run on a machine without
+ * a GPU says what is missing). */
+static void explain_backend(gpuprim_backend_t backend) {
+    const char *forced = getenv("GPUPRIM_BACKEND");
+    gpuprim_context_options_t options;
+    gpuprim_context_t probe = NULL;
+    char why[256] = "";
+
+    if (backend == GPUPRIM_BACKEND_CUDA) {
+        printf("Running on the GPU (CUDA backend)%s.\n",
+               forced && forced[0] ? " as GPUPRIM_BACKEND asks" : "");
+        return;
+    }
+    if (forced && forced[0]) {
+        printf("Running on the CPU, as GPUPRIM_BACKEND=%s asks.\n", forced);
+        return;
+    }
+    /* Ask for CUDA explicitly: the error says why it cannot run here. */
+    gpuprim_context_options_init(&options);
+    options.backend = GPUPRIM_BACKEND_CUDA;
+    if (gpuprim_context_create(&options, &probe, why, sizeof why) == GPUPRIM_SUCCESS) {
+        gpuprim_context_destroy(probe); /* a device appeared since: AUTO picked the CPU anyway */
+        printf("Running on the CPU.\n");
+    } else if (strstr(why, "built without CUDA")) {
+        printf("CUDA backend not built (configured without nvcc, or with GPUPRIM_WITH_CUDA=OFF): running on the CPU.\n");
+    } else {
+        printf("CUDA backend built, but %s: running on the CPU.\n", why);
+    }
 }
 
 int main(int argc, char **argv) {
@@ -111,6 +181,7 @@ int main(int argc, char **argv) {
     struct buffers b;
     double start;
     int ok = 1, sort_ok = 1, scan_ok = 1;
+    struct row *sort_row, *scan_row, *reduce_row;
     unsigned char *seen;
 
     if (n >= ((uint64_t)1 << 32)) {
@@ -123,9 +194,13 @@ int main(int argc, char **argv) {
     }
     CHECK(gpuprim_context_get_backend(ctx, &backend));
     CHECK(gpuprim_context_get_device(ctx, &ordinal, device, sizeof device));
-    printf("libgpuprim %s demo: %llu random u32 keys on the %s backend, device %d \"%s\"\n",
-           gpuprim_version_string(), (unsigned long long)n, backend == GPUPRIM_BACKEND_CUDA ? "CUDA" : "CPU",
-           (int)ordinal, device);
+    printf("libgpuprim %s demo: sort, scan and reduce %llu random u32 keys; every result is checked on the host.\n",
+           gpuprim_version_string(), (unsigned long long)n);
+    explain_backend(backend);
+    if (backend == GPUPRIM_BACKEND_CUDA)
+        printf("  backend CUDA, device %d: %s\n", (int)ordinal, device);
+    else
+        printf("  backend CPU (host memory, no GPU device)\n");
     if (backend != GPUPRIM_BACKEND_CUDA) repeats = 1; /* the CPU is slow and steady */
 
     keys = (uint32_t *)xmalloc(n * 4);
@@ -150,17 +225,17 @@ int main(int argc, char **argv) {
     CHECK(gpuprim_buffer_create(ctx, GPUPRIM_DTYPE_U32, n, &b.prefix));
     CHECK(gpuprim_buffer_upload(ctx, b.keys, 0, keys, n));
     CHECK(gpuprim_buffer_upload(ctx, b.indices, 0, indices, n));
-    printf("  %-26s       %9.3f ms\n", "create + upload", now_ms() - start);
+    add_row("create + upload", now_ms() - start, -1, n);
 
-    time_step("sort pairs (key, index)", sort_step, &b, n);
-    time_step("inclusive sum scan", scan_step, &b, n);
-    time_step("reduce sum, min, max", reduce_step, &b, n);
+    sort_row = time_step("sort (key, index) pairs", sort_step, &b, n);
+    scan_row = time_step("inclusive sum scan", scan_step, &b, n);
+    reduce_row = time_step("reduce: sum, min, max", reduce_step, &b, n);
 
     start = now_ms();
     CHECK(gpuprim_buffer_download(ctx, b.sorted_keys, 0, out_keys, n));
     CHECK(gpuprim_buffer_download(ctx, b.sorted_indices, 0, out_indices, n));
     CHECK(gpuprim_buffer_download(ctx, b.prefix, 0, prefix, n));
-    printf("  %-26s       %9.3f ms\n", "download", now_ms() - start);
+    add_row("download", now_ms() - start, -1, n);
 
     /* sort: ordered, each key came with its own index, indices a permutation,
      * equal keys in input order (stable) */
@@ -175,7 +250,7 @@ int main(int argc, char **argv) {
             sort_ok = 0;
     }
     free(seen);
-    ok &= report("sort", sort_ok);
+    ok &= report(sort_row, sort_ok);
 
     for (i = 0; i < n; ++i) {
         sum += keys[i]; /* wraps like the library's u32 sum */
@@ -184,9 +259,15 @@ int main(int argc, char **argv) {
         running += keys[i];
         if (prefix[i] != running) scan_ok = 0;
     }
-    ok &= report("scan", scan_ok);
-    ok &= report("reduce", b.sum == sum && b.min == min && b.max == max);
-    printf("  sum (mod 2^32) %u, min %u, max %u\n", b.sum, b.min, b.max);
+    ok &= report(scan_row, scan_ok);
+    ok &= report(reduce_row, b.sum == sum && b.min == min && b.max == max);
+    print_table();
+    if (repeats > 1)
+        printf("  first call: includes one-time set-up (device workspace); steady state: median of %d more calls\n",
+               repeats);
+    else
+        printf("  first call: includes one-time set-up; steady state: the second call\n");
+    printf("  reduce results: sum (mod 2^32) %u, min %u, max %u\n", b.sum, b.min, b.max);
 
     CHECK(gpuprim_buffer_destroy(ctx, b.keys));
     CHECK(gpuprim_buffer_destroy(ctx, b.indices));

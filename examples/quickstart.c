@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* libgpuprim quick start: sum, prefix-sum and sort an array. */
 #include <gpuprim/gpuprim.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The public header compiles as strict C99 (-std=c99 -pedantic -Werror) and links. */
 #include <gpuprim/gpuprim.h>
 

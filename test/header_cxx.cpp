@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The public header compiles as C++ (-pedantic -Werror) and its functions
 // link with C linkage.
 #include <gpuprim/gpuprim.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Shared helpers of the libgpuprim C tests: a seeded RNG, check macros that
  * report file:line, the seed and the context's last error, typed-array access

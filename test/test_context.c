@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Contexts (create/destroy, options, GPUPRIM_BACKEND, backend and device
  * queries, synchronize, workspace), buffers (create, upload/download whole

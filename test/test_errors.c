@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Every status the API can return from argument errors, with a last-error
  * message that names the problem, and the guarantee that a failed call

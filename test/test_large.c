@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Counts past 2^32 (run only with GPUPRIM_TEST_LARGE=1; meant for a GPU with
  * 80 GB): u32 SUM reduce, u32 inclusive SUM scan in place, u32 keys sort in

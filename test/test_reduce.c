@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * gpuprim_reduce / gpuprim_reduce_to_buffer (SUM, MIN, MAX x 6 dtypes) and
  * gpuprim_dot / gpuprim_dot_to_buffer against references computed here.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * gpuprim_scan: inclusive/exclusive x SUM/MIN/MAX x 6 dtypes, in place and
  * out of place, against references computed here.

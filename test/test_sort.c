@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * gpuprim_sort: keys only and key/value pairs, every key dtype, values of
  * every dtype, both orders, in place and out of place; checked bit for bit

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Standalone check and timing of src/cuda/reduce.cu (reduce + dot).
 //   check_reduce full    : correctness (all ops x dtypes, adversarial inputs,
 //                          misalignment, mapped host result, determinism,

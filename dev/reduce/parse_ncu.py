@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Match ncu kernel durations (ncu.csv) to the calls in ncu_labels.txt and
 print the median duration per call label. A CUB call is one or two kernels
 ending with its single-tile kernel; ours is one kernel."""

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs on the device machine from the repo root. The binary is built on the
 # dev machine (see check_reduce.cu) and carried in build-reduce/.
 # usage: dev/reduce/run.sh [sweep]

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Standalone check and timing of src/cuda/scan.cu.
 //   check_scan full   : correctness (op x dtype x kind, in place / out of place,
 //                       misaligned views, adversarial inputs, both paths, garbage

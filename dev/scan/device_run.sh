@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # One device call: full checks + timings, then the three sanitizers on `small`
 # (in parallel), then a short summary. Usage: dev/scan/device_run.sh [full_timeout_s]
 OUT=${OUT:-/tmp/scan_out}; mkdir -p "$OUT"

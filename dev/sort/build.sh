@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds the sort check driver into build-sort/ (run from the repository root).
 # ARCH=sm_90 by default; JOBS parallel compiles.
 set -e

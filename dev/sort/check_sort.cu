@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Standalone check and timing driver for the CUDA sort (dev only).
 //   check_sort check     all dtypes/orders/values/sizes/patterns vs std::sort reference
 //   check_sort sanitize  a few small cases (run under compute-sanitizer)

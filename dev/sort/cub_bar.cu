@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // CUB DeviceRadixSort timings on the driver's buffers: the bar to beat.
 #include "sort_test_env.h"
 

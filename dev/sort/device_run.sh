@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # One device call: correctness, timings vs CUB, shape sweep, past-2^32 test,
 # sanitizers, ncu profiles. Expects build-sort/check_sort (dev/sort/build.sh)
 # carried along. Logs go to $OUT; a summary is printed last.

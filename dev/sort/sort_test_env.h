@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shared by the sort check driver (check_sort.cu), the CUB bar
 // (cub_bar.cu) and the shape sweep (sweep_shapes.cu). Dev only.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shape variants timed by `check_sort sweep`. Each applies to one key/value
 // width and a range of counts. H* variants time the histogram kernel alone.
 #include "sort_test_env.h"

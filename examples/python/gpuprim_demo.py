@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """libgpuprim from Python through ctypes, on numpy arrays.
 
 Uploads arrays, reduces, scans, sorts key/value pairs, downloads, shows an

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * libgpuprim: GPU reduce, prefix scan and sort behind a stable C ABI.
  *
@@ -70,6 +71,21 @@
  *   reused) are ordered on the context's stream and may return before the
  *   device has finished; gpuprim_context_synchronize() waits for them.
  *   On the CPU backend every call completes before it returns.
+ *
+ * API stability:
+ * - Stable: every declaration in this header outside the section guarded by
+ *   GPUPRIM_EXPERIMENTAL_API (at the end). Within a release series 0.MINOR.x
+ *   (e.g. 0.2.0, 0.2.1) their signatures, struct layouts, enum values and
+ *   documented behaviour do not change: a program built against 0.2.x runs
+ *   with any 0.2.y library (the shared library's SONAME is libgpuprim.so.0.2).
+ *   A new minor release (0.3) may change them, listed in the CHANGELOG; from
+ *   1.0 on, the ABI only grows within a major version.
+ * - Experimental: declarations in the GPUPRIM_EXPERIMENTAL_API section, seen
+ *   only by code that defines GPUPRIM_EXPERIMENTAL_API before including this
+ *   header (like zstd's ZSTD_STATIC_LINKING_ONLY). They may change or go away
+ *   in any release, patch releases included; use them only when you can
+ *   rebuild against each release. 0.2.0 has no experimental functions yet:
+ *   new functions start there before they are made stable.
  */
 #ifndef GPUPRIM_GPUPRIM_H
 #define GPUPRIM_GPUPRIM_H
@@ -78,7 +94,7 @@
 #include <stdint.h>
 
 #define GPUPRIM_VERSION_MAJOR 0
-#define GPUPRIM_VERSION_MINOR 1
+#define GPUPRIM_VERSION_MINOR 2
 #define GPUPRIM_VERSION_PATCH 0
 /* One number that compares: major * 10000 + minor * 100 + patch. */
 #define GPUPRIM_VERSION_NUMBER \
@@ -147,7 +163,7 @@ typedef enum gpuprim_status {
  * values give "unknown status". */
 GPUPRIM_API const char *gpuprim_get_error_string(gpuprim_status_t status);
 
-/* Library version at run time, as GPUPRIM_VERSION_NUMBER and as "0.1.0". */
+/* Library version at run time, as GPUPRIM_VERSION_NUMBER and as "0.2.0". */
 GPUPRIM_API uint32_t gpuprim_version_number(void);
 GPUPRIM_API const char *gpuprim_version_string(void);
 
@@ -480,3 +496,23 @@ GPUPRIM_API gpuprim_status_t gpuprim_sort(gpuprim_context_t context, gpuprim_buf
 #endif
 
 #endif /* GPUPRIM_GPUPRIM_H */
+
+/* ------------------------------------------------------------------------ */
+/* Experimental API: #define GPUPRIM_EXPERIMENTAL_API before including this  */
+/* header. Not covered by the stability promise above. Outside the main      */
+/* include guard, so a later include with the macro defined still adds it.   */
+/* ------------------------------------------------------------------------ */
+#if defined(GPUPRIM_EXPERIMENTAL_API) && !defined(GPUPRIM_GPUPRIM_H_EXPERIMENTAL)
+#define GPUPRIM_GPUPRIM_H_EXPERIMENTAL
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* (none in 0.2.0) */
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* GPUPRIM_EXPERIMENTAL_API */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The C entry points: validate every argument, then hand over to core and the
 // backend. Nothing below lets an exception cross the C boundary.
 #include "core/context.h"
@@ -23,8 +24,14 @@ using gpuprim::Registry;
 
 namespace {
 
-constexpr const char *kVersionString = "0.1.0";
-static_assert(GPUPRIM_VERSION_NUMBER == 100, "update kVersionString with the version macros");
+// "MAJOR.MINOR.PATCH", built from the header's version macros.
+#define GPUPRIM_API_STRINGIZE_(x) #x
+#define GPUPRIM_API_STRINGIZE(x) GPUPRIM_API_STRINGIZE_(x)
+constexpr const char *kVersionString =
+    GPUPRIM_API_STRINGIZE(GPUPRIM_VERSION_MAJOR) "." GPUPRIM_API_STRINGIZE(GPUPRIM_VERSION_MINOR) "."
+    GPUPRIM_API_STRINGIZE(GPUPRIM_VERSION_PATCH);
+#undef GPUPRIM_API_STRINGIZE
+#undef GPUPRIM_API_STRINGIZE_
 
 // A C caller may pass any int in an enum parameter, but in C++ a value outside
 // the enum's range is undefined (UBSan reports the load), so enum arguments

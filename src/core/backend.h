@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The interface core uses to reach a backend. Arguments are validated before
 // they get here (src/api): pointers are non-NULL where counts are non-zero,
 // dtypes and enums are known, counts match. Backends report failures by

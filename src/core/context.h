@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The objects behind the opaque handles. A handle is a registry serial, never
 // a pointer (core/registry.h); these objects are reached only through the
 // registry (contexts) and through their context's table (buffers).

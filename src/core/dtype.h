@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // dtype facts and the one switch that turns a run-time dtype into a C++ type.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Internal error type: thrown inside the library, caught at the C boundary
 // (src/api) and turned into a status code plus the context's last message.
 #pragma once

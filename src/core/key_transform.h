@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Order-preserving bit transforms for radix sorting. A key's bits are mapped
 // to an unsigned "radix key" whose plain unsigned order is the documented sort
 // order; the map is a bijection, so sorting radix keys and mapping back

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Built in place of src/cuda when libgpuprim is configured without CUDA:
 // asking for the CUDA backend then reports that it was not built.
 #include "core/backend.h"

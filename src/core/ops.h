@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The reduction/scan operators, shared by the CPU backend, the CUDA kernels
 // and (through the same definitions) the documented semantics:
 // - integer SUM wraps (computed in the unsigned type: no signed overflow UB);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Lets the same small helpers compile for host code (CPU backend, tests of
 // the transforms) and device code (CUDA kernels).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A grow-only scratch allocation owned by one context: a call asks for the
 // bytes it needs, gets a pointer to at least that many, and the memory is
 // kept for the next call, so steady-state calls allocate nothing.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The CPU backend: complete for every operation and dtype, and the reference
 // behaviour the CUDA backend is held to. It uses the same operator and key
 // transform definitions (src/core/ops.h, key_transform.h) as the kernels.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Small inputs: one block, one launch. Keys become radix keys paired with
 // their input index (equal keys stay in input order), a bitonic network sorts
 // the pairs in registers and shared memory (block/sort_block_bitonic.cuh),

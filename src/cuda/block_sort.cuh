@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Small inputs: one block sorts everything in shared memory (block_sort.cu).
 #pragma once
 

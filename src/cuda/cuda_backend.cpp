@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The CUDA backend's host side: device selection, the stream, memory, the
 // workspace cache and the pinned result slot. The algorithms live in their
 // own files (reduce.cu, scan.cu, sort.cu) behind src/cuda/device_env.h.
@@ -57,6 +58,30 @@ int device_count() {
     return count;
 }
 
+// Why no CUDA device can be used, in the words a user needs: no driver at
+// all, a driver too old for the runtime linked in, or a driver without a GPU.
+[[noreturn]] void fail_no_device(cudaError_t counted, int count) {
+    int driver = 0, runtime = 0;
+    // cudaDriverGetVersion gives 0 when no driver is installed.
+    if (cudaDriverGetVersion(&driver) != cudaSuccess) driver = 0;
+    if (cudaRuntimeGetVersion(&runtime) != cudaSuccess) runtime = CUDART_VERSION;
+    (void)cudaGetLastError();
+    if (driver == 0)
+        fail(GPUPRIM_ERROR_BACKEND_UNAVAILABLE,
+             "no NVIDIA driver found (the CUDA runtime could not load libcuda; %s)", cudaGetErrorName(counted));
+    if (counted == cudaErrorInsufficientDriver)
+        fail(GPUPRIM_ERROR_BACKEND_UNAVAILABLE,
+             "NVIDIA driver too old: it supports CUDA %d.%d, this libgpuprim's CUDA runtime is %d.%d "
+             "(update the driver)",
+             driver / 1000, driver % 1000 / 10, runtime / 1000, runtime % 1000 / 10);
+    if (counted == cudaErrorNoDevice || (counted == cudaSuccess && count == 0))
+        fail(GPUPRIM_ERROR_BACKEND_UNAVAILABLE,
+             "no CUDA device found (the NVIDIA driver, CUDA %d.%d, is installed but reports no GPU)",
+             driver / 1000, driver % 1000 / 10);
+    fail(GPUPRIM_ERROR_BACKEND_UNAVAILABLE, "no usable CUDA device: %s: %s", cudaGetErrorName(counted),
+         cudaGetErrorString(counted));
+}
+
 class CudaBackend final : public Backend {
 public:
     CudaBackend(int32_t ordinal, void *user_stream)
@@ -64,11 +89,7 @@ public:
                      [this](void *memory) { deallocate(memory); }) {
         int count = 0;
         cudaError_t counted = cudaGetDeviceCount(&count);
-        if (counted != cudaSuccess) {
-            (void)cudaGetLastError();
-            fail(GPUPRIM_ERROR_BACKEND_UNAVAILABLE, "CUDA backend asked for, but no usable device: %s: %s",
-                 cudaGetErrorName(counted), cudaGetErrorString(counted));
-        }
+        if (counted != cudaSuccess || count == 0) fail_no_device(counted, count);
         if (ordinal >= count)
             fail(GPUPRIM_ERROR_BACKEND_UNAVAILABLE,
                  "CUDA device %d asked for, but only %d device(s) exist", ordinal, count);

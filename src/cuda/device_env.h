@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What every CUDA algorithm driver receives from the backend: the stream to
 // order work on, cached device properties, and the context's workspaces.
 // Drivers (reduce.cu, scan.cu, radix_sort.cu, ...) are host functions that

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Instantiates the Onesweep radix sort (radix_sort.cuh) by key and value
 // width, with the tile shape for the size class (sort_tuning.cuh).
 #include "cuda/radix_sort.cuh"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // LSD radix sort of large inputs, Onesweep style (Adinets & Merrill 2022).
 // Kernels and the host driver template; radix_sort.cu instantiates them.
 //

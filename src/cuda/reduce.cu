@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Device-wide reduce (SUM/MIN/MAX) and dot product: one kernel launch per
 // call at every size.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Per-architecture shape of the reduce/dot kernel (src/cuda/reduce.cu).
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Device-wide prefix scan (inclusive/exclusive; SUM, MIN, MAX).
 //
 // Inputs of more than one tile: one launch, tiles in ticket order with a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Per-architecture tuning of the prefix scan (src/cuda/scan.cu), by element
 // width. The kernel geometry is a compile-time configuration; architectures
 // that share one share its instantiations.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // gpuprim::cuda::sort: picks the path by size (thresholds in sort_tuning.cuh).
 // Up to 4096 keys (2048 for 8-byte keys with values): one block, bitonic in
 // registers and shared memory (block_sort.cu). Up to 128 tiles of 2048 keys:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shapes and size thresholds of the CUDA sort (sort.cu, radix_sort.cu,
 // block_sort.cu). Tile shapes are compile-time (each is one kernel per key
 // and value width); the thresholds are chosen at run time from the compute

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Device wall clock for the per-tile traces of dev builds (GPUPRIM_SCAN_TRACE,
 // GPUPRIM_SORT_TRACE): nanoseconds, comparable across SMs.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libFuzzer target for the C API on the CPU backend.
 //
 // The input is read as a program: a sequence of API calls with arbitrary

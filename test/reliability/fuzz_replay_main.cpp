@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Runs the fuzz target without libFuzzer, so it can be an ordinary test with
 // any compiler: every file (or every file of a directory) named on the command
 // line, then `--random N` inputs from a fixed-seed generator.

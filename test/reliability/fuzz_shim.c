@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Calls with enum arguments made from C, the way a C caller makes them: any
  * int converts to the enum parameter. (In the C++ fuzz target a value
  * outside an enum's range would be undefined behaviour in the caller itself,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* int-typed wrappers of the gpuprim calls that take enums; see fuzz_shim.c. */
 #ifndef GPUPRIM_FUZZ_SHIM_H
 #define GPUPRIM_FUZZ_SHIM_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Small helpers shared by the reliability tests (C99). */
 #ifndef GPUPRIM_REL_COMMON_H
 #define GPUPRIM_REL_COMMON_H

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds the libFuzzer target of the C API (test/reliability/fuzz_api.cpp)
 # with clang, AddressSanitizer and UndefinedBehaviorSanitizer, the library
 # sources compiled in (CPU backend), and fuzzes it for FUZZ_SECONDS (60)

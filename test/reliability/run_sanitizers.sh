@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Sanitizer builds of libgpuprim on the CPU backend, run from the repository
 # root (or anywhere: it finds the root itself).
 #  1. AddressSanitizer + UndefinedBehaviorSanitizer + LeakSanitizer: the

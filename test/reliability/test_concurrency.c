@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Concurrency: gpuprim.h says "a context and the buffers it made must be used
  * by one thread at a time; distinct contexts are independent and may be used
  * from different threads at once". Many threads (default 8), each with its own

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Device faults on the CUDA backend (exit 77, "skipped", on any other).
  *   rel_device_faults wrap          host / misaligned pointers refused with
  *                                   INVALID_ARGUMENT; real device memory wraps.

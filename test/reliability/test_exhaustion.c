@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Resource exhaustion, on the backend GPUPRIM_BACKEND / AUTO picks:
  * - asking for more memory than exists gives OUT_OF_MEMORY with a message,
  *   the output handle untouched, and a context that still sorts correctly;

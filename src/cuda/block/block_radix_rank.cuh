@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Block-wide stable ranking of one radix digit per item (the core of a
 // Onesweep tile and of any shared-memory radix step).
 //

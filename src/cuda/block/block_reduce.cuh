@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Block-level reduction: each warp reduces by shuffles (or redux.sync), then
 // the warp totals are combined in warp order. Fixed tree, so float sums are
 // reproducible.

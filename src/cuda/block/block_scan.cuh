@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Block-level scan of one tile, held in registers or staged in shared memory.
 //
 // Arrangement ("warp-striped vectors"): each warp owns a contiguous segment

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Block-wide bitonic sort of blockDim.x * kItems items held in registers
 // (small inputs: one block, no global memory traffic between steps).
 //

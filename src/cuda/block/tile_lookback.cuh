@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tile status and decoupled look-back for single-pass scans.
 //
 // Tiles take tickets in launch order from a counter in env.zeroed_counters.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Warp-level building blocks of radix ranking: which lanes of a warp hold the
 // same digit ("match"), and the lane masks used to count peers before a lane.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Warp-level reduction by shuffles. The combination tree is fixed (lane i
 // takes lane i + delta, lower lane on the left), so a float sum over a warp is
 // the same every run.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Warp-level scan building blocks: shuffle scans and folds across the 32
 // lanes of a warp, plus the operator traits the scan kernels share.
 #pragma once
