@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Handles and the contract rules of gpuprim.h's conventions, on the backend
  * the default context picks:

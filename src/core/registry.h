@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The process-wide registry of live handles: the one piece of global state,
 // lock-protected, because checking a handle must never read through it.
 //

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Host cost of one API call's handle validation: a tight loop of calls that
  * do nothing but check their handles (get_info, get_backend), on one thread
  * and on several threads each with a context of its own (which shows any

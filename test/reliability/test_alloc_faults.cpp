@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Allocation failure at every allocation of every call, on the backend the
 // default context picks (GPUPRIM_BACKEND): each call is repeated with its
 // k-th allocation made to fail, for k = 0, 1, ... until it runs through
