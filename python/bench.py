@@ -1,0 +1,111 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""gpuprim beside torch on the GPU, same run, CUDA events, medians.
+
+    python python/bench.py [--repeats 21]
+
+Large cases rotate three inputs (3 x 64 MB, past the 50 MB L2) and time one
+call between events. Small cases (2^10 elements) are timed two ways: one call
+between events (what a caller sees), and batched (1000 calls between events,
+divided), plus the bare C call through ctypes with the same buffers, so the
+Python layer's own cost is the difference. Prints a markdown table.
+"""
+import argparse
+import ctypes
+import statistics
+
+import torch
+
+import gpuprim
+from gpuprim import _arrays
+from gpuprim._lib import LIB
+
+
+def time_single(fn, inputs, repeats):
+    times = []
+    for r in range(repeats + 3):
+        x = inputs[r % len(inputs)]
+        torch.cuda.synchronize()
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn(x)
+        end.record()
+        end.synchronize()
+        if r >= 3:
+            times.append(start.elapsed_time(end) * 1000.0)
+    return statistics.median(times)
+
+
+def time_batched(fn, x, repeats, calls=1000):
+    times = []
+    for r in range(repeats + 1):
+        torch.cuda.synchronize()
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(calls):
+            fn(x)
+        end.record()
+        end.synchronize()
+        if r >= 1:
+            times.append(start.elapsed_time(end) * 1000.0 / calls)
+    return statistics.median(times)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=21)
+    args = parser.parse_args()
+    device = torch.cuda.get_device_name()
+    print(f"gpuprim {gpuprim.__version__} (library {gpuprim.library_version()}), torch "
+          f"{torch.__version__}, {device}\n")
+    rows = []
+    big = [torch.randn(1 << 24, device="cuda") for _ in range(3)]
+    for name, ours, theirs in [
+        ("sort f32 2^24", lambda x: gpuprim.sort(x), lambda x: torch.sort(x).values),
+        ("argsort f32 2^24", lambda x: gpuprim.argsort(x), lambda x: torch.argsort(x, stable=True)),
+    ]:
+        a, b = time_single(ours, big, args.repeats), time_single(theirs, big, args.repeats)
+        rows.append((name, "one call", a, b))
+    del big
+    small = torch.randn(1 << 10, device="cuda")
+    small_i = torch.randint(-100, 100, (1 << 10,), device="cuda")
+    cases = [
+        ("sort", lambda x: gpuprim.sort(x), lambda x: torch.sort(x).values, small),
+        ("argsort", lambda x: gpuprim.argsort(x), lambda x: torch.argsort(x, stable=True), small),
+        ("cumsum i64", lambda x: gpuprim.cumsum(x), lambda x: torch.cumsum(x, 0), small_i),
+        ("sum", lambda x: gpuprim.sum(x), lambda x: x.sum(), small),
+        ("max", lambda x: gpuprim.max(x), lambda x: x.max(), small),
+        ("dot", lambda x: gpuprim.dot(x, x), lambda x: torch.dot(x, x), small),
+    ]
+    for name, ours, theirs, x in cases:
+        rows.append((f"{name} 2^10", "one call", time_single(ours, [x], args.repeats),
+                     time_single(theirs, [x], args.repeats)))
+        rows.append((f"{name} 2^10", "batched", time_batched(ours, x, args.repeats),
+                     time_batched(theirs, x, args.repeats)))
+
+    # The bare C call for sort 2^10 with the same (cached) buffers.
+    array = _arrays.describe(small, "x")
+    context = gpuprim.context_for(array)
+    out = torch.empty_like(small)
+    kin = context._wrap(array)
+    kout = context._wrap(_arrays.describe(out, "out"))
+    handle = context._handle
+    c_sort = lambda _: LIB.gpuprim_sort(handle, kin, None, kout, None, 0)  # noqa: E731
+    c_sum_result = context._wrap(_arrays.describe(torch.empty(1, device="cuda"), "r"))
+    c_sum = lambda _: LIB.gpuprim_reduce_to_buffer(handle, 0, kin, c_sum_result)  # noqa: E731
+
+    print("| case | timing | gpuprim µs | torch µs | torch / gpuprim |")
+    print("|---|---|---|---|---|")
+    for name, how, a, b in rows:
+        print(f"| {name} | {how} | {a:.1f} | {b:.1f} | {b / a:.2f} |")
+    py_sort = time_batched(lambda x: gpuprim.sort(x), small, args.repeats)
+    c_sort_t = time_batched(c_sort, small, args.repeats)
+    py_sum = time_batched(lambda x: gpuprim.sum(x), small, args.repeats)
+    c_sum_t = time_batched(c_sum, small, args.repeats)
+    print(f"\nPython layer, batched, 2^10 f32: sort {py_sort:.1f} µs vs the bare C call "
+          f"{c_sort_t:.1f} µs (+{py_sort - c_sort_t:.1f}); sum {py_sum:.1f} vs {c_sum_t:.1f} "
+          f"(+{py_sum - c_sum_t:.1f})")
+
+
+if __name__ == "__main__":
+    main()

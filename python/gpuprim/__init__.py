@@ -1,0 +1,107 @@
+# SPDX-License-Identifier: Apache-2.0
+"""gpuprim: GPU sort, scan and reduce from libgpuprim on numpy arrays, PyTorch
+tensors and CuPy arrays, without copies.
+
+    import gpuprim, torch
+    x = torch.randn(1 << 20, device="cuda")
+    s = gpuprim.sort(x)                    # a torch tensor, on x's device
+    i = gpuprim.argsort(x, descending=True)
+    c = gpuprim.cumsum(x)                  # ordered on torch's current stream
+
+Arrays are used in place: they must be 1-D (sort, argsort, scan) and
+C-contiguous, of dtype int32, uint32, int64, uint64, float32 or float64. The
+result is of the input's kind on the input's device. numpy arrays and CPU
+tensors run on the CPU backend; CUDA tensors and CuPy arrays run on their
+device, on the framework's current stream, without synchronizing (the next
+framework op on that stream sees the result). ``Context("cuda")`` runs numpy
+arrays on the GPU (copying them there and back). Errors raise GpuprimError
+subclasses that are also ValueError, TypeError, MemoryError or RuntimeError,
+carrying the library's message.
+"""
+from . import _arrays
+from ._core import Context, context_for
+from ._lib import (LIBRARY_PATH, DeviceError, DtypeError, GpuprimError, InvalidArgumentError,
+                   OutOfMemoryError, LIB as _LIB)
+
+__all__ = ["sort", "sort_by_key", "argsort", "cumsum", "scan", "sum", "min", "max", "dot",
+           "Context", "GpuprimError", "InvalidArgumentError", "DtypeError", "OutOfMemoryError",
+           "DeviceError", "library_version", "__version__"]
+
+__version__ = "0.2.0"
+
+
+def library_version() -> str:
+    """The version of the libgpuprim this package runs on ("0.2.0")."""
+    return _LIB.gpuprim_version_string().decode()
+
+
+def _described(x, what="x"):
+    array = _arrays.describe(x, what)
+    return context_for(array), array
+
+
+def sort(x, *, descending=False, values=None, out=None, values_out=None):
+    """Stable sort of the 1-D array x, ascending (or descending). With
+    ``values`` (an array of any supported dtype and x's size), returns
+    ``(sorted_keys, values_moved_with_them)``. ``out``/``values_out`` receive
+    the results and may be x/values themselves (in place). Floats order
+    -inf < ... < -0.0 < +0.0 < ... < +inf < NaN (NaN last ascending)."""
+    context, array = _described(x)
+    return context.sort(array, descending=descending, values=values, out=out,
+                        values_out=values_out)
+
+
+def sort_by_key(keys, values, *, descending=False):
+    """Sort (keys, values) pairs by key, stably; returns new (keys, values)."""
+    return sort(keys, values=values, descending=descending)
+
+
+def argsort(x, *, descending=False, dtype="int64"):
+    """The stable permutation that sorts x: ``x[argsort(x)]`` is ``sort(x)``.
+    Indices are int64 by default (numpy's and torch's index type); int32,
+    uint32 and uint64 are accepted."""
+    context, array = _described(x)
+    return context.argsort(array, descending=descending, dtype=dtype)
+
+
+def scan(x, op="sum", *, exclusive=False, out=None):
+    """Prefix scan of the 1-D array x with op "sum", "min" or "max",
+    inclusive (default) or exclusive; ``out`` may be x (in place)."""
+    context, array = _described(x)
+    return context.scan(array, op, exclusive=exclusive, out=out)
+
+
+def cumsum(x, *, exclusive=False, out=None):
+    """Inclusive (or exclusive) prefix sum, like numpy.cumsum / torch.cumsum
+    on a 1-D array, but in x's own dtype (integers wrap like C)."""
+    context, array = _described(x)
+    return context.scan(array, "sum", exclusive=exclusive, out=out)
+
+
+def sum(x):
+    """Sum of all elements of x (any shape, contiguous). Integers wrap; float
+    sums are deterministic. A numpy scalar for numpy input; a 0-d tensor /
+    array of the input's kind otherwise (on the GPU: no synchronization)."""
+    context, array = _described(x)
+    return context.sum(array)
+
+
+def min(x):
+    """Smallest element of x (IEEE 754-2019 minimum for floats: NaN wins,
+    -0.0 < +0.0). The identity (the dtype's largest value, +inf) when empty."""
+    context, array = _described(x)
+    return context.min(array)
+
+
+def max(x):
+    """Largest element of x (IEEE 754-2019 maximum for floats: NaN wins,
+    -0.0 < +0.0). The identity (the dtype's smallest value, -inf) when empty."""
+    context, array = _described(x)
+    return context.max(array)
+
+
+def dot(a, b):
+    """Sum of a[i] * b[i] over two arrays of the same dtype and size (fused
+    multiply-add for floats, deterministic)."""
+    context, array = _described(a, "a")
+    return context.dot(array, b)

@@ -1,0 +1,316 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Contexts and the operations, over the C ABI."""
+import ctypes
+import threading
+from collections import OrderedDict
+
+from . import _arrays, _lib
+from ._lib import LIB, error_for
+
+_BACKENDS = {"auto": _lib.BACKEND_AUTO, "cpu": _lib.BACKEND_CPU, "cuda": _lib.BACKEND_CUDA}
+_OPS = {"sum": _lib.OP_SUM, "min": _lib.OP_MIN, "max": _lib.OP_MAX}
+_INDEX_DTYPES = ("int64", "int32", "uint32", "uint64")
+_CUDA_STREAM_LEGACY = 1  # cudaStreamLegacy: what stream 0 means to a framework
+_WRAP_CACHE_SIZE = 256
+
+
+class Context:
+    """A libgpuprim context: a backend ("cpu" or "cuda"), a device and, on
+    CUDA, the stream every call is ordered on.
+
+    The module-level functions keep one context per thread, backend, device
+    and stream and pick it from their arguments; make a Context yourself to
+    choose, e.g. ``Context("cuda")`` to run numpy arrays on the GPU (their data
+    is copied to the device and back). Use it as a context manager or call
+    close(); a context is for one thread at a time.
+    """
+
+    def __init__(self, backend: str = "auto", device: int = 0, stream: int = None):
+        if backend not in _BACKENDS:
+            raise ValueError(f"gpuprim: backend must be one of {', '.join(_BACKENDS)}, not {backend!r}")
+        options = _lib.ContextOptions()
+        LIB.gpuprim_context_options_init(ctypes.byref(options))
+        options.backend = _BACKENDS[backend]
+        options.device_ordinal = device
+        options.cuda_stream = stream or None
+        handle = ctypes.c_void_p()
+        message = ctypes.create_string_buffer(512)
+        status = LIB.gpuprim_context_create(ctypes.byref(options), ctypes.byref(handle), message,
+                                            len(message))
+        if status:
+            raise error_for(status, message.value.decode(errors="replace"))
+        self._handle = handle.value
+        self._wraps = OrderedDict()
+        code = ctypes.c_int()
+        ordinal = ctypes.c_int32()
+        name = ctypes.create_string_buffer(256)
+        self._check(LIB.gpuprim_context_get_backend(self._handle, ctypes.byref(code)))
+        self._check(LIB.gpuprim_context_get_device(self._handle, ctypes.byref(ordinal), name, 256))
+        self.backend = "cuda" if code.value == _lib.BACKEND_CUDA else "cpu"
+        self.device = ordinal.value
+        self.device_name = name.value.decode(errors="replace")
+        self.stream = stream
+
+    def __repr__(self):
+        state = "closed" if self._handle is None else f"device {self.device} ({self.device_name})"
+        return f"gpuprim.Context({self.backend!r}, {state})"
+
+    def close(self) -> None:
+        """Destroy the context: waits for its work and frees what it holds."""
+        handle, self._handle = self._handle, None
+        self._wraps.clear()
+        if handle is not None:
+            LIB.gpuprim_context_destroy(handle)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:  # interpreter shutdown
+            pass
+
+    def synchronize(self) -> None:
+        """Wait until every call made on this context has finished."""
+        self._check(LIB.gpuprim_context_synchronize(self._live()))
+
+    # -- internals ---------------------------------------------------------
+    def _live(self):
+        if self._handle is None:
+            raise ValueError("gpuprim: the context is closed")
+        return self._handle
+
+    def _check(self, status):
+        if status:
+            message = LIB.gpuprim_context_last_error(self._handle)
+            raise error_for(status, message.decode(errors="replace") if message else "")
+
+    def _wrap(self, array):
+        """A buffer over the array's own memory, cached: a wrap holds only the
+        address, dtype and count, so one made for the same three is the same."""
+        key = (array.ptr, array.dtype_name, array.size)
+        buffer = self._wraps.get(key)
+        if buffer is not None:
+            self._wraps.move_to_end(key)
+            return buffer
+        handle = ctypes.c_void_p()
+        self._check(LIB.gpuprim_buffer_wrap(self._live(), array.code, array.ptr or None, array.size,
+                                            ctypes.byref(handle)))
+        self._wraps[key] = handle.value
+        if len(self._wraps) > _WRAP_CACHE_SIZE:
+            _, old = self._wraps.popitem(last=False)
+            LIB.gpuprim_buffer_destroy(self._handle, old)
+        return handle.value
+
+    def _bind(self, array, staged, upload):
+        """The buffer for an operand: its own memory where the context can
+        reach it, else (host data on a CUDA context) a device copy, recorded
+        in `staged` to be freed (and, for outputs, downloaded) afterwards."""
+        if not array.size:
+            # Not cached: two empty operands must stay two buffers (one
+            # handle for both would read as one buffer used twice).
+            handle = ctypes.c_void_p()
+            self._check(LIB.gpuprim_buffer_wrap(self._handle, array.code, None, 0,
+                                                ctypes.byref(handle)))
+            staged.append((handle.value, array, False))
+            return handle.value
+        if array.on_device:
+            if self.backend != "cuda":
+                raise TypeError("gpuprim: a CUDA array needs a CUDA context, this one is "
+                                f"{self.backend}")
+            if array.device != self.device:
+                raise ValueError(f"gpuprim: the array is on CUDA device {array.device}, the "
+                                 f"context on device {self.device}")
+            return self._wrap(array)
+        if self.backend == "cpu":
+            return self._wrap(array)
+        handle = ctypes.c_void_p()
+        self._check(LIB.gpuprim_buffer_create(self._handle, array.code, array.size,
+                                              ctypes.byref(handle)))
+        staged.append((handle.value, array, not upload))
+        if upload and array.size:
+            self._check(LIB.gpuprim_buffer_upload(self._handle, handle.value, 0, array.ptr,
+                                                  array.size))
+        return handle.value
+
+    def _finish(self, staged, failed):
+        """Download staged outputs (unless the call failed) and free the copies."""
+        try:
+            if not failed:
+                for handle, array, is_output in staged:
+                    if is_output and array.size:
+                        self._check(LIB.gpuprim_buffer_download(self._handle, handle, 0, array.ptr,
+                                                                array.size))
+        finally:
+            for handle, _, _ in staged:
+                LIB.gpuprim_buffer_destroy(self._handle, handle)
+
+    def _run(self, operands, call):
+        """call(*buffers) with operands = [(Array, is_input)], staging as needed."""
+        context = self._live()
+        staged = []
+        failed = True
+        try:
+            buffers = [self._bind(array, staged, is_input) if array is not None else None
+                       for array, is_input in operands]
+            self._check(call(context, *buffers))
+            failed = False
+        finally:
+            if staged:
+                self._finish(staged, failed)
+
+    def _output(self, like, out, what, size=None, dtype_name=None):
+        """The output array: `out` checked against the input, or a new one."""
+        if out is None:
+            return _arrays.describe(_arrays.empty_like(like, size, dtype_name), what)
+        result = _arrays.describe(out, what)
+        if result.kind != like.kind:
+            raise TypeError(f"gpuprim: {what} is a {result.kind} array, the input a {like.kind} one")
+        expected = dtype_name or like.dtype_name
+        if result.dtype_name != expected:
+            raise TypeError(f"gpuprim: {what} has dtype {result.dtype_name}, expected {expected}")
+        if result.size != (like.size if size is None else size):
+            raise ValueError(f"gpuprim: {what} has {result.size} elements, expected "
+                             f"{like.size if size is None else size}")
+        return result
+
+    # -- operations --------------------------------------------------------
+    def sort(self, x, *, descending=False, values=None, out=None, values_out=None):
+        """Stable sort of x, ascending or descending. With values, they move
+        with their keys and (keys, values) is returned. out / values_out may be
+        x / values (in place). Floats order -inf < ... < -0.0 < +0.0 < ... <
+        +inf < NaN."""
+        keys = _one_dimensional(_arrays.describe(x, "x"), "x")
+        keys_out = self._output(keys, out, "out")
+        if values is None:
+            if values_out is not None:
+                raise ValueError("gpuprim: values_out given without values")
+            self._run([(keys, True), (keys_out, False)],
+                      lambda c, kin, kout: LIB.gpuprim_sort(c, kin, None, kout, None,
+                                                            _order(descending)))
+            return keys_out.obj
+        vals = _arrays.describe(values, "values")
+        if vals.kind != keys.kind or vals.on_device != keys.on_device:
+            raise TypeError("gpuprim: values must be of the same kind and device as x")
+        vals_out = self._output(vals, values_out, "values_out")
+        self._run([(keys, True), (vals, True), (keys_out, False), (vals_out, False)],
+                  lambda c, kin, vin, kout, vout: LIB.gpuprim_sort(c, kin, vin, kout, vout,
+                                                                   _order(descending)))
+        return keys_out.obj, vals_out.obj
+
+    def argsort(self, x, *, descending=False, dtype="int64"):
+        """The stable permutation that sorts x (indices of dtype int64 by
+        default; int32, uint32, uint64 too)."""
+        keys = _one_dimensional(_arrays.describe(x, "x"), "x")
+        if dtype not in _INDEX_DTYPES:
+            raise TypeError(f"gpuprim: index dtype must be one of {', '.join(_INDEX_DTYPES)}")
+        indices = _arrays.describe(_arrays.arange_like(keys, keys.size, dtype), "indices")
+        scratch = _arrays.describe(_arrays.empty_like(keys), "sorted keys")
+        self._run([(keys, True), (indices, True), (scratch, False), (indices, False)],
+                  lambda c, kin, vin, kout, vout: LIB.gpuprim_sort(c, kin, vin, kout, vout,
+                                                                   _order(descending)))
+        return indices.obj
+
+    def scan(self, x, op="sum", *, exclusive=False, out=None):
+        """Prefix scan with op ("sum", "min", "max"); out may be x (in place).
+        Float sums are deterministic run to run."""
+        if op not in _OPS:
+            raise ValueError(f"gpuprim: op must be one of {', '.join(_OPS)}, not {op!r}")
+        source = _one_dimensional(_arrays.describe(x, "x"), "x")
+        target = self._output(source, out, "out")
+        kind = _lib.SCAN_EXCLUSIVE if exclusive else _lib.SCAN_INCLUSIVE
+        code = _OPS[op]
+        self._run([(source, True), (target, False)],
+                  lambda c, i, o: LIB.gpuprim_scan(c, code, kind, i, o))
+        return target.obj
+
+    def cumsum(self, x, *, exclusive=False, out=None):
+        """Inclusive (or exclusive) prefix sum; integers wrap like C."""
+        return self.scan(x, "sum", exclusive=exclusive, out=out)
+
+    def _reduce(self, arrays, call_host, call_buffer):
+        first = arrays[0]
+        if first.on_device:
+            result = _arrays.describe(_arrays.empty_like(first, 1), "result")
+            self._run([(a, True) for a in arrays] + [(result, False)], call_buffer)
+            return result.obj.reshape(())
+        host = _arrays.host_scalar(first.dtype_name)
+        pointer = host.ctypes.data
+        self._run([(a, True) for a in arrays], lambda c, *b: call_host(c, *b, pointer))
+        if first.kind == "torch":
+            import torch
+            return torch.from_numpy(host).reshape(())
+        return host[0]
+
+    def _reduction(self, op, x):
+        source = _arrays.describe(x, "x")
+        code = _OPS[op]
+        return self._reduce([source],
+                            lambda c, i, r: LIB.gpuprim_reduce(c, code, i, r),
+                            lambda c, i, r: LIB.gpuprim_reduce_to_buffer(c, code, i, r))
+
+    def sum(self, x):
+        """Sum of all elements (integers wrap; floats deterministic). A numpy
+        scalar for host arrays, a 0-d array of the input's kind on the GPU."""
+        return self._reduction("sum", x)
+
+    def min(self, x):
+        """Smallest element (IEEE 754-2019 minimum: NaN wins, -0.0 < +0.0)."""
+        return self._reduction("min", x)
+
+    def max(self, x):
+        """Largest element (IEEE 754-2019 maximum: NaN wins, -0.0 < +0.0)."""
+        return self._reduction("max", x)
+
+    def dot(self, a, b):
+        """Sum of a[i] * b[i] (same dtype and size; floats deterministic)."""
+        left, right = _arrays.describe(a, "a"), _arrays.describe(b, "b")
+        if left.kind != right.kind or left.on_device != right.on_device:
+            raise TypeError("gpuprim: a and b must be of the same kind and device")
+        return self._reduce([left, right], LIB.gpuprim_dot, LIB.gpuprim_dot_to_buffer)
+
+
+def _order(descending):
+    return _lib.DESCENDING if descending else _lib.ASCENDING
+
+
+def _one_dimensional(array, what):
+    if len(array.shape) != 1:
+        raise ValueError(f"gpuprim: {what} has shape {tuple(array.shape)}; this function takes "
+                         "1-D arrays (flatten it, or wait for the per-row variants)")
+    return array
+
+
+# ---------------------------------------------------------------------------
+# Default contexts: one per thread, backend, device and stream.
+# ---------------------------------------------------------------------------
+_local = threading.local()
+_MAX_CONTEXTS_PER_THREAD = 16
+
+
+def context_for(array) -> Context:
+    """The calling thread's context for an operand: the CPU backend for host
+    arrays; for CUDA arrays the array's device and its framework's current
+    stream, so work is ordered with the framework's own."""
+    contexts = getattr(_local, "contexts", None)
+    if contexts is None:
+        contexts = _local.contexts = OrderedDict()
+    if array.on_device:
+        stream = _arrays.current_stream(array) or _CUDA_STREAM_LEGACY
+        key = (array.device, stream)
+    else:
+        key = None
+    context = contexts.get(key)
+    if context is None:
+        if key is None:
+            context = Context("cpu")
+        else:
+            context = Context("cuda", device=array.device, stream=key[1])
+        contexts[key] = context
+        if len(contexts) > _MAX_CONTEXTS_PER_THREAD:
+            contexts.popitem(last=False)[1].close()
+    return context

@@ -1,0 +1,171 @@
+# SPDX-License-Identifier: Apache-2.0
+"""gpuprim on PyTorch CUDA tensors and CuPy arrays: results of the input's
+kind on its device, zero copy, ordered on the framework's current stream.
+Skipped where there is no CUDA device or the framework is missing."""
+import gc
+
+import numpy as np
+import pytest
+
+import gpuprim
+from reference import DTYPES, bits, pattern, sort_permutation, specials, wrap_cumsum
+
+rng = np.random.default_rng(7)
+
+
+def _torch():
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device for torch")
+    return torch
+
+
+def _cupy():
+    cupy = pytest.importorskip("cupy")
+    try:
+        if cupy.cuda.runtime.getDeviceCount() == 0:
+            pytest.skip("no CUDA device for CuPy")
+    except Exception:
+        pytest.skip("no CUDA device for CuPy")
+    return cupy
+
+
+# Helpers that move data between numpy and each framework.
+def to_torch(torch, x):
+    return torch.from_numpy(x.copy()).cuda() if x.dtype != np.uint64 else \
+        torch.from_numpy(x.view(np.int64).copy()).cuda().view(torch.uint64)
+
+
+def from_torch(torch, t):
+    if t.dtype == torch.uint64:
+        return t.view(torch.int64).cpu().numpy().view(np.uint64)
+    return t.cpu().numpy()
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_torch_sort_argsort_scan_reduce(dtype):
+    torch = _torch()
+    if not hasattr(torch, dtype):
+        pytest.skip(f"torch has no {dtype}")
+    for n in (0, 1, 1000, 70001, 1 << 20):
+        x = specials(dtype, n, rng)
+        t = to_torch(torch, x)
+        for descending in (False, True):
+            perm = sort_permutation(x, descending)
+            s = gpuprim.sort(t, descending=descending)
+            assert isinstance(s, torch.Tensor) and s.device == t.device and s.dtype == t.dtype
+            np.testing.assert_array_equal(bits(from_torch(torch, s)), bits(x[perm]))
+            i = gpuprim.argsort(t, descending=descending)
+            assert i.dtype == torch.int64 and i.device == t.device
+            np.testing.assert_array_equal(i.cpu().numpy(), perm)
+        if np.dtype(dtype).kind != "f":
+            c = gpuprim.cumsum(t)
+            np.testing.assert_array_equal(from_torch(torch, c), wrap_cumsum(x))
+            total = gpuprim.sum(t)
+            assert isinstance(total, torch.Tensor) and total.dim() == 0 and total.is_cuda
+            with np.errstate(over="ignore"):
+                assert from_torch(torch, total.reshape(1))[0] == np.sum(x, dtype=x.dtype)
+        if n:
+            mx = gpuprim.max(t)
+            ref = x.max() if np.dtype(dtype).kind != "f" or not np.isnan(x).any() else np.nan
+            got = from_torch(torch, mx.reshape(1))[0]
+            assert (np.isnan(got) and np.isnan(ref)) or got == ref
+
+
+def test_torch_pairs_and_out():
+    torch = _torch()
+    keys = torch.randint(0, 50, (100_003,), device="cuda", dtype=torch.int32)
+    values = torch.arange(keys.numel(), device="cuda", dtype=torch.float64)
+    k, v = gpuprim.sort(keys, values=values)
+    ref_k, ref_i = torch.sort(keys, stable=True)
+    assert torch.equal(k, ref_k) and torch.equal(v, ref_i.double())
+    out = torch.empty_like(keys)
+    assert gpuprim.sort(keys, out=out) is out and torch.equal(out, ref_k)
+    gpuprim.sort(keys, out=keys)  # in place
+    assert torch.equal(keys, ref_k)
+
+
+def test_torch_current_stream_no_sync():
+    """A torch op on a side stream, then ours on the same stream, no sync in
+    between: our call must see the torch op's result (a slow kernel delays it)."""
+    torch = _torch()
+    n = 1 << 22
+    side = torch.cuda.Stream()
+    x = torch.zeros(n, device="cuda", dtype=torch.int64)
+    torch.cuda.synchronize()
+    with torch.cuda.stream(side):
+        torch.cuda._sleep(200_000_000)  # ~0.1 s of spinning on `side`
+        x.fill_(1)
+        c = gpuprim.cumsum(x)           # must run after fill_ on `side`
+        s = gpuprim.sum(x)
+        y = c * 2                       # and torch sees our result, no sync
+    side.synchronize()
+    expected = torch.arange(1, n + 1, device="cuda", dtype=torch.int64)
+    assert torch.equal(c, expected) and torch.equal(y, expected * 2)
+    assert int(s) == n
+
+
+def test_torch_cpu_tensors_run_on_cpu():
+    torch = pytest.importorskip("torch")
+    t = torch.tensor([3.0, -0.0, 0.0, float("nan"), -1.0])
+    s = gpuprim.sort(t)
+    assert isinstance(s, torch.Tensor) and s.device.type == "cpu"
+    assert torch.equal(torch.signbit(s[:3]), torch.tensor([True, True, False]))
+    assert torch.isnan(s[4])
+    assert float(gpuprim.sum(torch.ones(10))) == 10.0
+
+
+def test_torch_errors():
+    torch = _torch()
+    t = torch.arange(10, device="cuda", dtype=torch.float32)
+    with pytest.raises(ValueError, match="contiguous"):
+        gpuprim.sort(t[::2])
+    with pytest.raises(TypeError, match="supported"):
+        gpuprim.sort(t.half())
+    with pytest.raises(TypeError, match="same kind"):
+        gpuprim.sort(t, values=np.arange(10))
+    with pytest.raises(gpuprim.InvalidArgumentError, match="elements"):
+        gpuprim.sort(t, values=torch.arange(3, device="cuda"))
+
+
+def test_torch_many_calls_keep_memory_flat():
+    torch = _torch()
+    x = torch.randn(1024, device="cuda")
+    for _ in range(1000):
+        gpuprim.sort(x)
+    torch.cuda.synchronize()
+    gc.collect()
+    before = torch.cuda.memory_allocated()
+    for _ in range(100_000):
+        gpuprim.sort(x)
+        gpuprim.sum(x)
+    torch.cuda.synchronize()
+    gc.collect()
+    assert torch.cuda.memory_allocated() - before < 1 << 20
+
+
+@pytest.mark.parametrize("dtype", ["int32", "uint64", "float32", "float64"])
+def test_cupy(dtype):
+    cupy = _cupy()
+    x = pattern(dtype, 300_001, "random", rng)
+    a = cupy.asarray(x)
+    s = gpuprim.sort(a)
+    assert isinstance(s, cupy.ndarray) and s.device.id == a.device.id
+    np.testing.assert_array_equal(bits(cupy.asnumpy(s)), bits(x[sort_permutation(x)]))
+    np.testing.assert_array_equal(cupy.asnumpy(gpuprim.argsort(a)), sort_permutation(x))
+    if np.dtype(dtype).kind != "f":
+        np.testing.assert_array_equal(cupy.asnumpy(gpuprim.cumsum(a)), wrap_cumsum(x))
+    total = gpuprim.sum(a)
+    assert isinstance(total, cupy.ndarray) and total.shape == ()
+
+
+def test_cupy_current_stream():
+    cupy = _cupy()
+    stream = cupy.cuda.Stream(non_blocking=True)
+    with stream:
+        a = cupy.ones(1 << 20, dtype=cupy.int64)
+        c = gpuprim.cumsum(a)
+        from gpuprim import _arrays
+        assert gpuprim.context_for(_arrays.describe(a, "a")).stream == stream.ptr
+    stream.synchronize()
+    assert int(c[-1]) == 1 << 20

@@ -1,0 +1,263 @@
+# SPDX-License-Identifier: Apache-2.0
+"""gpuprim on numpy arrays (CPU backend), checked against reference.py."""
+import gc
+import os
+import resource
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+import gpuprim
+from reference import DTYPES, PATTERNS, SIZES, bits, pattern, sort_permutation, specials, wrap_cumsum
+
+rng = np.random.default_rng(20261123)
+
+
+def poisoned(like):
+    out = np.empty_like(like)
+    bits(out)[:] = 0x5A
+    return out
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("kind", PATTERNS)
+@pytest.mark.parametrize("descending", [False, True])
+def test_sort_keys_and_argsort(dtype, kind, descending):
+    for n in SIZES:
+        x = pattern(dtype, n, kind, rng)
+        keep = x.copy()
+        expected = x[sort_permutation(x, descending)]
+        got = gpuprim.sort(x, descending=descending)
+        assert type(got) is np.ndarray and got.dtype == x.dtype and got.shape == x.shape
+        np.testing.assert_array_equal(bits(got), bits(expected), err_msg=f"n={n}")
+        np.testing.assert_array_equal(bits(x), bits(keep), err_msg="input changed")
+        order = gpuprim.argsort(x, descending=descending)
+        assert order.dtype == np.int64
+        np.testing.assert_array_equal(order, sort_permutation(x, descending), err_msg=f"n={n}")
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("value_dtype", ["uint32", "float64", "int64"])
+def test_sort_pairs_stable(dtype, value_dtype):
+    for n in (0, 1, 777, 20000):
+        keys = pattern(dtype, n, "few", rng)
+        values = np.arange(n).astype(value_dtype)
+        for descending in (False, True):
+            perm = sort_permutation(keys, descending)
+            k, v = gpuprim.sort(keys, values=values, descending=descending)
+            np.testing.assert_array_equal(bits(k), bits(keys[perm]))
+            np.testing.assert_array_equal(v, values[perm])
+            k2, v2 = gpuprim.sort_by_key(keys, values, descending=descending)
+            np.testing.assert_array_equal(bits(k2), bits(k))
+            np.testing.assert_array_equal(v2, v)
+
+
+def test_sort_in_place_and_out():
+    x = specials("float32", 5000, rng)
+    keep = x.copy()
+    expected = x[sort_permutation(x)]
+    out = poisoned(x)
+    assert gpuprim.sort(x, out=out) is out
+    np.testing.assert_array_equal(bits(out), bits(expected))
+    values = np.arange(x.size, dtype=np.uint64)
+    k, v = gpuprim.sort(x, values=values, out=x, values_out=values)
+    assert k is x and v is values
+    np.testing.assert_array_equal(bits(x), bits(expected))
+    np.testing.assert_array_equal(values, sort_permutation(keep))
+
+
+@pytest.mark.parametrize("index_dtype", ["int64", "int32", "uint32", "uint64"])
+def test_argsort_index_dtypes(index_dtype):
+    x = specials("int64", 3001, rng)
+    order = gpuprim.argsort(x, dtype=index_dtype)
+    assert order.dtype == np.dtype(index_dtype)
+    np.testing.assert_array_equal(order.astype(np.int64), sort_permutation(x))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("exclusive", [False, True])
+def test_cumsum(dtype, exclusive):
+    for n in SIZES:
+        if np.dtype(dtype).kind == "f":
+            x = rng.integers(-1000, 1000, size=n).astype(dtype)  # exact in any order
+        else:
+            x = specials(dtype, n, rng)                           # wraps
+        got = gpuprim.cumsum(x, exclusive=exclusive)
+        np.testing.assert_array_equal(got, wrap_cumsum(x, exclusive), err_msg=f"n={n}")
+
+
+def test_float_cumsum_deterministic_and_close():
+    x = rng.standard_normal(300001).astype(np.float32)
+    first = gpuprim.cumsum(x)
+    for _ in range(3):
+        np.testing.assert_array_equal(bits(gpuprim.cumsum(x)), bits(first))
+    reference = np.cumsum(x.astype(np.float64))
+    scale = np.cumsum(np.abs(x.astype(np.float64)))
+    assert np.all(np.abs(first - reference) <= 1e-6 * x.size * scale + 1e-6)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("op", ["min", "max"])
+def test_scan_min_max(dtype, op):
+    x = specials(dtype, 10007, rng)
+    if np.dtype(dtype).kind == "f":
+        x[x == 0] = 1  # the sign of zero is tested separately
+    ufunc = np.minimum if op == "min" else np.maximum
+    got = gpuprim.scan(x, op)
+    expected = ufunc.accumulate(x)
+    np.testing.assert_array_equal(got, expected)
+    out = x.copy()
+    assert gpuprim.scan(out, op, out=out) is out  # in place
+    np.testing.assert_array_equal(out, expected)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_reductions(dtype):
+    for n in (0, 1, 2, 4097, 100003):
+        x = specials(dtype, n, rng)
+        if np.dtype(dtype).kind == "f":
+            finite = rng.standard_normal(n).astype(dtype)
+            total = gpuprim.sum(finite)
+            assert isinstance(total, np.generic) and total.dtype == np.dtype(dtype)
+            assert abs(float(total) - float(finite.astype(np.float64).sum())) <= \
+                n * np.finfo(dtype).eps * float(np.abs(finite).sum()) + 1e-30
+            assert bits(np.array([gpuprim.sum(finite)]))[0] == bits(np.array([total]))[0]
+            d = gpuprim.dot(finite, finite)
+            assert abs(float(d) - float(np.dot(finite.astype(np.float64), finite))) <= \
+                2 * n * np.finfo(dtype).eps * float(np.dot(finite.astype(np.float64), finite)) + 1e-30
+            if n:
+                has_nan = np.isnan(x).any()
+                assert np.isnan(gpuprim.min(x)) == has_nan
+                assert np.isnan(gpuprim.max(x)) == has_nan
+                if not has_nan:
+                    assert gpuprim.min(x) == x.min() and gpuprim.max(x) == x.max()
+            else:
+                assert gpuprim.min(x) == np.inf and gpuprim.max(x) == -np.inf
+        else:
+            with np.errstate(over="ignore"):
+                assert gpuprim.sum(x) == np.sum(x, dtype=x.dtype)
+                assert gpuprim.dot(x, x) == np.sum(x * x, dtype=x.dtype)
+            info = np.iinfo(dtype)
+            assert gpuprim.min(x) == (x.min() if n else info.max)
+            assert gpuprim.max(x) == (x.max() if n else info.min)
+
+
+def test_signed_zero_min_max():
+    x = np.array([0.0, -0.0, 0.0], np.float64)
+    assert np.signbit(gpuprim.min(x)) and not np.signbit(gpuprim.max(x))
+    assert np.signbit(gpuprim.scan(np.array([0.0, -0.0], np.float32), "min")[1])
+
+
+def test_reduce_any_shape():
+    x = rng.integers(0, 100, size=(7, 9)).astype(np.int64)
+    assert gpuprim.sum(x) == x.sum() and gpuprim.max(x) == x.max()
+
+
+def test_errors():
+    x = np.arange(10, dtype=np.float32)
+    with pytest.raises(ValueError, match="C-contiguous"):
+        gpuprim.sort(x[::2])
+    with pytest.raises(ValueError, match="1-D"):
+        gpuprim.sort(x.reshape(2, 5))
+    for bad in (np.zeros(4, np.float16), np.zeros(4, np.int8), np.zeros(4, bool),
+                np.zeros(4, np.complex64)):
+        with pytest.raises(TypeError, match="supported"):
+            gpuprim.sort(bad)
+    with pytest.raises(TypeError, match="numpy array"):
+        gpuprim.sort([3, 1, 2])
+    with pytest.raises(TypeError, match="expected float32"):
+        gpuprim.sort(x, out=np.empty(10, np.float64))
+    with pytest.raises(ValueError, match="elements"):
+        gpuprim.cumsum(x, out=np.empty(9, np.float32))
+    with pytest.raises(ValueError, match="values_out"):
+        gpuprim.sort(x, values_out=np.empty(10))
+    with pytest.raises(ValueError, match="op"):
+        gpuprim.scan(x, "prod")
+    with pytest.raises(TypeError, match="index dtype"):
+        gpuprim.argsort(x, dtype="float32")
+    # the library's own checks: an exception carrying its message; nothing changed
+    keys = np.arange(10, dtype=np.int32)[::-1].copy()
+    with pytest.raises(gpuprim.InvalidArgumentError, match="'keys_in' has 10 elements") as info:
+        gpuprim.sort(keys, values=np.arange(3, dtype=np.int32))
+    assert isinstance(info.value, ValueError) and info.value.status_name == "SIZE_MISMATCH"
+    np.testing.assert_array_equal(keys, np.arange(10)[::-1])
+    with pytest.raises(gpuprim.DtypeError) as info:
+        gpuprim.dot(x, np.ones(10, np.float64))
+    assert isinstance(info.value, TypeError)
+    with pytest.raises(ValueError, match="backend"):
+        gpuprim.Context("gpu")
+
+
+def test_context_lifecycle():
+    with gpuprim.Context("cpu") as context:
+        assert context.backend == "cpu" and context.device == -1
+        assert "CPU" in repr(context)
+        np.testing.assert_array_equal(context.sort(np.array([3, 1, 2], np.uint64)), [1, 2, 3])
+        context.synchronize()
+    with pytest.raises(ValueError, match="closed"):
+        context.sort(np.array([1], np.int32))
+    context.close()  # twice is fine
+
+
+def test_cuda_context_without_gpu_is_a_clear_error():
+    try:
+        context = gpuprim.Context("cuda")
+    except gpuprim.DeviceError as error:
+        assert isinstance(error, RuntimeError)
+        assert error.status_name == "BACKEND_UNAVAILABLE" and error.message
+        return
+    # A GPU is here: numpy arrays go to the device and back.
+    with context:
+        x = specials("float64", 100003, rng)
+        np.testing.assert_array_equal(bits(context.sort(x)), bits(x[sort_permutation(x)]))
+        np.testing.assert_array_equal(context.argsort(x), sort_permutation(x))
+        y = rng.integers(-5, 5, size=5000).astype(np.int32)
+        np.testing.assert_array_equal(context.cumsum(y), wrap_cumsum(y))
+        assert context.sum(y) == y.sum()
+
+
+def test_version_matches_library():
+    assert gpuprim.__version__ == gpuprim.library_version()
+
+
+def _rss_bytes():
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/statm")
+def test_many_calls_do_not_leak():
+    x = np.arange(64, dtype=np.float32)[::-1].copy()
+    for _ in range(2000):  # warm the caches
+        gpuprim.sort(x)
+        gpuprim.sum(x)
+    gc.collect()
+    before = _rss_bytes()
+    for _ in range(100_000):
+        gpuprim.sort(x)
+        gpuprim.sum(x)
+    gc.collect()
+    grown = _rss_bytes() - before
+    assert grown < 8 << 20, f"resident memory grew by {grown} bytes over 200,000 calls"
+
+
+def test_threads_each_get_their_context():
+    errors = []
+
+    def work(seed):
+        local = np.random.default_rng(seed)
+        try:
+            for _ in range(200):
+                x = local.integers(-100, 100, size=1000).astype(np.int64)
+                np.testing.assert_array_equal(gpuprim.argsort(x), sort_permutation(x))
+        except Exception as error:  # pragma: no cover - reported below
+            errors.append(error)
+
+    threads = [threading.Thread(target=work, args=(seed,)) for seed in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors, errors
