@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """gpuprim beside torch on the GPU, same run, CUDA events, medians.
 
-    python python/bench.py [--repeats 21]
+    python python/benchmarks/bench_torch.py [--repeats 21]
 
 Large cases rotate three inputs (3 x 64 MB, past the 50 MB L2) and time one
 call between events. Small cases (2^10 elements) are timed two ways: one call
