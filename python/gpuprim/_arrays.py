@@ -12,9 +12,9 @@ SUPPORTED = ", ".join(_lib.DTYPE_CODES)
 class Array:
     """One operand: the object, its framework and where its data lives."""
 
-    __slots__ = ("obj", "kind", "ptr", "dtype_name", "size", "on_device", "device", "shape")
+    __slots__ = ("obj", "kind", "ptr", "dtype_name", "size", "on_device", "device", "ndim")
 
-    def __init__(self, obj, kind, ptr, dtype_name, size, on_device, device, shape):
+    def __init__(self, obj, kind, ptr, dtype_name, size, on_device, device, ndim):
         self.obj = obj
         self.kind = kind            # "numpy", "torch" or "cupy"
         self.ptr = ptr              # address of element 0 (0 when empty)
@@ -22,75 +22,86 @@ class Array:
         self.size = size            # elements
         self.on_device = on_device  # CUDA memory
         self.device = device        # CUDA ordinal, -1 for host
-        self.shape = shape
+        self.ndim = ndim
 
     @property
     def code(self):
         return _lib.DTYPE_CODES[self.dtype_name]
 
-
-def _dtype_name(name, what):
-    if name not in _lib.DTYPE_CODES:
-        raise TypeError(f"gpuprim: {what} has dtype {name}; supported: {SUPPORTED}")
-    return name
+    @property
+    def shape(self):
+        return tuple(self.obj.shape)
 
 
-_TORCH_DTYPES = None
+# Reading an array is on every call's path, so the lookups are cached:
+# dtype objects to names, array types to the function that reads them.
+_DTYPE_NAMES = {}
 
 
-def _torch_dtype_name(torch, dtype, what):
-    global _TORCH_DTYPES
-    if _TORCH_DTYPES is None:
-        names = {}
-        for name in _lib.DTYPE_CODES:
-            if hasattr(torch, name):
-                names[getattr(torch, name)] = name
-        _TORCH_DTYPES = names
-    name = _TORCH_DTYPES.get(dtype)
+def _dtype_name(dtype, what):
+    name = _DTYPE_NAMES.get(dtype)
     if name is None:
-        raise TypeError(f"gpuprim: {what} has dtype {dtype}; supported: {SUPPORTED}")
+        name = str(dtype).replace("torch.", "")
+        if name not in _lib.DTYPE_CODES:
+            raise TypeError(f"gpuprim: {what} has dtype {dtype}; supported: {SUPPORTED}")
+        _DTYPE_NAMES[dtype] = name
     return name
+
+
+def _numpy(obj, what):
+    if not obj.flags.c_contiguous:
+        raise ValueError(f"gpuprim: {what} is not C-contiguous; pass np.ascontiguousarray(...)")
+    dtype = obj.dtype
+    if not dtype.isnative:
+        raise TypeError(f"gpuprim: {what} is not in native byte order")
+    size = obj.size
+    return Array(obj, "numpy", obj.ctypes.data if size else 0, _dtype_name(dtype, what), size,
+                 False, -1, obj.ndim)
+
+
+def _torch(obj, what):
+    if not obj.is_contiguous():
+        raise ValueError(f"gpuprim: {what} is not contiguous; pass tensor.contiguous()")
+    name = _dtype_name(obj.dtype, what)
+    on_device = obj.is_cuda
+    if not on_device and not obj.is_cpu:
+        raise TypeError(f"gpuprim: {what} is on device {obj.device}; only CPU and CUDA "
+                        "tensors are supported")
+    size = obj.numel()
+    return Array(obj, "torch", obj.data_ptr() if size else 0, name, size, on_device,
+                 obj.get_device() if on_device else -1, obj.dim())
+
+
+def _cupy(obj, what):
+    if not obj.flags.c_contiguous:
+        raise ValueError(f"gpuprim: {what} is not C-contiguous; pass cupy.ascontiguousarray(...)")
+    size = obj.size
+    return Array(obj, "cupy", obj.data.ptr if size else 0, _dtype_name(obj.dtype, what), size,
+                 True, obj.device.id, obj.ndim)
+
+
+_READERS = {}
 
 
 def describe(obj, what):
     """An Array for obj, or TypeError/ValueError saying why it cannot be used."""
-    if type(obj) is Array:
-        return obj
-    module = type(obj).__module__.split(".", 1)[0]
-    if module == "numpy":
-        np = sys.modules["numpy"]
-        if not isinstance(obj, np.ndarray):
-            raise TypeError(f"gpuprim: {what} is a {type(obj).__name__}, not an array")
-        if not obj.flags.c_contiguous:
-            raise ValueError(f"gpuprim: {what} is not C-contiguous; pass np.ascontiguousarray(...)")
-        if not obj.dtype.isnative:
-            raise TypeError(f"gpuprim: {what} is not in native byte order")
-        return Array(obj, "numpy", obj.__array_interface__["data"][0] if obj.size else 0,
-                     _dtype_name(obj.dtype.name, what), obj.size, False, -1, obj.shape)
-    if module == "torch":
-        torch = sys.modules["torch"]
-        if not isinstance(obj, torch.Tensor):
-            raise TypeError(f"gpuprim: {what} is a {type(obj).__name__}, not a tensor")
-        if not obj.is_contiguous():
-            raise ValueError(f"gpuprim: {what} is not contiguous; pass tensor.contiguous()")
-        name = _torch_dtype_name(torch, obj.dtype, what)
-        on_device = obj.is_cuda
-        if not on_device and obj.device.type != "cpu":
-            raise TypeError(f"gpuprim: {what} is on device {obj.device}; only CPU and CUDA "
-                            "tensors are supported")
-        size = obj.numel()
-        return Array(obj, "torch", obj.data_ptr() if size else 0, name, size, on_device,
-                     obj.device.index if on_device else -1, tuple(obj.shape))
-    if module == "cupy":
-        cupy = sys.modules["cupy"]
-        if not isinstance(obj, cupy.ndarray):
-            raise TypeError(f"gpuprim: {what} is a {type(obj).__name__}, not an array")
-        if not obj.flags.c_contiguous:
-            raise ValueError(f"gpuprim: {what} is not C-contiguous; pass cupy.ascontiguousarray(...)")
-        return Array(obj, "cupy", obj.data.ptr if obj.size else 0,
-                     _dtype_name(obj.dtype.name, what), obj.size, True, obj.device.id, obj.shape)
-    raise TypeError(f"gpuprim: {what} is a {type(obj).__module__}.{type(obj).__name__}; "
-                    "pass a numpy array, a PyTorch tensor or a CuPy array")
+    reader = _READERS.get(type(obj))
+    if reader is None:
+        if type(obj) is Array:
+            return obj
+        module = type(obj).__module__.split(".", 1)[0]
+        framework = sys.modules.get(module)
+        if module == "numpy" and isinstance(obj, framework.ndarray):
+            reader = _numpy
+        elif module == "torch" and isinstance(obj, framework.Tensor):
+            reader = _torch
+        elif module == "cupy" and isinstance(obj, framework.ndarray):
+            reader = _cupy
+        else:
+            raise TypeError(f"gpuprim: {what} is a {type(obj).__module__}.{type(obj).__name__}; "
+                            "pass a numpy array, a PyTorch tensor or a CuPy array")
+        _READERS[type(obj)] = reader
+    return reader(obj, what)
 
 
 def current_stream(array):
@@ -137,6 +148,27 @@ def arange_like(array, count, dtype_name):
     cupy = sys.modules["cupy"]
     with cupy.cuda.Device(array.device):
         return cupy.arange(count, dtype=dtype_name)
+
+
+def convert(array, dtype_name):
+    """The operand's values as a new array of dtype_name (same kind, device, stream)."""
+    if array.kind == "torch":
+        torch = sys.modules["torch"]
+        return array.obj.to(getattr(torch, dtype_name))
+    if array.kind == "cupy":
+        cupy = sys.modules["cupy"]
+        with cupy.cuda.Device(array.device):
+            return array.obj.astype(dtype_name)
+    return array.obj.astype(dtype_name)
+
+
+def empty_scalar(array):
+    """A 0-d array of the operand's kind, dtype and device (a reduction's result)."""
+    if array.kind == "torch":
+        return array.obj.new_empty(())
+    cupy = sys.modules["cupy"]
+    with cupy.cuda.Device(array.device):
+        return cupy.empty((), dtype=array.dtype_name)
 
 
 def host_scalar(dtype_name):

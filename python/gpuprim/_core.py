@@ -95,13 +95,15 @@ class Context:
         key = (array.ptr, array.dtype_name, array.size)
         buffer = self._wraps.get(key)
         if buffer is not None:
+            # Most recently used last: a call's own operands are never the
+            # oldest when a new wrap evicts one.
             self._wraps.move_to_end(key)
             return buffer
         handle = ctypes.c_void_p()
         self._check(LIB.gpuprim_buffer_wrap(self._live(), array.code, array.ptr or None, array.size,
                                             ctypes.byref(handle)))
         self._wraps[key] = handle.value
-        if len(self._wraps) > _WRAP_CACHE_SIZE:
+        if len(self._wraps) > _WRAP_CACHE_SIZE:  # the least recently used goes
             _, old = self._wraps.popitem(last=False)
             LIB.gpuprim_buffer_destroy(self._handle, old)
         return handle.value
@@ -208,12 +210,17 @@ class Context:
         keys = _one_dimensional(_arrays.describe(x, "x"), "x")
         if dtype not in _INDEX_DTYPES:
             raise TypeError(f"gpuprim: index dtype must be one of {', '.join(_INDEX_DTYPES)}")
-        indices = _arrays.describe(_arrays.arange_like(keys, keys.size, dtype), "indices")
+        # 8-byte indices are sorted as 4-byte ones where they fit and widened
+        # after: a sort moving 4-byte values runs much faster (4-byte keys
+        # with 4-byte values travel packed).
+        narrow = dtype in ("int64", "uint64") and keys.size < (1 << 32)
+        indices = _arrays.describe(
+            _arrays.arange_like(keys, keys.size, "uint32" if narrow else dtype), "indices")
         scratch = _arrays.describe(_arrays.empty_like(keys), "sorted keys")
         self._run([(keys, True), (indices, True), (scratch, False), (indices, False)],
                   lambda c, kin, vin, kout, vout: LIB.gpuprim_sort(c, kin, vin, kout, vout,
                                                                    _order(descending)))
-        return indices.obj
+        return _arrays.convert(indices, dtype) if narrow else indices.obj
 
     def scan(self, x, op="sum", *, exclusive=False, out=None):
         """Prefix scan with op ("sum", "min", "max"); out may be x (in place).
@@ -235,9 +242,9 @@ class Context:
     def _reduce(self, arrays, call_host, call_buffer):
         first = arrays[0]
         if first.on_device:
-            result = _arrays.describe(_arrays.empty_like(first, 1), "result")
+            result = _arrays.describe(_arrays.empty_scalar(first), "result")
             self._run([(a, True) for a in arrays] + [(result, False)], call_buffer)
-            return result.obj.reshape(())
+            return result.obj
         host = _arrays.host_scalar(first.dtype_name)
         pointer = host.ctypes.data
         self._run([(a, True) for a in arrays], lambda c, *b: call_host(c, *b, pointer))
@@ -279,7 +286,7 @@ def _order(descending):
 
 
 def _one_dimensional(array, what):
-    if len(array.shape) != 1:
+    if array.ndim != 1:
         raise ValueError(f"gpuprim: {what} has shape {tuple(array.shape)}; this function takes "
                          "1-D arrays (flatten it, or wait for the per-row variants)")
     return array

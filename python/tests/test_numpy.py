@@ -261,3 +261,13 @@ def test_threads_each_get_their_context():
     for thread in threads:
         thread.join()
     assert not errors, errors
+
+
+def test_wrap_cache_never_evicts_a_call_operand():
+    # One values array used with hundreds of new key arrays: the cache of
+    # wraps (256) overflows many times while `values` is in every call.
+    values = np.arange(16, dtype=np.int32)
+    arrays = [rng.integers(0, 9, size=16).astype(np.uint32) for _ in range(600)]
+    for keys in arrays:
+        k, v = gpuprim.sort(keys, values=values)
+        np.testing.assert_array_equal(v, sort_permutation(keys))
