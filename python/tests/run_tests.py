@@ -1,0 +1,23 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""ctest's entry to the Python package tests: the package's source
+(python/gpuprim) on the library just built (GPUPRIM_LIBRARY, set by CMake).
+Exits 77 (skipped, with the reason) when numpy or pytest is missing."""
+import os
+import sys
+
+here = os.path.dirname(os.path.abspath(__file__))
+missing = []
+for module in ("numpy", "pytest"):
+    try:
+        __import__(module)
+    except ImportError:
+        missing.append(module)
+if missing:
+    print(f"python package tests skipped: {', '.join(missing)} not installed for {sys.executable} "
+          f"(python3 -m pip install {' '.join(missing)})")
+    sys.exit(77)
+sys.path.insert(0, os.path.dirname(here))  # python/, for the gpuprim package's source
+import pytest  # noqa: E402
+
+sys.exit(pytest.main(["-q", "-p", "no:cacheprovider", "--rootdir", here, here] + sys.argv[1:]))
