@@ -9,6 +9,7 @@
 // go (the index doubled a 4-byte item).
 #include "cuda/block_sort.cuh"
 
+#include "core/dtype.h"
 #include "core/key_transform.h"
 #include "cuda/block/sort_block_bitonic.cuh"
 #include "cuda/sort_tuning.cuh"
@@ -135,12 +136,10 @@ void launch_block_sort(const DeviceEnv &env, const SortRequest &request) {
 
 template <typename K>
 void dispatch_values(const DeviceEnv &env, const SortRequest &request) {
-    switch (request.value_bytes) {
-    case 0: return launch_block_sort<K, 0>(env, request);
-    case 4: return launch_block_sort<K, 4>(env, request);
-    case 8: return launch_block_sort<K, 8>(env, request);
-    }
-    fail(GPUPRIM_ERROR_INTERNAL, "block sort: unsupported value width %u", request.value_bytes);
+    if (request.value_bytes == 0) return launch_block_sort<K, 0>(env, request);
+    dispatch_width(request.value_bytes, "block sort: unsupported value width", [&](auto value_bits) {
+        launch_block_sort<K, int(sizeof(value_bits))>(env, request);
+    });
 }
 
 }  // namespace
@@ -148,16 +147,15 @@ void dispatch_values(const DeviceEnv &env, const SortRequest &request) {
 bool block_sort_fits(const DeviceEnv &env, const SortRequest &request) {
     if (request.count > uint64_t(kBlockSortMaxThreads) * kItemsPerThread) return false;
     const uint32_t network = network_size(request.count);
-    // Bare keys without values, else key and index (packed to 8 bytes for 4-byte keys).
-    const uint64_t item_bytes = request.value_bytes == 0 ? request.key_bytes : request.key_bytes == 4 ? 8 : 16;
+    // Bare keys without values, else key and index (packed to twice the key's width).
+    const uint64_t item_bytes = request.value_bytes == 0 ? request.key_bytes : 2 * uint64_t(request.key_bytes);
     const uint64_t shared = 2 * uint64_t(network + network / 16) * item_bytes + uint64_t(network) * request.value_bytes;
     return shared <= std::max<uint64_t>(48 * 1024, env.max_shared_per_block_optin);
 }
 
 void block_sort(const DeviceEnv &env, const SortRequest &request) {
-    if (request.key_bytes == 4) return dispatch_values<uint32_t>(env, request);
-    if (request.key_bytes == 8) return dispatch_values<uint64_t>(env, request);
-    fail(GPUPRIM_ERROR_INTERNAL, "block sort: unsupported key width %u", request.key_bytes);
+    dispatch_width(request.key_bytes, "block sort: unsupported key width",
+                   [&](auto key_bits) { dispatch_values<decltype(key_bits)>(env, request); });
 }
 
 }  // namespace gpuprim::cuda

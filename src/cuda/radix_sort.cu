@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Instantiates the Onesweep radix sort (radix_sort.cuh) by key and value
 // width, with the tile shape for the size class (sort_tuning.cuh).
+#include "core/dtype.h"
 #include "cuda/radix_sort.cuh"
 
 namespace gpuprim::cuda {
@@ -44,20 +45,17 @@ void sort_by_size(const DeviceEnv &env, const SortRequest &request, const SortTu
 
 template <typename K>
 void sort_by_values(const DeviceEnv &env, const SortRequest &request, const SortTuning &tuning) {
-    switch (request.value_bytes) {
-    case 0: return sort_by_size<K, 0>(env, request, tuning);
-    case 4: return sort_by_size<K, 4>(env, request, tuning);
-    case 8: return sort_by_size<K, 8>(env, request, tuning);
-    }
-    fail(GPUPRIM_ERROR_INTERNAL, "radix sort: unsupported value width %u", request.value_bytes);
+    if (request.value_bytes == 0) return sort_by_size<K, 0>(env, request, tuning);
+    dispatch_width(request.value_bytes, "radix sort: unsupported value width", [&](auto value_bits) {
+        sort_by_size<K, int(sizeof(value_bits))>(env, request, tuning);
+    });
 }
 
 }  // namespace
 
 void radix_sort(const DeviceEnv &env, const SortRequest &request, const SortTuning &tuning) {
-    if (request.key_bytes == 4) return sort_by_values<uint32_t>(env, request, tuning);
-    if (request.key_bytes == 8) return sort_by_values<uint64_t>(env, request, tuning);
-    fail(GPUPRIM_ERROR_INTERNAL, "radix sort: unsupported key width %u", request.key_bytes);
+    dispatch_width(request.key_bytes, "radix sort: unsupported key width",
+                   [&](auto key_bits) { sort_by_values<decltype(key_bits)>(env, request, tuning); });
 }
 
 }  // namespace gpuprim::cuda

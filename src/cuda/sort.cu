@@ -5,6 +5,7 @@
 // the whole radix sort in one cooperative launch. Beyond: Onesweep, one
 // histogram kernel and one kernel per pass, with a small tile up to 2^19
 // keys and a large one after (radix_sort.cu).
+#include "core/dtype.h"
 #include "cuda/block_sort.cuh"
 #include "cuda/device_env.h"
 #include "cuda/radix_sort.cuh"
@@ -13,9 +14,9 @@
 namespace gpuprim::cuda {
 
 void sort(const DeviceEnv &env, const SortRequest &request) {
-    if (request.key_bytes != 4 && request.key_bytes != 8)
+    if (!is_dtype_width(request.key_bytes))
         fail(GPUPRIM_ERROR_INTERNAL, "sort: unsupported key width %u", request.key_bytes);
-    if (request.value_bytes != 0 && request.value_bytes != 4 && request.value_bytes != 8)
+    if (request.value_bytes != 0 && !is_dtype_width(request.value_bytes))
         fail(GPUPRIM_ERROR_INTERNAL, "sort: unsupported value width %u", request.value_bytes);
     if (request.count == 0) return;
     const SortTuning tuning = sort_tuning(env.compute_capability, request.key_bytes, request.value_bytes);
