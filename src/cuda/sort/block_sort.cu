@@ -1,18 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
 // Small inputs: one block, one launch. Keys become radix keys paired with
 // their input index (equal keys stay in input order), a bitonic network sorts
-// the pairs in registers and shared memory (block/sort_block_bitonic.cuh),
+// the pairs in registers and shared memory (block/block_bitonic_sort.cuh),
 // and values are gathered by index from a shared-memory copy, so in-place
 // calls are safe: everything is read before anything is written. Without
 // values the network sorts the bare radix keys: equal radix keys are equal
 // input bits, so their order is invisible, and half the shuffles and compares
 // go (the index doubled a 4-byte item).
-#include "cuda/block_sort.cuh"
+#include "cuda/sort/block_sort.cuh"
 
 #include "core/dtype.h"
 #include "core/key_transform.h"
-#include "cuda/block/sort_block_bitonic.cuh"
-#include "cuda/sort_tuning.cuh"
+#include "cuda/block/block_bitonic_sort.cuh"
+#include "cuda/sort/sort_policy.cuh"
 
 #include <cuda_runtime.h>
 

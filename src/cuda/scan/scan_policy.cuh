@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Per-architecture tuning of the prefix scan (src/cuda/scan.cu), by element
+// Per-architecture tuning of the prefix scan (src/cuda/scan/scan.cu), by element
 // width. The kernel geometry is a compile-time configuration; architectures
 // that share one share its instantiations.
 #pragma once
@@ -21,7 +21,7 @@ namespace gpuprim::cuda {
 // look-back poll reads at once, and how many bulk copies fill one stage of
 // the pipelined kernel (sm_90 and later; 0: cp.async by every thread), and
 // how many groups of tiles a float-SUM look-back reads per poll when it walks
-// back (block/tile_lookback.cuh).
+// back (scan/tile_lookback.cuh).
 // kStages == 1: one block per tile (scan_tile_per_block_kernel); kStages >=
 // 2: persistent blocks with kStages tiles in flight each
 // (scan_pipelined_kernel).
@@ -129,7 +129,7 @@ struct ScanTuningSm90 {
     // Inputs of at most this many tiles run in one block: no ticket, no
     // look-back, no workspace.
     static constexpr uint32_t kSingleBlockMaxTiles = 1;
-    // Status slots one clearing tile clears ahead (see block/tile_lookback.cuh).
+    // Status slots one clearing tile clears ahead (see scan/tile_lookback.cuh).
     static constexpr uint32_t kClearChunk = 256;
     // Back-off between status polls of a look-back (ns); 0..200 measured
     // within noise of each other.

@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
-// gpuprim::cuda::sort: picks the path by size (thresholds in sort_tuning.cuh).
+// gpuprim::cuda::sort: picks the path by size (thresholds in sort_policy.cuh).
 // Up to 4096 keys (2048 for 8-byte keys with values): one block, bitonic in
 // registers and shared memory (block_sort.cu). Up to 128 tiles of 2048 keys:
 // the whole radix sort in one cooperative launch. Beyond: Onesweep, one
 // histogram kernel and one kernel per pass, with a small tile up to 2^19
 // keys and a large one after (radix_sort.cu).
 #include "core/dtype.h"
-#include "cuda/block_sort.cuh"
+#include "cuda/sort/block_sort.cuh"
 #include "cuda/device_env.h"
-#include "cuda/radix_sort.cuh"
-#include "cuda/sort_tuning.cuh"
+#include "cuda/sort/radix_sort.cuh"
+#include "cuda/sort/sort_policy.cuh"
 
 namespace gpuprim::cuda {
 

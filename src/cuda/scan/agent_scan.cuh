@@ -1,33 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
-// Device-wide prefix scan (inclusive/exclusive; SUM, MIN, MAX).
-//
-// Inputs of more than one tile: one launch, tiles in ticket order with a
-// decoupled look-back (block/tile_lookback.cuh). A tile waits several
-// microseconds for its prefix, so SUM runs persistent blocks that keep
-// several tiles in flight in shared memory (a ring of stages filled by
-// cp.async, or by bulk copies on sm_90 where the tuning says so): the
-// next tiles load while the oldest waits. MIN/MAX, heavier per element,
-// run one block per tile with many blocks per SM. One tile: one block
-// walks it in registers; no look-back, no workspace.
-//
-// Tiles are laid out on 16-byte boundaries of the input: "head" pad
-// positions before element 0 make every full tile start aligned, so wrapped
-// pointers aligned only to the element size still get 16-byte loads. The
-// output uses 16-byte stores when it has the input's alignment, element
-// stores otherwise. Pads read as the operator's neutral element.
-//
-// Float SUM is deterministic: within a tile the association is fixed by the
-// code, and across tiles by tile numbers alone (groups of 32 tiles, see
-// block/tile_lookback.cuh), whatever the timing. Both paths give the same
-// bits.
+// The scan kernels: one tile per block, pipelined persistent blocks, one
+// block for one-tile inputs (scan.cu has the design; dispatch_scan.cuh
+// launches them).
+#pragma once
+
 #include "core/dtype.h"
 #include "core/error.h"
 #include "core/ops.h"
 #include "cuda/block/block_scan.cuh"
-#include "cuda/block/tile_lookback.cuh"
-#include "cuda/device_env.h"
-#include "cuda/scan_tuning.cuh"
-#include "cuda/trace_clock.cuh"
+#include "cuda/scan/tile_lookback.cuh"
+#include "cuda/scan/scan_policy.cuh"
+#include "cuda/util/trace_clock.cuh"
 
 #include <algorithm>
 #include <cstdint>
@@ -164,7 +147,7 @@ __device__ __forceinline__ void take_tile_ticket(const ScanParams &p, uint32_t &
 // Warp 0 of tile `tile` (> 0), its aggregate published: the exclusive prefix,
 // by the look-back its operator needs, with what successors read from this
 // tile published: its inclusive prefix, or for float SUM the group prefixes
-// it learned (block/tile_lookback.cuh).
+// it learned (scan/tile_lookback.cuh).
 template <typename T, typename Op, typename Config, typename Status>
 __device__ __forceinline__ T look_back(const ScanParams &p, const Status &status, uint32_t tile,
                                        T aggregate, T *saved_aggregates, int lane, LookbackStats &stats) {
@@ -246,7 +229,7 @@ __global__ void __launch_bounds__(Config::kThreads, Config::kMinBlocks)
 
 // Warp 0 publishes the aggregate of `tile` (the inclusive prefix for tile 0)
 // once the cleared watermark has passed it; the tile at the start of a
-// clearing chunk clears ahead first (block/tile_lookback.cuh).
+// clearing chunk clears ahead first (scan/tile_lookback.cuh).
 template <bool kGroupSlots, typename T, typename Status>
 __device__ __forceinline__ void publish_aggregate(const ScanParams &p, const Status &status,
                                                   uint32_t tile, uint32_t cleared_seen, T aggregate,
@@ -454,7 +437,7 @@ __global__ void __launch_bounds__(Config::kThreads) scan_single_block_kernel(con
     __shared__ typename Block::TempStorage temp;
 
     // Float SUM: the aggregates of the current group of tiles, to combine
-    // them exactly as the ordered look-back does (block/tile_lookback.cuh).
+    // them exactly as the ordered look-back does (scan/tile_lookback.cuh).
     __shared__ T group_aggregates[Traits::kOrdered ? kLookbackGroupTiles : 1];
 
     const int warp = threadIdx.x / kWarpLanes;
@@ -495,128 +478,5 @@ __global__ void __launch_bounds__(Config::kThreads) scan_single_block_kernel(con
     }
 }
 
-enum class ScanPath { Auto, SingleBlock, Lookback };
-
-// Counter words used in env.zeroed_counters: [0,1] ticket + cleared
-// watermark (one 64-bit word), [2] blocks finished.
-constexpr uint32_t kTicketWord = 0;
-constexpr uint32_t kDoneWord = 2;
-
-// Config: the operator's configuration (ScanConfigFor), or the tuning's
-// MidConfig for inputs too small to pipeline.
-template <typename T, typename Op, typename Tuning, typename Config = typename ScanConfigFor<Tuning, Op>::type>
-void launch_scan(const DeviceEnv &env, bool exclusive, const T *input, T *output, uint64_t count,
-                 ScanPath path = ScanPath::Auto, unsigned long long *trace = nullptr) {
-    using Block = BlockVectorScan<T, Op, Config::kThreads, Config::kVectors>;
-    if (count == 0) return;
-
-    const uintptr_t in_address = reinterpret_cast<uintptr_t>(input);
-    const uintptr_t out_address = reinterpret_cast<uintptr_t>(output);
-    if (in_address % sizeof(T) != 0 || out_address % sizeof(T) != 0)
-        fail(GPUPRIM_ERROR_INTERNAL, "scan: data not aligned to its element size");
-
-    ScanParams p{};
-    p.input = input;
-    p.output = output;
-    p.count = count;
-    p.head = static_cast<uint32_t>((in_address % 16) / sizeof(T));
-    p.exclusive = exclusive;
-    p.vector_store = in_address % 16 == out_address % 16;
-    const uint64_t tiles = (count + p.head + Block::kTileItems - 1) / Block::kTileItems;
-    if (tiles > 0x7fffffffull)
-        fail(GPUPRIM_ERROR_OVERFLOW, "scan: %llu elements is more than one launch can cover",
-             static_cast<unsigned long long>(count));
-    p.num_tiles = static_cast<uint32_t>(tiles);
-    p.clear_chunk = Tuning::kClearChunk;
-    p.poll_ns = Tuning::kPollNs;
-
-    // Pipelines want several tiles per resident block: an input with fewer
-    // (small and mid sizes), or a device whose shared memory cannot hold the
-    // stages, runs the smaller tiles of MidConfig, one per block.
-    [[maybe_unused]] uint64_t pipelined_grid = 0;
-    if constexpr (Config::kStages > 1) {
-        constexpr size_t kStageBytes = size_t(Config::kStages) * sizeof(T) * Block::kTileItems;
-        const int per_sm = resident_blocks(env, reinterpret_cast<const void *>(scan_pipelined_kernel<T, Op, Config>),
-                                           Config::kThreads, kStageBytes, "scan (look-back) occupancy");
-        pipelined_grid = std::min<uint64_t>(tiles, uint64_t(env.sm_count) * uint64_t(per_sm));
-        // per_sm == 0: the stages do not fit this device's shared memory
-        // (e.g. 99 KB per block on sm_86/sm_89 for the sm_80 shape).
-        if (per_sm == 0 && path != ScanPath::Auto)
-            fail(GPUPRIM_ERROR_INTERNAL, "scan: the pipelined tile does not fit this device");
-        if (path == ScanPath::Auto &&
-            (per_sm == 0 || tiles < pipelined_grid * (ScanOpTraits<T, Op>::kOrdered
-                                                            ? Tuning::kPipelineMinTilesPerBlockOrdered
-                                                            : Tuning::kPipelineMinTilesPerBlock))) {
-            using Mid = typename Tuning::MidConfig;
-            static_assert(Mid::kStages == 1, "the mid-size configuration runs one tile per block");
-            launch_scan<T, Op, Tuning, Mid>(env, exclusive, input, output, count, ScanPath::Auto, trace);
-            return;
-        }
-    }
-
-    const bool single_block = path == ScanPath::SingleBlock ||
-                              (path == ScanPath::Auto && tiles <= Tuning::kSingleBlockMaxTiles);
-    if (single_block) {
-        scan_single_block_kernel<T, Op, Config><<<1, Config::kThreads, 0, env.stream>>>(p);
-        check_launch("scan (single block) launch");
-        return;
-    }
-
-    if (reinterpret_cast<uintptr_t>(env.zeroed_counters) % 8 != 0)
-        fail(GPUPRIM_ERROR_INTERNAL, "scan: zeroed counters not 8-byte aligned");
-    p.counters.ticket_word = reinterpret_cast<unsigned long long *>(env.zeroed_counters + kTicketWord);
-    p.counters.done_word = env.zeroed_counters + kDoneWord;
-    static_assert(Tuning::kClearChunk % kLookbackGroupTiles == 0, "a group's slot is cleared with its tiles");
-    p.status_slots = env.workspace->reserve(status_slot_count(tiles, ScanOpTraits<T, Op>::kOrdered) *
-                                            TileStatus<T>::kSlotBytes);
-    p.trace = trace;
-
-    if constexpr (Config::kStages == 1) {
-        scan_tile_per_block_kernel<T, Op, Config>
-            <<<static_cast<unsigned>(tiles), Config::kThreads, 0, env.stream>>>(p);
-    } else {
-        constexpr size_t kStageBytes = size_t(Config::kStages) * sizeof(T) * Block::kTileItems;
-        scan_pipelined_kernel<T, Op, Config>
-            <<<static_cast<unsigned>(pipelined_grid), Config::kThreads, kStageBytes, env.stream>>>(p);
-    }
-    check_launch("scan (look-back) launch");
-}
-
-// Integer SUM is the same bits for signed and unsigned, so it is compiled
-// once per width, on the unsigned type.
-template <typename T>
-void scan_typed(const DeviceEnv &env, gpuprim_op_t op, bool exclusive, const void *input,
-                void *output, uint64_t count) {
-    using SumT = std::conditional_t<std::is_integral_v<T>, bits_t<T>, T>;
-    with_scan_tuning<int(sizeof(T))>(env.compute_capability, [&](auto tuning) {
-        using Tuning = decltype(tuning);
-        switch (op) {
-        case GPUPRIM_OP_SUM:
-            launch_scan<SumT, SumOp<SumT>, Tuning>(env, exclusive, static_cast<const SumT *>(input),
-                                                   static_cast<SumT *>(output), count);
-            return;
-        case GPUPRIM_OP_MIN:
-            launch_scan<T, MinOp<T>, Tuning>(env, exclusive, static_cast<const T *>(input),
-                                             static_cast<T *>(output), count);
-            return;
-        case GPUPRIM_OP_MAX:
-            launch_scan<T, MaxOp<T>, Tuning>(env, exclusive, static_cast<const T *>(input),
-                                             static_cast<T *>(output), count);
-            return;
-        }
-        fail(GPUPRIM_ERROR_INTERNAL, "scan: unknown op %d", static_cast<int>(op));
-    });
-}
-
 }  // namespace scan_detail
-
-void scan(const DeviceEnv &env, gpuprim_op_t op, gpuprim_scan_kind_t kind, gpuprim_dtype_t dtype,
-          const void *input, void *output, uint64_t count) {
-    if (count == 0) return;
-    const bool exclusive = kind == GPUPRIM_SCAN_EXCLUSIVE;
-    dispatch_dtype(dtype, [&](auto zero) {
-        scan_detail::scan_typed<decltype(zero)>(env, op, exclusive, input, output, count);
-    });
-}
-
 }  // namespace gpuprim::cuda

@@ -2,7 +2,7 @@
 // Instantiates the Onesweep radix sort (radix_sort.cuh) by key and value
 // width, with the tile shape for the size class (sort_tuning.cuh).
 #include "core/dtype.h"
-#include "cuda/radix_sort.cuh"
+#include "cuda/sort/radix_sort.cuh"
 
 namespace gpuprim::cuda {
 namespace {
