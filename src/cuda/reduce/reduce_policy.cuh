@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Per-architecture shape of the reduce/dot kernel (src/cuda/reduce.cu).
+// Per-architecture shape of the reduce/dot kernel (src/cuda/reduce/).
 #pragma once
 
 #include <cstdint>
@@ -12,7 +12,7 @@ namespace gpuprim::cuda {
 // address plus constant offsets: with a run-time block size ptxas spent the
 // registers on addresses and issued the i32 sum's loads two at a time. 256 was
 // the best block size measured on H100 (128-thread blocks, or 512 with 1-2
-// blocks/SM, lost up to 7% on float min/max; dev/reduce/NOTES.md).
+// blocks/SM, lost up to 7% on float min/max; docs/tuning/reduce.md).
 constexpr int kReduceBlockThreads = 256;
 // Blocks per SM the kernel is compiled for (__launch_bounds__): lets ptxas
 // spend up to 64 registers so every load of a tile is issued before the
@@ -40,7 +40,7 @@ struct ReduceTuning {
 };
 
 inline ReduceTuning reduce_tuning(int compute_capability) {
-    // H100 (dev/reduce/NOTES.md): 4 blocks/SM. 8 (as many as fit: 5 for the
+    // H100 (docs/tuning/reduce.md): 4 blocks/SM. 8 (as many as fit: 5 for the
     // float MIN/MAX and dot kernels) was within 1% at 2^16-2^26 and 1-2%
     // slower at 2^28-2^30. One block beats the ticket round trip up to 64 KiB.
     if (compute_capability >= 90) return {4, 65536};

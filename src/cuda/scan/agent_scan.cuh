@@ -34,7 +34,7 @@ struct ScanParams {
     unsigned long long *trace;  // per-tile timestamps in tracing dev builds; else unused
 };
 
-// Tracing (dev/scan only): globaltimer stamps per tile at fixed slots:
+// Tracing (tools/kernel_check only): globaltimer stamps per tile at fixed slots:
 // 0 loads issued, 1 data landed, 2 aggregate published, 3 prefix known,
 // 4 stores issued, 5 look-back statistics.
 #if defined(GPUPRIM_SCAN_TRACE)

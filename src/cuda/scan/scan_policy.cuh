@@ -76,7 +76,7 @@ struct ScanConfigFor {
                            typename Tuning::Config>>;
 };
 
-// Hopper (sm_90), measured on H100 SXM (dev/scan/NOTES.md has the runs).
+// Hopper (sm_90), measured on H100 SXM (docs/tuning/scan.md has the runs).
 // One block per tile, the tile staged in shared memory (32 KB x 6 blocks per
 // SM), reached 2.42 TB/s (4-byte SUM at 2^28); traced, a tile lived ~20 us:
 // ~4 waiting for its ticket, ~5 loading, ~9 waiting on older tiles, all the
@@ -92,7 +92,7 @@ struct ScanConfigFor {
 // many blocks (f32 max 2^28: 2.0 TB/s; pipelined with 8 warps per SM: 0.42).
 // Integer SUM of 4-byte elements fills two 112 KB stages by bulk copy
 // (TMA): 2^28 u32 765 us against 815 for the three cp.async stages of 72 KB
-// (93.8% and 88% of a device copy, same run; dev/scan/NOTES.md). Float SUM
+// (93.8% and 88% of a device copy, same run; docs/tuning/scan.md). Float SUM
 // and 8-byte SUM lost with every bulk geometry tried (f64 2^27: 847 us at
 // best vs 822, two stages 1010+) and keep cp.async: f32 with 320 threads x
 // 14 vectors (819 us at 2^28 vs 849 for 384x12; 448x10 820), f64 with
@@ -124,7 +124,7 @@ struct ScanTuningSm90 {
     // Walking back 8 groups per poll (kWalkBatch 8, 16 saved) measured f32
     // 2^23 56 us vs 65 (2^20-2^22 within 1%, f64 1-2% slower) and passed
     // check_scan full as the library; not enabled yet: the C suite, the
-    // sanitizers and the benchmark have not run with it (dev/scan/NOTES.md).
+    // sanitizers and the benchmark have not run with it (docs/tuning/scan.md).
     using MidConfig = ScanKernelConfig<128, 16, CacheHint::Default, CacheHint::Default, 8, 6, 1, 1>;
     // Inputs of at most this many tiles run in one block: no ticket, no
     // look-back, no workspace.

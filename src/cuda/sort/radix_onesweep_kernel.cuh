@@ -35,7 +35,7 @@ struct OnesweepArgs {
     unsigned long long *trace;  // per-tile timestamps in tracing dev builds; else unused
 };
 
-// Tracing (dev/sort only): globaltimer stamps of thread 0 per (pass, portion,
+// Tracing (tools/kernel_check only): globaltimer stamps of thread 0 per (pass, portion,
 // tile) at fixed slots: 0 ticket known, 1 digit counts published, 2 offsets
 // known (look-back done, after the barrier), 3 keys stored, 4 tile done,
 // 5 look-back begins, 6 digit 0's look-back done; slot 7 holds digit 0's

@@ -151,7 +151,7 @@ void onesweep_sort(const DeviceEnv &env, const SortRequest &request, const SortT
     const bool values_in_place = kHasValues && request.values_out == request.values_in;
     if (kPacked && !placed_alike(request))
         fail(GPUPRIM_ERROR_INTERNAL, "radix sort: packed pairs need keys and values both in place or both not");
-    const bool programmatic = tuning.programmatic_launch && env.compute_capability >= 90;
+    const bool programmatic = tuning.programmatic_launch;  // sm_90+ (sort_policy.cuh)
 
     {
         HistogramArgs args{};

@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
-// Shapes and size thresholds of the CUDA sort (sort.cu, radix_sort.cu,
-// block_sort.cu). Tile shapes are compile-time (each is one kernel per key
-// and value width); the thresholds are chosen at run time from the compute
-// capability.
+// The CUDA sort's tuning policy (sort.cu, radix_sort.cu, block_sort.cu): tile
+// shapes (compile-time, each one kernel per key and value width), the size
+// thresholds per architecture (SortTuningSm90, SortTuningSm80, chosen in
+// sort_tuning()) and the size ladder that maps a count to a shape
+// (radix_size_ladder).
 #pragma once
 
 #include "cuda/warp/radix_warp_match.cuh"
 
 #include <cstdint>
+#include <type_traits>
 
 namespace gpuprim::cuda {
 
@@ -33,7 +35,7 @@ struct OnesweepShape {
     static constexpr bool kEarlyCounts = kEarlyCounts_;
 };
 
-// Shapes below were picked on an H100 (dev/sort/NOTES.md has the sweep).
+// Shapes below were picked on an H100 (docs/tuning/sort.md has the sweep).
 // AtomicOr ranking needs about half the instructions of ballots; packing the
 // mask next to the count (AtomicOrPacked) was 2-8% slower on large tiles
 // (bank conflicts of the 8-byte words) and match.any 40% slower; staging
@@ -134,7 +136,7 @@ struct RadixHistogramShapeFor<8> {
 // shared memory (bitonic; threads = keys rounded up to a power of two / items).
 // 4 items: at 2^10 keys, 256 threads (two warps per scheduler) hide the
 // shuffle and compare latencies that bound 128 threads of 8 items
-// (dev/sort/NOTES.md: 11.8 vs 13.0 us, 2 x 512 12.1 us).
+// (docs/tuning/sort.md: 11.8 vs 13.0 us, 2 x 512 12.1 us).
 constexpr int kBlockSortMaxThreads = 1024;
 constexpr int kBlockSortItemsPerThread = 4;
 
@@ -150,22 +152,84 @@ struct SortTuning {
     bool programmatic_launch;  // overlap the radix kernels' launches (sm_90+)
 };
 
+// Hopper (sm_90), measured on H100 (docs/tuning/sort.md).
+struct SortTuningSm90 {
+    static SortTuning tuning(uint32_t key_bytes, uint32_t value_bytes) {
+        SortTuning tuning{};
+        // H100, 4096 keys (docs/tuning/sort.md, `check_sort paths`, us per call):
+        // one block 12.8 vs the fused launch 22.4 (u32 keys), 20.5 vs 26.2
+        // (u32/u32 pairs), 19.4 vs 42.6 (u64 keys); u64/u64 pairs 54.1 vs 54.6,
+        // a tie, and 59.4 vs 55.0 before the network was unrolled: kept fused.
+        tuning.block_sort_max = key_bytes == 8 && value_bytes != 0 ? 2048 : 4096;
+        tuning.fused = true;
+        tuning.medium_max = uint64_t(1) << 19;  // the large tile was 3-6% faster at 2^20 and 2^21
+        tuning.keys4_small_max = uint64_t(1) << 20;
+        tuning.keys4_mid_max = uint64_t(1) << 23;
+        tuning.keys8_mid_max = uint64_t(1) << 22;
+        tuning.pairs4_mid_max = uint64_t(1) << 20;
+        tuning.histogram_blocks_per_sm = 4;
+        tuning.programmatic_launch = true;  // sm_90 and later
+        return tuning;
+    }
+};
+
+// Ampere and anything before Hopper that runs the sm_80 code: not measured;
+// the Hopper thresholds, without programmatic dependent launch (sm_90+).
+struct SortTuningSm80 {
+    static SortTuning tuning(uint32_t key_bytes, uint32_t value_bytes) {
+        SortTuning tuning = SortTuningSm90::tuning(key_bytes, value_bytes);
+        tuning.programmatic_launch = false;
+        return tuning;
+    }
+};
+
+// The one place the architecture picks the sort's run-time tuning (newer
+// than Hopper: Hopper's). The compile-time tile shapes above are shared by
+// every architecture (one kernel per shape, key and value width).
 inline SortTuning sort_tuning(int compute_capability, uint32_t key_bytes, uint32_t value_bytes) {
-    SortTuning tuning{};
-    // H100, 4096 keys (dev/sort/NOTES.md, `check_sort paths`, us per call):
-    // one block 12.8 vs the fused launch 22.4 (u32 keys), 20.5 vs 26.2
-    // (u32/u32 pairs), 19.4 vs 42.6 (u64 keys); u64/u64 pairs 54.1 vs 54.6,
-    // a tie, and 59.4 vs 55.0 before the network was unrolled: kept fused.
-    tuning.block_sort_max = key_bytes == 8 && value_bytes != 0 ? 2048 : 4096;
-    tuning.fused = true;
-    tuning.medium_max = uint64_t(1) << 19;  // the large tile was 3-6% faster at 2^20 and 2^21
-    tuning.keys4_small_max = uint64_t(1) << 20;
-    tuning.keys4_mid_max = uint64_t(1) << 23;
-    tuning.keys8_mid_max = uint64_t(1) << 22;
-    tuning.pairs4_mid_max = uint64_t(1) << 20;
-    tuning.histogram_blocks_per_sm = 4;
-    tuning.programmatic_launch = compute_capability >= 90;
-    return tuning;
+    if (compute_capability >= 90) return SortTuningSm90::tuning(key_bytes, value_bytes);
+    return SortTuningSm80::tuning(key_bytes, value_bytes);
+}
+
+template <typename Shape>
+struct ShapeTag {
+    using type = Shape;
+};
+
+// The radix path's size ladder: the fused launch, the medium tile, then per
+// key and value width the tiles measured best for each range. Calls
+// fused(ShapeTag<Shape>) (false: it did not run, go on) or
+// onesweep(ShapeTag<Shape>, std::bool_constant<kPacked>).
+// placed_alike: keys and values both in place or both not (packed pairs).
+template <typename K, int kValueBytes, typename Fused, typename Onesweep>
+void radix_size_ladder(const SortTuning &tuning, uint64_t count, bool placed_alike, Fused &&fused,
+                       Onesweep &&onesweep) {
+    using FusedShape = typename OnesweepFusedShape<sizeof(K), kValueBytes>::type;
+    if (tuning.fused && count <= uint64_t(kFusedMaxTiles) * FusedShape::kTile && fused(ShapeTag<FusedShape>{}))
+        return;
+    if (count <= tuning.medium_max)
+        onesweep(ShapeTag<typename OnesweepMediumShape<sizeof(K), kValueBytes>::type>{}, std::false_type{});
+    else if constexpr (sizeof(K) == 4 && kValueBytes == 0) {
+        if (count <= tuning.keys4_small_max)
+            onesweep(ShapeTag<OnesweepKeys4SmallShape>{}, std::false_type{});
+        else if (count <= tuning.keys4_mid_max)
+            onesweep(ShapeTag<OnesweepKeys4MidShape>{}, std::false_type{});
+        else
+            onesweep(ShapeTag<typename OnesweepLargeShape<4, 0>::type>{}, std::false_type{});
+    } else if constexpr (sizeof(K) == 8 && kValueBytes == 0) {
+        if (count <= tuning.keys8_mid_max)
+            onesweep(ShapeTag<OnesweepKeys8MidShape>{}, std::false_type{});
+        else
+            onesweep(ShapeTag<typename OnesweepLargeShape<8, 0>::type>{}, std::false_type{});
+    } else if constexpr (sizeof(K) == 4 && kValueBytes == 4) {
+        if (placed_alike && count <= tuning.pairs4_mid_max)
+            onesweep(ShapeTag<OnesweepPackedPairMidShape>{}, std::true_type{});
+        else if (placed_alike)
+            onesweep(ShapeTag<OnesweepPackedPairShape>{}, std::true_type{});
+        else
+            onesweep(ShapeTag<typename OnesweepLargeShape<4, 4>::type>{}, std::false_type{});
+    } else
+        onesweep(ShapeTag<typename OnesweepLargeShape<sizeof(K), kValueBytes>::type>{}, std::false_type{});
 }
 
 }  // namespace gpuprim::cuda

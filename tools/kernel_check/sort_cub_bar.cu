@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // CUB DeviceRadixSort timings on the driver's buffers: the bar to beat.
-#include "sort_test_env.h"
+#include "sort_env.h"
 
 #include <cub/device/device_radix_sort.cuh>
 

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // Shape variants timed by `check_sort sweep`. Each applies to one key/value
 // width and a range of counts. H* variants time the histogram kernel alone.
-#include "sort_test_env.h"
+#include "sort_env.h"
 
-#include "cuda/block_sort.cuh"
-#include "cuda/radix_sort.cuh"
-#include "cuda/sort_tuning.cuh"
+#include "cuda/sort/block_sort.cuh"
+#include "cuda/sort/radix_sort.cuh"
+#include "cuda/sort/sort_policy.cuh"
 
 namespace gc = gpuprim::cuda;
 namespace rd = gpuprim::cuda::radix_detail;

@@ -5,12 +5,12 @@
 //   check_sort time      targets vs CUB on the same data
 //   check_sort sweep     tile-shape variants (sweep_shapes.cu)
 //   check_sort big       u32 keys past 2^32, verified on the device
-#include "sort_test_env.h"
+#include "sort_env.h"
 
 #include "core/key_transform.h"
-#include "cuda/block_sort.cuh"
-#include "cuda/radix_sort.cuh"
-#include "cuda/sort_tuning.cuh"
+#include "cuda/sort/block_sort.cuh"
+#include "cuda/sort/radix_sort.cuh"
+#include "cuda/sort/sort_policy.cuh"
 
 #include <chrono>
 #include <cstring>

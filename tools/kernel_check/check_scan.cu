@@ -1,15 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
-// Standalone check and timing of src/cuda/scan.cu.
+// Standalone check and timing of the CUDA scan (src/cuda/scan/).
 //   check_scan full   : correctness (op x dtype x kind, in place / out of place,
 //                       misaligned views, adversarial inputs, both paths, garbage
 //                       workspace), determinism, > 2^32 elements, tuning sweep,
 //                       timings vs CUB and a device-to-device copy
 //   check_scan small  : correctness at small sizes only (for compute-sanitizer)
-// Build (from the repo root):
-//   nvcc -std=c++17 -O3 -arch=sm_90 --expt-relaxed-constexpr -lineinfo -Isrc -Iinclude \
-//        dev/scan/check_scan.cu -o build-scan/check_scan
-#define GPUPRIM_SCAN_TRACE 1
-#include "cuda/scan.cu"
+// Build: cmake -DGPUPRIM_BUILD_TOOLS=ON (tools/kernel_check/README.md).
+#include "cuda/scan/dispatch_scan.cuh"
+#include "harness.h"
 
 #include <cub/device/device_scan.cuh>
 
@@ -26,29 +24,12 @@
 #include <string>
 #include <vector>
 
-namespace gpuprim::cuda {
-void check(cudaError_t result, const char *what) {
-    if (result != cudaSuccess)
-        fail(result == cudaErrorMemoryAllocation ? GPUPRIM_ERROR_OUT_OF_MEMORY : GPUPRIM_ERROR_DEVICE,
-             "%s: %s: %s", what, cudaGetErrorName(result), cudaGetErrorString(result));
-}
-void check_launch(const char *what) { check(cudaGetLastError(), what); }
-}  // namespace gpuprim::cuda
 
 namespace scan_check {
 using namespace gpuprim;
 using namespace gpuprim::cuda;
 using scan_detail::ScanPath;
 
-#define CK(x)                                                                                   \
-    do {                                                                                        \
-        cudaError_t e_ = (x);                                                                   \
-        if (e_ != cudaSuccess) {                                                                \
-            std::printf("CUDA error %s at %s:%d: %s\n", cudaGetErrorName(e_), __FILE__, __LINE__, \
-                        #x);                                                                    \
-            std::exit(2);                                                                       \
-        }                                                                                       \
-    } while (0)
 
 static long g_cases = 0, g_failures = 0, g_skipped = 0;
 static std::mt19937_64 g_rng(20240601);
@@ -56,17 +37,12 @@ static bool g_small = false;
 static const char *g_tuning_name = "library";
 static const auto g_start = std::chrono::steady_clock::now();
 
-template <typename T> struct DT;
-template <> struct DT<int32_t> { static constexpr gpuprim_dtype_t v = GPUPRIM_DTYPE_I32; };
-template <> struct DT<uint32_t> { static constexpr gpuprim_dtype_t v = GPUPRIM_DTYPE_U32; };
-template <> struct DT<int64_t> { static constexpr gpuprim_dtype_t v = GPUPRIM_DTYPE_I64; };
-template <> struct DT<uint64_t> { static constexpr gpuprim_dtype_t v = GPUPRIM_DTYPE_U64; };
-template <> struct DT<float> { static constexpr gpuprim_dtype_t v = GPUPRIM_DTYPE_F32; };
-template <> struct DT<double> { static constexpr gpuprim_dtype_t v = GPUPRIM_DTYPE_F64; };
+using kernel_check::DT;
 
 static const char *op_name[] = {"sum", "min", "max"};
 
 struct Harness {
+    kernel_check::KernelEnv *kernel_env = nullptr;
     DeviceEnv env{};
     Workspace *workspace = nullptr;
     uint32_t *counters = nullptr;
@@ -74,37 +50,15 @@ struct Harness {
     size_t scratch_bytes = 0;
 
     void init(size_t bytes) {
-        CK(cudaSetDevice(0));
-        cudaDeviceProp p;
-        CK(cudaGetDeviceProperties(&p, 0));
-        cudaStream_t s;
-        CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-        workspace = new Workspace([](uint64_t b) { void *m = nullptr; CK(cudaMalloc(&m, b)); return m; },
-                                  [](void *m) { cudaFree(m); });
-        CK(cudaMalloc(&counters, kZeroedCounterWords * 4));
-        CK(cudaMemset(counters, 0, kZeroedCounterWords * 4));
-        env.stream = s;
-        env.device_ordinal = 0;
-        env.sm_count = p.multiProcessorCount;
-        env.compute_capability = p.major * 10 + p.minor;
-        env.max_threads_per_sm = p.maxThreadsPerMultiProcessor;
-        env.l2_bytes = p.l2CacheSize;
-        env.max_shared_per_block_optin = p.sharedMemPerBlockOptin;
-        env.workspace = workspace;
-        env.zeroed_counters = counters;
+        kernel_env = new kernel_check::KernelEnv(false);
+        env = kernel_env->env;
+        workspace = &kernel_env->workspace;
+        counters = env.zeroed_counters;
         scratch_bytes = bytes;
         CK(cudaMalloc(&scratch, bytes));
-        std::printf("device %s, %d SMs, cc %d, L2 %zu MB\n", p.name, env.sm_count,
-                    env.compute_capability, env.l2_bytes >> 20);
+        kernel_env->print_device();
     }
-    bool counters_zero() {
-        std::vector<uint32_t> h(kZeroedCounterWords);
-        CK(cudaStreamSynchronize(env.stream));
-        CK(cudaMemcpy(h.data(), counters, kZeroedCounterWords * 4, cudaMemcpyDeviceToHost));
-        for (uint32_t w : h)
-            if (w) return false;
-        return true;
-    }
+    bool counters_zero() { return kernel_env->counters_zero(); }
 };
 static Harness H;
 

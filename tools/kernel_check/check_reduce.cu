@@ -1,13 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-// Standalone check and timing of src/cuda/reduce.cu (reduce + dot).
+// Standalone check and timing of the CUDA reduce (src/cuda/reduce/: reduce + dot).
 //   check_reduce full    : correctness (all ops x dtypes, adversarial inputs,
 //                          misalignment, mapped host result, determinism,
 //                          > 2^32 elements), tuning sweep, timings vs CUB
 //   check_reduce small   : correctness on small sizes only (for compute-sanitizer)
-// Build (from the repo root):
-//   nvcc -std=c++17 -O3 -arch=sm_90 --expt-relaxed-constexpr -Isrc -Iinclude \
-//        dev/reduce/check_reduce.cu -o build-reduce/check_reduce
-#include "cuda/reduce.cu"
+// Build: cmake -DGPUPRIM_BUILD_TOOLS=ON (tools/kernel_check/README.md).
+#include "cuda/reduce/dispatch_reduce.cuh"
+#include "harness.h"
 
 #include <cub/cub.cuh>
 
@@ -23,14 +22,6 @@
 #include <string>
 #include <vector>
 
-namespace gpuprim::cuda {
-void check(cudaError_t result, const char *what) {
-    if (result != cudaSuccess)
-        fail(result == cudaErrorMemoryAllocation ? GPUPRIM_ERROR_OUT_OF_MEMORY : GPUPRIM_ERROR_DEVICE,
-             "%s: %s: %s", what, cudaGetErrorName(result), cudaGetErrorString(result));
-}
-void check_launch(const char *what) { check(cudaGetLastError(), what); }
-}  // namespace gpuprim::cuda
 
 // Inside a namespace: a global using-directive would make `cuda` ambiguous
 // with CUB's ::cuda in nvcc's generated stubs.
@@ -38,15 +29,6 @@ namespace rcheck {
 using namespace gpuprim;
 using namespace gpuprim::cuda;
 
-#define CK(x)                                                                                  \
-    do {                                                                                       \
-        cudaError_t e_ = (x);                                                                  \
-        if (e_ != cudaSuccess) {                                                               \
-            std::printf("CUDA error %s at %s:%d: %s\n", cudaGetErrorName(e_), __FILE__, __LINE__, \
-                        #x);                                                                   \
-            std::exit(2);                                                                      \
-        }                                                                                      \
-    } while (0)
 
 static long g_cases = 0, g_failures = 0, g_skipped_bound = 0;
 static std::mt19937_64 g_rng(12345);
@@ -54,15 +36,10 @@ static std::mt19937_64 g_rng(12345);
 enum Kind { kSum = 0, kMin = 1, kMax = 2, kDot = 3 };
 static const char *kind_name[] = {"sum", "min", "max", "dot"};
 
-template <typename T> struct DT;
-template <> struct DT<int32_t> { static constexpr gpuprim_dtype_t v = GPUPRIM_DTYPE_I32; };
-template <> struct DT<uint32_t> { static constexpr gpuprim_dtype_t v = GPUPRIM_DTYPE_U32; };
-template <> struct DT<int64_t> { static constexpr gpuprim_dtype_t v = GPUPRIM_DTYPE_I64; };
-template <> struct DT<uint64_t> { static constexpr gpuprim_dtype_t v = GPUPRIM_DTYPE_U64; };
-template <> struct DT<float> { static constexpr gpuprim_dtype_t v = GPUPRIM_DTYPE_F32; };
-template <> struct DT<double> { static constexpr gpuprim_dtype_t v = GPUPRIM_DTYPE_F64; };
+using kernel_check::DT;
 
 struct Harness {
+    kernel_check::KernelEnv *kernel_env = nullptr;
     DeviceEnv env{};
     Workspace *workspace = nullptr;
     uint32_t *counters = nullptr;
@@ -73,49 +50,25 @@ struct Harness {
     bool exact_allocations = false;
 
     void init(size_t scratch) {
-        int dev = 0;
-        CK(cudaSetDevice(dev));
-        cudaDeviceProp p;
-        CK(cudaGetDeviceProperties(&p, dev));
-        cudaStream_t s;
         // A blocking stream: the plain cudaMemcpy/cudaMemset calls below (legacy
         // default stream) then order with the kernels.
-        CK(cudaStreamCreate(&s));
-        workspace = new Workspace(
-            [](uint64_t b) { void *m = nullptr; CK(cudaMalloc(&m, b)); return m; },
-            [](void *m) { cudaFree(m); });
-        CK(cudaMalloc(&counters, kZeroedCounterWords * 4));
-        CK(cudaMemset(counters, 0, kZeroedCounterWords * 4));
-        env.stream = s;
-        env.device_ordinal = dev;
-        env.sm_count = p.multiProcessorCount;
-        env.compute_capability = p.major * 10 + p.minor;
-        env.max_threads_per_sm = p.maxThreadsPerMultiProcessor;
-        env.l2_bytes = p.l2CacheSize;
-        env.max_shared_per_block_optin = p.sharedMemPerBlockOptin;
-        env.workspace = workspace;
-        env.zeroed_counters = counters;
+        kernel_env = new kernel_check::KernelEnv(true);
+        env = kernel_env->env;
+        workspace = &kernel_env->workspace;
+        counters = env.zeroed_counters;
         scratch_bytes = scratch;
         CK(cudaMalloc(&scratch_a, scratch));
         CK(cudaMalloc(&scratch_b, scratch));
         CK(cudaMalloc(&d_result, 64));
         CK(cudaHostAlloc(&h_mapped, 64, cudaHostAllocMapped));
-        std::printf("device %s, %d SMs, cc %d, L2 %zu MB\n", p.name, env.sm_count,
-                    env.compute_capability, env.l2_bytes >> 20);
+        kernel_env->print_device();
     }
     void free_scratch() {
         cudaFree(scratch_a);
         cudaFree(scratch_b);
         scratch_a = scratch_b = nullptr;
     }
-    bool counters_zero() {
-        std::vector<uint32_t> h(kZeroedCounterWords);
-        CK(cudaStreamSynchronize(env.stream));
-        CK(cudaMemcpy(h.data(), counters, kZeroedCounterWords * 4, cudaMemcpyDeviceToHost));
-        for (uint32_t w : h)
-            if (w) return false;
-        return true;
-    }
+    bool counters_zero() { return kernel_env->counters_zero(); }
 };
 static Harness H;
 
