@@ -16,15 +16,6 @@
 #include <cstring>
 #include <random>
 
-namespace gpuprim::cuda {
-void check(cudaError_t result, const char *what) {
-    if (result == cudaSuccess) return;
-    (void)cudaGetLastError();
-    fail(GPUPRIM_ERROR_DEVICE, "%s: %s: %s", what, cudaGetErrorName(result), cudaGetErrorString(result));
-}
-void check_launch(const char *what) { check(cudaGetLastError(), what); }
-}  // namespace gpuprim::cuda
-
 using gpuprim::KeyKind;
 using gpuprim::SortRequest;
 namespace gc = gpuprim::cuda;
