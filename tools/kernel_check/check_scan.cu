@@ -776,7 +776,7 @@ static void ab_timings() {
     std::printf("\n== A/B, SUM, median of 7 round-robin rounds (us, %% of copy) ==\n");
     // Float SUM geometries (cp.async, three stages; C<threads>x<vectors>,
     // m<saved windows>, p<poll ns>). The 4-byte integer choice (bulk
-    // 256x28, two stages) is in dev/scan/NOTES.md.
+    // 256x28, two stages) is in docs/tuning/scan.md.
     using C320x14 = Sweep<320, 14, 1, 3, 1>;
     using C448x10 = Sweep<448, 10, 1, 3, 1>;
     using C512x9 = Sweep<512, 9, 1, 3, 1>;
