@@ -10,111 +10,13 @@
 // mismatch or a failed call, 2 bad arguments or no usable CUDA device.
 // bench/README.md describes the columns and the bytes model.
 //
-// The CUB instantiations dominate compile time, so the file builds in three
-// parts that compile in parallel (bench/CMakeLists.txt sets GPUPRIM_BENCH_PART):
-// 1 = CUB scans, 2 = CUB radix sorts, 0 = everything else. Without the macro
-// the whole program compiles as one unit (nvcc -Iinclude ... gpuprim_bench.cu).
+// The CUB instantiations dominate compile time, so the program is three
+// units that compile in parallel: the CUB scans (bench_cub_scan.cu), the CUB
+// radix sorts (bench_cub_sort.cu) and everything else (this file); their
+// interface is bench_cub.h.
 
-#include <cuda_runtime.h>
+#include "bench_cub.h"
 
-#include <cstddef>
-#include <cstdint>
-
-namespace gpuprim_bench {
-
-// CUB entry points that live in their own parts. A call with temp == nullptr
-// only sets temp_bytes, as in CUB.
-using CubScanFn = cudaError_t (*)(void *temp, size_t &temp_bytes, const void *in, void *out,
-                                  uint64_t n, cudaStream_t stream);
-using CubSortFn = cudaError_t (*)(void *temp, size_t &temp_bytes, const void *keys_in,
-                                  void *keys_out, const void *values_in, void *values_out,
-                                  uint64_t n, cudaStream_t stream);
-
-// Sum scan of float/double (floating) or of the unsigned integer of `bytes`
-// (integer sums wrap, so signed ones share it bit for bit). NumItems is 64-bit
-// only for counts past 2^32, and only instantiated for 4-byte integers there;
-// nullptr where nothing is instantiated.
-CubScanFn cub_scan_fn(bool inclusive, bool floating, uint32_t bytes, bool count_past_32_bits);
-// Ascending radix sort of unsigned keys of key_bytes, optionally with values
-// of the same width; 64-bit counts only for 4-byte keys without values.
-CubSortFn cub_sort_fn(bool pairs, uint32_t key_bytes, bool count_past_32_bits);
-
-}  // namespace gpuprim_bench
-
-#if !defined(GPUPRIM_BENCH_PART) || GPUPRIM_BENCH_PART == 1
-#include <cub/device/device_scan.cuh>
-
-namespace gpuprim_bench {
-namespace {
-
-template <typename T, typename N>
-cudaError_t cub_inclusive(void *t, size_t &tb, const void *in, void *out, uint64_t n,
-                          cudaStream_t s) {
-    return cub::DeviceScan::InclusiveSum(t, tb, static_cast<const T *>(in), static_cast<T *>(out),
-                                         N(n), s);
-}
-template <typename T, typename N>
-cudaError_t cub_exclusive(void *t, size_t &tb, const void *in, void *out, uint64_t n,
-                          cudaStream_t s) {
-    return cub::DeviceScan::ExclusiveSum(t, tb, static_cast<const T *>(in), static_cast<T *>(out),
-                                         N(n), s);
-}
-
-}  // namespace
-
-CubScanFn cub_scan_fn(bool inclusive, bool floating, uint32_t bytes, bool count_past_32_bits) {
-    const bool wide = bytes == 8;
-    if (count_past_32_bits) {
-        if (wide || floating) return nullptr;
-        return inclusive ? cub_inclusive<uint32_t, uint64_t> : cub_exclusive<uint32_t, uint64_t>;
-    }
-    if (inclusive)
-        return floating ? (wide ? cub_inclusive<double, uint32_t> : cub_inclusive<float, uint32_t>)
-                        : (wide ? cub_inclusive<uint64_t, uint32_t>
-                                : cub_inclusive<uint32_t, uint32_t>);
-    return floating ? (wide ? cub_exclusive<double, uint32_t> : cub_exclusive<float, uint32_t>)
-                    : (wide ? cub_exclusive<uint64_t, uint32_t> : cub_exclusive<uint32_t, uint32_t>);
-}
-
-}  // namespace gpuprim_bench
-#endif
-
-#if !defined(GPUPRIM_BENCH_PART) || GPUPRIM_BENCH_PART == 2
-#include <cub/device/device_radix_sort.cuh>
-
-namespace gpuprim_bench {
-namespace {
-
-template <typename K, typename N>
-cudaError_t cub_sort_keys(void *t, size_t &tb, const void *kin, void *kout, const void *, void *,
-                          uint64_t n, cudaStream_t s) {
-    return cub::DeviceRadixSort::SortKeys(t, tb, static_cast<const K *>(kin),
-                                          static_cast<K *>(kout), N(n), 0, int(sizeof(K) * 8), s);
-}
-template <typename K>
-cudaError_t cub_sort_pairs(void *t, size_t &tb, const void *kin, void *kout, const void *vin,
-                           void *vout, uint64_t n, cudaStream_t s) {
-    return cub::DeviceRadixSort::SortPairs(t, tb, static_cast<const K *>(kin),
-                                           static_cast<K *>(kout), static_cast<const K *>(vin),
-                                           static_cast<K *>(vout), uint32_t(n), 0,
-                                           int(sizeof(K) * 8), s);
-}
-
-}  // namespace
-
-CubSortFn cub_sort_fn(bool pairs, uint32_t key_bytes, bool count_past_32_bits) {
-    const bool wide = key_bytes == 8;
-    if (pairs)
-        return count_past_32_bits ? nullptr
-                                  : (wide ? cub_sort_pairs<uint64_t> : cub_sort_pairs<uint32_t>);
-    if (count_past_32_bits) return wide ? nullptr : cub_sort_keys<uint32_t, uint64_t>;
-    return wide ? cub_sort_keys<uint64_t, uint32_t> : cub_sort_keys<uint32_t, uint32_t>;
-}
-
-}  // namespace gpuprim_bench
-#endif
-
-#if !defined(GPUPRIM_BENCH_PART) || GPUPRIM_BENCH_PART == 0
 #include <gpuprim/gpuprim.h>
 
 #include <cub/device/device_reduce.cuh>
@@ -1627,4 +1529,3 @@ int main(int argc, char **argv) {
         return 2;
     }
 }
-#endif  // part 0

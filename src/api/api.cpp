@@ -95,7 +95,7 @@ void require_enum(const Enum &value, Enum first, Enum last, const char *name,
 
 // By reference: copying an out-of-range enum value is already undefined.
 void require_dtype(const gpuprim_dtype_t &dtype, const char *name) {
-    require_enum(dtype, GPUPRIM_DTYPE_I32, GPUPRIM_DTYPE_F64, name, "gpuprim_dtype_t");
+    require_enum(dtype, gpuprim::kDtypeFirst, gpuprim::kDtypeLast, name, "gpuprim_dtype_t");
 }
 
 void require_op(const gpuprim_op_t &op) {

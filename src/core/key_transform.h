@@ -11,24 +11,19 @@
 // after the positive ones. Descending order is the bitwise complement.
 #pragma once
 
-#include "core/dtype.h"
+#include "core/element_traits.h"
 #include "core/portable.h"
 
 #include <cstdint>
 
 namespace gpuprim {
 
+// The float facts of a key width: its sign bit and its negative NaNs.
 template <typename Bits>
-struct FloatLayout;
-template <>
-struct FloatLayout<uint32_t> {
-    static constexpr uint32_t sign = 0x80000000u;
-    static constexpr uint32_t negative_nan_count = 0x007FFFFFu;  // 0xFF800001..0xFFFFFFFF
-};
-template <>
-struct FloatLayout<uint64_t> {
-    static constexpr uint64_t sign = 0x8000000000000000ull;
-    static constexpr uint64_t negative_nan_count = 0x000FFFFFFFFFFFFFull;
+struct FloatLayout {
+    static constexpr Bits sign = ElementTraits<Bits>::kSignBit;
+    static constexpr Bits negative_nan_count =
+        FloatFormat<typename FloatOfWidth<sizeof(Bits)>::type>::kNegativeNanCount;
 };
 
 template <typename Bits>

@@ -11,6 +11,7 @@
 // which callers combine in a fixed order to stay deterministic.
 #pragma once
 
+#include "core/element_traits.h"
 #include "core/portable.h"
 
 #include <cstdint>
@@ -33,11 +34,6 @@ GPUPRIM_HD To bit_cast(From from) {
 }
 
 template <typename T>
-struct BitsOf { using type = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>; };
-template <typename T>
-using bits_t = typename BitsOf<T>::type;
-
-template <typename T>
 GPUPRIM_HD bool is_nan(T x) {
     if constexpr (std::is_floating_point_v<T>) return x != x;
     else return false;
@@ -49,9 +45,13 @@ GPUPRIM_HD bool is_nan(T x) {
 // association), so float sums report every NaN as this one.
 template <typename T>
 GPUPRIM_HD T canonical_nan_if_nan(T x) {
-    using B = bits_t<T>;
-    constexpr B quiet_nan = sizeof(T) == 4 ? B(0x7FC00000u) : B(0x7FF8000000000000ull);
-    return is_nan(x) ? bit_cast<T>(quiet_nan) : x;
+    if constexpr (std::is_floating_point_v<T>) {
+        using B = bits_t<T>;
+        constexpr B quiet_nan = FloatFormat<T>::kCanonicalNan;
+        return is_nan(x) ? bit_cast<T>(quiet_nan) : x;
+    } else {
+        return x;  // no NaNs
+    }
 }
 
 template <typename T>
@@ -74,7 +74,7 @@ GPUPRIM_HD bool total_less(T a, T b) {
         if (a == b) {
             // Only ±0 pairs reach here with different bits: negative zero first.
             using B = bits_t<T>;
-            constexpr B sign = B(1) << (sizeof(T) * 8 - 1);
+            constexpr B sign = ElementTraits<T>::kSignBit;
             return (bit_cast<B>(a) & sign) > (bit_cast<B>(b) & sign);
         }
     }
@@ -92,10 +92,7 @@ GPUPRIM_HD T propagate_nan(T a, T b) {
 
 template <typename T>
 struct MinOp {
-    GPUPRIM_HD static T identity() {
-        if constexpr (std::is_floating_point_v<T>) return std::numeric_limits<T>::infinity();
-        else return std::numeric_limits<T>::max();
-    }
+    GPUPRIM_HD static T identity() { return ElementTraits<T>::highest(); }
     GPUPRIM_HD T operator()(T a, T b) const {
         if constexpr (std::is_floating_point_v<T>)
             if (is_nan(a) || is_nan(b)) return propagate_nan(a, b);
@@ -105,10 +102,7 @@ struct MinOp {
 
 template <typename T>
 struct MaxOp {
-    GPUPRIM_HD static T identity() {
-        if constexpr (std::is_floating_point_v<T>) return -std::numeric_limits<T>::infinity();
-        else return std::numeric_limits<T>::lowest();
-    }
+    GPUPRIM_HD static T identity() { return ElementTraits<T>::lowest(); }
     GPUPRIM_HD T operator()(T a, T b) const {
         if constexpr (std::is_floating_point_v<T>)
             if (is_nan(a) || is_nan(b)) return propagate_nan(a, b);
@@ -126,7 +120,7 @@ template <typename T, bool kMin>
 struct MinMaxKey {
     static_assert(std::is_floating_point_v<T>, "keys are for float MIN/MAX");
     using Key = bits_t<T>;
-    static constexpr Key kSign = Key(1) << (sizeof(T) * 8 - 1);
+    static constexpr Key kSign = ElementTraits<T>::kSignBit;
     // NaN bit patterns of each sign: every nonzero mantissa.
     static constexpr Key kNans = (Key(1) << (std::numeric_limits<T>::digits - 1)) - 1;
 

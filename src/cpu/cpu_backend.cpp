@@ -96,12 +96,10 @@ void sort_pairs(const SortRequest &request) {
 
 template <typename KeyBits>
 void sort_by_value_width(const SortRequest &request) {
-    switch (request.value_bytes) {
-    case 0: return sort_keys<KeyBits>(request);
-    case 4: return sort_pairs<KeyBits, uint32_t>(request);
-    case 8: return sort_pairs<KeyBits, uint64_t>(request);
-    }
-    fail(GPUPRIM_ERROR_INTERNAL, "sort: unsupported value width %u", request.value_bytes);
+    if (request.value_bytes == 0) return sort_keys<KeyBits>(request);
+    dispatch_width(request.value_bytes, "sort: unsupported value width", [&](auto value_bits) {
+        sort_pairs<KeyBits, decltype(value_bits)>(request);
+    });
 }
 
 class CpuBackend final : public Backend {
@@ -170,9 +168,8 @@ public:
     }
 
     void sort(const SortRequest &request) override {
-        if (request.key_bytes == 4) return sort_by_value_width<uint32_t>(request);
-        if (request.key_bytes == 8) return sort_by_value_width<uint64_t>(request);
-        fail(GPUPRIM_ERROR_INTERNAL, "sort: unsupported key width %u", request.key_bytes);
+        dispatch_width(request.key_bytes, "sort: unsupported key width",
+                       [&](auto key_bits) { sort_by_value_width<decltype(key_bits)>(request); });
     }
 };
 

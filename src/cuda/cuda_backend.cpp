@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The CUDA backend's host side: device selection, the stream, memory, the
 // workspace cache and the pinned result slot. The algorithms live in their
-// own files (reduce.cu, scan.cu, sort.cu) behind src/cuda/device_env.h.
+// own rooms (reduce/, scan/, sort/) behind src/cuda/device_env.h.
 #include "cuda/device_env.h"
 
 #include "core/error.h"
@@ -13,18 +13,6 @@
 
 namespace gpuprim {
 namespace cuda {
-
-void check(cudaError_t result, const char *what) {
-    if (result == cudaSuccess) return;
-    // Clear a non-sticky error so the context stays usable (sticky errors,
-    // e.g. an illegal address, persist and are reported again by CUDA).
-    (void)cudaGetLastError();
-    gpuprim_status_t status = result == cudaErrorMemoryAllocation ? GPUPRIM_ERROR_OUT_OF_MEMORY
-                                                                  : GPUPRIM_ERROR_DEVICE;
-    fail(status, "%s: %s: %s", what, cudaGetErrorName(result), cudaGetErrorString(result));
-}
-
-void check_launch(const char *what) { check(cudaGetLastError(), what); }
 
 namespace {
 

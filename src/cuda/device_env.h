@@ -7,6 +7,8 @@
 
 #include "core/backend.h"
 #include "core/workspace.h"
+#include "cuda/util/check.h"
+#include "cuda/util/counters.h"
 
 #include <cuda_runtime.h>
 #include <gpuprim/gpuprim.h>
@@ -31,22 +33,12 @@ struct DeviceEnv {
     // stream-ordered after this one.
     Workspace *workspace;
     // kZeroedCounterWords 32-bit words of device memory that are zero when a
-    // call starts. A kernel that uses them (tile tickets, "last block" counters)
-    // must leave them zero when it finishes, so no per-call memset is needed.
+    // call starts; each primitive's words are named in cuda/util/counters.h.
     uint32_t *zeroed_counters;
     // One-time kernel set-up remembered by the context; may be null (then
     // every call asks the runtime again).
     KernelCache *kernels;
 };
-
-constexpr uint32_t kZeroedCounterWords = 1024;
-
-// Throws Error(GPUPRIM_ERROR_DEVICE) with CUDA's name and text of the error
-// ("radix sort pass 2 launch: cudaErrorInvalidValue: invalid argument").
-// cudaErrorMemoryAllocation becomes GPUPRIM_ERROR_OUT_OF_MEMORY.
-void check(cudaError_t result, const char *what);
-// check(cudaGetLastError(), what) after a launch.
-void check_launch(const char *what);
 
 // Per-context memo of what a kernel needs once before its first launch: the
 // opt-in to its dynamic shared memory and the number of its blocks one SM

@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: Apache-2.0
+// The scan driver: path and configuration by size, workspace, launch, and
+// the dispatch on operator and tuning.
+#pragma once
+
+#include "core/dtype.h"
+#include "core/error.h"
+#include "core/ops.h"
+#include "cuda/device_env.h"
+#include "cuda/scan/agent_scan.cuh"
+#include "cuda/scan/scan_policy.cuh"
+#include "cuda/scan/tile_lookback.cuh"
+
+#include <algorithm>
+#include <cstdint>
+#include <type_traits>
+
+namespace gpuprim::cuda {
+namespace scan_detail {
+
+enum class ScanPath { Auto, SingleBlock, Lookback };
+
+// Counter words used in env.zeroed_counters (cuda/util/counters.h): [0,1]
+// ticket + cleared watermark (one 64-bit word), [2] blocks finished.
+constexpr uint32_t kTicketWord = ScanCounterWords::kTicket;
+constexpr uint32_t kDoneWord = ScanCounterWords::kDone;
+
+// Config: the operator's configuration (ScanConfigFor), or the tuning's
+// MidConfig for inputs too small to pipeline.
+template <typename T, typename Op, typename Tuning, typename Config = typename ScanConfigFor<Tuning, Op>::type>
+void launch_scan(const DeviceEnv &env, bool exclusive, const T *input, T *output, uint64_t count,
+                 ScanPath path = ScanPath::Auto, unsigned long long *trace = nullptr) {
+    using Block = BlockVectorScan<T, Op, Config::kThreads, Config::kVectors>;
+    if (count == 0) return;
+
+    const uintptr_t in_address = reinterpret_cast<uintptr_t>(input);
+    const uintptr_t out_address = reinterpret_cast<uintptr_t>(output);
+    if (in_address % sizeof(T) != 0 || out_address % sizeof(T) != 0)
+        fail(GPUPRIM_ERROR_INTERNAL, "scan: data not aligned to its element size");
+
+    ScanParams p{};
+    p.input = input;
+    p.output = output;
+    p.count = count;
+    p.head = static_cast<uint32_t>((in_address % 16) / sizeof(T));
+    p.exclusive = exclusive;
+    p.vector_store = in_address % 16 == out_address % 16;
+    const uint64_t tiles = (count + p.head + Block::kTileItems - 1) / Block::kTileItems;
+    if (tiles > 0x7fffffffull)
+        fail(GPUPRIM_ERROR_OVERFLOW, "scan: %llu elements is more than one launch can cover",
+             static_cast<unsigned long long>(count));
+    p.num_tiles = static_cast<uint32_t>(tiles);
+    p.clear_chunk = Tuning::kClearChunk;
+    p.poll_ns = Tuning::kPollNs;
+
+    // Pipelines want several tiles per resident block: an input with fewer
+    // (small and mid sizes), or a device whose shared memory cannot hold the
+    // stages, runs the smaller tiles of MidConfig, one per block.
+    [[maybe_unused]] uint64_t pipelined_grid = 0;
+    if constexpr (Config::kStages > 1) {
+        constexpr size_t kStageBytes = size_t(Config::kStages) * sizeof(T) * Block::kTileItems;
+        const int per_sm = resident_blocks(env, reinterpret_cast<const void *>(scan_pipelined_kernel<T, Op, Config>),
+                                           Config::kThreads, kStageBytes, "scan (look-back) occupancy");
+        pipelined_grid = std::min<uint64_t>(tiles, uint64_t(env.sm_count) * uint64_t(per_sm));
+        // per_sm == 0: the stages do not fit this device's shared memory
+        // (e.g. 99 KB per block on sm_86/sm_89 for the sm_80 shape).
+        if (per_sm == 0 && path != ScanPath::Auto)
+            fail(GPUPRIM_ERROR_INTERNAL, "scan: the pipelined tile does not fit this device");
+        if (path == ScanPath::Auto &&
+            (per_sm == 0 || tiles < pipelined_grid * (ScanOpTraits<T, Op>::kOrdered
+                                                            ? Tuning::kPipelineMinTilesPerBlockOrdered
+                                                            : Tuning::kPipelineMinTilesPerBlock))) {
+            using Mid = typename Tuning::MidConfig;
+            static_assert(Mid::kStages == 1, "the mid-size configuration runs one tile per block");
+            launch_scan<T, Op, Tuning, Mid>(env, exclusive, input, output, count, ScanPath::Auto, trace);
+            return;
+        }
+    }
+
+    const bool single_block = path == ScanPath::SingleBlock ||
+                              (path == ScanPath::Auto && tiles <= Tuning::kSingleBlockMaxTiles);
+    if (single_block) {
+        scan_single_block_kernel<T, Op, Config><<<1, Config::kThreads, 0, env.stream>>>(p);
+        check_launch("scan (single block) launch");
+        return;
+    }
+
+    if (reinterpret_cast<uintptr_t>(env.zeroed_counters) % 8 != 0)
+        fail(GPUPRIM_ERROR_INTERNAL, "scan: zeroed counters not 8-byte aligned");
+    p.counters.ticket_word = reinterpret_cast<unsigned long long *>(env.zeroed_counters + kTicketWord);
+    p.counters.done_word = env.zeroed_counters + kDoneWord;
+    static_assert(Tuning::kClearChunk % kLookbackGroupTiles == 0, "a group's slot is cleared with its tiles");
+    p.status_slots = env.workspace->reserve(status_slot_count(tiles, ScanOpTraits<T, Op>::kOrdered) *
+                                            TileStatus<T>::kSlotBytes);
+    p.trace = trace;
+
+    if constexpr (Config::kStages == 1) {
+        scan_tile_per_block_kernel<T, Op, Config>
+            <<<static_cast<unsigned>(tiles), Config::kThreads, 0, env.stream>>>(p);
+    } else {
+        constexpr size_t kStageBytes = size_t(Config::kStages) * sizeof(T) * Block::kTileItems;
+        scan_pipelined_kernel<T, Op, Config>
+            <<<static_cast<unsigned>(pipelined_grid), Config::kThreads, kStageBytes, env.stream>>>(p);
+    }
+    check_launch("scan (look-back) launch");
+}
+
+// Integer SUM is the same bits for signed and unsigned, so it is compiled
+// once per width, on the unsigned type.
+template <typename T>
+void scan_typed(const DeviceEnv &env, gpuprim_op_t op, bool exclusive, const void *input,
+                void *output, uint64_t count) {
+    using SumT = std::conditional_t<std::is_integral_v<T>, bits_t<T>, T>;
+    with_scan_tuning<int(sizeof(T))>(env.compute_capability, [&](auto tuning) {
+        using Tuning = decltype(tuning);
+        switch (op) {
+        case GPUPRIM_OP_SUM:
+            launch_scan<SumT, SumOp<SumT>, Tuning>(env, exclusive, static_cast<const SumT *>(input),
+                                                   static_cast<SumT *>(output), count);
+            return;
+        case GPUPRIM_OP_MIN:
+            launch_scan<T, MinOp<T>, Tuning>(env, exclusive, static_cast<const T *>(input),
+                                             static_cast<T *>(output), count);
+            return;
+        case GPUPRIM_OP_MAX:
+            launch_scan<T, MaxOp<T>, Tuning>(env, exclusive, static_cast<const T *>(input),
+                                             static_cast<T *>(output), count);
+            return;
+        }
+        fail(GPUPRIM_ERROR_INTERNAL, "scan: unknown op %d", static_cast<int>(op));
+    });
+}
+
+}  // namespace scan_detail
+}  // namespace gpuprim::cuda

@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: Apache-2.0
+// The upfront histogram kernel of the Onesweep radix sort (radix_sort.cuh).
+#pragma once
+
+#include "core/key_transform.h"
+#include "cuda/sort/radix_plan.cuh"
+#include "cuda/util/ptx.cuh"
+
+#include <cstdint>
+
+namespace gpuprim::cuda {
+namespace radix_detail {
+// ---------------------------------------------------------------------------
+// Upfront histogram of every pass.
+
+struct HistogramArgs {
+    const void *keys;
+    uint64_t count;
+    KeyKind kind;
+    bool descending;
+    bool keys_in_place, has_values, values_in_place;
+    uint64_t *digit_counts;   // passes * 256, accumulated here
+    uint64_t *digit_offsets;  // passes * 256, exclusive scans out
+    RadixPlan *plan;
+    uint32_t *lookback;       // cleared here
+    uint64_t lookback_words;  // multiple of 4, 16-byte aligned
+    uint32_t *counters;       // env.zeroed_counters
+};
+
+template <typename K, typename Shape>
+__global__ void __launch_bounds__(Shape::kThreads) radix_histogram_kernel(const HistogramArgs args) {
+    constexpr int kThreads = Shape::kThreads;
+    constexpr int kItems = Shape::kItems;
+    constexpr int kReplicas = Shape::kReplicas;
+    constexpr int kPassCount = kPasses<K>;
+    constexpr int kCounters = kPassCount * kDigits;
+    static_assert(kThreads >= kDigits, "one thread per digit in the final scan");
+
+    __shared__ uint32_t histogram[kCounters * kReplicas];
+    __shared__ uint64_t scan_totals[kDigits / 32];
+    __shared__ uint32_t ticket;
+    __shared__ bool last_block;
+    __shared__ bool digit_constant[kPassCount];
+
+    allow_next_grid();
+    for (int i = threadIdx.x; i < kCounters * kReplicas; i += kThreads) histogram[i] = 0;
+    if (threadIdx.x < kPassCount) digit_constant[threadIdx.x] = false;
+    if (threadIdx.x == 0) ticket = atomicAdd(&args.counters[kHistogramTicketWord], 1u);
+    __syncthreads();
+
+    // The first block to run clears the global counters; the others add to
+    // them only once it says so (it is running, so they cannot wait forever).
+    if (ticket == 0) {
+        for (int i = threadIdx.x; i < kCounters; i += kThreads) args.digit_counts[i] = 0;
+        __threadfence();
+        __syncthreads();
+        if (threadIdx.x == 0) atomicExch(&args.counters[kHistogramZeroedWord], 1u);
+    }
+
+    {
+        uint4 *words = reinterpret_cast<uint4 *>(args.lookback);
+        const uint64_t vectors = args.lookback_words / 4;
+        for (uint64_t i = uint64_t(blockIdx.x) * kThreads + threadIdx.x; i < vectors;
+             i += uint64_t(gridDim.x) * kThreads)
+            words[i] = make_uint4(0, 0, 0, 0);
+    }
+
+    const K *keys = static_cast<const K *>(args.keys);
+    const uint64_t n = args.count;
+    constexpr uint64_t kTile = uint64_t(kThreads) * kItems;
+    const uint32_t replica = threadIdx.x % kReplicas;
+    for (uint64_t base = uint64_t(blockIdx.x) * kTile; base < n; base += uint64_t(gridDim.x) * kTile) {
+        K key[kItems];
+#pragma unroll
+        for (int i = 0; i < kItems; ++i) {
+            const uint64_t index = base + uint64_t(i) * kThreads + threadIdx.x;
+            key[i] = index < n ? keys[index] : K(0);
+        }
+#pragma unroll
+        for (int i = 0; i < kItems; ++i) {
+            const uint64_t index = base + uint64_t(i) * kThreads + threadIdx.x;
+            if (index < n) {
+                const K radix_key = to_radix_key<K>(key[i], args.kind, args.descending);
+#pragma unroll
+                for (int p = 0; p < kPassCount; ++p) {
+                    const uint32_t digit = digit_of(radix_key, p * kDigitBits);
+                    atomicAdd(&histogram[(p * kDigits + digit) * kReplicas + replica], 1u);
+                }
+            }
+        }
+    }
+    __syncthreads();
+
+    if (threadIdx.x == 0) {
+        while (load_relaxed(&args.counters[kHistogramZeroedWord]) == 0) {
+        }
+        __threadfence();
+    }
+    __syncthreads();
+    for (int i = threadIdx.x; i < kCounters; i += kThreads) {
+        uint32_t sum = 0;
+#pragma unroll
+        for (int r = 0; r < kReplicas; ++r) sum += histogram[i * kReplicas + r];
+        if (sum) atomicAdd(reinterpret_cast<unsigned long long *>(&args.digit_counts[i]),
+                           static_cast<unsigned long long>(sum));
+    }
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0)
+        last_block = atomicAdd(&args.counters[kHistogramDoneWord], 1u) == gridDim.x - 1;
+    __syncthreads();
+    if (!last_block) return;
+
+    // Last block: every other block's counts are in. Scan, plan, reset the
+    // counter words for the next call.
+    __threadfence();
+    for (int p = 0; p < kPassCount; ++p) {
+        uint64_t count = 0;
+        if (threadIdx.x < kDigits) count = __ldcg(&args.digit_counts[p * kDigits + threadIdx.x]);
+        const uint64_t exclusive = digit_exclusive_scan64(count, scan_totals);
+        if (threadIdx.x < kDigits) {
+            args.digit_offsets[p * kDigits + threadIdx.x] = exclusive;
+            if (count == n) digit_constant[p] = true;
+        }
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        bool varies[kMaxPasses];
+        for (int p = 0; p < kPassCount; ++p) varies[p] = !digit_constant[p];
+        RadixPlan plan;
+        make_radix_plan(kPassCount, varies, args.keys_in_place, args.has_values, args.values_in_place,
+                        plan);
+        *args.plan = plan;
+        args.counters[kHistogramTicketWord] = 0;
+        args.counters[kHistogramZeroedWord] = 0;
+        args.counters[kHistogramDoneWord] = 0;
+    }
+}
+
+}  // namespace radix_detail
+}  // namespace gpuprim::cuda

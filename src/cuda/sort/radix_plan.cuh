@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: Apache-2.0
+// The Onesweep radix sort's pass plan and the small device helpers its
+// kernels share: digits, look-back codes, warp slots (see radix_sort.cuh).
+#pragma once
+
+#include "core/portable.h"
+#include "cuda/block/block_radix_rank.cuh"
+#include "cuda/util/counters.h"
+
+#include <cstdint>
+#include <type_traits>
+
+namespace gpuprim::cuda {
+namespace radix_detail {
+
+constexpr int kDigitBits = kRadixRankDigitBits;
+constexpr int kDigits = kRadixRankDigits;
+constexpr int kMaxPasses = 64 / kDigitBits;
+template <typename K>
+constexpr int kPasses = int(sizeof(K)) * 8 / kDigitBits;
+static_assert(kPasses<uint32_t> % 2 == 0 && kPasses<uint64_t> % 2 == 0,
+              "the plan assumes an even number of passes");
+
+// Look-back portions: counts in a look-back word must fit 30 bits. (At 2^28
+// the benchmark's 2^28 keys took two launches per pass, the second with one
+// real tile and ~39,000 padding tiles.)
+constexpr uint64_t kMaxPortionKeys = (uint64_t(1) << 30) - 1;
+constexpr uint32_t kLookbackValueMask = (1u << 30) - 1;
+
+// env.zeroed_counters words used (each kernel leaves its words zero); owned
+// in cuda/util/counters.h.
+constexpr int kTileTicketWord = SortCounterWords::kTileTicket;
+constexpr int kHistogramTicketWord = SortCounterWords::kHistogramTicket;
+constexpr int kHistogramZeroedWord = SortCounterWords::kHistogramZeroed;
+constexpr int kHistogramDoneWord = SortCounterWords::kHistogramDone;
+constexpr int kFusedFlagWord = SortCounterWords::kFusedFlag;
+
+enum BufferId : uint8_t { kInputBuffer = 0, kOutputBuffer = 1, kTempBuffer = 2 };
+
+struct PassPlan {
+    uint32_t active;        // 0: skipped
+    uint32_t launch_index;  // executed passes before this one
+    uint8_t key_source, key_destination, value_source, value_destination;
+    // Between the first and the last executed pass the buffers hold radix
+    // keys: the first transforms on load, the last transforms back on store.
+    uint8_t transform_in, transform_out;
+};
+struct RadixPlan {
+    PassPlan pass[kMaxPasses];
+};
+
+// Chooses the passes to execute and their buffers. digit_varies[p]: pass p's
+// digit is not the same for every key.
+GPUPRIM_HD void make_radix_plan(int passes, const bool *digit_varies, bool keys_in_place,
+                                bool has_values, bool values_in_place, RadixPlan &plan) {
+    bool execute[kMaxPasses];
+    int executed = 0;
+    for (int p = 0; p < passes; ++p) {
+        execute[p] = digit_varies[p];
+        executed += execute[p];
+    }
+    // Out of place, the output must be written at least once; in place, the
+    // data must come back to the buffer it started in.
+    const bool need_one = !keys_in_place || (has_values && !values_in_place);
+    const bool need_even = keys_in_place || (has_values && values_in_place);
+    for (int p = 0; p < passes; ++p) {
+        const bool want_more = (need_one && executed == 0) || (need_even && executed % 2 == 1);
+        if (want_more && !execute[p]) {
+            execute[p] = true;
+            ++executed;
+        }
+    }
+    uint8_t key_current = kInputBuffer, value_current = kInputBuffer;
+    int index = 0;
+    for (int p = 0; p < kMaxPasses; ++p) {
+        PassPlan pass{0, 0, 0, 0, 0, 0, 0, 0};
+        if (p < passes && execute[p]) {
+            const bool last_is_even = (executed - 1 - index) % 2 == 0;
+            const uint8_t key_destination = keys_in_place
+                                                ? (index % 2 == 0 ? kTempBuffer : kOutputBuffer)
+                                                : (last_is_even ? kOutputBuffer : kTempBuffer);
+            const uint8_t value_destination = values_in_place
+                                                  ? (index % 2 == 0 ? kTempBuffer : kOutputBuffer)
+                                                  : (last_is_even ? kOutputBuffer : kTempBuffer);
+            pass.active = 1;
+            pass.launch_index = uint32_t(index);
+            pass.key_source = key_current;
+            pass.key_destination = key_destination;
+            pass.value_source = value_current;
+            pass.value_destination = value_destination;
+            pass.transform_in = index == 0;
+            pass.transform_out = index == executed - 1;
+            key_current = key_destination;
+            value_current = value_destination;
+            ++index;
+        }
+        plan.pass[p] = pass;
+    }
+}
+
+// Status codes of look-back words in launch number `launch` of a call; the
+// "empty" code of a launch is the "inclusive" code of the one before.
+struct LookbackCodes {
+    uint32_t aggregate, inclusive;
+};
+GPUPRIM_HD LookbackCodes lookback_codes(uint32_t launch) {
+    const uint32_t empty = (2 * (launch % 3)) % 3;
+    return {(empty + 1) % 3, (empty + 2) % 3};
+}
+
+template <int kValueBytes>
+using RadixValue = std::conditional_t<kValueBytes == 8, uint64_t, uint32_t>;
+
+// A warp's slots of a tile: slot i is tile position warp_first + 32 * i (so
+// each slot's reads are coalesced); positions past the tile's end (unless
+// full) read as zero. tile may point to global or shared memory.
+template <int kItems, typename T>
+__device__ __forceinline__ void read_warp_slots(T (&items)[kItems], const T *tile, uint32_t warp_first,
+                                                bool full, uint32_t tile_keys) {
+#pragma unroll
+    for (int i = 0; i < kItems; ++i) {
+        const uint32_t position = warp_first + i * 32;
+        items[i] = (full || position < tile_keys) ? tile[position] : T(0);
+    }
+}
+
+// shift: a multiple of 8 below the key width. One byte permute (PRMT)
+// instead of a shift and a mask: digits are extracted three times per key.
+template <typename K>
+__device__ __forceinline__ uint32_t digit_of(K radix_key, int shift) {
+    static_assert(kDigitBits == 8, "byte digits");
+    uint32_t word = uint32_t(radix_key);
+    if constexpr (sizeof(K) == 8) {
+        if (shift >= 32) word = uint32_t(uint64_t(radix_key) >> 32);
+    }
+    return __byte_perm(word, 0u, 0x4440u | (uint32_t(shift >> 3) & 3u));
+}
+
+// Exclusive scan of one 64-bit value per thread over threads 0..255; every
+// thread of the block must call it. totals: 8 words of shared memory.
+__device__ __forceinline__ uint64_t digit_exclusive_scan64(uint64_t value, uint64_t *totals) {
+    const uint32_t lane = radix_lane_id();
+    const uint32_t warp = threadIdx.x / 32;
+    uint64_t inclusive = value;
+#pragma unroll
+    for (int offset = 1; offset < 32; offset <<= 1) {
+        const uint64_t other = __shfl_up_sync(kFullWarpMask, inclusive, offset);
+        if (lane >= uint32_t(offset)) inclusive += other;
+    }
+    if (threadIdx.x < kDigits && lane == 31) totals[warp] = inclusive;
+    __syncthreads();
+    uint64_t exclusive = inclusive - value;
+    for (uint32_t w = 0; w < warp && w < kDigits / 32; ++w) exclusive += totals[w];
+    __syncthreads();
+    return exclusive;
+}
+
+}  // namespace radix_detail
+}  // namespace gpuprim::cuda

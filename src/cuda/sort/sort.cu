@@ -1,0 +1,28 @@
+// SPDX-License-Identifier: Apache-2.0
+// gpuprim::cuda::sort: picks the path by size (thresholds in sort_policy.cuh).
+// Up to 4096 keys (2048 for 8-byte keys with values): one block, bitonic in
+// registers and shared memory (block_sort.cu). Up to 128 tiles of 2048 keys:
+// the whole radix sort in one cooperative launch. Beyond: Onesweep, one
+// histogram kernel and one kernel per pass, with a small tile up to 2^19
+// keys and a large one after (radix_sort.cu).
+#include "core/dtype.h"
+#include "cuda/sort/block_sort.cuh"
+#include "cuda/device_env.h"
+#include "cuda/sort/radix_sort.cuh"
+#include "cuda/sort/sort_policy.cuh"
+
+namespace gpuprim::cuda {
+
+void sort(const DeviceEnv &env, const SortRequest &request) {
+    if (!is_dtype_width(request.key_bytes))
+        fail(GPUPRIM_ERROR_INTERNAL, "sort: unsupported key width %u", request.key_bytes);
+    if (request.value_bytes != 0 && !is_dtype_width(request.value_bytes))
+        fail(GPUPRIM_ERROR_INTERNAL, "sort: unsupported value width %u", request.value_bytes);
+    if (request.count == 0) return;
+    const SortTuning tuning = sort_tuning(env.compute_capability, request.key_bytes, request.value_bytes);
+    if (request.count <= tuning.block_sort_max && block_sort_fits(env, request))
+        return block_sort(env, request);
+    radix_sort(env, request, tuning);
+}
+
+}  // namespace gpuprim::cuda

@@ -1,0 +1,235 @@
+// SPDX-License-Identifier: Apache-2.0
+// The CUDA sort's tuning policy (sort.cu, radix_sort.cu, block_sort.cu): tile
+// shapes (compile-time, each one kernel per key and value width), the size
+// thresholds per architecture (SortTuningSm90, SortTuningSm80, chosen in
+// sort_tuning()) and the size ladder that maps a count to a shape
+// (radix_size_ladder).
+#pragma once
+
+#include "cuda/warp/radix_warp_match.cuh"
+
+#include <cstdint>
+#include <type_traits>
+
+namespace gpuprim::cuda {
+
+// One Onesweep pass kernel: kThreads x kItems keys per tile; kMinBlocks
+// blocks per SM is what __launch_bounds__ asks the register allocator for;
+// kStageValues copies the tile's values to shared memory asynchronously
+// (cp.async) while the keys are ranked; kLookbackWindow predecessors are read
+// at once during look-back; kPrefetch takes the next tile's ticket early and
+// copies its keys to shared memory while the current tile is scattered;
+// kEarlyCounts publishes the tile's digit counts before ranking (see
+// BlockRadixRank).
+template <int kThreads_, int kItems_, int kMinBlocks_, RadixMatch kMatch_, bool kStageValues_,
+          int kLookbackWindow_, bool kPrefetch_ = false, bool kEarlyCounts_ = false>
+struct OnesweepShape {
+    static constexpr int kThreads = kThreads_;
+    static constexpr int kItems = kItems_;
+    static constexpr int kTile = kThreads_ * kItems_;
+    static constexpr int kMinBlocks = kMinBlocks_;
+    static constexpr RadixMatch kMatch = kMatch_;
+    static constexpr bool kStageValues = kStageValues_;
+    static constexpr int kLookbackWindow = kLookbackWindow_;
+    static constexpr bool kPrefetch = kPrefetch_;
+    static constexpr bool kEarlyCounts = kEarlyCounts_;
+};
+
+// Shapes below were picked on an H100 (docs/tuning/sort.md has the sweep).
+// AtomicOr ranking needs about half the instructions of ballots; packing the
+// mask next to the count (AtomicOrPacked) was 2-8% slower on large tiles
+// (bank conflicts of the 8-byte words) and match.any 40% slower; staging
+// values keeps them out of registers; prefetching the next tile's keys did
+// not pay.
+
+// Large inputs: big tiles amortize the per-tile look-back and barriers.
+// Early counts (session 6, 2^28 u32 keys): 5.84 ms against 6.12; u64 keys
+// 2^26 at 384x22: 3.90 against 4.28 (384x14 without); u32/u32 pairs 2^28 at
+// 384x20: 9.53 against 9.74 (384x16 without).
+template <int kKeyBytes, int kValueBytes>
+struct OnesweepLargeShape {  // 4-byte keys, 8-byte values; early counts: 2^26 3.55 ms against 3.67
+    using type = OnesweepShape<384, 12, 2, RadixMatch::AtomicOr, true, 4, false, true>;
+};
+// 8-byte keys with values: early counts were slower (2^26 u64/u32 7.00 ms
+// against 6.91, 2^25 u64/u64 4.44 against 4.23).
+template <int kValueBytes>
+struct OnesweepLargeShape<8, kValueBytes> {
+    using type = OnesweepShape<384, 12, 2, RadixMatch::AtomicOr, true, 4>;
+};
+// u32/u32 pairs whose keys and values are placed differently (one in place,
+// the other not); the others run packed (OnesweepPackedPairShape).
+template <>
+struct OnesweepLargeShape<4, 4> {
+    using type = OnesweepShape<384, 20, 2, RadixMatch::AtomicOr, true, 4, false, true>;
+};
+// Keys placed while ranked (no rank array) fit three blocks per SM (56
+// registers, no spills): 2^28 5.21 ms at 384x22 (384x20 5.28, 384x18 5.39-
+// 5.41, 384x16 5.44, 256x24 x4 5.43, 512x16 x2 5.46) against 5.97 for
+// 384x18 x2; 2^24 381 us (384x20 376, 384x18 380).
+template <>
+struct OnesweepLargeShape<4, 0> {
+    using type = OnesweepShape<384, 22, 3, RadixMatch::AtomicOr, false, 4, false, true>;
+};
+template <>
+struct OnesweepLargeShape<8, 0> {
+    using type = OnesweepShape<384, 22, 2, RadixMatch::AtomicOr, false, 4, false, true>;
+};
+
+// 4-byte keys without values between medium_max and the large tile's range
+// (three blocks per SM like it, smaller tiles so every SM gets some). Sweep
+// (check_sort, us per call): 2^20 256x18 65.5 (384x18 71.4, 384x22 75.4,
+// 384x18 x2 66.5, medium tile 69.2); 2^21 384x18 86.5 (256x18 91.6, 384x22
+// 104.2); 2^22 384x18 130.5 (384x22 136.1); 2^24 384x18 381.5, 384x22 380.4.
+using OnesweepKeys4SmallShape = OnesweepShape<256, 18, 3, RadixMatch::AtomicOr, false, 4, false, true>;
+using OnesweepKeys4MidShape = OnesweepShape<384, 18, 3, RadixMatch::AtomicOr, false, 4, false, true>;
+// 8-byte keys without values up to keys8_mid_max: 2^20 136.5 us against
+// 160.3 for the large tile (medium 139.8), 2^21 198.2 against 200.3, 2^22
+// 349.5 against 359.2.
+using OnesweepKeys8MidShape = OnesweepShape<384, 14, 2, RadixMatch::AtomicOr, false, 4, false, true>;
+
+// 4-byte keys with 4-byte values (keys and values both in place or both
+// not): sorted as packed 8-byte elements (radix_onesweep_kernel, kPacked).
+// 2^28 pairs: 8.53 ms at 384x22 (384x14 9.18; 384x18 without early counts
+// 12.1), against 9.60 for the split pairs kernel (384x20) and 8.77 for CUB.
+using OnesweepPackedPairShape = OnesweepShape<384, 22, 2, RadixMatch::AtomicOr, false, 4, false, true>;
+// Packed pairs up to pairs4_mid_max: 2^20 76.9 us against 88.7 (split 384x16
+// 83.6), 2^21 121.1 against 114.6.
+using OnesweepPackedPairMidShape = OnesweepShape<384, 14, 2, RadixMatch::AtomicOr, false, 4, false, true>;
+
+// Middle sizes: small tiles, so that every SM gets some.
+template <int kKeyBytes, int kValueBytes>
+struct OnesweepMediumShape {
+    using type = OnesweepShape<256, 8, 4, RadixMatch::AtomicOr, true, 4>;
+};
+
+// Middle sizes up to kFusedMaxTiles tiles: one cooperative launch does the
+// histogram and every pass (radix_fused_kernel), one tile per block.
+template <int kKeyBytes, int kValueBytes>
+struct OnesweepFusedShape {
+    // 256x8 (Packed) was 3-20% faster than 256x4 from 2^16 to 2^18 keys
+    // (2^18 now fits), 15% slower at 2^12.
+    using type = OnesweepShape<256, 8, 1, RadixMatch::AtomicOrPacked, true, 16>;
+};
+constexpr int kFusedMaxTiles = 128;
+
+// The upfront histogram kernel: kThreads x kItems keys per tile, kReplicas
+// copies of each shared counter (lane % kReplicas picks one) so that runs of
+// equal digits do not serialize on one address.
+template <int kThreads_, int kItems_, int kReplicas_>
+struct HistogramShape {
+    static constexpr int kThreads = kThreads_;
+    static constexpr int kItems = kItems_;
+    static constexpr int kReplicas = kReplicas_;
+};
+using RadixHistogramShape = HistogramShape<256, 16, 4>;
+template <int kKeyBytes>
+struct RadixHistogramShapeFor {
+    using type = HistogramShape<256, 16, 8>;
+};
+template <>
+struct RadixHistogramShapeFor<8> {
+    using type = HistogramShape<256, 16, 1>;
+};
+
+// Small inputs: one block of up to kBlockSortMaxThreads threads, each holding
+// kBlockSortItemsPerThread keys, sorts up to their product in registers and
+// shared memory (bitonic; threads = keys rounded up to a power of two / items).
+// 4 items: at 2^10 keys, 256 threads (two warps per scheduler) hide the
+// shuffle and compare latencies that bound 128 threads of 8 items
+// (docs/tuning/sort.md: 11.8 vs 13.0 us, 2 x 512 12.1 us).
+constexpr int kBlockSortMaxThreads = 1024;
+constexpr int kBlockSortItemsPerThread = 4;
+
+struct SortTuning {
+    uint64_t block_sort_max;   // count <= this: one block (block_sort.cu)
+    bool fused;                // middle sizes in one cooperative launch
+    uint64_t medium_max;       // count <= this: Onesweep with the medium tile
+    // Past medium_max, count <= these: smaller tiles than the large ones
+    // (OnesweepKeys4SmallShape, OnesweepKeys4MidShape for 4-byte keys without
+    // values, OnesweepKeys8MidShape for 8-byte ones, OnesweepPackedPairMidShape).
+    uint64_t keys4_small_max, keys4_mid_max, keys8_mid_max, pairs4_mid_max;
+    int histogram_blocks_per_sm;
+    bool programmatic_launch;  // overlap the radix kernels' launches (sm_90+)
+};
+
+// Hopper (sm_90), measured on H100 (docs/tuning/sort.md).
+struct SortTuningSm90 {
+    static SortTuning tuning(uint32_t key_bytes, uint32_t value_bytes) {
+        SortTuning tuning{};
+        // H100, 4096 keys (docs/tuning/sort.md, `check_sort paths`, us per call):
+        // one block 12.8 vs the fused launch 22.4 (u32 keys), 20.5 vs 26.2
+        // (u32/u32 pairs), 19.4 vs 42.6 (u64 keys); u64/u64 pairs 54.1 vs 54.6,
+        // a tie, and 59.4 vs 55.0 before the network was unrolled: kept fused.
+        tuning.block_sort_max = key_bytes == 8 && value_bytes != 0 ? 2048 : 4096;
+        tuning.fused = true;
+        tuning.medium_max = uint64_t(1) << 19;  // the large tile was 3-6% faster at 2^20 and 2^21
+        tuning.keys4_small_max = uint64_t(1) << 20;
+        tuning.keys4_mid_max = uint64_t(1) << 23;
+        tuning.keys8_mid_max = uint64_t(1) << 22;
+        tuning.pairs4_mid_max = uint64_t(1) << 20;
+        tuning.histogram_blocks_per_sm = 4;
+        tuning.programmatic_launch = true;  // sm_90 and later
+        return tuning;
+    }
+};
+
+// Ampere and anything before Hopper that runs the sm_80 code: not measured;
+// the Hopper thresholds, without programmatic dependent launch (sm_90+).
+struct SortTuningSm80 {
+    static SortTuning tuning(uint32_t key_bytes, uint32_t value_bytes) {
+        SortTuning tuning = SortTuningSm90::tuning(key_bytes, value_bytes);
+        tuning.programmatic_launch = false;
+        return tuning;
+    }
+};
+
+// The one place the architecture picks the sort's run-time tuning (newer
+// than Hopper: Hopper's). The compile-time tile shapes above are shared by
+// every architecture (one kernel per shape, key and value width).
+inline SortTuning sort_tuning(int compute_capability, uint32_t key_bytes, uint32_t value_bytes) {
+    if (compute_capability >= 90) return SortTuningSm90::tuning(key_bytes, value_bytes);
+    return SortTuningSm80::tuning(key_bytes, value_bytes);
+}
+
+template <typename Shape>
+struct ShapeTag {
+    using type = Shape;
+};
+
+// The radix path's size ladder: the fused launch, the medium tile, then per
+// key and value width the tiles measured best for each range. Calls
+// fused(ShapeTag<Shape>) (false: it did not run, go on) or
+// onesweep(ShapeTag<Shape>, std::bool_constant<kPacked>).
+// placed_alike: keys and values both in place or both not (packed pairs).
+template <typename K, int kValueBytes, typename Fused, typename Onesweep>
+void radix_size_ladder(const SortTuning &tuning, uint64_t count, bool placed_alike, Fused &&fused,
+                       Onesweep &&onesweep) {
+    using FusedShape = typename OnesweepFusedShape<sizeof(K), kValueBytes>::type;
+    if (tuning.fused && count <= uint64_t(kFusedMaxTiles) * FusedShape::kTile && fused(ShapeTag<FusedShape>{}))
+        return;
+    if (count <= tuning.medium_max)
+        onesweep(ShapeTag<typename OnesweepMediumShape<sizeof(K), kValueBytes>::type>{}, std::false_type{});
+    else if constexpr (sizeof(K) == 4 && kValueBytes == 0) {
+        if (count <= tuning.keys4_small_max)
+            onesweep(ShapeTag<OnesweepKeys4SmallShape>{}, std::false_type{});
+        else if (count <= tuning.keys4_mid_max)
+            onesweep(ShapeTag<OnesweepKeys4MidShape>{}, std::false_type{});
+        else
+            onesweep(ShapeTag<typename OnesweepLargeShape<4, 0>::type>{}, std::false_type{});
+    } else if constexpr (sizeof(K) == 8 && kValueBytes == 0) {
+        if (count <= tuning.keys8_mid_max)
+            onesweep(ShapeTag<OnesweepKeys8MidShape>{}, std::false_type{});
+        else
+            onesweep(ShapeTag<typename OnesweepLargeShape<8, 0>::type>{}, std::false_type{});
+    } else if constexpr (sizeof(K) == 4 && kValueBytes == 4) {
+        if (placed_alike && count <= tuning.pairs4_mid_max)
+            onesweep(ShapeTag<OnesweepPackedPairMidShape>{}, std::true_type{});
+        else if (placed_alike)
+            onesweep(ShapeTag<OnesweepPackedPairShape>{}, std::true_type{});
+        else
+            onesweep(ShapeTag<typename OnesweepLargeShape<4, 4>::type>{}, std::false_type{});
+    } else
+        onesweep(ShapeTag<typename OnesweepLargeShape<sizeof(K), kValueBytes>::type>{}, std::false_type{});
+}
+
+}  // namespace gpuprim::cuda

@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: Apache-2.0
+// The owners of DeviceEnv::zeroed_counters: kZeroedCounterWords 32-bit words
+// of device memory that are zero when a call starts. A kernel that uses them
+// (tile tickets, "last block" counters) must leave them zero when it
+// finishes, so no per-call memset is needed. Calls on a context are ordered
+// on its stream, so the primitives may share words; within a primitive each
+// word has one name here and nowhere else.
+#pragma once
+
+#include <cstdint>
+
+namespace gpuprim::cuda {
+
+constexpr uint32_t kZeroedCounterWords = 1024;
+
+struct ReduceCounterWords {
+    static constexpr uint32_t kTicket = 0;  // "last block" ticket
+    static constexpr uint32_t kEnd = 1;
+};
+
+struct ScanCounterWords {
+    // [0,1]: one 64-bit word, low half the next tile ticket, high half the
+    // watermark of cleared status slots (8-byte aligned: even).
+    static constexpr uint32_t kTicket = 0;
+    static constexpr uint32_t kDone = 2;  // tiles or persistent blocks finished
+    static constexpr uint32_t kEnd = 3;
+};
+
+struct SortCounterWords {
+    static constexpr uint32_t kTileTicket = 0;        // onesweep pass tiles
+    static constexpr uint32_t kHistogramTicket = 1;   // histogram blocks
+    static constexpr uint32_t kHistogramZeroed = 2;   // digit counts cleared
+    static constexpr uint32_t kHistogramDone = 3;     // histogram blocks finished
+    static constexpr uint32_t kFusedFlag = 4;         // fused kernel's grid flag
+    static constexpr uint32_t kEnd = 5;
+};
+
+static_assert(ReduceCounterWords::kEnd <= kZeroedCounterWords && ScanCounterWords::kEnd <= kZeroedCounterWords &&
+                  SortCounterWords::kEnd <= kZeroedCounterWords,
+              "every claimed counter word lies inside zeroed_counters");
+static_assert(ScanCounterWords::kTicket % 2 == 0 && ScanCounterWords::kDone >= ScanCounterWords::kTicket + 2,
+              "the scan's 64-bit ticket word is aligned and does not overlap its done word");
+static_assert(SortCounterWords::kFusedFlag < SortCounterWords::kEnd &&
+                  SortCounterWords::kHistogramDone < SortCounterWords::kFusedFlag,
+              "sort words are distinct and inside its range");
+
+}  // namespace gpuprim::cuda

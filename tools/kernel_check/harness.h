@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: Apache-2.0
+// The one harness of the kernel checkers (check_reduce, check_scan,
+// check_sort): a DeviceEnv like the backend's (stream, device properties,
+// workspace, zeroed counters) without a context, the CUDA error macro, the
+// dtype of a C type (from the library's dtype table) and a median timer.
+// Dev tools only: built with -DGPUPRIM_BUILD_TOOLS=ON (tools/kernel_check/).
+#pragma once
+
+#include "core/dtype_table.h"
+#include "core/workspace.h"
+#include "cuda/device_env.h"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <vector>
+
+#define CK(call)                                                                                        \
+    do {                                                                                                \
+        cudaError_t e_ = (call);                                                                        \
+        if (e_ != cudaSuccess) {                                                                        \
+            std::printf("CUDA error %s at %s:%d: %s\n", cudaGetErrorName(e_), __FILE__, __LINE__, #call); \
+            std::exit(2);                                                                               \
+        }                                                                                               \
+    } while (0)
+
+namespace kernel_check {
+
+// The dtype whose C type is T (the first such entry of the table).
+template <typename T>
+constexpr gpuprim_dtype_t dtype_of() {
+#define GPUPRIM_DTYPE_OF(e, type, name) \
+    if constexpr (std::is_same_v<T, type>) return e; else
+    GPUPRIM_DTYPE_TABLE(GPUPRIM_DTYPE_OF)
+#undef GPUPRIM_DTYPE_OF
+    return gpuprim::kDtypeFirst;
+}
+template <typename T>
+struct DT {
+    static constexpr gpuprim_dtype_t v = dtype_of<T>();
+};
+
+// Device 0 as the backend sees it. blocking_stream: a stream that orders
+// with plain cudaMemcpy/cudaMemset on the legacy default stream.
+struct KernelEnv {
+    gpuprim::cuda::DeviceEnv env{};
+    gpuprim::Workspace workspace;
+    cudaDeviceProp properties{};
+
+    explicit KernelEnv(bool blocking_stream = false)
+        : workspace(
+              [](uint64_t bytes) {
+                  void *p = nullptr;
+                  CK(cudaMalloc(&p, bytes));
+                  return p;
+              },
+              [](void *p) { cudaFree(p); }) {
+        CK(cudaSetDevice(0));
+        CK(cudaGetDeviceProperties(&properties, 0));
+        if (blocking_stream) CK(cudaStreamCreate(&env.stream));
+        else CK(cudaStreamCreateWithFlags(&env.stream, cudaStreamNonBlocking));
+        env.device_ordinal = 0;
+        env.sm_count = properties.multiProcessorCount;
+        env.compute_capability = properties.major * 10 + properties.minor;
+        env.max_threads_per_sm = properties.maxThreadsPerMultiProcessor;
+        env.l2_bytes = properties.l2CacheSize;
+        env.max_shared_per_block_optin = properties.sharedMemPerBlockOptin;
+        env.workspace = &workspace;
+        CK(cudaMalloc(&env.zeroed_counters, gpuprim::cuda::kZeroedCounterWords * 4));
+        CK(cudaMemset(env.zeroed_counters, 0, gpuprim::cuda::kZeroedCounterWords * 4));
+    }
+    void print_device() const {
+        std::printf("device %s, %d SMs, cc %d, L2 %zu MB\n", properties.name, env.sm_count,
+                    env.compute_capability, env.l2_bytes >> 20);
+    }
+    // True if every zeroed counter word is zero (every kernel left its words so).
+    bool counters_zero() const {
+        std::vector<uint32_t> words(gpuprim::cuda::kZeroedCounterWords);
+        CK(cudaStreamSynchronize(env.stream));
+        CK(cudaMemcpy(words.data(), env.zeroed_counters, words.size() * 4, cudaMemcpyDeviceToHost));
+        for (uint32_t w : words)
+            if (w) return false;
+        return true;
+    }
+};
+
+// Median of `reps` timed runs (after 3 warm-ups); run(copy) with copy = rep % 3.
+inline double median_ms(cudaStream_t stream, int reps, const std::function<void(int)> &run) {
+    cudaEvent_t start, stop;
+    CK(cudaEventCreate(&start));
+    CK(cudaEventCreate(&stop));
+    for (int w = 0; w < 3; ++w) run(w % 3);
+    CK(cudaStreamSynchronize(stream));
+    std::vector<float> times;
+    for (int r = 0; r < reps; ++r) {
+        CK(cudaEventRecord(start, stream));
+        run(r % 3);
+        CK(cudaEventRecord(stop, stream));
+        CK(cudaEventSynchronize(stop));
+        float ms = 0;
+        CK(cudaEventElapsedTime(&ms, start, stop));
+        times.push_back(ms);
+    }
+    CK(cudaGetLastError());
+    CK(cudaEventDestroy(start));
+    CK(cudaEventDestroy(stop));
+    std::sort(times.begin(), times.end());
+    return times[times.size() / 2];
+}
+
+}  // namespace kernel_check
