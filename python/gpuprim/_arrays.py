@@ -117,6 +117,15 @@ def current_stream(array):
         return cupy.cuda.get_current_stream().ptr
 
 
+def current_stream_object(array):
+    """The framework's object for its current stream on the array's device."""
+    if array.kind == "torch":
+        return sys.modules["torch"].cuda.current_stream(array.device)
+    cupy = sys.modules["cupy"]
+    with cupy.cuda.Device(array.device):
+        return cupy.cuda.get_current_stream()
+
+
 def empty_like(array, size=None, dtype_name=None):
     """A new array of the operand's kind and device (1-D when size is given)."""
     dtype_name = dtype_name or array.dtype_name

@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
 """Contexts and the operations, over the C ABI."""
+import atexit
 import ctypes
 import threading
+import weakref
 from collections import OrderedDict
 
 from . import _arrays, _lib
@@ -50,6 +52,8 @@ class Context:
         self.device = ordinal.value
         self.device_name = name.value.decode(errors="replace")
         self.stream = stream
+        self._stream_owner = None  # the framework's stream object, kept alive while we use it
+        _open_contexts.add(self)
 
     def __repr__(self):
         state = "closed" if self._handle is None else f"device {self.device} ({self.device_name})"
@@ -212,10 +216,11 @@ class Context:
             raise TypeError(f"gpuprim: index dtype must be one of {', '.join(_INDEX_DTYPES)}")
         # 8-byte indices are sorted as 4-byte ones where they fit and widened
         # after: a sort moving 4-byte values runs much faster (4-byte keys
-        # with 4-byte values travel packed).
-        narrow = dtype in ("int64", "uint64") and keys.size < (1 << 32)
+        # with 4-byte values travel packed). int32, which every framework's
+        # arange makes (torch has no CUDA arange for uint32).
+        narrow = dtype in ("int64", "uint64") and keys.size < (1 << 31)
         indices = _arrays.describe(
-            _arrays.arange_like(keys, keys.size, "uint32" if narrow else dtype), "indices")
+            _arrays.arange_like(keys, keys.size, "int32" if narrow else dtype), "indices")
         scratch = _arrays.describe(_arrays.empty_like(keys), "sorted keys")
         self._run([(keys, True), (indices, True), (scratch, False), (indices, False)],
                   lambda c, kin, vin, kout, vout: LIB.gpuprim_sort(c, kin, vin, kout, vout,
@@ -299,6 +304,17 @@ _local = threading.local()
 _MAX_CONTEXTS_PER_THREAD = 16
 
 
+# Contexts still open when the interpreter exits are closed first, while the
+# frameworks whose streams they use are still there.
+_open_contexts = weakref.WeakSet()
+
+
+@atexit.register
+def _close_open_contexts():
+    for context in list(_open_contexts):
+        context.close()
+
+
 def context_for(array) -> Context:
     """The calling thread's context for an operand: the CPU backend for host
     arrays; for CUDA arrays the array's device and its framework's current
@@ -317,6 +333,9 @@ def context_for(array) -> Context:
             context = Context("cpu")
         else:
             context = Context("cuda", device=array.device, stream=key[1])
+            # A framework may destroy a stream its user dropped (CuPy does);
+            # holding its object keeps the stream alive while we use it.
+            context._stream_owner = _arrays.current_stream_object(array)
         contexts[key] = context
         if len(contexts) > _MAX_CONTEXTS_PER_THREAD:
             contexts.popitem(last=False)[1].close()
