@@ -305,14 +305,24 @@ _MAX_CONTEXTS_PER_THREAD = 16
 
 
 # Contexts still open when the interpreter exits are closed first, while the
-# frameworks whose streams they use are still there.
+# frameworks whose streams they use are still there: atexit runs handlers
+# last-registered first, so the handler is registered again after every new
+# CUDA context, i.e. after the framework (imported before its arrays existed)
+# registered its own.
 _open_contexts = weakref.WeakSet()
 
 
-@atexit.register
 def _close_open_contexts():
     for context in list(_open_contexts):
         context.close()
+
+
+def _close_before_the_frameworks():
+    atexit.unregister(_close_open_contexts)
+    atexit.register(_close_open_contexts)
+
+
+atexit.register(_close_open_contexts)
 
 
 def context_for(array) -> Context:
@@ -336,6 +346,7 @@ def context_for(array) -> Context:
             # A framework may destroy a stream its user dropped (CuPy does);
             # holding its object keeps the stream alive while we use it.
             context._stream_owner = _arrays.current_stream_object(array)
+            _close_before_the_frameworks()
         contexts[key] = context
         if len(contexts) > _MAX_CONTEXTS_PER_THREAD:
             contexts.popitem(last=False)[1].close()

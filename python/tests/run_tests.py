@@ -20,4 +20,7 @@ if missing:
 sys.path.insert(0, os.path.dirname(here))  # python/, for the gpuprim package's source
 import pytest  # noqa: E402
 
-sys.exit(pytest.main(["-q", "-p", "no:cacheprovider", "--rootdir", here, here] + sys.argv[1:]))
+# A test that hangs prints every thread's traceback after 240 s instead of
+# dying silently at ctest's timeout.
+sys.exit(pytest.main(["-q", "-p", "no:cacheprovider", "-o", "faulthandler_timeout=240",
+                      "--rootdir", here, here] + sys.argv[1:]))
