@@ -25,7 +25,7 @@ void Context::set_last_error(const char *message) noexcept {
 gpuprim_buffer_t Context::add_buffer(gpuprim_dtype_t dtype, uint64_t count, void *data,
                                      bool owned) {
     Registry &registry = Registry::instance();
-    gpuprim_buffer_t handle = registry.add_buffer(serial);
+    gpuprim_buffer_t handle = registry.add_buffer();
     try {
         buffers_.emplace(handle, Buffer{dtype, count, data, owned});
     } catch (...) {
@@ -48,8 +48,7 @@ Buffer &Context::resolve(gpuprim_buffer_t handle, const char *name) {
     auto found = buffers_.find(handle);
     if (found != buffers_.end()) return found->second;
     // Not ours: the registry tells why (off the fast path).
-    uint64_t owner = 0;
-    switch (Registry::instance().buffer_standing(handle, &owner)) {
+    switch (Registry::instance().buffer_standing(handle)) {
     case BufferStanding::kLive:
         fail(GPUPRIM_ERROR_CONTEXT_MISMATCH,
              "argument '%s' is a buffer of another context; buffers are used only with the "

@@ -40,7 +40,6 @@ public:
     // Set under `mutex` by gpuprim_context_destroy; a call that was waiting
     // for the lock then finds the context gone.
     bool destroyed = false;
-    uint64_t serial = 0;  // its handle's serial, set when registered
     std::unique_ptr<Backend> backend;
 
     void set_last_error(const char *message) noexcept;

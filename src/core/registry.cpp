@@ -57,7 +57,6 @@ gpuprim_context_t Registry::add_context(std::shared_ptr<Context> context) {
         require_serial_left(next_context_serial_, "context");
         serial = next_context_serial_++;  // a serial lost to a failure below is never reused either
     }
-    context->serial = serial;  // not yet visible to any other thread
     ContextShard &shard = shard_of(serial);
     std::lock_guard<std::mutex> lock(shard.mutex);
     shard.contexts.emplace(serial, std::move(context));  // throws bad_alloc before any change
@@ -85,11 +84,11 @@ std::shared_ptr<Context> Registry::remove_context(gpuprim_context_t handle) noex
     return context;
 }
 
-gpuprim_buffer_t Registry::add_buffer(uint64_t owner) {
+gpuprim_buffer_t Registry::add_buffer() {
     std::lock_guard<std::mutex> lock(buffers_mutex_);
     uint64_t serial = next_buffer_serial_;
     require_serial_left(serial, "buffer");
-    buffer_owners_.emplace(serial, owner);  // throws bad_alloc before any change
+    live_buffers_.insert(serial);  // throws bad_alloc before any change
     ++next_buffer_serial_;
     return reinterpret_cast<gpuprim_buffer_t>(encode(kBufferTag, serial));
 }
@@ -97,18 +96,14 @@ gpuprim_buffer_t Registry::add_buffer(uint64_t owner) {
 void Registry::remove_buffer(gpuprim_buffer_t handle) noexcept {
     uint64_t serial = buffer_serial(handle);
     std::lock_guard<std::mutex> lock(buffers_mutex_);
-    buffer_owners_.erase(serial);
+    live_buffers_.erase(serial);
 }
 
-BufferStanding Registry::buffer_standing(gpuprim_buffer_t handle, uint64_t *owner) const {
+BufferStanding Registry::buffer_standing(gpuprim_buffer_t handle) const {
     uint64_t serial = buffer_serial(handle);
     if (serial == 0) return BufferStanding::kNeverIssued;
     std::lock_guard<std::mutex> lock(buffers_mutex_);
-    auto found = buffer_owners_.find(serial);
-    if (found != buffer_owners_.end()) {
-        *owner = found->second;
-        return BufferStanding::kLive;
-    }
+    if (live_buffers_.count(serial)) return BufferStanding::kLive;
     return serial < next_buffer_serial_ ? BufferStanding::kGone : BufferStanding::kNeverIssued;
 }
 

@@ -16,6 +16,7 @@
 #include <memory>
 #include <mutex>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace gpuprim {
 
@@ -24,9 +25,9 @@ class Context;
 // What a buffer serial is to the registry, for telling apart the reasons a
 // context does not know a buffer handle.
 enum class BufferStanding {
-    kLive,             // live, made by the context named by `owner`
-    kGone,             // issued once, since destroyed (alone or with its context)
-    kNeverIssued,      // not a buffer handle at all
+    kLive,         // live (so, to a context whose table lacks it, another context's)
+    kGone,         // issued once, since destroyed (alone or with its context)
+    kNeverIssued,  // not a buffer handle at all
 };
 
 class Registry {
@@ -42,12 +43,10 @@ public:
     // Returns it (null when the handle is not a live context).
     std::shared_ptr<Context> remove_context(gpuprim_context_t handle) noexcept;
 
-    // Issues a buffer handle owned by context `owner` (a context serial).
-    // Throws OUT_OF_MEMORY; then nothing changed.
-    gpuprim_buffer_t add_buffer(uint64_t owner);
+    // Issues a buffer handle. Throws OUT_OF_MEMORY; then nothing changed.
+    gpuprim_buffer_t add_buffer();
     void remove_buffer(gpuprim_buffer_t handle) noexcept;
-    // owner receives the owning context's serial when kLive.
-    BufferStanding buffer_standing(gpuprim_buffer_t handle, uint64_t *owner) const;
+    BufferStanding buffer_standing(gpuprim_buffer_t handle) const;
 
     static uint64_t context_serial(gpuprim_context_t handle);
     static uint64_t buffer_serial(gpuprim_buffer_t handle);
@@ -73,7 +72,7 @@ private:
     // Buffers are looked up here only on create, destroy and the error path;
     // the fast path is the owning context's own table.
     mutable std::mutex buffers_mutex_;
-    std::unordered_map<uint64_t, uint64_t> buffer_owners_;  // buffer serial -> context serial
+    std::unordered_set<uint64_t> live_buffers_;  // serials
     uint64_t next_buffer_serial_ = 1;
 };
 
