@@ -18,6 +18,8 @@ arrays on the GPU (copying them there and back). Errors raise GpuprimError
 subclasses that are also ValueError, TypeError, MemoryError or RuntimeError,
 carrying the library's message.
 """
+from typing import Any, Optional, Tuple, TypeVar, Union
+
 from . import _arrays
 from ._core import Context, context_for
 from ._lib import (LIBRARY_PATH, DeviceError, DtypeError, GpuprimError, InvalidArgumentError,
@@ -29,18 +31,24 @@ __all__ = ["sort", "sort_by_key", "argsort", "cumsum", "scan", "sum", "min", "ma
 
 __version__ = "0.2.0"
 
+# A numpy array, a PyTorch tensor or a CuPy array; results are of its kind.
+Array = TypeVar("Array")
+Values = TypeVar("Values")
+
 
 def library_version() -> str:
     """The version of the libgpuprim this package runs on ("0.2.0")."""
     return _LIB.gpuprim_version_string().decode()
 
 
-def _described(x, what="x"):
+def _described(x: Any, what: str = "x") -> Tuple[Context, Any]:
     array = _arrays.describe(x, what)
     return context_for(array), array
 
 
-def sort(x, *, descending=False, values=None, out=None, values_out=None):
+def sort(x: Array, *, descending: bool = False, values: Optional[Values] = None,
+         out: Optional[Array] = None,
+         values_out: Optional[Values] = None) -> Union[Array, Tuple[Array, Values]]:
     """Stable sort of the 1-D array x, ascending (or descending). With
     ``values`` (an array of any supported dtype and x's size), returns
     ``(sorted_keys, values_moved_with_them)``. ``out``/``values_out`` receive
@@ -51,12 +59,13 @@ def sort(x, *, descending=False, values=None, out=None, values_out=None):
                         values_out=values_out)
 
 
-def sort_by_key(keys, values, *, descending=False):
+def sort_by_key(keys: Array, values: Values, *,
+                descending: bool = False) -> Tuple[Array, Values]:
     """Sort (keys, values) pairs by key, stably; returns new (keys, values)."""
     return sort(keys, values=values, descending=descending)
 
 
-def argsort(x, *, descending=False, dtype="int64"):
+def argsort(x: Array, *, descending: bool = False, dtype: str = "int64") -> Array:
     """The stable permutation that sorts x: ``x[argsort(x)]`` is ``sort(x)``.
     Indices are int64 by default (numpy's and torch's index type); int32,
     uint32 and uint64 are accepted."""
@@ -64,21 +73,22 @@ def argsort(x, *, descending=False, dtype="int64"):
     return context.argsort(array, descending=descending, dtype=dtype)
 
 
-def scan(x, op="sum", *, exclusive=False, out=None):
+def scan(x: Array, op: str = "sum", *, exclusive: bool = False,
+         out: Optional[Array] = None) -> Array:
     """Prefix scan of the 1-D array x with op "sum", "min" or "max",
     inclusive (default) or exclusive; ``out`` may be x (in place)."""
     context, array = _described(x)
     return context.scan(array, op, exclusive=exclusive, out=out)
 
 
-def cumsum(x, *, exclusive=False, out=None):
+def cumsum(x: Array, *, exclusive: bool = False, out: Optional[Array] = None) -> Array:
     """Inclusive (or exclusive) prefix sum, like numpy.cumsum / torch.cumsum
     on a 1-D array, but in x's own dtype (integers wrap like C)."""
     context, array = _described(x)
     return context.scan(array, "sum", exclusive=exclusive, out=out)
 
 
-def sum(x):
+def sum(x: Array) -> Any:
     """Sum of all elements of x (any shape, contiguous). Integers wrap; float
     sums are deterministic. A numpy scalar for numpy input; a 0-d tensor /
     array of the input's kind otherwise (on the GPU: no synchronization)."""
@@ -86,21 +96,21 @@ def sum(x):
     return context.sum(array)
 
 
-def min(x):
+def min(x: Array) -> Any:
     """Smallest element of x (IEEE 754-2019 minimum for floats: NaN wins,
     -0.0 < +0.0). The identity (the dtype's largest value, +inf) when empty."""
     context, array = _described(x)
     return context.min(array)
 
 
-def max(x):
+def max(x: Array) -> Any:
     """Largest element of x (IEEE 754-2019 maximum for floats: NaN wins,
     -0.0 < +0.0). The identity (the dtype's smallest value, -inf) when empty."""
     context, array = _described(x)
     return context.max(array)
 
 
-def dot(a, b):
+def dot(a: Array, b: Array) -> Any:
     """Sum of a[i] * b[i] over two arrays of the same dtype and size (fused
     multiply-add for floats, deterministic)."""
     context, array = _described(a, "a")
