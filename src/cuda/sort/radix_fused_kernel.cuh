@@ -4,9 +4,8 @@
 #pragma once
 
 #include "core/key_transform.h"
-#include "cuda/block/block_radix_rank.cuh"
-#include "cuda/sort/radix_onesweep_kernel.cuh"
 #include "cuda/sort/radix_plan.cuh"
+#include "cuda/sort/radix_tile.cuh"
 #include "cuda/util/ptx.cuh"
 
 #include <cooperative_groups.h>
@@ -48,7 +47,8 @@ __global__ void __launch_bounds__(Shape::kThreads) radix_fused_kernel(const Fuse
     constexpr bool kHasValues = kValueBytes != 0;
     using V = RadixValue<kValueBytes>;
     using Storage = FusedStorage<K, V, Shape, kHasValues>;
-    using Rank = typename OnesweepStorage<K, V, Shape, kHasValues>::Rank;
+    using Tile = RadixTile<K, V, Shape, kHasValues>;
+    using Rank = typename Tile::Rank;
     constexpr int kThreads = Shape::kThreads;
     constexpr int kItems = Shape::kItems;
     constexpr uint32_t kTile = Shape::kTile;
@@ -158,12 +158,7 @@ __global__ void __launch_bounds__(Shape::kThreads) radix_fused_kernel(const Fuse
         constexpr LookbackCodes codes{1, 2};
 
         if constexpr (kHasValues) {
-#pragma unroll
-            for (int i = 0; i < kItems; ++i) {
-                const uint32_t position = warp_first + i * 32;
-                if (full || position < tile_keys)
-                    copy_to_shared_async(&t.staged_values[position], value_source + position);
-            }
+            Tile::stage_values(t, value_source, warp_first, full, tile_keys);
             cp_async_commit();
         }
         if (!keys_loaded) {
@@ -177,18 +172,12 @@ __global__ void __launch_bounds__(Shape::kThreads) radix_fused_kernel(const Fuse
 
         uint32_t ranks[kItems];
         uint32_t digit_count = 0, digit_exclusive = 0;
-        Rank::rank(
-            t.rank, [&](int i) { return digit_of(keys[i], shift); }, ranks, digit_count, digit_exclusive,
-            [&](uint32_t count) {
-                if (tile > 0) store_relaxed(tile_lookback + threadIdx.x, (codes.aggregate << 30) | count);
-            });
-#pragma unroll
-        for (int i = 0; i < kItems; ++i) t.exchange.keys[ranks[i]] = keys[i];
+        Tile::rank_keys(t, keys, shift, ranks, digit_count, digit_exclusive, [&](uint32_t count) {
+            if (tile > 0) store_relaxed(tile_lookback + threadIdx.x, (codes.aggregate << 30) | count);
+        });
         if (threadIdx.x < kDigits) {
             const uint32_t digit = threadIdx.x;
-            const uint32_t before =
-                tile > 0 ? lookback_exclusive<Shape::kLookbackWindow>(lookback, tile, digit, codes) : 0u;
-            store_relaxed(tile_lookback + digit, (codes.inclusive << 30) | (before + digit_count));
+            const uint32_t before = Tile::digit_prefix(lookback, tile_lookback, tile, digit, digit_count, codes);
             t.global_base[digit] = uint64_t(s.digit_offset[p][digit]) + before - digit_exclusive;
         }
         __syncthreads();
@@ -208,17 +197,9 @@ __global__ void __launch_bounds__(Shape::kThreads) radix_fused_kernel(const Fuse
         if constexpr (kHasValues) {
             cp_async_wait<0>();
             V values[kItems];
-#pragma unroll
-            for (int i = 0; i < kItems; ++i) {
-                const uint32_t position = warp_first + i * 32;
-                values[i] = (full || position < tile_keys) ? t.staged_values[position] : V(0);
-            }
+            read_warp_slots(values, t.staged_values, warp_first, full, tile_keys);
             __syncthreads();
-#pragma unroll
-            for (int i = 0; i < kItems; ++i) {
-                const uint32_t position = warp_first + i * 32;
-                if (full || position < tile_keys) t.exchange.values[ranks[i]] = values[i];
-            }
+            Tile::exchange_values(t, values, ranks, warp_first, full, tile_keys);
             __syncthreads();
 #pragma unroll
             for (int i = 0; i < kItems; ++i) {

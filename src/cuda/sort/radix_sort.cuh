@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // LSD radix sort of large inputs, Onesweep style (Adinets & Merrill 2022).
-// The host drivers (templates); the kernels are in radix_*_kernel.cuh, the
+// The host drivers (templates); the kernels are in radix_*_kernel.cuh (the two
+// pass kernels share the tile agent of radix_tile.cuh), the
 // pass plan in radix_plan.cuh; radix_sort.cu instantiates them by size.
 //
 // Per call:
