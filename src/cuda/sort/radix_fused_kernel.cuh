@@ -182,18 +182,11 @@ __global__ void __launch_bounds__(Shape::kThreads) radix_fused_kernel(const Fuse
         }
         __syncthreads();
 
-        uint32_t out_digits[kHasValues ? (kItems + 3) / 4 : 1] = {};
-#pragma unroll
-        for (int i = 0; i < kItems; ++i) {
-            const uint32_t position = threadIdx.x + i * kThreads;
-            if (full || position < tile_keys) {
-                const K key = t.exchange.keys[position];
-                const uint32_t digit = digit_of(key, shift);
-                key_destination[t.global_base[digit] + position] =
-                    pass.transform_out ? from_radix_key<K>(key, args.kind, args.descending) : key;
-                if constexpr (kHasValues) out_digits[i / 4] |= digit << (8 * (i % 4));
-            }
-        }
+        uint32_t out_digits[Tile::kDigitWords] = {};
+        Tile::scatter_keys(t, shift, full, tile_keys, out_digits, [&](uint32_t position, K key, uint32_t digit) {
+            key_destination[t.global_base[digit] + position] =
+                pass.transform_out ? from_radix_key<K>(key, args.kind, args.descending) : key;
+        });
         if constexpr (kHasValues) {
             cp_async_wait<0>();
             V values[kItems];
@@ -201,13 +194,9 @@ __global__ void __launch_bounds__(Shape::kThreads) radix_fused_kernel(const Fuse
             __syncthreads();
             Tile::exchange_values(t, values, ranks, warp_first, full, tile_keys);
             __syncthreads();
-#pragma unroll
-            for (int i = 0; i < kItems; ++i) {
-                const uint32_t position = threadIdx.x + i * kThreads;
-                if (full || position < tile_keys)
-                    value_destination[t.global_base[(out_digits[i / 4] >> (8 * (i % 4))) & 0xffu] + position] =
-                        t.exchange.values[position];
-            }
+            Tile::scatter_values(full, tile_keys, out_digits, [&](uint32_t position, uint32_t digit) {
+                value_destination[t.global_base[digit] + position] = t.exchange.values[position];
+            });
         }
         if (!pass.transform_out) grid.sync();  // the next pass reads what every tile wrote
         __syncthreads();

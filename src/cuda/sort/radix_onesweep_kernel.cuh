@@ -279,31 +279,22 @@ __global__ void __launch_bounds__(Shape::kThreads, Shape::kMinBlocks)
                 prefetch_keys(tile);  // each thread overwrites only the keys it has read
             }
 
-            // Digits of the keys this thread stores, four to a register, for the values.
-            [[maybe_unused]] uint32_t out_digits[kHasValues ? (kItems + 3) / 4 : 1] = {};
+            [[maybe_unused]] uint32_t out_digits[Tile::kDigitWords] = {};
             auto scatter_keys = [&](auto transform_tag, auto split_tag) {
                 constexpr bool transform = decltype(transform_tag)::value;
                 constexpr bool split = decltype(split_tag)::value;
-#pragma unroll
-                for (int i = 0; i < kItems; ++i) {
-                    const uint32_t position = threadIdx.x + i * kThreads;
-                    if (full || position < tile_keys) {
-                        const K key = s.exchange.keys[position];
-                        const uint32_t digit = digit_of(key, shift);
-                        if constexpr (split) {
-                            const uint32_t high = uint32_t(uint64_t(key) >> 32);
-                            *reinterpret_cast<uint32_t *>(s.key_address[digit] + uint64_t(position) * 4) =
-                                transform ? from_radix_key<uint32_t>(high, args.kind, args.descending) : high;
-                            *reinterpret_cast<uint32_t *>(s.value_address[digit] + uint64_t(position) * 4) =
-                                uint32_t(key);
-                        } else {
-                            K *address =
-                                reinterpret_cast<K *>(s.key_address[digit] + uint64_t(position) * sizeof(K));
-                            *address = transform ? from_radix_key<K>(key, args.kind, args.descending) : key;
-                        }
-                        if constexpr (kHasValues) out_digits[i / 4] |= digit << (8 * (i % 4));
+                Tile::scatter_keys(s, shift, full, tile_keys, out_digits, [&](uint32_t position, K key, uint32_t digit) {
+                    if constexpr (split) {
+                        const uint32_t high = uint32_t(uint64_t(key) >> 32);
+                        *reinterpret_cast<uint32_t *>(s.key_address[digit] + uint64_t(position) * 4) =
+                            transform ? from_radix_key<uint32_t>(high, args.kind, args.descending) : high;
+                        *reinterpret_cast<uint32_t *>(s.value_address[digit] + uint64_t(position) * 4) =
+                            uint32_t(key);
+                    } else {
+                        K *address = reinterpret_cast<K *>(s.key_address[digit] + uint64_t(position) * sizeof(K));
+                        *address = transform ? from_radix_key<K>(key, args.kind, args.descending) : key;
                     }
-                }
+                });
             };
             if constexpr (kPacked) {
                 // The last pass writes the output, a split buffer (see above).
@@ -335,15 +326,10 @@ __global__ void __launch_bounds__(Shape::kThreads, Shape::kMinBlocks)
                     Tile::exchange_values(s, values, ranks, warp_first, full, tile_keys);
                 }
                 __syncthreads();
-#pragma unroll
-                for (int i = 0; i < kItems; ++i) {
-                    const uint32_t position = threadIdx.x + i * kThreads;
-                    if (full || position < tile_keys) {
-                        const uint32_t digit = (out_digits[i / 4] >> (8 * (i % 4))) & 0xffu;
-                        V *address = reinterpret_cast<V *>(s.value_address[digit] + uint64_t(position) * sizeof(V));
-                        *address = s.exchange.values[position];
-                    }
-                }
+                Tile::scatter_values(full, tile_keys, out_digits, [&](uint32_t position, uint32_t digit) {
+                    V *address = reinterpret_cast<V *>(s.value_address[digit] + uint64_t(position) * sizeof(V));
+                    *address = s.exchange.values[position];
+                });
             }
         };
         if (tile_keys == kTile) process(std::true_type{});

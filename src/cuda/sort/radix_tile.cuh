@@ -80,7 +80,10 @@ template <typename K, typename V, typename Shape, bool kHasValues, bool kPacked 
 struct RadixTile {
     using Storage = OnesweepStorage<K, V, Shape, kHasValues, kPacked>;
     using Rank = typename Storage::Rank;
+    static constexpr int kThreads = Shape::kThreads;
     static constexpr int kItems = Shape::kItems;
+    // Digits of the keys a thread stores, four to a register, for the values.
+    static constexpr int kDigitWords = kHasValues ? (kItems + 3) / 4 : 1;
 
     // Copies the values at the positions this thread ranks (its warp's slots)
     // to s.staged_values, asynchronously (the caller commits the group).
@@ -127,6 +130,36 @@ struct RadixTile {
         for (int i = 0; i < kItems; ++i) {
             const uint32_t position = warp_first + i * 32;
             if (full || position < tile_keys) s.exchange.values[ranks[i]] = values[i];
+        }
+    }
+
+    // The keys of s.exchange.keys (digit order) this thread stores, at
+    // positions threadIdx.x + i * kThreads: store(position, key, digit) for
+    // each key of the tile, its digit kept in out_digits for the values.
+    template <typename Store>
+    __device__ __forceinline__ static void scatter_keys(const Storage &s, int shift, bool full, uint32_t tile_keys,
+                                                        uint32_t (&out_digits)[kDigitWords], Store &&store) {
+#pragma unroll
+        for (int i = 0; i < kItems; ++i) {
+            const uint32_t position = threadIdx.x + i * kThreads;
+            if (full || position < tile_keys) {
+                const K key = s.exchange.keys[position];
+                const uint32_t digit = digit_of(key, shift);
+                store(position, key, digit);
+                if constexpr (kHasValues) out_digits[i / 4] |= digit << (8 * (i % 4));
+            }
+        }
+    }
+
+    // The values at the positions scatter_keys stored, with the same digits:
+    // store(position, digit) for each (the value is s.exchange.values[position]).
+    template <typename Store>
+    __device__ __forceinline__ static void scatter_values(bool full, uint32_t tile_keys,
+                                                          const uint32_t (&out_digits)[kDigitWords], Store &&store) {
+#pragma unroll
+        for (int i = 0; i < kItems; ++i) {
+            const uint32_t position = threadIdx.x + i * kThreads;
+            if (full || position < tile_keys) store(position, (out_digits[i / 4] >> (8 * (i % 4))) & 0xffu);
         }
     }
 };
