@@ -177,7 +177,9 @@ __global__ void __launch_bounds__(Shape::kThreads) radix_fused_kernel(const Fuse
         });
         if (threadIdx.x < kDigits) {
             const uint32_t digit = threadIdx.x;
-            const uint32_t before = Tile::digit_prefix(lookback, tile_lookback, tile, digit, digit_count, codes);
+            const uint32_t before =
+                tile > 0 ? lookback_exclusive<Shape::kLookbackWindow>(lookback, tile, digit, codes) : 0u;
+            store_relaxed(tile_lookback + digit, (codes.inclusive << 30) | (before + digit_count));
             t.global_base[digit] = uint64_t(s.digit_offset[p][digit]) + before - digit_exclusive;
         }
         __syncthreads();

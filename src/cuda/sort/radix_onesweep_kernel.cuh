@@ -251,7 +251,9 @@ __global__ void __launch_bounds__(Shape::kThreads, Shape::kMinBlocks)
                 const uint64_t base_in = args.base_in[digit];
                 [[maybe_unused]] uint64_t stats = 0;
                 const uint32_t before =
-                    Tile::digit_prefix(args.lookback, tile_lookback, tile, digit, digit_count, codes, &stats);
+                    tile > 0 ? lookback_exclusive<Shape::kLookbackWindow>(args.lookback, tile, digit, codes, &stats)
+                             : 0u;
+                store_relaxed(tile_lookback + digit, (codes.inclusive << 30) | (before + digit_count));
                 GPUPRIM_SORT_TRACE_AT(args, tile, 6, global_timer_ns());
                 GPUPRIM_SORT_TRACE_AT(args, tile, 7, stats);
                 const uint64_t base = base_in + before;

@@ -2,10 +2,11 @@
 // The radix tile agent: the shared memory of one tile and the steps of a
 // pass over it that the Onesweep pass kernel (radix_onesweep_kernel.cuh) and
 // the fused kernel (radix_fused_kernel.cuh) share: staging values, ranking
-// keys into the exchange buffer, the per-digit decoupled look-back, placing
-// values at their ranks. The kernels keep what differs: where tiles come
-// from (tickets and portions, or one tile per block), how keys are loaded
-// and how the exchanged keys and values reach global memory.
+// keys into the exchange buffer, the per-digit decoupled look-back
+// (lookback_exclusive), placing values at their ranks, the scatter of keys
+// and values. The kernels keep what differs: where tiles come from (tickets
+// and portions, or one tile per block), how keys are loaded, and where the
+// scattered keys and values go (byte addresses per digit, or indexes).
 #pragma once
 
 #include "core/backend.h"
@@ -107,18 +108,6 @@ struct RadixTile {
             s.rank, [&](int i) { return digit_of(keys[i], shift); }, ranks, digit_count, digit_exclusive, publish);
 #pragma unroll
         for (int i = 0; i < kItems; ++i) s.exchange.keys[ranks[i]] = keys[i];
-    }
-
-    // Thread `digit`: the count of its digit in the tiles before `tile`
-    // (look-back over lookback), after publishing the tile's inclusive count
-    // in tile_lookback. stats: see lookback_exclusive.
-    __device__ __forceinline__ static uint32_t digit_prefix(const uint32_t *lookback, uint32_t *tile_lookback,
-                                                            uint32_t tile, uint32_t digit, uint32_t digit_count,
-                                                            LookbackCodes codes, uint64_t *stats = nullptr) {
-        const uint32_t before =
-            tile > 0 ? lookback_exclusive<Shape::kLookbackWindow>(lookback, tile, digit, codes, stats) : 0u;
-        store_relaxed(tile_lookback + digit, (codes.inclusive << 30) | (before + digit_count));
-        return before;
     }
 
     // Places the values of this thread's slots at their ranks in
