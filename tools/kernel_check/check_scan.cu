@@ -94,10 +94,10 @@ static void run_scan(int op, bool exclusive, const T *in, T *out, uint64_t n, Sc
         run_scan<T, ScanTuningSm90<int(sizeof(T))>>(op, exclusive, in, out, n, path, trace);
     } else {
         using S = SumType<T>;
-        if (op == 0) scan_detail::launch_scan<S, SumOp<S>, Tuning>(H.env, exclusive, (const S *)in, (S *)out, n, path, trace);
+        if (op == 0) scan_detail::launch_scan_with<S, SumOp<S>, Tuning>(H.env, exclusive, (const S *)in, (S *)out, n, {path, trace});
         if constexpr (!SumOnly) {
-            if (op == 1) scan_detail::launch_scan<T, MinOp<T>, Tuning>(H.env, exclusive, in, out, n, path, trace);
-            if (op == 2) scan_detail::launch_scan<T, MaxOp<T>, Tuning>(H.env, exclusive, in, out, n, path, trace);
+            if (op == 1) scan_detail::launch_scan_with<T, MinOp<T>, Tuning>(H.env, exclusive, in, out, n, {path, trace});
+            if (op == 2) scan_detail::launch_scan_with<T, MaxOp<T>, Tuning>(H.env, exclusive, in, out, n, {path, trace});
         }
     }
 }
@@ -611,7 +611,7 @@ template <typename T, typename Tuning, typename Op = SumOp<T>>
 static float time_tuning(uint64_t n, ScanPath path = ScanPath::Auto) {
     return time_us([&](int i) {
         const int c = i % g_pool.copies;
-        scan_detail::launch_scan<T, Op, Tuning>(H.env, false, (const T *)g_pool.in[c], (T *)g_pool.out[c], n, path);
+        scan_detail::launch_scan_with<T, Op, Tuning>(H.env, false, (const T *)g_pool.in[c], (T *)g_pool.out[c], n, {path});
     });
 }
 
@@ -821,8 +821,7 @@ static void mid_row(const char *name) {
             using Tuning = decltype(tuning_tag);
             return time_batched_us([&](int i) {
                 const int c = i % g_pool.copies;
-                scan_detail::launch_scan<T, SumOp<T>, Tuning>(H.env, false, (const T *)g_pool.in[c], (T *)g_pool.out[c], n,
-                                                              ScanPath::Auto);
+                scan_detail::launch_scan<T, SumOp<T>, Tuning>(H.env, false, (const T *)g_pool.in[c], (T *)g_pool.out[c], n);
             }, 50);
         };
         const float cub = time_cub<T>(n, 50);
@@ -853,7 +852,7 @@ static void timings() {
         auto launch = [&](ScanPath p) {
             return [&, p](int i) {
                 const int c = i % g_pool.copies;
-                scan_detail::launch_scan<uint32_t, SumOp<uint32_t>, Tu>(H.env, false, (const uint32_t *)g_pool.in[c], (uint32_t *)g_pool.out[c], n, p);
+                scan_detail::launch_scan_with<uint32_t, SumOp<uint32_t>, Tu>(H.env, false, (const uint32_t *)g_pool.in[c], (uint32_t *)g_pool.out[c], n, {p});
             };
         };
         std::printf("  n=%-6llu single %.2f / %.2f   look-back %.2f / %.2f\n", (unsigned long long)n,

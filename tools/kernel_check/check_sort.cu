@@ -75,19 +75,19 @@ void run_sort(TestEnv &t, const SortRequest &request, Path path, uint64_t portio
             if (!rd::fused_sort<K, VB, typename gc::OnesweepFusedShape<sizeof(K), VB>::type>(t.env, request))
                 gpuprim::fail(GPUPRIM_ERROR_INTERNAL, "fused path refused");
         } else if (path == kAlt)
-            rd::onesweep_sort<K, VB, AltShape>(t.env, request, tuning, portion_limit);
+            rd::onesweep_sort_with<K, VB, AltShape>(t.env, request, tuning, {portion_limit});
         else if (path == kMedium)
-            rd::onesweep_sort<K, VB, typename gc::OnesweepMediumShape<sizeof(K), VB>::type>(t.env, request, tuning,
-                                                                                           portion_limit);
+            rd::onesweep_sort_with<K, VB, typename gc::OnesweepMediumShape<sizeof(K), VB>::type>(t.env, request, tuning,
+                                                                                           {portion_limit});
         else if constexpr (sizeof(K) == 4 && VB == 4) {  // as the library: packed when the placements agree
             if (rd::placed_alike(request))
-                rd::onesweep_sort<K, 4, gc::OnesweepPackedPairShape, true>(t.env, request, tuning, portion_limit);
+                rd::onesweep_sort_with<K, 4, gc::OnesweepPackedPairShape, true>(t.env, request, tuning, {portion_limit});
             else
-                rd::onesweep_sort<K, 4, typename gc::OnesweepLargeShape<4, 4>::type>(t.env, request, tuning,
-                                                                                     portion_limit);
+                rd::onesweep_sort_with<K, 4, typename gc::OnesweepLargeShape<4, 4>::type>(t.env, request, tuning,
+                                                                                     {portion_limit});
         } else
-            rd::onesweep_sort<K, VB, typename gc::OnesweepLargeShape<sizeof(K), VB>::type>(t.env, request, tuning,
-                                                                                          portion_limit);
+            rd::onesweep_sort_with<K, VB, typename gc::OnesweepLargeShape<sizeof(K), VB>::type>(t.env, request, tuning,
+                                                                                          {portion_limit});
     };
     auto by_value = [&](auto key_tag) {
         switch (request.value_bytes) {
@@ -481,7 +481,7 @@ void breakdown(TestEnv &t, const char *name, uint64_t n) {
         ms[k] = median_ms(t.env.stream, 15, [&](int copy) {
             request.keys_in = keys_in[copy];
             request.values_in = values_in[copy];
-            rd::onesweep_sort<K, VB, Shape>(t.env, request, tuning, rd::kMaxPortionKeys, passes[k]);
+            rd::onesweep_sort_with<K, VB, Shape>(t.env, request, tuning, {rd::kMaxPortionKeys, passes[k]});
         });
     std::printf("breakdown %-20s histogram %8.1f us, first pass %8.1f us, all %8.1f us (%d passes, %.1f us/pass)\n",
                 name, ms[0] * 1e3, (ms[1] - ms[0]) * 1e3, ms[2] * 1e3, int(sizeof(K)), (ms[2] - ms[0]) * 1e3 / sizeof(K));
@@ -513,7 +513,7 @@ void trace_large(TestEnv &t, const char *name, uint64_t n) {
     unsigned long long *d = static_cast<unsigned long long *>(device_alloc(words * 8));
     for (int r = 0; r < 3; ++r) {  // the last run's stamps are kept
         CK(cudaMemsetAsync(d, 0, words * 8, t.env.stream));
-        rd::onesweep_sort<K, VB, Shape>(t.env, request, tuning, rd::kMaxPortionKeys, rd::kMaxPasses, d);
+        rd::onesweep_sort_with<K, VB, Shape>(t.env, request, tuning, {rd::kMaxPortionKeys, rd::kMaxPasses, d});
     }
     CK(cudaStreamSynchronize(t.env.stream));
     std::vector<unsigned long long> h(words);

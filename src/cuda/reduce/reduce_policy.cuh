@@ -39,14 +39,30 @@ struct ReduceTuning {
     uint64_t single_block_max_bytes;
 };
 
+// Hopper (sm_90), measured on H100 (docs/tuning/reduce.md): 4 blocks/SM. 8
+// (as many as fit: 5 for the float MIN/MAX and dot kernels) was within 1% at
+// 2^16-2^26 and 1-2% slower at 2^28-2^30. One block beats the ticket round
+// trip up to 64 KiB.
+struct ReduceTuningSm90 {
+    static ReduceTuning tuning() { return {4, 65536}; }
+};
+
+// Ampere/Ada (sm_80 code): same shape (2048 threads/SM, 64K registers); not
+// measured here.
+struct ReduceTuningSm80 {
+    static ReduceTuning tuning() { return {4, 65536}; }
+};
+
+// Newer than Hopper: Hopper's until measured.
+using ReduceTuningNewer = ReduceTuningSm90;
+
+// The one place the architecture picks the reduce's tuning (compute
+// capability major*10+minor; contexts on GPUs before sm_80 are refused at
+// creation, cuda_backend.cpp).
 inline ReduceTuning reduce_tuning(int compute_capability) {
-    // H100 (docs/tuning/reduce.md): 4 blocks/SM. 8 (as many as fit: 5 for the
-    // float MIN/MAX and dot kernels) was within 1% at 2^16-2^26 and 1-2%
-    // slower at 2^28-2^30. One block beats the ticket round trip up to 64 KiB.
-    if (compute_capability >= 90) return {4, 65536};
-    // Ampere/Ada: same shape (2048 threads/SM, 64K registers); not measured here.
-    if (compute_capability >= 80) return {4, 65536};
-    return {4, 32768};
+    if (compute_capability >= 100) return ReduceTuningNewer::tuning();
+    if (compute_capability >= 90) return ReduceTuningSm90::tuning();
+    return ReduceTuningSm80::tuning();
 }
 
 }  // namespace gpuprim::cuda

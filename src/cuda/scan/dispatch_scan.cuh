@@ -18,18 +18,27 @@
 namespace gpuprim::cuda {
 namespace scan_detail {
 
+// What the kernel checkers (tools/kernel_check) may ask of the driver beyond
+// the library's calls: a forced path, per-tile trace stamps
+// (GPUPRIM_SCAN_TRACE builds). The library passes the defaults.
 enum class ScanPath { Auto, SingleBlock, Lookback };
+struct ScanHooks {
+    ScanPath path = ScanPath::Auto;
+    unsigned long long *trace = nullptr;
+};
 
 // Counter words used in env.zeroed_counters (cuda/util/counters.h): [0,1]
 // ticket + cleared watermark (one 64-bit word), [2] blocks finished.
 constexpr uint32_t kTicketWord = ScanCounterWords::kTicket;
 constexpr uint32_t kDoneWord = ScanCounterWords::kDone;
 
-// Config: the operator's configuration (ScanConfigFor), or the tuning's
-// MidConfig for inputs too small to pipeline.
+// launch_scan (below) with the checkers' hooks. Config: the operator's
+// configuration (ScanConfigFor), or the tuning's MidConfig for inputs too
+// small to pipeline.
 template <typename T, typename Op, typename Tuning, typename Config = typename ScanConfigFor<Tuning, Op>::type>
-void launch_scan(const DeviceEnv &env, bool exclusive, const T *input, T *output, uint64_t count,
-                 ScanPath path = ScanPath::Auto, unsigned long long *trace = nullptr) {
+void launch_scan_with(const DeviceEnv &env, bool exclusive, const T *input, T *output, uint64_t count,
+                      const ScanHooks &hooks) {
+    const ScanPath path = hooks.path;
     using Block = BlockVectorScan<T, Op, Config::kThreads, Config::kVectors>;
     if (count == 0) return;
 
@@ -72,7 +81,7 @@ void launch_scan(const DeviceEnv &env, bool exclusive, const T *input, T *output
                                                             : Tuning::kPipelineMinTilesPerBlock))) {
             using Mid = typename Tuning::MidConfig;
             static_assert(Mid::kStages == 1, "the mid-size configuration runs one tile per block");
-            launch_scan<T, Op, Tuning, Mid>(env, exclusive, input, output, count, ScanPath::Auto, trace);
+            launch_scan_with<T, Op, Tuning, Mid>(env, exclusive, input, output, count, ScanHooks{ScanPath::Auto, hooks.trace});
             return;
         }
     }
@@ -92,7 +101,7 @@ void launch_scan(const DeviceEnv &env, bool exclusive, const T *input, T *output
     static_assert(Tuning::kClearChunk % kLookbackGroupTiles == 0, "a group's slot is cleared with its tiles");
     p.status_slots = env.workspace->reserve(status_slot_count(tiles, ScanOpTraits<T, Op>::kOrdered) *
                                             TileStatus<T>::kSlotBytes);
-    p.trace = trace;
+    p.trace = hooks.trace;
 
     if constexpr (Config::kStages == 1) {
         scan_tile_per_block_kernel<T, Op, Config>
@@ -103,6 +112,13 @@ void launch_scan(const DeviceEnv &env, bool exclusive, const T *input, T *output
             <<<static_cast<unsigned>(pipelined_grid), Config::kThreads, kStageBytes, env.stream>>>(p);
     }
     check_launch("scan (look-back) launch");
+}
+
+// Scans count elements of input into output with Tuning's configuration
+// for Op.
+template <typename T, typename Op, typename Tuning>
+void launch_scan(const DeviceEnv &env, bool exclusive, const T *input, T *output, uint64_t count) {
+    launch_scan_with<T, Op, Tuning>(env, exclusive, input, output, count, ScanHooks{});
 }
 
 // Integer SUM is the same bits for signed and unsigned, so it is compiled

@@ -152,10 +152,16 @@ struct ScanTuningSm80 {
     static constexpr uint32_t kPollNs = 64;
 };
 
-// Calls f(Tuning{}) with the tuning for compute capability cc (major*10+minor).
+// Newer than Hopper: Hopper's until measured (the same instantiations).
+template <int kElementBytes>
+using ScanTuningNewer = ScanTuningSm90<kElementBytes>;
+
+// The one place the architecture picks the scan's tuning: calls f(Tuning{})
+// with the tuning for compute capability cc (major*10+minor).
 template <int kElementBytes, typename F>
 void with_scan_tuning(int compute_capability, F &&f) {
-    if (compute_capability >= 90) f(ScanTuningSm90<kElementBytes>{});
+    if (compute_capability >= 100) f(ScanTuningNewer<kElementBytes>{});
+    else if (compute_capability >= 90) f(ScanTuningSm90<kElementBytes>{});
     else f(ScanTuningSm80<kElementBytes>{});
 }
 

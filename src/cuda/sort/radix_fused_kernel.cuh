@@ -4,9 +4,8 @@
 #pragma once
 
 #include "core/key_transform.h"
-#include "cuda/block/block_radix_rank.cuh"
-#include "cuda/sort/radix_onesweep_kernel.cuh"
 #include "cuda/sort/radix_plan.cuh"
+#include "cuda/sort/radix_tile.cuh"
 #include "cuda/util/ptx.cuh"
 
 #include <cooperative_groups.h>
@@ -48,7 +47,8 @@ __global__ void __launch_bounds__(Shape::kThreads) radix_fused_kernel(const Fuse
     constexpr bool kHasValues = kValueBytes != 0;
     using V = RadixValue<kValueBytes>;
     using Storage = FusedStorage<K, V, Shape, kHasValues>;
-    using Rank = typename OnesweepStorage<K, V, Shape, kHasValues>::Rank;
+    using Tile = RadixTile<K, V, Shape, kHasValues>;
+    using Rank = typename Tile::Rank;
     constexpr int kThreads = Shape::kThreads;
     constexpr int kItems = Shape::kItems;
     constexpr uint32_t kTile = Shape::kTile;
@@ -158,12 +158,7 @@ __global__ void __launch_bounds__(Shape::kThreads) radix_fused_kernel(const Fuse
         constexpr LookbackCodes codes{1, 2};
 
         if constexpr (kHasValues) {
-#pragma unroll
-            for (int i = 0; i < kItems; ++i) {
-                const uint32_t position = warp_first + i * 32;
-                if (full || position < tile_keys)
-                    copy_to_shared_async(&t.staged_values[position], value_source + position);
-            }
+            Tile::stage_values(t, value_source, warp_first, full, tile_keys);
             cp_async_commit();
         }
         if (!keys_loaded) {
@@ -177,13 +172,9 @@ __global__ void __launch_bounds__(Shape::kThreads) radix_fused_kernel(const Fuse
 
         uint32_t ranks[kItems];
         uint32_t digit_count = 0, digit_exclusive = 0;
-        Rank::rank(
-            t.rank, [&](int i) { return digit_of(keys[i], shift); }, ranks, digit_count, digit_exclusive,
-            [&](uint32_t count) {
-                if (tile > 0) store_relaxed(tile_lookback + threadIdx.x, (codes.aggregate << 30) | count);
-            });
-#pragma unroll
-        for (int i = 0; i < kItems; ++i) t.exchange.keys[ranks[i]] = keys[i];
+        Tile::rank_keys(t, keys, shift, ranks, digit_count, digit_exclusive, [&](uint32_t count) {
+            if (tile > 0) store_relaxed(tile_lookback + threadIdx.x, (codes.aggregate << 30) | count);
+        });
         if (threadIdx.x < kDigits) {
             const uint32_t digit = threadIdx.x;
             const uint32_t before =
@@ -193,40 +184,21 @@ __global__ void __launch_bounds__(Shape::kThreads) radix_fused_kernel(const Fuse
         }
         __syncthreads();
 
-        uint32_t out_digits[kHasValues ? (kItems + 3) / 4 : 1] = {};
-#pragma unroll
-        for (int i = 0; i < kItems; ++i) {
-            const uint32_t position = threadIdx.x + i * kThreads;
-            if (full || position < tile_keys) {
-                const K key = t.exchange.keys[position];
-                const uint32_t digit = digit_of(key, shift);
-                key_destination[t.global_base[digit] + position] =
-                    pass.transform_out ? from_radix_key<K>(key, args.kind, args.descending) : key;
-                if constexpr (kHasValues) out_digits[i / 4] |= digit << (8 * (i % 4));
-            }
-        }
+        uint32_t out_digits[Tile::kDigitWords] = {};
+        Tile::scatter_keys(t, shift, full, tile_keys, out_digits, [&](uint32_t position, K key, uint32_t digit) {
+            key_destination[t.global_base[digit] + position] =
+                pass.transform_out ? from_radix_key<K>(key, args.kind, args.descending) : key;
+        });
         if constexpr (kHasValues) {
             cp_async_wait<0>();
             V values[kItems];
-#pragma unroll
-            for (int i = 0; i < kItems; ++i) {
-                const uint32_t position = warp_first + i * 32;
-                values[i] = (full || position < tile_keys) ? t.staged_values[position] : V(0);
-            }
+            read_warp_slots(values, t.staged_values, warp_first, full, tile_keys);
             __syncthreads();
-#pragma unroll
-            for (int i = 0; i < kItems; ++i) {
-                const uint32_t position = warp_first + i * 32;
-                if (full || position < tile_keys) t.exchange.values[ranks[i]] = values[i];
-            }
+            Tile::exchange_values(t, values, ranks, warp_first, full, tile_keys);
             __syncthreads();
-#pragma unroll
-            for (int i = 0; i < kItems; ++i) {
-                const uint32_t position = threadIdx.x + i * kThreads;
-                if (full || position < tile_keys)
-                    value_destination[t.global_base[(out_digits[i / 4] >> (8 * (i % 4))) & 0xffu] + position] =
-                        t.exchange.values[position];
-            }
+            Tile::scatter_values(full, tile_keys, out_digits, [&](uint32_t position, uint32_t digit) {
+                value_destination[t.global_base[digit] + position] = t.exchange.values[position];
+            });
         }
         if (!pass.transform_out) grid.sync();  // the next pass reads what every tile wrote
         __syncthreads();

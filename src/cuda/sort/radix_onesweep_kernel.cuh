@@ -4,8 +4,8 @@
 
 #include "core/backend.h"
 #include "core/key_transform.h"
-#include "cuda/block/block_radix_rank.cuh"
 #include "cuda/sort/radix_plan.cuh"
+#include "cuda/sort/radix_tile.cuh"
 #include "cuda/util/ptx.cuh"
 #include "cuda/util/trace_clock.cuh"
 
@@ -52,68 +52,10 @@ struct OnesweepArgs {
 #define GPUPRIM_SORT_TRACE_AT(args, tile, slot, value) ((void)0)
 #endif
 
-template <typename K, typename V, typename Shape, bool kHasValues, bool kPacked = false>
-struct OnesweepStorage {
-    using Rank = BlockRadixRank<Shape::kThreads, Shape::kItems, Shape::kMatch, Shape::kEarlyCounts>;
-    static constexpr int kTile = Shape::kTile;
-    static constexpr bool kStage = kHasValues && Shape::kStageValues;
-    typename Rank::Storage rank;
-    uint64_t global_base[kDigits];  // global index of tile position 0 of each digit (fused kernel)
-    // Byte address that tile position 0 of each digit would have in the
-    // destination (modulo 2^64): a key's address is one multiply-add away.
-    uint64_t key_address[kDigits];
-    uint64_t value_address[kHasValues || kPacked ? kDigits : 1];
-    uint32_t next_tile[2];  // ticket broadcast (two: read and written in turn)
-    union alignas(16) Exchange {
-        K keys[kTile];
-        V values[kHasValues ? kTile : 1];
-    } exchange;
-    alignas(16) V staged_values[kStage ? kTile : 1];
-    alignas(16) K staged_keys[Shape::kPrefetch ? kTile : 1];
-};
-
-// Sum of the counts of digit `digit` in tiles [0, tile) of this launch.
-// stats (tracing only): windows read << 32 | windows that stopped at an unpublished word.
-template <int kWindow>
-__device__ __forceinline__ uint32_t lookback_exclusive(const uint32_t *lookback, uint32_t tile,
-                                                       uint32_t digit, LookbackCodes codes,
-                                                       [[maybe_unused]] uint64_t *stats = nullptr) {
-    uint32_t exclusive = 0;
-    int64_t next = int64_t(tile) - 1;  // tile >= 1; tile 0 is always inclusive
-    while (true) {
-#if defined(GPUPRIM_SORT_TRACE)
-        if (stats) *stats += uint64_t(1) << 32;
-#endif
-        uint32_t word[kWindow];
-#pragma unroll
-        for (int q = 0; q < kWindow; ++q)
-            word[q] = next - q >= 0 ? load_relaxed(lookback + (next - q) * kDigits + digit) : 0u;
-        int consumed = kWindow;
-#pragma unroll
-        for (int q = 0; q < kWindow; ++q) {
-            if (q < consumed) {
-                const uint32_t status = word[q] >> 30;
-                if (status == codes.inclusive) return exclusive + (word[q] & kLookbackValueMask);
-                if (status == codes.aggregate) exclusive += word[q] & kLookbackValueMask;
-                else consumed = q;  // not published yet: read again from here
-            }
-        }
-#if defined(GPUPRIM_SORT_TRACE)
-        if (stats && consumed < kWindow) *stats += 1;
-#endif
-        next -= consumed;
-    }
-}
-
 // Keys and values both in place or both not: the pairs can move as packed
 // elements (see radix_onesweep_kernel, kPacked).
 inline bool placed_alike(const SortRequest &request) {
     return (request.keys_out == request.keys_in) == (request.values_out == request.values_in);
-}
-
-// Selects without indexing the parameter array (which would copy it to the stack).
-__device__ __forceinline__ const void *pick_buffer(const void *const (&buffers)[3], uint8_t id) {
-    return id == kInputBuffer ? buffers[0] : id == kOutputBuffer ? buffers[1] : buffers[2];
 }
 
 // kPacked: 4-byte keys with 4-byte values sorted as one 8-byte element, the
@@ -130,8 +72,9 @@ __global__ void __launch_bounds__(Shape::kThreads, Shape::kMinBlocks)
     constexpr bool kHasValues = kValueBytes != 0;
     static_assert(!kPacked || (std::is_same_v<K, uint64_t> && !kHasValues), "packed pairs are 8-byte keys");
     using V = RadixValue<kValueBytes>;
-    using Storage = OnesweepStorage<K, V, Shape, kHasValues, kPacked>;
-    using Rank = typename Storage::Rank;
+    using Tile = RadixTile<K, V, Shape, kHasValues, kPacked>;
+    using Storage = typename Tile::Storage;
+    using Rank = typename Tile::Rank;
     constexpr int kThreads = Shape::kThreads;
     constexpr int kItems = Shape::kItems;
     constexpr uint32_t kTile = Shape::kTile;
@@ -271,12 +214,7 @@ __global__ void __launch_bounds__(Shape::kThreads, Shape::kMinBlocks)
                         copy_piece_to_shared_async(&s.staged_values[first], source + first);
                     }
                 } else {
-#pragma unroll
-                    for (int i = 0; i < kItems; ++i) {
-                        const uint32_t position = warp_first + i * 32;
-                        if (full || position < tile_keys)
-                            copy_to_shared_async(&s.staged_values[position], source + position);
-                    }
+                    Tile::stage_values(s, source, warp_first, full, tile_keys);
                 }
                 cp_async_commit();
             }
@@ -297,16 +235,14 @@ __global__ void __launch_bounds__(Shape::kThreads, Shape::kMinBlocks)
                 if (tile > 0) store_relaxed(tile_lookback + threadIdx.x, (codes.aggregate << 30) | count);
                 GPUPRIM_SORT_TRACE_AT(args, tile, 1, global_timer_ns());
             };
-            auto rank_digit = [&](int i) { return digit_of(keys[i], shift); };
             if constexpr (Shape::kEarlyCounts && !kHasValues) {
                 // Each key goes to the exchange as soon as its rank is final
                 // (no rank array held: fewer live registers).
+                auto rank_digit = [&](int i) { return digit_of(keys[i], shift); };
                 Rank::rank(s.rank, rank_digit, ranks, digit_count, digit_exclusive, publish,
                            [&](int i, uint32_t rank) { s.exchange.keys[rank] = keys[i]; });
             } else {
-                Rank::rank(s.rank, rank_digit, ranks, digit_count, digit_exclusive, publish);
-#pragma unroll
-                for (int i = 0; i < kItems; ++i) s.exchange.keys[ranks[i]] = keys[i];
+                Tile::rank_keys(s, keys, shift, ranks, digit_count, digit_exclusive, publish);
             }
 
             GPUPRIM_SORT_TRACE_AT(args, tile, 5, global_timer_ns());
@@ -345,31 +281,22 @@ __global__ void __launch_bounds__(Shape::kThreads, Shape::kMinBlocks)
                 prefetch_keys(tile);  // each thread overwrites only the keys it has read
             }
 
-            // Digits of the keys this thread stores, four to a register, for the values.
-            [[maybe_unused]] uint32_t out_digits[kHasValues ? (kItems + 3) / 4 : 1] = {};
+            [[maybe_unused]] uint32_t out_digits[Tile::kDigitWords] = {};
             auto scatter_keys = [&](auto transform_tag, auto split_tag) {
                 constexpr bool transform = decltype(transform_tag)::value;
                 constexpr bool split = decltype(split_tag)::value;
-#pragma unroll
-                for (int i = 0; i < kItems; ++i) {
-                    const uint32_t position = threadIdx.x + i * kThreads;
-                    if (full || position < tile_keys) {
-                        const K key = s.exchange.keys[position];
-                        const uint32_t digit = digit_of(key, shift);
-                        if constexpr (split) {
-                            const uint32_t high = uint32_t(uint64_t(key) >> 32);
-                            *reinterpret_cast<uint32_t *>(s.key_address[digit] + uint64_t(position) * 4) =
-                                transform ? from_radix_key<uint32_t>(high, args.kind, args.descending) : high;
-                            *reinterpret_cast<uint32_t *>(s.value_address[digit] + uint64_t(position) * 4) =
-                                uint32_t(key);
-                        } else {
-                            K *address =
-                                reinterpret_cast<K *>(s.key_address[digit] + uint64_t(position) * sizeof(K));
-                            *address = transform ? from_radix_key<K>(key, args.kind, args.descending) : key;
-                        }
-                        if constexpr (kHasValues) out_digits[i / 4] |= digit << (8 * (i % 4));
+                Tile::scatter_keys(s, shift, full, tile_keys, out_digits, [&](uint32_t position, K key, uint32_t digit) {
+                    if constexpr (split) {
+                        const uint32_t high = uint32_t(uint64_t(key) >> 32);
+                        *reinterpret_cast<uint32_t *>(s.key_address[digit] + uint64_t(position) * 4) =
+                            transform ? from_radix_key<uint32_t>(high, args.kind, args.descending) : high;
+                        *reinterpret_cast<uint32_t *>(s.value_address[digit] + uint64_t(position) * 4) =
+                            uint32_t(key);
+                    } else {
+                        K *address = reinterpret_cast<K *>(s.key_address[digit] + uint64_t(position) * sizeof(K));
+                        *address = transform ? from_radix_key<K>(key, args.kind, args.descending) : key;
                     }
-                }
+                });
             };
             if constexpr (kPacked) {
                 // The last pass writes the output, a split buffer (see above).
@@ -398,22 +325,13 @@ __global__ void __launch_bounds__(Shape::kThreads, Shape::kMinBlocks)
                     else
                         read_warp_slots(values, value_source + tile_begin, warp_first, full, tile_keys);
                     __syncthreads();  // all keys have left the exchange buffer
-#pragma unroll
-                    for (int i = 0; i < kItems; ++i) {
-                        const uint32_t position = warp_first + i * 32;
-                        if (full || position < tile_keys) s.exchange.values[ranks[i]] = values[i];
-                    }
+                    Tile::exchange_values(s, values, ranks, warp_first, full, tile_keys);
                 }
                 __syncthreads();
-#pragma unroll
-                for (int i = 0; i < kItems; ++i) {
-                    const uint32_t position = threadIdx.x + i * kThreads;
-                    if (full || position < tile_keys) {
-                        const uint32_t digit = (out_digits[i / 4] >> (8 * (i % 4))) & 0xffu;
-                        V *address = reinterpret_cast<V *>(s.value_address[digit] + uint64_t(position) * sizeof(V));
-                        *address = s.exchange.values[position];
-                    }
-                }
+                Tile::scatter_values(full, tile_keys, out_digits, [&](uint32_t position, uint32_t digit) {
+                    V *address = reinterpret_cast<V *>(s.value_address[digit] + uint64_t(position) * sizeof(V));
+                    *address = s.exchange.values[position];
+                });
             }
         };
         if (tile_keys == kTile) process(std::true_type{});

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // LSD radix sort of large inputs, Onesweep style (Adinets & Merrill 2022).
-// The host drivers (templates); the kernels are in radix_*_kernel.cuh, the
+// The host drivers (templates); the kernels are in radix_*_kernel.cuh (the two
+// pass kernels share the tile agent of radix_tile.cuh), the
 // pass plan in radix_plan.cuh; radix_sort.cu instantiates them by size.
 //
 // Per call:
@@ -61,6 +62,7 @@
 #include "cuda/sort/radix_onesweep_kernel.cuh"
 #include "cuda/sort/radix_plan.cuh"
 #include "cuda/sort/sort_policy.cuh"
+#include "cuda/util/workspace_layout.h"
 
 #include <cuda_runtime.h>
 
@@ -77,10 +79,6 @@ namespace radix_detail {
 
 // ---------------------------------------------------------------------------
 // Host driver.
-
-inline uint64_t align_up(uint64_t bytes, uint64_t alignment) {
-    return (bytes + alignment - 1) / alignment * alignment;
-}
 
 template <typename Kernel, typename Args>
 void launch_radix_kernel(Kernel kernel, uint32_t blocks, int threads, size_t shared_bytes,
@@ -100,16 +98,20 @@ void launch_radix_kernel(Kernel kernel, uint32_t blocks, int threads, size_t sha
     check(cudaLaunchKernelEx(&config, kernel, args), what);
 }
 
-// Sorts request.count >= 1 keys with the given pass shape. portion_limit
-// (tests only) lowers the keys per launch to exercise the portion hand-over.
-// kPacked (4-byte keys with 4-byte values whose keys and values are both in
-// place or both not): the pairs run packed (radix_onesweep_kernel), the
-// temporary buffer holds 8-byte elements.
+// What the kernel checkers (tools/kernel_check) may ask of the Onesweep
+// driver beyond the library's calls; the library passes the defaults.
+struct OnesweepHooks {
+    uint64_t portion_limit = kMaxPortionKeys;  // fewer keys per launch: exercises the portion hand-over
+    int passes_to_launch = kMaxPasses;         // launch the first passes only (timing breakdowns)
+    unsigned long long *trace = nullptr;       // per-tile stamps (GPUPRIM_SORT_TRACE builds)
+};
+
+// Sorts request.count >= 1 keys with the given pass shape, as onesweep_sort
+// below, with the checkers' hooks.
 template <typename K, int kValueBytes, typename Shape, bool kPacked = false,
           typename HistogramShape = typename RadixHistogramShapeFor<sizeof(K)>::type>
-void onesweep_sort(const DeviceEnv &env, const SortRequest &request, const SortTuning &tuning,
-                   uint64_t portion_limit = kMaxPortionKeys, int passes_to_launch = kMaxPasses,
-                   unsigned long long *trace = nullptr) {
+void onesweep_sort_with(const DeviceEnv &env, const SortRequest &request, const SortTuning &tuning,
+                        const OnesweepHooks &hooks) {
     using V = RadixValue<kValueBytes>;
     constexpr bool kHasValues = kValueBytes != 0;
     static_assert(!kPacked || (sizeof(K) == 4 && kValueBytes == 4), "packed pairs: 4-byte keys and values");
@@ -117,35 +119,32 @@ void onesweep_sort(const DeviceEnv &env, const SortRequest &request, const SortT
     constexpr uint64_t kTile = Shape::kTile;
     const uint64_t n = request.count;
     // Portions as equal as whole tiles allow, so the last has few padding tiles.
-    const uint64_t max_portion_tiles = std::max<uint64_t>(1, std::min(portion_limit, kMaxPortionKeys) / kTile);
+    const uint64_t max_portion_tiles = std::max<uint64_t>(1, std::min(hooks.portion_limit, kMaxPortionKeys) / kTile);
     const uint64_t all_tiles = (n + kTile - 1) / kTile;
     const uint64_t portions = (all_tiles + max_portion_tiles - 1) / max_portion_tiles;
     const uint32_t tiles = uint32_t((all_tiles + portions - 1) / portions);
     const uint64_t portion_size = uint64_t(tiles) * kTile;
 
-    // Workspace: partitioned by hand, each part 256-byte aligned.
-    const uint64_t keys_bytes = align_up(n * (sizeof(K) + (kPacked ? sizeof(V) : 0)), 256);
-    const uint64_t values_bytes = kHasValues && !kPacked ? align_up(n * sizeof(V), 256) : 0;
+    // Workspace: the temporary keys (packed: pairs) and values (none when
+    // packed or without values), look-back words, digit counts and offsets,
+    // the running offsets between portions, the plan.
     const uint64_t lookback_words = uint64_t(tiles) * kDigits;
-    const uint64_t lookback_bytes = align_up(lookback_words * 4, 256);
-    const uint64_t counts_bytes = align_up(uint64_t(kPassCount) * kDigits * 8, 256);
-    const uint64_t base_bytes = align_up(2 * kDigits * 8, 256);
-    const uint64_t plan_bytes = align_up(sizeof(RadixPlan), 256);
-    unsigned char *workspace = static_cast<unsigned char *>(env.workspace->reserve(
-        keys_bytes + values_bytes + lookback_bytes + 2 * counts_bytes + base_bytes + plan_bytes));
-    unsigned char *cursor = workspace;
-    auto take = [&cursor](uint64_t bytes) {
-        unsigned char *part = cursor;
-        cursor += bytes;
-        return part;
-    };
-    void *temp_keys = take(keys_bytes);
-    void *temp_values = kHasValues && !kPacked ? take(values_bytes) : nullptr;
-    uint32_t *lookback = reinterpret_cast<uint32_t *>(take(lookback_bytes));
-    uint64_t *digit_counts = reinterpret_cast<uint64_t *>(take(counts_bytes));
-    uint64_t *digit_offsets = reinterpret_cast<uint64_t *>(take(counts_bytes));
-    uint64_t *running_base = reinterpret_cast<uint64_t *>(take(base_bytes));
-    RadixPlan *plan = reinterpret_cast<RadixPlan *>(take(plan_bytes));
+    WorkspaceLayout layout;
+    const WorkspacePart keys_part = layout.add(n * (sizeof(K) + (kPacked ? sizeof(V) : 0)));
+    const WorkspacePart values_part = layout.add(kHasValues && !kPacked ? n * sizeof(V) : 0);
+    const WorkspacePart lookback_part = layout.add(lookback_words * 4);
+    const WorkspacePart counts_part = layout.add(uint64_t(kPassCount) * kDigits * 8);
+    const WorkspacePart offsets_part = layout.add(uint64_t(kPassCount) * kDigits * 8);
+    const WorkspacePart base_part = layout.add(2 * kDigits * 8);
+    const WorkspacePart plan_part = layout.add(sizeof(RadixPlan));
+    void *workspace = env.workspace->reserve(layout.bytes());
+    void *temp_keys = WorkspaceLayout::at<void>(workspace, keys_part);
+    void *temp_values = WorkspaceLayout::at<void>(workspace, values_part);
+    uint32_t *lookback = WorkspaceLayout::at<uint32_t>(workspace, lookback_part);
+    uint64_t *digit_counts = WorkspaceLayout::at<uint64_t>(workspace, counts_part);
+    uint64_t *digit_offsets = WorkspaceLayout::at<uint64_t>(workspace, offsets_part);
+    uint64_t *running_base = WorkspaceLayout::at<uint64_t>(workspace, base_part);
+    RadixPlan *plan = WorkspaceLayout::at<RadixPlan>(workspace, plan_part);
 
     const bool keys_in_place = request.keys_out == request.keys_in;
     const bool values_in_place = kHasValues && request.values_out == request.values_in;
@@ -207,8 +206,8 @@ void onesweep_sort(const DeviceEnv &env, const SortRequest &request, const SortT
     args.portions = uint32_t(portions);
     args.kind = request.key_kind;
     args.descending = request.descending;
-    args.trace = trace;
-    for (int pass = 0; pass < std::min(kPassCount, passes_to_launch); ++pass) {
+    args.trace = hooks.trace;
+    for (int pass = 0; pass < std::min(kPassCount, hooks.passes_to_launch); ++pass) {
         for (uint64_t portion = 0; portion < portions; ++portion) {
             args.pass = uint32_t(pass);
             args.portion = uint32_t(portion);
@@ -221,6 +220,16 @@ void onesweep_sort(const DeviceEnv &env, const SortRequest &request, const SortT
                                 "radix sort pass launch");
         }
     }
+}
+
+// Sorts request.count >= 1 keys with the given pass shape. kPacked (4-byte
+// keys with 4-byte values whose keys and values are both in place or both
+// not): the pairs run packed (radix_onesweep_kernel), the temporary buffer
+// holds 8-byte elements.
+template <typename K, int kValueBytes, typename Shape, bool kPacked = false,
+          typename HistogramShape = typename RadixHistogramShapeFor<sizeof(K)>::type>
+void onesweep_sort(const DeviceEnv &env, const SortRequest &request, const SortTuning &tuning) {
+    onesweep_sort_with<K, kValueBytes, Shape, kPacked, HistogramShape>(env, request, tuning, OnesweepHooks{});
 }
 
 // The fused path; false (nothing launched) when the tiles cannot all be
@@ -240,24 +249,23 @@ bool fused_sort(const DeviceEnv &env, const SortRequest &request) {
                                               shared_bytes, "radix sort (fused) occupancy");
     if (tiles > uint64_t(blocks_per_sm) * env.sm_count) return false;
 
-    const uint64_t keys_bytes = align_up(n * sizeof(K), 256);
-    const uint64_t values_bytes = kHasValues ? align_up(n * sizeof(V), 256) : 0;
-    const uint64_t counts_bytes = align_up(uint64_t(kPassCount) * kDigits * 4, 256);
-    const uint64_t lookback_bytes = align_up(uint64_t(kPassCount) * tiles * kDigits * 4, 256);
-    unsigned char *cursor = static_cast<unsigned char *>(
-        env.workspace->reserve(keys_bytes + values_bytes + counts_bytes + lookback_bytes));
+    // Workspace: the temporary keys and values (none without values), digit
+    // counts, look-back words of every pass.
+    WorkspaceLayout layout;
+    const WorkspacePart keys_part = layout.add(n * sizeof(K));
+    const WorkspacePart values_part = layout.add(kHasValues ? n * sizeof(V) : 0);
+    const WorkspacePart counts_part = layout.add(uint64_t(kPassCount) * kDigits * 4);
+    const WorkspacePart lookback_part = layout.add(uint64_t(kPassCount) * tiles * kDigits * 4);
+    void *workspace = env.workspace->reserve(layout.bytes());
     FusedArgs args{};
     args.keys[kInputBuffer] = request.keys_in;
     args.keys[kOutputBuffer] = request.keys_out;
-    args.keys[kTempBuffer] = cursor;
-    cursor += keys_bytes;
+    args.keys[kTempBuffer] = WorkspaceLayout::at<void>(workspace, keys_part);
     args.values[kInputBuffer] = request.values_in;
     args.values[kOutputBuffer] = request.values_out;
-    args.values[kTempBuffer] = kHasValues ? cursor : nullptr;
-    cursor += values_bytes;
-    args.digit_counts = reinterpret_cast<uint32_t *>(cursor);
-    cursor += counts_bytes;
-    args.lookback = reinterpret_cast<uint32_t *>(cursor);
+    args.values[kTempBuffer] = WorkspaceLayout::at<void>(workspace, values_part);
+    args.digit_counts = WorkspaceLayout::at<uint32_t>(workspace, counts_part);
+    args.lookback = WorkspaceLayout::at<uint32_t>(workspace, lookback_part);
     args.count = uint32_t(n);
     args.kind = request.key_kind;
     args.descending = request.descending;

@@ -183,10 +183,14 @@ struct SortTuningSm80 {
     }
 };
 
-// The one place the architecture picks the sort's run-time tuning (newer
-// than Hopper: Hopper's). The compile-time tile shapes above are shared by
-// every architecture (one kernel per shape, key and value width).
+// Newer than Hopper: Hopper's until measured.
+using SortTuningNewer = SortTuningSm90;
+
+// The one place the architecture picks the sort's run-time tuning. The
+// compile-time tile shapes above are shared by every architecture (one kernel
+// per shape, key and value width).
 inline SortTuning sort_tuning(int compute_capability, uint32_t key_bytes, uint32_t value_bytes) {
+    if (compute_capability >= 100) return SortTuningNewer::tuning(key_bytes, value_bytes);
     if (compute_capability >= 90) return SortTuningSm90::tuning(key_bytes, value_bytes);
     return SortTuningSm80::tuning(key_bytes, value_bytes);
 }
