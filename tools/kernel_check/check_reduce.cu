@@ -338,52 +338,15 @@ static void test_dtype(bool small) {
 }
 
 // ---------------------------------------------------------------- timing
-static float median(std::vector<float> v) {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-}
-
 // Median device time (us) of launch(i) over reps, each bracketed by events.
 static float time_us(const std::function<void(int)> &launch, int reps = 30) {
-    cudaEvent_t e0, e1;
-    CK(cudaEventCreate(&e0));
-    CK(cudaEventCreate(&e1));
-    for (int i = 0; i < 5; ++i) launch(i);
-    std::vector<float> ms;
-    for (int i = 0; i < reps; ++i) {
-        CK(cudaEventRecord(e0, H.env.stream));
-        launch(i);
-        CK(cudaEventRecord(e1, H.env.stream));
-        CK(cudaEventSynchronize(e1));
-        float t;
-        CK(cudaEventElapsedTime(&t, e0, e1));
-        ms.push_back(t);
-    }
-    CK(cudaEventDestroy(e0));
-    CK(cudaEventDestroy(e1));
-    return median(ms) * 1000.f;
+    return kernel_check::launch_time_us(H.env.stream, launch, reps, 5);
 }
 
 // Mean device time (us) per launch of back-to-back launches: events around
 // `batch` launches, median of 7 batches.
 static float time_batch_us(const std::function<void(int)> &launch, int batch = 100) {
-    cudaEvent_t e0, e1;
-    CK(cudaEventCreate(&e0));
-    CK(cudaEventCreate(&e1));
-    for (int i = 0; i < 5; ++i) launch(i);
-    std::vector<float> ms;
-    for (int r = 0; r < 7; ++r) {
-        CK(cudaEventRecord(e0, H.env.stream));
-        for (int i = 0; i < batch; ++i) launch(i);
-        CK(cudaEventRecord(e1, H.env.stream));
-        CK(cudaEventSynchronize(e1));
-        float t;
-        CK(cudaEventElapsedTime(&t, e0, e1));
-        ms.push_back(t);
-    }
-    CK(cudaEventDestroy(e0));
-    CK(cudaEventDestroy(e1));
-    return median(ms) * 1000.f / batch;
+    return kernel_check::batch_time_us(H.env.stream, launch, batch, 7, 5);
 }
 
 static float time_either(bool batch, const std::function<void(int)> &launch) {

@@ -526,46 +526,15 @@ static void test_determinism(uint64_t n, int runs, bool exclusive) {
 }
 
 // ------------------------------------------------------------ timing
-static float median(std::vector<float> v) {
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-}
+using kernel_check::median;
 // Median device time (us) of launch(i), each bracketed by events.
 static float time_us(const std::function<void(int)> &launch, int reps = 25) {
-    cudaEvent_t e0, e1;
-    CK(cudaEventCreate(&e0));
-    CK(cudaEventCreate(&e1));
-    for (int i = 0; i < 4; ++i) launch(i);
-    std::vector<float> ms;
-    for (int i = 0; i < reps; ++i) {
-        CK(cudaEventRecord(e0, H.env.stream));
-        launch(i);
-        CK(cudaEventRecord(e1, H.env.stream));
-        CK(cudaEventSynchronize(e1));
-        float t;
-        CK(cudaEventElapsedTime(&t, e0, e1));
-        ms.push_back(t);
-    }
-    CK(cudaEventDestroy(e0));
-    CK(cudaEventDestroy(e1));
-    return median(ms) * 1000.f;
+    return kernel_check::launch_time_us(H.env.stream, launch, reps, 4);
 }
 // Average device time (us) of `batch` back-to-back launches (what a profiler
 // would show per kernel, minus the per-event overhead).
 static float time_batched_us(const std::function<void(int)> &launch, int batch = 200) {
-    cudaEvent_t e0, e1;
-    CK(cudaEventCreate(&e0));
-    CK(cudaEventCreate(&e1));
-    for (int i = 0; i < 10; ++i) launch(i);
-    CK(cudaEventRecord(e0, H.env.stream));
-    for (int i = 0; i < batch; ++i) launch(i);
-    CK(cudaEventRecord(e1, H.env.stream));
-    CK(cudaEventSynchronize(e1));
-    float t;
-    CK(cudaEventElapsedTime(&t, e0, e1));
-    CK(cudaEventDestroy(e0));
-    CK(cudaEventDestroy(e1));
-    return t * 1000.f / batch;
+    return kernel_check::batch_time_us(H.env.stream, launch, batch, 1, 10);
 }
 
 struct Pool {

@@ -88,6 +88,58 @@ struct KernelEnv {
     }
 };
 
+inline float median(std::vector<float> values) {
+    std::sort(values.begin(), values.end());
+    return values[values.size() / 2];
+}
+
+// Median device time (us) of `reps` launches, each between two events on
+// `stream`, after `warmups` untimed ones; launch(i) gets the launch's index.
+inline float launch_time_us(cudaStream_t stream, const std::function<void(int)> &launch, int reps,
+                            int warmups) {
+    cudaEvent_t start, stop;
+    CK(cudaEventCreate(&start));
+    CK(cudaEventCreate(&stop));
+    for (int i = 0; i < warmups; ++i) launch(i);
+    std::vector<float> ms;
+    for (int i = 0; i < reps; ++i) {
+        CK(cudaEventRecord(start, stream));
+        launch(i);
+        CK(cudaEventRecord(stop, stream));
+        CK(cudaEventSynchronize(stop));
+        float t;
+        CK(cudaEventElapsedTime(&t, start, stop));
+        ms.push_back(t);
+    }
+    CK(cudaEventDestroy(start));
+    CK(cudaEventDestroy(stop));
+    return median(ms) * 1000.f;
+}
+
+// Mean device time (us) per launch of `batch` back-to-back launches between
+// two events (what a profiler shows per kernel, less the events' cost): the
+// median over `rounds` batches, after `warmups` untimed launches.
+inline float batch_time_us(cudaStream_t stream, const std::function<void(int)> &launch, int batch,
+                           int rounds, int warmups) {
+    cudaEvent_t start, stop;
+    CK(cudaEventCreate(&start));
+    CK(cudaEventCreate(&stop));
+    for (int i = 0; i < warmups; ++i) launch(i);
+    std::vector<float> ms;
+    for (int r = 0; r < rounds; ++r) {
+        CK(cudaEventRecord(start, stream));
+        for (int i = 0; i < batch; ++i) launch(i);
+        CK(cudaEventRecord(stop, stream));
+        CK(cudaEventSynchronize(stop));
+        float t;
+        CK(cudaEventElapsedTime(&t, start, stop));
+        ms.push_back(t);
+    }
+    CK(cudaEventDestroy(start));
+    CK(cudaEventDestroy(stop));
+    return median(ms) * 1000.f / batch;
+}
+
 // Median of `reps` timed runs (after 3 warm-ups); run(copy) with copy = rep % 3.
 inline double median_ms(cudaStream_t stream, int reps, const std::function<void(int)> &run) {
     cudaEvent_t start, stop;
