@@ -107,18 +107,7 @@ static double rounding_depth(const ReduceTuning &t, uint64_t n, int inputs) {
     return 4.0 + double(per_block * items) + double((grid + kReduceBlockThreads - 1) / kReduceBlockThreads) + 30.0;
 }
 
-template <typename T>
-static std::string show(T v) {
-    char buf[96];
-    if constexpr (std::is_floating_point_v<T>)
-        std::snprintf(buf, sizeof buf, "%.17g [0x%llx]", double(v),
-                      (unsigned long long)bit_cast<bits_t<T>>(v));
-    else if constexpr (std::is_signed_v<T>)
-        std::snprintf(buf, sizeof buf, "%lld", (long long)v);
-    else
-        std::snprintf(buf, sizeof buf, "%llu", (unsigned long long)v);
-    return buf;
-}
+using kernel_check::show;
 
 // Returns "" when got is right, else a reason. Float SUM/DOT: within a sound
 // error bound of a long double reference; everything else bitwise exact.

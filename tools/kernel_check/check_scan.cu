@@ -132,17 +132,7 @@ static T identity(int op) {
     return MaxOp<T>::identity();
 }
 
-template <typename T>
-static std::string show(T v) {
-    char buf[96];
-    if constexpr (std::is_floating_point_v<T>)
-        std::snprintf(buf, sizeof buf, "%.17g [0x%llx]", double(v), (unsigned long long)bit_cast<bits_t<T>>(v));
-    else if constexpr (std::is_signed_v<T>)
-        std::snprintf(buf, sizeof buf, "%lld", (long long)v);
-    else
-        std::snprintf(buf, sizeof buf, "%llu", (unsigned long long)v);
-    return buf;
-}
+using kernel_check::show;
 
 // Returns "" when got is the scan of x, else the first problem.
 template <typename T>

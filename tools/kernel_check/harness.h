@@ -7,6 +7,8 @@
 #pragma once
 
 #include "core/dtype_table.h"
+#include "core/element_traits.h"
+#include "core/ops.h"
 #include "core/workspace.h"
 #include "cuda/device_env.h"
 
@@ -17,6 +19,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <string>
+#include <type_traits>
 #include <vector>
 
 #define CK(call)                                                                                        \
@@ -93,32 +97,10 @@ inline float median(std::vector<float> values) {
     return values[values.size() / 2];
 }
 
-// Median device time (us) of `reps` launches, each between two events on
-// `stream`, after `warmups` untimed ones; launch(i) gets the launch's index.
-inline float launch_time_us(cudaStream_t stream, const std::function<void(int)> &launch, int reps,
-                            int warmups) {
-    cudaEvent_t start, stop;
-    CK(cudaEventCreate(&start));
-    CK(cudaEventCreate(&stop));
-    for (int i = 0; i < warmups; ++i) launch(i);
-    std::vector<float> ms;
-    for (int i = 0; i < reps; ++i) {
-        CK(cudaEventRecord(start, stream));
-        launch(i);
-        CK(cudaEventRecord(stop, stream));
-        CK(cudaEventSynchronize(stop));
-        float t;
-        CK(cudaEventElapsedTime(&t, start, stop));
-        ms.push_back(t);
-    }
-    CK(cudaEventDestroy(start));
-    CK(cudaEventDestroy(stop));
-    return median(ms) * 1000.f;
-}
-
 // Mean device time (us) per launch of `batch` back-to-back launches between
 // two events (what a profiler shows per kernel, less the events' cost): the
-// median over `rounds` batches, after `warmups` untimed launches.
+// median over `rounds` batches, after `warmups` untimed launches. launch(i)
+// gets a running index (warm-ups from 0, then the timed launches from 0).
 inline float batch_time_us(cudaStream_t stream, const std::function<void(int)> &launch, int batch,
                            int rounds, int warmups) {
     cudaEvent_t start, stop;
@@ -128,40 +110,44 @@ inline float batch_time_us(cudaStream_t stream, const std::function<void(int)> &
     std::vector<float> ms;
     for (int r = 0; r < rounds; ++r) {
         CK(cudaEventRecord(start, stream));
-        for (int i = 0; i < batch; ++i) launch(i);
+        for (int i = 0; i < batch; ++i) launch(r * batch + i);
         CK(cudaEventRecord(stop, stream));
         CK(cudaEventSynchronize(stop));
         float t;
         CK(cudaEventElapsedTime(&t, start, stop));
         ms.push_back(t);
     }
+    CK(cudaGetLastError());
     CK(cudaEventDestroy(start));
     CK(cudaEventDestroy(stop));
     return median(ms) * 1000.f / batch;
 }
 
-// Median of `reps` timed runs (after 3 warm-ups); run(copy) with copy = rep % 3.
+// Median device time (us) of `reps` launches, each between two events, after
+// `warmups` untimed ones; launch(i) gets the launch's index.
+inline float launch_time_us(cudaStream_t stream, const std::function<void(int)> &launch, int reps,
+                            int warmups) {
+    return batch_time_us(stream, launch, 1, reps, warmups);
+}
+
+// Median of `reps` timed runs in ms (after 3 warm-ups); run(copy) with
+// copy = rep % 3.
 inline double median_ms(cudaStream_t stream, int reps, const std::function<void(int)> &run) {
-    cudaEvent_t start, stop;
-    CK(cudaEventCreate(&start));
-    CK(cudaEventCreate(&stop));
-    for (int w = 0; w < 3; ++w) run(w % 3);
-    CK(cudaStreamSynchronize(stream));
-    std::vector<float> times;
-    for (int r = 0; r < reps; ++r) {
-        CK(cudaEventRecord(start, stream));
-        run(r % 3);
-        CK(cudaEventRecord(stop, stream));
-        CK(cudaEventSynchronize(stop));
-        float ms = 0;
-        CK(cudaEventElapsedTime(&ms, start, stop));
-        times.push_back(ms);
-    }
-    CK(cudaGetLastError());
-    CK(cudaEventDestroy(start));
-    CK(cudaEventDestroy(stop));
-    std::sort(times.begin(), times.end());
-    return times[times.size() / 2];
+    return launch_time_us(stream, [&](int i) { run(i % 3); }, reps, 3) / 1000.0;
+}
+
+// A value for a failure message: floats with their bits.
+template <typename T>
+std::string show(T v) {
+    char buf[96];
+    if constexpr (std::is_floating_point_v<T>)
+        std::snprintf(buf, sizeof buf, "%.17g [0x%llx]", double(v),
+                      (unsigned long long)gpuprim::bit_cast<gpuprim::bits_t<T>>(v));
+    else if constexpr (std::is_signed_v<T>)
+        std::snprintf(buf, sizeof buf, "%lld", (long long)v);
+    else
+        std::snprintf(buf, sizeof buf, "%llu", (unsigned long long)v);
+    return buf;
 }
 
 }  // namespace kernel_check
