@@ -183,7 +183,16 @@ typedef enum gpuprim_dtype {
     GPUPRIM_DTYPE_I64 = 2,
     GPUPRIM_DTYPE_U64 = 3,
     GPUPRIM_DTYPE_F32 = 4,
-    GPUPRIM_DTYPE_F64 = 5
+    GPUPRIM_DTYPE_F64 = 5,
+    /* 16-bit floats, passed as their bit patterns (uint16_t in C): IEEE 754
+       binary16 (numpy float16, torch.float16, CUDA __half) and bfloat16
+       (torch.bfloat16, CUDA __nv_bfloat16: the top half of an f32). */
+    GPUPRIM_DTYPE_F16 = 6,
+    GPUPRIM_DTYPE_BF16 = 7,
+    GPUPRIM_DTYPE_I8 = 8,
+    GPUPRIM_DTYPE_U8 = 9,
+    GPUPRIM_DTYPE_I16 = 10,
+    GPUPRIM_DTYPE_U16 = 11
 } gpuprim_dtype_t;
 
 /*
@@ -201,6 +210,15 @@ typedef enum gpuprim_dtype {
  * - Identities (the result of reducing zero elements, and element 0 of an
  *   exclusive scan): SUM 0; MIN the type's largest value (+inf for floats);
  *   MAX the type's smallest value (-inf for floats).
+ * - F16 and BF16: SUM, dot and SUM scans accumulate in f32 (products by f32
+ *   fused multiply-add) and round to the dtype once, to nearest even: the
+ *   reduce result at the end, each scan output on its own. So a sum is about
+ *   as accurate as an f32 sum of the same values, then rounded: it overflows
+ *   to inf only if the final value does. Deterministic like f32. MIN/MAX are
+ *   exact, with the f32 rules (NaN with the largest bit pattern, -0 < +0).
+ *   A NaN result of SUM is the canonical quiet NaN (0x7E00, 0x7FC0).
+ * - I8, U8, I16, U16: SUM and dot wrap modulo 2^8 or 2^16 like the wider
+ *   integers (computed in 32 bits; the low bits are the same).
  */
 typedef enum gpuprim_op {
     GPUPRIM_OP_SUM = 0,
@@ -490,6 +508,48 @@ GPUPRIM_API gpuprim_status_t gpuprim_scan(gpuprim_context_t context, gpuprim_op_
 GPUPRIM_API gpuprim_status_t gpuprim_sort(gpuprim_context_t context, gpuprim_buffer_t keys_in,
                                           gpuprim_buffer_t values_in, gpuprim_buffer_t keys_out,
                                           gpuprim_buffer_t values_out, gpuprim_order_t order);
+
+/*
+ * Options for gpuprim_sort_with_options(). Fill with
+ * gpuprim_sort_options_init() first; struct_size follows the rules of
+ * gpuprim_context_options_t (a newer header's larger struct is accepted when
+ * its unknown tail is zero).
+ */
+typedef struct gpuprim_sort_options {
+    uint64_t struct_size; /* sizeof(gpuprim_sort_options_t) */
+    int32_t order;        /* a gpuprim_order_t; default ASCENDING */
+    /* Sort by bits [begin_bit, end_bit) of each key only, like CUB's
+       begin_bit/end_bit: keys equal in those bits keep their input order, the
+       other bits are carried along untouched. The bits are those of the key's
+       order-preserving unsigned form: unsigned keys as they are; signed keys
+       with the sign bit flipped; floats mapped so that unsigned order is the
+       float order above (for positive non-NaN floats, the bits as they are
+       with the sign bit set). Descending order complements that form, so
+       bits [b, e) descending orders by those bits from high to low. Fewer
+       bits make fewer radix passes (8 bits a pass): e.g. [0, 16) of u32 keys
+       known to be below 65536 takes half the passes of the full key.
+       Default 0 and 0: end_bit 0 means the key's width (8 * its size). */
+    uint32_t begin_bit;
+    uint32_t end_bit;
+} gpuprim_sort_options_t;
+
+/* Fill *options with the defaults. Does nothing if options is NULL. */
+GPUPRIM_API void gpuprim_sort_options_init(gpuprim_sort_options_t *options);
+
+/*
+ * gpuprim_sort() with options (NULL: the defaults, which make it
+ * gpuprim_sort(..., GPUPRIM_ORDER_ASCENDING)). Same buffers, rules and
+ * workspace as gpuprim_sort().
+ * Errors: as gpuprim_sort(), plus INVALID_ARGUMENT (struct_size; a bit range
+ * with begin_bit >= end_bit or end_bit past the key's bits, the message
+ * naming both) and INVALID_ENUM (options->order).
+ */
+GPUPRIM_API gpuprim_status_t gpuprim_sort_with_options(gpuprim_context_t context,
+                                                       gpuprim_buffer_t keys_in,
+                                                       gpuprim_buffer_t values_in,
+                                                       gpuprim_buffer_t keys_out,
+                                                       gpuprim_buffer_t values_out,
+                                                       const gpuprim_sort_options_t *options);
 
 #ifdef __cplusplus
 } /* extern "C" */

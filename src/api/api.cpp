@@ -163,20 +163,22 @@ void require_range(const Buffer &buffer, uint64_t offset, uint64_t count) {
              static_cast<unsigned long long>(buffer.count));
 }
 
-// The caller's options, defaults where NULL. A struct from a newer header
-// (struct_size larger than this version's) is accepted when every byte this
-// version does not know is zero, i.e. the newer fields keep their defaults.
-gpuprim_context_options_t read_options(const gpuprim_context_options_t *options) {
-    gpuprim_context_options_t chosen;
-    gpuprim_context_options_init(&chosen);
+// The caller's options struct (context or sort options), defaults where
+// NULL. A struct from a newer header (struct_size larger than this
+// version's) is accepted when every byte this version does not know is
+// zero, i.e. the newer fields keep their defaults.
+template <typename Options>
+Options read_options(const Options *options, void (*init)(Options *), const char *init_name) {
+    Options chosen;
+    init(&chosen);
     if (!options) return chosen;
     constexpr uint64_t kLargestAccepted = 4096;
     const uint64_t size = options->struct_size;
     if (size < sizeof chosen || size > kLargestAccepted)
         fail(GPUPRIM_ERROR_INVALID_ARGUMENT,
              "options->struct_size = %llu, expected %zu (or a newer header's larger size): "
-             "initialize the options with gpuprim_context_options_init()",
-             static_cast<unsigned long long>(size), sizeof chosen);
+             "initialize the options with %s()",
+             static_cast<unsigned long long>(size), sizeof chosen, init_name);
     const auto *bytes = reinterpret_cast<const unsigned char *>(options);
     for (uint64_t i = sizeof chosen; i < size; ++i)
         if (bytes[i] != 0)
@@ -247,7 +249,7 @@ gpuprim_status_t gpuprim_context_create(const gpuprim_context_options_t *options
     }
     *context = nullptr;
     try {
-        gpuprim_context_options_t chosen = read_options(options);
+        gpuprim_context_options_t chosen = read_options(options, gpuprim_context_options_init, "gpuprim_context_options_init");
         if (chosen.backend < GPUPRIM_BACKEND_AUTO || chosen.backend > GPUPRIM_BACKEND_CUDA)
             fail(GPUPRIM_ERROR_INVALID_ENUM, "options->backend = %d is not a gpuprim_backend_t",
                  static_cast<int>(chosen.backend));
@@ -502,12 +504,25 @@ gpuprim_status_t gpuprim_scan(gpuprim_context_t context, gpuprim_op_t op,
     });
 }
 
-gpuprim_status_t gpuprim_sort(gpuprim_context_t context, gpuprim_buffer_t keys_in,
-                              gpuprim_buffer_t values_in, gpuprim_buffer_t keys_out,
-                              gpuprim_buffer_t values_out, gpuprim_order_t order) {
+void gpuprim_sort_options_init(gpuprim_sort_options_t *options) {
+    if (!options) return;
+    std::memset(options, 0, sizeof *options);
+    options->struct_size = sizeof *options;
+    options->order = GPUPRIM_ORDER_ASCENDING;
+    options->begin_bit = 0;
+    options->end_bit = 0;
+}
+
+gpuprim_status_t gpuprim_sort_with_options(gpuprim_context_t context, gpuprim_buffer_t keys_in,
+                                           gpuprim_buffer_t values_in, gpuprim_buffer_t keys_out,
+                                           gpuprim_buffer_t values_out,
+                                           const gpuprim_sort_options_t *options) {
     return guarded(context, [&](Context &ctx) {
-        require_enum(order, GPUPRIM_ORDER_ASCENDING, GPUPRIM_ORDER_DESCENDING, "order",
-                     "gpuprim_order_t");
+        const gpuprim_sort_options_t chosen =
+            read_options(options, gpuprim_sort_options_init, "gpuprim_sort_options_init");
+        if (chosen.order != GPUPRIM_ORDER_ASCENDING && chosen.order != GPUPRIM_ORDER_DESCENDING)
+            fail(GPUPRIM_ERROR_INVALID_ENUM, "options->order = %d is not a gpuprim_order_t",
+                 static_cast<int>(chosen.order));
         Buffer &kin = ctx.resolve(keys_in, "keys_in");
         Buffer &kout = ctx.resolve(keys_out, "keys_out");
         require_output_for(kout, "keys_out", kin, "keys_in");
@@ -517,7 +532,16 @@ gpuprim_status_t gpuprim_sort(gpuprim_context_t context, gpuprim_buffer_t keys_i
         gpuprim::SortRequest request{};
         request.key_kind = gpuprim::key_kind(kin.dtype);
         request.key_bytes = static_cast<uint32_t>(gpuprim::dtype_size(kin.dtype));
-        request.descending = order == GPUPRIM_ORDER_DESCENDING;
+        const uint32_t key_bits = request.key_bytes * 8;
+        const uint32_t end_bit = chosen.end_bit == 0 ? key_bits : chosen.end_bit;
+        if (chosen.begin_bit >= end_bit || end_bit > key_bits)
+            fail(GPUPRIM_ERROR_INVALID_ARGUMENT,
+                 "options->begin_bit = %u and options->end_bit = %u: the bit range must satisfy "
+                 "begin_bit < end_bit <= %u, the bits of a %s key (end_bit 0 means %u)",
+                 chosen.begin_bit, chosen.end_bit, key_bits, gpuprim::dtype_name(kin.dtype), key_bits);
+        request.begin_bit = chosen.begin_bit;
+        request.end_bit = end_bit;
+        request.descending = chosen.order == GPUPRIM_ORDER_DESCENDING;
         request.keys_in = kin.data;
         request.keys_out = kout.data;
         request.count = kin.count;
@@ -537,6 +561,25 @@ gpuprim_status_t gpuprim_sort(gpuprim_context_t context, gpuprim_buffer_t keys_i
         if (request.count == 0) return;
         ctx.backend->sort(request);
     });
+}
+
+gpuprim_status_t gpuprim_sort(gpuprim_context_t context, gpuprim_buffer_t keys_in,
+                              gpuprim_buffer_t values_in, gpuprim_buffer_t keys_out,
+                              gpuprim_buffer_t values_out, gpuprim_order_t order) {
+    // The order is checked here, by reference, so that the message names this
+    // function's argument; the options path checks it again.
+    {
+        const int bits = enum_bits(order);
+        if (bits < GPUPRIM_ORDER_ASCENDING || bits > GPUPRIM_ORDER_DESCENDING) {
+            return guarded(context, [&](Context &) {
+                fail(GPUPRIM_ERROR_INVALID_ENUM, "argument 'order' = %d is not a gpuprim_order_t", bits);
+            });
+        }
+    }
+    gpuprim_sort_options_t options;
+    gpuprim_sort_options_init(&options);
+    options.order = enum_bits(order);
+    return gpuprim_sort_with_options(context, keys_in, values_in, keys_out, values_out, &options);
 }
 
 }  // extern "C"

@@ -20,11 +20,13 @@ namespace gpuprim {
 // key kind plus the order select the bit transform.
 struct SortRequest {
     KeyKind key_kind;
-    uint32_t key_bytes;    // 4 or 8
+    uint32_t key_bytes;    // 1, 2, 4 or 8
+    uint32_t begin_bit;    // sort by bits [begin_bit, end_bit) of the radix key
+    uint32_t end_bit;      // begin_bit < end_bit <= key_bytes * 8
     bool descending;
     const void *keys_in;
     void *keys_out;        // may equal keys_in
-    uint32_t value_bytes;  // 0 (keys only), 4 or 8
+    uint32_t value_bytes;  // 0 (keys only), 1, 2, 4 or 8
     const void *values_in;
     void *values_out;      // may equal values_in
     uint64_t count;

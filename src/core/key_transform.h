@@ -18,23 +18,34 @@
 
 namespace gpuprim {
 
-// The float facts of a key width: its sign bit and its negative NaNs.
+// The float facts of a key width: its sign bit and its negative NaNs (for
+// 2-byte keys, those of binary16 or, with KeyKind::BFloat, of bfloat16).
 template <typename Bits>
 struct FloatLayout {
     static constexpr Bits sign = ElementTraits<Bits>::kSignBit;
-    static constexpr Bits negative_nan_count =
-        FloatFormat<typename FloatOfWidth<sizeof(Bits)>::type>::kNegativeNanCount;
+    GPUPRIM_HD static constexpr Bits negative_nan_count(KeyKind kind) {
+        if constexpr (sizeof(Bits) == 2) {
+            if (kind == KeyKind::BFloat) return FloatFormat<bfloat16>::kNegativeNanCount;
+        }
+        if constexpr (sizeof(Bits) == 1) return 0;  // no 1-byte float format
+        else return FloatFormat<typename FloatOfWidth<sizeof(Bits)>::type>::kNegativeNanCount;
+    }
 };
+
+template <typename Bits>
+GPUPRIM_HD bool is_float_kind(KeyKind kind) {
+    return sizeof(Bits) > 1 && (kind == KeyKind::Float || kind == KeyKind::BFloat);
+}
 
 template <typename Bits>
 GPUPRIM_HD Bits to_radix_key(Bits bits, KeyKind kind, bool descending) {
     constexpr Bits sign = FloatLayout<Bits>::sign;
     Bits key = bits;
     if (kind == KeyKind::Signed) {
-        key = bits ^ sign;
-    } else if (kind == KeyKind::Float) {
+        key = Bits(bits ^ sign);
+    } else if (is_float_kind<Bits>(kind)) {
         key = (bits & sign) ? Bits(~bits) : Bits(bits ^ sign);
-        key -= FloatLayout<Bits>::negative_nan_count;
+        key = Bits(key - FloatLayout<Bits>::negative_nan_count(kind));
     }
     return descending ? Bits(~key) : key;
 }
@@ -43,12 +54,36 @@ template <typename Bits>
 GPUPRIM_HD Bits from_radix_key(Bits key, KeyKind kind, bool descending) {
     constexpr Bits sign = FloatLayout<Bits>::sign;
     if (descending) key = Bits(~key);
-    if (kind == KeyKind::Signed) return key ^ sign;
-    if (kind == KeyKind::Float) {
-        key += FloatLayout<Bits>::negative_nan_count;
+    if (kind == KeyKind::Signed) return Bits(key ^ sign);
+    if (is_float_kind<Bits>(kind)) {
+        key = Bits(key + FloatLayout<Bits>::negative_nan_count(kind));
         return (key & sign) ? Bits(key ^ sign) : Bits(~key);
     }
     return key;
+}
+
+// The bits [begin_bit, end_bit) of a radix key that a sort orders by (the
+// others are carried along), as a digit-sized window: pass p of an LSD
+// radix sort with digit_bits-bit digits reads the digit at
+// begin_bit + p * digit_bits, masked to the range's end; passes past the
+// range have mask 0 (a constant digit: a stable copy, if run at all).
+struct DigitWindow {
+    uint32_t shift;
+    uint32_t mask;
+};
+GPUPRIM_HD DigitWindow digit_window(uint32_t begin_bit, uint32_t end_bit, int pass, int digit_bits) {
+    const uint32_t shift = begin_bit + uint32_t(pass * digit_bits);
+    if (shift >= end_bit) return {0, 0};
+    const uint32_t width = end_bit - shift < uint32_t(digit_bits) ? end_bit - shift : uint32_t(digit_bits);
+    return {shift, (1u << width) - 1u};
+}
+
+// The key's sort bits: bits [begin_bit, end_bit) of the radix key, at the bottom.
+template <typename Bits>
+GPUPRIM_HD uint64_t sort_bits(Bits radix_key, uint32_t begin_bit, uint32_t end_bit) {
+    const uint64_t shifted = uint64_t(radix_key) >> begin_bit;
+    const uint32_t width = end_bit - begin_bit;
+    return width >= 64 ? shifted : shifted & ((uint64_t(1) << width) - 1);
 }
 
 }  // namespace gpuprim

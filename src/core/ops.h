@@ -35,8 +35,14 @@ GPUPRIM_HD To bit_cast(From from) {
 
 template <typename T>
 GPUPRIM_HD bool is_nan(T x) {
-    if constexpr (std::is_floating_point_v<T>) return x != x;
-    else return false;
+    if constexpr (kIsHalf<T>) {
+        constexpr uint16_t kInfinity = FloatFormat<T>::kInfinity;
+        return (x.bits & 0x7FFFu) > kInfinity;
+    } else if constexpr (std::is_floating_point_v<T>) {
+        return x != x;
+    } else {
+        return false;
+    }
 }
 
 // The canonical quiet NaN (positive, payload 0) in place of any NaN. Which
@@ -90,25 +96,6 @@ GPUPRIM_HD T propagate_nan(T a, T b) {
     return bit_cast<B>(a) >= bit_cast<B>(b) ? a : b;
 }
 
-template <typename T>
-struct MinOp {
-    GPUPRIM_HD static T identity() { return ElementTraits<T>::highest(); }
-    GPUPRIM_HD T operator()(T a, T b) const {
-        if constexpr (std::is_floating_point_v<T>)
-            if (is_nan(a) || is_nan(b)) return propagate_nan(a, b);
-        return total_less(b, a) ? b : a;
-    }
-};
-
-template <typename T>
-struct MaxOp {
-    GPUPRIM_HD static T identity() { return ElementTraits<T>::lowest(); }
-    GPUPRIM_HD T operator()(T a, T b) const {
-        if constexpr (std::is_floating_point_v<T>)
-            if (is_nan(a) || is_nan(b)) return propagate_nan(a, b);
-        return total_less(a, b) ? b : a;
-    }
-};
 
 // Float MIN/MAX as unsigned MIN/MAX. MinOp and MaxOp each pick the least
 // (greatest) bit pattern under one total order of all 2^W patterns (NaNs
@@ -118,11 +105,11 @@ struct MaxOp {
 // redux.sync for 4-byte keys, where the exact rule takes several compares.
 template <typename T, bool kMin>
 struct MinMaxKey {
-    static_assert(std::is_floating_point_v<T>, "keys are for float MIN/MAX");
+    static_assert(kIsFloat<T>, "keys are for float MIN/MAX");
     using Key = bits_t<T>;
     static constexpr Key kSign = ElementTraits<T>::kSignBit;
     // NaN bit patterns of each sign: every nonzero mantissa.
-    static constexpr Key kNans = (Key(1) << (std::numeric_limits<T>::digits - 1)) - 1;
+    static constexpr Key kNans = Key((Key(1) << FloatFormat<T>::kMantissaBits) - 1);
 
     // Sign-flip order: ascending in value with -0 < +0; negative NaNs sit
     // below -inf (larger bits lower), positive NaNs above +inf (larger bits
@@ -150,6 +137,84 @@ struct MinMaxKey {
         return bit_cast<T>(unordered(o));
     }
 };
+
+// MIN and MAX. The 16-bit floats compare through their MinMaxKey (an
+// integer min/max of order keys: the same rule, exactly).
+template <typename T>
+struct MinOp {
+    GPUPRIM_HD static T identity() { return ElementTraits<T>::highest(); }
+    GPUPRIM_HD T operator()(T a, T b) const {
+        if constexpr (kIsHalf<T>) {
+            using Keys = MinMaxKey<T, true>;
+            return Keys::key(b) < Keys::key(a) ? b : a;
+        } else {
+            if constexpr (std::is_floating_point_v<T>)
+                if (is_nan(a) || is_nan(b)) return propagate_nan(a, b);
+            return total_less(b, a) ? b : a;
+        }
+    }
+};
+
+template <typename T>
+struct MaxOp {
+    GPUPRIM_HD static T identity() { return ElementTraits<T>::lowest(); }
+    GPUPRIM_HD T operator()(T a, T b) const {
+        if constexpr (kIsHalf<T>) {
+            using Keys = MinMaxKey<T, false>;
+            return Keys::key(a) < Keys::key(b) ? b : a;
+        } else {
+            if constexpr (std::is_floating_point_v<T>)
+                if (is_nan(a) || is_nan(b)) return propagate_nan(a, b);
+            return total_less(a, b) ? b : a;
+        }
+    }
+};
+
+// The running value of SUM, DOT and SUM scans: the element itself, except
+// for 8- and 16-bit integers (a 32-bit unsigned sum, which wraps to the same
+// low bits) and the 16-bit floats (float: accumulated in f32 and rounded to
+// the element's format once, at the end or per scan output).
+template <typename T>
+struct SumAccumulator {
+    using type = T;
+};
+template <>
+struct SumAccumulator<float16> {
+    using type = float;
+};
+template <>
+struct SumAccumulator<bfloat16> {
+    using type = float;
+};
+template <>
+struct SumAccumulator<int8_t> {
+    using type = uint32_t;
+};
+template <>
+struct SumAccumulator<uint8_t> {
+    using type = uint32_t;
+};
+template <>
+struct SumAccumulator<int16_t> {
+    using type = uint32_t;
+};
+template <>
+struct SumAccumulator<uint16_t> {
+    using type = uint32_t;
+};
+template <typename T>
+using sum_accumulator_t = typename SumAccumulator<T>::type;
+
+template <typename T>
+GPUPRIM_HD sum_accumulator_t<T> to_accumulator(T x) {
+    if constexpr (kIsHalf<T>) return widen(x);
+    else return static_cast<sum_accumulator_t<T>>(x);
+}
+template <typename T>
+GPUPRIM_HD T from_accumulator(sum_accumulator_t<T> a) {
+    if constexpr (kIsHalf<T>) return round_to<T>(a);
+    else return static_cast<T>(a);
+}
 
 // acc + a * b: fused for floats, wrapping for integers.
 template <typename T>

@@ -25,14 +25,34 @@ T reduce_range(const T *input, uint64_t count, Op op) {
     return accumulator;
 }
 
+// SUM runs in the element's accumulator (core/ops.h: 32 bits for narrow
+// integers, f32 for the 16-bit floats) and is rounded once at the end.
+template <typename T>
+T sum_range(const T *input, uint64_t count) {
+    using A = sum_accumulator_t<T>;
+    A accumulator = A(0);
+    const SumOp<A> add;
+    for (uint64_t i = 0; i < count; ++i) accumulator = add(accumulator, to_accumulator(input[i]));
+    return from_accumulator<T>(accumulator);
+}
+
 template <typename T>
 T reduce_with(gpuprim_op_t op, const T *input, uint64_t count) {
     switch (op) {
-    case GPUPRIM_OP_SUM: return reduce_range(input, count, SumOp<T>{});
+    case GPUPRIM_OP_SUM: return sum_range(input, count);
     case GPUPRIM_OP_MIN: return reduce_range(input, count, MinOp<T>{});
     case GPUPRIM_OP_MAX: return reduce_range(input, count, MaxOp<T>{});
     }
     fail(GPUPRIM_ERROR_INTERNAL, "reduce: unknown op %d", static_cast<int>(op));
+}
+
+template <typename T>
+T dot_range(const T *a, const T *b, uint64_t count) {
+    using A = sum_accumulator_t<T>;
+    A accumulator = A(0);
+    for (uint64_t i = 0; i < count; ++i)
+        accumulator = multiply_add(to_accumulator(a[i]), to_accumulator(b[i]), accumulator);
+    return from_accumulator<T>(accumulator);
 }
 
 // Reads the whole input before writing, so output may alias input.
@@ -47,26 +67,51 @@ void scan_range(const T *input, T *output, uint64_t count, bool exclusive, Op op
     }
 }
 
+// SUM scans keep the running sum in the accumulator; each output is
+// rounded from it once.
+template <typename T>
+void sum_scan_range(const T *input, T *output, uint64_t count, bool exclusive) {
+    using A = sum_accumulator_t<T>;
+    A running = A(0);
+    const SumOp<A> add;
+    for (uint64_t i = 0; i < count; ++i) {
+        const A next = add(running, to_accumulator(input[i]));
+        output[i] = from_accumulator<T>(exclusive ? running : next);
+        running = next;
+    }
+}
+
 template <typename T>
 void scan_with(gpuprim_op_t op, bool exclusive, const T *input, T *output, uint64_t count) {
     switch (op) {
-    case GPUPRIM_OP_SUM: return scan_range(input, output, count, exclusive, SumOp<T>{});
+    case GPUPRIM_OP_SUM: return sum_scan_range(input, output, count, exclusive);
     case GPUPRIM_OP_MIN: return scan_range(input, output, count, exclusive, MinOp<T>{});
     case GPUPRIM_OP_MAX: return scan_range(input, output, count, exclusive, MaxOp<T>{});
     }
     fail(GPUPRIM_ERROR_INTERNAL, "scan: unknown op %d", static_cast<int>(op));
 }
 
-// Stable sort on transformed keys. Bits are carried by width, so one
-// instantiation serves every dtype of that width.
+bool whole_key(const SortRequest &request) {
+    return request.begin_bit == 0 && request.end_bit == request.key_bytes * 8;
+}
+
+// Stable sort on the sort bits of transformed keys. Bits are carried by
+// width, so one instantiation serves every dtype of that width.
 template <typename KeyBits>
 void sort_keys(const SortRequest &request) {
     std::vector<KeyBits> keys(request.count);
     const auto *in = static_cast<const KeyBits *>(request.keys_in);
     for (uint64_t i = 0; i < request.count; ++i)
         keys[i] = to_radix_key(in[i], request.key_kind, request.descending);
-    // Equal radix keys are equal bit patterns, so stability is moot here.
-    std::sort(keys.begin(), keys.end());
+    if (whole_key(request)) {
+        // Equal radix keys are equal bit patterns, so stability is moot here.
+        std::sort(keys.begin(), keys.end());
+    } else {
+        const uint32_t begin = request.begin_bit, end = request.end_bit;
+        std::stable_sort(keys.begin(), keys.end(), [begin, end](KeyBits a, KeyBits b) {
+            return sort_bits(a, begin, end) < sort_bits(b, begin, end);
+        });
+    }
     auto *out = static_cast<KeyBits *>(request.keys_out);
     for (uint64_t i = 0; i < request.count; ++i)
         out[i] = from_radix_key(keys[i], request.key_kind, request.descending);
@@ -84,8 +129,10 @@ void sort_pairs(const SortRequest &request) {
     for (uint64_t i = 0; i < request.count; ++i)
         pairs[i] = Pair{to_radix_key(keys_in[i], request.key_kind, request.descending),
                         values_in[i]};
-    std::stable_sort(pairs.begin(), pairs.end(),
-                     [](const Pair &a, const Pair &b) { return a.key < b.key; });
+    const uint32_t begin = request.begin_bit, end = request.end_bit;
+    std::stable_sort(pairs.begin(), pairs.end(), [begin, end](const Pair &a, const Pair &b) {
+        return sort_bits(a.key, begin, end) < sort_bits(b.key, begin, end);
+    });
     auto *keys_out = static_cast<KeyBits *>(request.keys_out);
     auto *values_out = static_cast<ValueBits *>(request.values_out);
     for (uint64_t i = 0; i < request.count; ++i) {
@@ -149,12 +196,8 @@ public:
              bool) override {
         dispatch_dtype(dtype, [&](auto zero) {
             using T = decltype(zero);
-            const T *left = static_cast<const T *>(a);
-            const T *right = static_cast<const T *>(b);
-            T accumulator = T(0);
-            for (uint64_t i = 0; i < count; ++i)
-                accumulator = multiply_add(left[i], right[i], accumulator);
-            std::memcpy(result, &accumulator, sizeof accumulator);
+            const T value = dot_range(static_cast<const T *>(a), static_cast<const T *>(b), count);
+            std::memcpy(result, &value, sizeof value);
         });
     }
 
