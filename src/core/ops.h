@@ -231,4 +231,56 @@ GPUPRIM_HD T multiply_add(T a, T b, T acc) {
     }
 }
 
+// Operators of the narrow dtypes (8- and 16-bit integers, 16-bit floats)
+// for code that folds elements into a wider running value (the CUDA
+// kernels): load() brings an element in, Combine folds running values,
+// store() gives the element-typed result. Combine is a 32-bit (or f32)
+// operator, so the kernels' one-instruction warp reductions apply; its
+// identity may lie outside the element's range (INT32_MAX for an i8 MIN),
+// which store() clamps back to the element's own identity.
+template <typename T>
+struct WideSumOp {
+    using Accumulator = sum_accumulator_t<T>;
+    using Combine = SumOp<Accumulator>;
+    GPUPRIM_HD static Accumulator load(T x) { return to_accumulator(x); }
+    GPUPRIM_HD static T store(Accumulator a) { return from_accumulator<T>(canonical_nan_if_nan(a)); }
+};
+
+template <typename T, bool kMin>
+struct WideMinMaxOp {
+    static_assert(sizeof(T) <= 2, "for the narrow dtypes");
+    // 16-bit floats go through their order keys (MinMaxKey), integers as they are.
+    using Accumulator = std::conditional_t<kIsHalf<T> || std::is_unsigned_v<T>, uint32_t, int32_t>;
+    using Combine = std::conditional_t<kMin, MinOp<Accumulator>, MaxOp<Accumulator>>;
+    GPUPRIM_HD static Accumulator load(T x) {
+        if constexpr (kIsHalf<T>) return MinMaxKey<T, kMin>::key(x);
+        else return Accumulator(x);
+    }
+    GPUPRIM_HD static T store(Accumulator a) {
+        if constexpr (kIsHalf<T>) {
+            // MIN's 32-bit identity is above every 16-bit key: the largest key (+inf).
+            return MinMaxKey<T, kMin>::value(uint16_t(a > 0xFFFFu ? 0xFFFFu : a));
+        } else {
+            const Accumulator highest = Accumulator(ElementTraits<T>::highest());
+            if (a > highest) return T(highest);
+            if constexpr (std::is_signed_v<T>) {
+                const Accumulator lowest = Accumulator(ElementTraits<T>::lowest());
+                if (a < lowest) return T(lowest);
+            }
+            return T(a);
+        }
+    }
+};
+
+// The SUM / MIN / MAX operator a kernel runs for T: the plain one for the
+// 4- and 8-byte dtypes, the wide one for the narrow dtypes.
+template <typename T>
+constexpr bool kIsNarrow = sizeof(T) <= 2;
+template <typename T>
+using SumOpFor = std::conditional_t<kIsNarrow<T>, WideSumOp<T>, SumOp<T>>;
+template <typename T>
+using MinOpFor = std::conditional_t<kIsNarrow<T>, WideMinMaxOp<T, true>, MinOp<T>>;
+template <typename T>
+using MaxOpFor = std::conditional_t<kIsNarrow<T>, WideMinMaxOp<T, false>, MaxOp<T>>;
+
 }  // namespace gpuprim

@@ -58,15 +58,38 @@ struct PlainSum {
 template <typename T, typename Op>
 using KernelOp = std::conditional_t<std::is_floating_point_v<T> && std::is_same_v<Op, SumOp<T>>, PlainSum<T>, Op>;
 
+// A thread's running value (Acc) and how elements enter it and the result
+// leaves it: the element itself with the plain operators; a 32-bit (or f32)
+// value with the narrow dtypes' wide operators (core/ops.h WideSumOp,
+// WideMinMaxOp), whose Combine is the operator on that value.
+template <typename T, typename Op, typename = void>
+struct Accumulation {
+    using Acc = T;
+    using Combine = Op;
+    __device__ __forceinline__ static Acc load(T x) { return x; }
+    __device__ __forceinline__ static T store(Acc a) { return canonical_nan_if_nan(a); }
+};
+template <typename T, typename Op>
+struct Accumulation<T, Op, std::void_t<typename Op::Accumulator>> {
+    using Acc = typename Op::Accumulator;
+    using Combine = typename Op::Combine;
+    __device__ __forceinline__ static Acc load(T x) { return Op::load(x); }
+    __device__ __forceinline__ static T store(Acc a) { return Op::store(a); }
+};
+
 // Folds one element (reduce) or one pair (dot) into a thread's running value;
-// Combine then merges running values across threads and blocks.
+// Combine then merges running values across threads and blocks. (A dot's Op
+// is its SUM operator.)
 template <typename T, typename Op, bool kDot>
 struct Fold {
-    using Combine = KernelOp<T, std::conditional_t<kDot, SumOp<T>, Op>>;
-    __device__ __forceinline__ T operator()(T acc, T a, T b) const {
-        if constexpr (kDot && std::is_floating_point_v<T>) return fma(a, b, acc);
-        else if constexpr (kDot) return multiply_add(a, b, acc);
-        else return Combine()(acc, a);
+    using Accumulate = Accumulation<T, Op>;
+    using Acc = typename Accumulate::Acc;
+    using Combine = KernelOp<Acc, typename Accumulate::Combine>;
+    __device__ __forceinline__ Acc operator()(Acc acc, T a, T b) const {
+        if constexpr (kDot && std::is_floating_point_v<Acc>)
+            return fma(Accumulate::load(a), Accumulate::load(b), acc);
+        else if constexpr (kDot) return multiply_add(Accumulate::load(a), Accumulate::load(b), acc);
+        else return Combine()(acc, Accumulate::load(a));
     }
 };
 
@@ -156,9 +179,9 @@ struct FastMinMaxShare {
 };
 
 template <typename T, typename Op, bool kDot, int kElements, int kVectors>
-__device__ __forceinline__ T fold_share(const T *a, const T *b, uint64_t units) {
+__device__ __forceinline__ typename Fold<T, Op, kDot>::Acc fold_share(const T *a, const T *b, uint64_t units) {
     const Fold<T, Op, kDot> fold;
-    const T identity = Fold<T, Op, kDot>::Combine::identity();
+    const typename Fold<T, Op, kDot>::Acc identity = Fold<T, Op, kDot>::Combine::identity();
     if constexpr (!kDot && kFastFloatMinMax<T, Op>) {
         constexpr bool kMin = std::is_same_v<Op, MinOp<T>>;
         using B = bits_t<T>;
@@ -188,11 +211,11 @@ __device__ __forceinline__ T fold_share(const T *a, const T *b, uint64_t units) 
 // and branches at every step of the trees.
 template <typename T, typename Op, bool kDot, bool = !kDot && kFastFloatMinMax<T, Op>>
 struct CrossThread {
-    using Value = T;
+    using Value = typename Fold<T, Op, kDot>::Acc;
     using Combine = typename Fold<T, Op, kDot>::Combine;
-    static __device__ __forceinline__ Value encode(T x) { return x; }
-    // The one canonical NaN of a float SUM/DOT (see PlainSum).
-    static __device__ __forceinline__ T decode(Value v) { return canonical_nan_if_nan(v); }
+    static __device__ __forceinline__ Value encode(Value x) { return x; }
+    // The one canonical NaN of a float SUM/DOT (see PlainSum), narrowed to T.
+    static __device__ __forceinline__ T decode(Value v) { return Fold<T, Op, kDot>::Accumulate::store(v); }
 };
 
 template <typename T, typename Op, bool kDot>
@@ -218,7 +241,7 @@ __global__ void __launch_bounds__(kReduceBlockThreads, kReduceMinBlocksPerSm)
     __shared__ bool is_last_block;
 
     const Folder fold;
-    T share, edges = Folder::Combine::identity();
+    typename Folder::Acc share, edges = Folder::Combine::identity();
     // A one-block call loads 4 vectors per thread and tile whatever the
     // kernel: with 8, inputs of one 4-vector tile (4096 4-byte elements) went
     // through the guarded partial-tile loads, 0.05-0.13 us slower.

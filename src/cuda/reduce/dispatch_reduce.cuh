@@ -71,9 +71,9 @@ inline void reduce_with(const DeviceEnv &env, const ReduceTuning &tuning, gpupri
         using T = decltype(tag);
         using W = WrapType<T>;
         switch (op) {
-        case GPUPRIM_OP_SUM: return launch<W, SumOp<W>, false>(env, tuning, input, nullptr, count, result);
-        case GPUPRIM_OP_MIN: return launch<T, MinOp<T>, false>(env, tuning, input, nullptr, count, result);
-        case GPUPRIM_OP_MAX: return launch<T, MaxOp<T>, false>(env, tuning, input, nullptr, count, result);
+        case GPUPRIM_OP_SUM: return launch<W, SumOpFor<W>, false>(env, tuning, input, nullptr, count, result);
+        case GPUPRIM_OP_MIN: return launch<T, MinOpFor<T>, false>(env, tuning, input, nullptr, count, result);
+        case GPUPRIM_OP_MAX: return launch<T, MaxOpFor<T>, false>(env, tuning, input, nullptr, count, result);
         }
         fail(GPUPRIM_ERROR_INTERNAL, "reduce: unknown op %d", static_cast<int>(op));
     });
@@ -83,7 +83,7 @@ inline void dot_with(const DeviceEnv &env, const ReduceTuning &tuning, gpuprim_d
                      const void *a, const void *b, uint64_t count, void *result) {
     dispatch_dtype(dtype, [&](auto tag) {
         using W = WrapType<decltype(tag)>;
-        launch<W, SumOp<W>, true>(env, tuning, a, b, count, result);
+        launch<W, SumOpFor<W>, true>(env, tuning, a, b, count, result);
     });
 }
 

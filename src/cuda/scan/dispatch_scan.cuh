@@ -8,6 +8,7 @@
 #include "core/ops.h"
 #include "cuda/device_env.h"
 #include "cuda/scan/agent_scan.cuh"
+#include "cuda/scan/narrow_scan.cuh"
 #include "cuda/scan/scan_policy.cuh"
 #include "cuda/scan/tile_lookback.cuh"
 
@@ -121,11 +122,60 @@ void launch_scan(const DeviceEnv &env, bool exclusive, const T *input, T *output
     launch_scan_with<T, Op, Tuning>(env, exclusive, input, output, count, ScanHooks{});
 }
 
+// The narrow dtypes' scan (scan/narrow_scan.cuh): Op is a wide operator.
+template <typename T, typename Op>
+void launch_narrow_scan(const DeviceEnv &env, bool exclusive, const T *input, T *output, uint64_t count) {
+    using namespace narrow_scan;
+    using Acc = typename Op::Accumulator;
+    const uint64_t tiles = (count + kTileItems<T> - 1) / kTileItems<T>;
+    if (tiles > 0x7fffffffull)
+        fail(GPUPRIM_ERROR_OVERFLOW, "scan: %llu elements is more than one launch can cover",
+             static_cast<unsigned long long>(count));
+    const bool in_vectors = reinterpret_cast<uintptr_t>(input) % 16 == 0;
+    const bool out_vectors = reinterpret_cast<uintptr_t>(output) % 16 == 0;
+    Acc *prefixes = nullptr;
+    if (tiles > 1) {
+        prefixes = static_cast<Acc *>(env.workspace->reserve(tiles * sizeof(Acc)));
+        tile_totals_kernel<T, Op><<<unsigned(tiles), kThreads, 0, env.stream>>>(input, count, in_vectors, prefixes);
+        check_launch("scan (tile totals) launch");
+        tile_prefix_kernel<Acc, typename Op::Combine><<<1, kPrefixThreads, 0, env.stream>>>(prefixes, uint32_t(tiles));
+        check_launch("scan (tile prefixes) launch");
+    }
+    tile_scan_kernel<T, Op><<<unsigned(tiles), kThreads, 0, env.stream>>>(input, output, count, in_vectors,
+                                                                           out_vectors, exclusive, prefixes);
+    check_launch("scan (tiles) launch");
+}
+
+template <typename T>
+void scan_wide_typed(const DeviceEnv &env, gpuprim_op_t op, bool exclusive, const void *input,
+                     void *output, uint64_t count);
+
 // Integer SUM is the same bits for signed and unsigned, so it is compiled
 // once per width, on the unsigned type.
 template <typename T>
 void scan_typed(const DeviceEnv &env, gpuprim_op_t op, bool exclusive, const void *input,
                 void *output, uint64_t count) {
+    if constexpr (kIsNarrow<T>) {
+        using SumT = std::conditional_t<std::is_integral_v<T>, bits_t<T>, T>;
+        const T *in = static_cast<const T *>(input);
+        T *out = static_cast<T *>(output);
+        switch (op) {
+        case GPUPRIM_OP_SUM:
+            return launch_narrow_scan<SumT, SumOpFor<SumT>>(env, exclusive, reinterpret_cast<const SumT *>(in),
+                                                            reinterpret_cast<SumT *>(out), count);
+        case GPUPRIM_OP_MIN: return launch_narrow_scan<T, MinOpFor<T>>(env, exclusive, in, out, count);
+        case GPUPRIM_OP_MAX: return launch_narrow_scan<T, MaxOpFor<T>>(env, exclusive, in, out, count);
+        }
+        fail(GPUPRIM_ERROR_INTERNAL, "scan: unknown op %d", static_cast<int>(op));
+    } else {
+        scan_wide_typed<T>(env, op, exclusive, input, output, count);
+    }
+}
+
+// The 4- and 8-byte dtypes: the look-back scan (scan/agent_scan.cuh).
+template <typename T>
+void scan_wide_typed(const DeviceEnv &env, gpuprim_op_t op, bool exclusive, const void *input,
+                     void *output, uint64_t count) {
     using SumT = std::conditional_t<std::is_integral_v<T>, bits_t<T>, T>;
     with_scan_tuning<int(sizeof(T))>(env.compute_capability, [&](auto tuning) {
         using Tuning = decltype(tuning);

@@ -33,14 +33,19 @@ struct BlockSortArgs {
 };
 
 template <int kValueBytes>
-using BlockSortValue = std::conditional_t<kValueBytes == 8, uint64_t, uint32_t>;
+using BlockSortValue = typename UnsignedBits<kValueBytes == 0 ? 4 : kValueBytes>::type;
+
+// The network's key: 1- and 2-byte radix keys ride as 32-bit ones (a
+// padding key, all ones, then still sorts after every real key).
+template <typename K>
+using NetworkKey = std::conditional_t<sizeof(K) < 4, uint32_t, K>;
 
 constexpr int kItemsPerThread = kBlockSortItemsPerThread;
 constexpr uint32_t kMinNetwork = 32 * kItemsPerThread;  // one whole warp
 
 // What the network sorts: bare radix keys, or keys with their input index.
 template <typename K, int kValueBytes>
-using BlockSortItem = std::conditional_t<kValueBytes == 0, K, SortKeyIndex<K>>;
+using BlockSortItem = std::conditional_t<kValueBytes == 0, NetworkKey<K>, SortKeyIndex<NetworkKey<K>>>;
 
 template <typename K, int kValueBytes>
 using Sorter = BlockBitonicSort<BlockSortItem<K, kValueBytes>, kItemsPerThread>;
@@ -82,9 +87,10 @@ __global__ void __launch_bounds__(kBlockSortMaxThreads) block_sort_kernel(const 
         // Padding sorts after every key: largest radix key, larger index
         // (bare keys: a padding key equal to a real one is the same bits, so
         // the first count positions are right either way).
+        using N = NetworkKey<K>;
         items[e] = i < args.count
-                       ? make_block_item<Item>(to_radix_key<K>(keys_in[i], args.kind, args.descending), i)
-                       : make_block_item<Item>(~K(0), i);
+                       ? make_block_item<Item>(N(to_radix_key<K>(keys_in[i], args.kind, args.descending)), i)
+                       : make_block_item<Item>(~N(0), i);
     }
     if constexpr (kValueBytes != 0) {
         const V *values_in = static_cast<const V *>(args.values_in);
@@ -101,7 +107,7 @@ __global__ void __launch_bounds__(kBlockSortMaxThreads) block_sort_kernel(const 
     for (int e = 0; e < kItems; ++e) {
         const uint32_t i = threadIdx.x * kItems + e;
         if (i < args.count) {
-            keys_out[i] = from_radix_key<K>(block_item_key<K>(items[e]), args.kind, args.descending);
+            keys_out[i] = from_radix_key<K>(K(block_item_key<NetworkKey<K>>(items[e])), args.kind, args.descending);
             if constexpr (kValueBytes != 0) values_out[i] = staged_values[sort_item_index(items[e])];
         }
     }
@@ -146,9 +152,12 @@ void dispatch_values(const DeviceEnv &env, const SortRequest &request) {
 
 bool block_sort_fits(const DeviceEnv &env, const SortRequest &request) {
     if (request.count > uint64_t(kBlockSortMaxThreads) * kItemsPerThread) return false;
+    // The network compares whole keys: a bit range takes the radix path.
+    if (request.begin_bit != 0 || request.end_bit != request.key_bytes * 8) return false;
     const uint32_t network = network_size(request.count);
     // Bare keys without values, else key and index (packed to twice the key's width).
-    const uint64_t item_bytes = request.value_bytes == 0 ? request.key_bytes : 2 * uint64_t(request.key_bytes);
+    const uint64_t key_bytes = std::max<uint64_t>(request.key_bytes, 4);  // NetworkKey
+    const uint64_t item_bytes = request.value_bytes == 0 ? key_bytes : 2 * key_bytes;
     const uint64_t shared = 2 * uint64_t(network + network / 16) * item_bytes + uint64_t(network) * request.value_bytes;
     return shared <= std::max<uint64_t>(48 * 1024, env.max_shared_per_block_optin);
 }

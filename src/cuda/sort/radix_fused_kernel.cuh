@@ -32,11 +32,13 @@ struct FusedArgs {
     uint32_t *digit_counts;  // passes * 256, cleared by block 0
     uint32_t *lookback;      // passes * blocks * 256, each block clears its rows
     uint32_t *zeroed_flag;   // a zeroed counter word
+    PassWindows windows;     // each pass's digit; empty windows are not counted
 };
 
 template <typename K, typename V, typename Shape, bool kHasValues>
 struct FusedStorage {
-    OnesweepStorage<K, V, Shape, kHasValues> tile;
+    using Tile = OnesweepStorage<K, V, Shape, kHasValues>;
+    Tile tile;
     uint32_t digit_offset[kPasses<K>][kDigits];  // exclusive scan of each pass's counts
     uint32_t scan_totals[kDigits / 32];
     bool digit_constant[kPasses<K>];
@@ -100,7 +102,8 @@ __global__ void __launch_bounds__(Shape::kThreads) radix_fused_kernel(const Fuse
         if (full || position < tile_keys) {
 #pragma unroll
             for (int p = 0; p < kPassCount; ++p)
-                atomicAdd(&histogram[p * kDigits + digit_of(keys[i], p * kDigitBits)], 1u);
+                if (args.windows.pass[p].mask != 0)
+                    atomicAdd(&histogram[p * kDigits + digit_of(keys[i], args.windows.pass[p])], 1u);
         }
     }
     __syncthreads();
@@ -119,7 +122,10 @@ __global__ void __launch_bounds__(Shape::kThreads) radix_fused_kernel(const Fuse
     // Every block scans the counts and makes the same plan.
     for (int p = 0; p < kPassCount; ++p) {
         uint32_t count = 0;
-        if (threadIdx.x < kDigits) count = __ldcg(&args.digit_counts[p * kDigits + threadIdx.x]);
+        // An empty window's digit is 0 for every key.
+        if (threadIdx.x < kDigits)
+            count = args.windows.pass[p].mask != 0 ? __ldcg(&args.digit_counts[p * kDigits + threadIdx.x])
+                                                   : (threadIdx.x == 0 ? args.count : 0u);
         uint32_t inclusive = count;
 #pragma unroll
         for (int offset = 1; offset < 32; offset <<= 1) {
@@ -147,7 +153,7 @@ __global__ void __launch_bounds__(Shape::kThreads) radix_fused_kernel(const Fuse
     for (int p = 0; p < kPassCount; ++p) {
         const PassPlan pass = plan.pass[p];
         if (!pass.active) continue;
-        const int shift = p * kDigitBits;
+        const DigitWindow window = args.windows.pass[p];
         const K *key_source = static_cast<const K *>(pick_buffer(args.keys, pass.key_source)) + tile_offset;
         K *key_destination = static_cast<K *>(const_cast<void *>(pick_buffer(args.keys, pass.key_destination)));
         const V *value_source = static_cast<const V *>(pick_buffer(args.values, pass.value_source)) + tile_offset;
@@ -157,7 +163,7 @@ __global__ void __launch_bounds__(Shape::kThreads) radix_fused_kernel(const Fuse
         uint32_t *tile_lookback = lookback + uint64_t(tile) * kDigits;
         constexpr LookbackCodes codes{1, 2};
 
-        if constexpr (kHasValues) {
+        if constexpr (Storage::Tile::kStage) {
             Tile::stage_values(t, value_source, warp_first, full, tile_keys);
             cp_async_commit();
         }
@@ -172,7 +178,7 @@ __global__ void __launch_bounds__(Shape::kThreads) radix_fused_kernel(const Fuse
 
         uint32_t ranks[kItems];
         uint32_t digit_count = 0, digit_exclusive = 0;
-        Tile::rank_keys(t, keys, shift, ranks, digit_count, digit_exclusive, [&](uint32_t count) {
+        Tile::rank_keys(t, keys, window, ranks, digit_count, digit_exclusive, [&](uint32_t count) {
             if (tile > 0) store_relaxed(tile_lookback + threadIdx.x, (codes.aggregate << 30) | count);
         });
         if (threadIdx.x < kDigits) {
@@ -185,14 +191,18 @@ __global__ void __launch_bounds__(Shape::kThreads) radix_fused_kernel(const Fuse
         __syncthreads();
 
         uint32_t out_digits[Tile::kDigitWords] = {};
-        Tile::scatter_keys(t, shift, full, tile_keys, out_digits, [&](uint32_t position, K key, uint32_t digit) {
+        Tile::scatter_keys(t, window, full, tile_keys, out_digits, [&](uint32_t position, K key, uint32_t digit) {
             key_destination[t.global_base[digit] + position] =
                 pass.transform_out ? from_radix_key<K>(key, args.kind, args.descending) : key;
         });
         if constexpr (kHasValues) {
-            cp_async_wait<0>();
             V values[kItems];
-            read_warp_slots(values, t.staged_values, warp_first, full, tile_keys);
+            if constexpr (Storage::Tile::kStage) {
+                cp_async_wait<0>();
+                read_warp_slots(values, t.staged_values, warp_first, full, tile_keys);
+            } else {
+                read_warp_slots(values, value_source, warp_first, full, tile_keys);
+            }
             __syncthreads();
             Tile::exchange_values(t, values, ranks, warp_first, full, tile_keys);
             __syncthreads();

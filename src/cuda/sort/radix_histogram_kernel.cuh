@@ -25,6 +25,7 @@ struct HistogramArgs {
     uint32_t *lookback;       // cleared here
     uint64_t lookback_words;  // multiple of 4, 16-byte aligned
     uint32_t *counters;       // env.zeroed_counters
+    PassWindows windows;      // each pass's digit; empty windows are not counted
 };
 
 template <typename K, typename Shape>
@@ -83,7 +84,8 @@ __global__ void __launch_bounds__(Shape::kThreads) radix_histogram_kernel(const 
                 const K radix_key = to_radix_key<K>(key[i], args.kind, args.descending);
 #pragma unroll
                 for (int p = 0; p < kPassCount; ++p) {
-                    const uint32_t digit = digit_of(radix_key, p * kDigitBits);
+                    if (args.windows.pass[p].mask == 0) continue;
+                    const uint32_t digit = digit_of(radix_key, args.windows.pass[p]);
                     atomicAdd(&histogram[(p * kDigits + digit) * kReplicas + replica], 1u);
                 }
             }
@@ -116,7 +118,10 @@ __global__ void __launch_bounds__(Shape::kThreads) radix_histogram_kernel(const 
     __threadfence();
     for (int p = 0; p < kPassCount; ++p) {
         uint64_t count = 0;
-        if (threadIdx.x < kDigits) count = __ldcg(&args.digit_counts[p * kDigits + threadIdx.x]);
+        // An empty window's digit is 0 for every key.
+        if (threadIdx.x < kDigits)
+            count = args.windows.pass[p].mask != 0 ? __ldcg(&args.digit_counts[p * kDigits + threadIdx.x])
+                                                   : (threadIdx.x == 0 ? n : 0);
         const uint64_t exclusive = digit_exclusive_scan64(count, scan_totals);
         if (threadIdx.x < kDigits) {
             args.digit_offsets[p * kDigits + threadIdx.x] = exclusive;

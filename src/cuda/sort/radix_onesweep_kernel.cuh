@@ -29,6 +29,7 @@ struct OnesweepArgs {
     uint32_t portion_keys;
     uint32_t tiles;           // per launch (padding tiles included)
     uint32_t pass;
+    DigitWindow window;       // the pass's digit (packed pairs: of the key half)
     uint32_t portion, portions;
     KeyKind kind;
     bool descending;
@@ -95,7 +96,7 @@ __global__ void __launch_bounds__(Shape::kThreads, Shape::kMinBlocks)
     const V *value_source = static_cast<const V *>(pick_buffer(args.values, plan.value_source));
     V *value_destination =
         static_cast<V *>(const_cast<void *>(pick_buffer(args.values, plan.value_destination)));
-    const int shift = (kPacked ? 32 : 0) + int(args.pass) * kDigitBits;
+    const DigitWindow window{(kPacked ? 32u : 0u) + args.window.shift, args.window.mask};
     // Packed pairs: which of the two buffers is split (the other is packed).
     [[maybe_unused]] const bool split_source = plan.key_source != kTempBuffer;
     [[maybe_unused]] const bool split_destination = plan.key_destination != kTempBuffer;
@@ -238,11 +239,11 @@ __global__ void __launch_bounds__(Shape::kThreads, Shape::kMinBlocks)
             if constexpr (Shape::kEarlyCounts && !kHasValues) {
                 // Each key goes to the exchange as soon as its rank is final
                 // (no rank array held: fewer live registers).
-                auto rank_digit = [&](int i) { return digit_of(keys[i], shift); };
+                auto rank_digit = [&](int i) { return digit_of(keys[i], window); };
                 Rank::rank(s.rank, rank_digit, ranks, digit_count, digit_exclusive, publish,
                            [&](int i, uint32_t rank) { s.exchange.keys[rank] = keys[i]; });
             } else {
-                Tile::rank_keys(s, keys, shift, ranks, digit_count, digit_exclusive, publish);
+                Tile::rank_keys(s, keys, window, ranks, digit_count, digit_exclusive, publish);
             }
 
             GPUPRIM_SORT_TRACE_AT(args, tile, 5, global_timer_ns());
@@ -285,7 +286,7 @@ __global__ void __launch_bounds__(Shape::kThreads, Shape::kMinBlocks)
             auto scatter_keys = [&](auto transform_tag, auto split_tag) {
                 constexpr bool transform = decltype(transform_tag)::value;
                 constexpr bool split = decltype(split_tag)::value;
-                Tile::scatter_keys(s, shift, full, tile_keys, out_digits, [&](uint32_t position, K key, uint32_t digit) {
+                Tile::scatter_keys(s, window, full, tile_keys, out_digits, [&](uint32_t position, K key, uint32_t digit) {
                     if constexpr (split) {
                         const uint32_t high = uint32_t(uint64_t(key) >> 32);
                         *reinterpret_cast<uint32_t *>(s.key_address[digit] + uint64_t(position) * 4) =

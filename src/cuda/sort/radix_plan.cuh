@@ -3,6 +3,7 @@
 // kernels share: digits, look-back codes, warp slots (see radix_sort.cuh).
 #pragma once
 
+#include "core/key_transform.h"
 #include "core/portable.h"
 #include "cuda/block/block_radix_rank.cuh"
 #include "cuda/util/counters.h"
@@ -16,10 +17,24 @@ namespace radix_detail {
 constexpr int kDigitBits = kRadixRankDigitBits;
 constexpr int kDigits = kRadixRankDigits;
 constexpr int kMaxPasses = 64 / kDigitBits;
+// Pass slots of a key width: one per digit, at least two, so that an in-place
+// sort can always run an even number of passes (a 1-byte key's second pass
+// has an empty window: a stable copy, run only when the plan needs it).
 template <typename K>
-constexpr int kPasses = int(sizeof(K)) * 8 / kDigitBits;
-static_assert(kPasses<uint32_t> % 2 == 0 && kPasses<uint64_t> % 2 == 0,
+constexpr int kPasses = int(sizeof(K)) * 8 / kDigitBits < 2 ? 2 : int(sizeof(K)) * 8 / kDigitBits;
+static_assert(kPasses<uint8_t> % 2 == 0 && kPasses<uint16_t> % 2 == 0 && kPasses<uint32_t> % 2 == 0 &&
+                  kPasses<uint64_t> % 2 == 0,
               "the plan assumes an even number of passes");
+
+// The digit windows of every pass slot for a bit range (core/key_transform.h).
+struct PassWindows {
+    DigitWindow pass[kMaxPasses];
+};
+inline PassWindows pass_windows(uint32_t begin_bit, uint32_t end_bit) {
+    PassWindows windows{};
+    for (int p = 0; p < kMaxPasses; ++p) windows.pass[p] = digit_window(begin_bit, end_bit, p, kDigitBits);
+    return windows;
+}
 
 // Look-back portions: counts in a look-back word must fit 30 bits. (At 2^28
 // the benchmark's 2^28 keys took two launches per pass, the second with one
@@ -109,7 +124,7 @@ GPUPRIM_HD LookbackCodes lookback_codes(uint32_t launch) {
 }
 
 template <int kValueBytes>
-using RadixValue = std::conditional_t<kValueBytes == 8, uint64_t, uint32_t>;
+using RadixValue = typename UnsignedBits<kValueBytes == 0 ? 4 : kValueBytes>::type;
 
 // A warp's slots of a tile: slot i is tile position warp_first + 32 * i (so
 // each slot's reads are coalesced); positions past the tile's end (unless
@@ -124,16 +139,12 @@ __device__ __forceinline__ void read_warp_slots(T (&items)[kItems], const T *til
     }
 }
 
-// shift: a multiple of 8 below the key width. One byte permute (PRMT)
-// instead of a shift and a mask: digits are extracted three times per key.
+// The digit of a radix key in a pass's window: its bits [shift, shift +
+// width), any shift (bit ranges need not start on a byte).
 template <typename K>
-__device__ __forceinline__ uint32_t digit_of(K radix_key, int shift) {
-    static_assert(kDigitBits == 8, "byte digits");
-    uint32_t word = uint32_t(radix_key);
-    if constexpr (sizeof(K) == 8) {
-        if (shift >= 32) word = uint32_t(uint64_t(radix_key) >> 32);
-    }
-    return __byte_perm(word, 0u, 0x4440u | (uint32_t(shift >> 3) & 3u));
+__device__ __forceinline__ uint32_t digit_of(K radix_key, DigitWindow window) {
+    if constexpr (sizeof(K) == 8) return uint32_t(uint64_t(radix_key) >> window.shift) & window.mask;
+    else return (uint32_t(radix_key) >> window.shift) & window.mask;
 }
 
 // Exclusive scan of one 64-bit value per thread over threads 0..255; every

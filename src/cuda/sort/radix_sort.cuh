@@ -151,6 +151,7 @@ void onesweep_sort_with(const DeviceEnv &env, const SortRequest &request, const 
     if (kPacked && !placed_alike(request))
         fail(GPUPRIM_ERROR_INTERNAL, "radix sort: packed pairs need keys and values both in place or both not");
     const bool programmatic = tuning.programmatic_launch;  // sm_90+ (sort_policy.cuh)
+    const PassWindows windows = pass_windows(request.begin_bit, request.end_bit);
 
     {
         HistogramArgs args{};
@@ -167,6 +168,7 @@ void onesweep_sort_with(const DeviceEnv &env, const SortRequest &request, const 
         args.lookback = lookback;
         args.lookback_words = lookback_words;
         args.counters = env.zeroed_counters;
+        args.windows = windows;
         constexpr uint64_t kHistogramTile = uint64_t(HistogramShape::kThreads) * HistogramShape::kItems;
         const uint64_t wanted = std::max<uint64_t>((n + kHistogramTile - 1) / kHistogramTile,
                                                    (lookback_words / 4 + HistogramShape::kThreads - 1) /
@@ -210,6 +212,7 @@ void onesweep_sort_with(const DeviceEnv &env, const SortRequest &request, const 
     for (int pass = 0; pass < std::min(kPassCount, hooks.passes_to_launch); ++pass) {
         for (uint64_t portion = 0; portion < portions; ++portion) {
             args.pass = uint32_t(pass);
+            args.window = windows.pass[pass];
             args.portion = uint32_t(portion);
             args.portion_begin = portion * portion_size;
             args.portion_keys = uint32_t(std::min(portion_size, n - portion * portion_size));
@@ -273,6 +276,7 @@ bool fused_sort(const DeviceEnv &env, const SortRequest &request) {
     args.has_values = kHasValues;
     args.values_in_place = kHasValues && request.values_out == request.values_in;
     args.zeroed_flag = env.zeroed_counters + kFusedFlagWord;
+    args.windows = pass_windows(request.begin_bit, request.end_bit);
 
     cudaLaunchConfig_t config = {};
     config.gridDim = dim3(uint32_t(tiles));

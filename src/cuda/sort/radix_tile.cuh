@@ -23,7 +23,8 @@ template <typename K, typename V, typename Shape, bool kHasValues, bool kPacked 
 struct OnesweepStorage {
     using Rank = BlockRadixRank<Shape::kThreads, Shape::kItems, Shape::kMatch, Shape::kEarlyCounts>;
     static constexpr int kTile = Shape::kTile;
-    static constexpr bool kStage = kHasValues && Shape::kStageValues;
+    // cp.async copies 4, 8 or 16 bytes: narrower values are read directly.
+    static constexpr bool kStage = kHasValues && Shape::kStageValues && sizeof(V) >= 4;
     typename Rank::Storage rank;
     uint64_t global_base[kDigits];  // global index of tile position 0 of each digit (fused kernel)
     // Byte address that tile position 0 of each digit would have in the
@@ -97,15 +98,15 @@ struct RadixTile {
         }
     }
 
-    // Ranks the keys by their digit at shift (publish(count): the tile's
+    // Ranks the keys by their digit in window (publish(count): the tile's
     // count of this thread's digit, see BlockRadixRank) and places them in
     // s.exchange.keys in rank order.
     template <typename Publish>
-    __device__ __forceinline__ static void rank_keys(Storage &s, const K (&keys)[kItems], int shift,
+    __device__ __forceinline__ static void rank_keys(Storage &s, const K (&keys)[kItems], DigitWindow window,
                                                      uint32_t (&ranks)[kItems], uint32_t &digit_count,
                                                      uint32_t &digit_exclusive, Publish &&publish) {
         Rank::rank(
-            s.rank, [&](int i) { return digit_of(keys[i], shift); }, ranks, digit_count, digit_exclusive, publish);
+            s.rank, [&](int i) { return digit_of(keys[i], window); }, ranks, digit_count, digit_exclusive, publish);
 #pragma unroll
         for (int i = 0; i < kItems; ++i) s.exchange.keys[ranks[i]] = keys[i];
     }
@@ -126,14 +127,14 @@ struct RadixTile {
     // positions threadIdx.x + i * kThreads: store(position, key, digit) for
     // each key of the tile, its digit kept in out_digits for the values.
     template <typename Store>
-    __device__ __forceinline__ static void scatter_keys(const Storage &s, int shift, bool full, uint32_t tile_keys,
+    __device__ __forceinline__ static void scatter_keys(const Storage &s, DigitWindow window, bool full, uint32_t tile_keys,
                                                         uint32_t (&out_digits)[kDigitWords], Store &&store) {
 #pragma unroll
         for (int i = 0; i < kItems; ++i) {
             const uint32_t position = threadIdx.x + i * kThreads;
             if (full || position < tile_keys) {
                 const K key = s.exchange.keys[position];
-                const uint32_t digit = digit_of(key, shift);
+                const uint32_t digit = digit_of(key, window);
                 store(position, key, digit);
                 if constexpr (kHasValues) out_digits[i / 4] |= digit << (8 * (i % 4));
             }

@@ -213,7 +213,7 @@ void radix_size_ladder(const SortTuning &tuning, uint64_t count, bool placed_ali
         return;
     if (count <= tuning.medium_max)
         onesweep(ShapeTag<typename OnesweepMediumShape<sizeof(K), kValueBytes>::type>{}, std::false_type{});
-    else if constexpr (sizeof(K) == 4 && kValueBytes == 0) {
+    else if constexpr (sizeof(K) <= 4 && kValueBytes == 0) {  // 1- and 2-byte keys too
         if (count <= tuning.keys4_small_max)
             onesweep(ShapeTag<OnesweepKeys4SmallShape>{}, std::false_type{});
         else if (count <= tuning.keys4_mid_max)

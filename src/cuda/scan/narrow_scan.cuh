@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: Apache-2.0
+// Scans of the narrow dtypes (8- and 16-bit integers, f16, bf16), whose
+// running value is wider than the element (core/ops.h: WideSumOp,
+// WideMinMaxOp). Reduce, then scan, in three launches of a fixed shape, so
+// float sums are deterministic (every association depends on the count only):
+// 1. tile_totals_kernel: each tile's total, folded by a fixed tree;
+// 2. tile_prefix_kernel: one block turns the totals into each tile's
+//    exclusive prefix, in tile order;
+// 3. tile_scan_kernel: each tile again, scanned from its prefix; every output
+//    is rounded from the running value once.
+// The input is read twice and the output written once (the look-back scan of
+// the wider dtypes reads once; see the note in bench/RESULTS.md).
+#pragma once
+
+#include "core/ops.h"
+#include "cuda/block/block_reduce.cuh"
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <cstring>
+
+namespace gpuprim::cuda {
+namespace narrow_scan {
+
+constexpr int kThreads = 256;
+constexpr int kPrefixThreads = 1024;
+// Each thread takes 32 consecutive bytes: two 16-byte loads and stores.
+constexpr int kThreadBytes = 32;
+template <typename T>
+constexpr int kItems = kThreadBytes / int(sizeof(T));
+template <typename T>
+constexpr uint64_t kTileItems = uint64_t(kThreads) * kItems<T>;
+
+template <typename T>
+__device__ __forceinline__ T load_one(const T *p) {
+    return bit_cast<T>(__ldg(reinterpret_cast<const bits_t<T> *>(p)));
+}
+
+// The thread's items [first, first + kItems) as running values; positions
+// at or past count read as fill.
+template <typename T, typename Op, typename Acc>
+__device__ __forceinline__ void load_items(const T *in, uint64_t first, uint64_t count, bool vectors,
+                                           Acc (&x)[kItems<T>], Acc fill) {
+    constexpr int kN = kItems<T>;
+    if (vectors && first + kN <= count) {
+        const uint4 *p = reinterpret_cast<const uint4 *>(in + first);
+        const uint4 v[2] = {__ldg(p), __ldg(p + 1)};
+        T items[kN];
+        memcpy(items, v, sizeof items);
+#pragma unroll
+        for (int i = 0; i < kN; ++i) x[i] = Op::load(items[i]);
+    } else {
+#pragma unroll
+        for (int i = 0; i < kN; ++i) x[i] = first + i < count ? Op::load(load_one(in + first + i)) : fill;
+    }
+}
+
+// Exclusive scan of one value per thread over the block, in a fixed shape:
+// warps scan by shuffles, warp 0 scans the warp totals. Every thread calls it.
+template <int kBlockThreads, typename Acc, typename Combine>
+__device__ __forceinline__ Acc block_exclusive_scan(Acc value, Combine op, Acc *warp_totals) {
+    constexpr int kWarps = kBlockThreads / 32;
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    Acc inclusive = value;
+#pragma unroll
+    for (int d = 1; d < 32; d <<= 1) {
+        const Acc up = bit_cast<Acc>(__shfl_up_sync(0xffffffffu, bit_cast<bits_t<Acc>>(inclusive), d));
+        if (lane >= d) inclusive = op(up, inclusive);
+    }
+    const Acc exclusive_in_warp = bit_cast<Acc>(__shfl_up_sync(0xffffffffu, bit_cast<bits_t<Acc>>(inclusive), 1));
+    if (lane == 31) warp_totals[warp] = inclusive;
+    __syncthreads();
+    if (warp == 0) {
+        Acc total = lane < kWarps ? warp_totals[lane] : Combine::identity();
+#pragma unroll
+        for (int d = 1; d < 32; d <<= 1) {
+            const Acc up = bit_cast<Acc>(__shfl_up_sync(0xffffffffu, bit_cast<bits_t<Acc>>(total), d));
+            if (lane >= d) total = op(up, total);
+        }
+        if (lane < kWarps) warp_totals[lane] = total;  // inclusive over warps
+    }
+    __syncthreads();
+    Acc prefix = warp == 0 ? Combine::identity() : warp_totals[warp - 1];
+    if (lane > 0) prefix = op(prefix, exclusive_in_warp);
+    __syncthreads();  // warp_totals may be reused
+    return prefix;
+}
+
+template <typename T, typename Op>
+__global__ void __launch_bounds__(kThreads) tile_totals_kernel(const T *in, uint64_t count, bool vectors,
+                                                             typename Op::Accumulator *totals) {
+    using Acc = typename Op::Accumulator;
+    using Combine = typename Op::Combine;
+    constexpr int kN = kItems<T>;
+    __shared__ typename BlockReduce<Acc, kThreads>::TempStorage storage;
+    const Combine op;
+    const uint64_t first = uint64_t(blockIdx.x) * kTileItems<T> + uint64_t(threadIdx.x) * kN;
+    Acc x[kN];
+    load_items<T, Op>(in, first, count, vectors, x, Combine::identity());
+    Acc total = x[0];
+#pragma unroll
+    for (int i = 1; i < kN; ++i) total = op(total, x[i]);
+    total = BlockReduce<Acc, kThreads>::reduce(total, op, storage);
+    if (threadIdx.x == 0) totals[blockIdx.x] = total;
+}
+
+// One block: totals[t] becomes the combination of totals [0, t).
+template <typename Acc, typename Combine>
+__global__ void __launch_bounds__(kPrefixThreads) tile_prefix_kernel(Acc *totals, uint32_t tiles) {
+    __shared__ Acc warp_totals[kPrefixThreads / 32];
+    const Combine op;
+    const uint32_t chunk = (tiles + kPrefixThreads - 1) / kPrefixThreads;
+    const uint32_t begin = min(tiles, threadIdx.x * chunk), end = min(tiles, begin + chunk);
+    Acc local = Combine::identity();
+    for (uint32_t i = begin; i < end; ++i) local = op(local, totals[i]);
+    Acc running = block_exclusive_scan<kPrefixThreads>(local, op, warp_totals);
+    for (uint32_t i = begin; i < end; ++i) {
+        const Acc value = totals[i];
+        totals[i] = running;
+        running = op(running, value);
+    }
+}
+
+template <typename T, typename Op>
+__global__ void __launch_bounds__(kThreads)
+    tile_scan_kernel(const T *in, T *out, uint64_t count, bool in_vectors, bool out_vectors, bool exclusive,
+                     const typename Op::Accumulator *prefixes /* null: one tile */) {
+    using Acc = typename Op::Accumulator;
+    using Combine = typename Op::Combine;
+    constexpr int kN = kItems<T>;
+    __shared__ Acc warp_totals[kThreads / 32];
+    const Combine op;
+    const uint64_t first = uint64_t(blockIdx.x) * kTileItems<T> + uint64_t(threadIdx.x) * kN;
+    Acc x[kN];
+    load_items<T, Op>(in, first, count, in_vectors, x, Combine::identity());
+    // The thread's inclusive scan, then everything before the thread.
+#pragma unroll
+    for (int i = 1; i < kN; ++i) x[i] = op(x[i - 1], x[i]);
+    const Acc before_thread = block_exclusive_scan<kThreads>(x[kN - 1], op, warp_totals);
+    const Acc base = op(prefixes ? prefixes[blockIdx.x] : Combine::identity(), before_thread);
+    T results[kN];
+#pragma unroll
+    for (int i = 0; i < kN; ++i) {
+        const Acc value = exclusive ? (i == 0 ? base : op(base, x[i - 1])) : op(base, x[i]);
+        results[i] = Op::store(value);
+    }
+    if (out_vectors && first + kN <= count) {
+        uint4 v[2];
+        memcpy(v, results, sizeof v);
+        uint4 *p = reinterpret_cast<uint4 *>(out + first);
+        p[0] = v[0];
+        p[1] = v[1];
+    } else {
+#pragma unroll
+        for (int i = 0; i < kN; ++i)
+            if (first + i < count) out[first + i] = results[i];
+    }
+}
+
+}  // namespace narrow_scan
+}  // namespace gpuprim::cuda
