@@ -22,7 +22,7 @@ struct SortRequest {
     KeyKind key_kind;
     uint32_t key_bytes;    // 1, 2, 4 or 8
     uint32_t begin_bit;    // sort by bits [begin_bit, end_bit) of the radix key
-    uint32_t end_bit;      // begin_bit < end_bit <= key_bytes * 8
+    uint32_t end_bit;      // begin_bit < end_bit <= key_bytes * 8; 0: key_bytes * 8
     bool descending;
     const void *keys_in;
     void *keys_out;        // may equal keys_in
@@ -31,6 +31,15 @@ struct SortRequest {
     void *values_out;      // may equal values_in
     uint64_t count;
 };
+
+// The end of the request's bit range (end_bit 0: the whole key).
+inline uint32_t sort_end_bit(const SortRequest &request) {
+    return request.end_bit != 0 ? request.end_bit : request.key_bytes * 8;
+}
+// Whether the request sorts by every bit of its keys (no bit range).
+inline bool sorts_whole_key(const SortRequest &request) {
+    return request.begin_bit == 0 && sort_end_bit(request) == request.key_bytes * 8;
+}
 
 class Backend {
 public:

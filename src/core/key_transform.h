@@ -66,14 +66,16 @@ GPUPRIM_HD Bits from_radix_key(Bits key, KeyKind kind, bool descending) {
 // others are carried along), as a digit-sized window: pass p of an LSD
 // radix sort with digit_bits-bit digits reads the digit at
 // begin_bit + p * digit_bits, masked to the range's end; passes past the
-// range have mask 0 (a constant digit: a stable copy, if run at all).
+// range have mask 0 (a constant digit: a stable copy, if run at all) and a
+// shift of p * digit_bits (mod 32), where a whole 1-byte key's second pass
+// reads a byte that is always 0 even unmasked.
 struct DigitWindow {
     uint32_t shift;
     uint32_t mask;
 };
 GPUPRIM_HD DigitWindow digit_window(uint32_t begin_bit, uint32_t end_bit, int pass, int digit_bits) {
     const uint32_t shift = begin_bit + uint32_t(pass * digit_bits);
-    if (shift >= end_bit) return {0, 0};
+    if (shift >= end_bit) return {uint32_t(pass * digit_bits) & 31u, 0};
     const uint32_t width = end_bit - shift < uint32_t(digit_bits) ? end_bit - shift : uint32_t(digit_bits);
     return {shift, (1u << width) - 1u};
 }

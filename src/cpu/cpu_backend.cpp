@@ -91,10 +91,6 @@ void scan_with(gpuprim_op_t op, bool exclusive, const T *input, T *output, uint6
     fail(GPUPRIM_ERROR_INTERNAL, "scan: unknown op %d", static_cast<int>(op));
 }
 
-bool whole_key(const SortRequest &request) {
-    return request.begin_bit == 0 && request.end_bit == request.key_bytes * 8;
-}
-
 // Stable sort on the sort bits of transformed keys. Bits are carried by
 // width, so one instantiation serves every dtype of that width.
 template <typename KeyBits>
@@ -103,11 +99,11 @@ void sort_keys(const SortRequest &request) {
     const auto *in = static_cast<const KeyBits *>(request.keys_in);
     for (uint64_t i = 0; i < request.count; ++i)
         keys[i] = to_radix_key(in[i], request.key_kind, request.descending);
-    if (whole_key(request)) {
+    if (sorts_whole_key(request)) {
         // Equal radix keys are equal bit patterns, so stability is moot here.
         std::sort(keys.begin(), keys.end());
     } else {
-        const uint32_t begin = request.begin_bit, end = request.end_bit;
+        const uint32_t begin = request.begin_bit, end = sort_end_bit(request);
         std::stable_sort(keys.begin(), keys.end(), [begin, end](KeyBits a, KeyBits b) {
             return sort_bits(a, begin, end) < sort_bits(b, begin, end);
         });
@@ -129,7 +125,7 @@ void sort_pairs(const SortRequest &request) {
     for (uint64_t i = 0; i < request.count; ++i)
         pairs[i] = Pair{to_radix_key(keys_in[i], request.key_kind, request.descending),
                         values_in[i]};
-    const uint32_t begin = request.begin_bit, end = request.end_bit;
+    const uint32_t begin = request.begin_bit, end = sort_end_bit(request);
     std::stable_sort(pairs.begin(), pairs.end(), [begin, end](const Pair &a, const Pair &b) {
         return sort_bits(a.key, begin, end) < sort_bits(b.key, begin, end);
     });

@@ -153,7 +153,7 @@ void dispatch_values(const DeviceEnv &env, const SortRequest &request) {
 bool block_sort_fits(const DeviceEnv &env, const SortRequest &request) {
     if (request.count > uint64_t(kBlockSortMaxThreads) * kItemsPerThread) return false;
     // The network compares whole keys: a bit range takes the radix path.
-    if (request.begin_bit != 0 || request.end_bit != request.key_bytes * 8) return false;
+    if (!sorts_whole_key(request)) return false;
     const uint32_t network = network_size(request.count);
     // Bare keys without values, else key and index (packed to twice the key's width).
     const uint64_t key_bytes = std::max<uint64_t>(request.key_bytes, 4);  // NetworkKey

@@ -239,7 +239,7 @@ __global__ void __launch_bounds__(Shape::kThreads, Shape::kMinBlocks)
             if constexpr (Shape::kEarlyCounts && !kHasValues) {
                 // Each key goes to the exchange as soon as its rank is final
                 // (no rank array held: fewer live registers).
-                auto rank_digit = [&](int i) { return digit_of(keys[i], window); };
+                auto rank_digit = [&](int i) { return pass_digit<Shape::kMaskedDigits>(keys[i], window); };
                 Rank::rank(s.rank, rank_digit, ranks, digit_count, digit_exclusive, publish,
                            [&](int i, uint32_t rank) { s.exchange.keys[rank] = keys[i]; });
             } else {

@@ -13,6 +13,7 @@ template <typename K, int kValueBytes>
 void sort_by_size(const DeviceEnv &env, const SortRequest &request, const SortTuning &tuning) {
     radix_size_ladder<K, kValueBytes>(
         tuning, request.count, radix_detail::placed_alike(request),
+        sorts_whole_key(request),
         [&](auto shape) { return radix_detail::fused_sort<K, kValueBytes, typename decltype(shape)::type>(env, request); },
         [&](auto shape, auto packed) {
             radix_detail::onesweep_sort<K, kValueBytes, typename decltype(shape)::type, decltype(packed)::value>(

@@ -151,7 +151,7 @@ void onesweep_sort_with(const DeviceEnv &env, const SortRequest &request, const 
     if (kPacked && !placed_alike(request))
         fail(GPUPRIM_ERROR_INTERNAL, "radix sort: packed pairs need keys and values both in place or both not");
     const bool programmatic = tuning.programmatic_launch;  // sm_90+ (sort_policy.cuh)
-    const PassWindows windows = pass_windows(request.begin_bit, request.end_bit);
+    const PassWindows windows = pass_windows(request.begin_bit, sort_end_bit(request));
 
     {
         HistogramArgs args{};
@@ -276,7 +276,7 @@ bool fused_sort(const DeviceEnv &env, const SortRequest &request) {
     args.has_values = kHasValues;
     args.values_in_place = kHasValues && request.values_out == request.values_in;
     args.zeroed_flag = env.zeroed_counters + kFusedFlagWord;
-    args.windows = pass_windows(request.begin_bit, request.end_bit);
+    args.windows = pass_windows(request.begin_bit, sort_end_bit(request));
 
     cudaLaunchConfig_t config = {};
     config.gridDim = dim3(uint32_t(tiles));

@@ -106,7 +106,8 @@ struct RadixTile {
                                                      uint32_t (&ranks)[kItems], uint32_t &digit_count,
                                                      uint32_t &digit_exclusive, Publish &&publish) {
         Rank::rank(
-            s.rank, [&](int i) { return digit_of(keys[i], window); }, ranks, digit_count, digit_exclusive, publish);
+            s.rank, [&](int i) { return pass_digit<Shape::kMaskedDigits>(keys[i], window); }, ranks, digit_count,
+            digit_exclusive, publish);
 #pragma unroll
         for (int i = 0; i < kItems; ++i) s.exchange.keys[ranks[i]] = keys[i];
     }
@@ -134,7 +135,7 @@ struct RadixTile {
             const uint32_t position = threadIdx.x + i * kThreads;
             if (full || position < tile_keys) {
                 const K key = s.exchange.keys[position];
-                const uint32_t digit = digit_of(key, window);
+                const uint32_t digit = pass_digit<Shape::kMaskedDigits>(key, window);
                 store(position, key, digit);
                 if constexpr (kHasValues) out_digits[i / 4] |= digit << (8 * (i % 4));
             }

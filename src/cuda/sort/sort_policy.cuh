@@ -33,6 +33,15 @@ struct OnesweepShape {
     static constexpr int kLookbackWindow = kLookbackWindow_;
     static constexpr bool kPrefetch = kPrefetch_;
     static constexpr bool kEarlyCounts = kEarlyCounts_;
+    static constexpr bool kMaskedDigits = false;  // whole-key sorts: byte digits
+};
+
+// A shape's kernel for bit-range sorts: digits at any bit, masked at the
+// range's end (radix_plan.cuh pass_digit). One shape per key and value
+// width (the large one), so bit ranges add one pass kernel each.
+template <typename Shape>
+struct MaskedDigitsShape : Shape {
+    static constexpr bool kMaskedDigits = true;
 };
 
 // Shapes below were picked on an H100 (docs/tuning/sort.md has the sweep).
@@ -204,11 +213,17 @@ struct ShapeTag {
 // key and value width the tiles measured best for each range. Calls
 // fused(ShapeTag<Shape>) (false: it did not run, go on) or
 // onesweep(ShapeTag<Shape>, std::bool_constant<kPacked>).
-// placed_alike: keys and values both in place or both not (packed pairs).
+// placed_alike: keys and values both in place or both not (packed pairs);
+// whole_key: not a bit-range sort.
 template <typename K, int kValueBytes, typename Fused, typename Onesweep>
-void radix_size_ladder(const SortTuning &tuning, uint64_t count, bool placed_alike, Fused &&fused,
+void radix_size_ladder(const SortTuning &tuning, uint64_t count, bool placed_alike, bool whole_key, Fused &&fused,
                        Onesweep &&onesweep) {
     using FusedShape = typename OnesweepFusedShape<sizeof(K), kValueBytes>::type;
+    if (!whole_key) {  // a bit range: the masked large tile at every size
+        using Large = typename OnesweepLargeShape<sizeof(K), kValueBytes>::type;
+        onesweep(ShapeTag<MaskedDigitsShape<Large>>{}, std::false_type{});
+        return;
+    }
     if (tuning.fused && count <= uint64_t(kFusedMaxTiles) * FusedShape::kTile && fused(ShapeTag<FusedShape>{}))
         return;
     if (count <= tuning.medium_max)
