@@ -132,7 +132,7 @@ constexpr Dtype kDtypes[] = {
     {GPUPRIM_DTYPE_I32, "i32", 4, Kind::Signed},   {GPUPRIM_DTYPE_U32, "u32", 4, Kind::Unsigned},
     {GPUPRIM_DTYPE_I64, "i64", 8, Kind::Signed},   {GPUPRIM_DTYPE_U64, "u64", 8, Kind::Unsigned},
     {GPUPRIM_DTYPE_F32, "f32", 4, Kind::Float},    {GPUPRIM_DTYPE_F64, "f64", 8, Kind::Float},
-    // Issue 18: the narrow dtypes. They run only the rows planned_for() lists.
+    // Issue 18: the narrow dtypes. They run only the rows planned() lists.
     {GPUPRIM_DTYPE_I8, "i8", 1, Kind::Signed},     {GPUPRIM_DTYPE_U8, "u8", 1, Kind::Unsigned},
     {GPUPRIM_DTYPE_I16, "i16", 2, Kind::Signed},   {GPUPRIM_DTYPE_U16, "u16", 2, Kind::Unsigned},
     {GPUPRIM_DTYPE_F16, "f16", 2, Kind::Half},     {GPUPRIM_DTYPE_BF16, "bf16", 2, Kind::Half},
