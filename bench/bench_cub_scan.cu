@@ -4,6 +4,9 @@
 
 #include <cub/device/device_scan.cuh>
 
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
 namespace gpuprim_bench {
 namespace {
 
@@ -22,18 +25,30 @@ cudaError_t cub_exclusive(void *t, size_t &tb, const void *in, void *out, uint64
 
 }  // namespace
 
-CubScanFn cub_scan_fn(bool inclusive, bool floating, uint32_t bytes, bool count_past_32_bits) {
-    const bool wide = bytes == 8;
+CubScanFn cub_scan_fn(bool inclusive, CubType type, bool count_past_32_bits) {
     if (count_past_32_bits) {
-        if (wide || floating) return nullptr;
+        if (type != CubType::U32) return nullptr;
         return inclusive ? cub_inclusive<uint32_t, uint64_t> : cub_exclusive<uint32_t, uint64_t>;
     }
-    if (inclusive)
-        return floating ? (wide ? cub_inclusive<double, uint32_t> : cub_inclusive<float, uint32_t>)
-                        : (wide ? cub_inclusive<uint64_t, uint32_t>
-                                : cub_inclusive<uint32_t, uint32_t>);
-    return floating ? (wide ? cub_exclusive<double, uint32_t> : cub_exclusive<float, uint32_t>)
-                    : (wide ? cub_exclusive<uint64_t, uint32_t> : cub_exclusive<uint32_t, uint32_t>);
+    if (inclusive) {
+        switch (type) {
+        case CubType::U8: return cub_inclusive<uint8_t, uint32_t>;
+        case CubType::U32: return cub_inclusive<uint32_t, uint32_t>;
+        case CubType::U64: return cub_inclusive<uint64_t, uint32_t>;
+        case CubType::F16: return cub_inclusive<__half, uint32_t>;
+        case CubType::BF16: return cub_inclusive<__nv_bfloat16, uint32_t>;
+        case CubType::F32: return cub_inclusive<float, uint32_t>;
+        case CubType::F64: return cub_inclusive<double, uint32_t>;
+        default: return nullptr;
+        }
+    }
+    switch (type) {
+    case CubType::U32: return cub_exclusive<uint32_t, uint32_t>;
+    case CubType::U64: return cub_exclusive<uint64_t, uint32_t>;
+    case CubType::F32: return cub_exclusive<float, uint32_t>;
+    case CubType::F64: return cub_exclusive<double, uint32_t>;
+    default: return nullptr;
+    }
 }
 
 }  // namespace gpuprim_bench

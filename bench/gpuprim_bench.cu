@@ -20,6 +20,8 @@
 #include <gpuprim/gpuprim.h>
 
 #include <cub/device/device_reduce.cuh>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <thrust/iterator/counting_iterator.h>
 
 #include <regex.h>
@@ -80,11 +82,14 @@ enum class Prim {
     ScanInclusive,
     ScanExclusive,
     SortKeys,
-    SortPairs
+    SortPairs,
+    SortKeysBits16  // sort_keys by bits [0, 16) only (gpuprim_sort_with_options); last, so
+                    // the other rows keep their seeds (seed_for)
 };
 constexpr Prim kAllPrims[] = {Prim::ReduceSum,     Prim::ReduceMin,     Prim::ReduceMax,
                               Prim::ReduceSumHost, Prim::Dot,           Prim::ScanInclusive,
-                              Prim::ScanExclusive, Prim::SortKeys,      Prim::SortPairs};
+                              Prim::ScanExclusive, Prim::SortKeys,      Prim::SortKeysBits16,
+                              Prim::SortPairs};
 
 const char *prim_name(Prim p) {
     switch (p) {
@@ -96,6 +101,7 @@ const char *prim_name(Prim p) {
     case Prim::ScanInclusive: return "scan_inclusive";
     case Prim::ScanExclusive: return "scan_exclusive";
     case Prim::SortKeys: return "sort_keys";
+    case Prim::SortKeysBits16: return "sort_keys_bits16";
     case Prim::SortPairs: return "sort_pairs";
     }
     return "?";
@@ -106,11 +112,15 @@ bool is_reduce(Prim p) {
            p == Prim::ReduceSumHost || p == Prim::Dot;
 }
 bool is_scan(Prim p) { return p == Prim::ScanInclusive || p == Prim::ScanExclusive; }
-bool is_sort(Prim p) { return p == Prim::SortKeys || p == Prim::SortPairs; }
+bool is_sort(Prim p) {
+    return p == Prim::SortKeys || p == Prim::SortKeysBits16 || p == Prim::SortPairs;
+}
 // Results that must match CUB bit for bit even for floats.
 bool is_exact_op(Prim p) { return p == Prim::ReduceMin || p == Prim::ReduceMax || is_sort(p); }
 
-enum class Kind { Unsigned, Signed, Float };
+// Half: the 16-bit floats (f16, bf16; dtype id tells which), stored and
+// passed as their bits. They order, flip and fill like the wider floats.
+enum class Kind { Unsigned, Signed, Float, Half };
 
 struct Dtype {
     gpuprim_dtype_t id;
@@ -122,16 +132,63 @@ constexpr Dtype kDtypes[] = {
     {GPUPRIM_DTYPE_I32, "i32", 4, Kind::Signed},   {GPUPRIM_DTYPE_U32, "u32", 4, Kind::Unsigned},
     {GPUPRIM_DTYPE_I64, "i64", 8, Kind::Signed},   {GPUPRIM_DTYPE_U64, "u64", 8, Kind::Unsigned},
     {GPUPRIM_DTYPE_F32, "f32", 4, Kind::Float},    {GPUPRIM_DTYPE_F64, "f64", 8, Kind::Float},
+    // Issue 18: the narrow dtypes. They run only the rows planned() lists.
+    {GPUPRIM_DTYPE_I8, "i8", 1, Kind::Signed},     {GPUPRIM_DTYPE_U8, "u8", 1, Kind::Unsigned},
+    {GPUPRIM_DTYPE_I16, "i16", 2, Kind::Signed},   {GPUPRIM_DTYPE_U16, "u16", 2, Kind::Unsigned},
+    {GPUPRIM_DTYPE_F16, "f16", 2, Kind::Half},     {GPUPRIM_DTYPE_BF16, "bf16", 2, Kind::Half},
 };
 const Dtype &dtype_of(const char *name) {
     for (const Dtype &d : kDtypes)
         if (strcmp(d.name, name) == 0) return d;
     throw BenchError(std::string("unknown dtype ") + name);
 }
+// The unsigned dtype of a width: what sorted keys and values compare as.
+const Dtype &unsigned_of(uint32_t bytes) {
+    return dtype_of(bytes == 1 ? "u8" : bytes == 2 ? "u16" : bytes == 4 ? "u32" : "u64");
+}
 
-// Sort pairs carry values as wide as the keys: u32 values with 4-byte keys,
-// u64 values with 8-byte keys (filled with the element's index, as an argsort).
-uint32_t value_bytes(Prim p, const Dtype &d) { return p == Prim::SortPairs ? d.bytes : 0; }
+bool is_floating(const Dtype &d) { return d.kind == Kind::Float || d.kind == Kind::Half; }
+bool is_narrow(const Dtype &d) { return d.bytes < 4; }
+bool is_bf16(const Dtype &d) { return d.id == GPUPRIM_DTYPE_BF16; }
+
+// The type CUB runs for a dtype's sums: integers as the unsigned type of
+// their width (sums wrap, so the bits are the same), floats as themselves.
+CubType cub_type(const Dtype &d) {
+    if (d.kind == Kind::Half) return is_bf16(d) ? CubType::BF16 : CubType::F16;
+    if (d.kind == Kind::Float) return d.bytes == 8 ? CubType::F64 : CubType::F32;
+    switch (d.bytes) {
+    case 1: return CubType::U8;
+    case 2: return CubType::U16;
+    case 4: return CubType::U32;
+    default: return CubType::U64;
+    }
+}
+
+// Sort pairs carry values as wide as the keys for 4- and 8-byte keys (u32
+// values with 4-byte keys, u64 with 8-byte keys) and u32 values with narrower
+// keys; filled with the element's index, as an argsort.
+uint32_t value_bytes(Prim p, const Dtype &d) {
+    return p == Prim::SortPairs ? std::max<uint32_t>(d.bytes, 4) : 0;
+}
+
+// Key bits a sort orders by: all of them, or [0, 16) for sort_keys_bits16.
+uint32_t sort_end_bit(Prim p, const Dtype &d) { return p == Prim::SortKeysBits16 ? 16 : 8 * d.bytes; }
+
+// The rows that exist. Wide dtypes: every primitive (sort_keys_bits16 only
+// for u32). Narrow dtypes (issue 18), to keep run and compile time down:
+// reduce_sum and scan_inclusive of u8, i8, f16, bf16; sort_keys of all six;
+// sort_pairs of u16 keys (u32 values).
+bool planned(Prim p, const Dtype &d) {
+    if (p == Prim::SortKeysBits16) return d.id == GPUPRIM_DTYPE_U32;
+    if (!is_narrow(d)) return true;
+    switch (p) {
+    case Prim::ReduceSum:
+    case Prim::ScanInclusive: return d.bytes == 1 || d.kind == Kind::Half;
+    case Prim::SortKeys: return true;
+    case Prim::SortPairs: return d.id == GPUPRIM_DTYPE_U16;
+    default: return false;
+    }
+}
 
 // Bytes a primitive must move at the least (README "Bytes model").
 double model_bytes(Prim p, const Dtype &d, uint64_t n) {
@@ -145,8 +202,9 @@ double model_bytes(Prim p, const Dtype &d, uint64_t n) {
     case Prim::ScanInclusive:
     case Prim::ScanExclusive: return 2 * count * s;
     case Prim::SortKeys:
+    case Prim::SortKeysBits16:
     case Prim::SortPairs: {
-        const double passes = d.bytes;  // key_bits / 8 digit passes of 8 bits
+        const double passes = (sort_end_bit(p, d) + 7) / 8;  // key bits / 8: passes of 8 bits
         return passes * 2 * count * (s + value_bytes(p, d)) + count * s;
     }
     }
@@ -177,9 +235,27 @@ __host__ __device__ inline uint64_t mix64(uint64_t x) {
     return x ^ (x >> 31);
 }
 
+// Where a float's fields lie, for the fill: f64, f32, f16, bf16 (integers
+// use none of it).
+struct FloatLayout {
+    uint64_t exponent_mask;  // all exponent bits
+    uint64_t exponent_top;   // the exponent's highest bit
+    uint64_t magnitude;      // everything but the sign
+    uint64_t one, half;      // 1.0 and 0.5
+    uint64_t mantissa;       // the fraction bits
+};
+
+FloatLayout float_layout(const Dtype &d) {
+    if (d.bytes == 8)
+        return {0x7FF0000000000000ull, 0x4000000000000000ull, 0x7FFFFFFFFFFFFFFFull,
+                0x3FF0000000000000ull, 0x3FE0000000000000ull, 0x000FFFFFFFFFFFFFull};
+    if (d.bytes == 4) return {0x7F800000u, 0x40000000u, 0x7FFFFFFFu, 0x3F800000u, 0x3F000000u, 0x007FFFFFu};
+    if (is_bf16(d)) return {0x7F80u, 0x4000u, 0x7FFFu, 0x3F80u, 0x3F00u, 0x007Fu};
+    return {0x7C00u, 0x4000u, 0x7FFFu, 0x3C00u, 0x3800u, 0x03FFu};  // f16
+}
+
 template <typename U>
-__global__ void fill_kernel(U *out, uint64_t n, uint64_t seed, Fill fill) {
-    constexpr bool wide = sizeof(U) == 8;
+__global__ void fill_kernel(U *out, uint64_t n, uint64_t seed, Fill fill, FloatLayout f) {
     const uint64_t stride = uint64_t(gridDim.x) * blockDim.x;
     for (uint64_t i = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
         const uint64_t r = mix64(i ^ mix64(seed));
@@ -191,17 +267,11 @@ __global__ void fill_kernel(U *out, uint64_t n, uint64_t seed, Fill fill) {
         } else if (fill == Fill::FloatPositive) {
             // exponent of 0.5 or of 1.0, random mantissa
             const bool high = (r >> 63) != 0;
-            if (wide)
-                bits = U((high ? 0x3FF0000000000000ull : 0x3FE0000000000000ull) |
-                         (r & 0x000FFFFFFFFFFFFFull));
-            else
-                bits = U((high ? 0x3F800000u : 0x3F000000u) | (uint32_t(r) & 0x007FFFFFu));
+            bits = U((high ? f.one : f.half) | (r & f.mantissa));
         } else {  // FloatAny
-            const U exponent_mask = wide ? U(0x7FF0000000000000ull) : U(0x7F800000u);
-            const U exponent_top = wide ? U(0x4000000000000000ull) : U(0x40000000u);
-            const U magnitude = wide ? U(0x7FFFFFFFFFFFFFFFull) : U(0x7FFFFFFFu);
-            if ((bits & exponent_mask) == exponent_mask) bits ^= exponent_top;  // no inf/NaN
-            if ((bits & magnitude) == 0) bits |= 1;                            // no zeros
+            if ((bits & U(f.exponent_mask)) == U(f.exponent_mask))
+                bits = U(bits ^ U(f.exponent_top));               // no inf/NaN
+            if ((bits & U(f.magnitude)) == 0) bits = U(bits | 1);  // no zeros
         }
         out[i] = bits;
     }
@@ -212,30 +282,43 @@ int fill_grid(uint64_t n) {
     return int(std::min<uint64_t>(std::max<uint64_t>(blocks, 1), 65536));
 }
 
+// Fills n elements of `bytes` each; `layout` matters for the float fills only.
 void fill_device(void *data, uint32_t bytes, uint64_t n, uint64_t seed, Fill fill,
-                 cudaStream_t stream) {
+                 const FloatLayout &layout, cudaStream_t stream) {
     if (n == 0) return;
-    if (bytes == 4)
-        fill_kernel<uint32_t><<<fill_grid(n), 256, 0, stream>>>(static_cast<uint32_t *>(data), n,
-                                                                seed, fill);
-    else
-        fill_kernel<uint64_t><<<fill_grid(n), 256, 0, stream>>>(static_cast<uint64_t *>(data), n,
-                                                                seed, fill);
+    const int grid = fill_grid(n);
+    switch (bytes) {
+    case 1:
+        fill_kernel<uint8_t><<<grid, 256, 0, stream>>>(static_cast<uint8_t *>(data), n, seed, fill,
+                                                       layout);
+        break;
+    case 2:
+        fill_kernel<uint16_t><<<grid, 256, 0, stream>>>(static_cast<uint16_t *>(data), n, seed,
+                                                        fill, layout);
+        break;
+    case 4:
+        fill_kernel<uint32_t><<<grid, 256, 0, stream>>>(static_cast<uint32_t *>(data), n, seed,
+                                                        fill, layout);
+        break;
+    default:
+        fill_kernel<uint64_t><<<grid, 256, 0, stream>>>(static_cast<uint64_t *>(data), n, seed,
+                                                        fill, layout);
+    }
     CUDA_CHECK(cudaGetLastError());
 }
 
 Fill fill_for(Prim p, const Dtype &d) {
-    if (d.kind != Kind::Float) return Fill::IntRandom;
+    if (!is_floating(d)) return Fill::IntRandom;
     if (p == Prim::ReduceMin || p == Prim::ReduceMax || is_sort(p)) return Fill::FloatAny;
     return Fill::FloatPositive;
 }
 
 // Order-preserving map of signed/float keys to unsigned (in place), so that
 // CUB's unsigned sort of the image orders them as libgpuprim does (-0.0 before
-// +0.0; inputs carry no NaN).
+// +0.0; inputs carry no NaN). Half floats map like the wider floats.
 template <typename U>
 __global__ void flip_kernel(U *keys, uint64_t n, Kind kind) {
-    constexpr U sign = U(1) << (sizeof(U) * 8 - 1);
+    constexpr U sign = U(U(1) << (sizeof(U) * 8 - 1));
     const uint64_t stride = uint64_t(gridDim.x) * blockDim.x;
     for (uint64_t i = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
         const U k = keys[i];
@@ -245,22 +328,78 @@ __global__ void flip_kernel(U *keys, uint64_t n, Kind kind) {
 
 void flip_keys(void *keys, const Dtype &d, uint64_t n, cudaStream_t stream) {
     if (d.kind == Kind::Unsigned || n == 0) return;
-    if (d.bytes == 4)
-        flip_kernel<uint32_t><<<fill_grid(n), 256, 0, stream>>>(static_cast<uint32_t *>(keys), n,
-                                                                d.kind);
-    else
-        flip_kernel<uint64_t><<<fill_grid(n), 256, 0, stream>>>(static_cast<uint64_t *>(keys), n,
-                                                                d.kind);
+    const int grid = fill_grid(n);
+    switch (d.bytes) {
+    case 1:
+        flip_kernel<uint8_t><<<grid, 256, 0, stream>>>(static_cast<uint8_t *>(keys), n, d.kind);
+        break;
+    case 2:
+        flip_kernel<uint16_t><<<grid, 256, 0, stream>>>(static_cast<uint16_t *>(keys), n, d.kind);
+        break;
+    case 4:
+        flip_kernel<uint32_t><<<grid, 256, 0, stream>>>(static_cast<uint32_t *>(keys), n, d.kind);
+        break;
+    default:
+        flip_kernel<uint64_t><<<grid, 256, 0, stream>>>(static_cast<uint64_t *>(keys), n, d.kind);
+    }
     CUDA_CHECK(cudaGetLastError());
 }
 
 // Inverse of flip_kernel for one value on the host.
 uint64_t unflip(uint64_t image, const Dtype &d) {
     const uint64_t sign = uint64_t(1) << (d.bytes * 8 - 1);
-    const uint64_t mask = d.bytes == 8 ? ~uint64_t(0) : uint64_t(0xFFFFFFFFu);
+    const uint64_t mask = d.bytes == 8 ? ~uint64_t(0) : (uint64_t(1) << (d.bytes * 8)) - 1;
     if (d.kind == Kind::Signed) return image ^ sign;
-    if (d.kind == Kind::Float) return (image & sign) ? (image ^ sign) : (~image & mask);
+    if (is_floating(d)) return (image & sign) ? (image ^ sign) : (~image & mask);
     return image;
+}
+
+// The value of f16 or bf16 bits, exactly, as a double (host and device).
+__host__ __device__ inline double half_bits_to_double(uint16_t h, bool bf16) {
+    if (bf16) {
+        const uint32_t w = uint32_t(h) << 16;
+        float f;
+        memcpy(&f, &w, sizeof f);
+        return f;
+    }
+    const int exponent = (h >> 10) & 0x1F, mantissa = h & 0x3FF;
+    const double sign = (h & 0x8000) ? -1.0 : 1.0;
+    if (exponent == 0x1F) return mantissa ? NAN : sign * INFINITY;
+    if (exponent == 0) return sign * ldexp(double(mantissa), -24);
+    return sign * ldexp(double(mantissa | 0x400), exponent - 25);
+}
+
+// Largest finite value of f16 / bf16.
+double half_max(bool bf16) { return bf16 ? 3.3895313892515355e38 : 65504.0; }
+
+// Sum of n half floats in double on the device (added into *out, which starts
+// at 0): the reference for f16/bf16 sums. libgpuprim sums them in f32 and
+// rounds once; CUB's DeviceReduce::Sum adds in the half type itself (it
+// overflows f16 past ~65504 and loses precision long before), so CUB's
+// result is timed but is no reference.
+__global__ void half_sum_reference_kernel(const uint16_t *in, uint64_t n, bool bf16, double *out) {
+    double acc = 0;
+    for (uint64_t i = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+         i += uint64_t(gridDim.x) * blockDim.x)
+        acc += half_bits_to_double(in[i], bf16);
+    for (int offset = 16; offset > 0; offset /= 2) acc += __shfl_down_sync(0xFFFFFFFFu, acc, offset);
+    if ((threadIdx.x & 31) == 0) atomicAdd(out, acc);
+}
+
+// Widens n half floats to double, for the double scan that is the reference
+// of f16/bf16 scans.
+__global__ void widen_half_kernel(const uint16_t *in, double *out, uint64_t n, bool bf16) {
+    for (uint64_t i = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+         i += uint64_t(gridDim.x) * blockDim.x)
+        out[i] = half_bits_to_double(in[i], bf16);
+}
+
+// Whether a half result x (as a double) agrees with the exact value y: within
+// rtol of |y| (for positive inputs, the running magnitude), or both beyond
+// the type's largest finite value less rtol (ours may round to inf there).
+__host__ __device__ inline bool half_close(double x, double y, double rtol, double max_finite) {
+    if (fabs(x - y) <= rtol * fabs(y)) return true;
+    return fabs(x) == double(INFINITY) && fabs(y) >= max_finite * (1 - rtol) && (x > 0) == (y > 0);
 }
 
 struct Mismatch {
@@ -283,6 +422,24 @@ __global__ void compare_kernel(const T *a, const T *b, uint64_t n, double rtol, 
             same = a[i] == b[i];
         }
         if (!same) {
+            ++local;
+            first = i < first ? i : first;
+        }
+    }
+    if (local) {
+        atomicAdd(&out->count, local);
+        atomicMin(&out->first, first);
+    }
+}
+
+// Counts half floats in `ours` that are not half_close() to the double
+// reference `ref`.
+__global__ void compare_half_kernel(const uint16_t *ours, const double *ref, uint64_t n, bool bf16,
+                                    double rtol, double max_finite, Mismatch *out) {
+    const uint64_t stride = uint64_t(gridDim.x) * blockDim.x;
+    unsigned long long local = 0, first = ~0ull;
+    for (uint64_t i = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
+        if (!half_close(half_bits_to_double(ours[i], bf16), ref[i], rtol, max_finite)) {
             ++local;
             first = i < first ? i : first;
         }
@@ -423,8 +580,19 @@ cudaError_t cub_dot(void *t, size_t &tb, const void *a, const void *b, void *out
 
 bool past_32_bits(uint64_t n) { return n > 0xFFFFFFFFull; }
 
+// nullptr where nothing is instantiated: of the narrow dtypes only the sums
+// that planned() lists (u8 for i8 and u8; CUB adds f16/bf16 in their own type).
 CubReduceFn cub_reduce_fn(Prim p, const Dtype &d) {
     const bool f = d.kind == Kind::Float, w = d.bytes == 8;
+    if (is_narrow(d)) {
+        if (p != Prim::ReduceSum) return nullptr;
+        switch (cub_type(d)) {
+        case CubType::U8: return cub_sum<uint8_t>;
+        case CubType::F16: return cub_sum<__half>;
+        case CubType::BF16: return cub_sum<__nv_bfloat16>;
+        default: return nullptr;
+        }
+    }
     switch (p) {
     case Prim::ReduceSum:
     case Prim::ReduceSumHost:
@@ -638,6 +806,7 @@ struct Options {
     std::string filter;
     std::string dtypes;
     std::string csv;
+    bool narrow = false;  // --narrow: only the issue-18 rows (and u32 sort_keys beside them)
     int max_log2 = 33;
     int min_log2 = 0;
     int device = 0;
@@ -899,9 +1068,9 @@ struct Bench {
     // Fills copy 0 and replicates it, so every copy holds the same input and
     // any output can be checked against any other.
     void make_copies(std::vector<std::unique_ptr<DeviceArray>> &v, int copies, uint32_t elem,
-                     uint64_t n, uint64_t seed, Fill fill) {
+                     uint64_t n, uint64_t seed, Fill fill, const FloatLayout &layout = {}) {
         for (int c = 0; c < copies; ++c) v.emplace_back(new DeviceArray(n * elem));
-        fill_device(v[0]->data, elem, n, seed, fill, stream);
+        fill_device(v[0]->data, elem, n, seed, fill, layout, stream);
         for (int c = 1; c < copies; ++c)
             CUDA_CHECK(cudaMemcpyAsync(v[c]->data, v[0]->data, n * elem,
                                        cudaMemcpyDeviceToDevice, stream));
@@ -912,6 +1081,9 @@ struct Bench {
     }
 
     double float_rtol(const Dtype &d) const { return d.bytes == 4 ? 2e-3 : 1e-9; }
+    // f16/bf16 sums and scans against the f64 reference: rounding to the half
+    // type alone is up to 2^-11 (f16) or 2^-8 (bf16) of the value.
+    static constexpr double kHalfRtol = 1e-2;
 
     void run_reduce(Row &row) {
         const Prim p = row.prim;
@@ -919,6 +1091,7 @@ struct Bench {
         const uint64_t n = row.n;
         const bool dot = p == Prim::Dot;
         const CubReduceFn cubfn = cub_reduce_fn(p, d);
+        if (!cubfn) throw BenchError("no CUB reduction instantiated for this dtype");
         size_t temp_bytes = 0;
         CUDA_CHECK(cubfn(nullptr, temp_bytes, nullptr, nullptr, nullptr, n, stream));
         const uint64_t per_copy = n * d.bytes * (dot ? 2 : 1);
@@ -933,8 +1106,9 @@ struct Bench {
         const gpuprim_op_t op = p == Prim::ReduceMin ? GPUPRIM_OP_MIN
                                 : p == Prim::ReduceMax ? GPUPRIM_OP_MAX
                                                        : GPUPRIM_OP_SUM;
-        make_copies(a, copies, d.bytes, n, seed_for(row, 0), fill_for(p, d));
-        if (dot) make_copies(b, copies, d.bytes, n, seed_for(row, 1), fill_for(p, d));
+        make_copies(a, copies, d.bytes, n, seed_for(row, 0), fill_for(p, d), float_layout(d));
+        if (dot)
+            make_copies(b, copies, d.bytes, n, seed_for(row, 1), fill_for(p, d), float_layout(d));
         DeviceArray ours_result(8), cub_result(8);
         CUDA_CHECK(cudaMemsetAsync(ours_result.data, 0xA5, 8, stream));
         CUDA_CHECK(cudaMemsetAsync(cub_result.data, 0x5A, 8, stream));
@@ -991,6 +1165,27 @@ struct Bench {
                                        stream));
             CUDA_CHECK(cudaStreamSynchronize(stream));
         }
+        if (d.kind == Kind::Half && !is_exact_op(p)) {
+            // f16/bf16 sum: against the sum in f64 (CUB's result, added in
+            // the half type, is no reference).
+            DeviceArray ref(sizeof(double));
+            CUDA_CHECK(cudaMemsetAsync(ref.data, 0, sizeof(double), stream));
+            half_sum_reference_kernel<<<std::min(fill_grid(n), prop.multiProcessorCount * 8), 256, 0,
+                                        stream>>>(static_cast<const uint16_t *>(a[0]->data), n,
+                                                  is_bf16(d), static_cast<double *>(ref.data));
+            CUDA_CHECK(cudaGetLastError());
+            double y = 0;
+            CUDA_CHECK(cudaMemcpyAsync(&y, ref.data, sizeof y, cudaMemcpyDeviceToHost, stream));
+            CUDA_CHECK(cudaStreamSynchronize(stream));
+            const double x = half_bits_to_double(uint16_t(got), is_bf16(d));
+            if (!half_close(x, y, kHalfRtol, half_max(is_bf16(d)))) {
+                char msg[160];
+                snprintf(msg, sizeof msg, "ours %.9g (0x%04x), f64 reference %.17g (rtol %g); ", x,
+                         unsigned(got), y, kHalfRtol);
+                mismatch(row, msg);
+            }
+            return;
+        }
         if ((p == Prim::ReduceMin || p == Prim::ReduceMax) && d.kind != Kind::Unsigned) {
             // CUB ran unsigned min/max on the raw bits above; the reference is
             // its min/max of the order-preserving image, mapped back.
@@ -1031,14 +1226,16 @@ struct Bench {
         const Prim p = row.prim;
         const Dtype &d = *row.dtype;
         const uint64_t n = row.n;
-        const CubScanFn cubfn =
-            cub_scan_fn(p == Prim::ScanInclusive, d.kind == Kind::Float, d.bytes, past_32_bits(n));
+        const bool inclusive = p == Prim::ScanInclusive;
+        const CubScanFn cubfn = cub_scan_fn(inclusive, cub_type(d), past_32_bits(n));
         if (!cubfn) throw BenchError("no CUB scan instantiated for this dtype and size");
         size_t temp_bytes = 0;
         CUDA_CHECK(cubfn(nullptr, temp_bytes, nullptr, nullptr, n, stream));
         const uint64_t bytes = n * d.bytes;
-        // ours and CUB outputs, CUB temp, an allowance for libgpuprim's workspace
-        const uint64_t fixed = 2 * bytes + temp_bytes + bytes / 32 + (64u << 20);
+        // ours and CUB outputs, CUB temp, an allowance for libgpuprim's
+        // workspace; for f16/bf16 the f64 input and scan of the check.
+        const uint64_t half_check = d.kind == Kind::Half ? 16 * n : 0;
+        const uint64_t fixed = 2 * bytes + temp_bytes + bytes / 32 + (64u << 20) + half_check;
         bool copy_in_row = false;
         const int copies = plan_memory(bytes, fixed, row.copy_bytes, copy_in_row);
         if (!copies) return skip(row, bytes + fixed);
@@ -1046,15 +1243,14 @@ struct Bench {
         cub_temp.reserve(temp_bytes);
 
         std::vector<std::unique_ptr<DeviceArray>> in;
-        make_copies(in, copies, d.bytes, n, seed_for(row, 0), fill_for(p, d));
+        make_copies(in, copies, d.bytes, n, seed_for(row, 0), fill_for(p, d), float_layout(d));
         DeviceArray ours_out(bytes), cub_out(bytes);
         CUDA_CHECK(cudaMemsetAsync(ours_out.data, 0xA5, bytes, stream));
         CUDA_CHECK(cudaMemsetAsync(cub_out.data, 0x5A, bytes, stream));
         std::vector<std::unique_ptr<Wrapped>> win;
         for (int c = 0; c < copies; ++c) win.emplace_back(new Wrapped(ctx, d.id, in[c]->data, n));
         Wrapped wout(ctx, d.id, ours_out.data, n);
-        const gpuprim_scan_kind_t kind =
-            p == Prim::ScanInclusive ? GPUPRIM_SCAN_INCLUSIVE : GPUPRIM_SCAN_EXCLUSIVE;
+        const gpuprim_scan_kind_t kind = inclusive ? GPUPRIM_SCAN_INCLUSIVE : GPUPRIM_SCAN_EXCLUSIVE;
 
         const Op ours = [&](uint64_t slot) {
             api_check(ctx,
@@ -1071,8 +1267,27 @@ struct Bench {
             if (copy_in_row) copy_dst = std::make_unique<DeviceArray>(row.copy_bytes);
             time_row(row, ours, cub, Inputs{{&in}, {bytes}}, copy_dst.get());
         }
-        compare(row, ours_out.data, cub_out.data, n, d,
-                d.kind == Kind::Float ? float_rtol(d) : 0.0);
+        if (d.kind != Kind::Half) {
+            compare(row, ours_out.data, cub_out.data, n, d,
+                    d.kind == Kind::Float ? float_rtol(d) : 0.0);
+            return;
+        }
+        // f16/bf16: CUB adds in the half type (f16 stops growing at 4096:
+        // half an ulp exceeds every addend), so the reference is CUB's f64
+        // scan of the input widened to f64, element by element within
+        // kHalfRtol of the running sum.
+        DeviceArray wide(8 * n), ref(8 * n);
+        const int grid = std::min(fill_grid(n), prop.multiProcessorCount * 8);
+        widen_half_kernel<<<grid, 256, 0, stream>>>(static_cast<const uint16_t *>(in[0]->data),
+                                                    static_cast<double *>(wide.data), n, is_bf16(d));
+        CUDA_CHECK(cudaGetLastError());
+        const CubScanFn f64fn = cub_scan_fn(inclusive, CubType::F64, false);
+        size_t tb = 0;
+        CUDA_CHECK(f64fn(nullptr, tb, nullptr, nullptr, n, stream));
+        cub_temp.reserve(tb);
+        tb = cub_temp.bytes;
+        CUDA_CHECK(f64fn(cub_temp.data, tb, wide.data, ref.data, n, stream));
+        compare(row, ours_out.data, ref.data, n, d, kHalfRtol);
     }
 
     void run_sort(Row &row) {
@@ -1080,10 +1295,12 @@ struct Bench {
         const Dtype &d = *row.dtype;
         const uint64_t n = row.n;
         const uint32_t vb = value_bytes(p, d);
-        const CubSortFn cubfn = cub_sort_fn(p == Prim::SortPairs, d.bytes, past_32_bits(n));
+        const int end_bit = int(sort_end_bit(p, d));
+        const CubSortFn cubfn = cub_sort_fn(p == Prim::SortPairs, d.bytes, vb, past_32_bits(n));
         if (!cubfn) throw BenchError("no CUB sort instantiated for this dtype and size");
         size_t temp_bytes = 0;
-        CUDA_CHECK(cubfn(nullptr, temp_bytes, nullptr, nullptr, nullptr, nullptr, n, stream));
+        CUDA_CHECK(
+            cubfn(nullptr, temp_bytes, nullptr, nullptr, nullptr, nullptr, n, 0, end_bit, stream));
         const uint64_t unit = n * (d.bytes + vb);  // keys (+ values) once
         // Timing holds the input copies, one output shared by ours and CUB,
         // CUB's temp and libgpuprim's workspace (documented as at most one
@@ -1097,11 +1314,19 @@ struct Bench {
         cub_temp.reserve(temp_bytes);
 
         std::vector<std::unique_ptr<DeviceArray>> keys, values;
-        make_copies(keys, copies, d.bytes, n, seed_for(row, 0), fill_for(p, d));
+        make_copies(keys, copies, d.bytes, n, seed_for(row, 0), fill_for(p, d), float_layout(d));
         if (vb) make_copies(values, copies, vb, n, 0, Fill::Iota);
         auto keys_out = std::make_unique<DeviceArray>(n * d.bytes);
         auto values_out = std::make_unique<DeviceArray>(n * vb);
-        const gpuprim_dtype_t value_dtype = d.bytes == 8 ? GPUPRIM_DTYPE_U64 : GPUPRIM_DTYPE_U32;
+        const gpuprim_dtype_t value_dtype = vb == 8 ? GPUPRIM_DTYPE_U64 : GPUPRIM_DTYPE_U32;
+        // sort_keys_bits16: bits [0, 16) only; everything else: the whole key
+        // through gpuprim_sort.
+        gpuprim_sort_options_t sort_options;
+        gpuprim_sort_options_init(&sort_options);
+        sort_options.order = GPUPRIM_ORDER_ASCENDING;
+        sort_options.begin_bit = 0;
+        sort_options.end_bit = uint32_t(end_bit);
+        const bool bit_range = p == Prim::SortKeysBits16;
         std::vector<std::unique_ptr<Wrapped>> wk, wv;
         for (int c = 0; c < copies; ++c) {
             wk.emplace_back(new Wrapped(ctx, d.id, keys[c]->data, n));
@@ -1114,18 +1339,25 @@ struct Bench {
         // Out of place: the input stays unsorted, so no run needs a fresh copy.
         const Op ours = [&](uint64_t slot) {
             const int c = int(slot % copies);
-            api_check(ctx,
-                      gpuprim_sort(ctx, wk[c]->buffer, vb ? wv[c]->buffer : nullptr,
-                                   wko->buffer, vb ? wvo->buffer : nullptr,
-                                   GPUPRIM_ORDER_ASCENDING),
-                      "sort");
+            if (bit_range)
+                api_check(ctx,
+                          gpuprim_sort_with_options(ctx, wk[c]->buffer, vb ? wv[c]->buffer : nullptr,
+                                                    wko->buffer, vb ? wvo->buffer : nullptr,
+                                                    &sort_options),
+                          "sort_with_options");
+            else
+                api_check(ctx,
+                          gpuprim_sort(ctx, wk[c]->buffer, vb ? wv[c]->buffer : nullptr,
+                                       wko->buffer, vb ? wvo->buffer : nullptr,
+                                       GPUPRIM_ORDER_ASCENDING),
+                          "sort");
         };
         const Op cub = [&](uint64_t slot) {
             const int c = int(slot % copies);
             size_t tb = cub_temp.bytes;
             CUDA_CHECK(cubfn(cub_temp.data, tb, keys[c]->data, keys_out->data,
-                             vb ? values[c]->data : nullptr, vb ? values_out->data : nullptr, n,
-                             stream));
+                             vb ? values[c]->data : nullptr, vb ? values_out->data : nullptr, n, 0,
+                             end_bit, stream));
         };
         {
             std::unique_ptr<DeviceArray> copy_dst;
@@ -1156,16 +1388,18 @@ struct Bench {
         flip_keys(keys_out->data, d, n, stream);
         size_t tb = cub_temp.bytes;
         CUDA_CHECK(cubfn(cub_temp.data, tb, keys[0]->data, ref_keys.data,
-                         vb ? values[0]->data : nullptr, vb ? ref_values.data : nullptr, n,
-                         stream));
-        const Dtype &bits = dtype_of(d.bytes == 8 ? "u64" : "u32");
-        compare(row, keys_out->data, ref_keys.data, n, bits, 0.0);
+                         vb ? values[0]->data : nullptr, vb ? ref_values.data : nullptr, n, 0,
+                         end_bit, stream));
+        compare(row, keys_out->data, ref_keys.data, n, unsigned_of(d.bytes), 0.0);
         if (vb && row.status == "ok") {
-            compare(row, values_out->data, ref_values.data, n, bits, 0.0);
+            compare(row, values_out->data, ref_values.data, n, unsigned_of(vb), 0.0);
             if (row.status != "ok") row.note += "(values); ";
         }
     }
 
+    // Our output against the reference, element by element: bit for bit for
+    // integers (and any dtype with rtol 0), within rtol for f32/f64, and for
+    // f16/bf16 within rtol (half_close) of a reference in f64.
     void compare(Row &row, const void *ours, const void *ref, uint64_t n, const Dtype &d,
                  double rtol) {
         DeviceArray result(sizeof(Mismatch));
@@ -1173,19 +1407,36 @@ struct Bench {
         CUDA_CHECK(cudaMemcpyAsync(result.data, &init, sizeof init, cudaMemcpyHostToDevice, stream));
         auto *m = static_cast<Mismatch *>(result.data);
         const int grid = std::min(fill_grid(n), prop.multiProcessorCount * 8);
-        if (d.kind == Kind::Float && rtol > 0) {
+        const bool half_ref = d.kind == Kind::Half && rtol > 0;
+        if (half_ref) {
+            compare_half_kernel<<<grid, 256, 0, stream>>>(static_cast<const uint16_t *>(ours),
+                                                          static_cast<const double *>(ref), n,
+                                                          is_bf16(d), rtol, half_max(is_bf16(d)), m);
+        } else if (d.kind == Kind::Float && rtol > 0) {
             if (d.bytes == 4)
                 compare_kernel<float><<<grid, 256, 0, stream>>>(
                     static_cast<const float *>(ours), static_cast<const float *>(ref), n, rtol, m);
             else
                 compare_kernel<double><<<grid, 256, 0, stream>>>(
                     static_cast<const double *>(ours), static_cast<const double *>(ref), n, rtol, m);
-        } else if (d.bytes == 4) {
-            compare_kernel<uint32_t><<<grid, 256, 0, stream>>>(
-                static_cast<const uint32_t *>(ours), static_cast<const uint32_t *>(ref), n, 0, m);
         } else {
-            compare_kernel<uint64_t><<<grid, 256, 0, stream>>>(
-                static_cast<const uint64_t *>(ours), static_cast<const uint64_t *>(ref), n, 0, m);
+            switch (d.bytes) {
+            case 1:
+                compare_kernel<uint8_t><<<grid, 256, 0, stream>>>(
+                    static_cast<const uint8_t *>(ours), static_cast<const uint8_t *>(ref), n, 0, m);
+                break;
+            case 2:
+                compare_kernel<uint16_t><<<grid, 256, 0, stream>>>(
+                    static_cast<const uint16_t *>(ours), static_cast<const uint16_t *>(ref), n, 0, m);
+                break;
+            case 4:
+                compare_kernel<uint32_t><<<grid, 256, 0, stream>>>(
+                    static_cast<const uint32_t *>(ours), static_cast<const uint32_t *>(ref), n, 0, m);
+                break;
+            default:
+                compare_kernel<uint64_t><<<grid, 256, 0, stream>>>(
+                    static_cast<const uint64_t *>(ours), static_cast<const uint64_t *>(ref), n, 0, m);
+            }
         }
         CUDA_CHECK(cudaGetLastError());
         Mismatch host{};
@@ -1193,16 +1444,27 @@ struct Bench {
         CUDA_CHECK(cudaStreamSynchronize(stream));
         if (host.count) {
             const uint64_t i = host.first;
+            const uint32_t ref_bytes = half_ref ? 8 : d.bytes;
             uint64_t x = 0, y = 0;
             CUDA_CHECK(cudaMemcpy(&x, static_cast<const char *>(ours) + i * d.bytes, d.bytes,
                                   cudaMemcpyDeviceToHost));
-            CUDA_CHECK(cudaMemcpy(&y, static_cast<const char *>(ref) + i * d.bytes, d.bytes,
+            CUDA_CHECK(cudaMemcpy(&y, static_cast<const char *>(ref) + i * ref_bytes, ref_bytes,
                                   cudaMemcpyDeviceToHost));
             char msg[200];
-            snprintf(msg, sizeof msg,
-                     "%llu of %" PRIu64 " elements differ, first at %" PRIu64
-                     ": ours 0x%" PRIx64 " CUB 0x%" PRIx64 "; ",
-                     host.count, n, i, x, y);
+            if (half_ref) {
+                double yd;
+                memcpy(&yd, &y, sizeof yd);
+                snprintf(msg, sizeof msg,
+                         "%llu of %" PRIu64 " elements differ, first at %" PRIu64
+                         ": ours %.9g (0x%04x), f64 reference %.17g (rtol %g); ",
+                         host.count, n, i, half_bits_to_double(uint16_t(x), is_bf16(d)),
+                         unsigned(x), yd, rtol);
+            } else {
+                snprintf(msg, sizeof msg,
+                         "%llu of %" PRIu64 " elements differ, first at %" PRIu64
+                         ": ours 0x%" PRIx64 " CUB 0x%" PRIx64 "; ",
+                         host.count, n, i, x, y);
+            }
             mismatch(row, msg);
         }
     }
@@ -1283,16 +1545,24 @@ constexpr Headline kHeadlines[] = {
     {Prim::SortKeys, "u32", 10},      {Prim::SortKeys, "u32", 16},
     {Prim::SortKeys, "u32", 28},      {Prim::SortPairs, "u32", 28},
     {Prim::SortKeys, "u64", 26},      {Prim::ScanInclusive, "f64", 27},
+    // issue 18
+    {Prim::SortKeys, "u16", 28},      {Prim::SortKeys, "f16", 28},
+    {Prim::SortKeys, "bf16", 28},     {Prim::SortKeys, "u8", 28},
+    {Prim::SortPairs, "u16", 28},     {Prim::SortKeysBits16, "u32", 28},
+    {Prim::ReduceSum, "f16", 28},     {Prim::ScanInclusive, "f16", 28},
 };
 
 void usage() {
-    printf("usage: gpuprim_bench [--quick] [--filter REGEX] [--dtypes REGEX] [--csv PATH]\n"
+    printf("usage: gpuprim_bench [--quick] [--narrow] [--filter REGEX] [--dtypes REGEX] [--csv PATH]\n"
            "                     [--max-log2 N] [--min-log2 N] [--device N] [--probe] [--list]\n"
            "  --quick        fewer sizes (2^10,16,20,24,26,28 + headline/2^32+ rows), fewer reps\n"
+           "  --narrow       only the rows of issue 18: the narrow dtypes, sort_keys_bits16, and\n"
+           "                 sort_keys u32 beside them (2^10,16,20,24,28)\n"
            "  --filter RE    only primitives whose name matches RE (reduce_sum, reduce_min,\n"
            "                 reduce_max, reduce_sum_host, dot, scan_inclusive, scan_exclusive,\n"
-           "                 sort_keys, sort_pairs)\n"
-           "  --dtypes RE    only dtypes matching RE (i32 u32 i64 u64 f32 f64)\n"
+           "                 sort_keys, sort_keys_bits16, sort_pairs)\n"
+           "  --dtypes RE    only dtypes matching RE (i32 u32 i64 u64 f32 f64; i8 u8 i16 u16\n"
+           "                 f16 bf16 run reduce_sum, scan_inclusive, sort_keys, sort_pairs only)\n"
            "  --csv PATH     write every row as CSV\n"
            "  --max-log2 N   largest size 2^N (default 33: up to 2^30 plus the rows past 2^32)\n"
            "  --min-log2 N   smallest size 2^N (default 10)\n"
@@ -1310,6 +1580,7 @@ bool parse(int argc, char **argv, Options &o) {
             return argv[++i];
         };
         if (a == "--quick") o.quick = true;
+        else if (a == "--narrow") o.narrow = true;
         else if (a == "--probe") o.probe = true;
         else if (a == "--list") o.list = true;
         else if (a == "--filter") o.filter = value("--filter");
@@ -1374,6 +1645,9 @@ std::vector<Row> plan(const Options &o) {
         log2s = {10, 16, 20, 24, 26, 28};
     else
         for (int k = 10; k <= 30; k += 2) log2s.push_back(k);
+    // Rows of the narrow dtypes and sort_keys_bits16 (issue 18): these sizes
+    // only, with or without --quick (and all of --narrow).
+    const std::vector<int> narrow_log2s = {10, 16, 20, 24, 28};
     const Regex prim_re(o.filter), dtype_re(o.dtypes);
     const uint64_t past_2_32 = (uint64_t(1) << 32) + (uint64_t(1) << 22) + 17;
     std::vector<Row> rows;
@@ -1390,6 +1664,19 @@ std::vector<Row> plan(const Options &o) {
     };
     for (Prim p : kAllPrims) {
         for (const Dtype &d : kDtypes) {
+            if (!planned(p, d)) continue;
+            const bool issue18 = is_narrow(d) || p == Prim::SortKeysBits16;
+            if (o.narrow) {
+                // the rows of issue 18, and the full-width u32 key sort they
+                // are measured against
+                if (issue18 || (p == Prim::SortKeys && d.id == GPUPRIM_DTYPE_U32))
+                    for (int k : narrow_log2s) add(p, d, uint64_t(1) << k);
+                continue;
+            }
+            if (issue18) {
+                for (int k : narrow_log2s) add(p, d, uint64_t(1) << k);
+                continue;
+            }
             for (int k : log2s) {
                 add(p, d, uint64_t(1) << k);
                 if (k == 26 && p == Prim::ScanInclusive && d.id == GPUPRIM_DTYPE_F64)

@@ -29,7 +29,8 @@
 # Environment:
 #   BENCH_QUICK=1        fewer sizes and repetitions
 #   BENCH_FILTER=REGEX   only primitives whose name matches (e.g. 'sort|scan')
-#   BENCH_ARGS="..."     more arguments for gpuprim_bench (e.g. --max-log2 26)
+#   BENCH_ARGS="..."     more arguments for gpuprim_bench (e.g. --max-log2 26, or
+#                        --narrow: only the rows of the narrow dtypes and bit ranges)
 #   SKIP_TESTS=1         skip probe and ctest
 #   SKIP_SANITIZER=1     skip the compute-sanitizer stage
 #   SKIP_BENCH=1         skip the benchmark
