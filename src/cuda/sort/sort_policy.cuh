@@ -71,6 +71,15 @@ template <>
 struct OnesweepLargeShape<4, 4> {
     using type = OnesweepShape<384, 20, 2, RadixMatch::AtomicOr, true, 4, false, true>;
 };
+// 1- and 2-byte keys with 4-byte values: the u32/u32 split-pairs tile.
+template <>
+struct OnesweepLargeShape<2, 4> {
+    using type = OnesweepLargeShape<4, 4>::type;
+};
+template <>
+struct OnesweepLargeShape<1, 4> {
+    using type = OnesweepLargeShape<4, 4>::type;
+};
 // Keys placed while ranked (no rank array) fit three blocks per SM (56
 // registers, no spills): 2^28 5.21 ms at 384x22 (384x20 5.28, 384x18 5.39-
 // 5.41, 384x16 5.44, 256x24 x4 5.43, 512x16 x2 5.46) against 5.97 for
