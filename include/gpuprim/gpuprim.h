@@ -493,7 +493,9 @@ GPUPRIM_API gpuprim_status_t gpuprim_scan(gpuprim_context_t context, gpuprim_op_
  *   Floats order as -inf < negatives < -0.0 < +0.0 < positives < +inf < NaN
  *   so ascending puts NaN last and descending puts it first. Among NaNs,
  *   ascending: positive NaNs by increasing bit pattern, then negative NaNs
- *   by decreasing bit pattern (0xFFFFFFFF before 0xFF800001 for f32).
+ *   by decreasing bit pattern (0xFFFFFFFF before 0xFF800001 for f32; 0xFFFF
+ *   before 0xFC01 for f16, before 0xFF81 for bf16). Keys and values may be
+ *   of any dtype (1, 2, 4 or 8 bytes each).
  * In place (as defined at the top) is allowed for keys_out/keys_in and for
  * values_out/values_in; no other pair may overlap: keys and values must lie
  * in distinct memory.
