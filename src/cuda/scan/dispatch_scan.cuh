@@ -122,28 +122,39 @@ void launch_scan(const DeviceEnv &env, bool exclusive, const T *input, T *output
     launch_scan_with<T, Op, Tuning>(env, exclusive, input, output, count, ScanHooks{});
 }
 
-// The narrow dtypes' scan (scan/narrow_scan.cuh): Op is a wide operator.
+// The narrow dtypes' scan (scan/narrow_scan.cuh): Op is a wide operator,
+// the look-back tuned as for a 4-byte scan.
 template <typename T, typename Op>
 void launch_narrow_scan(const DeviceEnv &env, bool exclusive, const T *input, T *output, uint64_t count) {
-    using namespace narrow_scan;
     using Acc = typename Op::Accumulator;
-    const uint64_t tiles = (count + kTileItems<T> - 1) / kTileItems<T>;
+    constexpr uint64_t kTile = narrow_scan::kTileItems<T>;
+    const uint64_t tiles = (count + kTile - 1) / kTile;
     if (tiles > 0x7fffffffull)
         fail(GPUPRIM_ERROR_OVERFLOW, "scan: %llu elements is more than one launch can cover",
              static_cast<unsigned long long>(count));
-    const bool in_vectors = reinterpret_cast<uintptr_t>(input) % 16 == 0;
-    const bool out_vectors = reinterpret_cast<uintptr_t>(output) % 16 == 0;
-    Acc *prefixes = nullptr;
-    if (tiles > 1) {
-        prefixes = static_cast<Acc *>(env.workspace->reserve(tiles * sizeof(Acc)));
-        tile_totals_kernel<T, Op><<<unsigned(tiles), kThreads, 0, env.stream>>>(input, count, in_vectors, prefixes);
-        check_launch("scan (tile totals) launch");
-        tile_prefix_kernel<Acc, typename Op::Combine><<<1, kPrefixThreads, 0, env.stream>>>(prefixes, uint32_t(tiles));
-        check_launch("scan (tile prefixes) launch");
-    }
-    tile_scan_kernel<T, Op><<<unsigned(tiles), kThreads, 0, env.stream>>>(input, output, count, in_vectors,
-                                                                           out_vectors, exclusive, prefixes);
-    check_launch("scan (tiles) launch");
+    if (reinterpret_cast<uintptr_t>(env.zeroed_counters) % 8 != 0)
+        fail(GPUPRIM_ERROR_INTERNAL, "scan: zeroed counters not 8-byte aligned");
+    with_scan_tuning<4>(env.compute_capability, [&](auto tuning) {
+        using Tuning = decltype(tuning);
+        using Config = typename Tuning::MidConfig;
+        constexpr bool kOrdered = ScanOpTraits<Acc, typename Op::Combine>::kOrdered;
+        ScanParams p{};
+        p.input = input;
+        p.output = output;
+        p.count = count;
+        p.num_tiles = uint32_t(tiles);
+        p.clear_chunk = Tuning::kClearChunk;
+        p.exclusive = exclusive;
+        p.poll_ns = Tuning::kPollNs;
+        p.counters.ticket_word = reinterpret_cast<unsigned long long *>(env.zeroed_counters + kTicketWord);
+        p.counters.done_word = env.zeroed_counters + kDoneWord;
+        p.status_slots = env.workspace->reserve(status_slot_count(tiles, kOrdered) * TileStatus<Acc>::kSlotBytes);
+        const bool in_vectors = reinterpret_cast<uintptr_t>(input) % 16 == 0;
+        const bool out_vectors = reinterpret_cast<uintptr_t>(output) % 16 == 0;
+        narrow_scan::narrow_scan_kernel<T, Op, Config>
+            <<<unsigned(tiles), narrow_scan::kThreads, 0, env.stream>>>(p, in_vectors, out_vectors);
+        check_launch("scan launch");
+    });
 }
 
 template <typename T>

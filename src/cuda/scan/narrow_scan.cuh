@@ -1,19 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 // Scans of the narrow dtypes (8- and 16-bit integers, f16, bf16), whose
 // running value is wider than the element (core/ops.h: WideSumOp,
-// WideMinMaxOp). Reduce, then scan, in three launches of a fixed shape, so
-// float sums are deterministic (every association depends on the count only):
-// 1. tile_totals_kernel: each tile's total, folded by a fixed tree;
-// 2. tile_prefix_kernel: one block turns the totals into each tile's
-//    exclusive prefix, in tile order;
-// 3. tile_scan_kernel: each tile again, scanned from its prefix; every output
-//    is rounded from the running value once.
-// The input is read twice and the output written once (the look-back scan of
-// the wider dtypes reads once; see the note in bench/RESULTS.md).
+// WideMinMaxOp): one launch, one tile per block, each thread 32 consecutive
+// bytes (two 16-byte loads and stores) widened to running values, a fixed
+// in-tile tree, and the decoupled look-back of the wider dtypes' scan on the
+// running values (so float sums are deterministic); every output is rounded
+// from its running value once.
 #pragma once
 
 #include "core/ops.h"
-#include "cuda/block/block_reduce.cuh"
+#include "cuda/scan/agent_scan.cuh"
+#include "cuda/scan/tile_lookback.cuh"
 
 #include <cuda_runtime.h>
 
@@ -23,8 +20,7 @@
 namespace gpuprim::cuda {
 namespace narrow_scan {
 
-constexpr int kThreads = 256;
-constexpr int kPrefixThreads = 1024;
+constexpr int kThreads = 512;
 // Each thread takes 32 consecutive bytes: two 16-byte loads and stores.
 constexpr int kThreadBytes = 32;
 template <typename T>
@@ -87,75 +83,80 @@ __device__ __forceinline__ Acc block_exclusive_scan(Acc value, Combine op, Acc *
     return prefix;
 }
 
-template <typename T, typename Op>
-__global__ void __launch_bounds__(kThreads) tile_totals_kernel(const T *in, uint64_t count, bool vectors,
-                                                             typename Op::Accumulator *totals) {
+// One tile per block, tiles in ticket order, the decoupled look-back of the
+// wider dtypes' scan on the running values (scan/tile_lookback.cuh; float
+// SUM through its ordered look-back, so the association depends on tile
+// numbers only). Config: the look-back parameters of a 4-byte scan.
+template <typename T, typename Op, typename Config>
+__global__ void __launch_bounds__(kThreads) narrow_scan_kernel(const scan_detail::ScanParams p, bool in_vectors,
+                                                             bool out_vectors) {
     using Acc = typename Op::Accumulator;
     using Combine = typename Op::Combine;
+    using Traits = ScanOpTraits<Acc, Combine>;
     constexpr int kN = kItems<T>;
-    __shared__ typename BlockReduce<Acc, kThreads>::TempStorage storage;
+    constexpr int kWarps = kThreads / 32;
+    __shared__ uint32_t ticket, cleared;
+    __shared__ Acc warp_totals[kWarps];
+    __shared__ Acc saved_aggregates[Traits::kOrdered ? 1 : Config::kMaxSavedWindows * kWarpLanes];
+    __shared__ Acc tile_aggregate, tile_prefix;
     const Combine op;
-    const uint64_t first = uint64_t(blockIdx.x) * kTileItems<T> + uint64_t(threadIdx.x) * kN;
-    Acc x[kN];
-    load_items<T, Op>(in, first, count, vectors, x, Combine::identity());
-    Acc total = x[0];
-#pragma unroll
-    for (int i = 1; i < kN; ++i) total = op(total, x[i]);
-    total = BlockReduce<Acc, kThreads>::reduce(total, op, storage);
-    if (threadIdx.x == 0) totals[blockIdx.x] = total;
-}
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
 
-// One block: totals[t] becomes the combination of totals [0, t).
-template <typename Acc, typename Combine>
-__global__ void __launch_bounds__(kPrefixThreads) tile_prefix_kernel(Acc *totals, uint32_t tiles) {
-    __shared__ Acc warp_totals[kPrefixThreads / 32];
-    const Combine op;
-    const uint32_t chunk = (tiles + kPrefixThreads - 1) / kPrefixThreads;
-    const uint32_t begin = min(tiles, threadIdx.x * chunk), end = min(tiles, begin + chunk);
-    Acc local = Combine::identity();
-    for (uint32_t i = begin; i < end; ++i) local = op(local, totals[i]);
-    Acc running = block_exclusive_scan<kPrefixThreads>(local, op, warp_totals);
-    for (uint32_t i = begin; i < end; ++i) {
-        const Acc value = totals[i];
-        totals[i] = running;
-        running = op(running, value);
-    }
-}
+    if (threadIdx.x == 0) scan_detail::take_tile_ticket(p, ticket, cleared);
+    __syncthreads();
+    const uint32_t tile = ticket;
+    const TileStatus<Acc> status{static_cast<unsigned long long *>(p.status_slots)};
+    if (warp == kWarps - 1 && tile % p.clear_chunk == 0)
+        clear_status_ahead<Traits::kOrdered>(status, p.counters, tile, p.num_tiles, p.clear_chunk, lane);
 
-template <typename T, typename Op>
-__global__ void __launch_bounds__(kThreads)
-    tile_scan_kernel(const T *in, T *out, uint64_t count, bool in_vectors, bool out_vectors, bool exclusive,
-                     const typename Op::Accumulator *prefixes /* null: one tile */) {
-    using Acc = typename Op::Accumulator;
-    using Combine = typename Op::Combine;
-    constexpr int kN = kItems<T>;
-    __shared__ Acc warp_totals[kThreads / 32];
-    const Combine op;
-    const uint64_t first = uint64_t(blockIdx.x) * kTileItems<T> + uint64_t(threadIdx.x) * kN;
+    const T *in = static_cast<const T *>(p.input);
+    const uint64_t first = uint64_t(tile) * kTileItems<T> + uint64_t(threadIdx.x) * kN;
     Acc x[kN];
-    load_items<T, Op>(in, first, count, in_vectors, x, Combine::identity());
-    // The thread's inclusive scan, then everything before the thread.
+    load_items<T, Op>(in, first, p.count, in_vectors, x, Combine::identity());
+    // The thread's inclusive scan, everything before the thread, the tile's total.
 #pragma unroll
     for (int i = 1; i < kN; ++i) x[i] = op(x[i - 1], x[i]);
     const Acc before_thread = block_exclusive_scan<kThreads>(x[kN - 1], op, warp_totals);
-    const Acc base = op(prefixes ? prefixes[blockIdx.x] : Combine::identity(), before_thread);
+    if (threadIdx.x == kThreads - 1) tile_aggregate = op(before_thread, x[kN - 1]);
+    __syncthreads();
+
+    if (warp == 0) {
+        const Acc aggregate = tile_aggregate;
+        Acc exclusive = Traits::neutral();
+        LookbackStats stats;
+        if (lane == 0) p.counters.wait_cleared_past(tile, cleared);
+        __syncwarp();
+        if (tile == 0) {
+            if (lane == 0) status.store(0, kTileInclusive, aggregate);
+        } else {
+            if (lane == 0) status.store(tile, kTileAggregate, aggregate);
+            exclusive = scan_detail::look_back<Acc, Combine, Config>(p, status, tile, aggregate, saved_aggregates,
+                                                                     lane, stats);
+        }
+        if (lane == 0) tile_prefix = exclusive;
+    }
+    __syncthreads();
+
+    const Acc base = op(tile_prefix, before_thread);
     T results[kN];
 #pragma unroll
     for (int i = 0; i < kN; ++i) {
-        const Acc value = exclusive ? (i == 0 ? base : op(base, x[i - 1])) : op(base, x[i]);
+        const Acc value = p.exclusive ? (i == 0 ? base : op(base, x[i - 1])) : op(base, x[i]);
         results[i] = Op::store(value);
     }
-    if (out_vectors && first + kN <= count) {
+    T *out = static_cast<T *>(p.output);
+    if (out_vectors && first + kN <= p.count) {
         uint4 v[2];
         memcpy(v, results, sizeof v);
-        uint4 *p = reinterpret_cast<uint4 *>(out + first);
-        p[0] = v[0];
-        p[1] = v[1];
+        uint4 *q = reinterpret_cast<uint4 *>(out + first);
+        q[0] = v[0];
+        q[1] = v[1];
     } else {
 #pragma unroll
         for (int i = 0; i < kN; ++i)
-            if (first + i < count) out[first + i] = results[i];
+            if (first + i < p.count) out[first + i] = results[i];
     }
+    if (threadIdx.x == 0) p.counters.finish_tile(tile, p.num_tiles, tile % p.clear_chunk == 0);
 }
 
 }  // namespace narrow_scan
