@@ -122,6 +122,25 @@ void launch_scan(const DeviceEnv &env, bool exclusive, const T *input, T *output
     launch_scan_with<T, Op, Tuning>(env, exclusive, input, output, count, ScanHooks{});
 }
 
+// Large inputs of the narrow dtypes: tile totals, their prefixes, the scan.
+template <typename T, typename Op>
+void launch_narrow_scan_three_pass(const DeviceEnv &env, bool exclusive, const T *input, T *output,
+                                   uint64_t count) {
+    using namespace narrow_scan;
+    using Acc = typename Op::Accumulator;
+    const uint64_t tiles = (count + kTileItems<T> - 1) / kTileItems<T>;
+    const bool in_vectors = reinterpret_cast<uintptr_t>(input) % 16 == 0;
+    const bool out_vectors = reinterpret_cast<uintptr_t>(output) % 16 == 0;
+    Acc *prefixes = static_cast<Acc *>(env.workspace->reserve(tiles * sizeof(Acc)));
+    tile_totals_kernel<T, Op><<<unsigned(tiles), kThreads, 0, env.stream>>>(input, count, in_vectors, prefixes);
+    check_launch("scan (tile totals) launch");
+    tile_prefix_kernel<Acc, typename Op::Combine><<<1, kPrefixThreads, 0, env.stream>>>(prefixes, uint32_t(tiles));
+    check_launch("scan (tile prefixes) launch");
+    tile_scan_kernel<T, Op><<<unsigned(tiles), kThreads, 0, env.stream>>>(input, output, count, in_vectors,
+                                                                           out_vectors, exclusive, prefixes);
+    check_launch("scan (tiles) launch");
+}
+
 // The narrow dtypes' scan (scan/narrow_scan.cuh): Op is a wide operator,
 // the look-back tuned as for a 4-byte scan.
 template <typename T, typename Op>
@@ -132,6 +151,8 @@ void launch_narrow_scan(const DeviceEnv &env, bool exclusive, const T *input, T 
     if (tiles > 0x7fffffffull)
         fail(GPUPRIM_ERROR_OVERFLOW, "scan: %llu elements is more than one launch can cover",
              static_cast<unsigned long long>(count));
+    if (tiles > narrow_scan::kSinglePassMaxTiles)
+        return launch_narrow_scan_three_pass<T, Op>(env, exclusive, input, output, count);
     if (reinterpret_cast<uintptr_t>(env.zeroed_counters) % 8 != 0)
         fail(GPUPRIM_ERROR_INTERNAL, "scan: zeroed counters not 8-byte aligned");
     with_scan_tuning<4>(env.compute_capability, [&](auto tuning) {
@@ -156,6 +177,7 @@ void launch_narrow_scan(const DeviceEnv &env, bool exclusive, const T *input, T 
         check_launch("scan launch");
     });
 }
+
 
 template <typename T>
 void scan_wide_typed(const DeviceEnv &env, gpuprim_op_t op, bool exclusive, const void *input,
