@@ -519,8 +519,27 @@ static inline long double tc_epsilon(gpuprim_dtype_t d) {
  * sum of n terms in any order), since rounding is monotone.
  * Returns 1 if acceptable.
  */
+static inline int tc_float_sum_ok_exact(gpuprim_dtype_t d, uint64_t got_bits, long double ref,
+                                        long double sumabs, uint64_t nterms, int exact_in_f32);
 static inline int tc_float_sum_ok(gpuprim_dtype_t d, uint64_t got_bits, long double ref,
                                   long double sumabs, uint64_t nterms) {
+    return tc_float_sum_ok_exact(d, got_bits, ref, sumabs, nterms, 0);
+}
+
+/* Whether a term keeps an f32 sum exact in any order: a multiple of 2^-8
+ * (with sum|x| < 2^16, checked by the caller, every partial sum is then a
+ * multiple of 2^-8 below 2^16: exact in f32). */
+static inline int tc_term_exact_in_f32(long double term) {
+    long double scaled = ldexpl(term, 8);
+    return isfinite(term) && scaled == floorl(scaled);
+}
+#define TC_EXACT_SUMABS_LIMIT 65536.0L
+
+/* As tc_float_sum_ok; exact_in_f32 (f16/bf16: every term passes
+ * tc_term_exact_in_f32 and sum|x| < TC_EXACT_SUMABS_LIMIT) demands the
+ * one rounding of the exact sum, bit for bit up to the sign of zero. */
+static inline int tc_float_sum_ok_exact(gpuprim_dtype_t d, uint64_t got_bits, long double ref,
+                                        long double sumabs, uint64_t nterms, int exact_in_f32) {
     long double got = tc_value(d, got_bits);
     long double tolerance = (long double)(nterms > 0 ? nterms : 1) * tc_epsilon(d) * sumabs;
     if (LDBL_MANT_DIG <= 53) tolerance *= 2; /* the reference itself rounds like double */
@@ -531,6 +550,7 @@ static inline int tc_float_sum_ok(gpuprim_dtype_t d, uint64_t got_bits, long dou
         long double bound = (long double)(nterms > 0 ? nterms : 1) * ldexpl(1.0L, -24) * sumabs;
         long double low, high;
         bound = bound * (1.0L + 1e-9L) + ldexpl(sumabs, -60); /* the reference's own rounding */
+        if (exact_in_f32 && sumabs < TC_EXACT_SUMABS_LIMIT) bound = 0;
         low = tc_value(d, tc_round_half(d, ref - bound));
         high = tc_value(d, tc_round_half(d, ref + bound));
         return low <= got && got <= high;
@@ -566,7 +586,8 @@ static const char *const tc_pattern_names[TC_PATTERN_COUNT] = {
 /* Whether a float SUM over the pattern has an order-independent outcome
  * (no overflow of partial sums that the long double reference would miss). */
 static inline int tc_float_sum_ok_pattern(tc_pattern_t p) {
-    return p != TC_RANDOM_BITS && p != TC_SPECIAL;
+    /* nan_heavy: specials (+-max) overflow partial sums when no NaN is drawn */
+    return p != TC_RANDOM_BITS && p != TC_SPECIAL && p != TC_NAN_HEAVY;
 }
 
 static inline uint64_t tc_random_moderate(gpuprim_dtype_t d) {
