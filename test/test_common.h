@@ -19,6 +19,7 @@
 
 #include <ctype.h>
 #include <float.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -526,18 +527,36 @@ static inline int tc_float_sum_ok(gpuprim_dtype_t d, uint64_t got_bits, long dou
     return tc_float_sum_ok_exact(d, got_bits, ref, sumabs, nterms, 0);
 }
 
-/* Whether a term keeps an f32 sum exact in any order: a multiple of 2^-8
- * (with sum|x| < 2^16, checked by the caller, every partial sum is then a
- * multiple of 2^-8 below 2^16: exact in f32). */
-static inline int tc_term_exact_in_f32(long double term) {
-    long double scaled = ldexpl(term, 8);
-    return isfinite(term) && scaled == floorl(scaled);
+/* The exponent of the lowest set bit of a term (it is a multiple of 2^that):
+ * INT_MAX for zero, INT_MIN for inf and NaN. */
+static inline int tc_lowest_bit_exponent(long double term) {
+    int exponent, trailing = 0;
+    uint64_t mantissa;
+    if (term == 0) return INT_MAX;
+    if (!isfinite(term)) return INT_MIN;
+    /* |term| = m * 2^exponent, m in [0.5, 1); m * 2^64 is exact (<= 64 significant bits) */
+    mantissa = (uint64_t)ldexpl(frexpl(fabsl(term), &exponent), 64);
+    while (!(mantissa & 1)) {
+        mantissa >>= 1;
+        ++trailing;
+    }
+    return exponent - 64 + trailing;
 }
-#define TC_EXACT_SUMABS_LIMIT 65536.0L
 
-/* As tc_float_sum_ok; exact_in_f32 (f16/bf16: every term passes
- * tc_term_exact_in_f32 and sum|x| < TC_EXACT_SUMABS_LIMIT) demands the
- * one rounding of the exact sum, bit for bit up to the sign of zero. */
+/* Whether every partial sum, in any order, of terms that are multiples of
+ * 2^min_exponent (the least tc_lowest_bit_exponent) with sum|x| = sumabs is
+ * exact in f32: multiples of 2^min_exponent (>= 2^-149, f32's least
+ * subnormal) below 2^(min_exponent + 24). Then an f16/bf16 sum must be the
+ * exact sum rounded once, bit for bit. */
+static inline int tc_sum_exact_in_f32(int min_exponent, long double sumabs) {
+    if (min_exponent == INT_MAX) return 1; /* all zeros */
+    if (min_exponent < -149) return 0;     /* INT_MIN: inf or NaN terms */
+    return sumabs < ldexpl(1.0L, min_exponent + 24);
+}
+
+/* As tc_float_sum_ok; exact_in_f32 (f16/bf16, from tc_sum_exact_in_f32)
+ * demands the one rounding of the exact sum, bit for bit up to the sign of
+ * zero. */
 static inline int tc_float_sum_ok_exact(gpuprim_dtype_t d, uint64_t got_bits, long double ref,
                                         long double sumabs, uint64_t nterms, int exact_in_f32) {
     long double got = tc_value(d, got_bits);
@@ -550,7 +569,7 @@ static inline int tc_float_sum_ok_exact(gpuprim_dtype_t d, uint64_t got_bits, lo
         long double bound = (long double)(nterms > 0 ? nterms : 1) * ldexpl(1.0L, -24) * sumabs;
         long double low, high;
         bound = bound * (1.0L + 1e-9L) + ldexpl(sumabs, -60); /* the reference's own rounding */
-        if (exact_in_f32 && sumabs < TC_EXACT_SUMABS_LIMIT) bound = 0;
+        if (exact_in_f32) bound = 0;
         low = tc_value(d, tc_round_half(d, ref - bound));
         high = tc_value(d, tc_round_half(d, ref + bound));
         return low <= got && got <= high;

@@ -19,10 +19,19 @@ static int check_scan(const char *file, int line, gpuprim_op_t op, gpuprim_scan_
     int float_sum = tc_is_float(d) && op == GPUPRIM_OP_SUM;
     uint64_t acc = tc_identity(op, d), i, bad = 0, first = 0, first_want = 0;
     long double sum = 0, sumabs = 0, first_sum = 0, first_sumabs = 0;
-    int exact_in_f32 = 1; /* every term a multiple of 2^-8: f32 prefix sums exact while sum|x| < 2^16 */
+    int exact_in_f32 = 0; /* f16/bf16: every prefix sum exact in f32 (tc_sum_exact_in_f32) */
     tc.checks++;
-    if (float_sum && tc_is_half(d))
-        for (i = 0; i < n && exact_in_f32; ++i) exact_in_f32 = tc_term_exact_in_f32(tc_value(d, tc_get(d, x, i)));
+    if (float_sum && tc_is_half(d)) {
+        int min_exponent = INT_MAX;
+        long double total = 0;
+        for (i = 0; i < n; ++i) {
+            long double value = tc_value(d, tc_get(d, x, i));
+            int e = tc_lowest_bit_exponent(value);
+            if (e < min_exponent) min_exponent = e;
+            total += fabsl(value);
+        }
+        exact_in_f32 = tc_sum_exact_in_f32(min_exponent, total);
+    }
     for (i = 0; i < n; ++i) {
         uint64_t v = tc_get(d, x, i), g = tc_get(d, got, i);
         uint64_t terms = kind == GPUPRIM_SCAN_INCLUSIVE ? i + 1 : i;
