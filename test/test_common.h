@@ -779,6 +779,7 @@ static inline void tc_fill(gpuprim_dtype_t d, void *p, uint64_t n, tc_pattern_t 
     case TC_REVERSED: {
         uint64_t *perm = (uint64_t *)tc_xmalloc(n * sizeof *perm);
         void *tmp = tc_xmalloc(n * tc_size(d));
+        memset(tmp, 0, n * tc_size(d)); /* for n = 0 too: GCC -Wmaybe-uninitialized (sanitizer builds) */
         for (i = 0; i < n; ++i) tc_set(d, tmp, i, tc_random_moderate(d));
         tc_reference_sort_permutation(d, tmp, n, pattern == TC_REVERSED, perm);
         tc_permute(d, tmp, perm, n, p);

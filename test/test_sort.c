@@ -615,6 +615,26 @@ static void test_sort_bit_ranges(gpuprim_context_t ctx) {
         free(ranged_index);
     }
     {
+        /* Floats: the order form is the key's rank in the documented order of
+           all bit patterns (-inf is 0), i.e. for positive non-NaN floats
+           (bits | sign) minus the number of negative NaNs (0x3FF for f16), NOT
+           the bits with the sign bit set that the gpuprim_sort_options_t
+           comment in gpuprim.h says (that map would not put every NaN last).
+           So f16 bits [10, 15) are not the exponent field: 1.0 (0x3C00) -> 14,
+           but 0x3FFF (1.999) and 2.0 (0x4000) -> 15. */
+        uint16_t keys[3] = {0x4000, 0x3FFF, 0x3C00}, want[3] = {0x3C00, 0x4000, 0x3FFF}, got[3];
+        gpuprim_sort_options_t options;
+        gpuprim_buffer_t k = tc_buffer_from(ctx, GPUPRIM_DTYPE_F16, keys, 3);
+        gpuprim_sort_options_init(&options);
+        options.begin_bit = 10;
+        options.end_bit = 15;
+        tc_where("sort f16 bits [10, 15): the order form is the rank, not the sign-flipped bits");
+        CHECK_OK(gpuprim_sort_with_options(ctx, k, NULL, k, NULL, &options));
+        CHECK_OK(gpuprim_buffer_download(ctx, k, 0, got, 3));
+        CHECK_ARRAY_EQ(GPUPRIM_DTYPE_F16, got, want, 3, "f16 bits [10, 15)");
+        CHECK_OK(gpuprim_buffer_destroy(ctx, k));
+    }
+    {
         /* spelled out: i8 keys by bits [4, 8) of key ^ 0x80 (the high nibble of
            the order key), others carried in input order */
         int8_t keys[8] = {0x13, -0x70, 0x1F, 0x10, -1, 0x7F, -0x80, 0x15};
