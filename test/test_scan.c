@@ -425,10 +425,68 @@ static void test_scan_known_answers_narrow(gpuprim_context_t ctx) {
     }
 }
 
+/* Every bit pattern of the 1- and 2-byte dtypes (65536 or 256 values) in
+ * random, ascending and descending sort order: MIN and MAX scans (each step
+ * compares the running value with the next pattern: neighbours in the
+ * documented order, so every pair of adjacent patterns meets), and SUM scans
+ * for f16 and the integers (bf16's largest values overflow an f32 partial
+ * sum, which the bound does not cover). */
+static void test_scan_all_bit_patterns(gpuprim_context_t ctx) {
+    static const gpuprim_dtype_t narrow[6] = {GPUPRIM_DTYPE_F16, GPUPRIM_DTYPE_BF16, GPUPRIM_DTYPE_I16,
+                                              GPUPRIM_DTYPE_U16, GPUPRIM_DTYPE_I8, GPUPRIM_DTYPE_U8};
+    size_t t, oi, ki;
+    int arrangement;
+    for (t = 0; t < 6; ++t) {
+        gpuprim_dtype_t d = narrow[t];
+        uint64_t n = (uint64_t)1 << tc_bits(d), i;
+        void *x = tc_xmalloc(n * tc_size(d)), *tmp = tc_xmalloc(n * tc_size(d));
+        uint64_t *perm = (uint64_t *)tc_xmalloc(n * sizeof *perm);
+        gpuprim_buffer_t in, out;
+        for (i = 0; i < n; ++i) tc_set(d, tmp, i, i);
+        in = tc_buffer(ctx, d, n);
+        out = tc_buffer(ctx, d, n);
+        for (arrangement = 0; arrangement < 3; ++arrangement) {
+            if (arrangement == 0) {
+                memcpy(x, tmp, n * tc_size(d));
+                for (i = n - 1; i > 0; --i) { /* Fisher-Yates */
+                    uint64_t j = tc_below(i + 1), a = tc_get(d, x, i);
+                    tc_set(d, x, i, tc_get(d, x, j));
+                    tc_set(d, x, j, a);
+                }
+            } else {
+                tc_reference_sort_permutation(d, tmp, n, arrangement == 2, perm);
+                tc_permute(d, tmp, perm, n, x);
+            }
+            REQUIRE_OK(gpuprim_buffer_upload(ctx, in, 0, x, n));
+            for (oi = 0; oi < 3; ++oi) {
+                if (ops[oi] == GPUPRIM_OP_SUM && d == GPUPRIM_DTYPE_BF16) continue;
+                for (ki = 0; ki < 2; ++ki) {
+                    void *got;
+                    tc_where("scan %s %s of all %llu %s bit patterns, %s", tc_op_name(ops[oi]),
+                             kinds[ki] == GPUPRIM_SCAN_INCLUSIVE ? "inclusive" : "exclusive",
+                             (unsigned long long)n, tc_dtype_name(d),
+                             arrangement == 0 ? "shuffled" : arrangement == 1 ? "ascending" : "descending");
+                    tc_poison(ctx, out, d, n);
+                    CHECK_OK(gpuprim_scan(ctx, ops[oi], kinds[ki], in, out));
+                    got = tc_download(ctx, out, d, n);
+                    CHECK_SCAN(ops[oi], kinds[ki], d, x, got, n, "scan of all bit patterns");
+                    free(got);
+                }
+            }
+        }
+        CHECK_OK(gpuprim_buffer_destroy(ctx, in));
+        CHECK_OK(gpuprim_buffer_destroy(ctx, out));
+        free(x);
+        free(tmp);
+        free(perm);
+    }
+}
+
 int main(void) {
     gpuprim_context_t ctx = tc_init("test_scan");
     test_scan_known_answers(ctx);
     test_scan_known_answers_narrow(ctx);
+    test_scan_all_bit_patterns(ctx);
     test_scan_all(ctx);
     test_scan_unaligned_views(ctx);
     test_scan_pipelined_sizes(ctx);

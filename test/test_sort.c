@@ -660,11 +660,51 @@ static void test_sort_bit_ranges(gpuprim_context_t ctx) {
     }
 }
 
+/* Every bit pattern of the 1- and 2-byte dtypes, shuffled, twice over (so
+ * every key has an equal twin whose order stability decides), sorted both
+ * ways with index values, whole and by a few bit ranges. */
+static void test_sort_all_bit_patterns(gpuprim_context_t ctx) {
+    static const gpuprim_dtype_t narrow[6] = {GPUPRIM_DTYPE_F16, GPUPRIM_DTYPE_BF16, GPUPRIM_DTYPE_I16,
+                                              GPUPRIM_DTYPE_U16, GPUPRIM_DTYPE_I8, GPUPRIM_DTYPE_U8};
+    size_t t;
+    int descending;
+    for (t = 0; t < 6; ++t) {
+        gpuprim_dtype_t d = narrow[t];
+        unsigned width = tc_bits(d);
+        uint64_t n = (uint64_t)2 << width, i;
+        void *keys = tc_xmalloc(n * tc_size(d));
+        sort_spec_t spec;
+        for (i = 0; i < n; ++i) tc_set(d, keys, i, i);
+        for (i = n - 1; i > 0; --i) {
+            uint64_t j = tc_below(i + 1), a = tc_get(d, keys, i);
+            tc_set(d, keys, i, tc_get(d, keys, j));
+            tc_set(d, keys, j, a);
+        }
+        for (descending = 0; descending < 2; ++descending) {
+            tc_where("sort all %s bit patterns twice, %s", tc_dtype_name(d), descending ? "descending" : "ascending");
+            run_sort(ctx, d, keys, n, GPUPRIM_DTYPE_U32, descending, descending ? 1 : 0);
+            spec.call = CALL_OPTIONS_RANGE;
+            spec.begin_bit = width / 2;
+            spec.end_bit = width;
+            tc_where("sort all %s bit patterns twice by bits [%u, %u), %s", tc_dtype_name(d), spec.begin_bit,
+                     spec.end_bit, descending ? "descending" : "ascending");
+            run_sort_spec(ctx, d, keys, n, GPUPRIM_DTYPE_I32, descending, 2, spec);
+            spec.begin_bit = 1;
+            spec.end_bit = width - 1;
+            tc_where("sort all %s bit patterns twice by bits [%u, %u), %s", tc_dtype_name(d), spec.begin_bit,
+                     spec.end_bit, descending ? "descending" : "ascending");
+            run_sort_spec(ctx, d, keys, n, GPUPRIM_DTYPE_U64, descending, 3, spec);
+        }
+        free(keys);
+    }
+}
+
 int main(void) {
     gpuprim_context_t ctx = tc_init("test_sort");
     test_sort_known_float_order(ctx);
     test_sort_known_half_order(ctx);
     test_sort_bit_ranges(ctx);
+    test_sort_all_bit_patterns(ctx);
     test_sort_matrix(ctx);
     test_sort_stability(ctx);
     test_sort_bit_patterns(ctx);
