@@ -10,6 +10,12 @@
 #include "test_common.h"
 
 static const uint64_t sizes[] = {0, 1, 2, 3, 31, 32, 33, 255, 1023, 1024, 1025, 4097, 65537, 1000003};
+/* CUDA tiles hold a fixed number of bytes (16-byte vectors per thread), so
+ * 1- and 2-byte elements have 2-4x (or 8x) the 4-byte tile's count: their
+ * boundaries too, for the narrow dtypes. */
+static const uint64_t narrow_sizes[] = {2047, 2049, 8191, 8193, 16383, 16384, 16385, 32769, 131073};
+#define SIZE_COUNT(d) (sizeof sizes / sizeof sizes[0] + (tc_size(d) <= 2 ? sizeof narrow_sizes / sizeof narrow_sizes[0] : 0))
+#define SIZE_AT(si) ((si) < sizeof sizes / sizeof sizes[0] ? sizes[si] : narrow_sizes[(si) - sizeof sizes / sizeof sizes[0]])
 static const gpuprim_op_t ops[] = {GPUPRIM_OP_SUM, GPUPRIM_OP_MIN, GPUPRIM_OP_MAX};
 
 typedef struct reference {
@@ -152,8 +158,8 @@ static void test_reduce_all(gpuprim_context_t ctx) {
     int p;
     for (di = 0; di < TC_DTYPE_COUNT; ++di) {
         gpuprim_dtype_t d = tc_all_dtypes[di];
-        for (si = 0; si < sizeof sizes / sizeof sizes[0]; ++si) {
-            uint64_t n = sizes[si];
+        for (si = 0; si < SIZE_COUNT(d); ++si) {
+            uint64_t n = SIZE_AT(si);
             if (n > tc_max_count()) continue;
             for (p = 0; p < TC_PATTERN_COUNT; ++p) {
                 void *x, *after;
@@ -435,8 +441,8 @@ static void test_dot_all(gpuprim_context_t ctx) {
     size_t di, si, pi;
     for (di = 0; di < TC_DTYPE_COUNT; ++di) {
         gpuprim_dtype_t d = tc_all_dtypes[di];
-        for (si = 0; si < sizeof sizes / sizeof sizes[0]; ++si) {
-            uint64_t n = sizes[si];
+        for (si = 0; si < SIZE_COUNT(d); ++si) {
+            uint64_t n = SIZE_AT(si);
             if (n > tc_max_count()) continue;
             for (pi = 0; pi < sizeof patterns / sizeof patterns[0]; ++pi) {
                 tc_pattern_t p = patterns[pi];
