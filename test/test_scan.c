@@ -415,15 +415,21 @@ static void test_scan_known_answers_narrow(gpuprim_context_t ctx) {
                  *exclusive = (uint64_t *)tc_xmalloc(n * sizeof *in);
         size_t t;
         uint64_t i;
-        for (t = 0; t < 2; ++t) {
-            gpuprim_dtype_t d = halves[t];
+        for (t = 0; t < 4; ++t) {
+            /* ones, then the least subnormal (k * 2^-24 for f16: exact in f32,
+               ties to even in every binade from 2^-13 up) */
+            gpuprim_dtype_t d = halves[t % 2];
+            uint64_t unit = t < 2 ? tc_from_double(d, 1.0) : 0x0001;
+            long double value = tc_value(d, unit);
             for (i = 0; i < n; ++i) {
-                in[i] = tc_from_double(d, 1.0);
-                inclusive[i] = tc_round_half(d, (long double)(i + 1));
-                exclusive[i] = tc_round_half(d, (long double)i);
+                in[i] = unit;
+                inclusive[i] = tc_round_half(d, (long double)(i + 1) * value);
+                exclusive[i] = tc_round_half(d, (long double)i * value);
             }
-            expect_scan(ctx, GPUPRIM_OP_SUM, GPUPRIM_SCAN_INCLUSIVE, d, in, inclusive, n, "prefix sums of ones");
-            expect_scan(ctx, GPUPRIM_OP_SUM, GPUPRIM_SCAN_EXCLUSIVE, d, in, exclusive, n, "prefix sums of ones");
+            expect_scan(ctx, GPUPRIM_OP_SUM, GPUPRIM_SCAN_INCLUSIVE, d, in, inclusive, n,
+                        t < 2 ? "prefix sums of ones" : "prefix sums of the least subnormal");
+            expect_scan(ctx, GPUPRIM_OP_SUM, GPUPRIM_SCAN_EXCLUSIVE, d, in, exclusive, n,
+                        t < 2 ? "prefix sums of ones" : "prefix sums of the least subnormal");
         }
         free(in);
         free(inclusive);
