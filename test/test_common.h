@@ -19,6 +19,7 @@
 
 #include <ctype.h>
 #include <float.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -207,12 +208,20 @@ static inline double tc_uniform(void) { return (double)(tc_rand() >> 11) * (1.0 
 /* dtypes                                                                   */
 /* ------------------------------------------------------------------------ */
 
-static const gpuprim_dtype_t tc_all_dtypes[6] = {GPUPRIM_DTYPE_I32, GPUPRIM_DTYPE_U32,
-                                                 GPUPRIM_DTYPE_I64, GPUPRIM_DTYPE_U64,
-                                                 GPUPRIM_DTYPE_F32, GPUPRIM_DTYPE_F64};
+#define TC_DTYPE_COUNT 12
+static const gpuprim_dtype_t tc_all_dtypes[TC_DTYPE_COUNT] = {
+    GPUPRIM_DTYPE_I32, GPUPRIM_DTYPE_U32, GPUPRIM_DTYPE_I64, GPUPRIM_DTYPE_U64,
+    GPUPRIM_DTYPE_F32, GPUPRIM_DTYPE_F64, GPUPRIM_DTYPE_F16, GPUPRIM_DTYPE_BF16,
+    GPUPRIM_DTYPE_I8,  GPUPRIM_DTYPE_U8,  GPUPRIM_DTYPE_I16, GPUPRIM_DTYPE_U16};
 
 static inline size_t tc_size(gpuprim_dtype_t d) {
     switch (d) {
+    case GPUPRIM_DTYPE_I8:
+    case GPUPRIM_DTYPE_U8: return 1;
+    case GPUPRIM_DTYPE_F16:
+    case GPUPRIM_DTYPE_BF16:
+    case GPUPRIM_DTYPE_I16:
+    case GPUPRIM_DTYPE_U16: return 2;
     case GPUPRIM_DTYPE_I32:
     case GPUPRIM_DTYPE_U32:
     case GPUPRIM_DTYPE_F32: return 4;
@@ -231,6 +240,12 @@ static inline const char *tc_dtype_name(gpuprim_dtype_t d) {
     case GPUPRIM_DTYPE_U64: return "u64";
     case GPUPRIM_DTYPE_F32: return "f32";
     case GPUPRIM_DTYPE_F64: return "f64";
+    case GPUPRIM_DTYPE_F16: return "f16";
+    case GPUPRIM_DTYPE_BF16: return "bf16";
+    case GPUPRIM_DTYPE_I8: return "i8";
+    case GPUPRIM_DTYPE_U8: return "u8";
+    case GPUPRIM_DTYPE_I16: return "i16";
+    case GPUPRIM_DTYPE_U16: return "u16";
     }
     return "?";
 }
@@ -239,36 +254,80 @@ static inline const char *tc_op_name(gpuprim_op_t op) {
     return op == GPUPRIM_OP_SUM ? "sum" : op == GPUPRIM_OP_MIN ? "min" : op == GPUPRIM_OP_MAX ? "max" : "?";
 }
 
-static inline int tc_is_float(gpuprim_dtype_t d) { return d == GPUPRIM_DTYPE_F32 || d == GPUPRIM_DTYPE_F64; }
-static inline int tc_is_signed(gpuprim_dtype_t d) { return d == GPUPRIM_DTYPE_I32 || d == GPUPRIM_DTYPE_I64; }
-static inline uint64_t tc_mask(gpuprim_dtype_t d) { return tc_size(d) == 4 ? 0xFFFFFFFFull : ~0ull; }
-static inline uint64_t tc_sign_bit(gpuprim_dtype_t d) {
-    return tc_size(d) == 4 ? 0x80000000ull : 0x8000000000000000ull;
+static inline int tc_is_float(gpuprim_dtype_t d) {
+    return d == GPUPRIM_DTYPE_F32 || d == GPUPRIM_DTYPE_F64 || d == GPUPRIM_DTYPE_F16 ||
+           d == GPUPRIM_DTYPE_BF16;
+}
+/* The 16-bit float formats (SUM accumulates in f32 and rounds once). */
+static inline int tc_is_half(gpuprim_dtype_t d) { return d == GPUPRIM_DTYPE_F16 || d == GPUPRIM_DTYPE_BF16; }
+static inline int tc_is_signed(gpuprim_dtype_t d) {
+    return d == GPUPRIM_DTYPE_I32 || d == GPUPRIM_DTYPE_I64 || d == GPUPRIM_DTYPE_I8 ||
+           d == GPUPRIM_DTYPE_I16;
+}
+static inline unsigned tc_bits(gpuprim_dtype_t d) { return (unsigned)tc_size(d) * 8; }
+static inline uint64_t tc_mask(gpuprim_dtype_t d) {
+    return tc_bits(d) >= 64 ? ~0ull : ((1ull << tc_bits(d)) - 1);
+}
+static inline uint64_t tc_sign_bit(gpuprim_dtype_t d) { return 1ull << (tc_bits(d) - 1); }
+/* Mantissa (fraction) bits of a float dtype: f16 10, bf16 7, f32 23, f64 52. */
+static inline int tc_mantissa_bits(gpuprim_dtype_t d) {
+    return d == GPUPRIM_DTYPE_F16 ? 10 : d == GPUPRIM_DTYPE_BF16 ? 7 : d == GPUPRIM_DTYPE_F32 ? 23 : 52;
 }
 /* Exponent-all-ones pattern of a float dtype (the +inf bits). */
 static inline uint64_t tc_inf_bits(gpuprim_dtype_t d) {
-    return tc_size(d) == 4 ? 0x7F800000ull : 0x7FF0000000000000ull;
+    switch (d) {
+    case GPUPRIM_DTYPE_F16: return 0x7C00u;
+    case GPUPRIM_DTYPE_BF16: return 0x7F80u;
+    case GPUPRIM_DTYPE_F32: return 0x7F800000ull;
+    default: return 0x7FF0000000000000ull;
+    }
+}
+/* The canonical quiet NaN a float SUM/dot gives for any NaN result. */
+static inline uint64_t tc_canonical_nan(gpuprim_dtype_t d) {
+    switch (d) {
+    case GPUPRIM_DTYPE_F16: return 0x7E00u;
+    case GPUPRIM_DTYPE_BF16: return 0x7FC0u;
+    case GPUPRIM_DTYPE_F32: return 0x7FC00000ull;
+    default: return 0x7FF8000000000000ull;
+    }
 }
 
 /* Element i of a typed array, as zero-extended bits. */
 static inline uint64_t tc_get(gpuprim_dtype_t d, const void *p, uint64_t i) {
-    if (tc_size(d) == 4) {
+    switch (tc_size(d)) {
+    case 1: return ((const unsigned char *)p)[i];
+    case 2: {
+        uint16_t v;
+        memcpy(&v, (const char *)p + i * 2, 2);
+        return v;
+    }
+    case 4: {
         uint32_t v;
         memcpy(&v, (const char *)p + i * 4, 4);
         return v;
-    } else {
+    }
+    default: {
         uint64_t v;
         memcpy(&v, (const char *)p + i * 8, 8);
         return v;
     }
+    }
 }
 
 static inline void tc_set(gpuprim_dtype_t d, void *p, uint64_t i, uint64_t bits) {
-    if (tc_size(d) == 4) {
+    switch (tc_size(d)) {
+    case 1: ((unsigned char *)p)[i] = (unsigned char)bits; break;
+    case 2: {
+        uint16_t v = (uint16_t)bits;
+        memcpy((char *)p + i * 2, &v, 2);
+        break;
+    }
+    case 4: {
         uint32_t v = (uint32_t)bits;
         memcpy((char *)p + i * 4, &v, 4);
-    } else {
-        memcpy((char *)p + i * 8, &bits, 8);
+        break;
+    }
+    default: memcpy((char *)p + i * 8, &bits, 8); break;
     }
 }
 
@@ -277,9 +336,34 @@ static inline int tc_isnan_bits(gpuprim_dtype_t d, uint64_t bits) {
     return tc_is_float(d) && magnitude > inf;
 }
 
+/* The value of a 16-bit float given its exponent width: decoded here from
+ * the IEEE layout (sign, exponent, fraction), independently of the library. */
+static inline long double tc_half_value(uint64_t bits, int mantissa_bits, int exponent_bits) {
+    const uint64_t fraction = bits & ((1ull << mantissa_bits) - 1);
+    const int exponent = (int)((bits >> mantissa_bits) & ((1u << exponent_bits) - 1));
+    const int bias = (1 << (exponent_bits - 1)) - 1;
+    const int negative = (int)((bits >> (mantissa_bits + exponent_bits)) & 1);
+    long double magnitude;
+    if (exponent == (1 << exponent_bits) - 1) {
+        if (fraction) return (long double)NAN;
+        magnitude = (long double)INFINITY;
+    } else if (exponent == 0) {
+        magnitude = ldexpl((long double)fraction, 1 - bias - mantissa_bits);
+    } else {
+        magnitude = ldexpl((long double)(fraction | (1ull << mantissa_bits)), exponent - bias - mantissa_bits);
+    }
+    return negative ? -magnitude : magnitude;
+}
+
 /* The numeric value of an element. */
 static inline long double tc_value(gpuprim_dtype_t d, uint64_t bits) {
     switch (d) {
+    case GPUPRIM_DTYPE_I8: return (long double)(int8_t)(uint8_t)bits;
+    case GPUPRIM_DTYPE_U8: return (long double)(uint8_t)bits;
+    case GPUPRIM_DTYPE_I16: return (long double)(int16_t)(uint16_t)bits;
+    case GPUPRIM_DTYPE_U16: return (long double)(uint16_t)bits;
+    case GPUPRIM_DTYPE_F16: return tc_half_value(bits & 0xFFFF, 10, 5);
+    case GPUPRIM_DTYPE_BF16: return tc_half_value(bits & 0xFFFF, 7, 8);
     case GPUPRIM_DTYPE_I32: return (long double)(int32_t)(uint32_t)bits;
     case GPUPRIM_DTYPE_U32: return (long double)(uint32_t)bits;
     case GPUPRIM_DTYPE_I64: return (long double)(int64_t)bits;
@@ -299,13 +383,50 @@ static inline long double tc_value(gpuprim_dtype_t d, uint64_t bits) {
     return 0;
 }
 
-/* Bits of a double value stored as dtype d (rounded for f32; ints: |v| < 2^63, truncated). */
+/* v rounded once to a 16-bit float format, to nearest, ties to even; NaN
+ * gives the canonical quiet NaN, too large a magnitude the infinity. Written
+ * from the IEEE definition: the quantum of v's binade (or of the subnormal
+ * range), then nearbyintl (the default rounding mode rounds ties to even). */
+static inline uint64_t tc_round_half(gpuprim_dtype_t d, long double v) {
+    const int mantissa_bits = tc_mantissa_bits(d);
+    const int exponent_bits = d == GPUPRIM_DTYPE_F16 ? 5 : 8;
+    const int bias = (1 << (exponent_bits - 1)) - 1;
+    const int emin = 1 - bias, emax = bias;
+    const uint64_t sign = signbit(v) ? 0x8000u : 0;
+    long double magnitude = fabsl(v), scaled;
+    int e2, exponent;
+    if (isnan(v)) return tc_canonical_nan(d);
+    if (isinf(v)) return sign | tc_inf_bits(d);
+    if (magnitude == 0) return sign;
+    (void)frexpl(magnitude, &e2); /* magnitude in [2^(e2-1), 2^e2) */
+    exponent = e2 - 1;
+    if (exponent < emin) exponent = emin;
+    scaled = nearbyintl(ldexpl(magnitude, mantissa_bits - exponent));
+    if (scaled >= ldexpl(1.0L, mantissa_bits + 1)) { /* rounded up into the next binade */
+        scaled = ldexpl(scaled, -1);
+        exponent++;
+    }
+    if (exponent > emax) return sign | tc_inf_bits(d);
+    if (scaled < ldexpl(1.0L, mantissa_bits)) /* subnormal (or zero) */
+        return sign | (uint64_t)scaled;
+    return sign | ((uint64_t)(exponent + bias) << mantissa_bits) |
+           ((uint64_t)scaled - (1ull << mantissa_bits));
+}
+
+/* Bits of a double value stored as dtype d (rounded to nearest even for the
+ * floats; ints: |v| < 2^63, truncated, then wrapped to the width). */
 static inline uint64_t tc_from_double(gpuprim_dtype_t d, double v) {
     switch (d) {
+    case GPUPRIM_DTYPE_I8:
+    case GPUPRIM_DTYPE_U8:
+    case GPUPRIM_DTYPE_I16:
+    case GPUPRIM_DTYPE_U16:
     case GPUPRIM_DTYPE_I32:
-    case GPUPRIM_DTYPE_U32: return (uint32_t)(int64_t)v;
+    case GPUPRIM_DTYPE_U32:
     case GPUPRIM_DTYPE_I64:
-    case GPUPRIM_DTYPE_U64: return (uint64_t)(int64_t)v;
+    case GPUPRIM_DTYPE_U64: return (uint64_t)(int64_t)v & tc_mask(d);
+    case GPUPRIM_DTYPE_F16:
+    case GPUPRIM_DTYPE_BF16: return tc_round_half(d, (long double)v);
     case GPUPRIM_DTYPE_F32: {
         float f = (float)v;
         uint32_t b;
@@ -350,7 +471,8 @@ static inline uint64_t tc_sort_key(gpuprim_dtype_t d, uint64_t bits, int descend
     if (tc_is_signed(d)) {
         key ^= sign;
     } else if (tc_is_float(d)) {
-        uint64_t negative_nan_count = tc_size(d) == 4 ? 0x007FFFFFull : 0x000FFFFFFFFFFFFFull;
+        /* negative NaNs: every nonzero fraction with the sign set */
+        uint64_t negative_nan_count = (1ull << tc_mantissa_bits(d)) - 1;
         key = (key & sign) ? (~key & mask) : (key ^ sign);
         key = (key - negative_nan_count) & mask;
     }
@@ -382,23 +504,77 @@ static inline uint64_t tc_apply(gpuprim_op_t op, gpuprim_dtype_t d, uint64_t a, 
 }
 
 static inline long double tc_epsilon(gpuprim_dtype_t d) {
-    return d == GPUPRIM_DTYPE_F32 ? (long double)FLT_EPSILON : (long double)DBL_EPSILON;
+    /* f16/bf16 sums accumulate in f32 */
+    return d == GPUPRIM_DTYPE_F64 ? (long double)DBL_EPSILON : (long double)FLT_EPSILON;
 }
 
 /*
  * A float sum of nterms terms whose exact (long double) value is ref and
- * whose absolute values sum to sumabs: NaN exactly when ref is NaN, the
- * same infinity when ref is infinite, else |got - ref| <= n * eps * sum|x|.
+ * whose absolute values sum to sumabs. NaN exactly when ref is NaN, and then
+ * the canonical quiet NaN (gpuprim.h: float SUM and dot); the same infinity
+ * when ref is infinite.
+ * f32/f64: |got - ref| <= n * eps * sum|x|.
+ * f16/bf16 (accumulated in f32 in any order, rounded once to the format):
+ * got must lie between the roundings (to nearest even, tc_round_half) of
+ * ref - E and ref + E, E = n * 2^-24 * sum|x| (the error bound of an f32
+ * sum of n terms in any order), since rounding is monotone.
  * Returns 1 if acceptable.
  */
+static inline int tc_float_sum_ok_exact(gpuprim_dtype_t d, uint64_t got_bits, long double ref,
+                                        long double sumabs, uint64_t nterms, int exact_in_f32);
 static inline int tc_float_sum_ok(gpuprim_dtype_t d, uint64_t got_bits, long double ref,
                                   long double sumabs, uint64_t nterms) {
+    return tc_float_sum_ok_exact(d, got_bits, ref, sumabs, nterms, 0);
+}
+
+/* The exponent of the lowest set bit of a term (it is a multiple of 2^that):
+ * INT_MAX for zero, INT_MIN for inf and NaN. */
+static inline int tc_lowest_bit_exponent(long double term) {
+    int exponent, trailing = 0;
+    uint64_t mantissa;
+    if (term == 0) return INT_MAX;
+    if (!isfinite(term)) return INT_MIN;
+    /* |term| = m * 2^exponent, m in [0.5, 1); m * 2^64 is exact (<= 64 significant bits) */
+    mantissa = (uint64_t)ldexpl(frexpl(fabsl(term), &exponent), 64);
+    while (!(mantissa & 1)) {
+        mantissa >>= 1;
+        ++trailing;
+    }
+    return exponent - 64 + trailing;
+}
+
+/* Whether every partial sum, in any order, of terms that are multiples of
+ * 2^min_exponent (the least tc_lowest_bit_exponent) with sum|x| = sumabs is
+ * exact in f32: multiples of 2^min_exponent (>= 2^-149, f32's least
+ * subnormal) below 2^(min_exponent + 24). Then an f16/bf16 sum must be the
+ * exact sum rounded once, bit for bit. */
+static inline int tc_sum_exact_in_f32(int min_exponent, long double sumabs) {
+    if (min_exponent == INT_MAX) return 1; /* all zeros */
+    if (min_exponent < -149) return 0;     /* INT_MIN: inf or NaN terms */
+    return sumabs < ldexpl(1.0L, min_exponent + 24);
+}
+
+/* As tc_float_sum_ok; exact_in_f32 (f16/bf16, from tc_sum_exact_in_f32)
+ * demands the one rounding of the exact sum, bit for bit up to the sign of
+ * zero. */
+static inline int tc_float_sum_ok_exact(gpuprim_dtype_t d, uint64_t got_bits, long double ref,
+                                        long double sumabs, uint64_t nterms, int exact_in_f32) {
     long double got = tc_value(d, got_bits);
     long double tolerance = (long double)(nterms > 0 ? nterms : 1) * tc_epsilon(d) * sumabs;
     if (LDBL_MANT_DIG <= 53) tolerance *= 2; /* the reference itself rounds like double */
-    if (isnan(ref)) return isnan(got);
+    if (isnan(ref)) return got_bits == tc_canonical_nan(d);
     if (isinf(ref)) return got == ref;
-    if (isnan(got) || isinf(got)) return 0;
+    if (isnan(got)) return 0;
+    if (tc_is_half(d)) {
+        long double bound = (long double)(nterms > 0 ? nterms : 1) * ldexpl(1.0L, -24) * sumabs;
+        long double low, high;
+        bound = bound * (1.0L + 1e-9L) + ldexpl(sumabs, -60); /* the reference's own rounding */
+        if (exact_in_f32) bound = 0;
+        low = tc_value(d, tc_round_half(d, ref - bound));
+        high = tc_value(d, tc_round_half(d, ref + bound));
+        return low <= got && got <= high;
+    }
+    if (isinf(got)) return 0;
     return fabsl(got - ref) <= tolerance;
 }
 
@@ -417,17 +593,20 @@ typedef enum tc_pattern {
     TC_SPECIAL,         /* type min/max, +-1, 0; floats NaNs of both signs, +-inf, +-0, denormals */
     TC_NAN_SPARSE,      /* floats: moderate with a few NaNs of random sign and payload */
     TC_INF_SPARSE,      /* floats: moderate with a few +inf and sometimes -inf; ints: type extremes */
+    TC_NAN_HEAVY,       /* floats: half NaNs (both signs, every payload size), half specials; ints: specials */
+    TC_TINY,            /* floats: subnormals of both signs, some +-0 and +-min normal; ints: -4..4 */
     TC_PATTERN_COUNT
 } tc_pattern_t;
 
 static const char *const tc_pattern_names[TC_PATTERN_COUNT] = {
     "random_bits", "moderate", "equal", "sorted", "reversed",
-    "small_range", "zeros", "special", "nan_sparse", "inf_sparse"};
+    "small_range", "zeros", "special", "nan_sparse", "inf_sparse", "nan_heavy", "tiny"};
 
 /* Whether a float SUM over the pattern has an order-independent outcome
  * (no overflow of partial sums that the long double reference would miss). */
 static inline int tc_float_sum_ok_pattern(tc_pattern_t p) {
-    return p != TC_RANDOM_BITS && p != TC_SPECIAL;
+    /* nan_heavy: specials (+-max) overflow partial sums when no NaN is drawn */
+    return p != TC_RANDOM_BITS && p != TC_SPECIAL && p != TC_NAN_HEAVY;
 }
 
 static inline uint64_t tc_random_moderate(gpuprim_dtype_t d) {
@@ -439,28 +618,49 @@ static inline uint64_t tc_random_moderate(gpuprim_dtype_t d) {
 }
 
 static inline uint64_t tc_random_nan(gpuprim_dtype_t d) {
-    uint64_t payload = tc_rand() & (tc_size(d) == 4 ? 0x007FFFFFull : 0x000FFFFFFFFFFFFFull);
+    uint64_t payload = tc_rand() & ((1ull << tc_mantissa_bits(d)) - 1);
     if (payload == 0) payload = 1;
     return tc_inf_bits(d) | payload | ((tc_rand() & 1) ? tc_sign_bit(d) : 0);
 }
 
+/* The specials of each float format: +-0, +-inf, quiet NaNs of both signs,
+ * the smallest NaN payloads, all-ones NaNs, +-max, +-min normal, +-min
+ * subnormal, +-1, the largest subnormal. */
+static const uint64_t tc_f16_specials[] = {0x0000u, 0x8000u, 0x7C00u, 0xFC00u, 0x7E00u, 0xFE00u,
+                                           0x7C01u, 0xFC01u, 0x7FFFu, 0xFFFFu, 0x7BFFu, 0xFBFFu,
+                                           0x0400u, 0x8400u, 0x0001u, 0x8001u, 0x3C00u, 0xBC00u,
+                                           0x03FFu, 0x83FFu};
+static const uint64_t tc_bf16_specials[] = {0x0000u, 0x8000u, 0x7F80u, 0xFF80u, 0x7FC0u, 0xFFC0u,
+                                            0x7F81u, 0xFF81u, 0x7FFFu, 0xFFFFu, 0x7F7Fu, 0xFF7Fu,
+                                            0x0080u, 0x8080u, 0x0001u, 0x8001u, 0x3F80u, 0xBF80u,
+                                            0x007Fu, 0x807Fu};
+static const uint64_t tc_f32_specials[] = {0x00000000u, 0x80000000u, 0x7F800000u, 0xFF800000u,
+                                           0x7FC00000u, 0xFFC00000u, 0x7F800001u, 0xFF800001u,
+                                           0x7FFFFFFFu, 0xFFFFFFFFu, 0x7F7FFFFFu, 0xFF7FFFFFu,
+                                           0x00800000u, 0x80800000u, 0x00000001u, 0x80000001u,
+                                           0x3F800000u, 0xBF800000u, 0x007FFFFFu, 0x807FFFFFu};
+static const uint64_t tc_f64_specials[] = {
+    0x0000000000000000ull, 0x8000000000000000ull, 0x7FF0000000000000ull, 0xFFF0000000000000ull,
+    0x7FF8000000000000ull, 0xFFF8000000000000ull, 0x7FF0000000000001ull, 0xFFF0000000000001ull,
+    0x7FFFFFFFFFFFFFFFull, 0xFFFFFFFFFFFFFFFFull, 0x7FEFFFFFFFFFFFFFull, 0xFFEFFFFFFFFFFFFFull,
+    0x0010000000000000ull, 0x8010000000000000ull, 0x0000000000000001ull, 0x8000000000000001ull,
+    0x3FF0000000000000ull, 0xBFF0000000000000ull, 0x000FFFFFFFFFFFFFull, 0x800FFFFFFFFFFFFFull};
+#define TC_FLOAT_SPECIAL_COUNT 20
+
+static inline const uint64_t *tc_float_specials(gpuprim_dtype_t d) {
+    switch (d) {
+    case GPUPRIM_DTYPE_F16: return tc_f16_specials;
+    case GPUPRIM_DTYPE_BF16: return tc_bf16_specials;
+    case GPUPRIM_DTYPE_F32: return tc_f32_specials;
+    default: return tc_f64_specials;
+    }
+}
+
 static inline uint64_t tc_special_value(gpuprim_dtype_t d) {
     if (tc_is_float(d)) {
-        static const uint32_t f32[] = {0x00000000u, 0x80000000u, 0x7F800000u, 0xFF800000u,
-                                       0x7FC00000u, 0xFFC00000u, 0x7F800001u, 0xFF800001u,
-                                       0x7FFFFFFFu, 0xFFFFFFFFu, 0x7F7FFFFFu, 0xFF7FFFFFu,
-                                       0x00800000u, 0x80800000u, 0x00000001u, 0x80000001u,
-                                       0x3F800000u, 0xBF800000u};
-        static const uint64_t f64[] = {
-            0x0000000000000000ull, 0x8000000000000000ull, 0x7FF0000000000000ull,
-            0xFFF0000000000000ull, 0x7FF8000000000000ull, 0xFFF8000000000000ull,
-            0x7FF0000000000001ull, 0xFFF0000000000001ull, 0x7FFFFFFFFFFFFFFFull,
-            0xFFFFFFFFFFFFFFFFull, 0x7FEFFFFFFFFFFFFFull, 0xFFEFFFFFFFFFFFFFull,
-            0x0010000000000000ull, 0x8010000000000000ull, 0x0000000000000001ull,
-            0x8000000000000001ull, 0x3FF0000000000000ull, 0xBFF0000000000000ull};
-        uint64_t k = tc_below(sizeof f32 / sizeof f32[0] + 4);
-        if (k >= sizeof f32 / sizeof f32[0]) return tc_random_moderate(d);
-        return tc_size(d) == 4 ? f32[k] : f64[k];
+        uint64_t k = tc_below(TC_FLOAT_SPECIAL_COUNT + 4);
+        if (k >= TC_FLOAT_SPECIAL_COUNT) return tc_random_moderate(d);
+        return tc_float_specials(d)[k];
     } else {
         uint64_t sign = tc_sign_bit(d), mask = tc_mask(d);
         uint64_t signed_values[] = {0, 1, mask, sign, sign - 1, sign + 1, sign - 2};
@@ -470,25 +670,47 @@ static inline uint64_t tc_special_value(gpuprim_dtype_t d) {
     }
 }
 
+/* A subnormal of random sign and fraction (floats), or a value near zero
+ * (integers: -4..4, wrapped). */
+static inline uint64_t tc_random_tiny(gpuprim_dtype_t d) {
+    if (tc_is_float(d)) {
+        uint64_t fraction = tc_rand() & ((1ull << tc_mantissa_bits(d)) - 1);
+        return fraction | ((tc_rand() & 1) ? tc_sign_bit(d) : 0);
+    }
+    return ((uint64_t)(int64_t)((int)tc_below(9) - 4)) & tc_mask(d);
+}
+
 static inline void *tc_xmalloc(size_t bytes);
 
-/* Ascending (or descending) stable order of keys: fills perm with the input
- * index of each output position. The reference every sort check uses: an
- * LSD radix sort (11-bit digits, stable counting passes) on the documented
- * order key, starting from the identity permutation, so equal keys keep
+/* The bits a sort with the bit range [begin_bit, end_bit) orders by
+ * (gpuprim_sort_options_t): bits [begin_bit, end_bit) of the order key
+ * (tc_sort_key, descending included), at the bottom. */
+static inline uint64_t tc_sort_bits(gpuprim_dtype_t d, uint64_t bits, int descending, unsigned begin_bit,
+                                    unsigned end_bit) {
+    uint64_t key = tc_sort_key(d, bits, descending) >> begin_bit;
+    unsigned width = end_bit - begin_bit;
+    return width >= 64 ? key : key & ((1ull << width) - 1);
+}
+
+/* Ascending (or descending) stable order of keys by the bits [begin_bit,
+ * end_bit) of their order key: fills perm with the input index of each
+ * output position. The reference every sort check uses: an LSD radix sort
+ * (11-bit digits, stable counting passes) on the documented order key,
+ * starting from the identity permutation, so keys equal in those bits keep
  * their input order. */
-static inline void tc_reference_sort_permutation(gpuprim_dtype_t d, const void *keys, uint64_t n,
-                                                 int descending, uint64_t *perm) {
+static inline void tc_reference_sort_permutation_bits(gpuprim_dtype_t d, const void *keys, uint64_t n,
+                                                      int descending, unsigned begin_bit,
+                                                      unsigned end_bit, uint64_t *perm) {
     enum { DIGIT_BITS = 11, BINS = 1 << DIGIT_BITS };
     uint64_t *key, *key_tmp, *perm_tmp, *counts, i;
-    unsigned shift, bits = (unsigned)tc_size(d) * 8;
+    unsigned shift, bits = end_bit - begin_bit;
     if (n == 0) return;
     key = (uint64_t *)tc_xmalloc(n * sizeof *key);
     key_tmp = (uint64_t *)tc_xmalloc(n * sizeof *key_tmp);
     perm_tmp = (uint64_t *)tc_xmalloc(n * sizeof *perm_tmp);
     counts = (uint64_t *)tc_xmalloc(BINS * sizeof *counts);
     for (i = 0; i < n; ++i) {
-        key[i] = tc_sort_key(d, tc_get(d, keys, i), descending);
+        key[i] = tc_sort_bits(d, tc_get(d, keys, i), descending, begin_bit, end_bit);
         perm[i] = i;
     }
     for (shift = 0; shift < bits; shift += DIGIT_BITS) {
@@ -515,8 +737,14 @@ static inline void tc_reference_sort_permutation(gpuprim_dtype_t d, const void *
     free(counts);
 }
 
+/* The whole key (gpuprim_sort). */
+static inline void tc_reference_sort_permutation(gpuprim_dtype_t d, const void *keys, uint64_t n,
+                                                 int descending, uint64_t *perm) {
+    tc_reference_sort_permutation_bits(d, keys, n, descending, 0, tc_bits(d), perm);
+}
+
 static inline void *tc_xmalloc(size_t bytes) {
-    void *p = malloc(bytes ? bytes : 1);
+    void *p = malloc(bytes ? bytes : 16); /* 16, not 1: GCC -Wstringop-overflow would see a 1-byte region */
     if (!p) {
         fprintf(stderr, "out of host memory (%zu bytes)\n", bytes);
         exit(1);
@@ -551,6 +779,7 @@ static inline void tc_fill(gpuprim_dtype_t d, void *p, uint64_t n, tc_pattern_t 
     case TC_REVERSED: {
         uint64_t *perm = (uint64_t *)tc_xmalloc(n * sizeof *perm);
         void *tmp = tc_xmalloc(n * tc_size(d));
+        memset(tmp, 0, n * tc_size(d)); /* for n = 0 too: GCC -Wmaybe-uninitialized (sanitizer builds) */
         for (i = 0; i < n; ++i) tc_set(d, tmp, i, tc_random_moderate(d));
         tc_reference_sort_permutation(d, tmp, n, pattern == TC_REVERSED, perm);
         tc_permute(d, tmp, perm, n, p);
@@ -591,6 +820,19 @@ static inline void tc_fill(gpuprim_dtype_t d, void *p, uint64_t n, tc_pattern_t 
         if (n > 1 && (tc_rand() & 1)) tc_set(d, p, tc_below(n), neg_inf);
         break;
     }
+    case TC_NAN_HEAVY:
+        for (i = 0; i < n; ++i)
+            tc_set(d, p, i, is_float && (tc_rand() & 1) ? tc_random_nan(d) : tc_special_value(d));
+        break;
+    case TC_TINY:
+        for (i = 0; i < n; ++i) {
+            uint64_t r = tc_below(16);
+            if (is_float && r == 0) tc_set(d, p, i, (tc_rand() & 1) ? tc_sign_bit(d) : 0);
+            else if (is_float && r == 1)
+                tc_set(d, p, i, ((uint64_t)1 << tc_mantissa_bits(d)) | ((tc_rand() & 1) ? tc_sign_bit(d) : 0));
+            else tc_set(d, p, i, tc_random_tiny(d));
+        }
+        break;
     default: break;
     }
 }

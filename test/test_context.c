@@ -22,7 +22,15 @@ static void test_version_and_names(void) {
     CHECK(gpuprim_dtype_size(GPUPRIM_DTYPE_I64) == 8);
     CHECK(gpuprim_dtype_size(GPUPRIM_DTYPE_U64) == 8);
     CHECK(gpuprim_dtype_size(GPUPRIM_DTYPE_F64) == 8);
-    CHECK(gpuprim_dtype_size((gpuprim_dtype_t)6) == 0);
+    CHECK(gpuprim_dtype_size(GPUPRIM_DTYPE_F16) == 2);
+    CHECK(gpuprim_dtype_size(GPUPRIM_DTYPE_BF16) == 2);
+    CHECK(gpuprim_dtype_size(GPUPRIM_DTYPE_I8) == 1);
+    CHECK(gpuprim_dtype_size(GPUPRIM_DTYPE_U8) == 1);
+    CHECK(gpuprim_dtype_size(GPUPRIM_DTYPE_I16) == 2);
+    CHECK(gpuprim_dtype_size(GPUPRIM_DTYPE_U16) == 2);
+    CHECK(GPUPRIM_DTYPE_F16 == 6 && GPUPRIM_DTYPE_BF16 == 7 && GPUPRIM_DTYPE_I8 == 8 && GPUPRIM_DTYPE_U8 == 9 &&
+          GPUPRIM_DTYPE_I16 == 10 && GPUPRIM_DTYPE_U16 == 11);
+    CHECK(gpuprim_dtype_size((gpuprim_dtype_t)12) == 0);
     CHECK(gpuprim_dtype_size((gpuprim_dtype_t)-1) == 0);
 
     /* every status has its own non-empty name; unknown values are "unknown status" */
@@ -220,7 +228,7 @@ static void test_queries(gpuprim_context_t ctx) {
 static void test_buffers(gpuprim_context_t ctx) {
     size_t di;
     const uint64_t n = 1000;
-    for (di = 0; di < 6; ++di) {
+    for (di = 0; di < TC_DTYPE_COUNT; ++di) {
         gpuprim_dtype_t d = tc_all_dtypes[di], got_dtype = (gpuprim_dtype_t)99;
         size_t sz = tc_size(d);
         unsigned char *data = (unsigned char *)tc_xmalloc(n * sz), *back = (unsigned char *)tc_xmalloc(n * sz);

@@ -278,7 +278,7 @@ static void test_invalid_enums(void) {
     uint64_t result = 0x1234, host[4] = {0, 0, 0, 0};
     tc_where("invalid enums");
 
-    EXPECT_ERROR(gpuprim_buffer_create(ctx, (gpuprim_dtype_t)6, 4, &untouched), GPUPRIM_ERROR_INVALID_ENUM, "dtype");
+    EXPECT_ERROR(gpuprim_buffer_create(ctx, (gpuprim_dtype_t)12, 4, &untouched), GPUPRIM_ERROR_INVALID_ENUM, "dtype");
     EXPECT_ERROR(gpuprim_buffer_create(ctx, (gpuprim_dtype_t)-1, 4, &untouched), GPUPRIM_ERROR_INVALID_ENUM, "dtype");
     EXPECT_ERROR(gpuprim_buffer_wrap(ctx, (gpuprim_dtype_t)100, host, 4, &untouched), GPUPRIM_ERROR_INVALID_ENUM, "dtype");
     CHECK(untouched == (gpuprim_buffer_t)&in);
@@ -490,6 +490,17 @@ static void test_invalid_arguments(void) {
                  GPUPRIM_ERROR_INVALID_ARGUMENT, "align");
     EXPECT_ERROR(gpuprim_buffer_wrap(ctx, GPUPRIM_DTYPE_F64, (char *)data + 4, 8, &untouched),
                  GPUPRIM_ERROR_INVALID_ARGUMENT, "align");
+    /* 2-byte elements 1 byte off; 1-byte elements are never misaligned */
+    EXPECT_ERROR(gpuprim_buffer_wrap(ctx, GPUPRIM_DTYPE_F16, (char *)data + 1, 8, &untouched),
+                 GPUPRIM_ERROR_INVALID_ARGUMENT, "align");
+    EXPECT_ERROR(gpuprim_buffer_wrap(ctx, GPUPRIM_DTYPE_I16, (char *)data + 3, 8, &untouched),
+                 GPUPRIM_ERROR_INVALID_ARGUMENT, "align");
+    CHECK(untouched == (gpuprim_buffer_t)&a);
+    {
+        gpuprim_buffer_t bytes = NULL;
+        CHECK_OK(gpuprim_buffer_wrap(ctx, GPUPRIM_DTYPE_U8, (char *)data + 3, 8, &bytes));
+        CHECK_OK(gpuprim_buffer_destroy(ctx, bytes));
+    }
     CHECK(untouched == (gpuprim_buffer_t)&a);
     /* host memory on CUDA */
     if (tc_backend_is_cuda(ctx)) {
@@ -510,6 +521,147 @@ static void test_invalid_arguments(void) {
     free_known(ctx, base);
 }
 
+/* gpuprim_sort_with_options: bad bit ranges (the message names both bits),
+ * bad order, bad struct_size; nothing changes on failure; NULL options and
+ * the defaults are gpuprim_sort(..., ASCENDING). */
+static void expect_bad_range(gpuprim_dtype_t d, uint64_t n, uint32_t begin_bit, uint32_t end_bit) {
+    known_t keys = make_known(ctx, d, n), out = make_known(ctx, d, n);
+    known_t vals = make_known(ctx, GPUPRIM_DTYPE_U16, n), vals_out = make_known(ctx, GPUPRIM_DTYPE_U16, n);
+    gpuprim_sort_options_t o;
+    char begin_text[32], end_text[32];
+    gpuprim_sort_options_init(&o);
+    o.begin_bit = begin_bit;
+    o.end_bit = end_bit;
+    snprintf(begin_text, sizeof begin_text, "%u", (unsigned)begin_bit);
+    snprintf(end_text, sizeof end_text, "%u", (unsigned)end_bit);
+    tc_where("sort options: %s keys (n=%llu), bits [%u, %u)", tc_dtype_name(d), (unsigned long long)n,
+             (unsigned)begin_bit, (unsigned)end_bit);
+    EXPECT_ERROR(gpuprim_sort_with_options(ctx, keys.buffer, NULL, out.buffer, NULL, &o),
+                 GPUPRIM_ERROR_INVALID_ARGUMENT, "begin_bit");
+    CHECK_MESSAGE(ctx, "end_bit");
+    CHECK_MESSAGE(ctx, begin_text);
+    CHECK_MESSAGE(ctx, end_text);
+    EXPECT_ERROR(gpuprim_sort_with_options(ctx, keys.buffer, vals.buffer, keys.buffer, vals_out.buffer, &o),
+                 GPUPRIM_ERROR_INVALID_ARGUMENT, "end_bit");
+    CHECK_MESSAGE(ctx, "begin_bit");
+    o.order = GPUPRIM_ORDER_DESCENDING;
+    EXPECT_ERROR(gpuprim_sort_with_options(ctx, keys.buffer, vals.buffer, out.buffer, vals.buffer, &o),
+                 GPUPRIM_ERROR_INVALID_ARGUMENT, "begin_bit");
+    CHECK_UNCHANGED(keys);
+    CHECK_UNCHANGED(out);
+    CHECK_UNCHANGED(vals);
+    CHECK_UNCHANGED(vals_out);
+    free_known(ctx, keys);
+    free_known(ctx, out);
+    free_known(ctx, vals);
+    free_known(ctx, vals_out);
+}
+
+static void test_sort_options(void) {
+    known_t keys = make_known(ctx, GPUPRIM_DTYPE_U32, 50), out = make_known(ctx, GPUPRIM_DTYPE_U32, 50);
+    gpuprim_sort_options_t o;
+    uint64_t big_storage[4200 / 8]; /* a newer header's larger struct (aligned like the options) */
+    unsigned char *big = (unsigned char *)big_storage;
+    uint32_t want[50], got[50];
+    uint64_t perm[50];
+    gpuprim_sort_options_init(NULL); /* no-op */
+    memset(&o, 0xA5, sizeof o);
+    gpuprim_sort_options_init(&o);
+    tc_where("sort options: defaults");
+    CHECK(o.struct_size == sizeof o);
+    CHECK(o.order == GPUPRIM_ORDER_ASCENDING);
+    CHECK(o.begin_bit == 0 && o.end_bit == 0);
+
+    /* bit ranges: begin >= end, end past the key's bits (end 0 = the width) */
+    expect_bad_range(GPUPRIM_DTYPE_U32, 50, 16, 16);
+    expect_bad_range(GPUPRIM_DTYPE_U32, 50, 20, 10);
+    expect_bad_range(GPUPRIM_DTYPE_U32, 50, 0, 33);
+    expect_bad_range(GPUPRIM_DTYPE_U32, 50, 32, 0);
+    expect_bad_range(GPUPRIM_DTYPE_U64, 50, 0, 65);
+    expect_bad_range(GPUPRIM_DTYPE_U64, 50, 64, 0);
+    expect_bad_range(GPUPRIM_DTYPE_I8, 50, 0, 9);
+    expect_bad_range(GPUPRIM_DTYPE_I8, 50, 8, 0);
+    expect_bad_range(GPUPRIM_DTYPE_U8, 50, 3, 3);
+    expect_bad_range(GPUPRIM_DTYPE_F16, 50, 0, 17);
+    expect_bad_range(GPUPRIM_DTYPE_BF16, 50, 16, 0);
+    expect_bad_range(GPUPRIM_DTYPE_I16, 50, 5, 4);
+    expect_bad_range(GPUPRIM_DTYPE_F32, 50, 0xFFFFFFFFu, 0);
+    expect_bad_range(GPUPRIM_DTYPE_F64, 50, 1, 0xFFFFFFFFu);
+    expect_bad_range(GPUPRIM_DTYPE_U32, 0, 7, 3); /* no keys: still refused */
+
+    /* order */
+    tc_where("sort options: order");
+    gpuprim_sort_options_init(&o);
+    o.order = 2;
+    EXPECT_ERROR(gpuprim_sort_with_options(ctx, keys.buffer, NULL, out.buffer, NULL, &o), GPUPRIM_ERROR_INVALID_ENUM,
+                 "order");
+    o.order = -1;
+    EXPECT_ERROR(gpuprim_sort_with_options(ctx, keys.buffer, NULL, keys.buffer, NULL, &o), GPUPRIM_ERROR_INVALID_ENUM,
+                 "order");
+    o.order = INT32_MIN;
+    EXPECT_ERROR(gpuprim_sort_with_options(ctx, keys.buffer, NULL, out.buffer, NULL, &o), GPUPRIM_ERROR_INVALID_ENUM,
+                 "order");
+    CHECK_UNCHANGED(keys);
+    CHECK_UNCHANGED(out);
+
+    /* struct_size: smaller, above 4096, or a larger one with a set byte past the known fields */
+    tc_where("sort options: struct_size");
+    gpuprim_sort_options_init(&o);
+    o.struct_size = 0;
+    EXPECT_ERROR(gpuprim_sort_with_options(ctx, keys.buffer, NULL, out.buffer, NULL, &o),
+                 GPUPRIM_ERROR_INVALID_ARGUMENT, "struct_size");
+    o.struct_size = sizeof o - 1;
+    EXPECT_ERROR(gpuprim_sort_with_options(ctx, keys.buffer, NULL, out.buffer, NULL, &o),
+                 GPUPRIM_ERROR_INVALID_ARGUMENT, "struct_size");
+    o.struct_size = 8;
+    EXPECT_ERROR(gpuprim_sort_with_options(ctx, keys.buffer, NULL, out.buffer, NULL, &o),
+                 GPUPRIM_ERROR_INVALID_ARGUMENT, "struct_size");
+    memset(big_storage, 0, sizeof big_storage);
+    gpuprim_sort_options_init((gpuprim_sort_options_t *)(void *)big);
+    ((gpuprim_sort_options_t *)(void *)big)->struct_size = 4097;
+    EXPECT_ERROR(gpuprim_sort_with_options(ctx, keys.buffer, NULL, out.buffer, NULL, (gpuprim_sort_options_t *)(void *)big),
+                 GPUPRIM_ERROR_INVALID_ARGUMENT, "struct_size");
+    ((gpuprim_sort_options_t *)(void *)big)->struct_size = UINT64_MAX;
+    EXPECT_ERROR(gpuprim_sort_with_options(ctx, keys.buffer, NULL, out.buffer, NULL, (gpuprim_sort_options_t *)(void *)big),
+                 GPUPRIM_ERROR_INVALID_ARGUMENT, "struct_size");
+    ((gpuprim_sort_options_t *)(void *)big)->struct_size = sizeof o + 16;
+    big[sizeof o + 9] = 1;
+    EXPECT_ERROR(gpuprim_sort_with_options(ctx, keys.buffer, NULL, out.buffer, NULL, (gpuprim_sort_options_t *)(void *)big),
+                 GPUPRIM_ERROR_INVALID_ARGUMENT, "struct_size");
+    CHECK_UNCHANGED(keys);
+    CHECK_UNCHANGED(out);
+
+    /* accepted: NULL options, a larger struct with a zero tail (up to 4096 bytes), both orders */
+    tc_where("sort options: accepted");
+    tc_reference_sort_permutation(GPUPRIM_DTYPE_U32, keys.host, 50, 0, perm);
+    tc_permute(GPUPRIM_DTYPE_U32, keys.host, perm, 50, want);
+    CHECK_OK(gpuprim_sort_with_options(ctx, keys.buffer, NULL, out.buffer, NULL, NULL));
+    CHECK_OK(gpuprim_buffer_download(ctx, out.buffer, 0, got, 50));
+    CHECK_ARRAY_EQ(GPUPRIM_DTYPE_U32, got, want, 50, "NULL options: ascending");
+    big[sizeof o + 9] = 0;
+    ((gpuprim_sort_options_t *)(void *)big)->struct_size = 4096;
+    ((gpuprim_sort_options_t *)(void *)big)->order = GPUPRIM_ORDER_DESCENDING;
+    REQUIRE_OK(gpuprim_buffer_upload(ctx, out.buffer, 0, out.host, 50));
+    CHECK_OK(gpuprim_sort_with_options(ctx, keys.buffer, NULL, out.buffer, NULL, (gpuprim_sort_options_t *)(void *)big));
+    tc_reference_sort_permutation(GPUPRIM_DTYPE_U32, keys.host, 50, 1, perm);
+    tc_permute(GPUPRIM_DTYPE_U32, keys.host, perm, 50, want);
+    CHECK_OK(gpuprim_buffer_download(ctx, out.buffer, 0, got, 50));
+    CHECK_ARRAY_EQ(GPUPRIM_DTYPE_U32, got, want, 50, "4096-byte options, zero tail: descending");
+    REQUIRE_OK(gpuprim_buffer_upload(ctx, out.buffer, 0, out.host, 50));
+    CHECK_UNCHANGED(keys);
+    /* the other argument errors come first or after, but still come */
+    gpuprim_sort_options_init(&o);
+    EXPECT_ERROR(gpuprim_sort_with_options(ctx, keys.buffer, NULL, NULL, NULL, &o), GPUPRIM_ERROR_NULL_POINTER,
+                 "keys_out");
+    EXPECT_ERROR(gpuprim_sort_with_options(ctx, keys.buffer, keys.buffer, out.buffer, NULL, &o),
+                 GPUPRIM_ERROR_INVALID_ARGUMENT, "values");
+    CHECK_STATUS(gpuprim_sort_with_options(NULL, keys.buffer, NULL, out.buffer, NULL, &o), GPUPRIM_ERROR_NULL_POINTER);
+    CHECK_UNCHANGED(keys);
+    CHECK_UNCHANGED(out);
+    free_known(ctx, keys);
+    free_known(ctx, out);
+}
+
 /* Each failure replaces the message; a new context has none. */
 static void test_messages(void) {
     gpuprim_context_t fresh = NULL;
@@ -520,8 +672,8 @@ static void test_messages(void) {
     CHECK(strcmp(gpuprim_context_last_error(fresh), "") == 0);
     CHECK_STATUS(gpuprim_reduce(fresh, GPUPRIM_OP_SUM, NULL, &x), GPUPRIM_ERROR_NULL_POINTER);
     CHECKF(tc_contains(gpuprim_context_last_error(fresh), "input"), "\"%s\"", gpuprim_context_last_error(fresh));
-    CHECK_STATUS(gpuprim_buffer_create(fresh, (gpuprim_dtype_t)9, 1, NULL), GPUPRIM_ERROR_NULL_POINTER);
-    CHECK_STATUS(gpuprim_buffer_create(fresh, (gpuprim_dtype_t)9, 1, &kept), GPUPRIM_ERROR_INVALID_ENUM);
+    CHECK_STATUS(gpuprim_buffer_create(fresh, (gpuprim_dtype_t)99, 1, NULL), GPUPRIM_ERROR_NULL_POINTER);
+    CHECK_STATUS(gpuprim_buffer_create(fresh, (gpuprim_dtype_t)99, 1, &kept), GPUPRIM_ERROR_INVALID_ENUM);
     CHECK(kept == NULL);
     CHECKF(tc_contains(gpuprim_context_last_error(fresh), "dtype") &&
                !tc_contains(gpuprim_context_last_error(fresh), "input"),
@@ -541,6 +693,7 @@ int main(void) {
     test_mismatches();
     test_ranges_and_sizes();
     test_invalid_arguments();
+    test_sort_options();
     test_messages();
     CHECK_OK(gpuprim_context_destroy(other));
     return tc_finish();

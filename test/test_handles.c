@@ -54,6 +54,16 @@ static void expect_not_a_context(gpuprim_context_t bad, gpuprim_buffer_t buffer,
     CHECK_STATUS(gpuprim_dot_to_buffer(bad, buffer, buffer, buffer), H);
     CHECK_STATUS(gpuprim_scan(bad, GPUPRIM_OP_SUM, GPUPRIM_SCAN_INCLUSIVE, buffer, buffer), H);
     CHECK_STATUS(gpuprim_sort(bad, buffer, NULL, buffer, NULL, GPUPRIM_ORDER_ASCENDING), H);
+    {
+        gpuprim_sort_options_t sort_options;
+        gpuprim_sort_options_init(&sort_options);
+        CHECK_STATUS(gpuprim_sort_with_options(bad, buffer, NULL, buffer, NULL, &sort_options), H);
+        CHECK_STATUS(gpuprim_sort_with_options(bad, buffer, NULL, buffer, NULL, NULL), H);
+        /* the handle is checked whatever the options: bad ones do not get there first */
+        sort_options.order = 7;
+        sort_options.struct_size = 1;
+        CHECK_STATUS(gpuprim_sort_with_options(bad, buffer, buffer, buffer, buffer, &sort_options), H);
+    }
     CHECK_STATUS(gpuprim_context_destroy(bad), H);
     CHECK(strcmp(gpuprim_context_last_error(bad), "invalid context handle") == 0);
     CHECK(out == (gpuprim_buffer_t)(uintptr_t)0x77 && backend == (gpuprim_backend_t)42);
@@ -132,6 +142,8 @@ static void test_stale_buffers(void) {
     CHECK_STATUS(gpuprim_buffer_upload(ctx, stale, 0, zeros, 8), GPUPRIM_ERROR_INVALID_HANDLE);
     CHECK_STATUS(gpuprim_sort(ctx, stale, NULL, stale, NULL, GPUPRIM_ORDER_DESCENDING),
                  GPUPRIM_ERROR_INVALID_HANDLE);
+    CHECK_STATUS(gpuprim_sort_with_options(ctx, stale, NULL, stale, NULL, NULL), GPUPRIM_ERROR_INVALID_HANDLE);
+    CHECK_STATUS(gpuprim_sort_with_options(ctx, newest, stale, newest, stale, NULL), GPUPRIM_ERROR_INVALID_HANDLE);
     CHECK_STATUS(gpuprim_buffer_destroy(ctx, stale), GPUPRIM_ERROR_INVALID_HANDLE);
     CHECK_STATUS(gpuprim_buffer_destroy(ctx, stale), GPUPRIM_ERROR_INVALID_HANDLE);
     /* none of that reached the newest buffer */
@@ -175,6 +187,10 @@ static void test_garbage_and_foreign_buffers(void) {
                  GPUPRIM_ERROR_INVALID_HANDLE);
     CHECK_STATUS(gpuprim_buffer_destroy(ctx, (gpuprim_buffer_t)(void *)&small_int),
                  GPUPRIM_ERROR_INVALID_HANDLE);
+    CHECK_STATUS(gpuprim_sort_with_options(ctx, mine, NULL, theirs, NULL, NULL), GPUPRIM_ERROR_CONTEXT_MISMATCH);
+    CHECK_STATUS(gpuprim_sort_with_options(ctx, (gpuprim_buffer_t)(void *)&small_int, NULL, mine, NULL, NULL),
+                 GPUPRIM_ERROR_INVALID_HANDLE);
+    CHECK_STATUS(gpuprim_sort_with_options(ctx, mine, orphan, mine, orphan, NULL), GPUPRIM_ERROR_INVALID_HANDLE);
     for (i = 0; i < 64; ++i) {
         uintptr_t bits = (uintptr_t)tc_rand();
         if (i % 2) bits = (bits & ~(uintptr_t)0xFFFF) | ((uintptr_t)(void *)mine & 0xFFFF);

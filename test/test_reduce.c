@@ -1,11 +1,21 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * gpuprim_reduce / gpuprim_reduce_to_buffer (SUM, MIN, MAX x 6 dtypes) and
+ * gpuprim_reduce / gpuprim_reduce_to_buffer (SUM, MIN, MAX x 12 dtypes) and
  * gpuprim_dot / gpuprim_dot_to_buffer against references computed here.
+ * Integers (narrow ones wrap mod 2^8 / 2^16) and MIN/MAX bit for bit; f32/f64
+ * sums within n * eps * sum|x|; f16/bf16 sums between the roundings of
+ * exact +- n * 2^-24 * sum|x| (any f32 accumulation order, rounded once),
+ * and exactly the rounded exact sum when every partial sum is exact in f32.
  */
 #include "test_common.h"
 
 static const uint64_t sizes[] = {0, 1, 2, 3, 31, 32, 33, 255, 1023, 1024, 1025, 4097, 65537, 1000003};
+/* CUDA tiles hold a fixed number of bytes (16-byte vectors per thread), so
+ * 1- and 2-byte elements have 2-4x (or 8x) the 4-byte tile's count: their
+ * boundaries too, for the narrow dtypes. */
+static const uint64_t narrow_sizes[] = {2047, 2049, 8191, 8193, 16383, 16384, 16385, 32769, 131073};
+#define SIZE_COUNT(d) (sizeof sizes / sizeof sizes[0] + (tc_size(d) <= 2 ? sizeof narrow_sizes / sizeof narrow_sizes[0] : 0))
+#define SIZE_AT(si) ((si) < sizeof sizes / sizeof sizes[0] ? sizes[si] : narrow_sizes[(si) - sizeof sizes / sizeof sizes[0]])
 static const gpuprim_op_t ops[] = {GPUPRIM_OP_SUM, GPUPRIM_OP_MIN, GPUPRIM_OP_MAX};
 
 typedef struct reference {
@@ -13,6 +23,7 @@ typedef struct reference {
     long double sum;    /* float SUM/DOT: exact-ish value */
     long double sumabs; /* float SUM/DOT: sum of |terms| */
     int is_float_sum;
+    int min_exponent;   /* float SUM/DOT: the least tc_lowest_bit_exponent of the terms */
 } reference_t;
 
 static reference_t reference_reduce(gpuprim_op_t op, gpuprim_dtype_t d, const void *x, uint64_t n) {
@@ -22,10 +33,13 @@ static reference_t reference_reduce(gpuprim_op_t op, gpuprim_dtype_t d, const vo
     r.sum = 0;
     r.sumabs = 0;
     r.is_float_sum = tc_is_float(d) && op == GPUPRIM_OP_SUM;
+    r.min_exponent = INT_MAX;
     for (i = 0; i < n; ++i) {
         uint64_t v = tc_get(d, x, i);
         if (r.is_float_sum) {
             long double value = tc_value(d, v);
+            int e = tc_lowest_bit_exponent(value);
+            if (e < r.min_exponent) r.min_exponent = e;
             r.sum += value;
             r.sumabs += fabsl(value);
         } else {
@@ -42,10 +56,13 @@ static reference_t reference_dot(gpuprim_dtype_t d, const void *a, const void *b
     r.sum = 0;
     r.sumabs = 0;
     r.is_float_sum = tc_is_float(d);
+    r.min_exponent = INT_MAX;
     for (i = 0; i < n; ++i) {
         uint64_t x = tc_get(d, a, i), y = tc_get(d, b, i);
         if (r.is_float_sum) {
             long double product = tc_value(d, x) * tc_value(d, y);
+            int e = tc_lowest_bit_exponent(product);
+            if (e < r.min_exponent) r.min_exponent = e;
             r.sum += product;
             r.sumabs += fabsl(product);
         } else {
@@ -63,9 +80,11 @@ static void check_result(const char *file, int line, gpuprim_dtype_t d, uint64_t
     tc.checks++;
     if (r->is_float_sum) {
         /* The empty sum is the identity, +0.0 exactly. */
-        if (n == 0 ? got != 0 : !tc_float_sum_ok(d, got, r->sum, r->sumabs, n))
-            tc_fail(file, line, "%s: got %s, expected %.20Lg within %llu * eps * %.6Lg", what,
-                    tc_format(d, got, g, sizeof g), r->sum, (unsigned long long)n, r->sumabs);
+        int exact = tc_is_half(d) && tc_sum_exact_in_f32(r->min_exponent, r->sumabs);
+        if (n == 0 ? got != 0 : !tc_float_sum_ok_exact(d, got, r->sum, r->sumabs, n, exact))
+            tc_fail(file, line, "%s: got %s, expected %.20Lg within %llu * eps * %.6Lg%s", what,
+                    tc_format(d, got, g, sizeof g), r->sum, (unsigned long long)n, r->sumabs,
+                    exact ? " (exact in f32: the rounded exact sum)" : "");
     } else if (got != r->bits) {
         tc_fail(file, line, "%s: got %s, expected %s", what, tc_format(d, got, g, sizeof g),
                 tc_format(d, r->bits, w, sizeof w));
@@ -137,10 +156,10 @@ static void run_dot(gpuprim_context_t ctx, gpuprim_dtype_t d, gpuprim_buffer_t a
 static void test_reduce_all(gpuprim_context_t ctx) {
     size_t di, si, oi;
     int p;
-    for (di = 0; di < 6; ++di) {
+    for (di = 0; di < TC_DTYPE_COUNT; ++di) {
         gpuprim_dtype_t d = tc_all_dtypes[di];
-        for (si = 0; si < sizeof sizes / sizeof sizes[0]; ++si) {
-            uint64_t n = sizes[si];
+        for (si = 0; si < SIZE_COUNT(d); ++si) {
+            uint64_t n = SIZE_AT(si);
             if (n > tc_max_count()) continue;
             for (p = 0; p < TC_PATTERN_COUNT; ++p) {
                 void *x, *after;
@@ -176,7 +195,7 @@ static void test_reduce_unaligned_views(gpuprim_context_t ctx) {
     static const uint64_t view_sizes[] = {1, 30, 1021, 65531};
     size_t di, si, oi;
     uint64_t offset;
-    for (di = 0; di < 6; ++di) {
+    for (di = 0; di < TC_DTYPE_COUNT; ++di) {
         gpuprim_dtype_t d = tc_all_dtypes[di];
         for (si = 0; si < sizeof view_sizes / sizeof view_sizes[0]; ++si) {
             uint64_t n = view_sizes[si] + 3;
@@ -267,14 +286,163 @@ static void test_reduce_known_answers(gpuprim_context_t ctx) {
     }
 }
 
+/* reduce(op) of the given bits of dtype d must be want (bit for bit). */
+static void expect_reduce(gpuprim_context_t ctx, gpuprim_op_t op, gpuprim_dtype_t d, const uint64_t *bits,
+                          uint64_t n, uint64_t want, const char *what) {
+    void *x = tc_xmalloc(n * tc_size(d));
+    unsigned char result[8];
+    uint64_t i, got;
+    char g[96], w[96];
+    gpuprim_buffer_t b;
+    for (i = 0; i < n; ++i) tc_set(d, x, i, bits[i]);
+    b = tc_buffer_from(ctx, d, x, n);
+    tc_where("known answers: %s %s: %s", tc_op_name(op), tc_dtype_name(d), what);
+    tc_set(d, result, 0, tc_poison_bits(d));
+    CHECK_OK(gpuprim_reduce(ctx, op, b, result));
+    got = tc_get(d, result, 0);
+    CHECKF(got == want, "%s: got %s, expected %s", what, tc_format(d, got, g, sizeof g),
+           tc_format(d, want, w, sizeof w));
+    CHECK_OK(gpuprim_buffer_destroy(ctx, b));
+    free(x);
+}
+
+/* n copies of one value: SUM must be the exact n * value rounded once (f32
+ * accumulation is exact for these), dot with itself n * value^2. */
+static void expect_repeated_sum(gpuprim_context_t ctx, gpuprim_dtype_t d, uint64_t value_bits, uint64_t n,
+                                uint64_t want_sum, uint64_t want_dot) {
+    void *x = tc_xmalloc(n * tc_size(d));
+    unsigned char result[8];
+    uint64_t i, got;
+    char g[96], w[96];
+    gpuprim_buffer_t b;
+    for (i = 0; i < n; ++i) tc_set(d, x, i, value_bits);
+    b = tc_buffer_from(ctx, d, x, n);
+    tc_where("known answers: %s sum of %llu x 0x%llx", tc_dtype_name(d), (unsigned long long)n,
+             (unsigned long long)value_bits);
+    CHECK_OK(gpuprim_reduce(ctx, GPUPRIM_OP_SUM, b, result));
+    got = tc_get(d, result, 0);
+    CHECKF(got == want_sum, "sum: got %s, expected %s", tc_format(d, got, g, sizeof g),
+           tc_format(d, want_sum, w, sizeof w));
+    CHECK_OK(gpuprim_dot(ctx, b, b, result));
+    got = tc_get(d, result, 0);
+    CHECKF(got == want_dot, "dot: got %s, expected %s", tc_format(d, got, g, sizeof g),
+           tc_format(d, want_dot, w, sizeof w));
+    CHECK_OK(gpuprim_buffer_destroy(ctx, b));
+    free(x);
+}
+
+/* The new dtypes: narrow integers wrap; f16/bf16 accumulate in f32 and round
+ * once to nearest even (a sum in the 16-bit format would stall: 2048 + 1 is
+ * 2048 in f16, so 4097 ones would give 2048); canonical NaNs; MIN/MAX rules. */
+static void test_reduce_known_answers_narrow(gpuprim_context_t ctx) {
+    {
+        static const uint64_t i8_max_plus_one[2] = {0x7F, 0x01};
+        static const uint64_t u8_wrap[3] = {200, 100, 250};
+        static const uint64_t i16_wrap[2] = {0x7FFF, 0x0001};
+        static const uint64_t u16_wrap[3] = {0xFFFF, 0x0002, 0xFFFF};
+        static const uint64_t i8_minmax[5] = {0x05, 0x80, 0x7F, 0xFF, 0x00};
+        static const uint64_t u16_minmax[4] = {0x8000, 0xFFFF, 0x0000, 0x7FFF};
+        static const uint64_t i16_minmax[4] = {0x8000, 0xFFFF, 0x0000, 0x7FFF};
+        expect_reduce(ctx, GPUPRIM_OP_SUM, GPUPRIM_DTYPE_I8, i8_max_plus_one, 2, 0x80, "127 + 1 = -128");
+        expect_reduce(ctx, GPUPRIM_OP_SUM, GPUPRIM_DTYPE_U8, u8_wrap, 3, (550u & 0xFF), "200 + 100 + 250 mod 256");
+        expect_reduce(ctx, GPUPRIM_OP_SUM, GPUPRIM_DTYPE_I16, i16_wrap, 2, 0x8000, "32767 + 1 = -32768");
+        expect_reduce(ctx, GPUPRIM_OP_SUM, GPUPRIM_DTYPE_U16, u16_wrap, 3, 0x0000, "65535 + 2 + 65535 mod 65536");
+        expect_reduce(ctx, GPUPRIM_OP_MIN, GPUPRIM_DTYPE_I8, i8_minmax, 5, 0x80, "i8 min -128");
+        expect_reduce(ctx, GPUPRIM_OP_MAX, GPUPRIM_DTYPE_I8, i8_minmax, 5, 0x7F, "i8 max 127");
+        expect_reduce(ctx, GPUPRIM_OP_MIN, GPUPRIM_DTYPE_U16, u16_minmax, 4, 0x0000, "u16 min");
+        expect_reduce(ctx, GPUPRIM_OP_MAX, GPUPRIM_DTYPE_U16, u16_minmax, 4, 0xFFFF, "u16 max");
+        expect_reduce(ctx, GPUPRIM_OP_MIN, GPUPRIM_DTYPE_I16, i16_minmax, 4, 0x8000, "i16 min");
+        expect_reduce(ctx, GPUPRIM_OP_MAX, GPUPRIM_DTYPE_I16, i16_minmax, 4, 0x7FFF, "i16 max");
+        /* identities of the empty reduce */
+        expect_reduce(ctx, GPUPRIM_OP_MIN, GPUPRIM_DTYPE_I8, NULL, 0, 0x7F, "empty i8 min");
+        expect_reduce(ctx, GPUPRIM_OP_MAX, GPUPRIM_DTYPE_I8, NULL, 0, 0x80, "empty i8 max");
+        expect_reduce(ctx, GPUPRIM_OP_MIN, GPUPRIM_DTYPE_U8, NULL, 0, 0xFF, "empty u8 min");
+        expect_reduce(ctx, GPUPRIM_OP_MAX, GPUPRIM_DTYPE_U16, NULL, 0, 0x0000, "empty u16 max");
+        expect_reduce(ctx, GPUPRIM_OP_MIN, GPUPRIM_DTYPE_F16, NULL, 0, 0x7C00, "empty f16 min = +inf");
+        expect_reduce(ctx, GPUPRIM_OP_MAX, GPUPRIM_DTYPE_F16, NULL, 0, 0xFC00, "empty f16 max = -inf");
+        expect_reduce(ctx, GPUPRIM_OP_MIN, GPUPRIM_DTYPE_BF16, NULL, 0, 0x7F80, "empty bf16 min = +inf");
+        expect_reduce(ctx, GPUPRIM_OP_MAX, GPUPRIM_DTYPE_BF16, NULL, 0, 0xFF80, "empty bf16 max = -inf");
+        expect_reduce(ctx, GPUPRIM_OP_SUM, GPUPRIM_DTYPE_BF16, NULL, 0, 0x0000, "empty bf16 sum = +0");
+    }
+    {
+        /* sums accumulate in f32 and round once: n ones */
+        expect_repeated_sum(ctx, GPUPRIM_DTYPE_F16, 0x3C00, 2049, 0x6800, 0x6800);  /* 2049 -> 2048 (tie, even) */
+        expect_repeated_sum(ctx, GPUPRIM_DTYPE_F16, 0x3C00, 4097, 0x6C00, 0x6C00);  /* 4097 -> 4096 */
+        expect_repeated_sum(ctx, GPUPRIM_DTYPE_F16, 0x3C00, 3001, tc_from_double(GPUPRIM_DTYPE_F16, 3001.0),
+                            tc_from_double(GPUPRIM_DTYPE_F16, 3001.0));
+        expect_repeated_sum(ctx, GPUPRIM_DTYPE_F16, 0x3C00, 65519, 0x7BFF, 0x7BFF); /* 65519 -> 65504 (max) */
+        expect_repeated_sum(ctx, GPUPRIM_DTYPE_F16, 0x3C00, 65520, 0x7C00, 0x7C00); /* 65520 -> inf */
+        expect_repeated_sum(ctx, GPUPRIM_DTYPE_F16, 0xBC00, 70001, 0xFC00, 0x7C00); /* -70001 -> -inf; dot +70001 -> +inf */
+        expect_repeated_sum(ctx, GPUPRIM_DTYPE_BF16, 0x3F80, 257, 0x4380, 0x4380);  /* 257 -> 256 */
+        expect_repeated_sum(ctx, GPUPRIM_DTYPE_BF16, 0x3F80, 1000, 0x447A, 0x447A); /* exact */
+        expect_repeated_sum(ctx, GPUPRIM_DTYPE_BF16, 0x3F80, 100003, tc_from_double(GPUPRIM_DTYPE_BF16, 100003.0),
+                            tc_from_double(GPUPRIM_DTYPE_BF16, 100003.0));
+        /* 2^-24 (the least f16 subnormal) 1024 times: 2^-14, the least normal */
+        expect_repeated_sum(ctx, GPUPRIM_DTYPE_F16, 0x0001, 1024, 0x0400, 0x0000 /* 2^-48 per term: 0 */);
+        /* i8/u16 repeated: wrap */
+        expect_repeated_sum(ctx, GPUPRIM_DTYPE_I8, 0x10, 17, (17u * 16u) & 0xFF, (17u * 256u) & 0xFF);
+        expect_repeated_sum(ctx, GPUPRIM_DTYPE_U16, 0x0100, 300, (300u * 256u) & 0xFFFF, 0);
+        expect_repeated_sum(ctx, GPUPRIM_DTYPE_I16, 0xFFFF, 40000, (uint64_t)(-40000 & 0xFFFF), 40000u & 0xFFFF);
+        expect_repeated_sum(ctx, GPUPRIM_DTYPE_U8, 0xFF, 1000003, (1000003u * 255u) & 0xFF, 1000003u & 0xFF);
+    }
+    {
+        /* ties to even in the final rounding: 2048 + 1 -> 2048, 2048 + 3 -> 2052 */
+        static const uint64_t tie_down[2] = {0x6800, 0x3C00};
+        static const uint64_t tie_up[2] = {0x6800, 0x4200};
+        static const uint64_t bf_tie[2] = {0x4380, 0x3F80}; /* 256 + 1 -> 256 */
+        static const uint64_t bf_tie_up[2] = {0x4380, 0x4040}; /* 256 + 3 -> 260 */
+        expect_reduce(ctx, GPUPRIM_OP_SUM, GPUPRIM_DTYPE_F16, tie_down, 2, 0x6800, "f16 2048 + 1");
+        expect_reduce(ctx, GPUPRIM_OP_SUM, GPUPRIM_DTYPE_F16, tie_up, 2, 0x6802, "f16 2048 + 3");
+        expect_reduce(ctx, GPUPRIM_OP_SUM, GPUPRIM_DTYPE_BF16, bf_tie, 2, 0x4380, "bf16 256 + 1");
+        expect_reduce(ctx, GPUPRIM_OP_SUM, GPUPRIM_DTYPE_BF16, bf_tie_up, 2, 0x4382, "bf16 256 + 3");
+    }
+    {
+        /* MIN/MAX: -0 < +0, the NaN with the largest bits wins (both orders) */
+        static const uint64_t f16_zeros[2] = {0x0000, 0x8000};
+        static const uint64_t f16_nans[6] = {0x3C00, 0x7C01, 0xFE00, 0x7E01, 0xFC00, 0xFC01};
+        static const uint64_t bf16_zeros[2] = {0x8000, 0x0000};
+        static const uint64_t bf16_nans[5] = {0x3F80, 0x7FC1, 0xFF81, 0xFF80, 0x7F81};
+        static const uint64_t f16_inf[3] = {0x7C00, 0x7BFF, 0xFC00};
+        expect_reduce(ctx, GPUPRIM_OP_MIN, GPUPRIM_DTYPE_F16, f16_zeros, 2, 0x8000, "f16 min(+0, -0)");
+        expect_reduce(ctx, GPUPRIM_OP_MAX, GPUPRIM_DTYPE_F16, f16_zeros, 2, 0x0000, "f16 max(+0, -0)");
+        expect_reduce(ctx, GPUPRIM_OP_MIN, GPUPRIM_DTYPE_F16, f16_nans, 6, 0xFE00, "f16 min with NaNs");
+        expect_reduce(ctx, GPUPRIM_OP_MAX, GPUPRIM_DTYPE_F16, f16_nans, 6, 0xFE00, "f16 max with NaNs");
+        expect_reduce(ctx, GPUPRIM_OP_SUM, GPUPRIM_DTYPE_F16, f16_nans, 6, 0x7E00, "f16 sum with NaNs: canonical");
+        expect_reduce(ctx, GPUPRIM_OP_MIN, GPUPRIM_DTYPE_BF16, bf16_zeros, 2, 0x8000, "bf16 min(-0, +0)");
+        expect_reduce(ctx, GPUPRIM_OP_MAX, GPUPRIM_DTYPE_BF16, bf16_zeros, 2, 0x0000, "bf16 max(-0, +0)");
+        expect_reduce(ctx, GPUPRIM_OP_MIN, GPUPRIM_DTYPE_BF16, bf16_nans, 5, 0xFF81, "bf16 min with NaNs");
+        expect_reduce(ctx, GPUPRIM_OP_MAX, GPUPRIM_DTYPE_BF16, bf16_nans, 5, 0xFF81, "bf16 max with NaNs");
+        expect_reduce(ctx, GPUPRIM_OP_SUM, GPUPRIM_DTYPE_BF16, bf16_nans, 5, 0x7FC0, "bf16 sum with NaNs: canonical");
+        expect_reduce(ctx, GPUPRIM_OP_SUM, GPUPRIM_DTYPE_F16, f16_inf, 3, 0x7E00, "f16 inf + max - inf: canonical NaN");
+        expect_reduce(ctx, GPUPRIM_OP_SUM, GPUPRIM_DTYPE_F16, f16_inf, 2, 0x7C00, "f16 inf + max");
+        expect_reduce(ctx, GPUPRIM_OP_MIN, GPUPRIM_DTYPE_F16, f16_inf, 3, 0xFC00, "f16 min -inf");
+        expect_reduce(ctx, GPUPRIM_OP_MAX, GPUPRIM_DTYPE_F16, f16_inf, 2, 0x7C00, "f16 max +inf");
+    }
+    {
+        /* dot of NaNs: canonical NaN */
+        uint16_t nan16[3] = {0x3C00, 0xFC01, 0x7C02};
+        uint16_t result = 0;
+        gpuprim_buffer_t b = tc_buffer_from(ctx, GPUPRIM_DTYPE_F16, nan16, 3);
+        tc_where("known answers: f16 dot with NaNs");
+        CHECK_OK(gpuprim_dot(ctx, b, b, &result));
+        CHECKF(result == 0x7E00, "f16 dot with NaNs = 0x%04x, expected 0x7E00", (unsigned)result);
+        CHECK_OK(gpuprim_buffer_destroy(ctx, b));
+        nan16[1] = 0xFF81; /* a bf16 NaN */
+        b = tc_buffer_from(ctx, GPUPRIM_DTYPE_BF16, nan16, 3);
+        CHECK_OK(gpuprim_dot(ctx, b, b, &result));
+        CHECKF(result == 0x7FC0, "bf16 dot with NaNs = 0x%04x, expected 0x7FC0", (unsigned)result);
+        CHECK_OK(gpuprim_buffer_destroy(ctx, b));
+    }
+}
+
 static void test_dot_all(gpuprim_context_t ctx) {
     static const tc_pattern_t patterns[] = {TC_MODERATE, TC_RANDOM_BITS, TC_EQUAL, TC_ZEROS,
                                             TC_SMALL_RANGE, TC_NAN_SPARSE, TC_INF_SPARSE};
     size_t di, si, pi;
-    for (di = 0; di < 6; ++di) {
+    for (di = 0; di < TC_DTYPE_COUNT; ++di) {
         gpuprim_dtype_t d = tc_all_dtypes[di];
-        for (si = 0; si < sizeof sizes / sizeof sizes[0]; ++si) {
-            uint64_t n = sizes[si];
+        for (si = 0; si < SIZE_COUNT(d); ++si) {
+            uint64_t n = SIZE_AT(si);
             if (n > tc_max_count()) continue;
             for (pi = 0; pi < sizeof patterns / sizeof patterns[0]; ++pi) {
                 tc_pattern_t p = patterns[pi];
@@ -307,6 +475,7 @@ static void test_dot_all(gpuprim_context_t ctx) {
 int main(void) {
     gpuprim_context_t ctx = tc_init("test_reduce");
     test_reduce_known_answers(ctx);
+    test_reduce_known_answers_narrow(ctx);
     test_reduce_all(ctx);
     test_reduce_unaligned_views(ctx);
     test_dot_all(ctx);

@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: Apache-2.0
 """libgpuprim from Python with the gpuprim package, on numpy arrays.
 
-Sorts, argsorts, scans and reduces arrays, shows an error (exception with the
-library's message) and checks every result against numpy.
+Sorts, argsorts, scans and reduces arrays (float16 and a bit-range sort
+among them), shows an error (exception with the library's message) and checks
+every result against numpy.
 
     python3 gpuprim_demo.py [--library path/to/libgpuprim.so] [--cuda]
 
@@ -94,6 +95,24 @@ def main():
     expected = np.concatenate((expected[np.isnan(expected)], expected[~np.isnan(expected)]))
     check(np.array_equal(context.sort(f, descending=True), expected, equal_nan=True),
           "sort f32 keys descending (NaN first)")
+
+    # float16: the sum accumulates in float32 and rounds once, so 4097 ones
+    # give 4096 (a float16 running sum, numpy's, stalls at 2048).
+    ones = np.ones(4097, np.float16)
+    check(float(context.sum(ones)) == 4096.0 and float(np.cumsum(ones)[-1]) == 2048.0,
+          f"f16 sum of 4097 ones = {float(context.sum(ones))} (numpy's f16 cumsum: 2048)")
+    h = (rng.standard_normal(n) * 100).astype(np.float16)
+    order16 = np.argsort(h, kind="stable")  # numpy sorts float16 NaN-free keys the same way
+    check(np.array_equal(context.argsort(h), order16), "argsort f16, stable")
+
+    # A bit-range sort: u32 keys below 2^16 sorted by bits [0, 16) only (half
+    # the radix passes of the whole key); keys equal in those bits stay in order.
+    small = rng.integers(0, 1 << 16, size=n, dtype=np.uint32)
+    check(np.array_equal(context.sort(small, end_bit=16), np.sort(small)),
+          "sort u32 keys < 2^16 by bits [0, 16)")
+    low_byte = context.argsort(k, begin_bit=0, end_bit=8)
+    check(np.array_equal(low_byte, np.argsort(k & 0xFF, kind="stable")),
+          "argsort u32 by its low byte (bits [0, 8)), stable")
 
     # Errors: an exception with the library's message; nothing changes.
     before = keys.copy()

@@ -9,7 +9,10 @@ tensors and CuPy arrays, without copies.
     c = gpuprim.cumsum(x)                  # ordered on torch's current stream
 
 Arrays are used in place: they must be 1-D (sort, argsort, scan) and
-C-contiguous, of dtype int32, uint32, int64, uint64, float32 or float64. The
+C-contiguous, of dtype int8, uint8, int16, uint16, int32, uint32, int64,
+uint64, float16, bfloat16 (torch.bfloat16, or ml_dtypes.bfloat16 numpy arrays
+when ml_dtypes is installed), float32 or float64. float16/bfloat16 sums
+accumulate in float32 and round once. The
 result is of the input's kind on the input's device. numpy arrays and CPU
 tensors run on the CPU backend; CUDA tensors and CuPy arrays run on their
 device, on the framework's current stream, without synchronizing (the next
@@ -47,16 +50,24 @@ def _described(x: Any, what: str = "x") -> Tuple[Context, Any]:
 
 
 def sort(x: Array, *, descending: bool = False, values: Optional[Values] = None,
-         out: Optional[Array] = None,
-         values_out: Optional[Values] = None) -> Union[Array, Tuple[Array, Values]]:
+         out: Optional[Array] = None, values_out: Optional[Values] = None,
+         begin_bit: Optional[int] = None,
+         end_bit: Optional[int] = None) -> Union[Array, Tuple[Array, Values]]:
     """Stable sort of the 1-D array x, ascending (or descending). With
     ``values`` (an array of any supported dtype and x's size), returns
     ``(sorted_keys, values_moved_with_them)``. ``out``/``values_out`` receive
     the results and may be x/values themselves (in place). Floats order
-    -inf < ... < -0.0 < +0.0 < ... < +inf < NaN (NaN last ascending)."""
+    -inf < ... < -0.0 < +0.0 < ... < +inf < NaN (NaN last ascending).
+    ``begin_bit``/``end_bit`` sort by bits [begin_bit, end_bit) of each key's
+    order-preserving unsigned form only (like CUB): e.g. ``end_bit=16`` for
+    uint32 keys known to be below 2^16 takes half the radix passes. Unsigned
+    keys as they are, signed ones with the sign bit flipped, floats mapped
+    onto unsigned numbers in the order above; descending complements that
+    form. end_bit None (or 0) is the key's width; a range outside the key
+    raises InvalidArgumentError."""
     context, array = _described(x)
     return context.sort(array, descending=descending, values=values, out=out,
-                        values_out=values_out)
+                        values_out=values_out, begin_bit=begin_bit, end_bit=end_bit)
 
 
 def sort_by_key(keys: Array, values: Values, *,
@@ -65,12 +76,14 @@ def sort_by_key(keys: Array, values: Values, *,
     return sort(keys, values=values, descending=descending)
 
 
-def argsort(x: Array, *, descending: bool = False, dtype: str = "int64") -> Array:
+def argsort(x: Array, *, descending: bool = False, dtype: str = "int64",
+            begin_bit: Optional[int] = None, end_bit: Optional[int] = None) -> Array:
     """The stable permutation that sorts x: ``x[argsort(x)]`` is ``sort(x)``.
     Indices are int64 by default (numpy's and torch's index type); int32,
-    uint32 and uint64 are accepted."""
+    uint32 and uint64 are accepted. begin_bit/end_bit as for sort()."""
     context, array = _described(x)
-    return context.argsort(array, descending=descending, dtype=dtype)
+    return context.argsort(array, descending=descending, dtype=dtype, begin_bit=begin_bit,
+                           end_bit=end_bit)
 
 
 def scan(x: Array, op: str = "sum", *, exclusive: bool = False,

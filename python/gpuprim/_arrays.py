@@ -38,6 +38,22 @@ class Array:
 _DTYPE_NAMES = {}
 
 
+def numpy_dtype(name):
+    """The numpy dtype of a name: bfloat16 is ml_dtypes.bfloat16 (an optional
+    package: numpy has none of its own)."""
+    np = sys.modules.get("numpy")
+    if np is None:
+        import numpy as np
+    if name == "bfloat16":
+        try:
+            import ml_dtypes
+        except ImportError:
+            raise TypeError("gpuprim: bfloat16 numpy arrays need the ml_dtypes package "
+                            "(pip install ml_dtypes); torch.bfloat16 tensors work without it")
+        return np.dtype(ml_dtypes.bfloat16)
+    return np.dtype(name)
+
+
 def _dtype_name(dtype, what):
     name = _DTYPE_NAMES.get(dtype)
     if name is None:
@@ -133,7 +149,7 @@ def empty_like(array, size=None, dtype_name=None):
         np = sys.modules["numpy"]
         if size is None and dtype_name == array.dtype_name:
             return np.empty_like(array.obj)
-        return np.empty(array.shape if size is None else size, dtype=dtype_name)
+        return np.empty(array.shape if size is None else size, dtype=numpy_dtype(dtype_name))
     if array.kind == "torch":
         torch = sys.modules["torch"]
         if size is None and dtype_name == array.dtype_name:
@@ -150,7 +166,7 @@ def empty_like(array, size=None, dtype_name=None):
 def arange_like(array, count, dtype_name):
     """0, 1, ..., count-1 as an array of the operand's kind and device."""
     if array.kind == "numpy":
-        return sys.modules["numpy"].arange(count, dtype=dtype_name)
+        return sys.modules["numpy"].arange(count, dtype=numpy_dtype(dtype_name))
     if array.kind == "torch":
         torch = sys.modules["torch"]
         return torch.arange(count, dtype=getattr(torch, dtype_name), device=array.obj.device)
@@ -168,7 +184,7 @@ def convert(array, dtype_name):
         cupy = sys.modules["cupy"]
         with cupy.cuda.Device(array.device):
             return array.obj.astype(dtype_name)
-    return array.obj.astype(dtype_name)
+    return array.obj.astype(numpy_dtype(dtype_name))
 
 
 def empty_scalar(array):
@@ -180,9 +196,12 @@ def empty_scalar(array):
         return cupy.empty((), dtype=array.dtype_name)
 
 
-def host_scalar(dtype_name):
-    """A one-element numpy array to receive a reduction's result."""
+def host_scalar(dtype_name, kind="numpy"):
+    """A one-element numpy array to receive a reduction's result (for a
+    torch bfloat16 result, without ml_dtypes: its bits as uint16)."""
     np = sys.modules.get("numpy")
     if np is None:
         import numpy as np
-    return np.empty(1, dtype=dtype_name)
+    if dtype_name == "bfloat16" and kind == "torch":
+        return np.empty(1, dtype=np.uint16)
+    return np.empty(1, dtype=numpy_dtype(dtype_name))

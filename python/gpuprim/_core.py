@@ -185,32 +185,34 @@ class Context:
         return result
 
     # -- operations --------------------------------------------------------
-    def sort(self, x, *, descending=False, values=None, out=None, values_out=None):
+    def sort(self, x, *, descending=False, values=None, out=None, values_out=None,
+             begin_bit=None, end_bit=None):
         """Stable sort of x, ascending or descending. With values, they move
         with their keys and (keys, values) is returned. out / values_out may be
         x / values (in place). Floats order -inf < ... < -0.0 < +0.0 < ... <
-        +inf < NaN."""
+        +inf < NaN. begin_bit / end_bit: sort by bits [begin_bit, end_bit) of
+        each key's order-preserving unsigned form only (gpuprim_sort_options_t;
+        end_bit None or 0: the key's width); keys equal in those bits keep
+        their order."""
         keys = _one_dimensional(_arrays.describe(x, "x"), "x")
         keys_out = self._output(keys, out, "out")
+        sort = _sort_call(descending, begin_bit, end_bit)
         if values is None:
             if values_out is not None:
                 raise ValueError("gpuprim: values_out given without values")
             self._run([(keys, True), (keys_out, False)],
-                      lambda c, kin, kout: LIB.gpuprim_sort(c, kin, None, kout, None,
-                                                            _order(descending)))
+                      lambda c, kin, kout: sort(c, kin, None, kout, None))
             return keys_out.obj
         vals = _arrays.describe(values, "values")
         if vals.kind != keys.kind or vals.on_device != keys.on_device:
             raise TypeError("gpuprim: values must be of the same kind and device as x")
         vals_out = self._output(vals, values_out, "values_out")
-        self._run([(keys, True), (vals, True), (keys_out, False), (vals_out, False)],
-                  lambda c, kin, vin, kout, vout: LIB.gpuprim_sort(c, kin, vin, kout, vout,
-                                                                   _order(descending)))
+        self._run([(keys, True), (vals, True), (keys_out, False), (vals_out, False)], sort)
         return keys_out.obj, vals_out.obj
 
-    def argsort(self, x, *, descending=False, dtype="int64"):
+    def argsort(self, x, *, descending=False, dtype="int64", begin_bit=None, end_bit=None):
         """The stable permutation that sorts x (indices of dtype int64 by
-        default; int32, uint32, uint64 too)."""
+        default; int32, uint32, uint64 too); begin_bit / end_bit as for sort."""
         keys = _one_dimensional(_arrays.describe(x, "x"), "x")
         if dtype not in _INDEX_DTYPES:
             raise TypeError(f"gpuprim: index dtype must be one of {', '.join(_INDEX_DTYPES)}")
@@ -223,8 +225,7 @@ class Context:
             _arrays.arange_like(keys, keys.size, "int32" if narrow else dtype), "indices")
         scratch = _arrays.describe(_arrays.empty_like(keys), "sorted keys")
         self._run([(keys, True), (indices, True), (scratch, False), (indices, False)],
-                  lambda c, kin, vin, kout, vout: LIB.gpuprim_sort(c, kin, vin, kout, vout,
-                                                                   _order(descending)))
+                  _sort_call(descending, begin_bit, end_bit))
         return _arrays.convert(indices, dtype) if narrow else indices.obj
 
     def scan(self, x, op="sum", *, exclusive=False, out=None):
@@ -250,11 +251,14 @@ class Context:
             result = _arrays.describe(_arrays.empty_scalar(first), "result")
             self._run([(a, True) for a in arrays] + [(result, False)], call_buffer)
             return result.obj
-        host = _arrays.host_scalar(first.dtype_name)
+        host = _arrays.host_scalar(first.dtype_name, first.kind)
         pointer = host.ctypes.data
         self._run([(a, True) for a in arrays], lambda c, *b: call_host(c, *b, pointer))
         if first.kind == "torch":
             import torch
+            if first.dtype_name == "bfloat16":  # numpy has no bfloat16: the bits as uint16
+                return torch.from_numpy(host.view(_arrays.numpy_dtype("uint16"))).view(
+                    torch.bfloat16).reshape(())
             return torch.from_numpy(host).reshape(())
         return host[0]
 
@@ -288,6 +292,30 @@ class Context:
 
 def _order(descending):
     return _lib.DESCENDING if descending else _lib.ASCENDING
+
+
+def _bit(value, what):
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < (1 << 32):
+        raise ValueError(f"gpuprim: {what} must be an integer in [0, 2^32), not {value!r}")
+    return value
+
+
+def _sort_call(descending, begin_bit, end_bit):
+    """call(context, keys_in, values_in, keys_out, values_out): gpuprim_sort,
+    or gpuprim_sort_with_options when a bit range is given (the library
+    checks it: begin_bit < end_bit <= the key's bits)."""
+    order = _order(descending)
+    if begin_bit is None and end_bit is None:
+        return lambda c, kin, vin, kout, vout: LIB.gpuprim_sort(c, kin, vin, kout, vout, order)
+    options = _lib.SortOptions()
+    LIB.gpuprim_sort_options_init(ctypes.byref(options))
+    options.order = order
+    options.begin_bit = _bit(begin_bit, "begin_bit")
+    options.end_bit = _bit(end_bit, "end_bit")
+    return lambda c, kin, vin, kout, vout: LIB.gpuprim_sort_with_options(c, kin, vin, kout, vout,
+                                                                         ctypes.byref(options))
 
 
 def _one_dimensional(array, what):

@@ -9,7 +9,10 @@ BACKEND_AUTO, BACKEND_CPU, BACKEND_CUDA = 0, 1, 2
 OP_SUM, OP_MIN, OP_MAX = 0, 1, 2
 SCAN_INCLUSIVE, SCAN_EXCLUSIVE = 0, 1
 ASCENDING, DESCENDING = 0, 1
-DTYPE_CODES = {"int32": 0, "uint32": 1, "int64": 2, "uint64": 3, "float32": 4, "float64": 5}
+# dtype names as numpy, PyTorch and CuPy spell them. bfloat16: torch.bfloat16,
+# or numpy arrays of ml_dtypes.bfloat16 (when ml_dtypes is installed).
+DTYPE_CODES = {"int32": 0, "uint32": 1, "int64": 2, "uint64": 3, "float32": 4, "float64": 5,
+               "float16": 6, "bfloat16": 7, "int8": 8, "uint8": 9, "int16": 10, "uint16": 11}
 
 SUCCESS = 0
 _STATUS_NAMES = {
@@ -60,6 +63,12 @@ class ContextOptions(ctypes.Structure):
                 ("device_ordinal", ctypes.c_int32), ("cuda_stream", ctypes.c_void_p)]
 
 
+class SortOptions(ctypes.Structure):
+    """gpuprim_sort_options_t: fill with gpuprim_sort_options_init first."""
+    _fields_ = [("struct_size", ctypes.c_uint64), ("order", ctypes.c_int32),
+                ("begin_bit", ctypes.c_uint32), ("end_bit", ctypes.c_uint32)]
+
+
 def _library_path():
     explicit = os.environ.get("GPUPRIM_LIBRARY")
     if explicit:
@@ -101,6 +110,8 @@ def load():
         "gpuprim_dot_to_buffer": (i32, [vp, vp, vp, vp]),
         "gpuprim_scan": (i32, [vp, i32, i32, vp, vp]),
         "gpuprim_sort": (i32, [vp, vp, vp, vp, vp, i32]),
+        "gpuprim_sort_options_init": (None, [ctypes.POINTER(SortOptions)]),
+        "gpuprim_sort_with_options": (i32, [vp, vp, vp, vp, vp, ctypes.POINTER(SortOptions)]),
     }
     for name, (restype, argtypes) in signatures.items():
         function = getattr(lib, name)

@@ -72,6 +72,32 @@ def test_torch_sort_argsort_scan_reduce(dtype):
             assert (np.isnan(got) and np.isnan(ref)) or got == ref
 
 
+def test_torch_bfloat16_and_bit_ranges():
+    """bfloat16 CUDA tensors (no ml_dtypes needed), f16 sums rounded once,
+    and bit-range sorts on the device."""
+    torch = _torch()
+    from reference import range_permutation
+    x = specials("float32", 100_003, rng)
+    t = torch.from_numpy(x).cuda().to(torch.bfloat16)
+    b = t.view(torch.int16).cpu().numpy().view(np.uint16)  # the keys' bits
+    # the order of bf16 keys is that of f32 keys made of their bits << 16
+    wide = (b.astype(np.uint32) << 16).view(np.float32)
+    for descending in (False, True):
+        perm = sort_permutation(wide, descending)
+        s = gpuprim.sort(t, descending=descending)
+        assert s.dtype == torch.bfloat16 and s.is_cuda
+        np.testing.assert_array_equal(s.view(torch.int16).cpu().numpy().view(np.uint16), b[perm])
+    total = gpuprim.sum(torch.ones(257, device="cuda", dtype=torch.bfloat16))
+    assert total.dtype == torch.bfloat16 and float(total) == 256.0
+    assert float(gpuprim.sum(torch.ones(4097, device="cuda", dtype=torch.float16))) == 4096.0
+    keys = torch.randint(0, 1 << 16, (300_001,), device="cuda", dtype=torch.int32)
+    host = keys.cpu().numpy()
+    for begin, end in ((0, 16), (4, 12), (31, 32)):
+        perm = range_permutation(host, False, begin, end)
+        got = gpuprim.argsort(keys, begin_bit=begin, end_bit=end)
+        np.testing.assert_array_equal(got.cpu().numpy(), perm)
+
+
 def test_torch_pairs_and_out():
     torch = _torch()
     keys = torch.randint(0, 50, (100_003,), device="cuda", dtype=torch.int32)
@@ -121,7 +147,7 @@ def test_torch_errors():
     with pytest.raises(ValueError, match="contiguous"):
         gpuprim.sort(t[::2])
     with pytest.raises(TypeError, match="supported"):
-        gpuprim.sort(t.half())
+        gpuprim.sort(t.to(torch.complex64))  # (float16 is supported since issue #18)
     with pytest.raises(TypeError, match="same kind"):
         gpuprim.sort(t, values=np.arange(10))
     with pytest.raises(gpuprim.InvalidArgumentError, match="elements"):

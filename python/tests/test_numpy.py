@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 import gpuprim
-from reference import DTYPES, PATTERNS, SIZES, bits, pattern, sort_permutation, specials, wrap_cumsum
+from reference import (ALL_DTYPES, DTYPES, PATTERNS, SIZES, bits, dtype_of, is_float, is_half, pattern,
+                       range_permutation, round_half, sort_permutation, specials, wrap_cumsum)
 
 rng = np.random.default_rng(20261123)
 
@@ -21,7 +22,7 @@ def poisoned(like):
     return out
 
 
-@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
 @pytest.mark.parametrize("kind", PATTERNS)
 @pytest.mark.parametrize("descending", [False, True])
 def test_sort_keys_and_argsort(dtype, kind, descending):
@@ -38,12 +39,12 @@ def test_sort_keys_and_argsort(dtype, kind, descending):
         np.testing.assert_array_equal(order, sort_permutation(x, descending), err_msg=f"n={n}")
 
 
-@pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("value_dtype", ["uint32", "float64", "int64"])
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+@pytest.mark.parametrize("value_dtype", ["uint32", "float64", "int64", "uint8", "float16", "int16"])
 def test_sort_pairs_stable(dtype, value_dtype):
     for n in (0, 1, 777, 20000):
         keys = pattern(dtype, n, "few", rng)
-        values = np.arange(n).astype(value_dtype)
+        values = np.arange(n).astype(value_dtype)  # 1/2-byte values wrap: still moved bit for bit
         for descending in (False, True):
             perm = sort_permutation(keys, descending)
             k, v = gpuprim.sort(keys, values=values, descending=descending)
@@ -76,10 +77,20 @@ def test_argsort_index_dtypes(index_dtype):
     np.testing.assert_array_equal(order.astype(np.int64), sort_permutation(x))
 
 
-@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
 @pytest.mark.parametrize("exclusive", [False, True])
 def test_cumsum(dtype, exclusive):
     for n in SIZES:
+        if is_half(dtype):
+            # f16/bf16 accumulate in f32 (exact for these integers) and round
+            # each output once: not numpy's float16 cumsum, which rounds every step
+            x = rng.integers(-1000, 1000, size=n).astype(dtype_of(dtype))
+            exact = np.cumsum(x.astype(np.float64))
+            if exclusive:
+                exact = np.concatenate(([0.0], exact[:-1]))[:n]
+            got = gpuprim.cumsum(x, exclusive=exclusive)
+            np.testing.assert_array_equal(bits(got), bits(round_half(exact, dtype)), err_msg=f"n={n}")
+            continue
         if np.dtype(dtype).kind == "f":
             x = rng.integers(-1000, 1000, size=n).astype(dtype)  # exact in any order
         else:
@@ -98,25 +109,80 @@ def test_float_cumsum_deterministic_and_close():
     assert np.all(np.abs(first - reference) <= 1e-6 * x.size * scale + 1e-6)
 
 
-@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
 @pytest.mark.parametrize("op", ["min", "max"])
 def test_scan_min_max(dtype, op):
     x = specials(dtype, 10007, rng)
-    if np.dtype(dtype).kind == "f":
-        x[x == 0] = 1  # the sign of zero is tested separately
+    if is_float(dtype_of(dtype)):
+        with np.errstate(invalid="ignore"):
+            x[x == 0] = 1  # the sign of zero is tested separately
     ufunc = np.minimum if op == "min" else np.maximum
+    # compared as float64 (exact for every dtype here but 64-bit integers):
+    # numpy's testing treats bfloat16 NaNs as unequal
+    wide = np.float64 if x.dtype.name == "bfloat16" else x.dtype
     got = gpuprim.scan(x, op)
-    expected = ufunc.accumulate(x)
-    np.testing.assert_array_equal(got, expected)
+    with np.errstate(invalid="ignore"):
+        expected = ufunc.accumulate(x.astype(wide))
+    np.testing.assert_array_equal(got.astype(wide), expected)
     out = x.copy()
     assert gpuprim.scan(out, op, out=out) is out  # in place
-    np.testing.assert_array_equal(out, expected)
+    np.testing.assert_array_equal(out.astype(wide), expected)
+
+
+def _half_sum_ok(got, terms, dtype):
+    """f16/bf16 sums: between the roundings of exact -+ n * 2^-24 * sum|x|
+    (f32 accumulation in any order, then one rounding to nearest even)."""
+    exact = float(np.sum(terms, dtype=np.float64))
+    bound = max(len(terms), 1) * 2.0 ** -24 * float(np.sum(np.abs(terms)))
+    low, high = round_half([exact - bound, exact + bound], dtype).astype(np.float64)
+    return low <= float(got) <= high
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_half_reductions(dtype):
+    if dtype_of(dtype) is None:
+        pytest.skip("bfloat16 numpy arrays need ml_dtypes")
+    d = dtype_of(dtype)
+    for n in (0, 1, 2, 4097, 100003):
+        finite = (rng.standard_normal(n) * 4).astype(d)
+        wide = finite.astype(np.float64)
+        total = gpuprim.sum(finite)
+        assert total.dtype == d
+        assert _half_sum_ok(total, wide, dtype), (n, float(total), wide.sum())
+        assert _half_sum_ok(gpuprim.dot(finite, finite), wide * wide, dtype)
+        assert bits(np.array([gpuprim.sum(finite)], d))[0] == bits(np.array([total], d))[0]
+    # one rounding at the end, of a sum exact in f32: 4097 ones are 4096 in
+    # f16 (a 16-bit accumulator would stall at 2048), 257 ones 256 in bf16
+    ones = np.ones(4097 if dtype == "float16" else 257, d)
+    assert float(gpuprim.sum(ones)) == (4096.0 if dtype == "float16" else 256.0)
+    assert float(gpuprim.dot(ones, ones)) == (4096.0 if dtype == "float16" else 256.0)
+    big = np.full(65520, 1.0, d)
+    if dtype == "float16":  # 65520 rounds to inf; overflow only at the end
+        assert np.isposinf(gpuprim.sum(big))
+        assert float(gpuprim.sum(big[:65519])) == 65504.0
+    # NaN sums are the canonical NaN; MIN/MAX the NaN of largest bits
+    x = np.array([1.0, np.nan, -np.inf, 2.0], d)
+    bits(x)[1] |= 3  # a payload
+    canonical = 0x7E00 if dtype == "float16" else 0x7FC0
+    assert bits(np.array([gpuprim.sum(x)], d))[0] == canonical
+    assert bits(np.array([gpuprim.min(x)], d))[0] == bits(x)[1]
+    z = np.array([0.0, -0.0], d)
+    assert np.signbit(np.float32(gpuprim.min(z))) and not np.signbit(np.float32(gpuprim.max(z)))
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_reductions(dtype):
     for n in (0, 1, 2, 4097, 100003):
         x = specials(dtype, n, rng)
+        if is_half(dtype):
+            if n:
+                has_nan = np.isnan(x).any()
+                assert np.isnan(gpuprim.min(x)) == has_nan
+                if not has_nan:
+                    assert gpuprim.min(x) == x.min() and gpuprim.max(x) == x.max()
+            else:
+                assert gpuprim.min(x) == np.inf and gpuprim.max(x) == -np.inf
+            continue
         if np.dtype(dtype).kind == "f":
             finite = rng.standard_normal(n).astype(dtype)
             total = gpuprim.sum(finite)
@@ -161,8 +227,7 @@ def test_errors():
         gpuprim.sort(x[::2])
     with pytest.raises(ValueError, match="1-D"):
         gpuprim.sort(x.reshape(2, 5))
-    for bad in (np.zeros(4, np.float16), np.zeros(4, np.int8), np.zeros(4, bool),
-                np.zeros(4, np.complex64)):
+    for bad in (np.zeros(4, bool), np.zeros(4, np.complex64), np.zeros(4, np.float128)):
         with pytest.raises(TypeError, match="supported"):
             gpuprim.sort(bad)
     with pytest.raises(TypeError, match="numpy array"):
@@ -271,3 +336,93 @@ def test_wrap_cache_never_evicts_a_call_operand():
     for keys in arrays:
         k, v = gpuprim.sort(keys, values=values)
         np.testing.assert_array_equal(v, sort_permutation(keys))
+
+
+def _ranges(width):
+    return [(0, None), (0, width), (0, width // 2), (width // 2, width), (1, 2), (width - 1, width),
+            (0, 1), (3, min(11, width)), (width // 2, None)]
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES)
+@pytest.mark.parametrize("descending", [False, True])
+def test_sort_bit_ranges(dtype, descending):
+    """sort/argsort(begin_bit=, end_bit=) against numpy's stable argsort of
+    bits [begin, end) of the documented order-preserving form."""
+    width = dtype_of(dtype).itemsize * 8
+    for n in (1, 33, 4097, 70001):
+        for kind in ("random", "few"):
+            x = pattern(dtype, n, kind, rng)
+            keep = x.copy()
+            for begin, end in _ranges(width):
+                perm = range_permutation(x, descending, begin, end)
+                where = f"n={n} {kind} bits [{begin}, {end})"
+                got = gpuprim.sort(x, descending=descending, begin_bit=begin, end_bit=end)
+                np.testing.assert_array_equal(bits(got), bits(x[perm]), err_msg=where)
+                np.testing.assert_array_equal(
+                    gpuprim.argsort(x, descending=descending, begin_bit=begin, end_bit=end), perm,
+                    err_msg=where)
+                values = np.arange(n, dtype=np.uint16)
+                k, v = gpuprim.sort(x, values=values, descending=descending, begin_bit=begin,
+                                    end_bit=end)
+                np.testing.assert_array_equal(bits(k), bits(x[perm]), err_msg=where)
+                np.testing.assert_array_equal(v, values[perm], err_msg=where)
+            np.testing.assert_array_equal(bits(x), bits(keep), err_msg="input changed")
+
+
+def test_sort_bit_range_examples():
+    # u32 keys below 2^16: bits [0, 16) sort them whole
+    x = rng.integers(0, 1 << 16, size=50001).astype(np.uint32)
+    np.testing.assert_array_equal(gpuprim.sort(x, end_bit=16), np.sort(x))
+    np.testing.assert_array_equal(gpuprim.argsort(x, end_bit=16, descending=True),
+                                  gpuprim.argsort(x, descending=True))
+    # one bit: a stable partition (even keys first), others carried in order
+    y = np.array([5, 2, 7, 4, 1, 0], np.uint8)
+    np.testing.assert_array_equal(gpuprim.sort(y, begin_bit=0, end_bit=1), [2, 4, 0, 5, 7, 1])
+    # i8 by its sign bit in the order form: negatives first, stably
+    z = np.array([3, -1, 0, -128, 127, -5], np.int8)
+    np.testing.assert_array_equal(gpuprim.sort(z, begin_bit=7, end_bit=8), [-1, -128, -5, 3, 0, 127])
+    # the whole width spelled either way is the plain sort, in place too
+    h = specials("float16", 3001, rng)
+    expected = h[sort_permutation(h)]
+    np.testing.assert_array_equal(bits(gpuprim.sort(h, begin_bit=0, end_bit=16)), bits(expected))
+    np.testing.assert_array_equal(bits(gpuprim.sort(h, end_bit=0)), bits(expected))
+    assert gpuprim.sort(h, out=h, begin_bit=0) is h
+    np.testing.assert_array_equal(bits(h), bits(expected))
+
+
+def test_sort_bit_range_errors():
+    x = np.arange(10, dtype=np.uint32)[::-1].copy()
+    keep = x.copy()
+    for begin, end in ((16, 16), (20, 10), (0, 33), (32, None), (40, 0)):
+        with pytest.raises(gpuprim.InvalidArgumentError, match="begin_bit") as info:
+            gpuprim.sort(x, begin_bit=begin, end_bit=end)
+        assert "end_bit" in info.value.message and info.value.status_name == "INVALID_ARGUMENT"
+        assert isinstance(info.value, ValueError)
+    with pytest.raises(gpuprim.InvalidArgumentError, match="end_bit"):
+        gpuprim.argsort(np.zeros(4, np.int8), end_bit=9)
+    with pytest.raises(gpuprim.InvalidArgumentError, match="begin_bit"):
+        gpuprim.sort(np.zeros(4, np.float16), values=np.zeros(4, np.int8), begin_bit=16)
+    for bad in (-1, 1 << 32, 2.5, True, "3"):
+        with pytest.raises(ValueError, match="begin_bit"):
+            gpuprim.sort(x, begin_bit=bad)
+    np.testing.assert_array_equal(x, keep)
+
+
+
+def test_torch_cpu_new_dtypes():
+    """CPU tensors of the new dtypes (bfloat16 needs no ml_dtypes with torch)."""
+    torch = pytest.importorskip("torch")
+    t = torch.tensor([3.0, -0.0, float("nan"), 0.0, -2.5, float("inf")], dtype=torch.bfloat16)
+    got = gpuprim.sort(t)
+    assert got.dtype == torch.bfloat16
+    want = torch.tensor([-2.5, -0.0, 0.0, 3.0, float("inf"), float("nan")], dtype=torch.bfloat16)
+    assert torch.equal(got.view(torch.int16), want.view(torch.int16))
+    ones = torch.ones(257, dtype=torch.bfloat16)
+    total = gpuprim.sum(ones)
+    assert total.dtype == torch.bfloat16 and float(total) == 256.0
+    h = torch.ones(4097, dtype=torch.float16)
+    assert float(gpuprim.sum(h)) == 4096.0
+    i8 = torch.tensor([127, 1, -3], dtype=torch.int8)
+    assert int(gpuprim.sum(i8)) == 125  # 127 + 1 wraps to -128, then -131 wraps to 125
+    u = torch.tensor([5, 2, 7, 4], dtype=torch.uint8)
+    assert gpuprim.sort(u, end_bit=1).tolist() == [2, 4, 5, 7]

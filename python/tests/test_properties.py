@@ -4,14 +4,15 @@ import numpy as np
 import pytest
 
 import gpuprim
-from reference import bits, sort_permutation, wrap_cumsum
+from reference import bits, range_permutation, sort_permutation, wrap_cumsum
 
 hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 from hypothesis.extra import numpy as hnp  # noqa: E402
 
-FLOAT_OR_INT = st.sampled_from(["float32", "float64", "int32", "uint32", "int64", "uint64"])
+FLOAT_OR_INT = st.sampled_from(["float32", "float64", "int32", "uint32", "int64", "uint64",
+                                "float16", "int8", "uint8", "int16", "uint16"])
 
 
 def arrays(dtype):
@@ -42,3 +43,24 @@ def test_sort_pairs_carry_values(x):
     k, v = gpuprim.sort(x, values=values)
     np.testing.assert_array_equal(x[v], k)
     np.testing.assert_array_equal(v, sort_permutation(x))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data(), FLOAT_OR_INT, st.booleans())
+def test_bit_range_sort_matches_numpy_stable_argsort(data, dtype, descending):
+    x = data.draw(arrays(dtype))
+    width = x.dtype.itemsize * 8
+    begin = data.draw(st.integers(0, width - 1))
+    end = data.draw(st.sampled_from([None, 0]) | st.integers(begin + 1, width))
+    perm = range_permutation(x, descending, begin, end)
+    np.testing.assert_array_equal(
+        bits(gpuprim.sort(x, descending=descending, begin_bit=begin, end_bit=end)), bits(x[perm]))
+    np.testing.assert_array_equal(
+        gpuprim.argsort(x, descending=descending, begin_bit=begin, end_bit=end), perm)
+
+
+@settings(max_examples=100, deadline=None)
+@given(hnp.arrays(st.sampled_from([np.int8, np.uint8, np.int16, np.uint16]), st.integers(0, 500)),
+       st.booleans())
+def test_narrow_cumsum_wraps_like_c(x, exclusive):
+    np.testing.assert_array_equal(gpuprim.cumsum(x, exclusive=exclusive), wrap_cumsum(x, exclusive))

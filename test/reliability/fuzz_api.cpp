@@ -103,6 +103,7 @@ constexpr Codes kDocReduceToBuffer = kDocReduce | kDtype | kSize | kArg;
 constexpr Codes kDocDot = kDocReduce | kDtype | kSize | kArg;
 constexpr Codes kDocScan = kContextCodes | kMismatch | kEnum | kDtype | kSize | kArg | kDevice | kOom;
 constexpr Codes kDocSort = kDocScan;
+constexpr Codes kDocSortWithOptions = kDocSort;  // plus INVALID_ARGUMENT (options), INVALID_ENUM (order)
 
 // What the arguments of one call make of it: `must` holds the errors the
 // arguments have (empty: the call must succeed); `may` holds outcomes that
@@ -117,6 +118,12 @@ struct Expect {
 // ---------------------------------------------------------------------------
 size_t size_of(int dtype) {
     switch (dtype) {
+    case GPUPRIM_DTYPE_I8:
+    case GPUPRIM_DTYPE_U8: return 1;
+    case GPUPRIM_DTYPE_F16:
+    case GPUPRIM_DTYPE_BF16:
+    case GPUPRIM_DTYPE_I16:
+    case GPUPRIM_DTYPE_U16: return 2;
     case GPUPRIM_DTYPE_I32:
     case GPUPRIM_DTYPE_U32:
     case GPUPRIM_DTYPE_F32: return 4;
@@ -127,6 +134,88 @@ size_t size_of(int dtype) {
     }
 }
 bool valid_dtype(int dtype) { return size_of(dtype) != 0; }
+constexpr int kDtypeCount = 12;
+
+// The 16-bit floats as the model's own storage types (bit patterns), with
+// their values decoded here from the IEEE layout (gpuprim.h: binary16 and
+// bfloat16), not from the library's half.h.
+struct Half16 {  // IEEE binary16
+    uint16_t bits;
+    Half16() = default;
+    template <typename I>
+    explicit constexpr Half16(I value) : bits(static_cast<uint16_t>(value)) {}
+};
+struct BHalf16 {  // bfloat16
+    uint16_t bits;
+    BHalf16() = default;
+    template <typename I>
+    explicit constexpr BHalf16(I value) : bits(static_cast<uint16_t>(value)) {}
+};
+template <typename T>
+constexpr bool kIsHalf = std::is_same_v<T, Half16> || std::is_same_v<T, BHalf16>;
+template <typename T>
+constexpr bool kIsFloat = std::is_floating_point_v<T> || kIsHalf<T>;
+template <typename T>
+constexpr int kMantissaBits = std::is_same_v<T, Half16> ? 10 : 7;
+template <typename T>
+constexpr int kExponentBits = std::is_same_v<T, Half16> ? 5 : 8;
+template <typename T>
+constexpr uint16_t kHalfInf = std::is_same_v<T, Half16> ? 0x7C00 : 0x7F80;
+template <typename T>
+constexpr uint16_t kHalfCanonicalNan = std::is_same_v<T, Half16> ? 0x7E00 : 0x7FC0;
+
+template <typename T>
+bool half_is_nan(T h) { return (h.bits & 0x7FFF) > kHalfInf<T>; }
+
+template <typename T>
+long double half_value(T h) {
+    const int mantissa_bits = kMantissaBits<T>, exponent_bits = kExponentBits<T>;
+    const int bias = (1 << (exponent_bits - 1)) - 1;
+    const unsigned fraction = h.bits & ((1u << mantissa_bits) - 1);
+    const int exponent = (h.bits >> mantissa_bits) & ((1 << exponent_bits) - 1);
+    long double magnitude;
+    if (exponent == (1 << exponent_bits) - 1)
+        magnitude = fraction ? std::numeric_limits<long double>::quiet_NaN()
+                             : std::numeric_limits<long double>::infinity();
+    else if (exponent == 0)
+        magnitude = std::ldexp(static_cast<long double>(fraction), 1 - bias - mantissa_bits);
+    else
+        magnitude = std::ldexp(static_cast<long double>(fraction | (1u << mantissa_bits)),
+                               exponent - bias - mantissa_bits);
+    return (h.bits & 0x8000) ? -magnitude : magnitude;
+}
+
+// v rounded once to the format, to nearest even (the quantum of v's binade,
+// then nearbyint in the default rounding mode); NaN: the canonical NaN.
+template <typename T>
+T half_round(long double v) {
+    const int mantissa_bits = kMantissaBits<T>, exponent_bits = kExponentBits<T>;
+    const int bias = (1 << (exponent_bits - 1)) - 1;
+    const uint16_t sign = std::signbit(v) ? 0x8000 : 0;
+    if (std::isnan(v)) return T(kHalfCanonicalNan<T>);
+    long double magnitude = std::fabs(v);
+    if (std::isinf(v)) return T(sign | kHalfInf<T>);
+    if (magnitude == 0) return T(sign);
+    int e2;
+    (void)std::frexp(magnitude, &e2);
+    int exponent = std::max(e2 - 1, 1 - bias);
+    long double scaled = std::nearbyint(std::ldexp(magnitude, mantissa_bits - exponent));
+    if (scaled >= std::ldexp(1.0L, mantissa_bits + 1)) {
+        scaled = std::ldexp(scaled, -1);
+        ++exponent;
+    }
+    if (exponent > bias) return T(sign | kHalfInf<T>);
+    const unsigned q = static_cast<unsigned>(scaled);
+    if (q < (1u << mantissa_bits)) return T(sign | q);
+    return T(sign | (unsigned(exponent + bias) << mantissa_bits) | (q - (1u << mantissa_bits)));
+}
+
+// An element's value as a long double (floats, halves, integers).
+template <typename T>
+long double value_of(T x) {
+    if constexpr (kIsHalf<T>) return half_value(x);
+    else return static_cast<long double>(x);
+}
 
 template <typename F>
 void with_type(int dtype, F &&f) {
@@ -137,12 +226,28 @@ void with_type(int dtype, F &&f) {
     case GPUPRIM_DTYPE_U64: f(uint64_t{}); return;
     case GPUPRIM_DTYPE_F32: f(float{}); return;
     case GPUPRIM_DTYPE_F64: f(double{}); return;
+    case GPUPRIM_DTYPE_F16: f(Half16{}); return;
+    case GPUPRIM_DTYPE_BF16: f(BHalf16{}); return;
+    case GPUPRIM_DTYPE_I8: f(int8_t{}); return;
+    case GPUPRIM_DTYPE_U8: f(uint8_t{}); return;
+    case GPUPRIM_DTYPE_I16: f(int16_t{}); return;
+    case GPUPRIM_DTYPE_U16: f(uint16_t{}); return;
     default: violation("internal: with_type(%d)", dtype);
     }
 }
 
+template <size_t kBytes>
+struct BitsOfWidth;
+template <>
+struct BitsOfWidth<1> { using type = uint8_t; };
+template <>
+struct BitsOfWidth<2> { using type = uint16_t; };
+template <>
+struct BitsOfWidth<4> { using type = uint32_t; };
+template <>
+struct BitsOfWidth<8> { using type = uint64_t; };
 template <typename T>
-using Bits = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
+using Bits = typename BitsOfWidth<sizeof(T)>::type;
 
 template <typename T>
 T load(const uint8_t *bytes) {
@@ -163,7 +268,7 @@ Bits<T> bits_of(T value) {
 
 // Enum arguments: mostly valid, sometimes a value no version knows.
 int draw_enum(Input &in, int valid_count) {
-    static const int kInvalid[] = {3, 4, 6, 7, 16, 255, 1000, -1, -7, INT32_MIN, INT32_MAX};
+    static const int kInvalid[] = {3, 4, 6, 7, 12, 16, 255, 1000, -1, -7, INT32_MIN, INT32_MAX};
     uint8_t choice = in.u8();
     if (choice < 232) return choice % valid_count;
     int value = kInvalid[choice % (sizeof kInvalid / sizeof kInvalid[0])];
@@ -201,12 +306,27 @@ template <typename T>
 T draw_value(Input &in) {
     uint8_t mode = in.u8();
     if (mode < 48) {
-        Bits<T> raw = sizeof(T) == 4 ? Bits<T>(in.u32()) : Bits<T>(in.u64());
+        uint8_t raw[sizeof(T)];
+        for (uint8_t &byte : raw) byte = in.u8();
         T value;
-        std::memcpy(&value, &raw, sizeof value);
+        std::memcpy(&value, raw, sizeof value);
         return value;
     }
-    if constexpr (std::is_floating_point_v<T>) {
+    if constexpr (kIsHalf<T>) {
+        // 0, -0, 1, -1, 0.5, 2, 3, -3, max, -max, +-inf, quiet NaNs of both
+        // signs, +-least subnormal, least normal, largest subnormal, epsilon,
+        // 0.1, 7, the least NaN payloads of both signs, all-ones NaNs.
+        static const uint16_t f16[] = {0x0000, 0x8000, 0x3C00, 0xBC00, 0x3800, 0x4000, 0x4200,
+                                       0xC200, 0x7BFF, 0xFBFF, 0x7C00, 0xFC00, 0x7E00, 0xFE00,
+                                       0x0001, 0x8001, 0x0400, 0x03FF, 0x1400, 0x2E66, 0x4700,
+                                       0x7C01, 0xFC01, 0x7FFF, 0xFFFF};
+        static const uint16_t bf16[] = {0x0000, 0x8000, 0x3F80, 0xBF80, 0x3F00, 0x4000, 0x4040,
+                                        0xC040, 0x7F7F, 0xFF7F, 0x7F80, 0xFF80, 0x7FC0, 0xFFC0,
+                                        0x0001, 0x8001, 0x0080, 0x007F, 0x3C00, 0x3DCD, 0x40E0,
+                                        0x7F81, 0xFF81, 0x7FFF, 0xFFFF};
+        const uint16_t *palette = std::is_same_v<T, Half16> ? f16 : bf16;
+        return T(palette[mode % (sizeof f16 / sizeof f16[0])]);
+    } else if constexpr (std::is_floating_point_v<T>) {
         using L = std::numeric_limits<T>;
         const T palette[] = {T(0), -T(0), T(1), T(-1), T(0.5), T(2), T(3), T(-3), T(1e30),
                              T(-1e30), L::infinity(), -L::infinity(), L::quiet_NaN(),
@@ -238,8 +358,16 @@ T draw_value(Input &in) {
 // ---------------------------------------------------------------------------
 template <typename T>
 bool doc_is_nan(T x) {
-    if constexpr (std::is_floating_point_v<T>) return std::isnan(x);
+    if constexpr (kIsHalf<T>) return half_is_nan(x);
+    else if constexpr (std::is_floating_point_v<T>) return std::isnan(x);
     else return false;
+}
+
+template <typename T>
+T from_bits(Bits<T> bits) {
+    T value;
+    std::memcpy(&value, &bits, sizeof value);
+    return value;
 }
 
 // How NaNs order among themselves in a sort, as gpuprim.h documents it
@@ -265,7 +393,18 @@ bool nan_less(T a, T b) {
 // when their bits are equal.
 template <typename T>
 bool doc_sort_less(T a, T b) {
-    if constexpr (std::is_floating_point_v<T>) {
+    if constexpr (kIsHalf<T>) {
+        bool a_nan = half_is_nan(a), b_nan = half_is_nan(b);
+        if (a_nan || b_nan) {
+            if (!a_nan) return true;
+            if (!b_nan) return false;
+            return nan_less(a, b);
+        }
+        long double x = half_value(a), y = half_value(b);
+        if (x < y) return true;
+        if (y < x) return false;
+        return (a.bits & 0x8000) && !(b.bits & 0x8000);  // -0 < +0
+    } else if constexpr (std::is_floating_point_v<T>) {
         bool a_nan = std::isnan(a), b_nan = std::isnan(b);
         if (a_nan || b_nan) {
             if (!a_nan) return true;
@@ -286,11 +425,11 @@ bool doc_sort_less(T a, T b) {
 template <typename T>
 T doc_min_max(const std::vector<T> &values, size_t count, bool is_min) {
     using L = std::numeric_limits<T>;
-    if constexpr (std::is_floating_point_v<T>) {
+    if constexpr (kIsFloat<T>) {
         bool any_nan = false;
         Bits<T> nan_bits = 0;
         for (size_t i = 0; i < count; ++i)
-            if (std::isnan(values[i])) {
+            if (doc_is_nan(values[i])) {
                 Bits<T> b = bits_of(values[i]);
                 if (!any_nan || b > nan_bits) nan_bits = b;
                 any_nan = true;
@@ -301,8 +440,10 @@ T doc_min_max(const std::vector<T> &values, size_t count, bool is_min) {
             return nan;
         }
     }
-    T result = is_min ? (std::is_floating_point_v<T> ? L::infinity() : L::max())
-                      : (std::is_floating_point_v<T> ? -L::infinity() : L::lowest());
+    T result;
+    if constexpr (kIsHalf<T>) result = T(is_min ? kHalfInf<T> : (kHalfInf<T> | 0x8000));
+    else result = is_min ? (std::is_floating_point_v<T> ? L::infinity() : L::max())
+                         : (std::is_floating_point_v<T> ? -L::infinity() : L::lowest());
     for (size_t i = 0; i < count; ++i) {
         if (is_min ? doc_sort_less(values[i], result) : doc_sort_less(result, values[i]))
             result = values[i];
@@ -319,8 +460,9 @@ T wrap_add(T a, T b) {
 template <typename T>
 T wrap_mul(T a, T b) {
     using U = std::make_unsigned_t<T>;
-    // Promote 32-bit unsigned products through uint64_t (no int promotion UB).
-    using W = std::conditional_t<sizeof(T) == 4, uint64_t, U>;
+    // Promote 8-, 16- and 32-bit unsigned products through uint64_t (no int
+    // promotion UB: 65535 * 65535 overflows int).
+    using W = std::conditional_t<sizeof(T) <= 4, uint64_t, U>;
     return static_cast<T>(static_cast<U>(static_cast<W>(static_cast<U>(a)) *
                                          static_cast<W>(static_cast<U>(b))));
 }
@@ -345,8 +487,47 @@ struct FloatSum {
         }
     }
 
+    // f16/bf16 (gpuprim.h): accumulated in f32 in some order, then rounded
+    // once to nearest even. Rounding is monotone, so the result lies between
+    // the roundings of sum -+ the f32 accumulation bound; a NaN result is the
+    // canonical NaN; skipped where an f32 partial sum might overflow.
+    template <typename T>
+    void check_half(T got, const char *what, size_t index) const {
+        if (nan || (positive_inf && negative_inf)) {
+            if (got.bits != kHalfCanonicalNan<T>)
+                violation("%s[%zu]: expected the canonical NaN 0x%04x, got 0x%04x", what, index,
+                          kHalfCanonicalNan<T>, got.bits);
+            return;
+        }
+        if (magnitude > static_cast<long double>(std::numeric_limits<float>::max()) / 4) return;
+        if (positive_inf || negative_inf) {
+            if ((got.bits & 0x7FFF) != kHalfInf<T> || ((got.bits & 0x8000) != 0) != negative_inf)
+                violation("%s[%zu]: expected %sinf, got 0x%04x", what, index, positive_inf ? "+" : "-",
+                          got.bits);
+            return;
+        }
+        const long double bound =
+            (terms + 2) * std::ldexp(1.0L, -24) * magnitude + (terms + 2) * std::ldexp(1.0L, -149);
+        const long double low = half_value(half_round<T>(sum - bound));
+        const long double high = half_value(half_round<T>(sum + bound));
+        const long double value = half_value(got);
+        if (!(low <= value && value <= high))
+            violation("%s[%zu]: got 0x%04x (%.10Lg), reference %.17Lg: not within [%.10Lg, %.10Lg]", what,
+                      index, got.bits, value, sum, low, high);
+    }
+
     template <typename T>
     void check(T got, const char *what, size_t index) const {
+        if constexpr (kIsHalf<T>) {
+            check_half(got, what, index);
+            return;
+        } else {
+            check_float(got, what, index);
+        }
+    }
+
+    template <typename T>
+    void check_float(T got, const char *what, size_t index) const {
         const long double largest = static_cast<long double>(std::numeric_limits<T>::max());
         if (nan || (positive_inf && negative_inf)) {
             if (!std::isnan(got))
@@ -424,7 +605,7 @@ public:
     void run(Input &in) {
         for (int step = 0; step < 400 && !in.empty(); ++step) {
             uint8_t op = in.u8();
-            switch (op % 21) {
+            switch (op % 22) {
             case 0: case 1: op_buffer_create(in); break;
             case 2: op_buffer_wrap(in); break;
             case 3: op_buffer_destroy(in); break;
@@ -442,8 +623,9 @@ public:
             case 18: op_context_create(in); break;
             case 19: op_globals(in); break;
             case 20: op_churn(in); break;
+            case 21: op_sort_with_options(in); break;
             }
-            check_all_buffers(op % 21);
+            check_all_buffers(op % 22);
         }
     }
 
@@ -649,7 +831,7 @@ private:
     // ----- operations -------------------------------------------------------
     void op_buffer_create(Input &in) {
         ContextArg context = draw_context(in);
-        int dtype = draw_enum(in, 6);
+        int dtype = draw_enum(in, kDtypeCount);
         uint64_t count = draw_count(in);
         bool null_out = in.u8() == 255;
         if (buffers_.size() >= kMaxBuffers && !absurd(count)) count = 5000000000ull << 30;
@@ -693,7 +875,7 @@ private:
 
     void op_buffer_wrap(Input &in) {
         ContextArg context = draw_context(in);
-        int dtype = draw_enum(in, 6);
+        int dtype = draw_enum(in, kDtypeCount);
         size_t size = valid_dtype(dtype) ? size_of(dtype) : 1;
         uint8_t placement = in.u8();
         size_t offset = (in.u16() % (kArenaBytes / 8)) * 8;
@@ -707,9 +889,15 @@ private:
             size_t fit = (kArenaBytes - offset) / size;
             count = fit ? in.u16() % (fit + 1) : 0;
             if (count_mode < 40) count = std::min<uint64_t>(count, 4);
-        } else {
+        } else if (size >= 4) {
             // >= 2^62 elements of 4 or more bytes: the bytes overflow 64 bits.
             count = in.u64() | (uint64_t(1) << 62);
+        } else if (size == 2) {
+            count = in.u64() | (uint64_t(1) << 63);  // >= 2^64 bytes
+        } else {
+            // 1-byte elements never overflow 64 bits: a range that runs past
+            // the end of the address space (OVERFLOW too, gpuprim.h).
+            count = UINT64_MAX - (in.u64() & 0xFFFF);
         }
         if (buffers_.size() >= kMaxBuffers) count = UINT64_MAX;
         void *data = null_data ? nullptr : arena_.get() + offset;
@@ -772,7 +960,8 @@ private:
             // Signed zeros only (0/1 for integers): MIN/MAX must still tell
             // -0.0 from +0.0, and sort must keep equal keys stable.
             auto zero_or_one = [&](uint8_t bits) {
-                if constexpr (std::is_floating_point_v<T>) return bits & 1 ? -T(0) : T(0);
+                if constexpr (kIsHalf<T>) return T(bits & 1 ? 0x8000 : 0);
+                else if constexpr (std::is_floating_point_v<T>) return bits & 1 ? -T(0) : T(0);
                 else return T(bits & 1);
             };
             for (uint64_t i = 0; i < b.count; ++i)
@@ -854,9 +1043,9 @@ private:
             std::vector<T> values(b.count);
             for (uint64_t i = 0; i < b.count; ++i) values[i] = load<T>(contents(b) + i * sizeof(T));
             T result = load<T>(got);
-            if (op == GPUPRIM_OP_SUM && std::is_floating_point_v<T>) {
+            if (op == GPUPRIM_OP_SUM && kIsFloat<T>) {
                 FloatSum sum;
-                for (T v : values) sum.add(static_cast<long double>(v));
+                for (T v : values) sum.add(value_of(v));
                 sum.check(result, what, 0);
                 return;
             }
@@ -877,6 +1066,7 @@ private:
     template <typename T>
     static T wrap_add_any(T a, T b) {
         if constexpr (std::is_integral_v<T>) return wrap_add(a, b);
+        else if constexpr (kIsHalf<T>) return violation("internal: half sums go through FloatSum"), a;
         else return a + b;
     }
 
@@ -884,11 +1074,11 @@ private:
         with_type(a.dtype, [&](auto zero) {
             using T = decltype(zero);
             T result = load<T>(got);
-            if constexpr (std::is_floating_point_v<T>) {
+            if constexpr (kIsFloat<T>) {
                 FloatSum sum;
                 for (uint64_t i = 0; i < a.count; ++i)
-                    sum.add(static_cast<long double>(load<T>(contents(a) + i * sizeof(T))) *
-                            static_cast<long double>(load<T>(contents(b) + i * sizeof(T))));
+                    sum.add(value_of(load<T>(contents(a) + i * sizeof(T))) *
+                            value_of(load<T>(contents(b) + i * sizeof(T))));
                 sum.check(result, what, 0);
             } else {
                 T expected = T(0);
@@ -1083,7 +1273,7 @@ private:
             std::vector<T> values(n);
             for (uint64_t i = 0; i < n; ++i) values[i] = load<T>(before.data() + i * sizeof(T));
             std::vector<uint8_t> expected(n * sizeof(T));
-            if (op == GPUPRIM_OP_SUM && std::is_floating_point_v<T>) {
+            if (op == GPUPRIM_OP_SUM && kIsFloat<T>) {
                 // Float sums: judge the library's output, then adopt it.
                 std::vector<uint8_t> got(n * sizeof(T));
                 if (n && gpuprim_buffer_download(context.handle, output, 0, got.data(), n) !=
@@ -1091,9 +1281,9 @@ private:
                     violation("download after scan failed");
                 FloatSum running;
                 for (uint64_t i = 0; i < n; ++i) {
-                    if (!exclusive) running.add(static_cast<long double>(values[i]));
+                    if (!exclusive) running.add(value_of(values[i]));
                     running.check(load<T>(got.data() + i * sizeof(T)), "scan", i);
-                    if (exclusive) running.add(static_cast<long double>(values[i]));
+                    if (exclusive) running.add(value_of(values[i]));
                 }
                 expected = got;
             } else {
@@ -1115,9 +1305,86 @@ private:
         });
     }
 
-    void op_sort(Input &in) {
+    // gpuprim_sort (with_options false) or gpuprim_sort_with_options: options
+    // NULL, valid, or with a bad order, bit range or struct_size.
+    void op_sort(Input &in) { sort_call(in, false); }
+    void op_sort_with_options(Input &in) { sort_call(in, true); }
+
+    // Bit range draws: mostly small (0..69, past every key width), sometimes extreme.
+    static uint32_t draw_bit(Input &in) {
+        uint8_t mode = in.u8();
+        if (mode < 200) return in.u8() % 70;
+        static const uint32_t kEdges[] = {0, 1, 8, 16, 32, 64, 65, 128, 0x80000000u, UINT32_MAX};
+        return kEdges[mode % (sizeof kEdges / sizeof kEdges[0])];
+    }
+
+    // The order-preserving unsigned form of a key (gpuprim_sort_options_t):
+    // unsigned as is, signed with the sign bit flipped, floats mapped onto the
+    // unsigned numbers in the documented order (-inf < ... < -0 < +0 < ... <
+    // +inf < positive NaNs by increasing bits < negative NaNs by decreasing
+    // bits). Derived from that order alone: with inf the +inf bits and m the
+    // magnitude bits, a key's rank (the number of patterns before it) is
+    // inf + 1 + m for a positive sign and inf - m (mod 2^W) for a negative one.
+    template <typename T>
+    static uint64_t doc_radix_key(T x) {
+        using B = Bits<T>;
+        constexpr B sign = B(B(1) << (sizeof(T) * 8 - 1));
+        const B bits = bits_of(x);
+        if constexpr (kIsFloat<T>) {
+            B inf;
+            if constexpr (kIsHalf<T>) inf = kHalfInf<T>;
+            else if constexpr (sizeof(T) == 4) inf = B(0x7F800000u);
+            else inf = B(0x7FF0000000000000ull);
+            const B magnitude = B(bits & B(~sign));
+            return (bits & sign) ? B(inf - magnitude) : B(inf + 1 + magnitude);
+        } else if constexpr (std::is_signed_v<T>) {
+            return B(bits ^ sign);
+        } else {
+            return bits;
+        }
+    }
+
+    void sort_call(Input &in, bool with_options) {
         ContextArg context = draw_context(in);
         int order = draw_enum(in, 2);
+        // Options: room for a newer header's larger struct, up to 4096 bytes.
+        struct alignas(8) {
+            gpuprim_sort_options_t options;
+            unsigned char newer[4096];
+        } storage;
+        std::memset(&storage, 0, sizeof storage);
+        gpuprim_sort_options_t &options = storage.options;
+        gpuprim_sort_options_init(&options);
+        bool null_options = false, bad_struct = false, want_range = false;
+        uint8_t range_mode = 0;
+        uint32_t begin_bit = 0, end_bit = 0;
+        if (with_options) {
+            uint8_t mode = in.u8();
+            null_options = mode % 8 == 0;
+            options.order = order;
+            want_range = mode % 8 >= 3;
+            range_mode = in.u8();
+            switch ((mode >> 3) % 32) {  // mostly the right struct_size
+            case 1: options.struct_size = 0; break;
+            case 2: options.struct_size = sizeof options - 1 - in.u8() % (sizeof options - 1); break;
+            case 3: options.struct_size = sizeof options + 1 + in.u16() % (4096 - sizeof options); break;
+            case 4:
+                options.struct_size = sizeof options + 1 + in.u16() % (4096 - sizeof options);
+                storage.newer[in.u16() % (options.struct_size - sizeof options)] = in.u8() | 1;
+                break;
+            case 5: options.struct_size = 4096; break;
+            case 6: options.struct_size = 4097; break;
+            case 7: options.struct_size = UINT64_MAX; break;
+            default: break;
+            }
+            if (null_options) {
+                order = GPUPRIM_ORDER_ASCENDING;
+            } else {
+                bool tail_set = false;
+                for (size_t i = 0; i < sizeof storage.newer; ++i) tail_set |= storage.newer[i] != 0;
+                bad_struct = options.struct_size < sizeof options || options.struct_size > 4096 || tail_set;
+            }
+        }
         uint8_t shape = in.u8();
         gpuprim_buffer_t keys_in = draw_buffer(in, context.slot);
         gpuprim_buffer_t keys_out = shape % 4 == 0 ? draw_buffer(in, context.slot) : keys_in;
@@ -1129,12 +1396,37 @@ private:
             if (shape == 11) values_in = nullptr;
         }
         Buffer *ki = nullptr, *ko = nullptr, *vi = nullptr, *vo = nullptr;
+        if (want_range) {
+            // Mostly a range inside the keys' width (when keys_in is a live
+            // buffer of this context), else anything.
+            Buffer *keys = nullptr;
+            if (context.slot >= 0) resolve(context.slot, keys_in, &keys);
+            const uint32_t width = keys ? uint32_t(8 * size_of(keys->dtype)) : 32;
+            if (range_mode < 200) {
+                begin_bit = in.u8() % width;
+                end_bit = begin_bit + 1 + in.u8() % (width - begin_bit);
+                if (range_mode % 8 == 0 && begin_bit) end_bit = 0;  // 0: the whole width
+            } else {
+                begin_bit = draw_bit(in);
+                end_bit = draw_bit(in);
+            }
+            options.begin_bit = begin_bit;
+            options.end_bit = end_bit;
+        }
+        if (null_options) begin_bit = end_bit = 0;
         Expect expect;
         if (context.slot < 0) {
             expect.must = context.error;
         } else {
+            if (bad_struct) expect.must |= kArg;
             if (!in_range(order, 2)) expect.must |= kEnum;
             expect.must |= resolve(context.slot, keys_in, &ki);
+            if (ki) {
+                // the bit range: begin < end <= the key's bits (end 0: the bits)
+                const uint32_t key_bits = uint32_t(8 * size_of(ki->dtype));
+                const uint32_t end = end_bit == 0 ? key_bits : end_bit;
+                if (begin_bit >= end || end > key_bits) expect.must |= kArg;
+            }
             expect.must |= resolve(context.slot, keys_out, &ko);
             if (ki && ko) {
                 if (ki->dtype != ko->dtype) expect.must |= kDtype;
@@ -1162,8 +1454,11 @@ private:
         if (ki) keys_before.assign(contents(*ki), contents(*ki) + ki->bytes());
         if (vi) values_before.assign(contents(*vi), contents(*vi) + vi->bytes());
         gpuprim_status_t status =
-            shim_sort(context.handle, keys_in, values_in, keys_out, values_out, order);
-        check_status("gpuprim_sort", kDocSort, expect, status, &context);
+            with_options ? gpuprim_sort_with_options(context.handle, keys_in, values_in, keys_out, values_out,
+                                                     null_options ? nullptr : &options)
+                         : shim_sort(context.handle, keys_in, values_in, keys_out, values_out, order);
+        check_status(with_options ? "gpuprim_sort_with_options" : "gpuprim_sort",
+                     with_options ? kDocSortWithOptions : kDocSort, expect, status, &context);
         if (status != GPUPRIM_SUCCESS) return;
 
         uint64_t n = ki->count;
@@ -1174,9 +1469,25 @@ private:
             for (uint64_t i = 0; i < n; ++i) permutation[i] = i;
             auto key = [&](uint64_t i) { return load<T>(keys_before.data() + i * sizeof(T)); };
             bool descending = order == GPUPRIM_ORDER_DESCENDING;
-            std::stable_sort(permutation.begin(), permutation.end(), [&](uint64_t a, uint64_t b) {
-                return descending ? doc_sort_less(key(b), key(a)) : doc_sort_less(key(a), key(b));
-            });
+            const uint32_t key_bits = uint32_t(8 * sizeof(T));
+            const uint32_t end = end_bit == 0 ? key_bits : end_bit;
+            if (begin_bit == 0 && end == key_bits) {
+                std::stable_sort(permutation.begin(), permutation.end(), [&](uint64_t a, uint64_t b) {
+                    return descending ? doc_sort_less(key(b), key(a)) : doc_sort_less(key(a), key(b));
+                });
+            } else {
+                // bits [begin, end) of the order form (descending: its complement)
+                const uint64_t width_mask = key_bits == 64 ? ~uint64_t(0) : (uint64_t(1) << key_bits) - 1;
+                const uint64_t range_mask =
+                    end - begin_bit == 64 ? ~uint64_t(0) : (uint64_t(1) << (end - begin_bit)) - 1;
+                auto sort_bits = [&](uint64_t i) {
+                    uint64_t k = doc_radix_key(key(i));
+                    if (descending) k = ~k & width_mask;
+                    return (k >> begin_bit) & range_mask;
+                };
+                std::stable_sort(permutation.begin(), permutation.end(),
+                                 [&](uint64_t a, uint64_t b) { return sort_bits(a) < sort_bits(b); });
+            }
             for (uint64_t i = 0; i < n; ++i) {
                 std::memcpy(contents(*ko) + i * sizeof(T),
                             keys_before.data() + permutation[i] * sizeof(T), sizeof(T));
@@ -1404,7 +1715,7 @@ private:
         bool known = status >= 0 && status <= GPUPRIM_ERROR_INTERNAL;
         if (known == (std::strcmp(name, "unknown status") == 0))
             violation("get_error_string(%d) = '%s'", status, name);
-        int dtype = draw_enum(in, 6);
+        int dtype = draw_enum(in, kDtypeCount);
         if (shim_dtype_size(dtype) != size_of(dtype)) violation("dtype_size(%d)", dtype);
         if (gpuprim_version_number() != GPUPRIM_VERSION_NUMBER) violation("version number");
         char version[32];

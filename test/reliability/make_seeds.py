@@ -3,7 +3,7 @@
 """Writes the seed corpus of the API fuzz target (test/reliability/corpus/).
 
 Each seed is a small program in the byte language fuzz_api.cpp reads: one
-byte picks the operation (op % 20), the following bytes its arguments, in
+byte picks the operation (op % 22), the following bytes its arguments, in
 the order the target reads them. The seeds start the fuzzer (and the replay
 test) in the interesting places: sorting NaNs and signed zeros with values,
 aliasing wrapped views, buffers of the other context and destroyed ones,
@@ -17,7 +17,8 @@ import struct
 # Operations (fuzz_api.cpp, Harness::run).
 CREATE, WRAP, DESTROY, FILL, UPLOAD, DOWNLOAD, REDUCE, REDUCE_TO_BUFFER = 0, 2, 3, 4, 6, 7, 8, 9
 DOT, DOT_TO_BUFFER, SCAN, SORT, GET_INFO, QUERIES, CONTEXT_CREATE, GLOBALS = 10, 11, 12, 14, 16, 17, 18, 19
-I32, U32, I64, U64, F32, F64 = range(6)
+SORT_WITH_OPTIONS = 21
+I32, U32, I64, U64, F32, F64, F16, BF16, I8, U8, I16, U16 = range(12)
 CTX0, CTX1, NULL_CTX, FAKE_CTX = 0, 7, 250, 251
 
 
@@ -138,9 +139,28 @@ def download(handle, offset, count_byte, ctx=CTX0):
     return u8(DOWNLOAD) + u8(ctx) + handle + offset + u8(0) + u8(count_byte) + u8(0)
 
 
+def sort_with_options(order, keys_in, keys_out=None, values_in=None, values_out=None, ctx=CTX0,
+                      options="range", begin=0, end_extra=0, width=16):
+    """op_sort_with_options: options "null", "default" (the order only) or
+    "range": bits [begin, begin + 1 + end_extra) of a key of `width` bits
+    (the target reads begin % width, then end_extra % (width - begin))."""
+    mode = {"null": 0, "default": 1, "range": 3}[options]
+    body = u8(SORT_WITH_OPTIONS) + u8(ctx) + u8(order) + u8(mode) + u8(0)  # range_mode 0: inside the width
+    rest = sort(order, keys_in, keys_out, values_in, values_out, ctx)[3:]  # shape byte and handles
+    body += rest
+    if options == "range":
+        body += u8(begin % width) + u8(end_extra)
+    return body
+
+
 def destroy(handle, ctx=CTX0):
     return u8(DESTROY) + u8(ctx) + handle
 
+
+# Half palette indexes (draw_value for f16/bf16: mode % 25): 0 +0, 1 -0, 2 1,
+# 3 -1, 8 max, 10 +inf, 11 -inf, 12 qNaN, 13 -qNaN, 14 least subnormal,
+# 21..24 NaN payloads of both signs (24: all ones).
+HALF_PICKS = [12, 1, 0, 13, 10, 11, 21, 22, 23, 24, 2, 2, 3, 1, 0, 14]
 
 # Float palette indexes (draw_value: mode % 28): 0 +0, 1 -0, 2 1, 3 -1,
 # 10 +inf, 11 -inf, 12 qNaN, 13 -qNaN, 14 denorm, 17 max, 18 lowest,
@@ -196,6 +216,22 @@ SEEDS = {
         + upload(buf(0), u8(230) + u8(1), 3, bytes(12))
         + upload(buf(0), u8(0) + u8(8), 3, bytes(12))
         + download(buf(0), u8(0) + u8(9), 2) + download(buf(0), u8(0) + u8(10), 0)),
+    # The narrow dtypes: f16/bf16 keys with NaNs of both signs and signed
+    # zeros sorted with u16/i8 values, whole and by bit ranges, both orders;
+    # their sums, MIN/MAX and scans; i8 sums that wrap.
+    "seed_narrow_dtypes": (
+        create(F16, small_count(16)) + create(U16, small_count(16)) + create(BF16, small_count(16))
+        + create(I8, small_count(16)) + create(F16, small_count(16))
+        + u8(FILL) + u8(0) + u8(200) + u8(60) + b"".join(u8(p + 50) for p in HALF_PICKS)
+        + u8(FILL) + u8(2) + u8(200) + u8(60) + b"".join(u8(p + 50) for p in HALF_PICKS)
+        + fill_palette(3, [7, 8, 9, 10] * 4, False)
+        + sort_with_options(0, buf(0), buf(4), buf(1), None, begin=10, end_extra=5)
+        + sort_with_options(1, buf(2), None, buf(3), options="default")
+        + sort_with_options(0, buf(0), None, None, None, options="null")
+        + sort_with_options(1, buf(3), None, None, None, begin=4, end_extra=3, width=8)
+        + sort(1, buf(2), None, buf(1))
+        + reduce_(0, buf(0)) + reduce_(1, buf(2)) + reduce_(2, buf(0)) + reduce_(0, buf(3))
+        + dot(buf(2), buf(2)) + scan(0, 0, buf(0), buf(4)) + scan(0, 1, buf(3)) + scan(2, 0, buf(2))),
     # Unknown enum values, NULL and fake contexts, odd context options, globals.
     "seed_enums_contexts": (
         create(I32, small_count(4)) + create(255, small_count(4))

@@ -120,7 +120,8 @@ struct Fixture {
     std::vector<gpuprim_buffer_t> buffers;
     // Named members index `buffers`.
     gpuprim_buffer_t f32_a, f32_b, f32_result, i64, u32_keys, u32_values, u32_keys_out,
-        u32_values_out, f64_keys, u64_values, big_keys, big_values;
+        u32_values_out, f64_keys, u64_values, big_keys, big_values, f16_a, bf16_a, i8_keys,
+        u16_values, big_bf16_keys;
 
     Fixture() {
         char message[256];
@@ -140,6 +141,11 @@ struct Fixture {
         u64_values = make(GPUPRIM_DTYPE_U64, kSmall, 10);
         big_keys = make(GPUPRIM_DTYPE_U32, kLarge, 11);
         big_values = make(GPUPRIM_DTYPE_U32, kLarge, 12);
+        f16_a = make(GPUPRIM_DTYPE_F16, kSmall, 13);
+        bf16_a = make(GPUPRIM_DTYPE_BF16, kSmall, 14);
+        i8_keys = make(GPUPRIM_DTYPE_I8, kSmall, 15);
+        u16_values = make(GPUPRIM_DTYPE_U16, kSmall, 16);
+        big_bf16_keys = make(GPUPRIM_DTYPE_BF16, kLarge, 17);
     }
     ~Fixture() {
         if (gpuprim_context_destroy(context) != GPUPRIM_SUCCESS) report("context_destroy failed");
@@ -400,6 +406,36 @@ std::vector<Scenario> scenarios() {
     list.push_back({"sort u32 pairs (large) in place", [](Fixture &f, std::vector<uint8_t> &) {
         return gpuprim_sort(f.context, f.big_keys, f.big_values, f.big_keys, f.big_values,
                             GPUPRIM_ORDER_ASCENDING);
+    }, true});
+    // The narrow dtypes and gpuprim_sort_with_options.
+    list.push_back({"reduce sum f16", [](Fixture &f, std::vector<uint8_t> &out) {
+        return gpuprim_reduce(f.context, GPUPRIM_OP_SUM, f.f16_a, host_result(out, 2));
+    }, true});
+    list.push_back({"dot bf16", [](Fixture &f, std::vector<uint8_t> &out) {
+        return gpuprim_dot(f.context, f.bf16_a, f.bf16_a, host_result(out, 2));
+    }, true});
+    list.push_back({"scan inclusive sum bf16 in place", [](Fixture &f, std::vector<uint8_t> &) {
+        return gpuprim_scan(f.context, GPUPRIM_OP_SUM, GPUPRIM_SCAN_INCLUSIVE, f.bf16_a, f.bf16_a);
+    }, true});
+    list.push_back({"sort_with_options i8 keys, u16 values, bits [2, 7) descending",
+                    [](Fixture &f, std::vector<uint8_t> &) {
+        gpuprim_sort_options_t options;
+        gpuprim_sort_options_init(&options);
+        options.order = GPUPRIM_ORDER_DESCENDING;
+        options.begin_bit = 2;
+        options.end_bit = 7;
+        return gpuprim_sort_with_options(f.context, f.i8_keys, f.u16_values, f.i8_keys, f.u16_values,
+                                         &options);
+    }, true});
+    list.push_back({"sort_with_options bf16 keys (large), NULL options", [](Fixture &f, std::vector<uint8_t> &) {
+        return gpuprim_sort_with_options(f.context, f.big_bf16_keys, nullptr, f.big_bf16_keys, nullptr,
+                                         nullptr);
+    }, true});
+    list.push_back({"sort_with_options f16 keys, whole key", [](Fixture &f, std::vector<uint8_t> &) {
+        gpuprim_sort_options_t options;
+        gpuprim_sort_options_init(&options);
+        options.end_bit = 16;
+        return gpuprim_sort_with_options(f.context, f.f16_a, nullptr, f.f16_a, nullptr, &options);
     }, true});
     return list;
 }

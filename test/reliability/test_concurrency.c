@@ -4,9 +4,11 @@
  * from different threads at once". Many threads (default 8), each with its own
  * context, run every primitive at once in a loop (reduce, reduce_to_buffer,
  * dot, inclusive/exclusive scan in and out of place, sort of keys and of
- * pairs, both orders, all six dtypes, sizes 0..65537) and check every result
- * exactly against a reference. Values are small integers (and -0.0/+0.0 for
- * floats), so float sums are exact in any order and every check is exact.
+ * pairs, both orders, all twelve dtypes, sizes 0..65537) and check every
+ * result exactly against a reference. Values are small integers (and
+ * -0.0/+0.0 for floats), so float sums are exact in any order (f16/bf16:
+ * exact in their f32 accumulator, then rounded once) and every check is
+ * exact; narrow integer sums wrap.
  * The threads also share the read-only functions (error strings, version).
  * With "shared", all threads work on one context at once (calls on a context
  * are serialized by its lock), and then race a gpuprim_context_destroy().
@@ -53,8 +55,62 @@ static uint64_t next_random(Worker *w) { /* splitmix64 */
     return z ^ (z >> 31);
 }
 
-static int is_float(gpuprim_dtype_t d) { return d == GPUPRIM_DTYPE_F32 || d == GPUPRIM_DTYPE_F64; }
-static int is_unsigned(gpuprim_dtype_t d) { return d == GPUPRIM_DTYPE_U32 || d == GPUPRIM_DTYPE_U64; }
+static int is_float(gpuprim_dtype_t d) {
+    return d == GPUPRIM_DTYPE_F32 || d == GPUPRIM_DTYPE_F64 || d == GPUPRIM_DTYPE_F16 || d == GPUPRIM_DTYPE_BF16;
+}
+static int is_unsigned(gpuprim_dtype_t d) {
+    return d == GPUPRIM_DTYPE_U32 || d == GPUPRIM_DTYPE_U64 || d == GPUPRIM_DTYPE_U8 || d == GPUPRIM_DTYPE_U16;
+}
+
+/* f16/bf16 (fraction bits 10/7, exponent bias 15/127): an integer-valued
+ * double rounded to the format (nearest, ties to even; inf past the top),
+ * and a pattern's value. */
+static int half_fraction_bits(gpuprim_dtype_t d) { return d == GPUPRIM_DTYPE_F16 ? 10 : 7; }
+static int half_bias(gpuprim_dtype_t d) { return d == GPUPRIM_DTYPE_F16 ? 15 : 127; }
+static uint16_t half_inf(gpuprim_dtype_t d) { return d == GPUPRIM_DTYPE_F16 ? 0x7C00 : 0x7F80; }
+
+static uint16_t half_bits(gpuprim_dtype_t d, double v) {
+    const int fraction_bits = half_fraction_bits(d), bias = half_bias(d);
+    uint16_t sign = v < 0 ? 0x8000 : 0;
+    double magnitude = fabs(v), scaled;
+    int e2, exponent;
+    if (magnitude == 0) return sign;
+    (void)frexp(magnitude, &e2);
+    exponent = e2 - 1; /* integers: always normal */
+    scaled = nearbyint(ldexp(magnitude, fraction_bits - exponent));
+    if (scaled >= ldexp(1.0, fraction_bits + 1)) {
+        scaled /= 2;
+        ++exponent;
+    }
+    if (exponent > bias) return (uint16_t)(sign | half_inf(d));
+    return (uint16_t)(sign | ((unsigned)(exponent + bias) << fraction_bits) |
+                      ((unsigned)scaled - (1u << fraction_bits)));
+}
+
+static double half_double(gpuprim_dtype_t d, uint16_t bits) {
+    const int fraction_bits = half_fraction_bits(d), bias = half_bias(d);
+    const unsigned fraction = bits & ((1u << fraction_bits) - 1);
+    const int exponent = (bits & 0x7FFF) >> fraction_bits;
+    double magnitude;
+    if ((bits & 0x7FFF) >= half_inf(d)) magnitude = (bits & 0x7FFF) == half_inf(d) ? HUGE_VAL : NAN;
+    else if (exponent == 0) magnitude = ldexp(fraction, 1 - bias - fraction_bits);
+    else magnitude = ldexp(fraction | (1u << fraction_bits), exponent - bias - fraction_bits);
+    return bits & 0x8000 ? -magnitude : magnitude;
+}
+
+/* The value the dtype holds for the exact integer result v: narrow integers
+ * wrap, f16/bf16 round once (v is exact in their f32 accumulator). */
+static double held(gpuprim_dtype_t d, int64_t v) {
+    switch (d) {
+    case GPUPRIM_DTYPE_I8: return (int8_t)(uint8_t)((uint64_t)v & 0xFF);
+    case GPUPRIM_DTYPE_U8: return (double)((uint64_t)v & 0xFF);
+    case GPUPRIM_DTYPE_I16: return (int16_t)(uint16_t)((uint64_t)v & 0xFFFF);
+    case GPUPRIM_DTYPE_U16: return (double)((uint64_t)v & 0xFFFF);
+    case GPUPRIM_DTYPE_F16:
+    case GPUPRIM_DTYPE_BF16: return half_double(d, half_bits(d, (double)v));
+    default: return (double)v;
+    }
+}
 
 static void store(gpuprim_dtype_t dtype, void *array, size_t i, Element e) {
     switch (dtype) {
@@ -64,6 +120,14 @@ static void store(gpuprim_dtype_t dtype, void *array, size_t i, Element e) {
     case GPUPRIM_DTYPE_U64: ((uint64_t *)array)[i] = (uint64_t)e.value; break;
     case GPUPRIM_DTYPE_F32: ((float *)array)[i] = e.negative_zero ? -0.0f : (float)e.value; break;
     case GPUPRIM_DTYPE_F64: ((double *)array)[i] = e.negative_zero ? -0.0 : (double)e.value; break;
+    case GPUPRIM_DTYPE_F16:
+    case GPUPRIM_DTYPE_BF16:
+        ((uint16_t *)array)[i] = e.negative_zero ? 0x8000 : half_bits(dtype, e.value);
+        break;
+    case GPUPRIM_DTYPE_I8: ((int8_t *)array)[i] = (int8_t)e.value; break;
+    case GPUPRIM_DTYPE_U8: ((uint8_t *)array)[i] = (uint8_t)e.value; break;
+    case GPUPRIM_DTYPE_I16: ((int16_t *)array)[i] = (int16_t)e.value; break;
+    case GPUPRIM_DTYPE_U16: ((uint16_t *)array)[i] = (uint16_t)e.value; break;
     }
 }
 
@@ -77,6 +141,14 @@ static void store_identity(gpuprim_dtype_t dtype, void *array, size_t i, int is_
     case GPUPRIM_DTYPE_U64: ((uint64_t *)array)[i] = is_min ? UINT64_MAX : 0; break;
     case GPUPRIM_DTYPE_F32: ((float *)array)[i] = is_min ? (float)HUGE_VAL : -(float)HUGE_VAL; break;
     case GPUPRIM_DTYPE_F64: ((double *)array)[i] = is_min ? HUGE_VAL : -HUGE_VAL; break;
+    case GPUPRIM_DTYPE_F16:
+    case GPUPRIM_DTYPE_BF16:
+        ((uint16_t *)array)[i] = (uint16_t)(half_inf(dtype) | (is_min ? 0 : 0x8000));
+        break;
+    case GPUPRIM_DTYPE_I8: ((int8_t *)array)[i] = is_min ? INT8_MAX : INT8_MIN; break;
+    case GPUPRIM_DTYPE_U8: ((uint8_t *)array)[i] = is_min ? UINT8_MAX : 0; break;
+    case GPUPRIM_DTYPE_I16: ((int16_t *)array)[i] = is_min ? INT16_MAX : INT16_MIN; break;
+    case GPUPRIM_DTYPE_U16: ((uint16_t *)array)[i] = is_min ? UINT16_MAX : 0; break;
     }
 }
 
@@ -88,6 +160,12 @@ static double as_double(gpuprim_dtype_t dtype, const void *array, size_t i) {
     case GPUPRIM_DTYPE_U64: return (double)((const uint64_t *)array)[i];
     case GPUPRIM_DTYPE_F32: return ((const float *)array)[i];
     case GPUPRIM_DTYPE_F64: return ((const double *)array)[i];
+    case GPUPRIM_DTYPE_F16:
+    case GPUPRIM_DTYPE_BF16: return half_double(dtype, ((const uint16_t *)array)[i]);
+    case GPUPRIM_DTYPE_I8: return ((const int8_t *)array)[i];
+    case GPUPRIM_DTYPE_U8: return ((const uint8_t *)array)[i];
+    case GPUPRIM_DTYPE_I16: return ((const int16_t *)array)[i];
+    case GPUPRIM_DTYPE_U16: return ((const uint16_t *)array)[i];
     }
     return 0;
 }
@@ -182,8 +260,8 @@ static int one_round(Worker *w, gpuprim_context_t ctx, gpuprim_dtype_t dtype, si
 
     /* Reductions to the host. */
     STEP(gpuprim_reduce(ctx, GPUPRIM_OP_SUM, buf_a, result));
-    EXPECT(as_double(dtype, result, 0) == (double)sum, "reduce SUM %g, expected %lld",
-           as_double(dtype, result, 0), (long long)sum);
+    EXPECT(as_double(dtype, result, 0) == held(dtype, sum), "reduce SUM %g, expected %g (%lld)",
+           as_double(dtype, result, 0), held(dtype, sum), (long long)sum);
     for (op = GPUPRIM_OP_MIN; op <= GPUPRIM_OP_MAX; ++op) {
         STEP(gpuprim_reduce(ctx, (gpuprim_op_t)op, buf_a, result));
         if (n == 0) {
@@ -197,16 +275,16 @@ static int one_round(Worker *w, gpuprim_context_t ctx, gpuprim_dtype_t dtype, si
         }
     }
     STEP(gpuprim_dot(ctx, buf_a, buf_b, result));
-    EXPECT(as_double(dtype, result, 0) == (double)dot, "dot %g, expected %lld",
-           as_double(dtype, result, 0), (long long)dot);
+    EXPECT(as_double(dtype, result, 0) == held(dtype, dot), "dot %g, expected %g (%lld)",
+           as_double(dtype, result, 0), held(dtype, dot), (long long)dot);
 
     /* Results into buffers (stream-ordered). */
     STEP(gpuprim_reduce_to_buffer(ctx, GPUPRIM_OP_SUM, buf_a, buf_result));
     STEP(gpuprim_buffer_download(ctx, buf_result, 0, result, 1));
-    EXPECT(as_double(dtype, result, 0) == (double)sum, "reduce_to_buffer SUM");
+    EXPECT(as_double(dtype, result, 0) == held(dtype, sum), "reduce_to_buffer SUM");
     STEP(gpuprim_dot_to_buffer(ctx, buf_a, buf_b, buf_result));
     STEP(gpuprim_buffer_download(ctx, buf_result, 0, result, 1));
-    EXPECT(as_double(dtype, result, 0) == (double)dot, "dot_to_buffer");
+    EXPECT(as_double(dtype, result, 0) == held(dtype, dot), "dot_to_buffer");
 
     /* Inclusive SUM scan out of place. */
     STEP(gpuprim_scan(ctx, GPUPRIM_OP_SUM, GPUPRIM_SCAN_INCLUSIVE, buf_a, buf_out));
@@ -215,7 +293,7 @@ static int one_round(Worker *w, gpuprim_context_t ctx, gpuprim_dtype_t dtype, si
         int64_t running = 0;
         for (i = 0; i < n; ++i) {
             running += a[i].value;
-            EXPECT(as_double(dtype, host_out, i) == (double)running, "inclusive scan [%zu]: %g vs %lld",
+            EXPECT(as_double(dtype, host_out, i) == held(dtype, running), "inclusive scan [%zu]: %g vs %lld",
                    i, as_double(dtype, host_out, i), (long long)running);
         }
     }
@@ -283,8 +361,8 @@ static void *worker_main(void *argument) {
         return NULL;
     }
     for (iteration = 0; iteration < w->iterations; ++iteration) {
-        for (d = 0; d < 6; ++d) {
-            gpuprim_dtype_t dtype = (gpuprim_dtype_t)((d + w->index) % 6);
+        for (d = 0; d < 12; ++d) {
+            gpuprim_dtype_t dtype = (gpuprim_dtype_t)((d + w->index) % 12);
             size_t n = kSizes[next_random(w) % (sizeof kSizes / sizeof kSizes[0])];
             if (one_round(w, ctx, dtype, n)) goto out;
             if (strcmp(gpuprim_get_error_string(GPUPRIM_ERROR_OVERFLOW), "size overflow") != 0 ||

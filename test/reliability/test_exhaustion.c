@@ -16,9 +16,13 @@
 const char *__asan_default_options(void);
 const char *__asan_default_options(void) { return "allocator_may_return_null=1"; }
 
+/* Every dtype whose count can overflow 64-bit bytes: all but the 1-byte
+ * I8 and U8 (count * 1 always fits). */
 static const gpuprim_dtype_t kDtypes[] = {GPUPRIM_DTYPE_I32, GPUPRIM_DTYPE_U32, GPUPRIM_DTYPE_I64,
-                                          GPUPRIM_DTYPE_U64, GPUPRIM_DTYPE_F32, GPUPRIM_DTYPE_F64};
-#define DTYPE_COUNT 6
+                                          GPUPRIM_DTYPE_U64, GPUPRIM_DTYPE_F32, GPUPRIM_DTYPE_F64,
+                                          GPUPRIM_DTYPE_F16, GPUPRIM_DTYPE_BF16, GPUPRIM_DTYPE_I16,
+                                          GPUPRIM_DTYPE_U16};
+#define DTYPE_COUNT 10
 
 static gpuprim_buffer_t sentinel(void) {
     static char storage[8];
