@@ -525,8 +525,12 @@ typedef struct gpuprim_sort_options {
        other bits are carried along untouched. The bits are those of the key's
        order-preserving unsigned form: unsigned keys as they are; signed keys
        with the sign bit flipped; floats mapped so that unsigned order is the
-       float order above (for positive non-NaN floats, the bits as they are
-       with the sign bit set). Descending order complements that form, so
+       float order above: (bits with the sign bit set) minus the number of
+       negative-NaN patterns for positive floats, the complemented bits minus
+       that number for negative ones, so -inf maps to 0 and every NaN to the
+       top (e.g. f16 2.0 = 0x4000 maps to 0xC000 - 0x3FF = 0xBC01, so a range
+       over the exponent does not split exactly at powers of two). Descending
+       order complements that form, so
        bits [b, e) descending orders by those bits from high to low. Fewer
        bits make fewer radix passes (8 bits a pass): e.g. [0, 16) of u32 keys
        known to be below 65536 takes half the passes of the full key.
