@@ -74,6 +74,8 @@ namespace gpuprim::cuda {
 
 // The radix path of gpuprim::cuda::sort (any count >= 1).
 void radix_sort(const DeviceEnv &env, const SortRequest &request, const SortTuning &tuning);
+// Its 1- and 2-byte keys (radix_sort_narrow.cu).
+void radix_sort_narrow_keys(const DeviceEnv &env, const SortRequest &request, const SortTuning &tuning);
 
 namespace radix_detail {
 

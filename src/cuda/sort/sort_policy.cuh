@@ -37,8 +37,9 @@ struct OnesweepShape {
 };
 
 // A shape's kernel for bit-range sorts: digits at any bit, masked at the
-// range's end (radix_plan.cuh pass_digit). One shape per key and value
-// width (the large one), so bit ranges add one pass kernel each.
+// range's end (radix_plan.cuh pass_digit). Two shapes per key and value
+// width (the fused one, then the large one), so bit ranges add two kernels
+// each.
 template <typename Shape>
 struct MaskedDigitsShape : Shape {
     static constexpr bool kMaskedDigits = true;
@@ -228,8 +229,11 @@ template <typename K, int kValueBytes, typename Fused, typename Onesweep>
 void radix_size_ladder(const SortTuning &tuning, uint64_t count, bool placed_alike, bool whole_key, Fused &&fused,
                        Onesweep &&onesweep) {
     using FusedShape = typename OnesweepFusedShape<sizeof(K), kValueBytes>::type;
-    if (!whole_key) {  // a bit range: the masked large tile at every size
+    if (!whole_key) {  // a bit range: the masked fused launch, else the masked large tile
         using Large = typename OnesweepLargeShape<sizeof(K), kValueBytes>::type;
+        if (tuning.fused && count <= uint64_t(kFusedMaxTiles) * FusedShape::kTile &&
+            fused(ShapeTag<MaskedDigitsShape<FusedShape>>{}))
+            return;
         onesweep(ShapeTag<MaskedDigitsShape<Large>>{}, std::false_type{});
         return;
     }
