@@ -26,8 +26,8 @@
     X(GPUPRIM_DTYPE_U64, uint64_t, "u64")      \
     X(GPUPRIM_DTYPE_F32, float, "f32")         \
     X(GPUPRIM_DTYPE_F64, double, "f64")        \
-    X(GPUPRIM_DTYPE_F16, float16, "f16")       \
-    X(GPUPRIM_DTYPE_BF16, bfloat16, "bf16")    \
+    X(GPUPRIM_DTYPE_F16, gpuprim::float16, "f16")  \
+    X(GPUPRIM_DTYPE_BF16, gpuprim::bfloat16, "bf16") \
     X(GPUPRIM_DTYPE_I8, int8_t, "i8")          \
     X(GPUPRIM_DTYPE_U8, uint8_t, "u8")         \
     X(GPUPRIM_DTYPE_I16, int16_t, "i16")       \
