@@ -235,8 +235,10 @@ typedef struct gpuprim_buffer_s *gpuprim_buffer_t;
  * than the header the caller was built with accepts the larger struct when
  * every byte past the fields it knows is zero (the newer options are left at
  * their defaults), and refuses it with INVALID_ARGUMENT otherwise, never
- * ignoring an option that was set. A struct_size smaller than this
- * version's, or above 4096, is INVALID_ARGUMENT.
+ * ignoring an option that was set. The struct of a 0.2.0 header (struct_size
+ * 24: the fields up to cuda_stream) is accepted too, cpu_threads taking its
+ * default. Any other struct_size smaller than this version's, or above 4096,
+ * is INVALID_ARGUMENT.
  */
 typedef struct gpuprim_context_options {
     uint64_t struct_size;   /* sizeof(gpuprim_context_options_t) */
@@ -248,6 +250,14 @@ typedef struct gpuprim_context_options {
                                (default) makes the context create its own.
                                The caller keeps ownership and must keep the
                                stream alive until the context is destroyed. */
+    int32_t cpu_threads;    /* CPU backend: how many threads one call may use;
+                               0 (default) = every core the process may run
+                               on. Negative is INVALID_ARGUMENT on every
+                               backend; the CUDA backend does not use it.
+                               Results are bitwise the same for every value
+                               (see the float rules at gpuprim_op_t). Calls
+                               on inputs of a few thousand elements run on
+                               the calling thread alone. (Since 0.2.1.) */
 } gpuprim_context_options_t;
 
 /* Fill *options with the defaults. Does nothing if options is NULL. */
@@ -268,7 +278,8 @@ GPUPRIM_API void gpuprim_context_options_init(gpuprim_context_options_t *options
  *   receives a NUL-terminated message when creation fails (there is no
  *   context to ask then); truncated to fit.
  * Errors: NULL_POINTER (context), INVALID_ARGUMENT (struct_size or bytes
- *   past the known fields, a bad GPUPRIM_BACKEND value, negative device),
+ *   past the known fields, a bad GPUPRIM_BACKEND value, negative device or
+ *   cpu_threads),
  *   INVALID_ENUM (backend), BACKEND_UNAVAILABLE, DEVICE, OUT_OF_MEMORY.
  */
 GPUPRIM_API gpuprim_status_t gpuprim_context_create(const gpuprim_context_options_t *options,

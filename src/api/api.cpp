@@ -9,6 +9,7 @@
 #include <gpuprim/gpuprim.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -166,17 +167,28 @@ void require_range(const Buffer &buffer, uint64_t offset, uint64_t count) {
 // The caller's options, defaults where NULL. A struct from a newer header
 // (struct_size larger than this version's) is accepted when every byte this
 // version does not know is zero, i.e. the newer fields keep their defaults.
+// One of 0.2.0's size (it ends after cuda_stream) gives cpu_threads its default.
 gpuprim_context_options_t read_options(const gpuprim_context_options_t *options) {
     gpuprim_context_options_t chosen;
     gpuprim_context_options_init(&chosen);
     if (!options) return chosen;
     constexpr uint64_t kLargestAccepted = 4096;
+    constexpr uint64_t kSmallestAccepted = offsetof(gpuprim_context_options_t, cpu_threads);
+    static_assert(kSmallestAccepted == 24, "0.2.0's options struct is 24 bytes");
     const uint64_t size = options->struct_size;
-    if (size < sizeof chosen || size > kLargestAccepted)
+    if ((size < sizeof chosen && size != kSmallestAccepted) || size > kLargestAccepted)
         fail(GPUPRIM_ERROR_INVALID_ARGUMENT,
-             "options->struct_size = %llu, expected %zu (or a newer header's larger size): "
-             "initialize the options with gpuprim_context_options_init()",
-             static_cast<unsigned long long>(size), sizeof chosen);
+             "options->struct_size = %llu, expected %zu (or 0.2.0's %zu, or a newer header's "
+             "larger size): initialize the options with "
+             "gpuprim_context_options_init()",
+             static_cast<unsigned long long>(size), sizeof chosen,
+             static_cast<size_t>(kSmallestAccepted));
+    if (size < sizeof chosen) {
+        // 0.2.0's struct: the fields up to cuda_stream; cpu_threads keeps its default.
+        std::memcpy(&chosen, options, kSmallestAccepted);
+        chosen.struct_size = sizeof chosen;
+        return chosen;
+    }
     const auto *bytes = reinterpret_cast<const unsigned char *>(options);
     for (uint64_t i = sizeof chosen; i < size; ++i)
         if (bytes[i] != 0)
@@ -235,6 +247,7 @@ void gpuprim_context_options_init(gpuprim_context_options_t *options) {
     options->backend = GPUPRIM_BACKEND_AUTO;
     options->device_ordinal = 0;
     options->cuda_stream = nullptr;
+    options->cpu_threads = 0;
 }
 
 gpuprim_status_t gpuprim_context_create(const gpuprim_context_options_t *options,
@@ -255,8 +268,13 @@ gpuprim_status_t gpuprim_context_create(const gpuprim_context_options_t *options
         if (chosen.device_ordinal < 0)
             fail(GPUPRIM_ERROR_INVALID_ARGUMENT, "options->device_ordinal = %d is negative",
                  static_cast<int>(chosen.device_ordinal));
+        if (chosen.cpu_threads < 0)
+            fail(GPUPRIM_ERROR_INVALID_ARGUMENT,
+                 "options->cpu_threads = %d is negative (0 means every core)",
+                 static_cast<int>(chosen.cpu_threads));
         auto backend = gpuprim::create_backend(static_cast<gpuprim_backend_t>(chosen.backend),
-                                               chosen.device_ordinal, chosen.cuda_stream);
+                                               chosen.device_ordinal, chosen.cuda_stream,
+                                               chosen.cpu_threads);
         *context = Registry::instance().add_context(std::make_shared<Context>(std::move(backend)));
         return GPUPRIM_SUCCESS;
     } catch (const gpuprim::Error &error) {

@@ -2,103 +2,118 @@
 // The CPU backend: complete for every operation and dtype, and the reference
 // behaviour the CUDA backend is held to. It uses the same operator and key
 // transform definitions (src/core/ops.h, key_transform.h) as the kernels.
-// Float sums run in a fixed order (sequential), so they are deterministic.
+// Every call uses the context's threads (cpu/parallel.h: oneTBB, OpenMP or
+// none) and gives bitwise the same results for every thread count: reduce,
+// dot and scan cut their input into fixed blocks (cpu/reduce_scan.h), and
+// the sort's output is unique (cpu/sort.h).
 #include "core/backend.h"
 #include "core/dtype.h"
 #include "core/error.h"
 #include "core/key_transform.h"
 #include "core/ops.h"
+#include "cpu/parallel.h"
+#include "cpu/reduce_scan.h"
+#include "cpu/sort.h"
 
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <new>
-#include <vector>
 
 namespace gpuprim {
 namespace {
 
-template <typename T, typename Op>
-T reduce_range(const T *input, uint64_t count, Op op) {
-    T accumulator = Op::identity();
-    for (uint64_t i = 0; i < count; ++i) accumulator = op(accumulator, input[i]);
-    return accumulator;
-}
+using cpu::Parallel;
+using cpu::Wide;
 
+// Uninitialized temporary storage (std::bad_alloc when there is none).
 template <typename T>
-T reduce_with(gpuprim_op_t op, const T *input, uint64_t count) {
-    switch (op) {
-    case GPUPRIM_OP_SUM: return reduce_range(input, count, SumOp<T>{});
-    case GPUPRIM_OP_MIN: return reduce_range(input, count, MinOp<T>{});
-    case GPUPRIM_OP_MAX: return reduce_range(input, count, MaxOp<T>{});
-    }
-    fail(GPUPRIM_ERROR_INTERNAL, "reduce: unknown op %d", static_cast<int>(op));
+std::unique_ptr<T[]> scratch(uint64_t count) {
+    if (count > SIZE_MAX / sizeof(T)) throw std::bad_alloc();
+    return std::unique_ptr<T[]>(new T[static_cast<size_t>(count)]);
 }
 
-// Reads the whole input before writing, so output may alias input.
-template <typename T, typename Op>
-void scan_range(const T *input, T *output, uint64_t count, bool exclusive, Op op) {
-    T running = Op::identity();
-    for (uint64_t i = 0; i < count; ++i) {
-        T value = input[i];
-        T next = op(running, value);
-        output[i] = exclusive ? running : next;
-        running = next;
-    }
-}
+constexpr uint64_t kGrain = 1 << 16;  // elements per task of the element-wise passes
 
-template <typename T>
-void scan_with(gpuprim_op_t op, bool exclusive, const T *input, T *output, uint64_t count) {
-    switch (op) {
-    case GPUPRIM_OP_SUM: return scan_range(input, output, count, exclusive, SumOp<T>{});
-    case GPUPRIM_OP_MIN: return scan_range(input, output, count, exclusive, MinOp<T>{});
-    case GPUPRIM_OP_MAX: return scan_range(input, output, count, exclusive, MaxOp<T>{});
-    }
-    fail(GPUPRIM_ERROR_INTERNAL, "scan: unknown op %d", static_cast<int>(op));
-}
-
-// Stable sort on transformed keys. Bits are carried by width, so one
-// instantiation serves every dtype of that width.
 template <typename KeyBits>
-void sort_keys(const SortRequest &request) {
-    std::vector<KeyBits> keys(request.count);
+void sort_keys(Parallel &parallel, const SortRequest &request) {
+    const uint64_t n = request.count;
+    auto temp = scratch<KeyBits>(n);
     const auto *in = static_cast<const KeyBits *>(request.keys_in);
-    for (uint64_t i = 0; i < request.count; ++i)
-        keys[i] = to_radix_key(in[i], request.key_kind, request.descending);
-    // Equal radix keys are equal bit patterns, so stability is moot here.
-    std::sort(keys.begin(), keys.end());
     auto *out = static_cast<KeyBits *>(request.keys_out);
-    for (uint64_t i = 0; i < request.count; ++i)
-        out[i] = from_radix_key(keys[i], request.key_kind, request.descending);
+    KeyBits *keys = temp.get();
+    parallel.for_ranges(n, kGrain, [&](uint64_t begin, uint64_t end) {
+        for (uint64_t i = begin; i < end; ++i)
+            keys[i] = to_radix_key(in[i], request.key_kind, request.descending);
+    });
+    // keys_in is read: keys_out (which may be keys_in) is the other half.
+    KeyBits *sorted = cpu::sort_pingpong(parallel, keys, out, n);
+    parallel.for_ranges(n, kGrain, [&](uint64_t begin, uint64_t end) {
+        for (uint64_t i = begin; i < end; ++i)
+            out[i] = from_radix_key(sorted[i], request.key_kind, request.descending);
+    });
+}
+
+// Pairs: the keys packed with their positions into Packed (uint64_t or Wide),
+// sorted, then keys unpacked and values gathered by position.
+template <typename KeyBits, typename ValueBits, typename Packed>
+void sort_pairs_packed(Parallel &parallel, const SortRequest &request) {
+    static_assert(sizeof(ValueBits) <= sizeof(Packed), "the gather reuses the scratch");
+    const uint64_t n = request.count;
+    auto first = scratch<Packed>(n);
+    auto second = scratch<Packed>(n);
+    const auto *keys_in = static_cast<const KeyBits *>(request.keys_in);
+    const auto *values_in = static_cast<const ValueBits *>(request.values_in);
+    auto *keys_out = static_cast<KeyBits *>(request.keys_out);
+    auto *values_out = static_cast<ValueBits *>(request.values_out);
+    Packed *packed = first.get();
+    parallel.for_ranges(n, kGrain, [&](uint64_t begin, uint64_t end) {
+        for (uint64_t i = begin; i < end; ++i) {
+            const KeyBits key = to_radix_key(keys_in[i], request.key_kind, request.descending);
+            if constexpr (std::is_same_v<Packed, Wide>) packed[i] = Wide{i, uint64_t(key)};
+            else packed[i] = (uint64_t(key) << 32) | i;
+        }
+    });
+    Packed *sorted = cpu::sort_pingpong(parallel, first.get(), second.get(), n);
+    auto position = [](const Packed &p) -> uint64_t {
+        if constexpr (std::is_same_v<Packed, Wide>) return p.lo;
+        else return p & 0xFFFFFFFFu;
+    };
+    auto key_of = [](const Packed &p) -> KeyBits {
+        if constexpr (std::is_same_v<Packed, Wide>) return KeyBits(p.hi);
+        else return KeyBits(p >> 32);
+    };
+    // Values in place: gather into the free half, then copy.
+    const bool in_place = request.values_out == request.values_in;
+    ValueBits *gathered = in_place ? reinterpret_cast<ValueBits *>(
+                                         sorted == first.get() ? second.get() : first.get())
+                                   : values_out;
+    parallel.for_ranges(n, kGrain, [&](uint64_t begin, uint64_t end) {
+        for (uint64_t i = begin; i < end; ++i) gathered[i] = values_in[position(sorted[i])];
+    });
+    parallel.for_ranges(n, kGrain, [&](uint64_t begin, uint64_t end) {
+        for (uint64_t i = begin; i < end; ++i)
+            keys_out[i] = from_radix_key(key_of(sorted[i]), request.key_kind, request.descending);
+        if (in_place)
+            std::memcpy(values_out + begin, gathered + begin, (end - begin) * sizeof(ValueBits));
+    });
 }
 
 template <typename KeyBits, typename ValueBits>
-void sort_pairs(const SortRequest &request) {
-    struct Pair {
-        KeyBits key;
-        ValueBits value;
-    };
-    std::vector<Pair> pairs(request.count);
-    const auto *keys_in = static_cast<const KeyBits *>(request.keys_in);
-    const auto *values_in = static_cast<const ValueBits *>(request.values_in);
-    for (uint64_t i = 0; i < request.count; ++i)
-        pairs[i] = Pair{to_radix_key(keys_in[i], request.key_kind, request.descending),
-                        values_in[i]};
-    std::stable_sort(pairs.begin(), pairs.end(),
-                     [](const Pair &a, const Pair &b) { return a.key < b.key; });
-    auto *keys_out = static_cast<KeyBits *>(request.keys_out);
-    auto *values_out = static_cast<ValueBits *>(request.values_out);
-    for (uint64_t i = 0; i < request.count; ++i) {
-        keys_out[i] = from_radix_key(pairs[i].key, request.key_kind, request.descending);
-        values_out[i] = pairs[i].value;
+void sort_pairs(Parallel &parallel, const SortRequest &request) {
+    if constexpr (sizeof(KeyBits) <= 4 && sizeof(ValueBits) <= 8) {
+        if (request.count <= (uint64_t(1) << 32))
+            return sort_pairs_packed<KeyBits, ValueBits, uint64_t>(parallel, request);
     }
+    sort_pairs_packed<KeyBits, ValueBits, Wide>(parallel, request);
 }
 
 template <typename KeyBits>
-void sort_by_value_width(const SortRequest &request) {
-    if (request.value_bytes == 0) return sort_keys<KeyBits>(request);
+void sort_by_value_width(Parallel &parallel, const SortRequest &request) {
+    if (request.value_bytes == 0) return sort_keys<KeyBits>(parallel, request);
     dispatch_width(request.value_bytes, "sort: unsupported value width", [&](auto value_bits) {
-        sort_pairs<KeyBits, decltype(value_bits)>(request);
+        sort_pairs<KeyBits, decltype(value_bits)>(parallel, request);
     });
 }
 
@@ -140,7 +155,7 @@ public:
                 void *result, bool) override {
         dispatch_dtype(dtype, [&](auto zero) {
             using T = decltype(zero);
-            T value = reduce_with<T>(op, static_cast<const T *>(input), count);
+            T value = cpu::reduce<T>(parallel_, op, static_cast<const T *>(input), count);
             std::memcpy(result, &value, sizeof value);
         });
     }
@@ -149,12 +164,9 @@ public:
              bool) override {
         dispatch_dtype(dtype, [&](auto zero) {
             using T = decltype(zero);
-            const T *left = static_cast<const T *>(a);
-            const T *right = static_cast<const T *>(b);
-            T accumulator = T(0);
-            for (uint64_t i = 0; i < count; ++i)
-                accumulator = multiply_add(left[i], right[i], accumulator);
-            std::memcpy(result, &accumulator, sizeof accumulator);
+            T value = cpu::dot<T>(parallel_, static_cast<const T *>(a), static_cast<const T *>(b),
+                                  count);
+            std::memcpy(result, &value, sizeof value);
         });
     }
 
@@ -162,19 +174,28 @@ public:
               void *output, uint64_t count) override {
         dispatch_dtype(dtype, [&](auto zero) {
             using T = decltype(zero);
-            scan_with<T>(op, kind == GPUPRIM_SCAN_EXCLUSIVE, static_cast<const T *>(input),
-                         static_cast<T *>(output), count);
+            cpu::scan<T>(parallel_, op, kind == GPUPRIM_SCAN_EXCLUSIVE,
+                         static_cast<const T *>(input), static_cast<T *>(output), count);
         });
     }
 
     void sort(const SortRequest &request) override {
-        dispatch_width(request.key_bytes, "sort: unsupported key width",
-                       [&](auto key_bits) { sort_by_value_width<decltype(key_bits)>(request); });
+        if (request.count == 0) return;
+        dispatch_width(request.key_bytes, "sort: unsupported key width", [&](auto key_bits) {
+            sort_by_value_width<decltype(key_bits)>(parallel_, request);
+        });
     }
+
+    explicit CpuBackend(int32_t threads) : parallel_(threads) {}
+
+private:
+    Parallel parallel_;
 };
 
 }  // namespace
 
-std::unique_ptr<Backend> make_cpu_backend() { return std::make_unique<CpuBackend>(); }
+std::unique_ptr<Backend> make_cpu_backend(int32_t threads) {
+    return std::make_unique<CpuBackend>(threads);
+}
 
 }  // namespace gpuprim
