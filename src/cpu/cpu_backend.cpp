@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "core/key_transform.h"
 #include "core/ops.h"
+#include "core/workspace.h"
 #include "cpu/parallel.h"
 #include "cpu/reduce_scan.h"
 #include "cpu/sort.h"
@@ -27,93 +28,99 @@ namespace {
 using cpu::Parallel;
 using cpu::Wide;
 
-// Uninitialized temporary storage (std::bad_alloc when there is none).
-template <typename T>
-std::unique_ptr<T[]> scratch(uint64_t count) {
-    if (count > SIZE_MAX / sizeof(T)) throw std::bad_alloc();
-    return std::unique_ptr<T[]>(new T[static_cast<size_t>(count)]);
-}
-
 constexpr uint64_t kGrain = 1 << 16;  // elements per task of the element-wise passes
 
+// count elements of T in bytes, or OUT_OF_MEMORY when that overflows.
+template <typename T>
+uint64_t bytes_of(uint64_t count, uint64_t copies = 1) {
+    if (count > UINT64_MAX / sizeof(T) / copies)
+        fail(GPUPRIM_ERROR_OUT_OF_MEMORY, "sort: %llu elements need more than 2^64 bytes of scratch",
+             static_cast<unsigned long long>(count));
+    return count * sizeof(T) * copies;
+}
+
 template <typename KeyBits>
-void sort_keys(Parallel &parallel, const SortRequest &request) {
+void sort_keys(Parallel &parallel, Workspace &workspace, const SortRequest &request) {
     const uint64_t n = request.count;
-    auto temp = scratch<KeyBits>(n);
+    const uint64_t extra = cpu::sort_scratch_elements(parallel, n);
+    auto *keys = static_cast<KeyBits *>(workspace.reserve(bytes_of<KeyBits>(n + extra)));
     const auto *in = static_cast<const KeyBits *>(request.keys_in);
     auto *out = static_cast<KeyBits *>(request.keys_out);
-    KeyBits *keys = temp.get();
+    const KeyKind kind = request.key_kind;
+    const bool descending = request.descending;
     parallel.for_ranges(n, kGrain, [&](uint64_t begin, uint64_t end) {
-        for (uint64_t i = begin; i < end; ++i)
-            keys[i] = to_radix_key(in[i], request.key_kind, request.descending);
+        for (uint64_t i = begin; i < end; ++i) keys[i] = to_radix_key(in[i], kind, descending);
     });
-    // keys_in is read: keys_out (which may be keys_in) is the other half.
-    KeyBits *sorted = cpu::sort_pingpong(parallel, keys, out, n);
-    parallel.for_ranges(n, kGrain, [&](uint64_t begin, uint64_t end) {
-        for (uint64_t i = begin; i < end; ++i)
-            out[i] = from_radix_key(sorted[i], request.key_kind, request.descending);
-    });
+    // keys_in is read: from here on keys_out (which may be keys_in) is written.
+    cpu::sort_and_emit(parallel, keys, extra ? keys + n : nullptr, n,
+                       [out, kind, descending](uint64_t k, KeyBits key) {
+                           out[k] = from_radix_key(key, kind, descending);
+                       });
 }
 
 // Pairs: the keys packed with their positions into Packed (uint64_t or Wide),
-// sorted, then keys unpacked and values gathered by position.
+// sorted, then keys unpacked and values gathered by position as the sorted
+// packed keys are written out.
 template <typename KeyBits, typename ValueBits, typename Packed>
-void sort_pairs_packed(Parallel &parallel, const SortRequest &request) {
-    static_assert(sizeof(ValueBits) <= sizeof(Packed), "the gather reuses the scratch");
+void sort_pairs_packed(Parallel &parallel, Workspace &workspace, const SortRequest &request) {
+    static_assert(sizeof(ValueBits) <= sizeof(Packed), "values in place reuse the scratch");
     const uint64_t n = request.count;
-    auto first = scratch<Packed>(n);
-    auto second = scratch<Packed>(n);
+    // Values in place: gathered into scratch first, then copied.
+    const bool in_place = request.values_out == request.values_in;
+    const uint64_t rounds = cpu::sort_scratch_elements(parallel, n);
+    const uint64_t extra = rounds + (in_place ? n : 0);
+    auto *packed = static_cast<Packed *>(workspace.reserve(bytes_of<Packed>(n + extra)));
+    Packed *scratch = rounds ? packed + n : nullptr;
     const auto *keys_in = static_cast<const KeyBits *>(request.keys_in);
     const auto *values_in = static_cast<const ValueBits *>(request.values_in);
     auto *keys_out = static_cast<KeyBits *>(request.keys_out);
     auto *values_out = static_cast<ValueBits *>(request.values_out);
-    Packed *packed = first.get();
+    const KeyKind kind = request.key_kind;
+    const bool descending = request.descending;
     parallel.for_ranges(n, kGrain, [&](uint64_t begin, uint64_t end) {
         for (uint64_t i = begin; i < end; ++i) {
-            const KeyBits key = to_radix_key(keys_in[i], request.key_kind, request.descending);
+            const KeyBits key = to_radix_key(keys_in[i], kind, descending);
             if constexpr (std::is_same_v<Packed, Wide>) packed[i] = Wide{i, uint64_t(key)};
             else packed[i] = (uint64_t(key) << 32) | i;
         }
     });
-    Packed *sorted = cpu::sort_pingpong(parallel, first.get(), second.get(), n);
-    auto position = [](const Packed &p) -> uint64_t {
-        if constexpr (std::is_same_v<Packed, Wide>) return p.lo;
-        else return p & 0xFFFFFFFFu;
-    };
-    auto key_of = [](const Packed &p) -> KeyBits {
-        if constexpr (std::is_same_v<Packed, Wide>) return KeyBits(p.hi);
-        else return KeyBits(p >> 32);
-    };
-    // Values in place: gather into the free half, then copy.
-    const bool in_place = request.values_out == request.values_in;
-    ValueBits *gathered = in_place ? reinterpret_cast<ValueBits *>(
-                                         sorted == first.get() ? second.get() : first.get())
-                                   : values_out;
-    parallel.for_ranges(n, kGrain, [&](uint64_t begin, uint64_t end) {
-        for (uint64_t i = begin; i < end; ++i) gathered[i] = values_in[position(sorted[i])];
+    // In place, the gather must not write values_out while values_in (the
+    // same memory) is still being read: it goes to scratch past the merge's.
+    ValueBits *gathered =
+        in_place ? reinterpret_cast<ValueBits *>(packed + n + rounds) : values_out;
+    cpu::sort_and_emit(parallel, packed, scratch, n, [&](uint64_t k, const Packed &p) {
+        uint64_t position;
+        KeyBits key;
+        if constexpr (std::is_same_v<Packed, Wide>) {
+            position = p.lo;
+            key = KeyBits(p.hi);
+        } else {
+            position = p & 0xFFFFFFFFu;
+            key = KeyBits(p >> 32);
+        }
+        keys_out[k] = from_radix_key(key, kind, descending);
+        gathered[k] = values_in[position];
     });
-    parallel.for_ranges(n, kGrain, [&](uint64_t begin, uint64_t end) {
-        for (uint64_t i = begin; i < end; ++i)
-            keys_out[i] = from_radix_key(key_of(sorted[i]), request.key_kind, request.descending);
-        if (in_place)
+    if (in_place)
+        parallel.for_ranges(n, kGrain, [&](uint64_t begin, uint64_t end) {
             std::memcpy(values_out + begin, gathered + begin, (end - begin) * sizeof(ValueBits));
-    });
+        });
 }
 
 template <typename KeyBits, typename ValueBits>
-void sort_pairs(Parallel &parallel, const SortRequest &request) {
-    if constexpr (sizeof(KeyBits) <= 4 && sizeof(ValueBits) <= 8) {
+void sort_pairs(Parallel &parallel, Workspace &workspace, const SortRequest &request) {
+    if constexpr (sizeof(KeyBits) <= 4) {
         if (request.count <= (uint64_t(1) << 32))
-            return sort_pairs_packed<KeyBits, ValueBits, uint64_t>(parallel, request);
+            return sort_pairs_packed<KeyBits, ValueBits, uint64_t>(parallel, workspace, request);
     }
-    sort_pairs_packed<KeyBits, ValueBits, Wide>(parallel, request);
+    sort_pairs_packed<KeyBits, ValueBits, Wide>(parallel, workspace, request);
 }
 
 template <typename KeyBits>
-void sort_by_value_width(Parallel &parallel, const SortRequest &request) {
-    if (request.value_bytes == 0) return sort_keys<KeyBits>(parallel, request);
+void sort_by_value_width(Parallel &parallel, Workspace &workspace, const SortRequest &request) {
+    if (request.value_bytes == 0) return sort_keys<KeyBits>(parallel, workspace, request);
     dispatch_width(request.value_bytes, "sort: unsupported value width", [&](auto value_bits) {
-        sort_pairs<KeyBits, decltype(value_bits)>(parallel, request);
+        sort_pairs<KeyBits, decltype(value_bits)>(parallel, workspace, request);
     });
 }
 
@@ -147,9 +154,9 @@ public:
     }
     void synchronize() override {}
 
-    // Temporary storage comes from the C++ allocator per call; nothing is cached.
-    uint64_t workspace_bytes() const override { return 0; }
-    void release_workspace() override {}
+    // Scratch (the sort's packed keys) is kept between calls, as on CUDA.
+    uint64_t workspace_bytes() const override { return workspace_.capacity(); }
+    void release_workspace() override { workspace_.release(); }
 
     void reduce(gpuprim_op_t op, gpuprim_dtype_t dtype, const void *input, uint64_t count,
                 void *result, bool) override {
@@ -182,14 +189,19 @@ public:
     void sort(const SortRequest &request) override {
         if (request.count == 0) return;
         dispatch_width(request.key_bytes, "sort: unsupported key width", [&](auto key_bits) {
-            sort_by_value_width<decltype(key_bits)>(parallel_, request);
+            sort_by_value_width<decltype(key_bits)>(parallel_, workspace_, request);
         });
     }
 
-    explicit CpuBackend(int32_t threads) : parallel_(threads) {}
+    explicit CpuBackend(int32_t threads)
+        : parallel_(threads),
+          workspace_([this](uint64_t bytes) { return allocate(bytes); },
+                     [this](void *memory) { deallocate(memory); }) {}
+    ~CpuBackend() override { workspace_.release(); }
 
 private:
     Parallel parallel_;
+    Workspace workspace_;
 };
 
 }  // namespace

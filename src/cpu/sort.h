@@ -9,12 +9,12 @@
 //   bits for keys of 4 bytes or fewer and counts below 2^32, else a 128-bit
 //   (key, i). The packed values are unique, so any sort of them is stable;
 //   the values are then gathered by position.
-// The unsigned sort: Highway's vqsort (SIMD; GPUPRIM_CPU_HWY) or std::sort
-// on pieces, and with more than one thread a most-significant-digit radix
-// partition first (8 bits below the common prefix of the smallest and
-// largest key; stable, by pieces of the input) whose 256 buckets are sorted
-// in parallel, a bucket too large for its share partitioned again.
-// The sorted output is unique, so it is the same for every thread count.
+// The unsigned sort: Highway's vqsort (SIMD; GPUPRIM_CPU_HWY), else
+// std::sort. With T threads the input is cut into R runs (R the largest
+// power of two <= T, at most 16, runs of at least 2^16 elements), sorted in
+// parallel, then merged pairwise in parallel pieces (merge path), the last
+// merge writing the output (keys transformed back, values gathered) as it
+// goes. The sorted output is unique, so it is the same for every thread count.
 #pragma once
 
 #include "cpu/parallel.h"
@@ -45,13 +45,6 @@ inline bool operator<(const Wide &a, const Wide &b) {
 }
 #endif
 
-// The most significant word: what the radix partition looks at.
-template <typename T>
-uint64_t top_word(const T &x) {
-    if constexpr (std::is_same_v<T, Wide>) return x.hi;
-    else return x;
-}
-
 inline const char *sort_engine_name() {
 #if defined(GPUPRIM_CPU_HWY)
     return "Highway vqsort";
@@ -75,97 +68,105 @@ void leaf_sort(T *p, uint64_t n) {
     std::sort(p, p + n, [](const T &a, const T &b) { return a < b; });
 }
 
-constexpr uint64_t kParallelSortMin = 1 << 16;  // below: one leaf sort
-constexpr int kDigitBits = 8;
-constexpr uint64_t kBuckets = uint64_t(1) << kDigitBits;
-constexpr uint64_t kMaxPieces = 16;  // of the partition; its counts live on the stack
-constexpr uint64_t kLeafMax = 1 << 20;  // a larger bucket is partitioned again
+constexpr uint64_t kParallelSortMin = 1 << 16;  // below: one leaf sort, one thread
+constexpr uint64_t kMaxRuns = 16;
 
-// Sorts n elements, using a and b (both of n elements) as the two halves of
-// a ping-pong: returns a or b, whichever holds the sorted result (the other
-// is left as scratch). Allocates nothing.
+// How many runs sort_and_emit sorts in parallel: a power of two, at most the
+// thread count, each run at least kParallelSortMin elements.
+inline uint64_t sort_runs(const Parallel &parallel, uint64_t n) {
+    uint64_t runs = 1;
+    while (runs * 2 <= static_cast<uint64_t>(parallel.threads()) && runs * 2 <= kMaxRuns &&
+           n / (runs * 2) >= kParallelSortMin)
+        runs *= 2;
+    return runs;
+}
+
+// Elements of scratch sort_and_emit needs besides `a`: 0, or n when more
+// than two runs are merged in rounds.
+inline uint64_t sort_scratch_elements(const Parallel &parallel, uint64_t n) {
+    return sort_runs(parallel, n) > 2 ? n : 0;
+}
+
+// The first k elements of the merge of sorted A and B (ties: A first) take
+// how many from A.
 template <typename T>
-T *sort_pingpong(Parallel &parallel, T *a, T *b, uint64_t n) {
-    if (parallel.threads() <= 1 || n < kParallelSortMin) {
+uint64_t merge_corank(const T *A, uint64_t na, const T *B, uint64_t nb, uint64_t k) {
+    uint64_t lo = k > nb ? k - nb : 0, hi = k < na ? k : na;
+    while (lo < hi) {
+        const uint64_t i = lo + (hi - lo) / 2;
+        if (!(B[k - i - 1] < A[i])) lo = i + 1;  // A[i] <= B[k-i-1]: take more of A
+        else hi = i;
+    }
+    return lo;
+}
+
+// Outputs [k_begin, k_end) of the merge of A and B: out(k, value).
+template <typename T, typename Out>
+void merge_piece(const T *A, uint64_t na, const T *B, uint64_t nb, uint64_t k_begin,
+                 uint64_t k_end, const Out &out) {
+    uint64_t i = merge_corank(A, na, B, nb, k_begin), j = k_begin - i, k = k_begin;
+    while (k < k_end && i < na && j < nb) {
+        const T x = A[i], y = B[j];
+        const bool take_b = y < x;
+        out(k, take_b ? y : x);
+        i += !take_b;
+        j += take_b;
+        ++k;
+    }
+    while (k < k_end && i < na) out(k++, A[i++]);
+    while (k < k_end && j < nb) out(k++, B[j++]);
+}
+
+// Merges runs [bounds[r], bounds[r+1]) two by two, in parallel pieces.
+template <typename T, typename Out>
+void merge_pairs(Parallel &parallel, const T *src, const uint64_t *bounds, uint64_t runs,
+                 uint64_t n, const Out &out) {
+    const uint64_t piece = std::max<uint64_t>(
+        kParallelSortMin, n / (4 * static_cast<uint64_t>(parallel.threads())) + 1);
+    const uint64_t pieces = (n + piece - 1) / piece;
+    parallel.for_each(pieces, [&](size_t p) {
+        const uint64_t begin = p * piece, end = std::min(n, begin + piece);
+        // The pair of runs each output position lies in; a piece may span pairs.
+        for (uint64_t r = 0; r < runs; r += 2) {
+            const uint64_t lo = bounds[r], mid = bounds[r + 1], hi = bounds[r + 2];
+            const uint64_t b = std::max(begin, lo), e = std::min(end, hi);
+            if (b >= e) continue;
+            merge_piece(src + lo, mid - lo, src + mid, hi - mid, b - lo, e - lo,
+                        [&](uint64_t k, const T &v) { out(lo + k, v); });
+        }
+    });
+}
+
+// Sorts a[0, n) ascending and calls emit(k, value) once for every output
+// position k with the k-th smallest element, from any thread, each k once.
+// a is left in any state. scratch: sort_scratch_elements(parallel, n)
+// elements (may be null when that is 0). Allocates nothing.
+template <typename T, typename Emit>
+void sort_and_emit(Parallel &parallel, T *a, T *scratch, uint64_t n, const Emit &emit) {
+    const uint64_t runs = sort_runs(parallel, n);
+    constexpr uint64_t kGrain = 1 << 16;
+    if (runs == 1) {
         leaf_sort(a, n);
-        return a;
+        parallel.for_ranges(n, kGrain, [&](uint64_t begin, uint64_t end) {
+            for (uint64_t k = begin; k < end; ++k) emit(k, a[k]);
+        });
+        return;
     }
-    const uint64_t pieces = std::min<uint64_t>(kMaxPieces, (n + kParallelSortMin - 1) / kParallelSortMin);
-    const uint64_t grain = (n + pieces - 1) / pieces;
-    auto piece_range = [&](uint64_t p, uint64_t &begin, uint64_t &end) {
-        begin = std::min(n, p * grain);
-        end = std::min(n, begin + grain);
-    };
-
-    // The range of the top words, then the digit: the first kDigitBits bits
-    // below their common prefix.
-    uint64_t lows[kMaxPieces] = {}, highs[kMaxPieces] = {};
-    parallel.for_each(pieces, [&](size_t p) {
-        uint64_t begin, end;
-        piece_range(p, begin, end);
-        uint64_t lo = ~uint64_t(0), hi = 0;
-        for (uint64_t i = begin; i < end; ++i) {
-            const uint64_t w = top_word(a[i]);
-            lo = w < lo ? w : lo;
-            hi = w > hi ? w : hi;
-        }
-        lows[p] = lo;
-        highs[p] = hi;
-    });
-    uint64_t lo = lows[0], hi = highs[0];
-    for (uint64_t p = 1; p < pieces; ++p) {
-        lo = std::min(lo, lows[p]);
-        hi = std::max(hi, highs[p]);
+    uint64_t bounds[kMaxRuns + 1];
+    for (uint64_t r = 0; r <= runs; ++r) bounds[r] = n / runs * r + std::min(r, n % runs);
+    parallel.for_each(runs, [&](size_t r) { leaf_sort(a + bounds[r], bounds[r + 1] - bounds[r]); });
+    // Rounds of pairwise merges until two runs are left, then the last merge
+    // feeds emit.
+    T *src = a, *dst = scratch;
+    uint64_t count = runs;
+    while (count > 2) {
+        T *to = dst;
+        merge_pairs(parallel, src, bounds, count, n, [to](uint64_t k, const T &v) { to[k] = v; });
+        for (uint64_t r = 0; r <= count / 2; ++r) bounds[r] = bounds[2 * r];
+        count /= 2;
+        std::swap(src, dst);
     }
-    if (lo == hi) {
-        // Every top word equal: sorted already unless the low word orders.
-        if constexpr (std::is_same_v<T, Wide>) leaf_sort(a, n);
-        return a;
-    }
-    int top_bit = 63;
-    while (!((lo ^ hi) >> top_bit)) --top_bit;
-    const int shift = top_bit + 1 >= kDigitBits ? top_bit + 1 - kDigitBits : 0;
-    auto digit = [shift](const T &x) { return (top_word(x) >> shift) & (kBuckets - 1); };
-
-    // Stable scatter a -> b by digit, piece by piece.
-    uint64_t counts[kMaxPieces][kBuckets];
-    parallel.for_each(pieces, [&](size_t p) {
-        uint64_t begin, end;
-        piece_range(p, begin, end);
-        uint64_t *c = counts[p];
-        std::fill(c, c + kBuckets, uint64_t(0));
-        for (uint64_t i = begin; i < end; ++i) ++c[digit(a[i])];
-    });
-    uint64_t starts[kBuckets + 1];
-    uint64_t running = 0;
-    for (uint64_t d = 0; d < kBuckets; ++d) {
-        starts[d] = running;
-        for (uint64_t p = 0; p < pieces; ++p) {
-            const uint64_t c = counts[p][d];
-            counts[p][d] = running;
-            running += c;
-        }
-    }
-    starts[kBuckets] = running;
-    parallel.for_each(pieces, [&](size_t p) {
-        uint64_t begin, end;
-        piece_range(p, begin, end);
-        uint64_t *next = counts[p];
-        for (uint64_t i = begin; i < end; ++i) b[next[digit(a[i])]++] = a[i];
-    });
-
-    // Each bucket sorted in b, in parallel.
-    parallel.for_each(kBuckets, [&](size_t d) {
-        const uint64_t begin = starts[d], size = starts[d + 1] - starts[d];
-        if (size < 2) return;
-        if (size >= kParallelSortMin && (size > kLeafMax || size > n / 2)) {
-            T *sorted = sort_pingpong(parallel, b + begin, a + begin, size);
-            if (sorted != b + begin) std::memcpy(b + begin, sorted, size * sizeof(T));
-        } else {
-            leaf_sort(b + begin, size);
-        }
-    });
-    return b;
+    merge_pairs(parallel, src, bounds, 2, n, emit);
 }
 
 }  // namespace cpu
