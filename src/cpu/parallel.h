@@ -11,10 +11,10 @@
 // which thread computes which piece.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
-#include <thread>
 
 #if defined(GPUPRIM_CPU_TBB)
 #  include <tbb/blocked_range.h>
@@ -44,13 +44,18 @@ public:
     // threads: 0 for every core the process may use.
     explicit Parallel(int threads) : threads_(threads > 0 ? threads : default_threads()) {
 #if defined(GPUPRIM_CPU_TBB)
-        if (threads_ > 1) arena_.initialize(threads_);
+        // More threads than oneTBB has workers for would make it print a
+        // warning and still use only its workers: the arena takes at most
+        // that many, while the work is still cut for threads_ (so a count
+        // above the cores only costs finer pieces).
+        if (threads_ > 1) arena_.initialize(std::min(threads_, default_threads()));
 #endif
     }
     Parallel(const Parallel &) = delete;
     Parallel &operator=(const Parallel &) = delete;
 
-    // The thread count asked for (1 when no engine was built in).
+    // The thread count asked for (1 when no engine was built in): work is
+    // cut for this many threads.
     int threads() const {
 #if defined(GPUPRIM_CPU_TBB) || defined(GPUPRIM_CPU_OPENMP)
         return threads_;
