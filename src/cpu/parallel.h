@@ -16,7 +16,15 @@
 #include <cstdint>
 #include <exception>
 
-#if defined(GPUPRIM_CPU_TBB)
+#if defined(GPUPRIM_CPU_STD_THREADS)
+// For ThreadSanitizer builds only (test/reliability/run_sanitizers.sh): the
+// same pieces run on threads started for the call and joined before it
+// returns. TSan sees all of that synchronization; it cannot see the
+// hand-overs inside the uninstrumented libtbb or libgomp, and reports them.
+#  include <atomic>
+#  include <thread>
+#  include <vector>
+#elif defined(GPUPRIM_CPU_TBB)
 #  include <tbb/blocked_range.h>
 #  include <tbb/info.h>
 #  include <tbb/parallel_for.h>
@@ -24,13 +32,18 @@
 #elif defined(GPUPRIM_CPU_OPENMP)
 #  include <omp.h>
 #endif
+#if defined(GPUPRIM_CPU_STD_THREADS) && (defined(GPUPRIM_CPU_TBB) || defined(GPUPRIM_CPU_OPENMP))
+#  error "GPUPRIM_CPU_STD_THREADS is an engine of its own"
+#endif
 
 namespace gpuprim {
 namespace cpu {
 
 // The engine's name, for messages and the benchmark.
 inline const char *threads_engine_name() {
-#if defined(GPUPRIM_CPU_TBB)
+#if defined(GPUPRIM_CPU_STD_THREADS)
+    return "std::thread per call (sanitizer builds)";
+#elif defined(GPUPRIM_CPU_TBB)
     return "oneTBB";
 #elif defined(GPUPRIM_CPU_OPENMP)
     return "OpenMP";
@@ -57,7 +70,7 @@ public:
     // The thread count asked for (1 when no engine was built in): work is
     // cut for this many threads.
     int threads() const {
-#if defined(GPUPRIM_CPU_TBB) || defined(GPUPRIM_CPU_OPENMP)
+#if defined(GPUPRIM_CPU_TBB) || defined(GPUPRIM_CPU_OPENMP) || defined(GPUPRIM_CPU_STD_THREADS)
         return threads_;
 #else
         return 1;
@@ -74,7 +87,26 @@ public:
             for (size_t i = 0; i < count; ++i) f(i);
             return;
         }
-#if defined(GPUPRIM_CPU_TBB)
+#if defined(GPUPRIM_CPU_STD_THREADS)
+        std::atomic<size_t> next{0};
+        std::exception_ptr failure;
+        std::atomic<bool> failed{false};
+        auto work = [&] {
+            for (size_t i; (i = next.fetch_add(1)) < count;) {
+                try {
+                    f(i);
+                } catch (...) {
+                    if (!failed.exchange(true)) failure = std::current_exception();
+                }
+            }
+        };
+        std::vector<std::thread> helpers;
+        const size_t extra = std::min<size_t>(count, static_cast<size_t>(threads_)) - 1;
+        for (size_t t = 0; t < extra; ++t) helpers.emplace_back(work);
+        work();
+        for (auto &helper : helpers) helper.join();
+        if (failure) std::rethrow_exception(failure);
+#elif defined(GPUPRIM_CPU_TBB)
         arena_.execute([&] {
             tbb::parallel_for(tbb::blocked_range<size_t>(0, count, 1),
                               [&](const tbb::blocked_range<size_t> &range) {
@@ -112,7 +144,9 @@ public:
 
 private:
     static int default_threads() {
-#if defined(GPUPRIM_CPU_TBB)
+#if defined(GPUPRIM_CPU_STD_THREADS)
+        return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+#elif defined(GPUPRIM_CPU_TBB)
         return tbb::info::default_concurrency();
 #elif defined(GPUPRIM_CPU_OPENMP)
         return omp_get_max_threads();
