@@ -16,6 +16,7 @@
  * sums out of place; sum/min are gpuprim_reduce to the host; dot is
  * gpuprim_dot to the host.
  */
+#define _POSIX_C_SOURCE 199309L /* clock_gettime */
 #include <gpuprim/gpuprim.h>
 
 #include <stdio.h>
