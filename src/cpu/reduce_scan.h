@@ -86,16 +86,26 @@ T store_as(Acc x) {
     else return Accumulator<T>::store(x);
 }
 
+// Lanes of a leaf: kLanes for floats (the order is part of the result);
+// integer operators are associative, so their lane count is free: 8 for
+// 8-byte integers, whose vector min/max/multiply the baseline x86-64 ISA
+// lacks.
+template <typename Acc>
+constexpr uint64_t lanes_of() {
+    return std::is_integral_v<Acc> && sizeof(Acc) == 8 ? 8 : kLanes;
+}
+
 // One leaf of count <= kLeaf elements: element i contributes load(i).
 template <typename Acc, typename Op, typename Load>
 Acc reduce_leaf(uint64_t begin, uint64_t count, Op op, const Load &load) {
-    Acc lanes[kLanes];
-    for (uint64_t k = 0; k < kLanes; ++k) lanes[k] = Op::identity();
+    constexpr uint64_t kN = lanes_of<Acc>();
+    Acc lanes[kN];
+    for (uint64_t k = 0; k < kN; ++k) lanes[k] = Op::identity();
     uint64_t i = 0;
-    for (; i + kLanes <= count; i += kLanes)
-        for (uint64_t k = 0; k < kLanes; ++k) lanes[k] = op(lanes[k], load(begin + i + k));
+    for (; i + kN <= count; i += kN)
+        for (uint64_t k = 0; k < kN; ++k) lanes[k] = op(lanes[k], load(begin + i + k));
     for (uint64_t k = 0; i + k < count; ++k) lanes[k] = op(lanes[k], load(begin + i + k));
-    for (uint64_t width = kLanes / 2; width > 0; width /= 2)
+    for (uint64_t width = kN / 2; width > 0; width /= 2)
         for (uint64_t k = 0; k < width; ++k) lanes[k] = op(lanes[k], lanes[k + width]);
     return lanes[0];
 }
@@ -104,16 +114,17 @@ Acc reduce_leaf(uint64_t begin, uint64_t count, Op op, const Load &load) {
 template <typename Acc, typename T>
 Acc dot_leaf(const T *a, const T *b, uint64_t count) {
     using A = Accumulator<T>;
-    Acc lanes[kLanes];
-    for (uint64_t k = 0; k < kLanes; ++k) lanes[k] = Acc(0);
+    constexpr uint64_t kN = lanes_of<Acc>();
+    Acc lanes[kN];
+    for (uint64_t k = 0; k < kN; ++k) lanes[k] = Acc(0);
     uint64_t i = 0;
-    for (; i + kLanes <= count; i += kLanes)
-        for (uint64_t k = 0; k < kLanes; ++k)
+    for (; i + kN <= count; i += kN)
+        for (uint64_t k = 0; k < kN; ++k)
             lanes[k] = multiply_add_raw(A::load(a[i + k]), A::load(b[i + k]), lanes[k]);
     for (uint64_t k = 0; i + k < count; ++k)
         lanes[k] = multiply_add_raw(A::load(a[i + k]), A::load(b[i + k]), lanes[k]);
     LaneSum<Acc> op;
-    for (uint64_t width = kLanes / 2; width > 0; width /= 2)
+    for (uint64_t width = kN / 2; width > 0; width /= 2)
         for (uint64_t k = 0; k < width; ++k) lanes[k] = op(lanes[k], lanes[k + width]);
     return lanes[0];
 }
