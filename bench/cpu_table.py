@@ -27,6 +27,32 @@ NP = {"i32": np.int32, "u32": np.uint32, "i64": np.int64, "u64": np.uint64,
       "f32": np.float32, "f64": np.float64}
 
 
+def busy_fraction(seconds=1.0):
+    """The share of the machine's CPU time used by anything over `seconds`."""
+    def sample():
+        with open("/proc/stat") as f:
+            fields = [int(x) for x in f.readline().split()[1:]]
+        idle = fields[3] + fields[4]
+        return idle, sum(fields)
+    idle0, total0 = sample()
+    time.sleep(seconds)
+    idle1, total1 = sample()
+    return 1.0 - (idle1 - idle0) / max(1, total1 - total0)
+
+
+def wait_quiet(limit_s, log):
+    """On a shared machine: wait (up to limit_s) until other processes use
+    under 10% of the CPU; says how it went on stderr."""
+    if limit_s <= 0 or not os.path.exists("/proc/stat"):
+        return True
+    start = time.time()
+    while time.time() - start < limit_s:
+        if busy_fraction() < 0.10:
+            return True
+    print(f"cpu_table: machine still busy after {limit_s} s ({log})", file=sys.stderr)
+    return False
+
+
 def run_bench(binary, counts, reps, threads, extra=()):
     out = subprocess.run([binary, "--counts", ",".join(map(str, counts)), "--reps", str(reps),
                           "--threads", ",".join(map(str, threads)), *extra],
@@ -49,7 +75,7 @@ def median_ms(f, reps):
     return times[len(times) // 2]
 
 
-def numpy_times(counts, reps):
+def numpy_times(counts, reps, ops=OPS):
     rng = np.random.default_rng(1)
     results = {}
     for n in counts:
@@ -69,12 +95,17 @@ def numpy_times(counts, reps):
                 order = np.argsort(a, kind="stable")
                 return a[order], values[order]
 
-            results[("sort_keys", dtype, n)] = median_ms(lambda: np.sort(a), reps)
-            results[("sort_pairs", dtype, n)] = median_ms(pairs, r)
-            results[("scan", dtype, n)] = median_ms(lambda: np.cumsum(a, out=out), reps)
-            results[("sum", dtype, n)] = median_ms(lambda: np.sum(a), reps)
-            results[("min", dtype, n)] = median_ms(lambda: np.min(a), reps)
-            results[("dot", dtype, n)] = median_ms(lambda: np.dot(a, b), reps)
+            timed = {
+                "sort_keys": (lambda: np.sort(a), reps),
+                "sort_pairs": (pairs, r),
+                "scan": (lambda: np.cumsum(a, out=out), reps),
+                "sum": (lambda: np.sum(a), reps),
+                "min": (lambda: np.min(a), reps),
+                "dot": (lambda: np.dot(a, b), reps),
+            }
+            for op in ops:
+                f, repeats = timed[op]
+                results[(op, dtype, n)] = median_ms(f, repeats)
     return results
 
 
@@ -90,12 +121,23 @@ def main():
     parser.add_argument("--baseline")
     parser.add_argument("--counts", default="1000,100000,1000000,10000000")
     parser.add_argument("--reps", type=int, default=5)
+    parser.add_argument("--wait-quiet", type=int, default=0, metavar="SECONDS",
+                        help="before each op's runs, wait up to SECONDS for other processes "
+                             "to leave the CPU idle (a shared machine)")
     args = parser.parse_args()
     counts = [int(c) for c in args.counts.split(",")]
     cores = os.cpu_count()
-    ours = run_bench(args.bench, counts, args.reps, [1, 0])
-    base = run_bench(args.baseline, counts, args.reps, [1]) if args.baseline else {}
-    numpy = numpy_times(counts, args.reps)
+    ours, base, numpy = {}, {}, {}
+    busy = []
+    for op in OPS:
+        if not wait_quiet(args.wait_quiet, op):
+            busy.append(op)
+        ours.update(run_bench(args.bench, counts, args.reps, [1, 0], ["--ops", op]))
+        if args.baseline:
+            base.update(run_bench(args.baseline, counts, args.reps, [1], ["--ops", op]))
+        numpy.update(numpy_times(counts, args.reps, [op]))
+    if busy:
+        print(f"(other processes were using the CPU while these ran: {', '.join(busy)})\n")
     print(f"numpy {np.__version__}; {cores} cores; median of {args.reps} (numpy's stable pair "
           f"sort at 10^7: median of {max(3, args.reps // 2)}); times in ms\n")
     head = ["op", "dtype", "n"] + (["0.2.0 (1 thread)"] if base else []) + [
