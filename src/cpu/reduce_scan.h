@@ -98,6 +98,12 @@ constexpr uint64_t lanes_of() {
 // One leaf of count <= kLeaf elements: element i contributes load(i).
 template <typename Acc, typename Op, typename Load>
 Acc reduce_leaf(uint64_t begin, uint64_t count, Op op, const Load &load) {
+    if constexpr (std::is_integral_v<Acc>) {
+        // Associative and exact: one loop the compiler vectorizes as it likes.
+        Acc acc = Op::identity();
+        for (uint64_t i = 0; i < count; ++i) acc = op(acc, load(begin + i));
+        return acc;
+    }
     constexpr uint64_t kN = lanes_of<Acc>();
     Acc lanes[kN];
     for (uint64_t k = 0; k < kN; ++k) lanes[k] = Op::identity();
@@ -155,6 +161,19 @@ __attribute__((target("avx2,fma"))) inline float dot_leaf_fma<float>(const float
     for (; i + kLanes <= count; i += kLanes)
         for (uint64_t k = 0; k < kLanes; ++k) lanes[k] = __builtin_fmaf(a[i + k], b[i + k], lanes[k]);
     for (uint64_t k = 0; i + k < count; ++k) lanes[k] = __builtin_fmaf(a[i + k], b[i + k], lanes[k]);
+    for (uint64_t width = kLanes / 2; width > 0; width /= 2)
+        for (uint64_t k = 0; k < width; ++k) lanes[k] = lanes[k] + lanes[k + width];
+    return lanes[0];
+}
+// A float SUM leaf on AVX2 (the same lanes and pairwise combine: the same bits).
+template <typename T>
+__attribute__((target("avx2"))) T sum_leaf_avx2(const T *x, uint64_t count) {
+    T lanes[kLanes];
+    for (uint64_t k = 0; k < kLanes; ++k) lanes[k] = T(0);
+    uint64_t i = 0;
+    for (; i + kLanes <= count; i += kLanes)
+        for (uint64_t k = 0; k < kLanes; ++k) lanes[k] = lanes[k] + x[i + k];
+    for (uint64_t k = 0; i + k < count; ++k) lanes[k] = lanes[k] + x[i + k];
     for (uint64_t width = kLanes / 2; width > 0; width /= 2)
         for (uint64_t k = 0; k < width; ++k) lanes[k] = lanes[k] + lanes[k + width];
     return lanes[0];
@@ -260,6 +279,16 @@ T reduce_sum(Parallel &parallel, const T *input, uint64_t count) {
     using Acc = typename A::type;
     if (count == 0) return A::store(Acc(0));
     LaneSum<Acc> op;
+#if defined(GPUPRIM_CPU_FMA_DISPATCH)
+    if constexpr (std::is_floating_point_v<T> && std::is_same_v<Acc, T>) {
+        if (cpu_has_fma()) {
+            Acc total = blocked_reduce<Acc>(parallel, count, op, [&](uint64_t begin, uint64_t n) {
+                return sum_leaf_avx2<T>(input + begin, n);
+            });
+            return canonical_nan_if_nan(A::store(total));
+        }
+    }
+#endif
     Acc total = blocked_reduce<Acc>(parallel, count, op, [&](uint64_t begin, uint64_t n) {
         return reduce_leaf<Acc>(begin, n, op, [&](uint64_t i) { return A::load(input[i]); });
     });
@@ -357,6 +386,15 @@ void scan_blocks(Parallel &parallel, const T *input, T *output, uint64_t count, 
     };
     Acc carry = Op::identity();
     if (parallel.threads() <= 1 || count < kParallelScanMin) {
+        // The carries are the blocks' totals added in order. Exact operators
+        // (integers, MIN/MAX) give the same carry as the running value, so
+        // only a float SUM reads each block twice.
+        constexpr bool kExact = !std::is_floating_point_v<Acc> || !std::is_same_v<Op, LaneSum<Acc>>;
+        if constexpr (kExact) {
+            if (exclusive) scan_block<true>(input, output, count, carry, op);
+            else scan_block<false>(input, output, count, carry, op);
+            return;
+        }
         for (uint64_t b = 0; b < blocks; ++b) {
             const uint64_t begin = b * kScanBlock, n = block_count(b);
             Acc total = b + 1 < blocks ? block_total<T, Acc>(input + begin, n, op) : Acc{};
