@@ -11,7 +11,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${BUILD_DIR:-build-bench-cpu}
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DGPUPRIM_WITH_CUDA=OFF -DGPUPRIM_BUILD_EXAMPLES=OFF \
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DGPUPRIM_WITH_CUDA=OFF \
   | grep "gpuprim: CPU engine"
 cmake --build "$build" -j 2 --target gpuprim_cpu_bench
 echo "date: $(date -u +%Y-%m-%d), commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)," \
