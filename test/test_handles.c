@@ -18,6 +18,7 @@
  */
 #include "test_common.h"
 
+#include <stddef.h>
 #include <stdint.h>
 
 static gpuprim_context_t ctx;
@@ -242,12 +243,23 @@ static void test_options_rules(void) {
     CHECK_STATUS(create_with(&newer, &made, message, sizeof message), GPUPRIM_ERROR_INVALID_ARGUMENT);
     CHECKF(tc_contains(message, "is not zero"), "message: %s", message);
     CHECK(made == NULL);
-    /* smaller than this version's, or absurdly large */
+    /* 0.2.0's struct (it ends after cuda_stream): accepted, cpu_threads left at
+       its default however the bytes after it are set */
     gpuprim_context_options_init(&options);
     options.backend = GPUPRIM_BACKEND_CPU;
-    options.struct_size = sizeof options - 8;
+    options.struct_size = offsetof(gpuprim_context_options_t, cpu_threads);
+    CHECK(options.struct_size == 24);
+    options.cpu_threads = -5;
+    CHECK_STATUS(create_with(&options, &made, message, sizeof message), GPUPRIM_SUCCESS);
+    /* other sizes smaller than this version's, or absurdly large */
+    options.cpu_threads = 0;
+    options.struct_size = sizeof options - 4;
     CHECK_STATUS(create_with(&options, &made, message, sizeof message), GPUPRIM_ERROR_INVALID_ARGUMENT);
     CHECKF(tc_contains(message, "struct_size"), "message: %s", message);
+    options.struct_size = 16;
+    CHECK_STATUS(create_with(&options, &made, message, sizeof message), GPUPRIM_ERROR_INVALID_ARGUMENT);
+    options.struct_size = 23;
+    CHECK_STATUS(create_with(&options, &made, message, sizeof message), GPUPRIM_ERROR_INVALID_ARGUMENT);
     options.struct_size = 4097;
     CHECK_STATUS(create_with(&options, &made, message, sizeof message), GPUPRIM_ERROR_INVALID_ARGUMENT);
     options.struct_size = UINT64_MAX;
@@ -261,6 +273,21 @@ static void test_options_rules(void) {
     CHECKF(tc_contains(message, "device_ordinal"), "message: %s", message);
     options.device_ordinal = 3; /* not used by the CPU backend */
     CHECK_STATUS(create_with(&options, &made, message, sizeof message), GPUPRIM_SUCCESS);
+
+    /* cpu_threads: 0 (every core) and any positive count are fine, on every
+       backend; negative is refused on every backend */
+    gpuprim_context_options_init(&options);
+    options.backend = GPUPRIM_BACKEND_CPU;
+    options.cpu_threads = 3;
+    CHECK_STATUS(create_with(&options, &made, message, sizeof message), GPUPRIM_SUCCESS);
+    options.cpu_threads = -1;
+    made = (gpuprim_context_t)(uintptr_t)0x99;
+    CHECK_STATUS(create_with(&options, &made, message, sizeof message), GPUPRIM_ERROR_INVALID_ARGUMENT);
+    CHECKF(tc_contains(message, "cpu_threads"), "message: %s", message);
+    CHECK(made == NULL);
+    options.backend = GPUPRIM_BACKEND_AUTO;
+    options.cpu_threads = INT32_MIN;
+    CHECK_STATUS(create_with(&options, &made, message, sizeof message), GPUPRIM_ERROR_INVALID_ARGUMENT);
 }
 
 static void test_backend_environment(void) {

@@ -24,10 +24,13 @@ class Context:
     and stream and pick it from their arguments; make a Context yourself to
     choose, e.g. ``Context("cuda")`` to run numpy arrays on the GPU (their data
     is copied to the device and back). Use it as a context manager or call
-    close(); a context is for one thread at a time.
+    close(); a context is for one thread at a time. cpu_threads: how many
+    threads one call on the CPU backend may use (0: every core; results are
+    the same for every count).
     """
 
-    def __init__(self, backend: str = "auto", device: int = 0, stream: int = None):
+    def __init__(self, backend: str = "auto", device: int = 0, stream: int = None,
+                 cpu_threads: int = 0):
         if backend not in _BACKENDS:
             raise ValueError(f"gpuprim: backend must be one of {', '.join(_BACKENDS)}, not {backend!r}")
         options = _lib.ContextOptions()
@@ -35,6 +38,7 @@ class Context:
         options.backend = _BACKENDS[backend]
         options.device_ordinal = device
         options.cuda_stream = stream or None
+        options.cpu_threads = cpu_threads
         handle = ctypes.c_void_p()
         message = ctypes.create_string_buffer(512)
         status = LIB.gpuprim_context_create(ctypes.byref(options), ctypes.byref(handle), message,

@@ -60,7 +60,8 @@ def error_for(status, message):
 
 class ContextOptions(ctypes.Structure):
     _fields_ = [("struct_size", ctypes.c_uint64), ("backend", ctypes.c_int32),
-                ("device_ordinal", ctypes.c_int32), ("cuda_stream", ctypes.c_void_p)]
+                ("device_ordinal", ctypes.c_int32), ("cuda_stream", ctypes.c_void_p),
+                ("cpu_threads", ctypes.c_int32)]
 
 
 class SortOptions(ctypes.Structure):

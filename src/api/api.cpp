@@ -9,6 +9,7 @@
 #include <gpuprim/gpuprim.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -166,19 +167,35 @@ void require_range(const Buffer &buffer, uint64_t offset, uint64_t count) {
 // The caller's options struct (context or sort options), defaults where
 // NULL. A struct from a newer header (struct_size larger than this
 // version's) is accepted when every byte this version does not know is
-// zero, i.e. the newer fields keep their defaults.
+// zero, i.e. the newer fields keep their defaults. One of an older release's
+// size (oldest_size: its fields are a prefix of this version's) gives the
+// fields it lacks their defaults.
 template <typename Options>
-Options read_options(const Options *options, void (*init)(Options *), const char *init_name) {
+Options read_options(const Options *options, void (*init)(Options *), const char *init_name,
+                     uint64_t oldest_size = sizeof(Options)) {
     Options chosen;
     init(&chosen);
     if (!options) return chosen;
     constexpr uint64_t kLargestAccepted = 4096;
     const uint64_t size = options->struct_size;
-    if (size < sizeof chosen || size > kLargestAccepted)
+    if ((size < sizeof chosen && size != oldest_size) || size > kLargestAccepted) {
+        if (oldest_size != sizeof chosen)
+            fail(GPUPRIM_ERROR_INVALID_ARGUMENT,
+                 "options->struct_size = %llu, expected %zu (or 0.2.0's %llu, or a newer header's "
+                 "larger size): initialize the options with %s()",
+                 static_cast<unsigned long long>(size), sizeof chosen,
+                 static_cast<unsigned long long>(oldest_size), init_name);
         fail(GPUPRIM_ERROR_INVALID_ARGUMENT,
              "options->struct_size = %llu, expected %zu (or a newer header's larger size): "
              "initialize the options with %s()",
              static_cast<unsigned long long>(size), sizeof chosen, init_name);
+    }
+    if (size < sizeof chosen) {
+        // An older release's struct: its fields; the newer ones keep their defaults.
+        std::memcpy(&chosen, options, size);
+        chosen.struct_size = sizeof chosen;
+        return chosen;
+    }
     const auto *bytes = reinterpret_cast<const unsigned char *>(options);
     for (uint64_t i = sizeof chosen; i < size; ++i)
         if (bytes[i] != 0)
@@ -237,6 +254,7 @@ void gpuprim_context_options_init(gpuprim_context_options_t *options) {
     options->backend = GPUPRIM_BACKEND_AUTO;
     options->device_ordinal = 0;
     options->cuda_stream = nullptr;
+    options->cpu_threads = 0;
 }
 
 gpuprim_status_t gpuprim_context_create(const gpuprim_context_options_t *options,
@@ -249,7 +267,11 @@ gpuprim_status_t gpuprim_context_create(const gpuprim_context_options_t *options
     }
     *context = nullptr;
     try {
-        gpuprim_context_options_t chosen = read_options(options, gpuprim_context_options_init, "gpuprim_context_options_init");
+        // 0.2.0's struct ends after cuda_stream (cpu_threads came later).
+        constexpr uint64_t kOptions020Bytes = offsetof(gpuprim_context_options_t, cpu_threads);
+        static_assert(kOptions020Bytes == 24, "0.2.0's options struct is 24 bytes");
+        gpuprim_context_options_t chosen = read_options(options, gpuprim_context_options_init,
+                                                        "gpuprim_context_options_init", kOptions020Bytes);
         if (chosen.backend < GPUPRIM_BACKEND_AUTO || chosen.backend > GPUPRIM_BACKEND_CUDA)
             fail(GPUPRIM_ERROR_INVALID_ENUM, "options->backend = %d is not a gpuprim_backend_t",
                  static_cast<int>(chosen.backend));
@@ -257,8 +279,13 @@ gpuprim_status_t gpuprim_context_create(const gpuprim_context_options_t *options
         if (chosen.device_ordinal < 0)
             fail(GPUPRIM_ERROR_INVALID_ARGUMENT, "options->device_ordinal = %d is negative",
                  static_cast<int>(chosen.device_ordinal));
+        if (chosen.cpu_threads < 0)
+            fail(GPUPRIM_ERROR_INVALID_ARGUMENT,
+                 "options->cpu_threads = %d is negative (0 means every core)",
+                 static_cast<int>(chosen.cpu_threads));
         auto backend = gpuprim::create_backend(static_cast<gpuprim_backend_t>(chosen.backend),
-                                               chosen.device_ordinal, chosen.cuda_stream);
+                                               chosen.device_ordinal, chosen.cuda_stream,
+                                               chosen.cpu_threads);
         *context = Registry::instance().add_context(std::make_shared<Context>(std::move(backend)));
         return GPUPRIM_SUCCESS;
     } catch (const gpuprim::Error &error) {

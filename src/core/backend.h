@@ -104,7 +104,8 @@ private:
     uint64_t allocations_ = 0;
 };
 
-std::unique_ptr<Backend> make_cpu_backend();
+// threads: how many threads one call may use; 0 for every core.
+std::unique_ptr<Backend> make_cpu_backend(int32_t threads);
 
 // True when libgpuprim was built with the CUDA backend.
 bool cuda_backend_built();

@@ -64,7 +64,8 @@ private:
 };
 
 // Chooses and creates the backend for the options (after defaults are applied).
+// cpu_threads: the CPU backend's thread count (0: every core).
 std::unique_ptr<Backend> create_backend(gpuprim_backend_t requested, int32_t device_ordinal,
-                                        void *stream);
+                                        void *stream, int32_t cpu_threads);
 
 }  // namespace gpuprim

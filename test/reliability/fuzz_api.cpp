@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdarg>
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -1655,11 +1656,15 @@ private:
         uint8_t shape = in.u8();
         static const int32_t kBackends[] = {0, 1, 2, 1, 0, 3, -1, 1000, INT32_MIN};
         static const int32_t kOrdinals[] = {0, 0, 1, 7, -1, INT32_MIN};
+        static const int32_t kThreads[] = {0, 0, 1, 2, 7, -1, INT32_MIN};
         options.backend = kBackends[in.u8() % (sizeof kBackends / sizeof kBackends[0])];
         options.device_ordinal = kOrdinals[in.u8() % (sizeof kOrdinals / sizeof kOrdinals[0])];
         if (shape % 8 == 1) options.struct_size = 0;
         if (shape % 8 == 2) options.struct_size = sizeof options + 1 + in.u8() % sizeof storage.newer;
-        if (shape % 8 == 6) options.struct_size = sizeof options - 8;
+        options.cpu_threads = kThreads[in.u8() % (sizeof kThreads / sizeof kThreads[0])];
+        // 0.2.0's struct (24 bytes, up to cuda_stream: cpu_threads is not read), or a
+        // size between that and this version's.
+        if (shape % 8 == 6) options.struct_size = sizeof options - 8 + (shape & 0x40 ? 4 : 0);
         bool tail_set = false;
         if (shape % 8 == 2 && shape & 0x80) {
             size_t at = in.u8() % (options.struct_size - sizeof options);
@@ -1676,9 +1681,11 @@ private:
         Expect expect;
         if (null_context) expect.must |= kNull;
         if (!null_options) {
-            if (options.struct_size < sizeof options || options.struct_size > sizeof storage ||
-                tail_set)
+            const bool old_layout = options.struct_size == offsetof(gpuprim_context_options_t, cpu_threads);
+            if ((options.struct_size < sizeof options && !old_layout) ||
+                options.struct_size > sizeof storage || tail_set)
                 expect.must |= kArg;
+            if (!old_layout && options.cpu_threads < 0) expect.must |= kArg;
             if (options.backend < 0 || options.backend > 2) expect.must |= kEnum;
             if (options.device_ordinal < 0) expect.must |= kArg;
         }

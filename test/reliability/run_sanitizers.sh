@@ -6,9 +6,11 @@
 #     library, every test and the examples, then the whole ctest suite.
 #     Any sanitizer report fails (the runtimes abort on the first one, and
 #     the test log is searched for reports besides).
-#  2. ThreadSanitizer: the library and test/reliability/test_concurrency.c
-#     (threads with a context each, then threads sharing one context and
-#     racing its destroy), built directly.
+#  2. ThreadSanitizer: the library (CPU threads on std::threads per call,
+#     see below; Highway's vqsort when installed) and test/reliability/test_concurrency.c (threads with
+#     a context each, then threads sharing one context and racing its
+#     destroy) and test/test_cpu_threads.c (every op on 1, 2 and 7 threads),
+#     built directly.
 # Exits non-zero on any failure; the last line is the verdict.
 # Environment: JOBS (default 2), SANITIZE_BUILD_DIR (default build-sanitize),
 # TSAN_BUILD_DIR (default build-tsan), SKIP_TSAN=1 to skip step 2.
@@ -82,24 +84,40 @@ echo "=== [1/2] passed: every test clean under ASan+UBSan+LSan"
 if [ "${SKIP_TSAN:-0}" = 1 ]; then
   verdict "PASSED (ASan+UBSan+LSan; ThreadSanitizer skipped)" 0
 fi
-echo "=== [2/2] ThreadSanitizer: library + test_concurrency in $tsan_build"
+echo "=== [2/2] ThreadSanitizer: library + test_concurrency + test_cpu_threads in $tsan_build"
 mkdir -p "$tsan_build"
 cc_tsan="${CC:-cc} -std=c99 -O1 -g -fsanitize=thread"
 cxx_tsan="${CXX:-c++} -std=c++17 -O1 -g -fsanitize=thread"
+# The CPU backend's threads: the same pieces of work as with oneTBB or
+# OpenMP, on std::threads started per call (GPUPRIM_CPU_STD_THREADS, a
+# sanitizer-only engine): TSan cannot see the synchronization inside the
+# uninstrumented libtbb or libgomp and reports their hand-overs (oneTBB's
+# task objects and tree counts), while std::thread start/join it sees whole.
+# Highway's vqsort when installed, as the CMake build picks it.
+engine_flags=(-DGPUPRIM_CPU_STD_THREADS=1)
+engine_libs=()
+if pkg-config --exists libhwy-contrib 2>/dev/null; then
+  engine_flags+=(-DGPUPRIM_CPU_HWY=1); engine_libs+=(-lhwy_contrib -lhwy)
+fi
+echo "    CPU engine flags: ${engine_flags[*]}"
 objects=()
 pids=()
 for source in src/api/*.cpp src/core/*.cpp src/cpu/*.cpp; do
   object="$tsan_build/$(echo "$source" | tr / _).o"
   objects+=("$object")
-  $cxx_tsan -Iinclude -Isrc -DGPUPRIM_STATIC_DEFINE -c "$source" -o "$object" &
+  $cxx_tsan -Iinclude -Isrc -DGPUPRIM_STATIC_DEFINE "${engine_flags[@]}" -c "$source" -o "$object" &
   pids+=($!)
   if [ ${#pids[@]} -ge "$jobs" ]; then wait "${pids[0]}" || verdict "FAILED (TSan compile)" 1; pids=("${pids[@]:1}"); fi
 done
 for pid in "${pids[@]}"; do wait "$pid" || verdict "FAILED (TSan compile)" 1; done
 $cc_tsan -Iinclude -DGPUPRIM_STATIC_DEFINE test/reliability/test_concurrency.c "${objects[@]}" \
-  -lstdc++ -lm -lpthread -o "$tsan_build/rel_concurrency_tsan" || verdict "FAILED (TSan link)" 1
+  "${engine_libs[@]}" -lstdc++ -lm -lpthread -o "$tsan_build/rel_concurrency_tsan" || verdict "FAILED (TSan link)" 1
+$cc_tsan -Iinclude -DGPUPRIM_STATIC_DEFINE test/test_cpu_threads.c "${objects[@]}" \
+  "${engine_libs[@]}" -lstdc++ -lm -lpthread -o "$tsan_build/test_cpu_threads_tsan" || verdict "FAILED (TSan link)" 1
 TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1" "$tsan_build/rel_concurrency_tsan" 8 3 \
   || verdict "FAILED (ThreadSanitizer: test_concurrency)" 1
 TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1" "$tsan_build/rel_concurrency_tsan" 8 2 shared \
   || verdict "FAILED (ThreadSanitizer: test_concurrency, one shared context)" 1
-verdict "PASSED (ASan+UBSan+LSan: all tests; ThreadSanitizer: concurrency)" 0
+TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1" "$tsan_build/test_cpu_threads_tsan" \
+  || verdict "FAILED (ThreadSanitizer: test_cpu_threads)" 1
+verdict "PASSED (ASan+UBSan+LSan: all tests; ThreadSanitizer: concurrency, CPU threads)" 0

@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: Apache-2.0
+// The CPU backend's sort. Keys travel as their "radix keys"
+// (core/key_transform.h), whose plain unsigned order is the documented order
+// (floats: NaN last ascending, -0.0 before +0.0; descending is the
+// complement), so every sort below is a sort of unsigned integers:
+// - keys only: the radix keys themselves (equal radix keys are equal bits,
+//   so the order of equal keys cannot be seen);
+// - pairs: each key packed with its input position, (key << 32 | i) in 64
+//   bits for keys of 4 bytes or fewer and counts below 2^32, else a 128-bit
+//   (key, i). The packed values are unique, so any sort of them is stable;
+//   the values are then gathered by position.
+// The unsigned sort: Highway's vqsort (SIMD; GPUPRIM_CPU_HWY), else
+// std::sort. With T threads the input is cut into R runs (R the largest
+// power of two <= T, at most 16, runs of at least 2^16 elements), sorted in
+// parallel, then merged pairwise in parallel pieces (merge path), the last
+// merge writing the output (keys transformed back, values gathered) as it
+// goes. The sorted output is unique, so it is the same for every thread count.
+#pragma once
+
+#include "cpu/parallel.h"
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#if defined(GPUPRIM_CPU_HWY)
+#  include <hwy/contrib/sort/vqsort.h>
+#endif
+
+namespace gpuprim {
+namespace cpu {
+
+// A 128-bit sort element: ordered by hi, then lo.
+#if defined(GPUPRIM_CPU_HWY)
+using Wide = hwy::uint128_t;
+#else
+struct Wide {
+    uint64_t lo;
+    uint64_t hi;
+};
+inline bool operator<(const Wide &a, const Wide &b) {
+    return a.hi != b.hi ? a.hi < b.hi : a.lo < b.lo;
+}
+#endif
+
+inline const char *sort_engine_name() {
+#if defined(GPUPRIM_CPU_HWY)
+    return "Highway vqsort";
+#else
+    return "std::sort (no Highway at build time)";
+#endif
+}
+
+// Sorts p[0, n) ascending on the calling thread.
+template <typename T>
+void leaf_sort(T *p, uint64_t n) {
+    if (n < 2) return;
+#if defined(GPUPRIM_CPU_HWY)
+    if constexpr (std::is_same_v<T, uint16_t> || std::is_same_v<T, uint32_t> ||
+                  std::is_same_v<T, uint64_t> || std::is_same_v<T, Wide>) {
+        hwy::Sorter sorter;
+        sorter(p, static_cast<size_t>(n), hwy::SortAscending());
+        return;
+    }
+#endif
+    std::sort(p, p + n, [](const T &a, const T &b) { return a < b; });
+}
+
+constexpr uint64_t kParallelSortMin = 1 << 16;  // below: one leaf sort, one thread
+constexpr uint64_t kMaxRuns = 16;
+
+// How many runs sort_and_emit sorts in parallel: a power of two, at most the
+// thread count, each run at least kParallelSortMin elements.
+inline uint64_t sort_runs(const Parallel &parallel, uint64_t n) {
+    uint64_t runs = 1;
+    while (runs * 2 <= static_cast<uint64_t>(parallel.threads()) && runs * 2 <= kMaxRuns &&
+           n / (runs * 2) >= kParallelSortMin)
+        runs *= 2;
+    return runs;
+}
+
+// Elements of scratch sort_and_emit needs besides `a`: 0, or n when more
+// than two runs are merged in rounds.
+inline uint64_t sort_scratch_elements(const Parallel &parallel, uint64_t n) {
+    return sort_runs(parallel, n) > 2 ? n : 0;
+}
+
+// The first k elements of the merge of sorted A and B (ties: A first) take
+// how many from A.
+template <typename T>
+uint64_t merge_corank(const T *A, uint64_t na, const T *B, uint64_t nb, uint64_t k) {
+    uint64_t lo = k > nb ? k - nb : 0, hi = k < na ? k : na;
+    while (lo < hi) {
+        const uint64_t i = lo + (hi - lo) / 2;
+        if (!(B[k - i - 1] < A[i])) lo = i + 1;  // A[i] <= B[k-i-1]: take more of A
+        else hi = i;
+    }
+    return lo;
+}
+
+// Outputs [k_begin, k_end) of the merge of A and B: out(k, value).
+template <typename T, typename Out>
+void merge_piece(const T *A, uint64_t na, const T *B, uint64_t nb, uint64_t k_begin,
+                 uint64_t k_end, const Out &out) {
+    uint64_t i = merge_corank(A, na, B, nb, k_begin), j = k_begin - i, k = k_begin;
+    while (k < k_end && i < na && j < nb) {
+        const T x = A[i], y = B[j];
+        const bool take_b = y < x;
+        out(k, take_b ? y : x);
+        i += !take_b;
+        j += take_b;
+        ++k;
+    }
+    while (k < k_end && i < na) out(k++, A[i++]);
+    while (k < k_end && j < nb) out(k++, B[j++]);
+}
+
+// Merges runs [bounds[r], bounds[r+1]) two by two, in parallel pieces.
+template <typename T, typename Out>
+void merge_pairs(Parallel &parallel, const T *src, const uint64_t *bounds, uint64_t runs,
+                 uint64_t n, const Out &out) {
+    const uint64_t piece = std::max<uint64_t>(
+        kParallelSortMin, n / (4 * static_cast<uint64_t>(parallel.threads())) + 1);
+    const uint64_t pieces = (n + piece - 1) / piece;
+    parallel.for_each(pieces, [&](size_t p) {
+        const uint64_t begin = p * piece, end = std::min(n, begin + piece);
+        // The pair of runs each output position lies in; a piece may span pairs.
+        for (uint64_t r = 0; r < runs; r += 2) {
+            const uint64_t lo = bounds[r], mid = bounds[r + 1], hi = bounds[r + 2];
+            const uint64_t b = std::max(begin, lo), e = std::min(end, hi);
+            if (b >= e) continue;
+            merge_piece(src + lo, mid - lo, src + mid, hi - mid, b - lo, e - lo,
+                        [&](uint64_t k, const T &v) { out(lo + k, v); });
+        }
+    });
+}
+
+// Sorts a[0, n) ascending and calls emit(k, value) once for every output
+// position k with the k-th smallest element, from any thread, each k once.
+// a is left in any state. scratch: sort_scratch_elements(parallel, n)
+// elements (may be null when that is 0). Allocates nothing.
+template <typename T, typename Emit>
+void sort_and_emit(Parallel &parallel, T *a, T *scratch, uint64_t n, const Emit &emit) {
+    const uint64_t runs = sort_runs(parallel, n);
+    constexpr uint64_t kGrain = 1 << 16;
+    if (runs == 1) {
+        leaf_sort(a, n);
+        parallel.for_ranges(n, kGrain, [&](uint64_t begin, uint64_t end) {
+            for (uint64_t k = begin; k < end; ++k) emit(k, a[k]);
+        });
+        return;
+    }
+    uint64_t bounds[kMaxRuns + 1];
+    for (uint64_t r = 0; r <= runs; ++r) bounds[r] = n / runs * r + std::min(r, n % runs);
+    parallel.for_each(runs, [&](size_t r) { leaf_sort(a + bounds[r], bounds[r + 1] - bounds[r]); });
+    // Rounds of pairwise merges until two runs are left, then the last merge
+    // feeds emit.
+    T *src = a, *dst = scratch;
+    uint64_t count = runs;
+    while (count > 2) {
+        T *to = dst;
+        merge_pairs(parallel, src, bounds, count, n, [to](uint64_t k, const T &v) { to[k] = v; });
+        for (uint64_t r = 0; r <= count / 2; ++r) bounds[r] = bounds[2 * r];
+        count /= 2;
+        std::swap(src, dst);
+    }
+    merge_pairs(parallel, src, bounds, 2, n, emit);
+}
+
+}  // namespace cpu
+}  // namespace gpuprim
