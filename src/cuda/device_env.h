@@ -74,10 +74,15 @@ inline int query_resident_blocks(const void *kernel, int threads, size_t dynamic
     check(cudaFuncGetAttributes(&attributes, kernel), what);
     if (attributes.sharedSizeBytes + dynamic_shared > max_shared_optin) return 0;
     // The default dynamic limit is 48 KiB less the kernel's static shared
-    // memory, so any dynamic request may need the opt-in.
+    // memory, so any dynamic request may need the opt-in. It opts in to all
+    // the device allows, never to just this request: the limit belongs to the
+    // kernel, process-wide, and a smaller request's opt-in would lower it
+    // under a larger one that some context's cache already remembered as
+    // done (a block sort of 2049 keys then failed to launch after one of
+    // 2048: "invalid argument").
     if (dynamic_shared > 0)
         check(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                   static_cast<int>(dynamic_shared)),
+                                   static_cast<int>(max_shared_optin - attributes.sharedSizeBytes)),
               what);
     int blocks = 0;
     check(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, threads, dynamic_shared),
