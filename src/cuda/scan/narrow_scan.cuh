@@ -57,6 +57,31 @@ __device__ __forceinline__ void load_items(const T *in, uint64_t first, uint64_t
     }
 }
 
+// The thread's outputs from its inclusive scan x and base, everything before
+// the thread: each rounded once (Op::store) and written as two 16-byte
+// stores where whole and aligned, element by element otherwise.
+template <typename T, typename Op, typename Acc>
+__device__ __forceinline__ void store_items(T *out, uint64_t first, uint64_t count, bool vectors, bool exclusive,
+                                            Acc base, const Acc (&x)[kItems<T>]) {
+    constexpr int kN = kItems<T>;
+    const typename Op::Combine op;
+    T results[kN];
+#pragma unroll
+    for (int i = 0; i < kN; ++i)
+        results[i] = Op::store(exclusive ? (i == 0 ? base : op(base, x[i - 1])) : op(base, x[i]));
+    if (vectors && first + kN <= count) {
+        uint4 v[2];
+        memcpy(v, results, sizeof v);
+        uint4 *q = reinterpret_cast<uint4 *>(out + first);
+        q[0] = v[0];
+        q[1] = v[1];
+    } else {
+#pragma unroll
+        for (int i = 0; i < kN; ++i)
+            if (first + i < count) out[first + i] = results[i];
+    }
+}
+
 // Exclusive scan of one value per thread over the block, in a fixed shape:
 // warps scan by shuffles, warp 0 scans the warp totals. Every thread calls it.
 template <int kBlockThreads, typename Acc, typename Combine>
@@ -149,25 +174,8 @@ __global__ void __launch_bounds__(kThreads)
     for (int i = 1; i < kN; ++i) x[i] = op(x[i - 1], x[i]);
     const Acc before_thread = block_exclusive_scan<kThreads>(x[kN - 1], op, warp_totals);
     const Acc base = op(prefixes ? prefixes[blockIdx.x] : Combine::identity(), before_thread);
-    T results[kN];
-#pragma unroll
-    for (int i = 0; i < kN; ++i) {
-        const Acc value = exclusive ? (i == 0 ? base : op(base, x[i - 1])) : op(base, x[i]);
-        results[i] = Op::store(value);
-    }
-    if (out_vectors && first + kN <= count) {
-        uint4 v[2];
-        memcpy(v, results, sizeof v);
-        uint4 *p = reinterpret_cast<uint4 *>(out + first);
-        p[0] = v[0];
-        p[1] = v[1];
-    } else {
-#pragma unroll
-        for (int i = 0; i < kN; ++i)
-            if (first + i < count) out[first + i] = results[i];
-    }
+    store_items<T, Op>(out, first, count, out_vectors, exclusive, base, x);
 }
-
 
 // Inputs of up to kSinglePassMaxTiles tiles: one tile per block, tiles in ticket order, the decoupled look-back of the
 // wider dtypes' scan on the running values (scan/tile_lookback.cuh; float
@@ -223,25 +231,8 @@ __global__ void __launch_bounds__(kThreads) narrow_scan_kernel(const scan_detail
     }
     __syncthreads();
 
-    const Acc base = op(tile_prefix, before_thread);
-    T results[kN];
-#pragma unroll
-    for (int i = 0; i < kN; ++i) {
-        const Acc value = p.exclusive ? (i == 0 ? base : op(base, x[i - 1])) : op(base, x[i]);
-        results[i] = Op::store(value);
-    }
-    T *out = static_cast<T *>(p.output);
-    if (out_vectors && first + kN <= p.count) {
-        uint4 v[2];
-        memcpy(v, results, sizeof v);
-        uint4 *q = reinterpret_cast<uint4 *>(out + first);
-        q[0] = v[0];
-        q[1] = v[1];
-    } else {
-#pragma unroll
-        for (int i = 0; i < kN; ++i)
-            if (first + i < p.count) out[first + i] = results[i];
-    }
+    store_items<T, Op>(static_cast<T *>(p.output), first, p.count, out_vectors, p.exclusive,
+                       op(tile_prefix, before_thread), x);
     if (threadIdx.x == 0) p.counters.finish_tile(tile, p.num_tiles, tile % p.clear_chunk == 0);
 }
 
