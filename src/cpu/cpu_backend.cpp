@@ -15,6 +15,7 @@
 #include "cpu/parallel.h"
 #include "cpu/reduce_scan.h"
 #include "cpu/sort.h"
+#include "cpu/sort_by_width.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -27,164 +28,6 @@ namespace gpuprim {
 namespace {
 
 using cpu::Parallel;
-using cpu::Wide;
-
-constexpr uint64_t kGrain = 1 << 16;  // elements per task of the element-wise passes
-
-// count elements of T in bytes, or OUT_OF_MEMORY when that overflows.
-template <typename T>
-uint64_t bytes_of(uint64_t count, uint64_t copies = 1) {
-    if (count > UINT64_MAX / sizeof(T) / copies)
-        fail(GPUPRIM_ERROR_OUT_OF_MEMORY, "sort: %llu elements need more than 2^64 bytes of scratch",
-             static_cast<unsigned long long>(count));
-    return count * sizeof(T) * copies;
-}
-
-template <typename KeyBits>
-void sort_keys(Parallel &parallel, Workspace &workspace, const SortRequest &request) {
-    const uint64_t n = request.count;
-    const uint64_t extra = cpu::sort_scratch_elements(parallel, n);
-    auto *keys = static_cast<KeyBits *>(workspace.reserve(bytes_of<KeyBits>(n + extra)));
-    const auto *in = static_cast<const KeyBits *>(request.keys_in);
-    auto *out = static_cast<KeyBits *>(request.keys_out);
-    const KeyKind kind = request.key_kind;
-    const bool descending = request.descending;
-    parallel.for_ranges(n, kGrain, [&](uint64_t begin, uint64_t end) {
-        for (uint64_t i = begin; i < end; ++i) keys[i] = to_radix_key(in[i], kind, descending);
-    });
-    // keys_in is read: from here on keys_out (which may be keys_in) is written.
-    cpu::sort_and_emit(parallel, keys, extra ? keys + n : nullptr, n,
-                       [out, kind, descending](uint64_t k, KeyBits key) {
-                           out[k] = from_radix_key(key, kind, descending);
-                       });
-}
-
-// Pairs: the keys packed with their positions into Packed (uint64_t or Wide),
-// sorted, then keys unpacked and values gathered by position as the sorted
-// packed keys are written out.
-template <typename KeyBits, typename ValueBits, typename Packed>
-void sort_pairs_packed(Parallel &parallel, Workspace &workspace, const SortRequest &request) {
-    static_assert(sizeof(ValueBits) <= sizeof(Packed), "values in place reuse the scratch");
-    const uint64_t n = request.count;
-    // Values in place: gathered into scratch first, then copied.
-    const bool in_place = request.values_out == request.values_in;
-    const uint64_t rounds = cpu::sort_scratch_elements(parallel, n);
-    const uint64_t extra = rounds + (in_place ? n : 0);
-    auto *packed = static_cast<Packed *>(workspace.reserve(bytes_of<Packed>(n + extra)));
-    Packed *scratch = rounds ? packed + n : nullptr;
-    const auto *keys_in = static_cast<const KeyBits *>(request.keys_in);
-    const auto *values_in = static_cast<const ValueBits *>(request.values_in);
-    auto *keys_out = static_cast<KeyBits *>(request.keys_out);
-    auto *values_out = static_cast<ValueBits *>(request.values_out);
-    const KeyKind kind = request.key_kind;
-    const bool descending = request.descending;
-    parallel.for_ranges(n, kGrain, [&](uint64_t begin, uint64_t end) {
-        for (uint64_t i = begin; i < end; ++i) {
-            const KeyBits key = to_radix_key(keys_in[i], kind, descending);
-            if constexpr (std::is_same_v<Packed, Wide>) packed[i] = Wide{i, uint64_t(key)};
-            else packed[i] = (uint64_t(key) << 32) | i;
-        }
-    });
-    // In place, the gather must not write values_out while values_in (the
-    // same memory) is still being read: it goes to scratch past the merge's.
-    ValueBits *gathered =
-        in_place ? reinterpret_cast<ValueBits *>(packed + n + rounds) : values_out;
-    cpu::sort_and_emit(parallel, packed, scratch, n, [&](uint64_t k, const Packed &p) {
-        uint64_t position;
-        KeyBits key;
-        if constexpr (std::is_same_v<Packed, Wide>) {
-            position = p.lo;
-            key = KeyBits(p.hi);
-        } else {
-            position = p & 0xFFFFFFFFu;
-            key = KeyBits(p >> 32);
-        }
-        keys_out[k] = from_radix_key(key, kind, descending);
-        gathered[k] = values_in[position];
-    });
-    if (in_place)
-        parallel.for_ranges(n, kGrain, [&](uint64_t begin, uint64_t end) {
-            std::memcpy(values_out + begin, gathered + begin, (end - begin) * sizeof(ValueBits));
-        });
-}
-
-template <typename KeyBits, typename ValueBits>
-void sort_pairs(Parallel &parallel, Workspace &workspace, const SortRequest &request) {
-    if constexpr (sizeof(KeyBits) <= 4) {
-        if (request.count <= (uint64_t(1) << 32))
-            return sort_pairs_packed<KeyBits, ValueBits, uint64_t>(parallel, workspace, request);
-    }
-    sort_pairs_packed<KeyBits, ValueBits, Wide>(parallel, workspace, request);
-}
-
-// A sort by a bit range of the keys: the sort bits (core/key_transform.h
-// sort_bits) packed with positions, sorted, then keys and values gathered by
-// position into scratch and copied out (keys_out may be keys_in: the key is
-// no longer the packed value, so it comes from the input). ValueBits void:
-// keys only.
-template <typename KeyBits, typename ValueBits, typename Packed>
-void sort_bit_range_packed(Parallel &parallel, Workspace &workspace, const SortRequest &request) {
-    constexpr bool kValues = !std::is_void_v<ValueBits>;
-    using V = std::conditional_t<kValues, ValueBits, uint8_t>;
-    const uint64_t n = request.count;
-    const uint64_t rounds = cpu::sort_scratch_elements(parallel, n);
-    auto aligned = [](uint64_t bytes) { return (bytes + 63) / 64 * 64; };
-    const uint64_t keys_at = aligned(bytes_of<Packed>(n + rounds));
-    const uint64_t values_at = aligned(keys_at + bytes_of<KeyBits>(n));
-    auto *base = static_cast<unsigned char *>(
-        workspace.reserve(values_at + (kValues ? bytes_of<V>(n) : 0)));
-    auto *packed = reinterpret_cast<Packed *>(base);
-    Packed *scratch = rounds ? packed + n : nullptr;
-    auto *keys = reinterpret_cast<KeyBits *>(base + keys_at);
-    auto *values = reinterpret_cast<V *>(base + values_at);
-    const auto *keys_in = static_cast<const KeyBits *>(request.keys_in);
-    const auto *values_in = static_cast<const V *>(request.values_in);
-    const KeyKind kind = request.key_kind;
-    const bool descending = request.descending;
-    const uint32_t begin_bit = request.begin_bit, end_bit = sort_end_bit(request);
-    parallel.for_ranges(n, kGrain, [&](uint64_t begin, uint64_t end) {
-        for (uint64_t i = begin; i < end; ++i) {
-            const uint64_t bits = sort_bits(to_radix_key(keys_in[i], kind, descending), begin_bit, end_bit);
-            if constexpr (std::is_same_v<Packed, Wide>) packed[i] = Wide{i, bits};
-            else packed[i] = (bits << 32) | i;
-        }
-    });
-    cpu::sort_and_emit(parallel, packed, scratch, n, [&](uint64_t k, const Packed &p) {
-        uint64_t position;
-        if constexpr (std::is_same_v<Packed, Wide>) position = p.lo;
-        else position = p & 0xFFFFFFFFu;
-        keys[k] = keys_in[position];
-        if constexpr (kValues) values[k] = values_in[position];
-    });
-    auto *keys_out = static_cast<KeyBits *>(request.keys_out);
-    auto *values_out = static_cast<V *>(request.values_out);
-    parallel.for_ranges(n, kGrain, [&](uint64_t begin, uint64_t end) {
-        std::memcpy(keys_out + begin, keys + begin, (end - begin) * sizeof(KeyBits));
-        if constexpr (kValues) std::memcpy(values_out + begin, values + begin, (end - begin) * sizeof(V));
-    });
-}
-
-template <typename KeyBits, typename ValueBits>
-void sort_bit_range(Parallel &parallel, Workspace &workspace, const SortRequest &request) {
-    // 32 sort bits or fewer and positions below 2^32 pack into 64 bits.
-    if (sort_end_bit(request) - request.begin_bit <= 32 && request.count <= (uint64_t(1) << 32))
-        return sort_bit_range_packed<KeyBits, ValueBits, uint64_t>(parallel, workspace, request);
-    sort_bit_range_packed<KeyBits, ValueBits, Wide>(parallel, workspace, request);
-}
-
-template <typename KeyBits>
-void sort_by_value_width(Parallel &parallel, Workspace &workspace, const SortRequest &request) {
-    if (!sorts_whole_key(request)) {
-        if (request.value_bytes == 0) return sort_bit_range<KeyBits, void>(parallel, workspace, request);
-        return dispatch_width(request.value_bytes, "sort: unsupported value width", [&](auto value_bits) {
-            sort_bit_range<KeyBits, decltype(value_bits)>(parallel, workspace, request);
-        });
-    }
-    if (request.value_bytes == 0) return sort_keys<KeyBits>(parallel, workspace, request);
-    dispatch_width(request.value_bytes, "sort: unsupported value width", [&](auto value_bits) {
-        sort_pairs<KeyBits, decltype(value_bits)>(parallel, workspace, request);
-    });
-}
 
 class CpuBackend final : public Backend {
 public:
@@ -250,9 +93,8 @@ public:
 
     void sort(const SortRequest &request) override {
         if (request.count == 0) return;
-        dispatch_width(request.key_bytes, "sort: unsupported key width", [&](auto key_bits) {
-            sort_by_value_width<decltype(key_bits)>(parallel_, workspace_, request);
-        });
+        if (request.key_bytes <= 2) cpu::sort_narrow_keys(parallel_, workspace_, request);
+        else cpu::sort_wide_keys(parallel_, workspace_, request);
     }
 
     explicit CpuBackend(int32_t threads)
