@@ -141,27 +141,21 @@ Acc dot_leaf(const T *a, const T *b, uint64_t count) {
 // build for the baseline x86-64 ISA.
 #if defined(__x86_64__) && defined(__GNUC__)
 #  define GPUPRIM_CPU_FMA_DISPATCH 1
+// The fused multiply-add of T in hardware (fmaf for float: the double form
+// would widen).
+template <typename T>
+__attribute__((target("avx2,fma"))) inline T fma_avx2(T x, T y, T z) {
+    if constexpr (std::is_same_v<T, float>) return __builtin_fmaf(x, y, z);
+    else return __builtin_fma(x, y, z);
+}
 template <typename T>
 __attribute__((target("avx2,fma"))) T dot_leaf_fma(const T *a, const T *b, uint64_t count) {
     T lanes[kLanes];
     for (uint64_t k = 0; k < kLanes; ++k) lanes[k] = T(0);
     uint64_t i = 0;
     for (; i + kLanes <= count; i += kLanes)
-        for (uint64_t k = 0; k < kLanes; ++k) lanes[k] = __builtin_fma(a[i + k], b[i + k], lanes[k]);
-    for (uint64_t k = 0; i + k < count; ++k) lanes[k] = __builtin_fma(a[i + k], b[i + k], lanes[k]);
-    for (uint64_t width = kLanes / 2; width > 0; width /= 2)
-        for (uint64_t k = 0; k < width; ++k) lanes[k] = lanes[k] + lanes[k + width];
-    return lanes[0];
-}
-template <>
-__attribute__((target("avx2,fma"))) inline float dot_leaf_fma<float>(const float *a, const float *b,
-                                                                     uint64_t count) {
-    float lanes[kLanes];
-    for (uint64_t k = 0; k < kLanes; ++k) lanes[k] = 0.0f;
-    uint64_t i = 0;
-    for (; i + kLanes <= count; i += kLanes)
-        for (uint64_t k = 0; k < kLanes; ++k) lanes[k] = __builtin_fmaf(a[i + k], b[i + k], lanes[k]);
-    for (uint64_t k = 0; i + k < count; ++k) lanes[k] = __builtin_fmaf(a[i + k], b[i + k], lanes[k]);
+        for (uint64_t k = 0; k < kLanes; ++k) lanes[k] = fma_avx2(a[i + k], b[i + k], lanes[k]);
+    for (uint64_t k = 0; i + k < count; ++k) lanes[k] = fma_avx2(a[i + k], b[i + k], lanes[k]);
     for (uint64_t width = kLanes / 2; width > 0; width /= 2)
         for (uint64_t k = 0; k < width; ++k) lanes[k] = lanes[k] + lanes[k + width];
     return lanes[0];
