@@ -582,6 +582,134 @@ GPUPRIM_API gpuprim_status_t gpuprim_sort_with_options(gpuprim_context_t context
                                                        gpuprim_buffer_t values_out,
                                                        const gpuprim_sort_options_t *options);
 
+/* ------------------------------------------------------------------------ */
+/* Argsort                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * The stable permutation that sorts keys_in: indices[j] is the input position
+ * of the key that a stable gpuprim_sort_with_options() with the same options
+ * would put at position j (the order, the float order and the bit range are
+ * those of the sort; equal keys keep their input order, so the indices of
+ * equal keys increase). The indices are generated inside the sort; no index
+ * buffer is read. Stream-ordered.
+ * keys_in: any dtype. keys_out: NULL, or a buffer of keys_in's dtype and
+ *   count that receives the sorted keys; it may be keys_in (in place).
+ * indices: I32, U32, I64 or U64 with keys_in's count; the largest index,
+ *   count - 1, must fit its dtype (I32: count <= 2^31). It must not overlap
+ *   keys_in or keys_out.
+ * options: as for gpuprim_sort_with_options() (NULL: ascending, whole key).
+ * Errors: NULL_POINTER, INVALID_HANDLE, CONTEXT_MISMATCH, INVALID_ENUM,
+ * DTYPE_MISMATCH (keys_out's dtype; indices not an index dtype),
+ * SIZE_MISMATCH, INVALID_ARGUMENT (options as for the sort; overlapping
+ * buffers; count - 1 past what the indices' dtype holds), DEVICE,
+ * OUT_OF_MEMORY.
+ * Workspace: as gpuprim_sort() with values of the indices' width, plus one
+ * copy of the keys when keys_out is NULL.
+ */
+GPUPRIM_API gpuprim_status_t gpuprim_argsort(gpuprim_context_t context, gpuprim_buffer_t keys_in,
+                                             gpuprim_buffer_t keys_out, gpuprim_buffer_t indices,
+                                             const gpuprim_sort_options_t *options);
+
+/* ------------------------------------------------------------------------ */
+/* Segments: per-row and per-group primitives                                */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * How a data buffer of n elements divides into segments, in one of two ways:
+ * - Uniform rows (offsets NULL): row_count rows of row_length consecutive
+ *   elements, a contiguous row-major 2-D array; row_count * row_length must
+ *   equal n. Row r is elements [r * row_length, (r + 1) * row_length).
+ * - CSR offsets: a buffer of segment_count + 1 integers (I32, U32, I64 or
+ *   U64, on the context); segment s is elements [offsets[s], offsets[s+1]).
+ *   Offsets must not decrease and must lie in [0, n]; segments may be empty.
+ *   Elements before offsets[0] or from offsets[segment_count] on belong to no
+ *   segment: they are not read, and their outputs are left as they are.
+ *   A bad offset is INVALID_ARGUMENT with a message naming the first bad
+ *   index; it is found before anything is written (on CUDA by a check on the
+ *   device, whose result the call waits for: calls with offsets block until
+ *   that check has run, calls with uniform rows do not).
+ * Fill with gpuprim_segments_init_rows() or gpuprim_segments_init_offsets();
+ * struct_size follows the rules of gpuprim_context_options_t.
+ */
+typedef struct gpuprim_segments {
+    uint64_t struct_size;     /* sizeof(gpuprim_segments_t) */
+    gpuprim_buffer_t offsets; /* CSR offsets, or NULL for uniform rows */
+    uint64_t row_count;       /* uniform rows only (ignored with offsets) */
+    uint64_t row_length;      /* uniform rows only (ignored with offsets) */
+} gpuprim_segments_t;
+
+/* Uniform rows. Does nothing if segments is NULL. */
+GPUPRIM_API void gpuprim_segments_init_rows(gpuprim_segments_t *segments, uint64_t row_count,
+                                            uint64_t row_length);
+/* CSR offsets (offsets' count - 1 segments). Does nothing if segments is NULL. */
+GPUPRIM_API void gpuprim_segments_init_offsets(gpuprim_segments_t *segments, gpuprim_buffer_t offsets);
+
+/*
+ * Sorts every segment on its own, exactly as gpuprim_sort_with_options()
+ * would sort that segment's keys and values (stable; the same order rules,
+ * options and aliasing rules). Keys and values outside every segment are left
+ * as they are (offsets only). Stream-ordered (with offsets: see
+ * gpuprim_segments_t).
+ * Errors: as gpuprim_sort_with_options(), plus NULL_POINTER (segments),
+ * SIZE_MISMATCH (rows that do not cover the keys), INVALID_ARGUMENT
+ * (segments->struct_size, a bad offset), DTYPE_MISMATCH (offsets not an
+ * index dtype).
+ * Workspace (CUDA): short segments (up to 4096 keys) sort in shared memory
+ * and need a few bytes per segment; longer ones as gpuprim_sort() of their
+ * longest segment (one at a time).
+ */
+GPUPRIM_API gpuprim_status_t gpuprim_segmented_sort(gpuprim_context_t context,
+                                                    const gpuprim_segments_t *segments,
+                                                    gpuprim_buffer_t keys_in, gpuprim_buffer_t values_in,
+                                                    gpuprim_buffer_t keys_out, gpuprim_buffer_t values_out,
+                                                    const gpuprim_sort_options_t *options);
+
+/*
+ * gpuprim_argsort() of every segment: indices[i] for a position i of segment
+ * s is a position within s (0 at its first element, like numpy's and torch's
+ * argsort along the last axis). indices: I32, U32, I64 or U64 with keys_in's
+ * count; the longest segment's length - 1 must fit its dtype. keys_out: NULL
+ * or the sorted keys, as gpuprim_argsort(). Outside every segment (offsets
+ * only) nothing is written.
+ * Errors: as gpuprim_argsort() and gpuprim_segmented_sort().
+ */
+GPUPRIM_API gpuprim_status_t gpuprim_segmented_argsort(gpuprim_context_t context,
+                                                       const gpuprim_segments_t *segments,
+                                                       gpuprim_buffer_t keys_in, gpuprim_buffer_t keys_out,
+                                                       gpuprim_buffer_t indices,
+                                                       const gpuprim_sort_options_t *options);
+
+/*
+ * Reduces every segment of input with op into one element of output:
+ * output[s] = op over segment s, with the rules of gpuprim_reduce() (integer
+ * sums wrap; float sums deterministic run to run, NaN rules, f16/bf16
+ * accumulate in f32). An empty segment yields the identity (SUM 0, MIN the
+ * largest value, MAX the smallest, +inf / -inf for floats), as a reduce of no
+ * elements does. output: input's dtype, one element per segment (row_count,
+ * or offsets' count - 1); it must not overlap input. Stream-ordered.
+ * Errors: NULL_POINTER, INVALID_HANDLE, CONTEXT_MISMATCH, INVALID_ENUM,
+ * DTYPE_MISMATCH, SIZE_MISMATCH, INVALID_ARGUMENT (segments, overlap),
+ * DEVICE, OUT_OF_MEMORY.
+ */
+GPUPRIM_API gpuprim_status_t gpuprim_segmented_reduce(gpuprim_context_t context, gpuprim_op_t op,
+                                                      const gpuprim_segments_t *segments,
+                                                      gpuprim_buffer_t input, gpuprim_buffer_t output);
+
+/*
+ * Scans every segment on its own (the scan restarts at each segment's first
+ * element, which an exclusive scan sets to the identity), with the rules of
+ * gpuprim_scan(). output: input's dtype and count, input itself (in place) or
+ * memory apart from it. Outside every segment (offsets only) output is left
+ * as it is. Stream-ordered.
+ * Errors: as gpuprim_scan(), plus those of the segments (see
+ * gpuprim_segmented_reduce()).
+ */
+GPUPRIM_API gpuprim_status_t gpuprim_segmented_scan(gpuprim_context_t context, gpuprim_op_t op,
+                                                    gpuprim_scan_kind_t kind,
+                                                    const gpuprim_segments_t *segments,
+                                                    gpuprim_buffer_t input, gpuprim_buffer_t output);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

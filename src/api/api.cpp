@@ -540,53 +540,259 @@ void gpuprim_sort_options_init(gpuprim_sort_options_t *options) {
     options->end_bit = 0;
 }
 
+}  // extern "C"
+
+namespace {
+
+// The sort request that options and keys ask for (order, bit range), without
+// its values.
+gpuprim::SortRequest sort_request_for(const gpuprim_sort_options_t *options, const Buffer &keys_in,
+                                      const Buffer *keys_out) {
+    const gpuprim_sort_options_t chosen =
+        read_options(options, gpuprim_sort_options_init, "gpuprim_sort_options_init");
+    if (chosen.order != GPUPRIM_ORDER_ASCENDING && chosen.order != GPUPRIM_ORDER_DESCENDING)
+        fail(GPUPRIM_ERROR_INVALID_ENUM, "options->order = %d is not a gpuprim_order_t",
+             static_cast<int>(chosen.order));
+    gpuprim::SortRequest request{};
+    request.key_kind = gpuprim::key_kind(keys_in.dtype);
+    request.key_bytes = static_cast<uint32_t>(gpuprim::dtype_size(keys_in.dtype));
+    const uint32_t key_bits = request.key_bytes * 8;
+    const uint32_t end_bit = chosen.end_bit == 0 ? key_bits : chosen.end_bit;
+    if (chosen.begin_bit >= end_bit || end_bit > key_bits)
+        fail(GPUPRIM_ERROR_INVALID_ARGUMENT,
+             "options->begin_bit = %u and options->end_bit = %u: the bit range must satisfy "
+             "begin_bit < end_bit <= %u, the bits of a %s key (end_bit 0 means %u)",
+             chosen.begin_bit, chosen.end_bit, key_bits, gpuprim::dtype_name(keys_in.dtype), key_bits);
+    request.begin_bit = chosen.begin_bit;
+    request.end_bit = end_bit;
+    request.descending = chosen.order == GPUPRIM_ORDER_DESCENDING;
+    request.keys_in = keys_in.data;
+    request.keys_out = keys_out ? keys_out->data : nullptr;
+    request.count = keys_in.count;
+    return request;
+}
+
+// Adds values_in/values_out (both NULL: keys only) to a sort request.
+void add_sort_values(Context &ctx, gpuprim::SortRequest &request, const Buffer &kin, const Buffer &kout,
+                     gpuprim_buffer_t values_in, gpuprim_buffer_t values_out) {
+    if ((values_in == nullptr) != (values_out == nullptr))
+        fail(GPUPRIM_ERROR_INVALID_ARGUMENT,
+             "'values_in' and 'values_out' must both be given or both be NULL");
+    if (!values_in) return;
+    Buffer &vin = ctx.resolve(values_in, "values_in");
+    Buffer &vout = ctx.resolve(values_out, "values_out");
+    require_same_count(kin, "keys_in", vin, "values_in");
+    require_output_for(vout, "values_out", vin, "values_in");
+    require_no_overlap(kin, "keys_in", vin, "values_in", false);
+    require_no_overlap(kin, "keys_in", vout, "values_out", false);
+    require_no_overlap(kout, "keys_out", vin, "values_in", false);
+    require_no_overlap(kout, "keys_out", vout, "values_out", false);
+    request.value_bytes = static_cast<uint32_t>(gpuprim::dtype_size(vin.dtype));
+    request.values_in = vin.data;
+    request.values_out = vout.data;
+}
+
+bool is_index_dtype(gpuprim_dtype_t dtype) {
+    return dtype == GPUPRIM_DTYPE_I32 || dtype == GPUPRIM_DTYPE_U32 || dtype == GPUPRIM_DTYPE_I64 ||
+           dtype == GPUPRIM_DTYPE_U64;
+}
+
+// The largest index a buffer of an index dtype holds.
+uint64_t largest_index(gpuprim_dtype_t dtype) {
+    switch (dtype) {
+    case GPUPRIM_DTYPE_I32: return INT32_MAX;
+    case GPUPRIM_DTYPE_U32: return UINT32_MAX;
+    case GPUPRIM_DTYPE_I64: return INT64_MAX;
+    default: return UINT64_MAX;
+    }
+}
+
+// The argsort part of a request: keys_out (NULL or the sorted keys) and the
+// generated indices. longest: the most elements one segment (or the whole
+// input) can have, whose last index must fit the indices' dtype (offsets:
+// the data's count here; the backend checks the real longest segment).
+void add_argsort_indices(Context &ctx, gpuprim::SortRequest &request, const Buffer &kin, Buffer *kout,
+                         gpuprim_buffer_t indices, uint64_t longest, bool longest_is_exact) {
+    Buffer &idx = ctx.resolve(indices, "indices");
+    if (!is_index_dtype(idx.dtype))
+        fail(GPUPRIM_ERROR_DTYPE_MISMATCH, "'indices' is %s; argsort writes I32, U32, I64 or U64 indices",
+             gpuprim::dtype_name(idx.dtype));
+    require_same_count(kin, "keys_in", idx, "indices");
+    require_no_overlap(kin, "keys_in", idx, "indices", false);
+    if (kout) require_no_overlap(*kout, "keys_out", idx, "indices", false);
+    if (longest_is_exact && longest > 0 && longest - 1 > largest_index(idx.dtype))
+        fail(GPUPRIM_ERROR_INVALID_ARGUMENT,
+             "argsort of %llu keys: index %llu does not fit the %s 'indices' (at most %llu)",
+             static_cast<unsigned long long>(longest), static_cast<unsigned long long>(longest - 1),
+             gpuprim::dtype_name(idx.dtype), static_cast<unsigned long long>(largest_index(idx.dtype)));
+    request.values_are_indices = true;
+    request.value_bytes = static_cast<uint32_t>(gpuprim::dtype_size(idx.dtype));
+    request.values_in = nullptr;
+    request.values_out = idx.data;
+}
+
+void segments_defaults(gpuprim_segments_t *segments) { gpuprim_segments_init_rows(segments, 0, 0); }
+
+// The layout a segments descriptor gives data of data_count elements: rows
+// must cover the data exactly; offsets are checked by the backend.
+gpuprim::SegmentLayout segment_layout(Context &ctx, const gpuprim_segments_t *segments, uint64_t data_count) {
+    require(segments, "segments");
+    const gpuprim_segments_t chosen = read_options(segments, segments_defaults, "gpuprim_segments_init_rows");
+    gpuprim::SegmentLayout layout{};
+    layout.data_count = data_count;
+    if (!chosen.offsets) {
+        const uint64_t rows = chosen.row_count, length = chosen.row_length;
+        if (length != 0 && rows > UINT64_MAX / length)
+            fail(GPUPRIM_ERROR_OVERFLOW, "segments: %llu rows of %llu elements overflow 64 bits",
+                 static_cast<unsigned long long>(rows), static_cast<unsigned long long>(length));
+        if (rows * length != data_count)
+            fail(GPUPRIM_ERROR_SIZE_MISMATCH,
+                 "segments: %llu rows of %llu elements are %llu elements, but the data has %llu",
+                 static_cast<unsigned long long>(rows), static_cast<unsigned long long>(length),
+                 static_cast<unsigned long long>(rows * length), static_cast<unsigned long long>(data_count));
+        layout.segments = rows;
+        layout.row_length = length;
+        return layout;
+    }
+    Buffer &offsets = ctx.resolve(chosen.offsets, "segments->offsets");
+    if (!is_index_dtype(offsets.dtype))
+        fail(GPUPRIM_ERROR_DTYPE_MISMATCH, "'segments->offsets' is %s; offsets are I32, U32, I64 or U64",
+             gpuprim::dtype_name(offsets.dtype));
+    if (offsets.count == 0)
+        fail(GPUPRIM_ERROR_SIZE_MISMATCH,
+             "'segments->offsets' has no elements; it needs segment count + 1 (at least 1)");
+    layout.segments = offsets.count - 1;
+    layout.offsets = offsets.data;
+    layout.offset_bytes = static_cast<uint32_t>(gpuprim::dtype_size(offsets.dtype));
+    layout.offsets_signed = offsets.dtype == GPUPRIM_DTYPE_I32 || offsets.dtype == GPUPRIM_DTYPE_I64;
+    return layout;
+}
+
+// Offsets are read by the call: they must not be written by it.
+void require_offsets_apart(const gpuprim_segments_t *segments, Context &ctx, const Buffer &output,
+                           const char *output_name) {
+    if (!segments->offsets) return;
+    Buffer &offsets = ctx.resolve(segments->offsets, "segments->offsets");
+    require_no_overlap(offsets, "segments->offsets", output, output_name, false);
+}
+
+}  // namespace
+
+extern "C" {
+
 gpuprim_status_t gpuprim_sort_with_options(gpuprim_context_t context, gpuprim_buffer_t keys_in,
                                            gpuprim_buffer_t values_in, gpuprim_buffer_t keys_out,
                                            gpuprim_buffer_t values_out,
                                            const gpuprim_sort_options_t *options) {
     return guarded(context, [&](Context &ctx) {
-        const gpuprim_sort_options_t chosen =
-            read_options(options, gpuprim_sort_options_init, "gpuprim_sort_options_init");
-        if (chosen.order != GPUPRIM_ORDER_ASCENDING && chosen.order != GPUPRIM_ORDER_DESCENDING)
-            fail(GPUPRIM_ERROR_INVALID_ENUM, "options->order = %d is not a gpuprim_order_t",
-                 static_cast<int>(chosen.order));
         Buffer &kin = ctx.resolve(keys_in, "keys_in");
         Buffer &kout = ctx.resolve(keys_out, "keys_out");
+        gpuprim::SortRequest request = sort_request_for(options, kin, &kout);
         require_output_for(kout, "keys_out", kin, "keys_in");
-        if ((values_in == nullptr) != (values_out == nullptr))
-            fail(GPUPRIM_ERROR_INVALID_ARGUMENT,
-                 "'values_in' and 'values_out' must both be given or both be NULL");
-        gpuprim::SortRequest request{};
-        request.key_kind = gpuprim::key_kind(kin.dtype);
-        request.key_bytes = static_cast<uint32_t>(gpuprim::dtype_size(kin.dtype));
-        const uint32_t key_bits = request.key_bytes * 8;
-        const uint32_t end_bit = chosen.end_bit == 0 ? key_bits : chosen.end_bit;
-        if (chosen.begin_bit >= end_bit || end_bit > key_bits)
-            fail(GPUPRIM_ERROR_INVALID_ARGUMENT,
-                 "options->begin_bit = %u and options->end_bit = %u: the bit range must satisfy "
-                 "begin_bit < end_bit <= %u, the bits of a %s key (end_bit 0 means %u)",
-                 chosen.begin_bit, chosen.end_bit, key_bits, gpuprim::dtype_name(kin.dtype), key_bits);
-        request.begin_bit = chosen.begin_bit;
-        request.end_bit = end_bit;
-        request.descending = chosen.order == GPUPRIM_ORDER_DESCENDING;
-        request.keys_in = kin.data;
-        request.keys_out = kout.data;
-        request.count = kin.count;
-        if (values_in) {
-            Buffer &vin = ctx.resolve(values_in, "values_in");
-            Buffer &vout = ctx.resolve(values_out, "values_out");
-            require_same_count(kin, "keys_in", vin, "values_in");
-            require_output_for(vout, "values_out", vin, "values_in");
-            require_no_overlap(kin, "keys_in", vin, "values_in", false);
-            require_no_overlap(kin, "keys_in", vout, "values_out", false);
-            require_no_overlap(kout, "keys_out", vin, "values_in", false);
-            require_no_overlap(kout, "keys_out", vout, "values_out", false);
-            request.value_bytes = static_cast<uint32_t>(gpuprim::dtype_size(vin.dtype));
-            request.values_in = vin.data;
-            request.values_out = vout.data;
-        }
+        add_sort_values(ctx, request, kin, kout, values_in, values_out);
         if (request.count == 0) return;
         ctx.backend->sort(request);
+    });
+}
+
+gpuprim_status_t gpuprim_argsort(gpuprim_context_t context, gpuprim_buffer_t keys_in, gpuprim_buffer_t keys_out,
+                                 gpuprim_buffer_t indices, const gpuprim_sort_options_t *options) {
+    return guarded(context, [&](Context &ctx) {
+        Buffer &kin = ctx.resolve(keys_in, "keys_in");
+        Buffer *kout = keys_out ? &ctx.resolve(keys_out, "keys_out") : nullptr;
+        gpuprim::SortRequest request = sort_request_for(options, kin, kout);
+        if (kout) require_output_for(*kout, "keys_out", kin, "keys_in");
+        add_argsort_indices(ctx, request, kin, kout, indices, kin.count, true);
+        if (request.count == 0) return;
+        ctx.backend->sort(request);
+    });
+}
+
+void gpuprim_segments_init_rows(gpuprim_segments_t *segments, uint64_t row_count, uint64_t row_length) {
+    if (!segments) return;
+    std::memset(segments, 0, sizeof *segments);
+    segments->struct_size = sizeof *segments;
+    segments->offsets = nullptr;
+    segments->row_count = row_count;
+    segments->row_length = row_length;
+}
+
+void gpuprim_segments_init_offsets(gpuprim_segments_t *segments, gpuprim_buffer_t offsets) {
+    if (!segments) return;
+    gpuprim_segments_init_rows(segments, 0, 0);
+    segments->offsets = offsets;
+}
+
+gpuprim_status_t gpuprim_segmented_sort(gpuprim_context_t context, const gpuprim_segments_t *segments,
+                                        gpuprim_buffer_t keys_in, gpuprim_buffer_t values_in,
+                                        gpuprim_buffer_t keys_out, gpuprim_buffer_t values_out,
+                                        const gpuprim_sort_options_t *options) {
+    return guarded(context, [&](Context &ctx) {
+        Buffer &kin = ctx.resolve(keys_in, "keys_in");
+        Buffer &kout = ctx.resolve(keys_out, "keys_out");
+        gpuprim::SortRequest request = sort_request_for(options, kin, &kout);
+        require_output_for(kout, "keys_out", kin, "keys_in");
+        add_sort_values(ctx, request, kin, kout, values_in, values_out);
+        const gpuprim::SegmentLayout layout = segment_layout(ctx, segments, kin.count);
+        require_offsets_apart(segments, ctx, kout, "keys_out");
+        if (values_out) require_offsets_apart(segments, ctx, ctx.resolve(values_out, "values_out"), "values_out");
+        if (layout.segments == 0 && !layout.offsets) return;  // offsets: checked even so
+        ctx.backend->segmented_sort(request, layout);
+    });
+}
+
+gpuprim_status_t gpuprim_segmented_argsort(gpuprim_context_t context, const gpuprim_segments_t *segments,
+                                           gpuprim_buffer_t keys_in, gpuprim_buffer_t keys_out,
+                                           gpuprim_buffer_t indices, const gpuprim_sort_options_t *options) {
+    return guarded(context, [&](Context &ctx) {
+        Buffer &kin = ctx.resolve(keys_in, "keys_in");
+        Buffer *kout = keys_out ? &ctx.resolve(keys_out, "keys_out") : nullptr;
+        gpuprim::SortRequest request = sort_request_for(options, kin, kout);
+        if (kout) require_output_for(*kout, "keys_out", kin, "keys_in");
+        const gpuprim::SegmentLayout layout = segment_layout(ctx, segments, kin.count);
+        // Rows: the longest segment is known here; offsets: the backend
+        // checks the longest segment against the indices' dtype.
+        add_argsort_indices(ctx, request, kin, kout, indices, layout.offsets ? kin.count : layout.row_length,
+                            layout.offsets == nullptr);
+        if (kout) require_offsets_apart(segments, ctx, *kout, "keys_out");
+        require_offsets_apart(segments, ctx, ctx.resolve(indices, "indices"), "indices");
+        if (layout.segments == 0 && !layout.offsets) return;  // offsets: checked even so
+        ctx.backend->segmented_sort(request, layout);
+    });
+}
+
+gpuprim_status_t gpuprim_segmented_reduce(gpuprim_context_t context, gpuprim_op_t op,
+                                          const gpuprim_segments_t *segments, gpuprim_buffer_t input,
+                                          gpuprim_buffer_t output) {
+    return guarded(context, [&](Context &ctx) {
+        require_op(op);
+        Buffer &in = ctx.resolve(input, "input");
+        Buffer &out = ctx.resolve(output, "output");
+        require_same_dtype(in, "input", out, "output");
+        const gpuprim::SegmentLayout layout = segment_layout(ctx, segments, in.count);
+        if (out.count != layout.segments)
+            fail(GPUPRIM_ERROR_SIZE_MISMATCH, "'output' has %llu elements but there are %llu segments",
+                 static_cast<unsigned long long>(out.count), static_cast<unsigned long long>(layout.segments));
+        require_no_overlap(in, "input", out, "output", false);
+        require_offsets_apart(segments, ctx, out, "output");
+        if (layout.segments == 0 && !layout.offsets) return;
+        ctx.backend->segmented_reduce(op, in.dtype, layout, in.data, out.data);
+    });
+}
+
+gpuprim_status_t gpuprim_segmented_scan(gpuprim_context_t context, gpuprim_op_t op, gpuprim_scan_kind_t kind,
+                                        const gpuprim_segments_t *segments, gpuprim_buffer_t input,
+                                        gpuprim_buffer_t output) {
+    return guarded(context, [&](Context &ctx) {
+        require_op(op);
+        require_enum(kind, GPUPRIM_SCAN_INCLUSIVE, GPUPRIM_SCAN_EXCLUSIVE, "kind", "gpuprim_scan_kind_t");
+        Buffer &in = ctx.resolve(input, "input");
+        Buffer &out = ctx.resolve(output, "output");
+        require_output_for(out, "output", in, "input");
+        const gpuprim::SegmentLayout layout = segment_layout(ctx, segments, in.count);
+        require_offsets_apart(segments, ctx, out, "output");
+        if (layout.segments == 0 && !layout.offsets) return;
+        ctx.backend->segmented_scan(op, kind, in.dtype, layout, in.data, out.data);
     });
 }
 

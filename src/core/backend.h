@@ -30,7 +30,54 @@ struct SortRequest {
     const void *values_in;
     void *values_out;      // may equal values_in
     uint64_t count;
+    // Argsort: values_in is NULL and the values are generated, each key's
+    // position (within its segment for a segmented sort), value_bytes 4 or 8.
+    // keys_out may then be NULL (the sorted keys are not wanted).
+    bool values_are_indices = false;
 };
+
+// How the data of a segmented call divides into segments (src/api checked
+// that uniform rows cover the data; offsets are checked by the backend,
+// before it writes anything, through check_segment_offsets below).
+struct SegmentLayout {
+    uint64_t segments;      // number of segments
+    uint64_t row_length;    // uniform rows: offsets == nullptr
+    const void *offsets;    // segments + 1 integers in backend memory, or nullptr
+    uint32_t offset_bytes;  // 4 or 8
+    bool offsets_signed;
+    uint64_t data_count;    // elements of the data buffers
+};
+
+// The first index of a CSR offsets array that breaks the rules (negative,
+// past data_count, or less than the one before), with the values the message
+// names. Throws INVALID_ARGUMENT naming it.
+[[noreturn]] void fail_bad_offset(const SegmentLayout &layout, uint64_t index, int64_t value, int64_t previous);
+
+// Checks offsets that lie in host memory (the CPU backend's), index by index.
+void check_offsets_on_host(const SegmentLayout &layout);
+
+// Reads offsets[index] of a host copy of the array as a signed 64-bit value
+// (U64 values past INT64_MAX read as negative, which the rules reject).
+inline int64_t read_offset(const void *offsets, uint32_t offset_bytes, bool offsets_signed, uint64_t index) {
+    if (offset_bytes == 4) {
+        if (offsets_signed) return static_cast<const int32_t *>(offsets)[index];
+        return static_cast<const uint32_t *>(offsets)[index];
+    }
+    return static_cast<int64_t>(static_cast<const uint64_t *>(offsets)[index]);
+}
+
+// Segment s's first element and its length (offsets already checked, host
+// offsets or uniform rows).
+struct SegmentSpan {
+    uint64_t begin;
+    uint64_t length;
+};
+inline SegmentSpan segment_span(const SegmentLayout &layout, uint64_t s) {
+    if (!layout.offsets) return {s * layout.row_length, layout.row_length};
+    const auto begin = static_cast<uint64_t>(read_offset(layout.offsets, layout.offset_bytes, layout.offsets_signed, s));
+    const auto end = static_cast<uint64_t>(read_offset(layout.offsets, layout.offset_bytes, layout.offsets_signed, s + 1));
+    return {begin, end - begin};
+}
 
 // The end of the request's bit range (end_bit 0: the whole key).
 inline uint32_t sort_end_bit(const SortRequest &request) {
@@ -94,6 +141,18 @@ public:
     virtual void scan(gpuprim_op_t op, gpuprim_scan_kind_t kind, gpuprim_dtype_t dtype,
                       const void *input, void *output, uint64_t count) = 0;
     virtual void sort(const SortRequest &request) = 0;
+
+    // Segmented calls. Each first checks layout's offsets (when given) and
+    // throws through fail_bad_offset before writing anything.
+    // request.count is layout.data_count; outside every segment nothing is
+    // written.
+    virtual void segmented_sort(const SortRequest &request, const SegmentLayout &layout) = 0;
+    // output: layout.segments elements of dtype.
+    virtual void segmented_reduce(gpuprim_op_t op, gpuprim_dtype_t dtype, const SegmentLayout &layout,
+                                  const void *input, void *output) = 0;
+    // output may equal input.
+    virtual void segmented_scan(gpuprim_op_t op, gpuprim_scan_kind_t kind, gpuprim_dtype_t dtype,
+                                const SegmentLayout &layout, const void *input, void *output) = 0;
 
 protected:
     virtual void *allocate_memory(uint64_t bytes) = 0;
