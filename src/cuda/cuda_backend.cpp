@@ -74,7 +74,9 @@ class CudaBackend final : public Backend {
 public:
     CudaBackend(int32_t ordinal, void *user_stream)
         : workspace_([this](uint64_t bytes) { return allocate(bytes); },
-                     [this](void *memory) { deallocate(memory); }) {
+                     [this](void *memory) { deallocate(memory); }),
+          side_workspace_([this](uint64_t bytes) { return allocate(bytes); },
+                          [this](void *memory) { deallocate(memory); }) {
         int count = 0;
         cudaError_t counted = cudaGetDeviceCount(&count);
         if (counted != cudaSuccess || count == 0) fail_no_device(counted, count);
@@ -125,13 +127,18 @@ public:
             throw;
         }
         env_.workspace = &workspace_;
+        env_.side_workspace = &side_workspace_;
         env_.kernels = &kernels_;
+        env_.host_slot = host_result_;
+        env_.host_slot_device = host_result_device_;
+        env_.host_slot_bytes = kHostResultBytes;
     }
 
     ~CudaBackend() override {
         try {
             DeviceScope scope(env_.device_ordinal);
             workspace_.release();
+            side_workspace_.release();
             free_resources();
         } catch (...) {
             // Nothing more can be done from a destructor.
@@ -206,8 +213,11 @@ public:
         check(cudaStreamSynchronize(env_.stream), "cudaStreamSynchronize");
     }
 
-    uint64_t workspace_bytes() const override { return workspace_.capacity(); }
-    void release_workspace() override { workspace_.release(); }
+    uint64_t workspace_bytes() const override { return workspace_.capacity() + side_workspace_.capacity(); }
+    void release_workspace() override {
+        workspace_.release();
+        side_workspace_.release();
+    }
 
     void reduce(gpuprim_op_t op, gpuprim_dtype_t dtype, const void *input, uint64_t count,
                 void *result, bool result_on_host) override {
@@ -236,6 +246,23 @@ public:
         cuda::sort(env_, request);
     }
 
+    void segmented_sort(const SortRequest &request, const SegmentLayout &layout) override {
+        DeviceScope scope(env_.device_ordinal);
+        cuda::segmented_sort(env_, request, layout);
+    }
+
+    void segmented_reduce(gpuprim_op_t op, gpuprim_dtype_t dtype, const SegmentLayout &layout, const void *input,
+                          void *output) override {
+        DeviceScope scope(env_.device_ordinal);
+        cuda::segmented_reduce(env_, op, dtype, layout, input, output);
+    }
+
+    void segmented_scan(gpuprim_op_t op, gpuprim_scan_kind_t kind, gpuprim_dtype_t dtype, const SegmentLayout &layout,
+                        const void *input, void *output) override {
+        DeviceScope scope(env_.device_ordinal);
+        cuda::segmented_scan(env_, op, kind, dtype, layout, input, output);
+    }
+
 private:
     static constexpr size_t kHostResultBytes = 64;
 
@@ -257,6 +284,7 @@ private:
 
     DeviceEnv env_{};
     Workspace workspace_;
+    Workspace side_workspace_;
     KernelCache kernels_;
     std::string name_;
     bool owns_stream_ = false;

@@ -38,6 +38,16 @@ struct DeviceEnv {
     // One-time kernel set-up remembered by the context; may be null (then
     // every call asks the runtime again).
     KernelCache *kernels;
+    // A second grow-only scratch, for what a driver keeps across calls of
+    // other drivers that reserve `workspace` (the keys an argsort does not
+    // return, the segment lists of a segmented sort that sorts its long
+    // segments with the flat sort).
+    Workspace *side_workspace;
+    // Mapped pinned host memory a kernel may write a small result to
+    // (host_slot_device) and the host read after synchronizing (host_slot).
+    void *host_slot;
+    void *host_slot_device;
+    size_t host_slot_bytes;
 };
 
 // Per-context memo of what a kernel needs once before its first launch: the
@@ -123,5 +133,11 @@ void dot(const DeviceEnv &env, gpuprim_dtype_t dtype, const void *a, const void 
 void scan(const DeviceEnv &env, gpuprim_op_t op, gpuprim_scan_kind_t kind, gpuprim_dtype_t dtype,
           const void *input, void *output, uint64_t count);
 void sort(const DeviceEnv &env, const SortRequest &request);
+// Segmented calls (src/cuda/segment/): each checks layout's offsets first.
+void segmented_sort(const DeviceEnv &env, const SortRequest &request, const SegmentLayout &layout);
+void segmented_reduce(const DeviceEnv &env, gpuprim_op_t op, gpuprim_dtype_t dtype, const SegmentLayout &layout,
+                      const void *input, void *output);
+void segmented_scan(const DeviceEnv &env, gpuprim_op_t op, gpuprim_scan_kind_t kind, gpuprim_dtype_t dtype,
+                    const SegmentLayout &layout, const void *input, void *output);
 
 }  // namespace gpuprim::cuda

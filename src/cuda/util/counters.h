@@ -35,6 +35,11 @@ struct SortCounterWords {
     static constexpr uint32_t kEnd = 5;
 };
 
+struct SegmentCounterWords {
+    static constexpr uint32_t kCheckTicket = 0;  // offsets check: "last block" ticket
+    static constexpr uint32_t kEnd = 1;
+};
+
 static_assert(ReduceCounterWords::kEnd <= kZeroedCounterWords && ScanCounterWords::kEnd <= kZeroedCounterWords &&
                   SortCounterWords::kEnd <= kZeroedCounterWords,
               "every claimed counter word lies inside zeroed_counters");
