@@ -261,6 +261,287 @@ static void check_sort(gpuprim_dtype_t kd, gpuprim_dtype_t vd, uint64_t n, uint3
     free(vg);
 }
 
+/* ---- segmented calls ---------------------------------------------------- */
+
+/* A segmentation of n elements: uniform rows, or CSR offsets (of dtype od)
+ * built from lengths, starting at `lead` and leaving a tail uncovered. */
+typedef struct {
+    int rows;
+    uint64_t row_count, row_length;
+    gpuprim_dtype_t od;
+    uint64_t segments;
+    uint64_t *offsets; /* segments + 1 */
+    uint64_t n;
+} layout_t;
+
+static layout_t rows_layout(uint64_t rows, uint64_t length) {
+    layout_t l;
+    memset(&l, 0, sizeof l);
+    l.rows = 1;
+    l.row_count = rows;
+    l.row_length = length;
+    l.n = rows * length;
+    return l;
+}
+
+/* kind 0: power-law lengths with empties; 1: one giant segment among short
+ * ones; 2: lengths at the network and tile edges. */
+static layout_t offsets_layout(gpuprim_dtype_t od, uint64_t segments, int kind, uint64_t lead, uint64_t tail) {
+    static const uint64_t edges[] = {0, 1, 2, 3, 4, 5, 31, 32, 33, 127, 128, 129, 511, 512, 513, 4095, 4096, 4097, 8193};
+    layout_t l;
+    memset(&l, 0, sizeof l);
+    l.od = od;
+    l.segments = segments;
+    l.offsets = malloc((segments + 1) * sizeof(uint64_t));
+    uint64_t at = lead;
+    for (uint64_t s = 0; s <= segments; ++s) {
+        l.offsets[s] = at;
+        if (s == segments) break;
+        uint64_t length;
+        if (kind == 0) {
+            uint64_t r = next_random();
+            length = (r % 7 == 0) ? 0 : (uint64_t)(1.0 / (((r >> 8) % 100000) / 100000.0 + 1e-4));  /* heavy tail */
+            if (length > 200000) length = 200000;
+        } else if (kind == 1) {
+            length = s == segments / 2 ? 300001 : next_random() % 40;
+        } else {
+            length = edges[s % (sizeof edges / sizeof edges[0])];
+        }
+        at += length;
+    }
+    l.n = at + tail;
+    return l;
+}
+
+static gpuprim_buffer_t make_segments(gpuprim_context_t c, const layout_t *l, gpuprim_segments_t *segments) {
+    if (l->rows) {
+        gpuprim_segments_init_rows(segments, l->row_count, l->row_length);
+        return NULL;
+    }
+    size_t os = gpuprim_dtype_size(l->od);
+    unsigned char *packed = malloc((l->segments + 1) * os);
+    for (uint64_t s = 0; s <= l->segments; ++s) {
+        if (os == 4) { uint32_t v = (uint32_t)l->offsets[s]; memcpy(packed + s * 4, &v, 4); }
+        else memcpy(packed + s * 8, &l->offsets[s], 8);
+    }
+    gpuprim_buffer_t b = upload(c, l->od, packed, l->segments + 1);
+    free(packed);
+    gpuprim_segments_init_offsets(segments, b);
+    return b;
+}
+
+static void free_layout(layout_t *l) { free(l->offsets); }
+
+static uint64_t layout_segments(const layout_t *l) { return l->rows ? l->row_count : l->segments; }
+
+/* Sorts keys (and values, or argsort indices of dtype vd when argsort) by
+ * segment on both backends; everything must be bit-identical, including the
+ * poisoned elements outside every segment. */
+static void check_segmented_sort(const layout_t *l, gpuprim_dtype_t kd, gpuprim_dtype_t vd, int argsort,
+                                 int descending, int in_place, uint32_t begin, uint32_t end, int few) {
+    uint64_t n = l->n;
+    size_t ks = gpuprim_dtype_size(kd), vs = vd == (gpuprim_dtype_t)-1 ? 0 : gpuprim_dtype_size(vd);
+    void *keys = malloc(n * ks + 16), *values = malloc(n * 8 + 16);
+    void *kc = malloc(n * ks + 16), *kg = malloc(n * ks + 16), *vc = malloc(n * 8 + 16), *vg = malloc(n * 8 + 16);
+    fill(kd, keys, n, 0, few);
+    fill(GPUPRIM_DTYPE_U64, values, n, 0, 0);
+    gpuprim_context_t ctx[2] = {cpu, gpu};
+    void *kout[2] = {kc, kg}, *vout[2] = {vc, vg};
+    gpuprim_sort_options_t options;
+    gpuprim_sort_options_init(&options);
+    options.order = descending;
+    options.begin_bit = begin;
+    options.end_bit = end;
+    for (int c = 0; c < 2; ++c) {
+        gpuprim_segments_t segments;
+        gpuprim_buffer_t ob = make_segments(ctx[c], l, &segments);
+        gpuprim_buffer_t ki = upload(ctx[c], kd, keys, n), vi = vs && !argsort ? upload(ctx[c], vd, values, n) : NULL;
+        gpuprim_buffer_t ko = ki, vo = vi;
+        if (!in_place) {
+            memset(kout[c], 0x5A, n * ks);
+            ko = upload(ctx[c], kd, kout[c], n);
+        }
+        if (vs && (argsort || !in_place)) {
+            memset(vout[c], 0x3C, n * vs);
+            vo = upload(ctx[c], vd, vout[c], n);
+        }
+        if (argsort)
+            TC_CHECK_OK(ctx[c], gpuprim_segmented_argsort(ctx[c], &segments, ki, ko, vo, &options));
+        else
+            TC_CHECK_OK(ctx[c], gpuprim_segmented_sort(ctx[c], &segments, ki, vi, ko, vo, &options));
+        download(ctx[c], ko, kout[c], n);
+        if (vs) download(ctx[c], vo, vout[c], n);
+        gpuprim_buffer_destroy(ctx[c], ki);
+        if (vi) gpuprim_buffer_destroy(ctx[c], vi);
+        if (ko != ki) gpuprim_buffer_destroy(ctx[c], ko);
+        if (vo && vo != vi) gpuprim_buffer_destroy(ctx[c], vo);
+        if (ob) gpuprim_buffer_destroy(ctx[c], ob);
+    }
+    TC_CHECK(memcmp(kc, kg, n * ks) == 0,
+             "segmented %s keys %s values %s n=%llu segs=%llu bits [%u,%u) desc %d in place %d differ",
+             argsort ? "argsort" : "sort", tc_dtype_name(kd), vs ? tc_dtype_name(vd) : "-", (unsigned long long)n,
+             (unsigned long long)layout_segments(l), begin, end, descending, in_place);
+    if (vs)
+        TC_CHECK(memcmp(vc, vg, n * vs) == 0,
+                 "segmented %s values/indices %s of %s keys n=%llu segs=%llu desc %d in place %d differ",
+                 argsort ? "argsort" : "sort", tc_dtype_name(vd), tc_dtype_name(kd), (unsigned long long)n,
+                 (unsigned long long)layout_segments(l), descending, in_place);
+    free(keys);
+    free(values);
+    free(kc);
+    free(kg);
+    free(vc);
+    free(vg);
+}
+
+static void check_argsort(gpuprim_dtype_t kd, gpuprim_dtype_t id, uint64_t n, int descending, int with_keys) {
+    size_t ks = gpuprim_dtype_size(kd), is = gpuprim_dtype_size(id);
+    void *keys = malloc(n * ks + 16), *kc = malloc(n * ks + 16), *kg = malloc(n * ks + 16);
+    void *ic = malloc(n * is + 16), *ig = malloc(n * is + 16);
+    fill(kd, keys, n, 0, (int)(n % 2));
+    gpuprim_context_t ctx[2] = {cpu, gpu};
+    void *kout[2] = {kc, kg}, *iout[2] = {ic, ig};
+    gpuprim_sort_options_t options;
+    gpuprim_sort_options_init(&options);
+    options.order = descending;
+    for (int c = 0; c < 2; ++c) {
+        gpuprim_buffer_t ki = upload(ctx[c], kd, keys, n), ko = NULL, io = NULL;
+        memset(kout[c], 0, n * ks);
+        memset(iout[c], 0x77, n * is);
+        if (with_keys) ko = upload(ctx[c], kd, kout[c], n);
+        io = upload(ctx[c], id, iout[c], n);
+        TC_CHECK_OK(ctx[c], gpuprim_argsort(ctx[c], ki, ko, io, &options));
+        if (ko) download(ctx[c], ko, kout[c], n);
+        download(ctx[c], io, iout[c], n);
+        gpuprim_buffer_destroy(ctx[c], ki);
+        if (ko) gpuprim_buffer_destroy(ctx[c], ko);
+        gpuprim_buffer_destroy(ctx[c], io);
+    }
+    TC_CHECK(memcmp(ic, ig, n * is) == 0, "argsort %s indices %s n=%llu desc %d differ", tc_dtype_name(kd),
+             tc_dtype_name(id), (unsigned long long)n, descending);
+    if (with_keys)
+        TC_CHECK(memcmp(kc, kg, n * ks) == 0, "argsort %s keys n=%llu desc %d differ", tc_dtype_name(kd),
+                 (unsigned long long)n, descending);
+    free(keys);
+    free(kc);
+    free(kg);
+    free(ic);
+    free(ig);
+}
+
+/* Segmented reduce and scan on both backends: exact for integers and
+ * MIN/MAX, within the f32 bound of each segment for float sums. */
+static void check_segmented_reduce_scan(const layout_t *l, gpuprim_dtype_t d) {
+    uint64_t n = l->n, segs = layout_segments(l);
+    size_t size = gpuprim_dtype_size(d);
+    void *host = malloc(n * size + 16), *oc = malloc((n > segs ? n : segs) * size + 16),
+         *og = malloc((n > segs ? n : segs) * size + 16);
+    gpuprim_context_t ctx[2] = {cpu, gpu};
+    void *out[2] = {oc, og};
+    for (int op = 0; op < 3; ++op) {
+        fill(d, host, n, op == GPUPRIM_OP_SUM, 0);
+        /* reduce */
+        for (int c = 0; c < 2; ++c) {
+            gpuprim_segments_t segments;
+            gpuprim_buffer_t ob = make_segments(ctx[c], l, &segments);
+            gpuprim_buffer_t in = upload(ctx[c], d, host, n);
+            memset(out[c], 0xA5, segs * size);
+            gpuprim_buffer_t o = upload(ctx[c], d, out[c], segs);
+            TC_CHECK_OK(ctx[c], gpuprim_segmented_reduce(ctx[c], (gpuprim_op_t)op, &segments, in, o));
+            download(ctx[c], o, out[c], segs);
+            gpuprim_buffer_destroy(ctx[c], in);
+            gpuprim_buffer_destroy(ctx[c], o);
+            if (ob) gpuprim_buffer_destroy(ctx[c], ob);
+        }
+        for (uint64_t s = 0; s < segs; ++s) {
+            int same;
+            if (op == GPUPRIM_OP_SUM && is_floaty(d)) {
+                uint64_t b = l->rows ? s * l->row_length : l->offsets[s];
+                uint64_t e = l->rows ? (s + 1) * l->row_length : l->offsets[s + 1];
+                double bound = sum_bound(d, (const char *)host + b * size, e - b, value_of(d, oc, s));
+                same = close_enough(d, oc, og, s, bound);
+            } else {
+                same = memcmp((char *)oc + s * size, (char *)og + s * size, size) == 0;
+            }
+            if (!same) {
+                TC_CHECK(0, "segmented reduce %s %s n=%llu segment %llu of %llu: cpu %.9g gpu %.9g", tc_op_name((gpuprim_op_t)op),
+                         tc_dtype_name(d), (unsigned long long)n, (unsigned long long)s, (unsigned long long)segs,
+                         value_of(d, oc, s), value_of(d, og, s));
+                break;
+            }
+        }
+        /* scan, inclusive and exclusive, out of place and in place */
+        for (int kind = 0; kind < 2; ++kind) {
+            for (int c = 0; c < 2; ++c) {
+                gpuprim_segments_t segments;
+                gpuprim_buffer_t ob = make_segments(ctx[c], l, &segments);
+                gpuprim_buffer_t in = upload(ctx[c], d, host, n);
+                memset(out[c], 0xA5, n * size);
+                gpuprim_buffer_t o = kind == 0 ? upload(ctx[c], d, out[c], n) : in;
+                TC_CHECK_OK(ctx[c], gpuprim_segmented_scan(ctx[c], (gpuprim_op_t)op, (gpuprim_scan_kind_t)kind,
+                                                           &segments, in, o));
+                download(ctx[c], o, out[c], n);
+                gpuprim_buffer_destroy(ctx[c], in);
+                if (o != in) gpuprim_buffer_destroy(ctx[c], o);
+                if (ob) gpuprim_buffer_destroy(ctx[c], ob);
+            }
+            if (op == GPUPRIM_OP_SUM && is_floaty(d)) {
+                double bound = sum_bound(d, host, n, 0);
+                for (uint64_t i = 0; i < n; ++i) {
+                    double b = bound + 2 * ldexp(1, is_float16(d) ? (d == GPUPRIM_DTYPE_F16 ? -10 : -7) : -22) *
+                                           fabs(value_of(d, oc, i));
+                    if (!close_enough(d, oc, og, i, b)) {
+                        TC_CHECK(0, "segmented scan sum %s kind %d n=%llu at %llu: cpu %.9g gpu %.9g", tc_dtype_name(d),
+                                 kind, (unsigned long long)n, (unsigned long long)i, value_of(d, oc, i), value_of(d, og, i));
+                        break;
+                    }
+                }
+            } else {
+                TC_CHECK(memcmp(oc, og, n * size) == 0, "segmented scan %s kind %d %s n=%llu segs=%llu differs",
+                         tc_op_name((gpuprim_op_t)op), kind, tc_dtype_name(d), (unsigned long long)n,
+                         (unsigned long long)segs);
+            }
+        }
+    }
+    free(host);
+    free(oc);
+    free(og);
+}
+
+/* A bad offset fails on the device as on the CPU, with the same message,
+ * and leaves the output as it was. */
+static void check_bad_offsets(void) {
+    const uint32_t bad[][6] = {{0, 3, 2, 5, 6, 6}, {0, 1, 2, 3, 4, 99}, {2, 2, 2, 2, 1, 3}};
+    for (int k = 0; k < 3; ++k) {
+        char message[2][256];
+        for (int c = 0; c < 2; ++c) {
+            gpuprim_context_t x = c ? gpu : cpu;
+            float data[6] = {1, 2, 3, 4, 5, 6}, result[5] = {7, 7, 7, 7, 7};
+            gpuprim_buffer_t in = upload(x, GPUPRIM_DTYPE_F32, data, 6), out = upload(x, GPUPRIM_DTYPE_F32, result, 5);
+            gpuprim_buffer_t ob = upload(x, GPUPRIM_DTYPE_U32, bad[k], 6);
+            gpuprim_segments_t segments;
+            gpuprim_segments_init_offsets(&segments, ob);
+            gpuprim_status_t status = gpuprim_segmented_reduce(x, GPUPRIM_OP_SUM, &segments, in, out);
+            TC_CHECK(status == GPUPRIM_ERROR_INVALID_ARGUMENT, "bad offsets %d: status %d", k, (int)status);
+            snprintf(message[c], sizeof message[c], "%s", gpuprim_context_last_error(x));
+            float after[5];
+            download(x, out, after, 5);
+            TC_CHECK(memcmp(after, result, sizeof after) == 0, "bad offsets %d: output written", k);
+            gpuprim_buffer_destroy(x, in);
+            gpuprim_buffer_destroy(x, out);
+            gpuprim_buffer_destroy(x, ob);
+        }
+        TC_CHECK(strcmp(message[0], message[1]) == 0, "bad offsets %d: cpu says '%s', cuda '%s'", k, message[0],
+                 message[1]);
+    }
+}
+
+static gpuprim_dtype_t index_dtypes_for(size_t i) {
+    static const gpuprim_dtype_t index_dtypes[] = {GPUPRIM_DTYPE_I32, GPUPRIM_DTYPE_U32, GPUPRIM_DTYPE_I64,
+                                                   GPUPRIM_DTYPE_U64};
+    return index_dtypes[i % 4];
+}
+
 int main(void) {
     gpuprim_context_options_t options;
     gpuprim_context_options_init(&options);
@@ -297,6 +578,50 @@ int main(void) {
                 check_sort(kd, GPUPRIM_DTYPE_U16, n, bits - 1, bits, desc, 0, 0);
             }
         }
+    }
+    check_bad_offsets();
+    {
+        static const gpuprim_dtype_t index_dtypes[] = {GPUPRIM_DTYPE_I32, GPUPRIM_DTYPE_U32, GPUPRIM_DTYPE_I64,
+                                                       GPUPRIM_DTYPE_U64};
+        const uint64_t argsort_sizes[] = {1, 1000, 4097, 100001, (1u << 20) + 7};
+        for (size_t s = 0; s < sizeof argsort_sizes / sizeof argsort_sizes[0]; ++s)
+            for (size_t k = 0; k < DTYPE_COUNT; ++k)
+                for (int desc = 0; desc < 2; ++desc)
+                    check_argsort(dtypes[k], index_dtypes[(s + k + desc) % 4], argsort_sizes[s], desc, (int)((s + k) % 2));
+    }
+    {
+        layout_t layouts[12];
+        int count = 0;
+        layouts[count++] = rows_layout(1000, 16);
+        layouts[count++] = rows_layout(300, 256);
+        layouts[count++] = rows_layout(37, 1000);
+        layouts[count++] = rows_layout(5, 4096);
+        layouts[count++] = rows_layout(3, 70001);
+        layouts[count++] = rows_layout(7, 1);
+        layouts[count++] = rows_layout(4, 0);
+        layouts[count++] = offsets_layout(GPUPRIM_DTYPE_I32, 3000, 0, 0, 0);
+        layouts[count++] = offsets_layout(GPUPRIM_DTYPE_U64, 200, 1, 5, 9);
+        layouts[count++] = offsets_layout(GPUPRIM_DTYPE_I64, 190, 2, 0, 3);
+        layouts[count++] = offsets_layout(GPUPRIM_DTYPE_U32, 0, 0, 4, 2);
+        layouts[count++] = offsets_layout(GPUPRIM_DTYPE_U32, 400, 0, 1, 0);
+        for (int i = 0; i < count; ++i) {
+            const layout_t *l = &layouts[i];
+            for (size_t k = 0; k < DTYPE_COUNT; ++k) {
+                gpuprim_dtype_t kd = dtypes[k];
+                uint32_t bits = (uint32_t)gpuprim_dtype_size(kd) * 8;
+                check_segmented_reduce_scan(l, kd);
+                for (int desc = 0; desc < 2; ++desc) {
+                    check_segmented_sort(l, kd, (gpuprim_dtype_t)-1, 0, desc, desc, 0, 0, (int)(k % 2));
+                    check_segmented_sort(l, kd, GPUPRIM_DTYPE_U32, 0, desc, !desc, 0, 0, 1);
+                    check_segmented_sort(l, kd, GPUPRIM_DTYPE_U8, 0, desc, desc, 0, 0, 0);
+                    check_segmented_sort(l, kd, GPUPRIM_DTYPE_F64, 0, desc, 0, 0, 0, 0);
+                    check_segmented_sort(l, kd, index_dtypes_for(k + desc), 1, desc, 0, 0, 0, (int)(k % 2));
+                    check_segmented_sort(l, kd, (gpuprim_dtype_t)-1, 0, desc, 0, 1, bits - 1, 0);
+                    check_segmented_sort(l, kd, GPUPRIM_DTYPE_U16, 0, desc, 1, 0, bits / 2, 0);
+                }
+            }
+        }
+        for (int i = 0; i < count; ++i) free_layout(&layouts[i]);
     }
     gpuprim_context_destroy(cpu);
     gpuprim_context_destroy(gpu);

@@ -34,6 +34,9 @@ struct SortRequest {
     // position (within its segment for a segmented sort), value_bytes 4 or 8.
     // keys_out may then be NULL (the sorted keys are not wanted).
     bool values_are_indices = false;
+    // Argsort: the largest index the indices' dtype holds (a segmented
+    // argsort with offsets fails when its longest segment needs more).
+    uint64_t largest_index = 0;
 };
 
 // How the data of a segmented call divides into segments (src/api checked

@@ -137,6 +137,40 @@ struct BlockBitonicSort {
         if constexpr (kK < kWarpItems) warp_merges<kK * 2>(items, first);
     }
 
+    // The merges of sizes kK, 2 * kK, ... up to min(limit, kWarpItems).
+    template <uint32_t kK>
+    __device__ __forceinline__ static void warp_merges_up_to(Item (&items)[kItems], uint32_t first, uint32_t limit) {
+        if (kK > limit) return;
+        warp_steps<kWarpItems / 2>(items, first, kK);
+        if constexpr (kK < kWarpItems) warp_merges_up_to<kK * 2>(items, first, limit);
+    }
+
+    // Sorts each aligned group of `group` network positions (a power of two,
+    // at least kItems, at most blockDim.x * kItems) on its own: the merges
+    // stop at the group's size. The last merge's direction alternates from
+    // group to group, as in any bitonic network: groups whose first position
+    // has bit `group` set come out descending (the caller reads them from the
+    // back). buffers: as for sort(), needed only when group > kWarpItems.
+    __device__ __forceinline__ static void sort_groups(Item (&items)[kItems], Item *buffers, uint32_t group) {
+        const uint32_t network = blockDim.x * kItems;
+        const uint32_t first = threadIdx.x * kItems;
+        warp_merges_up_to<2>(items, first, group);
+        uint32_t parity = 0;
+        for (uint32_t k = 2 * kWarpItems; k <= group; k <<= 1) {
+            for (uint32_t j = k >> 1; j >= kWarpItems; j >>= 1) {
+                const bool keep_min = ((first & j) == 0) == ((first & k) == 0);
+                Item *buffer = buffers + parity * buffer_items(network);
+                parity ^= 1;
+#pragma unroll
+                for (int e = 0; e < kItems; ++e) buffer[slot(first + e)] = items[e];
+                __syncthreads();
+#pragma unroll
+                for (int e = 0; e < kItems; ++e) items[e] = keep(items[e], buffer[slot((first + e) ^ j)], keep_min);
+            }
+            warp_steps<kWarpItems / 2>(items, first, k);
+        }
+    }
+
     // Sorts the blockDim.x * kItems items ascending (a power of two, at
     // least kWarpItems); thread t holds network positions t * kItems ..
     // t * kItems + kItems - 1. buffers: 2 * buffer_items(network) items of

@@ -86,11 +86,13 @@ __global__ void __launch_bounds__(kCheckThreads) segment_check_kernel(const Chec
     __threadfence();
     CheckResult total{kNoBadIndex, 0};
     for (uint32_t b = 0; b < gridDim.x; ++b) {
-        const CheckResult part = *static_cast<volatile CheckResult *>(&args.partials[b]) ;
+        const volatile CheckResult &part = args.partials[b];
         total.first_bad = min(total.first_bad, part.first_bad);
         total.longest = max(total.longest, part.longest);
     }
-    *static_cast<volatile CheckResult *>(args.result) = total;
+    volatile CheckResult &result = *args.result;
+    result.first_bad = total.first_bad;
+    result.longest = total.longest;
     *args.ticket = 0;
 }
 
@@ -116,7 +118,8 @@ SegmentSummary check_segments(const DeviceEnv &env, const SegmentLayout &layout)
     segment_check_kernel<<<blocks, kCheckThreads, 0, env.stream>>>(args);
     check_launch("segment offsets check launch");
     check(cudaStreamSynchronize(env.stream), "segment offsets check (cudaStreamSynchronize)");
-    const CheckResult result = *static_cast<volatile CheckResult *>(static_cast<CheckResult *>(env.host_slot));
+    const volatile CheckResult &slot = *static_cast<CheckResult *>(env.host_slot);
+    const CheckResult result{slot.first_bad, slot.longest};
     if (result.first_bad != kNoBadIndex) {
         // The two offsets the message names, read back from the device.
         const uint64_t i = result.first_bad;

@@ -24,8 +24,8 @@ namespace {
 
 struct BlockSortArgs {
     const void *keys_in;
-    void *keys_out;
-    const void *values_in;
+    void *keys_out;         // NULL: an argsort that does not return the keys
+    const void *values_in;  // NULL: an argsort (the values are the positions)
     void *values_out;
     uint32_t count;
     KeyKind kind;
@@ -93,8 +93,10 @@ __global__ void __launch_bounds__(kBlockSortMaxThreads) block_sort_kernel(const 
                        : make_block_item<Item>(~N(0), i);
     }
     if constexpr (kValueBytes != 0) {
+        // An argsort's values are the input positions themselves.
         const V *values_in = static_cast<const V *>(args.values_in);
-        for (uint32_t i = threadIdx.x; i < args.count; i += blockDim.x) staged_values[i] = values_in[i];
+        for (uint32_t i = threadIdx.x; i < args.count; i += blockDim.x)
+            staged_values[i] = values_in ? values_in[i] : V(i);
     }
     __syncthreads();  // all inputs read before any output is written
 
@@ -107,7 +109,8 @@ __global__ void __launch_bounds__(kBlockSortMaxThreads) block_sort_kernel(const 
     for (int e = 0; e < kItems; ++e) {
         const uint32_t i = threadIdx.x * kItems + e;
         if (i < args.count) {
-            keys_out[i] = from_radix_key<K>(K(block_item_key<NetworkKey<K>>(items[e])), args.kind, args.descending);
+            if (keys_out)  // an argsort may not want the keys
+                keys_out[i] = from_radix_key<K>(K(block_item_key<NetworkKey<K>>(items[e])), args.kind, args.descending);
             if constexpr (kValueBytes != 0) values_out[i] = staged_values[sort_item_index(items[e])];
         }
     }

@@ -1,0 +1,372 @@
+// SPDX-License-Identifier: Apache-2.0
+// Segmented sort (keys, pairs, argsort) on CUDA.
+//
+// Segments of up to kMaxNetwork keys sort in registers and shared memory: a
+// bitonic network of N positions (N the segment's length rounded up to a
+// power of two, at least kItems) per segment, N / kItems threads a segment,
+// as many segments a block as fit kBlockPositions (block/
+// block_bitonic_sort.cuh, sort_groups). Items are radix keys (keys only, as
+// the flat block sort) or radix keys with their position in the segment,
+// which makes them distinct (stable) and tells where values, generated
+// indices, and, for a bit range, the keys themselves come from. Everything a
+// segment needs is read before a barrier and written after it, so in-place
+// calls are safe.
+//
+// Uniform rows have one network size. CSR offsets are sorted into classes by
+// length first (one launch: a list of segment ids per class, counted with
+// atomics, so the lists' order varies but not the result), then one launch
+// per non-empty class. Longer segments run the flat sort (gpuprim::cuda::
+// sort, the Onesweep path) one at a time; their bounds come back to the host
+// with the class counts.
+//
+// Workspace: the class lists live in env.side_workspace (the flat sort of a
+// long segment reserves env.workspace): 4 or 8 bytes per segment and class
+// with offsets, plus one copy of the keys when an argsort does not return
+// them.
+#include "core/dtype.h"
+#include "core/key_transform.h"
+#include "cuda/block/block_bitonic_sort.cuh"
+#include "cuda/device_env.h"
+#include "cuda/segment/segment_bounds.cuh"
+#include "cuda/segment/segment_check.h"
+#include "cuda/util/check.h"
+#include "cuda/util/workspace_layout.h"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <type_traits>
+#include <vector>
+
+namespace gpuprim::cuda {
+namespace {
+
+constexpr int kItems = 4;                  // network positions a thread holds
+constexpr uint32_t kMinNetwork = kItems;   // one thread a segment
+constexpr uint32_t kMaxNetwork = 4096;     // 1024 threads
+constexpr uint32_t kBlockPositions = 512;  // a block's positions when segments are short
+constexpr int kClasses = 11;               // networks 4, 8, ..., 4096
+constexpr int kLongClass = kClasses;       // longer: the flat sort
+
+template <typename K>
+using NetworkKey = std::conditional_t<sizeof(K) < 4, uint32_t, K>;
+
+// What the network sorts: bare radix keys (keys only, whole keys), or keys
+// with their position in the segment.
+template <typename K, bool kWithIndex>
+using NetworkItem = std::conditional_t<kWithIndex, SortKeyIndex<NetworkKey<K>>, NetworkKey<K>>;
+
+enum class ValueSource : uint32_t { kNone, kCopy, kIndex };
+
+struct SegmentSortArgs {
+    const void *keys_in;
+    void *keys_out;  // never NULL here
+    const void *values_in;
+    void *values_out;
+    ValueSource values;
+    bool gather_keys;  // a bit range: the network holds only the range's bits
+    KeyKind kind;
+    bool descending;
+    uint32_t begin_bit;
+    uint32_t range_bits;  // end_bit - begin_bit
+    SegmentBounds bounds;
+    const void *list;  // segment ids of this class (offsets), or nullptr (rows: segment = group)
+    bool list_wide;    // ids are 8 bytes
+    uint64_t groups;   // segments this launch sorts
+    uint32_t network;  // positions a segment
+};
+
+__device__ __forceinline__ uint64_t list_entry(const SegmentSortArgs &args, uint64_t g) {
+    if (!args.list) return g;
+    if (args.list_wide) return static_cast<const unsigned long long *>(args.list)[g];
+    return static_cast<const uint32_t *>(args.list)[g];
+}
+
+template <typename Item, typename N>
+__device__ __forceinline__ Item network_item(N key, uint32_t index) {
+    if constexpr (std::is_same_v<Item, N>) return key;
+    else return sort_make_item(key, index);
+}
+template <typename N, typename Item>
+__device__ __forceinline__ N network_key(Item item) {
+    if constexpr (std::is_same_v<Item, N>) return item;
+    else return sort_item_key(item);
+}
+
+template <typename K, int kValueBytes, bool kWithIndex>
+__global__ void __launch_bounds__(kMaxNetwork / kItems) segment_network_sort_kernel(const SegmentSortArgs args) {
+    using N = NetworkKey<K>;
+    using Item = NetworkItem<K, kWithIndex>;
+    using V = typename UnsignedBits<kValueBytes == 0 ? 4 : kValueBytes>::type;
+    extern __shared__ __align__(16) unsigned char shared_bytes[];
+    Item *buffers = reinterpret_cast<Item *>(shared_bytes);
+
+    const uint32_t group_threads = args.network / kItems;
+    const uint32_t lane = threadIdx.x % group_threads;  // thread within the segment's group
+    const uint64_t group = uint64_t(blockIdx.x) * (blockDim.x / group_threads) + threadIdx.x / group_threads;
+    uint64_t begin = 0, length = 0;
+    if (group < args.groups) {
+        const uint64_t s = list_entry(args, group);
+        begin = args.bounds.offset(s);
+        length = args.bounds.offset(s + 1) - begin;
+    }
+    const K *keys_in = static_cast<const K *>(args.keys_in) + begin;
+    const N range_mask = args.range_bits >= 8 * sizeof(N) ? ~N(0) : N((N(1) << args.range_bits) - 1);
+
+    // Slot e of thread `lane` takes element e * group_threads + lane
+    // (coalesced in the group; the index travels with the key). Padding sorts
+    // after every key: the largest key, a larger index.
+    Item items[kItems];
+#pragma unroll
+    for (int e = 0; e < kItems; ++e) {
+        const uint32_t i = uint32_t(e) * group_threads + lane;
+        N key = ~N(0);
+        if (i < length) {
+            key = N(to_radix_key<K>(keys_in[i], args.kind, args.descending));
+            if (args.gather_keys) key = N(key >> args.begin_bit) & range_mask;
+        }
+        items[e] = network_item<Item>(key, i);
+    }
+
+    BlockBitonicSort<Item, kItems>::sort_groups(items, buffers, args.network);
+
+    // Groups whose first position has bit `network` set come out descending.
+    const uint32_t first = threadIdx.x * kItems;
+    const bool reversed = (first & args.network) != 0;
+    const uint32_t base = first % args.network;
+    K out_keys[kItems];
+    V out_values[kItems];
+#pragma unroll
+    for (int e = 0; e < kItems; ++e) {
+        const uint32_t rank = reversed ? args.network - 1 - (base + e) : base + e;
+        if (rank < length) {
+            if constexpr (kWithIndex) {
+                const uint32_t index = sort_item_index(items[e]);
+                out_keys[e] = args.gather_keys ? keys_in[index]
+                                               : from_radix_key<K>(K(network_key<N>(items[e])), args.kind,
+                                                                   args.descending);
+                if constexpr (kValueBytes != 0) {
+                    if (args.values == ValueSource::kCopy)
+                        out_values[e] = static_cast<const V *>(args.values_in)[begin + index];
+                    else
+                        out_values[e] = V(index);
+                }
+            } else {
+                out_keys[e] = from_radix_key<K>(K(network_key<N>(items[e])), args.kind, args.descending);
+            }
+        }
+    }
+    if constexpr (kWithIndex) __syncthreads();  // every input of the block read before any output is written
+
+    K *keys_out = static_cast<K *>(args.keys_out) + begin;
+#pragma unroll
+    for (int e = 0; e < kItems; ++e) {
+        const uint32_t rank = reversed ? args.network - 1 - (base + e) : base + e;
+        if (rank < length) {
+            keys_out[rank] = out_keys[e];
+            if constexpr (kValueBytes != 0)
+                if (args.values != ValueSource::kNone) static_cast<V *>(args.values_out)[begin + rank] = out_values[e];
+        }
+    }
+}
+
+// Sorts segments into classes by length: class c holds the segments of
+// length up to 4 << c; kLongClass the longer ones, whose bounds it also
+// writes to long_bounds (begin, end).
+template <typename Id>
+__global__ void __launch_bounds__(256) segment_classify_kernel(SegmentBounds bounds, uint64_t long_limit, Id *lists,
+                                                               uint64_t list_room, unsigned long long *counts,
+                                                               unsigned long long *long_bounds) {
+    const uint64_t stride = uint64_t(gridDim.x) * blockDim.x;
+    for (uint64_t s = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x; s < bounds.segments; s += stride) {
+        const uint64_t begin = bounds.offset(s);
+        const uint64_t length = bounds.offset(s + 1) - begin;
+        int c = 0;
+        if (length > long_limit) c = kLongClass;
+        else
+            while (length > (uint64_t(kMinNetwork) << c)) ++c;
+        const unsigned long long slot = atomicAdd(counts + c, 1ull);
+        if (c == kLongClass) {
+            long_bounds[2 * slot] = begin;
+            long_bounds[2 * slot + 1] = begin + length;
+        } else {
+            lists[uint64_t(c) * list_room + slot] = Id(s);
+        }
+    }
+}
+
+// Positions a block holds for segments of `network` positions.
+uint32_t block_positions(uint32_t network) { return std::max(network, kBlockPositions); }
+
+template <typename K, int kValueBytes, bool kWithIndex>
+size_t network_shared_bytes(uint32_t network) {
+    using Item = NetworkItem<K, kWithIndex>;
+    constexpr uint32_t kWarpItems = 32 * kItems;
+    if (network <= kWarpItems) return 0;  // every step in registers and shuffles
+    return 2 * size_t(BlockBitonicSort<Item, kItems>::buffer_items(block_positions(network))) * sizeof(Item);
+}
+
+template <typename K, int kValueBytes, bool kWithIndex>
+void launch_network_sort(const DeviceEnv &env, SegmentSortArgs args) {
+    const uint32_t positions = block_positions(args.network);
+    const int threads = int(positions / kItems);
+    const uint64_t per_block = positions / args.network;
+    const uint64_t blocks = (args.groups + per_block - 1) / per_block;
+    if (blocks == 0) return;
+    if (blocks > 0x7fffffffull) fail(GPUPRIM_ERROR_INTERNAL, "segmented sort: %llu blocks", (unsigned long long)blocks);
+    auto kernel = segment_network_sort_kernel<K, kValueBytes, kWithIndex>;
+    const size_t shared = network_shared_bytes<K, kValueBytes, kWithIndex>(args.network);
+    if (shared > 48 * 1024 &&
+        resident_blocks(env, reinterpret_cast<const void *>(kernel), threads, shared, "segmented sort shared memory") == 0)
+        fail(GPUPRIM_ERROR_INTERNAL, "segmented sort: a %u-key network does not fit this device's shared memory",
+             args.network);
+    kernel<<<uint32_t(blocks), threads, shared, env.stream>>>(args);
+    check_launch("segmented sort launch");
+}
+
+// The largest network this device's shared memory holds for these items.
+template <typename K, int kValueBytes, bool kWithIndex>
+uint32_t largest_network(const DeviceEnv &env) {
+    uint32_t network = kMaxNetwork;
+    const size_t limit = std::max<size_t>(48 * 1024, env.max_shared_per_block_optin);
+    while (network > kBlockPositions && network_shared_bytes<K, kValueBytes, kWithIndex>(network) > limit)
+        network >>= 1;
+    return network;
+}
+
+uint32_t network_for(uint64_t length) {
+    uint32_t network = kMinNetwork;
+    while (network < length) network <<= 1;
+    return network;
+}
+
+// A request for the elements [begin, end) alone (the flat sort of one long
+// segment).
+SortRequest slice(const SortRequest &request, uint64_t begin, uint64_t end) {
+    SortRequest part = request;
+    part.keys_in = static_cast<const char *>(request.keys_in) + begin * request.key_bytes;
+    part.keys_out = static_cast<char *>(request.keys_out) + begin * request.key_bytes;
+    if (request.values_in)
+        part.values_in = static_cast<const char *>(request.values_in) + begin * request.value_bytes;
+    if (request.values_out) part.values_out = static_cast<char *>(request.values_out) + begin * request.value_bytes;
+    part.count = end - begin;
+    return part;
+}
+
+template <typename K, int kValueBytes, bool kWithIndex>
+void sort_segments(const DeviceEnv &env, const SortRequest &request, const SegmentLayout &layout,
+                   const SegmentSummary &summary) {
+    SegmentSortArgs args{};
+    args.keys_in = request.keys_in;
+    args.keys_out = request.keys_out;
+    args.values_in = request.values_in;
+    args.values_out = request.values_out;
+    args.values = request.values_are_indices ? ValueSource::kIndex
+                  : request.value_bytes != 0 ? ValueSource::kCopy
+                                             : ValueSource::kNone;
+    args.gather_keys = !sorts_whole_key(request);
+    args.kind = request.key_kind;
+    args.descending = request.descending;
+    args.begin_bit = request.begin_bit;
+    args.range_bits = sort_end_bit(request) - request.begin_bit;
+    args.bounds = SegmentBounds::of(layout);
+    const uint32_t largest = largest_network<K, kValueBytes, kWithIndex>(env);
+
+    // Side workspace (the flat sort of a long segment reserves
+    // env.workspace): the keys of an argsort that does not return them, then
+    // the class lists (4-byte ids while they fit), their counts and the
+    // bounds of the long segments.
+    const bool wide = layout.segments > UINT32_MAX;
+    const uint64_t id_bytes = wide ? 8 : 4;
+    const uint64_t room = layout.offsets ? layout.segments : 0;
+    WorkspaceLayout side_layout;
+    const WorkspacePart scratch_part = side_layout.add(request.keys_out ? 0 : request.count * request.key_bytes);
+    const WorkspacePart counts_part = side_layout.add(layout.offsets ? (kClasses + 1) * 8 : 0);
+    const WorkspacePart long_part = side_layout.add(summary.longest > largest ? room * 16 : 0);
+    const WorkspacePart lists_part = side_layout.add(uint64_t(kClasses) * room * id_bytes);
+    void *side = side_layout.bytes() ? env.side_workspace->reserve(side_layout.bytes()) : nullptr;
+    SortRequest work = request;
+    if (!work.keys_out) work.keys_out = WorkspaceLayout::at<void>(side, scratch_part);
+    args.keys_out = work.keys_out;
+
+    std::vector<unsigned long long> long_bounds;  // (begin, end) of each long segment
+    if (!layout.offsets) {
+        if (layout.row_length <= largest) {
+            args.groups = layout.segments;
+            args.network = network_for(layout.row_length);
+            launch_network_sort<K, kValueBytes, kWithIndex>(env, args);
+            return;
+        }
+        for (uint64_t s = 0; s < layout.segments; ++s) {
+            long_bounds.push_back(s * layout.row_length);
+            long_bounds.push_back((s + 1) * layout.row_length);
+        }
+    } else {
+        auto *counts = WorkspaceLayout::at<unsigned long long>(side, counts_part);
+        auto *long_device = WorkspaceLayout::at<unsigned long long>(side, long_part);
+        void *lists = WorkspaceLayout::at<void>(side, lists_part);
+        check(cudaMemsetAsync(counts, 0, (kClasses + 1) * 8, env.stream), "segmented sort (cudaMemsetAsync)");
+        const uint32_t blocks =
+            uint32_t(std::max<uint64_t>(1, std::min<uint64_t>((room + 255) / 256, uint64_t(env.sm_count) * 8)));
+        if (wide)
+            segment_classify_kernel<unsigned long long><<<blocks, 256, 0, env.stream>>>(
+                args.bounds, largest, static_cast<unsigned long long *>(lists), room, counts, long_device);
+        else
+            segment_classify_kernel<uint32_t><<<blocks, 256, 0, env.stream>>>(
+                args.bounds, largest, static_cast<uint32_t *>(lists), room, counts, long_device);
+        check_launch("segmented sort classify launch");
+        unsigned long long host_counts[kClasses + 1];
+        check(cudaMemcpyAsync(host_counts, counts, sizeof host_counts, cudaMemcpyDeviceToHost, env.stream),
+              "segmented sort (cudaMemcpyAsync)");
+        check(cudaStreamSynchronize(env.stream), "segmented sort (cudaStreamSynchronize)");
+        args.list_wide = wide;
+        for (int c = 0; c < kClasses; ++c) {
+            if (host_counts[c] == 0) continue;
+            args.list = static_cast<const char *>(lists) + uint64_t(c) * room * id_bytes;
+            args.groups = host_counts[c];
+            args.network = kMinNetwork << c;
+            launch_network_sort<K, kValueBytes, kWithIndex>(env, args);
+        }
+        if (host_counts[kLongClass] != 0) {
+            long_bounds.resize(2 * host_counts[kLongClass]);
+            check(cudaMemcpyAsync(long_bounds.data(), long_device, long_bounds.size() * 8, cudaMemcpyDeviceToHost,
+                                  env.stream),
+                  "segmented sort (cudaMemcpyAsync)");
+            check(cudaStreamSynchronize(env.stream), "segmented sort (cudaStreamSynchronize)");
+        }
+    }
+    for (size_t i = 0; i < long_bounds.size(); i += 2) sort(env, slice(work, long_bounds[i], long_bounds[i + 1]));
+}
+
+template <typename K>
+void dispatch_values(const DeviceEnv &env, const SortRequest &request, const SegmentLayout &layout,
+                     const SegmentSummary &summary) {
+    const bool whole = sorts_whole_key(request);
+    if (request.value_bytes == 0) {
+        if (whole) return sort_segments<K, 0, false>(env, request, layout, summary);
+        // A bit range without values: the keys' own width carries the index.
+        return sort_segments<K, int(sizeof(K)), true>(env, request, layout, summary);
+    }
+    dispatch_width(request.value_bytes, "segmented sort: unsupported value width", [&](auto value_bits) {
+        sort_segments<K, int(sizeof(value_bits)), true>(env, request, layout, summary);
+    });
+}
+
+}  // namespace
+
+void segmented_sort(const DeviceEnv &env, const SortRequest &request, const SegmentLayout &layout) {
+    if (!is_dtype_width(request.key_bytes))
+        fail(GPUPRIM_ERROR_INTERNAL, "segmented sort: unsupported key width %u", request.key_bytes);
+    const SegmentSummary summary = check_segments(env, layout);
+    if (request.values_are_indices && summary.longest > 0 && summary.longest - 1 > request.largest_index)
+        fail(GPUPRIM_ERROR_INVALID_ARGUMENT,
+             "segmented argsort: the longest segment has %llu keys; its last index, %llu, does not fit the "
+             "indices' type (at most %llu)",
+             (unsigned long long)summary.longest, (unsigned long long)(summary.longest - 1),
+             (unsigned long long)request.largest_index);
+    if (layout.segments == 0 || request.count == 0) return;
+    dispatch_width(request.key_bytes, "segmented sort: unsupported key width",
+                   [&](auto key_bits) { dispatch_values<decltype(key_bits)>(env, request, layout, summary); });
+}
+
+}  // namespace gpuprim::cuda
