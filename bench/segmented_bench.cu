@@ -1,0 +1,449 @@
+// SPDX-License-Identifier: Apache-2.0
+// Segmented primitives and argsort (issue 19) beside CUB in the same run:
+//
+//   segmented_bench [--quick] [--filter SUBSTRING] [--csv FILE]
+//
+// Shapes of 2^24 f32 in total (rows x length, and power-law CSR lengths):
+// segmented sort keys and pairs (ours by rows and by offsets, CUB
+// DeviceSegmentedSort), our flat sort of the same total, segmented reduce
+// sum (CUB DeviceSegmentedReduce), segmented inclusive sum scan (beside a
+// device copy of the same bytes), and flat argsort (CUB: a pair sort whose
+// values are an iota buffer made beforehand, outside the timing).
+//
+// Timing: CUDA events around one call, warm-up, median of the repetitions;
+// inputs rotate over copies that together exceed L2 (each 2^24 f32 input is
+// 64 MB, past the H100's 50 MB L2). Small shapes are also timed batched
+// (100 calls between events, divided). Every output is checked against CUB
+// (or a flat gpuprim call) once, after the timing.
+#include <gpuprim/gpuprim.h>
+
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_segmented_reduce.cuh>
+#include <cub/device/device_segmented_sort.cuh>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#define CHECK_CUDA(call)                                                                        \
+    do {                                                                                        \
+        cudaError_t e_ = (call);                                                                \
+        if (e_ != cudaSuccess) {                                                                \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
+            exit(1);                                                                            \
+        }                                                                                       \
+    } while (0)
+#define CHECK_GP(ctx, call)                                                                          \
+    do {                                                                                             \
+        gpuprim_status_t s_ = (call);                                                                \
+        if (s_ != GPUPRIM_SUCCESS) {                                                                 \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, gpuprim_context_last_error(ctx)); \
+            exit(1);                                                                                 \
+        }                                                                                            \
+    } while (0)
+
+namespace {
+
+cudaStream_t stream;
+gpuprim_context_t ctx;
+int repeats = 15;
+FILE *csv;
+
+struct Timing {
+    double single_us;   // one call between events (median)
+    double batched_us;  // 100 calls between events, divided (0: not timed)
+};
+
+// fn(copy) runs one call on input copy `copy`.
+Timing time_call(const std::function<void(int)> &fn, int copies, bool batched) {
+    cudaEvent_t start, stop;
+    CHECK_CUDA(cudaEventCreate(&start));
+    CHECK_CUDA(cudaEventCreate(&stop));
+    for (int w = 0; w < 3; ++w) fn(w % copies);
+    std::vector<double> times;
+    for (int r = 0; r < repeats; ++r) {
+        CHECK_CUDA(cudaEventRecord(start, stream));
+        fn(r % copies);
+        CHECK_CUDA(cudaEventRecord(stop, stream));
+        CHECK_CUDA(cudaEventSynchronize(stop));
+        float ms = 0;
+        CHECK_CUDA(cudaEventElapsedTime(&ms, start, stop));
+        times.push_back(ms * 1000.0);
+    }
+    std::sort(times.begin(), times.end());
+    Timing t{times[times.size() / 2], 0};
+    if (batched) {
+        std::vector<double> batches;
+        for (int r = 0; r < 5; ++r) {
+            CHECK_CUDA(cudaEventRecord(start, stream));
+            for (int i = 0; i < 100; ++i) fn(i % copies);
+            CHECK_CUDA(cudaEventRecord(stop, stream));
+            CHECK_CUDA(cudaEventSynchronize(stop));
+            float ms = 0;
+            CHECK_CUDA(cudaEventElapsedTime(&ms, start, stop));
+            batches.push_back(ms * 1000.0 / 100);
+        }
+        std::sort(batches.begin(), batches.end());
+        t.batched_us = batches[batches.size() / 2];
+    }
+    CHECK_CUDA(cudaEventDestroy(start));
+    CHECK_CUDA(cudaEventDestroy(stop));
+    return t;
+}
+
+void report(const std::string &shape, const std::string &what, const std::string &who, uint64_t n, Timing t,
+            double bytes) {
+    const double gbps = bytes / t.single_us / 1e3;
+    printf("%-26s %-22s %-28s %12.1f us", shape.c_str(), what.c_str(), who.c_str(), t.single_us);
+    if (t.batched_us > 0) printf("  batched %9.2f us", t.batched_us);
+    printf("  %7.2f Gkeys/s  %7.0f GB/s\n", n / t.single_us / 1e3, gbps);
+    if (csv)
+        fprintf(csv, "%s,%s,%s,%llu,%.3f,%.3f,%.3f,%.1f\n", shape.c_str(), what.c_str(), who.c_str(),
+                (unsigned long long)n, t.single_us, t.batched_us, n / t.single_us / 1e3, gbps);
+    fflush(stdout);
+}
+
+struct Shape {
+    std::string name;
+    uint64_t rows, length;  // uniform rows; rows == 0: power-law offsets
+};
+
+struct Device {
+    void *p = nullptr;
+    explicit Device(size_t bytes) { CHECK_CUDA(cudaMalloc(&p, std::max<size_t>(bytes, 1))); }
+    ~Device() { cudaFree(p); }
+    Device(const Device &) = delete;
+    Device &operator=(const Device &) = delete;
+};
+
+gpuprim_buffer_t wrap(gpuprim_dtype_t d, void *p, uint64_t n) {
+    gpuprim_buffer_t b;
+    CHECK_GP(ctx, gpuprim_buffer_wrap(ctx, d, p, n, &b));
+    return b;
+}
+
+// Power-law lengths (Pareto, alpha ~1.5, min 16), mean near 96, until the
+// total reaches n; the last segment takes the rest.
+std::vector<int32_t> power_law_offsets(uint64_t n) {
+    std::mt19937_64 rng(42);
+    std::uniform_real_distribution<double> u(0.0, 1.0);
+    std::vector<int32_t> offsets{0};
+    uint64_t at = 0;
+    while (at < n) {
+        uint64_t length = uint64_t(32.0 / std::pow(1.0 - u(rng), 1.0 / 1.5)) - 16;
+        length = std::min<uint64_t>(length, n - at);
+        at += length;
+        offsets.push_back(int32_t(at));
+    }
+    return offsets;
+}
+
+void fill_random(void *p, uint64_t n, uint64_t seed) {
+    std::vector<float> host(n);
+    std::mt19937_64 rng(seed);
+    std::uniform_real_distribution<float> u(-1e6f, 1e6f);
+    for (auto &x : host) x = u(rng);
+    CHECK_CUDA(cudaMemcpy(p, host.data(), n * 4, cudaMemcpyHostToDevice));
+}
+
+bool same_bytes(const void *a, const void *b, size_t bytes) {
+    std::vector<unsigned char> x(bytes), y(bytes);
+    CHECK_CUDA(cudaMemcpy(x.data(), a, bytes, cudaMemcpyDeviceToHost));
+    CHECK_CUDA(cudaMemcpy(y.data(), b, bytes, cudaMemcpyDeviceToHost));
+    return x == y;
+}
+
+void mismatch(const std::string &shape, const char *what) {
+    printf("MISMATCH %s %s\n", shape.c_str(), what);
+    if (csv) fprintf(csv, "%s,%s,MISMATCH,0,0,0,0,0\n", shape.c_str(), what);
+}
+
+void run_shape(const Shape &shape, uint64_t total, const std::string &filter) {
+    std::vector<int32_t> offsets;
+    if (shape.rows == 0) {
+        offsets = power_law_offsets(total);
+    } else {
+        for (uint64_t r = 0; r <= shape.rows; ++r) offsets.push_back(int32_t(r * shape.length));
+    }
+    const uint64_t n = uint64_t(offsets.back());
+    const uint64_t segments = offsets.size() - 1;
+    char name[64];
+    if (shape.rows) snprintf(name, sizeof name, "%llu x %llu", (unsigned long long)shape.rows, (unsigned long long)shape.length);
+    else snprintf(name, sizeof name, "power-law %llu segs", (unsigned long long)segments);
+    const std::string label = name;
+    const bool small = n < (1u << 20);
+    const int copies = small ? 1 : 2;
+    printf("\n== %s (%llu elements, %llu segments) ==\n", label.c_str(), (unsigned long long)n, (unsigned long long)segments);
+
+    std::vector<std::unique_ptr<Device>> keys, values;
+    for (int c = 0; c < copies; ++c) {
+        keys.emplace_back(new Device(n * 4));
+        values.emplace_back(new Device(n * 4));
+        fill_random(keys.back()->p, n, 7 + c);
+        CHECK_CUDA(cudaMemcpy(values.back()->p, keys.back()->p, n * 4, cudaMemcpyDeviceToDevice));
+    }
+    Device keys_out(n * 4), values_out(n * 4), cub_keys_out(n * 4), cub_values_out(n * 4);
+    Device offsets_device(offsets.size() * 4);
+    CHECK_CUDA(cudaMemcpy(offsets_device.p, offsets.data(), offsets.size() * 4, cudaMemcpyHostToDevice));
+    const int32_t *begin_offsets = static_cast<const int32_t *>(offsets_device.p);
+    const int32_t *end_offsets = begin_offsets + 1;
+
+    std::vector<gpuprim_buffer_t> wk, wv;
+    for (int c = 0; c < copies; ++c) {
+        wk.push_back(wrap(GPUPRIM_DTYPE_F32, keys[c]->p, n));
+        wv.push_back(wrap(GPUPRIM_DTYPE_U32, values[c]->p, n));
+    }
+    gpuprim_buffer_t wko = wrap(GPUPRIM_DTYPE_F32, keys_out.p, n), wvo = wrap(GPUPRIM_DTYPE_U32, values_out.p, n);
+    gpuprim_buffer_t wvo_f = wrap(GPUPRIM_DTYPE_F32, values_out.p, n);
+    gpuprim_buffer_t woff = wrap(GPUPRIM_DTYPE_I32, offsets_device.p, offsets.size());
+    gpuprim_segments_t by_rows, by_offsets;
+    gpuprim_segments_init_rows(&by_rows, shape.rows, shape.length);
+    gpuprim_segments_init_offsets(&by_offsets, woff);
+    const gpuprim_segments_t *ours_segments = shape.rows ? &by_rows : &by_offsets;
+
+    auto wanted = [&](const char *what) { return filter.empty() || std::string(what).find(filter) != std::string::npos; };
+
+    void *temp = nullptr;
+    size_t temp_bytes = 0;
+    auto ensure_temp = [&](size_t bytes) {
+        if (bytes > temp_bytes) {
+            if (temp) CHECK_CUDA(cudaFree(temp));
+            CHECK_CUDA(cudaMalloc(&temp, bytes));
+            temp_bytes = bytes;
+        }
+    };
+
+    if (wanted("sort_keys")) {
+        const double bytes = 2.0 * n * 4;
+        report(label, "sort_keys", "ours", n,
+               time_call([&](int c) { CHECK_GP(ctx, gpuprim_segmented_sort(ctx, ours_segments, wk[c], nullptr, wko, nullptr, nullptr)); },
+                         copies, small),
+               bytes);
+        if (shape.rows)
+            report(label, "sort_keys", "ours (as offsets)", n,
+                   time_call([&](int c) { CHECK_GP(ctx, gpuprim_segmented_sort(ctx, &by_offsets, wk[c], nullptr, wko, nullptr, nullptr)); },
+                             copies, small),
+                   bytes);
+        size_t need = 0;
+        CHECK_CUDA(cub::DeviceSegmentedSort::SortKeys(nullptr, need, (const float *)nullptr, (float *)nullptr, int64_t(n),
+                                                      int64_t(segments), begin_offsets, end_offsets, stream));
+        ensure_temp(need);
+        report(label, "sort_keys", "CUB DeviceSegmentedSort", n,
+               time_call([&](int c) {
+                   size_t b = temp_bytes;
+                   CHECK_CUDA(cub::DeviceSegmentedSort::SortKeys(temp, b, static_cast<const float *>(keys[c]->p),
+                                                                 static_cast<float *>(cub_keys_out.p), int64_t(n),
+                                                                 int64_t(segments), begin_offsets, end_offsets, stream));
+               }, copies, small),
+               bytes);
+        report(label, "sort_keys", "ours flat sort, same n", n,
+               time_call([&](int c) { CHECK_GP(ctx, gpuprim_sort(ctx, wk[c], nullptr, wko, nullptr, GPUPRIM_ORDER_ASCENDING)); },
+                         copies, small),
+               bytes);
+        // Check: ours against CUB on copy 0 (CUB orders -0.0 and +0.0 as equal; the random input has neither).
+        CHECK_GP(ctx, gpuprim_segmented_sort(ctx, ours_segments, wk[0], nullptr, wko, nullptr, nullptr));
+        size_t b = temp_bytes;
+        CHECK_CUDA(cub::DeviceSegmentedSort::SortKeys(temp, b, static_cast<const float *>(keys[0]->p),
+                                                      static_cast<float *>(cub_keys_out.p), int64_t(n), int64_t(segments),
+                                                      begin_offsets, end_offsets, stream));
+        CHECK_CUDA(cudaStreamSynchronize(stream));
+        if (!same_bytes(keys_out.p, cub_keys_out.p, n * 4)) mismatch(label, "sort_keys");
+    }
+    if (wanted("sort_pairs")) {
+        const double bytes = 4.0 * n * 4;
+        report(label, "sort_pairs", "ours", n,
+               time_call([&](int c) { CHECK_GP(ctx, gpuprim_segmented_sort(ctx, ours_segments, wk[c], wv[c], wko, wvo, nullptr)); },
+                         copies, small),
+               bytes);
+        size_t need = 0;
+        CHECK_CUDA(cub::DeviceSegmentedSort::StableSortPairs(nullptr, need, (const float *)nullptr, (float *)nullptr,
+                                                             (const uint32_t *)nullptr, (uint32_t *)nullptr, int64_t(n),
+                                                             int64_t(segments), begin_offsets, end_offsets, stream));
+        ensure_temp(need);
+        report(label, "sort_pairs", "CUB DeviceSegmentedSort stable", n,
+               time_call([&](int c) {
+                   size_t b = temp_bytes;
+                   CHECK_CUDA(cub::DeviceSegmentedSort::StableSortPairs(
+                       temp, b, static_cast<const float *>(keys[c]->p), static_cast<float *>(cub_keys_out.p),
+                       static_cast<const uint32_t *>(values[c]->p), static_cast<uint32_t *>(cub_values_out.p), int64_t(n),
+                       int64_t(segments), begin_offsets, end_offsets, stream));
+               }, copies, small),
+               bytes);
+        report(label, "sort_pairs", "ours flat sort, same n", n,
+               time_call([&](int c) { CHECK_GP(ctx, gpuprim_sort(ctx, wk[c], wv[c], wko, wvo, GPUPRIM_ORDER_ASCENDING)); },
+                         copies, small),
+               bytes);
+        report(label, "argsort", "ours (u32 indices)", n,
+               time_call([&](int c) { CHECK_GP(ctx, gpuprim_segmented_argsort(ctx, ours_segments, wk[c], nullptr, wvo, nullptr)); },
+                         copies, small),
+               2.0 * n * 4);
+        CHECK_GP(ctx, gpuprim_segmented_sort(ctx, ours_segments, wk[0], wv[0], wko, wvo, nullptr));
+        size_t b = temp_bytes;
+        CHECK_CUDA(cub::DeviceSegmentedSort::StableSortPairs(
+            temp, b, static_cast<const float *>(keys[0]->p), static_cast<float *>(cub_keys_out.p),
+            static_cast<const uint32_t *>(values[0]->p), static_cast<uint32_t *>(cub_values_out.p), int64_t(n),
+            int64_t(segments), begin_offsets, end_offsets, stream));
+        CHECK_CUDA(cudaStreamSynchronize(stream));
+        if (!same_bytes(values_out.p, cub_values_out.p, n * 4)) mismatch(label, "sort_pairs");
+    }
+    if (wanted("reduce")) {
+        const double bytes = 4.0 * n;
+        report(label, "reduce_sum", "ours", n,
+               time_call([&](int c) { CHECK_GP(ctx, gpuprim_segmented_reduce(ctx, GPUPRIM_OP_SUM, ours_segments, wk[c], wvo_f)); },
+                         copies, small),
+               bytes);
+        if (shape.rows)
+            report(label, "reduce_sum", "ours (as offsets)", n,
+                   time_call([&](int c) { CHECK_GP(ctx, gpuprim_segmented_reduce(ctx, GPUPRIM_OP_SUM, &by_offsets, wk[c], wvo_f)); },
+                             copies, small),
+                   bytes);
+        size_t need = 0;
+        CHECK_CUDA(cub::DeviceSegmentedReduce::Sum(nullptr, need, (const float *)nullptr, (float *)nullptr,
+                                                   int64_t(segments), begin_offsets, end_offsets, stream));
+        ensure_temp(need);
+        report(label, "reduce_sum", "CUB DeviceSegmentedReduce", n,
+               time_call([&](int c) {
+                   size_t b = temp_bytes;
+                   CHECK_CUDA(cub::DeviceSegmentedReduce::Sum(temp, b, static_cast<const float *>(keys[c]->p),
+                                                              static_cast<float *>(cub_values_out.p), int64_t(segments),
+                                                              begin_offsets, end_offsets, stream));
+               }, copies, small),
+               bytes);
+        // Check: relative to the magnitude of each segment.
+        CHECK_GP(ctx, gpuprim_segmented_reduce(ctx, GPUPRIM_OP_SUM, ours_segments, wk[0], wvo_f));
+        size_t b = temp_bytes;
+        CHECK_CUDA(cub::DeviceSegmentedReduce::Sum(temp, b, static_cast<const float *>(keys[0]->p),
+                                                   static_cast<float *>(cub_values_out.p), int64_t(segments),
+                                                   begin_offsets, end_offsets, stream));
+        CHECK_CUDA(cudaStreamSynchronize(stream));
+        std::vector<float> x(segments), y(segments);
+        CHECK_CUDA(cudaMemcpy(x.data(), values_out.p, segments * 4, cudaMemcpyDeviceToHost));
+        CHECK_CUDA(cudaMemcpy(y.data(), cub_values_out.p, segments * 4, cudaMemcpyDeviceToHost));
+        for (uint64_t s = 0; s < segments; ++s) {
+            const double length = offsets[s + 1] - offsets[s];
+            if (std::fabs(double(x[s]) - y[s]) > 1e6 * length * 1e-6 + 1e-3) {
+                mismatch(label, "reduce_sum");
+                break;
+            }
+        }
+    }
+    if (wanted("scan")) {
+        const double bytes = 2.0 * n * 4;
+        report(label, "scan_inclusive_sum", "ours", n,
+               time_call([&](int c) {
+                   CHECK_GP(ctx, gpuprim_segmented_scan(ctx, GPUPRIM_OP_SUM, GPUPRIM_SCAN_INCLUSIVE, ours_segments, wk[c], wko));
+               }, copies, small),
+               bytes);
+        report(label, "scan_inclusive_sum", "device copy, same bytes", n,
+               time_call([&](int c) { CHECK_CUDA(cudaMemcpyAsync(keys_out.p, keys[c]->p, n * 4, cudaMemcpyDeviceToDevice, stream)); },
+                         copies, small),
+               bytes);
+    }
+    if (temp) CHECK_CUDA(cudaFree(temp));
+    for (int c = 0; c < copies; ++c) {
+        gpuprim_buffer_destroy(ctx, wk[c]);
+        gpuprim_buffer_destroy(ctx, wv[c]);
+    }
+    gpuprim_buffer_destroy(ctx, wko);
+    gpuprim_buffer_destroy(ctx, wvo);
+    gpuprim_buffer_destroy(ctx, wvo_f);
+    gpuprim_buffer_destroy(ctx, woff);
+    CHECK_GP(ctx, gpuprim_context_release_workspace(ctx));
+}
+
+__global__ void iota_kernel(uint32_t *p, uint64_t n) {
+    for (uint64_t i = blockIdx.x * uint64_t(blockDim.x) + threadIdx.x; i < n; i += uint64_t(gridDim.x) * blockDim.x)
+        p[i] = uint32_t(i);
+}
+
+// Flat argsort of u32 keys into u32 indices against CUB's pair sort of the
+// keys with an iota buffer (made once, outside the timing).
+void run_argsort(int log2n) {
+    const uint64_t n = uint64_t(1) << log2n;
+    printf("\n== argsort u32 keys, 2^%d ==\n", log2n);
+    std::vector<std::unique_ptr<Device>> keys;
+    const int copies = 2;
+    for (int c = 0; c < copies; ++c) {
+        keys.emplace_back(new Device(n * 4));
+        fill_random(keys.back()->p, n, 100 + c);  // float bits read as u32: any patterns
+    }
+    Device indices(n * 4), iota(n * 4), cub_keys(n * 4), cub_values(n * 4);
+    iota_kernel<<<1024, 256, 0, stream>>>(static_cast<uint32_t *>(iota.p), n);
+    std::vector<gpuprim_buffer_t> wk;
+    for (int c = 0; c < copies; ++c) wk.push_back(wrap(GPUPRIM_DTYPE_U32, keys[c]->p, n));
+    gpuprim_buffer_t wi = wrap(GPUPRIM_DTYPE_U32, indices.p, n);
+    report("argsort 2^" + std::to_string(log2n), "argsort", "ours (indices only)", n,
+           time_call([&](int c) { CHECK_GP(ctx, gpuprim_argsort(ctx, wk[c], nullptr, wi, nullptr)); }, copies, false),
+           8.0 * n);
+    size_t need = 0;
+    CHECK_CUDA(cub::DeviceRadixSort::SortPairs(nullptr, need, (const uint32_t *)nullptr, (uint32_t *)nullptr,
+                                               (const uint32_t *)nullptr, (uint32_t *)nullptr, int64_t(n), 0, 32, stream));
+    Device temp(need);
+    report("argsort 2^" + std::to_string(log2n), "argsort", "CUB SortPairs with iota", n,
+           time_call([&](int c) {
+               size_t b = need;
+               CHECK_CUDA(cub::DeviceRadixSort::SortPairs(temp.p, b, static_cast<const uint32_t *>(keys[c]->p),
+                                                          static_cast<uint32_t *>(cub_keys.p),
+                                                          static_cast<const uint32_t *>(iota.p),
+                                                          static_cast<uint32_t *>(cub_values.p), int64_t(n), 0, 32, stream));
+           }, copies, false),
+           8.0 * n);
+    CHECK_GP(ctx, gpuprim_argsort(ctx, wk[copies - 1], nullptr, wi, nullptr));
+    CHECK_CUDA(cudaStreamSynchronize(stream));
+    if (!same_bytes(indices.p, cub_values.p, n * 4)) mismatch("argsort", "indices");
+    for (auto b : wk) gpuprim_buffer_destroy(ctx, b);
+    gpuprim_buffer_destroy(ctx, wi);
+    CHECK_GP(ctx, gpuprim_context_release_workspace(ctx));
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+    std::string filter, csv_path;
+    bool quick = false;
+    for (int i = 1; i < argc; ++i) {
+        if (!strcmp(argv[i], "--quick")) quick = true;
+        else if (!strcmp(argv[i], "--filter") && i + 1 < argc) filter = argv[++i];
+        else if (!strcmp(argv[i], "--csv") && i + 1 < argc) csv_path = argv[++i];
+        else {
+            fprintf(stderr, "usage: segmented_bench [--quick] [--filter SUBSTRING] [--csv FILE]\n");
+            return 2;
+        }
+    }
+    if (quick) repeats = 7;
+    CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    gpuprim_context_options_t options;
+    gpuprim_context_options_init(&options);
+    options.backend = GPUPRIM_BACKEND_CUDA;
+    options.cuda_stream = stream;
+    if (gpuprim_context_create(&options, &ctx, nullptr, 0) != GPUPRIM_SUCCESS) {
+        fprintf(stderr, "no CUDA context\n");
+        return 1;
+    }
+    if (!csv_path.empty()) {
+        csv = fopen(csv_path.c_str(), "w");
+        if (csv) fprintf(csv, "shape,primitive,who,n,single_us,batched_us,gkeys_per_s,gbps\n");
+    }
+    cudaDeviceProp prop;
+    CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
+    printf("segmented_bench: %s, libgpuprim %s\n", prop.name, gpuprim_version_string());
+    const uint64_t total = uint64_t(1) << 24;
+    const std::vector<Shape> shapes = {{"", 1 << 20, 16}, {"", 1 << 16, 256}, {"", 1 << 12, 1 << 12},
+                                       {"", 1 << 8, 1 << 16}, {"", 1 << 4, 1 << 20}, {"", 0, 0},
+                                       {"", 4, 8},        {"", 64, 100}};
+    for (const Shape &shape : shapes) run_shape(shape, total, filter);
+    if (filter.empty() || filter == "argsort") {
+        run_argsort(28);
+        run_argsort(24);
+    }
+    if (csv) fclose(csv);
+    gpuprim_context_destroy(ctx);
+    cudaStreamDestroy(stream);
+    return 0;
+}
