@@ -626,6 +626,7 @@ void add_argsort_indices(Context &ctx, gpuprim::SortRequest &request, const Buff
              static_cast<unsigned long long>(longest), static_cast<unsigned long long>(longest - 1),
              gpuprim::dtype_name(idx.dtype), static_cast<unsigned long long>(largest_index(idx.dtype)));
     request.values_are_indices = true;
+    request.largest_index = largest_index(idx.dtype);
     request.value_bytes = static_cast<uint32_t>(gpuprim::dtype_size(idx.dtype));
     request.values_in = nullptr;
     request.values_out = idx.data;
