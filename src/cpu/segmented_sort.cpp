@@ -83,10 +83,12 @@ void write_indices(const Packed *a, uint64_t n, I *out) {
 }
 
 // Pairs, argsort or a bit range: (sort bits, position) packed, sorted, then
-// keys and values written out. staging: the scratch for in-place gathers.
+// keys and values written out. staging: the scratch for in-place gathers,
+// stride bytes per element (the wider of key and value), so that the
+// segments' regions of it are disjoint whatever is staged in them.
 template <typename KeyBits, typename Packed>
-void sort_short_packed(const SortRequest &request, Packed *scratch, unsigned char *staging, uint64_t begin,
-                       uint64_t n) {
+void sort_short_packed(const SortRequest &request, Packed *scratch, unsigned char *staging, uint64_t stride,
+                       uint64_t begin, uint64_t n) {
     const auto *keys_in = static_cast<const KeyBits *>(request.keys_in) + begin;
     const KeyKind kind = request.key_kind;
     const bool descending = request.descending;
@@ -103,7 +105,8 @@ void sort_short_packed(const SortRequest &request, Packed *scratch, unsigned cha
         if (whole) {
             for (uint64_t k = 0; k < n; ++k) keys_out[k] = from_radix_key(KeyBits(packed_bits(a[k])), kind, descending);
         } else {
-            KeyBits *stage = request.keys_out == request.keys_in ? reinterpret_cast<KeyBits *>(staging) + begin : nullptr;
+            KeyBits *stage =
+                request.keys_out == request.keys_in ? reinterpret_cast<KeyBits *>(staging + begin * stride) : nullptr;
             gather(a, n, keys_in, keys_out, stage);
         }
     }
@@ -113,7 +116,7 @@ void sort_short_packed(const SortRequest &request, Packed *scratch, unsigned cha
     } else if (request.value_bytes != 0) {
         dispatch_width(request.value_bytes, "segmented sort: unsupported value width", [&](auto value_bits) {
             using V = decltype(value_bits);
-            V *stage = request.values_out == request.values_in ? reinterpret_cast<V *>(staging) + begin : nullptr;
+            V *stage = request.values_out == request.values_in ? reinterpret_cast<V *>(staging + begin * stride) : nullptr;
             gather(a, n, static_cast<const V *>(request.values_in) + begin, static_cast<V *>(request.values_out) + begin,
                    stage);
         });
@@ -175,10 +178,11 @@ void segmented_sort(Parallel &parallel, Workspace &workspace, const SortRequest 
                        (!request.values_are_indices && request.value_bytes != 0 &&
                         request.values_out == request.values_in);
     const uint64_t n = layout.data_count;
+    const uint64_t stride = std::max(request.key_bytes, request.value_bytes);
     uint64_t short_bytes = 0, staging_at = 0;
     if (plan.long_segments.size() < layout.segments) {
         staging_at = checked_bytes(n, element_bytes);
-        short_bytes = staging_at + (stage ? checked_bytes(n, std::max(request.key_bytes, request.value_bytes)) : 0);
+        short_bytes = staging_at + (stage ? checked_bytes(n, stride) : 0);
     }
     uint64_t need = short_bytes;
     for (const uint64_t s : plan.long_segments) {
@@ -207,11 +211,11 @@ void segmented_sort(Parallel &parallel, Workspace &workspace, const SortRequest 
                 run([&](uint64_t b, uint64_t len) { sort_short_keys<K>(request, reinterpret_cast<K *>(base), b, len); });
             else if (packed64)
                 run([&](uint64_t b, uint64_t len) {
-                    sort_short_packed<K, uint64_t>(request, reinterpret_cast<uint64_t *>(base), staging, b, len);
+                    sort_short_packed<K, uint64_t>(request, reinterpret_cast<uint64_t *>(base), staging, stride, b, len);
                 });
             else
                 run([&](uint64_t b, uint64_t len) {
-                    sort_short_packed<K, Wide>(request, reinterpret_cast<Wide *>(base), staging, b, len);
+                    sort_short_packed<K, Wide>(request, reinterpret_cast<Wide *>(base), staging, stride, b, len);
                 });
         });
     }
