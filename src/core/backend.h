@@ -34,9 +34,11 @@ struct SortRequest {
     // position (within its segment for a segmented sort), value_bytes 4 or 8.
     // keys_out may then be NULL (the sorted keys are not wanted).
     bool values_are_indices = false;
-    // Argsort: the largest index the indices' dtype holds (a segmented
-    // argsort with offsets fails when its longest segment needs more).
-    uint64_t largest_index = 0;
+    // Argsort: the largest index the indices' dtype holds (I32: 2^31 - 1).
+    // The API checks it where the longest segment is known (flat argsort,
+    // uniform rows); with CSR offsets the backend checks the longest segment
+    // against it before writing anything.
+    uint64_t largest_index = UINT64_MAX;
 };
 
 // How the data of a segmented call divides into segments (src/api checked

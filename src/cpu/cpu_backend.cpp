@@ -14,6 +14,7 @@
 #include "core/workspace.h"
 #include "cpu/parallel.h"
 #include "cpu/reduce_scan.h"
+#include "cpu/segmented.h"
 #include "cpu/sort.h"
 #include "cpu/sort_by_width.h"
 
@@ -95,6 +96,18 @@ public:
         if (request.count == 0) return;
         if (request.key_bytes <= 2) cpu::sort_narrow_keys(parallel_, workspace_, request);
         else cpu::sort_wide_keys(parallel_, workspace_, request);
+    }
+
+    void segmented_sort(const SortRequest &request, const SegmentLayout &layout) override {
+        cpu::segmented_sort(parallel_, workspace_, request, layout);
+    }
+    void segmented_reduce(gpuprim_op_t op, gpuprim_dtype_t dtype, const SegmentLayout &layout, const void *input,
+                          void *output) override {
+        cpu::segmented_reduce(parallel_, op, dtype, layout, input, output);
+    }
+    void segmented_scan(gpuprim_op_t op, gpuprim_scan_kind_t kind, gpuprim_dtype_t dtype, const SegmentLayout &layout,
+                        const void *input, void *output) override {
+        cpu::segmented_scan(parallel_, op, kind, dtype, layout, input, output);
     }
 
     explicit CpuBackend(int32_t threads)

@@ -20,9 +20,15 @@
 namespace gpuprim {
 namespace cpu {
 
-// The sorts of 1- and 2-byte keys and of 4- and 8-byte keys (any value width).
-void sort_narrow_keys(Parallel &parallel, Workspace &workspace, const SortRequest &request);
-void sort_wide_keys(Parallel &parallel, Workspace &workspace, const SortRequest &request);
+// The sorts of 1- and 2-byte keys and of 4- and 8-byte keys (any value width;
+// argsort: request.values_are_indices, the positions written as the values).
+// measure non-null: nothing is sorted, *measure is set to the workspace bytes
+// the sort would reserve (the segmented sort reserves the most any of its
+// sorts needs before it writes anything).
+void sort_narrow_keys(Parallel &parallel, Workspace &workspace, const SortRequest &request,
+                      uint64_t *measure = nullptr);
+void sort_wide_keys(Parallel &parallel, Workspace &workspace, const SortRequest &request,
+                    uint64_t *measure = nullptr);
 
 namespace sort_detail {
 
@@ -38,11 +44,22 @@ uint64_t bytes_of(uint64_t count, uint64_t copies = 1) {
     return count * sizeof(T) * copies;
 }
 
+// workspace.reserve(bytes), or, when measuring, *measure = bytes and null
+// (the caller then returns without doing anything).
+inline void *reserve_or_measure(Workspace &workspace, uint64_t bytes, uint64_t *measure) {
+    if (measure) {
+        *measure = bytes;
+        return nullptr;
+    }
+    return workspace.reserve(bytes);
+}
+
 template <typename KeyBits>
-void sort_keys(Parallel &parallel, Workspace &workspace, const SortRequest &request) {
+void sort_keys(Parallel &parallel, Workspace &workspace, const SortRequest &request, uint64_t *measure) {
     const uint64_t n = request.count;
     const uint64_t extra = sort_scratch_elements(parallel, n);
-    auto *keys = static_cast<KeyBits *>(workspace.reserve(bytes_of<KeyBits>(n + extra)));
+    auto *keys = static_cast<KeyBits *>(reserve_or_measure(workspace, bytes_of<KeyBits>(n + extra), measure));
+    if (measure) return;
     const auto *in = static_cast<const KeyBits *>(request.keys_in);
     auto *out = static_cast<KeyBits *>(request.keys_out);
     const KeyKind kind = request.key_kind;
@@ -59,16 +76,20 @@ void sort_keys(Parallel &parallel, Workspace &workspace, const SortRequest &requ
 
 // Pairs: the keys packed with their positions into Packed (uint64_t or Wide),
 // sorted, then keys unpacked and values gathered by position as the sorted
-// packed keys are written out.
-template <typename KeyBits, typename ValueBits, typename Packed>
-void sort_pairs_packed(Parallel &parallel, Workspace &workspace, const SortRequest &request) {
+// packed keys are written out. kIndices (argsort): the values are the
+// positions themselves, written as ValueBits (uint32_t or uint64_t); keys_out
+// may be null.
+template <typename KeyBits, typename ValueBits, typename Packed, bool kIndices = false>
+void sort_pairs_packed(Parallel &parallel, Workspace &workspace, const SortRequest &request,
+                       uint64_t *measure) {
     static_assert(sizeof(ValueBits) <= sizeof(Packed), "values in place reuse the scratch");
     const uint64_t n = request.count;
     // Values in place: gathered into scratch first, then copied.
-    const bool in_place = request.values_out == request.values_in;
+    const bool in_place = !kIndices && request.values_out == request.values_in;
     const uint64_t rounds = sort_scratch_elements(parallel, n);
     const uint64_t extra = rounds + (in_place ? n : 0);
-    auto *packed = static_cast<Packed *>(workspace.reserve(bytes_of<Packed>(n + extra)));
+    auto *packed = static_cast<Packed *>(reserve_or_measure(workspace, bytes_of<Packed>(n + extra), measure));
+    if (measure) return;
     Packed *scratch = rounds ? packed + n : nullptr;
     const auto *keys_in = static_cast<const KeyBits *>(request.keys_in);
     const auto *values_in = static_cast<const ValueBits *>(request.values_in);
@@ -97,8 +118,13 @@ void sort_pairs_packed(Parallel &parallel, Workspace &workspace, const SortReque
             position = p & 0xFFFFFFFFu;
             key = KeyBits(p >> 32);
         }
-        keys_out[k] = from_radix_key(key, kind, descending);
-        gathered[k] = values_in[position];
+        if constexpr (kIndices) {
+            if (keys_out) keys_out[k] = from_radix_key(key, kind, descending);
+            gathered[k] = ValueBits(position);
+        } else {
+            keys_out[k] = from_radix_key(key, kind, descending);
+            gathered[k] = values_in[position];
+        }
     });
     if (in_place)
         parallel.for_ranges(n, kGrain, [&](uint64_t begin, uint64_t end) {
@@ -106,31 +132,34 @@ void sort_pairs_packed(Parallel &parallel, Workspace &workspace, const SortReque
         });
 }
 
-template <typename KeyBits, typename ValueBits>
-void sort_pairs(Parallel &parallel, Workspace &workspace, const SortRequest &request) {
+template <typename KeyBits, typename ValueBits, bool kIndices = false>
+void sort_pairs(Parallel &parallel, Workspace &workspace, const SortRequest &request, uint64_t *measure) {
     if constexpr (sizeof(KeyBits) <= 4) {
         if (request.count <= (uint64_t(1) << 32))
-            return sort_pairs_packed<KeyBits, ValueBits, uint64_t>(parallel, workspace, request);
+            return sort_pairs_packed<KeyBits, ValueBits, uint64_t, kIndices>(parallel, workspace, request, measure);
     }
-    sort_pairs_packed<KeyBits, ValueBits, Wide>(parallel, workspace, request);
+    sort_pairs_packed<KeyBits, ValueBits, Wide, kIndices>(parallel, workspace, request, measure);
 }
 
 // A sort by a bit range of the keys: the sort bits (core/key_transform.h
 // sort_bits) packed with positions, sorted, then keys and values gathered by
 // position into scratch and copied out (keys_out may be keys_in: the key is
 // no longer the packed value, so it comes from the input). ValueBits void:
-// keys only.
-template <typename KeyBits, typename ValueBits, typename Packed>
-void sort_bit_range_packed(Parallel &parallel, Workspace &workspace, const SortRequest &request) {
-    constexpr bool kValues = !std::is_void_v<ValueBits>;
-    using V = std::conditional_t<kValues, ValueBits, uint8_t>;
+// keys only. kIndices (argsort): the positions are written straight to
+// values_out as ValueBits (they alias no key), keys_out may be null.
+template <typename KeyBits, typename ValueBits, typename Packed, bool kIndices = false>
+void sort_bit_range_packed(Parallel &parallel, Workspace &workspace, const SortRequest &request,
+                           uint64_t *measure) {
+    constexpr bool kValues = !std::is_void_v<ValueBits> && !kIndices;
+    using V = std::conditional_t<std::is_void_v<ValueBits>, uint8_t, ValueBits>;
     const uint64_t n = request.count;
     const uint64_t rounds = sort_scratch_elements(parallel, n);
     auto aligned = [](uint64_t bytes) { return (bytes + 63) / 64 * 64; };
     const uint64_t keys_at = aligned(bytes_of<Packed>(n + rounds));
     const uint64_t values_at = aligned(keys_at + bytes_of<KeyBits>(n));
     auto *base = static_cast<unsigned char *>(
-        workspace.reserve(values_at + (kValues ? bytes_of<V>(n) : 0)));
+        reserve_or_measure(workspace, values_at + (kValues ? bytes_of<V>(n) : 0), measure));
+    if (measure) return;
     auto *packed = reinterpret_cast<Packed *>(base);
     Packed *scratch = rounds ? packed + n : nullptr;
     auto *keys = reinterpret_cast<KeyBits *>(base + keys_at);
@@ -147,40 +176,63 @@ void sort_bit_range_packed(Parallel &parallel, Workspace &workspace, const SortR
             else packed[i] = (bits << 32) | i;
         }
     });
+    auto *keys_out = static_cast<KeyBits *>(request.keys_out);
+    auto *values_out = static_cast<V *>(request.values_out);
     sort_and_emit(parallel, packed, scratch, n, [&](uint64_t k, const Packed &p) {
         uint64_t position;
         if constexpr (std::is_same_v<Packed, Wide>) position = p.lo;
         else position = p & 0xFFFFFFFFu;
-        keys[k] = keys_in[position];
-        if constexpr (kValues) values[k] = values_in[position];
+        if constexpr (kIndices) {
+            if (keys_out) keys[k] = keys_in[position];
+            values_out[k] = V(position);
+        } else {
+            keys[k] = keys_in[position];
+            if constexpr (kValues) values[k] = values_in[position];
+        }
     });
-    auto *keys_out = static_cast<KeyBits *>(request.keys_out);
-    auto *values_out = static_cast<V *>(request.values_out);
+    if (kIndices && !keys_out) return;
     parallel.for_ranges(n, kGrain, [&](uint64_t begin, uint64_t end) {
         std::memcpy(keys_out + begin, keys + begin, (end - begin) * sizeof(KeyBits));
         if constexpr (kValues) std::memcpy(values_out + begin, values + begin, (end - begin) * sizeof(V));
     });
 }
 
-template <typename KeyBits, typename ValueBits>
-void sort_bit_range(Parallel &parallel, Workspace &workspace, const SortRequest &request) {
+template <typename KeyBits, typename ValueBits, bool kIndices = false>
+void sort_bit_range(Parallel &parallel, Workspace &workspace, const SortRequest &request, uint64_t *measure) {
     // 32 sort bits or fewer and positions below 2^32 pack into 64 bits.
     if (sort_end_bit(request) - request.begin_bit <= 32 && request.count <= (uint64_t(1) << 32))
-        return sort_bit_range_packed<KeyBits, ValueBits, uint64_t>(parallel, workspace, request);
-    sort_bit_range_packed<KeyBits, ValueBits, Wide>(parallel, workspace, request);
+        return sort_bit_range_packed<KeyBits, ValueBits, uint64_t, kIndices>(parallel, workspace, request, measure);
+    sort_bit_range_packed<KeyBits, ValueBits, Wide, kIndices>(parallel, workspace, request, measure);
+}
+
+// Argsort: the positions are the indices (4- or 8-byte).
+template <typename KeyBits>
+void sort_indices(Parallel &parallel, Workspace &workspace, const SortRequest &request, uint64_t *measure) {
+    const bool whole = sorts_whole_key(request);
+    if (request.value_bytes == 4) {
+        if (whole) return sort_pairs<KeyBits, uint32_t, true>(parallel, workspace, request, measure);
+        return sort_bit_range<KeyBits, uint32_t, true>(parallel, workspace, request, measure);
+    }
+    if (request.value_bytes == 8) {
+        if (whole) return sort_pairs<KeyBits, uint64_t, true>(parallel, workspace, request, measure);
+        return sort_bit_range<KeyBits, uint64_t, true>(parallel, workspace, request, measure);
+    }
+    fail(GPUPRIM_ERROR_INTERNAL, "argsort: %u-byte indices", request.value_bytes);
 }
 
 template <typename KeyBits>
-void sort_by_value_width(Parallel &parallel, Workspace &workspace, const SortRequest &request) {
+void sort_by_value_width(Parallel &parallel, Workspace &workspace, const SortRequest &request,
+                         uint64_t *measure) {
+    if (request.values_are_indices) return sort_indices<KeyBits>(parallel, workspace, request, measure);
     if (!sorts_whole_key(request)) {
-        if (request.value_bytes == 0) return sort_bit_range<KeyBits, void>(parallel, workspace, request);
+        if (request.value_bytes == 0) return sort_bit_range<KeyBits, void>(parallel, workspace, request, measure);
         return dispatch_width(request.value_bytes, "sort: unsupported value width", [&](auto value_bits) {
-            sort_bit_range<KeyBits, decltype(value_bits)>(parallel, workspace, request);
+            sort_bit_range<KeyBits, decltype(value_bits)>(parallel, workspace, request, measure);
         });
     }
-    if (request.value_bytes == 0) return sort_keys<KeyBits>(parallel, workspace, request);
+    if (request.value_bytes == 0) return sort_keys<KeyBits>(parallel, workspace, request, measure);
     dispatch_width(request.value_bytes, "sort: unsupported value width", [&](auto value_bits) {
-        sort_pairs<KeyBits, decltype(value_bits)>(parallel, workspace, request);
+        sort_pairs<KeyBits, decltype(value_bits)>(parallel, workspace, request, measure);
     });
 }
 

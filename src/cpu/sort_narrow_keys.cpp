@@ -5,9 +5,9 @@
 namespace gpuprim {
 namespace cpu {
 
-void sort_narrow_keys(Parallel &parallel, Workspace &workspace, const SortRequest &request) {
-    if (request.key_bytes == 1) return sort_detail::sort_by_value_width<uint8_t>(parallel, workspace, request);
-    if (request.key_bytes == 2) return sort_detail::sort_by_value_width<uint16_t>(parallel, workspace, request);
+void sort_narrow_keys(Parallel &parallel, Workspace &workspace, const SortRequest &request, uint64_t *measure) {
+    if (request.key_bytes == 1) return sort_detail::sort_by_value_width<uint8_t>(parallel, workspace, request, measure);
+    if (request.key_bytes == 2) return sort_detail::sort_by_value_width<uint16_t>(parallel, workspace, request, measure);
     fail(GPUPRIM_ERROR_INTERNAL, "sort: %u-byte keys are not narrow", request.key_bytes);
 }
 

@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: Apache-2.0
+// The CPU segmented sort and argsort (see cpu/segmented.h). A segment of at
+// most kShortSegment keys (or any segment when the flat sort would use one
+// thread for it) is sorted on one thread by its task: its radix keys, or its
+// sort bits packed with the position within the segment (unique, so stable),
+// sorted in the segment's own slice of one scratch array, then keys and
+// values written out (argsort: the positions are the indices). Longer
+// segments go one at a time through the flat parallel sort
+// (cpu/sort_by_width.h) with a request for their slice. The workspace is
+// reserved once, for the most any of them needs, before anything is written.
+#include "core/dtype.h"
+#include "core/error.h"
+#include "core/key_transform.h"
+#include "cpu/segmented.h"
+#include "cpu/sort.h"
+#include "cpu/sort_by_width.h"
+
+#include <algorithm>
+#include <cstring>
+#include <type_traits>
+
+namespace gpuprim {
+namespace cpu {
+namespace {
+
+constexpr uint64_t kShortSegment = uint64_t(1) << 16;
+
+inline uint64_t packed_position(uint64_t p) { return p & 0xFFFFFFFFu; }
+inline uint64_t packed_position(const Wide &p) { return p.lo; }
+inline uint64_t packed_bits(uint64_t p) { return p >> 32; }
+inline uint64_t packed_bits(const Wide &p) { return p.hi; }
+
+template <typename Packed>
+Packed pack(uint64_t bits, uint64_t position) {
+    if constexpr (std::is_same_v<Packed, Wide>) return Wide{position, bits};
+    else return (bits << 32) | position;
+}
+
+// Sorts p[0, n) ascending on the calling thread: insertion sort for a few
+// elements, std::sort for some, the leaf sort (vqsort where built) beyond.
+template <typename T>
+void small_sort(T *p, uint64_t n) {
+    if (n <= 16) {
+        for (uint64_t i = 1; i < n; ++i) {
+            const T x = p[i];
+            uint64_t j = i;
+            for (; j > 0 && x < p[j - 1]; --j) p[j] = p[j - 1];
+            p[j] = x;
+        }
+        return;
+    }
+    if (n < 1024) {
+        std::sort(p, p + n, [](const T &a, const T &b) { return a < b; });
+        return;
+    }
+    leaf_sort(p, n);
+}
+
+// Keys only, the whole key: the radix keys sorted in scratch.
+template <typename KeyBits>
+void sort_short_keys(const SortRequest &request, KeyBits *scratch, uint64_t begin, uint64_t n) {
+    const auto *in = static_cast<const KeyBits *>(request.keys_in) + begin;
+    auto *out = static_cast<KeyBits *>(request.keys_out) + begin;
+    KeyBits *a = scratch + begin;
+    const KeyKind kind = request.key_kind;
+    const bool descending = request.descending;
+    for (uint64_t i = 0; i < n; ++i) a[i] = to_radix_key(in[i], kind, descending);
+    small_sort(a, n);
+    for (uint64_t i = 0; i < n; ++i) out[i] = from_radix_key(a[i], kind, descending);
+}
+
+// out[k] = in[position of a[k]]; through stage (then copied) when out is in.
+template <typename V, typename Packed>
+void gather(const Packed *a, uint64_t n, const V *in, V *out, V *stage) {
+    V *to = stage ? stage : out;
+    for (uint64_t k = 0; k < n; ++k) to[k] = in[packed_position(a[k])];
+    if (stage) std::memcpy(out, stage, n * sizeof(V));
+}
+
+template <typename I, typename Packed>
+void write_indices(const Packed *a, uint64_t n, I *out) {
+    for (uint64_t k = 0; k < n; ++k) out[k] = I(packed_position(a[k]));
+}
+
+// Pairs, argsort or a bit range: (sort bits, position) packed, sorted, then
+// keys and values written out. staging: the scratch for in-place gathers,
+// stride bytes per element (the wider of key and value), so that the
+// segments' regions of it are disjoint whatever is staged in them.
+template <typename KeyBits, typename Packed>
+void sort_short_packed(const SortRequest &request, Packed *scratch, unsigned char *staging, uint64_t stride,
+                       uint64_t begin, uint64_t n) {
+    const auto *keys_in = static_cast<const KeyBits *>(request.keys_in) + begin;
+    const KeyKind kind = request.key_kind;
+    const bool descending = request.descending;
+    const bool whole = sorts_whole_key(request);
+    const uint32_t begin_bit = request.begin_bit, end_bit = sort_end_bit(request);
+    Packed *a = scratch + begin;
+    for (uint64_t i = 0; i < n; ++i) {
+        const KeyBits key = to_radix_key(keys_in[i], kind, descending);
+        a[i] = pack<Packed>(whole ? uint64_t(key) : sort_bits(key, begin_bit, end_bit), i);
+    }
+    small_sort(a, n);
+    if (request.keys_out) {
+        auto *keys_out = static_cast<KeyBits *>(request.keys_out) + begin;
+        if (whole) {
+            for (uint64_t k = 0; k < n; ++k) keys_out[k] = from_radix_key(KeyBits(packed_bits(a[k])), kind, descending);
+        } else {
+            KeyBits *stage =
+                request.keys_out == request.keys_in ? reinterpret_cast<KeyBits *>(staging + begin * stride) : nullptr;
+            gather(a, n, keys_in, keys_out, stage);
+        }
+    }
+    if (request.values_are_indices) {
+        if (request.value_bytes == 4) write_indices(a, n, static_cast<uint32_t *>(request.values_out) + begin);
+        else write_indices(a, n, static_cast<uint64_t *>(request.values_out) + begin);
+    } else if (request.value_bytes != 0) {
+        dispatch_width(request.value_bytes, "segmented sort: unsupported value width", [&](auto value_bits) {
+            using V = decltype(value_bits);
+            V *stage = request.values_out == request.values_in ? reinterpret_cast<V *>(staging + begin * stride) : nullptr;
+            gather(a, n, static_cast<const V *>(request.values_in) + begin, static_cast<V *>(request.values_out) + begin,
+                   stage);
+        });
+    }
+}
+
+// The flat sort's request for one segment's slice.
+SortRequest slice_of(const SortRequest &request, uint64_t begin, uint64_t n) {
+    SortRequest slice = request;
+    const uint64_t kb = request.key_bytes, vb = request.value_bytes;
+    slice.keys_in = static_cast<const unsigned char *>(request.keys_in) + begin * kb;
+    if (request.keys_out) slice.keys_out = static_cast<unsigned char *>(request.keys_out) + begin * kb;
+    if (request.values_in) slice.values_in = static_cast<const unsigned char *>(request.values_in) + begin * vb;
+    if (request.values_out) slice.values_out = static_cast<unsigned char *>(request.values_out) + begin * vb;
+    slice.count = n;
+    return slice;
+}
+
+void flat_sort(Parallel &parallel, Workspace &workspace, const SortRequest &request, uint64_t *measure) {
+    if (request.key_bytes <= 2) sort_narrow_keys(parallel, workspace, request, measure);
+    else sort_wide_keys(parallel, workspace, request, measure);
+}
+
+uint64_t checked_bytes(uint64_t count, uint64_t size) {
+    if (size != 0 && count > (UINT64_MAX - 64) / size)
+        fail(GPUPRIM_ERROR_OUT_OF_MEMORY, "segmented sort: %llu elements need more than 2^64 bytes of scratch",
+             static_cast<unsigned long long>(count));
+    return (count * size + 63) / 64 * 64;
+}
+
+}  // namespace
+
+void segmented_sort(Parallel &parallel, Workspace &workspace, const SortRequest &request,
+                    const SegmentLayout &layout) {
+    check_offsets_on_host(layout);
+    if (!layout.offsets && layout.row_length == 0) return;  // no keys (the row count may be anything)
+    const bool threaded = parallel.threads() > 1;
+    // Long: the flat sort would cut it into several runs (or, on one thread,
+    // it is too long for 32-bit positions in the packed form).
+    const auto is_long = [&](uint64_t length) {
+        return length > kShortSegment && (!threaded || sort_runs(parallel, length) > 1);
+    };
+    const SegmentPlan plan = plan_segments(layout, is_long);
+    if (request.values_are_indices && plan.longest > 0 && plan.longest - 1 > request.largest_index)
+        fail(GPUPRIM_ERROR_INVALID_ARGUMENT,
+             "segmented argsort: a segment of %llu keys has index %llu, which does not fit the 'indices' "
+             "(at most %llu)",
+             static_cast<unsigned long long>(plan.longest), static_cast<unsigned long long>(plan.longest - 1),
+             static_cast<unsigned long long>(request.largest_index));
+
+    // What the short segments use: the packed elements (or radix keys), one
+    // per data element, then the staging of in-place gathers.
+    const bool whole = sorts_whole_key(request);
+    const bool keys_only = whole && request.value_bytes == 0 && !request.values_are_indices;
+    const uint32_t sort_width = sort_end_bit(request) - request.begin_bit;
+    const bool packed64 = sort_width <= 32;
+    const uint64_t element_bytes = keys_only ? request.key_bytes : packed64 ? sizeof(uint64_t) : sizeof(Wide);
+    const bool stage = (!whole && request.keys_out && request.keys_out == request.keys_in) ||
+                       (!request.values_are_indices && request.value_bytes != 0 &&
+                        request.values_out == request.values_in);
+    const uint64_t n = layout.data_count;
+    const uint64_t stride = std::max(request.key_bytes, request.value_bytes);
+    uint64_t short_bytes = 0, staging_at = 0;
+    if (plan.long_segments.size() < layout.segments) {
+        staging_at = checked_bytes(n, element_bytes);
+        short_bytes = staging_at + (stage ? checked_bytes(n, stride) : 0);
+    }
+    uint64_t need = short_bytes;
+    for (const uint64_t s : plan.long_segments) {
+        const SegmentSpan span = segment_span(layout, s);
+        uint64_t bytes = 0;
+        flat_sort(parallel, workspace, slice_of(request, span.begin, span.length), &bytes);
+        need = std::max(need, bytes);
+    }
+    // Reserved once: the flat sorts below then find it big enough.
+    auto *base = need ? static_cast<unsigned char *>(workspace.reserve(need)) : nullptr;
+
+    if (short_bytes) {
+        unsigned char *staging = stage ? base + staging_at : nullptr;
+        dispatch_width(request.key_bytes, "segmented sort: unsupported key width", [&](auto key_bits) {
+            using K = decltype(key_bits);
+            auto run = [&](auto sort_one) {
+                parallel.for_each(plan.tasks(), [&](size_t t) {
+                    for (uint64_t s = plan.task_bounds[t]; s < plan.task_bounds[t + 1]; ++s) {
+                        const SegmentSpan span = segment_span(layout, s);
+                        if (span.length == 0 || is_long(span.length)) continue;
+                        sort_one(span.begin, span.length);
+                    }
+                });
+            };
+            if (keys_only)
+                run([&](uint64_t b, uint64_t len) { sort_short_keys<K>(request, reinterpret_cast<K *>(base), b, len); });
+            else if (packed64)
+                run([&](uint64_t b, uint64_t len) {
+                    sort_short_packed<K, uint64_t>(request, reinterpret_cast<uint64_t *>(base), staging, stride, b, len);
+                });
+            else
+                run([&](uint64_t b, uint64_t len) {
+                    sort_short_packed<K, Wide>(request, reinterpret_cast<Wide *>(base), staging, stride, b, len);
+                });
+        });
+    }
+    for (const uint64_t s : plan.long_segments) {
+        const SegmentSpan span = segment_span(layout, s);
+        flat_sort(parallel, workspace, slice_of(request, span.begin, span.length), nullptr);
+    }
+}
+
+}  // namespace cpu
+}  // namespace gpuprim
