@@ -4,6 +4,8 @@
  * any result: every op and dtype, on counts that take the parallel paths
  * (reduce from 2^15, scan from 2^16, sort from 2^17 elements; 7 threads
  * merge 4 sorted runs in two rounds), on 1, 2 and 7 threads.
+ * The segmented calls too (reduce, scan, sort, argsort, bit ranges) on
+ * short and long segments.
  * And the float SUM / dot / scan error bounds the header states, against a
  * long double reference: SUM and dot within
  * (15 + log2(32) + ceil(log2(ceil(n / 512)))) u sum|x| and, on uniform
@@ -143,6 +145,152 @@ static void test_determinism(void) {
     }
 }
 
+/* The segmented calls: every output byte the same on 1, 2 and 7 threads, for
+ * many short segments, a mix of short and long ones (CSR, long ones past
+ * the parallel thresholds of reduce, scan and sort), and few long rows. */
+typedef enum { SEG_REDUCE, SEG_SCAN, SEG_SORT_KEYS, SEG_SORT_PAIRS_IN_PLACE, SEG_ARGSORT, SEG_ARGSORT_BITS } seg_kind_t;
+
+static void same_bits_segmented(seg_kind_t kind, gpuprim_op_t op, int variant, gpuprim_dtype_t d, const void *a,
+                                uint64_t n, const uint64_t *offsets, uint64_t nseg, int uniform) {
+    unsigned char *first = NULL, *first_values = NULL;
+    const size_t size = tc_size(d);
+    int t;
+    for (t = 0; t < THREAD_COUNTS; ++t) {
+        gpuprim_context_t ctx = contexts[t];
+        gpuprim_buffer_t in = tc_buffer_from(ctx, d, a, n), out = NULL, values = NULL, off = NULL;
+        gpuprim_segments_t seg;
+        gpuprim_sort_options_t options;
+        unsigned char *got = NULL, *got_values = NULL;
+        uint64_t got_bytes = 0, got_values_bytes = 0;
+        if (uniform) {
+            gpuprim_segments_init_rows(&seg, nseg, n / nseg);
+        } else {
+            off = tc_buffer_from(ctx, GPUPRIM_DTYPE_U64, offsets, nseg + 1);
+            gpuprim_segments_init_offsets(&seg, off);
+        }
+        gpuprim_sort_options_init(&options);
+        options.order = variant ? GPUPRIM_ORDER_DESCENDING : GPUPRIM_ORDER_ASCENDING;
+        switch (kind) {
+        case SEG_REDUCE:
+            out = tc_buffer(ctx, d, nseg);
+            CHECK_OK(gpuprim_segmented_reduce(ctx, op, &seg, in, out));
+            got = (unsigned char *)tc_download(ctx, out, d, nseg);
+            got_bytes = size * nseg;
+            break;
+        case SEG_SCAN:
+            out = tc_buffer(ctx, d, n);
+            tc_poison(ctx, out, d, n);
+            CHECK_OK(gpuprim_segmented_scan(ctx, op, variant ? GPUPRIM_SCAN_EXCLUSIVE : GPUPRIM_SCAN_INCLUSIVE, &seg,
+                                            in, out));
+            got = (unsigned char *)tc_download(ctx, out, d, n);
+            got_bytes = size * n;
+            break;
+        case SEG_SORT_KEYS:
+            out = tc_buffer(ctx, d, n);
+            tc_poison(ctx, out, d, n);
+            CHECK_OK(gpuprim_segmented_sort(ctx, &seg, in, NULL, out, NULL, &options));
+            got = (unsigned char *)tc_download(ctx, out, d, n);
+            got_bytes = size * n;
+            break;
+        case SEG_SORT_PAIRS_IN_PLACE: {
+            uint64_t *v = (uint64_t *)tc_xmalloc(n * 8), i;
+            for (i = 0; i < n; ++i) v[i] = i * 0x9E3779B97F4A7C15ull;
+            values = tc_buffer_from(ctx, GPUPRIM_DTYPE_U64, v, n);
+            free(v);
+            CHECK_OK(gpuprim_segmented_sort(ctx, &seg, in, values, in, values, &options));
+            got = (unsigned char *)tc_download(ctx, in, d, n);
+            got_bytes = size * n;
+            got_values = (unsigned char *)tc_download(ctx, values, GPUPRIM_DTYPE_U64, n);
+            got_values_bytes = 8 * n;
+            break;
+        }
+        case SEG_ARGSORT:
+        case SEG_ARGSORT_BITS:
+            values = tc_buffer(ctx, GPUPRIM_DTYPE_I64, n);
+            tc_poison(ctx, values, GPUPRIM_DTYPE_I64, n);
+            if (kind == SEG_ARGSORT_BITS) {
+                options.begin_bit = 1;
+                options.end_bit = tc_bits(d) - 1;
+                out = tc_buffer(ctx, d, n);
+                tc_poison(ctx, out, d, n);
+            }
+            CHECK_OK(gpuprim_segmented_argsort(ctx, &seg, in, out, values, &options));
+            got_values = (unsigned char *)tc_download(ctx, values, GPUPRIM_DTYPE_I64, n);
+            got_values_bytes = 8 * n;
+            if (out) {
+                got = (unsigned char *)tc_download(ctx, out, d, n);
+                got_bytes = size * n;
+            }
+            break;
+        }
+        if (t == 0) {
+            first = got;
+            first_values = got_values;
+        } else {
+            CHECKF(got_bytes == 0 || memcmp(first, got, got_bytes) == 0,
+                   "segmented %d (%s, variant %d) on %s x %llu, %llu segments: %d threads differ from 1 thread",
+                   (int)kind, tc_op_name(op), variant, tc_dtype_name(d), (unsigned long long)n,
+                   (unsigned long long)nseg, (int)kThreads[t]);
+            CHECKF(got_values_bytes == 0 || memcmp(first_values, got_values, got_values_bytes) == 0,
+                   "segmented %d (variant %d) on %s x %llu, %llu segments: %d threads give other values/indices",
+                   (int)kind, variant, tc_dtype_name(d), (unsigned long long)n, (unsigned long long)nseg,
+                   (int)kThreads[t]);
+            free(got);
+            free(got_values);
+        }
+        CHECK_OK(gpuprim_buffer_destroy(ctx, in));
+        if (out) CHECK_OK(gpuprim_buffer_destroy(ctx, out));
+        if (values) CHECK_OK(gpuprim_buffer_destroy(ctx, values));
+        if (off) CHECK_OK(gpuprim_buffer_destroy(ctx, off));
+    }
+    free(first);
+    free(first_values);
+}
+
+static void test_segmented_determinism(void) {
+    /* CSR: short segments around long ones (2^17 + 5 sorts in runs; 70001
+     * scans and reduces in parallel), a gap before, between and after. */
+    static const uint64_t lengths[] = {3, 0, 131077, 17, 1, 70001, 40000, 2, 4097, 33};
+    static const gpuprim_dtype_t dts[] = {GPUPRIM_DTYPE_F32, GPUPRIM_DTYPE_I8, GPUPRIM_DTYPE_F16, GPUPRIM_DTYPE_U64};
+    uint64_t offsets[sizeof lengths / sizeof lengths[0] + 1], nseg = sizeof lengths / sizeof lengths[0], at = 5, s;
+    size_t di, shape;
+    for (s = 0; s < nseg; ++s) {
+        offsets[s] = at;
+        at += lengths[s] + (s == 4 ? 7 : 0);
+    }
+    offsets[nseg] = at;
+    for (shape = 0; shape < 3; ++shape) {
+        /* 0: CSR above; 1: 8192 rows of 16; 2: 2 rows of 150000 */
+        const uint64_t n = shape == 0 ? at + 11 : shape == 1 ? 8192 * 16 : 300000;
+        const uint64_t segments = shape == 0 ? nseg : shape == 1 ? 8192 : 2;
+        for (di = 0; di < sizeof dts / sizeof dts[0]; ++di) {
+            const gpuprim_dtype_t d = dts[di];
+            void *a = tc_xmalloc(n * 8), *keys = tc_xmalloc(n * 8);
+            gpuprim_op_t op;
+            int variant;
+            uint64_t i;
+            tc_where("segmented determinism across thread counts: %s x %llu, shape %d", tc_dtype_name(d),
+                     (unsigned long long)n, (int)shape);
+            tc_fill(d, a, n, TC_MODERATE);
+            tc_fill(d, keys, n, shape == 1 ? TC_SMALL_RANGE : TC_NAN_SPARSE);
+            for (i = 0; i < n; i += 89) tc_set(d, keys, i, tc_special_value(d));
+            for (op = GPUPRIM_OP_SUM; op <= GPUPRIM_OP_MAX; op = (gpuprim_op_t)(op + 1)) {
+                same_bits_segmented(SEG_REDUCE, op, 0, d, a, n, offsets, segments, shape != 0);
+                same_bits_segmented(SEG_SCAN, op, (int)(op & 1), d, a, n, offsets, segments, shape != 0);
+            }
+            for (variant = 0; variant < 2; ++variant) {
+                same_bits_segmented(SEG_SORT_KEYS, GPUPRIM_OP_SUM, variant, d, keys, n, offsets, segments, shape != 0);
+                same_bits_segmented(SEG_SORT_PAIRS_IN_PLACE, GPUPRIM_OP_SUM, variant, d, keys, n, offsets, segments,
+                                    shape != 0);
+                same_bits_segmented(variant ? SEG_ARGSORT_BITS : SEG_ARGSORT, GPUPRIM_OP_SUM, variant, d, keys, n,
+                                    offsets, segments, shape != 0);
+            }
+            free(a);
+            free(keys);
+        }
+    }
+}
+
 static long double sum_bound(uint64_t n, gpuprim_dtype_t d) {
     uint64_t leaves = (n + 511) / 512, depth = 0;
     while ((1ull << depth) < leaves) ++depth;
@@ -225,6 +373,7 @@ int main(void) {
     gpuprim_context_t ctx = tc_init("test_cpu_threads");
     for (t = 0; t < THREAD_COUNTS; ++t) contexts[t] = cpu_context(kThreads[t]);
     test_determinism();
+    test_segmented_determinism();
     test_accuracy();
     for (t = 0; t < THREAD_COUNTS; ++t) CHECK_OK(gpuprim_context_destroy(contexts[t]));
     (void)ctx;
