@@ -8,8 +8,20 @@ tensors and CuPy arrays, without copies.
     i = gpuprim.argsort(x, descending=True)
     c = gpuprim.cumsum(x)                  # ordered on torch's current stream
 
-Arrays are used in place: they must be 1-D (sort, argsort, scan) and
-C-contiguous, of dtype int8, uint8, int16, uint16, int32, uint32, int64,
+Per row: ``sort``, ``argsort``, ``cumsum``/``scan``, ``sum``, ``min`` and
+``max`` take ``axis=-1`` to work on every row (the last axis) of a
+C-contiguous N-D array on its own, like numpy's and torch's ``axis=-1`` /
+``dim=-1``. Per segment (CSR): ``segment_sort``, ``segment_argsort``,
+``segment_cumsum``/``segment_scan``, ``segment_sum``, ``segment_min`` and
+``segment_max`` take a 1-D array and offsets (segment s is
+``x[offsets[s]:offsets[s+1]]``):
+
+    lengths = torch.tensor([3, 0, 5], device="cuda")
+    offsets = torch.cat((lengths.new_zeros(1), lengths.cumsum(0)))
+    gpuprim.segment_sum(torch.randn(8, device="cuda"), offsets)   # 3 sums
+
+Arrays are used in place: they must be 1-D (sort, argsort, scan without
+axis) and C-contiguous, of dtype int8, uint8, int16, uint16, int32, uint32, int64,
 uint64, float16, bfloat16 (torch.bfloat16, or ml_dtypes.bfloat16 numpy arrays
 when ml_dtypes is installed), float32 or float64. float16/bfloat16 sums
 accumulate in float32 and round once. The
@@ -29,7 +41,8 @@ from ._lib import (LIBRARY_PATH, DeviceError, DtypeError, GpuprimError, InvalidA
                    OutOfMemoryError, LIB as _LIB)
 
 __all__ = ["sort", "sort_by_key", "argsort", "cumsum", "scan", "sum", "min", "max", "dot",
-           "Context", "GpuprimError", "InvalidArgumentError", "DtypeError", "OutOfMemoryError",
+           "segment_sort", "segment_argsort", "segment_cumsum", "segment_scan", "segment_sum",
+           "segment_min", "segment_max", "Context", "GpuprimError", "InvalidArgumentError", "DtypeError", "OutOfMemoryError",
            "DeviceError", "library_version", "__version__"]
 
 __version__ = "0.2.0"
@@ -49,9 +62,9 @@ def _described(x: Any, what: str = "x") -> Tuple[Context, Any]:
     return context_for(array), array
 
 
-def sort(x: Array, *, descending: bool = False, values: Optional[Values] = None,
-         out: Optional[Array] = None, values_out: Optional[Values] = None,
-         begin_bit: Optional[int] = None,
+def sort(x: Array, *, axis: Optional[int] = None, descending: bool = False,
+         values: Optional[Values] = None, out: Optional[Array] = None,
+         values_out: Optional[Values] = None, begin_bit: Optional[int] = None,
          end_bit: Optional[int] = None) -> Union[Array, Tuple[Array, Values]]:
     """Stable sort of the 1-D array x, ascending (or descending). With
     ``values`` (an array of any supported dtype and x's size), returns
@@ -64,9 +77,13 @@ def sort(x: Array, *, descending: bool = False, values: Optional[Values] = None,
     keys as they are, signed ones with the sign bit flipped, floats mapped
     onto unsigned numbers in the order above; descending complements that
     form. end_bit None (or 0) is the key's width; a range outside the key
-    raises InvalidArgumentError."""
+    raises InvalidArgumentError.
+
+    ``axis=-1`` sorts every row (the last axis) of a C-contiguous N-D array on
+    its own, like ``np.sort(x, axis=-1, kind="stable")`` (values, out and
+    values_out then have x's shape). Other axes raise ValueError."""
     context, array = _described(x)
-    return context.sort(array, descending=descending, values=values, out=out,
+    return context.sort(array, axis=axis, descending=descending, values=values, out=out,
                         values_out=values_out, begin_bit=begin_bit, end_bit=end_bit)
 
 
@@ -76,51 +93,62 @@ def sort_by_key(keys: Array, values: Values, *,
     return sort(keys, values=values, descending=descending)
 
 
-def argsort(x: Array, *, descending: bool = False, dtype: str = "int64",
-            begin_bit: Optional[int] = None, end_bit: Optional[int] = None) -> Array:
+def argsort(x: Array, *, axis: Optional[int] = None, descending: bool = False,
+            dtype: str = "int64", begin_bit: Optional[int] = None,
+            end_bit: Optional[int] = None) -> Array:
     """The stable permutation that sorts x: ``x[argsort(x)]`` is ``sort(x)``.
     Indices are int64 by default (numpy's and torch's index type); int32,
-    uint32 and uint64 are accepted. begin_bit/end_bit as for sort()."""
+    uint32 and uint64 are accepted (the largest index must fit). The library
+    generates the indices inside its sort. begin_bit/end_bit as for sort().
+    ``axis=-1``: every row's permutation, indices within the row, like
+    ``np.argsort(x, axis=-1, kind="stable")``."""
     context, array = _described(x)
-    return context.argsort(array, descending=descending, dtype=dtype, begin_bit=begin_bit,
-                           end_bit=end_bit)
+    return context.argsort(array, axis=axis, descending=descending, dtype=dtype,
+                           begin_bit=begin_bit, end_bit=end_bit)
 
 
-def scan(x: Array, op: str = "sum", *, exclusive: bool = False,
+def scan(x: Array, op: str = "sum", *, axis: Optional[int] = None, exclusive: bool = False,
          out: Optional[Array] = None) -> Array:
     """Prefix scan of the 1-D array x with op "sum", "min" or "max",
-    inclusive (default) or exclusive; ``out`` may be x (in place)."""
+    inclusive (default) or exclusive; ``out`` may be x (in place).
+    ``axis=-1``: every row (last axis) of a C-contiguous N-D array on its own."""
     context, array = _described(x)
-    return context.scan(array, op, exclusive=exclusive, out=out)
+    return context.scan(array, op, axis=axis, exclusive=exclusive, out=out)
 
 
-def cumsum(x: Array, *, exclusive: bool = False, out: Optional[Array] = None) -> Array:
+def cumsum(x: Array, *, axis: Optional[int] = None, exclusive: bool = False,
+           out: Optional[Array] = None) -> Array:
     """Inclusive (or exclusive) prefix sum, like numpy.cumsum / torch.cumsum
-    on a 1-D array, but in x's own dtype (integers wrap like C)."""
+    on a 1-D array (or along the last axis with ``axis=-1``), but in x's own
+    dtype (integers wrap like C)."""
     context, array = _described(x)
-    return context.scan(array, "sum", exclusive=exclusive, out=out)
+    return context.scan(array, "sum", axis=axis, exclusive=exclusive, out=out)
 
 
-def sum(x: Array) -> Any:
+def sum(x: Array, *, axis: Optional[int] = None) -> Any:
     """Sum of all elements of x (any shape, contiguous). Integers wrap; float
     sums are deterministic. A numpy scalar for numpy input; a 0-d tensor /
-    array of the input's kind otherwise (on the GPU: no synchronization)."""
+    array of the input's kind otherwise (on the GPU: no synchronization).
+    ``axis=-1``: the sum of every row (last axis), an array of shape
+    x.shape[:-1] like ``x.sum(axis=-1)`` (an empty row sums to 0)."""
     context, array = _described(x)
-    return context.sum(array)
+    return context.sum(array, axis=axis)
 
 
-def min(x: Array) -> Any:
+def min(x: Array, *, axis: Optional[int] = None) -> Any:
     """Smallest element of x (IEEE 754-2019 minimum for floats: NaN wins,
-    -0.0 < +0.0). The identity (the dtype's largest value, +inf) when empty."""
+    -0.0 < +0.0). The identity (the dtype's largest value, +inf) when empty.
+    ``axis=-1``: every row's, as for sum()."""
     context, array = _described(x)
-    return context.min(array)
+    return context.min(array, axis=axis)
 
 
-def max(x: Array) -> Any:
+def max(x: Array, *, axis: Optional[int] = None) -> Any:
     """Largest element of x (IEEE 754-2019 maximum for floats: NaN wins,
-    -0.0 < +0.0). The identity (the dtype's smallest value, -inf) when empty."""
+    -0.0 < +0.0). The identity (the dtype's smallest value, -inf) when empty.
+    ``axis=-1``: every row's, as for sum()."""
     context, array = _described(x)
-    return context.max(array)
+    return context.max(array, axis=axis)
 
 
 def dot(a: Array, b: Array) -> Any:
@@ -128,3 +156,73 @@ def dot(a: Array, b: Array) -> Any:
     multiply-add for floats, deterministic)."""
     context, array = _described(a, "a")
     return context.dot(array, b)
+
+
+# Segments (CSR): segment s of the 1-D x is x[offsets[s]:offsets[s+1]], for a
+# 1-D offsets array of int32, int64, uint32 or uint64 of x's kind and device.
+# Offsets must not decrease and lie in [0, len(x)]; segments may be empty. A
+# bad offset raises InvalidArgumentError naming the first bad index (nothing
+# is written). On CUDA the library checks the offsets on the device and
+# waits for that check: calls with offsets synchronize with the stream.
+
+def segment_sort(x: Array, offsets: Array, *, descending: bool = False,
+                 values: Optional[Values] = None, out: Optional[Array] = None,
+                 values_out: Optional[Values] = None, begin_bit: Optional[int] = None,
+                 end_bit: Optional[int] = None) -> Union[Array, Tuple[Array, Values]]:
+    """Sorts every segment of x on its own, stably (options as for sort()).
+    Elements outside every segment (before offsets[0] or from offsets[-1]
+    on) are copied from x / values into new outputs and left as they are in
+    a given ``out`` / ``values_out``."""
+    context, array = _described(x)
+    return context.segment_sort(array, offsets, descending=descending, values=values, out=out,
+                                values_out=values_out, begin_bit=begin_bit, end_bit=end_bit)
+
+
+def segment_argsort(x: Array, offsets: Array, *, descending: bool = False,
+                    dtype: str = "int64", begin_bit: Optional[int] = None,
+                    end_bit: Optional[int] = None) -> Array:
+    """Every segment's stable permutation, indices within the segment (0 at
+    its first element); dtype and bits as for argsort(). Positions outside
+    every segment are 0."""
+    context, array = _described(x)
+    return context.segment_argsort(array, offsets, descending=descending, dtype=dtype,
+                                   begin_bit=begin_bit, end_bit=end_bit)
+
+
+def segment_scan(x: Array, offsets: Array, op: str = "sum", *, exclusive: bool = False,
+                 out: Optional[Array] = None) -> Array:
+    """Prefix scan ("sum", "min", "max") of every segment on its own; an
+    exclusive scan starts each segment at the identity. Elements outside
+    every segment are copied from x into a new output (left as they are in a
+    given ``out``, which may be x)."""
+    context, array = _described(x)
+    return context.segment_scan(array, offsets, op, exclusive=exclusive, out=out)
+
+
+def segment_cumsum(x: Array, offsets: Array, *, exclusive: bool = False,
+                   out: Optional[Array] = None) -> Array:
+    """Inclusive (or exclusive) prefix sum of every segment (x's dtype)."""
+    context, array = _described(x)
+    return context.segment_scan(array, offsets, "sum", exclusive=exclusive, out=out)
+
+
+def segment_sum(x: Array, offsets: Array) -> Array:
+    """The sum of every segment: a 1-D array of len(offsets) - 1 elements of
+    x's dtype, of x's kind and device (0 for an empty segment; integers wrap,
+    floats deterministic, float16/bfloat16 accumulate in float32)."""
+    context, array = _described(x)
+    return context.segment_sum(array, offsets)
+
+
+def segment_min(x: Array, offsets: Array) -> Array:
+    """The smallest element of every segment (NaN wins; the dtype's largest
+    value, +inf for floats, for an empty segment)."""
+    context, array = _described(x)
+    return context.segment_min(array, offsets)
+
+
+def segment_max(x: Array, offsets: Array) -> Array:
+    """The largest element of every segment (NaN wins; the dtype's smallest
+    value, -inf for floats, for an empty segment)."""
+    context, array = _described(x)
+    return context.segment_max(array, offsets)

@@ -187,6 +187,43 @@ def convert(array, dtype_name):
     return array.obj.astype(numpy_dtype(dtype_name))
 
 
+def offset_ends(offsets):
+    """offsets[0] and offsets[-1] as Python integers (one small copy from a
+    device; ordered after the work queued on the framework's current stream)."""
+    obj = offsets.obj
+    if offsets.kind == "numpy":
+        return int(obj[0]), int(obj[-1])
+    if offsets.kind == "torch":
+        torch = sys.modules["torch"]
+        # unsigned tensors as their signed twins (tolist() of uint32/uint64 is
+        # not in every torch version); valid offsets are far below the sign bit
+        signed = {torch.uint32: torch.int32, torch.uint64: torch.int64} \
+            if hasattr(torch, "uint64") else {}
+        if obj.dtype in signed:
+            obj = obj.view(signed[obj.dtype])
+        first, last = torch.stack((obj[0], obj[-1])).tolist()
+    else:
+        cupy = sys.modules["cupy"]
+        with cupy.cuda.Device(offsets.device):
+            first, last = (int(v) for v in cupy.asnumpy(obj[[0, -1]]))
+    mask = (1 << (8 * _ITEM_SIZES[offsets.dtype_name])) - 1
+    return first & mask, last & mask
+
+
+_ITEM_SIZES = {"int32": 4, "uint32": 4, "int64": 8, "uint64": 8}
+
+
+def copy_outside(out, source, first, last):
+    """out[:first] = source[:first] and out[last:] = source[last:] of 1-D
+    arrays (source None: zeros there): a segmented call's elements outside
+    every segment [first, last)."""
+    target = out.obj
+    if first > 0:
+        target[:first] = 0 if source is None else source.obj[:first]
+    if last < out.size:
+        target[last:] = 0 if source is None else source.obj[last:]
+
+
 def empty_scalar(array):
     """A 0-d array of the operand's kind, dtype and device (a reduction's result)."""
     if array.kind == "torch":

@@ -2,6 +2,8 @@
 """Contexts and the operations, over the C ABI."""
 import atexit
 import ctypes
+import math
+import operator
 import threading
 import weakref
 from collections import OrderedDict
@@ -173,23 +175,42 @@ class Context:
             if staged:
                 self._finish(staged, failed)
 
-    def _output(self, like, out, what, size=None, dtype_name=None):
-        """The output array: `out` checked against the input, or a new one."""
+    def _run_segmented(self, layout, operands, call):
+        """call(context, segments, *buffers) over layout's segments: uniform
+        rows, or CSR offsets (bound as one more input, ahead of operands)."""
+        segments = _lib.Segments()
+        if layout.offsets is None:
+            LIB.gpuprim_segments_init_rows(ctypes.byref(segments), layout.rows, layout.length)
+            self._run(operands, lambda c, *b: call(c, ctypes.byref(segments), *b))
+            return
+
+        def with_offsets(c, offsets, *b):
+            LIB.gpuprim_segments_init_offsets(ctypes.byref(segments), offsets)
+            return call(c, ctypes.byref(segments), *b)
+        self._run([(layout.offsets, True)] + operands, with_offsets)
+
+    def _output(self, like, out, what, size=None, dtype_name=None, shape=None):
+        """The output array: `out` checked against the input, or a new one
+        (of `shape` when given, else like's shape, or 1-D of `size`)."""
         if out is None:
-            return _arrays.describe(_arrays.empty_like(like, size, dtype_name), what)
+            return _arrays.describe(_arrays.empty_like(like, shape if shape is not None else size,
+                                                       dtype_name), what)
         result = _arrays.describe(out, what)
         if result.kind != like.kind:
             raise TypeError(f"gpuprim: {what} is a {result.kind} array, the input a {like.kind} one")
         expected = dtype_name or like.dtype_name
         if result.dtype_name != expected:
             raise TypeError(f"gpuprim: {what} has dtype {result.dtype_name}, expected {expected}")
-        if result.size != (like.size if size is None else size):
+        if shape is not None:
+            if result.shape != tuple(shape):
+                raise ValueError(f"gpuprim: {what} has shape {result.shape}, expected {tuple(shape)}")
+        elif result.size != (like.size if size is None else size):
             raise ValueError(f"gpuprim: {what} has {result.size} elements, expected "
                              f"{like.size if size is None else size}")
         return result
 
     # -- operations --------------------------------------------------------
-    def sort(self, x, *, descending=False, values=None, out=None, values_out=None,
+    def sort(self, x, *, axis=None, descending=False, values=None, out=None, values_out=None,
              begin_bit=None, end_bit=None):
         """Stable sort of x, ascending or descending. With values, they move
         with their keys and (keys, values) is returned. out / values_out may be
@@ -197,57 +218,149 @@ class Context:
         +inf < NaN. begin_bit / end_bit: sort by bits [begin_bit, end_bit) of
         each key's order-preserving unsigned form only (gpuprim_sort_options_t;
         end_bit None or 0: the key's width); keys equal in those bits keep
-        their order."""
+        their order. axis=None: x is 1-D; axis=-1: every row (last axis) of a
+        C-contiguous N-D array is sorted on its own (values, out and
+        values_out of x's shape)."""
+        keys = _arrays.describe(x, "x")
+        layout = _row_layout(keys, axis)
+        if layout is None:
+            _one_dimensional(keys, "x")
+        return self._sort(keys, layout, descending, values, out, values_out, begin_bit, end_bit)
+
+    def segment_sort(self, x, offsets, *, descending=False, values=None, out=None,
+                     values_out=None, begin_bit=None, end_bit=None):
+        """Sorts every segment [offsets[s], offsets[s+1]) of the 1-D x on its
+        own, as sort() would (stable; values, out, values_out, descending and
+        the bit range as for sort). Elements outside every segment (before
+        offsets[0], from offsets[-1] on) are copied from x (and values) into
+        new outputs, and left as they are in a given out / values_out."""
         keys = _one_dimensional(_arrays.describe(x, "x"), "x")
-        keys_out = self._output(keys, out, "out")
-        sort = _sort_call(descending, begin_bit, end_bit)
+        layout = _offset_layout(keys, offsets)
+        result = self._sort(keys, layout, descending, values, out, values_out, begin_bit, end_bit)
+        if out is None or (values is not None and values_out is None):
+            first, last = _arrays.offset_ends(layout.offsets)
+            if values is None:
+                _arrays.copy_outside(_arrays.describe(result, "out"), keys, first, last)
+            else:
+                if out is None:
+                    _arrays.copy_outside(_arrays.describe(result[0], "out"), keys, first, last)
+                if values_out is None:
+                    _arrays.copy_outside(_arrays.describe(result[1], "values_out"),
+                                         _arrays.describe(values, "values"), first, last)
+        return result
+
+    def _sort(self, keys, layout, descending, values, out, values_out, begin_bit, end_bit):
+        shape = keys.shape if layout is not None and layout.offsets is None else None
+        keys_out = self._output(keys, out, "out", shape=shape)
+        vals = vals_out = None
         if values is None:
             if values_out is not None:
                 raise ValueError("gpuprim: values_out given without values")
-            self._run([(keys, True), (keys_out, False)],
-                      lambda c, kin, kout: sort(c, kin, None, kout, None))
-            return keys_out.obj
-        vals = _arrays.describe(values, "values")
-        if vals.kind != keys.kind or vals.on_device != keys.on_device:
-            raise TypeError("gpuprim: values must be of the same kind and device as x")
-        vals_out = self._output(vals, values_out, "values_out")
-        self._run([(keys, True), (vals, True), (keys_out, False), (vals_out, False)], sort)
-        return keys_out.obj, vals_out.obj
+        else:
+            vals = _arrays.describe(values, "values")
+            if vals.kind != keys.kind or vals.on_device != keys.on_device:
+                raise TypeError("gpuprim: values must be of the same kind and device as x")
+            if shape is not None and vals.shape != shape:
+                raise ValueError(f"gpuprim: values has shape {vals.shape}, x {shape}; "
+                                 "per-row sorts need values of x's shape")
+            vals_out = self._output(vals, values_out, "values_out", shape=shape)
+        operands = [(keys, True), (vals, True), (keys_out, False), (vals_out, False)]
+        if layout is None:
+            self._run(operands, _sort_call(descending, begin_bit, end_bit))
+        else:
+            options = _sort_options(descending, begin_bit, end_bit)
+            self._run_segmented(
+                layout, operands,
+                lambda c, s, kin, vin, kout, vout: LIB.gpuprim_segmented_sort(
+                    c, s, kin, vin, kout, vout, ctypes.byref(options)))
+        return keys_out.obj if vals is None else (keys_out.obj, vals_out.obj)
 
-    def argsort(self, x, *, descending=False, dtype="int64", begin_bit=None, end_bit=None):
+    def argsort(self, x, *, axis=None, descending=False, dtype="int64", begin_bit=None,
+                end_bit=None):
         """The stable permutation that sorts x (indices of dtype int64 by
-        default; int32, uint32, uint64 too); begin_bit / end_bit as for sort."""
+        default; int32, uint32, uint64 too); begin_bit / end_bit as for sort.
+        axis=-1: the permutation of every row (last axis) of a C-contiguous
+        N-D array, indices within the row (0 at its first element), like
+        numpy's and torch's argsort along the last axis."""
+        keys = _arrays.describe(x, "x")
+        layout = _row_layout(keys, axis)
+        if layout is None:
+            _one_dimensional(keys, "x")
+        return self._argsort(keys, layout, descending, dtype, begin_bit, end_bit)
+
+    def segment_argsort(self, x, offsets, *, descending=False, dtype="int64", begin_bit=None,
+                        end_bit=None):
+        """argsort() of every segment [offsets[s], offsets[s+1]) of the 1-D
+        x: indices within the segment (0 at its first element). Positions
+        outside every segment are 0."""
         keys = _one_dimensional(_arrays.describe(x, "x"), "x")
+        layout = _offset_layout(keys, offsets)
+        result = self._argsort(keys, layout, descending, dtype, begin_bit, end_bit)
+        first, last = _arrays.offset_ends(layout.offsets)
+        _arrays.copy_outside(_arrays.describe(result, "indices"), None, first, last)
+        return result
+
+    def _argsort(self, keys, layout, descending, dtype, begin_bit, end_bit):
         if dtype not in _INDEX_DTYPES:
             raise TypeError(f"gpuprim: index dtype must be one of {', '.join(_INDEX_DTYPES)}")
-        # 8-byte indices are sorted as 4-byte ones where they fit and widened
-        # after: a sort moving 4-byte values runs much faster (4-byte keys
-        # with 4-byte values travel packed). int32, which every framework's
-        # arange makes (torch has no CUDA arange for uint32).
-        narrow = dtype in ("int64", "uint64") and keys.size < (1 << 31)
-        indices = _arrays.describe(
-            _arrays.arange_like(keys, keys.size, "int32" if narrow else dtype), "indices")
-        scratch = _arrays.describe(_arrays.empty_like(keys), "sorted keys")
-        self._run([(keys, True), (indices, True), (scratch, False), (indices, False)],
-                  _sort_call(descending, begin_bit, end_bit))
-        return _arrays.convert(indices, dtype) if narrow else indices.obj
+        indices = self._output(keys, None, "indices", dtype_name=dtype, shape=keys.shape)
+        options = _sort_options(descending, begin_bit, end_bit)
+        operands = [(keys, True), (indices, False)]
+        if layout is None:
+            self._run(operands, lambda c, k, i: LIB.gpuprim_argsort(c, k, None, i,
+                                                                      ctypes.byref(options)))
+        else:
+            self._run_segmented(layout, operands,
+                                lambda c, s, k, i: LIB.gpuprim_segmented_argsort(
+                                    c, s, k, None, i, ctypes.byref(options)))
+        return indices.obj
 
-    def scan(self, x, op="sum", *, exclusive=False, out=None):
+    def scan(self, x, op="sum", *, axis=None, exclusive=False, out=None):
         """Prefix scan with op ("sum", "min", "max"); out may be x (in place).
-        Float sums are deterministic run to run."""
+        Float sums are deterministic run to run. axis=-1: every row (last
+        axis) of a C-contiguous N-D array scanned on its own."""
+        source = _arrays.describe(x, "x")
+        layout = _row_layout(source, axis)
+        if layout is None:
+            _one_dimensional(source, "x")
+        return self._scan(source, layout, op, exclusive, out)
+
+    def cumsum(self, x, *, axis=None, exclusive=False, out=None):
+        """Inclusive (or exclusive) prefix sum; integers wrap like C."""
+        return self.scan(x, "sum", axis=axis, exclusive=exclusive, out=out)
+
+    def segment_scan(self, x, offsets, op="sum", *, exclusive=False, out=None):
+        """Prefix scan of every segment [offsets[s], offsets[s+1]) of the 1-D
+        x on its own (an exclusive scan starts each segment at the identity).
+        Elements outside every segment are copied from x into a new output,
+        and left as they are in a given out."""
+        source = _one_dimensional(_arrays.describe(x, "x"), "x")
+        layout = _offset_layout(source, offsets)
+        result = self._scan(source, layout, op, exclusive, out)
+        if out is None:
+            first, last = _arrays.offset_ends(layout.offsets)
+            _arrays.copy_outside(_arrays.describe(result, "out"), source, first, last)
+        return result
+
+    def segment_cumsum(self, x, offsets, *, exclusive=False, out=None):
+        """Inclusive (or exclusive) prefix sum of every segment."""
+        return self.segment_scan(x, offsets, "sum", exclusive=exclusive, out=out)
+
+    def _scan(self, source, layout, op, exclusive, out):
         if op not in _OPS:
             raise ValueError(f"gpuprim: op must be one of {', '.join(_OPS)}, not {op!r}")
-        source = _one_dimensional(_arrays.describe(x, "x"), "x")
-        target = self._output(source, out, "out")
+        shape = source.shape if layout is not None and layout.offsets is None else None
+        target = self._output(source, out, "out", shape=shape)
         kind = _lib.SCAN_EXCLUSIVE if exclusive else _lib.SCAN_INCLUSIVE
         code = _OPS[op]
-        self._run([(source, True), (target, False)],
-                  lambda c, i, o: LIB.gpuprim_scan(c, code, kind, i, o))
+        if layout is None:
+            self._run([(source, True), (target, False)],
+                      lambda c, i, o: LIB.gpuprim_scan(c, code, kind, i, o))
+        else:
+            self._run_segmented(layout, [(source, True), (target, False)],
+                                lambda c, s, i, o: LIB.gpuprim_segmented_scan(c, code, kind, s,
+                                                                              i, o))
         return target.obj
-
-    def cumsum(self, x, *, exclusive=False, out=None):
-        """Inclusive (or exclusive) prefix sum; integers wrap like C."""
-        return self.scan(x, "sum", exclusive=exclusive, out=out)
 
     def _reduce(self, arrays, call_host, call_buffer):
         first = arrays[0]
@@ -266,25 +379,59 @@ class Context:
             return torch.from_numpy(host).reshape(())
         return host[0]
 
-    def _reduction(self, op, x):
+    def _reduction(self, op, x, axis=None):
         source = _arrays.describe(x, "x")
         code = _OPS[op]
+        layout = _row_layout(source, axis)
+        if layout is not None:
+            return self._segment_reduction(code, source, layout, source.shape[:-1])
         return self._reduce([source],
                             lambda c, i, r: LIB.gpuprim_reduce(c, code, i, r),
                             lambda c, i, r: LIB.gpuprim_reduce_to_buffer(c, code, i, r))
 
-    def sum(self, x):
+    def _segment_reduction(self, code, source, layout, shape):
+        result = self._output(source, None, "result", shape=shape)
+        self._run_segmented(layout, [(source, True), (result, False)],
+                            lambda c, s, i, o: LIB.gpuprim_segmented_reduce(c, code, s, i, o))
+        return result.obj
+
+    def sum(self, x, *, axis=None):
         """Sum of all elements (integers wrap; floats deterministic). A numpy
-        scalar for host arrays, a 0-d array of the input's kind on the GPU."""
-        return self._reduction("sum", x)
+        scalar for host arrays, a 0-d array of the input's kind on the GPU.
+        axis=-1: the sum of every row (last axis) of a C-contiguous N-D
+        array, an array of x.shape[:-1] (like numpy's x.sum(axis=-1))."""
+        return self._reduction("sum", x, axis)
 
-    def min(self, x):
-        """Smallest element (IEEE 754-2019 minimum: NaN wins, -0.0 < +0.0)."""
-        return self._reduction("min", x)
+    def min(self, x, *, axis=None):
+        """Smallest element (IEEE 754-2019 minimum: NaN wins, -0.0 < +0.0);
+        axis=-1 as for sum (an empty row gives the dtype's largest value)."""
+        return self._reduction("min", x, axis)
 
-    def max(self, x):
-        """Largest element (IEEE 754-2019 maximum: NaN wins, -0.0 < +0.0)."""
-        return self._reduction("max", x)
+    def max(self, x, *, axis=None):
+        """Largest element (IEEE 754-2019 maximum: NaN wins, -0.0 < +0.0);
+        axis=-1 as for sum (an empty row gives the dtype's smallest value)."""
+        return self._reduction("max", x, axis)
+
+    def _segment_op(self, op, x, offsets):
+        source = _one_dimensional(_arrays.describe(x, "x"), "x")
+        layout = _offset_layout(source, offsets)
+        return self._segment_reduction(_OPS[op], source, layout, (layout.offsets.size - 1,))
+
+    def segment_sum(self, x, offsets):
+        """The sum of every segment [offsets[s], offsets[s+1]) of the 1-D x:
+        a 1-D array of len(offsets) - 1 elements of x's dtype (0 for an
+        empty segment; integers wrap, floats deterministic)."""
+        return self._segment_op("sum", x, offsets)
+
+    def segment_min(self, x, offsets):
+        """The smallest element of every segment (the dtype's largest value,
+        +inf for floats, for an empty one)."""
+        return self._segment_op("min", x, offsets)
+
+    def segment_max(self, x, offsets):
+        """The largest element of every segment (the dtype's smallest value,
+        -inf for floats, for an empty one)."""
+        return self._segment_op("max", x, offsets)
 
     def dot(self, a, b):
         """Sum of a[i] * b[i] (same dtype and size; floats deterministic)."""
@@ -292,6 +439,55 @@ class Context:
         if left.kind != right.kind or left.on_device != right.on_device:
             raise TypeError("gpuprim: a and b must be of the same kind and device")
         return self._reduce([left, right], LIB.gpuprim_dot, LIB.gpuprim_dot_to_buffer)
+
+
+class _Layout:
+    """How a call's data divides into segments: `rows` rows of `length`
+    elements (offsets None), or the CSR `offsets` (an Array)."""
+
+    __slots__ = ("rows", "length", "offsets")
+
+    def __init__(self, rows=0, length=0, offsets=None):
+        self.rows, self.length, self.offsets = rows, length, offsets
+
+
+def _row_layout(array, axis):
+    """The rows of a per-row call along the last axis; None for the call on
+    the whole array (axis None, or a 1-D array: one row)."""
+    if axis is None:
+        return None
+    if isinstance(axis, bool):
+        raise TypeError(f"gpuprim: axis must be an integer or None, not {axis!r}")
+    try:
+        axis = operator.index(axis)
+    except TypeError:
+        raise TypeError(f"gpuprim: axis must be an integer or None, not {axis!r}") from None
+    shape = array.shape
+    if not shape:
+        raise ValueError("gpuprim: axis given for a 0-d array")
+    if axis not in (-1, len(shape) - 1):
+        raise ValueError(
+            f"gpuprim: axis={axis} for an array of shape {shape}: only the last axis "
+            "(axis=-1) is supported; move the axis last and make the array contiguous "
+            "(np.ascontiguousarray(np.moveaxis(x, axis, -1)), x.movedim(axis, -1).contiguous())")
+    if len(shape) == 1:
+        return None
+    return _Layout(math.prod(shape[:-1]), shape[-1])
+
+
+def _offset_layout(x, offsets):
+    """CSR offsets for x: a 1-D index array of x's kind and device (the
+    library checks their values)."""
+    array = _arrays.describe(offsets, "offsets")
+    if array.kind != x.kind or array.on_device != x.on_device or array.device != x.device:
+        raise TypeError("gpuprim: offsets must be of the same kind and device as x")
+    if array.dtype_name not in _INDEX_DTYPES:
+        raise TypeError(f"gpuprim: offsets has dtype {array.dtype_name}; offsets are "
+                        f"{', '.join(_INDEX_DTYPES)}")
+    if array.ndim != 1 or array.size == 0:
+        raise ValueError(f"gpuprim: offsets has shape {array.shape}; it must be 1-D with segment "
+                         "count + 1 elements (at least 1)")
+    return _Layout(offsets=array)
 
 
 def _order(descending):
@@ -306,6 +502,15 @@ def _bit(value, what):
     return value
 
 
+def _sort_options(descending, begin_bit, end_bit):
+    options = _lib.SortOptions()
+    LIB.gpuprim_sort_options_init(ctypes.byref(options))
+    options.order = _order(descending)
+    options.begin_bit = _bit(begin_bit, "begin_bit")
+    options.end_bit = _bit(end_bit, "end_bit")
+    return options
+
+
 def _sort_call(descending, begin_bit, end_bit):
     """call(context, keys_in, values_in, keys_out, values_out): gpuprim_sort,
     or gpuprim_sort_with_options when a bit range is given (the library
@@ -313,11 +518,7 @@ def _sort_call(descending, begin_bit, end_bit):
     order = _order(descending)
     if begin_bit is None and end_bit is None:
         return lambda c, kin, vin, kout, vout: LIB.gpuprim_sort(c, kin, vin, kout, vout, order)
-    options = _lib.SortOptions()
-    LIB.gpuprim_sort_options_init(ctypes.byref(options))
-    options.order = order
-    options.begin_bit = _bit(begin_bit, "begin_bit")
-    options.end_bit = _bit(end_bit, "end_bit")
+    options = _sort_options(descending, begin_bit, end_bit)
     return lambda c, kin, vin, kout, vout: LIB.gpuprim_sort_with_options(c, kin, vin, kout, vout,
                                                                          ctypes.byref(options))
 
@@ -325,7 +526,8 @@ def _sort_call(descending, begin_bit, end_bit):
 def _one_dimensional(array, what):
     if array.ndim != 1:
         raise ValueError(f"gpuprim: {what} has shape {tuple(array.shape)}; this function takes "
-                         "1-D arrays (flatten it, or wait for the per-row variants)")
+                         "1-D arrays (pass axis=-1 to work on every row of a C-contiguous "
+                         "array, or flatten it)")
     return array
 
 

@@ -70,6 +70,14 @@ class SortOptions(ctypes.Structure):
                 ("begin_bit", ctypes.c_uint32), ("end_bit", ctypes.c_uint32)]
 
 
+class Segments(ctypes.Structure):
+    """gpuprim_segments_t: fill with gpuprim_segments_init_rows (uniform rows
+    of a contiguous row-major array) or gpuprim_segments_init_offsets (CSR
+    offsets: a buffer of segment count + 1 integers) first."""
+    _fields_ = [("struct_size", ctypes.c_uint64), ("offsets", ctypes.c_void_p),
+                ("row_count", ctypes.c_uint64), ("row_length", ctypes.c_uint64)]
+
+
 def _library_path():
     explicit = os.environ.get("GPUPRIM_LIBRARY")
     if explicit:
@@ -113,6 +121,15 @@ def load():
         "gpuprim_sort": (i32, [vp, vp, vp, vp, vp, i32]),
         "gpuprim_sort_options_init": (None, [ctypes.POINTER(SortOptions)]),
         "gpuprim_sort_with_options": (i32, [vp, vp, vp, vp, vp, ctypes.POINTER(SortOptions)]),
+        "gpuprim_argsort": (i32, [vp, vp, vp, vp, ctypes.POINTER(SortOptions)]),
+        "gpuprim_segments_init_rows": (None, [ctypes.POINTER(Segments), u64, u64]),
+        "gpuprim_segments_init_offsets": (None, [ctypes.POINTER(Segments), vp]),
+        "gpuprim_segmented_sort": (i32, [vp, ctypes.POINTER(Segments), vp, vp, vp, vp,
+                                         ctypes.POINTER(SortOptions)]),
+        "gpuprim_segmented_argsort": (i32, [vp, ctypes.POINTER(Segments), vp, vp, vp,
+                                            ctypes.POINTER(SortOptions)]),
+        "gpuprim_segmented_reduce": (i32, [vp, i32, ctypes.POINTER(Segments), vp, vp]),
+        "gpuprim_segmented_scan": (i32, [vp, i32, i32, ctypes.POINTER(Segments), vp, vp]),
     }
     for name, (restype, argtypes) in signatures.items():
         function = getattr(lib, name)
