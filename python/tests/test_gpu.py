@@ -195,3 +195,103 @@ def test_cupy_current_stream():
         assert gpuprim.context_for(_arrays.describe(a, "a")).stream == stream.ptr
     stream.synchronize()
     assert int(c[-1]) == 1 << 20
+
+
+@pytest.mark.parametrize("dtype", ["int32", "uint32", "int64", "float32", "float64", "float16",
+                                   "int8", "uint16"])
+def test_torch_rows(dtype):
+    """Per-row (axis=-1) calls on CUDA tensors against numpy row by row."""
+    torch = _torch()
+    if not hasattr(torch, dtype):
+        pytest.skip(f"torch has no {dtype}")
+    for shape in ((0, 5), (5, 0), (1, 7), (37, 1), (300, 33), (64, 4097), (3, 200_001),
+                  (4, 5, 17)):
+        n = int(np.prod(shape))
+        x = specials(dtype, n, rng).reshape(shape)
+        t = to_torch(torch, x)
+        rows = x.reshape(-1, shape[-1])
+        for descending in (False, True):
+            s = gpuprim.sort(t, axis=-1, descending=descending)
+            i = gpuprim.argsort(t, axis=-1, descending=descending)
+            assert s.shape == t.shape and s.dtype == t.dtype and s.device == t.device
+            assert i.shape == t.shape and i.dtype == torch.int64 and i.device == t.device
+            got_s = from_torch(torch, s).reshape(rows.shape)
+            got_i = i.cpu().numpy().reshape(rows.shape)
+            for r, row in enumerate(rows):
+                perm = sort_permutation(row, descending)
+                np.testing.assert_array_equal(bits(got_s[r]), bits(row[perm]), err_msg=f"{shape} {r}")
+                np.testing.assert_array_equal(got_i[r], perm, err_msg=f"{shape} {r}")
+        if np.dtype(dtype).kind != "f":
+            c = gpuprim.cumsum(t, axis=-1)
+            got_c = from_torch(torch, c).reshape(rows.shape)
+            for r, row in enumerate(rows):
+                np.testing.assert_array_equal(got_c[r], wrap_cumsum(row))
+            total = gpuprim.sum(t, axis=-1)
+            assert total.shape == shape[:-1] and total.is_cuda
+            with np.errstate(over="ignore"):
+                np.testing.assert_array_equal(from_torch(torch, total), np.sum(x, axis=-1, dtype=x.dtype))
+            np.testing.assert_array_equal(from_torch(torch, gpuprim.max(t, axis=-1)),
+                                          x.max(axis=-1) if shape[-1] else
+                                          np.full(shape[:-1], np.iinfo(dtype).min, dtype))
+        else:
+            finite = torch.randn(shape, device="cuda").to(t.dtype)
+            total = gpuprim.sum(finite, axis=-1)
+            wide = finite.double().sum(dim=-1)
+            bound = shape[-1] * (2.0 ** -10 if dtype == "float16" else 1e-6) * \
+                finite.double().abs().sum(dim=-1) + 1e-3
+            assert total.shape == shape[:-1] and bool(((total.double() - wide).abs() <= bound).all())
+
+
+def test_torch_rows_match_torch():
+    torch = _torch()
+    x = torch.randn(1024, 257, device="cuda")
+    values, indices = torch.sort(x, dim=1, stable=True)
+    assert torch.equal(gpuprim.sort(x, axis=-1), values)
+    assert torch.equal(gpuprim.argsort(x, axis=1), indices)
+    assert torch.equal(gpuprim.max(x, axis=-1), x.max(dim=1).values)
+    assert torch.allclose(gpuprim.sum(x, axis=-1), x.sum(dim=1), atol=1e-4)
+    assert torch.allclose(gpuprim.cumsum(x, axis=-1), torch.cumsum(x, dim=1), atol=1e-4)
+    with pytest.raises(ValueError, match="only the last axis"):
+        gpuprim.sort(x, axis=0)
+    with pytest.raises(ValueError, match="contiguous"):
+        gpuprim.sort(x.t(), axis=-1)
+
+
+@pytest.mark.parametrize("offset_dtype", ["int32", "int64"])
+def test_torch_segments(offset_dtype):
+    """CSR calls on CUDA tensors with CUDA offsets, segment by segment."""
+    torch = _torch()
+    n = 300_001
+    x = specials("float32", n, rng)
+    x[np.isnan(x)] = 0  # min/max compared as numbers below
+    cuts = np.sort(rng.integers(10, n - 10, size=99))
+    cuts[5] = cuts[4]  # an empty segment
+    cuts.sort()
+    offsets = np.concatenate(([3], cuts, [n - 2])).astype(offset_dtype)
+    t = to_torch(torch, x)
+    o = torch.from_numpy(offsets).cuda()
+    s = gpuprim.segment_sort(t, o)
+    i = gpuprim.segment_argsort(t, o)
+    mx = gpuprim.segment_max(t, o)
+    c = gpuprim.segment_cumsum(t, o)
+    assert s.is_cuda and i.is_cuda and mx.shape == (offsets.size - 1,) and c.shape == t.shape
+    got_s, got_i, got_mx, got_c = s.cpu().numpy(), i.cpu().numpy(), mx.cpu().numpy(), c.cpu().numpy()
+    np.testing.assert_array_equal(bits(got_s[:3]), bits(x[:3]))      # outside: copied
+    np.testing.assert_array_equal(bits(got_s[n - 2:]), bits(x[n - 2:]))
+    assert not got_i[:3].any() and not got_i[n - 2:].any()           # outside: 0
+    for k, (a, b) in enumerate(zip(offsets[:-1].astype(np.int64), offsets[1:].astype(np.int64))):
+        perm = sort_permutation(x[a:b])
+        np.testing.assert_array_equal(bits(got_s[a:b]), bits(x[a:b][perm]))
+        np.testing.assert_array_equal(got_i[a:b], perm)
+        assert got_mx[k] == (x[a:b].max() if b > a else -np.inf)
+        if b > a:
+            finite = np.isfinite(x[a:b]).all()
+            if finite:
+                np.testing.assert_allclose(got_c[a:b], np.cumsum(x[a:b].astype(np.float64)),
+                                           rtol=1e-3, atol=1e-3 * np.abs(x[a:b]).sum())
+    # bad offsets: the library's message, on the device's check
+    bad = torch.tensor([0, 5, 3, 10], device="cuda", dtype=getattr(torch, offset_dtype))
+    with pytest.raises(gpuprim.InvalidArgumentError, match=r"offsets\[2\] = 3 is less than"):
+        gpuprim.segment_sum(t, bad)
+    with pytest.raises(TypeError, match="same kind and device"):
+        gpuprim.segment_sum(t, torch.from_numpy(offsets))  # offsets on the CPU
