@@ -3,7 +3,7 @@
 """libgpuprim from Python with the gpuprim package, on numpy arrays.
 
 Sorts, argsorts, scans and reduces arrays (float16 and a bit-range sort
-among them), shows an error (exception with the library's message) and checks
+among them), sorts and sums every row of a 2-D array, reduces segments, shows an error (exception with the library's message) and checks
 every result against numpy.
 
     python3 gpuprim_demo.py [--library path/to/libgpuprim.so] [--cuda]
@@ -113,6 +113,24 @@ def main():
     low_byte = context.argsort(k, begin_bit=0, end_bit=8)
     check(np.array_equal(low_byte, np.argsort(k & 0xFF, kind="stable")),
           "argsort u32 by its low byte (bits [0, 8)), stable")
+
+    # Per row (the last axis of a C-contiguous 2-D array), like numpy's
+    # axis=-1: sort, argsort (indices within each row) and sums of 1000 rows.
+    grid = rng.standard_normal((1000, max(n // 1000, 1))).astype(np.float32)
+    check(np.array_equal(context.sort(grid, axis=-1), np.sort(grid, axis=-1, kind="stable")),
+          f"sort every row of a {grid.shape[0]} x {grid.shape[1]} f32 array")
+    check(np.array_equal(context.argsort(grid, axis=-1), np.argsort(grid, axis=-1, kind="stable")),
+          "argsort every row, indices within the row")
+    row_sums = context.sum(grid, axis=-1)
+    check(row_sums.shape == (grid.shape[0],) and
+          np.allclose(row_sums, grid.sum(axis=-1, dtype=np.float64), rtol=0, atol=1e-3),
+          "sum of every row (an array of 1000 sums)")
+    # Segments of any length (CSR offsets): segment s is keys[offsets[s]:offsets[s+1]].
+    offsets = np.array([0, min(3, n), min(3, n), min(100, n), n], np.int64)
+    expected = [keys[a:b].max() if b > a else np.iinfo(np.int32).min  # empty: the identity
+                for a, b in zip(offsets[:-1], offsets[1:])]
+    check(np.array_equal(context.segment_max(keys, offsets), expected),
+          "max of 4 segments (one empty: the identity)")
 
     # Errors: an exception with the library's message; nothing changes.
     before = keys.copy()
