@@ -2,13 +2,22 @@
 # SPDX-License-Identifier: Apache-2.0
 """gpuprim beside torch on the GPU, same run, CUDA events, medians.
 
-    python python/benchmarks/bench_torch.py [--repeats 21]
+    python python/benchmarks/bench_torch.py [--repeats 21] [--segmented]
 
 Large cases rotate three inputs (3 x 64 MB, past the 50 MB L2) and time one
 call between events. Small cases (2^10 elements) are timed two ways: one call
 between events (what a caller sees), and batched (1000 calls between events,
 divided), plus the bare C call through ctypes with the same buffers, so the
 Python layer's own cost is the difference. Prints a markdown table.
+
+--segmented times the per-row calls instead: f32, 2^24 elements in all, as
+rows x length = 2^20 x 16, 2^16 x 256, 4096 x 4096, 256 x 2^16, 16 x 2^20:
+gpuprim.sort / sum / cumsum(x, axis=-1) beside torch.sort(dim=1) (default and
+stable), x.sum(dim=1), torch.cumsum(dim=1), and torch.topk(k=8, dim=1) (torch
+only, for scale); and a flat argsort of 2^26 f32 beside
+torch.argsort(stable=True). Three 64 MB copies of each input rotate (two of
+the 256 MB argsort input), past the 50 MB L2; every result is checked
+against torch's once before timing.
 """
 import argparse
 import ctypes
@@ -51,13 +60,68 @@ def time_batched(fn, x, repeats, calls=1000):
     return statistics.median(times)
 
 
+SEGMENTED_SHAPES = [(1 << 20, 16), (1 << 16, 256), (4096, 4096), (256, 1 << 16), (16, 1 << 20)]
+
+
+def check_segmented(x):
+    """Our per-row results against torch's on one input (before timing)."""
+    values, indices = torch.sort(x, dim=1, stable=True)
+    assert torch.equal(gpuprim.sort(x, axis=-1), values), "sort"
+    assert torch.equal(gpuprim.argsort(x, axis=-1), indices), "argsort"
+    scale = x.abs().sum(dim=1)
+    assert bool(((gpuprim.sum(x, axis=-1) - x.sum(dim=1)).abs() <= 1e-5 * scale + 1e-6).all()), "sum"
+    ours = gpuprim.cumsum(x, axis=-1)
+    assert bool(((ours - torch.cumsum(x, dim=1)).abs() <= 1e-5 * scale[:, None] + 1e-6).all()), \
+        "cumsum"
+
+
+def bench_segmented(args):
+    rows = []  # (case, shape, gpuprim µs or None, torch µs)
+    for count, length in SEGMENTED_SHAPES:
+        shape = f"{count} x {length}"
+        inputs = [torch.randn(count, length, device="cuda") for _ in range(3)]
+        check_segmented(inputs[0])
+        for name, ours, theirs in [
+            ("sort", lambda x: gpuprim.sort(x, axis=-1), lambda x: torch.sort(x, dim=1).values),
+            ("sort (torch stable=True)", lambda x: gpuprim.sort(x, axis=-1),
+             lambda x: torch.sort(x, dim=1, stable=True).values),
+            ("argsort", lambda x: gpuprim.argsort(x, axis=-1),
+             lambda x: torch.argsort(x, dim=1, stable=True)),
+            ("sum", lambda x: gpuprim.sum(x, axis=-1), lambda x: x.sum(dim=1)),
+            ("cumsum", lambda x: gpuprim.cumsum(x, axis=-1), lambda x: torch.cumsum(x, dim=1)),
+            ("topk k=8 (torch only)", None, lambda x: torch.topk(x, 8, dim=1).values),
+        ]:
+            a = time_single(ours, inputs, args.repeats) if ours is not None else None
+            rows.append((name, shape, a, time_single(theirs, inputs, args.repeats)))
+        del inputs
+        torch.cuda.empty_cache()
+    flat = [torch.randn(1 << 26, device="cuda") for _ in range(2)]
+    assert torch.equal(gpuprim.argsort(flat[0]), torch.argsort(flat[0], stable=True)), "argsort"
+    rows.append(("argsort (flat)", "2^26", time_single(lambda x: gpuprim.argsort(x), flat, args.repeats),
+                 time_single(lambda x: torch.argsort(x, stable=True), flat, args.repeats)))
+    del flat
+    print("f32, one call between CUDA events, median of "
+          f"{args.repeats} after 3 warm-up calls, inputs rotating\n")
+    print("| case | rows x length | gpuprim µs | torch µs | torch / gpuprim |")
+    print("|---|---|---|---|---|")
+    for name, shape, a, b in rows:
+        ours = f"{a:.1f}" if a is not None else "–"
+        ratio = f"{b / a:.2f}" if a is not None else "–"
+        print(f"| {name} | {shape} | {ours} | {b:.1f} | {ratio} |")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=21)
+    parser.add_argument("--segmented", action="store_true",
+                        help="time the per-row calls (axis=-1) and a 2^26 argsort instead")
     args = parser.parse_args()
     device = torch.cuda.get_device_name()
     print(f"gpuprim {gpuprim.__version__} (library {gpuprim.library_version()}), torch "
           f"{torch.__version__}, {device}\n")
+    if args.segmented:
+        bench_segmented(args)
+        return
     rows = []
     big = [torch.randn(1 << 24, device="cuda") for _ in range(3)]
     for name, ours, theirs in [
