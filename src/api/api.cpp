@@ -644,7 +644,8 @@ gpuprim::SegmentLayout segment_layout(Context &ctx, const gpuprim_segments_t *se
     if (!chosen.offsets) {
         const uint64_t rows = chosen.row_count, length = chosen.row_length;
         if (length != 0 && rows > UINT64_MAX / length)
-            fail(GPUPRIM_ERROR_OVERFLOW, "segments: %llu rows of %llu elements overflow 64 bits",
+            fail(GPUPRIM_ERROR_SIZE_MISMATCH,  // the header lists SIZE_MISMATCH (rows not covering the data), not OVERFLOW
+                 "segments: %llu rows of %llu elements overflow 64 bits, so they cannot cover the data",
                  static_cast<unsigned long long>(rows), static_cast<unsigned long long>(length));
         if (rows * length != data_count)
             fail(GPUPRIM_ERROR_SIZE_MISMATCH,

@@ -105,6 +105,8 @@ constexpr Codes kDocDot = kDocReduce | kDtype | kSize | kArg;
 constexpr Codes kDocScan = kContextCodes | kMismatch | kEnum | kDtype | kSize | kArg | kDevice | kOom;
 constexpr Codes kDocSort = kDocScan;
 constexpr Codes kDocSortWithOptions = kDocSort;  // plus INVALID_ARGUMENT (options), INVALID_ENUM (order)
+constexpr Codes kDocArgsort = kDocSort;
+constexpr Codes kDocSegmented = kDocSort;  // sort, argsort, reduce, scan: the same list
 
 // What the arguments of one call make of it: `must` holds the errors the
 // arguments have (empty: the call must succeed); `may` holds outcomes that
@@ -606,6 +608,18 @@ public:
     void run(Input &in) {
         for (int step = 0; step < 400 && !in.empty(); ++step) {
             uint8_t op = in.u8();
+            if (op >= 224) {  // argsort and the segmented calls (op 22..27 in check messages)
+                const int extra = (op - 224) % 6;
+                switch (extra) {
+                case 0: sort_call(in, kArgsortCall); break;
+                case 1: sort_call(in, kSegmentedSortCall); break;
+                case 2: sort_call(in, kSegmentedArgsortCall); break;
+                case 3: op_segmented_reduce(in); break;
+                default: op_segmented_scan(in); break;
+                }
+                check_all_buffers(22 + extra);
+                continue;
+            }
             switch (op % 22) {
             case 0: case 1: op_buffer_create(in); break;
             case 2: op_buffer_wrap(in); break;
@@ -1039,10 +1053,18 @@ private:
     // Reduce/dot reference value of buffer `b` (and `c` for dot), checked
     // against `got` (element bytes).
     void check_reduce(int op, const Buffer &b, const uint8_t *got, const char *what) {
+        check_reduce_span(op, b.dtype, contents(b), b.count, got, what);
+    }
+    void check_reduce_span(int op, int dtype, const uint8_t *data, uint64_t count, const uint8_t *got,
+                           const char *what) {
+        struct {
+            int dtype;
+            uint64_t count;
+        } b{dtype, count};
         with_type(b.dtype, [&](auto zero) {
             using T = decltype(zero);
             std::vector<T> values(b.count);
-            for (uint64_t i = 0; i < b.count; ++i) values[i] = load<T>(contents(b) + i * sizeof(T));
+            for (uint64_t i = 0; i < b.count; ++i) values[i] = load<T>(data + i * sizeof(T));
             T result = load<T>(got);
             if (op == GPUPRIM_OP_SUM && kIsFloat<T>) {
                 FloatSum sum;
@@ -1267,49 +1289,317 @@ private:
         gpuprim_status_t status = shim_scan(context.handle, op, kind, input, output);
         check_status("gpuprim_scan", kDocScan, expect, status, &context);
         if (status != GPUPRIM_SUCCESS) return;
-        bool exclusive = kind == GPUPRIM_SCAN_EXCLUSIVE;
-        with_type(bi->dtype, [&](auto zero) {
+        scan_reference(op, kind == GPUPRIM_SCAN_EXCLUSIVE, bi->dtype, before, whole(bi->count), context.handle,
+                       output, *bo);
+    }
+
+    // Checks (float sums) or computes the scan of each span of `before` and
+    // makes it the model of `out` (elements outside the spans keep theirs).
+    void scan_reference(int op, bool exclusive, int dtype, const std::vector<uint8_t> &before,
+                        const std::vector<std::pair<uint64_t, uint64_t>> &spans, gpuprim_context_t context,
+                        gpuprim_buffer_t output, Buffer &bo) {
+        with_type(dtype, [&](auto zero) {
             using T = decltype(zero);
-            uint64_t n = bi->count;
-            std::vector<T> values(n);
-            for (uint64_t i = 0; i < n; ++i) values[i] = load<T>(before.data() + i * sizeof(T));
-            std::vector<uint8_t> expected(n * sizeof(T));
+            const uint64_t total = bo.count;
+            std::vector<uint8_t> got;
             if (op == GPUPRIM_OP_SUM && kIsFloat<T>) {
-                // Float sums: judge the library's output, then adopt it.
-                std::vector<uint8_t> got(n * sizeof(T));
-                if (n && gpuprim_buffer_download(context.handle, output, 0, got.data(), n) !=
-                             GPUPRIM_SUCCESS)
+                got.resize(total * sizeof(T));
+                if (total && gpuprim_buffer_download(context, output, 0, got.data(), total) != GPUPRIM_SUCCESS)
                     violation("download after scan failed");
-                FloatSum running;
-                for (uint64_t i = 0; i < n; ++i) {
-                    if (!exclusive) running.add(value_of(values[i]));
-                    running.check(load<T>(got.data() + i * sizeof(T)), "scan", i);
-                    if (exclusive) running.add(value_of(values[i]));
-                }
-                expected = got;
-            } else {
-                T running = op == GPUPRIM_OP_SUM ? T(0)
-                                                 : doc_min_max(values, 0, op == GPUPRIM_OP_MIN);
-                for (uint64_t i = 0; i < n; ++i) {
-                    T next;
-                    if (op == GPUPRIM_OP_SUM) {
-                        next = wrap_add_any(running, values[i]);
-                    } else {
-                        std::vector<T> pair{running, values[i]};
-                        next = doc_min_max(pair, 2, op == GPUPRIM_OP_MIN);
-                    }
-                    store(expected.data() + i * sizeof(T), exclusive ? running : next);
-                    running = next;
-                }
             }
-            if (n) std::memcpy(contents(*bo), expected.data(), expected.size());
+            for (const auto &span_of : spans) {
+                const uint64_t first = span_of.first, n = span_of.second;
+                std::vector<T> values(n);
+                for (uint64_t i = 0; i < n; ++i) values[i] = load<T>(before.data() + (first + i) * sizeof(T));
+                std::vector<uint8_t> expected(n * sizeof(T));
+                if (op == GPUPRIM_OP_SUM && kIsFloat<T>) {
+                    // Float sums: judge the library's output, then adopt it.
+                    FloatSum running;
+                    for (uint64_t i = 0; i < n; ++i) {
+                        if (!exclusive) running.add(value_of(values[i]));
+                        running.check(load<T>(got.data() + (first + i) * sizeof(T)), "scan", first + i);
+                        if (exclusive) running.add(value_of(values[i]));
+                    }
+                    if (n) std::memcpy(expected.data(), got.data() + first * sizeof(T), n * sizeof(T));
+                } else {
+                    T running = op == GPUPRIM_OP_SUM ? T(0) : doc_min_max(values, 0, op == GPUPRIM_OP_MIN);
+                    for (uint64_t i = 0; i < n; ++i) {
+                        T next;
+                        if (op == GPUPRIM_OP_SUM) {
+                            next = wrap_add_any(running, values[i]);
+                        } else {
+                            std::vector<T> pair{running, values[i]};
+                            next = doc_min_max(pair, 2, op == GPUPRIM_OP_MIN);
+                        }
+                        store(expected.data() + i * sizeof(T), exclusive ? running : next);
+                        running = next;
+                    }
+                }
+                if (n) std::memcpy(contents(bo) + first * sizeof(T), expected.data(), expected.size());
+            }
         });
     }
 
     // gpuprim_sort (with_options false) or gpuprim_sort_with_options: options
     // NULL, valid, or with a bad order, bit range or struct_size.
-    void op_sort(Input &in) { sort_call(in, false); }
-    void op_sort_with_options(Input &in) { sort_call(in, true); }
+    enum SortCall { kSortCall = 0, kSortWithOptionsCall, kArgsortCall, kSegmentedSortCall, kSegmentedArgsortCall };
+    void op_sort(Input &in) { sort_call(in, kSortCall); }
+    void op_sort_with_options(Input &in) { sort_call(in, kSortWithOptionsCall); }
+
+    // ----- segments ---------------------------------------------------------
+    // A segments argument: NULL, uniform rows (mostly covering the data),
+    // offsets in a buffer of the model (anything), or a fresh offsets buffer
+    // made for the call (mostly valid, sometimes with one bad offset), with
+    // struct_size mostly right.
+    struct SegmentsArg {
+        struct alignas(8) {
+            gpuprim_segments_t segments;
+            unsigned char newer[64];
+        } storage;
+        bool null = false;
+        bool bad_struct = false;
+        gpuprim_buffer_t temp = nullptr;  // a fresh offsets buffer, destroyed after the call
+        int temp_dtype = 0;
+        std::vector<uint64_t> temp_values;  // as the buffer holds them (bits, zero-extended)
+        int temp_context = -1;
+        const gpuprim_segments_t *pointer() const { return null ? nullptr : &storage.segments; }
+    };
+
+    static bool is_index_dtype(int dtype) {
+        return dtype == GPUPRIM_DTYPE_I32 || dtype == GPUPRIM_DTYPE_U32 || dtype == GPUPRIM_DTYPE_I64 ||
+               dtype == GPUPRIM_DTYPE_U64;
+    }
+    // An offset as the rules read it: signed dtypes sign-extended, U64 past
+    // INT64_MAX as negative.
+    static int64_t offset_value(int dtype, uint64_t bits) {
+        switch (dtype) {
+        case GPUPRIM_DTYPE_I32: return static_cast<int32_t>(static_cast<uint32_t>(bits));
+        case GPUPRIM_DTYPE_U32: return static_cast<int64_t>(static_cast<uint32_t>(bits));
+        default: return static_cast<int64_t>(bits);
+        }
+    }
+
+    void draw_segments(Input &in, int slot, uint64_t data_count, SegmentsArg &arg) {
+        std::memset(&arg.storage, 0, sizeof arg.storage);
+        gpuprim_segments_t &seg = arg.storage.segments;
+        const uint8_t mode = in.u8();
+        if (mode == 255) {
+            arg.null = true;
+            return;
+        }
+        if (mode % 3 == 0) {  // rows
+            uint64_t length = in.u8() % 9, rows;
+            if (length) rows = data_count / length;
+            else rows = data_count == 0 ? in.u8() % 4 : 1;
+            const uint8_t twist = in.u8();
+            if (twist < 16) rows += 1 + twist % 3;
+            else if (twist < 20) rows = UINT64_MAX / (length ? length : 1) + 1, length = length ? length : 2;
+            else if (twist < 24) length = in.u64();
+            gpuprim_segments_init_rows(&seg, rows, length);
+        } else if (mode % 3 == 1 && slot >= 0) {  // a fresh offsets buffer
+            static const int kDtypes[4] = {GPUPRIM_DTYPE_I32, GPUPRIM_DTYPE_U32, GPUPRIM_DTYPE_I64, GPUPRIM_DTYPE_U64};
+            const int dtype = kDtypes[in.u8() % 4];
+            const uint64_t segments = in.u8() % 12;
+            std::vector<uint64_t> values(segments + 1);
+            uint64_t at = data_count ? in.u8() % (data_count + 1) : 0;
+            if (in.u8() < 128) at = 0;
+            for (uint64_t s = 0; s <= segments; ++s) {
+                values[s] = at;
+                const uint64_t left = data_count - at;
+                const uint8_t step = in.u8();
+                at += left == 0 ? 0 : step < 64 ? 0 : step < 200 ? step % (left + 1) % 9 : step % (left + 1);
+            }
+            if (in.u8() < 48 && !values.empty()) {  // one bad offset
+                const uint64_t where = in.u8() % values.size();
+                const uint8_t how = in.u8();
+                if (how % 3 == 0) values[where] = data_count + 1 + how % 4;
+                else if (how % 3 == 1) values[where] = UINT64_MAX - how % 5;  // negative (or huge)
+                else if (where > 0 && values[where - 1] > 0) values[where] = values[where - 1] - 1;
+            }
+            const size_t size = size_of(dtype);
+            std::vector<uint8_t> bytes(values.size() * size);
+            for (size_t i = 0; i < values.size(); ++i) {
+                const uint64_t v = size == 4 ? (values[i] & 0xFFFFFFFFu) : values[i];
+                values[i] = v;
+                std::memcpy(bytes.data() + i * size, &v, size);
+            }
+            gpuprim_buffer_t temp = nullptr;
+            if (gpuprim_buffer_create(contexts_[slot].handle, static_cast<gpuprim_dtype_t>(dtype), values.size(),
+                                      &temp) != GPUPRIM_SUCCESS ||
+                gpuprim_buffer_upload(contexts_[slot].handle, temp, 0, bytes.data(), values.size()) !=
+                    GPUPRIM_SUCCESS)
+                violation("cannot make an offsets buffer");
+            arg.temp = temp;
+            arg.temp_dtype = dtype;
+            arg.temp_values = values;
+            arg.temp_context = slot;
+            gpuprim_segments_init_offsets(&seg, temp);
+        } else {  // offsets: any buffer argument
+            gpuprim_buffer_t offsets = draw_buffer(in, slot);
+            gpuprim_segments_init_offsets(&seg, offsets);
+            if (!offsets) gpuprim_segments_init_rows(&seg, in.u8() % 3, in.u8() % 3);
+        }
+        const uint8_t size_mode = in.u8();
+        if (size_mode < 8) {
+            switch (size_mode % 4) {
+            case 0: seg.struct_size = 0; break;
+            case 1: seg.struct_size = sizeof seg - 8; break;
+            case 2: seg.struct_size = sizeof seg + 8; break;  // zero tail: accepted
+            default:
+                seg.struct_size = sizeof seg + 16;
+                arg.storage.newer[3] = 1;
+                break;
+            }
+            arg.bad_struct = seg.struct_size < sizeof seg || size_mode % 4 == 3;
+        }
+    }
+
+    void release_segments(SegmentsArg &arg) {
+        if (arg.temp && gpuprim_buffer_destroy(contexts_[arg.temp_context].handle, arg.temp) != GPUPRIM_SUCCESS)
+            violation("cannot destroy an offsets buffer");
+        arg.temp = nullptr;
+    }
+
+    // The errors of a segments argument over data_count elements with
+    // `outputs` (buffers the call writes; offsets must not overlap them);
+    // on none, *spans gets the segments. segments_count: the number of
+    // segments (for an output of one element per segment) or UINT64_MAX when
+    // it is not known.
+    Codes segments_errors(int slot, const SegmentsArg &arg, uint64_t data_count,
+                          std::initializer_list<const Buffer *> outputs,
+                          std::vector<std::pair<uint64_t, uint64_t>> *spans, uint64_t *segments_count) {
+        spans->clear();
+        *segments_count = UINT64_MAX;
+        if (arg.null) return kNull;
+        Codes errors = arg.bad_struct ? kArg : 0;
+        const gpuprim_segments_t &seg = arg.storage.segments;
+        if (!seg.offsets) {
+            const uint64_t rows = seg.row_count, length = seg.row_length;
+            if (length != 0 && rows > UINT64_MAX / length) return errors | kSize;
+            if (rows * length != data_count) return errors | kSize;
+            *segments_count = rows;
+            if (rows <= (uint64_t(1) << 20))
+                for (uint64_t r = 0; r < rows; ++r) spans->push_back({r * length, length});
+            return errors;
+        }
+        std::vector<uint64_t> values;
+        int dtype;
+        if (arg.temp) {
+            dtype = arg.temp_dtype;
+            values = arg.temp_values;
+        } else {
+            Buffer *ob = nullptr;
+            Codes resolved = resolve(slot, seg.offsets, &ob);
+            if (resolved) return errors | resolved;
+            dtype = ob->dtype;
+            if (!is_index_dtype(dtype)) return errors | kDtype;
+            if (ob->count == 0) return errors | kSize;
+            for (const Buffer *out : outputs)
+                if (out && forbidden_alias(*ob, *out, false)) errors |= kArg;
+            const size_t size = size_of(dtype);
+            for (uint64_t i = 0; i < ob->count; ++i) {
+                uint64_t v = 0;
+                std::memcpy(&v, contents(*ob) + i * size, size);
+                values.push_back(v);
+            }
+        }
+        *segments_count = values.size() - 1;
+        int64_t previous = 0;
+        bool bad = false;
+        for (size_t i = 0; i < values.size(); ++i) {
+            const int64_t v = offset_value(dtype, values[i]);
+            if (v < 0 || static_cast<uint64_t>(v) > data_count || (i > 0 && v < previous)) bad = true;
+            previous = v;
+        }
+        if (bad) return errors | kArg;
+        for (size_t i = 0; i + 1 < values.size(); ++i)
+            spans->push_back({values[i], values[i + 1] - values[i]});
+        return errors;
+    }
+
+    // The segments of a layout, or the whole data as one segment (flat calls).
+    static std::vector<std::pair<uint64_t, uint64_t>> whole(uint64_t n) { return {{0, n}}; }
+
+    void op_segmented_reduce(Input &in) {
+        ContextArg context = draw_context(in);
+        int op = draw_enum(in, 3);
+        gpuprim_buffer_t input = draw_buffer(in, context.slot);
+        gpuprim_buffer_t output = draw_buffer(in, context.slot);
+        Buffer *bi = nullptr, *bo = nullptr;
+        if (context.slot >= 0) {
+            resolve(context.slot, input, &bi);
+            resolve(context.slot, output, &bo);
+        }
+        SegmentsArg seg;
+        draw_segments(in, context.slot, bi ? bi->count : 0, seg);
+        std::vector<std::pair<uint64_t, uint64_t>> spans;
+        Expect expect;
+        if (context.slot < 0) {
+            expect.must = context.error;
+        } else {
+            if (!in_range(op, 3)) expect.must |= kEnum;
+            expect.must |= resolve(context.slot, input, &bi);
+            expect.must |= resolve(context.slot, output, &bo);
+            if (bi && bo && bi->dtype != bo->dtype) expect.must |= kDtype;
+            if (bi) {
+                uint64_t segments = 0;
+                Codes seg_errors = segments_errors(context.slot, seg, bi->count, {bo}, &spans, &segments);
+                expect.must |= seg_errors;
+                if (bo && segments != UINT64_MAX && bo->count != segments) expect.must |= kSize;
+                if (bo && forbidden_alias(*bi, *bo, false)) expect.must |= kArg;
+            }
+        }
+        gpuprim_status_t status = shim_segmented_reduce(context.handle, op, seg.pointer(), input, output);
+        release_segments(seg);
+        check_status("gpuprim_segmented_reduce", kDocSegmented, expect, status, &context);
+        if (status != GPUPRIM_SUCCESS) return;
+        const size_t size = size_of(bi->dtype);
+        std::vector<uint8_t> got(bo->count * size);
+        if (bo->count && gpuprim_buffer_download(context.handle, output, 0, got.data(), bo->count) != GPUPRIM_SUCCESS)
+            violation("download after segmented reduce failed");
+        for (size_t s = 0; s < spans.size(); ++s)
+            check_reduce_span(op, bi->dtype, contents(*bi) + spans[s].first * size, spans[s].second,
+                              got.data() + s * size, "segmented reduce");
+        if (bo->count) std::memcpy(contents(*bo), got.data(), got.size());
+    }
+
+    void op_segmented_scan(Input &in) {
+        ContextArg context = draw_context(in);
+        int op = draw_enum(in, 3);
+        int kind = draw_enum(in, 2);
+        gpuprim_buffer_t input = draw_buffer(in, context.slot);
+        gpuprim_buffer_t output = in.u8() < 64 ? input : draw_buffer(in, context.slot);
+        Buffer *bi = nullptr, *bo = nullptr;
+        if (context.slot >= 0) resolve(context.slot, input, &bi);
+        SegmentsArg seg;
+        draw_segments(in, context.slot, bi ? bi->count : 0, seg);
+        std::vector<std::pair<uint64_t, uint64_t>> spans;
+        Expect expect;
+        if (context.slot < 0) {
+            expect.must = context.error;
+        } else {
+            if (!in_range(op, 3)) expect.must |= kEnum;
+            if (!in_range(kind, 2)) expect.must |= kEnum;
+            expect.must |= resolve(context.slot, input, &bi);
+            expect.must |= resolve(context.slot, output, &bo);
+            if (bi && bo) {
+                if (bi->dtype != bo->dtype) expect.must |= kDtype;
+                if (bi->count != bo->count) expect.must |= kSize;
+                if (forbidden_alias(*bi, *bo, true)) expect.must |= kArg;
+            }
+            if (bi) {
+                uint64_t segments = 0;
+                expect.must |= segments_errors(context.slot, seg, bi->count, {bo}, &spans, &segments);
+            }
+        }
+        std::vector<uint8_t> before;
+        if (bi) before.assign(contents(*bi), contents(*bi) + bi->bytes());
+        gpuprim_status_t status = shim_segmented_scan(context.handle, op, kind, seg.pointer(), input, output);
+        release_segments(seg);
+        check_status("gpuprim_segmented_scan", kDocSegmented, expect, status, &context);
+        if (status != GPUPRIM_SUCCESS) return;
+        scan_reference(op, kind == GPUPRIM_SCAN_EXCLUSIVE, bi->dtype, before, spans, context.handle, output, *bo);
+    }
 
     // Bit range draws: mostly small (0..69, past every key width), sometimes extreme.
     static uint32_t draw_bit(Input &in) {
@@ -1345,7 +1635,10 @@ private:
         }
     }
 
-    void sort_call(Input &in, bool with_options) {
+    void sort_call(Input &in, SortCall call) {
+        const bool with_options = call != kSortCall;
+        const bool argsort = call == kArgsortCall || call == kSegmentedArgsortCall;
+        const bool segmented = call == kSegmentedSortCall || call == kSegmentedArgsortCall;
         ContextArg context = draw_context(in);
         int order = draw_enum(in, 2);
         // Options: room for a newer header's larger struct, up to 4096 bytes.
@@ -1390,7 +1683,10 @@ private:
         gpuprim_buffer_t keys_in = draw_buffer(in, context.slot);
         gpuprim_buffer_t keys_out = shape % 4 == 0 ? draw_buffer(in, context.slot) : keys_in;
         gpuprim_buffer_t values_in = nullptr, values_out = nullptr;
-        if (shape % 3 != 0) {  // with values
+        if (argsort) {  // keys_out NULL, keys_in or any; values_out: the indices
+            if (shape % 4 == 1) keys_out = nullptr;
+            values_out = draw_buffer(in, context.slot);
+        } else if (shape % 3 != 0) {  // with values
             values_in = draw_buffer(in, context.slot);
             values_out = shape % 5 == 0 ? draw_buffer(in, context.slot) : values_in;
             if (shape == 7) values_out = nullptr;  // only one of the pair
@@ -1415,6 +1711,13 @@ private:
             options.end_bit = end_bit;
         }
         if (null_options) begin_bit = end_bit = 0;
+        SegmentsArg seg;
+        if (segmented) {
+            Buffer *keys = nullptr;
+            if (context.slot >= 0) resolve(context.slot, keys_in, &keys);
+            draw_segments(in, context.slot, keys ? keys->count : 0, seg);
+        }
+        std::vector<std::pair<uint64_t, uint64_t>> spans;
         Expect expect;
         if (context.slot < 0) {
             expect.must = context.error;
@@ -1428,13 +1731,21 @@ private:
                 const uint32_t end = end_bit == 0 ? key_bits : end_bit;
                 if (begin_bit >= end || end > key_bits) expect.must |= kArg;
             }
-            expect.must |= resolve(context.slot, keys_out, &ko);
+            if (!argsort || keys_out) expect.must |= resolve(context.slot, keys_out, &ko);
             if (ki && ko) {
                 if (ki->dtype != ko->dtype) expect.must |= kDtype;
                 if (ki->count != ko->count) expect.must |= kSize;
                 if (forbidden_alias(*ki, *ko, true)) expect.must |= kArg;
             }
-            if ((values_in == nullptr) != (values_out == nullptr)) {
+            if (argsort) {
+                expect.must |= resolve(context.slot, values_out, &vo);
+                if (vo) {
+                    if (!is_index_dtype(vo->dtype)) expect.must |= kDtype;
+                    if (ki && vo->count != ki->count) expect.must |= kSize;
+                    if (ki && forbidden_alias(*ki, *vo, false)) expect.must |= kArg;
+                    if (ko && forbidden_alias(*ko, *vo, false)) expect.must |= kArg;
+                }
+            } else if ((values_in == nullptr) != (values_out == nullptr)) {
                 expect.must |= kArg;
             } else if (values_in) {
                 expect.must |= resolve(context.slot, values_in, &vi);
@@ -1451,24 +1762,56 @@ private:
                 }
             }
         }
+        if (segmented && context.slot >= 0 && ki) {
+            uint64_t segments = 0;
+            expect.must |= segments_errors(context.slot, seg, ki->count, {ko, vo}, &spans, &segments);
+        } else if (segmented && context.slot >= 0 && seg.null) {
+            expect.must |= kNull;
+        }
+        if (ki && !segmented) spans = whole(ki->count);
         std::vector<uint8_t> keys_before, values_before;
         if (ki) keys_before.assign(contents(*ki), contents(*ki) + ki->bytes());
         if (vi) values_before.assign(contents(*vi), contents(*vi) + vi->bytes());
-        gpuprim_status_t status =
-            with_options ? gpuprim_sort_with_options(context.handle, keys_in, values_in, keys_out, values_out,
-                                                     null_options ? nullptr : &options)
-                         : shim_sort(context.handle, keys_in, values_in, keys_out, values_out, order);
-        check_status(with_options ? "gpuprim_sort_with_options" : "gpuprim_sort",
-                     with_options ? kDocSortWithOptions : kDocSort, expect, status, &context);
+        const gpuprim_sort_options_t *options_arg = null_options ? nullptr : &options;
+        gpuprim_status_t status;
+        const char *name;
+        Codes documented;
+        switch (call) {
+        case kSortCall:
+            status = shim_sort(context.handle, keys_in, values_in, keys_out, values_out, order);
+            name = "gpuprim_sort", documented = kDocSort;
+            break;
+        case kSortWithOptionsCall:
+            status = gpuprim_sort_with_options(context.handle, keys_in, values_in, keys_out, values_out, options_arg);
+            name = "gpuprim_sort_with_options", documented = kDocSortWithOptions;
+            break;
+        case kArgsortCall:
+            status = gpuprim_argsort(context.handle, keys_in, keys_out, values_out, options_arg);
+            name = "gpuprim_argsort", documented = kDocArgsort;
+            break;
+        case kSegmentedSortCall:
+            status = gpuprim_segmented_sort(context.handle, seg.pointer(), keys_in, values_in, keys_out, values_out,
+                                            options_arg);
+            name = "gpuprim_segmented_sort", documented = kDocSegmented;
+            break;
+        default:
+            status = gpuprim_segmented_argsort(context.handle, seg.pointer(), keys_in, keys_out, values_out,
+                                               options_arg);
+            name = "gpuprim_segmented_argsort", documented = kDocSegmented;
+            break;
+        }
+        release_segments(seg);
+        check_status(name, documented, expect, status, &context);
         if (status != GPUPRIM_SUCCESS) return;
 
-        uint64_t n = ki->count;
-        size_t value_size = vi ? size_of(vi->dtype) : 0;
+        size_t value_size = vi ? size_of(vi->dtype) : vo ? size_of(vo->dtype) : 0;
         with_type(ki->dtype, [&](auto zero) {
             using T = decltype(zero);
+          for (const auto &span_of : spans) {
+            const uint64_t first = span_of.first, n = span_of.second;
             std::vector<uint64_t> permutation(n);
             for (uint64_t i = 0; i < n; ++i) permutation[i] = i;
-            auto key = [&](uint64_t i) { return load<T>(keys_before.data() + i * sizeof(T)); };
+            auto key = [&](uint64_t i) { return load<T>(keys_before.data() + (first + i) * sizeof(T)); };
             bool descending = order == GPUPRIM_ORDER_DESCENDING;
             const uint32_t key_bits = uint32_t(8 * sizeof(T));
             const uint32_t end = end_bit == 0 ? key_bits : end_bit;
@@ -1490,12 +1833,16 @@ private:
                                  [&](uint64_t a, uint64_t b) { return sort_bits(a) < sort_bits(b); });
             }
             for (uint64_t i = 0; i < n; ++i) {
-                std::memcpy(contents(*ko) + i * sizeof(T),
-                            keys_before.data() + permutation[i] * sizeof(T), sizeof(T));
-                if (vo)
-                    std::memcpy(contents(*vo) + i * value_size,
-                                values_before.data() + permutation[i] * value_size, value_size);
+                if (ko)
+                    std::memcpy(contents(*ko) + (first + i) * sizeof(T),
+                                keys_before.data() + (first + permutation[i]) * sizeof(T), sizeof(T));
+                if (vo && argsort)  // the index within the segment, in the indices' width
+                    std::memcpy(contents(*vo) + (first + i) * value_size, &permutation[i], value_size);
+                else if (vo)
+                    std::memcpy(contents(*vo) + (first + i) * value_size,
+                                values_before.data() + (first + permutation[i]) * value_size, value_size);
             }
+          }
         });
     }
 

@@ -36,6 +36,16 @@ gpuprim_status_t shim_sort(gpuprim_context_t context, gpuprim_buffer_t keys_in,
     return gpuprim_sort(context, keys_in, values_in, keys_out, values_out, order);
 }
 
+gpuprim_status_t shim_segmented_reduce(gpuprim_context_t context, int op, const gpuprim_segments_t *segments,
+                                       gpuprim_buffer_t input, gpuprim_buffer_t output) {
+    return gpuprim_segmented_reduce(context, op, segments, input, output);
+}
+
+gpuprim_status_t shim_segmented_scan(gpuprim_context_t context, int op, int kind, const gpuprim_segments_t *segments,
+                                     gpuprim_buffer_t input, gpuprim_buffer_t output) {
+    return gpuprim_segmented_scan(context, op, kind, segments, input, output);
+}
+
 const char *shim_get_error_string(int status) { return gpuprim_get_error_string(status); }
 
 size_t shim_dtype_size(int dtype) { return gpuprim_dtype_size(dtype); }

@@ -22,6 +22,10 @@ gpuprim_status_t shim_scan(gpuprim_context_t context, int op, int kind, gpuprim_
 gpuprim_status_t shim_sort(gpuprim_context_t context, gpuprim_buffer_t keys_in,
                            gpuprim_buffer_t values_in, gpuprim_buffer_t keys_out,
                            gpuprim_buffer_t values_out, int order);
+gpuprim_status_t shim_segmented_reduce(gpuprim_context_t context, int op, const gpuprim_segments_t *segments,
+                                       gpuprim_buffer_t input, gpuprim_buffer_t output);
+gpuprim_status_t shim_segmented_scan(gpuprim_context_t context, int op, int kind, const gpuprim_segments_t *segments,
+                                     gpuprim_buffer_t input, gpuprim_buffer_t output);
 const char *shim_get_error_string(int status);
 size_t shim_dtype_size(int dtype);
 

@@ -3,7 +3,7 @@
 """Writes the seed corpus of the API fuzz target (test/reliability/corpus/).
 
 Each seed is a small program in the byte language fuzz_api.cpp reads: one
-byte picks the operation (op % 22), the following bytes its arguments, in
+byte picks the operation (op % 22; bytes >= 224 the argsort and segmented calls), the following bytes its arguments, in
 the order the target reads them. The seeds start the fuzzer (and the replay
 test) in the interesting places: sorting NaNs and signed zeros with values,
 aliasing wrapped views, buffers of the other context and destroyed ones,
@@ -18,6 +18,8 @@ import struct
 CREATE, WRAP, DESTROY, FILL, UPLOAD, DOWNLOAD, REDUCE, REDUCE_TO_BUFFER = 0, 2, 3, 4, 6, 7, 8, 9
 DOT, DOT_TO_BUFFER, SCAN, SORT, GET_INFO, QUERIES, CONTEXT_CREATE, GLOBALS = 10, 11, 12, 14, 16, 17, 18, 19
 SORT_WITH_OPTIONS = 21
+# Op bytes >= 224 (fuzz_api.cpp): (op - 224) % 6 picks argsort and the segmented calls.
+ARGSORT, SEGMENTED_SORT, SEGMENTED_ARGSORT, SEGMENTED_REDUCE, SEGMENTED_SCAN = 224, 225, 226, 227, 228
 I32, U32, I64, U64, F32, F64, F16, BF16, I8, U8, I16, U16 = range(12)
 CTX0, CTX1, NULL_CTX, FAKE_CTX = 0, 7, 250, 251
 
@@ -153,6 +155,48 @@ def sort_with_options(order, keys_in, keys_out=None, values_in=None, values_out=
     return body
 
 
+def rows(length, extra_rows=0):
+    """draw_segments: uniform rows of `length` (data_count / length rows; +extra_rows:
+    rows that do not cover the data), struct_size right."""
+    twist = 0 if extra_rows else 100
+    return u8(0) + u8(length) + u8(twist) + u8(100)
+
+
+def fresh_offsets(dtype_index, steps, lead=0, bad=None):
+    """draw_segments: a fresh offsets buffer (dtype_index: I32, U32, I64, U64)
+    of len(steps) - 1 segments; `lead` elements before the first; steps are
+    the step bytes (64..199: length step % (left + 1) % 9); bad: (where, how)."""
+    body = u8(1) + u8(dtype_index) + u8(len(steps) - 1) + u8(lead) + u8(200 if lead else 0)
+    body += b"".join(u8(x) for x in steps)
+    body += u8(0) + u8(bad[0]) + u8(bad[1]) if bad else u8(100)
+    return body + u8(100)
+
+
+def argsort(order, keys_in, indices, keys_out="null", segments=None, ctx=CTX0):
+    """gpuprim_argsort (segments None) or gpuprim_segmented_argsort; default
+    options with the order; keys_out "null", "in place" or a handle."""
+    shape = 1 if keys_out == "null" else 2 if keys_out == "in place" else 0
+    body = u8(SEGMENTED_ARGSORT if segments else ARGSORT) + u8(ctx) + u8(order) + u8(1) + u8(0) + u8(shape) + keys_in
+    if shape == 0:
+        body += keys_out
+    return body + indices + (segments or b"")
+
+
+def segmented_sort(order, segments, keys_in, keys_out=None, values_in=None, values_out=None, ctx=CTX0):
+    rest = sort(order, keys_in, keys_out, values_in, values_out, ctx)[3:]
+    return u8(SEGMENTED_SORT) + u8(ctx) + u8(order) + u8(1) + u8(0) + rest + segments
+
+
+def segmented_reduce(op, input_, output, segments, ctx=CTX0):
+    return u8(SEGMENTED_REDUCE) + u8(ctx) + u8(op) + input_ + output + segments
+
+
+def segmented_scan(op, kind, input_, segments, output=None, ctx=CTX0):
+    body = u8(SEGMENTED_SCAN) + u8(ctx) + u8(op) + u8(kind) + input_
+    body += u8(0) if output is None else u8(100) + output
+    return body + segments
+
+
 def destroy(handle, ctx=CTX0):
     return u8(DESTROY) + u8(ctx) + handle
 
@@ -232,6 +276,26 @@ SEEDS = {
         + sort(1, buf(2), None, buf(1))
         + reduce_(0, buf(0)) + reduce_(1, buf(2)) + reduce_(2, buf(0)) + reduce_(0, buf(3))
         + dot(buf(2), buf(2)) + scan(0, 0, buf(0), buf(4)) + scan(0, 1, buf(3)) + scan(2, 0, buf(2))),
+    # Argsort and the segmented calls: rows, offsets of each dtype with gaps
+    # before and after, empty segments, a bad offset; NaNs and signed zeros.
+    "seed_segmented": (
+        create(F32, small_count(16)) + create(U32, small_count(16)) + create(F32, small_count(4))
+        + create(I64, small_count(16)) + create(F16, small_count(16)) + create(F32, small_count(16))
+        + fill_palette(0, [12, 1, 0, 13, 10, 11, 21, 22, 23, 24, 2, 2, 3, 1, 0, 14], True)
+        + u8(FILL) + u8(4) + u8(200) + u8(60) + b"".join(u8(p + 50) for p in HALF_PICKS)
+        + argsort(0, buf(0), buf(1), keys_out=buf(5)) + argsort(1, buf(0), buf(3))
+        + argsort(0, buf(4), buf(1), keys_out="in place")
+        + argsort(0, buf(0), buf(1), segments=rows(4)) + argsort(1, buf(0), buf(3), keys_out=buf(5), segments=rows(8))
+        + argsort(0, buf(4), buf(3), segments=fresh_offsets(2, [70, 68, 64, 0, 75], lead=2))
+        + segmented_sort(0, rows(4), buf(0), buf(5), buf(4), None)
+        + segmented_sort(1, fresh_offsets(1, [66, 0, 72, 69]), buf(0), None, buf(1), None)
+        + segmented_sort(0, fresh_offsets(0, [65, 67, 70], bad=(1, 0)), buf(0), buf(5))
+        + segmented_reduce(0, buf(0), buf(2), rows(4)) + segmented_reduce(1, buf(0), buf(2), rows(4))
+        + segmented_reduce(2, buf(4), buf(2), rows(4)) + segmented_reduce(0, buf(0), buf(2), rows(4, 1))
+        + segmented_reduce(0, buf(0), buf(2), fresh_offsets(3, [66, 0, 0, 68, 71], lead=3))
+        + segmented_scan(0, 0, buf(0), rows(4), buf(5)) + segmented_scan(2, 1, buf(4), rows(2))
+        + segmented_scan(0, 1, buf(0), fresh_offsets(2, [67, 0, 70, 66], lead=1), buf(5))
+        + segmented_scan(1, 0, buf(3), fresh_offsets(0, [70, 71], bad=(2, 1)))),
     # Unknown enum values, NULL and fake contexts, odd context options, globals.
     "seed_enums_contexts": (
         create(I32, small_count(4)) + create(255, small_count(4))
