@@ -1,0 +1,527 @@
+// SPDX-License-Identifier: Apache-2.0
+// The segmented scan's tile agent (segmented_scan.cu has the design): the
+// running values of a dtype, the tile status of the look-back, the padded
+// shared-memory tile, the segment heads of a tile, the block-wide scan of
+// (head, value) pairs, the look-back for a tile's carry, and the one kernel
+// that scans (or, kReduce, reduces) every segment.
+#pragma once
+
+#include "core/ops.h"
+#include "cuda/segment/segment_bounds.cuh"
+#include "cuda/warp/warp_scan.cuh"
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+namespace gpuprim::cuda {
+namespace segmented_scan_detail {
+
+// The running value of an operator and how elements enter and leave it: the
+// element itself for the 4- and 8-byte dtypes; the 32-bit (or f32) value of
+// the narrow dtypes' wide operators (core/ops.h WideSumOp, WideMinMaxOp).
+// store() gives float sums the canonical NaN, as the flat scan does (a
+// one-element segment's value is the element itself, never an addition).
+template <typename T, typename Op, typename = void>
+struct Accumulation {
+    using Acc = T;
+    using Combine = Op;
+    GPUPRIM_HD static Acc load(T x) { return x; }
+    GPUPRIM_HD static T store(Acc a) {
+        if constexpr (std::is_floating_point_v<T> && std::is_same_v<Op, SumOp<T>>) return canonical_nan_if_nan(a);
+        else return a;
+    }
+};
+template <typename T, typename Op>
+struct Accumulation<T, Op, std::void_t<typename Op::Accumulator>> {
+    using Acc = typename Op::Accumulator;
+    using Combine = typename Op::Combine;
+    GPUPRIM_HD static Acc load(T x) { return Op::load(x); }
+    GPUPRIM_HD static T store(Acc a) { return Op::store(a); }
+};
+
+// What an empty segment reduces to and an exclusive scan writes at a head.
+template <typename T, typename Op>
+GPUPRIM_HD T identity_element() {
+    using Accumulate = Accumulation<T, Op>;
+    return Accumulate::store(Accumulate::Combine::identity());
+}
+
+// ---- tile status ------------------------------------------------------------
+// One slot per tile, zeroed (kInvalid) before the launch. A tile publishes
+// kAggregate (the combination of all its elements; it has no segment head)
+// or kInclusive (the running value at its last element: the fold from the
+// last head in it, or from the segment's head in an earlier tile). Flag and
+// value share one single-copy-atomic word, so a reader never sees a flag
+// without its value and no fence is needed between them.
+enum SegmentTileFlag : uint32_t { kTileInvalid = 0, kTileAggregate = 1, kTileInclusive = 2 };
+
+template <typename V, int Bytes = int(sizeof(V))>
+struct SegmentTileStatus;
+
+// 4-byte values: flag in the high half, value bits in the low half of one 64-bit word.
+template <typename V>
+struct SegmentTileStatus<V, 4> {
+    static constexpr uint64_t kSlotBytes = 8;
+    unsigned long long *slots;
+
+    __device__ __forceinline__ void store(uint64_t tile, uint32_t flag, V value) const {
+        const unsigned long long word = (static_cast<unsigned long long>(flag) << 32) | bit_cast<uint32_t>(value);
+        asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(slots + tile), "l"(word) : "memory");
+    }
+    __device__ __forceinline__ void load(uint64_t tile, uint32_t &flag, V &value) const {
+        unsigned long long word;
+        asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(word) : "l"(slots + tile) : "memory");
+        flag = static_cast<uint32_t>(word >> 32);
+        value = bit_cast<V>(static_cast<uint32_t>(word));
+    }
+};
+
+// 8-byte values: {flag, value} in one aligned 16-byte word (single-copy
+// atomic on sm_70 and later, as the flat scan's tile status relies on too).
+template <typename V>
+struct SegmentTileStatus<V, 8> {
+    static constexpr uint64_t kSlotBytes = 16;
+    unsigned long long *slots;  // two words per slot: flag, value
+
+    __device__ __forceinline__ void store(uint64_t tile, uint32_t flag, V value) const {
+        asm volatile("st.relaxed.gpu.global.v2.u64 [%0], {%1, %2};" ::"l"(slots + 2 * tile),
+                     "l"(static_cast<unsigned long long>(flag)), "l"(bit_cast<unsigned long long>(value))
+                     : "memory");
+    }
+    __device__ __forceinline__ void load(uint64_t tile, uint32_t &flag, V &value) const {
+        unsigned long long f, v;
+        asm volatile("ld.relaxed.gpu.global.v2.u64 {%0, %1}, [%2];" : "=l"(f), "=l"(v) : "l"(slots + 2 * tile) : "memory");
+        flag = static_cast<uint32_t>(f);
+        value = bit_cast<V>(v);
+    }
+};
+
+struct SegmentedScanParams {
+    const void *input;
+    void *output;
+    uint64_t count;          // elements of the data
+    SegmentBounds bounds;
+    uint64_t tile_base;      // the tile of block 0 (a grid holds fewer than 2^31 tiles)
+    unsigned long long *status_slots;
+    bool exclusive;
+};
+
+// ---- the tile in shared memory --------------------------------------------
+// Elements of type E at tile positions, stored in units of 4 bytes (8 for
+// 8-byte E) with one padding unit after every 128 bytes. Striped 16-byte
+// accesses (thread t: bytes [16t, 16t + 16)) and blocked ones (thread t: its
+// kItems consecutive elements, read unit by unit) then fall into distinct
+// banks for every width and geometry of the policy.
+template <typename E>
+struct PaddedTile {
+    using Unit = std::conditional_t<sizeof(E) == 8, unsigned long long, uint32_t>;
+    static constexpr int kUnitsPerRow = 128 / int(sizeof(Unit));
+
+    __host__ __device__ static constexpr int padded(int unit) { return unit + unit / kUnitsPerRow; }
+    // Bytes of a tile of `elements` (a whole number of rows).
+    static constexpr int bytes(int elements) {
+        return padded(elements * int(sizeof(E)) / int(sizeof(Unit))) * int(sizeof(Unit));
+    }
+    __device__ __forceinline__ static void put(Unit *tile, int e, E value) {
+        if constexpr (sizeof(E) >= 4) {
+            tile[padded(e)] = bit_cast<Unit>(value);
+        } else {
+            const int byte = e * int(sizeof(E));
+            auto *p = reinterpret_cast<bits_t<E> *>(reinterpret_cast<unsigned char *>(tile + padded(byte / 4)) + byte % 4);
+            *p = bit_cast<bits_t<E>>(value);
+        }
+    }
+    __device__ __forceinline__ static E get(const Unit *tile, int e) {
+        if constexpr (sizeof(E) >= 4) {
+            return bit_cast<E>(tile[padded(e)]);
+        } else {
+            const int byte = e * int(sizeof(E));
+            return bit_cast<E>(*reinterpret_cast<const bits_t<E> *>(
+                reinterpret_cast<const unsigned char *>(tile + padded(byte / 4)) + byte % 4));
+        }
+    }
+    // Thread t's kItems consecutive elements [t * kItems, (t + 1) * kItems).
+    template <int kItems>
+    __device__ __forceinline__ static void get_blocked(const Unit *tile, int t, E (&items)[kItems]) {
+        constexpr int kUnits = kItems * int(sizeof(E)) / int(sizeof(Unit));
+        static_assert(kUnits * sizeof(Unit) == sizeof(items), "a thread's elements are whole units");
+        Unit units[kUnits];
+#pragma unroll
+        for (int u = 0; u < kUnits; ++u) units[u] = tile[padded(t * kUnits + u)];
+        memcpy(items, units, sizeof items);
+    }
+    template <int kItems>
+    __device__ __forceinline__ static void put_blocked(Unit *tile, int t, const E (&items)[kItems]) {
+        constexpr int kUnits = kItems * int(sizeof(E)) / int(sizeof(Unit));
+        static_assert(kUnits * sizeof(Unit) == sizeof(items), "a thread's elements are whole units");
+        Unit units[kUnits];
+        memcpy(units, items, sizeof units);
+#pragma unroll
+        for (int u = 0; u < kUnits; ++u) tile[padded(t * kUnits + u)] = units[u];
+    }
+    // 16-byte vector v (bytes [16v, 16v + 16) of the tile).
+    __device__ __forceinline__ static void put_vector(Unit *tile, int v, uint4 value) {
+        constexpr int kUnits = 16 / int(sizeof(Unit));
+        Unit units[kUnits];
+        memcpy(units, &value, sizeof value);
+#pragma unroll
+        for (int u = 0; u < kUnits; ++u) tile[padded(v * kUnits + u)] = units[u];
+    }
+    __device__ __forceinline__ static uint4 get_vector(const Unit *tile, int v) {
+        constexpr int kUnits = 16 / int(sizeof(Unit));
+        Unit units[kUnits];
+#pragma unroll
+        for (int u = 0; u < kUnits; ++u) units[u] = tile[padded(v * kUnits + u)];
+        uint4 value;
+        memcpy(&value, units, sizeof value);
+        return value;
+    }
+};
+
+// ---- where the segments lie ------------------------------------------------
+// The first offset index whose position is at or past `position` (segments +
+// 1 if none), by the whole warp: each round 32 lanes probe 32 evenly spaced
+// offsets, cutting the range 33-fold (about 6 dependent loads for 2^30
+// segments, where a binary search takes 30). Rows: a division. Every lane
+// returns the answer.
+__device__ __forceinline__ uint64_t warp_first_at_or_after(const SegmentBounds &bounds, uint64_t position,
+                                                           int lane) {
+    if (!bounds.offsets) return bounds.first_starting_at_or_after(position);
+    uint64_t low = 0, high = bounds.segments + 1;  // the answer lies in [low, high]
+    while (high - low > uint64_t(kWarpLanes)) {
+        const uint64_t step = (high - low) / (kWarpLanes + 1);  // >= 1; probes stay below high
+        const uint64_t probe = low + step * uint64_t(lane + 1);
+        // Offsets do not decrease, so the lanes whose probe lies before position are a prefix.
+        const int before = __popc(__ballot_sync(kWarpLaneMask, bounds.offset(probe) < position));
+        const uint64_t old_low = low;
+        if (before > 0) low = old_low + step * uint64_t(before) + 1;
+        if (before < kWarpLanes) high = old_low + step * uint64_t(before + 1);
+    }
+    const uint64_t probe = low + uint64_t(lane);
+    const bool before = probe < high && bounds.offset(probe) < position;
+    return low + uint64_t(__popc(__ballot_sync(kWarpLaneMask, before)));
+}
+
+// ---- the block-wide scan of (head, value) pairs ----------------------------
+// The segmented operator: (a, b) -> (a.head | b.head, b.head ? b.value :
+// op(a.value, b.value)). It is associative whenever op is, and its
+// association here is fixed by the code (Kogge-Stone in each warp, then warp
+// 0 over the warp totals), so float sums are reproducible.
+template <int kThreads, typename Acc, typename Combine>
+struct BlockSegmentedScan {
+    static constexpr int kWarps = kThreads / kWarpLanes;
+    struct Storage {
+        Acc value[kWarps];
+        uint32_t head[kWarps];
+    };
+
+    __device__ __forceinline__ static void warp_inclusive(bool &head, Acc &value, int lane) {
+        const Combine op;
+#pragma unroll
+        for (int d = 1; d < kWarpLanes; d <<= 1) {
+            const Acc up_value = bit_cast<Acc>(__shfl_up_sync(kWarpLaneMask, bit_cast<bits_t<Acc>>(value), d));
+            const bool up_head = __shfl_up_sync(kWarpLaneMask, int(head), d) != 0;
+            if (lane >= d) {
+                if (!head) value = op(up_value, value);
+                head = head || up_head;
+            }
+        }
+    }
+
+    // Every thread calls it. prefix: the pairs of the threads before this
+    // one ((false, neutral) for thread 0); total: the whole block's.
+    __device__ __forceinline__ static void exclusive_scan(bool head, Acc value, Acc neutral, bool &prefix_head,
+                                                          Acc &prefix_value, bool &total_head, Acc &total_value,
+                                                          Storage &storage) {
+        const Combine op;
+        const int lane = threadIdx.x % kWarpLanes, warp = threadIdx.x / kWarpLanes;
+        warp_inclusive(head, value, lane);
+        Acc before_value = bit_cast<Acc>(__shfl_up_sync(kWarpLaneMask, bit_cast<bits_t<Acc>>(value), 1));
+        bool before_head = __shfl_up_sync(kWarpLaneMask, int(head), 1) != 0;
+        if (lane == 0) {
+            before_value = neutral;
+            before_head = false;
+        }
+        if (lane == kWarpLanes - 1) {
+            storage.value[warp] = value;
+            storage.head[warp] = head;
+        }
+        __syncthreads();
+        if (warp == 0) {
+            bool warp_head = lane < kWarps ? storage.head[lane] != 0 : false;
+            Acc warp_value = lane < kWarps ? storage.value[lane] : neutral;
+            warp_inclusive(warp_head, warp_value, lane);
+            if (lane < kWarps) {
+                storage.value[lane] = warp_value;
+                storage.head[lane] = warp_head;
+            }
+        }
+        __syncthreads();
+        const bool warp_prefix_head = warp > 0 ? storage.head[warp - 1] != 0 : false;
+        const Acc warp_prefix_value = warp > 0 ? storage.value[warp - 1] : neutral;
+        prefix_head = warp_prefix_head || before_head;
+        prefix_value = before_head ? before_value : op(warp_prefix_value, before_value);
+        total_head = storage.head[kWarps - 1] != 0;
+        total_value = storage.value[kWarps - 1];
+    }
+};
+
+// ---- the look-back ------------------------------------------------------------
+// The running value at the element before tile `tile` (> 0), by one whole
+// warp: walk back in windows of 32 tiles until a window has an inclusive
+// tile j with no unpublished tile after it, then fold left
+// ((I_j op a_{j+1}) op a_{j+2}) ... op a_{tile-1}. Every inclusive value is
+// itself that left fold from the last tile with a head, so float sums give
+// the same bits whichever j is found. (Exact operators fold the aggregates
+// by a warp reduction instead: any order gives their result.) saved:
+// kMaxSavedWindows * 32 values of shared memory for the windows walked past.
+template <typename Acc, typename Combine, int kMaxSavedWindows, typename Status>
+__device__ __forceinline__ Acc look_back_carry(const Status &status, uint64_t tile, Acc *saved, int lane,
+                                               uint32_t poll_ns) {
+    using Traits = ScanOpTraits<Acc, Combine>;
+    const Combine op;
+    int64_t window_end = int64_t(tile);  // the window being read is [window_end - 32, window_end)
+    int saved_windows = 0;
+    for (;;) {
+        const int64_t index = window_end - kWarpLanes + lane;
+        uint32_t flag = kTileInclusive;  // before tile 0: an empty inclusive value
+        Acc value = Traits::neutral();
+        if (index >= 0) status.load(uint64_t(index), flag, value);
+        const unsigned invalid = __ballot_sync(kWarpLaneMask, flag == kTileInvalid);
+        const unsigned inclusive = __ballot_sync(kWarpLaneMask, flag == kTileInclusive);
+        const int newest_inclusive = inclusive ? kWarpLanes - 1 - __clz(inclusive) : -1;
+        const int newest_invalid = invalid ? kWarpLanes - 1 - __clz(invalid) : -1;
+        if (newest_inclusive > newest_invalid) {
+            const Acc found = bit_cast<Acc>(__shfl_sync(kWarpLaneMask, bit_cast<bits_t<Acc>>(value), newest_inclusive));
+            if constexpr (Traits::kOrdered) {
+                Acc carry = warp_fold_ordered(found, value, newest_inclusive + 1, op);
+                for (int s = saved_windows - 1; s >= 0; --s) {  // older windows first
+#pragma unroll 8
+                    for (int k = 0; k < kWarpLanes; ++k) carry = op(carry, saved[s * kWarpLanes + k]);
+                }
+                return carry;
+            } else {
+                Acc mine = lane > newest_inclusive ? value : Traits::neutral();
+                for (int s = 0; s < saved_windows; ++s) mine = op(mine, saved[s * kWarpLanes + lane]);
+                return op(found, warp_reduce_exact(mine, op));
+            }
+        }
+        if (invalid == 0 && saved_windows < kMaxSavedWindows) {
+            // Aggregates only (they never change): keep them and read further back.
+            saved[saved_windows * kWarpLanes + lane] = value;
+            __syncwarp();
+            ++saved_windows;
+            window_end -= kWarpLanes;
+            continue;
+        }
+        // An unpublished tile after the newest inclusive one, or no room
+        // left: read this window again. Tiles wait only on older tiles, whose
+        // blocks were dispatched first, so this ends.
+        if (poll_ns) __nanosleep(poll_ns);
+    }
+}
+
+// ---- the kernel ---------------------------------------------------------------
+// Block b scans tile tile_base + b: loads it (striped, into the padded
+// shared tile), marks its segment heads in a bitmap, folds each thread's
+// kItems elements, scans the threads' (head, value) pairs, publishes its
+// status, takes its carry from the look-back when its first element is not
+// a head, and writes its outputs: kReduce false, each covered element's
+// scan value; kReduce true, the value of every segment whose end lies in
+// (tile start, tile end] (tile 0 also those ending at 0).
+template <typename T, typename Op, typename Config, bool kReduce>
+__global__ void __launch_bounds__(Config::kThreads, Config::kMinBlocks)
+    segmented_scan_kernel(const SegmentedScanParams p) {
+    using Accumulate = Accumulation<T, Op>;
+    using Acc = typename Accumulate::Acc;
+    using Combine = typename Accumulate::Combine;
+    using Traits = ScanOpTraits<Acc, Combine>;
+    using Elements = PaddedTile<T>;
+    using Values = PaddedTile<Acc>;
+    using Scan = BlockSegmentedScan<Config::kThreads, Acc, Combine>;
+    constexpr int kThreads = Config::kThreads;
+    constexpr int kItems = Config::kItems;
+    constexpr int kTileItems = Config::kTileItems;
+    constexpr int kVectors = kItems * int(sizeof(T)) / 16;  // 16-byte vectors per thread and tile
+    constexpr int kHeadWords = kTileItems / 32;
+    constexpr int kElementBytes = Elements::bytes(kTileItems);
+    constexpr int kValueBytes = kReduce ? Values::bytes(kTileItems) : 0;
+    constexpr int kStageBytes = kElementBytes > kValueBytes ? kElementBytes : kValueBytes;
+    static_assert(kVectors >= 1 && kVectors * 16 == kItems * int(sizeof(T)), "a thread's elements are whole vectors");
+    static_assert(kHeadWords <= kThreads, "one thread clears each bitmap word");
+    static_assert(kThreads / kWarpLanes >= 3, "three warps find the tile's segments");
+
+    // The tile's elements on the way in, its outputs (scan) or running
+    // values (reduce) on the way out.
+    __shared__ alignas(16) unsigned char stage[kStageBytes];
+    __shared__ uint32_t head_bits[kHeadWords];  // bit i: tile position i is a segment head
+    __shared__ typename Scan::Storage scan_storage;
+    __shared__ Acc saved_aggregates[Config::kMaxSavedWindows * kWarpLanes];
+    __shared__ unsigned long long offsets_begin, offsets_end;  // offset indices [begin, end) of the tile
+    __shared__ unsigned long long cover_begin, cover_end;      // the elements that belong to a segment
+    __shared__ Acc tile_carry;
+
+    const Combine op;
+    const int warp = threadIdx.x / kWarpLanes, lane = threadIdx.x % kWarpLanes;
+    const uint64_t tile = p.tile_base + blockIdx.x;
+    const uint64_t tile_start = tile * uint64_t(kTileItems);
+    const uint64_t left = p.count - tile_start;
+    const bool full = left >= uint64_t(kTileItems);
+    const int valid = full ? kTileItems : int(left);  // elements in the tile
+    const uint64_t tile_end = tile_start + uint64_t(valid);
+    const T *in = static_cast<const T *>(p.input) + tile_start;
+    auto *elements = reinterpret_cast<typename Elements::Unit *>(stage);
+
+    // Loads first (the vectors stay in flight through the segment search).
+    const bool vector_in = full && reinterpret_cast<uintptr_t>(in) % 16 == 0;
+    uint4 vectors[kVectors];
+    if (vector_in) {
+#pragma unroll
+        for (int k = 0; k < kVectors; ++k)
+            vectors[k] = __ldg(reinterpret_cast<const uint4 *>(in) + k * kThreads + threadIdx.x);
+    } else {
+#pragma unroll
+        for (int k = 0; k < kItems; ++k) {
+            const int e = k * kThreads + threadIdx.x;
+            if (e < valid)
+                Elements::put(elements, e, bit_cast<T>(__ldg(reinterpret_cast<const bits_t<T> *>(in) + e)));
+        }
+    }
+    if (threadIdx.x < kHeadWords) head_bits[threadIdx.x] = 0;
+    // Offsets at positions [tile_start, tile_end) are the tile's heads; a
+    // reduce also needs those at tile_end (segments ending there).
+    if (warp == 0) {
+        const uint64_t begin = warp_first_at_or_after(p.bounds, tile_start, lane);
+        if (lane == 0) offsets_begin = begin;
+    } else if (warp == 1) {
+        const uint64_t end = warp_first_at_or_after(p.bounds, kReduce ? tile_end + 1 : tile_end, lane);
+        if (lane == 0) offsets_end = end;
+    } else if (warp == 2 && lane == 0) {
+        cover_begin = p.bounds.offset(0);
+        cover_end = p.bounds.offset(p.bounds.segments);
+    }
+    if (vector_in) {
+#pragma unroll
+        for (int k = 0; k < kVectors; ++k) Elements::put_vector(elements, k * kThreads + threadIdx.x, vectors[k]);
+    }
+    __syncthreads();  // tile staged, bitmap cleared, segment range known
+
+    // Mark the heads: offset k of the range lies at position offset(k); equal
+    // offsets (empty segments) mark one head. The covered range's end is an
+    // offset too, so whatever follows it never joins a segment.
+    for (uint64_t k = offsets_begin + threadIdx.x; k < offsets_end; k += kThreads) {
+        const uint64_t position = p.bounds.offset(k);
+        if (position < tile_end) {
+            const uint32_t i = uint32_t(position - tile_start);
+            atomicOr(&head_bits[i / 32], 1u << (i % 32));
+        }
+    }
+    T items[kItems];
+    Elements::template get_blocked<kItems>(elements, threadIdx.x, items);
+    __syncthreads();  // heads marked; the staged elements are read (the stage may be reused)
+
+    const int first = threadIdx.x * kItems;
+    const uint32_t heads = (head_bits[first / 32] >> (first % 32)) & uint32_t((uint64_t(1) << kItems) - 1);
+    const bool first_is_head = (head_bits[0] & 1u) != 0;
+    // Each item's running value from its thread's first item or the latest head before it.
+    Acc x[kItems];
+#pragma unroll
+    for (int j = 0; j < kItems; ++j) x[j] = full || first + j < valid ? Accumulate::load(items[j]) : Traits::neutral();
+#pragma unroll
+    for (int j = 1; j < kItems; ++j)
+        if (!((heads >> j) & 1u)) x[j] = op(x[j - 1], x[j]);
+
+    bool prefix_head, tile_head;
+    Acc prefix_value, tile_value;
+    Scan::exclusive_scan(heads != 0, x[kItems - 1], Traits::neutral(), prefix_head, prefix_value, tile_head, tile_value,
+                         scan_storage);
+
+    // Publish, then the carry: a tile with a head publishes its inclusive
+    // value at once, before any wait, so a long run of tiles without heads
+    // after it needs only aggregates up to it. Tile 0 has nothing before it,
+    // and a tile whose first element is a head needs nothing from before.
+    if (warp == 0) {
+        const SegmentTileStatus<Acc> status{p.status_slots};
+        Acc carry = Traits::neutral();
+        if (lane == 0) status.store(tile, tile_head || tile == 0 ? kTileInclusive : kTileAggregate, tile_value);
+        if (tile > 0 && !first_is_head) {
+            carry = look_back_carry<Acc, Combine, Config::kMaxSavedWindows>(status, tile, saved_aggregates, lane,
+                                                                            Config::kPollNs);
+            if (!tile_head && lane == 0) status.store(tile, kTileInclusive, op(carry, tile_value));
+        }
+        if (lane == 0) tile_carry = carry;
+    }
+    __syncthreads();  // the carry is known
+
+    // Everything before the thread's first item in its segment, then each item's value.
+    const Acc base = prefix_head ? prefix_value : op(tile_carry, prefix_value);
+    const Acc identity = Combine::identity();
+    bool after_head = false;
+    Acc previous = base;  // the running value of the element before item j
+    Acc outputs[kItems];
+#pragma unroll
+    for (int j = 0; j < kItems; ++j) {
+        const bool head = (heads >> j) & 1u;
+        after_head = after_head || head;
+        const Acc inclusive = after_head ? x[j] : op(base, x[j]);
+        outputs[j] = kReduce || !p.exclusive ? inclusive : head ? identity : previous;
+        previous = inclusive;
+    }
+
+    if constexpr (kReduce) {
+        auto *values = reinterpret_cast<typename Values::Unit *>(stage);
+#pragma unroll
+        for (int j = 0; j < kItems; ++j) Values::put(values, first + j, outputs[j]);
+        __syncthreads();  // every running value is staged
+        // Segment k - 1 ends at offset(k); ends at the tile's start belong to
+        // the tile before (its end), except 0, which has none.
+        T *out = static_cast<T *>(p.output);
+        for (uint64_t k = offsets_begin + threadIdx.x; k < offsets_end; k += kThreads) {
+            if (k == 0) continue;
+            const uint64_t end = p.bounds.offset(k);
+            if (end == tile_start && tile != 0) continue;
+            const uint64_t start = p.bounds.offset(k - 1);
+            const Acc value = start == end ? identity : Values::get(values, int(end - 1 - tile_start));
+            out[k - 1] = Accumulate::store(value);
+        }
+    } else {
+        T results[kItems];
+#pragma unroll
+        for (int j = 0; j < kItems; ++j) results[j] = Accumulate::store(outputs[j]);
+        Elements::template put_blocked<kItems>(elements, threadIdx.x, results);
+        __syncthreads();  // every output is staged
+        // Only covered elements are written (outside every segment the output stays as it is).
+        const uint64_t write_begin = cover_begin > tile_start ? cover_begin : tile_start;
+        const uint64_t write_end = cover_end < tile_end ? cover_end : tile_end;
+        if (write_begin >= write_end) return;
+        T *out = static_cast<T *>(p.output) + tile_start;
+        if (full && write_begin == tile_start && write_end == tile_end && reinterpret_cast<uintptr_t>(out) % 16 == 0) {
+#pragma unroll
+            for (int k = 0; k < kVectors; ++k) {
+                const int v = k * kThreads + threadIdx.x;
+                reinterpret_cast<uint4 *>(out)[v] = Elements::get_vector(elements, v);
+            }
+        } else {
+            const int begin = int(write_begin - tile_start), end = int(write_end - tile_start);
+#pragma unroll
+            for (int k = 0; k < kItems; ++k) {
+                const int e = k * kThreads + threadIdx.x;
+                if (e >= begin && e < end) out[e] = Elements::get(elements, e);
+            }
+        }
+    }
+}
+
+// Fills n elements with one bit pattern (a reduce whose segments are all
+// empty: every output is the identity). A grid-stride loop: n may pass 2^32.
+template <typename Bits>
+__global__ void fill_kernel(Bits *out, uint64_t n, Bits value) {
+    const uint64_t stride = uint64_t(gridDim.x) * blockDim.x;
+    for (uint64_t i = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) out[i] = value;
+}
+
+}  // namespace segmented_scan_detail
+}  // namespace gpuprim::cuda
