@@ -65,6 +65,17 @@ static void expect_not_a_context(gpuprim_context_t bad, gpuprim_buffer_t buffer,
         sort_options.struct_size = 1;
         CHECK_STATUS(gpuprim_sort_with_options(bad, buffer, buffer, buffer, buffer, &sort_options), H);
     }
+    {
+        gpuprim_segments_t segments;
+        gpuprim_segments_init_rows(&segments, 1, 4);
+        CHECK_STATUS(gpuprim_argsort(bad, buffer, NULL, buffer, NULL), H);
+        CHECK_STATUS(gpuprim_segmented_sort(bad, &segments, buffer, NULL, buffer, NULL, NULL), H);
+        CHECK_STATUS(gpuprim_segmented_argsort(bad, &segments, buffer, NULL, buffer, NULL), H);
+        CHECK_STATUS(gpuprim_segmented_reduce(bad, GPUPRIM_OP_SUM, &segments, buffer, buffer), H);
+        CHECK_STATUS(gpuprim_segmented_scan(bad, GPUPRIM_OP_SUM, GPUPRIM_SCAN_INCLUSIVE, &segments, buffer, buffer), H);
+        /* the handle is checked before the segments are read */
+        CHECK_STATUS(gpuprim_segmented_reduce(bad, GPUPRIM_OP_SUM, NULL, buffer, buffer), H);
+    }
     CHECK_STATUS(gpuprim_context_destroy(bad), H);
     CHECK(strcmp(gpuprim_context_last_error(bad), "invalid context handle") == 0);
     CHECK(out == (gpuprim_buffer_t)(uintptr_t)0x77 && backend == (gpuprim_backend_t)42);
