@@ -200,7 +200,7 @@ void run_shape(const Shape &shape, uint64_t total, const std::string &filter) {
         wv.push_back(wrap(GPUPRIM_DTYPE_U32, values[c]->p, n));
     }
     gpuprim_buffer_t wko = wrap(GPUPRIM_DTYPE_F32, keys_out.p, n), wvo = wrap(GPUPRIM_DTYPE_U32, values_out.p, n);
-    gpuprim_buffer_t wvo_f = wrap(GPUPRIM_DTYPE_F32, values_out.p, n);
+    gpuprim_buffer_t wvo_f = wrap(GPUPRIM_DTYPE_F32, values_out.p, segments);
     gpuprim_buffer_t woff = wrap(GPUPRIM_DTYPE_I32, offsets_device.p, offsets.size());
     gpuprim_segments_t by_rows, by_offsets;
     gpuprim_segments_init_rows(&by_rows, shape.rows, shape.length);
@@ -394,7 +394,14 @@ void run_argsort(int log2n) {
                                                           static_cast<uint32_t *>(cub_values.p), int64_t(n), 0, 32, stream));
            }, copies, false),
            8.0 * n);
-    CHECK_GP(ctx, gpuprim_argsort(ctx, wk[copies - 1], nullptr, wi, nullptr));
+    // Both on copy 0.
+    CHECK_GP(ctx, gpuprim_argsort(ctx, wk[0], nullptr, wi, nullptr));
+    {
+        size_t b = need;
+        CHECK_CUDA(cub::DeviceRadixSort::SortPairs(temp.p, b, static_cast<const uint32_t *>(keys[0]->p),
+                                                   static_cast<uint32_t *>(cub_keys.p), static_cast<const uint32_t *>(iota.p),
+                                                   static_cast<uint32_t *>(cub_values.p), int64_t(n), 0, 32, stream));
+    }
     CHECK_CUDA(cudaStreamSynchronize(stream));
     if (!same_bytes(indices.p, cub_values.p, n * 4)) mismatch("argsort", "indices");
     for (auto b : wk) gpuprim_buffer_destroy(ctx, b);
