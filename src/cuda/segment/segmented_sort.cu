@@ -448,9 +448,16 @@ void sort_segments(const DeviceEnv &env, const SortRequest &request, const Segme
     const uint64_t room = layout.offsets ? layout.segments : 0;
     WorkspaceLayout side_layout;
     const WorkspacePart scratch_part = side_layout.add(request.keys_out ? 0 : request.count * request.key_bytes);
-    const WorkspacePart counts_part = side_layout.add(layout.offsets ? (kClasses + 1) * 8 : 0);
-    const WorkspacePart long_part = side_layout.add(summary.longest > largest ? room * 16 : 0);
-    const WorkspacePart lists_part = side_layout.add(uint64_t(kClasses) * room * id_bytes);
+    // Offsets whose lengths are alike enough that one network size for all
+    // wastes little: one launch, no classes (a small call then costs the
+    // offsets check and one launch).
+    const bool one_network =
+        layout.offsets && summary.longest <= largest &&
+        layout.segments * uint64_t(network_for(summary.longest)) <= 4 * std::max<uint64_t>(layout.data_count, 1024);
+    const bool classes = layout.offsets && !one_network;
+    const WorkspacePart counts_part = side_layout.add(classes ? (kClasses + 1) * 8 : 0);
+    const WorkspacePart long_part = side_layout.add(classes && summary.longest > largest ? room * 16 : 0);
+    const WorkspacePart lists_part = side_layout.add(classes ? uint64_t(kClasses) * room * id_bytes : 0);
     void *side = side_layout.bytes() ? env.side_workspace->reserve(side_layout.bytes()) : nullptr;
     SortRequest work = request;
     if (!work.keys_out) work.keys_out = WorkspaceLayout::at<void>(side, scratch_part);
@@ -468,6 +475,11 @@ void sort_segments(const DeviceEnv &env, const SortRequest &request, const Segme
             long_bounds.push_back(s * layout.row_length);
             long_bounds.push_back((s + 1) * layout.row_length);
         }
+    } else if (one_network) {
+        args.groups = layout.segments;
+        args.network = network_for(summary.longest);
+        launch_network_sort<K, kValueBytes, kWithIndex>(env, args);
+        return;
     } else {
         auto *counts = WorkspaceLayout::at<unsigned long long>(side, counts_part);
         auto *long_device = WorkspaceLayout::at<unsigned long long>(side, long_part);
