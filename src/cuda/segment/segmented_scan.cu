@@ -38,6 +38,7 @@
 #include "cuda/device_env.h"
 #include "cuda/segment/agent_segmented_scan.cuh"
 #include "cuda/segment/segment_check.h"
+#include "cuda/segment/segmented_reduce_rows.h"
 #include "cuda/segment/segmented_scan_policy.cuh"
 #include "cuda/util/check.h"
 
@@ -125,6 +126,9 @@ void segmented_reduce(const DeviceEnv &env, gpuprim_op_t op, gpuprim_dtype_t dty
                       const void *input, void *output) {
     check_segments(env, layout);
     if (layout.segments == 0) return;
+    // Uniform rows need no look-back (segmented_reduce_rows.cu).
+    if (!layout.offsets && reduce_uniform_rows(env, op, dtype, layout.segments, layout.row_length, input, output))
+        return;
     dispatch_dtype(dtype, [&](auto zero) {
         segmented_scan_detail::run_typed<true, decltype(zero)>(env, op, layout, input, output, false);
     });
