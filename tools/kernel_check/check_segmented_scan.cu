@@ -129,11 +129,12 @@ void reference(const TestLayout &t, const std::vector<T> &in, bool reduce, bool 
         double sum = 0;
         for (uint64_t i = b; i < e; ++i) {
             const Acc previous = acc;
+            const double sum_before = sum;
             acc = i == b ? Accumulate::load(in[i]) : op(acc, Accumulate::load(in[i]));
             sum += std::fabs(as_double(in[i]));
             if (!reduce) {
                 out[i] = Accumulate::store(exclusive ? (i == b ? identity : previous) : acc);
-                abs_sum[i] = sum;
+                abs_sum[i] = exclusive ? sum_before : sum;  // the elements the output sums
             }
         }
         if (reduce) {
