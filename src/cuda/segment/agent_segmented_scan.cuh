@@ -205,6 +205,40 @@ __device__ __forceinline__ uint64_t warp_first_at_or_after(const SegmentBounds &
     return low + uint64_t(__popc(__ballot_sync(kWarpLaneMask, before)));
 }
 
+// Sets bit i of head_bits for each offset k in [begin, end) at tile position
+// i = offset(k) - tile_start < valid (positions past the tile are skipped).
+// Each warp takes 32 consecutive offsets at a time, whose positions do not
+// decrease across the lanes, so the lanes of one bitmap word are neighbours:
+// they OR their bits together by shuffles and one of them sets the word
+// (with short segments, 32 lanes on one word would serialize as atomics).
+// Different warps may share a word at their edges, hence the atomicOr.
+__device__ __forceinline__ void mark_heads(const SegmentBounds &bounds, uint64_t begin, uint64_t end,
+                                           uint64_t tile_start, int valid, uint32_t *head_bits, int warp,
+                                           int lane, int threads) {
+    constexpr uint32_t kNoWord = ~0u;
+    for (uint64_t first = begin + uint64_t(warp) * kWarpLanes; first < end; first += uint64_t(threads)) {
+        const uint64_t k = first + uint64_t(lane);
+        uint32_t word = kNoWord, bits = 0;
+        if (k < end) {
+            const uint64_t position = bounds.offset(k);  // >= tile_start: k >= begin
+            if (position < tile_start + uint64_t(valid)) {
+                const uint32_t i = uint32_t(position - tile_start);
+                word = i / 32;
+                bits = 1u << (i % 32);
+            }
+        }
+        // Lane l gathers the bits of lanes l.. l+31 that share its word.
+#pragma unroll
+        for (int d = 1; d < kWarpLanes; d <<= 1) {
+            const uint32_t other_bits = __shfl_down_sync(kWarpLaneMask, bits, d);
+            const uint32_t other_word = __shfl_down_sync(kWarpLaneMask, word, d);
+            if (lane + d < kWarpLanes && other_word == word) bits |= other_bits;
+        }
+        const uint32_t word_before = __shfl_up_sync(kWarpLaneMask, word, 1);
+        if (word != kNoWord && (lane == 0 || word_before != word)) atomicOr(&head_bits[word], bits);
+    }
+}
+
 // ---- the block-wide scan of (head, value) pairs ----------------------------
 // The segmented operator: (a, b) -> (a.head | b.head, b.head ? b.value :
 // op(a.value, b.value)). It is associative whenever op is, and its
@@ -412,13 +446,7 @@ __global__ void __launch_bounds__(Config::kThreads, Config::kMinBlocks)
     // Mark the heads: offset k of the range lies at position offset(k); equal
     // offsets (empty segments) mark one head. The covered range's end is an
     // offset too, so whatever follows it never joins a segment.
-    for (uint64_t k = offsets_begin + threadIdx.x; k < offsets_end; k += kThreads) {
-        const uint64_t position = p.bounds.offset(k);
-        if (position < tile_end) {
-            const uint32_t i = uint32_t(position - tile_start);
-            atomicOr(&head_bits[i / 32], 1u << (i % 32));
-        }
-    }
+    mark_heads(p.bounds, offsets_begin, offsets_end, tile_start, valid, head_bits, warp, lane, kThreads);
     T items[kItems];
     Elements::template get_blocked<kItems>(elements, threadIdx.x, items);
     __syncthreads();  // heads marked; the staged elements are read (the stage may be reused)
