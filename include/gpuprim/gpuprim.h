@@ -624,7 +624,8 @@ GPUPRIM_API gpuprim_status_t gpuprim_argsort(gpuprim_context_t context, gpuprim_
  *   U64, on the context); segment s is elements [offsets[s], offsets[s+1]).
  *   Offsets must not decrease and must lie in [0, n]; segments may be empty.
  *   Elements before offsets[0] or from offsets[segment_count] on belong to no
- *   segment: they are not read, and their outputs are left as they are.
+ *   segment: their values do not matter, and their outputs are left as they
+ *   are.
  *   A bad offset is INVALID_ARGUMENT with a message naming the first bad
  *   index; it is found before anything is written (on CUDA by a check on the
  *   device, whose result the call waits for: calls with offsets block until
