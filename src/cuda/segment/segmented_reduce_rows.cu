@@ -122,17 +122,30 @@ __global__ void __launch_bounds__(kThreads) reduce_row_chunks_kernel(
     }
 }
 
-// Each row's chunk results, folded in chunk order.
+// Each row's chunk results, one block a row: thread t folds chunks t,
+// t + kThreads, ... in order, then the threads' values combine in a fixed
+// tree (a thread a row took 256 dependent loads for a 16-row shape).
 template <typename T, typename Op>
 __global__ void __launch_bounds__(kThreads) fold_row_chunks_kernel(const typename Accumulation<T, Op>::Acc *partials,
-                                                                   T *output, uint64_t rows, uint64_t chunks) {
+                                                                   T *output, uint64_t chunks) {
     using Accumulate = Accumulation<T, Op>;
     using Acc = typename Accumulate::Acc;
-    const typename Accumulate::Combine combine{};
-    for (uint64_t row = uint64_t(blockIdx.x) * kThreads + threadIdx.x; row < rows;
-         row += uint64_t(gridDim.x) * kThreads) {
-        Acc total = partials[row * chunks];
-        for (uint64_t c = 1; c < chunks; ++c) total = combine(total, partials[row * chunks + c]);
+    using Combine = typename Accumulate::Combine;
+    const Combine combine{};
+    __shared__ Acc warp_values[kThreads / 32];
+    const uint64_t row = blockIdx.x;
+    Acc value = Combine::identity();
+    for (uint64_t c = threadIdx.x; c < chunks; c += kThreads) value = combine(value, partials[row * chunks + c]);
+    const uint32_t lane = threadIdx.x % 32;
+    for (uint32_t mask = 1; mask < 32; mask <<= 1) {
+        const Acc other = shuffle_xor(value, int(mask));
+        value = (lane & mask) ? combine(other, value) : combine(value, other);
+    }
+    if (lane == 0) warp_values[threadIdx.x / 32] = value;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        Acc total = warp_values[0];
+        for (int w = 1; w < kThreads / 32; ++w) total = combine(total, warp_values[w]);
         output[row] = Accumulate::store(total);
     }
 }
@@ -159,8 +172,7 @@ void reduce_rows_typed(const DeviceEnv &env, uint64_t rows, uint64_t length, con
                                                                                           chunks);
     check_launch("segmented reduce (row chunks) launch");
     if (chunks > 1) {
-        const uint64_t blocks = std::max<uint64_t>(1, std::min(most_blocks, (rows + kThreads - 1) / kThreads));
-        fold_row_chunks_kernel<T, Op><<<uint32_t(blocks), kThreads, 0, env.stream>>>(partials, out, rows, chunks);
+        fold_row_chunks_kernel<T, Op><<<uint32_t(rows), kThreads, 0, env.stream>>>(partials, out, chunks);
         check_launch("segmented reduce (row chunks fold) launch");
     }
 }
