@@ -133,6 +133,14 @@ void dot(const DeviceEnv &env, gpuprim_dtype_t dtype, const void *a, const void 
 void scan(const DeviceEnv &env, gpuprim_op_t op, gpuprim_scan_kind_t kind, gpuprim_dtype_t dtype,
           const void *input, void *output, uint64_t count);
 void sort(const DeviceEnv &env, const SortRequest &request);
+// Sorts the segments [bounds[2s], bounds[2s+1]) of request's buffers (host
+// array, `segments` pairs; they must not overlap) each on its own in one
+// Onesweep sort (sort/segmented_radix_sort.cu); nothing else is touched.
+// False (nothing done) for what it does not take: keys other than 4 or 8
+// bytes, values other than none, 4 or 8 bytes, no keys_out, segments of
+// 2^30 keys or more, more than 2^24 segments.
+bool segmented_radix_sort(const DeviceEnv &env, const SortRequest &request, const unsigned long long *bounds,
+                          uint64_t segments);
 // Segmented calls (src/cuda/segment/): each checks layout's offsets first.
 void segmented_sort(const DeviceEnv &env, const SortRequest &request, const SegmentLayout &layout);
 void segmented_reduce(const DeviceEnv &env, gpuprim_op_t op, gpuprim_dtype_t dtype, const SegmentLayout &layout,

@@ -514,6 +514,7 @@ void sort_segments(const DeviceEnv &env, const SortRequest &request, const Segme
             check(cudaStreamSynchronize(env.stream), "segmented sort (cudaStreamSynchronize)");
         }
     }
+    if (segmented_radix_sort(env, work, long_bounds.data(), long_bounds.size() / 2)) return;
     args.keys_out = request.keys_out;  // may be NULL here: the unpack then writes no keys
     if (sort_long_packed<K, kValueBytes, kWithIndex>(env, args, long_bounds)) return;
     for (size_t i = 0; i < long_bounds.size(); i += 2) sort(env, slice(work, long_bounds[i], long_bounds[i + 1]));

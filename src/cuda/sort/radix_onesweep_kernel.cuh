@@ -34,6 +34,9 @@ struct OnesweepArgs {
     KeyKind kind;
     bool descending;
     unsigned long long *trace;  // per-tile timestamps in tracing dev builds; else unused
+    // Segmented sorts (kSegmented): where each tile lies, and base_in holds
+    // 256 offsets per segment.
+    const SegmentTile *segment_tiles;
 };
 
 // Tracing (tools/kernel_check only): globaltimer stamps of thread 0 per (pass, portion,
@@ -67,7 +70,14 @@ inline bool placed_alike(const SortRequest &request) {
 // one exchange and no separate value phase. The first executed pass reads the
 // input and the last writes the output, so key transforms only meet split
 // buffers.
-template <typename K, int kValueBytes, typename Shape, bool kPacked = false>
+//
+// kSegmented: every segment sorted on its own in the same launches
+// (segmented_radix_sort.cu). Tiles never straddle segments: each tile's
+// place and segment come from args.segment_tiles, its digit offsets are its
+// segment's (base_in + segment * 256), and a segment's first tile starts a
+// new look-back chain as tile 0 does (its successors' look-back stops at its
+// inclusive words and never reads further back).
+template <typename K, int kValueBytes, typename Shape, bool kPacked = false, bool kSegmented = false>
 __global__ void __launch_bounds__(Shape::kThreads, Shape::kMinBlocks)
     radix_onesweep_kernel(const OnesweepArgs args) {
     constexpr bool kHasValues = kValueBytes != 0;
@@ -100,7 +110,7 @@ __global__ void __launch_bounds__(Shape::kThreads, Shape::kMinBlocks)
     // Packed pairs: which of the two buffers is split (the other is packed).
     [[maybe_unused]] const bool split_source = plan.key_source != kTempBuffer;
     [[maybe_unused]] const bool split_destination = plan.key_destination != kTempBuffer;
-    const uint32_t real_tiles = (args.portion_keys + kTile - 1) / kTile;
+    const uint32_t real_tiles = kSegmented ? args.tiles : (args.portion_keys + kTile - 1) / kTile;
     const uint32_t warp = threadIdx.x / 32;
     const uint32_t lane = radix_lane_id();
     const uint32_t warp_first = warp * 32 * kItems + lane;  // tile position of item 0
@@ -112,11 +122,18 @@ __global__ void __launch_bounds__(Shape::kThreads, Shape::kMinBlocks)
         if (ticket == args.tiles + gridDim.x - 1) atomicExch(args.tile_ticket, 0u);
         return ticket;
     };
-    auto tile_keys_of = [&](uint32_t t) { return min(kTile, args.portion_keys - t * kTile); };
+    auto tile_keys_of = [&](uint32_t t) {
+        if constexpr (kSegmented) return args.segment_tiles[t].keys;
+        else return min(kTile, args.portion_keys - t * kTile);
+    };
+    auto tile_begin_of = [&](uint32_t t) {
+        if constexpr (kSegmented) return args.segment_tiles[t].begin;
+        else return args.portion_begin + uint64_t(t) * kTile;
+    };
     // Copies tile t's keys to shared memory, each thread the positions it ranks.
     auto prefetch_keys = [&](uint32_t t) {
         if (t < real_tiles) {
-            const K *source = key_source + args.portion_begin + uint64_t(t) * kTile;
+            const K *source = key_source + tile_begin_of(t);
             const uint32_t count = tile_keys_of(t);
 #pragma unroll
             for (int i = 0; i < kItems; ++i) {
@@ -158,9 +175,11 @@ __global__ void __launch_bounds__(Shape::kThreads, Shape::kMinBlocks)
             continue;
         }
         GPUPRIM_SORT_TRACE_AT(args, tile, 0, global_timer_ns());
-        const uint32_t tile_offset = tile * kTile;
         const uint32_t tile_keys = tile_keys_of(tile);
-        const uint64_t tile_begin = args.portion_begin + tile_offset;
+        const uint64_t tile_begin = tile_begin_of(tile);
+        // Whether this tile starts a look-back chain (publishes no aggregate, reads none).
+        bool chain_start = tile == 0;
+        if constexpr (kSegmented) chain_start = args.segment_tiles[tile].first != 0;
 
         // The tile's work, compiled twice: full tiles need no bounds checks.
         auto process = [&](auto full_tag) {
@@ -233,7 +252,7 @@ __global__ void __launch_bounds__(Shape::kThreads, Shape::kMinBlocks)
             uint32_t ranks[kItems];
             uint32_t digit_count = 0, digit_exclusive = 0;
             auto publish = [&](uint32_t count) {
-                if (tile > 0) store_relaxed(tile_lookback + threadIdx.x, (codes.aggregate << 30) | count);
+                if (!chain_start) store_relaxed(tile_lookback + threadIdx.x, (codes.aggregate << 30) | count);
                 GPUPRIM_SORT_TRACE_AT(args, tile, 1, global_timer_ns());
             };
             if constexpr (Shape::kEarlyCounts && !kHasValues) {
@@ -249,10 +268,12 @@ __global__ void __launch_bounds__(Shape::kThreads, Shape::kMinBlocks)
             GPUPRIM_SORT_TRACE_AT(args, tile, 5, global_timer_ns());
             if (threadIdx.x < kDigits) {
                 const uint32_t digit = threadIdx.x;
-                const uint64_t base_in = args.base_in[digit];
+                uint64_t base_in;
+                if constexpr (kSegmented) base_in = args.base_in[uint64_t(args.segment_tiles[tile].segment) * kDigits + digit];
+                else base_in = args.base_in[digit];
                 [[maybe_unused]] uint64_t stats = 0;
                 const uint32_t before =
-                    tile > 0 ? lookback_exclusive<Shape::kLookbackWindow>(args.lookback, tile, digit, codes, &stats)
+                    !chain_start ? lookback_exclusive<Shape::kLookbackWindow>(args.lookback, tile, digit, codes, &stats)
                              : 0u;
                 store_relaxed(tile_lookback + digit, (codes.inclusive << 30) | (before + digit_count));
                 GPUPRIM_SORT_TRACE_AT(args, tile, 6, global_timer_ns());

@@ -50,6 +50,17 @@ constexpr int kHistogramZeroedWord = SortCounterWords::kHistogramZeroed;
 constexpr int kHistogramDoneWord = SortCounterWords::kHistogramDone;
 constexpr int kFusedFlagWord = SortCounterWords::kFusedFlag;
 
+// A tile of a segmented sort: its first key's index in the buffers, its key
+// count (1 to the tile size), its segment, and whether it is the segment's
+// first tile.
+struct SegmentTile {
+    uint64_t begin;
+    uint32_t keys;
+    uint32_t segment;
+    uint32_t first;
+    uint32_t unused;
+};
+
 enum BufferId : uint8_t { kInputBuffer = 0, kOutputBuffer = 1, kTempBuffer = 2 };
 
 struct PassPlan {
