@@ -27,6 +27,9 @@
 //    cooperative launch (radix_fused_kernel) does the histogram and every
 //    pass, one tile per block, with grid barriers between passes.
 
+// Argsort: values_in is NULL and the first executed pass makes each value,
+// the key's position, where a pair sort loads it (no index buffer is read).
+//
 // Look-back words: one 32-bit word per (tile, digit), status in the top two
 // bits and a count in the low 30. A status of a launch is one of three codes
 // that rotate from launch to launch (lookback_codes): every tile of a launch

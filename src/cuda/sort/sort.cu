@@ -10,35 +10,16 @@
 #include "cuda/device_env.h"
 #include "cuda/sort/radix_sort.cuh"
 #include "cuda/sort/sort_policy.cuh"
-#include "cuda/util/check.h"
-
-#include <algorithm>
 
 namespace gpuprim::cuda {
 namespace {
 
-template <typename V>
-__global__ void fill_positions_kernel(V *values, uint64_t count) {
-    const uint64_t stride = uint64_t(gridDim.x) * blockDim.x;
-    for (uint64_t i = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride) values[i] = V(i);
-}
-
-// An argsort on the radix path: the positions are written to the indices and
-// sorted in place with the keys (the block sort generates them itself).
-// Keys not returned go to the side workspace.
+// An argsort on the radix path: the pass kernels make the values (the keys'
+// positions) in the first pass, where a pair sort reads values_in. Keys not
+// returned go to the side workspace.
 SortRequest argsort_as_pairs(const DeviceEnv &env, const SortRequest &request) {
     SortRequest pairs = request;
-    const uint32_t blocks =
-        uint32_t(std::min<uint64_t>((request.count + 255) / 256, uint64_t(env.sm_count) * 16));
-    if (request.value_bytes == 4)
-        fill_positions_kernel<<<blocks, 256, 0, env.stream>>>(static_cast<uint32_t *>(request.values_out),
-                                                              request.count);
-    else
-        fill_positions_kernel<<<blocks, 256, 0, env.stream>>>(
-            static_cast<unsigned long long *>(request.values_out), request.count);
-    check_launch("argsort positions launch");
-    pairs.values_in = request.values_out;
-    pairs.values_are_indices = false;
+    pairs.values_in = nullptr;
     if (!pairs.keys_out) pairs.keys_out = env.side_workspace->reserve(request.count * request.key_bytes);
     return pairs;
 }
