@@ -77,7 +77,11 @@ inline bool placed_alike(const SortRequest &request) {
 // segment's (base_in + segment * 256), and a segment's first tile starts a
 // new look-back chain as tile 0 does (its successors' look-back stops at its
 // inclusive words and never reads further back).
-template <typename K, int kValueBytes, typename Shape, bool kPacked = false, bool kSegmented = false>
+//
+// kMakePackedValues (packed pairs only): the values are the keys' positions,
+// made in the first pass (an argsort), not read.
+template <typename K, int kValueBytes, typename Shape, bool kPacked = false, bool kSegmented = false,
+          bool kMakePackedValues = false>
 __global__ void __launch_bounds__(Shape::kThreads, Shape::kMinBlocks)
     radix_onesweep_kernel(const OnesweepArgs args) {
     constexpr bool kHasValues = kValueBytes != 0;
@@ -196,13 +200,14 @@ __global__ void __launch_bounds__(Shape::kThreads, Shape::kMinBlocks)
                 if (split_source) {
                     uint32_t high[kItems], low[kItems];
                     const uint32_t *key_words = reinterpret_cast<const uint32_t *>(key_source) + tile_begin;
-                    const uint32_t *value_base = static_cast<const uint32_t *>(pick_buffer(args.values, plan.key_source));
                     read_warp_slots(high, key_words, warp_first, full, tile_keys);
-                    if (value_base) {
-                        read_warp_slots(low, value_base + tile_begin, warp_first, full, tile_keys);
-                    } else {  // an argsort's first pass: the values are the keys' positions
+                    if constexpr (kMakePackedValues) {
 #pragma unroll
                         for (int i = 0; i < kItems; ++i) low[i] = uint32_t(tile_begin + warp_first + i * 32);
+                    } else {
+                        const uint32_t *value_words =
+                            static_cast<const uint32_t *>(pick_buffer(args.values, plan.key_source)) + tile_begin;
+                        read_warp_slots(low, value_words, warp_first, full, tile_keys);
                     }
 #pragma unroll
                     for (int i = 0; i < kItems; ++i) {

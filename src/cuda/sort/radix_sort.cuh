@@ -186,7 +186,12 @@ void onesweep_sort_with(const DeviceEnv &env, const SortRequest &request, const 
 
     using KernelKey = std::conditional_t<kPacked, uint64_t, K>;
     constexpr int kKernelValueBytes = kPacked ? 0 : kValueBytes;
+    // Packed pairs read keys and values in one step: an argsort's (no
+    // values_in) has a kernel of its own, so a pair sort's pays no branch.
     auto kernel = radix_onesweep_kernel<KernelKey, kKernelValueBytes, Shape, kPacked>;
+    if constexpr (kPacked) {
+        if (request.values_in == nullptr) kernel = radix_onesweep_kernel<KernelKey, kKernelValueBytes, Shape, true, false, true>;
+    }
     const size_t shared_bytes =
         sizeof(OnesweepStorage<KernelKey, RadixValue<kKernelValueBytes>, Shape, kHasValues && !kPacked, kPacked>);
     // Opts in to the shared memory once per context; the shape caps the blocks.
