@@ -201,7 +201,9 @@ __global__ void __launch_bounds__(Shape::kThreads, Shape::kMinBlocks)
                     uint32_t high[kItems], low[kItems];
                     const uint32_t *key_words = reinterpret_cast<const uint32_t *>(key_source) + tile_begin;
                     read_warp_slots(high, key_words, warp_first, full, tile_keys);
-                    if constexpr (kMakePackedValues) {
+                    // An argsort's first pass (from the input) makes the values; a
+                    // later pass from the split output buffer reads them.
+                    if (kMakePackedValues && plan.key_source == kInputBuffer) {
 #pragma unroll
                         for (int i = 0; i < kItems; ++i) low[i] = uint32_t(tile_begin + warp_first + i * 32);
                     } else {
