@@ -591,8 +591,8 @@ GPUPRIM_API gpuprim_status_t gpuprim_sort_with_options(gpuprim_context_t context
  * of the key that a stable gpuprim_sort_with_options() with the same options
  * would put at position j (the order, the float order and the bit range are
  * those of the sort; equal keys keep their input order, so the indices of
- * equal keys increase). The indices are generated inside the sort; no index
- * buffer is read. Stream-ordered.
+ * equal keys increase). The library makes the indices itself: there is no
+ * index input to fill. Stream-ordered.
  * keys_in: any dtype. keys_out: NULL, or a buffer of keys_in's dtype and
  *   count that receives the sorted keys; it may be keys_in (in place).
  * indices: I32, U32, I64 or U64 with keys_in's count; the largest index,

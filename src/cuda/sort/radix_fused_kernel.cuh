@@ -156,10 +156,7 @@ __global__ void __launch_bounds__(Shape::kThreads) radix_fused_kernel(const Fuse
         const DigitWindow window = args.windows.pass[p];
         const K *key_source = static_cast<const K *>(pick_buffer(args.keys, pass.key_source)) + tile_offset;
         K *key_destination = static_cast<K *>(const_cast<void *>(pick_buffer(args.keys, pass.key_destination)));
-        // No source buffer: an argsort's first pass, whose values are the keys' positions.
-        const V *value_base = static_cast<const V *>(pick_buffer(args.values, pass.value_source));
-        const bool generate_values = value_base == nullptr;
-        const V *value_source = generate_values ? nullptr : value_base + tile_offset;
+        const V *value_source = static_cast<const V *>(pick_buffer(args.values, pass.value_source)) + tile_offset;
         V *value_destination =
             static_cast<V *>(const_cast<void *>(pick_buffer(args.values, pass.value_destination)));
         uint32_t *lookback = args.lookback + uint64_t(p) * tiles * kDigits;
@@ -167,7 +164,7 @@ __global__ void __launch_bounds__(Shape::kThreads) radix_fused_kernel(const Fuse
         constexpr LookbackCodes codes{1, 2};
 
         if constexpr (Storage::Tile::kStage) {
-            if (!generate_values) Tile::stage_values(t, value_source, warp_first, full, tile_keys);
+            Tile::stage_values(t, value_source, warp_first, full, tile_keys);
             cp_async_commit();
         }
         if (!keys_loaded) {
@@ -200,11 +197,8 @@ __global__ void __launch_bounds__(Shape::kThreads) radix_fused_kernel(const Fuse
         });
         if constexpr (kHasValues) {
             V values[kItems];
-            if constexpr (Storage::Tile::kStage) cp_async_wait<0>();
-            if (generate_values) {
-#pragma unroll
-                for (int i = 0; i < kItems; ++i) values[i] = V(tile_offset + warp_first + i * 32);
-            } else if constexpr (Storage::Tile::kStage) {
+            if constexpr (Storage::Tile::kStage) {
+                cp_async_wait<0>();
                 read_warp_slots(values, t.staged_values, warp_first, full, tile_keys);
             } else {
                 read_warp_slots(values, value_source, warp_first, full, tile_keys);

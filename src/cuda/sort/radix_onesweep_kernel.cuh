@@ -231,17 +231,12 @@ __global__ void __launch_bounds__(Shape::kThreads, Shape::kMinBlocks)
             // starts staging without a barrier), each thread copies exactly the
             // values it will read.
             [[maybe_unused]] bool staged_in_pieces = false;
-            // No value source: an argsort's first pass (positions, made below).
-            [[maybe_unused]] const bool generate_values = kHasValues && value_source == nullptr;
             if constexpr (kStage) {
-                const V *source = generate_values ? nullptr : value_source + tile_begin;
+                const V *source = value_source + tile_begin;
                 if constexpr (full && !kPrefetch) {
-                    staged_in_pieces =
-                        !generate_values && reinterpret_cast<uintptr_t>(source) % kValuePieceBytes == 0;
+                    staged_in_pieces = reinterpret_cast<uintptr_t>(source) % kValuePieceBytes == 0;
                 }
-                if (generate_values) {
-                    // nothing to stage
-                } else if (staged_in_pieces) {
+                if (staged_in_pieces) {
                     constexpr int kPieceValues = kValuePieceBytes / int(sizeof(V));
                     static_assert(kTile % (kThreads * kPieceValues) == 0, "whole pieces per thread");
 #pragma unroll
@@ -358,14 +353,10 @@ __global__ void __launch_bounds__(Shape::kThreads, Shape::kMinBlocks)
                     }
                 } else {
                     V values[kItems];
-                    if (generate_values) {
-#pragma unroll
-                        for (int i = 0; i < kItems; ++i) values[i] = V(tile_begin + warp_first + i * 32);
-                    } else if constexpr (kStage) {  // each thread reads only what it copied
+                    if constexpr (kStage)  // each thread reads only what it copied
                         read_warp_slots(values, s.staged_values, warp_first, full, tile_keys);
-                    } else {
+                    else
                         read_warp_slots(values, value_source + tile_begin, warp_first, full, tile_keys);
-                    }
                     __syncthreads();  // all keys have left the exchange buffer
                     Tile::exchange_values(s, values, ranks, warp_first, full, tile_keys);
                 }

@@ -27,8 +27,12 @@
 //    cooperative launch (radix_fused_kernel) does the histogram and every
 //    pass, one tile per block, with grid barriers between passes.
 
-// Argsort: values_in is NULL and the first executed pass makes each value,
-// the key's position, where a pair sort loads it (no index buffer is read).
+// Argsort (values_in NULL): packed pairs (4-byte keys and indices) make each
+// value, the key's position, in the first pass, where a pair sort loads it:
+// a kernel of its own, so pair sorts pay no branch. The other pair kernels
+// had a run-time branch for it that cost non-packed pair sorts about 4%;
+// there the driver writes the positions to values_out first and sorts them
+// in place.
 //
 // Look-back words: one 32-bit word per (tile, digit), status in the top two
 // bits and a count in the low 30. A status of a launch is one of three codes
@@ -103,6 +107,31 @@ void launch_radix_kernel(Kernel kernel, uint32_t blocks, int threads, size_t sha
     check(cudaLaunchKernelEx(&config, kernel, args), what);
 }
 
+template <typename V>
+__global__ void fill_positions_kernel(V *values, uint64_t count) {
+    const uint64_t stride = uint64_t(gridDim.x) * blockDim.x;
+    for (uint64_t i = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < count; i += stride) values[i] = V(i);
+}
+
+// An argsort's request for the kernels that read values: the positions
+// written to values_out, sorted in place.
+template <int kValueBytes>
+SortRequest with_positions(const DeviceEnv &env, const SortRequest &request) {
+    if constexpr (kValueBytes == 0) {
+        return request;
+    } else {
+        if (request.values_in != nullptr) return request;
+        using V = RadixValue<kValueBytes>;
+        const uint32_t blocks = uint32_t(std::max<uint64_t>(
+            1, std::min<uint64_t>((request.count + 255) / 256, uint64_t(env.sm_count) * 16)));
+        fill_positions_kernel<V><<<blocks, 256, 0, env.stream>>>(static_cast<V *>(request.values_out), request.count);
+        check_launch("argsort positions launch");
+        SortRequest pairs = request;
+        pairs.values_in = request.values_out;
+        return pairs;
+    }
+}
+
 // What the kernel checkers (tools/kernel_check) may ask of the Onesweep
 // driver beyond the library's calls; the library passes the defaults.
 struct OnesweepHooks {
@@ -115,8 +144,10 @@ struct OnesweepHooks {
 // below, with the checkers' hooks.
 template <typename K, int kValueBytes, typename Shape, bool kPacked = false,
           typename HistogramShape = typename RadixHistogramShapeFor<sizeof(K)>::type>
-void onesweep_sort_with(const DeviceEnv &env, const SortRequest &request, const SortTuning &tuning,
+void onesweep_sort_with(const DeviceEnv &env, const SortRequest &asked, const SortTuning &tuning,
                         const OnesweepHooks &hooks) {
+    // Packed pairs make an argsort's positions themselves; the others read them.
+    const SortRequest request = kPacked ? asked : with_positions<kValueBytes>(env, asked);
     using V = RadixValue<kValueBytes>;
     constexpr bool kHasValues = kValueBytes != 0;
     static_assert(!kPacked || (sizeof(K) == 4 && kValueBytes == 4), "packed pairs: 4-byte keys and values");
@@ -248,12 +279,12 @@ void onesweep_sort(const DeviceEnv &env, const SortRequest &request, const SortT
 // The fused path; false (nothing launched) when the tiles cannot all be
 // resident at once.
 template <typename K, int kValueBytes, typename Shape>
-bool fused_sort(const DeviceEnv &env, const SortRequest &request) {
+bool fused_sort(const DeviceEnv &env, const SortRequest &asked) {
     using V = RadixValue<kValueBytes>;
     constexpr bool kHasValues = kValueBytes != 0;
     constexpr int kPassCount = kPasses<K>;
     constexpr uint64_t kTile = Shape::kTile;
-    const uint64_t n = request.count;
+    const uint64_t n = asked.count;
     const uint64_t tiles = (n + kTile - 1) / kTile;
     auto kernel = radix_fused_kernel<K, kValueBytes, Shape>;
     const size_t shared_bytes = sizeof(FusedStorage<K, V, Shape, kHasValues>);
@@ -261,6 +292,7 @@ bool fused_sort(const DeviceEnv &env, const SortRequest &request) {
     const int blocks_per_sm = resident_blocks(env, reinterpret_cast<const void *>(kernel), Shape::kThreads,
                                               shared_bytes, "radix sort (fused) occupancy");
     if (tiles > uint64_t(blocks_per_sm) * env.sm_count) return false;
+    const SortRequest request = with_positions<kValueBytes>(env, asked);  // an argsort's positions
 
     // Workspace: the temporary keys and values (none without values), digit
     // counts, look-back words of every pass.
