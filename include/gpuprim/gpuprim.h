@@ -656,9 +656,12 @@ GPUPRIM_API void gpuprim_segments_init_offsets(gpuprim_segments_t *segments, gpu
  * SIZE_MISMATCH (rows that do not cover the keys), INVALID_ARGUMENT
  * (segments->struct_size, a bad offset), DTYPE_MISMATCH (offsets not an
  * index dtype).
- * Workspace (CUDA): short segments (up to 4096 keys) sort in shared memory
- * and need a few bytes per segment; longer ones as gpuprim_sort() of their
- * longest segment (one at a time).
+ * Workspace (CUDA): segments of up to 4096 keys sort in shared memory and
+ * need up to 44 bytes per segment (offsets); longer ones sort together in
+ * one radix sort, which needs a temporary copy of the keys and values and
+ * 12 KiB per long segment for its digit counts (8-byte keys: 24 KiB), or
+ * for 1- and 2-byte keys 8 + 4 bytes per key of the long segments plus a
+ * copy of them. An argsort without keys_out adds a copy of the keys.
  */
 GPUPRIM_API gpuprim_status_t gpuprim_segmented_sort(gpuprim_context_t context,
                                                     const gpuprim_segments_t *segments,

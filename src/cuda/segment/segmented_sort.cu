@@ -12,17 +12,23 @@
 // segment needs is read before a barrier and written after it, so in-place
 // calls are safe.
 //
-// Uniform rows have one network size. CSR offsets are sorted into classes by
-// length first (one launch: a list of segment ids per class, counted with
-// atomics, so the lists' order varies but not the result), then one launch
-// per non-empty class. Longer segments run the flat sort (gpuprim::cuda::
-// sort, the Onesweep path) one at a time; their bounds come back to the host
-// with the class counts.
+// Uniform rows have one network size. CSR offsets whose lengths are alike
+// use one size too; otherwise they are sorted into classes by length first
+// (one launch: a list of segment ids per class, counted with atomics, so the
+// lists' order varies but not the result), then one launch per non-empty
+// class. The bounds of longer segments come back to the host with the class
+// counts, and they sort together, by the first of these that takes them:
+// - the sort room's segmented Onesweep sort (4- and 8-byte keys; values of
+//   none, 4 or 8 bytes): every pass one launch over all their tiles;
+// - one flat sort of 64-bit composite keys, the segment's ordinal above the
+//   key's bits (1- and 2-byte keys, whose bits leave room for the ordinal);
+// - one flat sort call per segment.
 //
-// Workspace: the class lists live in env.side_workspace (the flat sort of a
-// long segment reserves env.workspace): 4 or 8 bytes per segment and class
-// with offsets, plus one copy of the keys when an argsort does not return
-// them.
+// Workspace: the class lists live in env.side_workspace (the long segments'
+// sorts reserve env.workspace): 4 or 8 bytes per segment and class with
+// offsets, plus one copy of the keys when an argsort does not return them;
+// the composite path keeps its keys (8 bytes), positions, and copies of the
+// keys and values there too.
 #include "core/dtype.h"
 #include "core/key_transform.h"
 #include "cuda/block/block_bitonic_sort.cuh"
@@ -46,7 +52,7 @@ constexpr uint32_t kMinNetwork = kItems;   // one thread a segment
 constexpr uint32_t kMaxNetwork = 4096;     // 1024 threads
 constexpr uint32_t kBlockPositions = 512;  // a block's positions when segments are short
 constexpr int kClasses = 11;               // networks 4, 8, ..., 4096
-constexpr int kLongClass = kClasses;       // longer: the flat sort
+constexpr int kLongClass = kClasses;       // longer: the long segments' sorts
 
 template <typename K>
 using NetworkKey = std::conditional_t<sizeof(K) < 4, uint32_t, K>;
@@ -60,7 +66,7 @@ enum class ValueSource : uint32_t { kNone, kCopy, kIndex };
 
 struct SegmentSortArgs {
     const void *keys_in;
-    void *keys_out;  // never NULL here
+    void *keys_out;  // NULL only for the composite path's unpack (an argsort without keys)
     const void *values_in;
     void *values_out;
     ValueSource values;
