@@ -659,7 +659,8 @@ GPUPRIM_API void gpuprim_segments_init_offsets(gpuprim_segments_t *segments, gpu
  * Workspace (CUDA): segments of up to 4096 keys sort in shared memory and
  * need up to 44 bytes per segment (offsets); longer ones sort together in
  * one radix sort, which needs a temporary copy of the keys and values and
- * 12 KiB per long segment for its digit counts (8-byte keys: 24 KiB), or
+ * 12 KiB per long segment for its digit counts (8-byte keys: 24 KiB) and
+ * 1 KiB of look-back state per tile of about 8000 keys, or
  * for 1- and 2-byte keys 8 + 4 bytes per key of the long segments plus a
  * copy of them. An argsort without keys_out adds a copy of the keys.
  */
