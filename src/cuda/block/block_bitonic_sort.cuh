@@ -129,15 +129,8 @@ struct BlockBitonicSort {
         if constexpr (kJ > 1) warp_steps<kJ / 2>(items, first, k);
     }
 
-    // The merges of sizes kK, 2 * kK, ..., kWarpItems: all within a warp, all
-    // unrolled with constant sizes.
-    template <uint32_t kK>
-    __device__ __forceinline__ static void warp_merges(Item (&items)[kItems], uint32_t first) {
-        warp_steps<kWarpItems / 2>(items, first, kK);
-        if constexpr (kK < kWarpItems) warp_merges<kK * 2>(items, first);
-    }
-
-    // The merges of sizes kK, 2 * kK, ... up to min(limit, kWarpItems).
+    // The merges of sizes kK, 2 * kK, ... up to min(limit, kWarpItems): all
+    // within a warp, unrolled with constant sizes.
     template <uint32_t kK>
     __device__ __forceinline__ static void warp_merges_up_to(Item (&items)[kItems], uint32_t first, uint32_t limit) {
         if (kK > limit) return;
@@ -176,25 +169,7 @@ struct BlockBitonicSort {
     // t * kItems + kItems - 1. buffers: 2 * buffer_items(network) items of
     // shared memory. Every thread calls it.
     __device__ __forceinline__ static void sort(Item (&items)[kItems], Item *buffers) {
-        const uint32_t network = blockDim.x * kItems;
-        const uint32_t first = threadIdx.x * kItems;
-        warp_merges<2>(items, first);
-        // Larger merges: steps across warps through shared memory (two
-        // alternating buffers, one barrier a step), then the warp steps.
-        uint32_t parity = 0;
-        for (uint32_t k = 2 * kWarpItems; k <= network; k <<= 1) {
-            for (uint32_t j = k >> 1; j >= kWarpItems; j >>= 1) {
-                const bool keep_min = ((first & j) == 0) == ((first & k) == 0);
-                Item *buffer = buffers + parity * buffer_items(network);
-                parity ^= 1;
-#pragma unroll
-                for (int e = 0; e < kItems; ++e) buffer[slot(first + e)] = items[e];
-                __syncthreads();
-#pragma unroll
-                for (int e = 0; e < kItems; ++e) items[e] = keep(items[e], buffer[slot((first + e) ^ j)], keep_min);
-            }
-            warp_steps<kWarpItems / 2>(items, first, k);
-        }
+        sort_groups(items, buffers, blockDim.x * kItems);  // one group: the whole block, ascending
     }
 };
 

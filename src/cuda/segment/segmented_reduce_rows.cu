@@ -42,6 +42,30 @@ __device__ __forceinline__ Acc shuffle_xor(Acc value, int mask) {
         return bit_cast<Acc>(__shfl_xor_sync(0xffffffffu, bit_cast<uint32_t>(value), mask));
 }
 
+// The values of `group` consecutive lanes combined in a fixed tree (xor
+// shuffles, the lower lane on the left: every lane gets the same value).
+template <typename Acc, typename Combine>
+__device__ __forceinline__ Acc combine_lanes(Acc value, uint32_t group, const Combine &combine) {
+    const uint32_t lane = threadIdx.x % 32;
+    for (uint32_t mask = 1; mask < group; mask <<= 1) {
+        const Acc other = shuffle_xor(value, int(mask));
+        value = (lane & mask) ? combine(other, value) : combine(value, other);
+    }
+    return value;
+}
+
+// The block's values combined: each warp's lanes, then the warps in order.
+// Thread 0 gets the result.
+template <typename Acc, typename Combine>
+__device__ __forceinline__ Acc combine_block(Acc value, const Combine &combine, Acc (&warp_values)[kThreads / 32]) {
+    value = combine_lanes(value, 32, combine);
+    if (threadIdx.x % 32 == 0) warp_values[threadIdx.x / 32] = value;
+    __syncthreads();
+    Acc total = warp_values[0];
+    for (int w = 1; w < kThreads / 32; ++w) total = combine(total, warp_values[w]);
+    return total;
+}
+
 // Rows of fewer than kChunkItems elements: `group` lanes a row.
 template <typename T, typename Op>
 __global__ void __launch_bounds__(kThreads) reduce_short_rows_kernel(const T *input, T *output, uint64_t rows,
@@ -70,12 +94,7 @@ __global__ void __launch_bounds__(kThreads) reduce_short_rows_kernel(const T *in
             for (int k = 0; k < 3; ++k)
                 if (i + uint64_t(k) * group < length) acc[k] = combine(acc[k], Accumulate::load(source[i + uint64_t(k) * group]));
         }
-        Acc value = combine(combine(acc[0], acc[1]), combine(acc[2], acc[3]));
-        for (uint32_t mask = 1; mask < group; mask <<= 1) {
-            const Acc other = shuffle_xor(value, int(mask));
-            // Lower lane on the left: the same association in every lane.
-            value = (lane & mask) ? combine(other, value) : combine(value, other);
-        }
+        const Acc value = combine_lanes(combine(combine(acc[0], acc[1]), combine(acc[2], acc[3])), group, combine);
         if (row < rows && lane == 0) output[row] = Accumulate::store(value);
     }
 }
@@ -106,17 +125,8 @@ __global__ void __launch_bounds__(kThreads) reduce_row_chunks_kernel(
             if (i < end) acc[k % 4] = combine(acc[k % 4], Accumulate::load(source[i]));
         }
     }
-    Acc value = combine(combine(acc[0], acc[1]), combine(acc[2], acc[3]));
-    const uint32_t lane = threadIdx.x % 32;
-    for (uint32_t mask = 1; mask < 32; mask <<= 1) {
-        const Acc other = shuffle_xor(value, int(mask));
-        value = (lane & mask) ? combine(other, value) : combine(value, other);
-    }
-    if (lane == 0) warp_values[threadIdx.x / 32] = value;
-    __syncthreads();
+    const Acc total = combine_block(combine(combine(acc[0], acc[1]), combine(acc[2], acc[3])), combine, warp_values);
     if (threadIdx.x == 0) {
-        Acc total = warp_values[0];
-        for (int w = 1; w < kThreads / 32; ++w) total = combine(total, warp_values[w]);
         if (chunks == 1) output[row] = Accumulate::store(total);
         else partials[blockIdx.x] = total;
     }
@@ -136,18 +146,8 @@ __global__ void __launch_bounds__(kThreads) fold_row_chunks_kernel(const typenam
     const uint64_t row = blockIdx.x;
     Acc value = Combine::identity();
     for (uint64_t c = threadIdx.x; c < chunks; c += kThreads) value = combine(value, partials[row * chunks + c]);
-    const uint32_t lane = threadIdx.x % 32;
-    for (uint32_t mask = 1; mask < 32; mask <<= 1) {
-        const Acc other = shuffle_xor(value, int(mask));
-        value = (lane & mask) ? combine(other, value) : combine(value, other);
-    }
-    if (lane == 0) warp_values[threadIdx.x / 32] = value;
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        Acc total = warp_values[0];
-        for (int w = 1; w < kThreads / 32; ++w) total = combine(total, warp_values[w]);
-        output[row] = Accumulate::store(total);
-    }
+    const Acc total = combine_block(value, combine, warp_values);
+    if (threadIdx.x == 0) output[row] = Accumulate::store(total);
 }
 
 template <typename T, typename Op>
