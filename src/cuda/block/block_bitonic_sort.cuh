@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 namespace gpuprim::cuda {
 
@@ -70,6 +71,19 @@ __device__ __forceinline__ uint32_t sort_item_shuffle_xor(uint32_t item, int mas
 }
 __device__ __forceinline__ uint64_t sort_item_shuffle_xor(uint64_t item, int mask) {
     return __shfl_xor_sync(0xffffffffu, static_cast<unsigned long long>(item), mask);
+}
+
+// The item that carries a radix key through a network: the bare key (Item
+// is the key's type: keys only) or the key with its position.
+template <typename Item, typename K>
+__device__ __forceinline__ Item sort_item_of(K key, uint32_t index) {
+    if constexpr (std::is_same_v<Item, K>) return key;
+    else return sort_make_item(key, index);
+}
+template <typename K, typename Item>
+__device__ __forceinline__ K sort_item_key_of(Item item) {
+    if constexpr (std::is_same_v<Item, K>) return item;
+    else return sort_item_key(item);
 }
 
 template <typename Item, int kItems>

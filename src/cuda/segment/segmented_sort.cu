@@ -88,17 +88,6 @@ __device__ __forceinline__ uint64_t list_entry(const SegmentSortArgs &args, uint
     return static_cast<const uint32_t *>(args.list)[g];
 }
 
-template <typename Item, typename N>
-__device__ __forceinline__ Item network_item(N key, uint32_t index) {
-    if constexpr (std::is_same_v<Item, N>) return key;
-    else return sort_make_item(key, index);
-}
-template <typename N, typename Item>
-__device__ __forceinline__ N network_key(Item item) {
-    if constexpr (std::is_same_v<Item, N>) return item;
-    else return sort_item_key(item);
-}
-
 template <typename K, int kValueBytes, bool kWithIndex>
 __global__ void __launch_bounds__(kMaxNetwork / kItems) segment_network_sort_kernel(const SegmentSortArgs args) {
     using N = NetworkKey<K>;
@@ -131,7 +120,7 @@ __global__ void __launch_bounds__(kMaxNetwork / kItems) segment_network_sort_ker
             key = N(to_radix_key<K>(keys_in[i], args.kind, args.descending));
             if (args.gather_keys) key = N(key >> args.begin_bit) & range_mask;
         }
-        items[e] = network_item<Item>(key, i);
+        items[e] = sort_item_of<Item>(key, i);
     }
 
     BlockBitonicSort<Item, kItems>::sort_groups(items, buffers, args.network);
@@ -149,7 +138,7 @@ __global__ void __launch_bounds__(kMaxNetwork / kItems) segment_network_sort_ker
             if constexpr (kWithIndex) {
                 const uint32_t index = sort_item_index(items[e]);
                 out_keys[e] = args.gather_keys ? keys_in[index]
-                                               : from_radix_key<K>(K(network_key<N>(items[e])), args.kind,
+                                               : from_radix_key<K>(K(sort_item_key_of<N>(items[e])), args.kind,
                                                                    args.descending);
                 if constexpr (kValueBytes != 0) {
                     if (args.values == ValueSource::kCopy)
@@ -158,7 +147,7 @@ __global__ void __launch_bounds__(kMaxNetwork / kItems) segment_network_sort_ker
                         out_values[e] = V(index);
                 }
             } else {
-                out_keys[e] = from_radix_key<K>(K(network_key<N>(items[e])), args.kind, args.descending);
+                out_keys[e] = from_radix_key<K>(K(sort_item_key_of<N>(items[e])), args.kind, args.descending);
             }
         }
     }

@@ -50,17 +50,6 @@ using BlockSortItem = std::conditional_t<kValueBytes == 0, NetworkKey<K>, SortKe
 template <typename K, int kValueBytes>
 using Sorter = BlockBitonicSort<BlockSortItem<K, kValueBytes>, kItemsPerThread>;
 
-template <typename Item, typename K>
-__device__ __forceinline__ Item make_block_item(K key, uint32_t index) {
-    if constexpr (std::is_same_v<Item, K>) return key;
-    else return sort_make_item(key, index);
-}
-template <typename K, typename Item>
-__device__ __forceinline__ K block_item_key(Item item) {
-    if constexpr (std::is_same_v<Item, K>) return item;
-    else return sort_item_key(item);
-}
-
 template <typename K, int kValueBytes>
 size_t block_sort_shared_bytes(uint32_t network) {
     return 2 * size_t(Sorter<K, kValueBytes>::buffer_items(network)) * sizeof(BlockSortItem<K, kValueBytes>) +
@@ -89,8 +78,8 @@ __global__ void __launch_bounds__(kBlockSortMaxThreads) block_sort_kernel(const 
         // the first count positions are right either way).
         using N = NetworkKey<K>;
         items[e] = i < args.count
-                       ? make_block_item<Item>(N(to_radix_key<K>(keys_in[i], args.kind, args.descending)), i)
-                       : make_block_item<Item>(~N(0), i);
+                       ? sort_item_of<Item>(N(to_radix_key<K>(keys_in[i], args.kind, args.descending)), i)
+                       : sort_item_of<Item>(~N(0), i);
     }
     if constexpr (kValueBytes != 0) {
         // An argsort's values are the input positions themselves.
@@ -110,7 +99,7 @@ __global__ void __launch_bounds__(kBlockSortMaxThreads) block_sort_kernel(const 
         const uint32_t i = threadIdx.x * kItems + e;
         if (i < args.count) {
             if (keys_out)  // an argsort may not want the keys
-                keys_out[i] = from_radix_key<K>(K(block_item_key<NetworkKey<K>>(items[e])), args.kind, args.descending);
+                keys_out[i] = from_radix_key<K>(K(sort_item_key_of<NetworkKey<K>>(items[e])), args.kind, args.descending);
             if constexpr (kValueBytes != 0) values_out[i] = staged_values[sort_item_index(items[e])];
         }
     }
