@@ -90,7 +90,7 @@ def main():
     # f32 keys descending: NaN sorts above +inf, so it comes first.
     f = rng.standard_normal(n).astype(np.float32)
     f[rng.integers(0, n, size=10)] = np.nan
-    f[:2] = [np.inf, -np.inf]
+    f[:2] = [np.inf, -np.inf][:n]  # (--count 1: one of them)
     expected = np.sort(f)[::-1]
     expected = np.concatenate((expected[np.isnan(expected)], expected[~np.isnan(expected)]))
     check(np.array_equal(context.sort(f, descending=True), expected, equal_nan=True),
