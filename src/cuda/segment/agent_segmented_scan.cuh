@@ -8,6 +8,7 @@
 
 #include "core/ops.h"
 #include "cuda/segment/segment_bounds.cuh"
+#include "cuda/util/tile_status.cuh"
 #include "cuda/warp/warp_scan.cuh"
 
 #include <cuda_runtime.h>
@@ -50,54 +51,12 @@ GPUPRIM_HD T identity_element() {
 }
 
 // ---- tile status ------------------------------------------------------------
-// One slot per tile, zeroed (kInvalid) before the launch. A tile publishes
-// kAggregate (the combination of all its elements; it has no segment head)
-// or kInclusive (the running value at its last element: the fold from the
-// last head in it, or from the segment's head in an earlier tile). Flag and
-// value share one single-copy-atomic word, so a reader never sees a flag
-// without its value and no fence is needed between them.
-enum SegmentTileFlag : uint32_t { kTileInvalid = 0, kTileAggregate = 1, kTileInclusive = 2 };
-
-template <typename V, int Bytes = int(sizeof(V))>
-struct SegmentTileStatus;
-
-// 4-byte values: flag in the high half, value bits in the low half of one 64-bit word.
-template <typename V>
-struct SegmentTileStatus<V, 4> {
-    static constexpr uint64_t kSlotBytes = 8;
-    unsigned long long *slots;
-
-    __device__ __forceinline__ void store(uint64_t tile, uint32_t flag, V value) const {
-        const unsigned long long word = (static_cast<unsigned long long>(flag) << 32) | bit_cast<uint32_t>(value);
-        asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(slots + tile), "l"(word) : "memory");
-    }
-    __device__ __forceinline__ void load(uint64_t tile, uint32_t &flag, V &value) const {
-        unsigned long long word;
-        asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(word) : "l"(slots + tile) : "memory");
-        flag = static_cast<uint32_t>(word >> 32);
-        value = bit_cast<V>(static_cast<uint32_t>(word));
-    }
-};
-
-// 8-byte values: {flag, value} in one aligned 16-byte word (single-copy
-// atomic on sm_70 and later, as the flat scan's tile status relies on too).
-template <typename V>
-struct SegmentTileStatus<V, 8> {
-    static constexpr uint64_t kSlotBytes = 16;
-    unsigned long long *slots;  // two words per slot: flag, value
-
-    __device__ __forceinline__ void store(uint64_t tile, uint32_t flag, V value) const {
-        asm volatile("st.relaxed.gpu.global.v2.u64 [%0], {%1, %2};" ::"l"(slots + 2 * tile),
-                     "l"(static_cast<unsigned long long>(flag)), "l"(bit_cast<unsigned long long>(value))
-                     : "memory");
-    }
-    __device__ __forceinline__ void load(uint64_t tile, uint32_t &flag, V &value) const {
-        unsigned long long f, v;
-        asm volatile("ld.relaxed.gpu.global.v2.u64 {%0, %1}, [%2];" : "=l"(f), "=l"(v) : "l"(slots + 2 * tile) : "memory");
-        flag = static_cast<uint32_t>(f);
-        value = bit_cast<V>(v);
-    }
-};
+// One TileStatus slot per tile (util/tile_status.cuh), zeroed (invalid)
+// before the launch. A tile publishes kTileAggregate (the combination of all
+// its elements; it has no segment head) or kTileInclusive (the running value
+// at its last element: the fold from the last head in it, or from the
+// segment's head in an earlier tile). Flag and value share one
+// single-copy-atomic word, so no fence is needed between them.
 
 struct SegmentedScanParams {
     const void *input;
@@ -472,7 +431,7 @@ __global__ void __launch_bounds__(Config::kThreads, Config::kMinBlocks)
     // after it needs only aggregates up to it. Tile 0 has nothing before it,
     // and a tile whose first element is a head needs nothing from before.
     if (warp == 0) {
-        const SegmentTileStatus<Acc> status{p.status_slots};
+        const TileStatus<Acc> status{p.status_slots};
         Acc carry = Traits::neutral();
         if (lane == 0) status.store(tile, tile_head || tile == 0 ? kTileInclusive : kTileAggregate, tile_value);
         if (tile > 0 && !first_is_head) {

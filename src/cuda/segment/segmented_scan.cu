@@ -67,7 +67,7 @@ template <typename T, typename Op, typename Config, bool kReduce>
 void launch_tiles(const DeviceEnv &env, const SegmentLayout &layout, const void *input, void *output,
                   bool exclusive) {
     using Acc = typename Accumulation<T, Op>::Acc;
-    using Status = SegmentTileStatus<Acc>;
+    using Status = TileStatus<Acc>;
     const char *what = kReduce ? "segmented reduce launch" : "segmented scan launch";
     const uint64_t count = layout.data_count;
     constexpr uint64_t kTileItems = Config::kTileItems;
