@@ -1262,6 +1262,24 @@ private:
                        [&](const uint8_t *got) { check_dot(*ba, *bb, got, "dot_to_buffer"); });
     }
 
+    // The errors a scan's (or segmented scan's) enums and operands call for:
+    // op and kind in range, input and output of one dtype and count, the
+    // output the input itself or apart from it.
+    Codes scan_operand_errors(int slot, int op, int kind, gpuprim_buffer_t input, gpuprim_buffer_t output,
+                                 Buffer **bi, Buffer **bo) {
+        Codes errors = 0;
+        if (!in_range(op, 3)) errors |= kEnum;
+        if (!in_range(kind, 2)) errors |= kEnum;
+        errors |= resolve(slot, input, bi);
+        errors |= resolve(slot, output, bo);
+        if (*bi && *bo) {
+            if ((*bi)->dtype != (*bo)->dtype) errors |= kDtype;
+            if ((*bi)->count != (*bo)->count) errors |= kSize;
+            if (forbidden_alias(**bi, **bo, true)) errors |= kArg;
+        }
+        return errors;
+    }
+
     void op_scan(Input &in) {
         ContextArg context = draw_context(in);
         int op = draw_enum(in, 3);
@@ -1273,15 +1291,7 @@ private:
         if (context.slot < 0) {
             expect.must = context.error;
         } else {
-            if (!in_range(op, 3)) expect.must |= kEnum;
-            if (!in_range(kind, 2)) expect.must |= kEnum;
-            expect.must |= resolve(context.slot, input, &bi);
-            expect.must |= resolve(context.slot, output, &bo);
-            if (bi && bo) {
-                if (bi->dtype != bo->dtype) expect.must |= kDtype;
-                if (bi->count != bo->count) expect.must |= kSize;
-                if (forbidden_alias(*bi, *bo, true)) expect.must |= kArg;
-            }
+            expect.must |= scan_operand_errors(context.slot, op, kind, input, output, &bi, &bo);
         }
         // The reference reads the input as it was before the call.
         std::vector<uint8_t> before;
@@ -1578,15 +1588,7 @@ private:
         if (context.slot < 0) {
             expect.must = context.error;
         } else {
-            if (!in_range(op, 3)) expect.must |= kEnum;
-            if (!in_range(kind, 2)) expect.must |= kEnum;
-            expect.must |= resolve(context.slot, input, &bi);
-            expect.must |= resolve(context.slot, output, &bo);
-            if (bi && bo) {
-                if (bi->dtype != bo->dtype) expect.must |= kDtype;
-                if (bi->count != bo->count) expect.must |= kSize;
-                if (forbidden_alias(*bi, *bo, true)) expect.must |= kArg;
-            }
+            expect.must |= scan_operand_errors(context.slot, op, kind, input, output, &bi, &bo);
             if (bi) {
                 uint64_t segments = 0;
                 expect.must |= segments_errors(context.slot, seg, bi->count, {bo}, &spans, &segments);
