@@ -715,6 +715,69 @@ GPUPRIM_API gpuprim_status_t gpuprim_segmented_scan(gpuprim_context_t context, g
                                                     const gpuprim_segments_t *segments,
                                                     gpuprim_buffer_t input, gpuprim_buffer_t output);
 
+/* ------------------------------------------------------------------------ */
+/* Top-k                                                                     */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * The k largest (order DESCENDING) or k smallest (order ASCENDING) keys, with
+ * their positions: exactly the first k keys, and the first k indices, that a
+ * stable gpuprim_argsort() with that order would give. So:
+ * - the result is sorted (largest first for DESCENDING, smallest first for
+ *   ASCENDING);
+ * - equal keys are taken and listed lower position first (which of several
+ *   equal keys at the k-th place make the cut is decided by position too);
+ * - floats follow the sort's order (see gpuprim_sort()): -0.0 ranks below
+ *   +0.0, and NaN ranks above +inf, so the k largest hold the NaNs first
+ *   (as torch.topk does) and the k smallest take NaNs only when fewer than k
+ *   other keys exist.
+ * Stream-ordered. The input is read about once (a radix select over the
+ * order bits of the keys, then a sort of the k chosen); see the workspace
+ * note below.
+ * keys_in: any dtype, n elements.
+ * k: 0 to n; a k past n is INVALID_ARGUMENT. k = 0 writes nothing.
+ * keys_out: NULL, or keys_in's dtype with exactly k elements.
+ * indices: NULL, or I32, U32, I64 or U64 with exactly k elements; the
+ *   largest position, n - 1, must fit its dtype (I32: n <= 2^31).
+ * At least one of keys_out and indices must be given. Neither may overlap
+ * keys_in or the other.
+ * Errors: NULL_POINTER (keys_in; both outputs NULL), INVALID_HANDLE,
+ * CONTEXT_MISMATCH, INVALID_ENUM (order), DTYPE_MISMATCH (keys_out's dtype;
+ * indices not an index dtype), SIZE_MISMATCH (an output's count is not k),
+ * INVALID_ARGUMENT (k > n; overlapping buffers; n - 1 past what the indices'
+ * dtype holds), DEVICE, OUT_OF_MEMORY.
+ * Workspace (CUDA, from the context's cached workspace): inputs of up to a
+ * few thousand keys need none beyond a few KiB of counters; larger ones keep
+ * up to 16 bytes a key for the candidates that survive the first digit (a
+ * small fraction of n unless many keys share their leading bits), plus
+ * 16 bytes per chosen key when k is larger than about 4096.
+ */
+GPUPRIM_API gpuprim_status_t gpuprim_topk(gpuprim_context_t context, gpuprim_buffer_t keys_in, uint64_t k,
+                                          gpuprim_order_t order, gpuprim_buffer_t keys_out,
+                                          gpuprim_buffer_t indices);
+
+/*
+ * gpuprim_topk() of every segment: segment s's results go to elements
+ * [s * k, s * k + m) of keys_out and indices, where m = min(k, length of s),
+ * and its indices are positions within s (0 at its first element, as
+ * torch.topk(dim=-1) gives them). Outputs have segment_count * k elements.
+ * - Uniform rows: k must not exceed row_length (INVALID_ARGUMENT), so every
+ *   row fills its k slots.
+ * - CSR offsets: a segment shorter than k (an empty one included) gives all
+ *   of its elements, sorted, and its remaining slots are left as they are;
+ *   the caller knows m from the offsets. The longest segment's length - 1
+ *   must fit the indices' dtype.
+ * Errors: as gpuprim_topk(), plus those of the segments (see
+ * gpuprim_segmented_reduce()); SIZE_MISMATCH also when segment_count * k
+ * overflows 64 bits.
+ * Workspace (CUDA): rows of up to a few thousand keys need none; longer
+ * segments are selected together by a radix select with 8 KiB of digit
+ * counts per long segment and the candidate storage of gpuprim_topk().
+ */
+GPUPRIM_API gpuprim_status_t gpuprim_segmented_topk(gpuprim_context_t context, const gpuprim_segments_t *segments,
+                                                    gpuprim_buffer_t keys_in, uint64_t k, gpuprim_order_t order,
+                                                    gpuprim_buffer_t keys_out, gpuprim_buffer_t indices);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

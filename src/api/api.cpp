@@ -798,6 +798,103 @@ gpuprim_status_t gpuprim_segmented_scan(gpuprim_context_t context, gpuprim_op_t 
     });
 }
 
+}  // extern "C"
+
+namespace {
+
+// The top-k request for keys_in: order, outputs (each NULL or exactly
+// `slots` elements), and the positions the indices must hold (longest: the
+// most elements one segment can have; exact unless offsets, which the
+// backend checks).
+gpuprim::TopkRequest topk_request_for(Context &ctx, const Buffer &kin, uint64_t k, const gpuprim_order_t &order,
+                                      gpuprim_buffer_t keys_out, gpuprim_buffer_t indices, uint64_t slots,
+                                      uint64_t longest, bool longest_is_exact) {
+    require_enum(order, GPUPRIM_ORDER_ASCENDING, GPUPRIM_ORDER_DESCENDING, "order", "gpuprim_order_t");
+    if (!keys_out && !indices)
+        fail(GPUPRIM_ERROR_NULL_POINTER, "'keys_out' and 'indices' are both NULL: top-k needs one of them to write");
+    gpuprim::TopkRequest request{};
+    request.key_kind = gpuprim::key_kind(kin.dtype);
+    request.key_bytes = static_cast<uint32_t>(gpuprim::dtype_size(kin.dtype));
+    request.descending = enum_bits(order) == GPUPRIM_ORDER_DESCENDING;
+    request.keys_in = kin.data;
+    request.k = k;
+    Buffer *kout = keys_out ? &ctx.resolve(keys_out, "keys_out") : nullptr;
+    Buffer *idx = indices ? &ctx.resolve(indices, "indices") : nullptr;
+    if (kout) {
+        require_same_dtype(kin, "keys_in", *kout, "keys_out");
+        if (kout->count != slots)
+            fail(GPUPRIM_ERROR_SIZE_MISMATCH, "'keys_out' has %llu elements; top-k writes %llu",
+                 static_cast<unsigned long long>(kout->count), static_cast<unsigned long long>(slots));
+        require_no_overlap(kin, "keys_in", *kout, "keys_out", false);
+        request.keys_out = kout->data;
+    }
+    if (idx) {
+        if (!is_index_dtype(idx->dtype))
+            fail(GPUPRIM_ERROR_DTYPE_MISMATCH, "'indices' is %s; top-k writes I32, U32, I64 or U64 indices",
+                 gpuprim::dtype_name(idx->dtype));
+        if (idx->count != slots)
+            fail(GPUPRIM_ERROR_SIZE_MISMATCH, "'indices' has %llu elements; top-k writes %llu",
+                 static_cast<unsigned long long>(idx->count), static_cast<unsigned long long>(slots));
+        require_no_overlap(kin, "keys_in", *idx, "indices", false);
+        if (kout) require_no_overlap(*kout, "keys_out", *idx, "indices", false);
+        if (longest_is_exact && longest > 0 && longest - 1 > largest_index(idx->dtype))
+            fail(GPUPRIM_ERROR_INVALID_ARGUMENT,
+                 "top-k over %llu keys: index %llu does not fit the %s 'indices' (at most %llu)",
+                 static_cast<unsigned long long>(longest), static_cast<unsigned long long>(longest - 1),
+                 gpuprim::dtype_name(idx->dtype), static_cast<unsigned long long>(largest_index(idx->dtype)));
+        request.indices = idx->data;
+        request.index_bytes = static_cast<uint32_t>(gpuprim::dtype_size(idx->dtype));
+        request.largest_index = largest_index(idx->dtype);
+    }
+    return request;
+}
+
+}  // namespace
+
+extern "C" {
+
+gpuprim_status_t gpuprim_topk(gpuprim_context_t context, gpuprim_buffer_t keys_in, uint64_t k,
+                              gpuprim_order_t order, gpuprim_buffer_t keys_out, gpuprim_buffer_t indices) {
+    return guarded(context, [&](Context &ctx) {
+        Buffer &kin = ctx.resolve(keys_in, "keys_in");
+        if (k > kin.count)
+            fail(GPUPRIM_ERROR_INVALID_ARGUMENT, "k = %llu is more than the %llu keys of 'keys_in'",
+                 static_cast<unsigned long long>(k), static_cast<unsigned long long>(kin.count));
+        const gpuprim::TopkRequest request =
+            topk_request_for(ctx, kin, k, order, keys_out, indices, k, kin.count, true);
+        if (k == 0) return;
+        gpuprim::SegmentLayout layout{};
+        layout.segments = 1;
+        layout.row_length = kin.count;
+        layout.data_count = kin.count;
+        ctx.backend->topk(request, layout);
+    });
+}
+
+gpuprim_status_t gpuprim_segmented_topk(gpuprim_context_t context, const gpuprim_segments_t *segments,
+                                        gpuprim_buffer_t keys_in, uint64_t k, gpuprim_order_t order,
+                                        gpuprim_buffer_t keys_out, gpuprim_buffer_t indices) {
+    return guarded(context, [&](Context &ctx) {
+        Buffer &kin = ctx.resolve(keys_in, "keys_in");
+        const gpuprim::SegmentLayout layout = segment_layout(ctx, segments, kin.count);
+        if (!layout.offsets && k > layout.row_length)
+            fail(GPUPRIM_ERROR_INVALID_ARGUMENT, "k = %llu is more than the rows' length, %llu",
+                 static_cast<unsigned long long>(k), static_cast<unsigned long long>(layout.row_length));
+        if (k != 0 && layout.segments > UINT64_MAX / k)
+            fail(GPUPRIM_ERROR_SIZE_MISMATCH, "%llu segments of k = %llu results overflow 64 bits",
+                 static_cast<unsigned long long>(layout.segments), static_cast<unsigned long long>(k));
+        // Rows: the longest segment is known here; offsets: the backend
+        // checks the longest segment against the indices' dtype.
+        const gpuprim::TopkRequest request =
+            topk_request_for(ctx, kin, k, order, keys_out, indices, layout.segments * k,
+                             layout.offsets ? kin.count : layout.row_length, layout.offsets == nullptr);
+        if (keys_out) require_offsets_apart(segments, ctx, ctx.resolve(keys_out, "keys_out"), "keys_out");
+        if (indices) require_offsets_apart(segments, ctx, ctx.resolve(indices, "indices"), "indices");
+        if ((layout.segments == 0 || k == 0) && !layout.offsets) return;  // offsets: checked even so
+        ctx.backend->topk(request, layout);
+    });
+}
+
 gpuprim_status_t gpuprim_sort(gpuprim_context_t context, gpuprim_buffer_t keys_in,
                               gpuprim_buffer_t values_in, gpuprim_buffer_t keys_out,
                               gpuprim_buffer_t values_out, gpuprim_order_t order) {

@@ -41,6 +41,24 @@ struct SortRequest {
     uint64_t largest_index = UINT64_MAX;
 };
 
+// One top-k request (gpuprim_topk, gpuprim_segmented_topk): the first k of
+// a stable sort of each segment's keys in the request's order, with their
+// positions within the segment. Segment s writes outputs [s * k, s * k + m),
+// m = min(k, its length); nothing else is written.
+struct TopkRequest {
+    KeyKind key_kind;
+    uint32_t key_bytes;    // 1, 2, 4 or 8
+    bool descending;       // the k largest; else the k smallest
+    const void *keys_in;
+    uint64_t k;            // >= 1 when a backend is called with segments to fill
+    void *keys_out;        // nullptr: keys not wanted
+    void *indices;         // nullptr: indices not wanted
+    uint32_t index_bytes;  // 4 or 8 when indices are wanted
+    // The largest index the indices' dtype holds; with CSR offsets the
+    // backend checks the longest segment against it before writing anything.
+    uint64_t largest_index = UINT64_MAX;
+};
+
 // How the data of a segmented call divides into segments (src/api checked
 // that uniform rows cover the data; offsets are checked by the backend,
 // before it writes anything, through check_segment_offsets below).
@@ -158,6 +176,10 @@ public:
     // output may equal input.
     virtual void segmented_scan(gpuprim_op_t op, gpuprim_scan_kind_t kind, gpuprim_dtype_t dtype,
                                 const SegmentLayout &layout, const void *input, void *output) = 0;
+
+    // Top-k of every segment (a flat top-k is one row of data_count
+    // elements).
+    virtual void topk(const TopkRequest &request, const SegmentLayout &layout) = 0;
 
 protected:
     virtual void *allocate_memory(uint64_t bytes) = 0;

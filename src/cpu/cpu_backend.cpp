@@ -109,6 +109,9 @@ public:
                         const void *input, void *output) override {
         cpu::segmented_scan(parallel_, op, kind, dtype, layout, input, output);
     }
+    void topk(const TopkRequest &request, const SegmentLayout &layout) override {
+        cpu::topk(parallel_, workspace_, request, layout);
+    }
 
     explicit CpuBackend(int32_t threads)
         : parallel_(threads),

@@ -28,6 +28,8 @@ void segmented_reduce(Parallel &parallel, gpuprim_op_t op, gpuprim_dtype_t dtype
                       const void *input, void *output);
 void segmented_scan(Parallel &parallel, gpuprim_op_t op, gpuprim_scan_kind_t kind, gpuprim_dtype_t dtype,
                     const SegmentLayout &layout, const void *input, void *output);
+// Top-k of every segment (cpu/topk.cpp); a flat top-k is one row.
+void topk(Parallel &parallel, Workspace &workspace, const TopkRequest &request, const SegmentLayout &layout);
 
 // A task's weight: its elements plus kSegmentCost per segment (the fixed
 // cost of a segment, so that many empty or tiny segments still split).

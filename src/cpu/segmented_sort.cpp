@@ -25,37 +25,6 @@ namespace {
 
 constexpr uint64_t kShortSegment = uint64_t(1) << 16;
 
-inline uint64_t packed_position(uint64_t p) { return p & 0xFFFFFFFFu; }
-inline uint64_t packed_position(const Wide &p) { return p.lo; }
-inline uint64_t packed_bits(uint64_t p) { return p >> 32; }
-inline uint64_t packed_bits(const Wide &p) { return p.hi; }
-
-template <typename Packed>
-Packed pack(uint64_t bits, uint64_t position) {
-    if constexpr (std::is_same_v<Packed, Wide>) return Wide{position, bits};
-    else return (bits << 32) | position;
-}
-
-// Sorts p[0, n) ascending on the calling thread: insertion sort for a few
-// elements, std::sort for some, the leaf sort (vqsort where built) beyond.
-template <typename T>
-void small_sort(T *p, uint64_t n) {
-    if (n <= 16) {
-        for (uint64_t i = 1; i < n; ++i) {
-            const T x = p[i];
-            uint64_t j = i;
-            for (; j > 0 && x < p[j - 1]; --j) p[j] = p[j - 1];
-            p[j] = x;
-        }
-        return;
-    }
-    if (n < 1024) {
-        std::sort(p, p + n, [](const T &a, const T &b) { return a < b; });
-        return;
-    }
-    leaf_sort(p, n);
-}
-
 // Keys only, the whole key: the radix keys sorted in scratch.
 template <typename KeyBits>
 void sort_short_keys(const SortRequest &request, KeyBits *scratch, uint64_t begin, uint64_t n) {
