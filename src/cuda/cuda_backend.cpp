@@ -251,6 +251,11 @@ public:
         cuda::segmented_sort(env_, request, layout);
     }
 
+    void topk(const TopkRequest &request, const SegmentLayout &layout) override {
+        DeviceScope scope(env_.device_ordinal);
+        cuda::topk(env_, request, layout);
+    }
+
     void segmented_reduce(gpuprim_op_t op, gpuprim_dtype_t dtype, const SegmentLayout &layout, const void *input,
                           void *output) override {
         DeviceScope scope(env_.device_ordinal);

@@ -147,5 +147,12 @@ void segmented_reduce(const DeviceEnv &env, gpuprim_op_t op, gpuprim_dtype_t dty
                       const void *input, void *output);
 void segmented_scan(const DeviceEnv &env, gpuprim_op_t op, gpuprim_scan_kind_t kind, gpuprim_dtype_t dtype,
                     const SegmentLayout &layout, const void *input, void *output);
+// Top-k of every segment (src/cuda/topk/); a flat top-k is one row.
+void topk(const DeviceEnv &env, const TopkRequest &request, const SegmentLayout &layout);
+// Top-k of segments (offsets checked) of at most `longest` keys by the
+// segmented sort's networks, storing each segment's first k ranks
+// (segment/segmented_sort.cu). False (nothing done) when longest is past
+// what a network holds.
+bool network_topk(const DeviceEnv &env, const TopkRequest &request, const SegmentLayout &layout, uint64_t longest);
 
 }  // namespace gpuprim::cuda

@@ -80,6 +80,9 @@ struct SegmentSortArgs {
     bool list_wide;    // ids are 8 bytes
     uint64_t groups;   // segments this launch sorts
     uint32_t network;  // positions a segment
+    // Top-k (network_topk): segment s writes only its first min(k, length)
+    // ranks, to [s * topk, ...) of keys_out (if given) and values_out; 0: a sort.
+    uint64_t topk;
 };
 
 __device__ __forceinline__ uint64_t list_entry(const SegmentSortArgs &args, uint64_t g) {
@@ -99,9 +102,9 @@ __global__ void __launch_bounds__(kMaxNetwork / kItems) segment_network_sort_ker
     const uint32_t group_threads = args.network / kItems;
     const uint32_t lane = threadIdx.x % group_threads;  // thread within the segment's group
     const uint64_t group = uint64_t(blockIdx.x) * (blockDim.x / group_threads) + threadIdx.x / group_threads;
-    uint64_t begin = 0, length = 0;
+    uint64_t s = 0, begin = 0, length = 0;
     if (group < args.groups) {
-        const uint64_t s = list_entry(args, group);
+        s = list_entry(args, group);
         begin = args.bounds.offset(s);
         length = args.bounds.offset(s + 1) - begin;
     }
@@ -153,14 +156,17 @@ __global__ void __launch_bounds__(kMaxNetwork / kItems) segment_network_sort_ker
     }
     if constexpr (kWithIndex) __syncthreads();  // every input of the block read before any output is written
 
-    K *keys_out = static_cast<K *>(args.keys_out) + begin;
+    const uint64_t out_first = args.topk ? s * args.topk : begin;
+    const uint64_t out_count = args.topk ? (length < args.topk ? length : args.topk) : length;
+    K *keys_out = static_cast<K *>(args.keys_out) + out_first;
 #pragma unroll
     for (int e = 0; e < kItems; ++e) {
         const uint32_t rank = reversed ? args.network - 1 - (base + e) : base + e;
-        if (rank < length) {
-            keys_out[rank] = out_keys[e];
+        if (rank < out_count) {
+            if (args.keys_out) keys_out[rank] = out_keys[e];
             if constexpr (kValueBytes != 0)
-                if (args.values != ValueSource::kNone) static_cast<V *>(args.values_out)[begin + rank] = out_values[e];
+                if (args.values != ValueSource::kNone)
+                    static_cast<V *>(args.values_out)[out_first + rank] = out_values[e];
         }
     }
 }
@@ -530,6 +536,33 @@ void dispatch_values(const DeviceEnv &env, const SortRequest &request, const Seg
 }
 
 }  // namespace
+
+bool network_topk(const DeviceEnv &env, const TopkRequest &request, const SegmentLayout &layout, uint64_t longest) {
+    if (longest > kMaxNetwork) return false;
+    SegmentSortArgs args{};
+    args.keys_in = request.keys_in;
+    args.keys_out = request.keys_out;
+    args.values_out = request.indices;
+    args.values = request.indices ? ValueSource::kIndex : ValueSource::kNone;
+    args.kind = request.key_kind;
+    args.descending = request.descending;
+    args.range_bits = request.key_bytes * 8;
+    args.bounds = SegmentBounds::of(layout);
+    args.groups = layout.segments;
+    args.network = network_for(longest);
+    args.topk = request.k;
+    // Argsort's instantiations: keys with their positions, 4- or 8-byte values.
+    bool fits = false;
+    dispatch_width(request.key_bytes, "top-k: unsupported key width", [&](auto key_bits) {
+        using K = decltype(key_bits);
+        if (request.indices && request.index_bytes == 8) {
+            if ((fits = args.network <= largest_network<K, 8, true>(env))) launch_network_sort<K, 8, true>(env, args);
+        } else {
+            if ((fits = args.network <= largest_network<K, 4, true>(env))) launch_network_sort<K, 4, true>(env, args);
+        }
+    });
+    return fits;
+}
 
 void segmented_sort(const DeviceEnv &env, const SortRequest &request, const SegmentLayout &layout) {
     if (!is_dtype_width(request.key_bytes))

@@ -1,0 +1,320 @@
+// SPDX-License-Identifier: Apache-2.0
+// Top-k of long segments (and of a long flat input): a radix select over
+// 11-bit digits, every long segment at once, many blocks a segment, one
+// launch a pass. The digits run over the select key from the top, then over
+// the position (so that the k-th place among equal keys is chosen by
+// position too: the pair (key, position) is unique, and "the k smallest
+// pairs" is exactly the stable sort's first k).
+//
+// Pass p, for segment j (state[j] holds the digits chosen so far, the prefix):
+// - keys whose chosen digits match the prefix are counted by their digit p
+//   (a 2048-bin count per block in shared memory, added into the segment's
+//   global count); while they fit 1/kCandidateShare of the segment they are
+//   also written to a candidate buffer, which the next pass reads instead of
+//   the input;
+// - keys that matched the previous prefix but fall below the current one are
+//   wanted whatever comes next: they are written to the segment's results;
+// - the last block to finish (a ticket) scans the global count for the bin
+//   that holds the wanted rank, extends the prefix, and when that bin holds
+//   exactly the keys still wanted, marks the segment "collecting": the next
+//   pass writes the keys of the bin to the results too and the segment is
+//   finished; later passes return at once.
+// Results are written in any order (block-aggregated atomics); they are a
+// unique set, sorted afterwards (topk.cu), so the output does not depend on
+// that order.
+#pragma once
+
+#include "cuda/topk/select_common.cuh"
+#include "cuda/topk/topk_policy.cuh"
+
+namespace gpuprim::cuda::selection {
+
+enum SelectPhase : uint32_t { kSelecting = 0, kCollecting = 1, kFinished = 2 };
+
+// One long segment's progress, in device memory (zeroed before pass 0).
+struct SelectState {
+    unsigned long long key_prefix, key_mask;  // chosen digits of the select key
+    unsigned long long index_prefix, index_mask;  // ... and of the position, after all the key's
+    unsigned long long previous_key_mask, previous_index_mask;  // before the last choice
+    unsigned long long remaining;  // keys matching the prefix still wanted
+    unsigned long long matching;   // keys matching the prefix
+    unsigned long long results;    // results written
+    unsigned long long buffered[2];  // candidates written to each buffer
+    unsigned long long source_count;  // candidates in the buffer this pass reads
+    uint32_t source;  // 0: this pass reads the input; 1 + b: buffer b
+    uint32_t phase;   // SelectPhase
+    uint32_t ticket;  // blocks of this pass finished
+};
+
+// Where a pass's digit lies: in the select key or in the position.
+struct PassDigit {
+    uint32_t in_index;  // 0: key bits, 1: position bits
+    uint32_t shift;
+    uint32_t width;     // 1..11
+};
+
+// Workspace of the long segments (j: the long segment's ordinal).
+template <typename R, typename I>
+struct SelectBuffers {
+    SelectState *states;       // one a long segment
+    unsigned long long *bins;  // kBins a long segment
+    R *candidate_keys[2];      // at capacity_first(j), capacity(j) each
+    I *candidate_positions[2];
+    R *result_keys;            // k a long segment
+    I *result_positions;
+};
+
+__device__ __forceinline__ uint64_t candidate_capacity(uint64_t length) {
+    return length / RadixSelectPolicy::kCandidateShare;
+}
+// Segments do not overlap, so neither do [begin / share, begin / share + length / share).
+__device__ __forceinline__ uint64_t candidate_first(uint64_t begin) {
+    return begin / RadixSelectPolicy::kCandidateShare;
+}
+
+template <typename K, typename I>
+__global__ void __launch_bounds__(RadixSelectPolicy::kThreads)
+    radix_select_pass_kernel(const TopkArgs args, const SelectBuffers<SelectKey<K>, I> buffers, uint32_t pass,
+                             PassDigit digit) {
+    using R = SelectKey<K>;
+    constexpr int kThreads = RadixSelectPolicy::kThreads;
+    constexpr int kItems = RadixSelectPolicy::kItems;
+    constexpr int kBins = RadixSelectPolicy::kBins;
+    constexpr uint32_t kTile = kThreads * kItems;
+    constexpr int kBinsPerThread = kBins / kThreads;
+    __shared__ uint32_t bins[kBins];
+    __shared__ uint32_t warp_sums[33];
+    __shared__ unsigned long long result_base, candidate_base;
+    __shared__ uint32_t last_block;
+    __shared__ uint32_t chosen_bin;
+    __shared__ unsigned long long chosen_below, chosen_count;
+
+    for (uint64_t j = blockIdx.y; j < args.groups; j += gridDim.y) {
+        SelectState &state = buffers.states[j];
+        const SelectState view = state;  // written only by the last block, after every block has read it
+        if (view.phase == kFinished) continue;
+        const uint64_t s = segment_of(args, j);
+        const uint64_t begin = args.bounds.offset(s);
+        const uint64_t length = args.bounds.offset(s + 1) - begin;
+        const bool collecting = view.phase == kCollecting;
+        const bool from_input = view.source == 0;
+        const uint64_t size = from_input ? length : view.source_count;
+        const uint32_t reading = view.source == 0 ? 0 : view.source - 1;
+        const uint32_t writing = pass & 1;
+        const bool write_candidates = !collecting && view.matching <= candidate_capacity(length);
+        const R key_prefix = R(view.key_prefix), key_mask = R(view.key_mask);
+        const I index_prefix = I(view.index_prefix), index_mask = I(view.index_mask);
+        const R previous_key_mask = R(view.previous_key_mask);
+        const I previous_index_mask = I(view.previous_index_mask);
+        const uint32_t digit_mask = (1u << digit.width) - 1;
+        const K *in = static_cast<const K *>(args.keys_in) + begin;
+        const uint64_t capacity_at = candidate_first(begin);
+
+        if (!collecting)
+            for (int b = threadIdx.x; b < kBins; b += kThreads) bins[b] = 0;
+        __syncthreads();
+
+        for (uint64_t tile = uint64_t(blockIdx.x) * kTile; tile < size; tile += uint64_t(gridDim.x) * kTile) {
+            R keys[kItems];
+            I positions[kItems];
+            uint32_t results = 0, candidates = 0;
+            uint32_t is_result = 0, is_candidate = 0;  // bit e: item e
+#pragma unroll
+            for (int e = 0; e < kItems; ++e) {
+                const uint64_t at = tile + uint64_t(e) * kThreads + threadIdx.x;
+                if (at >= size) continue;
+                if (from_input) {
+                    keys[e] = select_key<K>(args, in[at]);
+                    positions[e] = I(at);
+                } else {
+                    keys[e] = buffers.candidate_keys[reading][capacity_at + at];
+                    positions[e] = buffers.candidate_positions[reading][capacity_at + at];
+                }
+                const R key = keys[e];
+                const I position = positions[e];
+                const bool matched_before = (key & previous_key_mask) == (key_prefix & previous_key_mask) &&
+                                            (position & previous_index_mask) == (index_prefix & previous_index_mask);
+                if (!matched_before) continue;
+                const R masked_key = key & key_mask;
+                const I masked_position = position & index_mask;
+                const bool equal = masked_key == key_prefix && masked_position == index_prefix;
+                const bool below =
+                    masked_key < key_prefix || (masked_key == key_prefix && masked_position < index_prefix);
+                if (below || (equal && collecting)) {
+                    is_result |= 1u << e;
+                    ++results;
+                } else if (equal) {
+                    const uint32_t d = uint32_t((digit.in_index ? uint64_t(position) : uint64_t(key)) >> digit.shift) &
+                                       digit_mask;
+                    atomicAdd(&bins[d], 1u);
+                    if (write_candidates) {
+                        is_candidate |= 1u << e;
+                        ++candidates;
+                    }
+                }
+            }
+            // Writes, if any in the tile: each thread's slots by block scans.
+            if (__syncthreads_or(results | candidates)) {
+                uint32_t result_total, candidate_total;
+                uint32_t result_at = block_exclusive_sum(results, warp_sums, result_total);
+                uint32_t candidate_at = block_exclusive_sum(candidates, warp_sums, candidate_total);
+                if (threadIdx.x == 0) {
+                    result_base = result_total ? atomicAdd(&state.results, (unsigned long long)result_total) : 0;
+                    candidate_base =
+                        candidate_total ? atomicAdd(&state.buffered[writing], (unsigned long long)candidate_total) : 0;
+                }
+                __syncthreads();
+#pragma unroll
+                for (int e = 0; e < kItems; ++e) {
+                    if (is_result & (1u << e)) {
+                        const uint64_t slot = j * args.k + result_base + result_at++;
+                        buffers.result_keys[slot] = keys[e];
+                        buffers.result_positions[slot] = positions[e];
+                    } else if (is_candidate & (1u << e)) {
+                        const uint64_t slot = capacity_at + candidate_base + candidate_at++;
+                        buffers.candidate_keys[writing][slot] = keys[e];
+                        buffers.candidate_positions[writing][slot] = positions[e];
+                    }
+                }
+                __syncthreads();  // result_base and candidate_base are the next tile's
+            }
+        }
+
+        // Counts into the segment's global bins, then the ticket.
+        unsigned long long *global_bins = buffers.bins + j * kBins;
+        if (!collecting) {
+            __syncthreads();
+            for (int b = threadIdx.x; b < kBins; b += kThreads)
+                if (bins[b]) atomicAdd(global_bins + b, (unsigned long long)bins[b]);
+        }
+        __threadfence();
+        __syncthreads();
+        if (threadIdx.x == 0) last_block = atomicAdd(&state.ticket, 1u) == gridDim.x - 1;
+        __syncthreads();
+        if (!last_block) continue;
+        __threadfence();
+        if (collecting) {
+            if (threadIdx.x == 0) {
+                state.phase = kFinished;
+                state.ticket = 0;
+            }
+            continue;
+        }
+        // The last block: find the bin that holds rank `remaining`.
+        unsigned long long counts[kBinsPerThread];
+        unsigned long long mine = 0;
+#pragma unroll
+        for (int b = 0; b < kBinsPerThread; ++b) {
+            counts[b] = __ldcg(global_bins + threadIdx.x * kBinsPerThread + b);
+            mine += counts[b];
+        }
+        if (length < (uint64_t(1) << 32)) {
+            uint32_t total;
+            unsigned long long below = block_exclusive_sum(uint32_t(mine), warp_sums, total);
+#pragma unroll
+            for (int b = 0; b < kBinsPerThread; ++b) {
+                if (below < view.remaining && view.remaining <= below + counts[b]) {
+                    chosen_bin = threadIdx.x * kBinsPerThread + b;
+                    chosen_below = below;
+                    chosen_count = counts[b];
+                }
+                below += counts[b];
+            }
+        } else if (threadIdx.x == 0) {
+            // Counts past 32 bits (a segment of 2^32 keys or more): one thread, 64-bit.
+            unsigned long long below = 0;
+            for (int b = 0; b < kBins; ++b) {
+                const unsigned long long c = __ldcg(global_bins + b);
+                if (below < view.remaining && view.remaining <= below + c) {
+                    chosen_bin = b;
+                    chosen_below = below;
+                    chosen_count = c;
+                }
+                below += c;
+            }
+        }
+        __syncthreads();
+        for (int b = threadIdx.x; b < kBins; b += kThreads) global_bins[b] = 0;
+        if (threadIdx.x == 0) {
+            SelectState next = view;
+            next.previous_key_mask = view.key_mask;
+            next.previous_index_mask = view.index_mask;
+            const unsigned long long field_mask = (unsigned long long)digit_mask << digit.shift;
+            const unsigned long long field_prefix = (unsigned long long)chosen_bin << digit.shift;
+            if (digit.in_index) {
+                next.index_mask |= field_mask;
+                next.index_prefix |= field_prefix;
+            } else {
+                next.key_mask |= field_mask;
+                next.key_prefix |= field_prefix;
+            }
+            next.remaining = view.remaining - chosen_below;
+            next.matching = chosen_count;
+            next.source = write_candidates ? 1 + writing : 0;
+            // Counters other blocks added to: read past the L1 (view is stale).
+            const unsigned long long written = __ldcg(&state.buffered[writing]);
+            next.source_count = write_candidates ? written : 0;
+            next.buffered[writing] = written;
+            next.buffered[writing ^ 1] = 0;  // the next pass writes there
+            next.results = __ldcg(&state.results);
+            next.phase = next.matching == next.remaining ? kCollecting : kSelecting;
+            next.ticket = 0;
+            state = next;
+        }
+    }
+}
+
+// Zeroes the states and gives each segment's `remaining` (its wanted count).
+__global__ void __launch_bounds__(256) radix_select_init_kernel(const TopkArgs args, SelectState *states,
+                                                                unsigned long long *bins) {
+    const uint64_t stride = uint64_t(gridDim.x) * blockDim.x;
+    for (uint64_t j = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x; j < args.groups; j += stride) {
+        const uint64_t s = segment_of(args, j);
+        const uint64_t length = args.bounds.offset(s + 1) - args.bounds.offset(s);
+        SelectState state{};
+        state.remaining = args.k < length ? args.k : length;
+        state.matching = length;
+        state.phase = state.remaining == 0 ? kFinished : kSelecting;
+        states[j] = state;
+    }
+    for (uint64_t b = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x; b < args.groups * RadixSelectPolicy::kBins;
+         b += stride)
+        bins[b] = 0;
+}
+
+// The chosen pairs of each long segment (at most kBlockSortMax), sorted in
+// one block and written out.
+template <typename K, typename I>
+__global__ void __launch_bounds__(RadixSelectPolicy::kThreads)
+    sort_chosen_kernel(const TopkArgs args, const SelectBuffers<SelectKey<K>, I> buffers, uint32_t slots) {
+    using R = SelectKey<K>;
+    extern __shared__ __align__(16) unsigned char shared_bytes[];
+    R *keys = reinterpret_cast<R *>(shared_bytes);
+    I *positions = reinterpret_cast<I *>(keys + slots);
+    for (uint64_t j = blockIdx.x; j < args.groups; j += gridDim.x) {
+        const uint64_t s = segment_of(args, j);
+        const uint64_t length = args.bounds.offset(s + 1) - args.bounds.offset(s);
+        const uint32_t wanted = uint32_t(args.k < length ? args.k : length);
+        const uint32_t padded = next_power_of_two(wanted);
+        for (uint32_t i = threadIdx.x; i < padded; i += blockDim.x) {
+            keys[i] = i < wanted ? buffers.result_keys[j * args.k + i] : ~R(0);
+            positions[i] = i < wanted ? buffers.result_positions[j * args.k + i] : ~I(0);
+        }
+        __syncthreads();
+        block_sort_pairs(keys, positions, padded);
+        for (uint32_t r = threadIdx.x; r < wanted; r += blockDim.x) write_result<K>(args, s, r, keys[r], positions[r]);
+        __syncthreads();
+    }
+}
+
+// The chosen pairs after the flat sorts (k past kBlockSortMax), written out.
+template <typename K, typename I>
+__global__ void __launch_bounds__(256) write_chosen_kernel(const TopkArgs args, const SelectKey<K> *keys,
+                                                           const I *positions, uint64_t j, uint64_t count) {
+    const uint64_t s = segment_of(args, j);
+    const uint64_t stride = uint64_t(gridDim.x) * blockDim.x;
+    for (uint64_t r = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x; r < count; r += stride)
+        write_result<K>(args, s, r, keys[r], positions[r]);
+}
+
+}  // namespace gpuprim::cuda::selection

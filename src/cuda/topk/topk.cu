@@ -1,0 +1,273 @@
+// SPDX-License-Identifier: Apache-2.0
+// Top-k on CUDA (gpuprim_topk, gpuprim_segmented_topk): the device-wide
+// driver. It checks the offsets, then picks a path by segment length
+// (topk_policy.cuh):
+// - all segments up to kNetworkMaxLength: the segmented sort's networks
+//   (segment/segmented_sort.cu, network_topk), one launch;
+// - all up to BlockSelectPolicy::kMaxLength: block_select.cuh, one launch;
+// - longer ones: radix_select.cuh over all of them at once (rows: every row;
+//   offsets: the segments too long for a block, listed by a kernel, while
+//   block_select.cuh takes the others), then the chosen of each segment are
+//   sorted, in one block each or, for k past kBlockSortMax, by two stable
+//   flat radix sorts (by position, then by key).
+// Workspace: env.side_workspace (the flat sorts reserve env.workspace).
+#include "core/dtype.h"
+#include "cuda/device_env.h"
+#include "cuda/segment/segment_check.h"
+#include "cuda/topk/block_select.cuh"
+#include "cuda/topk/radix_select.cuh"
+#include "cuda/util/check.h"
+#include "cuda/util/workspace_layout.h"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+namespace gpuprim::cuda {
+namespace selection {
+namespace {
+
+constexpr uint32_t kMaxGridY = 65535;
+
+TopkArgs args_of(const TopkRequest &request, const SegmentLayout &layout) {
+    TopkArgs args{};
+    args.keys_in = request.keys_in;
+    args.keys_out = request.keys_out;
+    args.indices = request.indices;
+    args.index_bytes = request.index_bytes;
+    args.kind = request.key_kind;
+    args.descending = request.descending;
+    args.k = request.k;
+    args.bounds = SegmentBounds::of(layout);
+    args.list = nullptr;
+    args.groups = layout.segments;
+    return args;
+}
+
+uint32_t grid_for(uint64_t groups) { return uint32_t(std::min<uint64_t>(groups, uint64_t(1) << 30)); }
+
+// Opts a kernel in to `shared` bytes of dynamic shared memory where it
+// needs more than the default 48 KiB.
+void require_shared(const DeviceEnv &env, const void *kernel, int threads, size_t shared, const char *what) {
+    if (shared > 48 * 1024 && resident_blocks(env, kernel, threads, shared, what) == 0)
+        fail(GPUPRIM_ERROR_INTERNAL, "%s: %zu bytes of shared memory do not fit this device", what, shared);
+}
+
+template <typename K>
+void launch_block_select(const DeviceEnv &env, const TopkArgs &args, uint32_t max_length) {
+    const uint32_t slots = next_power_of_two(uint32_t(std::min<uint64_t>(args.k, max_length)));
+    const size_t shared = block_select_shared_bytes<K>(max_length, slots);
+    auto kernel = block_select_kernel<K>;
+    require_shared(env, reinterpret_cast<const void *>(kernel), BlockSelectPolicy::kThreads, shared,
+                   "top-k block select");
+    kernel<<<grid_for(args.groups), BlockSelectPolicy::kThreads, shared, env.stream>>>(args, max_length, slots);
+    check_launch("top-k block select launch");
+}
+
+// Lists the segments longer than `limit` (offsets): ids to `list`, their
+// number to *count.
+__global__ void __launch_bounds__(256) list_long_segments_kernel(SegmentBounds bounds, uint64_t limit,
+                                                                 unsigned long long *list,
+                                                                 unsigned long long *count) {
+    const uint64_t stride = uint64_t(gridDim.x) * blockDim.x;
+    for (uint64_t s = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x; s < bounds.segments; s += stride) {
+        const uint64_t length = bounds.offset(s + 1) - bounds.offset(s);
+        if (length > limit) list[atomicAdd(count, 1ull)] = s;
+    }
+}
+
+uint32_t bit_width(uint64_t x) {
+    uint32_t bits = 0;
+    while (bits < 64 && (x >> bits) != 0) ++bits;
+    return bits;
+}
+
+// The digit of pass p: the select key's digits from the top, then the
+// position's (index_bits of them), 11 bits each (the last of each shorter).
+PassDigit digit_of(uint32_t pass, uint32_t key_bits, uint32_t index_bits) {
+    constexpr uint32_t kDigit = RadixSelectPolicy::kDigitBits;
+    const uint32_t key_passes = (key_bits + kDigit - 1) / kDigit;
+    const bool in_index = pass >= key_passes;
+    const uint32_t bits = in_index ? index_bits : key_bits;
+    const uint32_t q = in_index ? pass - key_passes : pass;
+    const uint32_t top = bits - q * kDigit;
+    const uint32_t width = std::min(kDigit, top);
+    return {in_index ? 1u : 0u, top - width, width};
+}
+
+template <typename K, typename I>
+void select_long(const DeviceEnv &env, const TopkRequest &request, TopkArgs args, uint64_t data_count,
+                 uint64_t longest, const std::vector<unsigned long long> &host_list) {
+    using R = SelectKey<K>;
+    constexpr uint32_t kDigit = RadixSelectPolicy::kDigitBits;
+    const uint64_t segments = args.groups;
+    const uint32_t key_bits = uint32_t(8 * sizeof(K));
+    const uint32_t index_bits = std::max<uint32_t>(1, bit_width(longest - 1));
+    const uint32_t passes = (key_bits + kDigit - 1) / kDigit + (index_bits + kDigit - 1) / kDigit;
+    const uint64_t candidates = data_count / RadixSelectPolicy::kCandidateShare + 1;
+
+    // The list of long segments (offsets) came in args.list from the
+    // caller's part of the side workspace: keep it, add ours after it.
+    WorkspaceLayout layout;
+    const WorkspacePart list_part = layout.add(args.list ? segments * 8 : 0);
+    const WorkspacePart states_part = layout.add(segments * sizeof(SelectState));
+    const WorkspacePart bins_part = layout.add(segments * RadixSelectPolicy::kBins * 8);
+    WorkspacePart candidate_key_part[2], candidate_position_part[2];
+    for (int b = 0; b < 2; ++b) {
+        candidate_key_part[b] = layout.add(candidates * sizeof(R));
+        candidate_position_part[b] = layout.add(candidates * sizeof(I));
+    }
+    const WorkspacePart result_key_part = layout.add(segments * request.k * sizeof(R));
+    const WorkspacePart result_position_part = layout.add(segments * request.k * sizeof(I));
+    void *side = env.side_workspace->reserve(layout.bytes());
+    if (args.list) {
+        auto *list = WorkspaceLayout::at<unsigned long long>(side, list_part);
+        check(cudaMemcpyAsync(list, host_list.data(), segments * 8, cudaMemcpyHostToDevice, env.stream),
+              "top-k (cudaMemcpyAsync)");
+        args.list = list;
+    }
+    SelectBuffers<R, I> buffers{};
+    buffers.states = WorkspaceLayout::at<SelectState>(side, states_part);
+    buffers.bins = WorkspaceLayout::at<unsigned long long>(side, bins_part);
+    for (int b = 0; b < 2; ++b) {
+        buffers.candidate_keys[b] = WorkspaceLayout::at<R>(side, candidate_key_part[b]);
+        buffers.candidate_positions[b] = WorkspaceLayout::at<I>(side, candidate_position_part[b]);
+    }
+    buffers.result_keys = WorkspaceLayout::at<R>(side, result_key_part);
+    buffers.result_positions = WorkspaceLayout::at<I>(side, result_position_part);
+
+    const uint32_t init_blocks = uint32_t(std::min<uint64_t>((segments * RadixSelectPolicy::kBins + 255) / 256,
+                                                             uint64_t(env.sm_count) * 8));
+    radix_select_init_kernel<<<init_blocks, 256, 0, env.stream>>>(args, buffers.states, buffers.bins);
+    check_launch("top-k select init launch");
+
+    constexpr uint64_t kTile = uint64_t(RadixSelectPolicy::kThreads) * RadixSelectPolicy::kItems;
+    const uint64_t resident = uint64_t(env.sm_count) * RadixSelectPolicy::kBlocksPerSm;
+    const uint64_t tiles = (longest + kTile - 1) / kTile;
+    dim3 grid(uint32_t(std::max<uint64_t>(1, std::min(tiles, resident / std::max<uint64_t>(1, segments)))),
+              uint32_t(std::min<uint64_t>(segments, kMaxGridY)));
+    // One launch a digit, plus the one that collects the last bin; a
+    // segment done early skips the rest.
+    for (uint32_t pass = 0; pass <= passes; ++pass) {
+        const PassDigit digit = pass < passes ? digit_of(pass, key_bits, index_bits) : PassDigit{0, 0, 1};
+        radix_select_pass_kernel<K, I><<<grid, RadixSelectPolicy::kThreads, 0, env.stream>>>(args, buffers, pass, digit);
+        check_launch("top-k select pass launch");
+    }
+
+    const uint64_t wanted = std::min<uint64_t>(request.k, longest);
+    if (wanted <= RadixSelectPolicy::kBlockSortMax) {
+        const uint32_t slots = next_power_of_two(uint32_t(wanted));
+        const size_t shared = size_t(slots) * (sizeof(R) + sizeof(I));
+        auto kernel = sort_chosen_kernel<K, I>;
+        require_shared(env, reinterpret_cast<const void *>(kernel), RadixSelectPolicy::kThreads, shared,
+                       "top-k sort of the chosen");
+        kernel<<<grid_for(segments), RadixSelectPolicy::kThreads, shared, env.stream>>>(args, buffers, slots);
+        check_launch("top-k sort of the chosen launch");
+        return;
+    }
+    // Many chosen: a stable sort by position, then a stable sort by key,
+    // for each long segment.
+    std::vector<uint64_t> counts(segments);
+    if (!args.list) {
+        std::fill(counts.begin(), counts.end(), std::min<uint64_t>(request.k, args.bounds.row_length));
+    } else {
+        // Lengths of the listed segments: read their offsets back.
+        const uint32_t ob = args.bounds.offset_bytes;
+        std::vector<unsigned char> pair(2 * ob);
+        for (uint64_t j = 0; j < segments; ++j) {
+            check(cudaMemcpyAsync(pair.data(), static_cast<const unsigned char *>(args.bounds.offsets) + host_list[j] * ob,
+                                  2 * ob, cudaMemcpyDeviceToHost, env.stream),
+                  "top-k (cudaMemcpyAsync)");
+            check(cudaStreamSynchronize(env.stream), "top-k (cudaStreamSynchronize)");
+            uint64_t begin = 0, end = 0;
+            std::memcpy(&begin, pair.data(), ob);
+            std::memcpy(&end, pair.data() + ob, ob);
+            counts[j] = std::min<uint64_t>(request.k, end - begin);
+        }
+    }
+    for (uint64_t j = 0; j < segments; ++j) {
+        R *keys = buffers.result_keys + j * request.k;
+        I *positions = buffers.result_positions + j * request.k;
+        SortRequest by_position{};
+        by_position.key_kind = KeyKind::Unsigned;
+        by_position.key_bytes = sizeof(I);
+        by_position.keys_in = positions;
+        by_position.keys_out = positions;
+        by_position.value_bytes = sizeof(R);
+        by_position.values_in = keys;
+        by_position.values_out = keys;
+        by_position.count = counts[j];
+        sort(env, by_position);
+        SortRequest by_key = by_position;
+        by_key.key_bytes = sizeof(R);
+        by_key.keys_in = keys;
+        by_key.keys_out = keys;
+        by_key.value_bytes = sizeof(I);
+        by_key.values_in = positions;
+        by_key.values_out = positions;
+        sort(env, by_key);
+        const uint32_t blocks = uint32_t(std::min<uint64_t>((counts[j] + 255) / 256, uint64_t(env.sm_count) * 8));
+        write_chosen_kernel<K, I><<<std::max(blocks, 1u), 256, 0, env.stream>>>(args, keys, positions, j, counts[j]);
+        check_launch("top-k write launch");
+    }
+}
+
+template <typename K>
+void topk_of_width(const DeviceEnv &env, const TopkRequest &request, const SegmentLayout &layout,
+                   uint64_t longest) {
+    TopkArgs args = args_of(request, layout);
+    if (longest <= kNetworkMaxLength && network_topk(env, request, layout, longest)) return;
+    const uint32_t block_max = BlockSelectPolicy::kMaxLength;
+    if (longest <= block_max) return launch_block_select<K>(env, args, uint32_t(longest));
+
+    std::vector<unsigned long long> host_list;
+    if (layout.offsets) {
+        // The segments a block holds, then the list of the others.
+        launch_block_select<K>(env, args, block_max);
+        WorkspaceLayout parts;
+        const WorkspacePart count_part = parts.add(8);
+        const WorkspacePart list_part = parts.add(layout.segments * 8);
+        void *side = env.side_workspace->reserve(parts.bytes());
+        auto *count = WorkspaceLayout::at<unsigned long long>(side, count_part);
+        auto *list = WorkspaceLayout::at<unsigned long long>(side, list_part);
+        check(cudaMemsetAsync(count, 0, 8, env.stream), "top-k (cudaMemsetAsync)");
+        const uint32_t blocks =
+            uint32_t(std::max<uint64_t>(1, std::min<uint64_t>((layout.segments + 255) / 256, uint64_t(env.sm_count) * 8)));
+        list_long_segments_kernel<<<blocks, 256, 0, env.stream>>>(args.bounds, block_max, list, count);
+        check_launch("top-k long segment list launch");
+        unsigned long long host_count = 0;
+        check(cudaMemcpyAsync(&host_count, count, 8, cudaMemcpyDeviceToHost, env.stream), "top-k (cudaMemcpyAsync)");
+        check(cudaStreamSynchronize(env.stream), "top-k (cudaStreamSynchronize)");
+        host_list.resize(host_count);
+        if (host_count)
+            check(cudaMemcpy(host_list.data(), list, host_count * 8, cudaMemcpyDeviceToHost), "top-k (cudaMemcpy)");
+        args.list = list;  // replaced by select_long's own copy
+        args.groups = host_count;
+        if (host_count == 0) return;
+    }
+    if (longest <= UINT32_MAX) select_long<K, uint32_t>(env, request, args, layout.data_count, longest, host_list);
+    else select_long<K, unsigned long long>(env, request, args, layout.data_count, longest, host_list);
+}
+
+}  // namespace
+}  // namespace selection
+
+void topk(const DeviceEnv &env, const TopkRequest &request, const SegmentLayout &layout) {
+    if (!is_dtype_width(request.key_bytes))
+        fail(GPUPRIM_ERROR_INTERNAL, "top-k: unsupported key width %u", request.key_bytes);
+    const SegmentSummary summary = check_segments(env, layout);
+    if (request.indices && summary.longest > 0 && summary.longest - 1 > request.largest_index)
+        fail(GPUPRIM_ERROR_INVALID_ARGUMENT,
+             "segmented top-k: the longest segment has %llu keys; its last index, %llu, does not fit the "
+             "indices' type (at most %llu)",
+             (unsigned long long)summary.longest, (unsigned long long)(summary.longest - 1),
+             (unsigned long long)request.largest_index);
+    if (request.k == 0 || layout.segments == 0 || summary.longest == 0) return;
+    dispatch_width(request.key_bytes, "top-k: unsupported key width", [&](auto key_bits) {
+        selection::topk_of_width<decltype(key_bits)>(env, request, layout, summary.longest);
+    });
+}
+
+}  // namespace gpuprim::cuda

@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: Apache-2.0
+// Tuning of the top-k paths (src/cuda/topk/topk.cu), one place. Which path a
+// segment takes depends on its length:
+// - up to kNetworkMaxLength keys: the segmented sort's bitonic networks, a
+//   thread or a few a segment, storing the first k ranks;
+// - up to BlockSelectPolicy::kMaxLength: one block a segment, the segment in
+//   shared memory, an 8-bit-digit radix select there, then a bitonic sort of
+//   the k chosen;
+// - longer: RadixSelectPolicy, every long segment at once, many blocks each,
+//   one launch per 11-bit digit.
+#pragma once
+
+#include <cstdint>
+
+namespace gpuprim::cuda::selection {
+
+constexpr uint32_t kNetworkMaxLength = 128;
+
+struct BlockSelectPolicy {
+    static constexpr int kThreads = 256;            // one digit bin a thread
+    static constexpr uint32_t kMaxLength = 8192;    // keys of a segment held in shared memory
+    static constexpr int kDigitBits = 8;
+};
+
+struct RadixSelectPolicy {
+    static constexpr int kThreads = 512;
+    static constexpr int kItems = 8;                // keys a thread per tile
+    static constexpr int kDigitBits = 11;           // 2048 bins
+    static constexpr int kBins = 1 << kDigitBits;
+    // Each segment's candidate buffers hold 1/kCandidateShare of its keys;
+    // when more keys share the leading digits than that, the next pass
+    // reads the input again instead.
+    static constexpr uint32_t kCandidateShare = 16;
+    static constexpr int kBlocksPerSm = 4;
+    // The k chosen of a long segment are sorted in one block up to this
+    // many, else by two flat radix sorts.
+    static constexpr uint32_t kBlockSortMax = 4096;
+};
+
+}  // namespace gpuprim::cuda::selection
