@@ -34,13 +34,14 @@ __global__ void __launch_bounds__(BlockSelectPolicy::kThreads)
     constexpr int kThreads = BlockSelectPolicy::kThreads;
     constexpr int kDigitBits = BlockSelectPolicy::kDigitBits;
     constexpr int kBins = 1 << kDigitBits;
+    constexpr int kReplicas = BlockSelectPolicy::kReplicas;
     static_assert(kBins == kThreads, "one bin a thread");
     constexpr int kKeyBits = 8 * sizeof(K);
     extern __shared__ __align__(16) unsigned char shared_bytes[];
     R *keys = reinterpret_cast<R *>(shared_bytes);
     R *chosen_keys = keys + max_length;
     uint32_t *chosen_positions = reinterpret_cast<uint32_t *>(chosen_keys + slots);
-    __shared__ uint32_t bins[kBins];
+    __shared__ uint32_t bins[kBins * kReplicas];
     __shared__ uint32_t warp_sums[33];
     __shared__ uint32_t chosen_bin, chosen_below, chosen_count;
 
@@ -52,7 +53,21 @@ __global__ void __launch_bounds__(BlockSelectPolicy::kThreads)
         const uint32_t length = uint32_t(length64);
         const uint32_t wanted = uint32_t(args.k < length ? args.k : length);
         const K *in = static_cast<const K *>(args.keys_in) + begin;
-        for (uint32_t i = threadIdx.x; i < length; i += kThreads) keys[i] = select_key<K>(args, in[i]);
+        // kLoads independent loads a thread in flight.
+        constexpr int kLoads = 8;
+        for (uint32_t base = 0; base < length; base += kThreads * kLoads) {
+            K loaded[kLoads];
+#pragma unroll
+            for (int u = 0; u < kLoads; ++u) {
+                const uint32_t i = base + u * kThreads + threadIdx.x;
+                if (i < length) loaded[u] = in[i];
+            }
+#pragma unroll
+            for (int u = 0; u < kLoads; ++u) {
+                const uint32_t i = base + u * kThreads + threadIdx.x;
+                if (i < length) keys[i] = select_key<K>(args, loaded[u]);
+            }
+        }
         __syncthreads();
 
         // Radix select: prefix/mask are the digits chosen so far; remaining
@@ -60,14 +75,18 @@ __global__ void __launch_bounds__(BlockSelectPolicy::kThreads)
         R prefix = 0, mask = 0;
         uint32_t remaining = wanted;
         for (int shift = kKeyBits - kDigitBits; shift >= 0; shift -= kDigitBits) {
-            bins[threadIdx.x] = 0;
+#pragma unroll
+            for (int r = 0; r < kReplicas; ++r) bins[threadIdx.x * kReplicas + r] = 0;
             __syncthreads();
+            const uint32_t replica = threadIdx.x % kReplicas;
             for (uint32_t i = threadIdx.x; i < length; i += kThreads) {
                 const R key = keys[i];
-                if ((key & mask) == prefix) atomicAdd(&bins[(key >> shift) & (kBins - 1)], 1u);
+                if ((key & mask) == prefix) atomicAdd(&bins[((key >> shift) & (kBins - 1)) * kReplicas + replica], 1u);
             }
             __syncthreads();
-            const uint32_t count = bins[threadIdx.x];
+            uint32_t count = 0;
+#pragma unroll
+            for (int r = 0; r < kReplicas; ++r) count += bins[threadIdx.x * kReplicas + r];
             uint32_t total;
             const uint32_t below = block_exclusive_sum(count, warp_sums, total);
             if (below < remaining && remaining <= below + count) {

@@ -73,7 +73,7 @@ __device__ __forceinline__ uint64_t candidate_first(uint64_t begin) {
 }
 
 template <typename K, typename I>
-__global__ void __launch_bounds__(RadixSelectPolicy::kThreads)
+__global__ void __launch_bounds__(RadixSelectPolicy::kThreads, RadixSelectPolicy::kBlocksPerSm)
     radix_select_pass_kernel(const TopkArgs args, const SelectBuffers<SelectKey<K>, I> buffers, uint32_t pass,
                              PassDigit digit) {
     using R = SelectKey<K>;
@@ -82,7 +82,9 @@ __global__ void __launch_bounds__(RadixSelectPolicy::kThreads)
     constexpr int kBins = RadixSelectPolicy::kBins;
     constexpr uint32_t kTile = kThreads * kItems;
     constexpr int kBinsPerThread = kBins / kThreads;
-    __shared__ uint32_t bins[kBins];
+    constexpr int kReplicas = RadixSelectPolicy::kReplicas;
+    __shared__ uint32_t bins[kBins * kReplicas];
+    __shared__ SelectState view;
     __shared__ uint32_t warp_sums[33];
     __shared__ unsigned long long result_base, candidate_base;
     __shared__ uint32_t last_block;
@@ -91,7 +93,10 @@ __global__ void __launch_bounds__(RadixSelectPolicy::kThreads)
 
     for (uint64_t j = blockIdx.y; j < args.groups; j += gridDim.y) {
         SelectState &state = buffers.states[j];
-        const SelectState view = state;  // written only by the last block, after every block has read it
+        // Written only by the last block, after every block has read it.
+        __syncthreads();  // the previous segment's view is no longer read
+        if (threadIdx.x == 0) view = state;
+        __syncthreads();
         if (view.phase == kFinished) continue;
         const uint64_t s = segment_of(args, j);
         const uint64_t begin = args.bounds.offset(s);
@@ -111,25 +116,31 @@ __global__ void __launch_bounds__(RadixSelectPolicy::kThreads)
         const uint64_t capacity_at = candidate_first(begin);
 
         if (!collecting)
-            for (int b = threadIdx.x; b < kBins; b += kThreads) bins[b] = 0;
+            for (int b = threadIdx.x; b < kBins * kReplicas; b += kThreads) bins[b] = 0;
         __syncthreads();
+        const uint32_t replica = threadIdx.x % kReplicas;
 
         for (uint64_t tile = uint64_t(blockIdx.x) * kTile; tile < size; tile += uint64_t(gridDim.x) * kTile) {
             R keys[kItems];
             I positions[kItems];
-            uint32_t results = 0, candidates = 0;
-            uint32_t is_result = 0, is_candidate = 0;  // bit e: item e
 #pragma unroll
             for (int e = 0; e < kItems; ++e) {
                 const uint64_t at = tile + uint64_t(e) * kThreads + threadIdx.x;
+                keys[e] = ~R(0);
+                positions[e] = I(at);
                 if (at >= size) continue;
                 if (from_input) {
                     keys[e] = select_key<K>(args, in[at]);
-                    positions[e] = I(at);
                 } else {
                     keys[e] = buffers.candidate_keys[reading][capacity_at + at];
                     positions[e] = buffers.candidate_positions[reading][capacity_at + at];
                 }
+            }
+            uint32_t results = 0, candidates = 0;
+            uint32_t is_result = 0, is_candidate = 0;  // bit e: item e
+#pragma unroll
+            for (int e = 0; e < kItems; ++e) {
+                if (tile + uint64_t(e) * kThreads + threadIdx.x >= size) continue;
                 const R key = keys[e];
                 const I position = positions[e];
                 const bool matched_before = (key & previous_key_mask) == (key_prefix & previous_key_mask) &&
@@ -146,7 +157,7 @@ __global__ void __launch_bounds__(RadixSelectPolicy::kThreads)
                 } else if (equal) {
                     const uint32_t d = uint32_t((digit.in_index ? uint64_t(position) : uint64_t(key)) >> digit.shift) &
                                        digit_mask;
-                    atomicAdd(&bins[d], 1u);
+                    atomicAdd(&bins[d * kReplicas + replica], 1u);
                     if (write_candidates) {
                         is_candidate |= 1u << e;
                         ++candidates;
@@ -184,8 +195,12 @@ __global__ void __launch_bounds__(RadixSelectPolicy::kThreads)
         unsigned long long *global_bins = buffers.bins + j * kBins;
         if (!collecting) {
             __syncthreads();
-            for (int b = threadIdx.x; b < kBins; b += kThreads)
-                if (bins[b]) atomicAdd(global_bins + b, (unsigned long long)bins[b]);
+            for (int b = threadIdx.x; b < kBins; b += kThreads) {
+                uint32_t count = 0;
+#pragma unroll
+                for (int r = 0; r < kReplicas; ++r) count += bins[b * kReplicas + r];
+                if (count) atomicAdd(global_bins + b, (unsigned long long)count);
+            }
         }
         __threadfence();
         __syncthreads();

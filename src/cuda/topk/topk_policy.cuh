@@ -14,12 +14,16 @@
 
 namespace gpuprim::cuda::selection {
 
-constexpr uint32_t kNetworkMaxLength = 128;
+constexpr uint32_t kNetworkMaxLength = 256;
 
 struct BlockSelectPolicy {
     static constexpr int kThreads = 256;            // one digit bin a thread
     static constexpr uint32_t kMaxLength = 8192;    // keys of a segment held in shared memory
     static constexpr int kDigitBits = 8;
+    // Copies of each bin (lane % kReplicas picks one), so that lanes whose
+    // keys share a digit (the exponent bits of floats) do not serialize on
+    // one shared-memory address.
+    static constexpr int kReplicas = 8;
 };
 
 struct RadixSelectPolicy {
@@ -27,11 +31,12 @@ struct RadixSelectPolicy {
     static constexpr int kItems = 8;                // keys a thread per tile
     static constexpr int kDigitBits = 11;           // 2048 bins
     static constexpr int kBins = 1 << kDigitBits;
+    static constexpr int kReplicas = 4;             // as BlockSelectPolicy::kReplicas
     // Each segment's candidate buffers hold 1/kCandidateShare of its keys;
     // when more keys share the leading digits than that, the next pass
     // reads the input again instead.
     static constexpr uint32_t kCandidateShare = 16;
-    static constexpr int kBlocksPerSm = 4;
+    static constexpr int kBlocksPerSm = 2;  // 64 registers a thread
     // The k chosen of a long segment are sorted in one block up to this
     // many, else by two flat radix sorts.
     static constexpr uint32_t kBlockSortMax = 4096;

@@ -1,0 +1,247 @@
+// SPDX-License-Identifier: Apache-2.0
+// Top-k (issue 20): flat and per-row f32, the k largest with u32 indices,
+// beside the time of reading the input once (a kernel that reads every
+// element and writes one word a block). torch.topk runs in the same device
+// command from python/benchmarks/bench_torch.py --topk.
+//
+//   topk_bench [--quick] [--filter SUBSTRING] [--csv FILE] [--uniform]
+//
+// Keys are normally distributed (like logits; --uniform: uniform in [0, 1)).
+// Timing: CUDA events around one call, warm-up, median; inputs rotate over
+// copies that together exceed L2. Small cases are also timed batched (100
+// calls between events, divided). Every result is checked once against the
+// first k of a stable descending gpuprim_argsort (per row:
+// gpuprim_segmented_argsort) of the same keys.
+#include <gpuprim/gpuprim.h>
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#define CHECK_CUDA(call)                                                                        \
+    do {                                                                                        \
+        cudaError_t e_ = (call);                                                                \
+        if (e_ != cudaSuccess) {                                                                \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
+            exit(1);                                                                            \
+        }                                                                                       \
+    } while (0)
+#define CHECK_GP(call)                                                                               \
+    do {                                                                                             \
+        gpuprim_status_t s_ = (call);                                                                \
+        if (s_ != GPUPRIM_SUCCESS) {                                                                 \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, gpuprim_context_last_error(ctx)); \
+            exit(1);                                                                                 \
+        }                                                                                            \
+    } while (0)
+
+namespace {
+
+cudaStream_t stream;
+gpuprim_context_t ctx;
+int repeats = 21;
+FILE *csv;
+bool uniform = false;
+
+struct Timing {
+    double single_us;
+    double batched_us;  // 0: not timed
+};
+
+Timing time_call(const std::function<void(int)> &fn, int copies, bool batched) {
+    cudaEvent_t start, stop;
+    CHECK_CUDA(cudaEventCreate(&start));
+    CHECK_CUDA(cudaEventCreate(&stop));
+    for (int w = 0; w < 3; ++w) fn(w % copies);
+    std::vector<double> times;
+    for (int r = 0; r < repeats; ++r) {
+        CHECK_CUDA(cudaEventRecord(start, stream));
+        fn(r % copies);
+        CHECK_CUDA(cudaEventRecord(stop, stream));
+        CHECK_CUDA(cudaEventSynchronize(stop));
+        float ms = 0;
+        CHECK_CUDA(cudaEventElapsedTime(&ms, start, stop));
+        times.push_back(ms * 1000.0);
+    }
+    std::sort(times.begin(), times.end());
+    Timing t{times[times.size() / 2], 0};
+    if (batched) {
+        std::vector<double> batches;
+        for (int r = 0; r < 5; ++r) {
+            CHECK_CUDA(cudaEventRecord(start, stream));
+            for (int i = 0; i < 100; ++i) fn(i % copies);
+            CHECK_CUDA(cudaEventRecord(stop, stream));
+            CHECK_CUDA(cudaEventSynchronize(stop));
+            float ms = 0;
+            CHECK_CUDA(cudaEventElapsedTime(&ms, start, stop));
+            batches.push_back(ms * 1000.0 / 100);
+        }
+        std::sort(batches.begin(), batches.end());
+        t.batched_us = batches[batches.size() / 2];
+    }
+    CHECK_CUDA(cudaEventDestroy(start));
+    CHECK_CUDA(cudaEventDestroy(stop));
+    return t;
+}
+
+void report(const std::string &shape, uint64_t k, const std::string &who, uint64_t n, Timing t) {
+    printf("%-22s k=%-6llu %-14s %10.1f us", shape.c_str(), (unsigned long long)k, who.c_str(), t.single_us);
+    if (t.batched_us > 0) printf("  batched %8.2f us", t.batched_us);
+    printf("  %7.0f GB/s read\n", n * 4.0 / t.single_us / 1e3);
+    if (csv)
+        fprintf(csv, "%s,%llu,%s,%llu,%.3f,%.3f\n", shape.c_str(), (unsigned long long)k, who.c_str(),
+                (unsigned long long)n, t.single_us, t.batched_us);
+    fflush(stdout);
+}
+
+struct Device {
+    void *p = nullptr;
+    explicit Device(size_t bytes) { CHECK_CUDA(cudaMalloc(&p, std::max<size_t>(bytes, 1))); }
+    ~Device() { cudaFree(p); }
+    Device(const Device &) = delete;
+    Device &operator=(const Device &) = delete;
+};
+
+gpuprim_buffer_t wrap(gpuprim_dtype_t d, void *p, uint64_t n) {
+    gpuprim_buffer_t b;
+    CHECK_GP(gpuprim_buffer_wrap(ctx, d, p, n, &b));
+    return b;
+}
+
+// Reads every element once (16-byte loads), one word out a block: the
+// floor a top-k that reads its input once is measured against.
+__global__ void read_once_kernel(const float4 *in, uint64_t n4, float *out) {
+    float acc = 0;
+    for (uint64_t i = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n4; i += uint64_t(gridDim.x) * blockDim.x) {
+        const float4 v = __ldcs(in + i);
+        acc += v.x + v.y + v.z + v.w;
+    }
+    if (acc == 12345.678f) out[blockIdx.x] = acc;  // keeps the loads alive
+}
+
+void run_case(uint64_t rows, uint64_t length, const std::vector<uint64_t> &ks, const std::string &filter) {
+    const uint64_t n = rows * length;
+    char name[64];
+    if (rows == 1) snprintf(name, sizeof name, "flat 2^%d", 63 - __builtin_clzll(n));
+    else snprintf(name, sizeof name, "%llu x %llu", (unsigned long long)rows, (unsigned long long)length);
+    if (!filter.empty() && std::string(name).find(filter) == std::string::npos) return;
+    const bool small = n * 4 < (64u << 20);
+    const int copies = small ? (n * 4 < (1u << 20) ? 1 : 2) : 2;
+    std::vector<std::unique_ptr<Device>> keys;
+    std::vector<gpuprim_buffer_t> wk;
+    for (int c = 0; c < copies; ++c) {
+        keys.emplace_back(new Device(n * 4));
+        std::vector<float> host(n);
+        std::mt19937_64 rng(11 + c);
+        std::normal_distribution<float> normal(0.f, 1.f);
+        std::uniform_real_distribution<float> u01(0.f, 1.f);
+        for (auto &x : host) x = uniform ? u01(rng) : normal(rng);
+        CHECK_CUDA(cudaMemcpy(keys.back()->p, host.data(), n * 4, cudaMemcpyHostToDevice));
+        wk.push_back(wrap(GPUPRIM_DTYPE_F32, keys.back()->p, n));
+    }
+    Device sink(4096 * 4);
+    const Timing read = time_call(
+        [&](int c) {
+            read_once_kernel<<<1024, 512, 0, stream>>>(static_cast<const float4 *>(keys[c]->p), n / 4,
+                                                       static_cast<float *>(sink.p));
+        },
+        copies, false);
+    printf("\n== %s (%llu keys) ==\n", name, (unsigned long long)n);
+    report(name, 0, "read once", n, read);
+
+    // The reference: a stable descending argsort (per row when rows > 1).
+    Device sorted_indices(n * 4), sorted_keys(n * 4);
+    gpuprim_buffer_t ri = wrap(GPUPRIM_DTYPE_U32, sorted_indices.p, n);
+    gpuprim_buffer_t rk = wrap(GPUPRIM_DTYPE_F32, sorted_keys.p, n);
+    gpuprim_sort_options_t options;
+    gpuprim_sort_options_init(&options);
+    options.order = GPUPRIM_ORDER_DESCENDING;
+    gpuprim_segments_t segments;
+    gpuprim_segments_init_rows(&segments, rows, length);
+    if (rows == 1) CHECK_GP(gpuprim_argsort(ctx, wk[0], rk, ri, &options));
+    else CHECK_GP(gpuprim_segmented_argsort(ctx, &segments, wk[0], rk, ri, &options));
+    std::vector<uint32_t> want(n);
+    CHECK_CUDA(cudaMemcpy(want.data(), sorted_indices.p, n * 4, cudaMemcpyDeviceToHost));
+
+    for (const uint64_t k : ks) {
+        Device out_keys(rows * k * 4), out_indices(rows * k * 4);
+        gpuprim_buffer_t ok = wrap(GPUPRIM_DTYPE_F32, out_keys.p, rows * k);
+        gpuprim_buffer_t oi = wrap(GPUPRIM_DTYPE_U32, out_indices.p, rows * k);
+        auto call = [&](int c) {
+            if (rows == 1) CHECK_GP(gpuprim_topk(ctx, wk[c], k, GPUPRIM_ORDER_DESCENDING, ok, oi));
+            else CHECK_GP(gpuprim_segmented_topk(ctx, &segments, wk[c], k, GPUPRIM_ORDER_DESCENDING, ok, oi));
+        };
+        call(0);
+        CHECK_CUDA(cudaStreamSynchronize(stream));
+        std::vector<uint32_t> got(rows * k);
+        CHECK_CUDA(cudaMemcpy(got.data(), out_indices.p, rows * k * 4, cudaMemcpyDeviceToHost));
+        bool same = true;
+        for (uint64_t r = 0; r < rows && same; ++r)
+            for (uint64_t j = 0; j < k; ++j)
+                if (got[r * k + j] != want[r * length + j]) {
+                    same = false;
+                    break;
+                }
+        if (!same) {
+            printf("MISMATCH %s k=%llu\n", name, (unsigned long long)k);
+            if (csv) fprintf(csv, "%s,%llu,MISMATCH,%llu,0,0\n", name, (unsigned long long)k, (unsigned long long)n);
+        }
+        report(name, k, "gpuprim", n, time_call(call, copies, n <= (1u << 20)));
+        CHECK_GP(gpuprim_buffer_destroy(ctx, ok));
+        CHECK_GP(gpuprim_buffer_destroy(ctx, oi));
+    }
+    CHECK_GP(gpuprim_buffer_destroy(ctx, ri));
+    CHECK_GP(gpuprim_buffer_destroy(ctx, rk));
+    for (auto b : wk) CHECK_GP(gpuprim_buffer_destroy(ctx, b));
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+    bool quick = false;
+    std::string filter, csv_path;
+    for (int i = 1; i < argc; ++i) {
+        if (!strcmp(argv[i], "--quick")) quick = true;
+        else if (!strcmp(argv[i], "--uniform")) uniform = true;
+        else if (!strcmp(argv[i], "--filter") && i + 1 < argc) filter = argv[++i];
+        else if (!strcmp(argv[i], "--csv") && i + 1 < argc) csv_path = argv[++i];
+        else {
+            fprintf(stderr, "usage: topk_bench [--quick] [--filter SUBSTRING] [--csv FILE] [--uniform]\n");
+            return 2;
+        }
+    }
+    if (quick) repeats = 7;
+    if (!csv_path.empty()) {
+        csv = fopen(csv_path.c_str(), "w");
+        if (csv) fprintf(csv, "shape,k,who,n,single_us,batched_us\n");
+    }
+    CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    gpuprim_context_options_t options;
+    gpuprim_context_options_init(&options);
+    options.backend = GPUPRIM_BACKEND_CUDA;
+    options.cuda_stream = stream;
+    if (gpuprim_context_create(&options, &ctx, nullptr, 0) != GPUPRIM_SUCCESS) {
+        fprintf(stderr, "no CUDA context\n");
+        return 1;
+    }
+    printf("top-k, f32 %s keys, the k largest with u32 indices\n", uniform ? "uniform [0,1)" : "normal");
+    run_case(1, 1 << 10, {16}, filter);
+    run_case(1, 1 << 16, {16, 1024}, filter);
+    run_case(1, 1 << 24, {16, 1024}, filter);
+    run_case(1, 1 << 26, {16, 1024}, filter);
+    run_case(1048576, 16, {8}, filter);
+    run_case(65536, 256, {8, 64}, filter);
+    run_case(4096, 4096, {8, 64}, filter);
+    run_case(16, 1048576, {8, 64}, filter);
+    gpuprim_context_destroy(ctx);
+    if (csv) fclose(csv);
+    return 0;
+}
