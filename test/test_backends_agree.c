@@ -4,6 +4,7 @@
  * op and order, sort with every value width and with bit ranges. Integer
  * results, MIN/MAX and sorts must be bit-identical; float SUM, dot and scan
  * within an f32 accumulation bound (the backends associate differently).
+ * Top-k (flat, rows, CSR) bit-identical, untouched slots included.
  * Skipped (exit 77) when no CUDA device is usable.
  */
 #include <gpuprim/gpuprim.h>
@@ -429,6 +430,52 @@ static void check_argsort(gpuprim_dtype_t kd, gpuprim_dtype_t id, uint64_t n, in
     free(ig);
 }
 
+/* Top-k of every segment (flat: gpuprim_topk over all n keys when l is
+ * NULL) on both backends; keys and indices must be bit-identical, the slots
+ * a short CSR segment leaves (poisoned) included. mode: 0 keys_out only,
+ * 1 indices only, 2 both. */
+static void check_topk(const layout_t *l, uint64_t flat_n, gpuprim_dtype_t kd, gpuprim_dtype_t id, uint64_t k,
+                       int descending, int mode, int few) {
+    uint64_t n = l ? l->n : flat_n, segs = l ? layout_segments(l) : 1, slots = segs * k;
+    size_t ks = gpuprim_dtype_size(kd), is = gpuprim_dtype_size(id);
+    void *keys = malloc(n * ks + 16), *kc = malloc(slots * ks + 16), *kg = malloc(slots * ks + 16);
+    void *ic = malloc(slots * is + 16), *ig = malloc(slots * is + 16);
+    fill(kd, keys, n, 0, few);
+    gpuprim_context_t ctx[2] = {cpu, gpu};
+    void *kout[2] = {kc, kg}, *iout[2] = {ic, ig};
+    for (int c = 0; c < 2; ++c) {
+        gpuprim_segments_t segments;
+        gpuprim_buffer_t ob = l ? make_segments(ctx[c], l, &segments) : NULL;
+        gpuprim_buffer_t ki = upload(ctx[c], kd, keys, n), ko = NULL, io = NULL;
+        memset(kout[c], 0x5A, slots * ks);
+        memset(iout[c], 0x77, slots * is);
+        if (mode != 1) ko = upload(ctx[c], kd, kout[c], slots);
+        if (mode != 0) io = upload(ctx[c], id, iout[c], slots);
+        if (l)
+            TC_CHECK_OK(ctx[c], gpuprim_segmented_topk(ctx[c], &segments, ki, k, (gpuprim_order_t)descending, ko, io));
+        else
+            TC_CHECK_OK(ctx[c], gpuprim_topk(ctx[c], ki, k, (gpuprim_order_t)descending, ko, io));
+        if (ko) download(ctx[c], ko, kout[c], slots);
+        if (io) download(ctx[c], io, iout[c], slots);
+        gpuprim_buffer_destroy(ctx[c], ki);
+        if (ko) gpuprim_buffer_destroy(ctx[c], ko);
+        if (io) gpuprim_buffer_destroy(ctx[c], io);
+        if (ob) gpuprim_buffer_destroy(ctx[c], ob);
+    }
+    if (mode != 1)
+        TC_CHECK(memcmp(kc, kg, slots * ks) == 0, "top-k %s keys n=%llu segs=%llu k=%llu desc %d differ",
+                 tc_dtype_name(kd), (unsigned long long)n, (unsigned long long)segs, (unsigned long long)k, descending);
+    if (mode != 0)
+        TC_CHECK(memcmp(ic, ig, slots * is) == 0, "top-k %s indices %s n=%llu segs=%llu k=%llu desc %d differ",
+                 tc_dtype_name(kd), tc_dtype_name(id), (unsigned long long)n, (unsigned long long)segs,
+                 (unsigned long long)k, descending);
+    free(keys);
+    free(kc);
+    free(kg);
+    free(ic);
+    free(ig);
+}
+
 /* Segmented reduce and scan on both backends: exact for integers and
  * MIN/MAX, within the f32 bound of each segment for float sums. */
 static void check_segmented_reduce_scan(const layout_t *l, gpuprim_dtype_t d) {
@@ -590,6 +637,23 @@ int main(void) {
                     check_argsort(dtypes[k], index_dtypes[(s + k + desc) % 4], argsort_sizes[s], desc, (int)((s + k) % 2));
     }
     {
+        /* flat top-k: the argsort sizes and the selection's edges, k from 0 to n */
+        const uint64_t topk_sizes[] = {1, 33, 1000, 4097, 8193, 100001, (1u << 20) + 7};
+        const uint64_t topk_ks[] = {0, 1, 2, 8, 64, 65, 1024, 4097};
+        for (size_t s = 0; s < sizeof topk_sizes / sizeof topk_sizes[0]; ++s) {
+            const uint64_t n = topk_sizes[s];
+            for (size_t k = 0; k < DTYPE_COUNT; ++k)
+                for (int desc = 0; desc < 2; ++desc) {
+                    for (size_t j = 0; j < sizeof topk_ks / sizeof topk_ks[0]; ++j)
+                        if (topk_ks[j] <= n)
+                            check_topk(NULL, n, dtypes[k], index_dtypes_for(s + k + j), topk_ks[j], desc,
+                                       (int)((s + j + desc) % 3), (int)((k + j) % 2));
+                    check_topk(NULL, n, dtypes[k], index_dtypes_for(s + k), n - 1, desc, 2, (int)(k % 2));
+                    check_topk(NULL, n, dtypes[k], index_dtypes_for(s + k + 1), n, desc, (int)(s % 3), 1);
+                }
+        }
+    }
+    {
         layout_t layouts[12];
         int count = 0;
         layouts[count++] = rows_layout(1000, 16);
@@ -618,6 +682,18 @@ int main(void) {
                     check_segmented_sort(l, kd, index_dtypes_for(k + desc), 1, desc, 0, 0, 0, (int)(k % 2));
                     check_segmented_sort(l, kd, (gpuprim_dtype_t)-1, 0, desc, 0, 1, bits - 1, 0);
                     check_segmented_sort(l, kd, GPUPRIM_DTYPE_U16, 0, desc, 1, 0, bits / 2, 0);
+                    /* top-k: k past the rows is refused, so rows take k up to their length; CSR any k */
+                    {
+                        const uint64_t topk_ks[] = {0, 1, 8, 64, 65, 1024, 4097};
+                        for (size_t j = 0; j < sizeof topk_ks / sizeof topk_ks[0]; ++j) {
+                            if (l->rows && topk_ks[j] > l->row_length) continue;
+                            if (layout_segments(l) * topk_ks[j] > (8u << 20)) continue;
+                            check_topk(l, 0, kd, index_dtypes_for(k + j + desc), topk_ks[j], desc,
+                                       (int)((k + j + desc) % 3), (int)((k + j) % 2));
+                        }
+                        if (l->rows && l->row_length > 0)
+                            check_topk(l, 0, kd, index_dtypes_for(k), l->row_length, desc, 2, 0);
+                    }
                 }
             }
         }

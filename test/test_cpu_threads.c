@@ -5,7 +5,8 @@
  * (reduce from 2^15, scan from 2^16, sort from 2^17 elements; 7 threads
  * merge 4 sorted runs in two rounds), on 1, 2 and 7 threads.
  * The segmented calls too (reduce, scan, sort, argsort, bit ranges) on
- * short and long segments.
+ * short and long segments. Top-k (flat, rows, CSR; short and long
+ * segments, small k and k past a quarter of a segment) likewise.
  * And the float SUM / dot / scan error bounds the header states, against a
  * long double reference: SUM and dot within
  * (15 + log2(32) + ceil(log2(ceil(n / 512)))) u sum|x| and, on uniform
@@ -291,6 +292,93 @@ static void test_segmented_determinism(void) {
     }
 }
 
+/* Top-k: keys and indices the same on 1, 2 and 7 threads, flat (nseg 0:
+ * gpuprim_topk over all n keys), uniform rows or CSR offsets. */
+static void same_bits_topk(gpuprim_dtype_t d, const void *keys, uint64_t n, const uint64_t *offsets, uint64_t nseg,
+                           int uniform, uint64_t k, int descending, gpuprim_dtype_t id) {
+    const uint64_t slots = (nseg ? nseg : 1) * k;
+    unsigned char *first = NULL, *first_idx = NULL;
+    int t;
+    for (t = 0; t < THREAD_COUNTS; ++t) {
+        gpuprim_context_t ctx = contexts[t];
+        gpuprim_buffer_t in = tc_buffer_from(ctx, d, keys, n), off = NULL;
+        gpuprim_buffer_t kout = tc_buffer(ctx, d, slots), idx = tc_buffer(ctx, id, slots);
+        const gpuprim_order_t order = descending ? GPUPRIM_ORDER_DESCENDING : GPUPRIM_ORDER_ASCENDING;
+        unsigned char *got, *got_idx;
+        tc_poison(ctx, kout, d, slots);
+        tc_poison(ctx, idx, id, slots);
+        if (nseg == 0) {
+            CHECK_OK(gpuprim_topk(ctx, in, k, order, kout, idx));
+        } else {
+            gpuprim_segments_t seg;
+            if (uniform) {
+                gpuprim_segments_init_rows(&seg, nseg, n / nseg);
+            } else {
+                off = tc_buffer_from(ctx, GPUPRIM_DTYPE_U64, offsets, nseg + 1);
+                gpuprim_segments_init_offsets(&seg, off);
+            }
+            CHECK_OK(gpuprim_segmented_topk(ctx, &seg, in, k, order, kout, idx));
+        }
+        got = (unsigned char *)tc_download(ctx, kout, d, slots);
+        got_idx = (unsigned char *)tc_download(ctx, idx, id, slots);
+        if (t == 0) {
+            first = got;
+            first_idx = got_idx;
+        } else {
+            CHECKF(memcmp(first, got, slots * tc_size(d)) == 0 && memcmp(first_idx, got_idx, slots * tc_size(id)) == 0,
+                   "top-k of %s x %llu, %llu segments, k %llu, %s: %d threads differ from 1 thread", tc_dtype_name(d),
+                   (unsigned long long)n, (unsigned long long)nseg, (unsigned long long)k,
+                   descending ? "descending" : "ascending", (int)kThreads[t]);
+            free(got);
+            free(got_idx);
+        }
+        CHECK_OK(gpuprim_buffer_destroy(ctx, in));
+        CHECK_OK(gpuprim_buffer_destroy(ctx, kout));
+        CHECK_OK(gpuprim_buffer_destroy(ctx, idx));
+        if (off) CHECK_OK(gpuprim_buffer_destroy(ctx, off));
+    }
+    free(first);
+    free(first_idx);
+}
+
+static void test_topk_determinism(void) {
+    /* CSR: short segments around long ones (past the 2^16-key chunks that
+     * select on every thread), gaps before, between and after. */
+    static const uint64_t lengths[] = {3, 0, 131077, 17, 1, 70001, 40000, 2, 4097, 33};
+    static const gpuprim_dtype_t dts[] = {GPUPRIM_DTYPE_F32, GPUPRIM_DTYPE_I8, GPUPRIM_DTYPE_F16, GPUPRIM_DTYPE_U64};
+    static const uint64_t ks[] = {1, 8, 64, 1024, 4097};
+    uint64_t offsets[sizeof lengths / sizeof lengths[0] + 1], nseg = sizeof lengths / sizeof lengths[0], at = 5, s;
+    size_t di, shape, ki;
+    for (s = 0; s < nseg; ++s) {
+        offsets[s] = at;
+        at += lengths[s] + (s == 4 ? 7 : 0);
+    }
+    offsets[nseg] = at;
+    for (shape = 0; shape < 4; ++shape) {
+        /* 0: CSR above; 1: 8192 rows of 16; 2: 2 rows of 150000; 3: flat 2^20 + 3 */
+        const uint64_t n = shape == 0 ? at + 11 : shape == 1 ? 8192 * 16 : shape == 2 ? 300000 : (1u << 20) + 3;
+        const uint64_t segments = shape == 0 ? nseg : shape == 1 ? 8192 : shape == 2 ? 2 : 0;
+        for (di = 0; di < sizeof dts / sizeof dts[0]; ++di) {
+            const gpuprim_dtype_t d = dts[di];
+            void *keys = tc_xmalloc(n * 8);
+            uint64_t i;
+            tc_where("top-k determinism across thread counts: %s x %llu, shape %d", tc_dtype_name(d),
+                     (unsigned long long)n, (int)shape);
+            tc_fill(d, keys, n, (di + shape) % 2 ? TC_SMALL_RANGE : TC_NAN_SPARSE);
+            for (i = 0; i < n; i += 89) tc_set(d, keys, i, tc_special_value(d));
+            for (ki = 0; ki < sizeof ks / sizeof ks[0]; ++ki) {
+                const uint64_t k = shape == 1 && ks[ki] > 16 ? 16 : ks[ki];
+                same_bits_topk(d, keys, n, offsets, segments, shape != 0, k, (int)((ki + di) & 1),
+                               ki % 2 ? GPUPRIM_DTYPE_U32 : GPUPRIM_DTYPE_I64);
+            }
+            if (shape >= 2) /* more than a quarter of a long segment: selected whole */
+                same_bits_topk(d, keys, n, offsets, segments, 1, n / (segments ? segments : 1) / 3, (int)(di & 1),
+                               GPUPRIM_DTYPE_I32);
+            free(keys);
+        }
+    }
+}
+
 static long double sum_bound(uint64_t n, gpuprim_dtype_t d) {
     uint64_t leaves = (n + 511) / 512, depth = 0;
     while ((1ull << depth) < leaves) ++depth;
@@ -374,6 +462,7 @@ int main(void) {
     for (t = 0; t < THREAD_COUNTS; ++t) contexts[t] = cpu_context(kThreads[t]);
     test_determinism();
     test_segmented_determinism();
+    test_topk_determinism();
     test_accuracy();
     for (t = 0; t < THREAD_COUNTS; ++t) CHECK_OK(gpuprim_context_destroy(contexts[t]));
     (void)ctx;

@@ -73,8 +73,12 @@ static void expect_not_a_context(gpuprim_context_t bad, gpuprim_buffer_t buffer,
         CHECK_STATUS(gpuprim_segmented_argsort(bad, &segments, buffer, NULL, buffer, NULL), H);
         CHECK_STATUS(gpuprim_segmented_reduce(bad, GPUPRIM_OP_SUM, &segments, buffer, buffer), H);
         CHECK_STATUS(gpuprim_segmented_scan(bad, GPUPRIM_OP_SUM, GPUPRIM_SCAN_INCLUSIVE, &segments, buffer, buffer), H);
-        /* the handle is checked before the segments are read */
+        CHECK_STATUS(gpuprim_topk(bad, buffer, 1, GPUPRIM_ORDER_DESCENDING, NULL, buffer), H);
+        CHECK_STATUS(gpuprim_segmented_topk(bad, &segments, buffer, 1, GPUPRIM_ORDER_ASCENDING, buffer, NULL), H);
+        /* the handle is checked before the segments are read, and before k and the order */
         CHECK_STATUS(gpuprim_segmented_reduce(bad, GPUPRIM_OP_SUM, NULL, buffer, buffer), H);
+        CHECK_STATUS(gpuprim_segmented_topk(bad, NULL, buffer, 1, GPUPRIM_ORDER_ASCENDING, buffer, NULL), H);
+        CHECK_STATUS(gpuprim_topk(bad, buffer, UINT64_MAX, (gpuprim_order_t)9, NULL, NULL), H);
     }
     CHECK_STATUS(gpuprim_context_destroy(bad), H);
     CHECK(strcmp(gpuprim_context_last_error(bad), "invalid context handle") == 0);
@@ -156,6 +160,18 @@ static void test_stale_buffers(void) {
                  GPUPRIM_ERROR_INVALID_HANDLE);
     CHECK_STATUS(gpuprim_sort_with_options(ctx, stale, NULL, stale, NULL, NULL), GPUPRIM_ERROR_INVALID_HANDLE);
     CHECK_STATUS(gpuprim_sort_with_options(ctx, newest, stale, newest, stale, NULL), GPUPRIM_ERROR_INVALID_HANDLE);
+    CHECK_STATUS(gpuprim_topk(ctx, stale, 1, GPUPRIM_ORDER_ASCENDING, newest, NULL), GPUPRIM_ERROR_INVALID_HANDLE);
+    CHECK_STATUS(gpuprim_topk(ctx, newest, 8, GPUPRIM_ORDER_ASCENDING, stale, NULL), GPUPRIM_ERROR_INVALID_HANDLE);
+    CHECK_STATUS(gpuprim_topk(ctx, newest, 8, GPUPRIM_ORDER_ASCENDING, NULL, stale), GPUPRIM_ERROR_INVALID_HANDLE);
+    {
+        gpuprim_segments_t rows, csr;
+        gpuprim_segments_init_rows(&rows, 1, 8);
+        gpuprim_segments_init_offsets(&csr, stale);
+        CHECK_STATUS(gpuprim_segmented_topk(ctx, &rows, newest, 8, GPUPRIM_ORDER_DESCENDING, NULL, stale),
+                     GPUPRIM_ERROR_INVALID_HANDLE);
+        CHECK_STATUS(gpuprim_segmented_topk(ctx, &csr, newest, 1, GPUPRIM_ORDER_DESCENDING, newest, NULL),
+                     GPUPRIM_ERROR_INVALID_HANDLE);
+    }
     CHECK_STATUS(gpuprim_buffer_destroy(ctx, stale), GPUPRIM_ERROR_INVALID_HANDLE);
     CHECK_STATUS(gpuprim_buffer_destroy(ctx, stale), GPUPRIM_ERROR_INVALID_HANDLE);
     /* none of that reached the newest buffer */
@@ -203,6 +219,15 @@ static void test_garbage_and_foreign_buffers(void) {
     CHECK_STATUS(gpuprim_sort_with_options(ctx, (gpuprim_buffer_t)(void *)&small_int, NULL, mine, NULL, NULL),
                  GPUPRIM_ERROR_INVALID_HANDLE);
     CHECK_STATUS(gpuprim_sort_with_options(ctx, mine, orphan, mine, orphan, NULL), GPUPRIM_ERROR_INVALID_HANDLE);
+    CHECK_STATUS(gpuprim_topk(ctx, mine, 4, GPUPRIM_ORDER_ASCENDING, theirs, NULL), GPUPRIM_ERROR_CONTEXT_MISMATCH);
+    CHECK_STATUS(gpuprim_topk(ctx, theirs, 4, GPUPRIM_ORDER_ASCENDING, mine, NULL), GPUPRIM_ERROR_CONTEXT_MISMATCH);
+    CHECK_STATUS(gpuprim_topk(ctx, mine, 4, GPUPRIM_ORDER_ASCENDING, NULL, orphan), GPUPRIM_ERROR_INVALID_HANDLE);
+    {
+        gpuprim_segments_t csr;
+        gpuprim_segments_init_offsets(&csr, theirs);
+        CHECK_STATUS(gpuprim_segmented_topk(ctx, &csr, mine, 1, GPUPRIM_ORDER_ASCENDING, mine, NULL),
+                     GPUPRIM_ERROR_CONTEXT_MISMATCH);
+    }
     for (i = 0; i < 64; ++i) {
         uintptr_t bits = (uintptr_t)tc_rand();
         if (i % 2) bits = (bits & ~(uintptr_t)0xFFFF) | ((uintptr_t)(void *)mine & 0xFFFF);

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """gpuprim beside torch on the GPU, same run, CUDA events, medians.
 
-    python python/benchmarks/bench_torch.py [--repeats 21] [--segmented]
+    python python/benchmarks/bench_torch.py [--repeats 21] [--segmented | --topk]
 
 Large cases rotate three inputs (3 x 64 MB, past the 50 MB L2) and time one
 call between events. Small cases (2^10 elements) are timed two ways: one call
@@ -18,6 +18,13 @@ only, for scale); and a flat argsort of 2^26 f32 beside
 torch.argsort(stable=True). Three 64 MB copies of each input rotate (two of
 the 256 MB argsort input), past the 50 MB L2; every result is checked
 against torch's once before timing.
+
+--topk times top-k beside torch.topk (sorted, largest): flat f32 2^24 and
+2^26 with k = 16 and 1024, and per row (axis=-1 / dim=1) 1048576 x 16 k=8,
+65536 x 256 k=8 and 64, 4096 x 4096 k=8 and 64, 16 x 1048576 k=8 and 64.
+Inputs rotate as for --segmented (three 64 MB copies; two of the 256 MB flat
+input); values are checked against torch.topk's, and indices by gathering,
+once before timing.
 """
 import argparse
 import ctypes
@@ -110,17 +117,72 @@ def bench_segmented(args):
         print(f"| {name} | {shape} | {ours} | {b:.1f} | {ratio} |")
 
 
+TOPK_FLAT = [(1 << 24, 16), (1 << 24, 1024), (1 << 26, 16), (1 << 26, 1024)]
+TOPK_ROWS = [((1 << 20, 16), 8), ((1 << 16, 256), 8), ((1 << 16, 256), 64), ((4096, 4096), 8),
+             ((4096, 4096), 64), ((16, 1 << 20), 8), ((16, 1 << 20), 64)]
+
+
+def check_topk(x, k, axis):
+    """Our values equal torch.topk's, and our indices pick them (ties may be
+    listed in another order by torch)."""
+    dim = -1
+    want = torch.topk(x, k, dim=dim).values
+    values, indices = gpuprim.topk(x, k, axis=axis)
+    assert torch.equal(values, want), "topk values"
+    assert torch.equal(torch.gather(x, dim, indices), values), "topk indices"
+
+
+def bench_topk(args):
+    rows = []  # (case, shape, gpuprim µs, torch µs)
+    inputs, current = None, None
+    for n, k in TOPK_FLAT:
+        if current != n:
+            del inputs
+            torch.cuda.empty_cache()
+            inputs = [torch.randn(n, device="cuda") for _ in range(3 if n <= 1 << 24 else 2)]
+            current = n
+        check_topk(inputs[0], k, None)
+        rows.append((f"topk k={k}", f"flat 2^{n.bit_length() - 1}",
+                     time_single(lambda x, k=k: gpuprim.topk(x, k), inputs, args.repeats),
+                     time_single(lambda x, k=k: torch.topk(x, k), inputs, args.repeats)))
+    del inputs
+    torch.cuda.empty_cache()
+    inputs, current = None, None
+    for shape, k in TOPK_ROWS:
+        if current != shape:
+            del inputs
+            torch.cuda.empty_cache()
+            inputs = [torch.randn(*shape, device="cuda") for _ in range(3)]
+            current = shape
+        check_topk(inputs[0], k, -1)
+        rows.append((f"topk k={k}", f"{shape[0]} x {shape[1]}",
+                     time_single(lambda x, k=k: gpuprim.topk(x, k, axis=-1), inputs, args.repeats),
+                     time_single(lambda x, k=k: torch.topk(x, k, dim=1), inputs, args.repeats)))
+    del inputs
+    print("f32, largest first, one call between CUDA events, median of "
+          f"{args.repeats} after 3 warm-up calls, inputs rotating\n")
+    print("| case | shape | gpuprim µs | torch µs | torch / gpuprim |")
+    print("|---|---|---|---|---|")
+    for name, shape, a, b in rows:
+        print(f"| {name} | {shape} | {a:.1f} | {b:.1f} | {b / a:.2f} |")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=21)
     parser.add_argument("--segmented", action="store_true",
                         help="time the per-row calls (axis=-1) and a 2^26 argsort instead")
+    parser.add_argument("--topk", action="store_true",
+                        help="time top-k (flat and per row) beside torch.topk instead")
     args = parser.parse_args()
     device = torch.cuda.get_device_name()
     print(f"gpuprim {gpuprim.__version__} (library {gpuprim.library_version()}), torch "
           f"{torch.__version__}, {device}\n")
     if args.segmented:
         bench_segmented(args)
+        return
+    if args.topk:
+        bench_topk(args)
         return
     rows = []
     big = [torch.randn(1 << 24, device="cuda") for _ in range(3)]

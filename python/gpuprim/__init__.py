@@ -8,10 +8,10 @@ tensors and CuPy arrays, without copies.
     i = gpuprim.argsort(x, descending=True)
     c = gpuprim.cumsum(x)                  # ordered on torch's current stream
 
-Per row: ``sort``, ``argsort``, ``cumsum``/``scan``, ``sum``, ``min`` and
+Per row: ``sort``, ``argsort``, ``topk``, ``cumsum``/``scan``, ``sum``, ``min`` and
 ``max`` take ``axis=-1`` to work on every row (the last axis) of a
 C-contiguous N-D array on its own, like numpy's and torch's ``axis=-1`` /
-``dim=-1``. Per segment (CSR): ``segment_sort``, ``segment_argsort``,
+``dim=-1``. Per segment (CSR): ``segment_sort``, ``segment_argsort``, ``segment_topk``,
 ``segment_cumsum``/``segment_scan``, ``segment_sum``, ``segment_min`` and
 ``segment_max`` take a 1-D array and offsets (segment s is
 ``x[offsets[s]:offsets[s+1]]``):
@@ -40,8 +40,8 @@ from ._core import Context, context_for
 from ._lib import (LIBRARY_PATH, DeviceError, DtypeError, GpuprimError, InvalidArgumentError,
                    OutOfMemoryError, LIB as _LIB)
 
-__all__ = ["sort", "sort_by_key", "argsort", "cumsum", "scan", "sum", "min", "max", "dot",
-           "segment_sort", "segment_argsort", "segment_cumsum", "segment_scan", "segment_sum",
+__all__ = ["sort", "sort_by_key", "argsort", "topk", "cumsum", "scan", "sum", "min", "max", "dot",
+           "segment_sort", "segment_argsort", "segment_topk", "segment_cumsum", "segment_scan", "segment_sum",
            "segment_min", "segment_max", "Context", "GpuprimError", "InvalidArgumentError", "DtypeError", "OutOfMemoryError",
            "DeviceError", "library_version", "__version__"]
 
@@ -105,6 +105,24 @@ def argsort(x: Array, *, axis: Optional[int] = None, descending: bool = False,
     context, array = _described(x)
     return context.argsort(array, axis=axis, descending=descending, dtype=dtype,
                            begin_bit=begin_bit, end_bit=end_bit)
+
+
+def topk(x: Array, k: int, *, largest: bool = True, axis: Optional[int] = None,
+         dtype: str = "int64") -> Tuple[Array, Array]:
+    """The k largest (or, largest=False, smallest) elements of x and their
+    indices, like ``torch.topk(x, k, largest=largest)`` with sorted results:
+    returns ``(values, indices)``, largest first (smallest first), equal
+    elements by lower index first, so they are the first k of a stable
+    descending (ascending) argsort: ``indices == argsort(x,
+    descending=largest)[:k]`` and ``values == x[indices]``. Floats follow the
+    sort's order: NaN ranks above +inf (NaNs come first among the largest, as
+    in torch.topk) and -0.0 below +0.0. Indices are int64 by default (int32,
+    uint32, uint64 accepted). axis=None: x is 1-D; ``axis=-1``: every row
+    (last axis) of a C-contiguous N-D array, results of shape
+    ``x.shape[:-1] + (k,)``, indices within the row. k past the length
+    raises InvalidArgumentError."""
+    context, array = _described(x)
+    return context.topk(array, k, largest=largest, axis=axis, dtype=dtype)
 
 
 def scan(x: Array, op: str = "sum", *, axis: Optional[int] = None, exclusive: bool = False,
@@ -187,6 +205,18 @@ def segment_argsort(x: Array, offsets: Array, *, descending: bool = False,
     context, array = _described(x)
     return context.segment_argsort(array, offsets, descending=descending, dtype=dtype,
                                    begin_bit=begin_bit, end_bit=end_bit)
+
+
+def segment_topk(x: Array, offsets: Array, k: int, *, largest: bool = True,
+                 dtype: str = "int64") -> Tuple[Array, Array]:
+    """topk() of every segment: ``(values, indices)`` of shape
+    ``(len(offsets) - 1, k)``, row s the top k of segment s (indices within
+    the segment, 0 at its first element). A segment shorter than k (an empty
+    one included) fills its first len(segment) slots, sorted; its other
+    slots hold value 0 and index -1 (the largest value of uint32/uint64
+    indices)."""
+    context, array = _described(x)
+    return context.segment_topk(array, offsets, k, largest=largest, dtype=dtype)
 
 
 def segment_scan(x: Array, offsets: Array, op: str = "sum", *, exclusive: bool = False,

@@ -224,6 +224,16 @@ def copy_outside(out, source, first, last):
         target[last:] = 0 if source is None else source.obj[last:]
 
 
+def fill(array, value):
+    """Every element of the described array set to value."""
+    array.obj[...] = value
+
+
+def itemsize(dtype_name):
+    """Bytes of one element of an index dtype name."""
+    return {"int32": 4, "uint32": 4, "int64": 8, "uint64": 8}[dtype_name]
+
+
 def empty_scalar(array):
     """A 0-d array of the operand's kind, dtype and device (a reduction's result)."""
     if array.kind == "torch":

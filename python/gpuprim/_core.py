@@ -14,6 +14,7 @@ from ._lib import LIB, error_for
 _BACKENDS = {"auto": _lib.BACKEND_AUTO, "cpu": _lib.BACKEND_CPU, "cuda": _lib.BACKEND_CUDA}
 _OPS = {"sum": _lib.OP_SUM, "min": _lib.OP_MIN, "max": _lib.OP_MAX}
 _INDEX_DTYPES = ("int64", "int32", "uint32", "uint64")
+_INOUT = "inout"  # an operand the call writes, whose prior contents it may keep
 _CUDA_STREAM_LEGACY = 1  # cudaStreamLegacy: what stream 0 means to a framework
 _WRAP_CACHE_SIZE = 256
 
@@ -143,7 +144,9 @@ class Context:
         handle = ctypes.c_void_p()
         self._check(LIB.gpuprim_buffer_create(self._handle, array.code, array.size,
                                               ctypes.byref(handle)))
-        staged.append((handle.value, array, not upload))
+        # upload: True an input, False an output, _INOUT an output whose
+        # prior contents the call may keep (copied there and back).
+        staged.append((handle.value, array, upload is not True))
         if upload and array.size:
             self._check(LIB.gpuprim_buffer_upload(self._handle, handle.value, 0, array.ptr,
                                                   array.size))
@@ -314,6 +317,55 @@ class Context:
                                 lambda c, s, k, i: LIB.gpuprim_segmented_argsort(
                                     c, s, k, None, i, ctypes.byref(options)))
         return indices.obj
+
+    def topk(self, x, k, *, largest=True, axis=None, dtype="int64"):
+        """The k largest (largest=True) or smallest elements of x with their
+        indices, (values, indices), sorted (largest first, or smallest
+        first); equal elements by lower index first; floats in the sort's
+        order (NaN above +inf, so NaNs come first among the largest; -0.0
+        below +0.0). Exactly the first k of a stable (descending) argsort.
+        axis=None: x is 1-D, results have k elements; axis=-1: every row
+        (last axis) of a C-contiguous N-D array, results of shape
+        x.shape[:-1] + (k,), indices within the row. k must not exceed the
+        length (InvalidArgumentError)."""
+        keys = _arrays.describe(x, "x")
+        layout = _row_layout(keys, axis)
+        if layout is None:
+            _one_dimensional(keys, "x")
+        k = _count(k, "k")
+        shape = (k,) if layout is None else tuple(keys.shape[:-1]) + (k,)
+        values, indices = self._topk_outputs(keys, shape, dtype)
+        order = _order(largest)
+        operands = [(keys, True), (values, False), (indices, False)]
+        if layout is None:
+            self._run(operands, lambda c, kin, v, i: LIB.gpuprim_topk(c, kin, k, order, v, i))
+        else:
+            self._run_segmented(layout, operands,
+                                lambda c, s, kin, v, i: LIB.gpuprim_segmented_topk(c, s, kin, k, order, v, i))
+        return values.obj, indices.obj
+
+    def segment_topk(self, x, offsets, k, *, largest=True, dtype="int64"):
+        """topk() of every segment [offsets[s], offsets[s+1]) of the 1-D x:
+        (values, indices) of shape (segments, k), indices within the segment.
+        A segment shorter than k (an empty one too) fills its first
+        len(segment) slots; the others hold value 0 and index -1 (the dtype's
+        largest value for uint32/uint64 indices)."""
+        keys = _one_dimensional(_arrays.describe(x, "x"), "x")
+        layout = _offset_layout(keys, offsets)
+        k = _count(k, "k")
+        values, indices = self._topk_outputs(keys, (layout.offsets.size - 1, k), dtype)
+        _arrays.fill(values, 0)
+        _arrays.fill(indices, -1 if dtype.startswith("int") else (1 << (8 * _arrays.itemsize(dtype))) - 1)
+        order = _order(largest)
+        self._run_segmented(layout, [(keys, True), (values, _INOUT), (indices, _INOUT)],
+                            lambda c, s, kin, v, i: LIB.gpuprim_segmented_topk(c, s, kin, k, order, v, i))
+        return values.obj, indices.obj
+
+    def _topk_outputs(self, keys, shape, dtype):
+        if dtype not in _INDEX_DTYPES:
+            raise TypeError(f"gpuprim: index dtype must be one of {', '.join(_INDEX_DTYPES)}")
+        return (self._output(keys, None, "values", shape=shape),
+                self._output(keys, None, "indices", dtype_name=dtype, shape=shape))
 
     def scan(self, x, op="sum", *, axis=None, exclusive=False, out=None):
         """Prefix scan with op ("sum", "min", "max"); out may be x (in place).
@@ -488,6 +540,19 @@ def _offset_layout(x, offsets):
         raise ValueError(f"gpuprim: offsets has shape {array.shape}; it must be 1-D with segment "
                          "count + 1 elements (at least 1)")
     return _Layout(offsets=array)
+
+
+def _count(value, what):
+    """A count argument (k): a non-negative integer below 2^64."""
+    if isinstance(value, bool):
+        raise TypeError(f"gpuprim: {what} must be an integer, not {value!r}")
+    try:
+        value = operator.index(value)
+    except TypeError:
+        raise TypeError(f"gpuprim: {what} must be an integer, not {value!r}") from None
+    if not 0 <= value < (1 << 64):
+        raise ValueError(f"gpuprim: {what} must be in [0, 2^64), not {value}")
+    return value
 
 
 def _order(descending):

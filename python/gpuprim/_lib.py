@@ -130,6 +130,8 @@ def load():
                                             ctypes.POINTER(SortOptions)]),
         "gpuprim_segmented_reduce": (i32, [vp, i32, ctypes.POINTER(Segments), vp, vp]),
         "gpuprim_segmented_scan": (i32, [vp, i32, i32, ctypes.POINTER(Segments), vp, vp]),
+        "gpuprim_topk": (i32, [vp, vp, u64, i32, vp, vp]),
+        "gpuprim_segmented_topk": (i32, [vp, ctypes.POINTER(Segments), vp, u64, i32, vp, vp]),
     }
     for name, (restype, argtypes) in signatures.items():
         function = getattr(lib, name)

@@ -295,3 +295,33 @@ def test_torch_segments(offset_dtype):
         gpuprim.segment_sum(t, bad)
     with pytest.raises(TypeError, match="same kind and device"):
         gpuprim.segment_sum(t, torch.from_numpy(offsets))  # offsets on the CPU
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "int32", "uint8", "int64"])
+def test_torch_topk(dtype):
+    """Top-k of CUDA tensors: flat, per row and per segment, bit for bit the
+    first k of the stable argsort; against torch.topk where the order agrees."""
+    torch = _torch()
+    for n in (1, 4097, 1 << 20):
+        x = specials(dtype, n, rng)
+        t = to_torch(torch, x)
+        for largest in (True, False):
+            perm = sort_permutation(x, largest)
+            for k in sorted({1, 8, 1024, n // 2, n} & set(range(n + 1))):
+                values, indices = gpuprim.topk(t, k, largest=largest)
+                assert values.is_cuda and indices.dtype == torch.int64
+                np.testing.assert_array_equal(indices.cpu().numpy(), perm[:k])
+                np.testing.assert_array_equal(bits(from_torch(torch, values)), bits(x[perm[:k]]))
+    x = torch.randn(1024, 257, device="cuda")
+    values, indices = gpuprim.topk(x, 64, axis=-1)
+    want_values, _ = torch.topk(x, 64, dim=-1)
+    assert torch.equal(values, want_values)
+    assert torch.equal(torch.gather(x, 1, indices), values)
+    offsets = torch.tensor([0, 10, 10, 5000, 200000, 262401], device="cuda")
+    flat = x.reshape(-1)
+    values, indices = gpuprim.segment_topk(flat, offsets, 16, largest=False)
+    host, got_i = flat.cpu().numpy(), indices.cpu().numpy()
+    for s, (a, b) in enumerate(zip(offsets[:-1].tolist(), offsets[1:].tolist())):
+        m = min(16, b - a)
+        np.testing.assert_array_equal(got_i[s, :m], sort_permutation(host[a:b])[:m])
+        assert (got_i[s, m:] == -1).all()

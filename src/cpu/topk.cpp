@@ -132,7 +132,10 @@ void topk(Parallel &parallel, Workspace &workspace, const TopkRequest &request, 
     const bool threaded = parallel.threads() > 1;
     const std::function<bool(uint64_t)> is_long = [&](uint64_t length) { return threaded && length > kChunk; };
     const SegmentPlan plan = plan_segments(layout, is_long);
-    if (request.indices && plan.longest > 0 && plan.longest - 1 > request.largest_index)
+    // largest_index is UINT64_MAX without indices. Not request.indices: an
+    // indices buffer of no elements (k = 0) has no data pointer, and its
+    // dtype must still hold every position (as gpuprim_topk and rows check).
+    if (plan.longest > 0 && plan.longest - 1 > request.largest_index)
         fail(GPUPRIM_ERROR_INVALID_ARGUMENT,
              "segmented top-k: a segment of %llu keys has index %llu, which does not fit the 'indices' (at most %llu)",
              static_cast<unsigned long long>(plan.longest), static_cast<unsigned long long>(plan.longest - 1),

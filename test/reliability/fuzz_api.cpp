@@ -107,6 +107,7 @@ constexpr Codes kDocSort = kDocScan;
 constexpr Codes kDocSortWithOptions = kDocSort;  // plus INVALID_ARGUMENT (options), INVALID_ENUM (order)
 constexpr Codes kDocArgsort = kDocSort;
 constexpr Codes kDocSegmented = kDocSort;  // sort, argsort, reduce, scan: the same list
+constexpr Codes kDocTopk = kDocSort;       // gpuprim_topk, gpuprim_segmented_topk: the same list too
 
 // What the arguments of one call make of it: `must` holds the errors the
 // arguments have (empty: the call must succeed); `may` holds outcomes that
@@ -608,14 +609,15 @@ public:
     void run(Input &in) {
         for (int step = 0; step < 400 && !in.empty(); ++step) {
             uint8_t op = in.u8();
-            if (op >= 224) {  // argsort and the segmented calls (op 22..27 in check messages)
+            if (op >= 224) {  // argsort, the segmented calls and top-k (op 22..27 in check messages)
                 const int extra = (op - 224) % 6;
                 switch (extra) {
                 case 0: sort_call(in, kArgsortCall); break;
                 case 1: sort_call(in, kSegmentedSortCall); break;
                 case 2: sort_call(in, kSegmentedArgsortCall); break;
                 case 3: op_segmented_reduce(in); break;
-                default: op_segmented_scan(in); break;
+                case 4: op_segmented_scan(in); break;
+                default: op_topk(in); break;
                 }
                 check_all_buffers(22 + extra);
                 continue;
@@ -1845,6 +1847,118 @@ private:
                                 values_before.data() + (first + permutation[i]) * value_size, value_size);
             }
           }
+        });
+    }
+
+    // gpuprim_topk (flat) or gpuprim_segmented_topk: the first min(k, length)
+    // of each segment's stable order (the documented order, ties by
+    // position), keys to slots [s * k, s * k + m) of keys_out, positions
+    // within the segment to the same slots of indices; nothing else written.
+    void op_topk(Input &in) {
+        ContextArg context = draw_context(in);
+        const uint8_t mode = in.u8();
+        const bool segmented = mode & 1;
+        int order = draw_enum(in, 2);
+        const uint8_t k_mode = in.u8(), k_small = in.u8();
+        const uint8_t shape = in.u8();
+        gpuprim_buffer_t keys_in = draw_buffer(in, context.slot);
+        gpuprim_buffer_t keys_out = shape % 4 != 1 ? draw_buffer(in, context.slot) : nullptr;
+        gpuprim_buffer_t indices = shape % 4 != 0 ? draw_buffer(in, context.slot) : nullptr;
+        if (shape == 255) keys_out = indices = nullptr;  // both NULL
+        Buffer *ki = nullptr, *ko = nullptr, *io = nullptr;
+        if (context.slot >= 0) {
+            resolve(context.slot, keys_in, &ki);
+            if (keys_out) resolve(context.slot, keys_out, &ko);
+            if (indices) resolve(context.slot, indices, &io);
+        }
+        SegmentsArg seg;
+        if (segmented) draw_segments(in, context.slot, ki ? ki->count : 0, seg);
+        std::vector<std::pair<uint64_t, uint64_t>> spans;
+        uint64_t segments = 1;
+        Codes segment_errors = 0;
+        if (segmented && context.slot >= 0 && ki)
+            segment_errors = segments_errors(context.slot, seg, ki->count, {ko, io}, &spans, &segments);
+        else if (ki)
+            spans = whole(ki->count);
+        // k: mostly what an output's count asks for (so that calls succeed),
+        // else small, near the keys' count, or absurd.
+        uint64_t k = k_small % 10;
+        const Buffer *out = ko ? ko : io;
+        if (k_mode < 110 && out) {
+            if (!segmented) k = out->count;
+            else if (segments != UINT64_MAX && segments > 0) k = out->count / segments;
+        } else if (k_mode < 170) {
+            k = k_small % 70;
+        } else if (k_mode < 230 && ki) {
+            k = ki->count + (k_mode % 3) - 1;  // n - 1, n, n + 1
+        } else if (k_mode >= 230) {
+            static const uint64_t kEdges[] = {UINT64_MAX, uint64_t(1) << 62, uint64_t(1) << 40, uint64_t(1) << 32};
+            k = kEdges[k_mode % 4];
+        }
+        Expect expect;
+        if (context.slot < 0) {
+            expect.must = context.error;
+        } else {
+            expect.must |= resolve(context.slot, keys_in, &ki);
+            if (!in_range(order, 2)) expect.must |= kEnum;
+            if (!keys_out && !indices) expect.must |= kNull;
+            if (keys_out) expect.must |= resolve(context.slot, keys_out, &ko);
+            if (indices) expect.must |= resolve(context.slot, indices, &io);
+            // The outputs' count: k per segment (unknown when the segments are bad).
+            uint64_t slots = UINT64_MAX;
+            if (ki && !segmented) {
+                if (k > ki->count) expect.must |= kArg;
+                slots = k;
+            }
+            if (ki && segmented) {
+                expect.must |= segment_errors;
+                const gpuprim_segments_t &sg = seg.storage.segments;
+                if (!seg.null && !sg.offsets && k > sg.row_length) expect.must |= kArg;
+                if (segments != UINT64_MAX) {
+                    if (k != 0 && segments > UINT64_MAX / k) expect.must |= kSize;
+                    else slots = segments * k;
+                }
+            }
+            if (ki && ko) {
+                if (ko->dtype != ki->dtype) expect.must |= kDtype;
+                if (slots != UINT64_MAX && ko->count != slots) expect.must |= kSize;
+                if (forbidden_alias(*ki, *ko, false)) expect.must |= kArg;
+            }
+            if (io) {
+                if (!is_index_dtype(io->dtype)) expect.must |= kDtype;
+                if (slots != UINT64_MAX && io->count != slots) expect.must |= kSize;
+                if (ki && forbidden_alias(*ki, *io, false)) expect.must |= kArg;
+                if (ko && forbidden_alias(*ko, *io, false)) expect.must |= kArg;
+            }
+        }
+        std::vector<uint8_t> keys_before;
+        if (ki) keys_before.assign(contents(*ki), contents(*ki) + ki->bytes());
+        gpuprim_status_t status =
+            segmented ? shim_segmented_topk(context.handle, seg.pointer(), keys_in, k, order, keys_out, indices)
+                      : shim_topk(context.handle, keys_in, k, order, keys_out, indices);
+        release_segments(seg);
+        check_status(segmented ? "gpuprim_segmented_topk" : "gpuprim_topk", kDocTopk, expect, status, &context);
+        if (status != GPUPRIM_SUCCESS) return;
+        const size_t index_size = io ? size_of(io->dtype) : 0;
+        with_type(ki->dtype, [&](auto zero) {
+            using T = decltype(zero);
+            const bool descending = order == GPUPRIM_ORDER_DESCENDING;
+            for (size_t s = 0; s < spans.size(); ++s) {
+                const uint64_t first = spans[s].first, n = spans[s].second, m = k < n ? k : n;
+                auto key = [&](uint64_t i) { return load<T>(keys_before.data() + (first + i) * sizeof(T)); };
+                std::vector<uint64_t> permutation(n);
+                for (uint64_t i = 0; i < n; ++i) permutation[i] = i;
+                std::stable_sort(permutation.begin(), permutation.end(), [&](uint64_t a, uint64_t b) {
+                    return descending ? doc_sort_less(key(b), key(a)) : doc_sort_less(key(a), key(b));
+                });
+                for (uint64_t j = 0; j < m; ++j) {
+                    const uint64_t slot = s * k + j;
+                    if (ko)
+                        std::memcpy(contents(*ko) + slot * sizeof(T),
+                                    keys_before.data() + (first + permutation[j]) * sizeof(T), sizeof(T));
+                    if (io) std::memcpy(contents(*io) + slot * index_size, &permutation[j], index_size);
+                }
+            }
         });
     }
 

@@ -46,6 +46,17 @@ gpuprim_status_t shim_segmented_scan(gpuprim_context_t context, int op, int kind
     return gpuprim_segmented_scan(context, op, kind, segments, input, output);
 }
 
+gpuprim_status_t shim_topk(gpuprim_context_t context, gpuprim_buffer_t keys_in, uint64_t k, int order,
+                           gpuprim_buffer_t keys_out, gpuprim_buffer_t indices) {
+    return gpuprim_topk(context, keys_in, k, order, keys_out, indices);
+}
+
+gpuprim_status_t shim_segmented_topk(gpuprim_context_t context, const gpuprim_segments_t *segments,
+                                     gpuprim_buffer_t keys_in, uint64_t k, int order, gpuprim_buffer_t keys_out,
+                                     gpuprim_buffer_t indices) {
+    return gpuprim_segmented_topk(context, segments, keys_in, k, order, keys_out, indices);
+}
+
 const char *shim_get_error_string(int status) { return gpuprim_get_error_string(status); }
 
 size_t shim_dtype_size(int dtype) { return gpuprim_dtype_size(dtype); }

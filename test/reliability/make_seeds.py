@@ -3,7 +3,7 @@
 """Writes the seed corpus of the API fuzz target (test/reliability/corpus/).
 
 Each seed is a small program in the byte language fuzz_api.cpp reads: one
-byte picks the operation (op % 22; bytes >= 224 the argsort and segmented calls), the following bytes its arguments, in
+byte picks the operation (op % 22; bytes >= 224 the argsort, segmented and top-k calls), the following bytes its arguments, in
 the order the target reads them. The seeds start the fuzzer (and the replay
 test) in the interesting places: sorting NaNs and signed zeros with values,
 aliasing wrapped views, buffers of the other context and destroyed ones,
@@ -18,8 +18,8 @@ import struct
 CREATE, WRAP, DESTROY, FILL, UPLOAD, DOWNLOAD, REDUCE, REDUCE_TO_BUFFER = 0, 2, 3, 4, 6, 7, 8, 9
 DOT, DOT_TO_BUFFER, SCAN, SORT, GET_INFO, QUERIES, CONTEXT_CREATE, GLOBALS = 10, 11, 12, 14, 16, 17, 18, 19
 SORT_WITH_OPTIONS = 21
-# Op bytes >= 224 (fuzz_api.cpp): (op - 224) % 6 picks argsort and the segmented calls.
-ARGSORT, SEGMENTED_SORT, SEGMENTED_ARGSORT, SEGMENTED_REDUCE, SEGMENTED_SCAN = 224, 225, 226, 227, 228
+# Op bytes >= 224 (fuzz_api.cpp): (op - 224) % 6 picks argsort, the segmented calls and top-k.
+ARGSORT, SEGMENTED_SORT, SEGMENTED_ARGSORT, SEGMENTED_REDUCE, SEGMENTED_SCAN, TOPK = 224, 225, 226, 227, 228, 229
 I32, U32, I64, U64, F32, F64, F16, BF16, I8, U8, I16, U16 = range(12)
 CTX0, CTX1, NULL_CTX, FAKE_CTX = 0, 7, 250, 251
 
@@ -197,6 +197,27 @@ def segmented_scan(op, kind, input_, segments, output=None, ctx=CTX0):
     return body + segments
 
 
+def topk(order, keys_in, k="outputs", keys_out=None, indices=None, segments=None, ctx=CTX0, both_null=False):
+    """gpuprim_topk (segments None) or gpuprim_segmented_topk (op_topk). k:
+    "outputs" (what the first output's count asks for: its count, or its
+    count / segments), a number below 70, or "n-1", "n", "n+1" of the keys'
+    count. Outputs: a handle or None; both_null passes neither."""
+    shape = 255 if both_null else 2 if keys_out is not None and indices is not None else 0 if keys_out is not None else 1
+    if k == "outputs":
+        k_bytes = u8(0) + u8(0)
+    elif k in ("n-1", "n", "n+1"):
+        k_bytes = u8({"n-1": 171, "n": 172, "n+1": 170}[k]) + u8(0)
+    else:
+        assert k < 70
+        k_bytes = u8(150) + u8(k)
+    body = u8(TOPK) + u8(ctx) + u8(1 if segments else 0) + u8(order) + k_bytes + u8(shape) + keys_in
+    if shape % 4 != 1:
+        body += keys_out if keys_out is not None else NULL_BUF
+    if shape % 4 != 0:
+        body += indices if indices is not None else NULL_BUF
+    return body + (segments or b"")
+
+
 def destroy(handle, ctx=CTX0):
     return u8(DESTROY) + u8(ctx) + handle
 
@@ -296,6 +317,31 @@ SEEDS = {
         + segmented_scan(0, 0, buf(0), rows(4), buf(5)) + segmented_scan(2, 1, buf(4), rows(2))
         + segmented_scan(0, 1, buf(0), fresh_offsets(2, [67, 0, 70, 66], lead=1), buf(5))
         + segmented_scan(1, 0, buf(3), fresh_offsets(0, [70, 71], bad=(2, 1)))),
+    # Top-k: flat and per segment (rows, CSR offsets with segments shorter
+    # than k), both orders, keys and/or indices of each index dtype; NaNs of
+    # both signs, signed zeros, ties; k = 0, k = n; errors: k > n, rows
+    # shorter than k, both outputs NULL, a bad order, a bad offset.
+    "seed_topk": (
+        create(F32, small_count(16)) + create(I32, small_count(4)) + create(F32, small_count(4))
+        + create(U64, small_count(16)) + create(F16, small_count(16)) + create(F16, small_count(8))
+        + create(I64, small_count(8)) + create(F32, small_count(12)) + create(U32, small_count(0))
+        + create(F32, small_count(16))
+        + fill_palette(0, [12, 1, 0, 13, 10, 11, 24, 25, 2, 2, 3, 1, 0, 14, 2, 27], True)
+        + u8(FILL) + u8(4) + u8(200) + u8(60) + b"".join(u8(p + 50) for p in HALF_PICKS)
+        + topk(1, buf(0), keys_out=buf(2), indices=buf(1)) + topk(0, buf(0), indices=buf(1))
+        + topk(0, buf(0), keys_out=buf(2)) + topk(1, buf(0), k="n", indices=buf(3))
+        + topk(1, buf(0), k="n", keys_out=buf(9), indices=buf(3))
+        + topk(0, buf(4), keys_out=buf(5)) + topk(1, buf(4), indices=buf(6))
+        + topk(0, buf(0), indices=buf(8))
+        + topk(1, buf(0), indices=buf(6), segments=rows(4)) + topk(0, buf(4), keys_out=buf(5), indices=buf(6),
+                                                                  segments=rows(4))
+        + topk(1, buf(0), keys_out=buf(7), segments=fresh_offsets(3, [70, 66, 0, 75], lead=1))
+        + topk(0, buf(0), keys_out=buf(7), indices=buf(3), segments=fresh_offsets(0, [65, 0, 69, 250]))
+        + topk(0, buf(0), indices=buf(8), segments=fresh_offsets(2, [80, 66, 0, 64]))
+        + topk(1, buf(0), k="n+1", keys_out=buf(2)) + topk(0, buf(0), both_null=True)
+        + topk(240, buf(0), keys_out=buf(2)) + topk(0, buf(0), k=5, indices=buf(6), segments=rows(4))
+        + topk(1, buf(0), keys_out=buf(7), segments=fresh_offsets(1, [66, 67, 70, 71], bad=(1, 0)))
+        + topk(0, buf(0), keys_out=buf(0)) + topk(1, buf(0), keys_out=buf(2), indices=buf(2))),
     # Unknown enum values, NULL and fake contexts, odd context options, globals.
     "seed_enums_contexts": (
         create(I32, small_count(4)) + create(255, small_count(4))

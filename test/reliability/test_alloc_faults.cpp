@@ -121,7 +121,8 @@ struct Fixture {
     // Named members index `buffers`.
     gpuprim_buffer_t f32_a, f32_b, f32_result, i64, u32_keys, u32_values, u32_keys_out,
         u32_values_out, f64_keys, u64_values, big_keys, big_values, f16_a, bf16_a, i8_keys,
-        u16_values, big_bf16_keys;
+        u16_values, big_bf16_keys, topk_f32_out, topk_i64_out, topk_u32_idx, seg_f32_out, seg_i32_idx,
+        topk_offsets;
 
     Fixture() {
         char message[256];
@@ -146,6 +147,18 @@ struct Fixture {
         i8_keys = make(GPUPRIM_DTYPE_I8, kSmall, 15);
         u16_values = make(GPUPRIM_DTYPE_U16, kSmall, 16);
         big_bf16_keys = make(GPUPRIM_DTYPE_BF16, kLarge, 17);
+        topk_f32_out = make(GPUPRIM_DTYPE_F32, 64, 18);
+        topk_i64_out = make(GPUPRIM_DTYPE_I64, 64, 19);
+        topk_u32_idx = make(GPUPRIM_DTYPE_U32, 1024, 20);
+        seg_f32_out = make(GPUPRIM_DTYPE_F32, 1000, 21);
+        seg_i32_idx = make(GPUPRIM_DTYPE_I32, 1000, 22);
+        // CSR over kSmall keys: 4 segments (one shorter than k = 250, one empty).
+        const uint64_t offsets[5] = {0, 100, 100, 3000, kSmall};
+        topk_offsets = make(GPUPRIM_DTYPE_U64, 5, 23);
+        if (gpuprim_buffer_upload(context, topk_offsets, 0, offsets, 5) != GPUPRIM_SUCCESS) {
+            std::fprintf(stderr, "fixture set-up failed: %s\n", gpuprim_context_last_error(context));
+            std::exit(1);
+        }
     }
     ~Fixture() {
         if (gpuprim_context_destroy(context) != GPUPRIM_SUCCESS) report("context_destroy failed");
@@ -436,6 +449,26 @@ std::vector<Scenario> scenarios() {
         gpuprim_sort_options_init(&options);
         options.end_bit = 16;
         return gpuprim_sort_with_options(f.context, f.f16_a, nullptr, f.f16_a, nullptr, &options);
+    }, true});
+    // Top-k: flat (small, and large enough for the per-chunk selection on
+    // every thread), rows and CSR offsets.
+    list.push_back({"topk f32 k 64, keys and i64 indices", [](Fixture &f, std::vector<uint8_t> &) {
+        return gpuprim_topk(f.context, f.f32_a, 64, GPUPRIM_ORDER_DESCENDING, f.topk_f32_out, f.topk_i64_out);
+    }, true});
+    list.push_back({"topk u32 (large) k 1024, u32 indices", [](Fixture &f, std::vector<uint8_t> &) {
+        return gpuprim_topk(f.context, f.big_keys, 1024, GPUPRIM_ORDER_ASCENDING, nullptr, f.topk_u32_idx);
+    }, true});
+    list.push_back({"segmented_topk f32 rows 500 x 10, k 2", [](Fixture &f, std::vector<uint8_t> &) {
+        gpuprim_segments_t segments;
+        gpuprim_segments_init_rows(&segments, 500, 10);
+        return gpuprim_segmented_topk(f.context, &segments, f.f32_a, 2, GPUPRIM_ORDER_ASCENDING, f.seg_f32_out,
+                                      f.seg_i32_idx);
+    }, true});
+    list.push_back({"segmented_topk f32 CSR offsets, k 250", [](Fixture &f, std::vector<uint8_t> &) {
+        gpuprim_segments_t segments;
+        gpuprim_segments_init_offsets(&segments, f.topk_offsets);
+        return gpuprim_segmented_topk(f.context, &segments, f.f32_a, 250, GPUPRIM_ORDER_DESCENDING, f.seg_f32_out,
+                                      f.seg_i32_idx);
     }, true});
     return list;
 }

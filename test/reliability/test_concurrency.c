@@ -4,7 +4,7 @@
  * from different threads at once". Many threads (default 8), each with its own
  * context, run every primitive at once in a loop (reduce, reduce_to_buffer,
  * dot, inclusive/exclusive scan in and out of place, sort of keys and of
- * pairs, both orders, all twelve dtypes, sizes 0..65537) and check every
+ * pairs, top-k, both orders, all twelve dtypes, sizes 0..65537) and check every
  * result exactly against a reference. Values are small integers (and
  * -0.0/+0.0 for floats), so float sums are exact in any order (f16/bf16:
  * exact in their f32 accumulator, then rounded once) and every check is
@@ -204,7 +204,8 @@ static int one_round(Worker *w, gpuprim_context_t ctx, gpuprim_dtype_t dtype, si
     uint32_t *payload = (uint32_t *)malloc((n + 1) * sizeof *payload);
     uint32_t *payload_out = (uint32_t *)malloc((n + 1) * sizeof *payload_out);
     gpuprim_buffer_t buf_a = NULL, buf_b = NULL, buf_out = NULL, buf_result = NULL;
-    gpuprim_buffer_t buf_values = NULL, buf_values_out = NULL;
+    gpuprim_buffer_t buf_values = NULL, buf_values_out = NULL, buf_top = NULL, buf_top_index = NULL;
+    const size_t k_top = n / 3 + (n > 0); /* top-k: the first k_top of each sort order */
     unsigned char result[8], result_expected[8];
     int failed = 1, op, descending;
     int range = is_unsigned(dtype) ? 16 : 31, low = is_unsigned(dtype) ? 0 : -15;
@@ -254,6 +255,8 @@ static int one_round(Worker *w, gpuprim_context_t ctx, gpuprim_dtype_t dtype, si
     STEP(gpuprim_buffer_create(ctx, dtype, 1, &buf_result));
     STEP(gpuprim_buffer_create(ctx, GPUPRIM_DTYPE_U32, n, &buf_values));
     STEP(gpuprim_buffer_create(ctx, GPUPRIM_DTYPE_U32, n, &buf_values_out));
+    STEP(gpuprim_buffer_create(ctx, dtype, k_top, &buf_top));
+    STEP(gpuprim_buffer_create(ctx, GPUPRIM_DTYPE_U32, k_top, &buf_top_index));
     STEP(gpuprim_buffer_upload(ctx, buf_a, 0, host_a, n));
     STEP(gpuprim_buffer_upload(ctx, buf_b, 0, host_b, n));
     STEP(gpuprim_buffer_upload(ctx, buf_values, 0, payload, n));
@@ -317,6 +320,16 @@ static int one_round(Worker *w, gpuprim_context_t ctx, gpuprim_dtype_t dtype, si
         for (i = 0; i < n; ++i) index[i] = i;
         sort_indices(a, index, scratch, n, descending);
         for (i = 0; i < n; ++i) store(dtype, expected, i, a[index[i]]);
+        /* Top-k of the keys (before the in-place sort below): the sort's first k_top. */
+        STEP(gpuprim_topk(ctx, buf_a, k_top, descending ? GPUPRIM_ORDER_DESCENDING : GPUPRIM_ORDER_ASCENDING,
+                          buf_top, buf_top_index));
+        STEP(gpuprim_buffer_download(ctx, buf_top, 0, host_out, k_top));
+        STEP(gpuprim_buffer_download(ctx, buf_top_index, 0, payload_out, k_top));
+        EXPECT(k_top == 0 || memcmp(host_out, expected, k_top * size) == 0, "top-k keys (%s)",
+               descending ? "descending" : "ascending");
+        for (i = 0; i < k_top; ++i)
+            EXPECT(payload_out[i] == (uint32_t)index[i], "top-k: index[%zu] = %u, expected %zu", i, payload_out[i],
+                   index[i]);
         if (!descending) {
             STEP(gpuprim_sort(ctx, buf_a, buf_values, buf_out, buf_values_out,
                               GPUPRIM_ORDER_ASCENDING));
@@ -340,6 +353,8 @@ done:
     if (buf_result) gpuprim_buffer_destroy(ctx, buf_result);
     if (buf_values) gpuprim_buffer_destroy(ctx, buf_values);
     if (buf_values_out) gpuprim_buffer_destroy(ctx, buf_values_out);
+    if (buf_top) gpuprim_buffer_destroy(ctx, buf_top);
+    if (buf_top_index) gpuprim_buffer_destroy(ctx, buf_top_index);
     free(a); free(b); free(index); free(scratch); free(host_a); free(host_b);
     free(host_out); free(expected); free(payload); free(payload_out);
     return failed;

@@ -6,7 +6,9 @@
  *   check comes before any allocation: a failed allocation would say
  *   OUT_OF_MEMORY), and the largest count that does fit is not OVERFLOW;
  * - CUDA only: a call whose workspace cannot be had (device memory filled
- *   by other buffers) gives OUT_OF_MEMORY and succeeds once memory is back.
+ *   by other buffers) gives OUT_OF_MEMORY and succeeds once memory is back;
+ *   a top-k then either succeeds or gives OUT_OF_MEMORY with nothing written,
+ *   and is correct once memory is back.
  * Under AddressSanitizer a huge malloc aborts unless
  * allocator_may_return_null=1 (set below and by CMakeLists.txt). */
 #include "rel_common.h"
@@ -105,7 +107,8 @@ static void test_overflow(gpuprim_context_t context) {
 #define MAX_FILLERS 4096
 static void test_workspace_exhaustion(gpuprim_context_t context) {
     const uint64_t keys_count = (uint64_t)64 << 20; /* 256 MiB of u32 keys */
-    gpuprim_buffer_t keys = NULL, fillers[MAX_FILLERS];
+    const uint64_t top_k = (uint64_t)1 << 20;
+    gpuprim_buffer_t keys = NULL, fillers[MAX_FILLERS], top_keys = NULL, top_index = NULL;
     int filler_count = 0, shift, i;
     uint64_t filled = 0;
     gpuprim_status_t status;
@@ -115,6 +118,12 @@ static void test_workspace_exhaustion(gpuprim_context_t context) {
     for (i = 0; i < (int)keys_count; ++i) host[i] = (uint32_t)(keys_count - (uint64_t)i);
     REL_OK(context, gpuprim_buffer_create(context, GPUPRIM_DTYPE_U32, keys_count, &keys));
     REL_OK(context, gpuprim_buffer_upload(context, keys, 0, host, keys_count));
+    /* top-k outputs (k = 2^20), made before memory is filled, poisoned */
+    REL_OK(context, gpuprim_buffer_create(context, GPUPRIM_DTYPE_U32, top_k, &top_keys));
+    REL_OK(context, gpuprim_buffer_create(context, GPUPRIM_DTYPE_U32, top_k, &top_index));
+    for (i = 0; i < (int)top_k; ++i) host[i] = 0xDEADBEEFu;
+    REL_OK(context, gpuprim_buffer_upload(context, top_keys, 0, host, top_k));
+    REL_OK(context, gpuprim_buffer_upload(context, top_index, 0, host, top_k));
     REL_OK(context, gpuprim_context_release_workspace(context));
     /* Greedy fill with u32 buffers of 64 GiB down to 16 MiB. */
     for (shift = 34; shift >= 22 && filler_count < MAX_FILLERS; --shift) {
@@ -143,7 +152,35 @@ static void test_workspace_exhaustion(gpuprim_context_t context) {
     REL_OK(context, gpuprim_buffer_download(context, keys, 0, probe, 4));
     REL_CHECK(probe[0] == (uint32_t)keys_count && probe[3] == (uint32_t)keys_count - 3,
               "the failed sort changed its keys");
+    /* Top-k with memory full: it may find the memory its workspace needs
+       (candidates past the first digit) or not; OUT_OF_MEMORY changes nothing. */
+    status = gpuprim_topk(context, keys, top_k, GPUPRIM_ORDER_ASCENDING, top_keys, top_index);
+    if (status == GPUPRIM_SUCCESS) status = gpuprim_context_synchronize(context);
+    printf("  top-k (k = 2^20) with device memory full: %d (%s): %s\n", (int)status,
+           gpuprim_get_error_string(status), gpuprim_context_last_error(context));
+    REL_CHECK(status == GPUPRIM_SUCCESS || status == GPUPRIM_ERROR_OUT_OF_MEMORY,
+              "top-k with device memory full -> %d, expected SUCCESS or OUT_OF_MEMORY", (int)status);
+    REL_OK(context, gpuprim_buffer_download(context, keys, 0, probe, 4));
+    REL_CHECK(probe[0] == (uint32_t)keys_count && probe[3] == (uint32_t)keys_count - 3, "top-k changed its keys");
+    if (status != GPUPRIM_SUCCESS) {
+        REL_OK(context, gpuprim_buffer_download(context, top_keys, 0, probe, 4));
+        REL_CHECK(probe[0] == 0xDEADBEEFu && probe[3] == 0xDEADBEEFu, "the failed top-k wrote keys_out");
+        REL_OK(context, gpuprim_buffer_download(context, top_index, 0, probe, 4));
+        REL_CHECK(probe[0] == 0xDEADBEEFu && probe[3] == 0xDEADBEEFu, "the failed top-k wrote indices");
+    }
     for (i = 0; i < filler_count; ++i) REL_OK(context, gpuprim_buffer_destroy(context, fillers[i]));
+    /* With memory back the top-k works: the 2^20 smallest keys (1, 2, ...) at
+       positions keys_count - 1, keys_count - 2, ... */
+    REL_OK(context, gpuprim_topk(context, keys, top_k, GPUPRIM_ORDER_ASCENDING, top_keys, top_index));
+    REL_OK(context, gpuprim_buffer_download(context, top_keys, 0, host, top_k));
+    for (i = 0; i < (int)top_k; ++i)
+        REL_CHECK(host[i] == (uint32_t)i + 1, "top-k keys[%d] = %u after memory came back", i, host[i]);
+    REL_OK(context, gpuprim_buffer_download(context, top_index, 0, host, top_k));
+    for (i = 0; i < (int)top_k; ++i)
+        REL_CHECK(host[i] == (uint32_t)(keys_count - 1 - (uint64_t)i), "top-k index[%d] = %u after memory came back",
+                  i, host[i]);
+    REL_OK(context, gpuprim_buffer_destroy(context, top_keys));
+    REL_OK(context, gpuprim_buffer_destroy(context, top_index));
     REL_OK(context, gpuprim_sort(context, keys, NULL, keys, NULL, GPUPRIM_ORDER_ASCENDING));
     REL_OK(context, gpuprim_buffer_download(context, keys, 0, host, keys_count));
     for (i = 0; i < (int)keys_count; ++i)
