@@ -78,9 +78,15 @@ __global__ void __launch_bounds__(RadixSelectPolicy::kThreads, RadixSelectPolicy
                              PassDigit digit) {
     using R = SelectKey<K>;
     constexpr int kThreads = RadixSelectPolicy::kThreads;
-    constexpr int kItems = RadixSelectPolicy::kItems;
+    constexpr int kPerVector = 16 / int(sizeof(K));
+    constexpr int kItems = kPerVector > RadixSelectPolicy::kItems ? kPerVector : RadixSelectPolicy::kItems;
+    constexpr int kVectors = kItems / kPerVector;
     constexpr int kBins = RadixSelectPolicy::kBins;
     constexpr uint32_t kTile = kThreads * kItems;
+    // Where item e of this thread lies in a tile.
+    const auto item_position = [](uint64_t tile, int e) {
+        return tile + (uint64_t(e / kPerVector) * kThreads + threadIdx.x) * kPerVector + e % kPerVector;
+    };
     constexpr int kBinsPerThread = kBins / kThreads;
     constexpr int kReplicas = RadixSelectPolicy::kReplicas;
     __shared__ uint32_t bins[kBins * kReplicas];
@@ -120,37 +126,71 @@ __global__ void __launch_bounds__(RadixSelectPolicy::kThreads, RadixSelectPolicy
         __syncthreads();
         const uint32_t replica = threadIdx.x % kReplicas;
 
+        // Tile layout: thread t's vector v holds keys [(v * kThreads + t) * kPerVector, ...), item
+        // e = v * kPerVector + u; full tiles of an aligned input load 16 bytes at a time.
+        const bool vector_input = from_input && (reinterpret_cast<uintptr_t>(in) % 16) == 0;
+        const bool keys_only = (view.index_mask | view.previous_index_mask) == 0;
         for (uint64_t tile = uint64_t(blockIdx.x) * kTile; tile < size; tile += uint64_t(gridDim.x) * kTile) {
             R keys[kItems];
             I positions[kItems];
+            if (vector_input && tile + kTile <= size) {
 #pragma unroll
-            for (int e = 0; e < kItems; ++e) {
-                const uint64_t at = tile + uint64_t(e) * kThreads + threadIdx.x;
-                keys[e] = ~R(0);
-                positions[e] = I(at);
-                if (at >= size) continue;
-                if (from_input) {
-                    keys[e] = select_key<K>(args, in[at]);
-                } else {
-                    keys[e] = buffers.candidate_keys[reading][capacity_at + at];
-                    positions[e] = buffers.candidate_positions[reading][capacity_at + at];
+                for (int v = 0; v < kVectors; ++v) {
+                    const uint64_t first = tile + (uint64_t(v) * kThreads + threadIdx.x) * kPerVector;
+                    const uint4 vector = __ldcs(reinterpret_cast<const uint4 *>(in + first));
+                    K unpacked[kPerVector];
+                    memcpy(unpacked, &vector, sizeof vector);
+#pragma unroll
+                    for (int u = 0; u < kPerVector; ++u) {
+                        keys[v * kPerVector + u] = select_key<K>(args, unpacked[u]);
+                        positions[v * kPerVector + u] = I(first + u);
+                    }
                 }
+            } else {
+#pragma unroll
+                for (int e = 0; e < kItems; ++e) {
+                    const uint64_t at = item_position(tile, e);
+                    keys[e] = ~R(0);
+                    positions[e] = I(at);
+                    if (at >= size) continue;
+                    if (from_input) {
+                        keys[e] = select_key<K>(args, in[at]);
+                    } else {
+                        keys[e] = buffers.candidate_keys[reading][capacity_at + at];
+                        positions[e] = buffers.candidate_positions[reading][capacity_at + at];
+                    }
+                }
+            }
+            if (pass == 0) {
+                // Nothing chosen yet: every key counts, nothing is written.
+#pragma unroll
+                for (int e = 0; e < kItems; ++e)
+                    if (item_position(tile, e) < size)
+                        atomicAdd(&bins[(uint32_t(keys[e] >> digit.shift) & digit_mask) * kReplicas + replica], 1u);
+                continue;
             }
             uint32_t results = 0, candidates = 0;
             uint32_t is_result = 0, is_candidate = 0;  // bit e: item e
 #pragma unroll
             for (int e = 0; e < kItems; ++e) {
-                if (tile + uint64_t(e) * kThreads + threadIdx.x >= size) continue;
+                if (item_position(tile, e) >= size) continue;
                 const R key = keys[e];
                 const I position = positions[e];
-                const bool matched_before = (key & previous_key_mask) == (key_prefix & previous_key_mask) &&
-                                            (position & previous_index_mask) == (index_prefix & previous_index_mask);
-                if (!matched_before) continue;
                 const R masked_key = key & key_mask;
-                const I masked_position = position & index_mask;
-                const bool equal = masked_key == key_prefix && masked_position == index_prefix;
-                const bool below =
-                    masked_key < key_prefix || (masked_key == key_prefix && masked_position < index_prefix);
+                bool equal, below;
+                if (keys_only) {
+                    if ((key & previous_key_mask) != (key_prefix & previous_key_mask)) continue;
+                    equal = masked_key == key_prefix;
+                    below = masked_key < key_prefix;
+                } else {
+                    const bool matched_before =
+                        (key & previous_key_mask) == (key_prefix & previous_key_mask) &&
+                        (position & previous_index_mask) == (index_prefix & previous_index_mask);
+                    if (!matched_before) continue;
+                    const I masked_position = position & index_mask;
+                    equal = masked_key == key_prefix && masked_position == index_prefix;
+                    below = masked_key < key_prefix || (masked_key == key_prefix && masked_position < index_prefix);
+                }
                 if (below || (equal && collecting)) {
                     is_result |= 1u << e;
                     ++results;

@@ -258,7 +258,9 @@ void topk(const DeviceEnv &env, const TopkRequest &request, const SegmentLayout 
     if (!is_dtype_width(request.key_bytes))
         fail(GPUPRIM_ERROR_INTERNAL, "top-k: unsupported key width %u", request.key_bytes);
     const SegmentSummary summary = check_segments(env, layout);
-    if (request.indices && summary.longest > 0 && summary.longest - 1 > request.largest_index)
+    // largest_index is UINT64_MAX when no indices are wanted (a k = 0 call's
+    // empty indices buffer has no memory, but still its dtype).
+    if (summary.longest > 0 && summary.longest - 1 > request.largest_index)
         fail(GPUPRIM_ERROR_INVALID_ARGUMENT,
              "segmented top-k: the longest segment has %llu keys; its last index, %llu, does not fit the "
              "indices' type (at most %llu)",
