@@ -20,11 +20,17 @@
 
 namespace gpuprim::cuda::selection {
 
-// Shared memory of the kernel: the segment's keys (max_length), then the
-// chosen pairs (slots, a power of two).
+// Key i of the segment sits at padded(i) in shared memory: one spare word
+// every 32 keys, so that the position-order passes, where thread t reads
+// keys t * run + i, hit distinct banks.
+__host__ __device__ __forceinline__ uint32_t padded(uint32_t i) { return i + (i >> 5); }
+
+// Shared memory of the kernel: the segment's keys (max_length, padded),
+// then the chosen pairs (slots, a power of two).
 template <typename K>
 __host__ __device__ constexpr size_t block_select_shared_bytes(uint32_t max_length, uint32_t slots) {
-    return size_t(max_length) * sizeof(SelectKey<K>) + size_t(slots) * (sizeof(SelectKey<K>) + sizeof(uint32_t));
+    return size_t(max_length + max_length / 32 + 1) * sizeof(SelectKey<K>) +
+           size_t(slots) * (sizeof(SelectKey<K>) + sizeof(uint32_t));
 }
 
 template <typename K>
@@ -39,7 +45,7 @@ __global__ void __launch_bounds__(BlockSelectPolicy::kThreads)
     constexpr int kKeyBits = 8 * sizeof(K);
     extern __shared__ __align__(16) unsigned char shared_bytes[];
     R *keys = reinterpret_cast<R *>(shared_bytes);
-    R *chosen_keys = keys + max_length;
+    R *chosen_keys = keys + max_length + max_length / 32 + 1;
     uint32_t *chosen_positions = reinterpret_cast<uint32_t *>(chosen_keys + slots);
     __shared__ uint32_t bins[kBins * kReplicas];
     __shared__ uint32_t warp_sums[33];
@@ -65,7 +71,7 @@ __global__ void __launch_bounds__(BlockSelectPolicy::kThreads)
 #pragma unroll
             for (int u = 0; u < kLoads; ++u) {
                 const uint32_t i = base + u * kThreads + threadIdx.x;
-                if (i < length) keys[i] = select_key<K>(args, loaded[u]);
+                if (i < length) keys[padded(i)] = select_key<K>(args, loaded[u]);
             }
         }
         __syncthreads();
@@ -80,7 +86,7 @@ __global__ void __launch_bounds__(BlockSelectPolicy::kThreads)
             __syncthreads();
             const uint32_t replica = threadIdx.x % kReplicas;
             for (uint32_t i = threadIdx.x; i < length; i += kThreads) {
-                const R key = keys[i];
+                const R key = keys[padded(i)];
                 if ((key & mask) == prefix) atomicAdd(&bins[((key >> shift) & (kBins - 1)) * kReplicas + replica], 1u);
             }
             __syncthreads();
@@ -108,20 +114,20 @@ __global__ void __launch_bounds__(BlockSelectPolicy::kThreads)
         const uint32_t first = threadIdx.x * run;
         const uint32_t last = first + run < length ? first + run : length;
         uint32_t ties = 0;
-        for (uint32_t i = first; i < last; ++i) ties += (keys[i] & mask) == prefix;
+        for (uint32_t i = first; i < last; ++i) ties += (keys[padded(i)] & mask) == prefix;
         uint32_t total;
         uint32_t tie_rank = block_exclusive_sum(ties, warp_sums, total);
         uint32_t taken = 0;
         {
             uint32_t rank = tie_rank;
             for (uint32_t i = first; i < last; ++i) {
-                const R masked = keys[i] & mask;
+                const R masked = keys[padded(i)] & mask;
                 taken += masked < prefix || (masked == prefix && rank++ < remaining);
             }
         }
         uint32_t at = block_exclusive_sum(taken, warp_sums, total);
         for (uint32_t i = first; i < last; ++i) {
-            const R key = keys[i];
+            const R key = keys[padded(i)];
             const R masked = key & mask;
             if (masked < prefix || (masked == prefix && tie_rank++ < remaining)) {
                 chosen_keys[at] = key;

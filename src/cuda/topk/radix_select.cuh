@@ -44,6 +44,11 @@ struct SelectState {
     uint32_t source;  // 0: this pass reads the input; 1 + b: buffer b
     uint32_t phase;   // SelectPhase
     uint32_t ticket;  // blocks of this pass finished
+    // From a sample (radix_select_init_kernel): pass 0 also writes the keys
+    // whose first digit is at most first_bound to buffer 0, when expected to
+    // hold the wanted ones and fit; pass 1 then reads them, not the input.
+    uint32_t first_bound;
+    uint32_t first_writes;
 };
 
 // Where a pass's digit lies: in the select key or in the position.
@@ -162,11 +167,30 @@ __global__ void __launch_bounds__(RadixSelectPolicy::kThreads, RadixSelectPolicy
                 }
             }
             if (pass == 0) {
-                // Nothing chosen yet: every key counts, nothing is written.
+                // Nothing chosen yet: every key counts; keys at or below the
+                // sample's bound go to buffer 0 (warp-aggregated slots; past
+                // the capacity they are dropped, and pass 1 reads the input).
 #pragma unroll
-                for (int e = 0; e < kItems; ++e)
-                    if (item_position(tile, e) < size)
-                        atomicAdd(&bins[(uint32_t(keys[e] >> digit.shift) & digit_mask) * kReplicas + replica], 1u);
+                for (int e = 0; e < kItems; ++e) {
+                    const bool valid = item_position(tile, e) < size;
+                    const uint32_t d = uint32_t(keys[e] >> digit.shift) & digit_mask;
+                    if (valid) atomicAdd(&bins[d * kReplicas + replica], 1u);
+                    if (view.first_writes) {
+                        const bool wanted = valid && d <= view.first_bound;
+                        const uint32_t ballot = __ballot_sync(0xffffffffu, wanted);
+                        if (ballot) {
+                            const int lane = threadIdx.x & 31, leader = __ffs(ballot) - 1;
+                            unsigned long long base = 0;
+                            if (lane == leader) base = atomicAdd(&state.buffered[0], (unsigned long long)__popc(ballot));
+                            base = __shfl_sync(0xffffffffu, base, leader);
+                            const uint64_t slot = base + __popc(ballot & ((1u << lane) - 1));
+                            if (wanted && slot < candidate_capacity(length)) {
+                                buffers.candidate_keys[0][capacity_at + slot] = keys[e];
+                                buffers.candidate_positions[0][capacity_at + slot] = positions[e];
+                            }
+                        }
+                    }
+                }
                 continue;
             }
             uint32_t results = 0, candidates = 0;
@@ -305,10 +329,15 @@ __global__ void __launch_bounds__(RadixSelectPolicy::kThreads, RadixSelectPolicy
             }
             next.remaining = view.remaining - chosen_below;
             next.matching = chosen_count;
-            next.source = write_candidates ? 1 + writing : 0;
             // Counters other blocks added to: read past the L1 (view is stale).
             const unsigned long long written = __ldcg(&state.buffered[writing]);
-            next.source_count = write_candidates ? written : 0;
+            // Pass 0 wrote the keys up to the sample's bound: they hold the
+            // chosen bin and everything below it if the bound is not below it.
+            const bool wrote = pass == 0 ? view.first_writes && chosen_bin <= view.first_bound &&
+                                               written <= candidate_capacity(length)
+                                         : write_candidates;
+            next.source = wrote ? 1 + writing : 0;
+            next.source_count = wrote ? written : 0;
             next.buffered[writing] = written;
             next.buffered[writing ^ 1] = 0;  // the next pass writes there
             next.results = __ldcg(&state.results);
@@ -319,22 +348,71 @@ __global__ void __launch_bounds__(RadixSelectPolicy::kThreads, RadixSelectPolicy
     }
 }
 
-// Zeroes the states and gives each segment's `remaining` (its wanted count).
+// One block a long segment: zeroes its state and bins, gives its
+// `remaining` (its wanted count), and samples kSampleKeys of its keys evenly
+// for pass 0's bound: the first digit of the sample's r-th smallest, r about
+// twice the wanted share of the sample plus a margin, so that the keys up to
+// that bin are expected to hold the wanted ones; pass 0 writes them when
+// they are expected to fill at most half of the candidate buffer.
+constexpr uint32_t kSampleKeys = 8192;
+
+template <typename K>
 __global__ void __launch_bounds__(256) radix_select_init_kernel(const TopkArgs args, SelectState *states,
-                                                                unsigned long long *bins) {
-    const uint64_t stride = uint64_t(gridDim.x) * blockDim.x;
-    for (uint64_t j = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x; j < args.groups; j += stride) {
+                                                                unsigned long long *all_bins, PassDigit first) {
+    constexpr int kBins = RadixSelectPolicy::kBins;
+    constexpr int kPerThread = kBins / 256;
+    __shared__ uint32_t sample_bins[kBins];
+    __shared__ uint32_t warp_sums[33];
+    __shared__ uint32_t bound;
+    __shared__ unsigned long long bound_count;
+    for (uint64_t j = blockIdx.x; j < args.groups; j += gridDim.x) {
         const uint64_t s = segment_of(args, j);
-        const uint64_t length = args.bounds.offset(s + 1) - args.bounds.offset(s);
-        SelectState state{};
-        state.remaining = args.k < length ? args.k : length;
-        state.matching = length;
-        state.phase = state.remaining == 0 ? kFinished : kSelecting;
-        states[j] = state;
+        const uint64_t begin = args.bounds.offset(s);
+        const uint64_t length = args.bounds.offset(s + 1) - begin;
+        const uint64_t wanted = args.k < length ? args.k : length;
+        unsigned long long *bins = all_bins + j * kBins;
+        for (int b = threadIdx.x; b < kBins; b += 256) {
+            bins[b] = 0;
+            sample_bins[b] = 0;
+        }
+        __syncthreads();
+        const uint64_t samples = length < kSampleKeys ? length : kSampleKeys;
+        const K *in = static_cast<const K *>(args.keys_in) + begin;
+        const uint32_t digit_mask = (1u << first.width) - 1;
+        for (uint32_t i = threadIdx.x; i < samples; i += 256) {
+            const SelectKey<K> key = select_key<K>(args, in[uint64_t(i) * length / samples]);
+            atomicAdd(&sample_bins[uint32_t(key >> first.shift) & digit_mask], 1u);
+        }
+        __syncthreads();
+        // The rank r in the sample, then the bin holding it.
+        const uint64_t rank = (2 * wanted * samples + length - 1) / length + 16;
+        uint32_t counts[kPerThread], mine = 0;
+#pragma unroll
+        for (int b = 0; b < kPerThread; ++b) mine += counts[b] = sample_bins[threadIdx.x * kPerThread + b];
+        if (threadIdx.x == 0) bound = kBins;  // none: the sample is too small for the rank
+        uint32_t total;
+        uint32_t below = block_exclusive_sum(mine, warp_sums, total);
+#pragma unroll
+        for (int b = 0; b < kPerThread; ++b) {
+            if (below < rank && rank <= below + counts[b]) {
+                bound = threadIdx.x * kPerThread + b;
+                bound_count = below + counts[b];
+            }
+            below += counts[b];
+        }
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            SelectState state{};
+            state.remaining = wanted;
+            state.matching = length;
+            state.phase = wanted == 0 ? kFinished : kSelecting;
+            const uint64_t expected = bound < kBins ? bound_count * length / samples : length;
+            state.first_bound = bound;
+            state.first_writes = bound < kBins && expected <= candidate_capacity(length) / 2;
+            states[j] = state;
+        }
+        __syncthreads();
     }
-    for (uint64_t b = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x; b < args.groups * RadixSelectPolicy::kBins;
-         b += stride)
-        bins[b] = 0;
 }
 
 // The chosen pairs of each long segment (at most kBlockSortMax), sorted in

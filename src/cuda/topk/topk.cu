@@ -138,9 +138,8 @@ void select_long(const DeviceEnv &env, const TopkRequest &request, TopkArgs args
     buffers.result_keys = WorkspaceLayout::at<R>(side, result_key_part);
     buffers.result_positions = WorkspaceLayout::at<I>(side, result_position_part);
 
-    const uint32_t init_blocks = uint32_t(std::min<uint64_t>((segments * RadixSelectPolicy::kBins + 255) / 256,
-                                                             uint64_t(env.sm_count) * 8));
-    radix_select_init_kernel<<<init_blocks, 256, 0, env.stream>>>(args, buffers.states, buffers.bins);
+    radix_select_init_kernel<K><<<grid_for(segments), 256, 0, env.stream>>>(args, buffers.states, buffers.bins,
+                                                                           digit_of(0, key_bits, index_bits));
     check_launch("top-k select init launch");
 
     constexpr uint64_t kTile = uint64_t(RadixSelectPolicy::kThreads) * RadixSelectPolicy::kItems;
