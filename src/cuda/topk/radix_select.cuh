@@ -26,6 +26,7 @@
 
 #include "cuda/topk/select_common.cuh"
 #include "cuda/topk/topk_policy.cuh"
+#include "cuda/util/ptx.cuh"
 
 namespace gpuprim::cuda::selection {
 
@@ -97,11 +98,18 @@ __global__ void __launch_bounds__(RadixSelectPolicy::kThreads, RadixSelectPolicy
     __shared__ uint32_t bins[kBins * kReplicas];
     __shared__ SelectState view;
     __shared__ uint32_t warp_sums[33];
+    __shared__ uint32_t warp_bases[kThreads / 32][2];
+    __shared__ uint32_t tile_counts[2];  // zero between tiles
     __shared__ unsigned long long result_base, candidate_base;
     __shared__ uint32_t last_block;
     __shared__ uint32_t chosen_bin;
     __shared__ unsigned long long chosen_below, chosen_count;
 
+    // Launched as a programmatic dependent of the previous pass: wait for it
+    // to finish (and its writes to show), and let the next pass's blocks
+    // launch while this one runs, hiding the launch latency.
+    wait_for_previous_grid();
+    allow_next_grid();
     for (uint64_t j = blockIdx.y; j < args.groups; j += gridDim.y) {
         SelectState &state = buffers.states[j];
         // Written only by the last block, after every block has read it.
@@ -125,7 +133,10 @@ __global__ void __launch_bounds__(RadixSelectPolicy::kThreads, RadixSelectPolicy
         const uint32_t digit_mask = (1u << digit.width) - 1;
         const K *in = static_cast<const K *>(args.keys_in) + begin;
         const uint64_t capacity_at = candidate_first(begin);
+        const uint64_t capacity = candidate_capacity(length);
+        const bool first_writes = pass == 0 && view.first_writes;
 
+        if (threadIdx.x < 2) tile_counts[threadIdx.x] = 0;
         if (!collecting)
             for (int b = threadIdx.x; b < kBins * kReplicas; b += kThreads) bins[b] = 0;
         __syncthreads();
@@ -135,16 +146,30 @@ __global__ void __launch_bounds__(RadixSelectPolicy::kThreads, RadixSelectPolicy
         // e = v * kPerVector + u; full tiles of an aligned input load 16 bytes at a time.
         const bool vector_input = from_input && (reinterpret_cast<uintptr_t>(in) % 16) == 0;
         const bool keys_only = (view.index_mask | view.previous_index_mask) == 0;
-        for (uint64_t tile = uint64_t(blockIdx.x) * kTile; tile < size; tile += uint64_t(gridDim.x) * kTile) {
+        // Full tiles of a vector input are double-buffered: the next tile's
+        // loads are in flight while this one is counted.
+        const uint64_t tile_stride = uint64_t(gridDim.x) * kTile;
+        uint4 staged[kVectors];
+        const auto stage = [&](uint64_t tile) {
+#pragma unroll
+            for (int v = 0; v < kVectors; ++v)
+                staged[v] = __ldcs(reinterpret_cast<const uint4 *>(
+                    in + tile + (uint64_t(v) * kThreads + threadIdx.x) * kPerVector));
+        };
+        if (vector_input && uint64_t(blockIdx.x) * kTile + kTile <= size) stage(uint64_t(blockIdx.x) * kTile);
+        for (uint64_t tile = uint64_t(blockIdx.x) * kTile; tile < size; tile += tile_stride) {
             R keys[kItems];
             I positions[kItems];
             if (vector_input && tile + kTile <= size) {
+                uint4 current[kVectors];
+#pragma unroll
+                for (int v = 0; v < kVectors; ++v) current[v] = staged[v];
+                if (tile + tile_stride + kTile <= size) stage(tile + tile_stride);
 #pragma unroll
                 for (int v = 0; v < kVectors; ++v) {
                     const uint64_t first = tile + (uint64_t(v) * kThreads + threadIdx.x) * kPerVector;
-                    const uint4 vector = __ldcs(reinterpret_cast<const uint4 *>(in + first));
                     K unpacked[kPerVector];
-                    memcpy(unpacked, &vector, sizeof vector);
+                    memcpy(unpacked, &current[v], sizeof current[v]);
 #pragma unroll
                     for (int u = 0; u < kPerVector; ++u) {
                         keys[v * kPerVector + u] = select_key<K>(args, unpacked[u]);
@@ -166,38 +191,27 @@ __global__ void __launch_bounds__(RadixSelectPolicy::kThreads, RadixSelectPolicy
                     }
                 }
             }
-            if (pass == 0) {
-                // Nothing chosen yet: every key counts; keys at or below the
-                // sample's bound go to buffer 0 (warp-aggregated slots; past
-                // the capacity they are dropped, and pass 1 reads the input).
-#pragma unroll
-                for (int e = 0; e < kItems; ++e) {
-                    const bool valid = item_position(tile, e) < size;
-                    const uint32_t d = uint32_t(keys[e] >> digit.shift) & digit_mask;
-                    if (valid) atomicAdd(&bins[d * kReplicas + replica], 1u);
-                    if (view.first_writes) {
-                        const bool wanted = valid && d <= view.first_bound;
-                        const uint32_t ballot = __ballot_sync(0xffffffffu, wanted);
-                        if (ballot) {
-                            const int lane = threadIdx.x & 31, leader = __ffs(ballot) - 1;
-                            unsigned long long base = 0;
-                            if (lane == leader) base = atomicAdd(&state.buffered[0], (unsigned long long)__popc(ballot));
-                            base = __shfl_sync(0xffffffffu, base, leader);
-                            const uint64_t slot = base + __popc(ballot & ((1u << lane) - 1));
-                            if (wanted && slot < candidate_capacity(length)) {
-                                buffers.candidate_keys[0][capacity_at + slot] = keys[e];
-                                buffers.candidate_positions[0][capacity_at + slot] = positions[e];
-                            }
-                        }
-                    }
-                }
-                continue;
-            }
             uint32_t results = 0, candidates = 0;
             uint32_t is_result = 0, is_candidate = 0;  // bit e: item e
+            const bool full = tile + kTile <= size;  // every item valid
+            if (pass == 0) {
+                // Nothing chosen yet: every key counts; keys at or below the
+                // sample's bound go to buffer 0 (past its capacity they are
+                // dropped, and pass 1 reads the input).
+#pragma unroll
+                for (int e = 0; e < kItems; ++e) {
+                    if (!full && item_position(tile, e) >= size) continue;
+                    const uint32_t d = uint32_t(keys[e] >> digit.shift) & digit_mask;
+                    atomicAdd(&bins[d * kReplicas + replica], 1u);
+                    if (first_writes && d <= view.first_bound) {
+                        is_candidate |= 1u << e;
+                        ++candidates;
+                    }
+                }
+            } else {
 #pragma unroll
             for (int e = 0; e < kItems; ++e) {
-                if (item_position(tile, e) >= size) continue;
+                if (!full && item_position(tile, e) >= size) continue;
                 const R key = keys[e];
                 const I position = positions[e];
                 const R masked_key = key & key_mask;
@@ -228,16 +242,27 @@ __global__ void __launch_bounds__(RadixSelectPolicy::kThreads, RadixSelectPolicy
                     }
                 }
             }
-            // Writes, if any in the tile: each thread's slots by block scans.
+            }
+            // Writes, if any in the tile: a warp's slots from one shared
+            // counter each (its lanes' by a warp scan), the block's from one
+            // global atomic each; the order of the writes does not matter.
             if (__syncthreads_or(results | candidates)) {
-                uint32_t result_total, candidate_total;
-                uint32_t result_at = block_exclusive_sum(results, warp_sums, result_total);
-                uint32_t candidate_at = block_exclusive_sum(candidates, warp_sums, candidate_total);
-                if (threadIdx.x == 0) {
-                    result_base = result_total ? atomicAdd(&state.results, (unsigned long long)result_total) : 0;
-                    candidate_base =
-                        candidate_total ? atomicAdd(&state.buffered[writing], (unsigned long long)candidate_total) : 0;
+                uint32_t result_at = warp_exclusive_sum(results), candidate_at = warp_exclusive_sum(candidates);
+                if ((threadIdx.x & 31) == 31) {
+                    const uint32_t warp_results = result_at + results, warp_candidates = candidate_at + candidates;
+                    warp_bases[threadIdx.x >> 5][0] = warp_results ? atomicAdd(&tile_counts[0], warp_results) : 0;
+                    warp_bases[threadIdx.x >> 5][1] = warp_candidates ? atomicAdd(&tile_counts[1], warp_candidates) : 0;
                 }
+                __syncthreads();
+                if (threadIdx.x == 0) {
+                    result_base = tile_counts[0] ? atomicAdd(&state.results, (unsigned long long)tile_counts[0]) : 0;
+                    candidate_base =
+                        tile_counts[1] ? atomicAdd(&state.buffered[writing], (unsigned long long)tile_counts[1]) : 0;
+                    tile_counts[0] = tile_counts[1] = 0;
+                }
+                __syncthreads();
+                result_at += warp_bases[threadIdx.x >> 5][0];
+                candidate_at += warp_bases[threadIdx.x >> 5][1];
                 __syncthreads();
 #pragma unroll
                 for (int e = 0; e < kItems; ++e) {
@@ -246,9 +271,11 @@ __global__ void __launch_bounds__(RadixSelectPolicy::kThreads, RadixSelectPolicy
                         buffers.result_keys[slot] = keys[e];
                         buffers.result_positions[slot] = positions[e];
                     } else if (is_candidate & (1u << e)) {
-                        const uint64_t slot = capacity_at + candidate_base + candidate_at++;
-                        buffers.candidate_keys[writing][slot] = keys[e];
-                        buffers.candidate_positions[writing][slot] = positions[e];
+                        const uint64_t slot = candidate_base + candidate_at++;
+                        if (slot < capacity) {  // pass 0 may find more than the sample promised
+                            buffers.candidate_keys[writing][capacity_at + slot] = keys[e];
+                            buffers.candidate_positions[writing][capacity_at + slot] = positions[e];
+                        }
                     }
                 }
                 __syncthreads();  // result_base and candidate_base are the next tile's
@@ -354,7 +381,7 @@ __global__ void __launch_bounds__(RadixSelectPolicy::kThreads, RadixSelectPolicy
 // twice the wanted share of the sample plus a margin, so that the keys up to
 // that bin are expected to hold the wanted ones; pass 0 writes them when
 // they are expected to fill at most half of the candidate buffer.
-constexpr uint32_t kSampleKeys = 8192;
+constexpr uint32_t kSampleKeys = 1024;
 
 template <typename K>
 __global__ void __launch_bounds__(256) radix_select_init_kernel(const TopkArgs args, SelectState *states,
@@ -365,6 +392,7 @@ __global__ void __launch_bounds__(256) radix_select_init_kernel(const TopkArgs a
     __shared__ uint32_t warp_sums[33];
     __shared__ uint32_t bound;
     __shared__ unsigned long long bound_count;
+    allow_next_grid();  // pass 0 may launch (it waits for this grid to finish)
     for (uint64_t j = blockIdx.x; j < args.groups; j += gridDim.x) {
         const uint64_t s = segment_of(args, j);
         const uint64_t begin = args.bounds.offset(s);
@@ -379,13 +407,26 @@ __global__ void __launch_bounds__(256) radix_select_init_kernel(const TopkArgs a
         const uint64_t samples = length < kSampleKeys ? length : kSampleKeys;
         const K *in = static_cast<const K *>(args.keys_in) + begin;
         const uint32_t digit_mask = (1u << first.width) - 1;
-        for (uint32_t i = threadIdx.x; i < samples; i += 256) {
-            const SelectKey<K> key = select_key<K>(args, in[uint64_t(i) * length / samples]);
-            atomicAdd(&sample_bins[uint32_t(key >> first.shift) & digit_mask], 1u);
+        // Every sample load of a thread issued before any is used (they are
+        // scattered: each its own memory round trip).
+        constexpr int kSamplesPerThread = kSampleKeys / 256;
+        K sampled[kSamplesPerThread];
+#pragma unroll
+        for (int u = 0; u < kSamplesPerThread; ++u) {
+            const uint32_t i = u * 256 + threadIdx.x;
+            if (i < samples) sampled[u] = in[uint64_t(i) * length / samples];
+        }
+#pragma unroll
+        for (int u = 0; u < kSamplesPerThread; ++u) {
+            const uint32_t i = u * 256 + threadIdx.x;
+            if (i < samples) {
+                const SelectKey<K> key = select_key<K>(args, sampled[u]);
+                atomicAdd(&sample_bins[uint32_t(key >> first.shift) & digit_mask], 1u);
+            }
         }
         __syncthreads();
         // The rank r in the sample, then the bin holding it.
-        const uint64_t rank = (2 * wanted * samples + length - 1) / length + 16;
+        const uint64_t rank = (2 * wanted * samples + length - 1) / length + 8;
         uint32_t counts[kPerThread], mine = 0;
 #pragma unroll
         for (int b = 0; b < kPerThread; ++b) mine += counts[b] = sample_bins[threadIdx.x * kPerThread + b];
@@ -424,6 +465,7 @@ __global__ void __launch_bounds__(RadixSelectPolicy::kThreads)
     extern __shared__ __align__(16) unsigned char shared_bytes[];
     R *keys = reinterpret_cast<R *>(shared_bytes);
     I *positions = reinterpret_cast<I *>(keys + slots);
+    wait_for_previous_grid();  // launched as a programmatic dependent of the last pass
     for (uint64_t j = blockIdx.x; j < args.groups; j += gridDim.x) {
         const uint64_t s = segment_of(args, j);
         const uint64_t length = args.bounds.offset(s + 1) - args.bounds.offset(s);

@@ -53,6 +53,18 @@ __device__ __forceinline__ void write_result(const TopkArgs &args, uint64_t s, u
     }
 }
 
+// Exclusive prefix sum over the lanes of a warp (all 32 must call it).
+__device__ __forceinline__ uint32_t warp_exclusive_sum(uint32_t value) {
+    const int lane = threadIdx.x & 31;
+    uint32_t inclusive = value;
+#pragma unroll
+    for (int d = 1; d < 32; d <<= 1) {
+        const uint32_t other = __shfl_up_sync(0xffffffffu, inclusive, d);
+        if (lane >= d) inclusive += other;
+    }
+    return inclusive - value;
+}
+
 // Exclusive prefix sum of one value a thread over the block (every thread
 // must call it); total gets the block's sum. warp_sums: 33 words of shared
 // memory, free again when this returns.

@@ -23,6 +23,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 namespace gpuprim::cuda {
@@ -76,6 +77,25 @@ __global__ void __launch_bounds__(256) list_long_segments_kernel(SegmentBounds b
         const uint64_t length = bounds.offset(s + 1) - bounds.offset(s);
         if (length > limit) list[atomicAdd(count, 1ull)] = s;
     }
+}
+
+// Launches a kernel that waits for the previous one on the stream with
+// griddepcontrol (programmatic dependent launch): it may start launching
+// while that one still runs.
+template <typename... Params, typename... Args>
+void launch_dependent(void (*kernel)(Params...), dim3 grid, int threads, size_t shared, cudaStream_t stream,
+                      const char *what, Args &&...args) {
+    cudaLaunchConfig_t config = {};
+    config.gridDim = grid;
+    config.blockDim = dim3(threads);
+    config.dynamicSmemBytes = shared;
+    config.stream = stream;
+    cudaLaunchAttribute attribute[1];
+    attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attribute[0].val.programmaticStreamSerializationAllowed = 1;
+    config.attrs = attribute;
+    config.numAttrs = 1;
+    check(cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...), what);
 }
 
 uint32_t bit_width(uint64_t x) {
@@ -151,8 +171,8 @@ void select_long(const DeviceEnv &env, const TopkRequest &request, TopkArgs args
     // segment done early skips the rest.
     for (uint32_t pass = 0; pass <= passes; ++pass) {
         const PassDigit digit = pass < passes ? digit_of(pass, key_bits, index_bits) : PassDigit{0, 0, 1};
-        radix_select_pass_kernel<K, I><<<grid, RadixSelectPolicy::kThreads, 0, env.stream>>>(args, buffers, pass, digit);
-        check_launch("top-k select pass launch");
+        launch_dependent(radix_select_pass_kernel<K, I>, grid, RadixSelectPolicy::kThreads, 0, env.stream,
+                         "top-k select pass launch", args, buffers, pass, digit);
     }
 
     const uint64_t wanted = std::min<uint64_t>(request.k, longest);
@@ -162,8 +182,8 @@ void select_long(const DeviceEnv &env, const TopkRequest &request, TopkArgs args
         auto kernel = sort_chosen_kernel<K, I>;
         require_shared(env, reinterpret_cast<const void *>(kernel), RadixSelectPolicy::kThreads, shared,
                        "top-k sort of the chosen");
-        kernel<<<grid_for(segments), RadixSelectPolicy::kThreads, shared, env.stream>>>(args, buffers, slots);
-        check_launch("top-k sort of the chosen launch");
+        launch_dependent(kernel, dim3(grid_for(segments)), RadixSelectPolicy::kThreads, shared, env.stream,
+                         "top-k sort of the chosen launch", args, buffers, slots);
         return;
     }
     // Many chosen: a stable sort by position, then a stable sort by key,
