@@ -238,6 +238,8 @@ int main(int argc, char **argv) {
     run_case(1, 1 << 24, {16, 1024}, filter);
     run_case(1, 1 << 26, {16, 1024}, filter);
     run_case(1048576, 16, {8}, filter);
+    run_case(262144, 64, {8}, filter);
+    run_case(131072, 128, {8}, filter);
     run_case(65536, 256, {8, 64}, filter);
     run_case(4096, 4096, {8, 64}, filter);
     run_case(16, 1048576, {8, 64}, filter);

@@ -4,6 +4,8 @@
 // (topk_policy.cuh):
 // - all segments up to kNetworkMaxLength: the segmented sort's networks
 //   (segment/segmented_sort.cu, network_topk), one launch;
+// - all up to WarpSelectPolicy::kMaxLength with k up to its kMaxK:
+//   warp_select.cuh, one launch (a larger k: the networks);
 // - all up to BlockSelectPolicy::kMaxLength: block_select.cuh, one launch;
 // - longer ones: radix_select.cuh over all of them at once (rows: every row;
 //   offsets: the segments too long for a block, listed by a kernel, while
@@ -16,6 +18,7 @@
 #include "cuda/segment/segment_check.h"
 #include "cuda/topk/block_select.cuh"
 #include "cuda/topk/radix_select.cuh"
+#include "cuda/topk/warp_select.cuh"
 #include "cuda/util/check.h"
 #include "cuda/util/workspace_layout.h"
 
@@ -237,7 +240,16 @@ template <typename K>
 void topk_of_width(const DeviceEnv &env, const TopkRequest &request, const SegmentLayout &layout,
                    uint64_t longest) {
     TopkArgs args = args_of(request, layout);
-    if (longest <= kNetworkMaxLength && network_topk(env, request, layout, longest)) return;
+    // Networks take the shortest segments, and all up to 256 keys when k is
+    // past what the warp select ranks cheaply.
+    const uint64_t network_max = request.k <= WarpSelectPolicy::kMaxK ? kNetworkMaxLength : WarpSelectPolicy::kMaxLength;
+    if (longest <= network_max && network_topk(env, request, layout, longest)) return;
+    if (longest <= WarpSelectPolicy::kMaxLength && request.k <= WarpSelectPolicy::kMaxK) {
+        const uint64_t per_block = WarpSelectPolicy::kWarps;
+        warp_select_kernel<K><<<grid_for((args.groups + per_block - 1) / per_block), WarpSelectPolicy::kWarps * 32, 0,
+                                env.stream>>>(args);
+        return check_launch("top-k warp select launch");
+    }
     const uint32_t block_max = BlockSelectPolicy::kMaxLength;
     if (longest <= block_max) return launch_block_select<K>(env, args, uint32_t(longest));
 
