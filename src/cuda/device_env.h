@@ -141,6 +141,16 @@ void sort(const DeviceEnv &env, const SortRequest &request);
 // 2^30 keys or more, more than 2^24 segments.
 bool segmented_radix_sort(const DeviceEnv &env, const SortRequest &request, const unsigned long long *bounds,
                           uint64_t segments);
+// What the device check of CSR offsets learns about the segments, for the
+// drivers that pick a path by shape.
+struct SegmentSummary {
+    uint64_t longest;  // the longest segment's length
+};
+// The check every segmented call runs first (segment/segment_check.cu).
+// Uniform rows: computed on the host. Offsets: one kernel reads them all,
+// the call waits for its result (written to the context's mapped host slot),
+// and throws INVALID_ARGUMENT naming the first bad index (fail_bad_offset).
+SegmentSummary check_segments(const DeviceEnv &env, const SegmentLayout &layout);
 // Segmented calls (src/cuda/segment/): each checks layout's offsets first.
 void segmented_sort(const DeviceEnv &env, const SortRequest &request, const SegmentLayout &layout);
 void segmented_reduce(const DeviceEnv &env, gpuprim_op_t op, gpuprim_dtype_t dtype, const SegmentLayout &layout,

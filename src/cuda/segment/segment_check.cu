@@ -6,8 +6,8 @@
 // ticket (env.zeroed_counters must read zero after every call). The host
 // waits for the stream, then reads the slot: a bad offset is reported before
 // any kernel that would write has been launched.
-#include "cuda/segment/segment_check.h"
 
+#include "cuda/device_env.h"
 #include "cuda/util/check.h"
 #include "cuda/util/counters.h"
 

@@ -37,7 +37,6 @@
 #include "core/ops.h"
 #include "cuda/device_env.h"
 #include "cuda/segment/agent_segmented_scan.cuh"
-#include "cuda/segment/segment_check.h"
 #include "cuda/segment/segmented_reduce_rows.h"
 #include "cuda/segment/segmented_scan_policy.cuh"
 #include "cuda/util/check.h"

@@ -33,8 +33,7 @@
 #include "core/key_transform.h"
 #include "cuda/block/block_bitonic_sort.cuh"
 #include "cuda/device_env.h"
-#include "cuda/segment/segment_bounds.cuh"
-#include "cuda/segment/segment_check.h"
+#include "cuda/util/segment_bounds.cuh"
 #include "cuda/util/check.h"
 #include "cuda/util/workspace_layout.h"
 

@@ -15,7 +15,6 @@
 // Workspace: env.side_workspace (the flat sorts reserve env.workspace).
 #include "core/dtype.h"
 #include "cuda/device_env.h"
-#include "cuda/segment/segment_check.h"
 #include "cuda/topk/block_select.cuh"
 #include "cuda/topk/radix_select.cuh"
 #include "cuda/topk/warp_select.cuh"
