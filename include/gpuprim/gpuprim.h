@@ -731,9 +731,11 @@ GPUPRIM_API gpuprim_status_t gpuprim_segmented_scan(gpuprim_context_t context, g
  *   +0.0, and NaN ranks above +inf, so the k largest hold the NaNs first
  *   (as torch.topk does) and the k smallest take NaNs only when fewer than k
  *   other keys exist.
- * Stream-ordered. The input is read about once (a radix select over the
- * order bits of the keys, then a sort of the k chosen); see the workspace
- * note below.
+ * Stream-ordered. A radix select over the order bits of the keys, then a
+ * sort of the k chosen. On CUDA a long input is read once when a sample of
+ * it bounds the candidates to a small share (the first pass then keeps
+ * them), else twice (e.g. when most keys share their leading bits, as
+ * uniform floats in [0, 1) do).
  * keys_in: any dtype, n elements.
  * k: 0 to n; a k past n is INVALID_ARGUMENT. k = 0 writes nothing.
  * keys_out: NULL, or keys_in's dtype with exactly k elements.
@@ -746,11 +748,13 @@ GPUPRIM_API gpuprim_status_t gpuprim_segmented_scan(gpuprim_context_t context, g
  * indices not an index dtype), SIZE_MISMATCH (an output's count is not k),
  * INVALID_ARGUMENT (k > n; overlapping buffers; n - 1 past what the indices'
  * dtype holds), DEVICE, OUT_OF_MEMORY.
- * Workspace (CUDA, from the context's cached workspace): inputs of up to a
- * few thousand keys need none beyond a few KiB of counters; larger ones keep
- * up to 16 bytes a key for the candidates that survive the first digit (a
- * small fraction of n unless many keys share their leading bits), plus
- * 16 bytes per chosen key when k is larger than about 4096.
+ * Workspace (CUDA, from the context's cached workspace): none up to 8192
+ * keys (one block selects in shared memory). Past that, a radix select over
+ * many blocks takes two candidate buffers of n / 16 entries each (1 byte a
+ * key in all for 4-byte keys, 1.5 for 8-byte keys, 2 past 2^32 keys), 16 KiB
+ * of digit counts, and 8 to 16 bytes per chosen key; for k past 4096 the
+ * chosen are ordered by two flat radix sorts, whose workspace (that of
+ * gpuprim_sort() for k pairs) comes on top.
  */
 GPUPRIM_API gpuprim_status_t gpuprim_topk(gpuprim_context_t context, gpuprim_buffer_t keys_in, uint64_t k,
                                           gpuprim_order_t order, gpuprim_buffer_t keys_out,
@@ -770,9 +774,12 @@ GPUPRIM_API gpuprim_status_t gpuprim_topk(gpuprim_context_t context, gpuprim_buf
  * Errors: as gpuprim_topk(), plus those of the segments (see
  * gpuprim_segmented_reduce()); SIZE_MISMATCH also when segment_count * k
  * overflows 64 bits.
- * Workspace (CUDA): rows of up to a few thousand keys need none; longer
- * segments are selected together by a radix select with 8 KiB of digit
- * counts per long segment and the candidate storage of gpuprim_topk().
+ * Workspace (CUDA): none when every segment has at most 8192 keys;
+ * segments past that are selected together by the radix select of
+ * gpuprim_topk(), with its candidate buffers (sized by the data's count),
+ * 16 KiB of digit counts and a few hundred bytes of state per long segment.
+ * With offsets and segments past 8192 keys, the call also waits for the
+ * list of those segments (besides the offsets check).
  */
 GPUPRIM_API gpuprim_status_t gpuprim_segmented_topk(gpuprim_context_t context, const gpuprim_segments_t *segments,
                                                     gpuprim_buffer_t keys_in, uint64_t k, gpuprim_order_t order,
