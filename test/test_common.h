@@ -912,6 +912,196 @@ static inline int tc_check_array_eq(const char *file, int line, gpuprim_dtype_t 
 }
 
 /* ------------------------------------------------------------------------ */
+/* Segment layouts                                                          */
+/* ------------------------------------------------------------------------ */
+
+/* A segmentation of n elements: the whole input (flat: set by the test),
+ * uniform rows, or CSR offsets (absolute positions, nseg + 1 of them) stored
+ * in a buffer of dtype od. */
+typedef struct tc_layout {
+    const char *name;
+    int flat, uniform;
+    uint64_t rows, len; /* uniform (flat: 1 row of n) */
+    uint64_t n;         /* data elements */
+    uint64_t nseg;
+    uint64_t *off; /* nseg + 1 offsets (uniform too: r * len), host */
+    uint64_t longest;
+    gpuprim_dtype_t od;
+} tc_layout_t;
+
+static inline tc_layout_t tc_layout_rows(uint64_t rows, uint64_t len) {
+    tc_layout_t L;
+    uint64_t r;
+    memset(&L, 0, sizeof L);
+    L.name = "uniform rows";
+    L.uniform = 1;
+    L.rows = rows;
+    L.len = len;
+    L.n = rows * len;
+    L.nseg = rows;
+    L.longest = rows ? len : 0;
+    L.off = (uint64_t *)tc_xmalloc((rows + 1) * sizeof *L.off);
+    for (r = 0; r <= rows; ++r) L.off[r] = r * len;
+    return L;
+}
+
+/* CSR from a list of lengths, with `lead` elements before the first
+ * segment and `tail` after the last. */
+static inline tc_layout_t tc_layout_csr(const char *name, const uint64_t *lengths, uint64_t count, uint64_t lead,
+                                        uint64_t tail, gpuprim_dtype_t od) {
+    tc_layout_t L;
+    uint64_t s, at = lead;
+    memset(&L, 0, sizeof L);
+    L.name = name;
+    L.nseg = count;
+    L.od = od;
+    L.off = (uint64_t *)tc_xmalloc((count + 1) * sizeof *L.off);
+    for (s = 0; s < count; ++s) {
+        L.off[s] = at;
+        at += lengths[s];
+        if (lengths[s] > L.longest) L.longest = lengths[s];
+    }
+    L.off[count] = at;
+    L.n = at + tail;
+    return L;
+}
+
+static inline void tc_layout_free(tc_layout_t *L) {
+    free(L->off);
+    L->off = NULL;
+}
+
+/* The segments descriptor (and, for CSR, its offsets buffer on ctx in
+ * *offsets). */
+static inline gpuprim_segments_t tc_make_segments(gpuprim_context_t ctx, const tc_layout_t *L,
+                                                  gpuprim_buffer_t *offsets) {
+    gpuprim_segments_t seg;
+    *offsets = NULL;
+    if (L->uniform) {
+        gpuprim_segments_init_rows(&seg, L->rows, L->len);
+    } else {
+        uint64_t s;
+        void *host = tc_xmalloc((L->nseg + 1) * tc_size(L->od));
+        for (s = 0; s <= L->nseg; ++s) tc_set(L->od, host, s, L->off[s]);
+        *offsets = tc_buffer_from(ctx, L->od, host, L->nseg + 1);
+        free(host);
+        gpuprim_segments_init_offsets(&seg, *offsets);
+    }
+    return seg;
+}
+
+/* Lengths that fit what is left of a budget (GPUPRIM_TEST_MAX_COUNT). */
+static inline uint64_t tc_capped(uint64_t length, uint64_t *budget) {
+    if (length > *budget) length = *budget;
+    *budget -= length;
+    return length;
+}
+
+/* What the CSR layouts of tc_layout_of_kind take from the test. */
+typedef struct tc_csr_kinds {
+    const uint64_t *boundary; /* kind 0: these lengths, with gaps before and after */
+    uint64_t boundary_count;
+    uint64_t empty_lead;    /* kind 1: elements before the mostly empty segments */
+    uint64_t giant;         /* kind 2: the giant segment's length */
+    uint64_t power_law_max; /* kind 3: the longest power-law length */
+} tc_csr_kinds_t;
+
+/* The CSR layouts the segmented tests run through, with offsets of dtype od
+ * and at most `budget` elements (lengths capped): kind 0 the boundary
+ * lengths, 1 mostly empty segments, 2 one giant segment, 3 power-law
+ * lengths, 4 short random lengths, any other kind no segments. */
+static inline tc_layout_t tc_layout_of_kind(int kind, gpuprim_dtype_t od, uint64_t budget,
+                                            const tc_csr_kinds_t *kinds) {
+    uint64_t lengths[512], count = 0, i;
+    uint64_t lead = 0, tail = 0;
+    const char *name = "";
+    switch (kind) {
+    case 0: /* the boundary lengths, with gaps before and after */
+        name = "boundary lengths, lead and tail";
+        lead = tc_capped(7, &budget);
+        for (i = 0; i < kinds->boundary_count; ++i) lengths[count++] = tc_capped(kinds->boundary[i], &budget);
+        tail = tc_capped(5, &budget);
+        break;
+    case 1: /* mostly empty segments */
+        name = "mostly empty segments";
+        lead = tc_capped(kinds->empty_lead, &budget);
+        for (i = 0; i < 200; ++i) lengths[count++] = tc_below(5) == 0 ? tc_capped(1 + tc_below(40), &budget) : 0;
+        break;
+    case 2: /* one giant segment between empties, leaving a tail */
+        name = "one giant segment";
+        lengths[count++] = 0;
+        lengths[count++] = tc_capped(kinds->giant, &budget);
+        lengths[count++] = 0;
+        tail = tc_capped(3, &budget);
+        break;
+    case 3: /* power-law lengths */
+        name = "power-law lengths";
+        lead = tc_capped(1, &budget);
+        for (i = 0; i < 300; ++i) {
+            double u = tc_uniform();
+            uint64_t length = (uint64_t)(1.0 / ((u + 1e-4) * (u + 1e-4)));
+            if (length > kinds->power_law_max) length = kinds->power_law_max;
+            lengths[count++] = tc_capped(length - 1, &budget);
+        }
+        break;
+    case 4: /* many short segments of random small lengths */
+        name = "short random lengths";
+        for (i = 0; i < 500; ++i) lengths[count++] = tc_capped(tc_below(70), &budget);
+        tail = tc_capped(2, &budget);
+        break;
+    default: /* zero segments over data (nothing read or written) */
+        name = "no segments";
+        lead = tc_capped(10, &budget);
+        break;
+    }
+    return tc_layout_csr(name, lengths, count, lead, tail, od);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Error checks                                                             */
+/* ------------------------------------------------------------------------ */
+
+/* A buffer with known (poisoned) contents, to see that a failed call changed
+ * nothing. */
+typedef struct tc_known_buffer {
+    gpuprim_buffer_t b;
+    gpuprim_dtype_t d;
+    uint64_t n;
+    void *host;
+} tc_known_t;
+
+static inline tc_known_t tc_known(gpuprim_context_t ctx, gpuprim_dtype_t d, uint64_t n) {
+    tc_known_t k;
+    k.d = d;
+    k.n = n;
+    k.host = tc_xmalloc(n * tc_size(d));
+    tc_poison_host(d, k.host, n);
+    k.b = tc_buffer_from(ctx, d, k.host, n);
+    return k;
+}
+
+/* The buffer of k (on ctx) still holds what tc_known put there. */
+#define TC_CHECK_UNCHANGED(ctx, k) tc_check_unchanged(__FILE__, __LINE__, ctx, &(k))
+static inline void tc_check_unchanged(const char *file, int line, gpuprim_context_t ctx, const tc_known_t *k) {
+    void *now = tc_download(ctx, k->b, k->d, k->n);
+    tc_check_array_eq(file, line, k->d, now, k->host, k->n, "buffer after a failed call");
+    free(now);
+}
+
+static inline void tc_free_known(gpuprim_context_t ctx, tc_known_t k) {
+    if (k.b) CHECK_OK(gpuprim_buffer_destroy(ctx, k.b));
+    free(k.host);
+}
+
+/* A call that must fail with `status` and leave a message on ctx containing
+ * needle. */
+#define TC_EXPECT_FAIL(ctx, call, status, needle)                                          \
+    do {                                                                                   \
+        CHECK_STATUS(call, status);                                                        \
+        CHECK_MESSAGE(ctx, needle);                                                        \
+    } while (0)
+
+/* ------------------------------------------------------------------------ */
 /* Start and end                                                            */
 /* ------------------------------------------------------------------------ */
 

@@ -25,139 +25,28 @@ static const gpuprim_dtype_t index_dtypes[4] = {GPUPRIM_DTYPE_I32, GPUPRIM_DTYPE
                                                 GPUPRIM_DTYPE_U64};
 static const gpuprim_op_t ops[3] = {GPUPRIM_OP_SUM, GPUPRIM_OP_MIN, GPUPRIM_OP_MAX};
 
-/* ------------------------------------------------------------------------ */
-/* Layouts                                                                  */
-/* ------------------------------------------------------------------------ */
-
-/* A segmentation of n elements: uniform rows, or CSR offsets (absolute
- * positions, nseg + 1 of them) stored in a buffer of dtype od. */
-typedef struct layout {
-    const char *name;
-    int uniform;
-    uint64_t rows, len; /* uniform */
-    uint64_t n;         /* data elements */
-    uint64_t nseg;
-    uint64_t *off; /* nseg + 1 offsets (uniform too: r * len), host */
-    gpuprim_dtype_t od;
-} layout_t;
-
-static layout_t layout_rows(uint64_t rows, uint64_t len) {
-    layout_t L;
-    uint64_t r;
-    memset(&L, 0, sizeof L);
-    L.name = "uniform rows";
-    L.uniform = 1;
-    L.rows = rows;
-    L.len = len;
-    L.n = rows * len;
-    L.nseg = rows;
-    L.off = (uint64_t *)tc_xmalloc((rows + 1) * sizeof *L.off);
-    for (r = 0; r <= rows; ++r) L.off[r] = r * len;
-    return L;
-}
-
-/* CSR from a list of lengths, with `lead` elements before the first
- * segment and `tail` after the last. */
-static layout_t layout_csr(const char *name, const uint64_t *lengths, uint64_t count, uint64_t lead, uint64_t tail,
-                           gpuprim_dtype_t od) {
-    layout_t L;
-    uint64_t s, at = lead;
-    memset(&L, 0, sizeof L);
-    L.name = name;
-    L.nseg = count;
-    L.od = od;
-    L.off = (uint64_t *)tc_xmalloc((count + 1) * sizeof *L.off);
-    for (s = 0; s < count; ++s) {
-        L.off[s] = at;
-        at += lengths[s];
-    }
-    L.off[count] = at;
-    L.n = at + tail;
-    return L;
-}
-
-static void layout_free(layout_t *L) {
-    free(L->off);
-    L->off = NULL;
-}
-
-/* The segments descriptor (and, for CSR, its offsets buffer in *offsets). */
-static gpuprim_segments_t make_segments(const layout_t *L, gpuprim_buffer_t *offsets) {
-    gpuprim_segments_t seg;
-    *offsets = NULL;
-    if (L->uniform) {
-        gpuprim_segments_init_rows(&seg, L->rows, L->len);
-    } else {
-        uint64_t s;
-        void *host = tc_xmalloc((L->nseg + 1) * tc_size(L->od));
-        for (s = 0; s <= L->nseg; ++s) tc_set(L->od, host, s, L->off[s]);
-        *offsets = tc_buffer_from(ctx, L->od, host, L->nseg + 1);
-        free(host);
-        gpuprim_segments_init_offsets(&seg, *offsets);
-    }
-    return seg;
-}
-
 static void destroy(gpuprim_buffer_t b) {
     if (b) CHECK_OK(gpuprim_buffer_destroy(ctx, b));
 }
 
-/* Lengths that fit what is left of a budget (GPUPRIM_TEST_MAX_COUNT). */
-static uint64_t capped(uint64_t length, uint64_t *budget) {
-    if (length > *budget) length = *budget;
-    *budget -= length;
-    return length;
-}
+/* ------------------------------------------------------------------------ */
+/* Layouts                                                                  */
+/* ------------------------------------------------------------------------ */
 
-/* The CSR layouts every test runs through (kind 0..LAYOUT_KINDS-1), with
- * offsets of dtype od; `big`: include the long boundary lengths. */
+/* The CSR layouts every test runs through (kind 0..LAYOUT_KINDS-1: those of
+ * tc_layout_of_kind, the last with no segments), with offsets of dtype od;
+ * `big`: include the long boundary lengths. */
 #define LAYOUT_KINDS 6
-static layout_t layout_of_kind(int kind, gpuprim_dtype_t od, int big) {
-    uint64_t lengths[512], count = 0, budget = max_count, i;
-    uint64_t lead = 0, tail = 0;
-    const char *name = "";
-    switch (kind) {
-    case 0: { /* the boundary lengths, with gaps before and after */
-        static const uint64_t boundary[] = {1, 2, 31, 32, 33, 0, 4095, 4096, 4097, 65537};
-        name = "boundary lengths, lead and tail";
-        lead = capped(7, &budget);
-        for (i = 0; i < sizeof boundary / sizeof boundary[0]; ++i)
-            if (big || boundary[i] < 4000) lengths[count++] = capped(boundary[i], &budget);
-        tail = capped(5, &budget);
-        break;
-    }
-    case 1: /* mostly empty segments */
-        name = "mostly empty segments";
-        for (i = 0; i < 200; ++i) lengths[count++] = tc_below(5) == 0 ? capped(1 + tc_below(40), &budget) : 0;
-        break;
-    case 2: /* one giant segment between empties, leaving a tail */
-        name = "one giant segment";
-        lengths[count++] = 0;
-        lengths[count++] = capped(big ? 70001 : 9000, &budget);
-        lengths[count++] = 0;
-        tail = capped(3, &budget);
-        break;
-    case 3: /* power-law lengths */
-        name = "power-law lengths";
-        lead = capped(1, &budget);
-        for (i = 0; i < 300; ++i) {
-            double u = tc_uniform();
-            uint64_t length = (uint64_t)(1.0 / ((u + 1e-4) * (u + 1e-4)));
-            if (length > (big ? 40000u : 3000u)) length = big ? 40000u : 3000u;
-            lengths[count++] = capped(length - 1, &budget);
-        }
-        break;
-    case 4: /* many short segments of random small lengths */
-        name = "short random lengths";
-        for (i = 0; i < 500; ++i) lengths[count++] = capped(tc_below(70), &budget);
-        tail = capped(2, &budget);
-        break;
-    default: /* zero segments over data (nothing read or written) */
-        name = "no segments";
-        lead = capped(10, &budget);
-        break;
-    }
-    return layout_csr(name, lengths, count, lead, tail, od);
+static tc_layout_t layout_of_kind(int kind, gpuprim_dtype_t od, int big) {
+    /* the first six are the short ones */
+    static const uint64_t boundary[] = {1, 2, 31, 32, 33, 0, 4095, 4096, 4097, 65537};
+    tc_csr_kinds_t kinds;
+    kinds.boundary = boundary;
+    kinds.boundary_count = big ? sizeof boundary / sizeof boundary[0] : 6;
+    kinds.empty_lead = 0;
+    kinds.giant = big ? 70001 : 9000;
+    kinds.power_law_max = big ? 40000u : 3000u;
+    return tc_layout_of_kind(kind, od, max_count, &kinds);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -179,12 +68,12 @@ typedef struct sort_case {
 
 /* Runs one segmented sort/argsort case over layout L and checks every output
  * element: inside segments against the reference, outside unchanged. */
-static void run_segmented_sort(const layout_t *L, sort_case_t c) {
+static void run_segmented_sort(const tc_layout_t *L, sort_case_t c) {
     const uint64_t n = L->n;
     const size_t ks = tc_size(c.kd);
     const unsigned end_bit = c.end_bit ? c.end_bit : tc_bits(c.kd);
     gpuprim_buffer_t offsets, kin, kout = NULL, vin = NULL, vout = NULL;
-    gpuprim_segments_t seg = make_segments(L, &offsets);
+    gpuprim_segments_t seg = tc_make_segments(ctx, L, &offsets);
     gpuprim_sort_options_t options;
     void *keys = tc_xmalloc(n * ks), *values = NULL, *want_keys, *want_values = NULL, *got;
     uint64_t *perm = (uint64_t *)tc_xmalloc((n ? n : 1) * sizeof *perm), s, k;
@@ -284,7 +173,7 @@ static void test_segmented_sort_matrix(void) {
             for (mode = 0; mode < 3; ++mode) {
                 /* uniform rows */
                 {
-                    layout_t L = layout_rows(max_count >= 640 ? 40 : 2, max_count >= 640 ? 16 : 3);
+                    tc_layout_t L = tc_layout_rows(max_count >= 640 ? 40 : 2, max_count >= 640 ? 16 : 3);
                     sort_case_t c;
                     memset(&c, 0, sizeof c);
                     c.kd = tc_all_dtypes[di];
@@ -295,11 +184,11 @@ static void test_segmented_sort_matrix(void) {
                     c.keys_out_null = mode == MODE_ARGSORT && (turn % 3) == 2;
                     c.pattern = patterns[turn % pattern_count];
                     run_segmented_sort(&L, c);
-                    layout_free(&L);
+                    tc_layout_free(&L);
                     ++turn;
                 }
                 for (kind = 0; kind < LAYOUT_KINDS; ++kind) {
-                    layout_t L = layout_of_kind((int)kind, index_dtypes[(turn + kind) % 4],
+                    tc_layout_t L = layout_of_kind((int)kind, index_dtypes[(turn + kind) % 4],
                                                 /* the long lengths once per dtype and mode */ order == 0 && kind <= 3);
                     sort_case_t c;
                     memset(&c, 0, sizeof c);
@@ -312,7 +201,7 @@ static void test_segmented_sort_matrix(void) {
                     c.pattern = patterns[turn % pattern_count];
                     if (turn % 5 == 4) bit_range_for(c.kd, turn / 5, &c.begin_bit, &c.end_bit);
                     run_segmented_sort(&L, c);
-                    layout_free(&L);
+                    tc_layout_free(&L);
                     ++turn;
                 }
             }
@@ -329,7 +218,7 @@ static void test_segmented_sort_widths(void) {
     unsigned k, v, r;
     for (k = 0; k < 4; ++k) {
         for (v = 0; v < 4; ++v) {
-            layout_t L = layout_of_kind(4, GPUPRIM_DTYPE_U32, 0);
+            tc_layout_t L = layout_of_kind(4, GPUPRIM_DTYPE_U32, 0);
             sort_case_t c;
             memset(&c, 0, sizeof c);
             c.kd = key_dtypes[k];
@@ -342,10 +231,10 @@ static void test_segmented_sort_widths(void) {
             bit_range_for(c.kd, v, &c.begin_bit, &c.end_bit);
             c.in_place = !c.in_place;
             run_segmented_sort(&L, c);
-            layout_free(&L);
+            tc_layout_free(&L);
         }
         for (r = 0; r < 3; ++r) { /* keys only and argsort with bit ranges, in place */
-            layout_t L = layout_of_kind(3, GPUPRIM_DTYPE_I64, 0);
+            tc_layout_t L = layout_of_kind(3, GPUPRIM_DTYPE_I64, 0);
             sort_case_t c;
             memset(&c, 0, sizeof c);
             c.kd = key_dtypes[k];
@@ -357,7 +246,7 @@ static void test_segmented_sort_widths(void) {
             c.pattern = TC_SMALL_RANGE;
             bit_range_for(c.kd, r, &c.begin_bit, &c.end_bit);
             run_segmented_sort(&L, c);
-            layout_free(&L);
+            tc_layout_free(&L);
         }
     }
 }
@@ -367,10 +256,10 @@ static void test_segmented_sort_shapes(void) {
     static const uint64_t shapes[][2] = {{4096, 16}, {1, 70001}, {3, 40000}, {2, 0}, {0, 0}, {70, 1}, {5, 4097}};
     unsigned i;
     for (i = 0; i < sizeof shapes / sizeof shapes[0]; ++i) {
-        layout_t L;
+        tc_layout_t L;
         sort_case_t c;
         if (shapes[i][0] * shapes[i][1] > max_count) continue;
-        L = layout_rows(shapes[i][0], shapes[i][1]);
+        L = tc_layout_rows(shapes[i][0], shapes[i][1]);
         memset(&c, 0, sizeof c);
         c.kd = GPUPRIM_DTYPE_F32;
         c.pattern = TC_NAN_SPARSE;
@@ -384,7 +273,7 @@ static void test_segmented_sort_shapes(void) {
         c.vd = GPUPRIM_DTYPE_U64;
         c.in_place = 1;
         run_segmented_sort(&L, c);
-        layout_free(&L);
+        tc_layout_free(&L);
     }
 }
 
@@ -509,12 +398,12 @@ static int float_sum_ok(gpuprim_dtype_t d, uint64_t got, const void *x, uint64_t
     return tc_float_sum_ok(d, got, sum, sumabs, n);
 }
 
-static void run_segmented_reduce(const layout_t *L, gpuprim_dtype_t d, gpuprim_op_t op, tc_pattern_t pattern) {
+static void run_segmented_reduce(const tc_layout_t *L, gpuprim_dtype_t d, gpuprim_op_t op, tc_pattern_t pattern) {
     const uint64_t n = L->n;
     const size_t size = tc_size(d);
     void *x = tc_xmalloc(n * size), *got;
     gpuprim_buffer_t offsets, in, out;
-    gpuprim_segments_t seg = make_segments(L, &offsets);
+    gpuprim_segments_t seg = tc_make_segments(ctx, L, &offsets);
     uint64_t s, i, bad = 0, first = 0;
     tc_where("segmented reduce %s %s, %s, %s (%llu segments, n %llu)", tc_op_name(op), tc_dtype_name(d),
              tc_pattern_names[pattern], L->name, (unsigned long long)L->nseg, (unsigned long long)n);
@@ -591,13 +480,13 @@ static uint64_t check_scan_segment(gpuprim_op_t op, gpuprim_scan_kind_t kind, gp
     return bad;
 }
 
-static void run_segmented_scan(const layout_t *L, gpuprim_dtype_t d, gpuprim_op_t op, gpuprim_scan_kind_t kind,
+static void run_segmented_scan(const tc_layout_t *L, gpuprim_dtype_t d, gpuprim_op_t op, gpuprim_scan_kind_t kind,
                                tc_pattern_t pattern, int in_place) {
     const uint64_t n = L->n;
     const size_t size = tc_size(d);
     void *x = tc_xmalloc(n * size), *got, *want_outside;
     gpuprim_buffer_t offsets, in, out;
-    gpuprim_segments_t seg = make_segments(L, &offsets);
+    gpuprim_segments_t seg = tc_make_segments(ctx, L, &offsets);
     uint64_t s, bad = 0, first_seg = 0, first = 0;
     tc_where("segmented %s scan %s %s, %s, %s, %s (%llu segments, n %llu)",
              kind == GPUPRIM_SCAN_INCLUSIVE ? "inclusive" : "exclusive", tc_op_name(op), tc_dtype_name(d),
@@ -657,42 +546,42 @@ static void test_segmented_reduce_scan(void) {
     for (di = 0; di < TC_DTYPE_COUNT; ++di) {
         const gpuprim_dtype_t d = tc_all_dtypes[di];
         for (oi = 0; oi < 3; ++oi) {
-            layout_t R = layout_rows(max_count >= 3000 ? 100 : 3, max_count >= 3000 ? 30 : 2);
+            tc_layout_t R = tc_layout_rows(max_count >= 3000 ? 100 : 3, max_count >= 3000 ? 30 : 2);
             run_segmented_reduce(&R, d, ops[oi], reduce_pattern(d, ops[oi], turn++));
             run_segmented_scan(&R, d, ops[oi], GPUPRIM_SCAN_INCLUSIVE, reduce_pattern(d, ops[oi], turn++), 0);
             run_segmented_scan(&R, d, ops[oi], GPUPRIM_SCAN_EXCLUSIVE, reduce_pattern(d, ops[oi], turn++), 1);
-            layout_free(&R);
+            tc_layout_free(&R);
             for (kind = 0; kind < LAYOUT_KINDS; ++kind) {
-                layout_t L = layout_of_kind((int)kind, index_dtypes[(turn + kind) % 4], oi == 0 && kind <= 2);
+                tc_layout_t L = layout_of_kind((int)kind, index_dtypes[(turn + kind) % 4], oi == 0 && kind <= 2);
                 run_segmented_reduce(&L, d, ops[oi], reduce_pattern(d, ops[oi], turn++));
                 run_segmented_scan(&L, d, ops[oi], (turn & 1) ? GPUPRIM_SCAN_EXCLUSIVE : GPUPRIM_SCAN_INCLUSIVE,
                                    reduce_pattern(d, ops[oi], turn), (int)((turn >> 1) & 1));
                 ++turn;
-                layout_free(&L);
+                tc_layout_free(&L);
             }
         }
     }
     /* Empty rows: every output the identity; rows of one element. */
     {
-        layout_t L = layout_rows(5, 0);
+        tc_layout_t L = tc_layout_rows(5, 0);
         run_segmented_reduce(&L, GPUPRIM_DTYPE_F32, GPUPRIM_OP_MIN, TC_MODERATE);
         run_segmented_reduce(&L, GPUPRIM_DTYPE_I8, GPUPRIM_OP_MAX, TC_MODERATE);
         run_segmented_reduce(&L, GPUPRIM_DTYPE_F16, GPUPRIM_OP_SUM, TC_MODERATE);
         run_segmented_scan(&L, GPUPRIM_DTYPE_F64, GPUPRIM_OP_SUM, GPUPRIM_SCAN_EXCLUSIVE, TC_MODERATE, 0);
-        layout_free(&L);
-        L = layout_rows(max_count >= 1000 ? 1000 : 1, 1);
+        tc_layout_free(&L);
+        L = tc_layout_rows(max_count >= 1000 ? 1000 : 1, 1);
         run_segmented_reduce(&L, GPUPRIM_DTYPE_BF16, GPUPRIM_OP_SUM, TC_TINY);
         run_segmented_scan(&L, GPUPRIM_DTYPE_U16, GPUPRIM_OP_SUM, GPUPRIM_SCAN_EXCLUSIVE, TC_RANDOM_BITS, 1);
-        layout_free(&L);
+        tc_layout_free(&L);
     }
     /* Long segments (the parallel paths of each segment) */
     if (max_count >= 200000) {
-        layout_t L = layout_rows(2, 100000);
+        tc_layout_t L = tc_layout_rows(2, 100000);
         run_segmented_reduce(&L, GPUPRIM_DTYPE_F32, GPUPRIM_OP_SUM, TC_MODERATE);
         run_segmented_reduce(&L, GPUPRIM_DTYPE_U64, GPUPRIM_OP_MAX, TC_RANDOM_BITS);
         run_segmented_scan(&L, GPUPRIM_DTYPE_F64, GPUPRIM_OP_SUM, GPUPRIM_SCAN_INCLUSIVE, TC_MODERATE, 1);
         run_segmented_scan(&L, GPUPRIM_DTYPE_I32, GPUPRIM_OP_MIN, GPUPRIM_SCAN_EXCLUSIVE, TC_RANDOM_BITS, 0);
-        layout_free(&L);
+        tc_layout_free(&L);
     }
 }
 
@@ -700,43 +589,14 @@ static void test_segmented_reduce_scan(void) {
 /* Errors                                                                   */
 /* ------------------------------------------------------------------------ */
 
-/* A buffer with known contents, to see that a failed call changed nothing. */
-typedef struct known {
-    gpuprim_buffer_t b;
-    gpuprim_dtype_t d;
-    uint64_t n;
-    void *host;
-} known_t;
-
-static known_t known(gpuprim_dtype_t d, uint64_t n) {
-    known_t k;
-    k.d = d;
-    k.n = n;
-    k.host = tc_xmalloc(n * tc_size(d));
-    tc_poison_host(d, k.host, n);
-    k.b = tc_buffer_from(ctx, d, k.host, n);
-    return k;
-}
-
-#define CHECK_UNCHANGED(k)                                                                 \
-    do {                                                                                   \
-        void *now_ = tc_download(ctx, (k).b, (k).d, (k).n);                                \
-        CHECK_ARRAY_EQ((k).d, now_, (k).host, (k).n, "buffer after a failed call");        \
-        free(now_);                                                                        \
-    } while (0)
-
-static void free_known(known_t k) {
-    destroy(k.b);
-    free(k.host);
-}
-
 /* Every segmented call with segments seg over 8-element data: each must fail
  * with `status` (message containing `needle` when given), outputs unchanged. */
 static void expect_all_fail(const gpuprim_segments_t *seg, uint64_t nseg_out, gpuprim_status_t status,
                             const char *needle) {
-    known_t keys = known(GPUPRIM_DTYPE_F32, 8), kout = known(GPUPRIM_DTYPE_F32, 8);
-    known_t vals = known(GPUPRIM_DTYPE_U16, 8), vout = known(GPUPRIM_DTYPE_U16, 8);
-    known_t idx = known(GPUPRIM_DTYPE_I32, 8), red = known(GPUPRIM_DTYPE_F32, nseg_out ? nseg_out : 1);
+    tc_known_t keys = tc_known(ctx, GPUPRIM_DTYPE_F32, 8), kout = tc_known(ctx, GPUPRIM_DTYPE_F32, 8);
+    tc_known_t vals = tc_known(ctx, GPUPRIM_DTYPE_U16, 8), vout = tc_known(ctx, GPUPRIM_DTYPE_U16, 8);
+    tc_known_t idx = tc_known(ctx, GPUPRIM_DTYPE_I32, 8),
+               red = tc_known(ctx, GPUPRIM_DTYPE_F32, nseg_out ? nseg_out : 1);
     CHECK_STATUS(gpuprim_segmented_sort(ctx, seg, keys.b, vals.b, kout.b, vout.b, NULL), status);
     if (needle) CHECK_MESSAGE(ctx, needle);
     CHECK_STATUS(gpuprim_segmented_sort(ctx, seg, keys.b, NULL, keys.b, NULL, NULL), status);
@@ -751,18 +611,18 @@ static void expect_all_fail(const gpuprim_segments_t *seg, uint64_t nseg_out, gp
     if (needle) CHECK_MESSAGE(ctx, needle);
     CHECK_STATUS(gpuprim_segmented_scan(ctx, GPUPRIM_OP_SUM, GPUPRIM_SCAN_EXCLUSIVE, seg, keys.b, keys.b), status);
     if (needle) CHECK_MESSAGE(ctx, needle);
-    CHECK_UNCHANGED(keys);
-    CHECK_UNCHANGED(kout);
-    CHECK_UNCHANGED(vals);
-    CHECK_UNCHANGED(vout);
-    CHECK_UNCHANGED(idx);
-    CHECK_UNCHANGED(red);
-    free_known(keys);
-    free_known(kout);
-    free_known(vals);
-    free_known(vout);
-    free_known(idx);
-    free_known(red);
+    TC_CHECK_UNCHANGED(ctx, keys);
+    TC_CHECK_UNCHANGED(ctx, kout);
+    TC_CHECK_UNCHANGED(ctx, vals);
+    TC_CHECK_UNCHANGED(ctx, vout);
+    TC_CHECK_UNCHANGED(ctx, idx);
+    TC_CHECK_UNCHANGED(ctx, red);
+    tc_free_known(ctx, keys);
+    tc_free_known(ctx, kout);
+    tc_free_known(ctx, vals);
+    tc_free_known(ctx, vout);
+    tc_free_known(ctx, idx);
+    tc_free_known(ctx, red);
 }
 
 /* CSR offsets (as signed values, stored in od) that must be rejected naming offsets[bad]. */
@@ -782,8 +642,9 @@ static void expect_bad_offsets(gpuprim_dtype_t od, const int64_t *values, uint64
 
 static void test_errors(void) {
     gpuprim_segments_t seg, rows;
-    known_t keys = known(GPUPRIM_DTYPE_F32, 8), kout = known(GPUPRIM_DTYPE_F32, 8), idx = known(GPUPRIM_DTYPE_U32, 8);
-    known_t red = known(GPUPRIM_DTYPE_F32, 2), f64 = known(GPUPRIM_DTYPE_F64, 8);
+    tc_known_t keys = tc_known(ctx, GPUPRIM_DTYPE_F32, 8), kout = tc_known(ctx, GPUPRIM_DTYPE_F32, 8),
+               idx = tc_known(ctx, GPUPRIM_DTYPE_U32, 8);
+    tc_known_t red = tc_known(ctx, GPUPRIM_DTYPE_F32, 2), f64 = tc_known(ctx, GPUPRIM_DTYPE_F64, 8);
     gpuprim_sort_options_t options;
     unsigned oi;
     tc_where("segmented errors");
@@ -846,10 +707,10 @@ static void test_errors(void) {
         CHECK_STATUS(gpuprim_argsort(ctx, keys.b, NULL, kout.b, NULL), GPUPRIM_ERROR_DTYPE_MISMATCH);
         destroy(view);
     }
-    CHECK_UNCHANGED(keys);
-    CHECK_UNCHANGED(kout);
-    CHECK_UNCHANGED(idx);
-    CHECK_UNCHANGED(red);
+    TC_CHECK_UNCHANGED(ctx, keys);
+    TC_CHECK_UNCHANGED(ctx, kout);
+    TC_CHECK_UNCHANGED(ctx, idx);
+    TC_CHECK_UNCHANGED(ctx, red);
 
     /* struct_size */
     seg = rows;
@@ -926,14 +787,14 @@ static void test_errors(void) {
         CHECK_STATUS(gpuprim_segmented_argsort(ctx, &seg, keys.b, keys.b, kout.b, NULL), GPUPRIM_ERROR_DTYPE_MISMATCH);
         destroy(offsets);
     }
-    CHECK_UNCHANGED(keys);
-    CHECK_UNCHANGED(kout);
-    CHECK_UNCHANGED(idx);
-    free_known(keys);
-    free_known(kout);
-    free_known(idx);
-    free_known(red);
-    free_known(f64);
+    TC_CHECK_UNCHANGED(ctx, keys);
+    TC_CHECK_UNCHANGED(ctx, kout);
+    TC_CHECK_UNCHANGED(ctx, idx);
+    tc_free_known(ctx, keys);
+    tc_free_known(ctx, kout);
+    tc_free_known(ctx, idx);
+    tc_free_known(ctx, red);
+    tc_free_known(ctx, f64);
 }
 
 /* Accepted edge cases: no segments at all, zero-length data. */

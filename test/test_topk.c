@@ -76,145 +76,34 @@ static void reference_order(gpuprim_dtype_t d, const void *keys, uint64_t n, int
 /* Layouts                                                                  */
 /* ------------------------------------------------------------------------ */
 
-/* A segmentation of n elements: the whole input (flat: gpuprim_topk),
- * uniform rows, or CSR offsets (absolute, nseg + 1 of them) of dtype od. */
-typedef struct layout {
-    const char *name;
-    int flat, uniform;
-    uint64_t rows, len; /* uniform (flat: 1 row of n) */
-    uint64_t n;
-    uint64_t nseg;
-    uint64_t *off; /* nseg + 1 offsets (uniform too) */
-    uint64_t longest;
-    gpuprim_dtype_t od;
-} layout_t;
-
-static layout_t layout_rows(uint64_t rows, uint64_t len) {
-    layout_t L;
-    uint64_t r;
-    memset(&L, 0, sizeof L);
-    L.name = "uniform rows";
-    L.uniform = 1;
-    L.rows = rows;
-    L.len = len;
-    L.n = rows * len;
-    L.nseg = rows;
-    L.longest = rows ? len : 0;
-    L.off = (uint64_t *)tc_xmalloc((rows + 1) * sizeof *L.off);
-    for (r = 0; r <= rows; ++r) L.off[r] = r * len;
-    return L;
-}
-
-static layout_t layout_flat(uint64_t n) {
-    layout_t L = layout_rows(1, n);
+/* The whole input (gpuprim_topk): one row of n, marked flat. */
+static tc_layout_t layout_flat(uint64_t n) {
+    tc_layout_t L = tc_layout_rows(1, n);
     L.name = "flat";
     L.flat = 1;
     return L;
 }
 
-/* CSR from a list of lengths, with `lead` elements before the first segment
- * and `tail` after the last. */
-static layout_t layout_csr(const char *name, const uint64_t *lengths, uint64_t count, uint64_t lead, uint64_t tail,
-                           gpuprim_dtype_t od) {
-    layout_t L;
-    uint64_t s, at = lead;
-    memset(&L, 0, sizeof L);
-    L.name = name;
-    L.nseg = count;
-    L.od = od;
-    L.off = (uint64_t *)tc_xmalloc((count + 1) * sizeof *L.off);
-    for (s = 0; s < count; ++s) {
-        L.off[s] = at;
-        at += lengths[s];
-        if (lengths[s] > L.longest) L.longest = lengths[s];
-    }
-    L.off[count] = at;
-    L.n = at + tail;
-    return L;
-}
-
-static void layout_free(layout_t *L) {
-    free(L->off);
-    L->off = NULL;
-}
-
-/* The segments descriptor (and, for CSR, its offsets buffer in *offsets). */
-static gpuprim_segments_t make_segments(const layout_t *L, gpuprim_buffer_t *offsets) {
-    gpuprim_segments_t seg;
-    *offsets = NULL;
-    if (L->uniform) {
-        gpuprim_segments_init_rows(&seg, L->rows, L->len);
-    } else {
-        uint64_t s;
-        void *host = tc_xmalloc((L->nseg + 1) * tc_size(L->od));
-        for (s = 0; s <= L->nseg; ++s) tc_set(L->od, host, s, L->off[s]);
-        *offsets = tc_buffer_from(ctx, L->od, host, L->nseg + 1);
-        free(host);
-        gpuprim_segments_init_offsets(&seg, *offsets);
-    }
-    return seg;
-}
-
-static uint64_t capped(uint64_t length, uint64_t *budget) {
-    if (length > *budget) length = *budget;
-    *budget -= length;
-    return length;
-}
-
-/* The CSR layouts (kind 0 .. CSR_KINDS - 1), offsets of dtype od. */
+/* The CSR layouts (kind 0 .. CSR_KINDS - 1: those of tc_layout_of_kind,
+ * 5 segments of 0..9, 6 no segments), offsets of dtype od. */
 #define CSR_KINDS 7
-static layout_t layout_of_kind(int kind, gpuprim_dtype_t od) {
-    uint64_t lengths[512], count = 0, budget = max_count, i;
-    uint64_t lead = 0, tail = 0;
-    const char *name = "";
-    switch (kind) {
-    case 0: { /* boundary lengths (a segment past 2^16), gaps before and after */
-        static const uint64_t boundary[] = {1, 2, 31, 32, 33, 0, 255, 256, 257, 4095, 4096, 4097, 65537};
-        name = "boundary lengths, lead and tail";
-        lead = capped(7, &budget);
-        for (i = 0; i < sizeof boundary / sizeof boundary[0]; ++i) lengths[count++] = capped(boundary[i], &budget);
-        tail = capped(5, &budget);
-        break;
+static tc_layout_t layout_of_kind(int kind, gpuprim_dtype_t od) {
+    /* kind 0: boundary lengths, one past 2^16 (as is kind 2's giant segment) */
+    static const uint64_t boundary[] = {1, 2, 31, 32, 33, 0, 255, 256, 257, 4095, 4096, 4097, 65537};
+    tc_csr_kinds_t kinds;
+    if (kind == 5) { /* segments all shorter than most k, some empty */
+        uint64_t lengths[60], budget = max_count, lead, tail, i;
+        lead = tc_capped(4, &budget);
+        for (i = 0; i < 60; ++i) lengths[i] = tc_capped(tc_below(10), &budget);
+        tail = tc_capped(4, &budget);
+        return tc_layout_csr("segments of 0..9", lengths, 60, lead, tail, od);
     }
-    case 1: /* mostly empty segments */
-        name = "mostly empty segments";
-        lead = capped(2, &budget);
-        for (i = 0; i < 200; ++i) lengths[count++] = tc_below(5) == 0 ? capped(1 + tc_below(40), &budget) : 0;
-        break;
-    case 2: /* one giant segment (past 2^16) between empties, leaving a tail */
-        name = "one giant segment";
-        lengths[count++] = 0;
-        lengths[count++] = capped(70001, &budget);
-        lengths[count++] = 0;
-        tail = capped(3, &budget);
-        break;
-    case 3: /* power-law lengths */
-        name = "power-law lengths";
-        lead = capped(1, &budget);
-        for (i = 0; i < 300; ++i) {
-            double u = tc_uniform();
-            uint64_t length = (uint64_t)(1.0 / ((u + 1e-4) * (u + 1e-4)));
-            if (length > 40000u) length = 40000u;
-            lengths[count++] = capped(length - 1, &budget);
-        }
-        break;
-    case 4: /* many short segments of random small lengths */
-        name = "short random lengths";
-        for (i = 0; i < 500; ++i) lengths[count++] = capped(tc_below(70), &budget);
-        tail = capped(2, &budget);
-        break;
-    case 5: /* segments all shorter than most k, some empty */
-        name = "segments of 0..9";
-        lead = capped(4, &budget);
-        for (i = 0; i < 60; ++i) lengths[count++] = capped(tc_below(10), &budget);
-        tail = capped(4, &budget);
-        break;
-    default: /* zero segments over data (nothing read or written) */
-        name = "no segments";
-        lead = capped(10, &budget);
-        break;
-    }
-    return layout_csr(name, lengths, count, lead, tail, od);
+    kinds.boundary = boundary;
+    kinds.boundary_count = sizeof boundary / sizeof boundary[0];
+    kinds.empty_lead = 2;
+    kinds.giant = 70001;
+    kinds.power_law_max = 40000;
+    return tc_layout_of_kind(kind, od, max_count, &kinds);
 }
 
 /* The value that ranks first in the order (so that an element outside every
@@ -242,7 +131,7 @@ static uint64_t first_in_order(gpuprim_dtype_t d, int descending) {
 
 /* Keys over a layout with the reference order of every segment. */
 typedef struct data {
-    const layout_t *L;
+    const tc_layout_t *L;
     gpuprim_dtype_t kd;
     int descending;
     tc_pattern_t pattern;
@@ -252,7 +141,7 @@ typedef struct data {
     gpuprim_segments_t seg;
 } data_t;
 
-static data_t data_make(const layout_t *L, gpuprim_dtype_t kd, int descending, tc_pattern_t pattern) {
+static data_t data_make(const tc_layout_t *L, gpuprim_dtype_t kd, int descending, tc_pattern_t pattern) {
     data_t D;
     uint64_t s, i;
     ref_item_t *items = (ref_item_t *)tc_xmalloc((L->longest ? L->longest : 1) * sizeof *items);
@@ -274,7 +163,7 @@ static data_t data_make(const layout_t *L, gpuprim_dtype_t kd, int descending, t
                         D.perm + L->off[s], items);
     free(items);
     D.kin = tc_buffer_from(ctx, kd, D.keys, L->n);
-    D.seg = make_segments(L, &D.offsets);
+    D.seg = tc_make_segments(ctx, L, &D.offsets);
     return D;
 }
 
@@ -325,7 +214,7 @@ static void guarded_check_free(guarded_out_t *g, const void *want, const char *w
 /* One call with k, index dtype id and output mode; checks every output
  * element (and the guards around them) bit for bit. */
 static void run_topk(const data_t *D, uint64_t k, gpuprim_dtype_t id, out_mode_t mode) {
-    const layout_t *L = D->L;
+    const tc_layout_t *L = D->L;
     const gpuprim_order_t order = D->descending ? GPUPRIM_ORDER_DESCENDING : GPUPRIM_ORDER_ASCENDING;
     const uint64_t slots = L->nseg * k;
     guarded_out_t kout, idx;
@@ -379,7 +268,7 @@ static const uint64_t k_list[] = {0, 1, 2, 7, 8, 16, 63, 64, 65, 1024, 4096, 409
  * and rows (k <= n there), plus longest - 1 and longest, and a third of it
  * (a selection of more than a quarter); CSR: k_list and longest, longest + 1,
  * limited to MAX_SLOTS output slots. Returns the count (at most 20). */
-static unsigned k_values(const layout_t *L, uint64_t *ks) {
+static unsigned k_values(const tc_layout_t *L, uint64_t *ks) {
     unsigned count = 0, i;
     const int bounded = L->flat || L->uniform;
     const uint64_t longest = L->longest;
@@ -527,7 +416,7 @@ static void test_flat_sizes(void) {
     for (si = 0; si < sizeof sizes / sizeof sizes[0]; ++si) {
         const uint64_t n = sizes[si];
         const int large = n > 70000;
-        layout_t L;
+        tc_layout_t L;
         if (n > max_count) continue;
         L = layout_flat(n);
         for (di = 0; di < TC_DTYPE_COUNT; ++di)
@@ -539,7 +428,7 @@ static void test_flat_sizes(void) {
                 data_free(&D);
                 ++turn;
             }
-        layout_free(&L);
+        tc_layout_free(&L);
         printf("test_topk: flat n = %llu done\n", (unsigned long long)n);
         fflush(stdout);
     }
@@ -548,7 +437,7 @@ static void test_flat_sizes(void) {
 /* Every pattern with every dtype and order (flat, 4097 keys, a few k). */
 static void test_flat_patterns(void) {
     unsigned di, order, p;
-    layout_t L = layout_flat(max_count < 4097 ? max_count : 4097);
+    tc_layout_t L = layout_flat(max_count < 4097 ? max_count : 4097);
     for (di = 0; di < TC_DTYPE_COUNT; ++di)
         for (order = 0; order < 2; ++order)
             for (p = 0; p < TC_PATTERN_COUNT; ++p) {
@@ -556,7 +445,7 @@ static void test_flat_patterns(void) {
                 run_ks(&D, 3);
                 data_free(&D);
             }
-    layout_free(&L);
+    tc_layout_free(&L);
 }
 
 /* The whole matrix of dtype x order x flat / rows / CSR of each offset dtype
@@ -564,9 +453,9 @@ static void test_flat_patterns(void) {
 static void test_output_matrix(void) {
     unsigned di, order, shape, ii, mode;
     for (shape = 0; shape < 6; ++shape) {
-        layout_t L;
+        tc_layout_t L;
         if (shape == 0) L = layout_flat(max_count < 300 ? max_count : 300);
-        else if (shape == 1) L = layout_rows(max_count < 300 ? 1 : 20, max_count < 300 ? max_count : 15);
+        else if (shape == 1) L = tc_layout_rows(max_count < 300 ? 1 : 20, max_count < 300 ? max_count : 15);
         else L = layout_of_kind(shape == 5 ? 4 : 5, index_dtypes[shape - 2]);
         for (di = 0; di < TC_DTYPE_COUNT; ++di)
             for (order = 0; order < 2; ++order) {
@@ -579,7 +468,7 @@ static void test_output_matrix(void) {
                     }
                 data_free(&D);
             }
-        layout_free(&L);
+        tc_layout_free(&L);
     }
 }
 
@@ -591,10 +480,10 @@ static void test_rows(void) {
     for (li = 0; li < sizeof lengths / sizeof lengths[0]; ++li) {
         const uint64_t len = lengths[li];
         uint64_t rows = budget / len;
-        layout_t L;
+        tc_layout_t L;
         if (len == 70000 && 2 * len <= max_count) rows = 2;
         if (rows == 0) continue;
-        L = layout_rows(rows, len);
+        L = tc_layout_rows(rows, len);
         for (di = 0; di < TC_DTYPE_COUNT; ++di)
             for (order = 0; order < 2; ++order) {
                 data_t D = data_make(&L, tc_all_dtypes[di], (int)order, (tc_pattern_t)(turn % TC_PATTERN_COUNT));
@@ -602,20 +491,20 @@ static void test_rows(void) {
                 data_free(&D);
                 ++turn;
             }
-        layout_free(&L);
+        tc_layout_free(&L);
     }
     /* Rows with k = 0 only: empty rows, no rows. */
     {
-        layout_t L = layout_rows(5, 0);
+        tc_layout_t L = tc_layout_rows(5, 0);
         data_t D = data_make(&L, GPUPRIM_DTYPE_F32, 0, TC_MODERATE);
         run_topk(&D, 0, GPUPRIM_DTYPE_I64, OUT_BOTH);
         data_free(&D);
-        layout_free(&L);
-        L = layout_rows(0, 9);
+        tc_layout_free(&L);
+        L = tc_layout_rows(0, 9);
         D = data_make(&L, GPUPRIM_DTYPE_U8, 1, TC_MODERATE);
         run_topk(&D, 4, GPUPRIM_DTYPE_I32, OUT_BOTH);
         data_free(&D);
-        layout_free(&L);
+        tc_layout_free(&L);
     }
 }
 
@@ -625,11 +514,11 @@ static void test_csr(void) {
     for (kind = 0; kind < CSR_KINDS; ++kind)
         for (di = 0; di < TC_DTYPE_COUNT; ++di)
             for (order = 0; order < 2; ++order) {
-                layout_t L = layout_of_kind((int)kind, index_dtypes[(turn + kind) % 4]);
+                tc_layout_t L = layout_of_kind((int)kind, index_dtypes[(turn + kind) % 4]);
                 data_t D = data_make(&L, tc_all_dtypes[di], (int)order, (tc_pattern_t)(turn % TC_PATTERN_COUNT));
                 run_ks(&D, 4);
                 data_free(&D);
-                layout_free(&L);
+                tc_layout_free(&L);
                 ++turn;
             }
 }
@@ -638,48 +527,13 @@ static void test_csr(void) {
 /* Errors                                                                   */
 /* ------------------------------------------------------------------------ */
 
-/* A buffer with known contents, to see that a failed call changed nothing. */
-typedef struct known {
-    gpuprim_buffer_t b;
-    gpuprim_dtype_t d;
-    uint64_t n;
-    void *host;
-} known_t;
-
-static known_t known(gpuprim_dtype_t d, uint64_t n) {
-    known_t k;
-    k.d = d;
-    k.n = n;
-    k.host = tc_xmalloc(n * tc_size(d));
-    tc_poison_host(d, k.host, n);
-    k.b = tc_buffer_from(ctx, d, k.host, n);
-    return k;
-}
-
-#define CHECK_UNCHANGED(k)                                                                 \
-    do {                                                                                   \
-        void *now_ = tc_download(ctx, (k).b, (k).d, (k).n);                                \
-        CHECK_ARRAY_EQ((k).d, now_, (k).host, (k).n, "buffer after a failed call");        \
-        free(now_);                                                                        \
-    } while (0)
-
-static void free_known(known_t k) {
-    destroy(k.b);
-    free(k.host);
-}
-
-/* A call that must fail with `status` and a message containing needle. */
-#define EXPECT_FAIL(call, status, needle)                                                  \
-    do {                                                                                   \
-        CHECK_STATUS(call, status);                                                        \
-        CHECK_MESSAGE(ctx, needle);                                                        \
-    } while (0)
-
 static void test_errors(void) {
     /* 8 keys; outputs of 3 (k = 3), rows 2 x 4 give 6 slots */
-    known_t keys = known(GPUPRIM_DTYPE_F32, 8), kout = known(GPUPRIM_DTYPE_F32, 3), idx = known(GPUPRIM_DTYPE_U32, 3);
-    known_t kout6 = known(GPUPRIM_DTYPE_F32, 6), idx6 = known(GPUPRIM_DTYPE_I64, 6);
-    known_t f64 = known(GPUPRIM_DTYPE_F64, 3), i16 = known(GPUPRIM_DTYPE_I16, 3), idx4 = known(GPUPRIM_DTYPE_I32, 4);
+    tc_known_t keys = tc_known(ctx, GPUPRIM_DTYPE_F32, 8), kout = tc_known(ctx, GPUPRIM_DTYPE_F32, 3),
+               idx = tc_known(ctx, GPUPRIM_DTYPE_U32, 3);
+    tc_known_t kout6 = tc_known(ctx, GPUPRIM_DTYPE_F32, 6), idx6 = tc_known(ctx, GPUPRIM_DTYPE_I64, 6);
+    tc_known_t f64 = tc_known(ctx, GPUPRIM_DTYPE_F64, 3), i16 = tc_known(ctx, GPUPRIM_DTYPE_I16, 3),
+               idx4 = tc_known(ctx, GPUPRIM_DTYPE_I32, 4);
     gpuprim_segments_t rows, seg;
     unsigned oi;
     const gpuprim_order_t asc = GPUPRIM_ORDER_ASCENDING;
@@ -688,52 +542,55 @@ static void test_errors(void) {
 
     /* NULL pointers */
     CHECK_STATUS(gpuprim_topk(NULL, keys.b, 3, asc, kout.b, idx.b), GPUPRIM_ERROR_NULL_POINTER);
-    EXPECT_FAIL(gpuprim_topk(ctx, NULL, 3, asc, kout.b, idx.b), GPUPRIM_ERROR_NULL_POINTER, "keys_in");
-    EXPECT_FAIL(gpuprim_topk(ctx, keys.b, 3, asc, NULL, NULL), GPUPRIM_ERROR_NULL_POINTER, "both NULL");
-    EXPECT_FAIL(gpuprim_topk(ctx, keys.b, 0, asc, NULL, NULL), GPUPRIM_ERROR_NULL_POINTER, "both NULL");
+    TC_EXPECT_FAIL(ctx, gpuprim_topk(ctx, NULL, 3, asc, kout.b, idx.b), GPUPRIM_ERROR_NULL_POINTER, "keys_in");
+    TC_EXPECT_FAIL(ctx, gpuprim_topk(ctx, keys.b, 3, asc, NULL, NULL), GPUPRIM_ERROR_NULL_POINTER, "both NULL");
+    TC_EXPECT_FAIL(ctx, gpuprim_topk(ctx, keys.b, 0, asc, NULL, NULL), GPUPRIM_ERROR_NULL_POINTER, "both NULL");
     CHECK_STATUS(gpuprim_segmented_topk(NULL, &rows, keys.b, 3, asc, kout6.b, NULL), GPUPRIM_ERROR_NULL_POINTER);
-    EXPECT_FAIL(gpuprim_segmented_topk(ctx, NULL, keys.b, 3, asc, kout6.b, NULL), GPUPRIM_ERROR_NULL_POINTER,
-                "segments");
-    EXPECT_FAIL(gpuprim_segmented_topk(ctx, &rows, NULL, 3, asc, kout6.b, NULL), GPUPRIM_ERROR_NULL_POINTER,
-                "keys_in");
-    EXPECT_FAIL(gpuprim_segmented_topk(ctx, &rows, keys.b, 3, asc, NULL, NULL), GPUPRIM_ERROR_NULL_POINTER,
-                "both NULL");
+    TC_EXPECT_FAIL(ctx, gpuprim_segmented_topk(ctx, NULL, keys.b, 3, asc, kout6.b, NULL), GPUPRIM_ERROR_NULL_POINTER,
+                   "segments");
+    TC_EXPECT_FAIL(ctx, gpuprim_segmented_topk(ctx, &rows, NULL, 3, asc, kout6.b, NULL), GPUPRIM_ERROR_NULL_POINTER,
+                   "keys_in");
+    TC_EXPECT_FAIL(ctx, gpuprim_segmented_topk(ctx, &rows, keys.b, 3, asc, NULL, NULL), GPUPRIM_ERROR_NULL_POINTER,
+                   "both NULL");
 
     /* k past n; rows shorter than k */
-    EXPECT_FAIL(gpuprim_topk(ctx, keys.b, 9, asc, kout.b, idx.b), GPUPRIM_ERROR_INVALID_ARGUMENT, "k = 9");
-    EXPECT_FAIL(gpuprim_topk(ctx, keys.b, UINT64_MAX, asc, kout.b, NULL), GPUPRIM_ERROR_INVALID_ARGUMENT, "k = ");
-    EXPECT_FAIL(gpuprim_segmented_topk(ctx, &rows, keys.b, 5, asc, kout6.b, idx6.b), GPUPRIM_ERROR_INVALID_ARGUMENT,
-                "k = 5");
+    TC_EXPECT_FAIL(ctx, gpuprim_topk(ctx, keys.b, 9, asc, kout.b, idx.b), GPUPRIM_ERROR_INVALID_ARGUMENT, "k = 9");
+    TC_EXPECT_FAIL(ctx, gpuprim_topk(ctx, keys.b, UINT64_MAX, asc, kout.b, NULL), GPUPRIM_ERROR_INVALID_ARGUMENT,
+                   "k = ");
+    TC_EXPECT_FAIL(ctx, gpuprim_segmented_topk(ctx, &rows, keys.b, 5, asc, kout6.b, idx6.b),
+                   GPUPRIM_ERROR_INVALID_ARGUMENT, "k = 5");
     {
         gpuprim_segments_t eight;
         gpuprim_segments_init_rows(&eight, 8, 1);
-        EXPECT_FAIL(gpuprim_segmented_topk(ctx, &eight, keys.b, 2, asc, NULL, idx6.b), GPUPRIM_ERROR_INVALID_ARGUMENT,
-                    "length");
+        TC_EXPECT_FAIL(ctx, gpuprim_segmented_topk(ctx, &eight, keys.b, 2, asc, NULL, idx6.b),
+                       GPUPRIM_ERROR_INVALID_ARGUMENT, "length");
     }
 
     /* enums */
-    EXPECT_FAIL(gpuprim_topk(ctx, keys.b, 3, (gpuprim_order_t)2, kout.b, idx.b), GPUPRIM_ERROR_INVALID_ENUM, "order");
-    EXPECT_FAIL(gpuprim_topk(ctx, keys.b, 3, (gpuprim_order_t)-1, kout.b, idx.b), GPUPRIM_ERROR_INVALID_ENUM, "order");
-    EXPECT_FAIL(gpuprim_segmented_topk(ctx, &rows, keys.b, 3, (gpuprim_order_t)7, kout6.b, NULL),
-                GPUPRIM_ERROR_INVALID_ENUM, "order");
+    TC_EXPECT_FAIL(ctx, gpuprim_topk(ctx, keys.b, 3, (gpuprim_order_t)2, kout.b, idx.b), GPUPRIM_ERROR_INVALID_ENUM,
+                   "order");
+    TC_EXPECT_FAIL(ctx, gpuprim_topk(ctx, keys.b, 3, (gpuprim_order_t)-1, kout.b, idx.b), GPUPRIM_ERROR_INVALID_ENUM,
+                   "order");
+    TC_EXPECT_FAIL(ctx, gpuprim_segmented_topk(ctx, &rows, keys.b, 3, (gpuprim_order_t)7, kout6.b, NULL),
+                   GPUPRIM_ERROR_INVALID_ENUM, "order");
 
     /* dtypes */
-    EXPECT_FAIL(gpuprim_topk(ctx, keys.b, 3, asc, f64.b, idx.b), GPUPRIM_ERROR_DTYPE_MISMATCH, "keys_out");
-    EXPECT_FAIL(gpuprim_topk(ctx, keys.b, 3, asc, kout.b, f64.b), GPUPRIM_ERROR_DTYPE_MISMATCH, "indices");
-    EXPECT_FAIL(gpuprim_topk(ctx, keys.b, 3, asc, NULL, i16.b), GPUPRIM_ERROR_DTYPE_MISMATCH, "indices");
-    EXPECT_FAIL(gpuprim_topk(ctx, keys.b, 3, asc, NULL, kout.b), GPUPRIM_ERROR_DTYPE_MISMATCH, "indices");
-    EXPECT_FAIL(gpuprim_segmented_topk(ctx, &rows, keys.b, 3, asc, idx6.b, NULL), GPUPRIM_ERROR_DTYPE_MISMATCH,
-                "keys_out");
+    TC_EXPECT_FAIL(ctx, gpuprim_topk(ctx, keys.b, 3, asc, f64.b, idx.b), GPUPRIM_ERROR_DTYPE_MISMATCH, "keys_out");
+    TC_EXPECT_FAIL(ctx, gpuprim_topk(ctx, keys.b, 3, asc, kout.b, f64.b), GPUPRIM_ERROR_DTYPE_MISMATCH, "indices");
+    TC_EXPECT_FAIL(ctx, gpuprim_topk(ctx, keys.b, 3, asc, NULL, i16.b), GPUPRIM_ERROR_DTYPE_MISMATCH, "indices");
+    TC_EXPECT_FAIL(ctx, gpuprim_topk(ctx, keys.b, 3, asc, NULL, kout.b), GPUPRIM_ERROR_DTYPE_MISMATCH, "indices");
+    TC_EXPECT_FAIL(ctx, gpuprim_segmented_topk(ctx, &rows, keys.b, 3, asc, idx6.b, NULL), GPUPRIM_ERROR_DTYPE_MISMATCH,
+                   "keys_out");
 
     /* counts */
-    EXPECT_FAIL(gpuprim_topk(ctx, keys.b, 2, asc, kout.b, NULL), GPUPRIM_ERROR_SIZE_MISMATCH, "keys_out");
-    EXPECT_FAIL(gpuprim_topk(ctx, keys.b, 3, asc, kout.b, idx4.b), GPUPRIM_ERROR_SIZE_MISMATCH, "indices");
-    EXPECT_FAIL(gpuprim_topk(ctx, keys.b, 4, asc, kout.b, idx4.b), GPUPRIM_ERROR_SIZE_MISMATCH, "keys_out");
-    EXPECT_FAIL(gpuprim_segmented_topk(ctx, &rows, keys.b, 3, asc, kout.b, NULL), GPUPRIM_ERROR_SIZE_MISMATCH,
-                "keys_out");
-    EXPECT_FAIL(gpuprim_segmented_topk(ctx, &rows, keys.b, 2, asc, NULL, idx6.b), GPUPRIM_ERROR_SIZE_MISMATCH,
-                "indices");
-    EXPECT_FAIL(gpuprim_topk(ctx, keys.b, 0, asc, kout.b, NULL), GPUPRIM_ERROR_SIZE_MISMATCH, "keys_out");
+    TC_EXPECT_FAIL(ctx, gpuprim_topk(ctx, keys.b, 2, asc, kout.b, NULL), GPUPRIM_ERROR_SIZE_MISMATCH, "keys_out");
+    TC_EXPECT_FAIL(ctx, gpuprim_topk(ctx, keys.b, 3, asc, kout.b, idx4.b), GPUPRIM_ERROR_SIZE_MISMATCH, "indices");
+    TC_EXPECT_FAIL(ctx, gpuprim_topk(ctx, keys.b, 4, asc, kout.b, idx4.b), GPUPRIM_ERROR_SIZE_MISMATCH, "keys_out");
+    TC_EXPECT_FAIL(ctx, gpuprim_segmented_topk(ctx, &rows, keys.b, 3, asc, kout.b, NULL), GPUPRIM_ERROR_SIZE_MISMATCH,
+                   "keys_out");
+    TC_EXPECT_FAIL(ctx, gpuprim_segmented_topk(ctx, &rows, keys.b, 2, asc, NULL, idx6.b), GPUPRIM_ERROR_SIZE_MISMATCH,
+                   "indices");
+    TC_EXPECT_FAIL(ctx, gpuprim_topk(ctx, keys.b, 0, asc, kout.b, NULL), GPUPRIM_ERROR_SIZE_MISMATCH, "keys_out");
 
     /* overlaps: outputs with keys_in, with each other (wrapped views) */
     {
@@ -741,11 +598,14 @@ static void test_errors(void) {
         gpuprim_buffer_t in_as_idx = tc_view(ctx, keys.b, GPUPRIM_DTYPE_U32, 0, 3);
         gpuprim_buffer_t kout_as_idx = tc_view(ctx, kout.b, GPUPRIM_DTYPE_I32, 0, 3);
         gpuprim_buffer_t idx6_tail = tc_view(ctx, idx6.b, GPUPRIM_DTYPE_F32, 6, 6); /* its last 3 I64 */
-        EXPECT_FAIL(gpuprim_topk(ctx, keys.b, 3, asc, in_view, NULL), GPUPRIM_ERROR_INVALID_ARGUMENT, "overlap");
-        EXPECT_FAIL(gpuprim_topk(ctx, keys.b, 3, asc, NULL, in_as_idx), GPUPRIM_ERROR_INVALID_ARGUMENT, "overlap");
-        EXPECT_FAIL(gpuprim_topk(ctx, keys.b, 3, asc, kout.b, kout_as_idx), GPUPRIM_ERROR_INVALID_ARGUMENT, "overlap");
-        EXPECT_FAIL(gpuprim_segmented_topk(ctx, &rows, keys.b, 3, asc, idx6_tail, idx6.b),
-                    GPUPRIM_ERROR_INVALID_ARGUMENT, "overlap");
+        TC_EXPECT_FAIL(ctx, gpuprim_topk(ctx, keys.b, 3, asc, in_view, NULL), GPUPRIM_ERROR_INVALID_ARGUMENT,
+                       "overlap");
+        TC_EXPECT_FAIL(ctx, gpuprim_topk(ctx, keys.b, 3, asc, NULL, in_as_idx), GPUPRIM_ERROR_INVALID_ARGUMENT,
+                       "overlap");
+        TC_EXPECT_FAIL(ctx, gpuprim_topk(ctx, keys.b, 3, asc, kout.b, kout_as_idx), GPUPRIM_ERROR_INVALID_ARGUMENT,
+                       "overlap");
+        TC_EXPECT_FAIL(ctx, gpuprim_segmented_topk(ctx, &rows, keys.b, 3, asc, idx6_tail, idx6.b),
+                       GPUPRIM_ERROR_INVALID_ARGUMENT, "overlap");
         destroy(in_view);
         destroy(in_as_idx);
         destroy(kout_as_idx);
@@ -756,18 +616,19 @@ static void test_errors(void) {
        non-index dtype or of no elements */
     seg = rows;
     seg.struct_size = 8;
-    EXPECT_FAIL(gpuprim_segmented_topk(ctx, &seg, keys.b, 3, asc, kout6.b, NULL), GPUPRIM_ERROR_INVALID_ARGUMENT,
-                "struct_size");
+    TC_EXPECT_FAIL(ctx, gpuprim_segmented_topk(ctx, &seg, keys.b, 3, asc, kout6.b, NULL),
+                   GPUPRIM_ERROR_INVALID_ARGUMENT, "struct_size");
     gpuprim_segments_init_rows(&seg, 3, 4);
-    EXPECT_FAIL(gpuprim_segmented_topk(ctx, &seg, keys.b, 2, asc, kout6.b, NULL), GPUPRIM_ERROR_SIZE_MISMATCH, "rows");
+    TC_EXPECT_FAIL(ctx, gpuprim_segmented_topk(ctx, &seg, keys.b, 2, asc, kout6.b, NULL), GPUPRIM_ERROR_SIZE_MISMATCH,
+                   "rows");
     gpuprim_segments_init_offsets(&seg, f64.b);
-    EXPECT_FAIL(gpuprim_segmented_topk(ctx, &seg, keys.b, 3, asc, kout6.b, NULL), GPUPRIM_ERROR_DTYPE_MISMATCH,
-                "offsets");
+    TC_EXPECT_FAIL(ctx, gpuprim_segmented_topk(ctx, &seg, keys.b, 3, asc, kout6.b, NULL), GPUPRIM_ERROR_DTYPE_MISMATCH,
+                   "offsets");
     {
         gpuprim_buffer_t empty = tc_buffer(ctx, GPUPRIM_DTYPE_I64, 0);
         gpuprim_segments_init_offsets(&seg, empty);
-        EXPECT_FAIL(gpuprim_segmented_topk(ctx, &seg, keys.b, 3, asc, kout6.b, NULL), GPUPRIM_ERROR_SIZE_MISMATCH,
-                    "offsets");
+        TC_EXPECT_FAIL(ctx, gpuprim_segmented_topk(ctx, &seg, keys.b, 3, asc, kout6.b, NULL),
+                       GPUPRIM_ERROR_SIZE_MISMATCH, "offsets");
         destroy(empty);
     }
 
@@ -776,21 +637,21 @@ static void test_errors(void) {
         const uint32_t offsets[6] = {0, 1, 2, 3, 4, 8};
         gpuprim_buffer_t off = tc_buffer_from(ctx, GPUPRIM_DTYPE_U32, offsets, 6);
         gpuprim_segments_init_offsets(&seg, off);
-        EXPECT_FAIL(gpuprim_segmented_topk(ctx, &seg, keys.b, (uint64_t)1 << 62, asc, kout6.b, NULL),
-                    GPUPRIM_ERROR_SIZE_MISMATCH, "overflow");
-        EXPECT_FAIL(gpuprim_segmented_topk(ctx, &seg, keys.b, (uint64_t)1 << 40, asc, NULL, idx6.b),
-                    GPUPRIM_ERROR_SIZE_MISMATCH, "indices");
+        TC_EXPECT_FAIL(ctx, gpuprim_segmented_topk(ctx, &seg, keys.b, (uint64_t)1 << 62, asc, kout6.b, NULL),
+                       GPUPRIM_ERROR_SIZE_MISMATCH, "overflow");
+        TC_EXPECT_FAIL(ctx, gpuprim_segmented_topk(ctx, &seg, keys.b, (uint64_t)1 << 40, asc, NULL, idx6.b),
+                       GPUPRIM_ERROR_SIZE_MISMATCH, "indices");
         /* offsets may not be an output */
         {
             gpuprim_buffer_t off_as_out = tc_view(ctx, off, GPUPRIM_DTYPE_I32, 1, 5);
-            EXPECT_FAIL(gpuprim_segmented_topk(ctx, &seg, keys.b, 1, asc, NULL, off_as_out),
-                        GPUPRIM_ERROR_INVALID_ARGUMENT, "offsets");
+            TC_EXPECT_FAIL(ctx, gpuprim_segmented_topk(ctx, &seg, keys.b, 1, asc, NULL, off_as_out),
+                           GPUPRIM_ERROR_INVALID_ARGUMENT, "offsets");
             destroy(off_as_out);
         }
         {
             gpuprim_buffer_t off_as_keys = tc_view(ctx, off, GPUPRIM_DTYPE_F32, 1, 5);
-            EXPECT_FAIL(gpuprim_segmented_topk(ctx, &seg, keys.b, 1, asc, off_as_keys, NULL),
-                        GPUPRIM_ERROR_INVALID_ARGUMENT, "offsets");
+            TC_EXPECT_FAIL(ctx, gpuprim_segmented_topk(ctx, &seg, keys.b, 1, asc, off_as_keys, NULL),
+                           GPUPRIM_ERROR_INVALID_ARGUMENT, "offsets");
             destroy(off_as_keys);
         }
         {
@@ -825,19 +686,19 @@ static void test_errors(void) {
             gpuprim_segments_init_offsets(&seg, off);
             tc_where("top-k errors: offsets %s case %u", tc_dtype_name(od), c);
             if (bad == 99) { /* a good one, with a segment shorter than k: accepted (control) */
-                known_t out = known(GPUPRIM_DTYPE_F32, 9);
+                tc_known_t out = tc_known(ctx, GPUPRIM_DTYPE_F32, 9);
                 CHECK_OK(gpuprim_segmented_topk(ctx, &seg, keys.b, 3, asc, out.b, NULL));
-                free_known(out);
+                tc_free_known(ctx, out);
             } else {
                 snprintf(needle, sizeof needle, "offsets[%llu]", (unsigned long long)bad);
-                EXPECT_FAIL(gpuprim_segmented_topk(ctx, &seg, keys.b, 2, asc, kout6.b, idx6.b),
-                            GPUPRIM_ERROR_INVALID_ARGUMENT, needle);
-                EXPECT_FAIL(gpuprim_segmented_topk(ctx, &seg, keys.b, 0, asc, kout.b, NULL), /* 0 slots? 3 given */
-                            GPUPRIM_ERROR_SIZE_MISMATCH, "keys_out");
+                TC_EXPECT_FAIL(ctx, gpuprim_segmented_topk(ctx, &seg, keys.b, 2, asc, kout6.b, idx6.b),
+                               GPUPRIM_ERROR_INVALID_ARGUMENT, needle);
+                TC_EXPECT_FAIL(ctx, gpuprim_segmented_topk(ctx, &seg, keys.b, 0, asc, kout.b, NULL), /* 0 slots? 3 given */
+                               GPUPRIM_ERROR_SIZE_MISMATCH, "keys_out");
                 {
                     gpuprim_buffer_t none = tc_buffer(ctx, GPUPRIM_DTYPE_F32, 0);
-                    EXPECT_FAIL(gpuprim_segmented_topk(ctx, &seg, keys.b, 0, asc, none, NULL),
-                                GPUPRIM_ERROR_INVALID_ARGUMENT, needle); /* checked even for k = 0 */
+                    TC_EXPECT_FAIL(ctx, gpuprim_segmented_topk(ctx, &seg, keys.b, 0, asc, none, NULL),
+                                   GPUPRIM_ERROR_INVALID_ARGUMENT, needle); /* checked even for k = 0 */
                     destroy(none);
                 }
             }
@@ -845,22 +706,22 @@ static void test_errors(void) {
         }
     }
     tc_where("top-k errors");
-    CHECK_UNCHANGED(keys);
-    CHECK_UNCHANGED(kout);
-    CHECK_UNCHANGED(idx);
-    CHECK_UNCHANGED(kout6);
-    CHECK_UNCHANGED(idx6);
-    CHECK_UNCHANGED(f64);
-    CHECK_UNCHANGED(i16);
-    CHECK_UNCHANGED(idx4);
-    free_known(keys);
-    free_known(kout);
-    free_known(idx);
-    free_known(kout6);
-    free_known(idx6);
-    free_known(f64);
-    free_known(i16);
-    free_known(idx4);
+    TC_CHECK_UNCHANGED(ctx, keys);
+    TC_CHECK_UNCHANGED(ctx, kout);
+    TC_CHECK_UNCHANGED(ctx, idx);
+    TC_CHECK_UNCHANGED(ctx, kout6);
+    TC_CHECK_UNCHANGED(ctx, idx6);
+    TC_CHECK_UNCHANGED(ctx, f64);
+    TC_CHECK_UNCHANGED(ctx, i16);
+    TC_CHECK_UNCHANGED(ctx, idx4);
+    tc_free_known(ctx, keys);
+    tc_free_known(ctx, kout);
+    tc_free_known(ctx, idx);
+    tc_free_known(ctx, kout6);
+    tc_free_known(ctx, idx6);
+    tc_free_known(ctx, f64);
+    tc_free_known(ctx, i16);
+    tc_free_known(ctx, idx4);
 }
 
 /* Indices too small for the positions: n - 1 past INT32_MAX (I32) or
@@ -885,7 +746,8 @@ static void test_index_too_small(void) {
         const uint64_t n = cases[c].n;
         void *host = NULL;
         gpuprim_buffer_t kin = NULL, off;
-        known_t idx = known(cases[c].id, 1), idx2 = known(cases[c].id, 2), kout = known(GPUPRIM_DTYPE_U8, 1);
+        tc_known_t idx = tc_known(ctx, cases[c].id, 1), idx2 = tc_known(ctx, cases[c].id, 2),
+                   kout = tc_known(ctx, GPUPRIM_DTYPE_U8, 1);
         gpuprim_segments_t seg;
         uint64_t offsets[3];
         tc_where("top-k: %llu keys with %s indices", (unsigned long long)n, tc_dtype_name(cases[c].id));
@@ -899,22 +761,22 @@ static void test_index_too_small(void) {
             printf("test_topk: indices too small (%s, %llu keys): skipped, no memory for the keys\n",
                    tc_dtype_name(cases[c].id), (unsigned long long)n);
             free(host);
-            free_known(idx);
-            free_known(idx2);
-            free_known(kout);
+            tc_free_known(ctx, idx);
+            tc_free_known(ctx, idx2);
+            tc_free_known(ctx, kout);
             continue;
         }
-        EXPECT_FAIL(gpuprim_topk(ctx, kin, 1, GPUPRIM_ORDER_DESCENDING, kout.b, idx.b), GPUPRIM_ERROR_INVALID_ARGUMENT,
-                    "does not fit");
+        TC_EXPECT_FAIL(ctx, gpuprim_topk(ctx, kin, 1, GPUPRIM_ORDER_DESCENDING, kout.b, idx.b),
+                       GPUPRIM_ERROR_INVALID_ARGUMENT, "does not fit");
         gpuprim_segments_init_rows(&seg, 1, n);
-        EXPECT_FAIL(gpuprim_segmented_topk(ctx, &seg, kin, 1, GPUPRIM_ORDER_ASCENDING, NULL, idx.b),
-                    GPUPRIM_ERROR_INVALID_ARGUMENT, "does not fit");
+        TC_EXPECT_FAIL(ctx, gpuprim_segmented_topk(ctx, &seg, kin, 1, GPUPRIM_ORDER_ASCENDING, NULL, idx.b),
+                       GPUPRIM_ERROR_INVALID_ARGUMENT, "does not fit");
         /* CSR: a segment of all n keys, then an empty one */
         offsets[0] = 0, offsets[1] = n, offsets[2] = n;
         off = tc_buffer_from(ctx, GPUPRIM_DTYPE_U64, offsets, 3);
         gpuprim_segments_init_offsets(&seg, off);
-        EXPECT_FAIL(gpuprim_segmented_topk(ctx, &seg, kin, 1, GPUPRIM_ORDER_ASCENDING, NULL, idx2.b),
-                    GPUPRIM_ERROR_INVALID_ARGUMENT, "does not fit");
+        TC_EXPECT_FAIL(ctx, gpuprim_segmented_topk(ctx, &seg, kin, 1, GPUPRIM_ORDER_ASCENDING, NULL, idx2.b),
+                       GPUPRIM_ERROR_INVALID_ARGUMENT, "does not fit");
         destroy(off);
         /* the same with k = 0 (no slots): the indices must still hold every position */
         offsets[0] = 0, offsets[1] = 0, offsets[2] = n;
@@ -922,19 +784,19 @@ static void test_index_too_small(void) {
         gpuprim_segments_init_offsets(&seg, off);
         {
             gpuprim_buffer_t none = tc_buffer(ctx, cases[c].id, 0);
-            EXPECT_FAIL(gpuprim_segmented_topk(ctx, &seg, kin, 0, GPUPRIM_ORDER_ASCENDING, NULL, none),
-                        GPUPRIM_ERROR_INVALID_ARGUMENT, "does not fit");
+            TC_EXPECT_FAIL(ctx, gpuprim_segmented_topk(ctx, &seg, kin, 0, GPUPRIM_ORDER_ASCENDING, NULL, none),
+                           GPUPRIM_ERROR_INVALID_ARGUMENT, "does not fit");
             destroy(none);
         }
         destroy(off);
-        CHECK_UNCHANGED(idx);
-        CHECK_UNCHANGED(idx2);
-        CHECK_UNCHANGED(kout);
+        TC_CHECK_UNCHANGED(ctx, idx);
+        TC_CHECK_UNCHANGED(ctx, idx2);
+        TC_CHECK_UNCHANGED(ctx, kout);
         destroy(kin);
         free(host);
-        free_known(idx);
-        free_known(idx2);
-        free_known(kout);
+        tc_free_known(ctx, idx);
+        tc_free_known(ctx, idx2);
+        tc_free_known(ctx, kout);
     }
 }
 
