@@ -31,71 +31,16 @@
 #include <string>
 #include <vector>
 
-#define CHECK_CUDA(call)                                                                        \
-    do {                                                                                        \
-        cudaError_t e_ = (call);                                                                \
-        if (e_ != cudaSuccess) {                                                                \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
-            exit(1);                                                                            \
-        }                                                                                       \
-    } while (0)
-#define CHECK_GP(ctx, call)                                                                          \
-    do {                                                                                             \
-        gpuprim_status_t s_ = (call);                                                                \
-        if (s_ != GPUPRIM_SUCCESS) {                                                                 \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, gpuprim_context_last_error(ctx)); \
-            exit(1);                                                                                 \
-        }                                                                                            \
-    } while (0)
+#include "bench_util.h"
 
 namespace {
+
+using namespace gpuprim_bench;
 
 cudaStream_t stream;
 gpuprim_context_t ctx;
 int repeats = 15;
 FILE *csv;
-
-struct Timing {
-    double single_us;   // one call between events (median)
-    double batched_us;  // 100 calls between events, divided (0: not timed)
-};
-
-// fn(copy) runs one call on input copy `copy`.
-Timing time_call(const std::function<void(int)> &fn, int copies, bool batched) {
-    cudaEvent_t start, stop;
-    CHECK_CUDA(cudaEventCreate(&start));
-    CHECK_CUDA(cudaEventCreate(&stop));
-    for (int w = 0; w < 3; ++w) fn(w % copies);
-    std::vector<double> times;
-    for (int r = 0; r < repeats; ++r) {
-        CHECK_CUDA(cudaEventRecord(start, stream));
-        fn(r % copies);
-        CHECK_CUDA(cudaEventRecord(stop, stream));
-        CHECK_CUDA(cudaEventSynchronize(stop));
-        float ms = 0;
-        CHECK_CUDA(cudaEventElapsedTime(&ms, start, stop));
-        times.push_back(ms * 1000.0);
-    }
-    std::sort(times.begin(), times.end());
-    Timing t{times[times.size() / 2], 0};
-    if (batched) {
-        std::vector<double> batches;
-        for (int r = 0; r < 5; ++r) {
-            CHECK_CUDA(cudaEventRecord(start, stream));
-            for (int i = 0; i < 100; ++i) fn(i % copies);
-            CHECK_CUDA(cudaEventRecord(stop, stream));
-            CHECK_CUDA(cudaEventSynchronize(stop));
-            float ms = 0;
-            CHECK_CUDA(cudaEventElapsedTime(&ms, start, stop));
-            batches.push_back(ms * 1000.0 / 100);
-        }
-        std::sort(batches.begin(), batches.end());
-        t.batched_us = batches[batches.size() / 2];
-    }
-    CHECK_CUDA(cudaEventDestroy(start));
-    CHECK_CUDA(cudaEventDestroy(stop));
-    return t;
-}
 
 void report(const std::string &shape, const std::string &what, const std::string &who, uint64_t n, Timing t,
             double bytes) {
@@ -113,20 +58,6 @@ struct Shape {
     std::string name;
     uint64_t rows, length;  // uniform rows; rows == 0: power-law offsets
 };
-
-struct Device {
-    void *p = nullptr;
-    explicit Device(size_t bytes) { CHECK_CUDA(cudaMalloc(&p, std::max<size_t>(bytes, 1))); }
-    ~Device() { cudaFree(p); }
-    Device(const Device &) = delete;
-    Device &operator=(const Device &) = delete;
-};
-
-gpuprim_buffer_t wrap(gpuprim_dtype_t d, void *p, uint64_t n) {
-    gpuprim_buffer_t b;
-    CHECK_GP(ctx, gpuprim_buffer_wrap(ctx, d, p, n, &b));
-    return b;
-}
 
 // Power-law lengths (Pareto, alpha ~1.5, min 16), mean near 96, until the
 // total reaches n; the last segment takes the rest.
@@ -196,12 +127,12 @@ void run_shape(const Shape &shape, uint64_t total, const std::string &filter) {
 
     std::vector<gpuprim_buffer_t> wk, wv;
     for (int c = 0; c < copies; ++c) {
-        wk.push_back(wrap(GPUPRIM_DTYPE_F32, keys[c]->p, n));
-        wv.push_back(wrap(GPUPRIM_DTYPE_U32, values[c]->p, n));
+        wk.push_back(wrap(ctx, GPUPRIM_DTYPE_F32, keys[c]->p, n));
+        wv.push_back(wrap(ctx, GPUPRIM_DTYPE_U32, values[c]->p, n));
     }
-    gpuprim_buffer_t wko = wrap(GPUPRIM_DTYPE_F32, keys_out.p, n), wvo = wrap(GPUPRIM_DTYPE_U32, values_out.p, n);
-    gpuprim_buffer_t wvo_f = wrap(GPUPRIM_DTYPE_F32, values_out.p, segments);
-    gpuprim_buffer_t woff = wrap(GPUPRIM_DTYPE_I32, offsets_device.p, offsets.size());
+    gpuprim_buffer_t wko = wrap(ctx, GPUPRIM_DTYPE_F32, keys_out.p, n), wvo = wrap(ctx, GPUPRIM_DTYPE_U32, values_out.p, n);
+    gpuprim_buffer_t wvo_f = wrap(ctx, GPUPRIM_DTYPE_F32, values_out.p, segments);
+    gpuprim_buffer_t woff = wrap(ctx, GPUPRIM_DTYPE_I32, offsets_device.p, offsets.size());
     gpuprim_segments_t by_rows, by_offsets;
     gpuprim_segments_init_rows(&by_rows, shape.rows, shape.length);
     gpuprim_segments_init_offsets(&by_offsets, woff);
@@ -222,12 +153,12 @@ void run_shape(const Shape &shape, uint64_t total, const std::string &filter) {
     if (wanted("sort_keys")) {
         const double bytes = 2.0 * n * 4;
         report(label, "sort_keys", "ours", n,
-               time_call([&](int c) { CHECK_GP(ctx, gpuprim_segmented_sort(ctx, ours_segments, wk[c], nullptr, wko, nullptr, nullptr)); },
+               time_call(stream, repeats, [&](int c) { CHECK_GP(ctx, gpuprim_segmented_sort(ctx, ours_segments, wk[c], nullptr, wko, nullptr, nullptr)); },
                          copies, small),
                bytes);
         if (shape.rows)
             report(label, "sort_keys", "ours (as offsets)", n,
-                   time_call([&](int c) { CHECK_GP(ctx, gpuprim_segmented_sort(ctx, &by_offsets, wk[c], nullptr, wko, nullptr, nullptr)); },
+                   time_call(stream, repeats, [&](int c) { CHECK_GP(ctx, gpuprim_segmented_sort(ctx, &by_offsets, wk[c], nullptr, wko, nullptr, nullptr)); },
                              copies, small),
                    bytes);
         size_t need = 0;
@@ -235,7 +166,7 @@ void run_shape(const Shape &shape, uint64_t total, const std::string &filter) {
                                                       int64_t(segments), begin_offsets, end_offsets, stream));
         ensure_temp(need);
         report(label, "sort_keys", "CUB DeviceSegmentedSort", n,
-               time_call([&](int c) {
+               time_call(stream, repeats, [&](int c) {
                    size_t b = temp_bytes;
                    CHECK_CUDA(cub::DeviceSegmentedSort::SortKeys(temp, b, static_cast<const float *>(keys[c]->p),
                                                                  static_cast<float *>(cub_keys_out.p), int64_t(n),
@@ -243,7 +174,7 @@ void run_shape(const Shape &shape, uint64_t total, const std::string &filter) {
                }, copies, small),
                bytes);
         report(label, "sort_keys", "ours flat sort, same n", n,
-               time_call([&](int c) { CHECK_GP(ctx, gpuprim_sort(ctx, wk[c], nullptr, wko, nullptr, GPUPRIM_ORDER_ASCENDING)); },
+               time_call(stream, repeats, [&](int c) { CHECK_GP(ctx, gpuprim_sort(ctx, wk[c], nullptr, wko, nullptr, GPUPRIM_ORDER_ASCENDING)); },
                          copies, small),
                bytes);
         // Check: ours against CUB on copy 0 (CUB orders -0.0 and +0.0 as equal; the random input has neither).
@@ -258,7 +189,7 @@ void run_shape(const Shape &shape, uint64_t total, const std::string &filter) {
     if (wanted("sort_pairs")) {
         const double bytes = 4.0 * n * 4;
         report(label, "sort_pairs", "ours", n,
-               time_call([&](int c) { CHECK_GP(ctx, gpuprim_segmented_sort(ctx, ours_segments, wk[c], wv[c], wko, wvo, nullptr)); },
+               time_call(stream, repeats, [&](int c) { CHECK_GP(ctx, gpuprim_segmented_sort(ctx, ours_segments, wk[c], wv[c], wko, wvo, nullptr)); },
                          copies, small),
                bytes);
         size_t need = 0;
@@ -267,7 +198,7 @@ void run_shape(const Shape &shape, uint64_t total, const std::string &filter) {
                                                              int64_t(segments), begin_offsets, end_offsets, stream));
         ensure_temp(need);
         report(label, "sort_pairs", "CUB DeviceSegmentedSort stable", n,
-               time_call([&](int c) {
+               time_call(stream, repeats, [&](int c) {
                    size_t b = temp_bytes;
                    CHECK_CUDA(cub::DeviceSegmentedSort::StableSortPairs(
                        temp, b, static_cast<const float *>(keys[c]->p), static_cast<float *>(cub_keys_out.p),
@@ -276,11 +207,11 @@ void run_shape(const Shape &shape, uint64_t total, const std::string &filter) {
                }, copies, small),
                bytes);
         report(label, "sort_pairs", "ours flat sort, same n", n,
-               time_call([&](int c) { CHECK_GP(ctx, gpuprim_sort(ctx, wk[c], wv[c], wko, wvo, GPUPRIM_ORDER_ASCENDING)); },
+               time_call(stream, repeats, [&](int c) { CHECK_GP(ctx, gpuprim_sort(ctx, wk[c], wv[c], wko, wvo, GPUPRIM_ORDER_ASCENDING)); },
                          copies, small),
                bytes);
         report(label, "argsort", "ours (u32 indices)", n,
-               time_call([&](int c) { CHECK_GP(ctx, gpuprim_segmented_argsort(ctx, ours_segments, wk[c], nullptr, wvo, nullptr)); },
+               time_call(stream, repeats, [&](int c) { CHECK_GP(ctx, gpuprim_segmented_argsort(ctx, ours_segments, wk[c], nullptr, wvo, nullptr)); },
                          copies, small),
                2.0 * n * 4);
         CHECK_GP(ctx, gpuprim_segmented_sort(ctx, ours_segments, wk[0], wv[0], wko, wvo, nullptr));
@@ -295,12 +226,12 @@ void run_shape(const Shape &shape, uint64_t total, const std::string &filter) {
     if (wanted("reduce")) {
         const double bytes = 4.0 * n;
         report(label, "reduce_sum", "ours", n,
-               time_call([&](int c) { CHECK_GP(ctx, gpuprim_segmented_reduce(ctx, GPUPRIM_OP_SUM, ours_segments, wk[c], wvo_f)); },
+               time_call(stream, repeats, [&](int c) { CHECK_GP(ctx, gpuprim_segmented_reduce(ctx, GPUPRIM_OP_SUM, ours_segments, wk[c], wvo_f)); },
                          copies, small),
                bytes);
         if (shape.rows)
             report(label, "reduce_sum", "ours (as offsets)", n,
-                   time_call([&](int c) { CHECK_GP(ctx, gpuprim_segmented_reduce(ctx, GPUPRIM_OP_SUM, &by_offsets, wk[c], wvo_f)); },
+                   time_call(stream, repeats, [&](int c) { CHECK_GP(ctx, gpuprim_segmented_reduce(ctx, GPUPRIM_OP_SUM, &by_offsets, wk[c], wvo_f)); },
                              copies, small),
                    bytes);
         size_t need = 0;
@@ -308,7 +239,7 @@ void run_shape(const Shape &shape, uint64_t total, const std::string &filter) {
                                                    int64_t(segments), begin_offsets, end_offsets, stream));
         ensure_temp(need);
         report(label, "reduce_sum", "CUB DeviceSegmentedReduce", n,
-               time_call([&](int c) {
+               time_call(stream, repeats, [&](int c) {
                    size_t b = temp_bytes;
                    CHECK_CUDA(cub::DeviceSegmentedReduce::Sum(temp, b, static_cast<const float *>(keys[c]->p),
                                                               static_cast<float *>(cub_values_out.p), int64_t(segments),
@@ -336,12 +267,12 @@ void run_shape(const Shape &shape, uint64_t total, const std::string &filter) {
     if (wanted("scan")) {
         const double bytes = 2.0 * n * 4;
         report(label, "scan_inclusive_sum", "ours", n,
-               time_call([&](int c) {
+               time_call(stream, repeats, [&](int c) {
                    CHECK_GP(ctx, gpuprim_segmented_scan(ctx, GPUPRIM_OP_SUM, GPUPRIM_SCAN_INCLUSIVE, ours_segments, wk[c], wko));
                }, copies, small),
                bytes);
         report(label, "scan_inclusive_sum", "device copy, same bytes", n,
-               time_call([&](int c) { CHECK_CUDA(cudaMemcpyAsync(keys_out.p, keys[c]->p, n * 4, cudaMemcpyDeviceToDevice, stream)); },
+               time_call(stream, repeats, [&](int c) { CHECK_CUDA(cudaMemcpyAsync(keys_out.p, keys[c]->p, n * 4, cudaMemcpyDeviceToDevice, stream)); },
                          copies, small),
                bytes);
     }
@@ -376,17 +307,17 @@ void run_argsort(int log2n) {
     Device indices(n * 4), iota(n * 4), cub_keys(n * 4), cub_values(n * 4);
     iota_kernel<<<1024, 256, 0, stream>>>(static_cast<uint32_t *>(iota.p), n);
     std::vector<gpuprim_buffer_t> wk;
-    for (int c = 0; c < copies; ++c) wk.push_back(wrap(GPUPRIM_DTYPE_U32, keys[c]->p, n));
-    gpuprim_buffer_t wi = wrap(GPUPRIM_DTYPE_U32, indices.p, n);
+    for (int c = 0; c < copies; ++c) wk.push_back(wrap(ctx, GPUPRIM_DTYPE_U32, keys[c]->p, n));
+    gpuprim_buffer_t wi = wrap(ctx, GPUPRIM_DTYPE_U32, indices.p, n);
     report("argsort 2^" + std::to_string(log2n), "argsort", "ours (indices only)", n,
-           time_call([&](int c) { CHECK_GP(ctx, gpuprim_argsort(ctx, wk[c], nullptr, wi, nullptr)); }, copies, false),
+           time_call(stream, repeats, [&](int c) { CHECK_GP(ctx, gpuprim_argsort(ctx, wk[c], nullptr, wi, nullptr)); }, copies, false),
            8.0 * n);
     size_t need = 0;
     CHECK_CUDA(cub::DeviceRadixSort::SortPairs(nullptr, need, (const uint32_t *)nullptr, (uint32_t *)nullptr,
                                                (const uint32_t *)nullptr, (uint32_t *)nullptr, int64_t(n), 0, 32, stream));
     Device temp(need);
     report("argsort 2^" + std::to_string(log2n), "argsort", "CUB SortPairs with iota", n,
-           time_call([&](int c) {
+           time_call(stream, repeats, [&](int c) {
                size_t b = need;
                CHECK_CUDA(cub::DeviceRadixSort::SortPairs(temp.p, b, static_cast<const uint32_t *>(keys[c]->p),
                                                           static_cast<uint32_t *>(cub_keys.p),
@@ -425,11 +356,8 @@ int main(int argc, char **argv) {
     }
     if (quick) repeats = 7;
     CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-    gpuprim_context_options_t options;
-    gpuprim_context_options_init(&options);
-    options.backend = GPUPRIM_BACKEND_CUDA;
-    options.cuda_stream = stream;
-    if (gpuprim_context_create(&options, &ctx, nullptr, 0) != GPUPRIM_SUCCESS) {
+    ctx = cuda_context(stream);
+    if (!ctx) {
         fprintf(stderr, "no CUDA context\n");
         return 1;
     }

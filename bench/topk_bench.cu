@@ -26,71 +26,17 @@
 #include <string>
 #include <vector>
 
-#define CHECK_CUDA(call)                                                                        \
-    do {                                                                                        \
-        cudaError_t e_ = (call);                                                                \
-        if (e_ != cudaSuccess) {                                                                \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
-            exit(1);                                                                            \
-        }                                                                                       \
-    } while (0)
-#define CHECK_GP(call)                                                                               \
-    do {                                                                                             \
-        gpuprim_status_t s_ = (call);                                                                \
-        if (s_ != GPUPRIM_SUCCESS) {                                                                 \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, gpuprim_context_last_error(ctx)); \
-            exit(1);                                                                                 \
-        }                                                                                            \
-    } while (0)
+#include "bench_util.h"
 
 namespace {
+
+using namespace gpuprim_bench;
 
 cudaStream_t stream;
 gpuprim_context_t ctx;
 int repeats = 21;
 FILE *csv;
 bool uniform = false;
-
-struct Timing {
-    double single_us;
-    double batched_us;  // 0: not timed
-};
-
-Timing time_call(const std::function<void(int)> &fn, int copies, bool batched) {
-    cudaEvent_t start, stop;
-    CHECK_CUDA(cudaEventCreate(&start));
-    CHECK_CUDA(cudaEventCreate(&stop));
-    for (int w = 0; w < 3; ++w) fn(w % copies);
-    std::vector<double> times;
-    for (int r = 0; r < repeats; ++r) {
-        CHECK_CUDA(cudaEventRecord(start, stream));
-        fn(r % copies);
-        CHECK_CUDA(cudaEventRecord(stop, stream));
-        CHECK_CUDA(cudaEventSynchronize(stop));
-        float ms = 0;
-        CHECK_CUDA(cudaEventElapsedTime(&ms, start, stop));
-        times.push_back(ms * 1000.0);
-    }
-    std::sort(times.begin(), times.end());
-    Timing t{times[times.size() / 2], 0};
-    if (batched) {
-        std::vector<double> batches;
-        for (int r = 0; r < 5; ++r) {
-            CHECK_CUDA(cudaEventRecord(start, stream));
-            for (int i = 0; i < 100; ++i) fn(i % copies);
-            CHECK_CUDA(cudaEventRecord(stop, stream));
-            CHECK_CUDA(cudaEventSynchronize(stop));
-            float ms = 0;
-            CHECK_CUDA(cudaEventElapsedTime(&ms, start, stop));
-            batches.push_back(ms * 1000.0 / 100);
-        }
-        std::sort(batches.begin(), batches.end());
-        t.batched_us = batches[batches.size() / 2];
-    }
-    CHECK_CUDA(cudaEventDestroy(start));
-    CHECK_CUDA(cudaEventDestroy(stop));
-    return t;
-}
 
 void report(const std::string &shape, uint64_t k, const std::string &who, uint64_t n, Timing t) {
     printf("%-22s k=%-6llu %-14s %10.1f us", shape.c_str(), (unsigned long long)k, who.c_str(), t.single_us);
@@ -100,20 +46,6 @@ void report(const std::string &shape, uint64_t k, const std::string &who, uint64
         fprintf(csv, "%s,%llu,%s,%llu,%.3f,%.3f\n", shape.c_str(), (unsigned long long)k, who.c_str(),
                 (unsigned long long)n, t.single_us, t.batched_us);
     fflush(stdout);
-}
-
-struct Device {
-    void *p = nullptr;
-    explicit Device(size_t bytes) { CHECK_CUDA(cudaMalloc(&p, std::max<size_t>(bytes, 1))); }
-    ~Device() { cudaFree(p); }
-    Device(const Device &) = delete;
-    Device &operator=(const Device &) = delete;
-};
-
-gpuprim_buffer_t wrap(gpuprim_dtype_t d, void *p, uint64_t n) {
-    gpuprim_buffer_t b;
-    CHECK_GP(gpuprim_buffer_wrap(ctx, d, p, n, &b));
-    return b;
 }
 
 // Reads every element once (16-byte loads), one word out a block: the
@@ -145,10 +77,10 @@ void run_case(uint64_t rows, uint64_t length, const std::vector<uint64_t> &ks, c
         std::uniform_real_distribution<float> u01(0.f, 1.f);
         for (auto &x : host) x = uniform ? u01(rng) : normal(rng);
         CHECK_CUDA(cudaMemcpy(keys.back()->p, host.data(), n * 4, cudaMemcpyHostToDevice));
-        wk.push_back(wrap(GPUPRIM_DTYPE_F32, keys.back()->p, n));
+        wk.push_back(wrap(ctx, GPUPRIM_DTYPE_F32, keys.back()->p, n));
     }
     Device sink(4096 * 4);
-    const Timing read = time_call(
+    const Timing read = time_call(stream, repeats,
         [&](int c) {
             read_once_kernel<<<1024, 512, 0, stream>>>(static_cast<const float4 *>(keys[c]->p), n / 4,
                                                        static_cast<float *>(sink.p));
@@ -159,25 +91,25 @@ void run_case(uint64_t rows, uint64_t length, const std::vector<uint64_t> &ks, c
 
     // The reference: a stable descending argsort (per row when rows > 1).
     Device sorted_indices(n * 4), sorted_keys(n * 4);
-    gpuprim_buffer_t ri = wrap(GPUPRIM_DTYPE_U32, sorted_indices.p, n);
-    gpuprim_buffer_t rk = wrap(GPUPRIM_DTYPE_F32, sorted_keys.p, n);
+    gpuprim_buffer_t ri = wrap(ctx, GPUPRIM_DTYPE_U32, sorted_indices.p, n);
+    gpuprim_buffer_t rk = wrap(ctx, GPUPRIM_DTYPE_F32, sorted_keys.p, n);
     gpuprim_sort_options_t options;
     gpuprim_sort_options_init(&options);
     options.order = GPUPRIM_ORDER_DESCENDING;
     gpuprim_segments_t segments;
     gpuprim_segments_init_rows(&segments, rows, length);
-    if (rows == 1) CHECK_GP(gpuprim_argsort(ctx, wk[0], rk, ri, &options));
-    else CHECK_GP(gpuprim_segmented_argsort(ctx, &segments, wk[0], rk, ri, &options));
+    if (rows == 1) CHECK_GP(ctx, gpuprim_argsort(ctx, wk[0], rk, ri, &options));
+    else CHECK_GP(ctx, gpuprim_segmented_argsort(ctx, &segments, wk[0], rk, ri, &options));
     std::vector<uint32_t> want(n);
     CHECK_CUDA(cudaMemcpy(want.data(), sorted_indices.p, n * 4, cudaMemcpyDeviceToHost));
 
     for (const uint64_t k : ks) {
         Device out_keys(rows * k * 4), out_indices(rows * k * 4);
-        gpuprim_buffer_t ok = wrap(GPUPRIM_DTYPE_F32, out_keys.p, rows * k);
-        gpuprim_buffer_t oi = wrap(GPUPRIM_DTYPE_U32, out_indices.p, rows * k);
+        gpuprim_buffer_t ok = wrap(ctx, GPUPRIM_DTYPE_F32, out_keys.p, rows * k);
+        gpuprim_buffer_t oi = wrap(ctx, GPUPRIM_DTYPE_U32, out_indices.p, rows * k);
         auto call = [&](int c) {
-            if (rows == 1) CHECK_GP(gpuprim_topk(ctx, wk[c], k, GPUPRIM_ORDER_DESCENDING, ok, oi));
-            else CHECK_GP(gpuprim_segmented_topk(ctx, &segments, wk[c], k, GPUPRIM_ORDER_DESCENDING, ok, oi));
+            if (rows == 1) CHECK_GP(ctx, gpuprim_topk(ctx, wk[c], k, GPUPRIM_ORDER_DESCENDING, ok, oi));
+            else CHECK_GP(ctx, gpuprim_segmented_topk(ctx, &segments, wk[c], k, GPUPRIM_ORDER_DESCENDING, ok, oi));
         };
         call(0);
         CHECK_CUDA(cudaStreamSynchronize(stream));
@@ -194,13 +126,13 @@ void run_case(uint64_t rows, uint64_t length, const std::vector<uint64_t> &ks, c
             printf("MISMATCH %s k=%llu\n", name, (unsigned long long)k);
             if (csv) fprintf(csv, "%s,%llu,MISMATCH,%llu,0,0\n", name, (unsigned long long)k, (unsigned long long)n);
         }
-        report(name, k, "gpuprim", n, time_call(call, copies, n <= (1u << 20)));
-        CHECK_GP(gpuprim_buffer_destroy(ctx, ok));
-        CHECK_GP(gpuprim_buffer_destroy(ctx, oi));
+        report(name, k, "gpuprim", n, time_call(stream, repeats, call, copies, n <= (1u << 20)));
+        CHECK_GP(ctx, gpuprim_buffer_destroy(ctx, ok));
+        CHECK_GP(ctx, gpuprim_buffer_destroy(ctx, oi));
     }
-    CHECK_GP(gpuprim_buffer_destroy(ctx, ri));
-    CHECK_GP(gpuprim_buffer_destroy(ctx, rk));
-    for (auto b : wk) CHECK_GP(gpuprim_buffer_destroy(ctx, b));
+    CHECK_GP(ctx, gpuprim_buffer_destroy(ctx, ri));
+    CHECK_GP(ctx, gpuprim_buffer_destroy(ctx, rk));
+    for (auto b : wk) CHECK_GP(ctx, gpuprim_buffer_destroy(ctx, b));
 }
 
 }  // namespace
@@ -224,11 +156,8 @@ int main(int argc, char **argv) {
         if (csv) fprintf(csv, "shape,k,who,n,single_us,batched_us\n");
     }
     CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-    gpuprim_context_options_t options;
-    gpuprim_context_options_init(&options);
-    options.backend = GPUPRIM_BACKEND_CUDA;
-    options.cuda_stream = stream;
-    if (gpuprim_context_create(&options, &ctx, nullptr, 0) != GPUPRIM_SUCCESS) {
+    ctx = cuda_context(stream);
+    if (!ctx) {
         fprintf(stderr, "no CUDA context\n");
         return 1;
     }
