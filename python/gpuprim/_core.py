@@ -508,12 +508,7 @@ def _row_layout(array, axis):
     the whole array (axis None, or a 1-D array: one row)."""
     if axis is None:
         return None
-    if isinstance(axis, bool):
-        raise TypeError(f"gpuprim: axis must be an integer or None, not {axis!r}")
-    try:
-        axis = operator.index(axis)
-    except TypeError:
-        raise TypeError(f"gpuprim: axis must be an integer or None, not {axis!r}") from None
+    axis = _integer(axis, "axis must be an integer or None")
     shape = array.shape
     if not shape:
         raise ValueError("gpuprim: axis given for a 0-d array")
@@ -542,14 +537,20 @@ def _offset_layout(x, offsets):
     return _Layout(offsets=array)
 
 
+def _integer(value, must):
+    """operator.index(value), refusing bools: otherwise a TypeError
+    "gpuprim: {must}, not {value!r}"."""
+    if isinstance(value, bool):
+        raise TypeError(f"gpuprim: {must}, not {value!r}")
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError(f"gpuprim: {must}, not {value!r}") from None
+
+
 def _count(value, what):
     """A count argument (k): a non-negative integer below 2^64."""
-    if isinstance(value, bool):
-        raise TypeError(f"gpuprim: {what} must be an integer, not {value!r}")
-    try:
-        value = operator.index(value)
-    except TypeError:
-        raise TypeError(f"gpuprim: {what} must be an integer, not {value!r}") from None
+    value = _integer(value, f"{what} must be an integer")
     if not 0 <= value < (1 << 64):
         raise ValueError(f"gpuprim: {what} must be in [0, 2^64), not {value}")
     return value
