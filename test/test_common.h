@@ -1074,7 +1074,10 @@ static inline tc_known_t tc_known(gpuprim_context_t ctx, gpuprim_dtype_t d, uint
     tc_known_t k;
     k.d = d;
     k.n = n;
-    k.host = tc_xmalloc(n * tc_size(d));
+    /* 8 bytes an element, the widest dtype: with tc_size(d) unknown at
+       compile time GCC's -Wstringop-overflow (at -O3) would otherwise follow
+       a path where it is 0 and flag the poisoning loop. */
+    k.host = tc_xmalloc(n * 8);
     tc_poison_host(d, k.host, n);
     k.b = tc_buffer_from(ctx, d, k.host, n);
     return k;
