@@ -810,6 +810,11 @@ static void test_edges(void) {
     CHECK_OK(gpuprim_segmented_reduce(ctx, GPUPRIM_OP_SUM, &seg, empty, out0));
     CHECK_OK(gpuprim_segmented_scan(ctx, GPUPRIM_OP_SUM, GPUPRIM_SCAN_INCLUSIVE, &seg, empty, out0));
     CHECK_OK(gpuprim_argsort(ctx, empty, NULL, idx0, NULL));
+    /* no rows, whatever length they declare: no index to fit (the fuzzer
+       found the length checked against I32 indices) */
+    gpuprim_segments_init_rows(&seg, 0, (uint64_t)1 << 40);
+    CHECK_OK(gpuprim_segmented_argsort(ctx, &seg, empty, NULL, idx0, NULL));
+    CHECK_OK(gpuprim_segmented_topk(ctx, &seg, empty, 1, GPUPRIM_ORDER_DESCENDING, NULL, idx0));
     /* three empty rows: identities */
     gpuprim_segments_init_rows(&seg, 3, 0);
     CHECK_OK(gpuprim_segmented_reduce(ctx, GPUPRIM_OP_MIN, &seg, empty, out3));

@@ -670,6 +670,14 @@ gpuprim::SegmentLayout segment_layout(Context &ctx, const gpuprim_segments_t *se
     return layout;
 }
 
+// The most elements one segment can have: the rows' length (none when there
+// are no rows, whatever length they declare), or with offsets the data's
+// count (the backend checks the real longest segment).
+uint64_t longest_segment_bound(const gpuprim::SegmentLayout &layout, uint64_t data_count) {
+    if (layout.offsets) return data_count;
+    return layout.segments ? layout.row_length : 0;
+}
+
 // Offsets are read by the call: they must not be written by it.
 void require_offsets_apart(const gpuprim_segments_t *segments, Context &ctx, const Buffer &output,
                            const char *output_name) {
@@ -754,7 +762,7 @@ gpuprim_status_t gpuprim_segmented_argsort(gpuprim_context_t context, const gpup
         const gpuprim::SegmentLayout layout = segment_layout(ctx, segments, kin.count);
         // Rows: the longest segment is known here; offsets: the backend
         // checks the longest segment against the indices' dtype.
-        add_argsort_indices(ctx, request, kin, kout, indices, layout.offsets ? kin.count : layout.row_length,
+        add_argsort_indices(ctx, request, kin, kout, indices, longest_segment_bound(layout, kin.count),
                             layout.offsets == nullptr);
         if (kout) require_offsets_apart(segments, ctx, *kout, "keys_out");
         require_offsets_apart(segments, ctx, ctx.resolve(indices, "indices"), "indices");
@@ -887,7 +895,7 @@ gpuprim_status_t gpuprim_segmented_topk(gpuprim_context_t context, const gpuprim
         // checks the longest segment against the indices' dtype.
         const gpuprim::TopkRequest request =
             topk_request_for(ctx, kin, k, order, keys_out, indices, layout.segments * k,
-                             layout.offsets ? kin.count : layout.row_length, layout.offsets == nullptr);
+                             longest_segment_bound(layout, kin.count), layout.offsets == nullptr);
         if (keys_out) require_offsets_apart(segments, ctx, ctx.resolve(keys_out, "keys_out"), "keys_out");
         if (indices) require_offsets_apart(segments, ctx, ctx.resolve(indices, "indices"), "indices");
         if ((layout.segments == 0 || k == 0) && !layout.offsets) return;  // offsets: checked even so
