@@ -26,8 +26,15 @@ struct HistogramArgs {
     uint64_t lookback_words;  // multiple of 4, 16-byte aligned
     uint32_t *counters;       // env.zeroed_counters
     PassWindows windows;      // each pass's digit; empty windows are not counted
+    // A pass is ranked as skewed (PassPlan::skewed) when the chance that two
+    // keys share its digit, sum over digits of (count / n)^2, exceeds this
+    // many 2^-30ths (uniform digits: 1/256).
+    uint32_t skewed_collisions;
 };
 
+// Runs after radix_order_kernel (waits for it when launched as its
+// programmatic dependent): an input it found in order is not counted, and the
+// plan runs no pass.
 template <typename K, typename Shape>
 __global__ void __launch_bounds__(Shape::kThreads) radix_histogram_kernel(const HistogramArgs args) {
     constexpr int kThreads = Shape::kThreads;
@@ -42,10 +49,17 @@ __global__ void __launch_bounds__(Shape::kThreads) radix_histogram_kernel(const 
     __shared__ uint32_t ticket;
     __shared__ bool last_block;
     __shared__ bool digit_constant[kPassCount];
+    __shared__ uint32_t collisions[kPassCount];  // 2^-30ths, see HistogramArgs
 
+    wait_for_previous_grid();  // the order check
     allow_next_grid();
+    // Both bits set: neither sorted nor reversed (every block sees the final word).
+    const bool in_order = load_relaxed(&args.counters[kOrderBrokenWord]) != 3;
     for (int i = threadIdx.x; i < kCounters * kReplicas; i += kThreads) histogram[i] = 0;
-    if (threadIdx.x < kPassCount) digit_constant[threadIdx.x] = false;
+    if (threadIdx.x < kPassCount) {
+        digit_constant[threadIdx.x] = false;
+        collisions[threadIdx.x] = 0;
+    }
     if (threadIdx.x == 0) ticket = atomicAdd(&args.counters[kHistogramTicketWord], 1u);
     __syncthreads();
 
@@ -58,7 +72,7 @@ __global__ void __launch_bounds__(Shape::kThreads) radix_histogram_kernel(const 
         if (threadIdx.x == 0) atomicExch(&args.counters[kHistogramZeroedWord], 1u);
     }
 
-    {
+    if (!in_order) {
         uint4 *words = reinterpret_cast<uint4 *>(args.lookback);
         const uint64_t vectors = args.lookback_words / 4;
         for (uint64_t i = uint64_t(blockIdx.x) * kThreads + threadIdx.x; i < vectors;
@@ -67,7 +81,7 @@ __global__ void __launch_bounds__(Shape::kThreads) radix_histogram_kernel(const 
     }
 
     const K *keys = static_cast<const K *>(args.keys);
-    const uint64_t n = args.count;
+    const uint64_t n = in_order ? 0 : args.count;  // in order: nothing to count
     constexpr uint64_t kTile = uint64_t(kThreads) * kItems;
     const uint32_t replica = threadIdx.x % kReplicas;
     for (uint64_t base = uint64_t(blockIdx.x) * kTile; base < n; base += uint64_t(gridDim.x) * kTile) {
@@ -123,9 +137,17 @@ __global__ void __launch_bounds__(Shape::kThreads) radix_histogram_kernel(const 
             count = args.windows.pass[p].mask != 0 ? __ldcg(&args.digit_counts[p * kDigits + threadIdx.x])
                                                    : (threadIdx.x == 0 ? n : 0);
         const uint64_t exclusive = digit_exclusive_scan64(count, scan_totals);
-        if (threadIdx.x < kDigits) {
+        if (threadIdx.x < kDigits && !in_order) {
             args.digit_offsets[p * kDigits + threadIdx.x] = exclusive;
             if (count == n) digit_constant[p] = true;
+            // (count / n)^2 in 2^-30ths (integers: the same choice every run),
+            // summed by warps (the squares of shares summing to 2^15 sum to
+            // at most 2^30), then one shared atomic a warp.
+            const uint32_t share = uint32_t(count * 32768 / n);
+            uint32_t squares = share * share;
+#pragma unroll
+            for (int offset = 16; offset > 0; offset /= 2) squares += __shfl_xor_sync(0xffffffffu, squares, offset);
+            if (threadIdx.x % 32 == 0 && squares != 0) atomicAdd(&collisions[p], squares);
         }
     }
     __syncthreads();
@@ -135,7 +157,14 @@ __global__ void __launch_bounds__(Shape::kThreads) radix_histogram_kernel(const 
         RadixPlan plan;
         make_radix_plan(kPassCount, varies, args.keys_in_place, args.has_values, args.values_in_place,
                         plan);
+        for (int p = 0; p < kPassCount; ++p) plan.pass[p].skewed = collisions[p] > args.skewed_collisions;
+        if (in_order) {
+            const uint32_t broken = args.counters[kOrderBrokenWord];
+            plan.input_order = (broken & 1) == 0 ? kAlreadySorted : kReversed;
+            for (int p = 0; p < kPassCount; ++p) plan.pass[p].active = 0;
+        }
         *args.plan = plan;
+        args.counters[kOrderBrokenWord] = 0;
         args.counters[kHistogramTicketWord] = 0;
         args.counters[kHistogramZeroedWord] = 0;
         args.counters[kHistogramDoneWord] = 0;

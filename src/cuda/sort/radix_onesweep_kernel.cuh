@@ -25,6 +25,7 @@ struct OnesweepArgs {
     uint64_t *base_out;       // the same for the next portion, or null
     const RadixPlan *plan;
     uint32_t *tile_ticket;    // a zeroed counter word
+    uint64_t count;           // keys in all portions
     uint64_t portion_begin;
     uint32_t portion_keys;
     uint32_t tiles;           // per launch (padding tiles included)
@@ -55,6 +56,17 @@ struct OnesweepArgs {
 #else
 #define GPUPRIM_SORT_TRACE_AT(args, tile, slot, value) ((void)0)
 #endif
+
+// Reverses data[0, count) in place, every thread of the grid taking pairs.
+template <typename T>
+__device__ void reverse_in_place(T *data, uint64_t count) {
+    const uint64_t stride = uint64_t(gridDim.x) * blockDim.x;
+    for (uint64_t i = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < count / 2; i += stride) {
+        const T low = data[i];
+        data[i] = data[count - 1 - i];
+        data[count - 1 - i] = low;
+    }
+}
 
 // Keys and values both in place or both not: the pairs can move as packed
 // elements (see radix_onesweep_kernel, kPacked).
@@ -102,7 +114,20 @@ __global__ void __launch_bounds__(Shape::kThreads, Shape::kMinBlocks)
     wait_for_previous_grid();
     allow_next_grid();
     const PassPlan plan = args.plan->pass[args.pass];
-    if (!plan.active) return;
+    if (!plan.active) {
+        // A strictly decreasing input: the histogram kernel wrote what is out
+        // of place; the first launch reverses what is in place.
+        if (!kSegmented && args.pass == 0 && args.portion == 0 && args.plan->input_order == kReversed) {
+            using SplitKey = std::conditional_t<kPacked, uint32_t, K>;  // packed pairs: split buffers
+            using SplitValue = std::conditional_t<kPacked, uint32_t, V>;
+            if (args.keys[kInputBuffer] == args.keys[kOutputBuffer])
+                reverse_in_place(static_cast<SplitKey *>(const_cast<void *>(args.keys[kOutputBuffer])), args.count);
+            if ((kHasValues || kPacked) && args.values[kInputBuffer] != nullptr &&
+                args.values[kInputBuffer] == args.values[kOutputBuffer])
+                reverse_in_place(static_cast<SplitValue *>(const_cast<void *>(args.values[kOutputBuffer])), args.count);
+        }
+        return;
+    }
 
     const LookbackCodes codes = lookback_codes(plan.launch_index * args.portions + args.portion);
     const K *key_source = static_cast<const K *>(pick_buffer(args.keys, plan.key_source));
@@ -271,9 +296,9 @@ __global__ void __launch_bounds__(Shape::kThreads, Shape::kMinBlocks)
                 // (no rank array held: fewer live registers).
                 auto rank_digit = [&](int i) { return pass_digit<Shape::kMaskedDigits>(keys[i], window); };
                 Rank::rank(s.rank, rank_digit, ranks, digit_count, digit_exclusive, publish,
-                           [&](int i, uint32_t rank) { s.exchange.keys[rank] = keys[i]; });
+                           [&](int i, uint32_t rank) { s.exchange.keys[rank] = keys[i]; }, plan.skewed != 0);
             } else {
-                Tile::rank_keys(s, keys, window, ranks, digit_count, digit_exclusive, publish);
+                Tile::rank_keys(s, keys, window, ranks, digit_count, digit_exclusive, publish, plan.skewed != 0);
             }
 
             GPUPRIM_SORT_TRACE_AT(args, tile, 5, global_timer_ns());

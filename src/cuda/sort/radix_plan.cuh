@@ -49,6 +49,7 @@ constexpr int kHistogramTicketWord = SortCounterWords::kHistogramTicket;
 constexpr int kHistogramZeroedWord = SortCounterWords::kHistogramZeroed;
 constexpr int kHistogramDoneWord = SortCounterWords::kHistogramDone;
 constexpr int kFusedFlagWord = SortCounterWords::kFusedFlag;
+constexpr int kOrderBrokenWord = SortCounterWords::kOrderBroken;
 
 // A tile of a segmented sort: its first key's index in the buffers, its key
 // count (1 to the tile size), its segment, and whether it is the segment's
@@ -70,9 +71,20 @@ struct PassPlan {
     // Between the first and the last executed pass the buffers hold radix
     // keys: the first transforms on load, the last transforms back on store.
     uint8_t transform_in, transform_out;
+    // The pass's digits repeat a lot: rank with ballots (BlockRadixRank).
+    uint8_t skewed;
+};
+// An input found already in order by the histogram kernel (see
+// radix_histogram_kernel): no pass runs.
+enum InputOrder : uint32_t {
+    kUnordered = 0,
+    kAlreadySorted = 1,  // out of place, the histogram kernel copied it
+    kReversed = 2,       // strictly decreasing: out of place, the histogram kernel
+                         // wrote it reversed; in place, pass 0 reverses it
 };
 struct RadixPlan {
     PassPlan pass[kMaxPasses];
+    uint32_t input_order;  // InputOrder
 };
 
 // Chooses the passes to execute and their buffers. digit_varies[p]: pass p's
@@ -99,7 +111,7 @@ GPUPRIM_HD void make_radix_plan(int passes, const bool *digit_varies, bool keys_
     uint8_t key_current = kInputBuffer, value_current = kInputBuffer;
     int index = 0;
     for (int p = 0; p < kMaxPasses; ++p) {
-        PassPlan pass{0, 0, 0, 0, 0, 0, 0, 0};
+        PassPlan pass{0, 0, 0, 0, 0, 0, 0, 0, 0};
         if (p < passes && execute[p]) {
             const bool last_is_even = (executed - 1 - index) % 2 == 0;
             const uint8_t key_destination = keys_in_place
@@ -122,6 +134,7 @@ GPUPRIM_HD void make_radix_plan(int passes, const bool *digit_varies, bool keys_
         }
         plan.pass[p] = pass;
     }
+    plan.input_order = kUnordered;
 }
 
 // Status codes of look-back words in launch number `launch` of a call; the

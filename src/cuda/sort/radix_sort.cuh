@@ -67,6 +67,7 @@
 #include "cuda/sort/radix_fused_kernel.cuh"
 #include "cuda/sort/radix_histogram_kernel.cuh"
 #include "cuda/sort/radix_onesweep_kernel.cuh"
+#include "cuda/sort/radix_order_kernel.cuh"
 #include "cuda/sort/radix_plan.cuh"
 #include "cuda/sort/sort_policy.cuh"
 #include "cuda/util/workspace_layout.h"
@@ -74,6 +75,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstdlib>  // EXPERIMENT getenv
 #include <cstdint>
 #include <type_traits>
 
@@ -190,6 +192,31 @@ void onesweep_sort_with(const DeviceEnv &env, const SortRequest &asked, const So
     const PassWindows windows = pass_windows(request.begin_bit, sort_end_bit(request));
 
     {
+        OrderArgs args{};
+        args.keys = request.keys_in;
+        args.count = n;
+        args.kind = request.key_kind;
+        args.descending = request.descending;
+        const uint32_t end_bit = sort_end_bit(request);
+        args.order_bits = (end_bit >= 64 ? ~uint64_t(0) : (uint64_t(1) << end_bit) - 1) &
+                          ~((uint64_t(1) << request.begin_bit) - 1);
+        args.keys_out = keys_in_place ? nullptr : request.keys_out;
+        args.values_in = request.values_in;
+        args.values_out = kHasValues && !values_in_place ? request.values_out : nullptr;
+        args.counters = env.zeroed_counters;
+        // One wave of resident blocks: a block that finds the order broken
+        // stops, so later waves would only add launches.
+        constexpr uint64_t kOrderTile = uint64_t(kOrderCheckThreads) * kOrderCheckItems<K>;
+        const auto order_kernel =
+            radix_order_kernel<K, kValueBytes, kOrderCheckThreads, kOrderCheckItems<K>, kOrderCheckTilesPerRound>;
+        const int resident = resident_blocks(env, reinterpret_cast<const void *>(order_kernel), kOrderCheckThreads,
+                                             0, "radix sort order check occupancy");
+        const uint64_t most = uint64_t(env.sm_count) * uint64_t(std::max(resident, 1));
+        const uint32_t blocks = uint32_t(std::max<uint64_t>(1, std::min((n + kOrderTile - 1) / kOrderTile, most)));
+        launch_radix_kernel(order_kernel, blocks, kOrderCheckThreads, 0, env.stream, false, args,
+                            "radix sort order check launch");
+    }
+    {
         HistogramArgs args{};
         args.keys = request.keys_in;
         args.count = n;
@@ -205,6 +232,8 @@ void onesweep_sort_with(const DeviceEnv &env, const SortRequest &asked, const So
         args.lookback_words = lookback_words;
         args.counters = env.zeroed_counters;
         args.windows = windows;
+        args.skewed_collisions = uint32_t(tuning.skewed_collisions * 1073741824.0);
+        if (const char *e = getenv("GPUPRIM_EXPERIMENT_SKEW")) args.skewed_collisions = uint32_t(std::min(1.0, atof(e)) * 1073741824.0);
         constexpr uint64_t kHistogramTile = uint64_t(HistogramShape::kThreads) * HistogramShape::kItems;
         const uint64_t wanted = std::max<uint64_t>((n + kHistogramTile - 1) / kHistogramTile,
                                                    (lookback_words / 4 + HistogramShape::kThreads - 1) /
@@ -212,7 +241,7 @@ void onesweep_sort_with(const DeviceEnv &env, const SortRequest &asked, const So
         const uint64_t most = uint64_t(env.sm_count) * tuning.histogram_blocks_per_sm;
         const uint32_t blocks = uint32_t(std::max<uint64_t>(1, std::min(wanted, most)));
         launch_radix_kernel(radix_histogram_kernel<K, HistogramShape>, blocks, HistogramShape::kThreads,
-                            0, env.stream, false, args, "radix sort histogram launch");
+                            0, env.stream, programmatic, args, "radix sort histogram launch");
     }
 
     using KernelKey = std::conditional_t<kPacked, uint64_t, K>;
@@ -246,6 +275,7 @@ void onesweep_sort_with(const DeviceEnv &env, const SortRequest &asked, const So
     args.plan = plan;
     args.tile_ticket = env.zeroed_counters + kTileTicketWord;
     args.tiles = tiles;
+    args.count = n;
     args.portions = uint32_t(portions);
     args.kind = request.key_kind;
     args.descending = request.descending;

@@ -100,14 +100,15 @@ struct RadixTile {
 
     // Ranks the keys by their digit in window (publish(count): the tile's
     // count of this thread's digit, see BlockRadixRank) and places them in
-    // s.exchange.keys in rank order.
+    // s.exchange.keys in rank order. skewed: see BlockRadixRank::rank.
     template <typename Publish>
     __device__ __forceinline__ static void rank_keys(Storage &s, const K (&keys)[kItems], DigitWindow window,
                                                      uint32_t (&ranks)[kItems], uint32_t &digit_count,
-                                                     uint32_t &digit_exclusive, Publish &&publish) {
+                                                     uint32_t &digit_exclusive, Publish &&publish,
+                                                     bool skewed = false) {
         Rank::rank(
             s.rank, [&](int i) { return pass_digit<Shape::kMaskedDigits>(keys[i], window); }, ranks, digit_count,
-            digit_exclusive, publish);
+            digit_exclusive, publish, nullptr, skewed);
 #pragma unroll
         for (int i = 0; i < kItems; ++i) s.exchange.keys[ranks[i]] = keys[i];
     }

@@ -150,6 +150,14 @@ struct RadixHistogramShapeFor<8> {
     using type = HistogramShape<256, 16, 1>;
 };
 
+// The order check before the histogram (radix_order_kernel): threads x
+// items per tile (64 bytes a thread; 16 items spilled registers on 8-byte
+// keys), tiles between two exchanges of what the block found.
+constexpr int kOrderCheckThreads = 256;
+template <typename K>
+constexpr int kOrderCheckItems = sizeof(K) >= 8 ? 8 : 16;
+constexpr int kOrderCheckTilesPerRound = 4;
+
 // Small inputs: one block of up to kBlockSortMaxThreads threads, each holding
 // kBlockSortItemsPerThread keys, sorts up to their product in registers and
 // shared memory (bitonic; threads = keys rounded up to a power of two / items).
@@ -169,6 +177,9 @@ struct SortTuning {
     uint64_t keys4_small_max, keys4_mid_max, keys8_mid_max, pairs4_mid_max;
     int histogram_blocks_per_sm;
     bool programmatic_launch;  // overlap the radix kernels' launches (sm_90+)
+    // A pass whose chance that two keys share a digit exceeds this ranks
+    // with ballots (PassPlan::skewed; uniform digits: 1/256).
+    double skewed_collisions;
 };
 
 // Hopper (sm_90), measured on H100 (docs/tuning/sort.md).
@@ -188,6 +199,7 @@ struct SortTuningSm90 {
         tuning.pairs4_mid_max = uint64_t(1) << 20;
         tuning.histogram_blocks_per_sm = 4;
         tuning.programmatic_launch = true;  // sm_90 and later
+        tuning.skewed_collisions = 1.0 / 25;
         return tuning;
     }
 };

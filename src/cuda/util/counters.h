@@ -32,7 +32,8 @@ struct SortCounterWords {
     static constexpr uint32_t kHistogramZeroed = 2;   // digit counts cleared
     static constexpr uint32_t kHistogramDone = 3;     // histogram blocks finished
     static constexpr uint32_t kFusedFlag = 4;         // fused kernel's grid flag
-    static constexpr uint32_t kEnd = 5;
+    static constexpr uint32_t kOrderBroken = 5;       // histogram: the input is not sorted (bit 0), not reversed (bit 1)
+    static constexpr uint32_t kEnd = 6;
 };
 
 struct SegmentCounterWords {
@@ -45,7 +46,8 @@ static_assert(ReduceCounterWords::kEnd <= kZeroedCounterWords && ScanCounterWord
               "every claimed counter word lies inside zeroed_counters");
 static_assert(ScanCounterWords::kTicket % 2 == 0 && ScanCounterWords::kDone >= ScanCounterWords::kTicket + 2,
               "the scan's 64-bit ticket word is aligned and does not overlap its done word");
-static_assert(SortCounterWords::kFusedFlag < SortCounterWords::kEnd &&
+static_assert(SortCounterWords::kOrderBroken < SortCounterWords::kEnd &&
+                  SortCounterWords::kFusedFlag < SortCounterWords::kOrderBroken &&
                   SortCounterWords::kHistogramDone < SortCounterWords::kFusedFlag,
               "sort words are distinct and inside its range");
 
