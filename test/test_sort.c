@@ -8,6 +8,11 @@
  * output is sorted under the documented order, a permutation of the input
  * (keys: the same multiset; with index values: keys_out[i] ==
  * keys_in[values_out[i]]), and stable (equal sort bits: increasing index).
+ * test_sort_distributions: key distributions (presorted and strictly
+ * reversed in the requested order and their near misses, non-increasing with
+ * ties, low-entropy keys, float orders with NaNs and +-0, bit ranges sorted
+ * in the range but not as whole keys and the other way round, argsort) up to
+ * the CUDA sort's large-input sizes.
  */
 #include "test_common.h"
 
@@ -699,6 +704,821 @@ static void test_sort_all_bit_patterns(gpuprim_context_t ctx) {
     }
 }
 
+/* ------------------------------------------------------------------------ */
+/* Key distributions: presorted, reversed and low-entropy inputs            */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * Inputs a sort may treat specially: sorted or strictly reversed in the
+ * requested order (a detector may answer with a copy or a reversed copy),
+ * near misses of both (one element or pair out of place, one tie in a
+ * reversed run, which must NOT be reversed: equal keys keep their input
+ * order), and low-entropy keys (skewed digit histograms). Everything "in the
+ * sort's order" is built from the order key K = tc_sort_key(d, bits,
+ * descending) of the order asked for (descending: sorted means descending),
+ * so float inputs follow the documented order (-0 before +0, NaNs by sign
+ * and payload). Checked by run_sort_spec (the reference stable sort, bit for
+ * bit, and the independent sorted/permutation/stability checks).
+ */
+typedef enum dist {
+    DIST_UNIFORM = 0,       /* every bit random */
+    DIST_AND2,              /* AND of 2 random words */
+    DIST_AND4,              /* AND of 4 random words (low entropy) */
+    DIST_FEW16,             /* 16 distinct values (random, specials included) */
+    DIST_EQUAL,             /* one value */
+    DIST_LOW8,              /* high bits constant (random, nonzero), the low 8 random (1-byte keys: 4) */
+    DIST_ZIPF,              /* floor of a power-law draw: many repeats of small values */
+    DIST_SORTED,            /* in the sort's order (ties, floats: NaNs of both signs, +-0, +-inf, subnormals) */
+    DIST_SORTED_DISPLACED,  /* sorted, then 0.1% of the elements swapped pairwise at random positions */
+    DIST_SORTED_RUNS,       /* sorted, in runs of 1 to 12 equal keys */
+    DIST_SORTED_BUT_LAST,   /* sorted except the last element (the least) */
+    DIST_SORTED_BUT_FIRST,  /* sorted except the first element (the greatest) */
+    DIST_SORTED_SWAP_4095,  /* sorted except one adjacent pair swapped at 4095/4096 */
+    DIST_SORTED_SWAP_MID,   /* sorted except one adjacent pair swapped in the middle */
+    DIST_REVERSED,          /* strictly against the sort's order: no ties */
+    DIST_REVERSED_TIES,     /* non-increasing in the sort's order with ties (not strictly reversed) */
+    DIST_REVERSED_ONE_TIE,  /* strictly reversed except one tie in the middle */
+    DIST_REVERSED_TIE_END,  /* strictly reversed except the last two keys equal */
+    DIST_REVERSED_SWAP_MID, /* strictly reversed except one adjacent pair in order, in the middle */
+    DIST_REVERSED_BUT_LAST, /* strictly reversed except the last element (the greatest) */
+    DIST_ZEROS_IN_ORDER,    /* floats: sorted, -0.0 then +0.0 as the order wants (descending: +0 then -0) */
+    DIST_ZEROS_SWAPPED,     /* floats: sorted except +0.0 then -0.0 (descending: -0 then +0) */
+    DIST_COUNT
+} dist_t;
+
+static const char *const dist_names[DIST_COUNT] = {
+    "uniform",         "and2",           "and4",             "few16",           "equal",
+    "low8",            "zipf",           "sorted",           "sorted_displaced", "sorted_runs",
+    "sorted_but_last", "sorted_but_first", "sorted_swap_4095", "sorted_swap_mid", "reversed",
+    "reversed_ties",   "reversed_one_tie", "reversed_tie_end", "reversed_swap_mid", "reversed_but_last",
+    "zeros_in_order",  "zeros_swapped"};
+
+static int dist_applies(gpuprim_dtype_t d, dist_t dist) {
+    return tc_is_float(d) || (dist != DIST_ZEROS_IN_ORDER && dist != DIST_ZEROS_SWAPPED);
+}
+
+/* The bits whose order key (tc_sort_key(d, bits, descending)) is key: the
+ * inverse of tc_sort_key, checked against it in test_sort_distributions. */
+static uint64_t dist_bits_of_key(gpuprim_dtype_t d, uint64_t key, int descending) {
+    uint64_t mask = tc_mask(d), sign = tc_sign_bit(d);
+    key &= mask;
+    if (descending) key = ~key & mask;
+    if (tc_is_signed(d)) return key ^ sign;
+    if (tc_is_float(d)) {
+        uint64_t negative_nan_count = (1ull << tc_mantissa_bits(d)) - 1;
+        key = (key + negative_nan_count) & mask;
+        return (key & sign) ? (key ^ sign) : (~key & mask);
+    }
+    return key;
+}
+
+static uint64_t dist_key(gpuprim_dtype_t d, const void *keys, uint64_t i, int descending) {
+    return tc_sort_key(d, tc_get(d, keys, i), descending);
+}
+
+/* A random key of every kind: specials (floats: NaNs of both signs and
+ * several payloads, +-0, +-inf, +-max, subnormals; integers: the extremes),
+ * random NaNs, values near zero, moderate values, random bits. The specials
+ * repeat, so a few thousand keys have ties. */
+static uint64_t dist_mixed_key(gpuprim_dtype_t d) {
+    switch (tc_below(8)) {
+    case 0: return tc_special_value(d);
+    case 1: return tc_is_float(d) ? tc_random_nan(d) : tc_random_tiny(d);
+    case 2: return tc_random_tiny(d);
+    case 3: return tc_random_moderate(d);
+    default: return tc_rand() & tc_mask(d);
+    }
+}
+
+/* keys[0..n) as the stable sort (against = 0) or the stable sort in the
+ * opposite order (against = 1: non-increasing in the sort's order, ties in
+ * input order) of n mixed keys; with ties = 1 half the keys repeat an
+ * earlier one. */
+static void dist_sorted_mixed(gpuprim_dtype_t d, void *keys, uint64_t n, int descending, int against, int ties) {
+    uint64_t *perm = (uint64_t *)tc_xmalloc(n * sizeof *perm), i;
+    void *tmp = tc_xmalloc(n * 8);
+    memset(tmp, 0, n * 8);
+    for (i = 0; i < n; ++i)
+        tc_set(d, tmp, i, ties && i > 0 && (tc_rand() & 1) ? tc_get(d, tmp, tc_below(i)) : dist_mixed_key(d));
+    tc_reference_sort_permutation(d, tmp, n, against ? !descending : descending, perm);
+    tc_permute(d, tmp, perm, n, keys);
+    free(tmp);
+    free(perm);
+}
+
+/* The most distinct keys of dtype d that n asks for: min(n, 2^bits). */
+static uint64_t dist_distinct_count(gpuprim_dtype_t d, uint64_t n) {
+    return tc_bits(d) >= 64 || n <= (1ull << tc_bits(d)) ? n : (1ull << tc_bits(d));
+}
+
+/* m <= 2^bits keys strictly increasing (against: strictly decreasing) in the
+ * sort's order: one random order key in each of m equal slices of the key
+ * space (so both ends: -inf, the NaNs of both signs), and for floats the
+ * specials (+-0, +-inf, NaNs of both signs and several payloads, subnormals)
+ * each replacing the key of its slice (of specials sharing a slice, such as
+ * -0 and +0 when slices are wide, the last stays). */
+static void dist_distinct(gpuprim_dtype_t d, void *keys, uint64_t m, int descending, int against) {
+    uint64_t width, i, s;
+    if (m == 0) return;
+    width = tc_bits(d) >= 64 ? UINT64_MAX / m : (1ull << tc_bits(d)) / m;
+    for (i = 0; i < m; ++i) tc_set(d, keys, i, dist_bits_of_key(d, i * width + tc_below(width), descending));
+    if (tc_is_float(d)) {
+        for (s = 0; s < TC_FLOAT_SPECIAL_COUNT + 8; ++s) {
+            uint64_t bits = s < TC_FLOAT_SPECIAL_COUNT ? tc_float_specials(d)[s]
+                                                       : s & 1 ? tc_random_nan(d) : tc_random_tiny(d);
+            uint64_t key = tc_sort_key(d, bits, descending), slice = key / width;
+            tc_set(d, keys, slice < m ? slice : m - 1, bits); /* still strictly increasing */
+        }
+    }
+    if (against)
+        for (i = 0; i < m / 2; ++i) {
+            uint64_t a = tc_get(d, keys, i);
+            tc_set(d, keys, i, tc_get(d, keys, m - 1 - i));
+            tc_set(d, keys, m - 1 - i, a);
+        }
+}
+
+static void dist_swap(gpuprim_dtype_t d, void *keys, uint64_t i, uint64_t j) {
+    uint64_t a = tc_get(d, keys, i);
+    tc_set(d, keys, i, tc_get(d, keys, j));
+    tc_set(d, keys, j, a);
+}
+
+/* Rotate keys[0..n) by one: left (the first goes last) or right. */
+static void dist_rotate(gpuprim_dtype_t d, void *keys, uint64_t n, int left) {
+    size_t size = tc_size(d);
+    unsigned char first_or_last[8];
+    if (n < 2) return;
+    if (left) {
+        memcpy(first_or_last, keys, size);
+        memmove(keys, (char *)keys + size, (n - 1) * size);
+        memcpy((char *)keys + (n - 1) * size, first_or_last, size);
+    } else {
+        memcpy(first_or_last, (char *)keys + (n - 1) * size, size);
+        memmove((char *)keys + size, keys, (n - 1) * size);
+        memcpy(keys, first_or_last, size);
+    }
+}
+
+/* Swaps the first adjacent pair at or after at (else the last one before it)
+ * whose keys are strictly in order, so that the pair ends up out of order. */
+static void dist_swap_pair_near(gpuprim_dtype_t d, void *keys, uint64_t n, uint64_t at, int descending) {
+    uint64_t i;
+    if (n < 2) return;
+    if (at > n - 2) at = n - 2;
+    for (i = at; i + 1 < n; ++i)
+        if (dist_key(d, keys, i, descending) < dist_key(d, keys, i + 1, descending)) {
+            dist_swap(d, keys, i, i + 1);
+            return;
+        }
+    for (i = at; i-- > 0;)
+        if (dist_key(d, keys, i, descending) < dist_key(d, keys, i + 1, descending)) {
+            dist_swap(d, keys, i, i + 1);
+            return;
+        }
+}
+
+/* Fills keys (room for n) with dist for a sort in the given order; returns
+ * the count to sort: n, or for the strictly reversed inputs of narrow dtypes
+ * at most 2^bits. */
+static uint64_t dist_fill(gpuprim_dtype_t d, void *keys, uint64_t n, dist_t dist, int descending) {
+    uint64_t i, mask = tc_mask(d), m = dist_distinct_count(d, n);
+    switch (dist) {
+    case DIST_UNIFORM:
+        for (i = 0; i < n; ++i) tc_set(d, keys, i, tc_rand());
+        return n;
+    case DIST_AND2:
+        for (i = 0; i < n; ++i) tc_set(d, keys, i, tc_rand() & tc_rand());
+        return n;
+    case DIST_AND4:
+        for (i = 0; i < n; ++i) tc_set(d, keys, i, tc_rand() & tc_rand() & tc_rand() & tc_rand());
+        return n;
+    case DIST_FEW16: {
+        uint64_t values[16];
+        for (i = 0; i < 16; ++i) values[i] = dist_mixed_key(d);
+        for (i = 0; i < n; ++i) tc_set(d, keys, i, values[tc_rand() & 15]);
+        return n;
+    }
+    case DIST_EQUAL: {
+        uint64_t v = tc_rand();
+        for (i = 0; i < n; ++i) tc_set(d, keys, i, v);
+        return n;
+    }
+    case DIST_LOW8: {
+        uint64_t low = tc_bits(d) > 8 ? 0xFF : 0xF, high = tc_rand() & mask & ~low;
+        if (high == 0) high = low + 1;
+        for (i = 0; i < n; ++i) tc_set(d, keys, i, high | (tc_rand() & low));
+        return n;
+    }
+    case DIST_ZIPF: {
+        double limit = ldexp(1.0, (int)tc_bits(d) - 1) - 1.0;
+        for (i = 0; i < n; ++i) {
+            double v = floor(pow(1.0 - tc_uniform(), -1.0 / 1.1)) - 1.0; /* P(v >= x) = (x + 1)^-1.1 */
+            if (v > limit) v = limit;
+            tc_set(d, keys, i, tc_is_float(d) ? tc_from_double(d, v) : (uint64_t)v & mask);
+        }
+        return n;
+    }
+    case DIST_SORTED:
+        dist_sorted_mixed(d, keys, n, descending, 0, 0);
+        return n;
+    case DIST_SORTED_DISPLACED: {
+        uint64_t swaps = n / 2000 + 1;
+        dist_sorted_mixed(d, keys, n, descending, 0, 0);
+        for (i = 0; i < swaps; ++i) dist_swap(d, keys, tc_below(n), tc_below(n));
+        return n;
+    }
+    case DIST_SORTED_RUNS: {
+        uint64_t at = 0, count = dist_distinct_count(d, n / 6 + 1);
+        void *distinct = tc_xmalloc(count * 8);
+        dist_distinct(d, distinct, count, descending, 0);
+        for (i = 0; i < count && at < n; ++i) {
+            uint64_t run = 1 + tc_below(12);
+            if (i == count - 1) run = n - at; /* the last value takes the rest */
+            for (; run > 0 && at < n; --run) tc_set(d, keys, at++, tc_get(d, distinct, i));
+        }
+        free(distinct);
+        return n;
+    }
+    case DIST_SORTED_BUT_LAST:
+    case DIST_SORTED_BUT_FIRST:
+        dist_sorted_mixed(d, keys, n, descending, 0, 0);
+        dist_rotate(d, keys, n, dist == DIST_SORTED_BUT_LAST);
+        return n;
+    case DIST_SORTED_SWAP_4095:
+    case DIST_SORTED_SWAP_MID:
+        dist_sorted_mixed(d, keys, n, descending, 0, 0);
+        dist_swap_pair_near(d, keys, n, dist == DIST_SORTED_SWAP_4095 && n > 4097 ? 4095 : n / 2, descending);
+        return n;
+    case DIST_REVERSED:
+        dist_distinct(d, keys, m, descending, 1);
+        return m;
+    case DIST_REVERSED_TIES:
+        dist_sorted_mixed(d, keys, n, descending, 1, 1);
+        return n;
+    case DIST_REVERSED_ONE_TIE:
+    case DIST_REVERSED_TIE_END:
+        dist_distinct(d, keys, m, descending, 1);
+        if (m >= 2) {
+            uint64_t at = dist == DIST_REVERSED_TIE_END ? m - 1 : m / 2;
+            tc_set(d, keys, at, tc_get(d, keys, at - 1));
+        }
+        return m;
+    case DIST_REVERSED_SWAP_MID:
+        dist_distinct(d, keys, m, descending, 1);
+        if (m >= 2) dist_swap(d, keys, m > 2 ? m / 2 - 1 : 0, m > 2 ? m / 2 : 1);
+        return m;
+    case DIST_REVERSED_BUT_LAST:
+        dist_distinct(d, keys, m, descending, 1);
+        dist_rotate(d, keys, m, 1);
+        return m;
+    case DIST_ZEROS_IN_ORDER:
+    case DIST_ZEROS_SWAPPED: {
+        /* the two zeros are adjacent in the order: the last of the first
+           zero's copies meets the first of the other's */
+        uint64_t first_zero = descending ? 0 : tc_sign_bit(d);
+        if (n < 2) return n;
+        for (i = 0; i < n - 2; ++i) tc_set(d, keys, i, dist_mixed_key(d));
+        tc_set(d, keys, n - 2, tc_sign_bit(d));
+        tc_set(d, keys, n - 1, 0);
+        {
+            uint64_t *perm = (uint64_t *)tc_xmalloc(n * sizeof *perm);
+            void *tmp = tc_xmalloc(n * 8);
+            memcpy(tmp, keys, n * tc_size(d));
+            tc_reference_sort_permutation(d, tmp, n, descending, perm);
+            tc_permute(d, tmp, perm, n, keys);
+            free(tmp);
+            free(perm);
+        }
+        if (dist == DIST_ZEROS_SWAPPED)
+            for (i = 0; i + 1 < n; ++i)
+                if (tc_get(d, keys, i) == first_zero && tc_get(d, keys, i + 1) == (first_zero ^ tc_sign_bit(d))) {
+                    dist_swap(d, keys, i, i + 1);
+                    break;
+                }
+        return n;
+    }
+    default: return n;
+    }
+}
+
+/* The input is what dist promises (so a generator slip cannot quietly test
+ * less): counts of descents, ascents and ties of the order key. */
+static void dist_check_shape(gpuprim_dtype_t d, const void *keys, uint64_t m, dist_t dist, int descending) {
+    uint64_t i, descents = 0, ascents = 0, ties = 0;
+    for (i = 0; i + 1 < m; ++i) {
+        uint64_t a = dist_key(d, keys, i, descending), b = dist_key(d, keys, i + 1, descending);
+        descents += a > b;
+        ascents += a < b;
+        ties += a == b;
+    }
+    switch (dist) {
+    case DIST_SORTED:
+    case DIST_SORTED_RUNS:
+    case DIST_ZEROS_IN_ORDER: CHECKF(descents == 0, "input not sorted: %llu descents", (unsigned long long)descents); break;
+    case DIST_SORTED_BUT_LAST:
+    case DIST_SORTED_BUT_FIRST:
+    case DIST_SORTED_SWAP_4095:
+    case DIST_SORTED_SWAP_MID:
+    case DIST_ZEROS_SWAPPED:
+        if (m >= 3) CHECKF(descents == 1, "input: %llu descents, not 1", (unsigned long long)descents);
+        break;
+    case DIST_REVERSED:
+        CHECKF(ascents == 0 && ties == 0, "input not strictly reversed: %llu ascents, %llu ties",
+               (unsigned long long)ascents, (unsigned long long)ties);
+        break;
+    case DIST_REVERSED_TIES:
+        CHECKF(ascents == 0 && (m < 33 || ties > 0), "input: %llu ascents, %llu ties", (unsigned long long)ascents,
+               (unsigned long long)ties);
+        break;
+    case DIST_REVERSED_ONE_TIE:
+    case DIST_REVERSED_TIE_END:
+        if (m >= 2)
+            CHECKF(ascents == 0 && ties == 1, "input: %llu ascents, %llu ties, not 0 and 1",
+                   (unsigned long long)ascents, (unsigned long long)ties);
+        break;
+    case DIST_REVERSED_SWAP_MID:
+    case DIST_REVERSED_BUT_LAST:
+        if (m >= 2)
+            CHECKF(ascents == 1 && ties == 0, "input: %llu ascents, %llu ties, not 1 and 0",
+                   (unsigned long long)ascents, (unsigned long long)ties);
+        break;
+    default: break;
+    }
+}
+
+/* Index value dtypes (the values are the input positions: the stability and
+ * permutation checks of run_sort_spec apply). */
+static const gpuprim_dtype_t dist_index_values[4] = {GPUPRIM_DTYPE_U32, GPUPRIM_DTYPE_U64, GPUPRIM_DTYPE_I32,
+                                                     GPUPRIM_DTYPE_I64};
+static unsigned dist_rotation;
+
+static const char *dist_call_name(sort_spec_t spec) {
+    switch (spec.call) {
+    case CALL_SORT: return "gpuprim_sort";
+    case CALL_OPTIONS_NULL: return "with_options(NULL)";
+    case CALL_OPTIONS_DEFAULT: return "with_options";
+    default: return "with_options(whole range)";
+    }
+}
+
+/* The entry point, rotated: gpuprim_sort, with_options (the order set), the
+ * whole key as an explicit range, NULL options (ascending only). */
+static sort_spec_t dist_spec(gpuprim_dtype_t kd, int descending, unsigned rotation) {
+    sort_spec_t spec = whole_sort;
+    switch (rotation % 4) {
+    case 0: break;
+    case 1: spec.call = CALL_OPTIONS_DEFAULT; break;
+    case 2: spec.call = CALL_OPTIONS_RANGE, spec.end_bit = tc_bits(kd); break;
+    default: spec.call = descending ? CALL_SORT : CALL_OPTIONS_NULL; break;
+    }
+    return spec;
+}
+
+/* Modes of dist_run. */
+enum { DIST_PAIRS = 1, DIST_KEYS = 2, DIST_ALL_PLACEMENTS = 4 };
+
+/* One distribution, one order: pairs with index values (the placement, the
+ * value dtype and the entry point rotating; every placement with
+ * DIST_ALL_PLACEMENTS) and/or keys only (in place and out of place
+ * alternating, or both). */
+static void dist_run(gpuprim_context_t ctx, gpuprim_dtype_t kd, uint64_t n, dist_t dist, int descending, int modes) {
+    void *keys;
+    uint64_t m;
+    int placement, first, last;
+    if (n > tc_max_count() || !dist_applies(kd, dist)) return;
+    keys = tc_xmalloc(n * 8);
+    tc_where("distribution %s %s n=%llu %s: generating", dist_names[dist], tc_dtype_name(kd), (unsigned long long)n,
+             descending ? "descending" : "ascending");
+    m = dist_fill(kd, keys, n, dist, descending);
+    dist_check_shape(kd, keys, m, dist, descending);
+    first = modes & DIST_ALL_PLACEMENTS ? 0 : (int)(dist_rotation % 4);
+    last = modes & DIST_ALL_PLACEMENTS ? 3 : first;
+    for (placement = first; (modes & DIST_PAIRS) && placement <= last; ++placement) {
+        gpuprim_dtype_t vd = dist_index_values[(dist_rotation / 4) % 4];
+        sort_spec_t spec = dist_spec(kd, descending, dist_rotation / 3);
+        ++dist_rotation;
+        tc_where("distribution %s: sort %s keys, %s index values, n=%llu %s, %s, %s", dist_names[dist],
+                 tc_dtype_name(kd), tc_dtype_name(vd), (unsigned long long)m, descending ? "descending" : "ascending",
+                 placement_names[placement], dist_call_name(spec));
+        run_sort_spec(ctx, kd, keys, m, (int)vd, descending, placement, spec);
+    }
+    first = modes & DIST_ALL_PLACEMENTS ? 0 : (int)(dist_rotation % 2);
+    last = modes & DIST_ALL_PLACEMENTS ? 1 : first;
+    for (placement = first; (modes & DIST_KEYS) && placement <= last; ++placement) {
+        sort_spec_t spec = dist_spec(kd, descending, dist_rotation / 2);
+        ++dist_rotation;
+        tc_where("distribution %s: sort %s keys only, n=%llu %s, %s, %s", dist_names[dist], tc_dtype_name(kd),
+                 (unsigned long long)m, descending ? "descending" : "ascending",
+                 placement ? "in place" : "out of place", dist_call_name(spec));
+        run_sort_spec(ctx, kd, keys, m, -1, descending, placement, spec);
+    }
+    free(keys);
+}
+
+/* Bit-range sorts (gpuprim_sort_with_options, bits [b, e) of the order key)
+ * on inputs presorted in the range but not as whole keys, and the other way
+ * round. */
+typedef enum range_dist {
+    RANGE_SORTED_IN_RANGE = 0,     /* bits [b, e) sorted, the others random: the sort is the identity */
+    RANGE_REVERSED_IN_RANGE,       /* bits [b, e) strictly reversed (ties only where 2^(e-b) < n) */
+    RANGE_REVERSED_TIES_IN_RANGE,  /* bits [b, e) non-increasing with ties: stable, not reversed */
+    RANGE_WHOLE_SORTED,            /* whole keys sorted, so bits [b, e) below the top are not */
+    RANGE_WHOLE_REVERSED,          /* whole keys strictly reversed: bits [b, e) have ties or are unsorted */
+    RANGE_DIST_COUNT
+} range_dist_t;
+
+static const char *const range_dist_names[RANGE_DIST_COUNT] = {
+    "sorted in range, not whole", "strictly reversed in range, not whole", "reversed with ties in range",
+    "whole keys sorted", "whole keys strictly reversed"};
+
+/* Ascending sort of v[0..n) (LSD radix, 16 bits a pass: qsort is slow at a
+ * million keys). */
+static void range_sort_u64(uint64_t *v, uint64_t n) {
+    uint64_t *tmp = (uint64_t *)tc_xmalloc(n * sizeof *tmp), *counts = (uint64_t *)tc_xmalloc(65536 * 8), i;
+    unsigned shift;
+    for (shift = 0; shift < 64; shift += 16) {
+        uint64_t total = 0, *swap;
+        memset(counts, 0, 65536 * 8);
+        for (i = 0; i < n; ++i) counts[(v[i] >> shift) & 0xFFFF]++;
+        for (i = 0; i < 65536; ++i) {
+            uint64_t c = counts[i];
+            counts[i] = total;
+            total += c;
+        }
+        for (i = 0; i < n; ++i) tmp[counts[(v[i] >> shift) & 0xFFFF]++] = v[i];
+        swap = v, v = tmp, tmp = swap;
+    }
+    /* four passes: the sorted data is back in the caller's array */
+    free(tmp);
+    free(counts);
+}
+
+static void range_reverse_u64(uint64_t *v, uint64_t n) {
+    uint64_t i;
+    for (i = 0; i < n / 2; ++i) {
+        uint64_t a = v[i];
+        v[i] = v[n - 1 - i];
+        v[n - 1 - i] = a;
+    }
+}
+
+/* n keys of dtype d for a sort by bits [b, e) in the given order, built on
+ * the order key (tc_sort_key with the order), whose bits [b, e) are what the
+ * sort compares. */
+static void range_fill(gpuprim_dtype_t d, void *keys, uint64_t n, range_dist_t rd, int descending, unsigned b,
+                       unsigned e) {
+    const unsigned width = e - b, bits = tc_bits(d);
+    const uint64_t range_mask = width >= 64 ? ~0ull : (1ull << width) - 1;
+    const uint64_t other_mask = tc_mask(d) & ~(range_mask << b);
+    uint64_t *v = (uint64_t *)tc_xmalloc(n * sizeof *v), i;
+    int in_range = rd != RANGE_WHOLE_SORTED && rd != RANGE_WHOLE_REVERSED;
+    switch (rd) {
+    case RANGE_SORTED_IN_RANGE:
+        for (i = 0; i < n; ++i) v[i] = tc_rand() & range_mask;
+        range_sort_u64(v, n);
+        break;
+    case RANGE_REVERSED_IN_RANGE:
+    case RANGE_WHOLE_REVERSED: {
+        unsigned w_bits = rd == RANGE_WHOLE_REVERSED ? bits : width;
+        if (w_bits < 64 && (1ull << w_bits) < n) {
+            for (i = 0; i < n; ++i) v[i] = (i << w_bits) / n; /* 2^w_bits < n <= 2^63: no overflow */
+        } else {
+            uint64_t w = w_bits >= 64 ? UINT64_MAX / n : (1ull << w_bits) / n;
+            for (i = 0; i < n; ++i) v[i] = i * w + tc_below(w);
+        }
+        range_reverse_u64(v, n);
+        break;
+    }
+    case RANGE_REVERSED_TIES_IN_RANGE:
+        for (i = 0; i < n; ++i) v[i] = i > 0 && (tc_rand() & 1) ? v[tc_below(i)] : tc_rand() & range_mask;
+        range_sort_u64(v, n);
+        range_reverse_u64(v, n);
+        break;
+    default: /* RANGE_WHOLE_SORTED */
+        for (i = 0; i < n; ++i) v[i] = tc_rand() & tc_mask(d);
+        range_sort_u64(v, n);
+        break;
+    }
+    for (i = 0; i < n; ++i) {
+        uint64_t key = in_range ? (v[i] << b) | (tc_rand() & other_mask) : v[i];
+        tc_set(d, keys, i, dist_bits_of_key(d, key, descending));
+    }
+    free(v);
+}
+
+/* Argsort of keys[0..n): indices (poisoned first) against the reference
+ * stable permutation and independently a stable sorted permutation; keys_out
+ * (mode 0 NULL, 1 apart, 2 in place) the reference's sorted keys; keys_in
+ * untouched unless in place. */
+static void dist_argsort(gpuprim_context_t ctx, gpuprim_dtype_t kd, gpuprim_dtype_t id, const void *keys,
+                         uint64_t n, int descending, int keys_out_mode, unsigned begin_bit, unsigned end_bit) {
+    const unsigned end = end_bit ? end_bit : tc_bits(kd);
+    uint64_t *perm = (uint64_t *)tc_xmalloc(n * sizeof *perm), i, wrong = 0, first_wrong = 0, broken = 0;
+    void *want_keys = tc_xmalloc(n * 8), *got_idx, *got;
+    unsigned char *seen = (unsigned char *)tc_xmalloc(n);
+    gpuprim_buffer_t kin, kout = NULL, idx;
+    gpuprim_sort_options_t options;
+    tc_reference_sort_permutation_bits(kd, keys, n, descending, begin_bit, end, perm);
+    tc_permute(kd, keys, perm, n, want_keys);
+    kin = tc_buffer_from(ctx, kd, keys, n);
+    if (keys_out_mode == 1) {
+        kout = tc_buffer(ctx, kd, n);
+        tc_poison(ctx, kout, kd, n);
+    } else if (keys_out_mode == 2) {
+        kout = kin;
+    }
+    idx = tc_buffer(ctx, id, n);
+    tc_poison(ctx, idx, id, n);
+    gpuprim_sort_options_init(&options);
+    options.order = descending ? GPUPRIM_ORDER_DESCENDING : GPUPRIM_ORDER_ASCENDING;
+    options.begin_bit = begin_bit;
+    options.end_bit = end_bit;
+    CHECK_OK(gpuprim_argsort(ctx, kin, kout, idx, &options));
+    got_idx = tc_download(ctx, idx, id, n);
+    memset(seen, 0, n);
+    for (i = 0; i < n; ++i) {
+        uint64_t at = tc_get(id, got_idx, i);
+        if (at != perm[i] && wrong++ == 0) first_wrong = i;
+        if (at >= n || seen[at]) {
+            ++broken;
+            continue;
+        }
+        seen[at] = 1;
+        if (i > 0) {
+            uint64_t before = tc_get(id, got_idx, i - 1);
+            uint64_t x = tc_sort_bits(kd, tc_get(kd, keys, before < n ? before : 0), descending, begin_bit, end);
+            uint64_t y = tc_sort_bits(kd, tc_get(kd, keys, at), descending, begin_bit, end);
+            if (x > y || (x == y && before >= at)) ++broken;
+        }
+    }
+    CHECKF(wrong == 0, "argsort: %llu of %llu indices differ from the reference stable order, first at [%llu]: "
+           "got %llu, expected %llu", (unsigned long long)wrong, (unsigned long long)n,
+           (unsigned long long)first_wrong, (unsigned long long)(n ? tc_get(id, got_idx, first_wrong) : 0),
+           (unsigned long long)(n ? perm[first_wrong] : 0));
+    CHECKF(broken == 0, "argsort: %llu positions break a stable sorted permutation", (unsigned long long)broken);
+    if (kout) {
+        got = tc_download(ctx, kout, kd, n);
+        CHECK_ARRAY_EQ(kd, got, want_keys, n, "argsort keys_out");
+        free(got);
+    }
+    if (kout != kin) {
+        got = tc_download(ctx, kin, kd, n);
+        CHECK_ARRAY_EQ(kd, got, keys, n, "argsort keys_in after the call");
+        free(got);
+    }
+    CHECK_OK(gpuprim_buffer_destroy(ctx, idx));
+    if (kout && kout != kin) CHECK_OK(gpuprim_buffer_destroy(ctx, kout));
+    CHECK_OK(gpuprim_buffer_destroy(ctx, kin));
+    free(got_idx);
+    free(seen);
+    free(want_keys);
+    free(perm);
+}
+
+/* The distributions the large sizes run: the presorted and reversed shapes
+ * and their near misses (for a detector), and the low-entropy keys (skewed
+ * digits). */
+static const dist_t dist_large[] = {DIST_AND4,
+                                    DIST_FEW16,
+                                    DIST_EQUAL,
+                                    DIST_LOW8,
+                                    DIST_ZIPF,
+                                    DIST_SORTED,
+                                    DIST_SORTED_DISPLACED,
+                                    DIST_SORTED_RUNS,
+                                    DIST_SORTED_BUT_LAST,
+                                    DIST_SORTED_BUT_FIRST,
+                                    DIST_SORTED_SWAP_4095,
+                                    DIST_SORTED_SWAP_MID,
+                                    DIST_REVERSED,
+                                    DIST_REVERSED_TIES,
+                                    DIST_REVERSED_ONE_TIE,
+                                    DIST_REVERSED_TIE_END,
+                                    DIST_REVERSED_SWAP_MID,
+                                    DIST_REVERSED_BUT_LAST,
+                                    DIST_ZEROS_SWAPPED};
+#define DIST_LARGE_COUNT (sizeof dist_large / sizeof dist_large[0])
+
+/* Where a detector answers with a copy or a reversed copy (every placement
+ * must then be right) or must not (ties: a reversed copy breaks stability). */
+static int dist_is_edge(dist_t dist) {
+    return dist == DIST_SORTED || dist == DIST_REVERSED || dist == DIST_REVERSED_TIES ||
+           dist == DIST_REVERSED_ONE_TIE;
+}
+
+/* Skewed digit histograms. */
+static int dist_is_low_entropy(dist_t dist) {
+    return dist == DIST_AND2 || dist == DIST_AND4 || dist == DIST_FEW16 || dist == DIST_EQUAL || dist == DIST_LOW8 ||
+           dist == DIST_ZIPF;
+}
+
+/* Where the float order decides: NaNs of both signs, +-0. */
+static int dist_is_float_edge(dist_t dist) {
+    return dist == DIST_SORTED || dist == DIST_REVERSED || dist == DIST_REVERSED_TIES || dist == DIST_ZEROS_SWAPPED;
+}
+
+/* Bit ranges: presorted in the range and not as whole keys, or the other
+ * way round (range_dist_t), pairs with index values and (with_keys_only 1)
+ * keys only, or (2) keys only in one order. */
+static void dist_range_run(gpuprim_context_t ctx, gpuprim_dtype_t kd, uint64_t n, unsigned begin_bit,
+                           unsigned end_bit, int with_keys_only) {
+    sort_spec_t spec;
+    void *keys;
+    int rd, descending;
+    if (n > tc_max_count()) return;
+    keys = tc_xmalloc(n * 8);
+    spec.call = CALL_OPTIONS_RANGE;
+    spec.begin_bit = begin_bit;
+    spec.end_bit = end_bit;
+    for (rd = 0; rd < RANGE_DIST_COUNT; ++rd)
+        for (descending = 0; descending < 2; ++descending) {
+            int placement = (int)(dist_rotation % 4);
+            gpuprim_dtype_t vd = dist_index_values[(dist_rotation / 4) % 4];
+            ++dist_rotation;
+            range_fill(kd, keys, n, (range_dist_t)rd, descending, begin_bit, end_bit);
+            tc_where("distribution %s: sort %s bits [%u, %u), %s index values, n=%llu %s, %s", range_dist_names[rd],
+                     tc_dtype_name(kd), begin_bit, end_bit, tc_dtype_name(vd), (unsigned long long)n,
+                     descending ? "descending" : "ascending", placement_names[placement]);
+            if (rd == RANGE_SORTED_IN_RANGE) {
+                /* the input is sorted in the range: the sort is the identity */
+                uint64_t i, descents = 0;
+                for (i = 1; i < n; ++i)
+                    descents += tc_sort_bits(kd, tc_get(kd, keys, i - 1), descending, begin_bit, end_bit) >
+                                tc_sort_bits(kd, tc_get(kd, keys, i), descending, begin_bit, end_bit);
+                CHECKF(descents == 0, "input: %llu descents in the range", (unsigned long long)descents);
+            }
+            run_sort_spec(ctx, kd, keys, n, (int)vd, descending, placement, spec);
+            if (!with_keys_only || (with_keys_only == 2 && (rd + descending) % 2)) continue;
+            tc_where("distribution %s: sort %s bits [%u, %u), keys only, n=%llu %s, %s", range_dist_names[rd],
+                     tc_dtype_name(kd), begin_bit, end_bit, (unsigned long long)n,
+                     descending ? "descending" : "ascending", dist_rotation % 2 ? "in place" : "out of place");
+            run_sort_spec(ctx, kd, keys, n, -1, descending, (int)(dist_rotation % 2), spec);
+        }
+    free(keys);
+}
+
+/* gpuprim_argsort on presorted, strictly reversed and non-increasing-with-
+ * ties keys (indices of a rotating index dtype, keys_out NULL, apart or in
+ * place; one order, or both), then strictly reversed whole keys by their top
+ * half: ties in the range, which must keep their input order. */
+static void dist_argsort_run(gpuprim_context_t ctx, gpuprim_dtype_t kd, uint64_t n, int both_orders) {
+    static const dist_t dists[] = {DIST_SORTED, DIST_REVERSED, DIST_REVERSED_TIES, DIST_REVERSED_ONE_TIE};
+    static const gpuprim_dtype_t index_dtypes[4] = {GPUPRIM_DTYPE_I32, GPUPRIM_DTYPE_U32, GPUPRIM_DTYPE_I64,
+                                                    GPUPRIM_DTYPE_U64};
+    const unsigned begin_bit = tc_bits(kd) / 2;
+    void *keys;
+    size_t k;
+    int descending;
+    if (n > tc_max_count()) return;
+    keys = tc_xmalloc(n * 8);
+    for (k = 0; k < sizeof dists / sizeof dists[0]; ++k)
+        for (descending = 0; descending < 2; ++descending) {
+            gpuprim_dtype_t id = index_dtypes[dist_rotation % 4];
+            int keys_out_mode = (int)((dist_rotation / 4) % 3);
+            uint64_t m;
+            if (!both_orders && (int)(k % 2) != descending) continue;
+            ++dist_rotation;
+            tc_where("distribution %s: argsort %s n=%llu %s, generating", dist_names[dists[k]], tc_dtype_name(kd),
+                     (unsigned long long)n, descending ? "descending" : "ascending");
+            m = dist_fill(kd, keys, n, dists[k], descending);
+            dist_check_shape(kd, keys, m, dists[k], descending);
+            tc_where("distribution %s: argsort %s -> %s indices, n=%llu %s, keys_out %s", dist_names[dists[k]],
+                     tc_dtype_name(kd), tc_dtype_name(id), (unsigned long long)m,
+                     descending ? "descending" : "ascending",
+                     keys_out_mode == 0 ? "NULL" : keys_out_mode == 1 ? "apart" : "in place");
+            dist_argsort(ctx, kd, id, keys, m, descending, keys_out_mode, 0, 0);
+        }
+    for (descending = 0; descending < 2; ++descending) {
+        if (!both_orders && descending != (int)(dist_rotation % 2)) continue;
+        range_fill(kd, keys, n, RANGE_WHOLE_REVERSED, descending, begin_bit, tc_bits(kd));
+        tc_where("distribution whole keys strictly reversed: argsort %s bits [%u, %u) -> u32 indices, n=%llu %s",
+                 tc_dtype_name(kd), begin_bit, tc_bits(kd), (unsigned long long)n,
+                 descending ? "descending" : "ascending");
+        dist_argsort(ctx, kd, GPUPRIM_DTYPE_U32, keys, n, descending, descending ? 2 : 1, begin_bit, 0);
+    }
+    free(keys);
+}
+
+/*
+ * Key distributions, for correctness and stability on whatever backend runs
+ * the test: sizes 2, 33 and 5000 for every dtype, 262145 (past the CUDA
+ * sort's fused path), 600001 and 1048583 (its large-input radix path) for
+ * u32, u64, i32, f32 and f64, rotated so that every distribution meets u32
+ * pairs at every size and the other dtypes, keys only and the placements in
+ * turn. Sizes past GPUPRIM_TEST_MAX_COUNT are skipped.
+ */
+static void test_sort_distributions(gpuprim_context_t ctx) {
+    static const uint64_t small_sizes[] = {2, 33, 5000};
+    /* 262145: besides u32, one of these per distribution and order */
+    static const gpuprim_dtype_t others[4] = {GPUPRIM_DTYPE_U64, GPUPRIM_DTYPE_I32, GPUPRIM_DTYPE_F32,
+                                              GPUPRIM_DTYPE_F64};
+    /* 600001: one of these per distribution and order (modes: DIST_*) */
+    static const struct {
+        gpuprim_dtype_t d;
+        int modes;
+    } at_600001[5] = {{GPUPRIM_DTYPE_U32, DIST_KEYS},
+                      {GPUPRIM_DTYPE_I32, DIST_PAIRS},
+                      {GPUPRIM_DTYPE_F64, DIST_PAIRS},
+                      {GPUPRIM_DTYPE_U64, DIST_PAIRS},
+                      {GPUPRIM_DTYPE_F32, DIST_PAIRS}};
+    size_t di, si, k;
+    int dist, descending;
+
+    /* The generators' inverse of tc_sort_key, at both ends of the key space
+       and at random, every dtype and order. */
+    for (di = 0; di < TC_DTYPE_COUNT; ++di) {
+        gpuprim_dtype_t d = tc_all_dtypes[di];
+        for (descending = 0; descending < 2; ++descending) {
+            uint64_t i, bad = 0;
+            tc_where("distribution generators: the inverse of the order key, %s %s", tc_dtype_name(d),
+                     descending ? "descending" : "ascending");
+            for (i = 0; i < 4096; ++i) {
+                uint64_t key = i < 1024 ? i : i < 2048 ? tc_mask(d) - (i - 1024) : tc_rand();
+                key &= tc_mask(d);
+                if (tc_sort_key(d, dist_bits_of_key(d, key, descending), descending) != key) ++bad;
+            }
+            CHECKF(bad == 0, "%llu order keys do not map back", (unsigned long long)bad);
+        }
+    }
+
+    /* Every dtype at small sizes: every distribution, both orders, pairs and
+       keys only; at 5000 the edges in every placement. */
+    for (di = 0; di < TC_DTYPE_COUNT; ++di)
+        for (si = 0; si < sizeof small_sizes / sizeof small_sizes[0]; ++si)
+            for (dist = 0; dist < DIST_COUNT; ++dist)
+                for (descending = 0; descending < 2; ++descending)
+                    dist_run(ctx, tc_all_dtypes[di], small_sizes[si], (dist_t)dist, descending,
+                             DIST_PAIRS | DIST_KEYS |
+                                 (small_sizes[si] == 5000 && dist_is_edge((dist_t)dist) ? DIST_ALL_PLACEMENTS : 0));
+
+    /* 262145: every distribution and order with u32 pairs (keys only in one
+       order, both for the edges), and pairs of one of u64, i32, f32, f64 (the
+       float distributions: f32 and f64). */
+    for (dist = 0; dist < DIST_COUNT; ++dist)
+        for (descending = 0; descending < 2; ++descending) {
+            dist_t dt = (dist_t)dist;
+            int keys_only = (dist + descending) % 2 == 0 || dist_is_edge(dt) ? DIST_KEYS : 0;
+            if (!dist_applies(GPUPRIM_DTYPE_U32, dt)) {
+                dist_run(ctx, GPUPRIM_DTYPE_F32, 262145, dt, descending, DIST_PAIRS | DIST_KEYS);
+                dist_run(ctx, GPUPRIM_DTYPE_F64, 262145, dt, descending, DIST_PAIRS);
+                continue;
+            }
+            dist_run(ctx, GPUPRIM_DTYPE_U32, 262145, dt, descending, DIST_PAIRS | keys_only);
+            dist_run(ctx, others[(dist + 3 * descending) % 4], 262145, dt, descending, DIST_PAIRS);
+        }
+
+    /* The large-input radix path. 1048583: u32 pairs every distribution and
+       order, u32 keys only and u64 pairs for the low-entropy keys in one
+       order; sorted and strictly reversed: u32 pairs and keys only in every
+       placement, both orders; u64 pairs for the edges, both orders; f32 pairs
+       where the float order decides. 600001: one configuration of at_600001
+       each (u32 keys only among them). */
+    for (k = 0; k < DIST_LARGE_COUNT; ++k)
+        for (descending = 0; descending < 2; ++descending) {
+            dist_t dl = dist_large[k];
+            int edge = dist_is_edge(dl), one_order = (int)(k % 2) == descending;
+            int every_placement = dl == DIST_SORTED || dl == DIST_REVERSED ? DIST_ALL_PLACEMENTS : 0;
+            if (!dist_applies(GPUPRIM_DTYPE_U32, dl)) {
+                dist_run(ctx, GPUPRIM_DTYPE_F32, 1048583, dl, descending, DIST_PAIRS | DIST_KEYS);
+                dist_run(ctx, GPUPRIM_DTYPE_F64, 600001, dl, descending, DIST_PAIRS);
+                continue;
+            }
+            dist_run(ctx, GPUPRIM_DTYPE_U32, 1048583, dl, descending,
+                     DIST_PAIRS | (every_placement || (dist_is_low_entropy(dl) && one_order) ? DIST_KEYS : 0) |
+                         every_placement);
+            if (edge || (dist_is_low_entropy(dl) && !one_order))
+                dist_run(ctx, GPUPRIM_DTYPE_U64, 1048583, dl, descending, DIST_PAIRS);
+            if (dist_is_float_edge(dl)) dist_run(ctx, GPUPRIM_DTYPE_F32, 1048583, dl, descending, DIST_PAIRS);
+            dist_run(ctx, at_600001[(k + 2 * (size_t)descending) % 5].d, 600001, dl, descending,
+                     at_600001[(k + 2 * (size_t)descending) % 5].modes);
+        }
+
+    /* Bit ranges [begin_bit, end_bit). */
+    dist_range_run(ctx, GPUPRIM_DTYPE_U32, 5000, 8, 24, 1);
+    dist_range_run(ctx, GPUPRIM_DTYPE_U32, 5000, 0, 12, 1);
+    dist_range_run(ctx, GPUPRIM_DTYPE_U64, 5000, 40, 64, 1);
+    dist_range_run(ctx, GPUPRIM_DTYPE_I64, 5000, 0, 20, 1);
+    dist_range_run(ctx, GPUPRIM_DTYPE_F64, 5000, 12, 64, 1);
+    dist_range_run(ctx, GPUPRIM_DTYPE_F16, 5000, 4, 16, 1);
+    dist_range_run(ctx, GPUPRIM_DTYPE_BF16, 5000, 0, 9, 1);
+    dist_range_run(ctx, GPUPRIM_DTYPE_U8, 5000, 2, 6, 1);
+    dist_range_run(ctx, GPUPRIM_DTYPE_I16, 5000, 8, 16, 1);
+    dist_range_run(ctx, GPUPRIM_DTYPE_U32, 262145, 16, 32, 1);
+    dist_range_run(ctx, GPUPRIM_DTYPE_U32, 600001, 0, 20, 2);
+    dist_range_run(ctx, GPUPRIM_DTYPE_I32, 262145, 4, 28, 0);
+    dist_range_run(ctx, GPUPRIM_DTYPE_F64, 262145, 12, 64, 0);
+    dist_range_run(ctx, GPUPRIM_DTYPE_F32, 600001, 20, 32, 0);
+    dist_range_run(ctx, GPUPRIM_DTYPE_U64, 600001, 16, 48, 0);
+    dist_range_run(ctx, GPUPRIM_DTYPE_U32, 1048583, 8, 24, 0);
+
+    /* gpuprim_argsort. */
+    for (di = 0; di < TC_DTYPE_COUNT; ++di) dist_argsort_run(ctx, tc_all_dtypes[di], 5000, 1);
+    dist_argsort_run(ctx, GPUPRIM_DTYPE_U32, 1048583, 1);
+    dist_argsort_run(ctx, GPUPRIM_DTYPE_F32, 1048583, 0);
+    dist_argsort_run(ctx, GPUPRIM_DTYPE_U64, 600001, 0);
+}
+
 int main(void) {
     gpuprim_context_t ctx = tc_init("test_sort");
     test_sort_known_float_order(ctx);
@@ -710,5 +1530,6 @@ int main(void) {
     test_sort_bit_patterns(ctx);
     test_sort_unaligned_views(ctx, 5003);
     test_sort_unaligned_views(ctx, 700001);
+    test_sort_distributions(ctx);
     return tc_finish();
 }
