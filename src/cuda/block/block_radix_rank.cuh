@@ -64,13 +64,15 @@ struct BlockRadixRank {
     // With kEarlyCounts, a place(i, rank) functor instead of nullptr receives
     // each final rank as soon as it is known (ranks[] is then left unset):
     // the caller can store the item at once instead of holding every rank.
-    // skewed (the same in every thread of the block): the digits are known to
-    // repeat a lot (one digit holding most items, or few distinct ones), so
-    // lanes are matched by ballots and every shared atomic is one per group
-    // of equal digits. The AtomicOr match and the early counts would send
-    // every lane of a group to the same shared word, which serializes: on an
-    // H100 that made keys ANDed from 4 random words 1.36x slower to sort than
-    // uniform ones.
+    // skewed (the same in every thread of the block; AtomicOr ranking only):
+    // the digits are known to repeat a lot (one digit holding most items, or
+    // few distinct ones), so lanes find their peers with match.any and every
+    // shared atomic is one per group of equal digits. The AtomicOr match and
+    // the early counts send every lane of a group to the same shared word,
+    // which serializes: an H100 sorted u32 keys ANDed from 4 random words
+    // 1.36x slower than uniform ones that way. match.any costs more the more
+    // distinct digits a warp holds (3x the AtomicOr ranking on uniform
+    // digits), so the caller decides per pass (Onesweep: from its histogram).
     template <typename DigitOf, typename OnCounts, typename Place = std::nullptr_t>
     __device__ __forceinline__ static void rank(Storage &s, DigitOf &&digit_of,
                                                 uint32_t (&ranks)[kItems], uint32_t &digit_count,
@@ -94,13 +96,13 @@ struct BlockRadixRank {
 
         // Ranks each item among the warp's items of its digit, counting on from
         // counts[digit] (zero, or with kEarlyCounts the warp's final offset).
-        auto rank_in_warp = [&](auto ballot_tag) {
-            constexpr bool kBallot = decltype(ballot_tag)::value;
+        auto rank_in_warp = [&](auto match_any_tag) {
+            constexpr bool kMatchAnyPeers = decltype(match_any_tag)::value;
             const uint32_t lanes_below = radix_lanemask_lt();
 #pragma unroll
             for (int i = 0; i < kItems; ++i) {
                 const uint32_t digit = digit_of(i);
-                if constexpr (kBallot) {
+                if constexpr (kMatchAnyPeers) {  // the lowest peer writes the new count
                     const uint32_t peers = __match_any_sync(kFullWarpMask, digit);
                     uint32_t *count = &counts[digit * kCountStride + kCountSlot];
                     const uint32_t before = *count;
@@ -155,11 +157,9 @@ struct BlockRadixRank {
                 }
             }
         };
-        // The packed pair word is rewritten by its lowest peer, which a ballot
-        // group's leader (the highest) would race with: no skewed mode there.
-        const bool ballot = skewed && !kPacked;
+        const bool match_any_peers = kMasks && skewed;
         if constexpr (kEarlyCounts) {
-            if (ballot) {
+            if (match_any_peers) {  // one add per group of equal digits
 #pragma unroll
                 for (int i = 0; i < kItems; ++i) {
                     const uint32_t digit = digit_of(i);
@@ -172,7 +172,7 @@ struct BlockRadixRank {
                 for (int i = 0; i < kItems; ++i) atomicAdd(&counts[digit_of(i) * kCountStride + kCountSlot], 1u);
             }
         } else {
-            if (ballot) rank_in_warp(std::true_type{});
+            if (match_any_peers) rank_in_warp(std::true_type{});
             else rank_in_warp(std::false_type{});
         }
         __syncthreads();
@@ -211,7 +211,7 @@ struct BlockRadixRank {
         __syncthreads();
 
         if constexpr (kEarlyCounts) {
-            if (ballot) rank_in_warp(std::true_type{});
+            if (match_any_peers) rank_in_warp(std::true_type{});
             else rank_in_warp(std::false_type{});
         } else {
 #pragma unroll

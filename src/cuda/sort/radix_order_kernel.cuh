@@ -44,62 +44,77 @@ struct NoValues {};  // keys without values
 // (RadixPlan::input_order) but reverse in-place buffers.
 template <typename K, int kValueBytes, int kThreads, int kItems, int kTilesPerRound>
 __global__ void __launch_bounds__(kThreads) radix_order_kernel(const OrderArgs args) {
-    constexpr int kWarps = kThreads / 32;
+    constexpr uint32_t kTile = uint32_t(kThreads) * kItems;
+    // The next tile is copied to shared memory (cp.async; 4- and 8-byte
+    // keys) while this one is checked: a tile's loads alone did not keep
+    // enough bytes in flight (1.8 TB/s on an H100). kItems * sizeof(K) is a
+    // multiple of 16 (whole pieces per thread).
+    constexpr bool kAsync = sizeof(K) >= 4;
+    static_assert(!kAsync || (kItems * sizeof(K)) % 16 == 0, "whole 16-byte pieces per thread");
+    __shared__ __align__(16) K staged[2][kTile];
+    __shared__ K tile_before[2];  // the key before each staged tile
     __shared__ uint32_t block_broken;
-    // Each warp's last keys of a tile (two tiles, alternating): lane 0's
-    // predecessors, so that no key is loaded twice.
-    __shared__ K warp_last[2][kWarps][kItems];
-    __shared__ K tile_before[2];  // the key before the tile
     allow_next_grid();
     const K *keys = static_cast<const K *>(args.keys);
     const uint64_t n = args.count;
-    constexpr uint64_t kTile = uint64_t(kThreads) * kItems;
     const uint32_t lane = threadIdx.x % 32;
-    const uint32_t warp = threadIdx.x / 32;
-    if (threadIdx.x == 0) block_broken = load_relaxed(&args.counters[kOrderBrokenWord]);
-    __syncthreads();
-    uint32_t broken = block_broken;  // what this warp knows broken
-    uint32_t parity = 0;
-    const uint64_t stride = uint64_t(gridDim.x) * kTile;
-    // The first round is one tile (unordered data stops after it), the
-    // others kTilesPerRound.
-    int tiles = 1;
-    for (uint64_t round = uint64_t(blockIdx.x) * kTile; round < n; round += stride * tiles, tiles = kTilesPerRound) {
-#pragma unroll 1
-        for (int t = 0; t < tiles; ++t) {
-            const uint64_t base = round + t * stride;
-            if (base >= n) break;
-            K key[kItems];
+    auto tile_base = [&](uint64_t k) { return (uint64_t(blockIdx.x) + k * gridDim.x) * kTile; };
+    // Stages tile k (if it exists) in buffer k % 2: each thread its own positions.
+    auto stage = [&](uint64_t k) {
+        const uint64_t base = tile_base(k);
+        const int buffer = int(k % 2);
+        if (base < n) {
+            constexpr int kPieceKeys = 16 / int(sizeof(K));
+            if (kAsync && base + kTile <= n && reinterpret_cast<uintptr_t>(keys) % 16 == 0) {
+                // A whole aligned tile: 16-byte pieces (a quarter of the copies
+                // of one per 4-byte key); any thread reads any key after a barrier.
 #pragma unroll
-            for (int i = 0; i < kItems; ++i) {
-                const uint64_t index = base + uint64_t(i) * kThreads + threadIdx.x;
-                key[i] = index < n ? keys[index] : K(0);
-            }
-            if (threadIdx.x == 0) tile_before[parity] = base > 0 ? keys[base - 1] : K(0);
-            if (lane == 31) {
-#pragma unroll
-                for (int i = 0; i < kItems; ++i) warp_last[parity][warp][i] = key[i];
-            }
-            __syncthreads();  // (alternating buffers: the tile before last is done with them)
-            uint32_t seen = 0;
-#pragma unroll
-            for (int i = 0; i < kItems; ++i) {
-                const uint64_t index = base + uint64_t(i) * kThreads + threadIdx.x;
-                const uint64_t current = uint64_t(to_radix_key<K>(key[i], args.kind, args.descending)) & args.order_bits;
-                // The predecessor: the lane below, or for lane 0 the previous
-                // warp's last key (of the row before, for warp 0).
-                uint64_t before = __shfl_up_sync(0xffffffffu, current, 1);
-                if (lane == 0) {
-                    const K previous = warp > 0 ? warp_last[parity][warp - 1][i]
-                                                : (i > 0 ? warp_last[parity][kWarps - 1][i - 1] : tile_before[parity]);
-                    before = uint64_t(to_radix_key<K>(previous, args.kind, args.descending)) & args.order_bits;
+                for (int i = 0; i < kItems / kPieceKeys; ++i) {
+                    const uint32_t first = (uint32_t(i) * kThreads + threadIdx.x) * kPieceKeys;
+                    copy_piece_to_shared_async(&staged[buffer][first], keys + base + first);
                 }
-                if (index > 0 && index < n) seen |= before > current ? 1u : 2u;
+            } else {
+#pragma unroll
+                for (int i = 0; i < kItems; ++i) {
+                    const uint32_t position = uint32_t(i) * kThreads + threadIdx.x;
+                    if (base + position < n) {
+                        if constexpr (kAsync) copy_to_shared_async(&staged[buffer][position], keys + base + position);
+                        else staged[buffer][position] = keys[base + position];
+                    }
+                }
             }
-            parity ^= 1;
-            broken |= (__any_sync(0xffffffffu, seen & 1) ? 1u : 0u) | (__any_sync(0xffffffffu, seen & 2) ? 2u : 0u);
-            // (No leaving the round early: its tiles have block barriers.)
-            if (broken == 3 || (args.keys_out == nullptr && args.values_out == nullptr)) continue;
+            if (threadIdx.x == 0) tile_before[buffer] = base > 0 ? keys[base - 1] : K(0);
+        }
+        cp_async_commit();  // always a group, so the wait counts stay fixed
+    };
+
+    if (threadIdx.x == 0) block_broken = load_relaxed(&args.counters[kOrderBrokenWord]);
+    uint32_t broken = 0;  // what this warp knows broken
+    // Rounds of tiles between exchanges of what is broken: the first is one
+    // tile (unordered data stops after it), the others kTilesPerRound.
+    uint64_t round_end = 1;
+    stage(0);
+    for (uint64_t k = 0; tile_base(k) < n; ++k) {
+        __syncthreads();  // every thread is done with buffer (k + 1) % 2
+        stage(k + 1);
+        cp_async_wait<1>();  // tile k
+        __syncthreads();
+        broken |= block_broken;
+        const uint64_t base = tile_base(k);
+        const K *tile = staged[k % 2];
+        uint32_t seen = 0;
+#pragma unroll
+        for (int i = 0; i < kItems; ++i) {
+            const uint32_t position = uint32_t(i) * kThreads + threadIdx.x;
+            if (position > 0 ? base + position < n : base > 0) {
+                const K previous = position > 0 ? tile[position - 1] : tile_before[k % 2];
+                const uint64_t current = uint64_t(to_radix_key<K>(tile[position], args.kind, args.descending)) & args.order_bits;
+                const uint64_t before = uint64_t(to_radix_key<K>(previous, args.kind, args.descending)) & args.order_bits;
+                seen |= before > current ? 1u : 2u;
+            }
+        }
+        broken |= (__any_sync(0xffffffffu, seen & 1) ? 1u : 0u) | (__any_sync(0xffffffffu, seen & 2) ? 2u : 0u);
+        if (broken != 3 && (args.keys_out != nullptr || args.values_out != nullptr)) {
             const bool mirrored = (broken & 1) != 0;
             // The values' loads all before any store (they cannot alias).
             using V = std::conditional_t<kValueBytes == 0, NoValues, typename UnsignedBits<kValueBytes ? kValueBytes : 4>::type>;
@@ -117,28 +132,32 @@ __global__ void __launch_bounds__(kThreads) radix_order_kernel(const OrderArgs a
             }
 #pragma unroll
             for (int i = 0; i < kItems; ++i) {
-                const uint64_t index = base + uint64_t(i) * kThreads + threadIdx.x;
+                const uint32_t position = uint32_t(i) * kThreads + threadIdx.x;
+                const uint64_t index = base + position;
                 if (index < n) {
                     const uint64_t to = mirrored ? n - 1 - index : index;
-                    if (args.keys_out) static_cast<K *>(args.keys_out)[to] = key[i];
+                    if (args.keys_out) static_cast<K *>(args.keys_out)[to] = tile[position];
                     if constexpr (kValueBytes != 0) {
                         if (args.values_out) static_cast<V *>(args.values_out)[to] = value[i];
                     }
                 }
             }
         }
-        // The block's warps, the word and the other blocks: what is broken.
-        if (lane == 0 && broken != 0) atomicOr(&block_broken, broken);
-        __syncthreads();
-        if (threadIdx.x == 0) {
-            const uint32_t word = load_relaxed(&args.counters[kOrderBrokenWord]);
-            if (block_broken & ~word) atomicOr(&args.counters[kOrderBrokenWord], block_broken);
-            block_broken |= word;
+        if (k + 1 == round_end) {
+            // The block's warps, the word and the other blocks: what is broken.
+            round_end += kTilesPerRound;
+            if (lane == 0 && broken != 0) atomicOr(&block_broken, broken);
+            __syncthreads();
+            if (threadIdx.x == 0) {
+                const uint32_t word = load_relaxed(&args.counters[kOrderBrokenWord]);
+                if (block_broken & ~word) atomicOr(&args.counters[kOrderBrokenWord], block_broken);
+                block_broken |= word;
+            }
+            __syncthreads();
+            if (block_broken == 3) break;
         }
-        __syncthreads();
-        broken = block_broken;
-        if (broken == 3) break;
     }
+    cp_async_wait<0>();  // no copy outlives the block
 }
 
 }  // namespace radix_detail

@@ -71,7 +71,7 @@ struct PassPlan {
     // Between the first and the last executed pass the buffers hold radix
     // keys: the first transforms on load, the last transforms back on store.
     uint8_t transform_in, transform_out;
-    // The pass's digits repeat a lot: rank with ballots (BlockRadixRank).
+    // The pass's digits repeat a lot: peers found by match.any (BlockRadixRank).
     uint8_t skewed;
 };
 // An input found already in order by the histogram kernel (see

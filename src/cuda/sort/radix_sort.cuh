@@ -5,12 +5,24 @@
 // pass plan in radix_plan.cuh; radix_sort.cu instantiates them by size.
 //
 // Per call:
+// 0. radix_order_kernel checks whether the input is already in the order
+//    asked for: sorted, or strictly reversed (a tie rules that out: equal
+//    keys keep their order). Each block stops as soon as it and the others
+//    have seen both broken, which on unordered data is after one tile. On an
+//    input in order it reads every key once and, out of place, writes the
+//    output as it goes (mirrored when reversed), so the sort is done when it
+//    ends: 2^28 u32 keys in 0.47 ms in place, 0.8-1.0 ms out of place, on an
+//    H100 (CUB: 5.4 ms).
 // 1. radix_histogram_kernel reads the keys once and counts the 8-bit digits of
 //    every pass (shared counters, then 64-bit global atomics). Its last block
 //    scans each pass's counts into global digit offsets, marks the passes
-//    whose digit is the same for every key, and writes the plan: which passes
-//    run and which buffers each reads and writes. It also clears the
-//    look-back array. Nothing is read back to the host.
+//    whose digit is the same for every key, marks the passes whose digits
+//    repeat so much that ranking should match lanes by match.any (skewed,
+//    see BlockRadixRank), and writes the plan: which passes run and which
+//    buffers each reads and writes. It also clears the look-back array. An
+//    input found in order is not counted, and the plan runs no pass (the
+//    first pass launch reverses in-place buffers of a reversed input).
+//    Nothing is read back to the host.
 // 2. One radix_onesweep_kernel launch per pass (per portion, see below), each
 //    allowed to start while the previous one drains (programmatic dependent
 //    launch, sm_90). A persistent grid takes tiles in launch order from a
@@ -75,7 +87,6 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <cstdlib>  // EXPERIMENT getenv
 #include <cstdint>
 #include <type_traits>
 
@@ -233,7 +244,6 @@ void onesweep_sort_with(const DeviceEnv &env, const SortRequest &asked, const So
         args.counters = env.zeroed_counters;
         args.windows = windows;
         args.skewed_collisions = uint32_t(tuning.skewed_collisions * 1073741824.0);
-        if (const char *e = getenv("GPUPRIM_EXPERIMENT_SKEW")) args.skewed_collisions = uint32_t(std::min(1.0, atof(e)) * 1073741824.0);
         constexpr uint64_t kHistogramTile = uint64_t(HistogramShape::kThreads) * HistogramShape::kItems;
         const uint64_t wanted = std::max<uint64_t>((n + kHistogramTile - 1) / kHistogramTile,
                                                    (lookback_words / 4 + HistogramShape::kThreads - 1) /
