@@ -1494,6 +1494,21 @@ static void test_sort_distributions(gpuprim_context_t ctx) {
                      at_600001[(k + 2 * (size_t)descending) % 5].modes);
         }
 
+    /* 1- and 2-byte keys (the CUDA order check without cp.async staging) at
+       the large-input path: in order with ties, both orders, and near misses
+       (strictly reversed keys need more distinct values than they have). */
+    {
+        static const gpuprim_dtype_t narrow[6] = {GPUPRIM_DTYPE_F16, GPUPRIM_DTYPE_BF16, GPUPRIM_DTYPE_U16,
+                                                  GPUPRIM_DTYPE_I16, GPUPRIM_DTYPE_U8,   GPUPRIM_DTYPE_I8};
+        static const dist_t in_order[4] = {DIST_SORTED, DIST_REVERSED_TIES, DIST_SORTED_RUNS, DIST_SORTED_BUT_LAST};
+        for (di = 0; di < 6; ++di)
+            for (descending = 0; descending < 2; ++descending) {
+                dist_run(ctx, narrow[di], 600001, in_order[(di + (size_t)descending) % 2], descending,
+                         DIST_PAIRS | DIST_KEYS);
+                dist_run(ctx, narrow[di], 600001, in_order[2 + (di + (size_t)descending) % 2], descending, DIST_PAIRS);
+            }
+    }
+
     /* Bit ranges [begin_bit, end_bit). */
     dist_range_run(ctx, GPUPRIM_DTYPE_U32, 5000, 8, 24, 1);
     dist_range_run(ctx, GPUPRIM_DTYPE_U32, 5000, 0, 12, 1);
