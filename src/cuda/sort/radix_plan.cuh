@@ -82,7 +82,8 @@ enum InputOrder : uint32_t {
     kReversed = 2,       // strictly decreasing: out of place, the histogram kernel
                          // wrote it reversed; in place, pass 0 reverses it
 };
-struct RadixPlan {
+// 16-byte aligned: the segmented sort stores 8-byte fields right after it.
+struct alignas(16) RadixPlan {
     PassPlan pass[kMaxPasses];
     uint32_t input_order;  // InputOrder
 };

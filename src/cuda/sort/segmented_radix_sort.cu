@@ -111,6 +111,8 @@ void sort_long_segments(const DeviceEnv &env, const SortRequest &request, const 
     const bool values_in_place = kHasValues && (request.values_are_indices || request.values_out == request.values_in);
     bool varies[kMaxPasses];
     for (bool &v : varies) v = true;
+    static_assert(sizeof(RadixPlan) % alignof(SegmentTile) == 0 && sizeof(SegmentTile) % 8 == 0,
+                  "the tiles and segment starts after the plan stay aligned");
     RadixPlan plan{};
     make_radix_plan(kPassCount, varies, keys_in_place, kHasValues, values_in_place, plan);
 
