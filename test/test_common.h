@@ -889,6 +889,52 @@ static inline void *tc_download(gpuprim_context_t ctx, gpuprim_buffer_t b, gpupr
     return host;
 }
 
+/* gpuprim_argsort of the keys in kin (kd, n of them) into a new poisoned
+ * index buffer of id, returned: keys_out_mode 0 no keys_out, 1 a new
+ * poisoned buffer (in *kout), 2 kin itself (in place; *kout = kin). */
+static inline gpuprim_buffer_t tc_run_argsort(gpuprim_context_t ctx, gpuprim_buffer_t kin, gpuprim_dtype_t kd,
+                                              gpuprim_dtype_t id, uint64_t n, const gpuprim_sort_options_t *options,
+                                              int keys_out_mode, gpuprim_buffer_t *kout) {
+    gpuprim_buffer_t idx;
+    *kout = NULL;
+    if (keys_out_mode == 1) {
+        *kout = tc_buffer(ctx, kd, n);
+        tc_poison(ctx, *kout, kd, n);
+    } else if (keys_out_mode == 2) {
+        *kout = kin;
+    }
+    idx = tc_buffer(ctx, id, n);
+    tc_poison(ctx, idx, id, n);
+    CHECK_OK(gpuprim_argsort(ctx, kin, *kout, idx, options));
+    return idx;
+}
+
+/* How many positions of idx[0..n) (dtype id) break a stable sorted
+ * permutation of keys (kd) by their sort bits [begin_bit, end_bit): an index
+ * out of range or repeated, or one that does not follow its predecessor
+ * (smaller sort bits, or equal ones at a lower index). */
+static inline uint64_t tc_argsort_breaks(gpuprim_dtype_t kd, const void *keys, gpuprim_dtype_t id, const void *idx,
+                                         uint64_t n, int descending, unsigned begin_bit, unsigned end_bit) {
+    unsigned char *seen = (unsigned char *)calloc(n ? n : 1, 1);
+    uint64_t i, broken = 0;
+    for (i = 0; i < n; ++i) {
+        uint64_t at = tc_get(id, idx, i);
+        if (at >= n || seen[at]) {
+            ++broken;
+            continue;
+        }
+        seen[at] = 1;
+        if (i > 0) {
+            uint64_t before = tc_get(id, idx, i - 1);
+            uint64_t x = tc_sort_bits(kd, tc_get(kd, keys, before < n ? before : 0), descending, begin_bit, end_bit);
+            uint64_t y = tc_sort_bits(kd, tc_get(kd, keys, at), descending, begin_bit, end_bit);
+            if (x > y || (x == y && before >= at)) ++broken;
+        }
+    }
+    free(seen);
+    return broken;
+}
+
 /* Bitwise comparison of two typed arrays; one failure naming the first
  * mismatch and the number of mismatches. Returns 1 if equal. */
 #define CHECK_ARRAY_EQ(d, got, want, n, what) tc_check_array_eq(__FILE__, __LINE__, d, got, want, n, what)

@@ -284,26 +284,18 @@ static void run_argsort(gpuprim_dtype_t kd, gpuprim_dtype_t id, uint64_t n, int 
     const unsigned end_bit = end_bit_option ? end_bit_option : tc_bits(kd);
     void *keys = tc_xmalloc(n * tc_size(kd)), *got_idx, *got_keys = NULL, *sorted;
     uint64_t *perm = (uint64_t *)tc_xmalloc((n ? n : 1) * sizeof *perm), i, bad = 0;
-    gpuprim_buffer_t kin, kout = NULL, idx, ref_out;
+    gpuprim_buffer_t kin, kout, idx, ref_out;
     gpuprim_sort_options_t options;
     tc_where("argsort %s -> %s, n %llu, %s, bits [%u, %u), keys_out %s, %s", tc_dtype_name(kd), tc_dtype_name(id),
              (unsigned long long)n, descending ? "descending" : "ascending", begin_bit, end_bit,
              keys_out_mode == 0 ? "NULL" : keys_out_mode == 1 ? "apart" : "in place", tc_pattern_names[pattern]);
     tc_fill(kd, keys, n, pattern);
     kin = tc_buffer_from(ctx, kd, keys, n);
-    if (keys_out_mode == 1) {
-        kout = tc_buffer(ctx, kd, n);
-        tc_poison(ctx, kout, kd, n);
-    } else if (keys_out_mode == 2) {
-        kout = kin;
-    }
-    idx = tc_buffer(ctx, id, n);
-    tc_poison(ctx, idx, id, n);
     gpuprim_sort_options_init(&options);
     options.order = descending ? GPUPRIM_ORDER_DESCENDING : GPUPRIM_ORDER_ASCENDING;
     options.begin_bit = begin_bit;
     options.end_bit = end_bit_option;
-    CHECK_OK(gpuprim_argsort(ctx, kin, kout, idx, &options));
+    idx = tc_run_argsort(ctx, kin, kd, id, n, &options, keys_out_mode, &kout);
     got_idx = tc_download(ctx, idx, id, n);
     tc_reference_sort_permutation_bits(kd, keys, n, descending, begin_bit, end_bit, perm);
     for (i = 0; i < n; ++i)
@@ -312,24 +304,8 @@ static void run_argsort(gpuprim_dtype_t kd, gpuprim_dtype_t id, uint64_t n, int 
            (unsigned long long)n);
     /* Independently: a permutation, ordered by the sort bits, equal bits by increasing index. */
     {
-        unsigned char *seen = (unsigned char *)calloc(n ? n : 1, 1);
-        uint64_t broken = 0;
-        for (i = 0; i < n; ++i) {
-            uint64_t at = tc_get(id, got_idx, i);
-            if (at >= n || seen[at]) {
-                ++broken;
-                continue;
-            }
-            seen[at] = 1;
-            if (i > 0) {
-                uint64_t before = tc_get(id, got_idx, i - 1);
-                uint64_t a = tc_sort_bits(kd, tc_get(kd, keys, before < n ? before : 0), descending, begin_bit, end_bit);
-                uint64_t b = tc_sort_bits(kd, tc_get(kd, keys, at), descending, begin_bit, end_bit);
-                if (a > b || (a == b && before >= at)) ++broken;
-            }
-        }
+        uint64_t broken = tc_argsort_breaks(kd, keys, id, got_idx, n, descending, begin_bit, end_bit);
         CHECKF(broken == 0, "argsort: %llu positions not a stable sorted permutation", (unsigned long long)broken);
-        free(seen);
     }
     /* keys_out: what the sort gives */
     ref_out = tc_buffer(ctx, kd, n);

@@ -1214,44 +1214,22 @@ static void range_fill(gpuprim_dtype_t d, void *keys, uint64_t n, range_dist_t r
 static void dist_argsort(gpuprim_context_t ctx, gpuprim_dtype_t kd, gpuprim_dtype_t id, const void *keys,
                          uint64_t n, int descending, int keys_out_mode, unsigned begin_bit, unsigned end_bit) {
     const unsigned end = end_bit ? end_bit : tc_bits(kd);
-    uint64_t *perm = (uint64_t *)tc_xmalloc(n * sizeof *perm), i, wrong = 0, first_wrong = 0, broken = 0;
+    uint64_t *perm = (uint64_t *)tc_xmalloc(n * sizeof *perm), i, wrong = 0, first_wrong = 0, broken;
     void *want_keys = tc_xmalloc(n * 8), *got_idx, *got;
-    unsigned char *seen = (unsigned char *)tc_xmalloc(n);
-    gpuprim_buffer_t kin, kout = NULL, idx;
+    gpuprim_buffer_t kin, kout, idx;
     gpuprim_sort_options_t options;
     tc_reference_sort_permutation_bits(kd, keys, n, descending, begin_bit, end, perm);
     tc_permute(kd, keys, perm, n, want_keys);
     kin = tc_buffer_from(ctx, kd, keys, n);
-    if (keys_out_mode == 1) {
-        kout = tc_buffer(ctx, kd, n);
-        tc_poison(ctx, kout, kd, n);
-    } else if (keys_out_mode == 2) {
-        kout = kin;
-    }
-    idx = tc_buffer(ctx, id, n);
-    tc_poison(ctx, idx, id, n);
     gpuprim_sort_options_init(&options);
     options.order = descending ? GPUPRIM_ORDER_DESCENDING : GPUPRIM_ORDER_ASCENDING;
     options.begin_bit = begin_bit;
     options.end_bit = end_bit;
-    CHECK_OK(gpuprim_argsort(ctx, kin, kout, idx, &options));
+    idx = tc_run_argsort(ctx, kin, kd, id, n, &options, keys_out_mode, &kout);
     got_idx = tc_download(ctx, idx, id, n);
-    memset(seen, 0, n);
-    for (i = 0; i < n; ++i) {
-        uint64_t at = tc_get(id, got_idx, i);
-        if (at != perm[i] && wrong++ == 0) first_wrong = i;
-        if (at >= n || seen[at]) {
-            ++broken;
-            continue;
-        }
-        seen[at] = 1;
-        if (i > 0) {
-            uint64_t before = tc_get(id, got_idx, i - 1);
-            uint64_t x = tc_sort_bits(kd, tc_get(kd, keys, before < n ? before : 0), descending, begin_bit, end);
-            uint64_t y = tc_sort_bits(kd, tc_get(kd, keys, at), descending, begin_bit, end);
-            if (x > y || (x == y && before >= at)) ++broken;
-        }
-    }
+    for (i = 0; i < n; ++i)
+        if (tc_get(id, got_idx, i) != perm[i] && wrong++ == 0) first_wrong = i;
+    broken = tc_argsort_breaks(kd, keys, id, got_idx, n, descending, begin_bit, end);
     CHECKF(wrong == 0, "argsort: %llu of %llu indices differ from the reference stable order, first at [%llu]: "
            "got %llu, expected %llu", (unsigned long long)wrong, (unsigned long long)n,
            (unsigned long long)first_wrong, (unsigned long long)(n ? tc_get(id, got_idx, first_wrong) : 0),
@@ -1271,7 +1249,6 @@ static void dist_argsort(gpuprim_context_t ctx, gpuprim_dtype_t kd, gpuprim_dtyp
     if (kout && kout != kin) CHECK_OK(gpuprim_buffer_destroy(ctx, kout));
     CHECK_OK(gpuprim_buffer_destroy(ctx, kin));
     free(got_idx);
-    free(seen);
     free(want_keys);
     free(perm);
 }
