@@ -1471,6 +1471,16 @@ static void test_sort_distributions(gpuprim_context_t ctx) {
                      at_600001[(k + 2 * (size_t)descending) % 5].modes);
         }
 
+    /* Past one tile per block of the CUDA order check (4096 4-byte keys or
+       2048 8-byte ones a tile, a few blocks per SM): an input out of order
+       only at its very end, where a block's last round of tiles ends short. */
+    for (descending = 0; descending < 2; ++descending) {
+        dist_run(ctx, GPUPRIM_DTYPE_U32, 4000037, DIST_SORTED_BUT_LAST, descending, DIST_PAIRS | DIST_KEYS);
+        dist_run(ctx, GPUPRIM_DTYPE_U32, 4000037, DIST_REVERSED_TIE_END, descending, DIST_PAIRS);
+        dist_run(ctx, GPUPRIM_DTYPE_U64, 4000037, descending ? DIST_REVERSED_BUT_LAST : DIST_SORTED_BUT_LAST,
+                 descending, DIST_PAIRS);
+    }
+
     /* 1- and 2-byte keys (the CUDA order check without cp.async staging) at
        the large-input path: in order with ties, both orders, and near misses
        (strictly reversed keys need more distinct values than they have). */

@@ -90,6 +90,18 @@ __global__ void __launch_bounds__(kThreads) radix_order_kernel(const OrderArgs a
 
     if (threadIdx.x == 0) block_broken = load_relaxed(&args.counters[kOrderBrokenWord]);
     uint32_t broken = 0;  // what this warp knows broken
+    // The block's warps, the word and the other blocks: what is broken. Every
+    // thread of the block calls it.
+    auto exchange = [&]() {
+        if (lane == 0 && broken != 0) atomicOr(&block_broken, broken);
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            const uint32_t word = load_relaxed(&args.counters[kOrderBrokenWord]);
+            if (block_broken & ~word) atomicOr(&args.counters[kOrderBrokenWord], block_broken);
+            block_broken |= word;
+        }
+        __syncthreads();
+    };
     // Rounds of tiles between exchanges of what is broken: the first is one
     // tile (unordered data stops after it), the others kTilesPerRound.
     uint64_t round_end = 1;
@@ -144,19 +156,14 @@ __global__ void __launch_bounds__(kThreads) radix_order_kernel(const OrderArgs a
             }
         }
         if (k + 1 == round_end) {
-            // The block's warps, the word and the other blocks: what is broken.
             round_end += kTilesPerRound;
-            if (lane == 0 && broken != 0) atomicOr(&block_broken, broken);
-            __syncthreads();
-            if (threadIdx.x == 0) {
-                const uint32_t word = load_relaxed(&args.counters[kOrderBrokenWord]);
-                if (block_broken & ~word) atomicOr(&args.counters[kOrderBrokenWord], block_broken);
-                block_broken |= word;
-            }
-            __syncthreads();
+            exchange();
             if (block_broken == 3) break;
         }
     }
+    // The last round can end short of kTilesPerRound tiles: what it found
+    // counts too (after a break this adds nothing).
+    exchange();
     cp_async_wait<0>();  // no copy outlives the block
 }
 
