@@ -115,8 +115,8 @@ __global__ void __launch_bounds__(Shape::kThreads, Shape::kMinBlocks)
     allow_next_grid();
     const PassPlan plan = args.plan->pass[args.pass];
     if (!plan.active) {
-        // A strictly decreasing input: the histogram kernel wrote what is out
-        // of place; the first launch reverses what is in place.
+        // An input strictly against the order: the order check wrote what is
+        // out of place; the first launch reverses what is in place.
         if (!kSegmented && args.pass == 0 && args.portion == 0 && args.plan->input_order == kReversed) {
             using SplitKey = std::conditional_t<kPacked, uint32_t, K>;  // packed pairs: split buffers
             using SplitValue = std::conditional_t<kPacked, uint32_t, V>;

@@ -74,13 +74,13 @@ struct PassPlan {
     // The pass's digits repeat a lot: peers found by match.any (BlockRadixRank).
     uint8_t skewed;
 };
-// An input found already in order by the histogram kernel (see
-// radix_histogram_kernel): no pass runs.
+// An input the order check (radix_order_kernel) found already in order: no
+// pass runs.
 enum InputOrder : uint32_t {
     kUnordered = 0,
-    kAlreadySorted = 1,  // out of place, the histogram kernel copied it
-    kReversed = 2,       // strictly decreasing: out of place, the histogram kernel
-                         // wrote it reversed; in place, pass 0 reverses it
+    kAlreadySorted = 1,  // out of place, the order check copied it
+    kReversed = 2,       // strictly against the order: out of place, the order
+                         // check wrote it mirrored; in place, pass 0 reverses it
 };
 // 16-byte aligned: the segmented sort stores 8-byte fields right after it.
 struct alignas(16) RadixPlan {

@@ -32,7 +32,7 @@ struct SortCounterWords {
     static constexpr uint32_t kHistogramZeroed = 2;   // digit counts cleared
     static constexpr uint32_t kHistogramDone = 3;     // histogram blocks finished
     static constexpr uint32_t kFusedFlag = 4;         // fused kernel's grid flag
-    static constexpr uint32_t kOrderBroken = 5;       // histogram: the input is not sorted (bit 0), not reversed (bit 1)
+    static constexpr uint32_t kOrderBroken = 5;       // order check: not sorted (bit 0), not reversed (bit 1)
     static constexpr uint32_t kEnd = 6;
 };
 
