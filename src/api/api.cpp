@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The C entry points: validate every argument, then hand over to core and the
 // backend. Nothing below lets an exception cross the C boundary.
+#include "core/checked_size.h"
 #include "core/context.h"
 #include "core/dtype.h"
 #include "core/error.h"
@@ -105,12 +106,12 @@ void require_op(const gpuprim_op_t &op) {
 
 // count * size in bytes, or OVERFLOW when it does not fit in 64 bits.
 uint64_t byte_size(uint64_t count, gpuprim_dtype_t dtype, const char *name) {
-    uint64_t size = gpuprim::dtype_size(dtype);
-    if (count > UINT64_MAX / size)
+    uint64_t bytes = 0;
+    if (!gpuprim::multiply_fits(count, gpuprim::dtype_size(dtype), &bytes))
         fail(GPUPRIM_ERROR_OVERFLOW,
              "argument '%s' = %llu elements of %s is more than 2^64 bytes", name,
              static_cast<unsigned long long>(count), gpuprim::dtype_name(dtype));
-    return count * size;
+    return bytes;
 }
 
 void require_same_dtype(const Buffer &a, const char *a_name, const Buffer &b,
@@ -164,14 +165,15 @@ void require_range(const Buffer &buffer, uint64_t offset, uint64_t count) {
              static_cast<unsigned long long>(buffer.count));
 }
 
-// The caller's options struct (context or sort options), defaults where
-// NULL. A struct from a newer header (struct_size larger than this
+// The caller's options struct (context or sort options, or segments),
+// defaults where NULL; `name` is the argument messages name ("options",
+// "segments"). A struct from a newer header (struct_size larger than this
 // version's) is accepted when every byte this version does not know is
 // zero, i.e. the newer fields keep their defaults. One of an older release's
 // size (oldest_size: its fields are a prefix of this version's) gives the
 // fields it lacks their defaults.
 template <typename Options>
-Options read_options(const Options *options, void (*init)(Options *), const char *init_name,
+Options read_options(const Options *options, const char *name, void (*init)(Options *), const char *init_name,
                      uint64_t oldest_size = sizeof(Options)) {
     Options chosen;
     init(&chosen);
@@ -181,14 +183,14 @@ Options read_options(const Options *options, void (*init)(Options *), const char
     if ((size < sizeof chosen && size != oldest_size) || size > kLargestAccepted) {
         if (oldest_size != sizeof chosen)
             fail(GPUPRIM_ERROR_INVALID_ARGUMENT,
-                 "options->struct_size = %llu, expected %zu (or 0.2.0's %llu, or a newer header's "
-                 "larger size): initialize the options with %s()",
-                 static_cast<unsigned long long>(size), sizeof chosen,
+                 "%s->struct_size = %llu, expected %zu (or 0.2.0's %llu, or a newer header's "
+                 "larger size): initialize it with %s()",
+                 name, static_cast<unsigned long long>(size), sizeof chosen,
                  static_cast<unsigned long long>(oldest_size), init_name);
         fail(GPUPRIM_ERROR_INVALID_ARGUMENT,
-             "options->struct_size = %llu, expected %zu (or a newer header's larger size): "
-             "initialize the options with %s()",
-             static_cast<unsigned long long>(size), sizeof chosen, init_name);
+             "%s->struct_size = %llu, expected %zu (or a newer header's larger size): "
+             "initialize it with %s()",
+             name, static_cast<unsigned long long>(size), sizeof chosen, init_name);
     }
     if (size < sizeof chosen) {
         // An older release's struct: its fields; the newer ones keep their defaults.
@@ -200,10 +202,10 @@ Options read_options(const Options *options, void (*init)(Options *), const char
     for (uint64_t i = sizeof chosen; i < size; ++i)
         if (bytes[i] != 0)
             fail(GPUPRIM_ERROR_INVALID_ARGUMENT,
-                 "options->struct_size = %llu: byte %llu, past the %zu bytes this version "
-                 "(libgpuprim %s) knows, is not zero: a newer option was set that this version "
+                 "%s->struct_size = %llu: byte %llu, past the %zu bytes this version "
+                 "(libgpuprim %s) knows, is not zero: a newer field was set that this version "
                  "cannot honour",
-                 static_cast<unsigned long long>(size), static_cast<unsigned long long>(i),
+                 name, static_cast<unsigned long long>(size), static_cast<unsigned long long>(i),
                  sizeof chosen, kVersionString);
     std::memcpy(&chosen, options, sizeof chosen);
     chosen.struct_size = sizeof chosen;
@@ -270,7 +272,7 @@ gpuprim_status_t gpuprim_context_create(const gpuprim_context_options_t *options
         // 0.2.0's struct ends after cuda_stream (cpu_threads came later).
         constexpr uint64_t kOptions020Bytes = offsetof(gpuprim_context_options_t, cpu_threads);
         static_assert(kOptions020Bytes == 24, "0.2.0's options struct is 24 bytes");
-        gpuprim_context_options_t chosen = read_options(options, gpuprim_context_options_init,
+        gpuprim_context_options_t chosen = read_options(options, "options", gpuprim_context_options_init,
                                                         "gpuprim_context_options_init", kOptions020Bytes);
         if (chosen.backend < GPUPRIM_BACKEND_AUTO || chosen.backend > GPUPRIM_BACKEND_CUDA)
             fail(GPUPRIM_ERROR_INVALID_ENUM, "options->backend = %d is not a gpuprim_backend_t",
@@ -549,7 +551,7 @@ namespace {
 gpuprim::SortRequest sort_request_for(const gpuprim_sort_options_t *options, const Buffer &keys_in,
                                       const Buffer *keys_out) {
     const gpuprim_sort_options_t chosen =
-        read_options(options, gpuprim_sort_options_init, "gpuprim_sort_options_init");
+        read_options(options, "options", gpuprim_sort_options_init, "gpuprim_sort_options_init");
     if (chosen.order != GPUPRIM_ORDER_ASCENDING && chosen.order != GPUPRIM_ORDER_DESCENDING)
         fail(GPUPRIM_ERROR_INVALID_ENUM, "options->order = %d is not a gpuprim_order_t",
              static_cast<int>(chosen.order));
@@ -634,24 +636,35 @@ void add_argsort_indices(Context &ctx, gpuprim::SortRequest &request, const Buff
 
 void segments_defaults(gpuprim_segments_t *segments) { gpuprim_segments_init_rows(segments, 0, 0); }
 
+// What gpuprim_segments_init_offsets(segments, NULL) leaves in both row
+// fields: no real rows (they would overflow 64 bits), so a call given these
+// segments names the NULL offsets instead of reading "0 rows of 0".
+constexpr uint64_t kNullOffsetsMark = UINT64_MAX;
+
 // The layout a segments descriptor gives data of data_count elements: rows
 // must cover the data exactly; offsets are checked by the backend.
 gpuprim::SegmentLayout segment_layout(Context &ctx, const gpuprim_segments_t *segments, uint64_t data_count) {
     require(segments, "segments");
-    const gpuprim_segments_t chosen = read_options(segments, segments_defaults, "gpuprim_segments_init_rows");
+    const gpuprim_segments_t chosen = read_options(segments, "segments", segments_defaults,
+                     "gpuprim_segments_init_rows() or gpuprim_segments_init_offsets");
     gpuprim::SegmentLayout layout{};
     layout.data_count = data_count;
     if (!chosen.offsets) {
         const uint64_t rows = chosen.row_count, length = chosen.row_length;
-        if (length != 0 && rows > UINT64_MAX / length)
+        if (rows == kNullOffsetsMark && length == kNullOffsetsMark)
+            fail(GPUPRIM_ERROR_NULL_POINTER,
+                 "segments->offsets is NULL: gpuprim_segments_init_offsets() was given no offsets buffer "
+                 "(uniform rows are made by gpuprim_segments_init_rows())");
+        uint64_t covered = 0;
+        if (!gpuprim::multiply_fits(rows, length, &covered))
             fail(GPUPRIM_ERROR_SIZE_MISMATCH,  // the header lists SIZE_MISMATCH (rows not covering the data), not OVERFLOW
                  "segments: %llu rows of %llu elements overflow 64 bits, so they cannot cover the data",
                  static_cast<unsigned long long>(rows), static_cast<unsigned long long>(length));
-        if (rows * length != data_count)
+        if (covered != data_count)
             fail(GPUPRIM_ERROR_SIZE_MISMATCH,
                  "segments: %llu rows of %llu elements are %llu elements, but the data has %llu",
                  static_cast<unsigned long long>(rows), static_cast<unsigned long long>(length),
-                 static_cast<unsigned long long>(rows * length), static_cast<unsigned long long>(data_count));
+                 static_cast<unsigned long long>(covered), static_cast<unsigned long long>(data_count));
         layout.segments = rows;
         layout.row_length = length;
         return layout;
@@ -731,6 +744,7 @@ void gpuprim_segments_init_offsets(gpuprim_segments_t *segments, gpuprim_buffer_
     if (!segments) return;
     gpuprim_segments_init_rows(segments, 0, 0);
     segments->offsets = offsets;
+    if (!offsets) segments->row_count = segments->row_length = kNullOffsetsMark;
 }
 
 gpuprim_status_t gpuprim_segmented_sort(gpuprim_context_t context, const gpuprim_segments_t *segments,
@@ -888,13 +902,14 @@ gpuprim_status_t gpuprim_segmented_topk(gpuprim_context_t context, const gpuprim
         if (!layout.offsets && k > layout.row_length)
             fail(GPUPRIM_ERROR_INVALID_ARGUMENT, "k = %llu is more than the rows' length, %llu",
                  static_cast<unsigned long long>(k), static_cast<unsigned long long>(layout.row_length));
-        if (k != 0 && layout.segments > UINT64_MAX / k)
+        uint64_t slots = 0;
+        if (!gpuprim::multiply_fits(layout.segments, k, &slots))
             fail(GPUPRIM_ERROR_SIZE_MISMATCH, "%llu segments of k = %llu results overflow 64 bits",
                  static_cast<unsigned long long>(layout.segments), static_cast<unsigned long long>(k));
         // Rows: the longest segment is known here; offsets: the backend
         // checks the longest segment against the indices' dtype.
         const gpuprim::TopkRequest request =
-            topk_request_for(ctx, kin, k, order, keys_out, indices, layout.segments * k,
+            topk_request_for(ctx, kin, k, order, keys_out, indices, slots,
                              longest_segment_bound(layout, kin.count), layout.offsets == nullptr);
         if (keys_out) require_offsets_apart(segments, ctx, ctx.resolve(keys_out, "keys_out"), "keys_out");
         if (indices) require_offsets_apart(segments, ctx, ctx.resolve(indices, "indices"), "indices");

@@ -7,6 +7,7 @@
 
 #include "core/dtype.h"
 #include "core/error.h"
+#include "core/portable.h"
 
 #include <gpuprim/gpuprim.h>
 
@@ -69,6 +70,12 @@ struct SegmentLayout {
     uint32_t offset_bytes;  // 4 or 8
     bool offsets_signed;
     uint64_t data_count;    // elements of the data buffers
+    // The offset value of the data buffers' first element: 0, except where
+    // the CUDA backend narrows a call to the elements its segments cover
+    // (its data pointers then start at offsets[0]; narrowed_to_covered in
+    // cuda/segment/segment_check.cu). Offsets as kernels read them are
+    // offsets[s] - origin.
+    uint64_t origin = 0;
 };
 
 // The first index of a CSR offsets array that breaks the rules (negative,
@@ -79,14 +86,25 @@ struct SegmentLayout {
 // Checks offsets that lie in host memory (the CPU backend's), index by index.
 void check_offsets_on_host(const SegmentLayout &layout);
 
-// Reads offsets[index] of a host copy of the array as a signed 64-bit value
-// (U64 values past INT64_MAX read as negative, which the rules reject).
+// Reads offsets[index] of a host copy of the array as a 64-bit value: I32
+// and I64 sign-extended, U32 and U64 as their bits (a U64 past INT64_MAX
+// reads negative here; offset_is_bad compares unsigned offsets as unsigned).
 inline int64_t read_offset(const void *offsets, uint32_t offset_bytes, bool offsets_signed, uint64_t index) {
     if (offset_bytes == 4) {
         if (offsets_signed) return static_cast<const int32_t *>(offsets)[index];
         return static_cast<const uint32_t *>(offsets)[index];
     }
     return static_cast<int64_t>(static_cast<const uint64_t *>(offsets)[index]);
+}
+
+// The offsets rule (the CPU's check and the CUDA check kernel's): an offset
+// is bad when negative (signed dtypes), past data_count, or less than the one
+// before (compared in the offsets' own type). previous: the offset before
+// (ignored for the first), already found good.
+GPUPRIM_HD bool offset_is_bad(bool offsets_signed, int64_t value, int64_t previous, bool first, uint64_t data_count) {
+    if (offsets_signed && value < 0) return true;
+    if (static_cast<uint64_t>(value) > data_count) return true;
+    return !first && static_cast<uint64_t>(value) < static_cast<uint64_t>(previous);
 }
 
 // Segment s's first element and its length (offsets already checked, host
@@ -100,6 +118,18 @@ inline SegmentSpan segment_span(const SegmentLayout &layout, uint64_t s) {
     const auto begin = static_cast<uint64_t>(read_offset(layout.offsets, layout.offset_bytes, layout.offsets_signed, s));
     const auto end = static_cast<uint64_t>(read_offset(layout.offsets, layout.offset_bytes, layout.offsets_signed, s + 1));
     return {begin, end - begin};
+}
+
+// The elements the segments cover together: CSR segments follow each other
+// without gaps, from offsets[0] to offsets[segments] (offsets already
+// checked, in host memory); rows cover all the data. Scratch sized by this,
+// not by data_count, stays proportional to the work.
+inline SegmentSpan covered_span(const SegmentLayout &layout) {
+    if (!layout.offsets) return {0, layout.data_count};
+    const auto first = static_cast<uint64_t>(read_offset(layout.offsets, layout.offset_bytes, layout.offsets_signed, 0));
+    const auto last = static_cast<uint64_t>(
+        read_offset(layout.offsets, layout.offset_bytes, layout.offsets_signed, layout.segments));
+    return {first, last - first};
 }
 
 // The end of the request's bit range (end_bit 0: the whole key).

@@ -8,3 +8,11 @@
 #else
 #  define GPUPRIM_HD inline
 #endif
+
+#include <cstdint>
+
+// a / b rounded up, for any a (the usual (a + b - 1) / b wraps when a is
+// within b of 2^64). b > 0.
+namespace gpuprim {
+GPUPRIM_HD constexpr uint64_t ceil_div(uint64_t a, uint64_t b) { return a / b + (a % b != 0 ? 1 : 0); }
+}  // namespace gpuprim

@@ -3,21 +3,30 @@
 // the offsets where they lie, CUDA on the device: both name the same index).
 #include "core/backend.h"
 
+#include <cstdio>
+
 namespace gpuprim {
 
 void fail_bad_offset(const SegmentLayout &layout, uint64_t index, int64_t value, int64_t previous) {
+    // Values in the offsets' own type: a U64 offset of 2^63 or more is past
+    // the end, not negative.
+    char value_text[32], previous_text[32];
+    const auto format = [&](char *text, int64_t v) {
+        if (layout.offsets_signed) std::snprintf(text, 32, "%lld", static_cast<long long>(v));
+        else std::snprintf(text, 32, "%llu", static_cast<unsigned long long>(static_cast<uint64_t>(v)));
+    };
+    format(value_text, value);
+    format(previous_text, previous);
     const auto i = static_cast<unsigned long long>(index);
-    const auto v = static_cast<long long>(value);
-    if (value < 0)
-        fail(GPUPRIM_ERROR_INVALID_ARGUMENT,
-             "segment offsets: offsets[%llu] = %lld is negative (as a signed 64-bit integer)", i, v);
+    if (layout.offsets_signed && value < 0)
+        fail(GPUPRIM_ERROR_INVALID_ARGUMENT, "segment offsets: offsets[%llu] = %s is negative", i, value_text);
     if (static_cast<uint64_t>(value) > layout.data_count)
         fail(GPUPRIM_ERROR_INVALID_ARGUMENT,
-             "segment offsets: offsets[%llu] = %lld is past the end of the data (%llu elements)", i, v,
+             "segment offsets: offsets[%llu] = %s is past the end of the data (%llu elements)", i, value_text,
              static_cast<unsigned long long>(layout.data_count));
     fail(GPUPRIM_ERROR_INVALID_ARGUMENT,
-         "segment offsets: offsets[%llu] = %lld is less than offsets[%llu] = %lld (offsets must not decrease)", i,
-         v, i - 1, static_cast<long long>(previous));
+         "segment offsets: offsets[%llu] = %s is less than offsets[%llu] = %s (offsets must not decrease)", i,
+         value_text, i - 1, previous_text);
 }
 
 void check_offsets_on_host(const SegmentLayout &layout) {
@@ -25,7 +34,7 @@ void check_offsets_on_host(const SegmentLayout &layout) {
     int64_t previous = 0;
     for (uint64_t i = 0; i <= layout.segments; ++i) {
         const int64_t value = read_offset(layout.offsets, layout.offset_bytes, layout.offsets_signed, i);
-        if (value < 0 || static_cast<uint64_t>(value) > layout.data_count || (i > 0 && value < previous))
+        if (offset_is_bad(layout.offsets_signed, value, previous, i == 0, layout.data_count))
             fail_bad_offset(layout, i, value, previous);
         previous = value;
     }

@@ -7,6 +7,7 @@
 // dot and scan cut their input into fixed blocks (cpu/reduce_scan.h), and
 // the sort's output is unique (cpu/sort.h).
 #include "core/backend.h"
+#include "core/checked_size.h"
 #include "core/dtype.h"
 #include "core/error.h"
 #include "core/key_transform.h"
@@ -40,10 +41,10 @@ public:
         if (bytes == 0) return nullptr;
         // 64-byte alignment suits every dtype and keeps vector loads aligned.
         constexpr uint64_t alignment = 64;
-        if (bytes > SIZE_MAX - alignment)
+        const uint64_t rounded = CheckedSize(bytes, "host memory").aligned(alignment).value();
+        if (rounded > SIZE_MAX)
             fail(GPUPRIM_ERROR_OUT_OF_MEMORY, "cannot allocate %llu bytes of host memory",
                  static_cast<unsigned long long>(bytes));
-        uint64_t rounded = (bytes + alignment - 1) / alignment * alignment;
         void *memory = std::aligned_alloc(alignment, rounded);
         if (!memory)
             fail(GPUPRIM_ERROR_OUT_OF_MEMORY, "cannot allocate %llu bytes of host memory",

@@ -11,6 +11,8 @@
 // which thread computes which piece.
 #pragma once
 
+#include "core/portable.h"
+
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -134,7 +136,7 @@ public:
     // grain only.
     template <typename F>
     void for_ranges(uint64_t count, uint64_t grain, F &&f) {
-        const uint64_t pieces = (count + grain - 1) / grain;
+        const uint64_t pieces = ceil_div(count, grain);
         for_each(static_cast<size_t>(pieces), [&](size_t piece) {
             const uint64_t begin = piece * grain;
             const uint64_t end = count - begin < grain ? count : begin + grain;

@@ -24,6 +24,7 @@
 // Integer SUM wraps; MIN/MAX are exact, so only float SUM and dot care.
 #pragma once
 
+#include "core/portable.h"
 #include "core/error.h"
 #include "core/ops.h"
 #include "cpu/parallel.h"
@@ -207,7 +208,7 @@ void for_subtrees(uint64_t lo, uint64_t hi, int depth, F &&f) {
 // fixed tree; threads share the subtrees. count > 0.
 template <typename Acc, typename Op, typename LeafOf>
 Acc blocked_reduce(Parallel &parallel, uint64_t count, Op op, const LeafOf &leaf_of) {
-    const uint64_t leaves = (count + kLeaf - 1) / kLeaf;
+    const uint64_t leaves = ceil_div(count, kLeaf);
     auto leaf = [&](uint64_t index) {
         const uint64_t begin = index * kLeaf;
         return leaf_of(begin, count - begin < kLeaf ? count - begin : kLeaf);
@@ -334,7 +335,7 @@ T dot(Parallel &parallel, const T *a, const T *b, uint64_t count) {
 // The scan's block totals: the leaf reduction over one block.
 template <typename T, typename Acc, typename Op>
 Acc block_total(const T *input, uint64_t count, Op op) {
-    const uint64_t leaves = (count + kLeaf - 1) / kLeaf;
+    const uint64_t leaves = ceil_div(count, kLeaf);
     return reduce_tree<Acc>(0, leaves, op, [&](uint64_t index) {
         const uint64_t begin = index * kLeaf;
         return reduce_leaf<Acc>(begin, count - begin < kLeaf ? count - begin : kLeaf, op,
@@ -374,7 +375,7 @@ void scan_block(const T *input, T *output, uint64_t count, Acc carry, Op op) {
 template <typename T, typename Acc, typename Op>
 void scan_blocks(Parallel &parallel, const T *input, T *output, uint64_t count, bool exclusive,
                  Op op) {
-    const uint64_t blocks = (count + kScanBlock - 1) / kScanBlock;
+    const uint64_t blocks = ceil_div(count, kScanBlock);
     auto block_count = [&](uint64_t b) {
         const uint64_t begin = b * kScanBlock;
         return count - begin < kScanBlock ? count - begin : kScanBlock;

@@ -8,6 +8,7 @@
 // segments go one at a time through the flat parallel sort
 // (cpu/sort_by_width.h) with a request for their slice. The workspace is
 // reserved once, for the most any of them needs, before anything is written.
+#include "core/checked_size.h"
 #include "core/dtype.h"
 #include "core/error.h"
 #include "core/key_transform.h"
@@ -25,12 +26,13 @@ namespace {
 
 constexpr uint64_t kShortSegment = uint64_t(1) << 16;
 
-// Keys only, the whole key: the radix keys sorted in scratch.
+// Keys only, the whole key: the radix keys sorted in scratch (the
+// segment's slice of it: scratch covers only what the segments cover).
 template <typename KeyBits>
 void sort_short_keys(const SortRequest &request, KeyBits *scratch, uint64_t begin, uint64_t n) {
     const auto *in = static_cast<const KeyBits *>(request.keys_in) + begin;
     auto *out = static_cast<KeyBits *>(request.keys_out) + begin;
-    KeyBits *a = scratch + begin;
+    KeyBits *a = scratch;
     const KeyKind kind = request.key_kind;
     const bool descending = request.descending;
     for (uint64_t i = 0; i < n; ++i) a[i] = to_radix_key(in[i], kind, descending);
@@ -52,18 +54,19 @@ void write_indices(const Packed *a, uint64_t n, I *out) {
 }
 
 // Pairs, argsort or a bit range: (sort bits, position) packed, sorted, then
-// keys and values written out. staging: the scratch for in-place gathers,
-// stride bytes per element (the wider of key and value), so that the
-// segments' regions of it are disjoint whatever is staged in them.
+// keys and values written out. scratch: the segment's slice of the packed
+// scratch; staging: its slice of the scratch for in-place gathers, stride
+// bytes per element (the wider of key and value), so that the segments'
+// regions of it are disjoint whatever is staged in them.
 template <typename KeyBits, typename Packed>
-void sort_short_packed(const SortRequest &request, Packed *scratch, unsigned char *staging, uint64_t stride,
-                       uint64_t begin, uint64_t n) {
+void sort_short_packed(const SortRequest &request, Packed *scratch, unsigned char *staging, uint64_t begin,
+                       uint64_t n) {
     const auto *keys_in = static_cast<const KeyBits *>(request.keys_in) + begin;
     const KeyKind kind = request.key_kind;
     const bool descending = request.descending;
     const bool whole = sorts_whole_key(request);
     const uint32_t begin_bit = request.begin_bit, end_bit = sort_end_bit(request);
-    Packed *a = scratch + begin;
+    Packed *a = scratch;
     for (uint64_t i = 0; i < n; ++i) {
         const KeyBits key = to_radix_key(keys_in[i], kind, descending);
         a[i] = pack<Packed>(whole ? uint64_t(key) : sort_bits(key, begin_bit, end_bit), i);
@@ -75,7 +78,7 @@ void sort_short_packed(const SortRequest &request, Packed *scratch, unsigned cha
             for (uint64_t k = 0; k < n; ++k) keys_out[k] = from_radix_key(KeyBits(packed_bits(a[k])), kind, descending);
         } else {
             KeyBits *stage =
-                request.keys_out == request.keys_in ? reinterpret_cast<KeyBits *>(staging + begin * stride) : nullptr;
+                request.keys_out == request.keys_in ? reinterpret_cast<KeyBits *>(staging) : nullptr;
             gather(a, n, keys_in, keys_out, stage);
         }
     }
@@ -85,7 +88,7 @@ void sort_short_packed(const SortRequest &request, Packed *scratch, unsigned cha
     } else if (request.value_bytes != 0) {
         dispatch_width(request.value_bytes, "segmented sort: unsupported value width", [&](auto value_bits) {
             using V = decltype(value_bits);
-            V *stage = request.values_out == request.values_in ? reinterpret_cast<V *>(staging + begin * stride) : nullptr;
+            V *stage = request.values_out == request.values_in ? reinterpret_cast<V *>(staging) : nullptr;
             gather(a, n, static_cast<const V *>(request.values_in) + begin, static_cast<V *>(request.values_out) + begin,
                    stage);
         });
@@ -109,11 +112,8 @@ void flat_sort(Parallel &parallel, Workspace &workspace, const SortRequest &requ
     else sort_wide_keys(parallel, workspace, request, measure);
 }
 
-uint64_t checked_bytes(uint64_t count, uint64_t size) {
-    if (size != 0 && count > (UINT64_MAX - 64) / size)
-        fail(GPUPRIM_ERROR_OUT_OF_MEMORY, "segmented sort: %llu elements need more than 2^64 bytes of scratch",
-             static_cast<unsigned long long>(count));
-    return (count * size + 63) / 64 * 64;
+uint64_t scratch_bytes(uint64_t count, uint64_t size) {
+    return CheckedSize(count, "segmented sort scratch").times(size).aligned(64).value();
 }
 
 }  // namespace
@@ -146,12 +146,15 @@ void segmented_sort(Parallel &parallel, Workspace &workspace, const SortRequest 
     const bool stage = (!whole && request.keys_out && request.keys_out == request.keys_in) ||
                        (!request.values_are_indices && request.value_bytes != 0 &&
                         request.values_out == request.values_in);
-    const uint64_t n = layout.data_count;
+    // Scratch for what the segments cover, not the whole buffer (which may
+    // be far longer): a segment's slice starts at its offset from covered.begin.
+    const SegmentSpan covered = covered_span(layout);
+    const uint64_t n = covered.length;
     const uint64_t stride = std::max(request.key_bytes, request.value_bytes);
     uint64_t short_bytes = 0, staging_at = 0;
     if (plan.long_segments.size() < layout.segments) {
-        staging_at = checked_bytes(n, element_bytes);
-        short_bytes = staging_at + (stage ? checked_bytes(n, stride) : 0);
+        staging_at = scratch_bytes(n, element_bytes);
+        short_bytes = checked_add(staging_at, stage ? scratch_bytes(n, stride) : 0, "segmented sort scratch");
     }
     uint64_t need = short_bytes;
     for (const uint64_t s : plan.long_segments) {
@@ -172,19 +175,24 @@ void segmented_sort(Parallel &parallel, Workspace &workspace, const SortRequest 
                     for (uint64_t s = plan.task_bounds[t]; s < plan.task_bounds[t + 1]; ++s) {
                         const SegmentSpan span = segment_span(layout, s);
                         if (span.length == 0 || is_long(span.length)) continue;
-                        sort_one(span.begin, span.length);
+                        sort_one(span.begin, span.begin - covered.begin, span.length);
                     }
                 });
             };
+            // at: the segment's position in the scratch.
+            const auto staging_of = [&](uint64_t at) { return staging ? staging + at * stride : nullptr; };
             if (keys_only)
-                run([&](uint64_t b, uint64_t len) { sort_short_keys<K>(request, reinterpret_cast<K *>(base), b, len); });
+                run([&](uint64_t b, uint64_t at, uint64_t len) {
+                    sort_short_keys<K>(request, reinterpret_cast<K *>(base) + at, b, len);
+                });
             else if (packed64)
-                run([&](uint64_t b, uint64_t len) {
-                    sort_short_packed<K, uint64_t>(request, reinterpret_cast<uint64_t *>(base), staging, stride, b, len);
+                run([&](uint64_t b, uint64_t at, uint64_t len) {
+                    sort_short_packed<K, uint64_t>(request, reinterpret_cast<uint64_t *>(base) + at, staging_of(at),
+                                                   b, len);
                 });
             else
-                run([&](uint64_t b, uint64_t len) {
-                    sort_short_packed<K, Wide>(request, reinterpret_cast<Wide *>(base), staging, stride, b, len);
+                run([&](uint64_t b, uint64_t at, uint64_t len) {
+                    sort_short_packed<K, Wide>(request, reinterpret_cast<Wide *>(base) + at, staging_of(at), b, len);
                 });
         });
     }

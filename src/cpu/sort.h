@@ -17,6 +17,7 @@
 // goes. The sorted output is unique, so it is the same for every thread count.
 #pragma once
 
+#include "core/portable.h"
 #include "cpu/parallel.h"
 
 #include <algorithm>
@@ -157,7 +158,7 @@ void merge_pairs(Parallel &parallel, const T *src, const uint64_t *bounds, uint6
                  uint64_t n, const Out &out) {
     const uint64_t piece = std::max<uint64_t>(
         kParallelSortMin, n / (4 * static_cast<uint64_t>(parallel.threads())) + 1);
-    const uint64_t pieces = (n + piece - 1) / piece;
+    const uint64_t pieces = ceil_div(n, piece);
     parallel.for_each(pieces, [&](size_t p) {
         const uint64_t begin = p * piece, end = std::min(n, begin + piece);
         // The pair of runs each output position lies in; a piece may span pairs.

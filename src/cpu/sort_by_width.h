@@ -6,6 +6,7 @@
 #pragma once
 
 #include "core/backend.h"
+#include "core/checked_size.h"
 #include "core/dtype.h"
 #include "core/error.h"
 #include "core/key_transform.h"
@@ -38,10 +39,7 @@ constexpr uint64_t kGrain = 1 << 16;  // elements per task of the element-wise p
 // count elements of T in bytes, or OUT_OF_MEMORY when that overflows.
 template <typename T>
 uint64_t bytes_of(uint64_t count, uint64_t copies = 1) {
-    if (count > UINT64_MAX / sizeof(T) / copies)
-        fail(GPUPRIM_ERROR_OUT_OF_MEMORY, "sort: %llu elements need more than 2^64 bytes of scratch",
-             static_cast<unsigned long long>(count));
-    return count * sizeof(T) * copies;
+    return CheckedSize(count, "sort scratch").times(sizeof(T)).times(copies).value();
 }
 
 // workspace.reserve(bytes), or, when measuring, *measure = bytes and null
@@ -58,7 +56,8 @@ template <typename KeyBits>
 void sort_keys(Parallel &parallel, Workspace &workspace, const SortRequest &request, uint64_t *measure) {
     const uint64_t n = request.count;
     const uint64_t extra = sort_scratch_elements(parallel, n);
-    auto *keys = static_cast<KeyBits *>(reserve_or_measure(workspace, bytes_of<KeyBits>(n + extra), measure));
+    const uint64_t bytes = bytes_of<KeyBits>(checked_add(n, extra, "sort scratch"));
+    auto *keys = static_cast<KeyBits *>(reserve_or_measure(workspace, bytes, measure));
     if (measure) return;
     const auto *in = static_cast<const KeyBits *>(request.keys_in);
     auto *out = static_cast<KeyBits *>(request.keys_out);
@@ -87,8 +86,9 @@ void sort_pairs_packed(Parallel &parallel, Workspace &workspace, const SortReque
     // Values in place: gathered into scratch first, then copied.
     const bool in_place = !kIndices && request.values_out == request.values_in;
     const uint64_t rounds = sort_scratch_elements(parallel, n);
-    const uint64_t extra = rounds + (in_place ? n : 0);
-    auto *packed = static_cast<Packed *>(reserve_or_measure(workspace, bytes_of<Packed>(n + extra), measure));
+    const uint64_t extra = checked_add(rounds, in_place ? n : 0, "sort scratch");
+    const uint64_t bytes = bytes_of<Packed>(checked_add(n, extra, "sort scratch"));
+    auto *packed = static_cast<Packed *>(reserve_or_measure(workspace, bytes, measure));
     if (measure) return;
     Packed *scratch = rounds ? packed + n : nullptr;
     const auto *keys_in = static_cast<const KeyBits *>(request.keys_in);
@@ -154,11 +154,11 @@ void sort_bit_range_packed(Parallel &parallel, Workspace &workspace, const SortR
     using V = std::conditional_t<std::is_void_v<ValueBits>, uint8_t, ValueBits>;
     const uint64_t n = request.count;
     const uint64_t rounds = sort_scratch_elements(parallel, n);
-    auto aligned = [](uint64_t bytes) { return (bytes + 63) / 64 * 64; };
-    const uint64_t keys_at = aligned(bytes_of<Packed>(n + rounds));
-    const uint64_t values_at = aligned(keys_at + bytes_of<KeyBits>(n));
-    auto *base = static_cast<unsigned char *>(
-        reserve_or_measure(workspace, values_at + (kValues ? bytes_of<V>(n) : 0), measure));
+    const char *what = "sort scratch (bit range)";
+    const uint64_t keys_at = CheckedSize(bytes_of<Packed>(checked_add(n, rounds, what)), what).aligned(64).value();
+    const uint64_t values_at = CheckedSize(keys_at, what).plus(bytes_of<KeyBits>(n)).aligned(64).value();
+    const uint64_t total = checked_add(values_at, kValues ? bytes_of<V>(n) : 0, what);
+    auto *base = static_cast<unsigned char *>(reserve_or_measure(workspace, total, measure));
     if (measure) return;
     auto *packed = reinterpret_cast<Packed *>(base);
     Packed *scratch = rounds ? packed + n : nullptr;

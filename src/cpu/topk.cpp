@@ -14,6 +14,8 @@
 // chunks' bounds depend only on the segment, and the result is unique, so it
 // is the same for every thread count. The scratch (one packed value per key)
 // is reserved from the workspace before anything is written.
+#include "core/portable.h"
+#include "core/checked_size.h"
 #include "core/dtype.h"
 #include "core/error.h"
 #include "core/key_transform.h"
@@ -76,7 +78,7 @@ void select_long(Parallel &parallel, const TopkRequest &request, uint64_t begin,
                  Packed *scratch, Packed *merge_scratch) {
     const uint64_t m = std::min(request.k, n);
     const auto *keys = static_cast<const KeyBits *>(request.keys_in) + begin;
-    const uint64_t chunks = (n + kChunk - 1) / kChunk;
+    const uint64_t chunks = ceil_div(n, kChunk);
     if (m > n / 4) {
         parallel.for_each(chunks, [&](size_t c) {
             const uint64_t first = c * kChunk;
@@ -110,18 +112,21 @@ void select_long(Parallel &parallel, const TopkRequest &request, uint64_t begin,
 template <typename KeyBits, typename Packed>
 void run_topk(Parallel &parallel, const TopkRequest &request, const SegmentLayout &layout, const SegmentPlan &plan,
               const std::function<bool(uint64_t)> &is_long, Packed *scratch) {
-    Packed *merge_scratch = scratch + layout.data_count;
+    // scratch: one packed value per key the segments cover, then the merge scratch.
+    const SegmentSpan covered = covered_span(layout);
+    Packed *merge_scratch = scratch + covered.length;
     parallel.for_each(plan.tasks(), [&](size_t t) {
         for (uint64_t s = plan.task_bounds[t]; s < plan.task_bounds[t + 1]; ++s) {
             const SegmentSpan span = segment_span(layout, s);
             if (span.length == 0 || is_long(span.length)) continue;
-            select_short<KeyBits>(request, span.begin, span.length, s * request.k, scratch + span.begin);
+            select_short<KeyBits>(request, span.begin, span.length, s * request.k,
+                                  scratch + (span.begin - covered.begin));
         }
     });
     for (const uint64_t s : plan.long_segments) {
         const SegmentSpan span = segment_span(layout, s);
-        select_long<KeyBits>(parallel, request, span.begin, span.length, s * request.k, scratch + span.begin,
-                             merge_scratch);
+        select_long<KeyBits>(parallel, request, span.begin, span.length, s * request.k,
+                             scratch + (span.begin - covered.begin), merge_scratch);
     }
 }
 
@@ -144,12 +149,12 @@ void topk(Parallel &parallel, Workspace &workspace, const TopkRequest &request, 
     // (radix key << 32 | position) while both fit 32 bits, else 128 bits.
     const bool packed64 = request.key_bytes <= 4 && plan.longest <= (uint64_t(1) << 32);
     const uint64_t element = packed64 ? sizeof(uint64_t) : sizeof(Wide);
-    // One packed value per key, then the long segments' merge scratch.
-    const uint64_t elements = layout.data_count + (plan.long_segments.empty() ? 0 : sort_scratch_elements(parallel, plan.longest));
-    if (elements > UINT64_MAX / element)
-        fail(GPUPRIM_ERROR_OUT_OF_MEMORY, "top-k: %llu keys need more than 2^64 bytes of scratch",
-             static_cast<unsigned long long>(layout.data_count));
-    void *scratch = workspace.reserve(elements * element);
+    // One packed value per key the segments cover (not the whole buffer,
+    // which may be far longer), then the long segments' merge scratch.
+    const uint64_t merge_elements = plan.long_segments.empty() ? 0 : sort_scratch_elements(parallel, plan.longest);
+    const uint64_t bytes =
+        CheckedSize(covered_span(layout).length, "top-k scratch").plus(merge_elements).times(element).value();
+    void *scratch = workspace.reserve(bytes);
     dispatch_width(request.key_bytes, "top-k: unsupported key width", [&](auto key_bits) {
         using K = decltype(key_bits);
         if (packed64) run_topk<K>(parallel, request, layout, plan, is_long, static_cast<uint64_t *>(scratch));

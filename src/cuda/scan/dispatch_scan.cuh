@@ -3,6 +3,7 @@
 // the dispatch on operator and tuning.
 #pragma once
 
+#include "core/portable.h"
 #include "core/dtype.h"
 #include "core/error.h"
 #include "core/ops.h"
@@ -147,7 +148,7 @@ template <typename T, typename Op>
 void launch_narrow_scan(const DeviceEnv &env, bool exclusive, const T *input, T *output, uint64_t count) {
     using Acc = typename Op::Accumulator;
     constexpr uint64_t kTile = narrow_scan::kTileItems<T>;
-    const uint64_t tiles = (count + kTile - 1) / kTile;
+    const uint64_t tiles = ceil_div(count, kTile);
     if (tiles > 0x7fffffffull)
         fail(GPUPRIM_ERROR_OVERFLOW, "scan: %llu elements is more than one launch can cover",
              static_cast<unsigned long long>(count));

@@ -40,6 +40,7 @@
 // be one add per tile.
 #pragma once
 
+#include "core/portable.h"
 #include "cuda/util/tile_status.cuh"
 #include "cuda/warp/warp_scan.cuh"
 
@@ -131,7 +132,7 @@ constexpr uint32_t kLookbackGroupTiles = kWarpLanes;
 // Status slots a scan of num_tiles tiles needs: one per tile, plus one per
 // group of tiles for the ordered look-back.
 __host__ __device__ constexpr uint64_t status_slot_count(uint64_t num_tiles, bool ordered) {
-    return num_tiles + (ordered ? (num_tiles + kLookbackGroupTiles - 1) / kLookbackGroupTiles : 0);
+    return num_tiles + (ordered ? ceil_div(num_tiles, kLookbackGroupTiles) : 0);
 }
 
 // Called by one whole warp of the tile whose ticket is a multiple of chunk

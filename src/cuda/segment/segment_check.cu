@@ -24,6 +24,8 @@ constexpr uint64_t kNoBadIndex = ~uint64_t(0);
 struct CheckResult {
     unsigned long long first_bad;
     unsigned long long longest;
+    unsigned long long first_offset;  // offsets[0] and offsets[segments]: what the segments cover
+    unsigned long long last_offset;
 };
 
 struct CheckArgs {
@@ -60,14 +62,11 @@ __global__ void __launch_bounds__(kCheckThreads) segment_check_kernel(const Chec
     const uint64_t stride = uint64_t(gridDim.x) * kCheckThreads;
     for (uint64_t i = uint64_t(blockIdx.x) * kCheckThreads + threadIdx.x; i <= args.segments; i += stride) {
         const int64_t value = offset_at(args, i);
-        bool wrong = value < 0 || uint64_t(value) > args.data_count;
-        if (!wrong && i > 0) {
-            const int64_t previous = offset_at(args, i - 1);
-            wrong = value < previous;
-            // A bad previous offset makes this length meaningless, but then
-            // the call fails and the length is never used.
-            if (!wrong) longest = max(longest, (unsigned long long)(value - previous));
-        }
+        const int64_t previous = i > 0 ? offset_at(args, i - 1) : 0;
+        const bool wrong = offset_is_bad(args.offsets_signed, value, previous, i == 0, args.data_count);
+        // A bad previous offset makes this length meaningless, but then the
+        // call fails and the length is never used.
+        if (!wrong && i > 0) longest = max(longest, (unsigned long long)(uint64_t(value) - uint64_t(previous)));
         if (wrong) {
             bad = i;  // the first of this thread: later ones are larger
             break;
@@ -84,7 +83,7 @@ __global__ void __launch_bounds__(kCheckThreads) segment_check_kernel(const Chec
     __syncthreads();
     if (!last_block || threadIdx.x != 0) return;
     __threadfence();
-    CheckResult total{kNoBadIndex, 0};
+    CheckResult total{kNoBadIndex, 0, 0, 0};
     for (uint32_t b = 0; b < gridDim.x; ++b) {
         const volatile CheckResult &part = args.partials[b];
         total.first_bad = min(total.first_bad, part.first_bad);
@@ -93,13 +92,15 @@ __global__ void __launch_bounds__(kCheckThreads) segment_check_kernel(const Chec
     volatile CheckResult &result = *args.result;
     result.first_bad = total.first_bad;
     result.longest = total.longest;
+    result.first_offset = (unsigned long long)offset_at(args, 0);
+    result.last_offset = (unsigned long long)offset_at(args, args.segments);
     *args.ticket = 0;
 }
 
 }  // namespace
 
 SegmentSummary check_segments(const DeviceEnv &env, const SegmentLayout &layout) {
-    if (!layout.offsets) return {layout.row_length};
+    if (!layout.offsets) return {layout.row_length, 0, layout.data_count};
     static_assert(sizeof(CheckResult) <= 64, "the result fits the host slot");
     if (env.host_slot_bytes < sizeof(CheckResult))
         fail(GPUPRIM_ERROR_INTERNAL, "segment check: the host result slot is too small");
@@ -119,7 +120,7 @@ SegmentSummary check_segments(const DeviceEnv &env, const SegmentLayout &layout)
     check_launch("segment offsets check launch");
     check(cudaStreamSynchronize(env.stream), "segment offsets check (cudaStreamSynchronize)");
     const volatile CheckResult &slot = *static_cast<CheckResult *>(env.host_slot);
-    const CheckResult result{slot.first_bad, slot.longest};
+    const CheckResult result{slot.first_bad, slot.longest, slot.first_offset, slot.last_offset};
     if (result.first_bad != kNoBadIndex) {
         // The two offsets the message names, read back from the device.
         const uint64_t i = result.first_bad;
@@ -134,7 +135,14 @@ SegmentSummary check_segments(const DeviceEnv &env, const SegmentLayout &layout)
         const int64_t previous = i > 0 ? read_offset(pair, layout.offset_bytes, layout.offsets_signed, 0) : 0;
         fail_bad_offset(layout, i, value, previous);
     }
-    return {result.longest};
+    return {result.longest, result.first_offset, result.last_offset - result.first_offset};
+}
+
+SegmentLayout narrowed_to_covered(const SegmentLayout &layout, const SegmentSummary &summary) {
+    SegmentLayout narrowed = layout;
+    narrowed.origin = summary.covered_begin;
+    narrowed.data_count = summary.covered_length;
+    return narrowed;
 }
 
 }  // namespace gpuprim::cuda

@@ -13,6 +13,7 @@
 // Which path, group size and chunking a call uses depend on the row length
 // alone, and every combination is in a fixed order: float sums are bitwise
 // the same run to run.
+#include "core/portable.h"
 #include "cuda/segment/segmented_reduce_rows.h"
 
 #include "core/dtype.h"
@@ -160,12 +161,12 @@ void reduce_rows_typed(const DeviceEnv &env, uint64_t rows, uint64_t length, con
         uint32_t group = 1;
         while (group < 32 && uint64_t(group) * 4 < length) group <<= 1;
         const uint64_t threads = rows * group;
-        const uint64_t blocks = std::max<uint64_t>(1, std::min(most_blocks * 4, (threads + kThreads - 1) / kThreads));
+        const uint64_t blocks = std::max<uint64_t>(1, std::min(most_blocks * 4, ceil_div(threads, kThreads)));
         reduce_short_rows_kernel<T, Op><<<uint32_t(blocks), kThreads, 0, env.stream>>>(in, out, rows, length, group);
         check_launch("segmented reduce (rows) launch");
         return;
     }
-    const uint64_t chunks = (length + kChunkItems - 1) / kChunkItems;
+    const uint64_t chunks = ceil_div(length, kChunkItems);
     Acc *partials = nullptr;
     if (chunks > 1) partials = static_cast<Acc *>(env.workspace->reserve(rows * chunks * sizeof(Acc)));
     reduce_row_chunks_kernel<T, Op><<<uint32_t(rows * chunks), kThreads, 0, env.stream>>>(in, out, partials, length,
@@ -192,7 +193,7 @@ bool reduce_uniform_rows(const DeviceEnv &env, gpuprim_op_t op, gpuprim_dtype_t 
                          uint64_t length, const void *input, void *output) {
     if (rows == 0 || length == 0) return false;  // the identity fill of the general driver
     // One block per chunk: the grid must hold every chunk.
-    if (length >= kChunkItems && rows * ((length + kChunkItems - 1) / kChunkItems) > 0x7fffffffull) return false;
+    if (length >= kChunkItems && rows * (ceil_div(length, kChunkItems)) > 0x7fffffffull) return false;
     dispatch_dtype(dtype, [&](auto zero) {
         using T = decltype(zero);
         using W = typename Wrap<T>::type;  // wrapping sums: one instantiation per width

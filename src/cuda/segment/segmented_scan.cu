@@ -123,23 +123,32 @@ void run_typed(const DeviceEnv &env, gpuprim_op_t op, const SegmentLayout &layou
 
 void segmented_reduce(const DeviceEnv &env, gpuprim_op_t op, gpuprim_dtype_t dtype, const SegmentLayout &layout,
                       const void *input, void *output) {
-    check_segments(env, layout);
+    const SegmentSummary summary = check_segments(env, layout);
     if (layout.segments == 0) return;
     // Uniform rows need no look-back (segmented_reduce_rows.cu).
     if (!layout.offsets && reduce_uniform_rows(env, op, dtype, layout.segments, layout.row_length, input, output))
         return;
+    // Tiles over what the segments cover only.
+    const SegmentLayout narrowed = narrowed_to_covered(layout, summary);
+    const void *covered_input = at_covered(input, summary, dtype_size(dtype));
     dispatch_dtype(dtype, [&](auto zero) {
-        segmented_scan_detail::run_typed<true, decltype(zero)>(env, op, layout, input, output, false);
+        segmented_scan_detail::run_typed<true, decltype(zero)>(env, op, narrowed, covered_input, output, false);
     });
 }
 
 void segmented_scan(const DeviceEnv &env, gpuprim_op_t op, gpuprim_scan_kind_t kind, gpuprim_dtype_t dtype,
                     const SegmentLayout &layout, const void *input, void *output) {
-    check_segments(env, layout);
-    if (layout.segments == 0 || layout.data_count == 0) return;
+    const SegmentSummary summary = check_segments(env, layout);
+    if (layout.segments == 0 || summary.covered_length == 0) return;
     const bool exclusive = kind == GPUPRIM_SCAN_EXCLUSIVE;
+    // Tiles over what the segments cover only.
+    const SegmentLayout narrowed = narrowed_to_covered(layout, summary);
+    const uint64_t element_bytes = dtype_size(dtype);
+    const void *covered_input = at_covered(input, summary, element_bytes);
+    void *covered_output = at_covered(output, summary, element_bytes);
     dispatch_dtype(dtype, [&](auto zero) {
-        segmented_scan_detail::run_typed<false, decltype(zero)>(env, op, layout, input, output, exclusive);
+        segmented_scan_detail::run_typed<false, decltype(zero)>(env, op, narrowed, covered_input, covered_output,
+                                                                exclusive);
     });
 }
 

@@ -29,6 +29,8 @@
 // offsets, plus one copy of the keys when an argsort does not return them;
 // the composite path keeps its keys (8 bytes), positions, and copies of the
 // keys and values there too.
+#include "core/checked_size.h"
+#include "core/portable.h"
 #include "core/dtype.h"
 #include "core/key_transform.h"
 #include "cuda/block/block_bitonic_sort.cuh"
@@ -232,7 +234,7 @@ void launch_network_sort(const DeviceEnv &env, SegmentSortArgs args) {
     const uint32_t positions = block_positions(args.network);
     const int threads = int(positions / kItems);
     const uint64_t per_block = positions / args.network;
-    const uint64_t blocks = (args.groups + per_block - 1) / per_block;
+    const uint64_t blocks = ceil_div(args.groups, per_block);
     if (blocks == 0) return;
     if (blocks > 0x7fffffffull) fail(GPUPRIM_ERROR_INTERNAL, "segmented sort: %llu blocks", (unsigned long long)blocks);
     auto kernel = segment_network_sort_kernel<K, kValueBytes, kWithIndex>;
@@ -367,7 +369,10 @@ bool sort_long_packed(const DeviceEnv &env, const SegmentSortArgs &args,
     while (id_bits < 64 && (uint64_t(1) << id_bits) < count) ++id_bits;
     const uint32_t key_bits = args.gather_keys ? args.range_bits : uint32_t(8 * sizeof(K));
     if (key_bits + id_bits > 64) return false;
-    std::vector<unsigned long long> host(2 * count + 1);  // first[count + 1], then begin[count]
+    // first[count + 1], then begin[count]
+    std::vector<unsigned long long> host =
+        host_array<unsigned long long>(CheckedSize(count, "the long segments' bounds").times(2).plus(1).value(),
+                                       "the long segments' bounds");
     uint64_t total = 0;
     uint64_t longest = 0;
     for (uint64_t j = 0; j < count; ++j) {
@@ -381,11 +386,11 @@ bool sort_long_packed(const DeviceEnv &env, const SegmentSortArgs &args,
     if (longest > UINT32_MAX) return false;  // positions are 32-bit
     const bool with_positions = kWithIndex;
     WorkspaceLayout layout;
-    const WorkspacePart table_part = layout.add(host.size() * 8);
-    const WorkspacePart composite_part = layout.add(total * 8);
-    const WorkspacePart positions_part = layout.add(with_positions ? total * 4 : 0);
-    const WorkspacePart keys_part = layout.add(args.gather_keys ? total * sizeof(K) : 0);
-    const WorkspacePart values_part = layout.add(args.values == ValueSource::kCopy ? total * kValueBytes : 0);
+    const WorkspacePart table_part = layout.add(host.size(), 8);
+    const WorkspacePart composite_part = layout.add(total, 8);
+    const WorkspacePart positions_part = layout.add(with_positions ? total : 0, 4);
+    const WorkspacePart keys_part = layout.add(args.gather_keys ? total : 0, sizeof(K));
+    const WorkspacePart values_part = layout.add(args.values == ValueSource::kCopy ? total : 0, kValueBytes);
     void *side = env.side_workspace->reserve(layout.bytes());
     auto *table = WorkspaceLayout::at<unsigned long long>(side, table_part);
     check(cudaMemcpyAsync(table, host.data(), host.size() * 8, cudaMemcpyHostToDevice, env.stream),
@@ -447,7 +452,7 @@ void sort_segments(const DeviceEnv &env, const SortRequest &request, const Segme
     const uint64_t id_bytes = wide ? 8 : 4;
     const uint64_t room = layout.offsets ? layout.segments : 0;
     WorkspaceLayout side_layout;
-    const WorkspacePart scratch_part = side_layout.add(request.keys_out ? 0 : request.count * request.key_bytes);
+    const WorkspacePart scratch_part = side_layout.add(request.keys_out ? 0 : request.count, request.key_bytes);
     // Offsets whose lengths are alike enough that one network size for all
     // wastes little: one launch, no classes (a small call then costs the
     // offsets check and one launch).
@@ -456,8 +461,8 @@ void sort_segments(const DeviceEnv &env, const SortRequest &request, const Segme
         layout.segments * uint64_t(network_for(summary.longest)) <= 4 * std::max<uint64_t>(layout.data_count, 1024);
     const bool classes = layout.offsets && !one_network;
     const WorkspacePart counts_part = side_layout.add(classes ? (kClasses + 1) * 8 : 0);
-    const WorkspacePart long_part = side_layout.add(classes && summary.longest > largest ? room * 16 : 0);
-    const WorkspacePart lists_part = side_layout.add(classes ? uint64_t(kClasses) * room * id_bytes : 0);
+    const WorkspacePart long_part = side_layout.add(classes && summary.longest > largest ? room : 0, 16);
+    const WorkspacePart lists_part = side_layout.add(classes ? room : 0, uint64_t(kClasses) * id_bytes);
     void *side = side_layout.bytes() ? env.side_workspace->reserve(side_layout.bytes()) : nullptr;
     SortRequest work = request;
     if (!work.keys_out) work.keys_out = WorkspaceLayout::at<void>(side, scratch_part);
@@ -574,8 +579,16 @@ void segmented_sort(const DeviceEnv &env, const SortRequest &request, const Segm
              (unsigned long long)summary.longest, (unsigned long long)(summary.longest - 1),
              (unsigned long long)request.largest_index);
     if (layout.segments == 0 || request.count == 0) return;
+    // Only what the segments cover is sorted: scratch and tiles follow it.
+    SortRequest covered = request;
+    covered.count = summary.covered_length;
+    covered.keys_in = at_covered(request.keys_in, summary, request.key_bytes);
+    covered.keys_out = at_covered(request.keys_out, summary, request.key_bytes);
+    covered.values_in = at_covered(request.values_in, summary, request.value_bytes);
+    covered.values_out = at_covered(request.values_out, summary, request.value_bytes);
+    const SegmentLayout narrowed = narrowed_to_covered(layout, summary);
     dispatch_width(request.key_bytes, "segmented sort: unsupported key width",
-                   [&](auto key_bits) { dispatch_values<decltype(key_bits)>(env, request, layout, summary); });
+                   [&](auto key_bits) { dispatch_values<decltype(key_bits)>(env, covered, narrowed, summary); });
 }
 
 }  // namespace gpuprim::cuda

@@ -74,6 +74,7 @@
 // copy + passes * tiles * 1 KiB (tiles <= 128) + passes * 1 KiB.
 #pragma once
 
+#include "core/portable.h"
 #include "core/backend.h"
 #include "cuda/device_env.h"
 #include "cuda/sort/radix_fused_kernel.cuh"
@@ -169,9 +170,9 @@ void onesweep_sort_with(const DeviceEnv &env, const SortRequest &asked, const So
     const uint64_t n = request.count;
     // Portions as equal as whole tiles allow, so the last has few padding tiles.
     const uint64_t max_portion_tiles = std::max<uint64_t>(1, std::min(hooks.portion_limit, kMaxPortionKeys) / kTile);
-    const uint64_t all_tiles = (n + kTile - 1) / kTile;
-    const uint64_t portions = (all_tiles + max_portion_tiles - 1) / max_portion_tiles;
-    const uint32_t tiles = uint32_t((all_tiles + portions - 1) / portions);
+    const uint64_t all_tiles = ceil_div(n, kTile);
+    const uint64_t portions = ceil_div(all_tiles, max_portion_tiles);
+    const uint32_t tiles = uint32_t(ceil_div(all_tiles, portions));
     const uint64_t portion_size = uint64_t(tiles) * kTile;
 
     // Workspace: the temporary keys (packed: pairs) and values (none when
@@ -179,9 +180,9 @@ void onesweep_sort_with(const DeviceEnv &env, const SortRequest &asked, const So
     // the running offsets between portions, the plan.
     const uint64_t lookback_words = uint64_t(tiles) * kDigits;
     WorkspaceLayout layout;
-    const WorkspacePart keys_part = layout.add(n * (sizeof(K) + (kPacked ? sizeof(V) : 0)));
-    const WorkspacePart values_part = layout.add(kHasValues && !kPacked ? n * sizeof(V) : 0);
-    const WorkspacePart lookback_part = layout.add(lookback_words * 4);
+    const WorkspacePart keys_part = layout.add(n, sizeof(K) + (kPacked ? sizeof(V) : 0));
+    const WorkspacePart values_part = layout.add(kHasValues && !kPacked ? n : 0, sizeof(V));
+    const WorkspacePart lookback_part = layout.add(lookback_words, 4);
     const WorkspacePart counts_part = layout.add(uint64_t(kPassCount) * kDigits * 8);
     const WorkspacePart offsets_part = layout.add(uint64_t(kPassCount) * kDigits * 8);
     const WorkspacePart base_part = layout.add(2 * kDigits * 8);
@@ -223,7 +224,7 @@ void onesweep_sort_with(const DeviceEnv &env, const SortRequest &asked, const So
         const int resident = resident_blocks(env, reinterpret_cast<const void *>(order_kernel), kOrderCheckThreads,
                                              0, "radix sort order check occupancy");
         const uint64_t most = uint64_t(env.sm_count) * uint64_t(std::max(resident, 1));
-        const uint32_t blocks = uint32_t(std::max<uint64_t>(1, std::min((n + kOrderTile - 1) / kOrderTile, most)));
+        const uint32_t blocks = uint32_t(std::max<uint64_t>(1, std::min(ceil_div(n, kOrderTile), most)));
         launch_radix_kernel(order_kernel, blocks, kOrderCheckThreads, 0, env.stream, false, args,
                             "radix sort order check launch");
     }
@@ -245,7 +246,7 @@ void onesweep_sort_with(const DeviceEnv &env, const SortRequest &asked, const So
         args.windows = windows;
         args.skewed_collisions = uint32_t(tuning.skewed_collisions * 1073741824.0);
         constexpr uint64_t kHistogramTile = uint64_t(HistogramShape::kThreads) * HistogramShape::kItems;
-        const uint64_t wanted = std::max<uint64_t>((n + kHistogramTile - 1) / kHistogramTile,
+        const uint64_t wanted = std::max<uint64_t>(ceil_div(n, kHistogramTile),
                                                    (lookback_words / 4 + HistogramShape::kThreads - 1) /
                                                        HistogramShape::kThreads);
         const uint64_t most = uint64_t(env.sm_count) * tuning.histogram_blocks_per_sm;
@@ -325,7 +326,7 @@ bool fused_sort(const DeviceEnv &env, const SortRequest &asked) {
     constexpr int kPassCount = kPasses<K>;
     constexpr uint64_t kTile = Shape::kTile;
     const uint64_t n = asked.count;
-    const uint64_t tiles = (n + kTile - 1) / kTile;
+    const uint64_t tiles = ceil_div(n, kTile);
     auto kernel = radix_fused_kernel<K, kValueBytes, Shape>;
     const size_t shared_bytes = sizeof(FusedStorage<K, V, Shape, kHasValues>);
     // The cooperative launch needs every block resident at once (none fit: 0).
@@ -337,10 +338,10 @@ bool fused_sort(const DeviceEnv &env, const SortRequest &asked) {
     // Workspace: the temporary keys and values (none without values), digit
     // counts, look-back words of every pass.
     WorkspaceLayout layout;
-    const WorkspacePart keys_part = layout.add(n * sizeof(K));
-    const WorkspacePart values_part = layout.add(kHasValues ? n * sizeof(V) : 0);
+    const WorkspacePart keys_part = layout.add(n, sizeof(K));
+    const WorkspacePart values_part = layout.add(kHasValues ? n : 0, sizeof(V));
     const WorkspacePart counts_part = layout.add(uint64_t(kPassCount) * kDigits * 4);
-    const WorkspacePart lookback_part = layout.add(uint64_t(kPassCount) * tiles * kDigits * 4);
+    const WorkspacePart lookback_part = layout.add(tiles, uint64_t(kPassCount) * kDigits * 4);
     void *workspace = env.workspace->reserve(layout.bytes());
     FusedArgs args{};
     args.keys[kInputBuffer] = request.keys_in;

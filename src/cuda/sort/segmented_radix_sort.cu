@@ -16,6 +16,7 @@
 // 3. One pass kernel launch per pass.
 // An argsort first writes each key's position in its segment to the output
 // values, which then sort in place.
+#include "core/checked_size.h"
 #include "core/backend.h"
 #include "cuda/device_env.h"
 #include "cuda/sort/radix_onesweep_kernel.cuh"
@@ -100,7 +101,7 @@ void sort_long_segments(const DeviceEnv &env, const SortRequest &request, const 
 
     // Tiles, segment starts, plan: built here, copied in one piece.
     std::vector<SegmentTile> tiles;
-    std::vector<unsigned long long> begins(segments);
+    std::vector<unsigned long long> begins = host_array<unsigned long long>(segments, "the segment starts");
     for (uint64_t s = 0; s < segments; ++s) {
         const uint64_t begin = bounds[2 * s], length = bounds[2 * s + 1] - bounds[2 * s];
         begins[s] = begin;
@@ -116,14 +117,21 @@ void sort_long_segments(const DeviceEnv &env, const SortRequest &request, const 
     RadixPlan plan{};
     make_radix_plan(kPassCount, varies, keys_in_place, kHasValues, values_in_place, plan);
 
+    // The plan, tiles and segment starts, staged on the host and copied in one piece.
+    const char *staged_what = "the segmented radix sort's tile table";
+    std::vector<unsigned char> staged = host_array<unsigned char>(
+        CheckedSize(tiles.size(), staged_what).times(sizeof(SegmentTile)).plus(sizeof(RadixPlan))
+            .plus(checked_mul(segments, 8, staged_what)).value(),
+        staged_what);
+
     const uint64_t n = request.count;
     WorkspaceLayout layout;
-    const WorkspacePart keys_part = layout.add(n * sizeof(K));
-    const WorkspacePart values_part = layout.add(kHasValues ? n * sizeof(V) : 0);
-    const WorkspacePart lookback_part = layout.add(tiles.size() * kDigits * 4);
-    const WorkspacePart counts_part = layout.add(uint64_t(kPassCount) * segments * kDigits * 4);
-    const WorkspacePart bases_part = layout.add(uint64_t(kPassCount) * segments * kDigits * 8);
-    const WorkspacePart table_part = layout.add(sizeof(RadixPlan) + tiles.size() * sizeof(SegmentTile) + segments * 8);
+    const WorkspacePart keys_part = layout.add(n, sizeof(K));
+    const WorkspacePart values_part = layout.add(kHasValues ? n : 0, sizeof(V));
+    const WorkspacePart lookback_part = layout.add(tiles.size(), kDigits * 4);
+    const WorkspacePart counts_part = layout.add(segments, uint64_t(kPassCount) * kDigits * 4);
+    const WorkspacePart bases_part = layout.add(segments, uint64_t(kPassCount) * kDigits * 8);
+    const WorkspacePart table_part = layout.add(staged.size());
     void *workspace = env.workspace->reserve(layout.bytes());
     auto *lookback = WorkspaceLayout::at<uint32_t>(workspace, lookback_part);
     auto *counts = WorkspaceLayout::at<uint32_t>(workspace, counts_part);
@@ -132,7 +140,6 @@ void sort_long_segments(const DeviceEnv &env, const SortRequest &request, const 
     auto *plan_device = reinterpret_cast<RadixPlan *>(table);
     auto *tiles_device = reinterpret_cast<SegmentTile *>(table + sizeof(RadixPlan));
     auto *begins_device = reinterpret_cast<unsigned long long *>(table + sizeof(RadixPlan) + tiles.size() * sizeof(SegmentTile));
-    std::vector<unsigned char> staged(sizeof(RadixPlan) + tiles.size() * sizeof(SegmentTile) + segments * 8);
     std::memcpy(staged.data(), &plan, sizeof plan);
     std::memcpy(staged.data() + sizeof plan, tiles.data(), tiles.size() * sizeof(SegmentTile));
     std::memcpy(staged.data() + sizeof plan + tiles.size() * sizeof(SegmentTile), begins.data(), segments * 8);

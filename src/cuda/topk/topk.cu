@@ -13,6 +13,8 @@
 //   sorted, in one block each or, for k past kBlockSortMax, by two stable
 //   flat radix sorts (by position, then by key).
 // Workspace: env.side_workspace (the flat sorts reserve env.workspace).
+#include "core/checked_size.h"
+#include "core/portable.h"
 #include "core/dtype.h"
 #include "cuda/device_env.h"
 #include "cuda/topk/block_select.cuh"
@@ -133,16 +135,16 @@ void select_long(const DeviceEnv &env, const TopkRequest &request, TopkArgs args
     // The list of long segments (offsets) came in args.list from the
     // caller's part of the side workspace: keep it, add ours after it.
     WorkspaceLayout layout;
-    const WorkspacePart list_part = layout.add(args.list ? segments * 8 : 0);
-    const WorkspacePart states_part = layout.add(segments * sizeof(SelectState));
-    const WorkspacePart bins_part = layout.add(segments * RadixSelectPolicy::kBins * 8);
+    const WorkspacePart list_part = layout.add(args.list ? segments : 0, 8);
+    const WorkspacePart states_part = layout.add(segments, sizeof(SelectState));
+    const WorkspacePart bins_part = layout.add(segments, RadixSelectPolicy::kBins * 8);
     WorkspacePart candidate_key_part[2], candidate_position_part[2];
     for (int b = 0; b < 2; ++b) {
-        candidate_key_part[b] = layout.add(candidates * sizeof(R));
-        candidate_position_part[b] = layout.add(candidates * sizeof(I));
+        candidate_key_part[b] = layout.add(candidates, sizeof(R));
+        candidate_position_part[b] = layout.add(candidates, sizeof(I));
     }
-    const WorkspacePart result_key_part = layout.add(segments * request.k * sizeof(R));
-    const WorkspacePart result_position_part = layout.add(segments * request.k * sizeof(I));
+    const WorkspacePart result_key_part = layout.add(checked_mul(segments, request.k, "top-k results"), sizeof(R));
+    const WorkspacePart result_position_part = layout.add(checked_mul(segments, request.k, "top-k results"), sizeof(I));
     void *side = env.side_workspace->reserve(layout.bytes());
     if (args.list) {
         auto *list = WorkspaceLayout::at<unsigned long long>(side, list_part);
@@ -166,7 +168,7 @@ void select_long(const DeviceEnv &env, const TopkRequest &request, TopkArgs args
 
     constexpr uint64_t kTile = uint64_t(RadixSelectPolicy::kThreads) * RadixSelectPolicy::kItems;
     const uint64_t resident = uint64_t(env.sm_count) * RadixSelectPolicy::kBlocksPerSm;
-    const uint64_t tiles = (longest + kTile - 1) / kTile;
+    const uint64_t tiles = ceil_div(longest, kTile);
     dim3 grid(uint32_t(std::max<uint64_t>(1, std::min(tiles, resident / std::max<uint64_t>(1, segments)))),
               uint32_t(std::min<uint64_t>(segments, kMaxGridY)));
     // One launch a digit, plus the one that collects the last bin; a
@@ -190,7 +192,7 @@ void select_long(const DeviceEnv &env, const TopkRequest &request, TopkArgs args
     }
     // Many chosen: a stable sort by position, then a stable sort by key,
     // for each long segment.
-    std::vector<uint64_t> counts(segments);
+    std::vector<uint64_t> counts = host_array<uint64_t>(segments, "the long segments' result counts");
     if (!args.list) {
         std::fill(counts.begin(), counts.end(), std::min<uint64_t>(request.k, args.bounds.row_length));
     } else {
@@ -258,7 +260,7 @@ void topk_of_width(const DeviceEnv &env, const TopkRequest &request, const Segme
         launch_block_select<K>(env, args, block_max);
         WorkspaceLayout parts;
         const WorkspacePart count_part = parts.add(8);
-        const WorkspacePart list_part = parts.add(layout.segments * 8);
+        const WorkspacePart list_part = parts.add(layout.segments, 8);
         void *side = env.side_workspace->reserve(parts.bytes());
         auto *count = WorkspaceLayout::at<unsigned long long>(side, count_part);
         auto *list = WorkspaceLayout::at<unsigned long long>(side, list_part);
@@ -297,8 +299,12 @@ void topk(const DeviceEnv &env, const TopkRequest &request, const SegmentLayout 
              (unsigned long long)summary.longest, (unsigned long long)(summary.longest - 1),
              (unsigned long long)request.largest_index);
     if (request.k == 0 || layout.segments == 0 || summary.longest == 0) return;
+    // Only what the segments cover is read: candidates and scratch follow it.
+    TopkRequest covered = request;
+    covered.keys_in = at_covered(request.keys_in, summary, request.key_bytes);
+    const SegmentLayout narrowed = narrowed_to_covered(layout, summary);
     dispatch_width(request.key_bytes, "top-k: unsupported key width", [&](auto key_bits) {
-        selection::topk_of_width<decltype(key_bits)>(env, request, layout, summary.longest);
+        selection::topk_of_width<decltype(key_bits)>(env, covered, narrowed, summary.longest);
     });
 }
 

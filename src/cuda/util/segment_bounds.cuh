@@ -17,16 +17,17 @@ struct SegmentBounds {
     uint32_t offset_bytes;  // 4 or 8
     uint64_t row_length;
     uint64_t segments;
+    uint64_t origin;  // subtracted from every offset (SegmentLayout::origin)
 
     static SegmentBounds of(const SegmentLayout &layout) {
-        return {layout.offsets, layout.offset_bytes, layout.row_length, layout.segments};
+        return {layout.offsets, layout.offset_bytes, layout.row_length, layout.segments, layout.origin};
     }
 
     // Segment s's first element; s == segments gives the end of the last one.
     __device__ __forceinline__ uint64_t offset(uint64_t s) const {
         if (!offsets) return s * row_length;
-        if (offset_bytes == 4) return __ldg(static_cast<const uint32_t *>(offsets) + s);
-        return __ldg(reinterpret_cast<const unsigned long long *>(offsets) + s);
+        if (offset_bytes == 4) return __ldg(static_cast<const uint32_t *>(offsets) + s) - origin;
+        return __ldg(reinterpret_cast<const unsigned long long *>(offsets) + s) - origin;
     }
 
     // The first segment whose start is at or past position (segments + 1 if

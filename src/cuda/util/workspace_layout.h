@@ -3,6 +3,8 @@
 // to 256 bytes), reserved once in one piece, then handed out by part.
 #pragma once
 
+#include "core/checked_size.h"
+
 #include <cstdint>
 
 namespace gpuprim::cuda {
@@ -16,10 +18,14 @@ class WorkspaceLayout {
 public:
     static constexpr uint64_t kAlignment = 256;
 
-    // Adds a part of at least `bytes` bytes (0: absent, takes no room).
-    WorkspacePart add(uint64_t bytes) {
-        const WorkspacePart part{total_, (bytes + kAlignment - 1) / kAlignment * kAlignment};
-        total_ += part.bytes;
+    // Adds a part of count elements of element_bytes each (0: absent, takes
+    // no room). Every size is checked: a count near 2^64 fails with
+    // OUT_OF_MEMORY naming the driver's workspace instead of wrapping.
+    WorkspacePart add(uint64_t count, uint64_t element_bytes = 1) {
+        const char *what = "a CUDA driver's workspace";
+        const uint64_t bytes = CheckedSize(count, what).times(element_bytes).aligned(kAlignment).value();
+        const WorkspacePart part{total_, bytes};
+        total_ = checked_add(total_, bytes, what);
         return part;
     }
     // What the parts need together: the size to reserve.
