@@ -601,16 +601,19 @@ static void expect_all_fail(const gpuprim_segments_t *seg, uint64_t nseg_out, gp
     tc_free_known(ctx, red);
 }
 
-/* CSR offsets (as signed values, stored in od) that must be rejected naming offsets[bad]. */
-static void expect_bad_offsets(gpuprim_dtype_t od, const int64_t *values, uint64_t count, uint64_t bad) {
+/* CSR offsets (as signed values, stored in od) that must be rejected naming
+ * offsets[bad] and, when given, saying `why` (values in od's own type). */
+static void expect_bad_offsets(gpuprim_dtype_t od, const int64_t *values, uint64_t count, uint64_t bad,
+                               const char *why) {
     gpuprim_segments_t seg;
     gpuprim_buffer_t offsets;
-    char needle[32];
+    char needle[160];
     uint64_t host[16], i; /* count <= 16 elements of at most 8 bytes */
     for (i = 0; i < count && i < 16; ++i) tc_set(od, host, i, (uint64_t)values[i]);
     offsets = tc_buffer_from(ctx, od, host, count);
     gpuprim_segments_init_offsets(&seg, offsets);
-    snprintf(needle, sizeof needle, "offsets[%llu]", (unsigned long long)bad);
+    if (why) snprintf(needle, sizeof needle, "offsets[%llu] = %s", (unsigned long long)bad, why);
+    else snprintf(needle, sizeof needle, "offsets[%llu]", (unsigned long long)bad);
     tc_where("bad offsets (%s), first bad index %llu", tc_dtype_name(od), (unsigned long long)bad);
     expect_all_fail(&seg, count - 1, GPUPRIM_ERROR_INVALID_ARGUMENT, needle);
     destroy(offsets);
@@ -654,6 +657,13 @@ static void test_errors(void) {
                  GPUPRIM_ERROR_NULL_POINTER);
     gpuprim_segments_init_rows(NULL, 1, 1);   /* does nothing */
     gpuprim_segments_init_offsets(NULL, NULL); /* does nothing */
+    /* NULL offsets are named, not read as "0 rows of 0 elements". */
+    gpuprim_segments_init_offsets(&seg, NULL);
+    expect_all_fail(&seg, 0, GPUPRIM_ERROR_NULL_POINTER, "segments->offsets is NULL");
+    /* A bad segments struct_size names the segments, not the sort options. */
+    gpuprim_segments_init_rows(&seg, 2, 4);
+    seg.struct_size = 3;
+    expect_all_fail(&seg, 2, GPUPRIM_ERROR_INVALID_ARGUMENT, "segments->struct_size = 3");
 
     /* enums, dtypes, sizes */
     CHECK_STATUS(gpuprim_segmented_reduce(ctx, (gpuprim_op_t)7, &rows, keys.b, red.b), GPUPRIM_ERROR_INVALID_ENUM);
@@ -723,21 +733,24 @@ static void test_errors(void) {
         const int64_t past_end[] = {0, 2, 9, 9};
         const int64_t first_past[] = {9, 9};
         const int64_t late_bad[] = {1, 1, 1, 2, 3, 3, 8, 7};
-        expect_bad_offsets(od, decreasing, 5, 3);
-        expect_bad_offsets(od, past_end, 4, 2);
-        expect_bad_offsets(od, first_past, 2, 0);
-        expect_bad_offsets(od, late_bad, 8, 7);
+        expect_bad_offsets(od, decreasing, 5, 3, "4 is less than offsets[2] = 5");
+        expect_bad_offsets(od, past_end, 4, 2, "9 is past the end");
+        expect_bad_offsets(od, first_past, 2, 0, "9 is past the end");
+        expect_bad_offsets(od, late_bad, 8, 7, "7 is less than offsets[6] = 8");
         if (is_signed) {
             const int64_t negative[] = {0, 3, -1, 8};
             const int64_t negative_first[] = {-5, 3};
-            expect_bad_offsets(od, negative, 4, 2);
-            expect_bad_offsets(od, negative_first, 2, 0);
+            expect_bad_offsets(od, negative, 4, 2, "-1 is negative");
+            expect_bad_offsets(od, negative_first, 2, 0, "-5 is negative");
         } else if (od == GPUPRIM_DTYPE_U64) {
+            /* 2^63 and up: past the end, in the offsets' own (unsigned) type. */
             const int64_t huge[] = {0, 4, (int64_t)0x8000000000000004ll};
-            expect_bad_offsets(od, huge, 3, 2);
+            const int64_t all_ones[] = {0, (int64_t)-1};
+            expect_bad_offsets(od, huge, 3, 2, "9223372036854775812 is past the end");
+            expect_bad_offsets(od, all_ones, 2, 1, "18446744073709551615 is past the end");
         } else {
             const int64_t big[] = {0, 4, (int64_t)0xFFFFFFFFll};
-            expect_bad_offsets(od, big, 3, 2);
+            expect_bad_offsets(od, big, 3, 2, "4294967295 is past the end");
         }
     }
 

@@ -54,8 +54,10 @@ gpuprim_status_t record(Context &context, gpuprim_status_t status, const char *m
 // lock (calls on one context are serialized, so threads may share it), with
 // every failure mapped to a status and message. The handle is looked up in
 // the registry, never read through.
+// function: the entry point's name, for the message of an allocation failure
+// that has no more specific one.
 template <typename Body>
-gpuprim_status_t guarded(gpuprim_context_t handle, Body &&body) {
+gpuprim_status_t guarded(const char *function, gpuprim_context_t handle, Body &&body) {
     if (!handle) return GPUPRIM_ERROR_NULL_POINTER;
     std::shared_ptr<Context> context;
     try {
@@ -70,7 +72,13 @@ gpuprim_status_t guarded(gpuprim_context_t handle, Body &&body) {
         } catch (const gpuprim::Error &error) {
             return record(*context, error.status(), error.what());
         } catch (const std::bad_alloc &) {
-            return record(*context, GPUPRIM_ERROR_OUT_OF_MEMORY, "host memory allocation failed");
+            // Host bookkeeping (a segment plan, a buffer table entry): sized
+            // allocations say what they were for (host_array); the rest
+            // name the call.
+            char message[160];
+            std::snprintf(message, sizeof message,
+                          "%s: cannot allocate host memory for libgpuprim's bookkeeping of the call", function);
+            return record(*context, GPUPRIM_ERROR_OUT_OF_MEMORY, message);
         } catch (const std::exception &error) {
             return record(*context, GPUPRIM_ERROR_INTERNAL, error.what());
         } catch (...) {
@@ -294,7 +302,8 @@ gpuprim_status_t gpuprim_context_create(const gpuprim_context_options_t *options
         copy_message(error_message, error_message_capacity, error.what());
         return error.status();
     } catch (const std::bad_alloc &) {
-        copy_message(error_message, error_message_capacity, "host memory allocation failed");
+        copy_message(error_message, error_message_capacity,
+                     "gpuprim_context_create: cannot allocate host memory for the context");
         return GPUPRIM_ERROR_OUT_OF_MEMORY;
     } catch (const std::exception &error) {
         copy_message(error_message, error_message_capacity, error.what());
@@ -324,7 +333,7 @@ gpuprim_status_t gpuprim_context_destroy(gpuprim_context_t context) {
 
 gpuprim_status_t gpuprim_context_get_backend(gpuprim_context_t context,
                                              gpuprim_backend_t *backend) {
-    return guarded(context, [&](Context &ctx) {
+    return guarded(__func__, context, [&](Context &ctx) {
         require(backend, "backend");
         *backend = ctx.backend->kind();
     });
@@ -332,14 +341,14 @@ gpuprim_status_t gpuprim_context_get_backend(gpuprim_context_t context,
 
 gpuprim_status_t gpuprim_context_get_device(gpuprim_context_t context, int32_t *ordinal,
                                             char *name, size_t name_capacity) {
-    return guarded(context, [&](Context &ctx) {
+    return guarded(__func__, context, [&](Context &ctx) {
         if (ordinal) *ordinal = ctx.backend->device_ordinal();
         copy_message(name, name_capacity, ctx.backend->device_name());
     });
 }
 
 gpuprim_status_t gpuprim_context_synchronize(gpuprim_context_t context) {
-    return guarded(context, [&](Context &ctx) { ctx.backend->synchronize(); });
+    return guarded(__func__, context, [&](Context &ctx) { ctx.backend->synchronize(); });
 }
 
 const char *gpuprim_context_last_error(gpuprim_context_t context) {
@@ -359,14 +368,14 @@ const char *gpuprim_context_last_error(gpuprim_context_t context) {
 }
 
 gpuprim_status_t gpuprim_context_get_workspace_size(gpuprim_context_t context, uint64_t *bytes) {
-    return guarded(context, [&](Context &ctx) {
+    return guarded(__func__, context, [&](Context &ctx) {
         require(bytes, "bytes");
         *bytes = ctx.backend->workspace_bytes();
     });
 }
 
 gpuprim_status_t gpuprim_context_release_workspace(gpuprim_context_t context) {
-    return guarded(context, [&](Context &ctx) {
+    return guarded(__func__, context, [&](Context &ctx) {
         ctx.backend->synchronize();
         ctx.backend->release_workspace();
     });
@@ -374,7 +383,7 @@ gpuprim_status_t gpuprim_context_release_workspace(gpuprim_context_t context) {
 
 gpuprim_status_t gpuprim_buffer_create(gpuprim_context_t context, gpuprim_dtype_t dtype,
                                        uint64_t count, gpuprim_buffer_t *buffer) {
-    return guarded(context, [&](Context &ctx) {
+    return guarded(__func__, context, [&](Context &ctx) {
         require(buffer, "buffer");
         require_dtype(dtype, "dtype");
         uint64_t bytes = byte_size(count, dtype, "count");
@@ -390,7 +399,7 @@ gpuprim_status_t gpuprim_buffer_create(gpuprim_context_t context, gpuprim_dtype_
 
 gpuprim_status_t gpuprim_buffer_wrap(gpuprim_context_t context, gpuprim_dtype_t dtype, void *data,
                                      uint64_t count, gpuprim_buffer_t *buffer) {
-    return guarded(context, [&](Context &ctx) {
+    return guarded(__func__, context, [&](Context &ctx) {
         require(buffer, "buffer");
         require_dtype(dtype, "dtype");
         uint64_t bytes = byte_size(count, dtype, "count");
@@ -410,7 +419,7 @@ gpuprim_status_t gpuprim_buffer_wrap(gpuprim_context_t context, gpuprim_dtype_t 
 }
 
 gpuprim_status_t gpuprim_buffer_destroy(gpuprim_context_t context, gpuprim_buffer_t buffer) {
-    return guarded(context, [&](Context &ctx) {
+    return guarded(__func__, context, [&](Context &ctx) {
         if (!buffer) return;
         Buffer &resolved = ctx.resolve(buffer, "buffer");
         // Work queued on the buffer must finish before its memory goes back;
@@ -422,7 +431,7 @@ gpuprim_status_t gpuprim_buffer_destroy(gpuprim_context_t context, gpuprim_buffe
 
 gpuprim_status_t gpuprim_buffer_get_info(gpuprim_context_t context, gpuprim_buffer_t buffer,
                                          gpuprim_dtype_t *dtype, uint64_t *count, void **data) {
-    return guarded(context, [&](Context &ctx) {
+    return guarded(__func__, context, [&](Context &ctx) {
         Buffer &resolved = ctx.resolve(buffer, "buffer");
         if (dtype) *dtype = resolved.dtype;
         if (count) *count = resolved.count;
@@ -432,7 +441,7 @@ gpuprim_status_t gpuprim_buffer_get_info(gpuprim_context_t context, gpuprim_buff
 
 gpuprim_status_t gpuprim_buffer_upload(gpuprim_context_t context, gpuprim_buffer_t buffer,
                                        uint64_t offset, const void *host_data, uint64_t count) {
-    return guarded(context, [&](Context &ctx) {
+    return guarded(__func__, context, [&](Context &ctx) {
         Buffer &resolved = ctx.resolve(buffer, "buffer");
         require_range(resolved, offset, count);
         if (count == 0) return;
@@ -445,7 +454,7 @@ gpuprim_status_t gpuprim_buffer_upload(gpuprim_context_t context, gpuprim_buffer
 
 gpuprim_status_t gpuprim_buffer_download(gpuprim_context_t context, gpuprim_buffer_t buffer,
                                          uint64_t offset, void *host_data, uint64_t count) {
-    return guarded(context, [&](Context &ctx) {
+    return guarded(__func__, context, [&](Context &ctx) {
         Buffer &resolved = ctx.resolve(buffer, "buffer");
         require_range(resolved, offset, count);
         if (count == 0) return;
@@ -458,7 +467,7 @@ gpuprim_status_t gpuprim_buffer_download(gpuprim_context_t context, gpuprim_buff
 
 gpuprim_status_t gpuprim_reduce(gpuprim_context_t context, gpuprim_op_t op,
                                 gpuprim_buffer_t input, void *result) {
-    return guarded(context, [&](Context &ctx) {
+    return guarded(__func__, context, [&](Context &ctx) {
         require_op(op);
         Buffer &in = ctx.resolve(input, "input");
         require(result, "result");
@@ -480,7 +489,7 @@ static void require_result_buffer(const Buffer &result, const Buffer &input,
 
 gpuprim_status_t gpuprim_reduce_to_buffer(gpuprim_context_t context, gpuprim_op_t op,
                                           gpuprim_buffer_t input, gpuprim_buffer_t result) {
-    return guarded(context, [&](Context &ctx) {
+    return guarded(__func__, context, [&](Context &ctx) {
         require_op(op);
         Buffer &in = ctx.resolve(input, "input");
         Buffer &out = ctx.resolve(result, "result");
@@ -496,7 +505,7 @@ static void require_dot_operands(const Buffer &a, const Buffer &b) {
 
 gpuprim_status_t gpuprim_dot(gpuprim_context_t context, gpuprim_buffer_t a, gpuprim_buffer_t b,
                              void *result) {
-    return guarded(context, [&](Context &ctx) {
+    return guarded(__func__, context, [&](Context &ctx) {
         Buffer &left = ctx.resolve(a, "a");
         Buffer &right = ctx.resolve(b, "b");
         require_dot_operands(left, right);
@@ -507,7 +516,7 @@ gpuprim_status_t gpuprim_dot(gpuprim_context_t context, gpuprim_buffer_t a, gpup
 
 gpuprim_status_t gpuprim_dot_to_buffer(gpuprim_context_t context, gpuprim_buffer_t a,
                                        gpuprim_buffer_t b, gpuprim_buffer_t result) {
-    return guarded(context, [&](Context &ctx) {
+    return guarded(__func__, context, [&](Context &ctx) {
         Buffer &left = ctx.resolve(a, "a");
         Buffer &right = ctx.resolve(b, "b");
         Buffer &out = ctx.resolve(result, "result");
@@ -521,7 +530,7 @@ gpuprim_status_t gpuprim_dot_to_buffer(gpuprim_context_t context, gpuprim_buffer
 gpuprim_status_t gpuprim_scan(gpuprim_context_t context, gpuprim_op_t op,
                               gpuprim_scan_kind_t kind, gpuprim_buffer_t input,
                               gpuprim_buffer_t output) {
-    return guarded(context, [&](Context &ctx) {
+    return guarded(__func__, context, [&](Context &ctx) {
         require_op(op);
         require_enum(kind, GPUPRIM_SCAN_INCLUSIVE, GPUPRIM_SCAN_EXCLUSIVE, "kind",
                      "gpuprim_scan_kind_t");
@@ -707,7 +716,7 @@ gpuprim_status_t gpuprim_sort_with_options(gpuprim_context_t context, gpuprim_bu
                                            gpuprim_buffer_t values_in, gpuprim_buffer_t keys_out,
                                            gpuprim_buffer_t values_out,
                                            const gpuprim_sort_options_t *options) {
-    return guarded(context, [&](Context &ctx) {
+    return guarded(__func__, context, [&](Context &ctx) {
         Buffer &kin = ctx.resolve(keys_in, "keys_in");
         Buffer &kout = ctx.resolve(keys_out, "keys_out");
         gpuprim::SortRequest request = sort_request_for(options, kin, &kout);
@@ -720,7 +729,7 @@ gpuprim_status_t gpuprim_sort_with_options(gpuprim_context_t context, gpuprim_bu
 
 gpuprim_status_t gpuprim_argsort(gpuprim_context_t context, gpuprim_buffer_t keys_in, gpuprim_buffer_t keys_out,
                                  gpuprim_buffer_t indices, const gpuprim_sort_options_t *options) {
-    return guarded(context, [&](Context &ctx) {
+    return guarded(__func__, context, [&](Context &ctx) {
         Buffer &kin = ctx.resolve(keys_in, "keys_in");
         Buffer *kout = keys_out ? &ctx.resolve(keys_out, "keys_out") : nullptr;
         gpuprim::SortRequest request = sort_request_for(options, kin, kout);
@@ -751,7 +760,7 @@ gpuprim_status_t gpuprim_segmented_sort(gpuprim_context_t context, const gpuprim
                                         gpuprim_buffer_t keys_in, gpuprim_buffer_t values_in,
                                         gpuprim_buffer_t keys_out, gpuprim_buffer_t values_out,
                                         const gpuprim_sort_options_t *options) {
-    return guarded(context, [&](Context &ctx) {
+    return guarded(__func__, context, [&](Context &ctx) {
         Buffer &kin = ctx.resolve(keys_in, "keys_in");
         Buffer &kout = ctx.resolve(keys_out, "keys_out");
         gpuprim::SortRequest request = sort_request_for(options, kin, &kout);
@@ -768,7 +777,7 @@ gpuprim_status_t gpuprim_segmented_sort(gpuprim_context_t context, const gpuprim
 gpuprim_status_t gpuprim_segmented_argsort(gpuprim_context_t context, const gpuprim_segments_t *segments,
                                            gpuprim_buffer_t keys_in, gpuprim_buffer_t keys_out,
                                            gpuprim_buffer_t indices, const gpuprim_sort_options_t *options) {
-    return guarded(context, [&](Context &ctx) {
+    return guarded(__func__, context, [&](Context &ctx) {
         Buffer &kin = ctx.resolve(keys_in, "keys_in");
         Buffer *kout = keys_out ? &ctx.resolve(keys_out, "keys_out") : nullptr;
         gpuprim::SortRequest request = sort_request_for(options, kin, kout);
@@ -788,7 +797,7 @@ gpuprim_status_t gpuprim_segmented_argsort(gpuprim_context_t context, const gpup
 gpuprim_status_t gpuprim_segmented_reduce(gpuprim_context_t context, gpuprim_op_t op,
                                           const gpuprim_segments_t *segments, gpuprim_buffer_t input,
                                           gpuprim_buffer_t output) {
-    return guarded(context, [&](Context &ctx) {
+    return guarded(__func__, context, [&](Context &ctx) {
         require_op(op);
         Buffer &in = ctx.resolve(input, "input");
         Buffer &out = ctx.resolve(output, "output");
@@ -807,7 +816,7 @@ gpuprim_status_t gpuprim_segmented_reduce(gpuprim_context_t context, gpuprim_op_
 gpuprim_status_t gpuprim_segmented_scan(gpuprim_context_t context, gpuprim_op_t op, gpuprim_scan_kind_t kind,
                                         const gpuprim_segments_t *segments, gpuprim_buffer_t input,
                                         gpuprim_buffer_t output) {
-    return guarded(context, [&](Context &ctx) {
+    return guarded(__func__, context, [&](Context &ctx) {
         require_op(op);
         require_enum(kind, GPUPRIM_SCAN_INCLUSIVE, GPUPRIM_SCAN_EXCLUSIVE, "kind", "gpuprim_scan_kind_t");
         Buffer &in = ctx.resolve(input, "input");
@@ -877,7 +886,7 @@ extern "C" {
 
 gpuprim_status_t gpuprim_topk(gpuprim_context_t context, gpuprim_buffer_t keys_in, uint64_t k,
                               gpuprim_order_t order, gpuprim_buffer_t keys_out, gpuprim_buffer_t indices) {
-    return guarded(context, [&](Context &ctx) {
+    return guarded(__func__, context, [&](Context &ctx) {
         Buffer &kin = ctx.resolve(keys_in, "keys_in");
         if (k > kin.count)
             fail(GPUPRIM_ERROR_INVALID_ARGUMENT, "k = %llu is more than the %llu keys of 'keys_in'",
@@ -896,7 +905,7 @@ gpuprim_status_t gpuprim_topk(gpuprim_context_t context, gpuprim_buffer_t keys_i
 gpuprim_status_t gpuprim_segmented_topk(gpuprim_context_t context, const gpuprim_segments_t *segments,
                                         gpuprim_buffer_t keys_in, uint64_t k, gpuprim_order_t order,
                                         gpuprim_buffer_t keys_out, gpuprim_buffer_t indices) {
-    return guarded(context, [&](Context &ctx) {
+    return guarded(__func__, context, [&](Context &ctx) {
         Buffer &kin = ctx.resolve(keys_in, "keys_in");
         const gpuprim::SegmentLayout layout = segment_layout(ctx, segments, kin.count);
         if (!layout.offsets && k > layout.row_length)
@@ -926,7 +935,7 @@ gpuprim_status_t gpuprim_sort(gpuprim_context_t context, gpuprim_buffer_t keys_i
     {
         const int bits = enum_bits(order);
         if (bits < GPUPRIM_ORDER_ASCENDING || bits > GPUPRIM_ORDER_DESCENDING) {
-            return guarded(context, [&](Context &) {
+            return guarded(__func__, context, [&](Context &) {
                 fail(GPUPRIM_ERROR_INVALID_ENUM, "argument 'order' = %d is not a gpuprim_order_t", bits);
             });
         }
