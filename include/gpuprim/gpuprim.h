@@ -632,7 +632,9 @@ GPUPRIM_API gpuprim_status_t gpuprim_argsort(gpuprim_context_t context, gpuprim_
  *   Offsets must not decrease and must lie in [0, n]; segments may be empty.
  *   Elements before offsets[0] or from offsets[segment_count] on belong to no
  *   segment: their values do not matter, and their outputs are left as they
- *   are.
+ *   are. A call reads, writes and sizes its workspace by the elements its
+ *   segments cover, offsets[0] to offsets[segment_count], not by the
+ *   buffers' count.
  *   A bad offset is INVALID_ARGUMENT with a message naming the first bad
  *   index; it is found before anything is written (on CUDA by a check on the
  *   device, whose result the call waits for: calls with offsets block until
@@ -650,7 +652,10 @@ typedef struct gpuprim_segments {
 /* Uniform rows. Does nothing if segments is NULL. */
 GPUPRIM_API void gpuprim_segments_init_rows(gpuprim_segments_t *segments, uint64_t row_count,
                                             uint64_t row_length);
-/* CSR offsets (offsets' count - 1 segments). Does nothing if segments is NULL. */
+/* CSR offsets (offsets' count - 1 segments). Does nothing if segments is NULL.
+ * NULL offsets leave segments that every call refuses with NULL_POINTER
+ * naming segments->offsets (uniform rows come from
+ * gpuprim_segments_init_rows()). */
 GPUPRIM_API void gpuprim_segments_init_offsets(gpuprim_segments_t *segments, gpuprim_buffer_t offsets);
 
 /*

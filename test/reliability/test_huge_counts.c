@@ -94,16 +94,23 @@ static const unsigned char *arena_check(Arena *arena, int b, uint64_t first, uin
 /* Block b's contents before the call, from HUGE_AT on. */
 static const unsigned char *before(const Arena *arena, int b) { return arena->host_before[b] + HUGE_AT; }
 
-/* The largest count of `width`-byte elements a wrap at data accepts (its
- * bytes must not pass the end of the address space), and a few below it. */
-static uint64_t huge_count(const void *data, uint64_t width, int which) {
-    const uint64_t room = (UINT64_MAX - (uint64_t)(uintptr_t)data) / width;
+/* The largest count of `width`-byte elements a wrap accepts at data, and at
+ * data2 when given (its bytes must not pass the end of the address space),
+ * and a few below it. */
+static uint64_t huge_count2(const void *data, const void *data2, uint64_t width, int which) {
+    const uint64_t top = (uint64_t)(uintptr_t)data > (uint64_t)(uintptr_t)data2 ? (uint64_t)(uintptr_t)data
+                                                                                : (uint64_t)(uintptr_t)data2;
+    const uint64_t room = (UINT64_MAX - top) / width;
     switch (which) {
     case 0: return room;
     case 1: return room / 3 + 1;   /* n * 16 + n * 8 just past 2^64 for 8-byte keys */
     case 2: return room / 24 + 7;  /* 24 bytes an element fits; sums of such parts do not */
     default: return (uint64_t)1 << 33;
     }
+}
+
+static uint64_t huge_count(const void *data, uint64_t width, int which) {
+    return huge_count2(data, data, width, which);
 }
 
 static void *huge_data(Arena *arena, int b) { return (char *)arena->block_data[b] + HUGE_AT; }
@@ -175,7 +182,8 @@ static void test_segmented_sorts(Arena *arena, const uint64_t *offsets, uint64_t
         const uint64_t width = gpuprim_dtype_size(dtype);
         for (mode = 0; mode < 4; ++mode) { /* 0 keys in place, 1 bit range in place, 2 pairs, 3 argsort */
             /* Argsort: the U64 indices declare the keys' count too. */
-            const uint64_t count = huge_count(huge_data(arena, 0), mode == 3 ? 8 : width, which);
+            const uint64_t count =
+                huge_count2(huge_data(arena, 0), huge_data(arena, 1), mode == 3 ? 8 : width, which);
             const uint32_t end_bit = mode == 1 ? (uint32_t)(width * 8 > 40 ? 40 : width * 8 - 1) : 0;
             char what[160];
             gpuprim_sort_options_t options;
@@ -293,7 +301,8 @@ static void test_flat_calls_fail_cleanly(Arena *arena, int which) {
         const uint64_t width = gpuprim_dtype_size(dtype);
         for (call = 0; call < 3; ++call) {
             /* Argsort: the U64 indices declare the keys' count too. */
-            const uint64_t count = huge_count(huge_data(arena, 0), call == 1 ? 8 : width, which);
+            const uint64_t count =
+                huge_count2(huge_data(arena, 0), huge_data(arena, 1), call == 1 ? 8 : width, which);
             gpuprim_buffer_t keys, indices = NULL, top = NULL;
             gpuprim_status_t status;
             const char *message;
