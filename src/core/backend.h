@@ -126,10 +126,9 @@ inline SegmentSpan segment_span(const SegmentLayout &layout, uint64_t s) {
 // not by data_count, stays proportional to the work.
 inline SegmentSpan covered_span(const SegmentLayout &layout) {
     if (!layout.offsets) return {0, layout.data_count};
-    const auto first = static_cast<uint64_t>(read_offset(layout.offsets, layout.offset_bytes, layout.offsets_signed, 0));
-    const auto last = static_cast<uint64_t>(
-        read_offset(layout.offsets, layout.offset_bytes, layout.offsets_signed, layout.segments));
-    return {first, last - first};
+    if (layout.segments == 0) return {0, 0};
+    const SegmentSpan first = segment_span(layout, 0), last = segment_span(layout, layout.segments - 1);
+    return {first.begin, last.begin + last.length - first.begin};
 }
 
 // The end of the request's bit range (end_bit 0: the whole key).

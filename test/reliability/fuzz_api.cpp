@@ -27,6 +27,7 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <type_traits>
@@ -1475,18 +1476,21 @@ private:
     // The errors of a segments argument over data_count elements with
     // `outputs` (buffers the call writes; offsets must not overlap them);
     // on none, *spans gets the segments. segments_count: the number of
-    // segments (for an output of one element per segment) or UINT64_MAX when
-    // it is not known.
+    // segments (for an output of one element per segment), empty when it is
+    // not known (every count is a real one: no sentinel value).
     Codes segments_errors(int slot, const SegmentsArg &arg, uint64_t data_count,
                           std::initializer_list<const Buffer *> outputs,
-                          std::vector<std::pair<uint64_t, uint64_t>> *spans, uint64_t *segments_count) {
+                          std::vector<std::pair<uint64_t, uint64_t>> *spans,
+                          std::optional<uint64_t> *segments_count) {
         spans->clear();
-        *segments_count = UINT64_MAX;
+        segments_count->reset();
         if (arg.null) return kNull;
         Codes errors = arg.bad_struct ? kArg : 0;
         const gpuprim_segments_t &seg = arg.storage.segments;
         if (!seg.offsets) {
             const uint64_t rows = seg.row_count, length = seg.row_length;
+            // What gpuprim_segments_init_offsets(&s, NULL) leaves: NULL offsets, named.
+            if (rows == UINT64_MAX && length == UINT64_MAX) return errors | kNull;
             if (length != 0 && rows > UINT64_MAX / length) return errors | kSize;
             if (rows * length != data_count) return errors | kSize;
             *segments_count = rows;
@@ -1554,10 +1558,10 @@ private:
             expect.must |= resolve(context.slot, output, &bo);
             if (bi && bo && bi->dtype != bo->dtype) expect.must |= kDtype;
             if (bi) {
-                uint64_t segments = 0;
+                std::optional<uint64_t> segments;
                 Codes seg_errors = segments_errors(context.slot, seg, bi->count, {bo}, &spans, &segments);
                 expect.must |= seg_errors;
-                if (bo && segments != UINT64_MAX && bo->count != segments) expect.must |= kSize;
+                if (bo && segments && bo->count != *segments) expect.must |= kSize;
                 if (bo && forbidden_alias(*bi, *bo, false)) expect.must |= kArg;
             }
         }
@@ -1592,7 +1596,7 @@ private:
         } else {
             expect.must |= scan_operand_errors(context.slot, op, kind, input, output, &bi, &bo);
             if (bi) {
-                uint64_t segments = 0;
+                std::optional<uint64_t> segments;
                 expect.must |= segments_errors(context.slot, seg, bi->count, {bo}, &spans, &segments);
             }
         }
@@ -1767,7 +1771,7 @@ private:
             }
         }
         if (segmented && context.slot >= 0 && ki) {
-            uint64_t segments = 0;
+            std::optional<uint64_t> segments;
             expect.must |= segments_errors(context.slot, seg, ki->count, {ko, vo}, &spans, &segments);
         } else if (segmented && context.slot >= 0 && seg.null) {
             expect.must |= kNull;
@@ -1874,7 +1878,7 @@ private:
         SegmentsArg seg;
         if (segmented) draw_segments(in, context.slot, ki ? ki->count : 0, seg);
         std::vector<std::pair<uint64_t, uint64_t>> spans;
-        uint64_t segments = 1;
+        std::optional<uint64_t> segments = 1;
         Codes segment_errors = 0;
         if (segmented && context.slot >= 0 && ki)
             segment_errors = segments_errors(context.slot, seg, ki->count, {ko, io}, &spans, &segments);
@@ -1886,7 +1890,7 @@ private:
         const Buffer *out = ko ? ko : io;
         if (k_mode < 110 && out) {
             if (!segmented) k = out->count;
-            else if (segments != UINT64_MAX && segments > 0) k = out->count / segments;
+            else if (segments && *segments > 0) k = out->count / *segments;
         } else if (k_mode < 170) {
             k = k_small % 70;
         } else if (k_mode < 230 && ki) {
@@ -1904,8 +1908,9 @@ private:
             if (!keys_out && !indices) expect.must |= kNull;
             if (keys_out) expect.must |= resolve(context.slot, keys_out, &ko);
             if (indices) expect.must |= resolve(context.slot, indices, &io);
-            // The outputs' count: k per segment (unknown when the segments are bad).
-            uint64_t slots = UINT64_MAX;
+            // The outputs' count: k per segment (unknown when the segments
+            // are bad; any value, UINT64_MAX too, is a real count).
+            std::optional<uint64_t> slots;
             if (ki && !segmented) {
                 if (k > ki->count) expect.must |= kArg;
                 slots = k;
@@ -1914,19 +1919,19 @@ private:
                 expect.must |= segment_errors;
                 const gpuprim_segments_t &sg = seg.storage.segments;
                 if (!seg.null && !sg.offsets && k > sg.row_length) expect.must |= kArg;
-                if (segments != UINT64_MAX) {
-                    if (k != 0 && segments > UINT64_MAX / k) expect.must |= kSize;
-                    else slots = segments * k;
+                if (segments) {
+                    if (k != 0 && *segments > UINT64_MAX / k) expect.must |= kSize;
+                    else slots = *segments * k;
                 }
             }
             if (ki && ko) {
                 if (ko->dtype != ki->dtype) expect.must |= kDtype;
-                if (slots != UINT64_MAX && ko->count != slots) expect.must |= kSize;
+                if (slots && ko->count != *slots) expect.must |= kSize;
                 if (forbidden_alias(*ki, *ko, false)) expect.must |= kArg;
             }
             if (io) {
                 if (!is_index_dtype(io->dtype)) expect.must |= kDtype;
-                if (slots != UINT64_MAX && io->count != slots) expect.must |= kSize;
+                if (slots && io->count != *slots) expect.must |= kSize;
                 if (ki && forbidden_alias(*ki, *io, false)) expect.must |= kArg;
                 if (ko && forbidden_alias(*ko, *io, false)) expect.must |= kArg;
             }
