@@ -1520,12 +1520,16 @@ private:
             }
         }
         *segments_count = values.size() - 1;
-        int64_t previous = 0;
+        // Offsets compare in their own type: a U64 offset of 2^63 or more is
+        // past the end (or a real position of a buffer that long), not negative.
+        const bool offsets_signed = dtype == GPUPRIM_DTYPE_I32 || dtype == GPUPRIM_DTYPE_I64;
+        uint64_t previous = 0;
         bool bad = false;
         for (size_t i = 0; i < values.size(); ++i) {
             const int64_t v = offset_value(dtype, values[i]);
-            if (v < 0 || static_cast<uint64_t>(v) > data_count || (i > 0 && v < previous)) bad = true;
-            previous = v;
+            const uint64_t position = static_cast<uint64_t>(v);
+            if ((offsets_signed && v < 0) || position > data_count || (i > 0 && position < previous)) bad = true;
+            previous = position;
         }
         if (bad) return errors | kArg;
         for (size_t i = 0; i + 1 < values.size(); ++i)

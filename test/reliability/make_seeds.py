@@ -200,11 +200,13 @@ def segmented_scan(op, kind, input_, segments, output=None, ctx=CTX0):
 def topk(order, keys_in, k="outputs", keys_out=None, indices=None, segments=None, ctx=CTX0, both_null=False):
     """gpuprim_topk (segments None) or gpuprim_segmented_topk (op_topk). k:
     "outputs" (what the first output's count asks for: its count, or its
-    count / segments), a number below 70, or "n-1", "n", "n+1" of the keys'
-    count. Outputs: a handle or None; both_null passes neither."""
+    count / segments), a number below 70, "n-1", "n", "n+1" of the keys'
+    count, or "all ones" (2^64 - 1). Outputs: a handle or None; both_null passes neither."""
     shape = 255 if both_null else 2 if keys_out is not None and indices is not None else 0 if keys_out is not None else 1
     if k == "outputs":
         k_bytes = u8(0) + u8(0)
+    elif k == "all ones":  # k_mode 232: kEdges[0] = 2^64 - 1
+        k_bytes = u8(232) + u8(0)
     elif k in ("n-1", "n", "n+1"):
         k_bytes = u8({"n-1": 171, "n": 172, "n+1": 170}[k]) + u8(0)
     else:
@@ -342,6 +344,13 @@ SEEDS = {
         + topk(240, buf(0), keys_out=buf(2)) + topk(0, buf(0), k=5, indices=buf(6), segments=rows(4))
         + topk(1, buf(0), keys_out=buf(7), segments=fresh_offsets(1, [66, 67, 70, 71], bad=(1, 0)))
         + topk(0, buf(0), keys_out=buf(0)) + topk(1, buf(0), keys_out=buf(2), indices=buf(2))),
+    # The fuzzer's find (issue #30): one segment of k = 2^64 - 1 results is
+    # a real output count of 2^64 - 1 (SIZE_MISMATCH against 0 indices), not
+    # "unknown" (the model's old sentinel).
+    "regress_topk_slots_all_ones": (
+        create(F32, small_count(16)) + create(U64, small_count(0)) + create(F32, small_count(0))
+        + topk(1, buf(0), k="all ones", indices=buf(1), segments=fresh_offsets(3, [0, 70]))
+        + topk(0, buf(0), k="all ones", keys_out=buf(2), indices=buf(1), segments=fresh_offsets(1, [0, 66]))),
     # Unknown enum values, NULL and fake contexts, odd context options, globals.
     "seed_enums_contexts": (
         create(I32, small_count(4)) + create(255, small_count(4))
