@@ -4,6 +4,7 @@
 #pragma once
 
 #include "core/portable.h"
+#include "core/checked_size.h"
 #include "core/dtype.h"
 #include "core/error.h"
 #include "core/ops.h"
@@ -101,8 +102,8 @@ void launch_scan_with(const DeviceEnv &env, bool exclusive, const T *input, T *o
     p.counters.ticket_word = reinterpret_cast<unsigned long long *>(env.zeroed_counters + kTicketWord);
     p.counters.done_word = env.zeroed_counters + kDoneWord;
     static_assert(Tuning::kClearChunk % kLookbackGroupTiles == 0, "a group's slot is cleared with its tiles");
-    p.status_slots = env.workspace->reserve(status_slot_count(tiles, ScanOpTraits<T, Op>::kOrdered) *
-                                            TileStatus<T>::kSlotBytes);
+    p.status_slots = env.workspace->reserve(checked_mul(status_slot_count(tiles, ScanOpTraits<T, Op>::kOrdered),
+                                                        TileStatus<T>::kSlotBytes, "the scan's tile states"));
     p.trace = hooks.trace;
 
     if constexpr (Config::kStages == 1) {
@@ -132,7 +133,7 @@ void launch_narrow_scan_three_pass(const DeviceEnv &env, bool exclusive, const T
     const uint64_t tiles = (count + kTileItems<T> - 1) / kTileItems<T>;
     const bool in_vectors = reinterpret_cast<uintptr_t>(input) % 16 == 0;
     const bool out_vectors = reinterpret_cast<uintptr_t>(output) % 16 == 0;
-    Acc *prefixes = static_cast<Acc *>(env.workspace->reserve(tiles * sizeof(Acc)));
+    Acc *prefixes = static_cast<Acc *>(env.workspace->reserve(checked_mul(tiles, sizeof(Acc), "the scan's tile totals")));
     tile_totals_kernel<T, Op><<<unsigned(tiles), kThreads, 0, env.stream>>>(input, count, in_vectors, prefixes);
     check_launch("scan (tile totals) launch");
     tile_prefix_kernel<Acc, typename Op::Combine><<<1, kPrefixThreads, 0, env.stream>>>(prefixes, uint32_t(tiles));
@@ -170,7 +171,8 @@ void launch_narrow_scan(const DeviceEnv &env, bool exclusive, const T *input, T 
         p.poll_ns = Tuning::kPollNs;
         p.counters.ticket_word = reinterpret_cast<unsigned long long *>(env.zeroed_counters + kTicketWord);
         p.counters.done_word = env.zeroed_counters + kDoneWord;
-        p.status_slots = env.workspace->reserve(status_slot_count(tiles, kOrdered) * TileStatus<Acc>::kSlotBytes);
+        p.status_slots = env.workspace->reserve(
+            checked_mul(status_slot_count(tiles, kOrdered), TileStatus<Acc>::kSlotBytes, "the scan's tile states"));
         const bool in_vectors = reinterpret_cast<uintptr_t>(input) % 16 == 0;
         const bool out_vectors = reinterpret_cast<uintptr_t>(output) % 16 == 0;
         narrow_scan::narrow_scan_kernel<T, Op, Config>

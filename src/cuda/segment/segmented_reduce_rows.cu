@@ -16,6 +16,7 @@
 #include "core/portable.h"
 #include "cuda/segment/segmented_reduce_rows.h"
 
+#include "core/checked_size.h"
 #include "core/dtype.h"
 #include "core/ops.h"
 #include "cuda/segment/agent_segmented_scan.cuh"
@@ -168,7 +169,8 @@ void reduce_rows_typed(const DeviceEnv &env, uint64_t rows, uint64_t length, con
     }
     const uint64_t chunks = ceil_div(length, kChunkItems);
     Acc *partials = nullptr;
-    if (chunks > 1) partials = static_cast<Acc *>(env.workspace->reserve(rows * chunks * sizeof(Acc)));
+    if (chunks > 1) partials = static_cast<Acc *>(env.workspace->reserve(
+                        CheckedSize(rows, "the row reduce's partials").times(chunks).times(sizeof(Acc)).value()));
     reduce_row_chunks_kernel<T, Op><<<uint32_t(rows * chunks), kThreads, 0, env.stream>>>(in, out, partials, length,
                                                                                           chunks);
     check_launch("segmented reduce (row chunks) launch");

@@ -32,6 +32,8 @@
 // stream before the launch; more tiles than one grid holds (2^31 - 1) take
 // further launches, whose tiles look back into the finished slots of the
 // ones before.
+#include "core/checked_size.h"
+#include "core/portable.h"
 #include "core/dtype.h"
 #include "core/error.h"
 #include "core/ops.h"
@@ -70,8 +72,8 @@ void launch_tiles(const DeviceEnv &env, const SegmentLayout &layout, const void 
     const char *what = kReduce ? "segmented reduce launch" : "segmented scan launch";
     const uint64_t count = layout.data_count;
     constexpr uint64_t kTileItems = Config::kTileItems;
-    const uint64_t tiles = count / kTileItems + (count % kTileItems != 0);
-    const uint64_t slot_bytes = tiles * Status::kSlotBytes;
+    const uint64_t tiles = ceil_div(count, kTileItems);
+    const uint64_t slot_bytes = checked_mul(tiles, Status::kSlotBytes, "the segmented scan's tile states");
     auto *slots = static_cast<unsigned long long *>(env.workspace->reserve(slot_bytes));
     check(cudaMemsetAsync(slots, 0, slot_bytes, env.stream),
           kReduce ? "segmented reduce (cudaMemsetAsync)" : "segmented scan (cudaMemsetAsync)");

@@ -5,6 +5,7 @@
 // the whole radix sort in one cooperative launch. Beyond: Onesweep, one
 // histogram kernel and one kernel per pass, with a small tile up to 2^19
 // keys and a large one after (radix_sort.cu).
+#include "core/checked_size.h"
 #include "core/dtype.h"
 #include "cuda/sort/block_sort.cuh"
 #include "cuda/device_env.h"
@@ -20,7 +21,7 @@ namespace {
 SortRequest argsort_as_pairs(const DeviceEnv &env, const SortRequest &request) {
     SortRequest pairs = request;
     pairs.values_in = nullptr;
-    if (!pairs.keys_out) pairs.keys_out = env.side_workspace->reserve(request.count * request.key_bytes);
+    if (!pairs.keys_out) pairs.keys_out = env.side_workspace->reserve(checked_mul(request.count, request.key_bytes, "argsort's sorted keys"));
     return pairs;
 }
 
