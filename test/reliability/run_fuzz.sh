@@ -15,8 +15,8 @@
 # input sequence), and address-space randomization off for the fuzzer
 # (setarch -R: the target compares addresses, and libFuzzer's comparison
 # tracing feeds them back into its inputs) in an environment of the two
-# sanitizer variables only. So every machine, fast or slow, runs the same
-# inputs and passes or fails alike. FUZZ_SECONDS=N instead fuzzes for N seconds
+# sanitizer variables and a fixed PATH only. So every machine, fast or
+# slow, runs the same inputs and passes or fails alike. FUZZ_SECONDS=N instead fuzzes for N seconds
 # (-max_total_time) from a random seed (or FUZZ_SEED if given), keeping what
 # it found in $build/corpus for the next such run: for longer searches
 # outside CI.
@@ -92,7 +92,9 @@ else
   limit=(-runs="$runs" -reload=0)
   # The same environment everywhere: with randomization off, its size still
   # moves the stack, and with it the alignment of the target's stack arrays.
-  launch=(env -i "ASAN_OPTIONS=$ASAN_OPTIONS" "UBSAN_OPTIONS=$UBSAN_OPTIONS")
+  # (A fixed PATH, for the sanitizers' llvm-symbolizer.)
+  launch=(env -i "ASAN_OPTIONS=$ASAN_OPTIONS" "UBSAN_OPTIONS=$UBSAN_OPTIONS"
+          "PATH=/usr/lib/llvm-14/bin:/usr/local/bin:/usr/bin:/bin")
   if setarch "$(uname -m)" -R true 2>/dev/null; then
     launch=(setarch "$(uname -m)" -R "${launch[@]}")
   else
