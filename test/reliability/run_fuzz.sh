@@ -16,10 +16,10 @@
 # (setarch -R: the target compares addresses, and libFuzzer's comparison
 # tracing feeds them back into its inputs) in an environment of the two
 # sanitizer variables and a fixed PATH only. So every machine, fast or
-# slow, runs the same inputs and passes or fails alike. FUZZ_SECONDS=N instead fuzzes for N seconds
-# (-max_total_time) from a random seed (or FUZZ_SEED if given), keeping what
-# it found in $build/corpus for the next such run: for longer searches
-# outside CI.
+# slow, runs the same inputs and passes or fails alike.
+# FUZZ_SECONDS=N instead fuzzes for N seconds (-max_total_time) from a random
+# seed (or FUZZ_SEED if given), keeping what it found in $build/corpus for
+# the next such run: for longer searches outside CI.
 # Environment: FUZZ_SEED (1; with FUZZ_SECONDS: random), FUZZ_RUNS (20000),
 # FUZZ_SECONDS (unset), FUZZ_BUILD_DIR (build-fuzz), CLANG, CLANGXX, JOBS (2).
 set -uo pipefail
