@@ -4,13 +4,14 @@
 #   cmake -DSTEP=<step> -DBUILD_DIR=<gpuprim build> -DSOURCE_DIR=<gpuprim source>
 #         -DWORK_DIR=<scratch> -DVERSION=<gpuprim version> -DGENERATOR=<generator>
 #         [-DCONFIG=<config>] [-DC_COMPILER=...] [-DCUDA_ROOT=<toolkit>]
-#         [-DWITH_CUDA=ON|OFF] [-DLIBDIR=lib] -P package_test.cmake
+#         [-DWITH_CUDA=ON|OFF] [-DSHARED_LIBS=ON|OFF] [-DLIBDIR=lib] -P package_test.cmake
 #
 # Steps (package_install runs first, as the fixture of the others):
 #   install           install BUILD_DIR into WORK_DIR/staging, then move it to
 #                     WORK_DIR/prefix (so every consumer below also proves the
 #                     package relocatable); check LICENSE, NOTICE, the header,
 #                     the CMake package and both .pc files are there
+#                     (SHARED_LIBS, a BUILD_SHARED_LIBS build: gpuprim.pc only)
 #   cmake_static      examples/cmake_consumer (C99) on gpuprim::gpuprim, the
 #                     static library (CUDA build: with the CUDA toolkit given)
 #   cmake_shared      examples/cmake_consumer on gpuprim::gpuprim_shared with no
@@ -127,9 +128,19 @@ if(STEP STREQUAL "install")
   run_step("install ${BUILD_DIR} into ${staging}" ${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${staging} ${config_args})
   file(RENAME ${staging} ${prefix})
   message(STATUS "install: moved ${staging} to ${prefix}")
-  foreach(file include/gpuprim/gpuprim.h share/doc/gpuprim/LICENSE share/doc/gpuprim/NOTICE
-               ${LIBDIR}/cmake/gpuprim/gpuprimConfig.cmake ${LIBDIR}/cmake/gpuprim/gpuprimConfigVersion.cmake
-               ${LIBDIR}/pkgconfig/gpuprim.pc ${LIBDIR}/pkgconfig/gpuprim-static.pc)
+  set(static_pc ${LIBDIR}/pkgconfig/gpuprim-static.pc)
+  set(expected include/gpuprim/gpuprim.h share/doc/gpuprim/LICENSE share/doc/gpuprim/NOTICE
+      ${LIBDIR}/cmake/gpuprim/gpuprimConfig.cmake ${LIBDIR}/cmake/gpuprim/gpuprimConfigVersion.cmake
+      ${LIBDIR}/pkgconfig/gpuprim.pc)
+  if(SHARED_LIBS)
+    # No static library, so no .pc file for one.
+    if(EXISTS ${prefix}/${static_pc})
+      message(FATAL_ERROR "install: a BUILD_SHARED_LIBS build installed ${static_pc}")
+    endif()
+  else()
+    list(APPEND expected ${static_pc})
+  endif()
+  foreach(file IN LISTS expected)
     if(NOT EXISTS ${prefix}/${file})
       message(FATAL_ERROR "install: the installed tree has no ${file}")
     endif()

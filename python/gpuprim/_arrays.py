@@ -12,9 +12,10 @@ SUPPORTED = ", ".join(_lib.DTYPE_CODES)
 class Array:
     """One operand: the object, its framework and where its data lives."""
 
-    __slots__ = ("obj", "kind", "ptr", "dtype_name", "size", "on_device", "device", "ndim")
+    __slots__ = ("obj", "kind", "ptr", "dtype_name", "size", "on_device", "device", "ndim",
+                 "writeable")
 
-    def __init__(self, obj, kind, ptr, dtype_name, size, on_device, device, ndim):
+    def __init__(self, obj, kind, ptr, dtype_name, size, on_device, device, ndim, writeable=True):
         self.obj = obj
         self.kind = kind            # "numpy", "torch" or "cupy"
         self.ptr = ptr              # address of element 0 (0 when empty)
@@ -23,6 +24,7 @@ class Array:
         self.on_device = on_device  # CUDA memory
         self.device = device        # CUDA ordinal, -1 for host
         self.ndim = ndim
+        self.writeable = writeable  # False: never written (numpy's flags.writeable)
 
     @property
     def code(self):
@@ -72,10 +74,12 @@ def _numpy(obj, what):
         raise TypeError(f"gpuprim: {what} is not in native byte order")
     size = obj.size
     return Array(obj, "numpy", obj.ctypes.data if size else 0, _dtype_name(dtype, what), size,
-                 False, -1, obj.ndim)
+                 False, -1, obj.ndim, obj.flags.writeable)
 
 
 def _torch(obj, what):
+    # torch has no read-only tensors (torch.from_numpy of a read-only array
+    # warns that writing to it is undefined behaviour): always writeable.
     if not obj.is_contiguous():
         raise ValueError(f"gpuprim: {what} is not contiguous; pass tensor.contiguous()")
     name = _dtype_name(obj.dtype, what)
@@ -89,6 +93,7 @@ def _torch(obj, what):
 
 
 def _cupy(obj, what):
+    # CuPy arrays have no read-only flag: always writeable.
     if not obj.flags.c_contiguous:
         raise ValueError(f"gpuprim: {what} is not C-contiguous; pass cupy.ascontiguousarray(...)")
     size = obj.size

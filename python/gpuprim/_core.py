@@ -199,6 +199,8 @@ class Context:
             return _arrays.describe(_arrays.empty_like(like, shape if shape is not None else size,
                                                        dtype_name), what)
         result = _arrays.describe(out, what)
+        if not result.writeable:  # as numpy says it (np.sort(x, out=...) etc.)
+            raise ValueError(f"gpuprim: {what}: output array is read-only")
         if result.kind != like.kind:
             raise TypeError(f"gpuprim: {what} is a {result.kind} array, the input a {like.kind} one")
         expected = dtype_name or like.dtype_name

@@ -102,6 +102,12 @@ def round_half(values, dtype):
         return np.asarray(values, np.float64).astype(dtype_of(dtype))
 
 
+def rows_of(x):
+    """x's rows (the last axis) as a 2-D array. Not x.reshape(-1, n): numpy
+    cannot infer -1 for rows of length 0 (shape (5, 0) raises ValueError)."""
+    return x.reshape(int(np.prod(x.shape[:-1])), x.shape[-1])
+
+
 def wrap_cumsum(x, exclusive=False):
     with np.errstate(over="ignore"):
         out = np.cumsum(x, dtype=x.dtype)

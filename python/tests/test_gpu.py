@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import gpuprim
-from reference import DTYPES, bits, pattern, sort_permutation, specials, wrap_cumsum
+from reference import DTYPES, bits, pattern, rows_of, sort_permutation, specials, wrap_cumsum
 
 rng = np.random.default_rng(7)
 
@@ -197,11 +197,26 @@ def test_cupy_current_stream():
     assert int(c[-1]) == 1 << 20
 
 
-@pytest.mark.parametrize("dtype", ["int32", "uint32", "int64", "float32", "float64", "float16",
-                                   "int8", "uint16"])
+ROW_DTYPES = ["int32", "uint32", "int64", "float32", "float64", "float16", "int8", "uint16"]
+
+
+@pytest.mark.parametrize("dtype", ROW_DTYPES)
 def test_torch_rows(dtype):
     """Per-row (axis=-1) calls on CUDA tensors against numpy row by row."""
-    torch = _torch()
+    check_torch_rows(_torch(), gpuprim, dtype)
+
+
+@pytest.mark.parametrize("dtype", ROW_DTYPES)
+def test_torch_rows_checks_on_numpy(dtype):
+    """test_torch_rows' own code (every shape, the numpy references) on a
+    numpy stand-in for torch (fake_torch.py), so it runs without a GPU: its
+    rows of length 0 once failed in the test itself, on the device only."""
+    import fake_torch
+    check_torch_rows(fake_torch.torch, fake_torch.gpuprim, dtype)
+
+
+def check_torch_rows(torch, gp, dtype):
+    """test_torch_rows with torch and gpuprim (gp) passed in."""
     if not hasattr(torch, dtype):
         pytest.skip(f"torch has no {dtype}")
     for shape in ((0, 5), (5, 0), (1, 7), (37, 1), (300, 33), (64, 4097), (3, 200_001),
@@ -209,10 +224,10 @@ def test_torch_rows(dtype):
         n = int(np.prod(shape))
         x = specials(dtype, n, rng).reshape(shape)
         t = to_torch(torch, x)
-        rows = x.reshape(-1, shape[-1])
+        rows = rows_of(x)
         for descending in (False, True):
-            s = gpuprim.sort(t, axis=-1, descending=descending)
-            i = gpuprim.argsort(t, axis=-1, descending=descending)
+            s = gp.sort(t, axis=-1, descending=descending)
+            i = gp.argsort(t, axis=-1, descending=descending)
             assert s.shape == t.shape and s.dtype == t.dtype and s.device == t.device
             assert i.shape == t.shape and i.dtype == torch.int64 and i.device == t.device
             got_s = from_torch(torch, s).reshape(rows.shape)
@@ -222,20 +237,20 @@ def test_torch_rows(dtype):
                 np.testing.assert_array_equal(bits(got_s[r]), bits(row[perm]), err_msg=f"{shape} {r}")
                 np.testing.assert_array_equal(got_i[r], perm, err_msg=f"{shape} {r}")
         if np.dtype(dtype).kind != "f":
-            c = gpuprim.cumsum(t, axis=-1)
+            c = gp.cumsum(t, axis=-1)
             got_c = from_torch(torch, c).reshape(rows.shape)
             for r, row in enumerate(rows):
                 np.testing.assert_array_equal(got_c[r], wrap_cumsum(row))
-            total = gpuprim.sum(t, axis=-1)
+            total = gp.sum(t, axis=-1)
             assert total.shape == shape[:-1] and total.is_cuda
             with np.errstate(over="ignore"):
                 np.testing.assert_array_equal(from_torch(torch, total), np.sum(x, axis=-1, dtype=x.dtype))
-            np.testing.assert_array_equal(from_torch(torch, gpuprim.max(t, axis=-1)),
+            np.testing.assert_array_equal(from_torch(torch, gp.max(t, axis=-1)),
                                           x.max(axis=-1) if shape[-1] else
                                           np.full(shape[:-1], np.iinfo(dtype).min, dtype))
         else:
             finite = torch.randn(shape, device="cuda").to(t.dtype)
-            total = gpuprim.sum(finite, axis=-1)
+            total = gp.sum(finite, axis=-1)
             wide = finite.double().sum(dim=-1)
             bound = shape[-1] * (2.0 ** -10 if dtype == "float16" else 1e-6) * \
                 finite.double().abs().sum(dim=-1) + 1e-3

@@ -7,7 +7,7 @@ import pytest
 
 import gpuprim
 from reference import (ALL_DTYPES, DTYPES, bits, dtype_of, is_float, is_half, pattern, round_half,
-                       sort_permutation, specials, wrap_cumsum)
+                       rows_of, sort_permutation, specials, wrap_cumsum)
 
 rng = np.random.default_rng(20261124)
 
@@ -15,12 +15,6 @@ rng = np.random.default_rng(20261124)
 # rows; and an N-D one (leading axes flattened to rows).
 SHAPES = [(0, 5), (5, 0), (0, 0), (1, 7), (37, 1), (13, 100), (200, 33), (3, 5000), (4, 5, 17)]
 INDEX_DTYPES = ["int64", "int32", "uint32", "uint64"]
-
-
-def rows_of(x):
-    """x's rows (the last axis), as a 2-D view."""
-    return x.reshape(-1, x.shape[-1]) if x.shape[-1] else np.empty((int(np.prod(x.shape[:-1])), 0),
-                                                                    x.dtype)
 
 
 def make(dtype, shape, kind="random"):
