@@ -65,6 +65,23 @@
  *   context to finish; a call that comes later gets INVALID_HANDLE.
  *   gpuprim_context_last_error() gives the message of the last failed call
  *   on the context from any thread.
+ * - fork() (POSIX; e.g. Python's multiprocessing with the "fork" start
+ *   method, its default on Linux before 3.14): a child process may create
+ *   CPU contexts and make every call, and may use the CPU contexts it
+ *   inherited; the parent's contexts keep working in the parent. The
+ *   thread engines' worker pools (oneTBB's, OpenMP's) do not survive
+ *   fork() (GNU libgomp's makes the child wait forever), so in a process
+ *   forked after libgpuprim was loaded the CPU backend never uses them:
+ *   each call that runs in parallel starts its threads (at most
+ *   cpu_threads, at most the CPUs) and joins them before it returns.
+ *   Results are bitwise the same; only small calls cost a little more. Not
+ *   covered: forking while another thread of the parent is inside a
+ *   gpuprim call (the child inherits that call's locks as they were: use
+ *   only contexts created in the child, or fork when no call is running),
+ *   a library loaded after the fork into a child of a process that had
+ *   already used OpenMP itself, and CUDA, which cannot be used in a child
+ *   of a process that initialized it (a CUDA limitation; use the CPU
+ *   backend there, or start processes with "spawn").
  * - Blocking: functions that return data to host memory (download, reduce,
  *   dot) block until the result is there. Functions whose results stay in
  *   buffers (upload excepted, which blocks until the host memory may be
@@ -277,8 +294,21 @@ typedef struct gpuprim_context_options {
                                stream alive until the context is destroyed. */
     int32_t cpu_threads;    /* CPU backend: how many threads one call may use;
                                0 (default) = every core the process may run
-                               on. Negative is INVALID_ARGUMENT on every
+                               on (the thread engine's default: oneTBB's, or
+                               OpenMP's, which OMP_NUM_THREADS sets).
+                               Negative is INVALID_ARGUMENT on every
                                backend; the CUDA backend does not use it.
+                               Any positive value up to INT32_MAX is
+                               accepted, but a call never runs on more
+                               threads than the CPUs the process may run on
+                               (its CPU affinity mask when the context is
+                               created; std::thread::hardware_concurrency()
+                               where there is none), on every thread engine
+                               (oneTBB, OpenMP; the build without one runs
+                               every call on the calling thread). A larger
+                               value only cuts the work into more, smaller
+                               pieces (a sort into at most 16 runs); it
+                               starts no more threads.
                                Results are bitwise the same for every value
                                (see the float rules at gpuprim_op_t). Calls
                                on inputs of a few thousand elements run on

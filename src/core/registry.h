@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// The process-wide registry of live handles: the one piece of global state,
-// lock-protected, because checking a handle must never read through it.
+// The process-wide registry of live handles: the one piece of global state
+// (besides the fork flag in cpu/parallel.cpp, which says why), lock-protected,
+// because checking a handle must never read through it.
 //
 // A handle is not a pointer. Its bits are a tag byte (contexts and buffers
 // differ) and a serial number that the registry issues once per process and
