@@ -655,7 +655,7 @@ constexpr uint64_t kNullOffsetsMark = UINT64_MAX;
 gpuprim::SegmentLayout segment_layout(Context &ctx, const gpuprim_segments_t *segments, uint64_t data_count) {
     require(segments, "segments");
     const gpuprim_segments_t chosen = read_options(segments, "segments", segments_defaults,
-                     "gpuprim_segments_init_rows() or gpuprim_segments_init_offsets");
+                                                   "gpuprim_segments_init_rows() or gpuprim_segments_init_offsets");
     gpuprim::SegmentLayout layout{};
     layout.data_count = data_count;
     if (!chosen.offsets) {
