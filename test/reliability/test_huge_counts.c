@@ -292,6 +292,51 @@ static void test_segmented_others(Arena *arena, const uint64_t *offsets, uint64_
     gpuprim_buffer_destroy(arena->context, offsets_handle);
 }
 
+/* Segmented top-k with k far past every segment (2^36) into outputs that
+ * declare segments * k slots: only min(k, length) are written, and no
+ * scratch is sized by k (CUDA's long-segment path keeps results for
+ * min(k, longest) a segment). 12000 U32 keys in one segment: past the
+ * in-shared-memory paths. */
+static void test_topk_huge_k(Arena *arena) {
+    enum { kKeys = 12000 };
+    const uint64_t k = (uint64_t)1 << 36, offsets[2] = {0, kKeys};
+    uint64_t order[kKeys], i;
+    int mode;
+    for (mode = 0; mode < 2; ++mode) { /* 0: keys_out only, 1: indices only */
+        const char *what = mode ? "segmented top-k, k = 2^36, indices" : "segmented top-k, k = 2^36, keys";
+        gpuprim_segments_t segments;
+        gpuprim_buffer_t keys, offsets_handle, out;
+        const unsigned char *after;
+        arena_fill(arena);
+        keys = wrap_small(arena, GPUPRIM_DTYPE_U32, 0, kKeys);
+        offsets_handle = wrap_small(arena, GPUPRIM_DTYPE_U64, 4 * kKeys, 2);
+        REL_OK(arena->context, gpuprim_buffer_upload(arena->context, offsets_handle, 0, offsets, 2));
+        gpuprim_segments_init_offsets(&segments, offsets_handle);
+        /* Above the keys and offsets: the declared range reaches only upward. */
+        out = wrap(arena, 0, mode ? GPUPRIM_DTYPE_U64 : GPUPRIM_DTYPE_U32, k);
+        REL_OK(arena->context, gpuprim_segmented_topk(arena->context, &segments, keys, k, GPUPRIM_ORDER_DESCENDING,
+                                                      mode ? NULL : out, mode ? out : NULL));
+        check_workspace(arena, what);
+        /* Descending: the reference's ascending order of the complements. */
+        {
+            static unsigned char complemented[4 * kKeys];
+            for (i = 0; i < 4 * kKeys; ++i) complemented[i] = (unsigned char)~arena->host_before[0][i];
+            reference_order(complemented, 4, 0, kKeys, 0, 32, order);
+        }
+        after = arena_check(arena, 0, 0, (uint64_t)kKeys * (mode ? 8 : 4), what);
+        for (i = 0; i < kKeys; ++i) {
+            if (mode)
+                REL_CHECK(load(after, 8, i) == order[i], "%s: index %llu", what, (unsigned long long)i);
+            else
+                REL_CHECK(load(after, 4, i) == load(arena->host_before[0], 4, order[i]), "%s: key %llu", what,
+                          (unsigned long long)i);
+        }
+        gpuprim_buffer_destroy(arena->context, keys);
+        gpuprim_buffer_destroy(arena->context, offsets_handle);
+        gpuprim_buffer_destroy(arena->context, out);
+    }
+}
+
 /* Flat sort, argsort and top-k of a whole huge buffer: scratch for the
  * declared count cannot be had. */
 static void test_flat_calls_fail_cleanly(Arena *arena, int which) {
@@ -369,6 +414,7 @@ int main(void) {
         test_segmented_others(&arena, kSeveral, 5, which);
         if (which < 3) test_flat_calls_fail_cleanly(&arena, which);
     }
+    test_topk_huge_k(&arena);
     printf("  segmented calls on the segments only, flat calls refused cleanly\n");
     gpuprim_context_destroy(arena.context);
     printf("huge counts: passed\n");

@@ -66,8 +66,11 @@ struct SelectBuffers {
     unsigned long long *bins;  // kBins a long segment
     R *candidate_keys[2];      // at capacity_first(j), capacity(j) each
     I *candidate_positions[2];
-    R *result_keys;            // k a long segment
+    R *result_keys;            // result_stride a long segment
     I *result_positions;
+    // min(k, the longest segment): what one segment can choose, so the
+    // results take room for the work, not for a k far past every segment.
+    uint64_t result_stride;
 };
 
 __device__ __forceinline__ uint64_t candidate_capacity(uint64_t length) {
@@ -267,7 +270,7 @@ __global__ void __launch_bounds__(RadixSelectPolicy::kThreads, RadixSelectPolicy
 #pragma unroll
                 for (int e = 0; e < kItems; ++e) {
                     if (is_result & (1u << e)) {
-                        const uint64_t slot = j * args.k + result_base + result_at++;
+                        const uint64_t slot = j * buffers.result_stride + result_base + result_at++;
                         buffers.result_keys[slot] = keys[e];
                         buffers.result_positions[slot] = positions[e];
                     } else if (is_candidate & (1u << e)) {
@@ -472,8 +475,8 @@ __global__ void __launch_bounds__(RadixSelectPolicy::kThreads)
         const uint32_t wanted = uint32_t(args.k < length ? args.k : length);
         const uint32_t padded = next_power_of_two(wanted);
         for (uint32_t i = threadIdx.x; i < padded; i += blockDim.x) {
-            keys[i] = i < wanted ? buffers.result_keys[j * args.k + i] : ~R(0);
-            positions[i] = i < wanted ? buffers.result_positions[j * args.k + i] : ~I(0);
+            keys[i] = i < wanted ? buffers.result_keys[j * buffers.result_stride + i] : ~R(0);
+            positions[i] = i < wanted ? buffers.result_positions[j * buffers.result_stride + i] : ~I(0);
         }
         __syncthreads();
         block_sort_pairs(keys, positions, padded);

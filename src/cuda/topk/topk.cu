@@ -143,8 +143,11 @@ void select_long(const DeviceEnv &env, const TopkRequest &request, TopkArgs args
         candidate_key_part[b] = layout.add(candidates, sizeof(R));
         candidate_position_part[b] = layout.add(candidates, sizeof(I));
     }
-    const WorkspacePart result_key_part = layout.add(checked_mul(segments, request.k, "top-k results"), sizeof(R));
-    const WorkspacePart result_position_part = layout.add(checked_mul(segments, request.k, "top-k results"), sizeof(I));
+    // A segment chooses at most min(k, longest): room for that, not for k.
+    const uint64_t result_stride = std::min<uint64_t>(request.k, longest);
+    const uint64_t results = checked_mul(segments, result_stride, "top-k results");
+    const WorkspacePart result_key_part = layout.add(results, sizeof(R));
+    const WorkspacePart result_position_part = layout.add(results, sizeof(I));
     void *side = env.side_workspace->reserve(layout.bytes());
     if (args.list) {
         auto *list = WorkspaceLayout::at<unsigned long long>(side, list_part);
@@ -161,6 +164,7 @@ void select_long(const DeviceEnv &env, const TopkRequest &request, TopkArgs args
     }
     buffers.result_keys = WorkspaceLayout::at<R>(side, result_key_part);
     buffers.result_positions = WorkspaceLayout::at<I>(side, result_position_part);
+    buffers.result_stride = result_stride;
 
     radix_select_init_kernel<K><<<grid_for(segments), 256, 0, env.stream>>>(args, buffers.states, buffers.bins,
                                                                            digit_of(0, key_bits, index_bits));
@@ -211,8 +215,8 @@ void select_long(const DeviceEnv &env, const TopkRequest &request, TopkArgs args
         }
     }
     for (uint64_t j = 0; j < segments; ++j) {
-        R *keys = buffers.result_keys + j * request.k;
-        I *positions = buffers.result_positions + j * request.k;
+        R *keys = buffers.result_keys + j * result_stride;
+        I *positions = buffers.result_positions + j * result_stride;
         SortRequest by_position{};
         by_position.key_kind = KeyKind::Unsigned;
         by_position.key_bytes = sizeof(I);
