@@ -76,6 +76,16 @@ static void arena_open(Arena *arena) {
 
 #define HUGE_AT ((uint64_t)1 << 16) /* where huge buffers start in their block */
 
+static void arena_close(Arena *arena) {
+    int b;
+    for (b = 0; b < 3; ++b) {
+        REL_OK(arena->context, gpuprim_buffer_destroy(arena->context, arena->block[b]));
+        free(arena->host_before[b]);
+    }
+    free(arena->host_after);
+    REL_CHECK(gpuprim_context_destroy(arena->context) == GPUPRIM_SUCCESS, "context_destroy");
+}
+
 /* Block b's bytes from HUGE_AT on after the call (returned from HUGE_AT):
  * unchanged outside [first, first + bytes) of them. The bytes below HUGE_AT
  * hold the small buffers, checked through their contents. */
@@ -416,7 +426,7 @@ int main(void) {
     }
     test_topk_huge_k(&arena);
     printf("  segmented calls on the segments only, flat calls refused cleanly\n");
-    gpuprim_context_destroy(arena.context);
+    arena_close(&arena);
     printf("huge counts: passed\n");
     return 0;
 }
