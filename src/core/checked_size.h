@@ -3,8 +3,8 @@
 // element counts that comes from a caller's counts, is computed through
 // CheckedSize (or checked_add / checked_mul for a single step), so a count
 // near 2^64 fails with a message instead of wrapping into a small size that
-// a later write runs past. test/reliability/test_huge_counts.c drives every
-// entry point with such counts.
+// a later write runs past. test/reliability/test_huge_counts.c drives the
+// entry points that size memory with such counts.
 //
 // An overflow throws `status` (OUT_OF_MEMORY for memory the library sizes
 // for itself: no allocator can give 2^64 bytes; OVERFLOW where the header
@@ -64,11 +64,6 @@ private:
     const char *what_;
     gpuprim_status_t status_;
 };
-
-}  // namespace gpuprim
-
-
-namespace gpuprim {
 
 // A host array of count elements for `what`: OUT_OF_MEMORY naming what and
 // how many bytes when it cannot be had (not a bare std::bad_alloc).
