@@ -101,8 +101,15 @@
  *   only by code that defines GPUPRIM_EXPERIMENTAL_API before including this
  *   header (like zstd's ZSTD_STATIC_LINKING_ONLY). They may change or go away
  *   in any release, patch releases included; use them only when you can
- *   rebuild against each release. 0.2.0 has no experimental functions yet:
- *   new functions start there before they are made stable.
+ *   rebuild against each release. New functions start there and move to
+ *   the stable part in a later minor release. Experimental now (added after
+ *   0.2.0): argsort, the segments (gpuprim_segments_t) with segmented sort,
+ *   argsort, reduce and scan, and top-k (flat and segmented).
+ * - What the documentation below promises: results, errors, aliasing and
+ *   ordering rules, whether a call blocks, and an upper bound on the CUDA
+ *   workspace a call may keep. How a call runs (its kernels, paths by size,
+ *   passes over the data) is described in docs/HOW_IT_RUNS.md and may change
+ *   in any release.
  */
 #ifndef GPUPRIM_GPUPRIM_H
 #define GPUPRIM_GPUPRIM_H
@@ -557,17 +564,11 @@ GPUPRIM_API gpuprim_status_t gpuprim_scan(gpuprim_context_t context, gpuprim_op_
  * Errors: NULL_POINTER, INVALID_HANDLE, CONTEXT_MISMATCH, INVALID_ENUM,
  * DTYPE_MISMATCH, SIZE_MISMATCH, INVALID_ARGUMENT (one of the values buffers
  * NULL, forbidden aliasing), DEVICE, OUT_OF_MEMORY.
- * Workspace (CUDA, from the context's cached workspace): one extra copy of
- * keys and values, plus about 1 KiB of look-back state per tile of a few
- * thousand keys (0.12 to 0.5 bytes a key) and a few tens of
- * KiB of counters; inputs of 2^30 keys or more are processed in portions.
- * Cost (CUDA, more than 262,144 keys): keys already in the order asked for
- * (each key's sort bits >= its predecessor's) cost one read of the keys, plus
- * a copy of keys and values out of place; keys strictly against it (each
- * key's sort bits < its predecessor's; one tie rules this out, since equal
- * keys keep their order) cost the same with the output reversed. Any other
- * input is found unordered after about one small tile per block, and is
- * sorted by radix passes. Results are the same either way.
+ * Workspace (CUDA, from the context's cached workspace): at most one extra
+ * copy of keys and values, plus 0.5 bytes a key and a few tens of KiB.
+ * Keys already in the order asked for, or strictly against it, cost about
+ * one read of the keys (plus a copy out of place); docs/HOW_IT_RUNS.md says
+ * when that applies. Results are the same either way.
  */
 GPUPRIM_API gpuprim_status_t gpuprim_sort(gpuprim_context_t context, gpuprim_buffer_t keys_in,
                                           gpuprim_buffer_t values_in, gpuprim_buffer_t keys_out,
@@ -594,8 +595,8 @@ typedef struct gpuprim_sort_options {
        over the exponent does not split exactly at powers of two). Descending
        order complements that form, so
        bits [b, e) descending orders by those bits from high to low. Fewer
-       bits make fewer radix passes (8 bits a pass): e.g. [0, 16) of u32 keys
-       known to be below 65536 takes half the passes of the full key.
+       bits cost less: e.g. [0, 16) of u32 keys known to be below 65536 takes
+       about half the work of the full key.
        Default 0 and 0: end_bit 0 means the key's width (8 * its size). */
     uint32_t begin_bit;
     uint32_t end_bit;
@@ -618,6 +619,25 @@ GPUPRIM_API gpuprim_status_t gpuprim_sort_with_options(gpuprim_context_t context
                                                        gpuprim_buffer_t keys_out,
                                                        gpuprim_buffer_t values_out,
                                                        const gpuprim_sort_options_t *options);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* GPUPRIM_GPUPRIM_H */
+
+/* ------------------------------------------------------------------------ */
+/* Experimental API: #define GPUPRIM_EXPERIMENTAL_API before including this  */
+/* header. Not covered by the stability promise above. Outside the main      */
+/* include guard, so a later include with the macro defined still adds it.   */
+/* The conventions at the top of this header hold here too.                  */
+/* ------------------------------------------------------------------------ */
+#if defined(GPUPRIM_EXPERIMENTAL_API) && !defined(GPUPRIM_GPUPRIM_H_EXPERIMENTAL)
+#define GPUPRIM_GPUPRIM_H_EXPERIMENTAL
+
+#ifdef __cplusplus
+extern "C" {
+#endif
 
 /* ------------------------------------------------------------------------ */
 /* Argsort                                                                   */
@@ -698,13 +718,11 @@ GPUPRIM_API void gpuprim_segments_init_offsets(gpuprim_segments_t *segments, gpu
  * SIZE_MISMATCH (rows that do not cover the keys), INVALID_ARGUMENT
  * (segments->struct_size, a bad offset), DTYPE_MISMATCH (offsets not an
  * index dtype).
- * Workspace (CUDA): segments of up to 4096 keys sort in shared memory and
- * need up to 44 bytes per segment (offsets); longer ones sort together in
- * one radix sort, which needs a temporary copy of the keys and values and
- * 12 KiB per long segment for its digit counts (8-byte keys: 24 KiB) and
- * 1 KiB of look-back state per tile of about 8000 keys, or
- * for 1- and 2-byte keys 8 + 4 bytes per key of the long segments plus a
- * copy of them. An argsort without keys_out adds a copy of the keys.
+ * Workspace (CUDA): up to 44 bytes per segment of up to 4096 keys
+ * (offsets); for the keys of longer segments, a copy of their keys and
+ * values plus 0.13 bytes a key (for 1- and 2-byte keys: 12 bytes a key plus
+ * a copy), and 12 KiB per longer segment (8-byte keys: 24 KiB). An argsort
+ * without keys_out adds a copy of the keys.
  */
 GPUPRIM_API gpuprim_status_t gpuprim_segmented_sort(gpuprim_context_t context,
                                                     const gpuprim_segments_t *segments,
@@ -773,11 +791,7 @@ GPUPRIM_API gpuprim_status_t gpuprim_segmented_scan(gpuprim_context_t context, g
  *   +0.0, and NaN ranks above +inf, so the k largest hold the NaNs first
  *   (as torch.topk does) and the k smallest take NaNs only when fewer than k
  *   other keys exist.
- * Stream-ordered. A radix select over the order bits of the keys, then a
- * sort of the k chosen. On CUDA a long input is read once when a sample of
- * it bounds the candidates to a small share (the first pass then keeps
- * them), else twice (e.g. when most keys share their leading bits, as
- * uniform floats in [0, 1) do).
+ * Stream-ordered (docs/HOW_IT_RUNS.md: how many times the keys are read).
  * keys_in: any dtype, n elements.
  * k: 0 to n; a k past n is INVALID_ARGUMENT. k = 0 writes nothing.
  * keys_out: NULL, or keys_in's dtype with exactly k elements.
@@ -791,12 +805,9 @@ GPUPRIM_API gpuprim_status_t gpuprim_segmented_scan(gpuprim_context_t context, g
  * INVALID_ARGUMENT (k > n; overlapping buffers; n - 1 past what the indices'
  * dtype holds), DEVICE, OUT_OF_MEMORY.
  * Workspace (CUDA, from the context's cached workspace): none up to 8192
- * keys (one block selects in shared memory). Past that, a radix select over
- * many blocks takes two candidate buffers of n / 16 entries each (1 byte a
- * key in all for 4-byte keys, 1.5 for 8-byte keys, 2 past 2^32 keys), 16 KiB
- * of digit counts, and 8 to 16 bytes per chosen key; for k past 4096 the
- * chosen are ordered by two flat radix sorts, whose workspace (that of
- * gpuprim_sort() for k pairs) comes on top.
+ * keys. Past that, 1 byte a key for 4-byte keys (1.5 for 8-byte keys, 2
+ * past 2^32 keys), 16 KiB, and 8 to 16 bytes per chosen key; for k past
+ * 4096, that of gpuprim_sort() for k pairs on top.
  */
 GPUPRIM_API gpuprim_status_t gpuprim_topk(gpuprim_context_t context, gpuprim_buffer_t keys_in, uint64_t k,
                                           gpuprim_order_t order, gpuprim_buffer_t keys_out,
@@ -816,36 +827,15 @@ GPUPRIM_API gpuprim_status_t gpuprim_topk(gpuprim_context_t context, gpuprim_buf
  * Errors: as gpuprim_topk(), plus those of the segments (see
  * gpuprim_segmented_reduce()); SIZE_MISMATCH also when segment_count * k
  * overflows 64 bits.
- * Workspace (CUDA): none when every segment has at most 8192 keys;
- * segments past that are selected together by the radix select of
- * gpuprim_topk(), with its candidate buffers (sized by the data's count),
- * 16 KiB of digit counts and a few hundred bytes of state per long segment.
- * With offsets and segments past 8192 keys, the call also waits for the
- * list of those segments (besides the offsets check).
+ * Workspace (CUDA): none when every segment has at most 8192 keys; else
+ * that of gpuprim_topk() over the elements the segments cover, plus a few
+ * hundred bytes per segment past 8192 keys. With offsets and segments past
+ * 8192 keys, the call also waits for the list of those segments (besides
+ * the offsets check).
  */
 GPUPRIM_API gpuprim_status_t gpuprim_segmented_topk(gpuprim_context_t context, const gpuprim_segments_t *segments,
                                                     gpuprim_buffer_t keys_in, uint64_t k, gpuprim_order_t order,
                                                     gpuprim_buffer_t keys_out, gpuprim_buffer_t indices);
-
-#ifdef __cplusplus
-} /* extern "C" */
-#endif
-
-#endif /* GPUPRIM_GPUPRIM_H */
-
-/* ------------------------------------------------------------------------ */
-/* Experimental API: #define GPUPRIM_EXPERIMENTAL_API before including this  */
-/* header. Not covered by the stability promise above. Outside the main      */
-/* include guard, so a later include with the macro defined still adds it.   */
-/* ------------------------------------------------------------------------ */
-#if defined(GPUPRIM_EXPERIMENTAL_API) && !defined(GPUPRIM_GPUPRIM_H_EXPERIMENTAL)
-#define GPUPRIM_GPUPRIM_H_EXPERIMENTAL
-
-#ifdef __cplusplus
-extern "C" {
-#endif
-
-/* (none in 0.2.0) */
 
 #ifdef __cplusplus
 } /* extern "C" */

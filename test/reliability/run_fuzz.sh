@@ -51,7 +51,7 @@ clang=${CLANG:-$(pick clang clang-14)}
 
 mkdir -p "$build/obj" "$build/corpus" "$build/artifacts"
 rm -f "$build"/artifacts/*
-common="-g -O1 -fno-omit-frame-pointer -fno-sanitize-recover=all -Iinclude -Isrc -DGPUPRIM_STATIC_DEFINE"
+common="-g -O1 -fno-omit-frame-pointer -fno-sanitize-recover=all -Iinclude -Isrc -DGPUPRIM_STATIC_DEFINE -DGPUPRIM_EXPERIMENTAL_API"
 library_flags="-fsanitize=fuzzer-no-link,address,undefined"
 
 echo "=== building $build/fuzz_api with $clangxx"
