@@ -49,6 +49,8 @@
 #   TEST_TIMEOUT=S       whole ctest run (default 300); BENCH_TIMEOUT=S (default 420)
 #   CUDA_ARCH=NN         override the detected architecture (e.g. 90)
 #   BUILD_DIR=DIR        build tree (default build-gpu)
+#   CCCL_INCLUDE=DIR     CCCL headers for the benchmark's CUB side (e.g. .cccl/include
+#                        from ../shared/tools/get_cub36.sh .cccl); default: the toolkit's
 
 set -u -o pipefail
 cd "$(dirname "$0")/.." || exit 2
@@ -105,6 +107,7 @@ if cmake -S . -B "$BUILD" ${GEN_ARGS[@]+"${GEN_ARGS[@]}"} \
         -DCMAKE_CUDA_ARCHITECTURES="$ARCH" \
         -DGPUPRIM_WITH_CUDA=ON \
         -DGPUPRIM_BUILD_BENCH=ON \
+        -DGPUPRIM_BENCH_CCCL_INCLUDE="${CCCL_INCLUDE:-}" \
         -DBUILD_TESTING=ON > "$RESULTS/configure.log" 2>&1; then
     CONFIGURED=1
     summary_add configure PASS "$(( $(now) - t0 ))s"
