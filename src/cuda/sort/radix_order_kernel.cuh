@@ -29,6 +29,40 @@ struct OrderArgs {
 
 struct NoValues {};  // keys without values
 
+// A tile of an input in order so far, copied to its place: key (and value,
+// an argsort's: its position) at index i go to i, or to n - 1 - i when the
+// input runs against the order (mirrored).
+template <typename K, int kValueBytes, int kThreads, int kItems>
+__device__ __forceinline__ void copy_tile(const OrderArgs &args, const K *tile, uint64_t base, bool mirrored) {
+    const uint64_t n = args.count;
+    // The values' loads all before any store (they cannot alias).
+    using V = std::conditional_t<kValueBytes == 0, NoValues, typename UnsignedBits<kValueBytes ? kValueBytes : 4>::type>;
+    [[maybe_unused]] V value[kItems];
+    if constexpr (kValueBytes != 0) {
+        if (args.values_out) {
+#pragma unroll
+            for (int i = 0; i < kItems; ++i) {
+                const uint64_t index = base + uint64_t(i) * kThreads + threadIdx.x;
+                value[i] = !args.values_in ? V(index)
+                           : index < n     ? static_cast<const V *>(args.values_in)[index]
+                                           : V(0);
+            }
+        }
+    }
+#pragma unroll
+    for (int i = 0; i < kItems; ++i) {
+        const uint32_t position = uint32_t(i) * kThreads + threadIdx.x;
+        const uint64_t index = base + position;
+        if (index < n) {
+            const uint64_t to = mirrored ? n - 1 - index : index;
+            if (args.keys_out) static_cast<K *>(args.keys_out)[to] = tile[position];
+            if constexpr (kValueBytes != 0) {
+                if (args.values_out) static_cast<V *>(args.values_out)[to] = value[i];
+            }
+        }
+    }
+}
+
 // Checks every key's sort bits against its predecessor's: the input is
 // sorted (none smaller) or strictly reversed (every one smaller; equal keys
 // would have to keep their order, so a tie rules it out). Blocks OR what
@@ -127,33 +161,7 @@ __global__ void __launch_bounds__(kThreads) radix_order_kernel(const OrderArgs a
         }
         broken |= (__any_sync(0xffffffffu, seen & 1) ? 1u : 0u) | (__any_sync(0xffffffffu, seen & 2) ? 2u : 0u);
         if (broken != 3 && (args.keys_out != nullptr || args.values_out != nullptr)) {
-            const bool mirrored = (broken & 1) != 0;
-            // The values' loads all before any store (they cannot alias).
-            using V = std::conditional_t<kValueBytes == 0, NoValues, typename UnsignedBits<kValueBytes ? kValueBytes : 4>::type>;
-            [[maybe_unused]] V value[kItems];
-            if constexpr (kValueBytes != 0) {
-                if (args.values_out) {
-#pragma unroll
-                    for (int i = 0; i < kItems; ++i) {
-                        const uint64_t index = base + uint64_t(i) * kThreads + threadIdx.x;
-                        value[i] = !args.values_in ? V(index)
-                                   : index < n     ? static_cast<const V *>(args.values_in)[index]
-                                                   : V(0);
-                    }
-                }
-            }
-#pragma unroll
-            for (int i = 0; i < kItems; ++i) {
-                const uint32_t position = uint32_t(i) * kThreads + threadIdx.x;
-                const uint64_t index = base + position;
-                if (index < n) {
-                    const uint64_t to = mirrored ? n - 1 - index : index;
-                    if (args.keys_out) static_cast<K *>(args.keys_out)[to] = tile[position];
-                    if constexpr (kValueBytes != 0) {
-                        if (args.values_out) static_cast<V *>(args.values_out)[to] = value[i];
-                    }
-                }
-            }
+            copy_tile<K, kValueBytes, kThreads, kItems>(args, tile, base, (broken & 1) != 0);
         }
         if (k + 1 == round_end) {
             round_end += kTilesPerRound;
