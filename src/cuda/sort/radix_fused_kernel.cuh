@@ -81,11 +81,11 @@ struct FusedAgent {
           tile(blockIdx.x),
           tiles(gridDim.x),
           tile_offset(blockIdx.x * kTile),
-          tile_keys(min(kTile, launch.count - blockIdx.x * kTile)),
-          full(min(kTile, launch.count - blockIdx.x * kTile) == kTile),
+          tile_keys(min(kTile, launch.count - tile_offset)),
+          full(tile_keys == kTile),
           warp(threadIdx.x / 32),
           lane(radix_lane_id()),
-          warp_first(threadIdx.x / 32 * 32 * kItems + radix_lane_id()) {}
+          warp_first(warp * 32 * kItems + lane) {}
 
     // Phase 0, first: clear the global counts (block 0, which then raises
     // the zeroed flag), this block's look-back rows and its histogram.

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The Onesweep pass kernel (radix_sort.cuh has the design).
+// The Onesweep pass kernel and its agent, OnesweepAgent (radix_sort.cuh has the design).
 #pragma once
 
 #include "core/backend.h"

@@ -29,40 +29,6 @@ struct OrderArgs {
 
 struct NoValues {};  // keys without values
 
-// A tile of an input in order so far, copied to its place: key (and value,
-// an argsort's: its position) at index i go to i, or to n - 1 - i when the
-// input runs against the order (mirrored).
-template <typename K, int kValueBytes, int kThreads, int kItems>
-__device__ __forceinline__ void copy_tile(const OrderArgs &args, const K *tile, uint64_t base, bool mirrored) {
-    const uint64_t n = args.count;
-    // The values' loads all before any store (they cannot alias).
-    using V = std::conditional_t<kValueBytes == 0, NoValues, typename UnsignedBits<kValueBytes ? kValueBytes : 4>::type>;
-    [[maybe_unused]] V value[kItems];
-    if constexpr (kValueBytes != 0) {
-        if (args.values_out) {
-#pragma unroll
-            for (int i = 0; i < kItems; ++i) {
-                const uint64_t index = base + uint64_t(i) * kThreads + threadIdx.x;
-                value[i] = !args.values_in ? V(index)
-                           : index < n     ? static_cast<const V *>(args.values_in)[index]
-                                           : V(0);
-            }
-        }
-    }
-#pragma unroll
-    for (int i = 0; i < kItems; ++i) {
-        const uint32_t position = uint32_t(i) * kThreads + threadIdx.x;
-        const uint64_t index = base + position;
-        if (index < n) {
-            const uint64_t to = mirrored ? n - 1 - index : index;
-            if (args.keys_out) static_cast<K *>(args.keys_out)[to] = tile[position];
-            if constexpr (kValueBytes != 0) {
-                if (args.values_out) static_cast<V *>(args.values_out)[to] = value[i];
-            }
-        }
-    }
-}
-
 // Checks every key's sort bits against its predecessor's: the input is
 // sorted (none smaller) or strictly reversed (every one smaller; equal keys
 // would have to keep their order, so a tie rules it out). Blocks OR what
@@ -76,13 +42,13 @@ __device__ __forceinline__ void copy_tile(const OrderArgs &args, const K *tile, 
 // the copies are overwritten by the passes. The histogram kernel reads the
 // word (radix_histogram_kernel); the pass kernels then do nothing
 // (RadixPlan::input_order) but reverse in-place buffers.
+// The next tile is copied to shared memory (kAsync: cp.async, 4- and 8-byte
+// keys) while this one is checked: a tile's loads alone did not keep enough
+// bytes in flight (1.8 TB/s on an H100). kItems * sizeof(K) is a multiple of
+// 16 (whole pieces per thread).
 template <typename K, int kValueBytes, int kThreads, int kItems, int kTilesPerRound>
 __global__ void __launch_bounds__(kThreads) radix_order_kernel(const OrderArgs args) {
     constexpr uint32_t kTile = uint32_t(kThreads) * kItems;
-    // The next tile is copied to shared memory (cp.async; 4- and 8-byte
-    // keys) while this one is checked: a tile's loads alone did not keep
-    // enough bytes in flight (1.8 TB/s on an H100). kItems * sizeof(K) is a
-    // multiple of 16 (whole pieces per thread).
     constexpr bool kAsync = sizeof(K) >= 4;
     static_assert(!kAsync || (kItems * sizeof(K)) % 16 == 0, "whole 16-byte pieces per thread");
     __shared__ __align__(16) K staged[2][kTile];
@@ -161,7 +127,33 @@ __global__ void __launch_bounds__(kThreads) radix_order_kernel(const OrderArgs a
         }
         broken |= (__any_sync(0xffffffffu, seen & 1) ? 1u : 0u) | (__any_sync(0xffffffffu, seen & 2) ? 2u : 0u);
         if (broken != 3 && (args.keys_out != nullptr || args.values_out != nullptr)) {
-            copy_tile<K, kValueBytes, kThreads, kItems>(args, tile, base, (broken & 1) != 0);
+            const bool mirrored = (broken & 1) != 0;
+            // The values' loads all before any store (they cannot alias).
+            using V = std::conditional_t<kValueBytes == 0, NoValues, typename UnsignedBits<kValueBytes ? kValueBytes : 4>::type>;
+            [[maybe_unused]] V value[kItems];
+            if constexpr (kValueBytes != 0) {
+                if (args.values_out) {
+#pragma unroll
+                    for (int i = 0; i < kItems; ++i) {
+                        const uint64_t index = base + uint64_t(i) * kThreads + threadIdx.x;
+                        value[i] = !args.values_in ? V(index)
+                                   : index < n     ? static_cast<const V *>(args.values_in)[index]
+                                                   : V(0);
+                    }
+                }
+            }
+#pragma unroll
+            for (int i = 0; i < kItems; ++i) {
+                const uint32_t position = uint32_t(i) * kThreads + threadIdx.x;
+                const uint64_t index = base + position;
+                if (index < n) {
+                    const uint64_t to = mirrored ? n - 1 - index : index;
+                    if (args.keys_out) static_cast<K *>(args.keys_out)[to] = tile[position];
+                    if constexpr (kValueBytes != 0) {
+                        if (args.values_out) static_cast<V *>(args.values_out)[to] = value[i];
+                    }
+                }
+            }
         }
         if (k + 1 == round_end) {
             round_end += kTilesPerRound;
