@@ -32,70 +32,13 @@ struct HistogramArgs {
     uint32_t skewed_collisions;
 };
 
-// The block's tiles (grid-strided): each key's digit of every pass counted
-// in the shared histogram (kReplicas copies of each counter).
-template <typename K, typename Shape>
-__device__ __forceinline__ void count_block_digits(const HistogramArgs &args, uint64_t n, uint32_t *histogram) {
-    constexpr int kThreads = Shape::kThreads;
-    constexpr int kItems = Shape::kItems;
-    constexpr int kReplicas = Shape::kReplicas;
-    constexpr int kPassCount = kPasses<K>;
-    const K *keys = static_cast<const K *>(args.keys);
-    constexpr uint64_t kTile = uint64_t(kThreads) * kItems;
-    const uint32_t replica = threadIdx.x % kReplicas;
-    for (uint64_t base = uint64_t(blockIdx.x) * kTile; base < n; base += uint64_t(gridDim.x) * kTile) {
-        K key[kItems];
-#pragma unroll
-        for (int i = 0; i < kItems; ++i) {
-            const uint64_t index = base + uint64_t(i) * kThreads + threadIdx.x;
-            key[i] = index < n ? keys[index] : K(0);
-        }
-#pragma unroll
-        for (int i = 0; i < kItems; ++i) {
-            const uint64_t index = base + uint64_t(i) * kThreads + threadIdx.x;
-            if (index < n) {
-                const K radix_key = to_radix_key<K>(key[i], args.kind, args.descending);
-#pragma unroll
-                for (int p = 0; p < kPassCount; ++p) {
-                    if (args.windows.pass[p].mask == 0) continue;
-                    const uint32_t digit = digit_of(radix_key, args.windows.pass[p]);
-                    atomicAdd(&histogram[(p * kDigits + digit) * kReplicas + replica], 1u);
-                }
-            }
-        }
-    }
-}
-
-// Thread 0 of the last block: the plan (which passes run, which digits are
-// skewed, or an input already in order), and the counter words reset for
-// the next call.
-template <typename K>
-__device__ __forceinline__ void write_plan(const HistogramArgs &args, bool in_order, const bool *digit_constant,
-                                           const uint32_t *collisions) {
-    constexpr int kPassCount = kPasses<K>;
-    bool varies[kMaxPasses];
-    for (int p = 0; p < kPassCount; ++p) varies[p] = !digit_constant[p];
-    RadixPlan plan;
-    make_radix_plan(kPassCount, varies, args.keys_in_place, args.has_values, args.values_in_place, plan);
-    for (int p = 0; p < kPassCount; ++p) plan.pass[p].skewed = collisions[p] > args.skewed_collisions;
-    if (in_order) {
-        const uint32_t broken = args.counters[kOrderBrokenWord];
-        plan.input_order = (broken & 1) == 0 ? kAlreadySorted : kReversed;
-        for (int p = 0; p < kPassCount; ++p) plan.pass[p].active = 0;
-    }
-    *args.plan = plan;
-    args.counters[kOrderBrokenWord] = 0;
-    args.counters[kHistogramTicketWord] = 0;
-    args.counters[kHistogramZeroedWord] = 0;
-    args.counters[kHistogramDoneWord] = 0;
-}
-
 // Runs after radix_order_kernel (waits for it when launched as its
 // programmatic dependent): an input it found in order is not counted, and the
 // plan runs no pass.
 template <typename K, typename Shape>
 __global__ void __launch_bounds__(Shape::kThreads) radix_histogram_kernel(const HistogramArgs args) {
     constexpr int kThreads = Shape::kThreads;
+    constexpr int kItems = Shape::kItems;
     constexpr int kReplicas = Shape::kReplicas;
     constexpr int kPassCount = kPasses<K>;
     constexpr int kCounters = kPassCount * kDigits;
@@ -137,8 +80,31 @@ __global__ void __launch_bounds__(Shape::kThreads) radix_histogram_kernel(const 
             words[i] = make_uint4(0, 0, 0, 0);
     }
 
+    const K *keys = static_cast<const K *>(args.keys);
     const uint64_t n = in_order ? 0 : args.count;  // in order: nothing to count
-    count_block_digits<K, Shape>(args, n, histogram);
+    constexpr uint64_t kTile = uint64_t(kThreads) * kItems;
+    const uint32_t replica = threadIdx.x % kReplicas;
+    for (uint64_t base = uint64_t(blockIdx.x) * kTile; base < n; base += uint64_t(gridDim.x) * kTile) {
+        K key[kItems];
+#pragma unroll
+        for (int i = 0; i < kItems; ++i) {
+            const uint64_t index = base + uint64_t(i) * kThreads + threadIdx.x;
+            key[i] = index < n ? keys[index] : K(0);
+        }
+#pragma unroll
+        for (int i = 0; i < kItems; ++i) {
+            const uint64_t index = base + uint64_t(i) * kThreads + threadIdx.x;
+            if (index < n) {
+                const K radix_key = to_radix_key<K>(key[i], args.kind, args.descending);
+#pragma unroll
+                for (int p = 0; p < kPassCount; ++p) {
+                    if (args.windows.pass[p].mask == 0) continue;
+                    const uint32_t digit = digit_of(radix_key, args.windows.pass[p]);
+                    atomicAdd(&histogram[(p * kDigits + digit) * kReplicas + replica], 1u);
+                }
+            }
+        }
+    }
     __syncthreads();
 
     if (threadIdx.x == 0) {
@@ -185,7 +151,24 @@ __global__ void __launch_bounds__(Shape::kThreads) radix_histogram_kernel(const 
         }
     }
     __syncthreads();
-    if (threadIdx.x == 0) write_plan<K>(args, in_order, digit_constant, collisions);
+    if (threadIdx.x == 0) {
+        bool varies[kMaxPasses];
+        for (int p = 0; p < kPassCount; ++p) varies[p] = !digit_constant[p];
+        RadixPlan plan;
+        make_radix_plan(kPassCount, varies, args.keys_in_place, args.has_values, args.values_in_place,
+                        plan);
+        for (int p = 0; p < kPassCount; ++p) plan.pass[p].skewed = collisions[p] > args.skewed_collisions;
+        if (in_order) {
+            const uint32_t broken = args.counters[kOrderBrokenWord];
+            plan.input_order = (broken & 1) == 0 ? kAlreadySorted : kReversed;
+            for (int p = 0; p < kPassCount; ++p) plan.pass[p].active = 0;
+        }
+        *args.plan = plan;
+        args.counters[kOrderBrokenWord] = 0;
+        args.counters[kHistogramTicketWord] = 0;
+        args.counters[kHistogramZeroedWord] = 0;
+        args.counters[kHistogramDoneWord] = 0;
+    }
 }
 
 }  // namespace radix_detail
