@@ -66,9 +66,9 @@ static Harness H;
 // Candidate tunings: threads x vectors, min blocks/SM, stages, windows per
 // look-back poll, saved windows, poll back-off.
 template <int Th, int V, int MB, int Stages, int WPP = 1, int MS = 16, uint32_t Poll = 64,
-          CacheHint Store = CacheHint::Default, int Bulk = 0, int WalkBatch = 1>
+          CacheHint Store = CacheHint::Default, int Bulk = 0>
 struct Sweep {
-    using Config = ScanKernelConfig<Th, V, CacheHint::Default, Store, MS, MB, Stages, WPP, Bulk, WalkBatch>;
+    using Config = ScanKernelConfig<Th, V, CacheHint::Default, Store, MS, MB, Stages, WPP, Bulk>;
     static constexpr uint32_t kSingleBlockMaxTiles = 1;
     static constexpr uint64_t kPipelineMinTilesPerBlock = 0;  // measure the configuration itself
     static constexpr uint64_t kPipelineMinTilesPerBlockOrdered = 0;
@@ -716,22 +716,22 @@ static void ab_row(uint64_t n, const char *label, const std::vector<const char *
 }
 
 // The library's tuning with another mid-size (one tile per block) shape:
-// MS saved groups/windows, WB groups per walk poll.
-template <int kBytes, int MS, int WB>
+// MS saved groups/windows.
+template <int kBytes, int MS>
 struct MidVariant : ScanTuningSm90<kBytes> {
-    using MidConfig = ScanKernelConfig<128, 16, CacheHint::Default, CacheHint::Default, MS, 6, 1, 1, 0, WB>;
+    using MidConfig = ScanKernelConfig<128, 16, CacheHint::Default, CacheHint::Default, MS, 6, 1, 1, 0>;
 };
 
 static void ab_timings() {
     std::printf("\n== A/B, mid sizes (library: one group per poll), median of 7 rounds (us, %% of copy) ==\n");
-    const std::vector<const char *> mid_names = {"M8b1(old)", "M16b1", "M32b8", "M8b8"};
+    const std::vector<const char *> mid_names = {"M8(old)", "M16", "M32"};
     for (int lg : {20, 22, 23, 24}) {
-        ab_row<float, MidVariant<4, 8, 1>, MidVariant<4, 16, 1>, MidVariant<4, 32, 8>, MidVariant<4, 8, 8>>(uint64_t(1) << lg, lg == 20 ? "f32 2^20" : lg == 22 ? "f32 2^22" : lg == 23 ? "f32 2^23" : "f32 2^24", mid_names);
-        ab_row<double, MidVariant<8, 8, 1>, MidVariant<8, 16, 1>, MidVariant<8, 32, 8>, MidVariant<8, 8, 8>>(uint64_t(1) << lg, lg == 20 ? "f64 2^20" : lg == 22 ? "f64 2^22" : lg == 23 ? "f64 2^23" : "f64 2^24", mid_names);
+        ab_row<float, MidVariant<4, 8>, MidVariant<4, 16>, MidVariant<4, 32>>(uint64_t(1) << lg, lg == 20 ? "f32 2^20" : lg == 22 ? "f32 2^22" : lg == 23 ? "f32 2^23" : "f32 2^24", mid_names);
+        ab_row<double, MidVariant<8, 8>, MidVariant<8, 16>, MidVariant<8, 32>>(uint64_t(1) << lg, lg == 20 ? "f64 2^20" : lg == 22 ? "f64 2^22" : lg == 23 ? "f64 2^23" : "f64 2^24", mid_names);
     }
-    ab_row<uint32_t, MidVariant<4, 8, 1>, MidVariant<4, 16, 1>>(uint64_t(1) << 22, "u32 2^22", mid_names);
-    ab_row<uint64_t, MidVariant<8, 8, 1>, MidVariant<8, 16, 1>>(uint64_t(1) << 22, "u64 2^22", mid_names);
-    ab_row<uint32_t, MidVariant<4, 8, 1>, MidVariant<4, 16, 1>>(uint64_t(1) << 20, "u32 2^20", mid_names);
+    ab_row<uint32_t, MidVariant<4, 8>, MidVariant<4, 16>>(uint64_t(1) << 22, "u32 2^22", mid_names);
+    ab_row<uint64_t, MidVariant<8, 8>, MidVariant<8, 16>>(uint64_t(1) << 22, "u64 2^22", mid_names);
+    ab_row<uint32_t, MidVariant<4, 8>, MidVariant<4, 16>>(uint64_t(1) << 20, "u32 2^20", mid_names);
     std::printf("\n== A/B, SUM, median of 7 round-robin rounds (us, %% of copy) ==\n");
     // Float SUM geometries (cp.async, three stages; C<threads>x<vectors>,
     // m<saved windows>, p<poll ns>). The 4-byte integer choice (bulk
@@ -893,9 +893,7 @@ int run(int argc, char **argv) {
     compare_paths<double, ScanTuningSm90<8>>("pipelined");
     compare_paths<float, Sweep<128, 16, 6, 1, 1, 8>>("tile per block");
     compare_paths<double, Sweep<128, 16, 6, 1, 1, 8>>("tile per block");
-    compare_paths<float, Sweep<128, 16, 6, 1, 1, 16, 64, CacheHint::Default, 0, 8>>("tile per block, walk by 8");
-    compare_paths<double, Sweep<128, 16, 6, 1, 1, 16, 64, CacheHint::Default, 0, 8>>("tile per block, walk by 8");
-    compare_paths<float, Sweep<128, 16, 6, 1, 1, 4, 64, CacheHint::Default, 0, 3>>("tile per block, 4 saved, walk by 3");
+    compare_paths<float, Sweep<128, 16, 6, 1, 1, 4>>("tile per block, 4 saved");
     // Candidate tunings of the sweep: the same checks on fewer sizes, sum only.
     auto candidates = [](auto tuning, const char *name) {
         using Tu = decltype(tuning);

@@ -6,12 +6,13 @@
 // tile position w * 32 * kItems + i * 32 + l, so ranking the items of a warp
 // in (i, lane) order and the warps in order keeps equal digits in tile order.
 //
-// 1. Each warp ranks its items among themselves: the lanes sharing a digit
-//    find each other (radix_warp_match), the highest of them adds the group
-//    size to the warp's private counter of that digit (one shared atomic per
-//    group), and every lane's rank is the old count plus its peers below it.
-//    (AtomicOrPacked and MatchAny instead let every peer read the count and
-//    the lowest peer write it back: no leader election, no shuffle.)
+// 1. Each warp ranks its items among themselves: each lane ORs its bit into
+//    a shared mask of its digit (AtomicOr) to find the lanes sharing it, the
+//    highest of them adds the group size to the warp's private counter of
+//    that digit (one shared atomic per group), and every lane's rank is the
+//    old count plus its peers below it. (AtomicOrPacked instead lets every
+//    peer read the count and the lowest peer write it back: no leader
+//    election, no shuffle.)
 // 2. Threads 0..255 (one per digit) turn the per-warp counts into per-warp
 //    offsets (running sum over warps) and learn the tile's count of their
 //    digit; the caller gets it then (Onesweep publishes it for look-back).
@@ -20,12 +21,34 @@
 //    item adds its warp's offset to its rank.
 #pragma once
 
-#include "cuda/warp/radix_warp_match.cuh"
-
 #include <cstdint>
 #include <type_traits>
 
 namespace gpuprim::cuda {
+
+constexpr uint32_t kFullWarpMask = 0xffffffffu;
+
+__device__ __forceinline__ uint32_t radix_lane_id() {
+    uint32_t lane;
+    asm("mov.u32 %0, %%laneid;" : "=r"(lane));
+    return lane;
+}
+
+__device__ __forceinline__ uint32_t radix_lanemask_lt() {
+    uint32_t mask;
+    asm("mov.u32 %0, %%lanemask_lt;" : "=r"(mask));
+    return mask;
+}
+
+// How a warp finds the lanes that share a digit (a shape's kMatch). The
+// numbers are those the tuning notes use.
+enum class RadixMatch : int {
+    AtomicOr = 2,  // each lane ORs its bit into a shared mask of its digit
+    // AtomicOr with the mask next to the warp's count of the digit: one
+    // 8-byte read gives both, and the lowest peer updates both with one store
+    // (one shared-memory round trip per item instead of about three).
+    AtomicOrPacked = 3,
+};
 
 constexpr int kRadixRankDigitBits = 8;
 constexpr int kRadixRankDigits = 1 << kRadixRankDigitBits;
@@ -35,8 +58,9 @@ constexpr int kRadixRankDigits = 1 << kRadixRankDigitBits;
 // on_counts, before the items are ranked; the ranking then starts from each
 // warp's final offsets. Onesweep publishes the counts that much earlier, and
 // its look-back waits less for them.
-template <int kThreads, int kItems, RadixMatch kMatch = RadixMatch::Ballot, bool kEarlyCounts = false>
+template <int kThreads, int kItems, RadixMatch kMatch, bool kEarlyCounts = false>
 struct BlockRadixRank {
+    static_assert(kMatch == RadixMatch::AtomicOr || kMatch == RadixMatch::AtomicOrPacked, "a known match");
     static_assert(kThreads % 32 == 0, "whole warps");
     static_assert(kThreads >= kRadixRankDigits, "one thread per digit");
     static constexpr int kWarps = kThreads / 32;
@@ -94,89 +118,97 @@ struct BlockRadixRank {
         }
         __syncwarp();
 
-        // Ranks each item among the warp's items of its digit, counting on from
-        // counts[digit] (zero, or with kEarlyCounts the warp's final offset).
-        auto rank_in_warp = [&](auto match_any_tag) {
-            constexpr bool kMatchAnyPeers = decltype(match_any_tag)::value;
-            const uint32_t lanes_below = radix_lanemask_lt();
+        const bool match_any_peers = kMasks && skewed;
+        if constexpr (kEarlyCounts) {
+            count_digits(counts, digit_of, match_any_peers);
+        } else {
+            if (match_any_peers) rank_in_warp<true>(s, counts, warp, lane, digit_of, deliver);
+            else rank_in_warp<false>(s, counts, warp, lane, digit_of, deliver);
+        }
+        __syncthreads();
+        offsets_from_counts(s, warp, lane, on_counts, digit_count, digit_exclusive);
+        if constexpr (kEarlyCounts) {
+            if (match_any_peers) rank_in_warp<true>(s, counts, warp, lane, digit_of, deliver);
+            else rank_in_warp<false>(s, counts, warp, lane, digit_of, deliver);
+        } else {
+#pragma unroll
+            for (int i = 0; i < kItems; ++i) ranks[i] += counts[digit_of(i) * kCountStride + kCountSlot];
+        }
+    }
+
+    // Ranks each item among the warp's items of its digit, counting on from
+    // counts[digit] (zero, or with kEarlyCounts the warp's final offset), and
+    // hands deliver(i, rank) each item's rank.
+    template <bool kMatchAnyPeers, typename DigitOf, typename Deliver>
+    __device__ __forceinline__ static void rank_in_warp(Storage &s, uint32_t *counts, uint32_t warp, uint32_t lane,
+                                                        DigitOf &digit_of, Deliver &deliver) {
+        const uint32_t lanes_below = radix_lanemask_lt();
+#pragma unroll
+        for (int i = 0; i < kItems; ++i) {
+            const uint32_t digit = digit_of(i);
+            if constexpr (kMatchAnyPeers) {  // the lowest peer writes the new count
+                const uint32_t peers = __match_any_sync(kFullWarpMask, digit);
+                uint32_t *count = &counts[digit * kCountStride + kCountSlot];
+                const uint32_t before = *count;
+                const uint32_t below = __popc(peers & lanes_below);
+                deliver(i, before + below);
+                __syncwarp();  // every peer has read the count
+                if (below == 0) *count = before + __popc(peers);
+                __syncwarp();
+            } else if constexpr (kPacked) {
+                // No leader election or shuffle: every peer reads the mask and
+                // the count before the item, the lowest peer writes both.
+                uint32_t *pair = &counts[2 * digit];
+                atomicOr(pair, 1u << lane);
+                __syncwarp();
+                const uint2 state = *reinterpret_cast<const uint2 *>(pair);
+                const uint32_t below = __popc(state.x & lanes_below);
+                deliver(i, state.y + below);
+                __syncwarp();  // every peer has read the pair
+                if (below == 0) *reinterpret_cast<uint2 *>(pair) = make_uint2(0u, state.y + __popc(state.x));
+                __syncwarp();
+            } else {
+                uint32_t *mask = &s.match_masks[warp][digit];
+                atomicOr(mask, 1u << lane);
+                __syncwarp();
+                const uint32_t peers = *mask;
+                const uint32_t leader = 31 - __clz(peers);
+                uint32_t before = 0;
+                if (lane == leader) before = atomicAdd(&counts[digit], __popc(peers));
+                before = __shfl_sync(kFullWarpMask, before, leader);
+                deliver(i, before + __popc(peers & lanes_below));
+                // Every lane has read its mask (the shuffle waited for all):
+                // clear it for the next item.
+                if (lane == leader) s.match_masks[warp][digit] = 0;
+                __syncwarp();
+            }
+        }
+    }
+
+    // kEarlyCounts: the warp's count of each digit, before any rank.
+    template <typename DigitOf>
+    __device__ __forceinline__ static void count_digits(uint32_t *counts, DigitOf &digit_of, bool match_any_peers) {
+        if (match_any_peers) {  // one add per group of equal digits
 #pragma unroll
             for (int i = 0; i < kItems; ++i) {
                 const uint32_t digit = digit_of(i);
-                if constexpr (kMatchAnyPeers) {  // the lowest peer writes the new count
-                    const uint32_t peers = __match_any_sync(kFullWarpMask, digit);
-                    uint32_t *count = &counts[digit * kCountStride + kCountSlot];
-                    const uint32_t before = *count;
-                    const uint32_t below = __popc(peers & lanes_below);
-                    deliver(i, before + below);
-                    __syncwarp();  // every peer has read the count
-                    if (below == 0) *count = before + __popc(peers);
-                    __syncwarp();
-                } else if constexpr (kPacked) {
-                    // No leader election or shuffle: every peer reads the mask and
-                    // the count before the item, the lowest peer writes both.
-                    uint32_t *pair = &counts[2 * digit];
-                    atomicOr(pair, 1u << lane);
-                    __syncwarp();
-                    const uint2 state = *reinterpret_cast<const uint2 *>(pair);
-                    const uint32_t below = __popc(state.x & lanes_below);
-                    deliver(i, state.y + below);
-                    __syncwarp();  // every peer has read the pair
-                    if (below == 0) *reinterpret_cast<uint2 *>(pair) = make_uint2(0u, state.y + __popc(state.x));
-                    __syncwarp();
-                } else if constexpr (kMatch == RadixMatch::MatchAny) {
-                    // The count load does not wait for the match; the lowest peer
-                    // writes the new count.
-                    const uint32_t peers = __match_any_sync(kFullWarpMask, digit);
-                    const uint32_t before = counts[digit];
-                    const uint32_t below = __popc(peers & lanes_below);
-                    deliver(i, before + below);
-                    __syncwarp();  // every peer has read the count
-                    if (below == 0) counts[digit] = before + __popc(peers);
-                    __syncwarp();
-                } else {
-                    uint32_t peers;
-                    if constexpr (kMasks) {
-                        uint32_t *mask = &s.match_masks[warp][digit];
-                        atomicOr(mask, 1u << lane);
-                        __syncwarp();
-                        peers = *mask;
-                    } else {
-                        peers = radix_warp_match<kRadixRankDigitBits, kMatch>(digit);
-                    }
-                    const uint32_t leader = 31 - __clz(peers);
-                    uint32_t before = 0;
-                    if (lane == leader) before = atomicAdd(&counts[digit], __popc(peers));
-                    before = __shfl_sync(kFullWarpMask, before, leader);
-                    deliver(i, before + __popc(peers & lanes_below));
-                    if constexpr (kMasks) {
-                        // Every lane has read its mask (the shuffle waited for all):
-                        // clear it for the next item.
-                        if (lane == leader) s.match_masks[warp][digit] = 0;
-                        __syncwarp();
-                    }
-                }
-            }
-        };
-        const bool match_any_peers = kMasks && skewed;
-        if constexpr (kEarlyCounts) {
-            if (match_any_peers) {  // one add per group of equal digits
-#pragma unroll
-                for (int i = 0; i < kItems; ++i) {
-                    const uint32_t digit = digit_of(i);
-                    const uint32_t peers = __match_any_sync(kFullWarpMask, digit);
-                    if ((peers & radix_lanemask_lt()) == 0)
-                        atomicAdd(&counts[digit * kCountStride + kCountSlot], __popc(peers));
-                }
-            } else {
-#pragma unroll
-                for (int i = 0; i < kItems; ++i) atomicAdd(&counts[digit_of(i) * kCountStride + kCountSlot], 1u);
+                const uint32_t peers = __match_any_sync(kFullWarpMask, digit);
+                if ((peers & radix_lanemask_lt()) == 0)
+                    atomicAdd(&counts[digit * kCountStride + kCountSlot], __popc(peers));
             }
         } else {
-            if (match_any_peers) rank_in_warp(std::true_type{});
-            else rank_in_warp(std::false_type{});
+#pragma unroll
+            for (int i = 0; i < kItems; ++i) atomicAdd(&counts[digit_of(i) * kCountStride + kCountSlot], 1u);
         }
-        __syncthreads();
+    }
 
+    // Steps 2 and 3 above: the per-warp counts become per-warp offsets of
+    // each digit in the tile; threads < 256 learn their digit's tile count
+    // (handed to on_counts at once) and the count of smaller digits.
+    template <typename OnCounts>
+    __device__ __forceinline__ static void offsets_from_counts(Storage &s, uint32_t warp, uint32_t lane,
+                                                               OnCounts &on_counts, uint32_t &digit_count,
+                                                               uint32_t &digit_exclusive) {
         uint32_t count = 0, inclusive = 0;
         if (threadIdx.x < kRadixRankDigits) {
             const uint32_t digit = threadIdx.x;
@@ -209,14 +241,6 @@ struct BlockRadixRank {
             digit_exclusive = exclusive;
         }
         __syncthreads();
-
-        if constexpr (kEarlyCounts) {
-            if (match_any_peers) rank_in_warp(std::true_type{});
-            else rank_in_warp(std::false_type{});
-        } else {
-#pragma unroll
-            for (int i = 0; i < kItems; ++i) ranks[i] += counts[digit_of(i) * kCountStride + kCountSlot];
-        }
     }
 };
 

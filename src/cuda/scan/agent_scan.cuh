@@ -31,7 +31,9 @@ struct ScanParams {
     uint32_t poll_ns;    // back-off between look-back polls
     void *status_slots;
     ScanCounters counters;
-    unsigned long long *trace;  // per-tile timestamps in tracing dev builds; else unused
+#if defined(GPUPRIM_SCAN_TRACE)
+    unsigned long long *trace;  // per-tile timestamps (the checkers' builds only)
+#endif
 };
 
 // Tracing (tools/kernel_check only): globaltimer stamps per tile at fixed slots:
@@ -152,7 +154,7 @@ template <typename T, typename Op, typename Config, typename Status>
 __device__ __forceinline__ T look_back(const ScanParams &p, const Status &status, uint32_t tile,
                                        T aggregate, T *saved_aggregates, int lane, LookbackStats &stats) {
     if constexpr (ScanOpTraits<T, Op>::kOrdered) {
-        return lookback_ordered_prefix<T, Op, Config::kMaxSavedWindows, Config::kWalkBatch>(status, p.num_tiles, tile, aggregate,
+        return lookback_ordered_prefix<T, Op, Config::kMaxSavedWindows>(status, p.num_tiles, tile, aggregate,
                                                                         lane, p.poll_ns, stats);
     } else {
         const T exclusive = lookback_exclusive_prefix<T, Op, Config::kMaxSavedWindows, Config::kWindowsPerPoll>(
@@ -259,20 +261,112 @@ __device__ __forceinline__ void publish_aggregate(const ScanParams &p, const Sta
 // working on it or waiting for a still older one.
 // Each thread only touches its own vectors of a staged tile, so no barrier is
 // needed between its copies landing and its reading them.
+// Warp 0 of a pipelined step: the exclusive prefix of `tile`, whose
+// aggregate went out one step earlier (tile 0: none to look for).
+template <typename T, typename Op, typename Config, typename Status>
+__device__ __forceinline__ T tile_exclusive_prefix(const ScanParams &p, const Status &status, uint32_t tile,
+                                                   T aggregate, T *saved_aggregates, int lane) {
+    T exclusive = ScanOpTraits<T, Op>::neutral();
+    LookbackStats stats;
+    if (tile != 0) exclusive = look_back<T, Op, Config>(p, status, tile, aggregate, saved_aggregates, lane, stats);
+    GPUPRIM_SCAN_TRACE_AT(lane == 0, p, tile, 3, global_timer_ns());
+    GPUPRIM_SCAN_TRACE_AT(lane == 0, p, tile, 5, (uint64_t(stats.windows) << 32) | stats.polls);
+    return exclusive;
+}
+
+// The ring of kStages tiles of a pipelined block in shared memory: filling
+// a stage and waiting for it. cp.async: every thread copies its own vectors
+// and commits one group per fill, empty or not, so the group counts of the
+// waits hold. Bulk: lanes of warp 0 start kBulkCopies copies of a full tile
+// and thread 0 tells the stage's barrier their bytes; partial tiles take
+// plain loads (each thread reads only its own vectors back) and tickets past
+// the end nothing, thread 0 completing the barrier's phase either way. Each
+// thread tracks the parity of the phase it waits for next, stage by stage.
+template <typename T, typename Op, typename Config>
+struct ScanStageRing {
+    using Io = TileIo<T, Op, Config>;
+    using Block = typename Io::Block;
+    static constexpr int kStages = Config::kStages;
+    static constexpr int kBulkCopies = kHasBulkCopy ? Config::kBulkCopies : 0;
+    static constexpr bool kBulkLoad = kBulkCopies > 0;
+    static_assert(Config::kThreads % (kBulkCopies > 0 ? kBulkCopies : 1) == 0 && kBulkCopies <= kWarpLanes,
+                  "whole vectors per bulk copy, issued by lanes of warp 0");
+
+    const ScanParams &p;
+    T *const base;                      // kStages tiles of Block::kTileItems elements
+    unsigned long long *const landed;   // bulk fills: one barrier per stage
+    const int warp, lane;
+    uint32_t parity = 0;
+
+    __device__ __forceinline__ T *data(uint32_t s) const { return base + s * Block::kTileItems; }
+
+    // Ready after the next barrier.
+    __device__ __forceinline__ void init() {
+        if constexpr (kBulkLoad) {
+            if (threadIdx.x == 0)
+                for (int s = 0; s < kStages; ++s) stage_barrier_init(&landed[s]);
+        }
+    }
+
+    __device__ __forceinline__ void fill(uint32_t s, uint32_t tile) {
+        if constexpr (kBulkLoad) {
+            if (tile < p.num_tiles && Io::is_full(p, tile)) {
+                constexpr uint32_t kCopyItems = Block::kTileItems / kBulkCopies;
+                if (threadIdx.x == 0) stage_barrier_expect(&landed[s], uint32_t(sizeof(T)) * Block::kTileItems);
+                if (threadIdx.x < kBulkCopies)
+                    bulk_load_to_shared(data(s) + threadIdx.x * kCopyItems,
+                                        static_cast<const T *>(p.input) + Io::first_index(p, tile) +
+                                            threadIdx.x * kCopyItems,
+                                        uint32_t(sizeof(T)) * kCopyItems, &landed[s]);
+            } else {
+                stage_tile<T, Op, Config>(p, tile, data(s), warp, lane);
+                if (threadIdx.x == 0) stage_barrier_arrive(&landed[s]);
+            }
+        } else {
+            stage_tile<T, Op, Config>(p, tile, data(s), warp, lane);
+            cp_async_commit();
+        }
+    }
+
+    // kPending: cp.async groups committed after stage s's (ignored for bulk fills).
+    template <int kPending>
+    __device__ __forceinline__ void wait(uint32_t s) {
+        if constexpr (kBulkLoad) {
+            stage_barrier_wait(&landed[s], (parity >> s) & 1u);
+            parity ^= 1u << s;
+        } else {
+            cp_async_wait<kPending>();
+        }
+    }
+};
+
+// Persistent blocks, each with kStages tiles in flight in shared memory (a
+// ring of stages filled by cp.async), scanned in ticket order. One step per
+// tile: reduce the next tile, which has landed by now, and publish its
+// aggregate; look back for the current tile (whose aggregate went out one
+// step earlier) while another warp takes the ticket that will refill its
+// stage; add the prefix, store, refill. Publishing one step ahead matters: a
+// tile's successors, in other blocks, need only its aggregate, and would
+// otherwise wait for this block to finish the look-back of its previous
+// tile, which waits on another block, and so on down a chain (measured: 30x
+// slower).
+//
+// No tile waits forever, whichever blocks are resident: a tile only ever
+// waits for older tiles, and the block holding an older tile is either
+// working on it or waiting for a still older one.
+// Each thread only touches its own vectors of a staged tile, so no barrier is
+// needed between its copies landing and its reading them.
 template <typename T, typename Op, typename Config>
 __global__ void __launch_bounds__(Config::kThreads, Config::kMinBlocks)
     scan_pipelined_kernel(const ScanParams p) {
+    using Ring = ScanStageRing<T, Op, Config>;
     using Io = TileIo<T, Op, Config>;
     using Block = typename Io::Block;
     using Traits = ScanOpTraits<T, Op>;
     constexpr int kStages = Config::kStages;
-    constexpr int kBulkCopies = kHasBulkCopy ? Config::kBulkCopies : 0;
-    constexpr bool kBulkLoad = kBulkCopies > 0;
-    static_assert(Config::kThreads % (kBulkCopies > 0 ? kBulkCopies : 1) == 0 && kBulkCopies <= kWarpLanes,
-                  "whole vectors per bulk copy, issued by lanes of warp 0");
     const Op op;
     extern __shared__ uint4 stage_memory[];  // kStages tiles of Block::kTileItems elements
-    __shared__ unsigned long long stage_landed[kBulkLoad ? kStages : 1];  // bulk fills: one barrier per stage
+    __shared__ unsigned long long stage_landed[Ring::kBulkLoad ? kStages : 1];  // bulk fills: one barrier per stage
     __shared__ typename Block::TempStorage temp, next_temp;
     __shared__ T saved_aggregates[Traits::kOrdered ? 1 : Config::kMaxSavedWindows * kWarpLanes];
     __shared__ T stage_aggregate[kStages];
@@ -283,50 +377,8 @@ __global__ void __launch_bounds__(Config::kThreads, Config::kMinBlocks)
     const int warp = threadIdx.x / kWarpLanes;
     const int lane = threadIdx.x % kWarpLanes;
     const TileStatus<T> status{static_cast<unsigned long long *>(p.status_slots)};
-    T *const staged_base = reinterpret_cast<T *>(stage_memory);
-    auto stage_data = [&](uint32_t s) { return staged_base + s * Block::kTileItems; };
-
-    // Filling a stage and waiting for it. cp.async: every thread copies its
-    // own vectors and commits one group per fill, empty or not, so the group
-    // counts of the waits hold. Bulk: lanes of warp 0 start kBulkCopies
-    // copies of a full tile and thread 0 tells the stage's barrier their
-    // bytes; partial tiles take plain loads (each thread reads only its own
-    // vectors back) and tickets past the end nothing, thread 0 completing
-    // the barrier's phase either way. Each thread tracks the parity of the
-    // phase it waits for next, stage by stage.
-    uint32_t stage_parity = 0;
-    auto fill_stage = [&](uint32_t s, uint32_t tile) {
-        if constexpr (kBulkLoad) {
-            if (tile < p.num_tiles && Io::is_full(p, tile)) {
-                constexpr uint32_t kCopyItems = Block::kTileItems / kBulkCopies;
-                if (threadIdx.x == 0) stage_barrier_expect(&stage_landed[s], uint32_t(sizeof(T)) * Block::kTileItems);
-                if (threadIdx.x < kBulkCopies)
-                    bulk_load_to_shared(stage_data(s) + threadIdx.x * kCopyItems,
-                                        static_cast<const T *>(p.input) + Io::first_index(p, tile) +
-                                            threadIdx.x * kCopyItems,
-                                        uint32_t(sizeof(T)) * kCopyItems, &stage_landed[s]);
-            } else {
-                stage_tile<T, Op, Config>(p, tile, stage_data(s), warp, lane);
-                if (threadIdx.x == 0) stage_barrier_arrive(&stage_landed[s]);
-            }
-        } else {
-            stage_tile<T, Op, Config>(p, tile, stage_data(s), warp, lane);
-            cp_async_commit();
-        }
-    };
-    // `pending`: cp.async groups committed after stage s's (ignored for bulk fills).
-    auto wait_stage = [&](uint32_t s, auto pending) {
-        if constexpr (kBulkLoad) {
-            stage_barrier_wait(&stage_landed[s], (stage_parity >> s) & 1u);
-            stage_parity ^= 1u << s;
-        } else {
-            cp_async_wait<decltype(pending)::value>();
-        }
-    };
-    if constexpr (kBulkLoad) {
-        if (threadIdx.x == 0)
-            for (int s = 0; s < kStages; ++s) stage_barrier_init(&stage_landed[s]);  // ready after the next barrier
-    }
+    Ring ring{p, reinterpret_cast<T *>(stage_memory), stage_landed, warp, lane};
+    ring.init();
 
     // One ticket per stage, one at a time: every block's first tile comes
     // before any block's second, so no block starts out behind the others.
@@ -344,11 +396,11 @@ __global__ void __launch_bounds__(Config::kThreads, Config::kMinBlocks)
         __syncthreads();
         GPUPRIM_SCAN_TRACE_AT(threadIdx.x == 0 && stage_ticket[s] < p.num_tiles, p, stage_ticket[s], 0,
                               global_timer_ns());
-        fill_stage(s, stage_ticket[s]);
+        ring.fill(s, stage_ticket[s]);
     }
     if (stage_ticket[0] < p.num_tiles) {  // the first tile's aggregate, before the first step
-        wait_stage(0, std::integral_constant<int, kStages - 1>{});
-        const T warp_total = Block::reduce_staged_segment(stage_data(0), warp, lane);
+        ring.template wait<kStages - 1>(0);
+        const T warp_total = Block::reduce_staged_segment(ring.data(0), warp, lane);
         if (lane == 0) next_temp.warp_totals[warp] = warp_total;
         __syncthreads();
         if (warp == 0) {
@@ -363,15 +415,15 @@ __global__ void __launch_bounds__(Config::kThreads, Config::kMinBlocks)
         const uint32_t s = step % kStages;
         const uint32_t tile = stage_ticket[s];
         if (tile >= p.num_tiles) break;  // the same for the whole block; later stages are newer
-        T *const staged = stage_data(s);
+        T *const staged = ring.data(s);
         const uint32_t s_next = (step + 1) % kStages;
         const uint32_t next_tile = stage_ticket[s_next];
         const bool publish_next = next_tile < p.num_tiles;
 
         // The next stage's copies are the oldest group still pending.
-        wait_stage(s_next, std::integral_constant<int, kStages - 2>{});
+        ring.template wait<kStages - 2>(s_next);
         if (publish_next) {
-            const T warp_total = Block::reduce_staged_segment(stage_data(s_next), warp, lane);
+            const T warp_total = Block::reduce_staged_segment(ring.data(s_next), warp, lane);
             if (lane == 0) next_temp.warp_totals[warp] = warp_total;
         }
         GPUPRIM_SCAN_TRACE_AT(threadIdx.x == 0, p, tile, 1, global_timer_ns());
@@ -389,12 +441,7 @@ __global__ void __launch_bounds__(Config::kThreads, Config::kMinBlocks)
                 if (lane == 0) stage_aggregate[s_next] = next_aggregate;
             }
             GPUPRIM_SCAN_TRACE_AT(lane == 0, p, tile, 2, global_timer_ns());
-            T exclusive = Traits::neutral();
-            LookbackStats stats;
-            if (tile != 0)
-                exclusive = look_back<T, Op, Config>(p, status, tile, aggregate, saved_aggregates, lane, stats);
-            GPUPRIM_SCAN_TRACE_AT(lane == 0, p, tile, 3, global_timer_ns());
-            GPUPRIM_SCAN_TRACE_AT(lane == 0, p, tile, 5, (uint64_t(stats.windows) << 32) | stats.polls);
+            const T exclusive = tile_exclusive_prefix<T, Op, Config>(p, status, tile, aggregate, saved_aggregates, lane);
             if (lane == 0) tile_prefix = exclusive;
         } else if (threadIdx.x == kWarpLanes) {
             // The ticket that refills this stage, taken while warp 0 waits.
@@ -415,7 +462,7 @@ __global__ void __launch_bounds__(Config::kThreads, Config::kMinBlocks)
         __syncthreads();  // the stage, both temps and tile_prefix are free again
 
         GPUPRIM_SCAN_TRACE_AT(threadIdx.x == 0 && refill < p.num_tiles, p, refill, 0, global_timer_ns());
-        fill_stage(s, refill);
+        ring.fill(s, refill);
     }
 
     // Every ticket this block will take is taken, and its clears (if any)

@@ -23,7 +23,7 @@ namespace scan_detail {
 
 // What the kernel checkers (tools/kernel_check) may ask of the driver beyond
 // the library's calls: a forced path, per-tile trace stamps
-// (GPUPRIM_SCAN_TRACE builds). The library passes the defaults.
+// (GPUPRIM_SCAN_TRACE builds; else ignored). The library passes the defaults.
 enum class ScanPath { Auto, SingleBlock, Lookback };
 struct ScanHooks {
     ScanPath path = ScanPath::Auto;
@@ -104,7 +104,9 @@ void launch_scan_with(const DeviceEnv &env, bool exclusive, const T *input, T *o
     static_assert(Tuning::kClearChunk % kLookbackGroupTiles == 0, "a group's slot is cleared with its tiles");
     p.status_slots = env.workspace->reserve(checked_mul(status_slot_count(tiles, ScanOpTraits<T, Op>::kOrdered),
                                                         TileStatus<T>::kSlotBytes, "the scan's tile states"));
+#if defined(GPUPRIM_SCAN_TRACE)
     p.trace = hooks.trace;
+#endif
 
     if constexpr (Config::kStages == 1) {
         scan_tile_per_block_kernel<T, Op, Config>

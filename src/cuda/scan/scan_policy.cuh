@@ -19,14 +19,12 @@ namespace gpuprim::cuda {
 // inclusive prefix instead of reading further back, the resident blocks per
 // SM the register allocator must allow, kStages, and the windows one
 // look-back poll reads at once, and how many bulk copies fill one stage of
-// the pipelined kernel (sm_90 and later; 0: cp.async by every thread), and
-// how many groups of tiles a float-SUM look-back reads per poll when it walks
-// back (scan/tile_lookback.cuh).
+// the pipelined kernel (sm_90 and later; 0: cp.async by every thread).
 // kStages == 1: one block per tile (scan_tile_per_block_kernel); kStages >=
 // 2: persistent blocks with kStages tiles in flight each
 // (scan_pipelined_kernel).
 template <int Threads, int Vectors, CacheHint Load, CacheHint Store, int MaxSavedWindows,
-          int MinBlocks, int Stages, int WindowsPerPoll, int BulkCopies = 0, int WalkBatch = 1>
+          int MinBlocks, int Stages, int WindowsPerPoll, int BulkCopies = 0>
 struct ScanKernelConfig {
     static constexpr int kThreads = Threads;
     static constexpr int kVectors = Vectors;
@@ -37,7 +35,6 @@ struct ScanKernelConfig {
     static constexpr int kStages = Stages;
     static constexpr int kWindowsPerPoll = WindowsPerPoll;
     static constexpr int kBulkCopies = BulkCopies;
-    static constexpr int kWalkBatch = WalkBatch;
     static_assert(Threads >= 64, "a second warp takes the next ticket while the first looks back");
     static_assert(Stages >= 1, "at least the tile being scanned");
 };
@@ -121,10 +118,9 @@ struct ScanTuningSm90 {
     // sooner: f32 2^24 (7 pipelined tiles per block) 69 us vs 101 one tile
     // per block; 2^22 (2 per block) 23.9 vs 24.5, kept one tile per block.
     static constexpr uint64_t kPipelineMinTilesPerBlockOrdered = 4;
-    // Walking back 8 groups per poll (kWalkBatch 8, 16 saved) measured f32
-    // 2^23 56 us vs 65 (2^20-2^22 within 1%, f64 1-2% slower) and passed
-    // check_scan full as the library; not enabled yet: the C suite, the
-    // sanitizers and the benchmark have not run with it (docs/tuning/scan.md).
+    // Walking back 8 groups per poll measured f32 2^23 56 us vs 65 (2^20-2^22
+    // within 1%, f64 1-2% slower) but was never enabled; the code is gone
+    // (docs/tuning/scan.md has the measurement).
     using MidConfig = ScanKernelConfig<128, 16, CacheHint::Default, CacheHint::Default, 8, 6, 1, 1>;
     // Inputs of at most this many tiles run in one block: no ticket, no
     // look-back, no workspace.

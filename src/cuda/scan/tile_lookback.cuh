@@ -241,13 +241,12 @@ __device__ __forceinline__ T lookback_exclusive_prefix(const Status &status, uin
 // (group slot g - 1) if it had to compute it, and P_{g+1} if the tile is the
 // last of its group. At most kMaxSavedGroups groups are walked before it
 // waits for the oldest one's P (<= 32: their totals are kept one per lane).
-// kWalkBatch: groups read per poll of the walk (1: one round trip per group).
-template <typename T, typename Op, int kMaxSavedGroups, int kWalkBatch, typename Status>
+// The walk reads one group per poll (one round trip per group).
+template <typename T, typename Op, int kMaxSavedGroups, typename Status>
 __device__ __forceinline__ T lookback_ordered_prefix(const Status &status, uint32_t num_tiles,
                                                      uint32_t tile, T aggregate, int lane,
                                                      uint32_t poll_ns, LookbackStats &stats) {
     static_assert(kMaxSavedGroups >= 1 && kMaxSavedGroups <= kWarpLanes, "one saved group total per lane");
-    static_assert(kWalkBatch >= 1 && kWalkBatch < kWarpLanes, "lane b reads P_{g-b} for b <= kWalkBatch");
     using Traits = ScanOpTraits<T, Op>;
     const Op op;
     const uint32_t group = tile / kLookbackGroupTiles;
@@ -284,115 +283,44 @@ __device__ __forceinline__ T lookback_ordered_prefix(const Status &status, uint3
     // 2. P_g: walk back over older groups until some P is known, keeping each
     //    walked group's total S (newest first: lane s holds S_{group-1-s}).
     if (prefix_flag != kTileInclusive) {
-        if constexpr (kWalkBatch == 1) {
-            T totals = Traits::neutral();
-            int saved = 0;
-            uint32_t g = group - 1;  // group >= 1 here: P_0 is always known
-            for (;;) {
-                uint32_t flag;
-                T value;
-                status.load(uint64_t(g) * kLookbackGroupTiles + lane, flag, value);
-                uint32_t older_flag;
-                T older_prefix;
+        T totals = Traits::neutral();
+        int saved = 0;
+        uint32_t g = group - 1;  // group >= 1 here: P_0 is always known
+        for (;;) {
+            uint32_t flag;
+            T value;
+            status.load(uint64_t(g) * kLookbackGroupTiles + lane, flag, value);
+            uint32_t older_flag;
+            T older_prefix;
+            read_group_prefix(g, older_flag, older_prefix);
+            ++stats.polls;
+            if (__any_sync(kWarpLaneMask, flag == kTileInvalid)) {  // read this group again
+                if (poll_ns) __nanosleep(poll_ns);
+                continue;
+            }
+            T group_scan[1] = {value};
+            warp_inclusive_scan(group_scan, op, lane);
+            const T total = __shfl_sync(kWarpLaneMask, group_scan[0], kLast);
+            if (lane == saved) totals = total;
+            ++saved;
+            ++stats.windows;
+            while (older_flag != kTileInclusive && saved == kMaxSavedGroups) {
+                // Walked as far as allowed: wait for P_g (an older tile publishes it).
+                if (poll_ns) __nanosleep(poll_ns);
                 read_group_prefix(g, older_flag, older_prefix);
                 ++stats.polls;
-                if (__any_sync(kWarpLaneMask, flag == kTileInvalid)) {  // read this group again
-                    if (poll_ns) __nanosleep(poll_ns);
-                    continue;
-                }
-                T group_scan[1] = {value};
-                warp_inclusive_scan(group_scan, op, lane);
-                const T total = __shfl_sync(kWarpLaneMask, group_scan[0], kLast);
-                if (lane == saved) totals = total;
-                ++saved;
-                ++stats.windows;
-                while (older_flag != kTileInclusive && saved == kMaxSavedGroups) {
-                    // Walked as far as allowed: wait for P_g (an older tile publishes it).
-                    if (poll_ns) __nanosleep(poll_ns);
-                    read_group_prefix(g, older_flag, older_prefix);
-                    ++stats.polls;
-                }
-                if (older_flag == kTileInclusive) {
-                    // P_{k+1} = P_k + S_k from k = g up to group - 1, publishing each.
-                    prefix = older_prefix;
-                    for (int s = saved - 1; s >= 0; --s) {
-                        prefix = op(prefix, __shfl_sync(kWarpLaneMask, totals, s));
-                        if (lane == 0)
-                            status.store(uint64_t(num_tiles) + (group - 1 - uint32_t(s)), kTileInclusive, prefix);
-                    }
-                    break;
-                }
-                --g;
             }
-        } else {
-            // Up to kWalkBatch groups per poll (independent loads, one round
-            // trip): lane b reads P_{g-b}, the batch's groups are g-1 .. g-depth.
-            T totals = Traits::neutral();
-            int saved = 0;
-            uint32_t g = group;  // group >= 1 here: P_0 is always known
-            for (;;) {
-                // No room left for totals: depth 0, only P_g is polled.
-                const int depth = min(min(kWalkBatch, kMaxSavedGroups - saved), int(g));
-                uint32_t flags[kWalkBatch];
-                T values[kWalkBatch];
-#pragma unroll
-                for (int b = 0; b < kWalkBatch; ++b) {
-                    flags[b] = kTileAggregate;
-                    values[b] = Traits::neutral();
-                    if (b < depth)
-                        status.load(uint64_t(g - 1 - b) * kLookbackGroupTiles + lane, flags[b], values[b]);
-                }
-                uint32_t prefix_at_lane = kTileInvalid;
-                T prefix_value = Traits::neutral();
-                if (lane <= depth) {
-                    if (g == uint32_t(lane)) prefix_at_lane = kTileInclusive;  // P_0
-                    else status.load(uint64_t(num_tiles) + g - lane - 1, prefix_at_lane, prefix_value);
-                }
-                ++stats.polls;
-                unsigned invalid_groups = 0;
-#pragma unroll
-                for (int b = 0; b < kWalkBatch; ++b)
-                    if (__any_sync(kWarpLaneMask, flags[b] == kTileInvalid)) invalid_groups |= 1u << b;
-                const int valid_depth = invalid_groups ? __ffs(invalid_groups) - 1 : depth;
-                // P_{g-c} is usable when groups g-1 .. g-c all have their aggregates.
-                const unsigned usable = __ballot_sync(kWarpLaneMask, prefix_at_lane == kTileInclusive) &
-                                        ((2u << valid_depth) - 1u);
-                if (usable == 0 && (depth == 0 || valid_depth < depth)) {
-                    if (poll_ns) __nanosleep(poll_ns);  // read the same groups again
-                    continue;
-                }
-                warp_inclusive_scan(values, op, lane);  // group totals: the same warp scan as everywhere
-                T group_totals[kWalkBatch];
-#pragma unroll
-                for (int b = 0; b < kWalkBatch; ++b) group_totals[b] = __shfl_sync(kWarpLaneMask, values[b], kLast);
-                if (usable == 0) {  // every group of the batch complete, no P yet: walk on
-#pragma unroll
-                    for (int b = 0; b < kWalkBatch; ++b)
-                        if (b < depth && lane == saved + b) totals = group_totals[b];
-                    saved += depth;
-                    g -= uint32_t(depth);
-                    stats.windows += uint32_t(depth);
-                    continue;
-                }
-                // P_{k+1} = P_k + S_k from the newest known P_{g-c} up to P_group, publishing each.
-                const int c = __ffs(usable) - 1;
-                prefix = __shfl_sync(kWarpLaneMask, prefix_value, c);
-#pragma unroll
-                for (int b = kWalkBatch - 1; b >= 0; --b) {
-                    if (b < c) {
-                        prefix = op(prefix, group_totals[b]);
-                        if (lane == 0)
-                            status.store(uint64_t(num_tiles) + (g - 1 - uint32_t(b)), kTileInclusive, prefix);
-                    }
-                }
+            if (older_flag == kTileInclusive) {
+                // P_{k+1} = P_k + S_k from k = g up to group - 1, publishing each.
+                prefix = older_prefix;
                 for (int s = saved - 1; s >= 0; --s) {
                     prefix = op(prefix, __shfl_sync(kWarpLaneMask, totals, s));
                     if (lane == 0)
                         status.store(uint64_t(num_tiles) + (group - 1 - uint32_t(s)), kTileInclusive, prefix);
                 }
-                stats.windows += uint32_t(c);
                 break;
             }
+            --g;
         }
     }
 

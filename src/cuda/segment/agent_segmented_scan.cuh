@@ -317,6 +317,113 @@ __device__ __forceinline__ Acc look_back_carry(const Status &status, uint64_t ti
     }
 }
 
+// The tile's offset indices: warp 0 the first offset at or after the tile's
+// start (offsets_begin), warp 1 the first at or after its end (a reduce:
+// past it, for the segments ending there), warp 2 the covered range.
+template <bool kReduce>
+__device__ __forceinline__ void find_tile_segments(const SegmentedScanParams &p, uint64_t tile_start,
+                                                   uint64_t tile_end, int warp, int lane,
+                                                   unsigned long long &offsets_begin, unsigned long long &offsets_end,
+                                                   unsigned long long &cover_begin, unsigned long long &cover_end) {
+    if (warp == 0) {
+        const uint64_t begin = warp_first_at_or_after(p.bounds, tile_start, lane);
+        if (lane == 0) offsets_begin = begin;
+    } else if (warp == 1) {
+        const uint64_t end = warp_first_at_or_after(p.bounds, kReduce ? tile_end + 1 : tile_end, lane);
+        if (lane == 0) offsets_end = end;
+    } else if (warp == 2 && lane == 0) {
+        cover_begin = p.bounds.offset(0);
+        cover_end = p.bounds.offset(p.bounds.segments);
+    }
+}
+
+// Warp 0: publishes the tile's status, then its carry: a tile with a head
+// publishes its inclusive value at once, before any wait, so a long run of
+// tiles without heads after it needs only aggregates up to it. Tile 0 has
+// nothing before it, and a tile whose first element is a head needs nothing
+// from before.
+template <typename Acc, typename Combine, typename Config>
+__device__ __forceinline__ Acc publish_and_carry(const SegmentedScanParams &p, uint64_t tile, bool tile_head,
+                                                 bool first_is_head, Acc tile_value, Acc *saved_aggregates, int lane) {
+    const Combine op;
+    const TileStatus<Acc> status{p.status_slots};
+    Acc carry = ScanOpTraits<Acc, Combine>::neutral();
+    if (lane == 0) status.store(tile, tile_head || tile == 0 ? kTileInclusive : kTileAggregate, tile_value);
+    if (tile > 0 && !first_is_head) {
+        carry = look_back_carry<Acc, Combine, Config::kMaxSavedWindows>(status, tile, saved_aggregates, lane,
+                                                                        Config::kPollNs);
+        if (!tile_head && lane == 0) status.store(tile, kTileInclusive, op(carry, tile_value));
+    }
+    return carry;
+}
+
+// A reduce's outputs: segment k - 1 ends at offset(k); ends at the tile's
+// start belong to the tile before (its end), except 0, which has none.
+template <typename T, typename Accumulate, typename Values, int kThreads>
+__device__ __forceinline__ void store_segment_ends(const SegmentedScanParams &p, const typename Values::Unit *values,
+                                                   uint64_t offsets_begin, uint64_t offsets_end, uint64_t tile,
+                                                   uint64_t tile_start) {
+    using Acc = typename Accumulate::Acc;
+    const Acc identity = Accumulate::Combine::identity();
+    T *out = static_cast<T *>(p.output);
+    for (uint64_t k = offsets_begin + threadIdx.x; k < offsets_end; k += kThreads) {
+        if (k == 0) continue;
+        const uint64_t end = p.bounds.offset(k);
+        if (end == tile_start && tile != 0) continue;
+        const uint64_t start = p.bounds.offset(k - 1);
+        const Acc value = start == end ? identity : Values::get(values, int(end - 1 - tile_start));
+        out[k - 1] = Accumulate::store(value);
+    }
+}
+
+// A scan's outputs, staged: only covered elements are written (outside every
+// segment the output stays as it is).
+template <typename T, typename Elements, int kThreads, int kItems>
+__device__ __forceinline__ void store_covered(const SegmentedScanParams &p, const typename Elements::Unit *elements,
+                                              uint64_t tile_start, uint64_t tile_end, bool full,
+                                              uint64_t cover_begin, uint64_t cover_end) {
+    constexpr int kVectors = kItems * int(sizeof(T)) / 16;
+    const uint64_t write_begin = cover_begin > tile_start ? cover_begin : tile_start;
+    const uint64_t write_end = cover_end < tile_end ? cover_end : tile_end;
+    if (write_begin >= write_end) return;
+    T *out = static_cast<T *>(p.output) + tile_start;
+    if (full && write_begin == tile_start && write_end == tile_end && reinterpret_cast<uintptr_t>(out) % 16 == 0) {
+#pragma unroll
+        for (int k = 0; k < kVectors; ++k) {
+            const int v = k * kThreads + threadIdx.x;
+            reinterpret_cast<uint4 *>(out)[v] = Elements::get_vector(elements, v);
+        }
+    } else {
+        const int begin = int(write_begin - tile_start), end = int(write_end - tile_start);
+#pragma unroll
+        for (int k = 0; k < kItems; ++k) {
+            const int e = k * kThreads + threadIdx.x;
+            if (e >= begin && e < end) out[e] = Elements::get(elements, e);
+        }
+    }
+}
+
+// Each item's output from its running value x[j] (from the thread's first
+// item or the latest head before it) and base (everything before the
+// thread's first item in its segment): inclusive, or exclusive (a head's is
+// the identity).
+template <typename Combine, typename Acc, int kItems>
+__device__ __forceinline__ void item_outputs(const Acc (&x)[kItems], uint32_t heads, Acc base, bool exclusive,
+                                             Acc (&outputs)[kItems]) {
+    const Combine op;
+    const Acc identity = Combine::identity();
+    bool after_head = false;
+    Acc previous = base;  // the running value of the element before item j
+#pragma unroll
+    for (int j = 0; j < kItems; ++j) {
+        const bool head = (heads >> j) & 1u;
+        after_head = after_head || head;
+        const Acc inclusive = after_head ? x[j] : op(base, x[j]);
+        outputs[j] = !exclusive ? inclusive : head ? identity : previous;
+        previous = inclusive;
+    }
+}
+
 // ---- the kernel ---------------------------------------------------------------
 // Block b scans tile tile_base + b: loads it (striped, into the padded
 // shared tile), marks its segment heads in a bitmap, folds each thread's
@@ -386,16 +493,8 @@ __global__ void __launch_bounds__(Config::kThreads, Config::kMinBlocks)
     if (threadIdx.x < kHeadWords) head_bits[threadIdx.x] = 0;
     // Offsets at positions [tile_start, tile_end) are the tile's heads; a
     // reduce also needs those at tile_end (segments ending there).
-    if (warp == 0) {
-        const uint64_t begin = warp_first_at_or_after(p.bounds, tile_start, lane);
-        if (lane == 0) offsets_begin = begin;
-    } else if (warp == 1) {
-        const uint64_t end = warp_first_at_or_after(p.bounds, kReduce ? tile_end + 1 : tile_end, lane);
-        if (lane == 0) offsets_end = end;
-    } else if (warp == 2 && lane == 0) {
-        cover_begin = p.bounds.offset(0);
-        cover_end = p.bounds.offset(p.bounds.segments);
-    }
+    find_tile_segments<kReduce>(p, tile_start, tile_end, warp, lane, offsets_begin, offsets_end, cover_begin,
+                                cover_end);
     if (vector_in) {
 #pragma unroll
         for (int k = 0; k < kVectors; ++k) Elements::put_vector(elements, k * kThreads + threadIdx.x, vectors[k]);
@@ -426,79 +525,32 @@ __global__ void __launch_bounds__(Config::kThreads, Config::kMinBlocks)
     Scan::exclusive_scan(heads != 0, x[kItems - 1], Traits::neutral(), prefix_head, prefix_value, tile_head, tile_value,
                          scan_storage);
 
-    // Publish, then the carry: a tile with a head publishes its inclusive
-    // value at once, before any wait, so a long run of tiles without heads
-    // after it needs only aggregates up to it. Tile 0 has nothing before it,
-    // and a tile whose first element is a head needs nothing from before.
+    // Publish, then the carry (publish_and_carry).
     if (warp == 0) {
-        const TileStatus<Acc> status{p.status_slots};
-        Acc carry = Traits::neutral();
-        if (lane == 0) status.store(tile, tile_head || tile == 0 ? kTileInclusive : kTileAggregate, tile_value);
-        if (tile > 0 && !first_is_head) {
-            carry = look_back_carry<Acc, Combine, Config::kMaxSavedWindows>(status, tile, saved_aggregates, lane,
-                                                                            Config::kPollNs);
-            if (!tile_head && lane == 0) status.store(tile, kTileInclusive, op(carry, tile_value));
-        }
+        const Acc carry = publish_and_carry<Acc, Combine, Config>(p, tile, tile_head, first_is_head, tile_value,
+                                                                  saved_aggregates, lane);
         if (lane == 0) tile_carry = carry;
     }
     __syncthreads();  // the carry is known
 
     // Everything before the thread's first item in its segment, then each item's value.
     const Acc base = prefix_head ? prefix_value : op(tile_carry, prefix_value);
-    const Acc identity = Combine::identity();
-    bool after_head = false;
-    Acc previous = base;  // the running value of the element before item j
     Acc outputs[kItems];
-#pragma unroll
-    for (int j = 0; j < kItems; ++j) {
-        const bool head = (heads >> j) & 1u;
-        after_head = after_head || head;
-        const Acc inclusive = after_head ? x[j] : op(base, x[j]);
-        outputs[j] = kReduce || !p.exclusive ? inclusive : head ? identity : previous;
-        previous = inclusive;
-    }
+    item_outputs<Combine>(x, heads, base, !kReduce && p.exclusive, outputs);
 
     if constexpr (kReduce) {
         auto *values = reinterpret_cast<typename Values::Unit *>(stage);
 #pragma unroll
         for (int j = 0; j < kItems; ++j) Values::put(values, first + j, outputs[j]);
         __syncthreads();  // every running value is staged
-        // Segment k - 1 ends at offset(k); ends at the tile's start belong to
-        // the tile before (its end), except 0, which has none.
-        T *out = static_cast<T *>(p.output);
-        for (uint64_t k = offsets_begin + threadIdx.x; k < offsets_end; k += kThreads) {
-            if (k == 0) continue;
-            const uint64_t end = p.bounds.offset(k);
-            if (end == tile_start && tile != 0) continue;
-            const uint64_t start = p.bounds.offset(k - 1);
-            const Acc value = start == end ? identity : Values::get(values, int(end - 1 - tile_start));
-            out[k - 1] = Accumulate::store(value);
-        }
+        store_segment_ends<T, Accumulate, Values, kThreads>(p, values, offsets_begin, offsets_end, tile, tile_start);
     } else {
         T results[kItems];
 #pragma unroll
         for (int j = 0; j < kItems; ++j) results[j] = Accumulate::store(outputs[j]);
         Elements::template put_blocked<kItems>(elements, threadIdx.x, results);
         __syncthreads();  // every output is staged
-        // Only covered elements are written (outside every segment the output stays as it is).
-        const uint64_t write_begin = cover_begin > tile_start ? cover_begin : tile_start;
-        const uint64_t write_end = cover_end < tile_end ? cover_end : tile_end;
-        if (write_begin >= write_end) return;
-        T *out = static_cast<T *>(p.output) + tile_start;
-        if (full && write_begin == tile_start && write_end == tile_end && reinterpret_cast<uintptr_t>(out) % 16 == 0) {
-#pragma unroll
-            for (int k = 0; k < kVectors; ++k) {
-                const int v = k * kThreads + threadIdx.x;
-                reinterpret_cast<uint4 *>(out)[v] = Elements::get_vector(elements, v);
-            }
-        } else {
-            const int begin = int(write_begin - tile_start), end = int(write_end - tile_start);
-#pragma unroll
-            for (int k = 0; k < kItems; ++k) {
-                const int e = k * kThreads + threadIdx.x;
-                if (e >= begin && e < end) out[e] = Elements::get(elements, e);
-            }
-        }
+        store_covered<T, Elements, kThreads, kItems>(p, elements, tile_start, tile_end, full, cover_begin, cover_end);
     }
 }
 

@@ -32,6 +32,30 @@ struct HistogramArgs {
     uint32_t skewed_collisions;
 };
 
+// Thread 0 of the last block: the plan (which passes run, which digits are
+// skewed, or an input already in order), and the counter words reset for
+// the next call.
+template <typename K>
+__device__ __forceinline__ void write_plan(const HistogramArgs &args, bool in_order, const bool *digit_constant,
+                                           const uint32_t *collisions) {
+    constexpr int kPassCount = kPasses<K>;
+    bool varies[kMaxPasses];
+    for (int p = 0; p < kPassCount; ++p) varies[p] = !digit_constant[p];
+    RadixPlan plan;
+    make_radix_plan(kPassCount, varies, args.keys_in_place, args.has_values, args.values_in_place, plan);
+    for (int p = 0; p < kPassCount; ++p) plan.pass[p].skewed = collisions[p] > args.skewed_collisions;
+    if (in_order) {
+        const uint32_t broken = args.counters[kOrderBrokenWord];
+        plan.input_order = (broken & 1) == 0 ? kAlreadySorted : kReversed;
+        for (int p = 0; p < kPassCount; ++p) plan.pass[p].active = 0;
+    }
+    *args.plan = plan;
+    args.counters[kOrderBrokenWord] = 0;
+    args.counters[kHistogramTicketWord] = 0;
+    args.counters[kHistogramZeroedWord] = 0;
+    args.counters[kHistogramDoneWord] = 0;
+}
+
 // Runs after radix_order_kernel (waits for it when launched as its
 // programmatic dependent): an input it found in order is not counted, and the
 // plan runs no pass.
@@ -151,24 +175,7 @@ __global__ void __launch_bounds__(Shape::kThreads) radix_histogram_kernel(const 
         }
     }
     __syncthreads();
-    if (threadIdx.x == 0) {
-        bool varies[kMaxPasses];
-        for (int p = 0; p < kPassCount; ++p) varies[p] = !digit_constant[p];
-        RadixPlan plan;
-        make_radix_plan(kPassCount, varies, args.keys_in_place, args.has_values, args.values_in_place,
-                        plan);
-        for (int p = 0; p < kPassCount; ++p) plan.pass[p].skewed = collisions[p] > args.skewed_collisions;
-        if (in_order) {
-            const uint32_t broken = args.counters[kOrderBrokenWord];
-            plan.input_order = (broken & 1) == 0 ? kAlreadySorted : kReversed;
-            for (int p = 0; p < kPassCount; ++p) plan.pass[p].active = 0;
-        }
-        *args.plan = plan;
-        args.counters[kOrderBrokenWord] = 0;
-        args.counters[kHistogramTicketWord] = 0;
-        args.counters[kHistogramZeroedWord] = 0;
-        args.counters[kHistogramDoneWord] = 0;
-    }
+    if (threadIdx.x == 0) write_plan<K>(args, in_order, digit_constant, collisions);
 }
 
 }  // namespace radix_detail

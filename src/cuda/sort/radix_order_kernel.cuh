@@ -42,13 +42,13 @@ struct NoValues {};  // keys without values
 // the copies are overwritten by the passes. The histogram kernel reads the
 // word (radix_histogram_kernel); the pass kernels then do nothing
 // (RadixPlan::input_order) but reverse in-place buffers.
+// The next tile is copied to shared memory (kAsync: cp.async, 4- and 8-byte
+// keys) while this one is checked: a tile's loads alone did not keep enough
+// bytes in flight (1.8 TB/s on an H100). kItems * sizeof(K) is a multiple of
+// 16 (whole pieces per thread).
 template <typename K, int kValueBytes, int kThreads, int kItems, int kTilesPerRound>
 __global__ void __launch_bounds__(kThreads) radix_order_kernel(const OrderArgs args) {
     constexpr uint32_t kTile = uint32_t(kThreads) * kItems;
-    // The next tile is copied to shared memory (cp.async; 4- and 8-byte
-    // keys) while this one is checked: a tile's loads alone did not keep
-    // enough bytes in flight (1.8 TB/s on an H100). kItems * sizeof(K) is a
-    // multiple of 16 (whole pieces per thread).
     constexpr bool kAsync = sizeof(K) >= 4;
     static_assert(!kAsync || (kItems * sizeof(K)) % 16 == 0, "whole 16-byte pieces per thread");
     __shared__ __align__(16) K staged[2][kTile];

@@ -151,7 +151,7 @@ SortRequest with_positions(const DeviceEnv &env, const SortRequest &request) {
 struct OnesweepHooks {
     uint64_t portion_limit = kMaxPortionKeys;  // fewer keys per launch: exercises the portion hand-over
     int passes_to_launch = kMaxPasses;         // launch the first passes only (timing breakdowns)
-    unsigned long long *trace = nullptr;       // per-tile stamps (GPUPRIM_SORT_TRACE builds)
+    unsigned long long *trace = nullptr;       // per-tile stamps (GPUPRIM_SORT_TRACE builds; else ignored)
 };
 
 // Sorts request.count >= 1 keys with the given pass shape, as onesweep_sort
@@ -259,9 +259,10 @@ void onesweep_sort_with(const DeviceEnv &env, const SortRequest &asked, const So
     constexpr int kKernelValueBytes = kPacked ? 0 : kValueBytes;
     // Packed pairs read keys and values in one step: an argsort's (no
     // values_in) has a kernel of its own, so a pair sort's pays no branch.
-    auto kernel = radix_onesweep_kernel<KernelKey, kKernelValueBytes, Shape, kPacked>;
+    using Pairs = std::conditional_t<kPacked, PackedPairs, SeparateValues>;
+    auto kernel = radix_onesweep_kernel<KernelKey, kKernelValueBytes, Shape, Pairs>;
     if constexpr (kPacked) {
-        if (request.values_in == nullptr) kernel = radix_onesweep_kernel<KernelKey, kKernelValueBytes, Shape, true, false, true>;
+        if (request.values_in == nullptr) kernel = radix_onesweep_kernel<KernelKey, kKernelValueBytes, Shape, PackedArgsort>;
     }
     const size_t shared_bytes =
         sizeof(OnesweepStorage<KernelKey, RadixValue<kKernelValueBytes>, Shape, kHasValues && !kPacked, kPacked>);
@@ -290,7 +291,9 @@ void onesweep_sort_with(const DeviceEnv &env, const SortRequest &asked, const So
     args.portions = uint32_t(portions);
     args.kind = request.key_kind;
     args.descending = request.descending;
+#if defined(GPUPRIM_SORT_TRACE)
     args.trace = hooks.trace;
+#endif
     for (int pass = 0; pass < std::min(kPassCount, hooks.passes_to_launch); ++pass) {
         for (uint64_t portion = 0; portion < portions; ++portion) {
             args.pass = uint32_t(pass);
@@ -309,7 +312,7 @@ void onesweep_sort_with(const DeviceEnv &env, const SortRequest &asked, const So
 
 // Sorts request.count >= 1 keys with the given pass shape. kPacked (4-byte
 // keys with 4-byte values whose keys and values are both in place or both
-// not): the pairs run packed (radix_onesweep_kernel), the temporary buffer
+// not): the pairs run packed (PackedPairs), the temporary buffer
 // holds 8-byte elements.
 template <typename K, int kValueBytes, typename Shape, bool kPacked = false,
           typename HistogramShape = typename RadixHistogramShapeFor<sizeof(K)>::type>

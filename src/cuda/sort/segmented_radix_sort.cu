@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Long segments of a segmented sort, all in one Onesweep sort: every pass is
 // one launch over the tiles of every segment (radix_onesweep_kernel with
-// kSegmented), so a few long segments sort at about the speed of one flat
+// SegmentTiles), so a few long segments sort at about the speed of one flat
 // sort of the same keys, where a sort call per segment paid each call's
 // latency and a sort of (segment, key) composite keys paid 8-byte keys and
 // an extra pass.
@@ -169,7 +169,7 @@ void sort_long_segments(const DeviceEnv &env, const SortRequest &request, const 
         }
     }
 
-    auto kernel = radix_onesweep_kernel<K, kValueBytes, Shape, false, true>;
+    auto kernel = radix_onesweep_kernel<K, kValueBytes, Shape, SeparateValues, SegmentTiles>;
     const size_t shared_bytes = sizeof(OnesweepStorage<K, V, Shape, kHasValues, false>);
     const int resident = resident_blocks(env, reinterpret_cast<const void *>(kernel), Shape::kThreads, shared_bytes,
                                          "segmented radix sort occupancy");

@@ -6,7 +6,7 @@
 // (radix_size_ladder).
 #pragma once
 
-#include "cuda/warp/radix_warp_match.cuh"
+#include "cuda/block/block_radix_rank.cuh"
 
 #include <cstdint>
 #include <type_traits>
@@ -107,7 +107,7 @@ using OnesweepKeys4MidShape = OnesweepShape<384, 18, 3, RadixMatch::AtomicOr, fa
 using OnesweepKeys8MidShape = OnesweepShape<384, 14, 2, RadixMatch::AtomicOr, false, 4, false, true>;
 
 // 4-byte keys with 4-byte values (keys and values both in place or both
-// not): sorted as packed 8-byte elements (radix_onesweep_kernel, kPacked).
+// not): sorted as packed 8-byte elements (radix_onesweep_kernel, PackedPairs).
 // 2^28 pairs: 8.53 ms at 384x22 (384x14 9.18; 384x18 without early counts
 // 12.1), against 9.60 for the split pairs kernel (384x20) and 8.77 for CUB.
 using OnesweepPackedPairShape = OnesweepShape<384, 22, 2, RadixMatch::AtomicOr, false, 4, false, true>;
@@ -140,7 +140,6 @@ struct HistogramShape {
     static constexpr int kItems = kItems_;
     static constexpr int kReplicas = kReplicas_;
 };
-using RadixHistogramShape = HistogramShape<256, 16, 4>;
 template <int kKeyBytes>
 struct RadixHistogramShapeFor {
     using type = HistogramShape<256, 16, 8>;

@@ -81,235 +81,328 @@ __device__ __forceinline__ uint64_t candidate_first(uint64_t begin) {
     return begin / RadixSelectPolicy::kCandidateShare;
 }
 
+// Which of a thread's items a pass keeps (bit e: item e) and how many.
+struct SelectMarks {
+    uint32_t results = 0, candidates = 0;
+    uint32_t is_result = 0, is_candidate = 0;
+};
+
+// One block's part of a select pass over one long segment j: it reads its
+// tiles (load_tile), marks each key as a result, a candidate or neither
+// while counting the digits of the keys still in play (mark_first_pass,
+// mark), writes the marked keys (write_marked), adds its counts to the
+// segment's (add_block_counts); the last block to finish (last_block)
+// chooses the bin holding the wanted rank (choose_bin) and writes the
+// segment's next state (advance_state).
 template <typename K, typename I>
-__global__ void __launch_bounds__(RadixSelectPolicy::kThreads, RadixSelectPolicy::kBlocksPerSm)
-    radix_select_pass_kernel(const TopkArgs args, const SelectBuffers<SelectKey<K>, I> buffers, uint32_t pass,
-                             PassDigit digit) {
+struct SelectPassAgent {
     using R = SelectKey<K>;
-    constexpr int kThreads = RadixSelectPolicy::kThreads;
-    constexpr int kPerVector = 16 / int(sizeof(K));
-    constexpr int kItems = kPerVector > RadixSelectPolicy::kItems ? kPerVector : RadixSelectPolicy::kItems;
-    constexpr int kVectors = kItems / kPerVector;
-    constexpr int kBins = RadixSelectPolicy::kBins;
-    constexpr uint32_t kTile = kThreads * kItems;
-    // Where item e of this thread lies in a tile.
-    const auto item_position = [](uint64_t tile, int e) {
-        return tile + (uint64_t(e / kPerVector) * kThreads + threadIdx.x) * kPerVector + e % kPerVector;
+    static constexpr int kThreads = RadixSelectPolicy::kThreads;
+    static constexpr int kPerVector = 16 / int(sizeof(K));
+    static constexpr int kItems = kPerVector > RadixSelectPolicy::kItems ? kPerVector : RadixSelectPolicy::kItems;
+    static constexpr int kVectors = kItems / kPerVector;
+    static constexpr int kBins = RadixSelectPolicy::kBins;
+    static constexpr uint32_t kTile = kThreads * kItems;
+    static constexpr int kBinsPerThread = kBins / kThreads;
+    static constexpr int kReplicas = RadixSelectPolicy::kReplicas;
+
+    // The kernel's shared variables (declared there one by one, as the
+    // compiler lays them out best).
+    struct Shared {
+        uint32_t (&bins)[kBins * kReplicas];
+        SelectState &view;  // the segment's state as the pass began
+        uint32_t (&warp_sums)[33];
+        uint32_t (&warp_bases)[kThreads / 32][2];
+        uint32_t (&tile_counts)[2];  // zero between tiles
+        unsigned long long &result_base, &candidate_base;
+        uint32_t &last_block;
+        uint32_t &chosen_bin;
+        unsigned long long &chosen_below, &chosen_count;
     };
-    constexpr int kBinsPerThread = kBins / kThreads;
-    constexpr int kReplicas = RadixSelectPolicy::kReplicas;
-    __shared__ uint32_t bins[kBins * kReplicas];
-    __shared__ SelectState view;
-    __shared__ uint32_t warp_sums[33];
-    __shared__ uint32_t warp_bases[kThreads / 32][2];
-    __shared__ uint32_t tile_counts[2];  // zero between tiles
-    __shared__ unsigned long long result_base, candidate_base;
-    __shared__ uint32_t last_block;
-    __shared__ uint32_t chosen_bin;
-    __shared__ unsigned long long chosen_below, chosen_count;
 
-    // Launched as a programmatic dependent of the previous pass: wait for it
-    // to finish (and its writes to show), and let the next pass's blocks
-    // launch while this one runs, hiding the launch latency.
-    wait_for_previous_grid();
-    allow_next_grid();
-    for (uint64_t j = blockIdx.y; j < args.groups; j += gridDim.y) {
-        SelectState &state = buffers.states[j];
-        // Written only by the last block, after every block has read it.
+    const Shared sh;
+    const TopkArgs &args;
+    const SelectBuffers<R, I> &buffers;
+    SelectState &state;
+    const SelectState &view;
+    const uint32_t pass;
+    const PassDigit digit;
+    const uint64_t j;
+    const uint64_t length;
+    const bool collecting;
+    const bool from_input;
+    const uint64_t size;       // keys this pass reads
+    const uint32_t reading;    // candidate buffer read (when not from the input)
+    const uint32_t writing;    // candidate buffer written
+    const bool write_candidates;
+    const R key_prefix, key_mask;
+    const I index_prefix, index_mask;
+    const R previous_key_mask;
+    const I previous_index_mask;
+    const uint32_t digit_mask;
+    const K *const in;
+    const uint64_t capacity_at;
+    const uint64_t capacity;
+    const bool first_writes;
+    const uint32_t replica;
+    // Full tiles of a 16-byte aligned input load 16 bytes at a time.
+    const bool vector_input;
+    const bool keys_only;  // no position digit chosen yet
+
+    // Reads the segment's state into shared memory (written only by the last
+    // block, after every block has read it); false: the segment is finished.
+    __device__ __forceinline__ static bool read_view(const Shared &sh, const SelectState &state) {
         __syncthreads();  // the previous segment's view is no longer read
-        if (threadIdx.x == 0) view = state;
+        if (threadIdx.x == 0) sh.view = state;
         __syncthreads();
-        if (view.phase == kFinished) continue;
-        const uint64_t s = segment_of(args, j);
-        const uint64_t begin = args.bounds.offset(s);
-        const uint64_t length = args.bounds.offset(s + 1) - begin;
-        const bool collecting = view.phase == kCollecting;
-        const bool from_input = view.source == 0;
-        const uint64_t size = from_input ? length : view.source_count;
-        const uint32_t reading = view.source == 0 ? 0 : view.source - 1;
-        const uint32_t writing = pass & 1;
-        const bool write_candidates = !collecting && view.matching <= candidate_capacity(length);
-        const R key_prefix = R(view.key_prefix), key_mask = R(view.key_mask);
-        const I index_prefix = I(view.index_prefix), index_mask = I(view.index_mask);
-        const R previous_key_mask = R(view.previous_key_mask);
-        const I previous_index_mask = I(view.previous_index_mask);
-        const uint32_t digit_mask = (1u << digit.width) - 1;
-        const K *in = static_cast<const K *>(args.keys_in) + begin;
-        const uint64_t capacity_at = candidate_first(begin);
-        const uint64_t capacity = candidate_capacity(length);
-        const bool first_writes = pass == 0 && view.first_writes;
+        return sh.view.phase != kFinished;
+    }
 
-        if (threadIdx.x < 2) tile_counts[threadIdx.x] = 0;
+    __device__ __forceinline__ SelectPassAgent(const Shared &shared, const TopkArgs &a, const SelectBuffers<R, I> &b,
+                                               uint32_t pass_index, PassDigit pass_digit, uint64_t segment,
+                                               uint64_t begin, uint64_t segment_length)
+        : sh(shared),
+          args(a),
+          buffers(b),
+          state(b.states[segment]),
+          view(shared.view),
+          pass(pass_index),
+          digit(pass_digit),
+          j(segment),
+          length(segment_length),
+          collecting(shared.view.phase == kCollecting),
+          from_input(shared.view.source == 0),
+          size(shared.view.source == 0 ? segment_length : shared.view.source_count),
+          reading(shared.view.source == 0 ? 0 : shared.view.source - 1),
+          writing(pass_index & 1),
+          write_candidates(shared.view.phase != kCollecting &&
+                           shared.view.matching <= candidate_capacity(segment_length)),
+          key_prefix(R(shared.view.key_prefix)),
+          key_mask(R(shared.view.key_mask)),
+          index_prefix(I(shared.view.index_prefix)),
+          index_mask(I(shared.view.index_mask)),
+          previous_key_mask(R(shared.view.previous_key_mask)),
+          previous_index_mask(I(shared.view.previous_index_mask)),
+          digit_mask((1u << pass_digit.width) - 1),
+          in(static_cast<const K *>(a.keys_in) + begin),
+          capacity_at(candidate_first(begin)),
+          capacity(candidate_capacity(segment_length)),
+          first_writes(pass_index == 0 && shared.view.first_writes),
+          replica(threadIdx.x % kReplicas),
+          vector_input(shared.view.source == 0 && (reinterpret_cast<uintptr_t>(in) % 16) == 0),
+          keys_only((shared.view.index_mask | shared.view.previous_index_mask) == 0) {}
+
+    // Where item e of this thread lies in a tile: thread t's vector v holds
+    // keys [(v * kThreads + t) * kPerVector, ...), item e = v * kPerVector + u.
+    __device__ __forceinline__ static uint64_t item_position(uint64_t tile, int e) {
+        return tile + (uint64_t(e / kPerVector) * kThreads + threadIdx.x) * kPerVector + e % kPerVector;
+    }
+
+    __device__ __forceinline__ void run() {
+        if (threadIdx.x < 2) sh.tile_counts[threadIdx.x] = 0;
         if (!collecting)
-            for (int b = threadIdx.x; b < kBins * kReplicas; b += kThreads) bins[b] = 0;
+            for (int b = threadIdx.x; b < kBins * kReplicas; b += kThreads) sh.bins[b] = 0;
         __syncthreads();
-        const uint32_t replica = threadIdx.x % kReplicas;
-
-        // Tile layout: thread t's vector v holds keys [(v * kThreads + t) * kPerVector, ...), item
-        // e = v * kPerVector + u; full tiles of an aligned input load 16 bytes at a time.
-        const bool vector_input = from_input && (reinterpret_cast<uintptr_t>(in) % 16) == 0;
-        const bool keys_only = (view.index_mask | view.previous_index_mask) == 0;
-        // Full tiles of a vector input are double-buffered: the next tile's
-        // loads are in flight while this one is counted.
-        const uint64_t tile_stride = uint64_t(gridDim.x) * kTile;
-        uint4 staged[kVectors];
-        const auto stage = [&](uint64_t tile) {
-#pragma unroll
-            for (int v = 0; v < kVectors; ++v)
-                staged[v] = __ldcs(reinterpret_cast<const uint4 *>(
-                    in + tile + (uint64_t(v) * kThreads + threadIdx.x) * kPerVector));
-        };
-        if (vector_input && uint64_t(blockIdx.x) * kTile + kTile <= size) stage(uint64_t(blockIdx.x) * kTile);
-        for (uint64_t tile = uint64_t(blockIdx.x) * kTile; tile < size; tile += tile_stride) {
-            R keys[kItems];
-            I positions[kItems];
-            if (vector_input && tile + kTile <= size) {
-                uint4 current[kVectors];
-#pragma unroll
-                for (int v = 0; v < kVectors; ++v) current[v] = staged[v];
-                if (tile + tile_stride + kTile <= size) stage(tile + tile_stride);
-#pragma unroll
-                for (int v = 0; v < kVectors; ++v) {
-                    const uint64_t first = tile + (uint64_t(v) * kThreads + threadIdx.x) * kPerVector;
-                    K unpacked[kPerVector];
-                    memcpy(unpacked, &current[v], sizeof current[v]);
-#pragma unroll
-                    for (int u = 0; u < kPerVector; ++u) {
-                        keys[v * kPerVector + u] = select_key<K>(args, unpacked[u]);
-                        positions[v * kPerVector + u] = I(first + u);
-                    }
-                }
-            } else {
-#pragma unroll
-                for (int e = 0; e < kItems; ++e) {
-                    const uint64_t at = item_position(tile, e);
-                    keys[e] = ~R(0);
-                    positions[e] = I(at);
-                    if (at >= size) continue;
-                    if (from_input) {
-                        keys[e] = select_key<K>(args, in[at]);
-                    } else {
-                        keys[e] = buffers.candidate_keys[reading][capacity_at + at];
-                        positions[e] = buffers.candidate_positions[reading][capacity_at + at];
-                    }
-                }
-            }
-            uint32_t results = 0, candidates = 0;
-            uint32_t is_result = 0, is_candidate = 0;  // bit e: item e
-            const bool full = tile + kTile <= size;  // every item valid
-            if (pass == 0) {
-                // Nothing chosen yet: every key counts; keys at or below the
-                // sample's bound go to buffer 0 (past its capacity they are
-                // dropped, and pass 1 reads the input).
-#pragma unroll
-                for (int e = 0; e < kItems; ++e) {
-                    if (!full && item_position(tile, e) >= size) continue;
-                    const uint32_t d = uint32_t(keys[e] >> digit.shift) & digit_mask;
-                    atomicAdd(&bins[d * kReplicas + replica], 1u);
-                    if (first_writes && d <= view.first_bound) {
-                        is_candidate |= 1u << e;
-                        ++candidates;
-                    }
-                }
-            } else {
-#pragma unroll
-            for (int e = 0; e < kItems; ++e) {
-                if (!full && item_position(tile, e) >= size) continue;
-                const R key = keys[e];
-                const I position = positions[e];
-                const R masked_key = key & key_mask;
-                bool equal, below;
-                if (keys_only) {
-                    if ((key & previous_key_mask) != (key_prefix & previous_key_mask)) continue;
-                    equal = masked_key == key_prefix;
-                    below = masked_key < key_prefix;
-                } else {
-                    const bool matched_before =
-                        (key & previous_key_mask) == (key_prefix & previous_key_mask) &&
-                        (position & previous_index_mask) == (index_prefix & previous_index_mask);
-                    if (!matched_before) continue;
-                    const I masked_position = position & index_mask;
-                    equal = masked_key == key_prefix && masked_position == index_prefix;
-                    below = masked_key < key_prefix || (masked_key == key_prefix && masked_position < index_prefix);
-                }
-                if (below || (equal && collecting)) {
-                    is_result |= 1u << e;
-                    ++results;
-                } else if (equal) {
-                    const uint32_t d = uint32_t((digit.in_index ? uint64_t(position) : uint64_t(key)) >> digit.shift) &
-                                       digit_mask;
-                    atomicAdd(&bins[d * kReplicas + replica], 1u);
-                    if (write_candidates) {
-                        is_candidate |= 1u << e;
-                        ++candidates;
-                    }
-                }
-            }
-            }
-            // Writes, if any in the tile: a warp's slots from one shared
-            // counter each (its lanes' by a warp scan), the block's from one
-            // global atomic each; the order of the writes does not matter.
-            if (__syncthreads_or(results | candidates)) {
-                uint32_t result_at = warp_exclusive_sum(results), candidate_at = warp_exclusive_sum(candidates);
-                if ((threadIdx.x & 31) == 31) {
-                    const uint32_t warp_results = result_at + results, warp_candidates = candidate_at + candidates;
-                    warp_bases[threadIdx.x >> 5][0] = warp_results ? atomicAdd(&tile_counts[0], warp_results) : 0;
-                    warp_bases[threadIdx.x >> 5][1] = warp_candidates ? atomicAdd(&tile_counts[1], warp_candidates) : 0;
-                }
-                __syncthreads();
-                if (threadIdx.x == 0) {
-                    result_base = tile_counts[0] ? atomicAdd(&state.results, (unsigned long long)tile_counts[0]) : 0;
-                    candidate_base =
-                        tile_counts[1] ? atomicAdd(&state.buffered[writing], (unsigned long long)tile_counts[1]) : 0;
-                    tile_counts[0] = tile_counts[1] = 0;
-                }
-                __syncthreads();
-                result_at += warp_bases[threadIdx.x >> 5][0];
-                candidate_at += warp_bases[threadIdx.x >> 5][1];
-                __syncthreads();
-#pragma unroll
-                for (int e = 0; e < kItems; ++e) {
-                    if (is_result & (1u << e)) {
-                        const uint64_t slot = j * buffers.result_stride + result_base + result_at++;
-                        buffers.result_keys[slot] = keys[e];
-                        buffers.result_positions[slot] = positions[e];
-                    } else if (is_candidate & (1u << e)) {
-                        const uint64_t slot = candidate_base + candidate_at++;
-                        if (slot < capacity) {  // pass 0 may find more than the sample promised
-                            buffers.candidate_keys[writing][capacity_at + slot] = keys[e];
-                            buffers.candidate_positions[writing][capacity_at + slot] = positions[e];
-                        }
-                    }
-                }
-                __syncthreads();  // result_base and candidate_base are the next tile's
-            }
-        }
-
-        // Counts into the segment's global bins, then the ticket.
-        unsigned long long *global_bins = buffers.bins + j * kBins;
-        if (!collecting) {
-            __syncthreads();
-            for (int b = threadIdx.x; b < kBins; b += kThreads) {
-                uint32_t count = 0;
-#pragma unroll
-                for (int r = 0; r < kReplicas; ++r) count += bins[b * kReplicas + r];
-                if (count) atomicAdd(global_bins + b, (unsigned long long)count);
-            }
-        }
-        __threadfence();
-        __syncthreads();
-        if (threadIdx.x == 0) last_block = atomicAdd(&state.ticket, 1u) == gridDim.x - 1;
-        __syncthreads();
-        if (!last_block) continue;
+        read_tiles();
+        add_block_counts();
+        if (!last_block()) return;
         __threadfence();
         if (collecting) {
             if (threadIdx.x == 0) {
                 state.phase = kFinished;
                 state.ticket = 0;
             }
-            continue;
+            return;
         }
-        // The last block: find the bin that holds rank `remaining`.
+        choose_bin();
+        __syncthreads();
+        unsigned long long *global_bins = buffers.bins + j * kBins;
+        for (int b = threadIdx.x; b < kBins; b += kThreads) global_bins[b] = 0;
+        if (threadIdx.x == 0) advance_state();
+    }
+
+    // The block's tiles, grid-strided. Full tiles of a vector input are
+    // double-buffered: the next tile's loads are in flight while this one is
+    // counted.
+    __device__ __forceinline__ void read_tiles() {
+        const uint64_t tile_stride = uint64_t(gridDim.x) * kTile;
+        uint4 staged[kVectors];
+        if (vector_input && uint64_t(blockIdx.x) * kTile + kTile <= size) stage(staged, uint64_t(blockIdx.x) * kTile);
+        for (uint64_t tile = uint64_t(blockIdx.x) * kTile; tile < size; tile += tile_stride) {
+            R keys[kItems];
+            I positions[kItems];
+            load_tile(tile, tile_stride, staged, keys, positions);
+            SelectMarks marks;
+            const bool full = tile + kTile <= size;  // every item valid
+            if (pass == 0) mark_first_pass(tile, full, keys, marks);
+            else mark(tile, full, keys, positions, marks);
+            if (__syncthreads_or(marks.results | marks.candidates)) write_marked(keys, positions, marks);
+        }
+    }
+
+    __device__ __forceinline__ void stage(uint4 (&staged)[kVectors], uint64_t tile) const {
+#pragma unroll
+        for (int v = 0; v < kVectors; ++v)
+            staged[v] = __ldcs(reinterpret_cast<const uint4 *>(in + tile + (uint64_t(v) * kThreads + threadIdx.x) * kPerVector));
+    }
+
+    // This thread's keys (as select keys) and positions of the tile; past the
+    // end, the largest key.
+    __device__ __forceinline__ void load_tile(uint64_t tile, uint64_t tile_stride, uint4 (&staged)[kVectors],
+                                              R (&keys)[kItems], I (&positions)[kItems]) const {
+        if (vector_input && tile + kTile <= size) {
+            uint4 current[kVectors];
+#pragma unroll
+            for (int v = 0; v < kVectors; ++v) current[v] = staged[v];
+            if (tile + tile_stride + kTile <= size) stage(staged, tile + tile_stride);
+#pragma unroll
+            for (int v = 0; v < kVectors; ++v) {
+                const uint64_t first = tile + (uint64_t(v) * kThreads + threadIdx.x) * kPerVector;
+                K unpacked[kPerVector];
+                memcpy(unpacked, &current[v], sizeof current[v]);
+#pragma unroll
+                for (int u = 0; u < kPerVector; ++u) {
+                    keys[v * kPerVector + u] = select_key<K>(args, unpacked[u]);
+                    positions[v * kPerVector + u] = I(first + u);
+                }
+            }
+            return;
+        }
+#pragma unroll
+        for (int e = 0; e < kItems; ++e) {
+            const uint64_t at = item_position(tile, e);
+            keys[e] = ~R(0);
+            positions[e] = I(at);
+            if (at >= size) continue;
+            if (from_input) {
+                keys[e] = select_key<K>(args, in[at]);
+            } else {
+                keys[e] = buffers.candidate_keys[reading][capacity_at + at];
+                positions[e] = buffers.candidate_positions[reading][capacity_at + at];
+            }
+        }
+    }
+
+    // Pass 0, nothing chosen yet: every key counts; keys at or below the
+    // sample's bound go to buffer 0 (past its capacity they are dropped, and
+    // pass 1 reads the input).
+    __device__ __forceinline__ void mark_first_pass(uint64_t tile, bool full, const R (&keys)[kItems],
+                                                    SelectMarks &marks) {
+#pragma unroll
+        for (int e = 0; e < kItems; ++e) {
+            if (!full && item_position(tile, e) >= size) continue;
+            const uint32_t d = uint32_t(keys[e] >> digit.shift) & digit_mask;
+            atomicAdd(&sh.bins[d * kReplicas + replica], 1u);
+            if (first_writes && d <= view.first_bound) {
+                marks.is_candidate |= 1u << e;
+                ++marks.candidates;
+            }
+        }
+    }
+
+    // Later passes: of the keys that matched the previous prefix, those below
+    // the current one (or equal, when collecting) are results; those equal
+    // to it are counted by their digit and, while they fit, are candidates.
+    __device__ __forceinline__ void mark(uint64_t tile, bool full, const R (&keys)[kItems],
+                                         const I (&positions)[kItems], SelectMarks &marks) {
+#pragma unroll
+        for (int e = 0; e < kItems; ++e) {
+            if (!full && item_position(tile, e) >= size) continue;
+            const R key = keys[e];
+            const I position = positions[e];
+            const R masked_key = key & key_mask;
+            bool equal, below;
+            if (keys_only) {
+                if ((key & previous_key_mask) != (key_prefix & previous_key_mask)) continue;
+                equal = masked_key == key_prefix;
+                below = masked_key < key_prefix;
+            } else {
+                const bool matched_before = (key & previous_key_mask) == (key_prefix & previous_key_mask) &&
+                                            (position & previous_index_mask) == (index_prefix & previous_index_mask);
+                if (!matched_before) continue;
+                const I masked_position = position & index_mask;
+                equal = masked_key == key_prefix && masked_position == index_prefix;
+                below = masked_key < key_prefix || (masked_key == key_prefix && masked_position < index_prefix);
+            }
+            if (below || (equal && collecting)) {
+                marks.is_result |= 1u << e;
+                ++marks.results;
+            } else if (equal) {
+                const uint64_t field = digit.in_index ? uint64_t(position) : uint64_t(key);
+                atomicAdd(&sh.bins[(uint32_t(field >> digit.shift) & digit_mask) * kReplicas + replica], 1u);
+                if (write_candidates) {
+                    marks.is_candidate |= 1u << e;
+                    ++marks.candidates;
+                }
+            }
+        }
+    }
+
+    // Writes the marked keys: a warp's slots from one shared counter each
+    // (its lanes' by a warp scan), the block's from one global atomic each;
+    // the order of the writes does not matter.
+    __device__ __forceinline__ void write_marked(const R (&keys)[kItems], const I (&positions)[kItems],
+                                                 const SelectMarks &marks) {
+        uint32_t result_at = warp_exclusive_sum(marks.results);
+        uint32_t candidate_at = warp_exclusive_sum(marks.candidates);
+        if ((threadIdx.x & 31) == 31) {
+            const uint32_t warp_results = result_at + marks.results, warp_candidates = candidate_at + marks.candidates;
+            sh.warp_bases[threadIdx.x >> 5][0] = warp_results ? atomicAdd(&sh.tile_counts[0], warp_results) : 0;
+            sh.warp_bases[threadIdx.x >> 5][1] = warp_candidates ? atomicAdd(&sh.tile_counts[1], warp_candidates) : 0;
+        }
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            sh.result_base = sh.tile_counts[0] ? atomicAdd(&state.results, (unsigned long long)sh.tile_counts[0]) : 0;
+            sh.candidate_base =
+                sh.tile_counts[1] ? atomicAdd(&state.buffered[writing], (unsigned long long)sh.tile_counts[1]) : 0;
+            sh.tile_counts[0] = sh.tile_counts[1] = 0;
+        }
+        __syncthreads();
+        result_at += sh.warp_bases[threadIdx.x >> 5][0];
+        candidate_at += sh.warp_bases[threadIdx.x >> 5][1];
+        __syncthreads();
+#pragma unroll
+        for (int e = 0; e < kItems; ++e) {
+            if (marks.is_result & (1u << e)) {
+                const uint64_t slot = j * buffers.result_stride + sh.result_base + result_at++;
+                buffers.result_keys[slot] = keys[e];
+                buffers.result_positions[slot] = positions[e];
+            } else if (marks.is_candidate & (1u << e)) {
+                const uint64_t slot = sh.candidate_base + candidate_at++;
+                if (slot < capacity) {  // pass 0 may find more than the sample promised
+                    buffers.candidate_keys[writing][capacity_at + slot] = keys[e];
+                    buffers.candidate_positions[writing][capacity_at + slot] = positions[e];
+                }
+            }
+        }
+        __syncthreads();  // result_base and candidate_base are the next tile's
+    }
+
+    // The block's counts into the segment's global bins.
+    __device__ __forceinline__ void add_block_counts() {
+        if (collecting) return;
+        unsigned long long *global_bins = buffers.bins + j * kBins;
+        __syncthreads();
+        for (int b = threadIdx.x; b < kBins; b += kThreads) {
+            uint32_t count = 0;
+#pragma unroll
+            for (int r = 0; r < kReplicas; ++r) count += sh.bins[b * kReplicas + r];
+            if (count) atomicAdd(global_bins + b, (unsigned long long)count);
+        }
+    }
+
+    // Whether this block is the pass's last to finish the segment (a ticket).
+    __device__ __forceinline__ bool last_block() {
+        __threadfence();
+        __syncthreads();
+        if (threadIdx.x == 0) sh.last_block = atomicAdd(&state.ticket, 1u) == gridDim.x - 1;
+        __syncthreads();
+        return sh.last_block;
+    }
+
+    // The bin that holds rank `remaining`: chosen_bin, the count below it and its own.
+    __device__ __forceinline__ void choose_bin() {
+        const unsigned long long *global_bins = buffers.bins + j * kBins;
         unsigned long long counts[kBinsPerThread];
         unsigned long long mine = 0;
 #pragma unroll
@@ -319,13 +412,13 @@ __global__ void __launch_bounds__(RadixSelectPolicy::kThreads, RadixSelectPolicy
         }
         if (length < (uint64_t(1) << 32)) {
             uint32_t total;
-            unsigned long long below = block_exclusive_sum(uint32_t(mine), warp_sums, total);
+            unsigned long long below = block_exclusive_sum(uint32_t(mine), sh.warp_sums, total);
 #pragma unroll
             for (int b = 0; b < kBinsPerThread; ++b) {
                 if (below < view.remaining && view.remaining <= below + counts[b]) {
-                    chosen_bin = threadIdx.x * kBinsPerThread + b;
-                    chosen_below = below;
-                    chosen_count = counts[b];
+                    sh.chosen_bin = threadIdx.x * kBinsPerThread + b;
+                    sh.chosen_below = below;
+                    sh.chosen_count = counts[b];
                 }
                 below += counts[b];
             }
@@ -335,46 +428,77 @@ __global__ void __launch_bounds__(RadixSelectPolicy::kThreads, RadixSelectPolicy
             for (int b = 0; b < kBins; ++b) {
                 const unsigned long long c = __ldcg(global_bins + b);
                 if (below < view.remaining && view.remaining <= below + c) {
-                    chosen_bin = b;
-                    chosen_below = below;
-                    chosen_count = c;
+                    sh.chosen_bin = b;
+                    sh.chosen_below = below;
+                    sh.chosen_count = c;
                 }
                 below += c;
             }
         }
-        __syncthreads();
-        for (int b = threadIdx.x; b < kBins; b += kThreads) global_bins[b] = 0;
-        if (threadIdx.x == 0) {
-            SelectState next = view;
-            next.previous_key_mask = view.key_mask;
-            next.previous_index_mask = view.index_mask;
-            const unsigned long long field_mask = (unsigned long long)digit_mask << digit.shift;
-            const unsigned long long field_prefix = (unsigned long long)chosen_bin << digit.shift;
-            if (digit.in_index) {
-                next.index_mask |= field_mask;
-                next.index_prefix |= field_prefix;
-            } else {
-                next.key_mask |= field_mask;
-                next.key_prefix |= field_prefix;
-            }
-            next.remaining = view.remaining - chosen_below;
-            next.matching = chosen_count;
-            // Counters other blocks added to: read past the L1 (view is stale).
-            const unsigned long long written = __ldcg(&state.buffered[writing]);
-            // Pass 0 wrote the keys up to the sample's bound: they hold the
-            // chosen bin and everything below it if the bound is not below it.
-            const bool wrote = pass == 0 ? view.first_writes && chosen_bin <= view.first_bound &&
-                                               written <= candidate_capacity(length)
-                                         : write_candidates;
-            next.source = wrote ? 1 + writing : 0;
-            next.source_count = wrote ? written : 0;
-            next.buffered[writing] = written;
-            next.buffered[writing ^ 1] = 0;  // the next pass writes there
-            next.results = __ldcg(&state.results);
-            next.phase = next.matching == next.remaining ? kCollecting : kSelecting;
-            next.ticket = 0;
-            state = next;
+    }
+
+    // Thread 0 of the last block: the prefix extended by the chosen bin, and
+    // where the next pass reads.
+    __device__ __forceinline__ void advance_state() {
+        SelectState next = view;
+        next.previous_key_mask = view.key_mask;
+        next.previous_index_mask = view.index_mask;
+        const unsigned long long field_mask = (unsigned long long)digit_mask << digit.shift;
+        const unsigned long long field_prefix = (unsigned long long)sh.chosen_bin << digit.shift;
+        if (digit.in_index) {
+            next.index_mask |= field_mask;
+            next.index_prefix |= field_prefix;
+        } else {
+            next.key_mask |= field_mask;
+            next.key_prefix |= field_prefix;
         }
+        next.remaining = view.remaining - sh.chosen_below;
+        next.matching = sh.chosen_count;
+        // Counters other blocks added to: read past the L1 (view is stale).
+        const unsigned long long written = __ldcg(&state.buffered[writing]);
+        // Pass 0 wrote the keys up to the sample's bound: they hold the
+        // chosen bin and everything below it if the bound is not below it.
+        const bool wrote = pass == 0 ? view.first_writes && sh.chosen_bin <= view.first_bound &&
+                                           written <= candidate_capacity(length)
+                                     : write_candidates;
+        next.source = wrote ? 1 + writing : 0;
+        next.source_count = wrote ? written : 0;
+        next.buffered[writing] = written;
+        next.buffered[writing ^ 1] = 0;  // the next pass writes there
+        next.results = __ldcg(&state.results);
+        next.phase = next.matching == next.remaining ? kCollecting : kSelecting;
+        next.ticket = 0;
+        state = next;
+    }
+};
+
+// One select pass over every long segment (blockIdx.y strides the segments).
+template <typename K, typename I>
+__global__ void __launch_bounds__(RadixSelectPolicy::kThreads, RadixSelectPolicy::kBlocksPerSm)
+    radix_select_pass_kernel(const TopkArgs args, const SelectBuffers<SelectKey<K>, I> buffers, uint32_t pass,
+                             PassDigit digit) {
+    using Agent = SelectPassAgent<K, I>;
+    __shared__ uint32_t bins[Agent::kBins * Agent::kReplicas];
+    __shared__ SelectState view;
+    __shared__ uint32_t warp_sums[33];
+    __shared__ uint32_t warp_bases[Agent::kThreads / 32][2];
+    __shared__ uint32_t tile_counts[2];
+    __shared__ unsigned long long result_base, candidate_base;
+    __shared__ uint32_t last_block;
+    __shared__ uint32_t chosen_bin;
+    __shared__ unsigned long long chosen_below, chosen_count;
+    const typename Agent::Shared shared{bins,           view,       warp_sums,  warp_bases,   tile_counts, result_base,
+                                        candidate_base, last_block, chosen_bin, chosen_below, chosen_count};
+    // Launched as a programmatic dependent of the previous pass: wait for it
+    // to finish (and its writes to show), and let the next pass's blocks
+    // launch while this one runs, hiding the launch latency.
+    wait_for_previous_grid();
+    allow_next_grid();
+    for (uint64_t j = blockIdx.y; j < args.groups; j += gridDim.y) {
+        if (!Agent::read_view(shared, buffers.states[j])) continue;
+        const uint64_t s = segment_of(args, j);
+        const uint64_t begin = args.bounds.offset(s);
+        Agent(shared, args, buffers, pass, digit, j, begin, args.bounds.offset(s + 1) - begin).run();
     }
 }
 
