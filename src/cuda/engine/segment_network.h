@@ -32,7 +32,7 @@ enum class SegmentValueSource : uint32_t { kNone, kCopy, kIndex };
 // and values, and the network size.
 struct SegmentNetworkArgs {
     const void *keys_in;
-    void *keys_out;  // NULL only for the composite path's unpack (an argsort without keys)
+    void *keys_out;  // NULL only in the segmented sort's composite unpack (an argsort without keys)
     const void *values_in;
     void *values_out;
     SegmentValueSource values;
@@ -42,7 +42,7 @@ struct SegmentNetworkArgs {
     uint32_t begin_bit;
     uint32_t range_bits;  // end_bit - begin_bit
     SegmentBounds bounds;
-    const void *list;  // segment ids of this class (offsets), or nullptr (rows: segment = group)
+    const void *list;  // the segment ids to sort (a length class), or nullptr (segment = group)
     bool list_wide;    // ids are 8 bytes
     uint64_t groups;   // segments this launch sorts
     uint32_t network;  // positions a segment
@@ -51,7 +51,8 @@ struct SegmentNetworkArgs {
     uint64_t topk;
 };
 
-// The network for a segment of `length` keys (length <= kMaxNetwork).
+// The network for a segment of `length` keys: the next power of two, at
+// least kMinNetwork.
 inline uint32_t network_for(uint64_t length) {
     uint32_t network = kMinNetwork;
     while (network < length) network <<= 1;

@@ -264,7 +264,7 @@ bool network_topk(const DeviceEnv &env, const TopkRequest &request, const Segmen
     args.groups = layout.segments;
     args.network = network_for(longest);
     args.topk = request.k;
-    // Argsort's instantiations: keys with their positions, 4- or 8-byte values.
+    // The argsort's instances: keys with their positions, 4- or 8-byte indices.
     bool fits = false;
     dispatch_width(request.key_bytes, "top-k: unsupported key width", [&](auto key_bits) {
         using K = decltype(key_bits);
