@@ -73,7 +73,7 @@ struct SegmentLayout {
     // The offset value of the data buffers' first element: 0, except where
     // the CUDA backend narrows a call to the elements its segments cover
     // (its data pointers then start at offsets[0]; narrowed_to_covered in
-    // cuda/segment/segment_check.cu). Offsets as kernels read them are
+    // cuda/engine/segment_check.cu). Offsets as kernels read them are
     // offsets[s] - origin.
     uint64_t origin = 0;
 };

@@ -1,10 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 // The CUDA backend's host side: device selection, the stream, memory, the
 // workspace cache and the pinned result slot. The algorithms live in their
-// own rooms (reduce/, scan/, sort/) behind src/cuda/device_env.h.
-#include "cuda/device_env.h"
-
+// own folders, one per primitive, each behind its entry header (LAYERS.txt).
+#include "core/backend.h"
 #include "core/error.h"
+#include "cuda/device_env.h"
+#include "cuda/reduce/reduce.h"
+#include "cuda/scan/scan.h"
+#include "cuda/segmented_scan/segmented_scan.h"
+#include "cuda/segmented_sort/segmented_sort.h"
+#include "cuda/sort/sort.h"
+#include "cuda/topk/topk.h"
 
 #include <cuda_runtime.h>
 

@@ -2,20 +2,19 @@
 // What every CUDA algorithm driver receives from the backend: the stream to
 // order work on, cached device properties, and the context's workspaces.
 // Drivers (reduce.cu, scan.cu, radix_sort.cu, ...) are host functions that
-// launch their kernels on env.stream and never synchronize unless they must.
+// launch their kernels on env.stream and never synchronize unless they must;
+// each primitive declares its own in its entry header (reduce/reduce.h,
+// sort/sort.h, ...; the list in LAYERS.txt).
 #pragma once
 
-#include "core/backend.h"
 #include "core/workspace.h"
 #include "cuda/util/check.h"
 #include "cuda/util/counters.h"
 
 #include <cuda_runtime.h>
-#include <gpuprim/gpuprim.h>
 
 #include <cstdint>
 #include <array>
-#include <type_traits>
 
 namespace gpuprim::cuda {
 
@@ -123,65 +122,5 @@ inline int resident_blocks(const DeviceEnv &env, const void *kernel, int threads
                        : query_resident_blocks(kernel, threads, dynamic_shared,
                                                env.max_shared_per_block_optin, what);
 }
-
-// Algorithm drivers; each lives in its own file.
-// result: one element, device memory or mapped pinned host memory.
-void reduce(const DeviceEnv &env, gpuprim_op_t op, gpuprim_dtype_t dtype, const void *input,
-            uint64_t count, void *result);
-void dot(const DeviceEnv &env, gpuprim_dtype_t dtype, const void *a, const void *b,
-         uint64_t count, void *result);
-// output may equal input.
-void scan(const DeviceEnv &env, gpuprim_op_t op, gpuprim_scan_kind_t kind, gpuprim_dtype_t dtype,
-          const void *input, void *output, uint64_t count);
-void sort(const DeviceEnv &env, const SortRequest &request);
-// Sorts the segments [bounds[2s], bounds[2s+1]) of request's buffers (host
-// array, `segments` pairs; they must not overlap) each on its own in one
-// Onesweep sort (sort/segmented_radix_sort.cu); nothing else is touched.
-// False (nothing done) for what it does not take: keys other than 4 or 8
-// bytes, values other than none, 4 or 8 bytes, no keys_out, segments of
-// 2^30 keys or more, more than 2^24 segments.
-bool segmented_radix_sort(const DeviceEnv &env, const SortRequest &request, const unsigned long long *bounds,
-                          uint64_t segments);
-// What the device check of CSR offsets learns about the segments, for the
-// drivers that pick a path by shape.
-struct SegmentSummary {
-    uint64_t longest;  // the longest segment's length
-    // The elements the segments cover together, [covered_begin,
-    // covered_begin + covered_length): CSR segments follow each other from
-    // offsets[0] to offsets[segments]; rows cover all the data. Scratch
-    // sized by this stays proportional to the work, not to the buffer.
-    uint64_t covered_begin;
-    uint64_t covered_length;
-};
-// The check every segmented call runs first (segment/segment_check.cu).
-// Uniform rows: computed on the host. Offsets: one kernel reads them all,
-// the call waits for its result (written to the context's mapped host slot),
-// and throws INVALID_ARGUMENT naming the first bad index (fail_bad_offset).
-SegmentSummary check_segments(const DeviceEnv &env, const SegmentLayout &layout);
-// The call narrowed to the elements its segments cover (checked offsets):
-// data_count becomes summary.covered_length and origin covered_begin, so
-// tiles, scratch and workspace follow the segments, not the whole buffer.
-// The caller moves its data pointers by the same covered_begin elements
-// (at_covered). Rows cover all the data: nothing changes.
-SegmentLayout narrowed_to_covered(const SegmentLayout &layout, const SegmentSummary &summary);
-template <typename Pointer>
-Pointer at_covered(Pointer data, const SegmentSummary &summary, uint64_t element_bytes) {
-    if (!data) return data;
-    using Byte = std::conditional_t<std::is_const_v<std::remove_pointer_t<Pointer>>, const char, char>;
-    return static_cast<Pointer>(static_cast<Byte *>(data) + summary.covered_begin * element_bytes);
-}
-// Segmented calls (src/cuda/segment/): each checks layout's offsets first.
-void segmented_sort(const DeviceEnv &env, const SortRequest &request, const SegmentLayout &layout);
-void segmented_reduce(const DeviceEnv &env, gpuprim_op_t op, gpuprim_dtype_t dtype, const SegmentLayout &layout,
-                      const void *input, void *output);
-void segmented_scan(const DeviceEnv &env, gpuprim_op_t op, gpuprim_scan_kind_t kind, gpuprim_dtype_t dtype,
-                    const SegmentLayout &layout, const void *input, void *output);
-// Top-k of every segment (src/cuda/topk/); a flat top-k is one row.
-void topk(const DeviceEnv &env, const TopkRequest &request, const SegmentLayout &layout);
-// Top-k of segments (offsets checked) of at most `longest` keys by the
-// segmented sort's networks, storing each segment's first k ranks
-// (segment/segmented_sort.cu). False (nothing done) when longest is past
-// what a network holds.
-bool network_topk(const DeviceEnv &env, const TopkRequest &request, const SegmentLayout &layout, uint64_t longest);
 
 }  // namespace gpuprim::cuda

@@ -6,6 +6,7 @@
 //   check_reduce small   : correctness on small sizes only (for compute-sanitizer)
 // Build: cmake -DGPUPRIM_BUILD_TOOLS=ON (tools/kernel_check/README.md).
 #include "cuda/reduce/dispatch_reduce.cuh"
+#include "cuda/reduce/reduce.h"
 #include "harness.h"
 
 #include <cub/cub.cuh>

@@ -7,6 +7,7 @@
 //   check_scan small  : correctness at small sizes only (for compute-sanitizer)
 // Build: cmake -DGPUPRIM_BUILD_TOOLS=ON (tools/kernel_check/README.md).
 #include "cuda/scan/dispatch_scan.cuh"
+#include "cuda/scan/scan.h"
 #include "harness.h"
 
 #include <cub/device/device_scan.cuh>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Checks the segmented scan and reduce (src/cuda/segment/segmented_scan.cu)
+// Checks the segmented scan and reduce (src/cuda/segmented_scan/segmented_scan.cu)
 // against a sequential host reference on rows and CSR layouts (empty
 // segments, uncovered heads and tails, segments over many tiles, in place),
 // and times the four shapes the design aims at. Usage: check_segmented_scan
@@ -8,6 +8,7 @@
 
 #include "core/half.h"
 #include "cuda/segment/agent_segmented_scan.cuh"
+#include "cuda/segmented_scan/segmented_scan.h"
 
 #include <cmath>
 #include <cstring>

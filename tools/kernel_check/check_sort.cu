@@ -10,6 +10,7 @@
 #include "core/key_transform.h"
 #include "cuda/sort/block_sort.cuh"
 #include "cuda/sort/radix_sort.cuh"
+#include "cuda/sort/sort.h"
 #include "cuda/sort/sort_policy.cuh"
 
 #include <chrono>

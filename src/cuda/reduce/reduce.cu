@@ -19,6 +19,8 @@
 // - Tiny inputs run as one block: no workspace, no ticket.
 // - Integer SUM and DOT wrap, so signed and unsigned types share one
 //   instantiation per width.
+#include "cuda/reduce/reduce.h"
+
 #include "cuda/reduce/dispatch_reduce.cuh"
 
 namespace gpuprim::cuda {

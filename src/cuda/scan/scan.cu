@@ -20,6 +20,8 @@
 // code, and across tiles by tile numbers alone (groups of 32 tiles, see
 // scan/tile_lookback.cuh), whatever the timing. Both paths give the same
 // bits.
+#include "cuda/scan/scan.h"
+
 #include "cuda/scan/dispatch_scan.cuh"
 
 namespace gpuprim::cuda {

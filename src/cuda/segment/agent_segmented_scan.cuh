@@ -7,7 +7,7 @@
 #pragma once
 
 #include "core/ops.h"
-#include "cuda/util/segment_bounds.cuh"
+#include "cuda/engine/segment_bounds.cuh"
 #include "cuda/util/tile_status.cuh"
 #include "cuda/warp/warp_scan.cuh"
 

@@ -16,6 +16,8 @@
 // 3. One pass kernel launch per pass.
 // An argsort first writes each key's position in its segment to the output
 // values, which then sort in place.
+#include "cuda/sort/sort.h"
+
 #include "core/checked_size.h"
 #include "core/backend.h"
 #include "cuda/device_env.h"

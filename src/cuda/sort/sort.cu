@@ -5,6 +5,8 @@
 // the whole radix sort in one cooperative launch. Beyond: Onesweep, one
 // histogram kernel and one kernel per pass, with a small tile up to 2^19
 // keys and a large one after (radix_sort.cu).
+#include "cuda/sort/sort.h"
+
 #include "core/checked_size.h"
 #include "core/dtype.h"
 #include "cuda/sort/block_sort.cuh"

@@ -8,7 +8,7 @@
 
 #include "core/element_traits.h"
 #include "core/key_transform.h"
-#include "cuda/util/segment_bounds.cuh"
+#include "cuda/engine/segment_bounds.cuh"
 
 #include <cstdint>
 #include <type_traits>

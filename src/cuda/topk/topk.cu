@@ -2,8 +2,8 @@
 // Top-k on CUDA (gpuprim_topk, gpuprim_segmented_topk): the device-wide
 // driver. It checks the offsets, then picks a path by segment length
 // (topk_policy.cuh):
-// - all segments up to kNetworkMaxLength: the segmented sort's networks
-//   (segment/segmented_sort.cu, network_topk), one launch;
+// - all segments up to kNetworkMaxLength: the short-segment networks
+//   (engine/segment_network.h, network_topk), one launch;
 // - all up to WarpSelectPolicy::kMaxLength with k up to its kMaxK:
 //   warp_select.cuh, one launch (a larger k: the networks);
 // - all up to BlockSelectPolicy::kMaxLength: block_select.cuh, one launch;
@@ -13,10 +13,15 @@
 //   sorted, in one block each or, for k past kBlockSortMax, by two stable
 //   flat radix sorts (by position, then by key).
 // Workspace: env.side_workspace (the flat sorts reserve env.workspace).
+#include "cuda/topk/topk.h"
+
 #include "core/checked_size.h"
 #include "core/portable.h"
 #include "core/dtype.h"
 #include "cuda/device_env.h"
+#include "cuda/engine/segment_check.h"
+#include "cuda/engine/segment_network.h"
+#include "cuda/sort/sort.h"
 #include "cuda/topk/block_select.cuh"
 #include "cuda/topk/radix_select.cuh"
 #include "cuda/topk/warp_select.cuh"
@@ -239,6 +244,37 @@ void select_long(const DeviceEnv &env, const TopkRequest &request, TopkArgs args
         write_chosen_kernel<K, I><<<std::max(blocks, 1u), 256, 0, env.stream>>>(args, keys, positions, j, counts[j]);
         check_launch("top-k write launch");
     }
+}
+
+// Top-k of segments (offsets checked) of at most `longest` keys by the
+// short-segment networks (engine/segment_network.h), storing each segment's
+// first k ranks. False (nothing done) when longest is past what a network
+// holds on this device.
+bool network_topk(const DeviceEnv &env, const TopkRequest &request, const SegmentLayout &layout, uint64_t longest) {
+    if (longest > kMaxNetwork) return false;
+    SegmentNetworkArgs args{};
+    args.keys_in = request.keys_in;
+    args.keys_out = request.keys_out;
+    args.values_out = request.indices;
+    args.values = request.indices ? SegmentValueSource::kIndex : SegmentValueSource::kNone;
+    args.kind = request.key_kind;
+    args.descending = request.descending;
+    args.range_bits = request.key_bytes * 8;
+    args.bounds = SegmentBounds::of(layout);
+    args.groups = layout.segments;
+    args.network = network_for(longest);
+    args.topk = request.k;
+    // The argsort's instances: keys with their positions, 4- or 8-byte indices.
+    bool fits = false;
+    dispatch_width(request.key_bytes, "top-k: unsupported key width", [&](auto key_bits) {
+        using K = decltype(key_bits);
+        if (request.indices && request.index_bytes == 8) {
+            if ((fits = args.network <= largest_network<K, 8, true>(env))) launch_network_sort<K, 8, true>(env, args);
+        } else {
+            if ((fits = args.network <= largest_network<K, 4, true>(env))) launch_network_sort<K, 4, true>(env, args);
+        }
+    });
+    return fits;
 }
 
 template <typename K>

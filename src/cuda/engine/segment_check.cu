@@ -7,6 +7,8 @@
 // waits for the stream, then reads the slot: a bad offset is reported before
 // any kernel that would write has been launched.
 
+#include "cuda/engine/segment_check.h"
+
 #include "cuda/device_env.h"
 #include "cuda/util/check.h"
 #include "cuda/util/counters.h"

@@ -5,6 +5,8 @@
 
 #include "cuda/device_env.h"
 
+#include <gpuprim/gpuprim.h>
+
 #include <cstdint>
 
 namespace gpuprim::cuda {

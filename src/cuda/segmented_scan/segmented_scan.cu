@@ -32,15 +32,18 @@
 // stream before the launch; more tiles than one grid holds (2^31 - 1) take
 // further launches, whose tiles look back into the finished slots of the
 // ones before.
+#include "cuda/segmented_scan/segmented_scan.h"
+
 #include "core/checked_size.h"
 #include "core/portable.h"
 #include "core/dtype.h"
 #include "core/error.h"
 #include "core/ops.h"
 #include "cuda/device_env.h"
+#include "cuda/engine/segment_check.h"
 #include "cuda/segment/agent_segmented_scan.cuh"
-#include "cuda/segment/segmented_reduce_rows.h"
-#include "cuda/segment/segmented_scan_policy.cuh"
+#include "cuda/segmented_scan/segmented_reduce_rows.h"
+#include "cuda/segmented_scan/segmented_scan_policy.cuh"
 #include "cuda/util/check.h"
 
 #include <cuda_runtime.h>

@@ -14,7 +14,7 @@
 // alone, and every combination is in a fixed order: float sums are bitwise
 // the same run to run.
 #include "core/portable.h"
-#include "cuda/segment/segmented_reduce_rows.h"
+#include "cuda/segmented_scan/segmented_reduce_rows.h"
 
 #include "core/checked_size.h"
 #include "core/dtype.h"

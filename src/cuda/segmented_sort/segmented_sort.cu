@@ -1,16 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// Segmented sort (keys, pairs, argsort) on CUDA.
+// Segmented sort (keys, pairs, argsort) on CUDA: the device-wide driver.
 //
-// Segments of up to kMaxNetwork keys sort in registers and shared memory: a
-// bitonic network of N positions (N the segment's length rounded up to a
-// power of two, at least kItems) per segment, N / kItems threads a segment,
-// as many segments a block as fit kBlockPositions (block/
-// block_bitonic_sort.cuh, sort_groups). Items are radix keys (keys only, as
-// the flat block sort) or radix keys with their position in the segment,
-// which makes them distinct (stable) and tells where values, generated
-// indices, and, for a bit range, the keys themselves come from. Everything a
-// segment needs is read before a barrier and written after it, so in-place
-// calls are safe.
+// Segments of up to kMaxNetwork keys sort in the short-segment networks
+// (engine/segment_network.h): keys alone for whole keys without values,
+// keys with their position in the segment otherwise (stable; values,
+// generated indices and a bit range's keys are read at that position).
 //
 // Uniform rows have one network size. CSR offsets whose lengths are alike
 // use one size too; otherwise they are sorted into classes by length first
@@ -18,7 +12,7 @@
 // lists' order varies but not the result), then one launch per non-empty
 // class. The bounds of longer segments come back to the host with the class
 // counts, and they sort together, by the first of these that takes them:
-// - the sort room's segmented Onesweep sort (4- and 8-byte keys; values of
+// - the sort primitive's segmented Onesweep sort (4- and 8-byte keys; values of
 //   none, 4 or 8 bytes): every pass one launch over all their tiles;
 // - one flat sort of 64-bit composite keys, the segment's ordinal above the
 //   key's bits (1- and 2-byte keys, whose bits leave room for the ordinal);
@@ -29,13 +23,17 @@
 // offsets, plus one copy of the keys when an argsort does not return them;
 // the composite path keeps its keys (8 bytes), positions, and copies of the
 // keys and values there too.
+#include "cuda/segmented_sort/segmented_sort.h"
+
 #include "core/checked_size.h"
 #include "core/portable.h"
 #include "core/dtype.h"
 #include "core/key_transform.h"
-#include "cuda/block/block_bitonic_sort.cuh"
 #include "cuda/device_env.h"
-#include "cuda/util/segment_bounds.cuh"
+#include "cuda/engine/segment_bounds.cuh"
+#include "cuda/engine/segment_check.h"
+#include "cuda/engine/segment_network.h"
+#include "cuda/sort/sort.h"
 #include "cuda/util/check.h"
 #include "cuda/util/workspace_layout.h"
 
@@ -48,129 +46,9 @@
 namespace gpuprim::cuda {
 namespace {
 
-constexpr int kItems = 4;                  // network positions a thread holds
-constexpr uint32_t kMinNetwork = kItems;   // one thread a segment
-constexpr uint32_t kMaxNetwork = 4096;     // 1024 threads
-constexpr uint32_t kBlockPositions = 512;  // a block's positions when segments are short
-constexpr int kClasses = 11;               // networks 4, 8, ..., 4096
-constexpr int kLongClass = kClasses;       // longer: the long segments' sorts
-
-template <typename K>
-using NetworkKey = std::conditional_t<sizeof(K) < 4, uint32_t, K>;
-
-// What the network sorts: bare radix keys (keys only, whole keys), or keys
-// with their position in the segment.
-template <typename K, bool kWithIndex>
-using NetworkItem = std::conditional_t<kWithIndex, SortKeyIndex<NetworkKey<K>>, NetworkKey<K>>;
-
-enum class ValueSource : uint32_t { kNone, kCopy, kIndex };
-
-struct SegmentSortArgs {
-    const void *keys_in;
-    void *keys_out;  // NULL only for the composite path's unpack (an argsort without keys)
-    const void *values_in;
-    void *values_out;
-    ValueSource values;
-    bool gather_keys;  // a bit range: the network holds only the range's bits
-    KeyKind kind;
-    bool descending;
-    uint32_t begin_bit;
-    uint32_t range_bits;  // end_bit - begin_bit
-    SegmentBounds bounds;
-    const void *list;  // segment ids of this class (offsets), or nullptr (rows: segment = group)
-    bool list_wide;    // ids are 8 bytes
-    uint64_t groups;   // segments this launch sorts
-    uint32_t network;  // positions a segment
-    // Top-k (network_topk): segment s writes only its first min(k, length)
-    // ranks, to [s * topk, ...) of keys_out (if given) and values_out; 0: a sort.
-    uint64_t topk;
-};
-
-__device__ __forceinline__ uint64_t list_entry(const SegmentSortArgs &args, uint64_t g) {
-    if (!args.list) return g;
-    if (args.list_wide) return static_cast<const unsigned long long *>(args.list)[g];
-    return static_cast<const uint32_t *>(args.list)[g];
-}
-
-template <typename K, int kValueBytes, bool kWithIndex>
-__global__ void __launch_bounds__(kMaxNetwork / kItems) segment_network_sort_kernel(const SegmentSortArgs args) {
-    using N = NetworkKey<K>;
-    using Item = NetworkItem<K, kWithIndex>;
-    using V = typename UnsignedBits<kValueBytes == 0 ? 4 : kValueBytes>::type;
-    extern __shared__ __align__(16) unsigned char shared_bytes[];
-    Item *buffers = reinterpret_cast<Item *>(shared_bytes);
-
-    const uint32_t group_threads = args.network / kItems;
-    const uint32_t lane = threadIdx.x % group_threads;  // thread within the segment's group
-    const uint64_t group = uint64_t(blockIdx.x) * (blockDim.x / group_threads) + threadIdx.x / group_threads;
-    uint64_t s = 0, begin = 0, length = 0;
-    if (group < args.groups) {
-        s = list_entry(args, group);
-        begin = args.bounds.offset(s);
-        length = args.bounds.offset(s + 1) - begin;
-    }
-    const K *keys_in = static_cast<const K *>(args.keys_in) + begin;
-    const N range_mask = args.range_bits >= 8 * sizeof(N) ? ~N(0) : N((N(1) << args.range_bits) - 1);
-
-    // Slot e of thread `lane` takes element e * group_threads + lane
-    // (coalesced in the group; the index travels with the key). Padding sorts
-    // after every key: the largest key, a larger index.
-    Item items[kItems];
-#pragma unroll
-    for (int e = 0; e < kItems; ++e) {
-        const uint32_t i = uint32_t(e) * group_threads + lane;
-        N key = ~N(0);
-        if (i < length) {
-            key = N(to_radix_key<K>(keys_in[i], args.kind, args.descending));
-            if (args.gather_keys) key = N(key >> args.begin_bit) & range_mask;
-        }
-        items[e] = sort_item_of<Item>(key, i);
-    }
-
-    BlockBitonicSort<Item, kItems>::sort_groups(items, buffers, args.network);
-
-    // Groups whose first position has bit `network` set come out descending.
-    const uint32_t first = threadIdx.x * kItems;
-    const bool reversed = (first & args.network) != 0;
-    const uint32_t base = first % args.network;
-    K out_keys[kItems];
-    V out_values[kItems];
-#pragma unroll
-    for (int e = 0; e < kItems; ++e) {
-        const uint32_t rank = reversed ? args.network - 1 - (base + e) : base + e;
-        if (rank < length) {
-            if constexpr (kWithIndex) {
-                const uint32_t index = sort_item_index(items[e]);
-                out_keys[e] = args.gather_keys ? keys_in[index]
-                                               : from_radix_key<K>(K(sort_item_key_of<N>(items[e])), args.kind,
-                                                                   args.descending);
-                if constexpr (kValueBytes != 0) {
-                    if (args.values == ValueSource::kCopy)
-                        out_values[e] = static_cast<const V *>(args.values_in)[begin + index];
-                    else
-                        out_values[e] = V(index);
-                }
-            } else {
-                out_keys[e] = from_radix_key<K>(K(sort_item_key_of<N>(items[e])), args.kind, args.descending);
-            }
-        }
-    }
-    if constexpr (kWithIndex) __syncthreads();  // every input of the block read before any output is written
-
-    const uint64_t out_first = args.topk ? s * args.topk : begin;
-    const uint64_t out_count = args.topk ? (length < args.topk ? length : args.topk) : length;
-    K *keys_out = static_cast<K *>(args.keys_out) + out_first;
-#pragma unroll
-    for (int e = 0; e < kItems; ++e) {
-        const uint32_t rank = reversed ? args.network - 1 - (base + e) : base + e;
-        if (rank < out_count) {
-            if (args.keys_out) keys_out[rank] = out_keys[e];
-            if constexpr (kValueBytes != 0)
-                if (args.values != ValueSource::kNone)
-                    static_cast<V *>(args.values_out)[out_first + rank] = out_values[e];
-        }
-    }
-}
+constexpr int kClasses = 11;          // networks 4, 8, ..., 4096
+constexpr int kLongClass = kClasses;  // longer: the long segments' sorts
+static_assert((kMinNetwork << (kClasses - 1)) == kMaxNetwork, "one class per network size");
 
 // Sorts segments into classes by length: class c holds the segments of
 // length up to 4 << c; kLongClass the longer ones, whose bounds it also
@@ -218,51 +96,6 @@ __global__ void __launch_bounds__(256) segment_classify_kernel(SegmentBounds bou
     }
 }
 
-// Positions a block holds for segments of `network` positions.
-uint32_t block_positions(uint32_t network) { return std::max(network, kBlockPositions); }
-
-template <typename K, int kValueBytes, bool kWithIndex>
-size_t network_shared_bytes(uint32_t network) {
-    using Item = NetworkItem<K, kWithIndex>;
-    constexpr uint32_t kWarpItems = 32 * kItems;
-    if (network <= kWarpItems) return 0;  // every step in registers and shuffles
-    return 2 * size_t(BlockBitonicSort<Item, kItems>::buffer_items(block_positions(network))) * sizeof(Item);
-}
-
-template <typename K, int kValueBytes, bool kWithIndex>
-void launch_network_sort(const DeviceEnv &env, SegmentSortArgs args) {
-    const uint32_t positions = block_positions(args.network);
-    const int threads = int(positions / kItems);
-    const uint64_t per_block = positions / args.network;
-    const uint64_t blocks = ceil_div(args.groups, per_block);
-    if (blocks == 0) return;
-    if (blocks > 0x7fffffffull) fail(GPUPRIM_ERROR_INTERNAL, "segmented sort: %llu blocks", (unsigned long long)blocks);
-    auto kernel = segment_network_sort_kernel<K, kValueBytes, kWithIndex>;
-    const size_t shared = network_shared_bytes<K, kValueBytes, kWithIndex>(args.network);
-    if (shared > 48 * 1024 &&
-        resident_blocks(env, reinterpret_cast<const void *>(kernel), threads, shared, "segmented sort shared memory") == 0)
-        fail(GPUPRIM_ERROR_INTERNAL, "segmented sort: a %u-key network does not fit this device's shared memory",
-             args.network);
-    kernel<<<uint32_t(blocks), threads, shared, env.stream>>>(args);
-    check_launch("segmented sort launch");
-}
-
-// The largest network this device's shared memory holds for these items.
-template <typename K, int kValueBytes, bool kWithIndex>
-uint32_t largest_network(const DeviceEnv &env) {
-    uint32_t network = kMaxNetwork;
-    const size_t limit = std::max<size_t>(48 * 1024, env.max_shared_per_block_optin);
-    while (network > kBlockPositions && network_shared_bytes<K, kValueBytes, kWithIndex>(network) > limit)
-        network >>= 1;
-    return network;
-}
-
-uint32_t network_for(uint64_t length) {
-    uint32_t network = kMinNetwork;
-    while (network < length) network <<= 1;
-    return network;
-}
-
 // A request for the elements [begin, end) alone (the flat sort of one long
 // segment).
 SortRequest slice(const SortRequest &request, uint64_t begin, uint64_t end) {
@@ -308,7 +141,7 @@ __device__ __forceinline__ uint64_t packed_segment_of(const PackedLong &packed, 
 }
 
 template <typename K, int kValueBytes>
-__global__ void __launch_bounds__(256) pack_long_kernel(const SegmentSortArgs args, const PackedLong packed,
+__global__ void __launch_bounds__(256) pack_long_kernel(const SegmentNetworkArgs args, const PackedLong packed,
                                                         unsigned long long *composite, uint32_t *positions,
                                                         K *key_copy, void *value_copy) {
     using V = typename UnsignedBits<kValueBytes == 0 ? 4 : kValueBytes>::type;
@@ -326,13 +159,13 @@ __global__ void __launch_bounds__(256) pack_long_kernel(const SegmentSortArgs ar
         composite[p] = (packed.key_bits >= 64 ? 0 : j << packed.key_bits) | bits;
         if (positions) positions[p] = uint32_t(r);
         if constexpr (kValueBytes != 0)
-            if (args.values == ValueSource::kCopy)
+            if (args.values == SegmentValueSource::kCopy)
                 static_cast<V *>(value_copy)[p] = static_cast<const V *>(args.values_in)[at];
     }
 }
 
 template <typename K, int kValueBytes>
-__global__ void __launch_bounds__(256) unpack_long_kernel(const SegmentSortArgs args, const PackedLong packed,
+__global__ void __launch_bounds__(256) unpack_long_kernel(const SegmentNetworkArgs args, const PackedLong packed,
                                                           const unsigned long long *composite,
                                                           const uint32_t *positions, const K *key_copy,
                                                           const void *value_copy) {
@@ -352,16 +185,16 @@ __global__ void __launch_bounds__(256) unpack_long_kernel(const SegmentSortArgs 
             static_cast<K *>(args.keys_out)[at] = key;
         }
         if constexpr (kValueBytes != 0) {
-            if (args.values == ValueSource::kCopy)
+            if (args.values == SegmentValueSource::kCopy)
                 static_cast<V *>(args.values_out)[at] = static_cast<const V *>(value_copy)[source];
-            else if (args.values == ValueSource::kIndex)
+            else if (args.values == SegmentValueSource::kIndex)
                 static_cast<V *>(args.values_out)[at] = V(index);
         }
     }
 }
 
 template <typename K, int kValueBytes, bool kWithIndex>
-bool sort_long_packed(const DeviceEnv &env, const SegmentSortArgs &args,
+bool sort_long_packed(const DeviceEnv &env, const SegmentNetworkArgs &args,
                       const std::vector<unsigned long long> &long_bounds) {
     const uint64_t count = long_bounds.size() / 2;
     if (count == 0) return true;
@@ -390,7 +223,7 @@ bool sort_long_packed(const DeviceEnv &env, const SegmentSortArgs &args,
     const WorkspacePart composite_part = layout.add(total, 8);
     const WorkspacePart positions_part = layout.add(with_positions ? total : 0, 4);
     const WorkspacePart keys_part = layout.add(args.gather_keys ? total : 0, sizeof(K));
-    const WorkspacePart values_part = layout.add(args.values == ValueSource::kCopy ? total : 0, kValueBytes);
+    const WorkspacePart values_part = layout.add(args.values == SegmentValueSource::kCopy ? total : 0, kValueBytes);
     void *side = env.side_workspace->reserve(layout.bytes());
     auto *table = WorkspaceLayout::at<unsigned long long>(side, table_part);
     check(cudaMemcpyAsync(table, host.data(), host.size() * 8, cudaMemcpyHostToDevice, env.stream),
@@ -428,14 +261,14 @@ bool sort_long_packed(const DeviceEnv &env, const SegmentSortArgs &args,
 template <typename K, int kValueBytes, bool kWithIndex>
 void sort_segments(const DeviceEnv &env, const SortRequest &request, const SegmentLayout &layout,
                    const SegmentSummary &summary) {
-    SegmentSortArgs args{};
+    SegmentNetworkArgs args{};
     args.keys_in = request.keys_in;
     args.keys_out = request.keys_out;
     args.values_in = request.values_in;
     args.values_out = request.values_out;
-    args.values = request.values_are_indices ? ValueSource::kIndex
-                  : request.value_bytes != 0 ? ValueSource::kCopy
-                                             : ValueSource::kNone;
+    args.values = request.values_are_indices ? SegmentValueSource::kIndex
+                  : request.value_bytes != 0 ? SegmentValueSource::kCopy
+                                             : SegmentValueSource::kNone;
     args.gather_keys = !sorts_whole_key(request);
     args.kind = request.key_kind;
     args.descending = request.descending;
@@ -540,33 +373,6 @@ void dispatch_values(const DeviceEnv &env, const SortRequest &request, const Seg
 }
 
 }  // namespace
-
-bool network_topk(const DeviceEnv &env, const TopkRequest &request, const SegmentLayout &layout, uint64_t longest) {
-    if (longest > kMaxNetwork) return false;
-    SegmentSortArgs args{};
-    args.keys_in = request.keys_in;
-    args.keys_out = request.keys_out;
-    args.values_out = request.indices;
-    args.values = request.indices ? ValueSource::kIndex : ValueSource::kNone;
-    args.kind = request.key_kind;
-    args.descending = request.descending;
-    args.range_bits = request.key_bytes * 8;
-    args.bounds = SegmentBounds::of(layout);
-    args.groups = layout.segments;
-    args.network = network_for(longest);
-    args.topk = request.k;
-    // Argsort's instantiations: keys with their positions, 4- or 8-byte values.
-    bool fits = false;
-    dispatch_width(request.key_bytes, "top-k: unsupported key width", [&](auto key_bits) {
-        using K = decltype(key_bits);
-        if (request.indices && request.index_bytes == 8) {
-            if ((fits = args.network <= largest_network<K, 8, true>(env))) launch_network_sort<K, 8, true>(env, args);
-        } else {
-            if ((fits = args.network <= largest_network<K, 4, true>(env))) launch_network_sort<K, 4, true>(env, args);
-        }
-    });
-    return fits;
-}
 
 void segmented_sort(const DeviceEnv &env, const SortRequest &request, const SegmentLayout &layout) {
     if (!is_dtype_width(request.key_bytes))

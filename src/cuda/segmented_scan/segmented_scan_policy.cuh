@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Per-architecture tuning of the segmented scan and reduce
-// (src/cuda/segment/segmented_scan.cu), by element width. Compile-time
+// (src/cuda/segmented_scan/segmented_scan.cu), by element width. Compile-time
 // configurations: architectures that share one share its instantiations.
 #pragma once
 

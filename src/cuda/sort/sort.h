@@ -1,0 +1,24 @@
+// SPDX-License-Identifier: Apache-2.0
+// The sort primitive's front door: the flat sort (keys, pairs, argsort;
+// sort.cu) and the segmented Onesweep sort of long segments that the
+// segmented sort hands over (segmented_radix_sort.cu).
+#pragma once
+
+#include "core/backend.h"
+#include "cuda/device_env.h"
+
+#include <cstdint>
+
+namespace gpuprim::cuda {
+
+void sort(const DeviceEnv &env, const SortRequest &request);
+// Sorts the segments [bounds[2s], bounds[2s+1]) of request's buffers (host
+// array, `segments` pairs; they must not overlap) each on its own in one
+// Onesweep sort; nothing else is touched. False (nothing done) for what it
+// does not take: keys other than 4 or 8 bytes, values other than none, 4 or
+// 8 bytes, no keys_out, segments of 2^30 keys or more, more than 2^24
+// segments.
+bool segmented_radix_sort(const DeviceEnv &env, const SortRequest &request, const unsigned long long *bounds,
+                          uint64_t segments);
+
+}  // namespace gpuprim::cuda
