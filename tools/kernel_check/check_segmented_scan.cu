@@ -7,7 +7,7 @@
 #include "harness.h"
 
 #include "core/half.h"
-#include "cuda/segment/agent_segmented_scan.cuh"
+#include "cuda/segmented_scan/agent_segmented_scan.cuh"
 #include "cuda/segmented_scan/segmented_scan.h"
 
 #include <cmath>

@@ -19,7 +19,7 @@
 #include "core/checked_size.h"
 #include "core/dtype.h"
 #include "core/ops.h"
-#include "cuda/segment/agent_segmented_scan.cuh"
+#include "cuda/segmented_scan/agent_segmented_scan.cuh"
 #include "cuda/util/check.h"
 
 #include <cuda_runtime.h>

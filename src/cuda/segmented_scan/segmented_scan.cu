@@ -41,7 +41,7 @@
 #include "core/ops.h"
 #include "cuda/device_env.h"
 #include "cuda/engine/segment_check.h"
-#include "cuda/segment/agent_segmented_scan.cuh"
+#include "cuda/segmented_scan/agent_segmented_scan.cuh"
 #include "cuda/segmented_scan/segmented_reduce_rows.h"
 #include "cuda/segmented_scan/segmented_scan_policy.cuh"
 #include "cuda/util/check.h"

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The front door of the segmented scan and the segmented reduce
 // (segmented_scan.cu): one primitive, since both are the same single-pass
-// tile kernel (segment/agent_segmented_scan.cuh), the reduce storing one
+// tile kernel (segmented_scan/agent_segmented_scan.cuh), the reduce storing one
 // value a segment; uniform rows reduce without it (segmented_reduce_rows.cu).
 #pragma once
 
