@@ -7,19 +7,15 @@
 
 tc_state_t tc; /* the program's test state, shared with the cases (test_common.h) */
 
-extern const tr_case_t tr_reduce_case, tr_scan_case, tr_sort_case, tr_argsort_case, tr_segmented_sort_case,
-    tr_segmented_reduce_case, tr_segmented_scan_case, tr_topk_case;
+/* The cases of registry_cases.h, declared, then listed. */
+#define TR_CASE(name) extern const tr_case_t tr_##name##_case;
+#include "registry_cases.h"
+#undef TR_CASE
 
-/* Every primitive, one line each. */
 const tr_case_t *const tr_cases[] = {
-    &tr_reduce_case,         /* gpuprim_reduce, gpuprim_dot */
-    &tr_scan_case,           /* gpuprim_scan */
-    &tr_sort_case,           /* gpuprim_sort_with_options */
-    &tr_argsort_case,        /* gpuprim_argsort */
-    &tr_segmented_sort_case, /* gpuprim_segmented_sort, gpuprim_segmented_argsort */
-    &tr_segmented_reduce_case, /* gpuprim_segmented_reduce */
-    &tr_segmented_scan_case, /* gpuprim_segmented_scan */
-    &tr_topk_case,           /* gpuprim_topk, gpuprim_segmented_topk */
+#define TR_CASE(name) &tr_##name##_case,
+#include "registry_cases.h"
+#undef TR_CASE
 };
 const size_t tr_case_count = sizeof tr_cases / sizeof tr_cases[0];
 
