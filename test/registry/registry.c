@@ -48,22 +48,27 @@ void tr_set_arg(tr_call_t *call, int i, gpuprim_dtype_t dtype, uint64_t count, c
                 int read_back) {
     tr_arg_t *a = &call->arg[i];
     size_t bytes = (size_t)count * tc_size(dtype);
-    free(a->host);
+    if (a->owns_host) free(a->host);
     a->used = 1;
     a->dtype = dtype;
     a->count = count;
     a->same_as = -1;
     a->read_back = read_back;
-    a->host = tc_xmalloc(bytes + 16);
-    if (host) memcpy(a->host, host, bytes);
-    else memset(a->host, fill, bytes);
+    a->owns_host = host == NULL;
+    if (host) {
+        a->host = (void *)(uintptr_t)host; /* borrowed, never written */
+    } else {
+        a->host = tc_xmalloc(bytes + 16);
+        memset(a->host, fill, bytes);
+    }
 }
 
 void tr_set_in_place(tr_call_t *call, int i, int same_as, int read_back) {
     tr_arg_t *a = &call->arg[i];
-    free(a->host);
+    if (a->owns_host) free(a->host);
     *a = call->arg[same_as];
     a->host = NULL;
+    a->owns_host = 0;
     a->same_as = same_as;
     a->read_back = read_back;
 }
@@ -71,8 +76,9 @@ void tr_set_in_place(tr_call_t *call, int i, int same_as, int read_back) {
 void tr_call_free(tr_call_t *call) {
     int i;
     for (i = 0; i < TR_MAX_ARGS; ++i) {
-        free(call->arg[i].host);
+        if (call->arg[i].owns_host) free(call->arg[i].host);
         call->arg[i].host = NULL;
+        call->arg[i].owns_host = 0;
     }
 }
 
@@ -84,6 +90,7 @@ tr_call_t *tr_call_clone(const tr_call_t *call) {
         const tr_arg_t *a = &call->arg[i];
         if (!a->host) continue;
         copy->arg[i].host = tc_xmalloc((size_t)a->count * tc_size(a->dtype) + 16);
+        copy->arg[i].owns_host = 1;
         memcpy(copy->arg[i].host, a->host, (size_t)a->count * tc_size(a->dtype));
     }
     if (call->layout) {

@@ -41,7 +41,8 @@ typedef struct tr_arg {
     int used;              /* 0: the argument is NULL */
     gpuprim_dtype_t dtype; /* element dtype */
     uint64_t count;        /* elements */
-    void *host;            /* initial contents (owned by the call) */
+    void *host;            /* initial contents */
+    int owns_host;         /* host is the call's (freed with it), not the plan's (borrowed for the visit) */
     int same_as;           /* >= 0: in place, the buffer of that earlier argument */
     int read_back;         /* an output: downloaded after the call and compared */
 } tr_arg_t;
@@ -102,8 +103,8 @@ const tr_case_t *tr_find_case(const char *name);
 /* Building calls. */
 void tr_call_init(tr_call_t *call, const tr_case_t *kase);
 void tr_call_label(tr_call_t *call, const char *format, ...) TC_PRINTF(2, 3);
-/* Argument i: count elements of dtype, contents copied from host (NULL:
- * poisoned with byte `fill`). */
+/* Argument i: count elements of dtype, contents host (borrowed: it must
+ * outlive the visit), or with host NULL every byte `fill` (owned). */
 void tr_set_arg(tr_call_t *call, int i, gpuprim_dtype_t dtype, uint64_t count, const void *host, int fill,
                 int read_back);
 void tr_set_in_place(tr_call_t *call, int i, int same_as, int read_back);
