@@ -3,10 +3,12 @@
  * The test registry: every primitive says once, in its own file
  * (test/registry/<primitive>_case.c), which calls to make for each
  * cross-cutting program (its plans), how to call itself through the public
- * API on the buffers the registry made, and when two results of the same
- * call agree. The cross-cutting programs (test_backends_agree,
- * test_cpu_threads, ...) loop over the table in registry.c and never name a
- * primitive. Adding a primitive: its case file and one line in that table.
+ * API on the buffers the registry made, when two results of the same call
+ * agree, and what the call must give (a CPU reference written from the
+ * header). The cross-cutting programs (test_backends_agree,
+ * test_cpu_threads, test_handles, rel_alloc_faults) loop over the table
+ * registry_cases.h and never name a primitive. Adding a primitive: its case
+ * file and one TR_CASE line in that table (test/README.md).
  *
  * A call (tr_call_t) is data: its buffer arguments (dtype, count, initial
  * host contents, in place with an earlier one, read back or not), its
