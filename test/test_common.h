@@ -45,7 +45,16 @@ typedef struct tc_state {
     char where[256]; /* what the test is doing now, printed with failures */
 } tc_state_t;
 
+/* One state per program. The registry's cases (test/registry/) are separate
+ * files of the same program, so there it is defined once, in registry.c, and
+ * shared (TC_SHARED_STATE): their checks count in the program's totals. */
+#if defined(TC_SHARED_STATE) && defined(__cplusplus)
+extern "C" tc_state_t tc;
+#elif defined(TC_SHARED_STATE)
+extern tc_state_t tc;
+#else
 static tc_state_t tc;
+#endif
 
 /* ------------------------------------------------------------------------ */
 /* Environment                                                              */

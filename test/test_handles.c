@@ -16,7 +16,7 @@
  * - aliasing: two handles over the same memory are "in place"; partial
  *   overlap is refused; *_to_buffer checks only element 0 of the result.
  */
-#include "test_common.h"
+#include "registry/registry_main.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -86,6 +86,68 @@ static void expect_not_a_context(gpuprim_context_t bad, gpuprim_buffer_t buffer,
     CHECK(dtype == (gpuprim_dtype_t)42 && ordinal == 42 && count == 42 && bytes == 42);
     CHECK(result == 42 && data == (void *)&count && strcmp(name, "untouched") == 0);
     CHECK(host[0] == 1 && host[3] == 4);
+}
+
+/* Every registry case's small calls (test/registry/) with a value that is
+ * not a context: INVALID_HANDLE, the outputs untouched; each call first
+ * succeeds on the live context (with the case's reference result), so the
+ * handle is what fails it. */
+typedef struct {
+    gpuprim_context_t bad[16];
+    const char *what[16];
+    int count;
+    long calls;
+} handles_run_t;
+
+static void handles_visit(const tr_call_t *call, void *user) {
+    handles_run_t *run = (handles_run_t *)user;
+    tr_result_t r;
+    char why[256] = "";
+    int i;
+    tc_where("%s", call->label);
+    run->calls++;
+    tr_run(call, ctx, &r);
+    CHECKF(r.status == GPUPRIM_SUCCESS, "on the live context: %d (%s)", (int)r.status, r.message);
+    if (r.status == GPUPRIM_SUCCESS) CHECKF(tr_check(call, &r, why, sizeof why), "against the reference: %s", why);
+    tr_result_free(&r);
+    for (i = 0; i < run->count; ++i) {
+        tc_where("%s, context: %s", call->label, run->what[i]);
+        tr_run_with(call, ctx, run->bad[i], &r);
+        CHECKF(r.status == GPUPRIM_ERROR_INVALID_HANDLE, "returned %d (%s), expected INVALID_HANDLE", (int)r.status,
+               gpuprim_get_error_string(r.status));
+        CHECKF(tr_unchanged(call, &r, why, sizeof why), "%s", why);
+        CHECK(strcmp(gpuprim_context_last_error(run->bad[i]), "invalid context handle") == 0);
+        tr_result_free(&r);
+    }
+}
+
+static void test_registry_garbage_contexts(int argc, char **argv) {
+    int32_t small_int = 7;
+    int32_t *freed = (int32_t *)malloc(sizeof *freed);
+    volatile uintptr_t freed_bits = (uintptr_t)(void *)freed; /* only the value is passed on */
+    gpuprim_context_t dead = NULL;
+    gpuprim_buffer_t buffer = tc_buffer(ctx, GPUPRIM_DTYPE_U32, 4);
+    handles_run_t run;
+    int i;
+    free(freed);
+    memset(&run, 0, sizeof run);
+    REQUIRE_OK(gpuprim_context_create(NULL, &dead, NULL, 0));
+    REQUIRE_OK(gpuprim_context_destroy(dead));
+    run.bad[run.count] = (gpuprim_context_t)(uintptr_t)1, run.what[run.count++] = "(gpuprim_context_t)1";
+    run.bad[run.count] = (gpuprim_context_t)UINTPTR_MAX, run.what[run.count++] = "all ones";
+    run.bad[run.count] = (gpuprim_context_t)(void *)&small_int, run.what[run.count++] = "a 4-byte stack int";
+    run.bad[run.count] = (gpuprim_context_t)freed_bits, run.what[run.count++] = "freed heap memory";
+    run.bad[run.count] = (gpuprim_context_t)(void *)buffer, run.what[run.count++] = "a buffer handle";
+    run.bad[run.count] = dead, run.what[run.count++] = "a destroyed context";
+    for (i = 0; i < 4; ++i) {
+        uintptr_t bits = (uintptr_t)tc_rand();
+        if (i % 2) bits = (bits & ~(uintptr_t)0xFFFF) | ((uintptr_t)(void *)ctx & 0xFFFF);
+        if ((gpuprim_context_t)bits == ctx) continue;
+        run.bad[run.count] = (gpuprim_context_t)bits, run.what[run.count++] = "random bits";
+    }
+    tr_for_named_cases(argc, argv, TR_PLAN_SMALL, handles_visit, &run, &run.calls);
+    printf("test_handles: %ld registry calls, each with %d values that are not contexts\n", run.calls, run.count);
+    REQUIRE_OK(gpuprim_buffer_destroy(ctx, buffer));
 }
 
 static void test_garbage_contexts(void) {
@@ -448,8 +510,12 @@ static void test_aliasing_rules(void) {
     REQUIRE_OK(gpuprim_buffer_destroy(ctx, base));
 }
 
-int main(void) {
+/* test_handles [case ...]: with case names, only the registry's calls of
+ * those cases with bad contexts. */
+int main(int argc, char **argv) {
     ctx = tc_init("test_handles");
+    test_registry_garbage_contexts(argc, argv);
+    if (argc > 1) return tc_finish();
     test_stale_buffers();
     test_garbage_contexts();
     test_garbage_and_foreign_buffers();

@@ -12,12 +12,17 @@
 // allocate at all (destroy, transfers, queries) are checked to allocate
 // nothing. LeakSanitizer (run_sanitizers.sh) checks nothing leaks on the way.
 //
+// Besides its own scenarios, every call of the test registry's small plan
+// (test/registry/: each primitive's entry points) is swept the same way.
+//
 // White-box: it reaches the context behind a handle through the library's
 // registry (src/core), so it links the library's objects directly.
 #include "core/context.h"
 #include "core/registry.h"
 
 #include <gpuprim/gpuprim.h>
+
+#include "../registry/registry.h"
 
 #include <cstdarg>
 #include <cstdint>
@@ -118,6 +123,7 @@ constexpr uint64_t kLarge = 300000;  // past the one-block sort and scan paths
 struct Fixture {
     gpuprim_context_t context = nullptr;
     std::vector<gpuprim_buffer_t> buffers;
+    tr_made_t made{};  // a registry call's buffers (prepare_registry_call)
     // Named members index `buffers`.
     gpuprim_buffer_t f32_a, f32_b, f32_result, i64, u32_keys, u32_values, u32_keys_out,
         u32_values_out, f64_keys, u64_values, big_keys, big_values, f16_a, bf16_a, i8_keys,
@@ -237,13 +243,26 @@ struct Scenario {
     const char *name;
     Call call;
     bool allocates;  // false: must succeed without allocating anything
+    const tr_call_t *registry_call = nullptr;  // its buffers are made on each fixture first
 };
+
+// A registry call's buffers on the fixture, made before anything is armed and
+// added to the buffers every snapshot compares.
+void prepare_registry_call(Fixture &f, const Scenario &scenario) {
+    const tr_call_t *call = scenario.registry_call;
+    if (!call) return;
+    tr_make(call, f.context, &f.made);
+    for (int i = 0; i < TR_MAX_ARGS; ++i)
+        if (call->arg[i].used && call->arg[i].same_as < 0) f.buffers.push_back(f.made.b[i]);
+    if (f.made.offsets) f.buffers.push_back(f.made.offsets);
+}
 
 // Runs the call armed at every host allocation, then at every backend
 // allocation, checking each failed attempt changed nothing.
 void sweep(const Scenario &scenario) {
     // The undisturbed result.
     Fixture reference_fixture;
+    prepare_registry_call(reference_fixture, scenario);
     std::vector<uint8_t> reference_output;
     gpuprim_status_t status = scenario.call(reference_fixture, reference_output);
     if (status != GPUPRIM_SUCCESS) {
@@ -257,6 +276,7 @@ void sweep(const Scenario &scenario) {
     for (int kind = 0; kind < 2; ++kind) {
         const char *kind_name = kind == 0 ? "host" : "backend";
         Fixture f;
+        prepare_registry_call(f, scenario);
         int attempts = 0;
         for (long k = 0;; ++k, ++attempts) {
             if (attempts > 200) {
@@ -473,6 +493,26 @@ std::vector<Scenario> scenarios() {
     return list;
 }
 
+// Every call of every registry case's small plan: each primitive's entry
+// points and shapes, without naming them here.
+std::vector<tr_call_t *> g_registry_calls;
+
+void keep_registry_call(const tr_call_t *call, void *) { g_registry_calls.push_back(tr_call_clone(call)); }
+
+std::vector<Scenario> registry_scenarios() {
+    std::vector<Scenario> list;
+    for (size_t c = 0; c < tr_case_count; ++c) tr_cases[c]->each(TR_PLAN_SMALL, keep_registry_call, nullptr);
+    for (const tr_call_t *call : g_registry_calls) {
+        Scenario scenario{call->label, [call](Fixture &f, std::vector<uint8_t> &out) {
+            void *scalar = call->scalar_size ? host_result(out, call->scalar_size) : nullptr;
+            return tr_invoke(call, f.context, &f.made, scalar);
+        }, true};
+        scenario.registry_call = call;
+        list.push_back(scenario);
+    }
+    return list;
+}
+
 // Context creation under host allocation failure: every failed attempt sets
 // *context to NULL and keeps nothing (LeakSanitizer checks at exit).
 void sweep_context_create() {
@@ -550,7 +590,13 @@ int main() {
     }
     sweep_context_create();
     for (const Scenario &scenario : scenarios()) sweep(scenario);
+    for (const Scenario &scenario : registry_scenarios()) sweep(scenario);
+    for (tr_call_t *call : g_registry_calls) tr_call_destroy(call);
+    g_registry_calls.clear();
     workspace_growth_keeps_old_block();
+    // The registry's own checks (its set-up) count too.
+    g_checks += tc.checks;
+    g_failures += tc.failures;
     std::printf("%ld passed, %ld failed\n", g_checks - g_failures, g_failures);
     return g_failures ? 1 : 0;
 }

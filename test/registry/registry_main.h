@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * What the cross-cutting programs share: their command line
+ * ("program [--list] [case ...]": the registry's cases named, or all of
+ * them; --list prints the calls without making them) and the loop over the
+ * cases.
+ */
+#ifndef GPUPRIM_TEST_REGISTRY_MAIN_H
+#define GPUPRIM_TEST_REGISTRY_MAIN_H
+
+#include "registry.h"
+
+/* "--list": print each call's label instead of running it. */
+static inline void tr_list_visit(const tr_call_t *call, void *user) {
+    ++*(long *)user;
+    printf("    %s\n", call->label);
+}
+
+/* Runs every case named on the command line (all without arguments, or
+ * "all") through plan, each call to visit; with "--list" only prints the
+ * calls. Unknown names fail the program (and the message lists the table).
+ * *calls counts the calls visited. */
+static inline void tr_for_named_cases(int argc, char **argv, tr_plan_t plan, tr_visit_t visit, void *user,
+                                      long *calls) {
+    int i, all = 1, list = 0;
+    size_t c;
+    for (i = 1; i < argc; ++i) {
+        if (strcmp(argv[i], "--list") == 0) list = 1;
+        else if (strcmp(argv[i], "all") != 0) all = 0;
+    }
+    for (i = 1; i < argc; ++i)
+        if (strcmp(argv[i], "all") != 0 && strcmp(argv[i], "--list") != 0 && !tr_find_case(argv[i])) {
+            fprintf(stderr, "%s: no case named \"%s\"; the registry has:", tc.program, argv[i]);
+            for (c = 0; c < tr_case_count; ++c) fprintf(stderr, " %s", tr_cases[c]->name);
+            fprintf(stderr, "\n");
+            tc.failures++;
+        }
+    for (c = 0; c < tr_case_count; ++c) {
+        int wanted = all;
+        long before = *calls;
+        double start = tc_seconds();
+        for (i = 1; i < argc && !wanted; ++i) wanted = strcmp(argv[i], tr_cases[c]->name) == 0;
+        if (!wanted) continue;
+        if (list) tr_cases[c]->each(plan, tr_list_visit, calls);
+        else tr_cases[c]->each(plan, visit, user);
+        printf("  %s: %ld calls, %.2f s\n", tr_cases[c]->name, *calls - before, tc_seconds() - start);
+        fflush(stdout);
+    }
+}
+
+#endif /* GPUPRIM_TEST_REGISTRY_MAIN_H */
