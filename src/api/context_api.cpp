@@ -1,0 +1,142 @@
+// SPDX-License-Identifier: Apache-2.0
+// The context entry points: options, create and destroy, queries, the workspace.
+#include "api/validate.h"
+#include "core/context.h"
+#include "core/registry.h"
+
+#include <gpuprim/gpuprim.h>
+
+#include <cstddef>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <new>
+
+using gpuprim::Context;
+using gpuprim::fail;
+using gpuprim::Registry;
+using namespace gpuprim::api;  // guarded() and the argument rules
+
+extern "C" {
+
+void gpuprim_context_options_init(gpuprim_context_options_t *options) {
+    if (!options) return;
+    std::memset(options, 0, sizeof *options);
+    options->struct_size = sizeof *options;
+    options->backend = GPUPRIM_BACKEND_AUTO;
+    options->device_ordinal = 0;
+    options->cuda_stream = nullptr;
+    options->cpu_threads = 0;
+}
+
+gpuprim_status_t gpuprim_context_create(const gpuprim_context_options_t *options, gpuprim_context_t *context,
+                                        char *error_message, size_t error_message_capacity) {
+    copy_message(error_message, error_message_capacity, "");
+    if (!context) {
+        copy_message(error_message, error_message_capacity, "argument 'context' is NULL");
+        return GPUPRIM_ERROR_NULL_POINTER;
+    }
+    *context = nullptr;
+    try {
+        // 0.2.0's struct ends after cuda_stream (cpu_threads came later).
+        constexpr uint64_t kOptions020Bytes = offsetof(gpuprim_context_options_t, cpu_threads);
+        static_assert(kOptions020Bytes == 24, "0.2.0's options struct is 24 bytes");
+        gpuprim_context_options_t chosen = read_options(options, "options", gpuprim_context_options_init,
+                                                        "gpuprim_context_options_init", kOptions020Bytes);
+        if (chosen.backend < GPUPRIM_BACKEND_AUTO || chosen.backend > GPUPRIM_BACKEND_CUDA)
+            fail(GPUPRIM_ERROR_INVALID_ENUM, "options->backend = %d is not a gpuprim_backend_t",
+                 static_cast<int>(chosen.backend));
+        // Checked on every backend, so options valid on one machine are valid on all.
+        if (chosen.device_ordinal < 0)
+            fail(GPUPRIM_ERROR_INVALID_ARGUMENT, "options->device_ordinal = %d is negative",
+                 static_cast<int>(chosen.device_ordinal));
+        if (chosen.cpu_threads < 0)
+            fail(GPUPRIM_ERROR_INVALID_ARGUMENT, "options->cpu_threads = %d is negative (0 means every core)",
+                 static_cast<int>(chosen.cpu_threads));
+        auto backend = gpuprim::create_backend(static_cast<gpuprim_backend_t>(chosen.backend), chosen.device_ordinal,
+                                               chosen.cuda_stream, chosen.cpu_threads);
+        *context = Registry::instance().add_context(std::make_shared<Context>(std::move(backend)));
+        return GPUPRIM_SUCCESS;
+    } catch (const gpuprim::Error &error) {
+        copy_message(error_message, error_message_capacity, error.what());
+        return error.status();
+    } catch (const std::bad_alloc &) {
+        copy_message(error_message, error_message_capacity,
+                     "gpuprim_context_create: cannot allocate host memory for the context");
+        return GPUPRIM_ERROR_OUT_OF_MEMORY;
+    } catch (const std::exception &error) {
+        copy_message(error_message, error_message_capacity, error.what());
+        return GPUPRIM_ERROR_INTERNAL;
+    } catch (...) {
+        copy_message(error_message, error_message_capacity, "unknown internal exception");
+        return GPUPRIM_ERROR_INTERNAL;
+    }
+}
+
+gpuprim_status_t gpuprim_context_destroy(gpuprim_context_t context) {
+    if (!context) return GPUPRIM_SUCCESS;
+    // Unregistered first: no call can find it any more. Calls already inside
+    // finish first (the lock); those waiting for it then see `destroyed`.
+    std::shared_ptr<Context> removed = Registry::instance().remove_context(context);
+    if (!removed) return GPUPRIM_ERROR_INVALID_HANDLE;
+    try {
+        std::lock_guard<std::mutex> lock(removed->mutex);
+        removed->destroyed = true;
+        removed->tear_down();
+    } catch (...) {
+        // Locking failed: the last reference frees everything all the same.
+        removed->destroyed = true;
+    }
+    return GPUPRIM_SUCCESS;
+}
+
+gpuprim_status_t gpuprim_context_get_backend(gpuprim_context_t context, gpuprim_backend_t *backend) {
+    return guarded(__func__, context, [&](Context &ctx) {
+        require(backend, "backend");
+        *backend = ctx.backend->kind();
+    });
+}
+
+gpuprim_status_t gpuprim_context_get_device(gpuprim_context_t context, int32_t *ordinal, char *name,
+                                            size_t name_capacity) {
+    return guarded(__func__, context, [&](Context &ctx) {
+        if (ordinal) *ordinal = ctx.backend->device_ordinal();
+        copy_message(name, name_capacity, ctx.backend->device_name());
+    });
+}
+
+gpuprim_status_t gpuprim_context_synchronize(gpuprim_context_t context) {
+    return guarded(__func__, context, [&](Context &ctx) { ctx.backend->synchronize(); });
+}
+
+const char *gpuprim_context_last_error(gpuprim_context_t context) {
+    // A copy per thread: another thread sharing the context may record a new
+    // message while the caller still reads this one.
+    thread_local char message[Context::kMessageCapacity];
+    std::shared_ptr<Context> found = context ? Registry::instance().find_context(context) : nullptr;
+    if (!found) return "invalid context handle";
+    try {
+        std::lock_guard<std::mutex> lock(found->mutex);
+        if (found->destroyed) return "invalid context handle";
+        std::memcpy(message, found->last_error(), sizeof message);
+    } catch (...) {
+        return "the message could not be read (lock failed)";
+    }
+    return message;
+}
+
+gpuprim_status_t gpuprim_context_get_workspace_size(gpuprim_context_t context, uint64_t *bytes) {
+    return guarded(__func__, context, [&](Context &ctx) {
+        require(bytes, "bytes");
+        *bytes = ctx.backend->workspace_bytes();
+    });
+}
+
+gpuprim_status_t gpuprim_context_release_workspace(gpuprim_context_t context) {
+    return guarded(__func__, context, [&](Context &ctx) {
+        ctx.backend->synchronize();
+        ctx.backend->release_workspace();
+    });
+}
+
+}  // extern "C"

@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: Apache-2.0
+// The argument rules the C entry points share (validate.h).
+#include "api/validate.h"
+
+#include "core/checked_size.h"
+#include "core/dtype.h"
+
+namespace gpuprim::api {
+
+gpuprim_status_t record(Context &context, gpuprim_status_t status, const char *message) {
+    context.set_last_error(message);
+    return status;
+}
+
+void require(const void *pointer, const char *name) {
+    if (!pointer) fail(GPUPRIM_ERROR_NULL_POINTER, "argument '%s' is NULL", name);
+}
+
+void require_dtype(const gpuprim_dtype_t &dtype, const char *name) {
+    require_enum(dtype, gpuprim::kDtypeFirst, gpuprim::kDtypeLast, name, "gpuprim_dtype_t");
+}
+
+void require_op(const gpuprim_op_t &op) { require_enum(op, GPUPRIM_OP_SUM, GPUPRIM_OP_MAX, "op", "gpuprim_op_t"); }
+
+void require_scan_kind(const gpuprim_scan_kind_t &kind) {
+    require_enum(kind, GPUPRIM_SCAN_INCLUSIVE, GPUPRIM_SCAN_EXCLUSIVE, "kind", "gpuprim_scan_kind_t");
+}
+
+void require_order(const gpuprim_order_t &order) {
+    require_enum(order, GPUPRIM_ORDER_ASCENDING, GPUPRIM_ORDER_DESCENDING, "order", "gpuprim_order_t");
+}
+
+uint64_t byte_size(uint64_t count, gpuprim_dtype_t dtype, const char *name) {
+    uint64_t bytes = 0;
+    if (!gpuprim::multiply_fits(count, gpuprim::dtype_size(dtype), &bytes))
+        fail(GPUPRIM_ERROR_OVERFLOW, "argument '%s' = %llu elements of %s is more than 2^64 bytes", name,
+             static_cast<unsigned long long>(count), gpuprim::dtype_name(dtype));
+    return bytes;
+}
+
+void require_same_dtype(const Buffer &a, const char *a_name, const Buffer &b, const char *b_name) {
+    if (a.dtype != b.dtype)
+        fail(GPUPRIM_ERROR_DTYPE_MISMATCH, "'%s' is %s but '%s' is %s", a_name, gpuprim::dtype_name(a.dtype), b_name,
+             gpuprim::dtype_name(b.dtype));
+}
+
+void require_same_count(const Buffer &a, const char *a_name, const Buffer &b, const char *b_name) {
+    if (a.count != b.count)
+        fail(GPUPRIM_ERROR_SIZE_MISMATCH, "'%s' has %llu elements but '%s' has %llu", a_name,
+             static_cast<unsigned long long>(a.count), b_name, static_cast<unsigned long long>(b.count));
+}
+
+namespace {
+
+bool overlap(const Buffer &a, const Buffer &b) {
+    if (a.bytes() == 0 || b.bytes() == 0) return false;
+    auto a_begin = reinterpret_cast<uintptr_t>(a.data);
+    auto b_begin = reinterpret_cast<uintptr_t>(b.data);
+    return a_begin < b_begin + b.bytes() && b_begin < a_begin + a.bytes();
+}
+
+}  // namespace
+
+void require_no_overlap(const Buffer &a, const char *a_name, const Buffer &b, const char *b_name, bool same_allowed) {
+    bool same = a.data == b.data && a.count == b.count;
+    if (same && same_allowed) return;
+    if (&a == &b || overlap(a, b))
+        fail(GPUPRIM_ERROR_INVALID_ARGUMENT, "'%s' and '%s' overlap in memory%s", a_name, b_name,
+             same_allowed ? " without being the same buffer" : "");
+}
+
+void require_output_for(const Buffer &output, const char *output_name, const Buffer &input, const char *input_name) {
+    require_same_dtype(input, input_name, output, output_name);
+    require_same_count(input, input_name, output, output_name);
+    require_no_overlap(input, input_name, output, output_name, true);
+}
+
+void require_range(const Buffer &buffer, uint64_t offset, uint64_t count) {
+    if (offset > buffer.count || count > buffer.count - offset)
+        fail(GPUPRIM_ERROR_OUT_OF_RANGE, "range [%llu, %llu + %llu) is outside the buffer of %llu elements",
+             static_cast<unsigned long long>(offset), static_cast<unsigned long long>(offset),
+             static_cast<unsigned long long>(count), static_cast<unsigned long long>(buffer.count));
+}
+
+bool is_index_dtype(gpuprim_dtype_t dtype) {
+    return dtype == GPUPRIM_DTYPE_I32 || dtype == GPUPRIM_DTYPE_U32 || dtype == GPUPRIM_DTYPE_I64 ||
+           dtype == GPUPRIM_DTYPE_U64;
+}
+
+uint64_t largest_index(gpuprim_dtype_t dtype) {
+    switch (dtype) {
+    case GPUPRIM_DTYPE_I32: return INT32_MAX;
+    case GPUPRIM_DTYPE_U32: return UINT32_MAX;
+    case GPUPRIM_DTYPE_I64: return INT64_MAX;
+    default: return UINT64_MAX;
+    }
+}
+
+void require_index_dtype(const Buffer &indices, const char *writer) {
+    if (!is_index_dtype(indices.dtype))
+        fail(GPUPRIM_ERROR_DTYPE_MISMATCH, "'indices' is %s; %s writes I32, U32, I64 or U64 indices",
+             gpuprim::dtype_name(indices.dtype), writer);
+}
+
+void require_index_fits(const Buffer &indices, uint64_t longest, const char *keys_phrase) {
+    if (longest > 0 && longest - 1 > largest_index(indices.dtype))
+        fail(GPUPRIM_ERROR_INVALID_ARGUMENT, "%s %llu keys: index %llu does not fit the %s 'indices' (at most %llu)",
+             keys_phrase, static_cast<unsigned long long>(longest), static_cast<unsigned long long>(longest - 1),
+             gpuprim::dtype_name(indices.dtype), static_cast<unsigned long long>(largest_index(indices.dtype)));
+}
+
+uint64_t options_bytes_to_read(const void *options, uint64_t size, size_t known, uint64_t oldest_size, const char *name,
+                               const char *init_name) {
+    constexpr uint64_t kLargestAccepted = 4096;
+    if ((size < known && size != oldest_size) || size > kLargestAccepted) {
+        if (oldest_size != known)
+            fail(GPUPRIM_ERROR_INVALID_ARGUMENT,
+                 "%s->struct_size = %llu, expected %zu (or 0.2.0's %llu, or a newer header's "
+                 "larger size): initialize it with %s()",
+                 name, static_cast<unsigned long long>(size), known, static_cast<unsigned long long>(oldest_size),
+                 init_name);
+        fail(GPUPRIM_ERROR_INVALID_ARGUMENT,
+             "%s->struct_size = %llu, expected %zu (or a newer header's larger size): "
+             "initialize it with %s()",
+             name, static_cast<unsigned long long>(size), known, init_name);
+    }
+    if (size < known) return size;  // an older release's struct
+    const auto *bytes = static_cast<const unsigned char *>(options);
+    for (uint64_t i = known; i < size; ++i)
+        if (bytes[i] != 0)
+            fail(GPUPRIM_ERROR_INVALID_ARGUMENT,
+                 "%s->struct_size = %llu: byte %llu, past the %zu bytes this version "
+                 "(libgpuprim %s) knows, is not zero: a newer field was set that this version "
+                 "cannot honour",
+                 name, static_cast<unsigned long long>(size), static_cast<unsigned long long>(i), known,
+                 gpuprim_version_string());
+    return known;
+}
+
+void copy_message(char *destination, size_t capacity, const char *message) {
+    if (!destination || capacity == 0) return;
+    std::snprintf(destination, capacity, "%s", message);
+}
+
+}  // namespace gpuprim::api
