@@ -5,6 +5,7 @@
 
 #include "cuda/sort/block_sort.cuh"
 #include "cuda/sort/radix_sort.cuh"
+#include "cuda/sort/sort.h"
 #include "cuda/sort/sort_policy.cuh"
 
 namespace gc = gpuprim::cuda;
