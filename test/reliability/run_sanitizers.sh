@@ -105,14 +105,14 @@ pids=()
 for source in src/api/*.cpp src/core/*.cpp src/cpu/*.cpp; do
   object="$tsan_build/$(echo "$source" | tr / _).o"
   objects+=("$object")
-  $cxx_tsan -Iinclude -Isrc -DGPUPRIM_STATIC_DEFINE "${engine_flags[@]}" -c "$source" -o "$object" &
+  $cxx_tsan -Iinclude -Isrc -DGPUPRIM_STATIC_DEFINE -DGPUPRIM_EXPERIMENTAL_API "${engine_flags[@]}" -c "$source" -o "$object" &
   pids+=($!)
   if [ ${#pids[@]} -ge "$jobs" ]; then wait "${pids[0]}" || verdict "FAILED (TSan compile)" 1; pids=("${pids[@]:1}"); fi
 done
 for pid in "${pids[@]}"; do wait "$pid" || verdict "FAILED (TSan compile)" 1; done
-$cc_tsan -Iinclude -DGPUPRIM_STATIC_DEFINE test/reliability/test_concurrency.c "${objects[@]}" \
+$cc_tsan -Iinclude -DGPUPRIM_STATIC_DEFINE -DGPUPRIM_EXPERIMENTAL_API test/reliability/test_concurrency.c "${objects[@]}" \
   "${engine_libs[@]}" -lstdc++ -lm -lpthread -o "$tsan_build/rel_concurrency_tsan" || verdict "FAILED (TSan link)" 1
-$cc_tsan -Iinclude -DGPUPRIM_STATIC_DEFINE test/test_cpu_threads.c test/registry/*.c "${objects[@]}" \
+$cc_tsan -Iinclude -DGPUPRIM_STATIC_DEFINE -DGPUPRIM_EXPERIMENTAL_API test/test_cpu_threads.c test/registry/*.c "${objects[@]}" \
   "${engine_libs[@]}" -lstdc++ -lm -lpthread -o "$tsan_build/test_cpu_threads_tsan" || verdict "FAILED (TSan link)" 1
 TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1" "$tsan_build/rel_concurrency_tsan" 8 3 \
   || verdict "FAILED (ThreadSanitizer: test_concurrency)" 1
