@@ -104,7 +104,9 @@
  *   rebuild against each release. New functions start there and move to
  *   the stable part in a later minor release. Experimental now (added after
  *   0.2.0): argsort, the segments (gpuprim_segments_t) with segmented sort,
- *   argsort, reduce and scan, and top-k (flat and segmented).
+ *   argsort, reduce and scan, top-k (flat and segmented), and the
+ *   distributed calls (communicators attached to contexts; distributed
+ *   reduce, scan, sort, argsort and top-k).
  * - What the documentation below promises: results, errors, aliasing and
  *   ordering rules, whether a call blocks, and an upper bound on the CUDA
  *   workspace a call may keep. How a call runs (its kernels, paths by size,
@@ -836,6 +838,151 @@ GPUPRIM_API gpuprim_status_t gpuprim_topk(gpuprim_context_t context, gpuprim_buf
 GPUPRIM_API gpuprim_status_t gpuprim_segmented_topk(gpuprim_context_t context, const gpuprim_segments_t *segments,
                                                     gpuprim_buffer_t keys_in, uint64_t k, gpuprim_order_t order,
                                                     gpuprim_buffer_t keys_out, gpuprim_buffer_t indices);
+
+/* ------------------------------------------------------------------------ */
+/* Distributed calls: one context per rank, the caller's communicator         */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * The communicators a context can borrow. The library never creates,
+ * initializes or destroys one: the caller's launcher (mpirun, Slurm,
+ * torchrun) starts one process per GPU or CPU rank and the caller bootstraps
+ * the communicator (ncclCommInitRank, MPI_Init). Foreign handles travel as
+ * `void *`, so this header includes neither nccl.h nor mpi.h:
+ * - GPUPRIM_COMM_NCCL: communicator is an ncclComm_t (itself a pointer), for
+ *   a CUDA context whose device is the communicator's device. Needs a
+ *   libgpuprim built with NCCL (GPUPRIM_WITH_NCCL).
+ * - GPUPRIM_COMM_MPI: communicator points to an MPI_Comm (MPI_Comm is a
+ *   pointer in Open MPI and an int in MPICH, so its address is what
+ *   travels: `MPI_Comm comm = MPI_COMM_WORLD; ...(&comm)`), for a CPU
+ *   context. The MPI_Comm is read when attached and kept by value. MPI must
+ *   be initialized, with MPI_THREAD_SERIALIZED or more when several threads
+ *   make calls. Needs a libgpuprim built with MPI (GPUPRIM_WITH_MPI).
+ */
+typedef enum gpuprim_comm_kind {
+    GPUPRIM_COMM_NCCL = 1,
+    GPUPRIM_COMM_MPI = 2
+} gpuprim_comm_kind_t;
+
+/*
+ * Borrow a communicator for the distributed calls of this context. One
+ * context is one rank; a process may drive several GPUs with one context and
+ * one communicator each (e.g. from ncclCommInitAll), calling each context
+ * from its own thread, since every distributed call blocks until all ranks
+ * have made it. The communicator must stay valid until it is detached or the
+ * context destroyed; the library never destroys it. Local: no communication.
+ * Attaching replaces a communicator attached before.
+ * Errors: NULL_POINTER (communicator), INVALID_HANDLE, INVALID_ENUM (kind),
+ * BACKEND_UNAVAILABLE (libgpuprim built without that engine), INVALID_ARGUMENT
+ * (NCCL with a CPU context or MPI with a CUDA context; an NCCL communicator
+ * of another device than the context's; one the engine reports as invalid),
+ * DEVICE.
+ */
+GPUPRIM_API gpuprim_status_t gpuprim_context_attach_communicator(gpuprim_context_t context,
+                                                                 gpuprim_comm_kind_t kind,
+                                                                 void *communicator);
+
+/* Forget the attached communicator (none attached: nothing to do). */
+GPUPRIM_API gpuprim_status_t gpuprim_context_detach_communicator(gpuprim_context_t context);
+
+/*
+ * This context's rank and the number of ranks of its communicator.
+ * Errors: NULL_POINTER, INVALID_HANDLE, INVALID_ARGUMENT (no communicator).
+ */
+GPUPRIM_API gpuprim_status_t gpuprim_context_get_rank(gpuprim_context_t context, int32_t *rank,
+                                                      int32_t *rank_count);
+
+/*
+ * Rules of every gpuprim_distributed_*() call:
+ * - Collective: every rank of the communicator calls it, in the same order
+ *   as its other distributed calls, with the same op, kind, order, options,
+ *   k and dtypes, and its own local buffers. Ranks may hold different counts
+ *   (zero included). The data are the concatenation of the ranks' inputs in
+ *   rank order: element j of rank r is global position offset_r + j, where
+ *   offset_r is the sum of the counts of the ranks before r.
+ * - Blocking: the call returns when its outputs are complete.
+ * - Arguments are checked on each rank before any data moves, then the ranks
+ *   agree: when a rank finds a bad argument (or cannot get its workspace),
+ *   every rank fails and changes nothing. That rank reports its own status
+ *   and message; the others report the same status, with a message naming
+ *   the rank that refused and why. Arguments that must agree across ranks
+ *   and do not (a dtype, an order, k) are INVALID_ARGUMENT on every rank.
+ *   A rank whose context handle is bad cannot reach the communicator: it
+ *   returns at once, and the other ranks wait for it as in any collective.
+ * - A failure of the device or of the communicator after the ranks agreed
+ *   (DEVICE, or INTERNAL naming the engine's error) may leave outputs
+ *   partly written, and the communicator unusable, as NCCL and MPI say.
+ * - The global count (the sum over ranks) must fit 64 bits (OVERFLOW).
+ * - Workspace: a few KiB, plus per call what is said below; on CUDA from
+ *   the context's cached workspace like every other call.
+ * Errors of every call: NULL_POINTER, INVALID_HANDLE, CONTEXT_MISMATCH,
+ * INVALID_ARGUMENT (no communicator; a disagreement across ranks), OVERFLOW,
+ * DEVICE, OUT_OF_MEMORY, INTERNAL (the communication engine failed), and
+ * those of the matching one-rank call.
+ */
+
+/*
+ * gpuprim_reduce() of the global data; every rank receives the result (host
+ * memory at result). Each rank reduces its own elements as gpuprim_reduce()
+ * does, then the ranks' results are combined in rank order: floats are
+ * deterministic run to run for a given layout of the data over the ranks,
+ * and f16/bf16 results combine the ranks' results rounded to the dtype.
+ */
+GPUPRIM_API gpuprim_status_t gpuprim_distributed_reduce(gpuprim_context_t context, gpuprim_op_t op,
+                                                        gpuprim_buffer_t input, void *result);
+
+/*
+ * gpuprim_scan() of the global data: each rank's output holds its part of
+ * the scan of the concatenation (an exclusive scan's first element on rank r
+ * is the op of every element on ranks before r; the identity on rank 0).
+ * Each rank's scan starts from the rank-ordered combination of the totals
+ * of the ranks before it, so float sums are deterministic run to run for a
+ * given layout. output as for gpuprim_scan() (in place allowed).
+ */
+GPUPRIM_API gpuprim_status_t gpuprim_distributed_scan(gpuprim_context_t context, gpuprim_op_t op,
+                                                      gpuprim_scan_kind_t kind, gpuprim_buffer_t input,
+                                                      gpuprim_buffer_t output);
+
+/*
+ * Stable sort of the global data, keys or (keys, values), with the options
+ * of gpuprim_sort_with_options() (order, bit range): afterwards the
+ * concatenation of the ranks' keys_out in rank order is the stable sort of
+ * the concatenation of their keys_in (equal keys keep their global order:
+ * rank, then position), and every rank holds exactly as many elements as it
+ * gave, so outputs have the inputs' counts and in place works. Arguments as
+ * for gpuprim_sort_with_options().
+ * Workspace: one copy of the local keys and values, plus that of
+ * gpuprim_sort() of the local keys and values.
+ */
+GPUPRIM_API gpuprim_status_t gpuprim_distributed_sort(gpuprim_context_t context, gpuprim_buffer_t keys_in,
+                                                      gpuprim_buffer_t values_in, gpuprim_buffer_t keys_out,
+                                                      gpuprim_buffer_t values_out,
+                                                      const gpuprim_sort_options_t *options);
+
+/*
+ * gpuprim_argsort() of the global data: indices (I64 or U64, keys_in's local
+ * count) receive global positions, in the order of gpuprim_distributed_sort()
+ * (rank r's indices are the positions that land at its part of the sorted
+ * data). keys_out: NULL or the sorted keys, as for gpuprim_argsort().
+ * Workspace: one copy of the local keys and indices, plus that of
+ * gpuprim_sort() of the local keys with 8-byte values.
+ */
+GPUPRIM_API gpuprim_status_t gpuprim_distributed_argsort(gpuprim_context_t context, gpuprim_buffer_t keys_in,
+                                                         gpuprim_buffer_t keys_out, gpuprim_buffer_t indices,
+                                                         const gpuprim_sort_options_t *options);
+
+/*
+ * gpuprim_topk() of the global data, the same definition (ties to the lower
+ * global position): every rank receives the global k in keys_out and/or
+ * indices (global positions; the largest global position must fit the
+ * indices' dtype). k: 0 to the global count (INVALID_ARGUMENT past it, on
+ * every rank). Outputs as for gpuprim_topk(), with exactly k elements.
+ * Workspace: that of gpuprim_topk() of the local keys, plus k keys and k
+ * indices per rank.
+ */
+GPUPRIM_API gpuprim_status_t gpuprim_distributed_topk(gpuprim_context_t context, gpuprim_buffer_t keys_in,
+                                                      uint64_t k, gpuprim_order_t order,
+                                                      gpuprim_buffer_t keys_out, gpuprim_buffer_t indices);
 
 #ifdef __cplusplus
 } /* extern "C" */

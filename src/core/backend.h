@@ -189,9 +189,13 @@ public:
                         void *result, bool result_on_host) = 0;
     virtual void dot(gpuprim_dtype_t dtype, const void *a, const void *b, uint64_t count,
                      void *result, bool result_on_host) = 0;
-    // output may equal input.
+    // output may equal input. initial: nullptr, or a host pointer to one
+    // element of dtype that the scan starts from (the distributed scan's
+    // carry from the ranks before): inclusive output i is then
+    // initial op x0 op ... op xi, exclusive output 0 is initial. It enters
+    // the scan as its first partial total (f16/bf16 sums: in f32).
     virtual void scan(gpuprim_op_t op, gpuprim_scan_kind_t kind, gpuprim_dtype_t dtype,
-                      const void *input, void *output, uint64_t count) = 0;
+                      const void *input, void *output, uint64_t count, const void *initial = nullptr) = 0;
     virtual void sort(const SortRequest &request) = 0;
 
     // Segmented calls. Each first checks layout's offsets (when given) and
@@ -209,6 +213,27 @@ public:
     // Top-k of every segment (a flat top-k is one row of data_count
     // elements).
     virtual void topk(const TopkRequest &request, const SegmentLayout &layout) = 0;
+
+    // What the distributed calls (src/dist) need besides the primitives.
+    // All stream-ordered on CUDA, like the primitives.
+    //
+    // Copies bytes between two places of backend memory (they must not overlap).
+    virtual void copy(void *destination, const void *source, uint64_t bytes) = 0;
+    // indices[i] += offset for count indices of index_bytes (4 or 8) bytes,
+    // wrapping in the unsigned type (the caller checked the sums fit).
+    virtual void add_to_indices(void *indices, uint64_t count, uint32_t index_bytes, uint64_t offset) = 0;
+    // keys.keys_in holds keys.count keys already sorted as keys asks (stable
+    // sort order: key kind, order, bit range). For each of the
+    // candidate_count candidates, counts[j] = the number of those keys whose
+    // sort bits are below candidates[j]. A key's sort bits:
+    // sort_bits(to_radix_key(key, kind, descending), begin_bit, end_bit)
+    // (core/key_transform.h), the value a stable sort orders by, ascending.
+    // candidates and counts lie in backend memory.
+    virtual void count_keys_below(const SortRequest &keys, const uint64_t *candidates, uint64_t candidate_count,
+                                  uint64_t *counts) = 0;
+    // The cudaStream_t every call is ordered on (the NCCL engine enqueues its
+    // transfers there); nullptr on the CPU backend.
+    virtual void *native_stream() const { return nullptr; }
 
 protected:
     virtual void *allocate_memory(uint64_t bytes) = 0;
