@@ -128,7 +128,7 @@ const char *gpuprim_context_last_error(gpuprim_context_t context) {
 gpuprim_status_t gpuprim_context_get_workspace_size(gpuprim_context_t context, uint64_t *bytes) {
     return guarded(__func__, context, [&](Context &ctx) {
         require(bytes, "bytes");
-        *bytes = ctx.backend->workspace_bytes();
+        *bytes = ctx.backend->workspace_bytes() + ctx.distributed_workspace.capacity();
     });
 }
 
@@ -136,6 +136,7 @@ gpuprim_status_t gpuprim_context_release_workspace(gpuprim_context_t context) {
     return guarded(__func__, context, [&](Context &ctx) {
         ctx.backend->synchronize();
         ctx.backend->release_workspace();
+        ctx.distributed_workspace.release();
     });
 }
 

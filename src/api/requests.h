@@ -63,4 +63,13 @@ uint64_t longest_segment_bound(const SegmentLayout &layout, uint64_t data_count)
 void require_offsets_apart(const gpuprim_segments_t *segments, Context &ctx, const Buffer &output,
                            const char *output_name);
 
+// The top-k request for keys_in: order, outputs (each NULL or exactly
+// `slots` elements; at least one given), and the positions the indices must
+// hold (longest: the most elements one segment can have; checked only where
+// exact: with offsets the backend checks, in the distributed call the caller
+// checks the global count).
+TopkRequest topk_request_for(Context &ctx, const Buffer &kin, uint64_t k, const gpuprim_order_t &order,
+                             gpuprim_buffer_t keys_out, gpuprim_buffer_t indices, uint64_t slots, uint64_t longest,
+                             bool longest_is_exact);
+
 }  // namespace gpuprim::api

@@ -14,7 +14,10 @@ namespace gpuprim {
 
 uint64_t Buffer::bytes() const { return count * dtype_size(dtype); }
 
-Context::Context(std::unique_ptr<Backend> b) : backend(std::move(b)) {}
+Context::Context(std::unique_ptr<Backend> b)
+    : backend(std::move(b)),
+      distributed_workspace([this](uint64_t bytes) { return backend->allocate(bytes); },
+                            [this](void *memory) { backend->deallocate(memory); }) {}
 
 Context::~Context() { tear_down(); }
 
@@ -66,6 +69,8 @@ Buffer &Context::resolve(gpuprim_buffer_t handle, const char *name) {
 
 void Context::tear_down() noexcept {
     if (!backend) return;
+    communicator.reset();
+    distributed_workspace.release();
     try {
         backend->synchronize();
     } catch (...) {

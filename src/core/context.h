@@ -5,7 +5,9 @@
 #pragma once
 
 #include "core/backend.h"
+#include "core/communicator.h"
 #include "core/error.h"
+#include "core/workspace.h"
 
 #include <gpuprim/gpuprim.h>
 
@@ -41,6 +43,14 @@ public:
     // for the lock then finds the context gone.
     bool destroyed = false;
     std::unique_ptr<Backend> backend;
+    // The caller's communicator, borrowed for the distributed calls (null:
+    // none attached). Declared after backend: it goes first (its staging
+    // memory is the backend's).
+    std::unique_ptr<Communicator> communicator;
+    // The distributed calls' scratch (local copies, received candidates),
+    // kept between calls like the backend's workspace and apart from it:
+    // the local primitives a distributed call runs use that one meanwhile.
+    Workspace distributed_workspace;
 
     void set_last_error(const char *message) noexcept;
     const char *last_error() const noexcept { return last_error_; }

@@ -1,0 +1,170 @@
+// SPDX-License-Identifier: Apache-2.0
+// The MPI engine of the Communicator (core/communicator.h), for CPU
+// contexts: the caller's MPI_Comm, kept by value. Every MPI call is checked;
+// the communicator's error handler is the caller's, so with MPI's default
+// (MPI_ERRORS_ARE_FATAL) MPI itself ends the job on an error, and with
+// MPI_ERRORS_RETURN the failure comes back here as INTERNAL with MPI's text.
+#include "core/communicator.h"
+#include "core/error.h"
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstring>
+#include <vector>
+
+namespace gpuprim {
+namespace {
+
+void check_mpi(int result, const char *what) {
+    if (result == MPI_SUCCESS) return;
+    char text[MPI_MAX_ERROR_STRING] = "";
+    int length = 0;
+    if (MPI_Error_string(result, text, &length) != MPI_SUCCESS) std::strcpy(text, "unknown MPI error");
+    fail(GPUPRIM_ERROR_INTERNAL, "MPI failed in %s: %s (error %d)", what, text, result);
+}
+
+// The most bytes one MPI message carries here: MPI counts are int.
+constexpr uint64_t kMessageBytes = uint64_t(1) << 30;
+
+class MpiCommunicator final : public Communicator {
+public:
+    explicit MpiCommunicator(MPI_Comm comm) : comm_(comm) {
+        int initialized = 0, finalized = 0;
+        check_mpi(MPI_Initialized(&initialized), "MPI_Initialized");
+        check_mpi(MPI_Finalized(&finalized), "MPI_Finalized");
+        if (!initialized || finalized)
+            fail(GPUPRIM_ERROR_INVALID_ARGUMENT,
+                 "argument 'communicator': MPI is %s; call MPI_Init first (and MPI_Finalize after the last "
+                 "distributed call)",
+                 finalized ? "finalized" : "not initialized");
+        if (comm == MPI_COMM_NULL)
+            fail(GPUPRIM_ERROR_INVALID_ARGUMENT, "argument 'communicator' points to MPI_COMM_NULL");
+        int rank = 0, size = 0;
+        check_mpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
+        check_mpi(MPI_Comm_size(comm, &size), "MPI_Comm_size");
+        rank_ = rank;
+        size_ = size;
+    }
+
+    gpuprim_comm_kind_t kind() const override { return GPUPRIM_COMM_MPI; }
+
+    void host_allgather(const void *send, void *receive, uint64_t bytes) override {
+        if (bytes > uint64_t(INT_MAX))
+            fail(GPUPRIM_ERROR_INTERNAL, "host_allgather of %llu bytes a rank exceeds MPI's int count",
+                 static_cast<unsigned long long>(bytes));
+        check_mpi(MPI_Allgather(send, int(bytes), MPI_BYTE, receive, int(bytes), MPI_BYTE, comm_), "MPI_Allgather");
+    }
+
+    void allreduce_sum(uint64_t *values, uint64_t count) override {
+        // Pieces of at most INT_MAX values.
+        for (uint64_t done = 0; done < count;) {
+            const int piece = int(std::min<uint64_t>(count - done, uint64_t(INT_MAX)));
+            check_mpi(MPI_Allreduce(MPI_IN_PLACE, values + done, piece, MPI_UINT64_T, MPI_SUM, comm_),
+                      "MPI_Allreduce");
+            done += uint64_t(piece);
+        }
+    }
+
+    void exchange(const std::vector<PeerTransfer> &transfers) override {
+        if (alltoallv_fits(transfers)) return alltoallv(transfers);
+        point_to_point(transfers);
+    }
+
+private:
+    // MPI_Alltoallv takes one send and one receive base with int counts and
+    // displacements: usable when every block lies within INT_MAX bytes of
+    // the lowest block.
+    static bool alltoallv_fits(const std::vector<PeerTransfer> &transfers) {
+        const char *send_base = nullptr, *receive_base = nullptr;
+        for (const PeerTransfer &t : transfers) {
+            if (t.send_bytes && (!send_base || static_cast<const char *>(t.send) < send_base))
+                send_base = static_cast<const char *>(t.send);
+            if (t.receive_bytes && (!receive_base || static_cast<char *>(t.receive) < receive_base))
+                receive_base = static_cast<char *>(t.receive);
+        }
+        for (const PeerTransfer &t : transfers) {
+            if (t.send_bytes && uint64_t(static_cast<const char *>(t.send) - send_base) + t.send_bytes > uint64_t(INT_MAX))
+                return false;
+            if (t.receive_bytes &&
+                uint64_t(static_cast<char *>(t.receive) - receive_base) + t.receive_bytes > uint64_t(INT_MAX))
+                return false;
+        }
+        return true;
+    }
+
+    void alltoallv(const std::vector<PeerTransfer> &transfers) {
+        const size_t p = transfers.size();
+        const char *send_base = nullptr;
+        char *receive_base = nullptr;
+        for (const PeerTransfer &t : transfers) {
+            if (t.send_bytes && (!send_base || static_cast<const char *>(t.send) < send_base))
+                send_base = static_cast<const char *>(t.send);
+            if (t.receive_bytes && (!receive_base || static_cast<char *>(t.receive) < receive_base))
+                receive_base = static_cast<char *>(t.receive);
+        }
+        std::vector<int> send_counts(p, 0), send_displacements(p, 0), receive_counts(p, 0), receive_displacements(p, 0);
+        for (size_t peer = 0; peer < p; ++peer) {
+            const PeerTransfer &t = transfers[peer];
+            if (t.send_bytes) {
+                send_counts[peer] = int(t.send_bytes);
+                send_displacements[peer] = int(static_cast<const char *>(t.send) - send_base);
+            }
+            if (t.receive_bytes) {
+                receive_counts[peer] = int(t.receive_bytes);
+                receive_displacements[peer] = int(static_cast<char *>(t.receive) - receive_base);
+            }
+        }
+        // Open MPI wants a valid address even where every count is 0.
+        char none = 0;
+        check_mpi(MPI_Alltoallv(send_base ? send_base : &none, send_counts.data(), send_displacements.data(),
+                                MPI_BYTE, receive_base ? receive_base : &none, receive_counts.data(),
+                                receive_displacements.data(), MPI_BYTE, comm_),
+                  "MPI_Alltoallv");
+    }
+
+    // Blocks past MPI's int counts: every block in messages of at most
+    // kMessageBytes, all posted at once, then waited for.
+    void point_to_point(const std::vector<PeerTransfer> &transfers) {
+        std::vector<MPI_Request> requests;
+        const int tag = 0x6770;  // "gp"
+        for (size_t peer = 0; peer < transfers.size(); ++peer) {
+            const PeerTransfer &t = transfers[peer];
+            for (uint64_t done = 0; done < t.receive_bytes; done += kMessageBytes) {
+                requests.emplace_back();
+                check_mpi(MPI_Irecv(static_cast<char *>(t.receive) + done,
+                                    int(std::min(kMessageBytes, t.receive_bytes - done)), MPI_BYTE, int(peer), tag,
+                                    comm_, &requests.back()),
+                          "MPI_Irecv");
+            }
+        }
+        for (size_t peer = 0; peer < transfers.size(); ++peer) {
+            const PeerTransfer &t = transfers[peer];
+            for (uint64_t done = 0; done < t.send_bytes; done += kMessageBytes) {
+                requests.emplace_back();
+                check_mpi(MPI_Isend(static_cast<const char *>(t.send) + done,
+                                    int(std::min(kMessageBytes, t.send_bytes - done)), MPI_BYTE, int(peer), tag,
+                                    comm_, &requests.back()),
+                          "MPI_Isend");
+            }
+        }
+        check_mpi(MPI_Waitall(int(requests.size()), requests.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
+    }
+
+    MPI_Comm comm_;
+};
+
+}  // namespace
+
+std::unique_ptr<Communicator> make_mpi_communicator(const void *mpi_comm_address, Backend &backend) {
+    if (backend.kind() != GPUPRIM_BACKEND_CPU)
+        fail(GPUPRIM_ERROR_INVALID_ARGUMENT,
+             "argument 'kind' = GPUPRIM_COMM_MPI needs a CPU context; this context is a CUDA one (attach an NCCL "
+             "communicator to it)");
+    MPI_Comm comm;
+    std::memcpy(&comm, mpi_comm_address, sizeof comm);
+    return std::make_unique<MpiCommunicator>(comm);
+}
+
+}  // namespace gpuprim

@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "dist/agreement.h"
+
+#include "core/checked_size.h"
+
+#include <cstdio>
+#include <cstring>
+
+namespace gpuprim::dist {
+namespace {
+
+// One rank's record, the same bytes on every rank's build.
+struct Record {
+    int32_t status;
+    int32_t fields;
+    uint64_t count;
+    uint64_t call_hash;
+    uint64_t values[Agreement::kFields];
+    char message[Agreement::kMessageBytes];
+};
+
+uint64_t name_hash(const char *name) {
+    uint64_t hash = 1469598103934665603ull;  // FNV-1a
+    for (; *name; ++name) hash = (hash ^ uint8_t(*name)) * 1099511628211ull;
+    return hash;
+}
+
+}  // namespace
+
+Agreement::Agreement(Communicator &communicator, const char *call) : communicator_(communicator), call_(call) {}
+
+void Agreement::must_match(const char *name, uint64_t value) {
+    if (fields_ == kFields) fail(GPUPRIM_ERROR_INTERNAL, "%s: more than %d arguments to agree on", call_, kFields);
+    field_names_[fields_] = name;
+    field_values_[fields_] = value;
+    ++fields_;
+}
+
+void Agreement::keep_failure(gpuprim_status_t status, const char *message) {
+    if (status_ != GPUPRIM_SUCCESS) return;  // the first one counts
+    status_ = status;
+    std::snprintf(message_, sizeof message_, "%s", message);
+}
+
+GlobalLayout Agreement::agree(uint64_t local_count) {
+    Record mine{};
+    mine.status = status_;
+    mine.fields = fields_;
+    mine.count = local_count;
+    mine.call_hash = name_hash(call_);
+    std::memcpy(mine.values, field_values_, sizeof mine.values);
+    std::memcpy(mine.message, message_, sizeof mine.message);
+
+    const int32_t ranks = communicator_.size();
+    std::vector<Record> records = host_array<Record>(uint64_t(ranks), "the distributed call's agreement records");
+    communicator_.host_allgather(&mine, records.data(), sizeof mine);
+
+    if (status_ != GPUPRIM_SUCCESS) throw Error(status_, message_);
+    for (int32_t r = 0; r < ranks; ++r) {
+        const Record &theirs = records[size_t(r)];
+        if (theirs.status == GPUPRIM_SUCCESS) continue;
+        char text[Agreement::kMessageBytes + 96];
+        std::snprintf(text, sizeof text, "%s failed on rank %d, so on every rank: %.*s", call_, static_cast<int>(r),
+                      Agreement::kMessageBytes - 1, theirs.message);
+        throw Error(static_cast<gpuprim_status_t>(theirs.status), text);
+    }
+    const Record &first = records[0];
+    for (int32_t r = 1; r < ranks; ++r) {
+        const Record &theirs = records[size_t(r)];
+        if (theirs.call_hash != first.call_hash || theirs.fields != first.fields)
+            fail(GPUPRIM_ERROR_INVALID_ARGUMENT,
+                 "%s: rank %d made another distributed call at the same time (every rank must make the same "
+                 "distributed calls in the same order)",
+                 call_, static_cast<int>(r));
+        for (int f = 0; f < fields_; ++f) {
+            if (theirs.values[f] != first.values[f])
+                fail(GPUPRIM_ERROR_INVALID_ARGUMENT,
+                     "%s: rank %d passed %s = %llu, rank 0 passed %llu (it must be the same on every rank)", call_,
+                     static_cast<int>(r), field_names_[f], static_cast<unsigned long long>(theirs.values[f]),
+                     static_cast<unsigned long long>(first.values[f]));
+        }
+    }
+
+    GlobalLayout layout;
+    layout.rank = communicator_.rank();
+    layout.ranks = ranks;
+    layout.counts.resize(size_t(ranks));
+    layout.offsets.resize(size_t(ranks) + 1);
+    uint64_t total = 0;
+    for (int32_t r = 0; r < ranks; ++r) {
+        layout.counts[size_t(r)] = records[size_t(r)].count;
+        layout.offsets[size_t(r)] = total;
+        if (__builtin_add_overflow(total, records[size_t(r)].count, &total))
+            fail(GPUPRIM_ERROR_OVERFLOW, "%s: the ranks' counts add up past 2^64 - 1 elements", call_);
+    }
+    layout.offsets[size_t(ranks)] = total;
+    return layout;
+}
+
+void Agreement::trade_outcomes() {
+    struct Outcome {
+        int32_t status;
+        char message[Agreement::kMessageBytes];
+    };
+    Outcome mine{};
+    mine.status = status_;
+    std::memcpy(mine.message, message_, sizeof mine.message);
+    std::vector<Outcome> outcomes = host_array<Outcome>(uint64_t(communicator_.size()), "the distributed call's outcomes");
+    communicator_.host_allgather(&mine, outcomes.data(), sizeof mine);
+    if (status_ != GPUPRIM_SUCCESS) throw Error(status_, message_);
+    for (int32_t r = 0; r < communicator_.size(); ++r) {
+        const Outcome &theirs = outcomes[size_t(r)];
+        if (theirs.status == GPUPRIM_SUCCESS) continue;
+        char text[Agreement::kMessageBytes + 96];
+        std::snprintf(text, sizeof text, "%s failed on rank %d, so on every rank: %.*s", call_, static_cast<int>(r),
+                      Agreement::kMessageBytes - 1, theirs.message);
+        throw Error(static_cast<gpuprim_status_t>(theirs.status), text);
+    }
+}
+
+}  // namespace gpuprim::dist

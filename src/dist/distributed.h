@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: Apache-2.0
+// The distributed calls' algorithms (docs/DISTRIBUTED.md), written once over
+// the Backend (local primitives) and the Communicator (NCCL or MPI). src/api
+// checks the arguments, sizes the scratch with the plan_* functions, takes
+// it, and runs the Agreement before calling these. Each returns when its
+// outputs are complete.
+#pragma once
+
+#include "core/backend.h"
+#include "core/communicator.h"
+#include "dist/agreement.h"
+#include "dist/scratch.h"
+
+#include <gpuprim/gpuprim.h>
+
+#include <cstdint>
+
+namespace gpuprim::dist {
+
+// Sort and argsort. request: this rank's local sort (count = its count);
+// argsort: values_are_indices with 8-byte indices, keys_out may be null.
+struct SortScratch {
+    ScratchPlan plan;
+    size_t sorted_keys, sorted_values, received_keys, candidates, counts;
+};
+SortScratch plan_sort_scratch(const SortRequest &request, int32_t ranks);
+void sort(Backend &backend, Communicator &communicator, const GlobalLayout &layout, const SortRequest &request,
+          const SortScratch &scratch, void *block);
+
+// Top-k: request.keys_in holds this rank's local count keys; request.k is
+// the global k (validated against the global count by the caller). Indices
+// are global positions of request.index_bytes.
+struct TopkScratch {
+    ScratchPlan plan;
+    size_t keys, indices, sorted_keys, sorted_indices;
+};
+// Sized from the layout (every rank's candidates: min(k, its count)), so
+// taken after the agreement and confirmed across ranks (Agreement::confirm).
+TopkScratch plan_topk_scratch(const TopkRequest &request, const GlobalLayout &layout);
+void topk(Backend &backend, Communicator &communicator, const GlobalLayout &layout, const TopkRequest &request,
+          const TopkScratch &scratch, void *block);
+
+// Reduce: the global result to host memory at result.
+void reduce(Backend &backend, Communicator &communicator, const GlobalLayout &layout, gpuprim_op_t op,
+            gpuprim_dtype_t dtype, const void *input, void *result);
+// Scan: this rank's part of the scan of the concatenation.
+void scan(Backend &backend, Communicator &communicator, const GlobalLayout &layout, gpuprim_op_t op,
+          gpuprim_scan_kind_t kind, gpuprim_dtype_t dtype, const void *input, void *output);
+
+}  // namespace gpuprim::dist
