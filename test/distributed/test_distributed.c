@@ -1,0 +1,610 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The distributed calls, run as an MPI program (one process a rank):
+ *   mpirun -np 4 test_distributed                       (CPU contexts, MPI engine)
+ *   GPUPRIM_BACKEND=cuda mpirun -np 2 test_distributed  (CUDA contexts, NCCL engine,
+ *                                                        one GPU a rank, NCCL bootstrapped over MPI)
+ * Every rank makes every rank's data from the same seed (rank 0's, broadcast),
+ * so each computes the global reference itself (test_common.h's, written from
+ * the header) and checks its own part of the result. Layouts: equal counts,
+ * random counts with empty ranks, everything on one rank, everything empty.
+ * Then the agreement rules: a bad argument on one rank fails every rank with
+ * outputs untouched; arguments that differ across ranks fail everywhere.
+ */
+#include "../test_common.h"
+
+#include <mpi.h>
+
+#if defined(GPUPRIM_TEST_NCCL)
+#  include <cuda_runtime.h>
+#  include <nccl.h>
+#endif
+
+static int g_rank, g_ranks;
+static MPI_Comm g_world;
+static int g_cuda;
+#if defined(GPUPRIM_TEST_NCCL)
+static ncclComm_t g_nccl;
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* Setup                                                                    */
+/* ------------------------------------------------------------------------ */
+
+static void setup(void) {
+    char message[512] = "";
+    gpuprim_context_options_t options;
+    gpuprim_backend_t backend = GPUPRIM_BACKEND_AUTO;
+    const char *seed_text = getenv("GPUPRIM_TEST_SEED");
+    uint64_t seed = seed_text && *seed_text ? strtoull(seed_text, NULL, 0)
+                                            : ((uint64_t)time(NULL) * 2654435761ull) ^ (uint64_t)clock();
+    MPI_Bcast(&seed, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
+    tc.program = "test_distributed";
+    tc.seed = seed;
+    tc.rng = seed;
+    snprintf(tc.where, sizeof tc.where, "setup");
+
+    gpuprim_context_options_init(&options);
+    {
+        const char *wanted = getenv("GPUPRIM_BACKEND");
+        g_cuda = wanted && (strcmp(wanted, "cuda") == 0 || strcmp(wanted, "CUDA") == 0);
+    }
+#if defined(GPUPRIM_TEST_NCCL)
+    if (g_cuda) {
+        int devices = 0;
+        ncclUniqueId id;
+        if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+            fprintf(stderr, "test_distributed: GPUPRIM_BACKEND=cuda but no CUDA device\n");
+            exit(1);
+        }
+        options.backend = GPUPRIM_BACKEND_CUDA;
+        options.device_ordinal = g_rank % devices;
+        if (cudaSetDevice(options.device_ordinal) != cudaSuccess) exit(1);
+        if (g_rank == 0 && ncclGetUniqueId(&id) != ncclSuccess) exit(1);
+        MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
+        if (ncclCommInitRank(&g_nccl, g_ranks, id, g_rank) != ncclSuccess) {
+            fprintf(stderr, "test_distributed: ncclCommInitRank failed\n");
+            exit(1);
+        }
+    }
+#else
+    if (g_cuda) {
+        printf("test_distributed: built without NCCL: the CUDA contexts' engine is not here; nothing to test\n");
+        MPI_Finalize();
+        exit(0);
+    }
+#endif
+    if (!g_cuda) options.backend = GPUPRIM_BACKEND_CPU;
+    if (gpuprim_context_create(&options, &tc.ctx, message, sizeof message) != GPUPRIM_SUCCESS) {
+        fprintf(stderr, "test_distributed: gpuprim_context_create failed: %s\n", message);
+        exit(1);
+    }
+    REQUIRE_OK(gpuprim_context_get_backend(tc.ctx, &backend));
+    g_world = MPI_COMM_WORLD;
+#if defined(GPUPRIM_TEST_NCCL)
+    if (g_cuda) REQUIRE_OK(gpuprim_context_attach_communicator(tc.ctx, GPUPRIM_COMM_NCCL, g_nccl));
+#endif
+    if (!g_cuda) REQUIRE_OK(gpuprim_context_attach_communicator(tc.ctx, GPUPRIM_COMM_MPI, &g_world));
+    if (g_rank == 0)
+        printf("test_distributed: libgpuprim %s, backend %s, %d ranks, seed %llu\n", gpuprim_version_string(),
+               backend == GPUPRIM_BACKEND_CUDA ? "cuda" : "cpu", g_ranks, (unsigned long long)seed);
+    fflush(stdout);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Layouts and data                                                         */
+/* ------------------------------------------------------------------------ */
+
+enum layout_kind { EQUAL_COUNTS, RANDOM_COUNTS, ONE_RANK_HOLDS_ALL, ALL_EMPTY, LAYOUT_COUNT };
+static const char *const layout_names[LAYOUT_COUNT] = {"equal", "random", "one_rank", "empty"};
+
+typedef struct global_data {
+    uint64_t counts[64];
+    uint64_t offsets[65];
+    uint64_t total;
+    void *keys; /* every rank's keys, in rank order */
+} global_data_t;
+
+/* The same on every rank: drawn from the shared generator. */
+static void make_layout(global_data_t *g, enum layout_kind layout, uint64_t per_rank) {
+    int r;
+    int holder = (int)tc_below((uint64_t)g_ranks);
+    for (r = 0; r < g_ranks; ++r) {
+        switch (layout) {
+        case EQUAL_COUNTS: g->counts[r] = per_rank; break;
+        case RANDOM_COUNTS: g->counts[r] = tc_below(4) == 0 ? 0 : tc_below(2 * per_rank + 1); break;
+        case ONE_RANK_HOLDS_ALL: g->counts[r] = r == holder ? per_rank * (uint64_t)g_ranks : 0; break;
+        default: g->counts[r] = 0; break;
+        }
+    }
+    g->offsets[0] = 0;
+    for (r = 0; r < g_ranks; ++r) g->offsets[r + 1] = g->offsets[r] + g->counts[r];
+    g->total = g->offsets[g_ranks];
+}
+
+static void make_keys(global_data_t *g, gpuprim_dtype_t d, tc_pattern_t pattern) {
+    g->keys = tc_xmalloc(g->total * tc_size(d));
+    tc_fill(d, g->keys, g->total, pattern);
+}
+
+static const void *local_part(const global_data_t *g, gpuprim_dtype_t d, const void *global) {
+    return (const char *)global + g->offsets[g_rank] * tc_size(d);
+}
+
+static uint64_t local_count(const global_data_t *g) { return g->counts[g_rank]; }
+
+/* A buffer of this rank's part (a buffer of 0 elements where it has none). */
+static gpuprim_buffer_t local_buffer(const global_data_t *g, gpuprim_dtype_t d, const void *global) {
+    return tc_buffer_from(tc.ctx, d, local_part(g, d, global), local_count(g));
+}
+
+static gpuprim_buffer_t poisoned(gpuprim_dtype_t d, uint64_t n) {
+    uint64_t i;
+    void *host = tc_xmalloc(n * tc_size(d));
+    gpuprim_buffer_t b;
+    for (i = 0; i < n; ++i) tc_set(d, host, i, tc_poison_bits(d));
+    b = tc_buffer_from(tc.ctx, d, host, n);
+    free(host);
+    return b;
+}
+
+static void *download(gpuprim_buffer_t b, gpuprim_dtype_t d, uint64_t n) {
+    void *host = tc_xmalloc(n * tc_size(d));
+    if (n) REQUIRE_OK(gpuprim_buffer_download(tc.ctx, b, 0, host, n));
+    return host;
+}
+
+/* Every rank's verdict: failures anywhere fail rank 0's summary too. */
+static long global_failures(void) {
+    long mine = tc.failures, all = 0;
+    MPI_Allreduce(&mine, &all, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    return all;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Sort, argsort                                                            */
+/* ------------------------------------------------------------------------ */
+
+static void check_sort(gpuprim_dtype_t d, tc_pattern_t pattern, enum layout_kind layout, uint64_t per_rank,
+                       int descending, unsigned begin_bit, unsigned end_bit, gpuprim_dtype_t value_dtype,
+                       int in_place) {
+    global_data_t g;
+    uint64_t *perm, i, n, errors = 0;
+    gpuprim_sort_options_t options;
+    void *values, *got_keys, *got_values = NULL;
+    gpuprim_buffer_t kin, kout, vin = NULL, vout = NULL;
+
+    make_layout(&g, layout, per_rank);
+    make_keys(&g, d, pattern);
+    n = local_count(&g);
+    tc_where("sort %s %s layout %s per_rank %llu %s bits [%u,%u) values %s%s", tc_dtype_name(d),
+             tc_pattern_names[pattern], layout_names[layout], (unsigned long long)per_rank,
+             descending ? "desc" : "asc", begin_bit, end_bit,
+             value_dtype == (gpuprim_dtype_t)-1 ? "none" : tc_dtype_name(value_dtype), in_place ? " in place" : "");
+    perm = (uint64_t *)tc_xmalloc(g.total * sizeof *perm);
+    tc_reference_sort_permutation_bits(d, g.keys, g.total, descending, begin_bit, end_bit, perm);
+    /* Values: each element's global position, so stability shows. */
+    values = tc_xmalloc(g.total * 8);
+    if (value_dtype != (gpuprim_dtype_t)-1)
+        for (i = 0; i < g.total; ++i) tc_set(value_dtype, values, i, i * 2654435761u + 7);
+
+    gpuprim_sort_options_init(&options);
+    options.order = descending ? GPUPRIM_ORDER_DESCENDING : GPUPRIM_ORDER_ASCENDING;
+    options.begin_bit = begin_bit;
+    options.end_bit = end_bit == tc_bits(d) ? 0 : end_bit;
+    kin = local_buffer(&g, d, g.keys);
+    kout = in_place ? kin : poisoned(d, n);
+    if (value_dtype != (gpuprim_dtype_t)-1) {
+        vin = local_buffer(&g, value_dtype, values);
+        vout = in_place ? vin : poisoned(value_dtype, n);
+    }
+    CHECK_OK(gpuprim_distributed_sort(tc.ctx, kin, vin, kout, vout, &options));
+    got_keys = download(kout, d, n);
+    if (vout) got_values = download(vout, value_dtype, n);
+    for (i = 0; i < n && errors < 5; ++i) {
+        uint64_t from = perm[g.offsets[g_rank] + i];
+        if (tc_get(d, got_keys, i) != tc_get(d, g.keys, from) ||
+            (got_values && tc_get(value_dtype, got_values, i) != tc_get(value_dtype, values, from))) {
+            CHECKF(0, "rank %d element %llu (global %llu): key %llx value %llx, expected key %llx value %llx (global "
+                      "input %llu)",
+                   g_rank, (unsigned long long)i, (unsigned long long)(g.offsets[g_rank] + i),
+                   (unsigned long long)tc_get(d, got_keys, i),
+                   (unsigned long long)(got_values ? tc_get(value_dtype, got_values, i) : 0),
+                   (unsigned long long)tc_get(d, g.keys, from),
+                   (unsigned long long)(got_values ? tc_get(value_dtype, values, from) : 0), (unsigned long long)from);
+            ++errors;
+        }
+    }
+    CHECK(errors == 0);
+    if (!in_place) REQUIRE_OK(gpuprim_buffer_destroy(tc.ctx, kout));
+    if (vout && !in_place) REQUIRE_OK(gpuprim_buffer_destroy(tc.ctx, vout));
+    if (vin) REQUIRE_OK(gpuprim_buffer_destroy(tc.ctx, vin));
+    REQUIRE_OK(gpuprim_buffer_destroy(tc.ctx, kin));
+    free(got_keys);
+    free(got_values);
+    free(values);
+    free(perm);
+    free(g.keys);
+}
+
+static void check_argsort(gpuprim_dtype_t d, tc_pattern_t pattern, enum layout_kind layout, uint64_t per_rank,
+                          int descending, gpuprim_dtype_t index_dtype, int want_keys) {
+    global_data_t g;
+    uint64_t *perm, i, n, errors = 0;
+    gpuprim_sort_options_t options;
+    void *got_keys = NULL, *got_indices;
+    gpuprim_buffer_t kin, kout = NULL, indices;
+
+    make_layout(&g, layout, per_rank);
+    make_keys(&g, d, pattern);
+    n = local_count(&g);
+    tc_where("argsort %s %s layout %s per_rank %llu %s indices %s keys_out %s", tc_dtype_name(d),
+             tc_pattern_names[pattern], layout_names[layout], (unsigned long long)per_rank,
+             descending ? "desc" : "asc", tc_dtype_name(index_dtype), want_keys ? "yes" : "NULL");
+    perm = (uint64_t *)tc_xmalloc(g.total * sizeof *perm);
+    tc_reference_sort_permutation(d, g.keys, g.total, descending, perm);
+    gpuprim_sort_options_init(&options);
+    options.order = descending ? GPUPRIM_ORDER_DESCENDING : GPUPRIM_ORDER_ASCENDING;
+    kin = local_buffer(&g, d, g.keys);
+    if (want_keys) kout = poisoned(d, n);
+    indices = poisoned(index_dtype, n);
+    CHECK_OK(gpuprim_distributed_argsort(tc.ctx, kin, kout, indices, &options));
+    got_indices = download(indices, index_dtype, n);
+    if (kout) got_keys = download(kout, d, n);
+    for (i = 0; i < n && errors < 5; ++i) {
+        uint64_t expected = perm[g.offsets[g_rank] + i];
+        if (tc_get(index_dtype, got_indices, i) != expected ||
+            (got_keys && tc_get(d, got_keys, i) != tc_get(d, g.keys, expected))) {
+            CHECKF(0, "rank %d element %llu: index %llu, expected %llu", g_rank, (unsigned long long)i,
+                   (unsigned long long)tc_get(index_dtype, got_indices, i), (unsigned long long)expected);
+            ++errors;
+        }
+    }
+    CHECK(errors == 0);
+    if (kout) REQUIRE_OK(gpuprim_buffer_destroy(tc.ctx, kout));
+    REQUIRE_OK(gpuprim_buffer_destroy(tc.ctx, indices));
+    REQUIRE_OK(gpuprim_buffer_destroy(tc.ctx, kin));
+    free(got_keys);
+    free(got_indices);
+    free(perm);
+    free(g.keys);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Top-k                                                                    */
+/* ------------------------------------------------------------------------ */
+
+static void check_topk(gpuprim_dtype_t d, tc_pattern_t pattern, enum layout_kind layout, uint64_t per_rank,
+                       int descending, uint64_t k_wanted, gpuprim_dtype_t index_dtype, int want_keys) {
+    global_data_t g;
+    uint64_t *perm, i, k, errors = 0;
+    void *got_keys = NULL, *got_indices = NULL;
+    gpuprim_buffer_t kin, kout = NULL, indices = NULL;
+
+    make_layout(&g, layout, per_rank);
+    make_keys(&g, d, pattern);
+    k = k_wanted > g.total ? g.total : k_wanted;
+    tc_where("topk %s %s layout %s per_rank %llu %s k %llu indices %s keys %s", tc_dtype_name(d),
+             tc_pattern_names[pattern], layout_names[layout], (unsigned long long)per_rank,
+             descending ? "largest" : "smallest", (unsigned long long)k,
+             index_dtype == (gpuprim_dtype_t)-1 ? "none" : tc_dtype_name(index_dtype), want_keys ? "yes" : "no");
+    perm = (uint64_t *)tc_xmalloc(g.total * sizeof *perm);
+    tc_reference_sort_permutation(d, g.keys, g.total, descending, perm);
+    kin = local_buffer(&g, d, g.keys);
+    if (want_keys) kout = poisoned(d, k);
+    if (index_dtype != (gpuprim_dtype_t)-1) indices = poisoned(index_dtype, k);
+    CHECK_OK(gpuprim_distributed_topk(tc.ctx, kin, k,
+                                      descending ? GPUPRIM_ORDER_DESCENDING : GPUPRIM_ORDER_ASCENDING, kout,
+                                      indices));
+    if (kout) got_keys = download(kout, d, k);
+    if (indices) got_indices = download(indices, index_dtype, k);
+    for (i = 0; i < k && errors < 5; ++i) {
+        uint64_t expected = perm[i];
+        if ((got_keys && tc_get(d, got_keys, i) != tc_get(d, g.keys, expected)) ||
+            (got_indices && tc_get(index_dtype, got_indices, i) != expected)) {
+            CHECKF(0, "rank %d result %llu: key %llx index %llu, expected key %llx index %llu", g_rank,
+                   (unsigned long long)i, (unsigned long long)(got_keys ? tc_get(d, got_keys, i) : 0),
+                   (unsigned long long)(got_indices ? tc_get(index_dtype, got_indices, i) : 0),
+                   (unsigned long long)tc_get(d, g.keys, expected), (unsigned long long)expected);
+            ++errors;
+        }
+    }
+    CHECK(errors == 0);
+    if (kout) REQUIRE_OK(gpuprim_buffer_destroy(tc.ctx, kout));
+    if (indices) REQUIRE_OK(gpuprim_buffer_destroy(tc.ctx, indices));
+    REQUIRE_OK(gpuprim_buffer_destroy(tc.ctx, kin));
+    free(got_keys);
+    free(got_indices);
+    free(perm);
+    free(g.keys);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Reduce, scan                                                             */
+/* ------------------------------------------------------------------------ */
+
+/* Integer SUM and every MIN/MAX: exact against a fold in global order. */
+static int exact_op(gpuprim_op_t op, gpuprim_dtype_t d) { return op != GPUPRIM_OP_SUM || !tc_is_float(d); }
+
+static void check_reduce(gpuprim_dtype_t d, tc_pattern_t pattern, enum layout_kind layout, uint64_t per_rank,
+                         gpuprim_op_t op) {
+    global_data_t g;
+    uint64_t i, expected, got = 0, again = 0;
+    long double ref = 0, sumabs = 0;
+    gpuprim_buffer_t in;
+
+    make_layout(&g, layout, per_rank);
+    make_keys(&g, d, pattern);
+    tc_where("reduce %s %s %s layout %s per_rank %llu", tc_op_name(op), tc_dtype_name(d), tc_pattern_names[pattern],
+             layout_names[layout], (unsigned long long)per_rank);
+    in = local_buffer(&g, d, g.keys);
+    CHECK_OK(gpuprim_distributed_reduce(tc.ctx, op, in, &got));
+    CHECK_OK(gpuprim_distributed_reduce(tc.ctx, op, in, &again));
+    CHECKF(got == again, "two runs gave %llx and %llx", (unsigned long long)got, (unsigned long long)again);
+    if (exact_op(op, d)) {
+        expected = tc_identity(op, d);
+        for (i = 0; i < g.total; ++i) expected = tc_apply(op, d, expected, tc_get(d, g.keys, i));
+        CHECKF(got == expected, "got %llx, expected %llx", (unsigned long long)got, (unsigned long long)expected);
+    } else {
+        for (i = 0; i < g.total; ++i) {
+            long double v = tc_value(d, tc_get(d, g.keys, i));
+            ref += v;
+            sumabs += fabsl(v);
+        }
+        /* The ranks' partial sums are rounded to the dtype before they combine. */
+        CHECKF(tc_float_sum_ok(d, got, ref, sumabs, g.total + (uint64_t)g_ranks), "got %Lg, expected about %Lg",
+               tc_value(d, got), ref);
+    }
+    REQUIRE_OK(gpuprim_buffer_destroy(tc.ctx, in));
+    free(g.keys);
+}
+
+static void check_scan(gpuprim_dtype_t d, tc_pattern_t pattern, enum layout_kind layout, uint64_t per_rank,
+                       gpuprim_op_t op, gpuprim_scan_kind_t kind, int in_place) {
+    global_data_t g;
+    uint64_t i, n, running, errors = 0;
+    long double ref = 0, sumabs = 0;
+    gpuprim_buffer_t in, out;
+    void *got;
+
+    make_layout(&g, layout, per_rank);
+    make_keys(&g, d, pattern);
+    n = local_count(&g);
+    tc_where("scan %s %s %s %s layout %s per_rank %llu%s", kind == GPUPRIM_SCAN_INCLUSIVE ? "inclusive" : "exclusive",
+             tc_op_name(op), tc_dtype_name(d), tc_pattern_names[pattern], layout_names[layout],
+             (unsigned long long)per_rank, in_place ? " in place" : "");
+    in = local_buffer(&g, d, g.keys);
+    out = in_place ? in : poisoned(d, n);
+    CHECK_OK(gpuprim_distributed_scan(tc.ctx, op, kind, in, out));
+    got = download(out, d, n);
+    running = tc_identity(op, d);
+    for (i = 0; i < g.offsets[g_rank] + n && errors < 5; ++i) {
+        uint64_t x = tc_get(d, g.keys, i);
+        long double v = tc_value(d, x);
+        int mine = i >= g.offsets[g_rank];
+        uint64_t at = i - g.offsets[g_rank];
+        if (kind == GPUPRIM_SCAN_INCLUSIVE) {
+            running = tc_apply(op, d, running, x);
+            ref += v;
+            sumabs += fabsl(v);
+        }
+        if (mine) {
+            uint64_t value = tc_get(d, got, at);
+            int ok;
+            if (exact_op(op, d)) ok = value == running;
+            else if (kind == GPUPRIM_SCAN_EXCLUSIVE && i == 0) ok = value == 0 || value == tc_sign_bit(d);
+            else ok = tc_float_sum_ok(d, value, ref, sumabs, i + 1 + (uint64_t)g_ranks);
+            if (!ok) {
+                CHECKF(0, "rank %d output %llu (global %llu): %llx, expected %llx (about %Lg)", g_rank,
+                       (unsigned long long)at, (unsigned long long)i, (unsigned long long)value,
+                       (unsigned long long)running, ref);
+                ++errors;
+            }
+        }
+        if (kind == GPUPRIM_SCAN_EXCLUSIVE) {
+            running = tc_apply(op, d, running, x);
+            ref += v;
+            sumabs += fabsl(v);
+        }
+    }
+    CHECK(errors == 0);
+    if (!in_place) REQUIRE_OK(gpuprim_buffer_destroy(tc.ctx, out));
+    REQUIRE_OK(gpuprim_buffer_destroy(tc.ctx, in));
+    free(got);
+    free(g.keys);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Agreement: failures on one rank, arguments that differ                   */
+/* ------------------------------------------------------------------------ */
+
+static void check_agreement(void) {
+    const uint64_t n = 100;
+    gpuprim_buffer_t keys = poisoned(GPUPRIM_DTYPE_U32, n), out = poisoned(GPUPRIM_DTYPE_U32, n);
+    gpuprim_buffer_t f32 = poisoned(GPUPRIM_DTYPE_F32, n);
+    gpuprim_sort_options_t options;
+    gpuprim_status_t status;
+    void *host;
+    uint64_t i, result = 0;
+    int bad = g_ranks - 1;
+
+    tc_where("agreement: a NULL keys_in on rank %d", bad);
+    status = gpuprim_distributed_sort(tc.ctx, g_rank == bad ? NULL : keys, NULL, out, NULL, NULL);
+    CHECKF(status == GPUPRIM_ERROR_NULL_POINTER, "status %d", (int)status);
+    if (g_rank == bad) CHECK_MESSAGE(tc.ctx, "keys_in");
+    else if (g_ranks > 1) CHECK_MESSAGE(tc.ctx, "failed on rank");
+    host = download(out, GPUPRIM_DTYPE_U32, n);
+    for (i = 0; i < n; ++i) CHECK(tc_get(GPUPRIM_DTYPE_U32, host, i) == tc_poison_bits(GPUPRIM_DTYPE_U32));
+    free(host);
+
+    if (g_ranks > 1) {
+        tc_where("agreement: rank %d sorts descending, the others ascending", bad);
+        gpuprim_sort_options_init(&options);
+        if (g_rank == bad) options.order = GPUPRIM_ORDER_DESCENDING;
+        CHECK_STATUS(gpuprim_distributed_sort(tc.ctx, keys, NULL, out, NULL, &options), GPUPRIM_ERROR_INVALID_ARGUMENT);
+        CHECK_MESSAGE(tc.ctx, "options->order");
+
+        tc_where("agreement: rank %d reduces f32, the others u32", bad);
+        CHECK_STATUS(gpuprim_distributed_reduce(tc.ctx, GPUPRIM_OP_SUM, g_rank == bad ? f32 : keys, &result),
+                     GPUPRIM_ERROR_INVALID_ARGUMENT);
+        CHECK_MESSAGE(tc.ctx, "dtype");
+
+        tc_where("agreement: rank %d asks another k", bad);
+        {
+            const uint64_t k = g_rank == bad ? 2 : 1;
+            gpuprim_buffer_t slots = poisoned(GPUPRIM_DTYPE_U32, k);
+            CHECK_STATUS(gpuprim_distributed_topk(tc.ctx, keys, k, GPUPRIM_ORDER_ASCENDING, slots, NULL),
+                         GPUPRIM_ERROR_INVALID_ARGUMENT);
+            CHECK_MESSAGE(tc.ctx, "k =");
+            REQUIRE_OK(gpuprim_buffer_destroy(tc.ctx, slots));
+        }
+    }
+    tc_where("agreement: top-k k past the global count");
+    {
+        const uint64_t k = n * (uint64_t)g_ranks + 1;
+        gpuprim_buffer_t slots = poisoned(GPUPRIM_DTYPE_U32, k);
+        CHECK_STATUS(gpuprim_distributed_topk(tc.ctx, keys, k, GPUPRIM_ORDER_ASCENDING, slots, NULL),
+                     GPUPRIM_ERROR_INVALID_ARGUMENT);
+        CHECK_MESSAGE(tc.ctx, "together");
+        REQUIRE_OK(gpuprim_buffer_destroy(tc.ctx, slots));
+    }
+
+    tc_where("agreement: argsort into U32 indices");
+    CHECK_STATUS(gpuprim_distributed_argsort(tc.ctx, keys, NULL, out, NULL), GPUPRIM_ERROR_DTYPE_MISMATCH);
+    CHECK_MESSAGE(tc.ctx, "I64 or U64");
+
+    tc_where("agreement: a bad scan kind on rank 0");
+    CHECK_STATUS(gpuprim_distributed_scan(tc.ctx, GPUPRIM_OP_SUM,
+                                          g_rank == 0 ? (gpuprim_scan_kind_t)7 : GPUPRIM_SCAN_INCLUSIVE, keys, out),
+                 GPUPRIM_ERROR_INVALID_ENUM);
+    REQUIRE_OK(gpuprim_buffer_destroy(tc.ctx, keys));
+    REQUIRE_OK(gpuprim_buffer_destroy(tc.ctx, out));
+    REQUIRE_OK(gpuprim_buffer_destroy(tc.ctx, f32));
+}
+
+/* Attaching and detaching: local calls, no communication. */
+static void check_attach(void) {
+    int32_t rank = -1, ranks = -1;
+    gpuprim_buffer_t keys = poisoned(GPUPRIM_DTYPE_U32, 4);
+    uint64_t result;
+    tc_where("attach: rank and rank count");
+    CHECK_OK(gpuprim_context_get_rank(tc.ctx, &rank, &ranks));
+    CHECK(rank == g_rank && ranks == g_ranks);
+    CHECK_STATUS(gpuprim_context_get_rank(tc.ctx, NULL, &ranks), GPUPRIM_ERROR_NULL_POINTER);
+    tc_where("attach: bad arguments");
+    CHECK_STATUS(gpuprim_context_attach_communicator(tc.ctx, GPUPRIM_COMM_MPI, NULL), GPUPRIM_ERROR_NULL_POINTER);
+    CHECK_MESSAGE(tc.ctx, "communicator");
+    CHECK_STATUS(gpuprim_context_attach_communicator(tc.ctx, (gpuprim_comm_kind_t)9, &g_world),
+                 GPUPRIM_ERROR_INVALID_ENUM);
+    CHECK_STATUS(gpuprim_context_attach_communicator(NULL, GPUPRIM_COMM_MPI, &g_world), GPUPRIM_ERROR_NULL_POINTER);
+    if (g_cuda) {
+        CHECK_STATUS(gpuprim_context_attach_communicator(tc.ctx, GPUPRIM_COMM_MPI, &g_world),
+                     GPUPRIM_ERROR_INVALID_ARGUMENT);
+        CHECK_MESSAGE(tc.ctx, "CPU context");
+    } else {
+        gpuprim_status_t s = gpuprim_context_attach_communicator(tc.ctx, GPUPRIM_COMM_NCCL, &g_world);
+        CHECKF(s == GPUPRIM_ERROR_INVALID_ARGUMENT || s == GPUPRIM_ERROR_BACKEND_UNAVAILABLE, "status %d", (int)s);
+    }
+    /* A failed attach keeps the communicator attached before. */
+    CHECK_OK(gpuprim_context_get_rank(tc.ctx, &rank, &ranks));
+    CHECK(rank == g_rank);
+    tc_where("attach: detach, then every distributed call refuses");
+    CHECK_OK(gpuprim_context_detach_communicator(tc.ctx));
+    CHECK_OK(gpuprim_context_detach_communicator(tc.ctx));
+    CHECK_STATUS(gpuprim_distributed_reduce(tc.ctx, GPUPRIM_OP_SUM, keys, &result), GPUPRIM_ERROR_INVALID_ARGUMENT);
+    CHECK_MESSAGE(tc.ctx, "no communicator");
+    CHECK_STATUS(gpuprim_context_get_rank(tc.ctx, &rank, &ranks), GPUPRIM_ERROR_INVALID_ARGUMENT);
+#if defined(GPUPRIM_TEST_NCCL)
+    if (g_cuda) REQUIRE_OK(gpuprim_context_attach_communicator(tc.ctx, GPUPRIM_COMM_NCCL, g_nccl));
+#endif
+    if (!g_cuda) REQUIRE_OK(gpuprim_context_attach_communicator(tc.ctx, GPUPRIM_COMM_MPI, &g_world));
+    REQUIRE_OK(gpuprim_buffer_destroy(tc.ctx, keys));
+}
+
+/* ------------------------------------------------------------------------ */
+
+int main(int argc, char **argv) {
+    static const gpuprim_dtype_t sort_dtypes[] = {GPUPRIM_DTYPE_U32, GPUPRIM_DTYPE_I32, GPUPRIM_DTYPE_F32,
+                                                  GPUPRIM_DTYPE_F64, GPUPRIM_DTYPE_I64, GPUPRIM_DTYPE_U8,
+                                                  GPUPRIM_DTYPE_I16, GPUPRIM_DTYPE_F16, GPUPRIM_DTYPE_BF16,
+                                                  GPUPRIM_DTYPE_U64, GPUPRIM_DTYPE_I8,  GPUPRIM_DTYPE_U16};
+    static const tc_pattern_t patterns[] = {TC_RANDOM_BITS, TC_SMALL_RANGE, TC_EQUAL,  TC_SORTED,
+                                            TC_REVERSED,    TC_SPECIAL,     TC_NAN_HEAVY, TC_TINY};
+    const int dtypes = (int)(sizeof sort_dtypes / sizeof *sort_dtypes);
+    const int pattern_count = (int)(sizeof patterns / sizeof *patterns);
+    const uint64_t sizes[] = {1, 7, 300, 5000};
+    const uint64_t large = tc_env_flag("GPUPRIM_TEST_LARGE") ? (1u << 22) : 40000;
+    long failures;
+    int t, p, l, s;
+
+    (void)argc;
+    (void)argv;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &g_ranks);
+    if (g_ranks > 64) {
+        if (g_rank == 0) fprintf(stderr, "test_distributed: at most 64 ranks\n");
+        MPI_Finalize();
+        return 1;
+    }
+    setup();
+    check_attach();
+    check_agreement();
+
+    for (t = 0; t < dtypes; ++t) {
+        gpuprim_dtype_t d = sort_dtypes[t];
+        unsigned bits = tc_bits(d);
+        for (l = 0; l < LAYOUT_COUNT; ++l)
+            for (s = 0; s < 4; ++s) {
+                tc_pattern_t pattern = patterns[(t + l + s) % pattern_count];
+                check_sort(d, pattern, (enum layout_kind)l, sizes[s], (t + s) & 1, 0, bits,
+                           s == 1 ? GPUPRIM_DTYPE_U8 : s == 2 ? GPUPRIM_DTYPE_U64 : GPUPRIM_DTYPE_U32, s == 3);
+            }
+        /* Keys only, a bit range, every pattern at one size. */
+        for (p = 0; p < pattern_count; ++p)
+            check_sort(d, patterns[p], RANDOM_COUNTS, 300, p & 1, bits > 8 ? 3 : 1, bits - 1, (gpuprim_dtype_t)-1,
+                       p & 1);
+        check_argsort(d, patterns[t % pattern_count], RANDOM_COUNTS, 300, t & 1,
+                      (t & 1) ? GPUPRIM_DTYPE_I64 : GPUPRIM_DTYPE_U64, t % 3 != 0);
+        check_argsort(d, TC_EQUAL, ONE_RANK_HOLDS_ALL, 200, 0, GPUPRIM_DTYPE_I64, 1);
+        check_topk(d, patterns[(t + 1) % pattern_count], RANDOM_COUNTS, 300, t & 1, 1 + tc_below(40),
+                   (t & 1) ? GPUPRIM_DTYPE_I32 : GPUPRIM_DTYPE_U64, t % 3 != 1);
+        check_topk(d, TC_SMALL_RANGE, EQUAL_COUNTS, 50, 1, UINT64_MAX, GPUPRIM_DTYPE_I64, 1); /* k = all */
+        check_topk(d, TC_EQUAL, ONE_RANK_HOLDS_ALL, 100, 0, 33, (gpuprim_dtype_t)-1, 1);
+    }
+    /* Larger, random layouts. */
+    check_sort(GPUPRIM_DTYPE_U32, TC_RANDOM_BITS, RANDOM_COUNTS, large, 0, 0, 32, GPUPRIM_DTYPE_U32, 0);
+    check_sort(GPUPRIM_DTYPE_F32, TC_NAN_HEAVY, EQUAL_COUNTS, large, 1, 0, 32, (gpuprim_dtype_t)-1, 1);
+    check_sort(GPUPRIM_DTYPE_U64, TC_SMALL_RANGE, ONE_RANK_HOLDS_ALL, large, 0, 0, 64, GPUPRIM_DTYPE_U64, 0);
+    check_topk(GPUPRIM_DTYPE_F32, TC_RANDOM_BITS, EQUAL_COUNTS, large, 1, 5000, GPUPRIM_DTYPE_I64, 1);
+
+    for (t = 0; t < TC_DTYPE_COUNT; ++t) {
+        gpuprim_dtype_t d = tc_all_dtypes[t];
+        for (l = 0; l < LAYOUT_COUNT; ++l) {
+            gpuprim_op_t op = (gpuprim_op_t)((t + l) % 3);
+            /* Float sums on values whose partial sums stay in range (16-bit floats: subnormals). */
+            tc_pattern_t pattern = !tc_is_float(d) || op != GPUPRIM_OP_SUM ? patterns[(t + l) % pattern_count]
+                                   : tc_is_half(d)                         ? TC_TINY
+                                                                           : TC_MODERATE;
+            check_reduce(d, pattern, (enum layout_kind)l, l == 0 ? 3000 : 77, op);
+            check_scan(d, pattern, (enum layout_kind)l, l == 1 ? 3000 : 77, op,
+                       (t + l) & 1 ? GPUPRIM_SCAN_EXCLUSIVE : GPUPRIM_SCAN_INCLUSIVE, l == 2);
+        }
+        check_reduce(d, TC_SPECIAL, RANDOM_COUNTS, 500, GPUPRIM_OP_MAX);
+        check_scan(d, TC_SPECIAL, RANDOM_COUNTS, 500, GPUPRIM_OP_MIN, GPUPRIM_SCAN_INCLUSIVE, 0);
+    }
+    check_scan(GPUPRIM_DTYPE_I32, TC_RANDOM_BITS, RANDOM_COUNTS, large, GPUPRIM_OP_SUM, GPUPRIM_SCAN_INCLUSIVE, 0);
+    check_reduce(GPUPRIM_DTYPE_F32, TC_MODERATE, RANDOM_COUNTS, large, GPUPRIM_OP_SUM);
+
+    failures = global_failures();
+    if (g_rank != 0 && tc.failures == 0) tc.checks = 0; /* rank 0 prints the summary */
+    if (g_rank == 0 && failures > tc.failures) tc.failures = failures;
+    {
+        int code = (g_rank == 0 || tc.failures) ? tc_finish() : (gpuprim_context_destroy(tc.ctx), 0);
+#if defined(GPUPRIM_TEST_NCCL)
+        if (g_cuda) ncclCommDestroy(g_nccl);
+#endif
+        MPI_Finalize();
+        return code;
+    }
+}
