@@ -519,6 +519,27 @@ static void check_attach(void) {
 #endif
     if (!g_cuda) REQUIRE_OK(gpuprim_context_attach_communicator(tc.ctx, GPUPRIM_COMM_MPI, &g_world));
     REQUIRE_OK(gpuprim_buffer_destroy(tc.ctx, keys));
+
+    tc_where("handles: a NULL or destroyed context (no communication), a buffer of another context");
+    {
+        gpuprim_context_t other = NULL, gone = NULL;
+        gpuprim_context_options_t cpu;
+        gpuprim_buffer_t foreign = NULL, mine = poisoned(GPUPRIM_DTYPE_U32, 4);
+        gpuprim_context_options_init(&cpu);
+        cpu.backend = GPUPRIM_BACKEND_CPU;
+        REQUIRE_OK(gpuprim_context_create(&cpu, &other, NULL, 0));
+        REQUIRE_OK(gpuprim_context_create(&cpu, &gone, NULL, 0));
+        REQUIRE_OK(gpuprim_context_destroy(gone));
+        REQUIRE_OK(gpuprim_buffer_create(other, GPUPRIM_DTYPE_U32, 4, &foreign));
+        CHECK_STATUS(gpuprim_distributed_sort(NULL, mine, NULL, mine, NULL, NULL), GPUPRIM_ERROR_NULL_POINTER);
+        CHECK_STATUS(gpuprim_distributed_reduce(gone, GPUPRIM_OP_SUM, mine, &result), GPUPRIM_ERROR_INVALID_HANDLE);
+        CHECK_STATUS(gpuprim_context_attach_communicator(gone, GPUPRIM_COMM_MPI, &g_world),
+                     GPUPRIM_ERROR_INVALID_HANDLE);
+        CHECK_STATUS(gpuprim_distributed_sort(tc.ctx, foreign, NULL, mine, NULL, NULL), GPUPRIM_ERROR_CONTEXT_MISMATCH);
+        CHECK_MESSAGE(tc.ctx, "keys_in");
+        REQUIRE_OK(gpuprim_buffer_destroy(tc.ctx, mine));
+        REQUIRE_OK(gpuprim_context_destroy(other));
+    }
 }
 
 /* ------------------------------------------------------------------------ */
