@@ -18,7 +18,7 @@ gpuprim_status_t gpuprim_scan(gpuprim_context_t context, gpuprim_op_t op, gpupri
         const ScanOperands operands = scan_operands(ctx, op, kind, input, output);
         const Buffer &in = *operands.in;
         if (in.count == 0) return;
-        ctx.backend->scan(op, kind, in.dtype, in.data, operands.out->data, in.count);
+        ctx.backend->scan(op, kind, in.dtype, in.data, operands.out->data, in.count, nullptr);
     });
 }
 

@@ -85,11 +85,15 @@ public:
     }
 
     void scan(gpuprim_op_t op, gpuprim_scan_kind_t kind, gpuprim_dtype_t dtype, const void *input,
-              void *output, uint64_t count) override {
+              void *output, uint64_t count, const void *initial) override {
         dispatch_dtype(dtype, [&](auto zero) {
             using T = decltype(zero);
+            // A host pointer of any alignment: copied out.
+            T start{};
+            if (initial) std::memcpy(&start, initial, sizeof start);
             cpu::scan<T>(parallel_, op, kind == GPUPRIM_SCAN_EXCLUSIVE,
-                         static_cast<const T *>(input), static_cast<T *>(output), count);
+                         static_cast<const T *>(input), static_cast<T *>(output), count,
+                         initial ? &start : nullptr);
         });
     }
 
@@ -114,6 +118,27 @@ public:
         cpu::topk(parallel_, workspace_, request, layout);
     }
 
+    void copy(void *destination, const void *source, uint64_t bytes) override {
+        if (bytes != 0) std::memcpy(destination, source, bytes);
+    }
+
+    void add_to_indices(void *indices, uint64_t count, uint32_t index_bytes, uint64_t offset) override {
+        if (index_bytes == 4) add_offset(static_cast<uint32_t *>(indices), count, static_cast<uint32_t>(offset));
+        else if (index_bytes == 8) add_offset(static_cast<uint64_t *>(indices), count, offset);
+        else fail(GPUPRIM_ERROR_INTERNAL, "add_to_indices: %u-byte indices", index_bytes);
+    }
+
+    void count_keys_below(const SortRequest &keys, const uint64_t *candidates, uint64_t candidate_count,
+                          uint64_t *counts) override {
+        switch (keys.key_bytes) {
+        case 1: return count_below<uint8_t>(keys, candidates, candidate_count, counts);
+        case 2: return count_below<uint16_t>(keys, candidates, candidate_count, counts);
+        case 4: return count_below<uint32_t>(keys, candidates, candidate_count, counts);
+        case 8: return count_below<uint64_t>(keys, candidates, candidate_count, counts);
+        }
+        fail(GPUPRIM_ERROR_INTERNAL, "count_keys_below: %u-byte keys", keys.key_bytes);
+    }
+
     explicit CpuBackend(int32_t threads)
         : parallel_(threads),
           workspace_([this](uint64_t bytes) { return allocate(bytes); },
@@ -121,6 +146,43 @@ public:
     ~CpuBackend() override { workspace_.release(); }
 
 private:
+    // Pieces of the index and candidate loops: their bounds depend on the
+    // count only (the results do not depend on them at all).
+    static constexpr uint64_t kIndexGrain = 1 << 16;
+    static constexpr uint64_t kCandidateGrain = 1 << 10;
+
+    template <typename U>
+    void add_offset(U *indices, uint64_t count, U offset) {
+        parallel_.for_ranges(count, kIndexGrain, [&](uint64_t begin, uint64_t end) {
+            for (uint64_t i = begin; i < end; ++i) indices[i] = U(indices[i] + offset);
+        });
+    }
+
+    // counts[j]: the keys whose sort bits are below candidates[j], by binary
+    // search (the keys are sorted by those bits).
+    template <typename Bits>
+    void count_below(const SortRequest &keys, const uint64_t *candidates, uint64_t candidate_count,
+                     uint64_t *counts) {
+        const Bits *data = static_cast<const Bits *>(keys.keys_in);
+        const uint32_t begin_bit = keys.begin_bit, end_bit = sort_end_bit(keys);
+        const KeyKind kind = keys.key_kind;
+        const bool descending = keys.descending;
+        parallel_.for_ranges(candidate_count, kCandidateGrain, [&](uint64_t first, uint64_t last) {
+            for (uint64_t j = first; j < last; ++j) {
+                const uint64_t candidate = candidates[j];
+                uint64_t low = 0, high = keys.count;  // the answer lies in [low, high]
+                while (low < high) {
+                    const uint64_t middle = low + (high - low) / 2;
+                    const uint64_t bits =
+                        sort_bits(to_radix_key<Bits>(data[middle], kind, descending), begin_bit, end_bit);
+                    if (bits < candidate) low = middle + 1;
+                    else high = middle;
+                }
+                counts[j] = low;
+            }
+        });
+    }
+
     Parallel parallel_;
     Workspace workspace_;
 };

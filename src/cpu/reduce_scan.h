@@ -18,7 +18,8 @@
 //   sum bound being about the same.
 // - Scan: blocks of kScanBlock elements. Each block's total comes from the
 //   leaf reduction above; block b starts from carry_b, where carry_0 is the
-//   identity and carry_{b+1} = carry_b op total_b, added up in block order;
+//   identity (or the scan's initial value, in Acc: Backend::scan) and
+//   carry_{b+1} = carry_b op total_b, added up in block order;
 //   within a block the running value takes one element at a time. Float SUM
 //   error: at most (kScanBlock + number of blocks) u sum|x_j| per output.
 // Integer SUM wraps; MIN/MAX are exact, so only float SUM and dot care.
@@ -372,15 +373,17 @@ void scan_block(const T *input, T *output, uint64_t count, Acc carry, Op op) {
         if (is_nan(end)) canonicalize_nans(output, count);
 }
 
+// start: the carry of block 0, the operator's identity or the scan's
+// initial value (Backend::scan), which so enters as the first partial total.
 template <typename T, typename Acc, typename Op>
 void scan_blocks(Parallel &parallel, const T *input, T *output, uint64_t count, bool exclusive,
-                 Op op) {
+                 Op op, Acc start) {
     const uint64_t blocks = ceil_div(count, kScanBlock);
     auto block_count = [&](uint64_t b) {
         const uint64_t begin = b * kScanBlock;
         return count - begin < kScanBlock ? count - begin : kScanBlock;
     };
-    Acc carry = Op::identity();
+    Acc carry = start;
     if (parallel.threads() <= 1 || count < kParallelScanMin) {
         // The carries are the blocks' totals added in order. Exact operators
         // (integers, MIN/MAX) give the same carry as the running value, so
@@ -428,18 +431,24 @@ void scan_blocks(Parallel &parallel, const T *input, T *output, uint64_t count, 
     }
 }
 
+// initial: nullptr, or the value the scan starts from (Backend::scan): block
+// 0's carry, in the accumulator type for SUM (as if it were one more
+// element in front of the input).
 template <typename T>
 void scan(Parallel &parallel, gpuprim_op_t op, bool exclusive, const T *input, T *output,
-          uint64_t count) {
+          uint64_t count, const T *initial = nullptr) {
     if (count == 0) return;
     using Acc = typename Accumulator<T>::type;
     switch (op) {
     case GPUPRIM_OP_SUM:
-        return scan_blocks<T, Acc>(parallel, input, output, count, exclusive, LaneSum<Acc>{});
+        return scan_blocks<T, Acc>(parallel, input, output, count, exclusive, LaneSum<Acc>{},
+                                   initial ? load_as<Acc>(*initial) : LaneSum<Acc>::identity());
     case GPUPRIM_OP_MIN:
-        return scan_blocks<T, T>(parallel, input, output, count, exclusive, MinOp<T>{});
+        return scan_blocks<T, T>(parallel, input, output, count, exclusive, MinOp<T>{},
+                                 initial ? *initial : MinOp<T>::identity());
     case GPUPRIM_OP_MAX:
-        return scan_blocks<T, T>(parallel, input, output, count, exclusive, MaxOp<T>{});
+        return scan_blocks<T, T>(parallel, input, output, count, exclusive, MaxOp<T>{},
+                                 initial ? *initial : MaxOp<T>::identity());
     }
     fail(GPUPRIM_ERROR_INTERNAL, "scan: unknown op %d", static_cast<int>(op));
 }

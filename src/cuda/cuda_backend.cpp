@@ -5,6 +5,7 @@
 #include "core/backend.h"
 #include "core/error.h"
 #include "cuda/device_env.h"
+#include "cuda/distributed/distributed.h"
 #include "cuda/reduce/reduce.h"
 #include "cuda/scan/scan.h"
 #include "cuda/segmented_scan/segmented_scan.h"
@@ -242,9 +243,9 @@ public:
     }
 
     void scan(gpuprim_op_t op, gpuprim_scan_kind_t kind, gpuprim_dtype_t dtype, const void *input,
-              void *output, uint64_t count) override {
+              void *output, uint64_t count, const void *initial) override {
         DeviceScope scope(env_.device_ordinal);
-        cuda::scan(env_, op, kind, dtype, input, output, count);
+        cuda::scan(env_, op, kind, dtype, input, output, count, initial);
     }
 
     void sort(const SortRequest &request) override {
@@ -273,6 +274,26 @@ public:
         DeviceScope scope(env_.device_ordinal);
         cuda::segmented_scan(env_, op, kind, dtype, layout, input, output);
     }
+
+    void copy(void *destination, const void *source, uint64_t bytes) override {
+        if (bytes == 0) return;
+        DeviceScope scope(env_.device_ordinal);
+        check(cudaMemcpyAsync(destination, source, bytes, cudaMemcpyDeviceToDevice, env_.stream),
+              "copy (cudaMemcpyAsync device to device)");
+    }
+
+    void add_to_indices(void *indices, uint64_t count, uint32_t index_bytes, uint64_t offset) override {
+        DeviceScope scope(env_.device_ordinal);
+        cuda::add_to_indices(env_, indices, count, index_bytes, offset);
+    }
+
+    void count_keys_below(const SortRequest &keys, const uint64_t *candidates, uint64_t candidate_count,
+                          uint64_t *counts) override {
+        DeviceScope scope(env_.device_ordinal);
+        cuda::count_keys_below(env_, keys, candidates, candidate_count, counts);
+    }
+
+    void *native_stream() const override { return static_cast<void *>(env_.stream); }
 
 private:
     static constexpr size_t kHostResultBytes = 64;

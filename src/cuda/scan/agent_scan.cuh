@@ -28,7 +28,13 @@ struct ScanParams {
     uint32_t clear_chunk;
     bool exclusive;
     bool vector_store;   // output has the input's 16-byte alignment
+    // The scan starts from a value (Backend::scan's initial): its bits, in
+    // the low bytes of `initial`, as the kernel's running type (T; the
+    // running value Op::Accumulator for the narrow dtypes). Only tile 0
+    // reads it (scan_start below); absent, nothing changes.
+    bool has_initial;
     uint32_t poll_ns;    // back-off between look-back polls
+    uint64_t initial;
     void *status_slots;
     ScanCounters counters;
 #if defined(GPUPRIM_SCAN_TRACE)
@@ -48,6 +54,35 @@ struct ScanParams {
 #define GPUPRIM_SCAN_TRACE_AT(who, params, tile, slot, value) ((void)0)
 #endif
 
+// Everything before tile 0 combined: the scan's initial value where one is
+// given, else the operator's neutral element. For the ordered look-back
+// (float SUM) it is P_0, the prefix of group 0 (scan/tile_lookback.cuh); for
+// the others tile 0 publishes it combined with its aggregate
+// (tile0_inclusive), so later tiles find it through the look-back.
+template <typename T, typename Op>
+__device__ __forceinline__ T scan_start(const ScanParams &p) {
+    if (!p.has_initial) return ScanOpTraits<T, Op>::neutral();
+    return bit_cast<T>(static_cast<bits_t<T>>(p.initial));
+}
+
+// What tile 0 publishes as its inclusive prefix: its aggregate after the
+// initial value. The ordered look-back's tile slots hold aggregates only
+// (the initial value enters as P_0 there), so it publishes the aggregate.
+template <typename T, typename Op>
+__device__ __forceinline__ T tile0_inclusive(const ScanParams &p, T aggregate) {
+    if constexpr (ScanOpTraits<T, Op>::kOrdered) {
+        return aggregate;
+    } else {
+        return p.has_initial ? Op()(scan_start<T, Op>(p), aggregate) : aggregate;
+    }
+}
+
+// An exclusive scan's element 0: the initial value, else the identity.
+template <typename T, typename Op>
+__device__ __forceinline__ T exclusive_first(const ScanParams &p) {
+    return p.has_initial ? scan_start<T, Op>(p) : Op::identity();
+}
+
 template <typename T, typename Op, typename Config>
 struct TileIo {
     using Block = BlockVectorScan<T, Op, Config::kThreads, Config::kVectors>;
@@ -58,7 +93,7 @@ struct TileIo {
         return int64_t(tile) * Block::kTileItems - int64_t(p.head);
     }
     // Tile 0 always takes the element path, which also writes the identity
-    // as element 0 of an exclusive scan.
+    // (or the initial value) as element 0 of an exclusive scan.
     __device__ __forceinline__ static bool is_full(const ScanParams &p, uint32_t tile) {
         return tile != 0 && uint64_t(first_index(p, tile)) + Block::kTileItems <= p.count;
     }
@@ -79,16 +114,18 @@ struct TileIo {
         }
         if (p.exclusive && tile == 0 && warp == 0 && lane == 0) {
             // Element 0 sits at position head of lane 0's first vector.
+            const T first_value = exclusive_first<T, Op>(p);
 #pragma unroll
             for (int j = 0; j < Block::kVec; ++j)
-                if (uint32_t(j) == p.head) x[0][j] = Op::identity();
+                if (uint32_t(j) == p.head) x[0][j] = first_value;
         }
         Block::store_partial(out, first, p.count, x, warp, lane);
     }
     // A staged tile's output: each thread finishes its own vectors with the
     // prefix of everything before them and stores them, 16 bytes at a time
     // for a full tile whose output has the input's alignment, element by
-    // element otherwise (with the identity as an exclusive scan's element 0).
+    // element otherwise (with the identity, or the initial value, as an
+    // exclusive scan's element 0).
     __device__ __forceinline__ static void finish_staged(const ScanParams &p, uint32_t tile,
                                                          const T *staged,
                                                          const T (&lane_prefix)[Config::kVectors],
@@ -108,9 +145,10 @@ struct TileIo {
                 continue;
             }
             if (k == 0 && p.exclusive && tile == 0 && warp == 0 && lane == 0) {
+                const T first_value = exclusive_first<T, Op>(p);
 #pragma unroll
                 for (int j = 0; j < Block::kVec; ++j)
-                    if (uint32_t(j) == p.head) v[j] = Op::identity();
+                    if (uint32_t(j) == p.head) v[j] = first_value;
             }
 #pragma unroll
             for (int j = 0; j < Block::kVec; ++j) {
@@ -149,13 +187,15 @@ __device__ __forceinline__ void take_tile_ticket(const ScanParams &p, uint32_t &
 // Warp 0 of tile `tile` (> 0), its aggregate published: the exclusive prefix,
 // by the look-back its operator needs, with what successors read from this
 // tile published: its inclusive prefix, or for float SUM the group prefixes
-// it learned (scan/tile_lookback.cuh).
+// it learned (scan/tile_lookback.cuh; P_0 is scan_start: the initial value,
+// if any).
 template <typename T, typename Op, typename Config, typename Status>
 __device__ __forceinline__ T look_back(const ScanParams &p, const Status &status, uint32_t tile,
                                        T aggregate, T *saved_aggregates, int lane, LookbackStats &stats) {
     if constexpr (ScanOpTraits<T, Op>::kOrdered) {
         return lookback_ordered_prefix<T, Op, Config::kMaxSavedWindows>(status, p.num_tiles, tile, aggregate,
-                                                                        lane, p.poll_ns, stats);
+                                                                        scan_start<T, Op>(p), lane, p.poll_ns,
+                                                                        stats);
     } else {
         const T exclusive = lookback_exclusive_prefix<T, Op, Config::kMaxSavedWindows, Config::kWindowsPerPoll>(
             status, tile, saved_aggregates, lane, p.poll_ns, stats);
@@ -211,7 +251,8 @@ __global__ void __launch_bounds__(Config::kThreads, Config::kMinBlocks)
         if (lane == 0) p.counters.wait_cleared_past(tile, cleared);
         __syncwarp();
         if (tile == 0) {
-            if (lane == 0) status.store(0, kTileInclusive, aggregate);
+            exclusive = scan_start<T, Op>(p);
+            if (lane == 0) status.store(0, kTileInclusive, tile0_inclusive<T, Op>(p, aggregate));
         } else {
             if (lane == 0) status.store(tile, kTileAggregate, aggregate);
             GPUPRIM_SCAN_TRACE_AT(lane == 0, p, tile, 2, global_timer_ns());
@@ -232,15 +273,17 @@ __global__ void __launch_bounds__(Config::kThreads, Config::kMinBlocks)
 // Warp 0 publishes the aggregate of `tile` (the inclusive prefix for tile 0)
 // once the cleared watermark has passed it; the tile at the start of a
 // clearing chunk clears ahead first (scan/tile_lookback.cuh).
-template <bool kGroupSlots, typename T, typename Status>
+template <typename T, typename Op, typename Status>
 __device__ __forceinline__ void publish_aggregate(const ScanParams &p, const Status &status,
                                                   uint32_t tile, uint32_t cleared_seen, T aggregate,
                                                   int lane) {
     if (tile % p.clear_chunk == 0)
-        clear_status_ahead<kGroupSlots>(status, p.counters, tile, p.num_tiles, p.clear_chunk, lane);
+        clear_status_ahead<ScanOpTraits<T, Op>::kOrdered>(status, p.counters, tile, p.num_tiles, p.clear_chunk,
+                                                          lane);
     if (lane == 0) {
         p.counters.wait_cleared_past(tile, cleared_seen);
-        status.store(tile, tile == 0 ? kTileInclusive : kTileAggregate, aggregate);
+        if (tile == 0) status.store(0, kTileInclusive, tile0_inclusive<T, Op>(p, aggregate));
+        else status.store(tile, kTileAggregate, aggregate);
     }
     __syncwarp();
 }
@@ -262,11 +305,12 @@ __device__ __forceinline__ void publish_aggregate(const ScanParams &p, const Sta
 // Each thread only touches its own vectors of a staged tile, so no barrier is
 // needed between its copies landing and its reading them.
 // Warp 0 of a pipelined step: the exclusive prefix of `tile`, whose
-// aggregate went out one step earlier (tile 0: none to look for).
+// aggregate went out one step earlier (tile 0: none to look for, it starts
+// from the initial value or nothing).
 template <typename T, typename Op, typename Config, typename Status>
 __device__ __forceinline__ T tile_exclusive_prefix(const ScanParams &p, const Status &status, uint32_t tile,
                                                    T aggregate, T *saved_aggregates, int lane) {
-    T exclusive = ScanOpTraits<T, Op>::neutral();
+    T exclusive = scan_start<T, Op>(p);
     LookbackStats stats;
     if (tile != 0) exclusive = look_back<T, Op, Config>(p, status, tile, aggregate, saved_aggregates, lane, stats);
     GPUPRIM_SCAN_TRACE_AT(lane == 0, p, tile, 3, global_timer_ns());
@@ -405,7 +449,7 @@ __global__ void __launch_bounds__(Config::kThreads, Config::kMinBlocks)
         __syncthreads();
         if (warp == 0) {
             const T aggregate = Block::tile_total(next_temp);
-            publish_aggregate<Traits::kOrdered>(p, status, stage_ticket[0], stage_cleared[0], aggregate, lane);
+            publish_aggregate<T, Op>(p, status, stage_ticket[0], stage_cleared[0], aggregate, lane);
             if (lane == 0) stage_aggregate[0] = aggregate;
         }
         __syncthreads();  // next_temp is read before the first step writes it again
@@ -437,7 +481,7 @@ __global__ void __launch_bounds__(Config::kThreads, Config::kMinBlocks)
             const T aggregate = stage_aggregate[s];
             if (publish_next) {
                 const T next_aggregate = Block::tile_total(next_temp);
-                publish_aggregate<Traits::kOrdered>(p, status, next_tile, stage_cleared[s_next], next_aggregate, lane);
+                publish_aggregate<T, Op>(p, status, next_tile, stage_cleared[s_next], next_aggregate, lane);
                 if (lane == 0) stage_aggregate[s_next] = next_aggregate;
             }
             GPUPRIM_SCAN_TRACE_AT(lane == 0, p, tile, 2, global_timer_ns());
@@ -489,8 +533,9 @@ __global__ void __launch_bounds__(Config::kThreads) scan_single_block_kernel(con
 
     const int warp = threadIdx.x / kWarpLanes;
     const int lane = threadIdx.x % kWarpLanes;
-    T carry = Traits::neutral();         // everything before the tile
-    T group_prefix = Traits::neutral();  // float SUM: P_g, everything before the tile's group
+    // The initial value, if any, is everything before tile 0 (float SUM: P_0).
+    T carry = scan_start<T, Op>(p);         // everything before the tile
+    T group_prefix = scan_start<T, Op>(p);  // float SUM: P_g, everything before the tile's group
     for (uint32_t tile = 0; tile < p.num_tiles; ++tile) {
         if constexpr (Traits::kOrdered) {
             // Every warp scans the group's aggregates the way the look-back

@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 
 namespace gpuprim::cuda {
@@ -35,12 +36,28 @@ struct ScanHooks {
 constexpr uint32_t kTicketWord = ScanCounterWords::kTicket;
 constexpr uint32_t kDoneWord = ScanCounterWords::kDone;
 
+// The bits of a scan's initial value (Backend::scan: nullptr or a host
+// pointer to one element, of any alignment) for ScanParams, as `Kernel`,
+// the type the kernel runs on, converted from the element by `convert`.
+template <typename Element, typename Kernel, typename Convert>
+void set_initial(ScanParams &p, const void *initial, Convert convert) {
+    p.has_initial = initial != nullptr;
+    p.initial = 0;
+    if (!initial) return;
+    Element element;
+    std::memcpy(&element, initial, sizeof element);
+    const Kernel value = convert(element);
+    static_assert(sizeof(Kernel) <= sizeof(p.initial), "the initial value fits its field");
+    std::memcpy(&p.initial, &value, sizeof value);  // the low bytes (little-endian, as the device reads them)
+}
+
 // launch_scan (below) with the checkers' hooks. Config: the operator's
 // configuration (ScanConfigFor), or the tuning's MidConfig for inputs too
-// small to pipeline.
+// small to pipeline. initial: nullptr, or a host pointer to the T the scan
+// starts from (Backend::scan).
 template <typename T, typename Op, typename Tuning, typename Config = typename ScanConfigFor<Tuning, Op>::type>
 void launch_scan_with(const DeviceEnv &env, bool exclusive, const T *input, T *output, uint64_t count,
-                      const ScanHooks &hooks) {
+                      const ScanHooks &hooks, const void *initial = nullptr) {
     const ScanPath path = hooks.path;
     using Block = BlockVectorScan<T, Op, Config::kThreads, Config::kVectors>;
     if (count == 0) return;
@@ -64,6 +81,9 @@ void launch_scan_with(const DeviceEnv &env, bool exclusive, const T *input, T *o
     p.num_tiles = static_cast<uint32_t>(tiles);
     p.clear_chunk = Tuning::kClearChunk;
     p.poll_ns = Tuning::kPollNs;
+    // Float SUM reports every NaN as the canonical one, an exclusive scan's
+    // element 0 included.
+    set_initial<T, T>(p, initial, [](T x) { return ScanOpTraits<T, Op>::kOrdered ? canonical_nan_if_nan(x) : x; });
 
     // Pipelines want several tiles per resident block: an input with fewer
     // (small and mid sizes), or a device whose shared memory cannot hold the
@@ -84,7 +104,8 @@ void launch_scan_with(const DeviceEnv &env, bool exclusive, const T *input, T *o
                                                             : Tuning::kPipelineMinTilesPerBlock))) {
             using Mid = typename Tuning::MidConfig;
             static_assert(Mid::kStages == 1, "the mid-size configuration runs one tile per block");
-            launch_scan_with<T, Op, Tuning, Mid>(env, exclusive, input, output, count, ScanHooks{ScanPath::Auto, hooks.trace});
+            launch_scan_with<T, Op, Tuning, Mid>(env, exclusive, input, output, count,
+                                                 ScanHooks{ScanPath::Auto, hooks.trace}, initial);
             return;
         }
     }
@@ -120,16 +141,18 @@ void launch_scan_with(const DeviceEnv &env, bool exclusive, const T *input, T *o
 }
 
 // Scans count elements of input into output with Tuning's configuration
-// for Op.
+// for Op, from *initial where initial is not nullptr.
 template <typename T, typename Op, typename Tuning>
-void launch_scan(const DeviceEnv &env, bool exclusive, const T *input, T *output, uint64_t count) {
-    launch_scan_with<T, Op, Tuning>(env, exclusive, input, output, count, ScanHooks{});
+void launch_scan(const DeviceEnv &env, bool exclusive, const T *input, T *output, uint64_t count,
+                 const void *initial = nullptr) {
+    launch_scan_with<T, Op, Tuning>(env, exclusive, input, output, count, ScanHooks{}, initial);
 }
 
-// Large inputs of the narrow dtypes: tile totals, their prefixes, the scan.
+// Large inputs of the narrow dtypes: tile totals, their prefixes (after the
+// initial value, if any), the scan.
 template <typename T, typename Op>
 void launch_narrow_scan_three_pass(const DeviceEnv &env, bool exclusive, const T *input, T *output,
-                                   uint64_t count) {
+                                   uint64_t count, const void *initial) {
     using namespace narrow_scan;
     using Acc = typename Op::Accumulator;
     const uint64_t tiles = (count + kTileItems<T> - 1) / kTileItems<T>;
@@ -138,7 +161,14 @@ void launch_narrow_scan_three_pass(const DeviceEnv &env, bool exclusive, const T
     Acc *prefixes = static_cast<Acc *>(env.workspace->reserve(checked_mul(tiles, sizeof(Acc), "the scan's tile totals")));
     tile_totals_kernel<T, Op><<<unsigned(tiles), kThreads, 0, env.stream>>>(input, count, in_vectors, prefixes);
     check_launch("scan (tile totals) launch");
-    tile_prefix_kernel<Acc, typename Op::Combine><<<1, kPrefixThreads, 0, env.stream>>>(prefixes, uint32_t(tiles));
+    Acc start = Op::Combine::identity();
+    if (initial) {
+        T element;
+        std::memcpy(&element, initial, sizeof element);
+        start = Op::load(element);
+    }
+    tile_prefix_kernel<Acc, typename Op::Combine>
+        <<<1, kPrefixThreads, 0, env.stream>>>(prefixes, uint32_t(tiles), initial != nullptr, start);
     check_launch("scan (tile prefixes) launch");
     tile_scan_kernel<T, Op><<<unsigned(tiles), kThreads, 0, env.stream>>>(input, output, count, in_vectors,
                                                                            out_vectors, exclusive, prefixes);
@@ -146,9 +176,12 @@ void launch_narrow_scan_three_pass(const DeviceEnv &env, bool exclusive, const T
 }
 
 // The narrow dtypes' scan (scan/narrow_scan.cuh): Op is a wide operator,
-// the look-back tuned as for a 4-byte scan.
+// the look-back tuned as for a 4-byte scan. initial: nullptr, or a host
+// pointer to the T the scan starts from, which enters as a running value
+// (Op::load: f16/bf16 sums in f32, small integers in 32 bits).
 template <typename T, typename Op>
-void launch_narrow_scan(const DeviceEnv &env, bool exclusive, const T *input, T *output, uint64_t count) {
+void launch_narrow_scan(const DeviceEnv &env, bool exclusive, const T *input, T *output, uint64_t count,
+                        const void *initial) {
     using Acc = typename Op::Accumulator;
     constexpr uint64_t kTile = narrow_scan::kTileItems<T>;
     const uint64_t tiles = ceil_div(count, kTile);
@@ -156,7 +189,7 @@ void launch_narrow_scan(const DeviceEnv &env, bool exclusive, const T *input, T 
         fail(GPUPRIM_ERROR_OVERFLOW, "scan: %llu elements is more than one launch can cover",
              static_cast<unsigned long long>(count));
     if (tiles > narrow_scan::kSinglePassMaxTiles)
-        return launch_narrow_scan_three_pass<T, Op>(env, exclusive, input, output, count);
+        return launch_narrow_scan_three_pass<T, Op>(env, exclusive, input, output, count, initial);
     if (reinterpret_cast<uintptr_t>(env.zeroed_counters) % 8 != 0)
         fail(GPUPRIM_ERROR_INTERNAL, "scan: zeroed counters not 8-byte aligned");
     with_scan_tuning<4>(env.compute_capability, [&](auto tuning) {
@@ -171,6 +204,7 @@ void launch_narrow_scan(const DeviceEnv &env, bool exclusive, const T *input, T 
         p.clear_chunk = Tuning::kClearChunk;
         p.exclusive = exclusive;
         p.poll_ns = Tuning::kPollNs;
+        set_initial<T, Acc>(p, initial, [](T x) { return Op::load(x); });
         p.counters.ticket_word = reinterpret_cast<unsigned long long *>(env.zeroed_counters + kTicketWord);
         p.counters.done_word = env.zeroed_counters + kDoneWord;
         p.status_slots = env.workspace->reserve(
@@ -186,13 +220,14 @@ void launch_narrow_scan(const DeviceEnv &env, bool exclusive, const T *input, T 
 
 template <typename T>
 void scan_wide_typed(const DeviceEnv &env, gpuprim_op_t op, bool exclusive, const void *input,
-                     void *output, uint64_t count);
+                     void *output, uint64_t count, const void *initial);
 
 // Integer SUM is the same bits for signed and unsigned, so it is compiled
-// once per width, on the unsigned type.
+// once per width, on the unsigned type (the initial value too: its bits).
+// initial: nullptr or a host pointer to one T (Backend::scan).
 template <typename T>
 void scan_typed(const DeviceEnv &env, gpuprim_op_t op, bool exclusive, const void *input,
-                void *output, uint64_t count) {
+                void *output, uint64_t count, const void *initial) {
     if constexpr (kIsNarrow<T>) {
         using SumT = std::conditional_t<std::is_integral_v<T>, bits_t<T>, T>;
         const T *in = static_cast<const T *>(input);
@@ -200,35 +235,35 @@ void scan_typed(const DeviceEnv &env, gpuprim_op_t op, bool exclusive, const voi
         switch (op) {
         case GPUPRIM_OP_SUM:
             return launch_narrow_scan<SumT, SumOpFor<SumT>>(env, exclusive, reinterpret_cast<const SumT *>(in),
-                                                            reinterpret_cast<SumT *>(out), count);
-        case GPUPRIM_OP_MIN: return launch_narrow_scan<T, MinOpFor<T>>(env, exclusive, in, out, count);
-        case GPUPRIM_OP_MAX: return launch_narrow_scan<T, MaxOpFor<T>>(env, exclusive, in, out, count);
+                                                            reinterpret_cast<SumT *>(out), count, initial);
+        case GPUPRIM_OP_MIN: return launch_narrow_scan<T, MinOpFor<T>>(env, exclusive, in, out, count, initial);
+        case GPUPRIM_OP_MAX: return launch_narrow_scan<T, MaxOpFor<T>>(env, exclusive, in, out, count, initial);
         }
         fail(GPUPRIM_ERROR_INTERNAL, "scan: unknown op %d", static_cast<int>(op));
     } else {
-        scan_wide_typed<T>(env, op, exclusive, input, output, count);
+        scan_wide_typed<T>(env, op, exclusive, input, output, count, initial);
     }
 }
 
 // The 4- and 8-byte dtypes: the look-back scan (scan/agent_scan.cuh).
 template <typename T>
 void scan_wide_typed(const DeviceEnv &env, gpuprim_op_t op, bool exclusive, const void *input,
-                     void *output, uint64_t count) {
+                     void *output, uint64_t count, const void *initial) {
     using SumT = std::conditional_t<std::is_integral_v<T>, bits_t<T>, T>;
     with_scan_tuning<int(sizeof(T))>(env.compute_capability, [&](auto tuning) {
         using Tuning = decltype(tuning);
         switch (op) {
         case GPUPRIM_OP_SUM:
             launch_scan<SumT, SumOp<SumT>, Tuning>(env, exclusive, static_cast<const SumT *>(input),
-                                                   static_cast<SumT *>(output), count);
+                                                   static_cast<SumT *>(output), count, initial);
             return;
         case GPUPRIM_OP_MIN:
             launch_scan<T, MinOp<T>, Tuning>(env, exclusive, static_cast<const T *>(input),
-                                             static_cast<T *>(output), count);
+                                             static_cast<T *>(output), count, initial);
             return;
         case GPUPRIM_OP_MAX:
             launch_scan<T, MaxOp<T>, Tuning>(env, exclusive, static_cast<const T *>(input),
-                                             static_cast<T *>(output), count);
+                                             static_cast<T *>(output), count, initial);
             return;
         }
         fail(GPUPRIM_ERROR_INTERNAL, "scan: unknown op %d", static_cast<int>(op));

@@ -140,9 +140,11 @@ __global__ void __launch_bounds__(kThreads) tile_totals_kernel(const T *in, uint
     if (threadIdx.x == 0) totals[blockIdx.x] = total;
 }
 
-// One block: totals[t] becomes the combination of totals [0, t).
+// One block: totals[t] becomes the combination of totals [0, t), after
+// `initial` where has_initial (the scan's initial value as a running value).
 template <typename Acc, typename Combine>
-__global__ void __launch_bounds__(kPrefixThreads) tile_prefix_kernel(Acc *totals, uint32_t tiles) {
+__global__ void __launch_bounds__(kPrefixThreads)
+    tile_prefix_kernel(Acc *totals, uint32_t tiles, bool has_initial, Acc initial) {
     __shared__ Acc warp_totals[kPrefixThreads / 32];
     const Combine op;
     const uint32_t chunk = (tiles + kPrefixThreads - 1) / kPrefixThreads;
@@ -150,6 +152,7 @@ __global__ void __launch_bounds__(kPrefixThreads) tile_prefix_kernel(Acc *totals
     Acc local = Combine::identity();
     for (uint32_t i = begin; i < end; ++i) local = op(local, totals[i]);
     Acc running = block_exclusive_scan<kPrefixThreads>(local, op, warp_totals);
+    if (has_initial) running = op(initial, running);
     for (uint32_t i = begin; i < end; ++i) {
         const Acc value = totals[i];
         totals[i] = running;
@@ -221,7 +224,8 @@ __global__ void __launch_bounds__(kThreads) narrow_scan_kernel(const scan_detail
         if (lane == 0) p.counters.wait_cleared_past(tile, cleared);
         __syncwarp();
         if (tile == 0) {
-            if (lane == 0) status.store(0, kTileInclusive, aggregate);
+            exclusive = scan_detail::scan_start<Acc, Combine>(p);  // the initial value, if any
+            if (lane == 0) status.store(0, kTileInclusive, scan_detail::tile0_inclusive<Acc, Combine>(p, aggregate));
         } else {
             if (lane == 0) status.store(tile, kTileAggregate, aggregate);
             exclusive = scan_detail::look_back<Acc, Combine, Config>(p, status, tile, aggregate, saved_aggregates,

@@ -20,6 +20,14 @@
 // code, and across tiles by tile numbers alone (groups of 32 tiles, see
 // scan/tile_lookback.cuh), whatever the timing. Both paths give the same
 // bits.
+//
+// An initial value (Backend::scan's `initial`, the distributed scan's carry)
+// rides in the launch parameters (ScanParams::has_initial / initial; the
+// narrow three-pass path's prefix kernel takes it as arguments): it is what
+// tile 0 starts from, its exclusive prefix. Exact operators publish it
+// combined with tile 0's aggregate as tile 0's inclusive prefix; float SUM
+// takes it as P_0 of the ordered look-back. No extra pass, and absent it
+// nothing changes.
 #include "cuda/scan/scan.h"
 
 #include "cuda/scan/dispatch_scan.cuh"
@@ -27,11 +35,11 @@
 namespace gpuprim::cuda {
 
 void scan(const DeviceEnv &env, gpuprim_op_t op, gpuprim_scan_kind_t kind, gpuprim_dtype_t dtype,
-          const void *input, void *output, uint64_t count) {
+          const void *input, void *output, uint64_t count, const void *initial) {
     if (count == 0) return;
     const bool exclusive = kind == GPUPRIM_SCAN_EXCLUSIVE;
     dispatch_dtype(dtype, [&](auto zero) {
-        scan_detail::scan_typed<decltype(zero)>(env, op, exclusive, input, output, count);
+        scan_detail::scan_typed<decltype(zero)>(env, op, exclusive, input, output, count, initial);
     });
 }
 

@@ -29,7 +29,8 @@
 // to have finished, so its association is fixed by tile numbers alone, in
 // groups of 32 tiles (one look-back window):
 //   S_g     = the Kogge-Stone warp scan of group g's 32 aggregates, lane 31
-//   P_0     = -0.0 (neutral),  P_{g+1} = P_g + S_g      (one add per group)
+//   P_0     = -0.0 (neutral; a scan's initial value where it has one),
+//   P_{g+1} = P_g + S_g                                  (one add per group)
 //   prefix(tile 32g + j) = P_g + KS_g[j - 1]            (P_g when j == 0)
 // where KS_g[k] is lane k of that warp scan (it depends on lanes 0..k only).
 // Group slot g (after the tile slots) holds P_{g+1} once known; tile slots
@@ -242,9 +243,11 @@ __device__ __forceinline__ T lookback_exclusive_prefix(const Status &status, uin
 // last of its group. At most kMaxSavedGroups groups are walked before it
 // waits for the oldest one's P (<= 32: their totals are kept one per lane).
 // The walk reads one group per poll (one round trip per group).
+// first_prefix: P_0, everything before tile 0 (the neutral element, or the
+// scan's initial value).
 template <typename T, typename Op, int kMaxSavedGroups, typename Status>
 __device__ __forceinline__ T lookback_ordered_prefix(const Status &status, uint32_t num_tiles,
-                                                     uint32_t tile, T aggregate, int lane,
+                                                     uint32_t tile, T aggregate, T first_prefix, int lane,
                                                      uint32_t poll_ns, LookbackStats &stats) {
     static_assert(kMaxSavedGroups >= 1 && kMaxSavedGroups <= kWarpLanes, "one saved group total per lane");
     using Traits = ScanOpTraits<T, Op>;
@@ -255,8 +258,8 @@ __device__ __forceinline__ T lookback_ordered_prefix(const Status &status, uint3
     // P_g is in group slot g - 1: slot index num_tiles + g - 1. Lane kLast
     // reads it (for the tile's own group, lane kLast never reads a tile).
     auto read_group_prefix = [&](uint32_t g, uint32_t &flag, T &value) {
-        flag = kTileInclusive;  // P_0 is known: the neutral element
-        value = Traits::neutral();
+        flag = kTileInclusive;  // P_0 is known: first_prefix
+        value = first_prefix;
         if (lane == kLast && g > 0) status.load(uint64_t(num_tiles) + g - 1, flag, value);
         flag = __shfl_sync(kWarpLaneMask, flag, kLast);
         value = __shfl_sync(kWarpLaneMask, value, kLast);

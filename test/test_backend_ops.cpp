@@ -1,0 +1,522 @@
+// SPDX-License-Identifier: Apache-2.0
+// White-box checks of the Backend operations the distributed calls use
+// (core/backend.h), which the C API does not reach:
+// - scan with an `initial` value: inclusive and exclusive, SUM/MIN/MAX, every
+//   dtype, counts around the CPU's scan blocks and the CUDA tiles, against a
+//   plain loop; float data are small integers so that every association
+//   gives the same sums (exact comparison); unaligned and in-place buffers;
+//   the CPU's results the same on 1 and several threads, the CUDA's the same
+//   on every run;
+// - count_keys_below on sorted keys of several widths, kinds, orders and bit
+//   ranges, against a brute-force count;
+// - add_to_indices (4- and 8-byte, wrapping) and copy, touching nothing past
+//   their counts.
+// The backend: GPUPRIM_BACKEND=cpu|cuda|auto like the other tests (auto or
+// unset: CUDA where built and a device is usable, else the CPU); 77 (skip)
+// when cuda is asked for and there is none.
+#include "core/backend.h"
+#include "core/dtype.h"
+#include "core/element_traits.h"
+#include "core/error.h"
+#include "core/key_transform.h"
+#include "core/ops.h"
+
+#include <gpuprim/gpuprim.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cinttypes>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+using namespace gpuprim;
+
+namespace {
+
+int g_failures = 0;
+uint64_t g_seed = 12345;
+
+#define CHECK(condition, ...)                                                 \
+    do {                                                                      \
+        if (!(condition)) {                                                   \
+            ++g_failures;                                                     \
+            if (g_failures <= 40) {                                           \
+                std::printf("FAIL %s:%d: ", __FILE__, __LINE__);              \
+                std::printf(__VA_ARGS__);                                     \
+                std::printf("\n");                                            \
+            }                                                                 \
+        }                                                                     \
+    } while (0)
+
+// Backend memory, freed with the backend's deallocate.
+class Memory {
+public:
+    Memory(Backend &backend, uint64_t bytes) : backend_(backend), data_(backend.allocate(bytes)), bytes_(bytes) {}
+    ~Memory() { backend_.deallocate(data_); }
+    Memory(const Memory &) = delete;
+    Memory &operator=(const Memory &) = delete;
+    void *data() const { return data_; }
+    template <typename T>
+    T *as() const { return static_cast<T *>(data_); }
+    void upload(const void *host, uint64_t bytes, uint64_t offset = 0) {
+        if (bytes) backend_.upload(static_cast<char *>(data_) + offset, host, bytes);
+    }
+    void download(void *host, uint64_t bytes, uint64_t offset = 0) {
+        if (bytes) backend_.download(host, static_cast<char *>(data_) + offset, bytes);
+    }
+
+private:
+    Backend &backend_;
+    void *data_;
+    uint64_t bytes_;
+};
+
+template <typename T>
+gpuprim_dtype_t dtype_of() {
+#define GPUPRIM_DTYPE_OF(e, type, name) \
+    if constexpr (std::is_same_v<T, type>) return e;
+    GPUPRIM_DTYPE_TABLE(GPUPRIM_DTYPE_OF)
+#undef GPUPRIM_DTYPE_OF
+    return GPUPRIM_DTYPE_I32;
+}
+
+template <typename T>
+constexpr bool kFloatLike = std::is_floating_point_v<T> || kIsHalf<T>;
+
+template <typename T>
+double as_double(T x) {
+    if constexpr (kIsHalf<T>) return double(widen(x));
+    else return double(x);
+}
+
+template <typename T>
+T from_int(int value) {
+    if constexpr (kIsHalf<T>) return round_to<T>(float(value));
+    else return T(value);
+}
+
+template <typename T>
+bool same_bits(T a, T b) {
+    return std::memcmp(&a, &b, sizeof a) == 0;
+}
+
+// SUM results compare by value for floats (the ±0 of a zero sum is not
+// promised), MIN/MAX results and integers bit for bit.
+template <typename T>
+bool agree(gpuprim_op_t op, T got, T want) {
+    if constexpr (kFloatLike<T>) {
+        if (op == GPUPRIM_OP_SUM) return as_double(got) == as_double(want);
+    }
+    return same_bits(got, want);
+}
+
+template <typename T>
+std::string show(T x) {
+    char text[64];
+    if constexpr (kFloatLike<T>) std::snprintf(text, sizeof text, "%.9g", as_double(x));
+    else if constexpr (std::is_signed_v<T>) std::snprintf(text, sizeof text, "%lld", (long long)x);
+    else std::snprintf(text, sizeof text, "%llu", (unsigned long long)x);
+    return text;
+}
+
+// Data for the scan checks: integers over their whole range (SUM wraps),
+// floats as small integers (every order of adding gives the same sums), a
+// few -0.0 among them for MIN/MAX.
+template <typename T>
+T random_element(std::mt19937_64 &rng) {
+    if constexpr (kFloatLike<T>) {
+        const int value = int(rng() % 9) - 4;
+        if (value == 0 && rng() % 2) {
+            T negative_zero;
+            const bits_t<T> bits = ElementTraits<T>::kSignBit;
+            std::memcpy(&negative_zero, &bits, sizeof bits);
+            return negative_zero;
+        }
+        return from_int<T>(value);
+    } else {
+        const uint64_t bits = rng();
+        T value;
+        std::memcpy(&value, &bits, sizeof value);
+        return value;
+    }
+}
+
+template <typename T>
+T random_initial(std::mt19937_64 &rng) {
+    if constexpr (kFloatLike<T>) return from_int<T>(int(rng() % 101) - 50);
+    else return random_element<T>(rng);
+}
+
+// The scan as a plain loop: SUM in core/ops.h's accumulator (the initial
+// value its first partial total), MIN/MAX with their operators.
+template <typename T>
+void reference_scan(gpuprim_op_t op, bool exclusive, const std::vector<T> &x, const T *initial,
+                    std::vector<T> &out) {
+    out.resize(x.size());
+    if (op == GPUPRIM_OP_SUM) {
+        using Acc = sum_accumulator_t<T>;
+        const SumOp<Acc> sum;
+        Acc acc = initial ? to_accumulator(*initial) : Acc(0);
+        for (size_t i = 0; i < x.size(); ++i) {
+            if (exclusive) out[i] = from_accumulator<T>(acc);
+            acc = sum(acc, to_accumulator(x[i]));
+            if (!exclusive) out[i] = from_accumulator<T>(acc);
+        }
+        return;
+    }
+    auto run = [&](auto combine) {
+        using Op = decltype(combine);
+        T acc = initial ? *initial : Op::identity();
+        for (size_t i = 0; i < x.size(); ++i) {
+            if (exclusive) out[i] = acc;
+            acc = combine(acc, x[i]);
+            if (!exclusive) out[i] = acc;
+        }
+    };
+    if (op == GPUPRIM_OP_MIN) run(MinOp<T>{});
+    else run(MaxOp<T>{});
+}
+
+const char *op_name(gpuprim_op_t op) {
+    return op == GPUPRIM_OP_SUM ? "sum" : op == GPUPRIM_OP_MIN ? "min" : "max";
+}
+
+// One scan through the backend. in_offset/out_offset: elements the input
+// and output start past an allocation's (aligned) start; in_place: output
+// is the input.
+template <typename T>
+std::vector<T> backend_scan(Backend &backend, gpuprim_op_t op, bool exclusive, const std::vector<T> &x,
+                            const T *initial, uint64_t in_offset, uint64_t out_offset, bool in_place) {
+    const uint64_t n = x.size();
+    const uint64_t guard = 4;  // elements after the output that must stay as they were
+    Memory in(backend, (n + in_offset + guard) * sizeof(T));
+    Memory separate_out(backend, in_place ? 0 : (n + out_offset + guard) * sizeof(T));
+    Memory &out = in_place ? in : separate_out;
+    if (in_place) out_offset = in_offset;
+    std::vector<T> sentinel(n + out_offset + guard);
+    std::vector<unsigned char> pattern(sentinel.size() * sizeof(T), 0xA5);
+    std::memcpy(sentinel.data(), pattern.data(), pattern.size());
+    out.upload(sentinel.data(), sentinel.size() * sizeof(T));
+    in.upload(x.data(), n * sizeof(T), in_offset * sizeof(T));
+    // A copy of the initial value at an odd host address: any alignment goes.
+    alignas(16) unsigned char initial_bytes[sizeof(T) + 1];
+    if (initial) std::memcpy(initial_bytes + 1, initial, sizeof(T));
+    backend.scan(op, exclusive ? GPUPRIM_SCAN_EXCLUSIVE : GPUPRIM_SCAN_INCLUSIVE, dtype_of<T>(),
+                 in.as<T>() + in_offset, out.as<T>() + out_offset, n, initial ? initial_bytes + 1 : nullptr);
+    std::vector<T> all(n + out_offset + guard);
+    out.download(all.data(), all.size() * sizeof(T));
+    for (uint64_t i = 0; i < guard; ++i)
+        CHECK(same_bits(all[out_offset + n + i], sentinel[0]), "scan wrote past its output (element %llu)",
+              (unsigned long long)(n + i));
+    if (!in_place)
+        for (uint64_t i = 0; i < out_offset; ++i)
+            CHECK(same_bits(all[i], sentinel[0]), "scan wrote before its output");
+    return std::vector<T>(all.begin() + out_offset, all.begin() + out_offset + n);
+}
+
+template <typename T>
+void check_scan_case(Backend &backend, gpuprim_op_t op, bool exclusive, uint64_t n, bool with_initial,
+                     uint64_t in_offset, uint64_t out_offset, bool in_place, std::mt19937_64 &rng) {
+    std::vector<T> x(n);
+    for (auto &v : x) v = random_element<T>(rng);
+    const T initial = random_initial<T>(rng);
+    std::vector<T> want;
+    reference_scan<T>(op, exclusive, x, with_initial ? &initial : nullptr, want);
+    const std::vector<T> got =
+        backend_scan<T>(backend, op, exclusive, x, with_initial ? &initial : nullptr, in_offset, out_offset, in_place);
+    uint64_t bad = 0, first_bad = 0;
+    for (uint64_t i = 0; i < n; ++i)
+        if (!agree(op, got[i], want[i]) && bad++ == 0) first_bad = i;
+    CHECK(bad == 0,
+          "scan %s %s %s n=%llu initial=%s offsets %llu/%llu%s: %llu wrong, first at %llu: got %s, want %s",
+          dtype_name(dtype_of<T>()), op_name(op), exclusive ? "exclusive" : "inclusive", (unsigned long long)n,
+          with_initial ? show(initial).c_str() : "none", (unsigned long long)in_offset,
+          (unsigned long long)out_offset, in_place ? " in place" : "", (unsigned long long)bad,
+          (unsigned long long)first_bad, bad ? show(got[first_bad]).c_str() : "",
+          bad ? show(want[first_bad]).c_str() : "");
+}
+
+const gpuprim_op_t kOps[] = {GPUPRIM_OP_SUM, GPUPRIM_OP_MIN, GPUPRIM_OP_MAX};
+
+template <typename T>
+void check_scan_dtype(Backend &backend, bool large) {
+    std::mt19937_64 rng(g_seed ^ (uint64_t(dtype_of<T>()) << 32));
+    const uint64_t counts[] = {0, 1, 2, 31, 8191, 8192, 8193, 100000};
+    for (gpuprim_op_t op : kOps)
+        for (bool exclusive : {false, true})
+            for (uint64_t n : counts)
+                for (bool with_initial : {false, true}) {
+                    check_scan_case<T>(backend, op, exclusive, n, with_initial, 0, 0, false, rng);
+                    if (n == 8193 || n == 31) {
+                        // Misaligned buffers (the CUDA tiles' head pads, element stores) and in place.
+                        check_scan_case<T>(backend, op, exclusive, n, with_initial, 1, 0, false, rng);
+                        check_scan_case<T>(backend, op, exclusive, n, with_initial, 3, 3, false, rng);
+                        check_scan_case<T>(backend, op, exclusive, n, with_initial, 1, 0, true, rng);
+                    }
+                }
+    if (!large) return;
+    // Past the CUDA single-pass sizes: the narrow dtypes' three launches
+    // (more than 256 tiles of 32 bytes a thread), the wider dtypes' pipelined
+    // look-back; the CPU's parallel blocks.
+    const uint64_t big = sizeof(T) <= 2 ? (uint64_t(1) << 22) + 3 : (uint64_t(1) << 23) + 5;
+    for (gpuprim_op_t op : kOps)
+        for (bool exclusive : {false, true}) check_scan_case<T>(backend, op, exclusive, big, true, 1, 1, false, rng);
+}
+
+// Real-valued data: the backend's float SUM with an initial value gives the
+// same bits every time (CUDA: run twice) and on every thread count (CPU: the
+// other backend, of one thread).
+template <typename T>
+void check_scan_determinism(Backend &backend, Backend &other) {
+    std::mt19937_64 rng(g_seed + 7);
+    std::uniform_real_distribution<float> value(-1.0f, 1.0f);
+    for (uint64_t n : {uint64_t(100000), uint64_t(1) << 21})
+        for (bool exclusive : {false, true}) {
+            std::vector<T> x(n);
+            for (auto &v : x) {
+                if constexpr (kIsHalf<T>) v = round_to<T>(value(rng));
+                else v = T(value(rng));
+            }
+            T initial;
+            if constexpr (kIsHalf<T>) initial = round_to<T>(0.3711f);
+            else initial = T(0.3711);
+            const auto a = backend_scan<T>(backend, GPUPRIM_OP_SUM, exclusive, x, &initial, 0, 0, false);
+            const auto b = backend_scan<T>(other, GPUPRIM_OP_SUM, exclusive, x, &initial, 0, 0, false);
+            uint64_t bad = 0;
+            for (uint64_t i = 0; i < n; ++i) bad += !same_bits(a[i], b[i]);
+            CHECK(bad == 0, "scan %s sum %s n=%llu with initial: %llu outputs differ between runs/thread counts",
+                  dtype_name(dtype_of<T>()), exclusive ? "exclusive" : "inclusive", (unsigned long long)n,
+                  (unsigned long long)bad);
+            // And close to the plain loop in double.
+            double running = as_double(initial), worst = 0;
+            for (uint64_t i = 0; i < n; ++i) {
+                if (!exclusive) running += as_double(x[i]);
+                worst = std::max(worst, std::abs(as_double(a[i]) - running));
+                if (exclusive) running += as_double(x[i]);
+            }
+            // f16 outputs round to ~3 digits; f32 adds ~2^-24 of a partial sum a step.
+            const double tolerance = kIsHalf<T> ? 4.0 : std::is_same_v<T, float> ? 1e-6 * double(n) + 1e-3 : 1e-9;
+            CHECK(worst <= tolerance, "scan %s sum n=%llu with initial: off by %g from the exact sum",
+                  dtype_name(dtype_of<T>()), (unsigned long long)n, worst);
+        }
+}
+
+// ---------------------------------------------------------------------------
+// count_keys_below
+// ---------------------------------------------------------------------------
+
+template <typename Bits>
+void check_count_keys_below_case(Backend &backend, KeyKind kind, bool descending, uint32_t begin_bit,
+                                 uint32_t end_bit, uint64_t n, std::mt19937_64 &rng) {
+    constexpr uint32_t kWidth = sizeof(Bits) * 8;
+    const uint32_t end = end_bit ? end_bit : kWidth;
+    // Keys with repeats: a few distinct values, or any bits.
+    std::vector<Bits> keys(n);
+    const bool few = rng() % 2;
+    std::vector<Bits> pool(16);
+    for (auto &p : pool) p = Bits(rng());
+    for (auto &k : keys) k = few ? pool[rng() % pool.size()] : Bits(rng());
+    auto bits_of = [&](Bits key) { return sort_bits(to_radix_key<Bits>(key, kind, descending), begin_bit, end); };
+    std::stable_sort(keys.begin(), keys.end(), [&](Bits a, Bits b) { return bits_of(a) < bits_of(b); });
+
+    // Candidates: the ends of the range, every key's bits and one past, random.
+    const uint32_t width = end - begin_bit;
+    const uint64_t top = width >= 64 ? UINT64_MAX : (uint64_t(1) << width);  // one past the largest (or 2^64 - 1)
+    std::vector<uint64_t> candidates = {0, 1, top, top - 1, UINT64_MAX};
+    for (uint64_t i = 0; i < std::min<uint64_t>(n, 40); ++i) {
+        const uint64_t b = bits_of(keys[rng() % n]);
+        candidates.push_back(b);
+        candidates.push_back(b + 1);
+    }
+    for (int i = 0; i < 40; ++i) candidates.push_back(width >= 64 ? rng() : rng() % (top + 1));
+
+    Memory device_keys(backend, n * sizeof(Bits));
+    device_keys.upload(keys.data(), n * sizeof(Bits));
+    const uint64_t m = candidates.size();
+    Memory device_candidates(backend, m * sizeof(uint64_t));
+    device_candidates.upload(candidates.data(), m * sizeof(uint64_t));
+    Memory device_counts(backend, (m + 1) * sizeof(uint64_t));
+    std::vector<uint64_t> counts(m + 1, 0xDEADBEEFull);
+    device_counts.upload(counts.data(), counts.size() * sizeof(uint64_t));
+
+    SortRequest request{};
+    request.key_kind = kind;
+    request.key_bytes = sizeof(Bits);
+    request.begin_bit = begin_bit;
+    request.end_bit = end_bit;
+    request.descending = descending;
+    request.keys_in = device_keys.data();
+    request.count = n;
+    backend.count_keys_below(request, device_candidates.as<uint64_t>(), m, device_counts.as<uint64_t>());
+    device_counts.download(counts.data(), counts.size() * sizeof(uint64_t));
+
+    for (uint64_t j = 0; j < m; ++j) {
+        uint64_t want = 0;
+        for (uint64_t i = 0; i < n; ++i) want += bits_of(keys[i]) < candidates[j];
+        CHECK(counts[j] == want,
+              "count_keys_below %zu-byte kind %d %s bits [%u,%u) n=%llu candidate %llu: got %llu, want %llu",
+              sizeof(Bits), int(kind), descending ? "descending" : "ascending", begin_bit, end,
+              (unsigned long long)n, (unsigned long long)candidates[j], (unsigned long long)counts[j],
+              (unsigned long long)want);
+    }
+    CHECK(counts[m] == 0xDEADBEEFull, "count_keys_below wrote past its counts");
+
+    // No candidates: nothing written.
+    backend.count_keys_below(request, device_candidates.as<uint64_t>(), 0, device_counts.as<uint64_t>() + m);
+    device_counts.download(counts.data(), counts.size() * sizeof(uint64_t));
+    CHECK(counts[m] == 0xDEADBEEFull, "count_keys_below with no candidates wrote a count");
+}
+
+template <typename Bits>
+void check_count_keys_below_width(Backend &backend, std::mt19937_64 &rng) {
+    constexpr uint32_t kWidth = sizeof(Bits) * 8;
+    std::vector<KeyKind> kinds = {KeyKind::Unsigned, KeyKind::Signed};
+    if (sizeof(Bits) >= 2) kinds.push_back(KeyKind::Float);
+    if (sizeof(Bits) == 2) kinds.push_back(KeyKind::BFloat);
+    struct Range {
+        uint32_t begin, end;
+    };
+    const Range ranges[] = {{0, 0}, {0, kWidth}, {1, kWidth - 2}, {kWidth / 2, 0}, {3, kWidth / 2 + 1}};
+    for (KeyKind kind : kinds)
+        for (bool descending : {false, true})
+            for (const Range &range : ranges)
+                for (uint64_t n : {uint64_t(0), uint64_t(1), uint64_t(7), uint64_t(1000)})
+                    check_count_keys_below_case<Bits>(backend, kind, descending, range.begin, range.end, n, rng);
+    check_count_keys_below_case<Bits>(backend, KeyKind::Signed, false, 0, 0, 200003, rng);
+}
+
+// ---------------------------------------------------------------------------
+// add_to_indices, copy, native_stream
+// ---------------------------------------------------------------------------
+
+template <typename U>
+void check_add_to_indices(Backend &backend, uint64_t n, uint64_t offset, std::mt19937_64 &rng) {
+    const uint64_t guard = 3;
+    std::vector<U> indices(n + guard);
+    for (auto &i : indices) i = U(rng());
+    Memory memory(backend, indices.size() * sizeof(U));
+    memory.upload(indices.data(), indices.size() * sizeof(U));
+    backend.add_to_indices(memory.data(), n, sizeof(U), offset);
+    std::vector<U> got(indices.size());
+    memory.download(got.data(), got.size() * sizeof(U));
+    uint64_t bad = 0;
+    for (uint64_t i = 0; i < n; ++i) bad += got[i] != U(indices[i] + U(offset));
+    for (uint64_t i = n; i < n + guard; ++i) bad += got[i] != indices[i];
+    CHECK(bad == 0, "add_to_indices %zu-byte n=%llu offset %llu: %llu wrong", sizeof(U), (unsigned long long)n,
+          (unsigned long long)offset, (unsigned long long)bad);
+}
+
+void check_copy(Backend &backend, uint64_t bytes, std::mt19937_64 &rng) {
+    const uint64_t guard = 5;
+    std::vector<unsigned char> source(bytes + 3), destination(bytes + guard + 1);
+    for (auto &b : source) b = static_cast<unsigned char>(rng());
+    for (auto &b : destination) b = static_cast<unsigned char>(rng());
+    Memory from(backend, source.size()), to(backend, destination.size());
+    from.upload(source.data(), source.size());
+    to.upload(destination.data(), destination.size());
+    // From an odd byte to an odd byte.
+    backend.copy(to.as<unsigned char>() + 1, from.as<unsigned char>() + 3, bytes);
+    std::vector<unsigned char> got(destination.size());
+    to.download(got.data(), got.size());
+    CHECK(got[0] == destination[0], "copy wrote before its destination");
+    CHECK(std::memcmp(got.data() + 1, source.data() + 3, bytes) == 0, "copy of %llu bytes: wrong bytes",
+          (unsigned long long)bytes);
+    CHECK(std::memcmp(got.data() + 1 + bytes, destination.data() + 1 + bytes, guard) == 0,
+          "copy of %llu bytes wrote past its destination", (unsigned long long)bytes);
+}
+
+std::string lowered(const char *text) {
+    std::string s;
+    for (const char *c = text; c && *c; ++c) s += char(std::tolower(static_cast<unsigned char>(*c)));
+    return s;
+}
+
+void run_all(Backend &backend, Backend &other, bool large) {
+    check_scan_dtype<int32_t>(backend, large);
+    check_scan_dtype<float>(backend, large);
+    check_scan_dtype<float16>(backend, large);
+    check_scan_dtype<uint8_t>(backend, large);
+    check_scan_dtype<uint32_t>(backend, false);
+    check_scan_dtype<int64_t>(backend, false);
+    check_scan_dtype<uint64_t>(backend, false);
+    check_scan_dtype<double>(backend, false);
+    check_scan_dtype<bfloat16>(backend, false);
+    check_scan_dtype<int8_t>(backend, false);
+    check_scan_dtype<int16_t>(backend, false);
+    check_scan_dtype<uint16_t>(backend, false);
+    std::printf("  scan with initial: done (%d failures so far)\n", g_failures);
+
+    check_scan_determinism<float>(backend, other);
+    check_scan_determinism<float16>(backend, other);
+    check_scan_determinism<double>(backend, other);
+    std::printf("  scan determinism: done (%d failures so far)\n", g_failures);
+
+    std::mt19937_64 rng(g_seed + 99);
+    check_count_keys_below_width<uint8_t>(backend, rng);
+    check_count_keys_below_width<uint16_t>(backend, rng);
+    check_count_keys_below_width<uint32_t>(backend, rng);
+    check_count_keys_below_width<uint64_t>(backend, rng);
+    std::printf("  count_keys_below: done (%d failures so far)\n", g_failures);
+
+    for (uint64_t n : {uint64_t(0), uint64_t(1), uint64_t(5), uint64_t(100003)}) {
+        check_add_to_indices<uint32_t>(backend, n, 12345, rng);
+        check_add_to_indices<uint32_t>(backend, n, 0xFFFFFFF0ull, rng);  // wraps
+        check_add_to_indices<uint64_t>(backend, n, uint64_t(1) << 40, rng);
+        check_add_to_indices<uint64_t>(backend, n, UINT64_MAX - 2, rng);  // wraps
+    }
+    for (uint64_t bytes : {uint64_t(0), uint64_t(1), uint64_t(17), uint64_t(1000003)}) check_copy(backend, bytes, rng);
+    std::printf("  add_to_indices, copy: done (%d failures so far)\n", g_failures);
+
+    if (backend.kind() == GPUPRIM_BACKEND_CPU) CHECK(backend.native_stream() == nullptr, "CPU native_stream not null");
+    else CHECK(backend.native_stream() != nullptr, "CUDA native_stream is null");
+}
+
+}  // namespace
+
+int main() {
+    if (const char *seed = std::getenv("GPUPRIM_TEST_SEED")) g_seed = std::strtoull(seed, nullptr, 10);
+    const std::string wanted = lowered(std::getenv("GPUPRIM_BACKEND"));
+    try {
+        std::unique_ptr<Backend> backend, other;
+        bool use_cuda = false;
+        if (wanted == "cuda") {
+            if (!cuda_backend_built() || !cuda_device_usable(0)) {
+                std::printf("test_backend_ops: GPUPRIM_BACKEND=cuda but no usable CUDA device: skipped\n");
+                return 77;
+            }
+            use_cuda = true;
+        } else if (wanted.empty() || wanted == "auto") {
+            use_cuda = cuda_backend_built() && cuda_device_usable(0);
+        } else if (wanted != "cpu") {
+            std::printf("test_backend_ops: GPUPRIM_BACKEND='%s' is not one of cpu, cuda, auto\n", wanted.c_str());
+            return 1;
+        }
+        if (use_cuda) {
+            backend = make_cuda_backend(0, nullptr);
+            other = make_cuda_backend(0, nullptr);
+        } else {
+            backend = make_cpu_backend(2);
+            other = make_cpu_backend(1);
+        }
+        std::printf("test_backend_ops: backend %s (%s), seed %llu\n", use_cuda ? "cuda" : "cpu",
+                    backend->device_name(), (unsigned long long)g_seed);
+        run_all(*backend, *other, true);
+    } catch (const Error &error) {
+        std::printf("test_backend_ops: gpuprim error %d: %s\n", int(error.status()), error.what());
+        return 1;
+    }
+    if (g_failures) {
+        std::printf("test_backend_ops: %d failures\n", g_failures);
+        return 1;
+    }
+    std::printf("test_backend_ops: all passed\n");
+    return 0;
+}
