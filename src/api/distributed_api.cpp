@@ -67,10 +67,11 @@ gpuprim_status_t gpuprim_context_detach_communicator(gpuprim_context_t context) 
 }
 
 gpuprim_status_t gpuprim_context_get_rank(gpuprim_context_t context, int32_t *rank, int32_t *rank_count) {
-    return guarded(__func__, context, [&](Context &ctx) {
+    const char *const name = __func__;
+    return guarded(name, context, [&](Context &ctx) {
         require(rank, "rank");
         require(rank_count, "rank_count");
-        const Communicator &communicator = require_communicator(ctx, __func__);
+        const Communicator &communicator = require_communicator(ctx, name);
         *rank = communicator.rank();
         *rank_count = communicator.size();
     });
@@ -78,9 +79,10 @@ gpuprim_status_t gpuprim_context_get_rank(gpuprim_context_t context, int32_t *ra
 
 gpuprim_status_t gpuprim_distributed_reduce(gpuprim_context_t context, gpuprim_op_t op, gpuprim_buffer_t input,
                                             void *result) {
-    return guarded(__func__, context, [&](Context &ctx) {
-        Communicator &communicator = require_communicator(ctx, __func__);
-        Agreement agreement(communicator, __func__);
+    const char *const name = __func__;
+    return guarded(name, context, [&](Context &ctx) {
+        Communicator &communicator = require_communicator(ctx, name);
+        Agreement agreement(communicator, name);
         const Buffer *in = nullptr;
         agreement.check_locally([&] {
             require_op(op);
@@ -96,9 +98,10 @@ gpuprim_status_t gpuprim_distributed_reduce(gpuprim_context_t context, gpuprim_o
 
 gpuprim_status_t gpuprim_distributed_scan(gpuprim_context_t context, gpuprim_op_t op, gpuprim_scan_kind_t kind,
                                           gpuprim_buffer_t input, gpuprim_buffer_t output) {
-    return guarded(__func__, context, [&](Context &ctx) {
-        Communicator &communicator = require_communicator(ctx, __func__);
-        Agreement agreement(communicator, __func__);
+    const char *const name = __func__;
+    return guarded(name, context, [&](Context &ctx) {
+        Communicator &communicator = require_communicator(ctx, name);
+        Agreement agreement(communicator, name);
         const Buffer *in = nullptr;
         void *out = nullptr;
         agreement.check_locally([&] {
@@ -117,9 +120,10 @@ gpuprim_status_t gpuprim_distributed_scan(gpuprim_context_t context, gpuprim_op_
 gpuprim_status_t gpuprim_distributed_sort(gpuprim_context_t context, gpuprim_buffer_t keys_in,
                                           gpuprim_buffer_t values_in, gpuprim_buffer_t keys_out,
                                           gpuprim_buffer_t values_out, const gpuprim_sort_options_t *options) {
-    return guarded(__func__, context, [&](Context &ctx) {
-        Communicator &communicator = require_communicator(ctx, __func__);
-        Agreement agreement(communicator, __func__);
+    const char *const name = __func__;
+    return guarded(name, context, [&](Context &ctx) {
+        Communicator &communicator = require_communicator(ctx, name);
+        Agreement agreement(communicator, name);
         gpuprim::SortRequest request{};
         gpuprim::dist::SortScratch scratch{};
         void *block = nullptr;
@@ -141,9 +145,10 @@ gpuprim_status_t gpuprim_distributed_sort(gpuprim_context_t context, gpuprim_buf
 gpuprim_status_t gpuprim_distributed_argsort(gpuprim_context_t context, gpuprim_buffer_t keys_in,
                                              gpuprim_buffer_t keys_out, gpuprim_buffer_t indices,
                                              const gpuprim_sort_options_t *options) {
-    return guarded(__func__, context, [&](Context &ctx) {
-        Communicator &communicator = require_communicator(ctx, __func__);
-        Agreement agreement(communicator, __func__);
+    const char *const name = __func__;
+    return guarded(name, context, [&](Context &ctx) {
+        Communicator &communicator = require_communicator(ctx, name);
+        Agreement agreement(communicator, name);
         gpuprim::SortRequest request{};
         gpuprim::dist::SortScratch scratch{};
         void *block = nullptr;
@@ -171,9 +176,10 @@ gpuprim_status_t gpuprim_distributed_argsort(gpuprim_context_t context, gpuprim_
 gpuprim_status_t gpuprim_distributed_topk(gpuprim_context_t context, gpuprim_buffer_t keys_in, uint64_t k,
                                           gpuprim_order_t order, gpuprim_buffer_t keys_out,
                                           gpuprim_buffer_t indices) {
-    return guarded(__func__, context, [&](Context &ctx) {
-        Communicator &communicator = require_communicator(ctx, __func__);
-        Agreement agreement(communicator, __func__);
+    const char *const name = __func__;
+    return guarded(name, context, [&](Context &ctx) {
+        Communicator &communicator = require_communicator(ctx, name);
+        Agreement agreement(communicator, name);
         gpuprim::TopkRequest request{};
         const Buffer *in = nullptr;
         const Buffer *idx = nullptr;

@@ -7,6 +7,9 @@
 #include "core/communicator.h"
 #include "core/error.h"
 
+// MPI's C API only: Open MPI's and MPICH's C++ bindings would need their C++ library.
+#define OMPI_SKIP_MPICXX 1
+#define MPICH_SKIP_MPICXX 1
 #include <mpi.h>
 
 #include <algorithm>
