@@ -57,8 +57,16 @@ static void setup(void) {
             fprintf(stderr, "test_distributed: GPUPRIM_BACKEND=cuda but no CUDA device\n");
             exit(1);
         }
+        if (devices < g_ranks) {
+            /* NCCL takes one rank a GPU. */
+            if (g_rank == 0)
+                printf("test_distributed: %d ranks but %d GPUs: skipped (NCCL needs one GPU a rank)\n", g_ranks,
+                       devices);
+            MPI_Finalize();
+            exit(77);
+        }
         options.backend = GPUPRIM_BACKEND_CUDA;
-        options.device_ordinal = g_rank % devices;
+        options.device_ordinal = g_rank;
         if (cudaSetDevice(options.device_ordinal) != cudaSuccess) exit(1);
         if (g_rank == 0 && ncclGetUniqueId(&id) != ncclSuccess) exit(1);
         MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD);
@@ -69,9 +77,9 @@ static void setup(void) {
     }
 #else
     if (g_cuda) {
-        printf("test_distributed: built without NCCL: the CUDA contexts' engine is not here; nothing to test\n");
+        printf("test_distributed: built without NCCL: the CUDA contexts' engine is not here: skipped\n");
         MPI_Finalize();
-        exit(0);
+        exit(77);
     }
 #endif
     if (!g_cuda) options.backend = GPUPRIM_BACKEND_CPU;
