@@ -32,17 +32,27 @@ framework op on that stream sees the result). ``Context("cuda")`` runs numpy
 arrays on the GPU (copying them there and back). Errors raise GpuprimError
 subclasses that are also ValueError, TypeError, MemoryError or RuntimeError,
 carrying the library's message.
+
+Distributed (experimental): one process per rank, started by mpirun or
+torchrun; ``distributed_sort``, ``distributed_argsort``, ``distributed_topk``,
+``distributed_scan`` and ``distributed_reduce`` take this rank's part of the
+data and the caller's communicator (an mpi4py communicator for numpy arrays
+and CPU tensors; an NCCL communicator for CUDA arrays):
+
+    from mpi4py import MPI
+    part = gpuprim.distributed_sort(local_keys, comm=MPI.COMM_WORLD)
 """
 from typing import Any, Optional, Tuple, TypeVar, Union
 
 from . import _arrays
-from ._core import Context, context_for
+from ._core import Context, context_for, distributed_context as _distributed_context
 from ._lib import (LIBRARY_PATH, DeviceError, DtypeError, GpuprimError, InvalidArgumentError,
-                   OutOfMemoryError, LIB as _LIB)
+                   OutOfMemoryError, HAS_DISTRIBUTED as _HAS_DISTRIBUTED, LIB as _LIB)
 
 __all__ = ["sort", "sort_by_key", "argsort", "topk", "cumsum", "scan", "sum", "min", "max", "dot",
            "segment_sort", "segment_argsort", "segment_topk", "segment_cumsum", "segment_scan", "segment_sum",
-           "segment_min", "segment_max", "Context", "GpuprimError", "InvalidArgumentError", "DtypeError", "OutOfMemoryError",
+           "segment_min", "segment_max", "distributed_reduce", "distributed_scan",
+           "distributed_sort", "distributed_argsort", "distributed_topk", "has_distributed", "Context", "GpuprimError", "InvalidArgumentError", "DtypeError", "OutOfMemoryError",
            "DeviceError", "library_version", "__version__"]
 
 __version__ = "0.2.0"
@@ -256,3 +266,68 @@ def segment_max(x: Array, offsets: Array) -> Array:
     value, -inf for floats, for an empty segment)."""
     context, array = _described(x)
     return context.segment_max(array, offsets)
+
+
+# Distributed calls (experimental; gpuprim.h's distributed section). The data
+# are the concatenation of every rank's x in rank order (ranks may hold
+# different sizes, zero too). Every rank of comm makes the same calls in the
+# same order with the same options; each call returns when its results are
+# complete. comm (keyword): an mpi4py communicator (MPI.COMM_WORLD, ...) for numpy
+# arrays and CPU tensors, or for CUDA tensors and CuPy arrays an NCCL
+# communicator on the array's device (an int ncclComm_t, CuPy's
+# cupy.cuda.nccl.NcclCommunicator, nccl4py's nccl.core.Communicator); it is
+# attached to the calling thread's context for x (Context.attach_communicator
+# says more). A bad argument on any rank makes the call fail on every rank.
+
+def has_distributed() -> bool:
+    """Whether the loaded libgpuprim has the distributed calls (whether it
+    was built with the MPI or NCCL engine shows when a communicator is
+    attached: DeviceError, BACKEND_UNAVAILABLE, without it)."""
+    return _HAS_DISTRIBUTED
+
+
+def distributed_reduce(x: Array, op: str = "sum", *, comm: Any) -> Any:
+    """op ("sum", "min", "max") over every rank's x; every rank gets the
+    result, of the kind sum() returns. Float sums are deterministic for a
+    given layout of the data over the ranks (each rank's sum, then the
+    ranks' sums in rank order)."""
+    return _distributed_context(x, comm).distributed_reduce(x, op)
+
+
+def distributed_scan(x: Array, op: str = "sum", *, comm: Any, exclusive: bool = False,
+                     out: Optional[Array] = None) -> Array:
+    """Prefix scan ("sum", "min", "max") of the global data: this rank's part
+    (x's size) of the inclusive (or exclusive) scan of the concatenation of
+    every rank's 1-D x. ``out`` may be x (in place)."""
+    return _distributed_context(x, comm).distributed_scan(x, op, exclusive=exclusive, out=out)
+
+
+def distributed_sort(x: Array, *, comm: Any, descending: bool = False,
+                     values: Optional[Values] = None, out: Optional[Array] = None,
+                     values_out: Optional[Values] = None, begin_bit: Optional[int] = None,
+                     end_bit: Optional[int] = None) -> Union[Array, Tuple[Array, Values]]:
+    """Stable sort of the global data: each rank gets as many elements as
+    it gave, its part of the sorted concatenation of every rank's 1-D x
+    (equal keys in global order: rank, then position). values, out,
+    values_out, descending, begin_bit and end_bit as for sort()."""
+    return _distributed_context(x, comm).distributed_sort(
+        x, descending=descending, values=values, out=out, values_out=values_out,
+        begin_bit=begin_bit, end_bit=end_bit)
+
+
+def distributed_argsort(x: Array, *, comm: Any, descending: bool = False, dtype: str = "int64",
+                        begin_bit: Optional[int] = None, end_bit: Optional[int] = None) -> Array:
+    """The global positions (offset of the rank + position in x) of the
+    elements distributed_sort() puts on this rank's part, int64 (or
+    uint64)."""
+    return _distributed_context(x, comm).distributed_argsort(
+        x, descending=descending, dtype=dtype, begin_bit=begin_bit, end_bit=end_bit)
+
+
+def distributed_topk(x: Array, k: int, *, comm: Any, largest: bool = True,
+                     dtype: str = "int64") -> Tuple[Array, Array]:
+    """topk() of the global data: every rank gets the same ``(values,
+    indices)``, k elements, indices global positions, ties to the lower
+    global position. k (the same on every rank) may be up to the global
+    count."""
+    return _distributed_context(x, comm).distributed_topk(x, k, largest=largest, dtype=dtype)

@@ -248,6 +248,25 @@ def empty_scalar(array):
         return cupy.empty((), dtype=array.dtype_name)
 
 
+def scalar_result(array, host):
+    """A reduction's result from the one-element numpy array `host`: a numpy
+    scalar for numpy input, a 0-d tensor / array of the input's kind (on the
+    input's device for CUDA input) otherwise."""
+    if array.kind == "torch":
+        torch = sys.modules["torch"]
+        if array.dtype_name == "bfloat16":  # numpy has no bfloat16: the bits as uint16
+            result = torch.from_numpy(host.view(numpy_dtype("uint16"))).view(
+                torch.bfloat16).reshape(())
+        else:
+            result = torch.from_numpy(host).reshape(())
+        return result.to(array.obj.device) if array.on_device else result
+    if array.kind == "cupy":
+        cupy = sys.modules["cupy"]
+        with cupy.cuda.Device(array.device):
+            return cupy.asarray(host.reshape(()))
+    return host[0]
+
+
 def host_scalar(dtype_name, kind="numpy"):
     """A one-element numpy array to receive a reduction's result (for a
     torch bfloat16 result, without ml_dtypes: its bits as uint16)."""

@@ -4,6 +4,7 @@ import atexit
 import ctypes
 import math
 import operator
+import sys
 import threading
 import weakref
 from collections import OrderedDict
@@ -50,6 +51,8 @@ class Context:
             raise error_for(status, message.value.decode(errors="replace"))
         self._handle = handle.value
         self._wraps = OrderedDict()
+        self._communicator = None      # the attached communicator's object, kept alive
+        self._communicator_key = None  # (kind code, address) given to the library
         code = ctypes.c_int()
         ordinal = ctypes.c_int32()
         name = ctypes.create_string_buffer(256)
@@ -70,6 +73,7 @@ class Context:
         """Destroy the context: waits for its work and frees what it holds."""
         handle, self._handle = self._handle, None
         self._wraps.clear()
+        self._communicator = self._communicator_key = None
         if handle is not None:
             LIB.gpuprim_context_destroy(handle)
 
@@ -256,6 +260,22 @@ class Context:
 
     def _sort(self, keys, layout, descending, values, out, values_out, begin_bit, end_bit):
         shape = keys.shape if layout is not None and layout.offsets is None else None
+        keys_out, vals, vals_out = self._sort_operands(keys, shape, values, out, values_out)
+        operands = [(keys, True), (vals, True), (keys_out, False), (vals_out, False)]
+        if layout is None:
+            self._run(operands, _sort_call(descending, begin_bit, end_bit))
+        else:
+            options = _sort_options(descending, begin_bit, end_bit)
+            self._run_segmented(
+                layout, operands,
+                lambda c, s, kin, vin, kout, vout: LIB.gpuprim_segmented_sort(
+                    c, s, kin, vin, kout, vout, ctypes.byref(options)))
+        return keys_out.obj if vals is None else (keys_out.obj, vals_out.obj)
+
+    def _sort_operands(self, keys, shape, values, out, values_out):
+        """(keys_out, values, values_out) of a sort: out and values_out
+        checked (or new), values described; values and values_out None
+        without values."""
         keys_out = self._output(keys, out, "out", shape=shape)
         vals = vals_out = None
         if values is None:
@@ -269,16 +289,7 @@ class Context:
                 raise ValueError(f"gpuprim: values has shape {vals.shape}, x {shape}; "
                                  "per-row sorts need values of x's shape")
             vals_out = self._output(vals, values_out, "values_out", shape=shape)
-        operands = [(keys, True), (vals, True), (keys_out, False), (vals_out, False)]
-        if layout is None:
-            self._run(operands, _sort_call(descending, begin_bit, end_bit))
-        else:
-            options = _sort_options(descending, begin_bit, end_bit)
-            self._run_segmented(
-                layout, operands,
-                lambda c, s, kin, vin, kout, vout: LIB.gpuprim_segmented_sort(
-                    c, s, kin, vin, kout, vout, ctypes.byref(options)))
-        return keys_out.obj if vals is None else (keys_out.obj, vals_out.obj)
+        return keys_out, vals, vals_out
 
     def argsort(self, x, *, axis=None, descending=False, dtype="int64", begin_bit=None,
                 end_bit=None):
@@ -425,13 +436,7 @@ class Context:
         host = _arrays.host_scalar(first.dtype_name, first.kind)
         pointer = host.ctypes.data
         self._run([(a, True) for a in arrays], lambda c, *b: call_host(c, *b, pointer))
-        if first.kind == "torch":
-            import torch
-            if first.dtype_name == "bfloat16":  # numpy has no bfloat16: the bits as uint16
-                return torch.from_numpy(host.view(_arrays.numpy_dtype("uint16"))).view(
-                    torch.bfloat16).reshape(())
-            return torch.from_numpy(host).reshape(())
-        return host[0]
+        return _arrays.scalar_result(first, host)
 
     def _reduction(self, op, x, axis=None):
         source = _arrays.describe(x, "x")
@@ -493,6 +498,211 @@ class Context:
         if left.kind != right.kind or left.on_device != right.on_device:
             raise TypeError("gpuprim: a and b must be of the same kind and device")
         return self._reduce([left, right], LIB.gpuprim_dot, LIB.gpuprim_dot_to_buffer)
+
+
+    # -- distributed calls (experimental: gpuprim.h's GPUPRIM_EXPERIMENTAL_API) --
+    def attach_communicator(self, comm, kind=None) -> None:
+        """Borrow a communicator for this context's distributed_*() calls.
+        One context is one rank: every rank of the communicator makes each
+        distributed call, in the same order, with its own arrays. The
+        library never creates, initializes or frees a communicator (the
+        launcher starts the processes; mpi4py or NCCL bootstraps it); it
+        must stay valid while attached, and the context keeps a reference
+        to the object given here. Attaching replaces the communicator
+        attached before; it is local (no communication).
+
+        - CPU context (numpy arrays, CPU tensors): an mpi4py communicator,
+          e.g. ``MPI.COMM_WORLD`` (its MPI_Comm is passed by address,
+          ``MPI._addressof(comm)``). mpi4py must use the libmpi that
+          libgpuprim was built with (``MPI.Get_library_version()``).
+        - CUDA context: an NCCL communicator on the context's device: an
+          int holding the ncclComm_t, CuPy's
+          ``cupy.cuda.nccl.NcclCommunicator`` (or its ``.comm``), or
+          nccl4py's ``nccl.core.Communicator`` (or its ``.ptr``).
+
+        kind: None (from comm), "mpi" or "nccl"; an int with kind="mpi" is
+        the address of an MPI_Comm. Raises DeviceError when this libgpuprim
+        has no distributed calls or was built without that engine
+        (BACKEND_UNAVAILABLE)."""
+        code, address = _communicator_handle(comm, kind)
+        handle = self._live()
+        _require_distributed()
+        if code == _lib.COMM_NCCL and self.backend != "cuda":
+            raise ValueError("gpuprim: an NCCL communicator needs a CUDA context "
+                             "(Context(\"cuda\", device=...)); this context is on the CPU: "
+                             "attach an mpi4py communicator to it")
+        if code == _lib.COMM_MPI and self.backend != "cpu":
+            raise ValueError("gpuprim: an MPI communicator needs a CPU context (Context(\"cpu\")); "
+                             "a CUDA context takes an NCCL communicator")
+        self._check(LIB.gpuprim_context_attach_communicator(handle, code, address))
+        self._communicator, self._communicator_key = comm, (code, address)
+
+    def detach_communicator(self) -> None:
+        """Forget the attached communicator (none attached: nothing to do).
+        The communicator itself is left as it is."""
+        handle = self._live()
+        if self._communicator_key is not None:
+            self._check(LIB.gpuprim_context_detach_communicator(handle))
+        self._communicator = self._communicator_key = None
+
+    @property
+    def communicator(self):
+        """The object given to attach_communicator(), or None."""
+        return self._communicator
+
+    @property
+    def rank(self) -> int:
+        """This context's rank in its communicator (InvalidArgumentError
+        when none is attached)."""
+        return self._rank()[0]
+
+    @property
+    def rank_count(self) -> int:
+        """The number of ranks of the attached communicator."""
+        return self._rank()[1]
+
+    def _rank(self):
+        handle = self._distributed()
+        rank, count = ctypes.c_int32(), ctypes.c_int32()
+        self._check(LIB.gpuprim_context_get_rank(handle, ctypes.byref(rank), ctypes.byref(count)))
+        return rank.value, count.value
+
+    def _use_communicator(self, comm):
+        """Attach comm unless it is the one attached (module-level calls)."""
+        if comm is self._communicator:
+            return
+        code, address = _communicator_handle(comm, None)
+        if (code, address) != self._communicator_key:
+            self.attach_communicator(comm)
+        self._communicator = comm
+
+    def _distributed(self):
+        """The live handle, for a call that needs an attached communicator."""
+        handle = self._live()
+        _require_distributed()
+        if self._communicator_key is None:
+            raise error_for(_INVALID_ARGUMENT,
+                            "gpuprim: no communicator is attached to this context: call "
+                            "attach_communicator(comm) first (an mpi4py communicator for a CPU "
+                            "context, an NCCL communicator for a CUDA context)")
+        return handle
+
+    def _collective(self, prepare, refuse):
+        """A distributed call: prepare(run) checks the arguments, makes the
+        outputs and calls run(operands, function) (self._run) once. Every
+        rank must reach the library's call, whose agreement step makes all
+        ranks fail when one refuses: when this rank fails before it (an
+        argument the package refuses, a staging copy), it still joins
+        through refuse(handle), a call the library refuses locally (NULL
+        operands), so the other ranks raise an error naming this rank
+        instead of waiting for it; this rank raises its own error."""
+        handle = self._distributed()
+        entered = []
+
+        def run(operands, function):
+            def call(context, *buffers):
+                entered.append(True)
+                return function(context, *buffers)
+            self._run(operands, call)
+
+        try:
+            return prepare(run)
+        except Exception:
+            if not entered:
+                refuse(handle)
+            raise
+
+    def distributed_reduce(self, x, op="sum"):
+        """op ("sum", "min", "max") over the elements of every rank's x (any
+        shape, C-contiguous; ranks may hold different counts, zero too):
+        every rank gets the result, as sum()/min()/max() give it (a numpy
+        scalar for numpy input; a 0-d tensor / array of x's kind and device
+        otherwise). Each rank reduces its own elements, then the ranks'
+        results combine in rank order: float sums are deterministic for a
+        given layout of the data over the ranks. Collective."""
+        def prepare(run):
+            source = _arrays.describe(x, "x")
+            code = _op_code(op)
+            host = _arrays.host_scalar(source.dtype_name, source.kind)
+            pointer = host.ctypes.data
+            run([(source, True)], lambda c, i: LIB.gpuprim_distributed_reduce(c, code, i, pointer))
+            return _arrays.scalar_result(source, host)
+        return self._collective(prepare, lambda c: LIB.gpuprim_distributed_reduce(c, 0, None, None))
+
+    def distributed_scan(self, x, op="sum", *, exclusive=False, out=None):
+        """Prefix scan ("sum", "min", "max") of the concatenation of every
+        rank's 1-D x in rank order: each rank gets its part (x's size) of
+        that scan. An exclusive scan's first element on rank r is op over
+        every element of the ranks before r (the identity on rank 0). out
+        may be x (in place). Collective."""
+        def prepare(run):
+            source = _one_dimensional(_arrays.describe(x, "x"), "x")
+            code = _op_code(op)
+            target = self._output(source, out, "out")
+            kind = _lib.SCAN_EXCLUSIVE if exclusive else _lib.SCAN_INCLUSIVE
+            run([(source, True), (target, False)],
+                lambda c, i, o: LIB.gpuprim_distributed_scan(c, code, kind, i, o))
+            return target.obj
+        return self._collective(prepare,
+                                lambda c: LIB.gpuprim_distributed_scan(c, 0, 0, None, None))
+
+    def distributed_sort(self, x, *, descending=False, values=None, out=None, values_out=None,
+                         begin_bit=None, end_bit=None):
+        """Stable sort of the concatenation of every rank's 1-D x in rank
+        order: afterwards the ranks' results, concatenated in rank order,
+        are that sort, and every rank holds as many elements as it gave
+        (equal keys keep their global order: rank, then position). values,
+        out, values_out (in place too), descending and the bit range as for
+        sort(). Collective."""
+        def prepare(run):
+            keys = _one_dimensional(_arrays.describe(x, "x"), "x")
+            keys_out, vals, vals_out = self._sort_operands(keys, None, values, out, values_out)
+            options = _sort_options(descending, begin_bit, end_bit)
+            run([(keys, True), (vals, True), (keys_out, False), (vals_out, False)],
+                lambda c, kin, vin, kout, vout: LIB.gpuprim_distributed_sort(
+                    c, kin, vin, kout, vout, ctypes.byref(options)))
+            return keys_out.obj if vals is None else (keys_out.obj, vals_out.obj)
+        return self._collective(
+            prepare, lambda c: LIB.gpuprim_distributed_sort(c, None, None, None, None, None))
+
+    def distributed_argsort(self, x, *, descending=False, dtype="int64", begin_bit=None,
+                            end_bit=None):
+        """The global permutation of distributed_sort(): rank r gets x's
+        size indices, the global positions (rank, then position: offset_r +
+        j, offset_r the sum of the sizes of the ranks before r) of the
+        elements that land on its part of the sorted data. dtype int64
+        (default) or uint64. Collective."""
+        def prepare(run):
+            keys = _one_dimensional(_arrays.describe(x, "x"), "x")
+            if dtype not in _GLOBAL_INDEX_DTYPES:
+                raise TypeError("gpuprim: distributed_argsort's indices are global positions: "
+                                f"dtype must be one of {', '.join(_GLOBAL_INDEX_DTYPES)}, "
+                                f"not {dtype!r}")
+            indices = self._output(keys, None, "indices", dtype_name=dtype)
+            options = _sort_options(descending, begin_bit, end_bit)
+            run([(keys, True), (indices, False)],
+                lambda c, k, i: LIB.gpuprim_distributed_argsort(c, k, None, i,
+                                                                 ctypes.byref(options)))
+            return indices.obj
+        return self._collective(
+            prepare, lambda c: LIB.gpuprim_distributed_argsort(c, None, None, None, None))
+
+    def distributed_topk(self, x, k, *, largest=True, dtype="int64"):
+        """topk() of the concatenation of every rank's 1-D x: every rank
+        gets the same (values, indices) of k elements, indices global
+        positions (ties to the lower global position). k: 0 to the global
+        count (InvalidArgumentError past it, on every rank); the same on
+        every rank. Collective."""
+        def prepare(run):
+            keys = _one_dimensional(_arrays.describe(x, "x"), "x")
+            count = _count(k, "k")
+            values, indices = self._topk_outputs(keys, (count,), dtype)
+            order = _order(largest)
+            run([(keys, True), (values, False), (indices, False)],
+                lambda c, kin, v, i: LIB.gpuprim_distributed_topk(c, kin, count, order, v, i))
+            return values.obj, indices.obj
+        return self._collective(
+            prepare, lambda c: LIB.gpuprim_distributed_topk(c, None, 0, 0, None, None))
 
 
 class _Layout:
@@ -591,6 +801,69 @@ def _sort_call(descending, begin_bit, end_bit):
                                                                          ctypes.byref(options))
 
 
+def _op_code(op):
+    if op not in _OPS:
+        raise ValueError(f"gpuprim: op must be one of {', '.join(_OPS)}, not {op!r}")
+    return _OPS[op]
+
+
+# -- distributed calls: communicators --------------------------------------
+_GLOBAL_INDEX_DTYPES = ("int64", "uint64")
+_INVALID_ARGUMENT, _BACKEND_UNAVAILABLE = 9, 11
+_COMM_KINDS = {"nccl": _lib.COMM_NCCL, "mpi": _lib.COMM_MPI}
+
+
+def _require_distributed():
+    if not _lib.HAS_DISTRIBUTED:
+        raise error_for(_BACKEND_UNAVAILABLE,
+                        f"gpuprim: this libgpuprim ({_lib.LIBRARY_PATH}) has no distributed calls "
+                        "(gpuprim_distributed_*, gpuprim_context_attach_communicator): it predates "
+                        "them; install the package again from a newer source tree")
+
+
+def _communicator_handle(comm, kind):
+    """(gpuprim_comm_kind_t, address) for a communicator object: the
+    address of an mpi4py communicator's MPI_Comm, or the ncclComm_t of an
+    NCCL communicator (an int, CuPy's NcclCommunicator, nccl4py's
+    Communicator)."""
+    if kind is not None and kind not in _COMM_KINDS:
+        raise ValueError(f"gpuprim: kind must be None, 'mpi' or 'nccl', not {kind!r}")
+    module = type(comm).__module__.split(".", 1)[0]
+    if module == "mpi4py":
+        MPI = sys.modules["mpi4py.MPI"]
+        if not isinstance(comm, MPI.Comm):
+            raise TypeError(f"gpuprim: comm is an mpi4py {type(comm).__name__}, not a "
+                            "communicator (MPI.Comm)")
+        if kind == "nccl":
+            raise ValueError("gpuprim: an mpi4py communicator is an MPI communicator, not kind='nccl'")
+        if comm == MPI.COMM_NULL:
+            raise ValueError("gpuprim: comm is MPI.COMM_NULL")
+        if comm.Is_inter():
+            raise ValueError("gpuprim: comm is an intercommunicator; the distributed calls take "
+                             "an intracommunicator (e.g. MPI.COMM_WORLD or one from comm.Split())")
+        return _lib.COMM_MPI, MPI._addressof(comm)
+    if module == "cupy" and hasattr(comm, "comm"):   # cupy.cuda.nccl.NcclCommunicator
+        handle, what = comm.comm, "the CuPy NcclCommunicator"
+    elif module == "nccl" and hasattr(comm, "ptr"):  # nccl4py: nccl.core.Communicator
+        handle, what = comm.ptr, "the nccl4py Communicator"
+    else:
+        handle, what = comm, "comm"
+    if kind == "mpi" and handle is comm:
+        code = _lib.COMM_MPI
+    elif kind in (None, "nccl"):
+        code = _lib.COMM_NCCL
+    else:
+        raise ValueError(f"gpuprim: {what} is an NCCL communicator, not kind={kind!r}")
+    handle = _integer(handle, "comm must be an mpi4py communicator, an NCCL communicator "
+                              "(an int ncclComm_t, CuPy's NcclCommunicator, nccl4py's "
+                              "Communicator) or, with kind='mpi', the address of an MPI_Comm")
+    if handle == 0:
+        raise ValueError(f"gpuprim: {what} is null (0): not initialized, or destroyed")
+    if not 0 < handle < (1 << 64):
+        raise ValueError(f"gpuprim: {what} must be an address in (0, 2^64), not {handle}")
+    return code, handle
+
+
 def _one_dimensional(array, what):
     if array.ndim != 1:
         raise ValueError(f"gpuprim: {what} has shape {tuple(array.shape)}; this function takes "
@@ -629,12 +902,12 @@ atexit.register(_close_open_contexts)
 
 def context_for(array) -> Context:
     """The calling thread's context for an operand: the CPU backend for host
-    arrays; for CUDA arrays the array's device and its framework's current
+    arrays (and for None); for CUDA arrays the array's device and its framework's current
     stream, so work is ordered with the framework's own."""
     contexts = getattr(_local, "contexts", None)
     if contexts is None:
         contexts = _local.contexts = OrderedDict()
-    if array.on_device:
+    if array is not None and array.on_device:
         stream = _arrays.current_stream(array) or _CUDA_STREAM_LEGACY
         key = (array.device, stream)
     else:
@@ -652,4 +925,20 @@ def context_for(array) -> Context:
         contexts[key] = context
         if len(contexts) > _MAX_CONTEXTS_PER_THREAD:
             contexts.popitem(last=False)[1].close()
+    return context
+
+
+def distributed_context(x, comm) -> Context:
+    """The calling thread's context for a module-level distributed call on
+    x (context_for()), with comm attached. When x cannot be used, the CPU
+    context for an mpi4py comm (so the call still joins the other ranks
+    and raises there); x's own error otherwise."""
+    try:
+        array = _arrays.describe(x, "x")
+    except (TypeError, ValueError):
+        if type(comm).__module__.split(".", 1)[0] != "mpi4py":
+            raise
+        array = None
+    context = context_for(array)
+    context._use_communicator(comm)
     return context

@@ -9,6 +9,7 @@ BACKEND_AUTO, BACKEND_CPU, BACKEND_CUDA = 0, 1, 2
 OP_SUM, OP_MIN, OP_MAX = 0, 1, 2
 SCAN_INCLUSIVE, SCAN_EXCLUSIVE = 0, 1
 ASCENDING, DESCENDING = 0, 1
+COMM_NCCL, COMM_MPI = 1, 2  # gpuprim_comm_kind_t (experimental)
 # dtype names as numpy, PyTorch and CuPy spell them. bfloat16: torch.bfloat16,
 # or numpy arrays of ml_dtypes.bfloat16 (when ml_dtypes is installed).
 DTYPE_CODES = {"int32": 0, "uint32": 1, "int64": 2, "uint64": 3, "float32": 4, "float64": 5,
@@ -137,7 +138,26 @@ def load():
         function = getattr(lib, name)
         function.restype = restype
         function.argtypes = argtypes
-    return lib, path
+    # The distributed calls (experimental section of gpuprim.h): optional, so
+    # the package still loads a library from before them. All or none.
+    distributed = {
+        "gpuprim_context_attach_communicator": (i32, [vp, i32, vp]),
+        "gpuprim_context_detach_communicator": (i32, [vp]),
+        "gpuprim_context_get_rank": (i32, [vp, ctypes.POINTER(ctypes.c_int32),
+                                           ctypes.POINTER(ctypes.c_int32)]),
+        "gpuprim_distributed_reduce": (i32, [vp, i32, vp, vp]),
+        "gpuprim_distributed_scan": (i32, [vp, i32, i32, vp, vp]),
+        "gpuprim_distributed_sort": (i32, [vp, vp, vp, vp, vp, ctypes.POINTER(SortOptions)]),
+        "gpuprim_distributed_argsort": (i32, [vp, vp, vp, vp, ctypes.POINTER(SortOptions)]),
+        "gpuprim_distributed_topk": (i32, [vp, vp, u64, i32, vp, vp]),
+    }
+    has_distributed = all(hasattr(lib, name) for name in distributed)
+    if has_distributed:
+        for name, (restype, argtypes) in distributed.items():
+            function = getattr(lib, name)
+            function.restype = restype
+            function.argtypes = argtypes
+    return lib, path, has_distributed
 
 
-LIB, LIBRARY_PATH = load()
+LIB, LIBRARY_PATH, HAS_DISTRIBUTED = load()
