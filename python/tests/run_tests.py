@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: Apache-2.0
 """ctest's entry to the Python package tests: the package's source
 (python/gpuprim) on the library just built (GPUPRIM_LIBRARY, set by CMake).
-Exits 77 (skipped, with the reason) when numpy or pytest is missing."""
+Exits 77 (skipped, with the reason) when numpy or pytest is missing.
+Arguments: test files to run instead of the whole folder (the distributed
+tests under mpirun run one file; without mpi4py they are skipped: 77)."""
 import os
 import sys
 
@@ -17,10 +19,19 @@ if missing:
     print(f"python package tests skipped: {', '.join(missing)} not installed for {sys.executable} "
           f"(python3 -m pip install {' '.join(missing)})")
     sys.exit(77)
+targets = [a for a in sys.argv[1:] if a.endswith(".py")]
+options = [a for a in sys.argv[1:] if not a.endswith(".py")]
+if targets and any("distributed" in t for t in targets):
+    try:
+        __import__("mpi4py")
+    except ImportError:
+        print(f"distributed Python tests skipped: mpi4py not installed for {sys.executable} "
+              "(python3 -m pip install mpi4py)")
+        sys.exit(77)
 sys.path.insert(0, os.path.dirname(here))  # python/, for the gpuprim package's source
 import pytest  # noqa: E402
 
 # A test that hangs prints every thread's traceback after 240 s instead of
 # dying silently at ctest's timeout.
 sys.exit(pytest.main(["-q", "-p", "no:cacheprovider", "-o", "faulthandler_timeout=240",
-                      "--rootdir", here, here] + sys.argv[1:]))
+                      "--rootdir", here] + (targets or [here]) + options))
