@@ -30,8 +30,10 @@ struct ScanParams {
     bool vector_store;   // output has the input's 16-byte alignment
     // The scan starts from a value (Backend::scan's initial): its bits, in
     // the low bytes of `initial`, as the kernel's running type (T; the
-    // running value Op::Accumulator for the narrow dtypes). Only tile 0
-    // reads it (scan_start below); absent, nothing changes.
+    // running value Op::Accumulator for the narrow dtypes). It is what comes
+    // before tile 0 (scan_start below), read where that is needed: tile 0,
+    // the ordered look-back's P_0, an exclusive scan's element 0. Absent
+    // (has_initial false), the kernels compute what they did without it.
     bool has_initial;
     uint32_t poll_ns;    // back-off between look-back polls
     uint64_t initial;
@@ -58,29 +60,24 @@ struct ScanParams {
 // given, else the operator's neutral element. For the ordered look-back
 // (float SUM) it is P_0, the prefix of group 0 (scan/tile_lookback.cuh); for
 // the others tile 0 publishes it combined with its aggregate
-// (tile0_inclusive), so later tiles find it through the look-back.
+// (published_aggregate), so later tiles find it through the look-back.
 template <typename T, typename Op>
 __device__ __forceinline__ T scan_start(const ScanParams &p) {
     if (!p.has_initial) return ScanOpTraits<T, Op>::neutral();
     return bit_cast<T>(static_cast<bits_t<T>>(p.initial));
 }
 
-// What tile 0 publishes as its inclusive prefix: its aggregate after the
-// initial value. The ordered look-back's tile slots hold aggregates only
-// (the initial value enters as P_0 there), so it publishes the aggregate.
+// What a tile publishes first: its aggregate, which for tile 0 is its
+// inclusive prefix, so tile 0 puts the initial value in front where one is
+// given. Not the ordered look-back: its tile slots hold aggregates only (the
+// initial value is its P_0).
 template <typename T, typename Op>
-__device__ __forceinline__ T tile0_inclusive(const ScanParams &p, T aggregate) {
-    if constexpr (ScanOpTraits<T, Op>::kOrdered) {
-        return aggregate;
-    } else {
-        return p.has_initial ? Op()(scan_start<T, Op>(p), aggregate) : aggregate;
+__device__ __forceinline__ T published_aggregate(const ScanParams &p, uint32_t tile, T aggregate) {
+    T published = aggregate;
+    if constexpr (!ScanOpTraits<T, Op>::kOrdered) {
+        if (tile == 0 && p.has_initial) published = Op()(scan_start<T, Op>(p), aggregate);
     }
-}
-
-// An exclusive scan's element 0: the initial value, else the identity.
-template <typename T, typename Op>
-__device__ __forceinline__ T exclusive_first(const ScanParams &p) {
-    return p.has_initial ? scan_start<T, Op>(p) : Op::identity();
+    return published;
 }
 
 template <typename T, typename Op, typename Config>
@@ -93,7 +90,8 @@ struct TileIo {
         return int64_t(tile) * Block::kTileItems - int64_t(p.head);
     }
     // Tile 0 always takes the element path, which also writes the identity
-    // (or the initial value) as element 0 of an exclusive scan.
+    // as element 0 of an exclusive scan (the initial value, where there is
+    // one, is written over it: write_initial_first).
     __device__ __forceinline__ static bool is_full(const ScanParams &p, uint32_t tile) {
         return tile != 0 && uint64_t(first_index(p, tile)) + Block::kTileItems <= p.count;
     }
@@ -114,18 +112,28 @@ struct TileIo {
         }
         if (p.exclusive && tile == 0 && warp == 0 && lane == 0) {
             // Element 0 sits at position head of lane 0's first vector.
-            const T first_value = exclusive_first<T, Op>(p);
+            // Selects, not a store at a computed index: x stays in registers.
 #pragma unroll
-            for (int j = 0; j < Block::kVec; ++j)
-                if (uint32_t(j) == p.head) x[0][j] = first_value;
+            for (int j = 0; j < Block::kVec; ++j) x[0][j] = uint32_t(j) == p.head ? Op::identity() : x[0][j];
         }
         Block::store_partial(out, first, p.count, x, warp, lane);
+        write_initial_first(p, tile, warp, lane);
+    }
+    // An exclusive scan from an initial value: element 0 is that value. The
+    // thread that stored element 0 (lane 0 of warp 0 of tile 0, its first
+    // vector) stores it again, after: its own stores land in program order.
+    // Kept apart from the element stores, so that those run the same code
+    // as without an initial value.
+    __device__ __forceinline__ static void write_initial_first(const ScanParams &p, uint32_t tile, int warp,
+                                                               int lane) {
+        if (p.has_initial && p.exclusive && tile == 0 && warp == 0 && lane == 0)
+            static_cast<T *>(p.output)[0] = scan_start<T, Op>(p);
     }
     // A staged tile's output: each thread finishes its own vectors with the
     // prefix of everything before them and stores them, 16 bytes at a time
     // for a full tile whose output has the input's alignment, element by
-    // element otherwise (with the identity, or the initial value, as an
-    // exclusive scan's element 0).
+    // element otherwise (with the identity as an exclusive scan's element 0,
+    // or the initial value: write_initial_first).
     __device__ __forceinline__ static void finish_staged(const ScanParams &p, uint32_t tile,
                                                          const T *staged,
                                                          const T (&lane_prefix)[Config::kVectors],
@@ -145,10 +153,8 @@ struct TileIo {
                 continue;
             }
             if (k == 0 && p.exclusive && tile == 0 && warp == 0 && lane == 0) {
-                const T first_value = exclusive_first<T, Op>(p);
 #pragma unroll
-                for (int j = 0; j < Block::kVec; ++j)
-                    if (uint32_t(j) == p.head) v[j] = first_value;
+                for (int j = 0; j < Block::kVec; ++j) v[j] = uint32_t(j) == p.head ? Op::identity() : v[j];
             }
 #pragma unroll
             for (int j = 0; j < Block::kVec; ++j) {
@@ -156,6 +162,7 @@ struct TileIo {
                 if (i >= 0 && uint64_t(i) < p.count) out[i] = v[j];
             }
         }
+        write_initial_first(p, tile, warp, lane);
     }
 };
 
@@ -252,7 +259,7 @@ __global__ void __launch_bounds__(Config::kThreads, Config::kMinBlocks)
         __syncwarp();
         if (tile == 0) {
             exclusive = scan_start<T, Op>(p);
-            if (lane == 0) status.store(0, kTileInclusive, tile0_inclusive<T, Op>(p, aggregate));
+            if (lane == 0) status.store(0, kTileInclusive, published_aggregate<T, Op>(p, 0, aggregate));
         } else {
             if (lane == 0) status.store(tile, kTileAggregate, aggregate);
             GPUPRIM_SCAN_TRACE_AT(lane == 0, p, tile, 2, global_timer_ns());
@@ -282,8 +289,11 @@ __device__ __forceinline__ void publish_aggregate(const ScanParams &p, const Sta
                                                           lane);
     if (lane == 0) {
         p.counters.wait_cleared_past(tile, cleared_seen);
-        if (tile == 0) status.store(0, kTileInclusive, tile0_inclusive<T, Op>(p, aggregate));
-        else status.store(tile, kTileAggregate, aggregate);
+        T published = aggregate;  // published_aggregate, spelled out (fewer registers in the pipelined kernel)
+        if constexpr (!ScanOpTraits<T, Op>::kOrdered) {
+            if (tile == 0 && p.has_initial) published = Op()(scan_start<T, Op>(p), aggregate);
+        }
+        status.store(tile, tile == 0 ? kTileInclusive : kTileAggregate, published);
     }
     __syncwarp();
 }

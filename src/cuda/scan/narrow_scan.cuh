@@ -225,7 +225,7 @@ __global__ void __launch_bounds__(kThreads) narrow_scan_kernel(const scan_detail
         __syncwarp();
         if (tile == 0) {
             exclusive = scan_detail::scan_start<Acc, Combine>(p);  // the initial value, if any
-            if (lane == 0) status.store(0, kTileInclusive, scan_detail::tile0_inclusive<Acc, Combine>(p, aggregate));
+            if (lane == 0) status.store(0, kTileInclusive, scan_detail::published_aggregate<Acc, Combine>(p, 0, aggregate));
         } else {
             if (lane == 0) status.store(tile, kTileAggregate, aggregate);
             exclusive = scan_detail::look_back<Acc, Combine, Config>(p, status, tile, aggregate, saved_aggregates,
