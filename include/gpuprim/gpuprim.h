@@ -954,7 +954,8 @@ GPUPRIM_API gpuprim_status_t gpuprim_distributed_scan(gpuprim_context_t context,
  * Workspace: two copies of the local keys and values (the local sort's
  * output and the runs received from the ranks, merged into keys_out and
  * values_out), plus that of gpuprim_sort() of the local keys and values
- * (the merge needs less: on CUDA, 16 bytes per 2048 local keys).
+ * (the merge of the runs needs less: on CUDA, 8 bytes per 2048 local keys
+ * and 40 bytes per rank).
  */
 GPUPRIM_API gpuprim_status_t gpuprim_distributed_sort(gpuprim_context_t context, gpuprim_buffer_t keys_in,
                                                       gpuprim_buffer_t values_in, gpuprim_buffer_t keys_out,
