@@ -10,7 +10,12 @@
 // - count_keys_below on sorted keys of several widths, kinds, orders and bit
 //   ranges, against a brute-force count;
 // - add_to_indices (4- and 8-byte, wrapping) and copy, touching nothing past
-//   their counts.
+//   their counts;
+// - merge_sorted_runs: 1 to 9 runs (empty ones among them), random and
+//   few-distinct keys (ties across runs), every key width and kind, both
+//   orders, bit ranges, values of 0 to 8 bytes, sizes around the CUDA tiles
+//   and past 100000, against a stable sort of the concatenation; nothing
+//   past the outputs written.
 // The backend: GPUPRIM_BACKEND=cpu|cuda|auto like the other tests (auto or
 // unset: CUDA where built and a device is usable, else the CPU); 77 (skip)
 // when cuda is asked for and there is none.
@@ -434,6 +439,175 @@ void check_copy(Backend &backend, uint64_t bytes, std::mt19937_64 &rng) {
           "copy of %llu bytes wrote past its destination", (unsigned long long)bytes);
 }
 
+// ---------------------------------------------------------------------------
+// merge_sorted_runs
+// ---------------------------------------------------------------------------
+
+// ValueBits: the values' carrier (value_bytes 0: none, ValueBits unused).
+template <typename Bits, typename ValueBits>
+void check_merge_case(Backend &backend, KeyKind kind, bool descending, uint32_t begin_bit, uint32_t end_bit,
+                      uint32_t value_bytes, const std::vector<uint64_t> &lengths, bool few, std::mt19937_64 &rng) {
+    constexpr uint32_t kWidth = sizeof(Bits) * 8;
+    const uint32_t end = end_bit ? end_bit : kWidth;
+    const uint32_t runs = uint32_t(lengths.size());
+    std::vector<uint64_t> starts(runs + 1, 0);
+    for (uint32_t r = 0; r < runs; ++r) starts[r + 1] = starts[r] + lengths[r];
+    const uint64_t n = starts[runs];
+    auto bits_of = [&](Bits key) { return sort_bits(to_radix_key<Bits>(key, kind, descending), begin_bit, end); };
+
+    std::vector<Bits> pool(5);
+    for (auto &p : pool) p = Bits(rng());
+    std::vector<Bits> keys(n);
+    for (auto &k : keys) k = few ? pool[rng() % pool.size()] : Bits(rng());
+    // Values: each element's input position where they hold it, else random bits.
+    std::vector<ValueBits> values(value_bytes ? n : 0);
+    for (uint64_t i = 0; i < values.size(); ++i) values[i] = sizeof(ValueBits) >= 4 ? ValueBits(i) : ValueBits(rng());
+    // Each run sorted stably (keys with their values).
+    std::vector<uint64_t> order(n);
+    for (uint64_t i = 0; i < n; ++i) order[i] = i;
+    auto by_bits = [&](uint64_t x, uint64_t y) { return bits_of(keys[x]) < bits_of(keys[y]); };
+    for (uint32_t r = 0; r < runs; ++r)
+        std::stable_sort(order.begin() + starts[r], order.begin() + starts[r + 1], by_bits);
+    {
+        std::vector<Bits> k(n);
+        std::vector<ValueBits> v(values.size());
+        for (uint64_t i = 0; i < n; ++i) {
+            k[i] = keys[order[i]];
+            if (value_bytes) v[i] = values[order[i]];
+        }
+        keys.swap(k);
+        values.swap(v);
+    }
+    // The reference: a stable sort of the concatenation.
+    for (uint64_t i = 0; i < n; ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), by_bits);
+
+    const uint64_t guard = 3;
+    const uint64_t vb = value_bytes;
+    Memory keys_in(backend, n * sizeof(Bits)), keys_out(backend, (n + guard) * sizeof(Bits)),
+        spare_keys(backend, n * sizeof(Bits));
+    Memory values_in(backend, n * vb), values_out(backend, (n + guard) * vb), spare_values(backend, n * vb);
+    keys_in.upload(keys.data(), n * sizeof(Bits));
+    if (vb) values_in.upload(values.data(), n * vb);
+    std::vector<Bits> sentinel_keys(n + guard, Bits(0x5A));
+    std::vector<ValueBits> sentinel_values(vb ? n + guard : 0, ValueBits(0x3C));
+    keys_out.upload(sentinel_keys.data(), (n + guard) * sizeof(Bits));
+    if (vb) values_out.upload(sentinel_values.data(), (n + guard) * vb);
+
+    SortRequest request{};
+    request.key_kind = kind;
+    request.key_bytes = sizeof(Bits);
+    request.begin_bit = begin_bit;
+    request.end_bit = end_bit;
+    request.descending = descending;
+    request.keys_in = keys_in.data();
+    request.keys_out = keys_out.data();
+    request.value_bytes = value_bytes;
+    request.values_in = vb ? values_in.data() : nullptr;
+    request.values_out = vb ? values_out.data() : nullptr;
+    request.count = n;
+    backend.merge_sorted_runs(request, starts.data(), runs, spare_keys.data(), vb ? spare_values.data() : nullptr);
+    backend.synchronize();
+
+    std::vector<Bits> got_keys(n + guard);
+    keys_out.download(got_keys.data(), (n + guard) * sizeof(Bits));
+    std::vector<ValueBits> got_values(vb ? n + guard : 0);
+    if (vb) values_out.download(got_values.data(), (n + guard) * vb);
+    uint64_t bad = 0, first_bad = 0;
+    for (uint64_t i = 0; i < n; ++i) {
+        const bool wrong = got_keys[i] != keys[order[i]] || (vb && got_values[i] != values[order[i]]);
+        if (wrong && bad++ == 0) first_bad = i;
+    }
+    for (uint64_t i = n; i < n + guard; ++i)
+        bad += got_keys[i] != sentinel_keys[i] || (vb && got_values[i] != sentinel_values[i]);
+    std::string shape;
+    for (uint64_t length : lengths) shape += (shape.empty() ? "" : ",") + std::to_string(length);
+    CHECK(bad == 0,
+          "merge_sorted_runs %zu-byte kind %d %s bits [%u,%u) values %u runs [%s]%s: %llu wrong, first at %llu",
+          sizeof(Bits), int(kind), descending ? "descending" : "ascending", begin_bit, end, value_bytes,
+          shape.size() > 80 ? (shape.substr(0, 80) + "...").c_str() : shape.c_str(), few ? " few distinct" : "",
+          (unsigned long long)bad, (unsigned long long)first_bad);
+}
+
+template <typename Bits>
+void check_merge_case_values(Backend &backend, KeyKind kind, bool descending, uint32_t begin_bit, uint32_t end_bit,
+                             uint32_t value_bytes, const std::vector<uint64_t> &lengths, bool few,
+                             std::mt19937_64 &rng) {
+    switch (value_bytes) {
+    case 0: return check_merge_case<Bits, uint8_t>(backend, kind, descending, begin_bit, end_bit, 0, lengths, few, rng);
+    case 1: return check_merge_case<Bits, uint8_t>(backend, kind, descending, begin_bit, end_bit, 1, lengths, few, rng);
+    case 2:
+        return check_merge_case<Bits, uint16_t>(backend, kind, descending, begin_bit, end_bit, 2, lengths, few, rng);
+    case 4:
+        return check_merge_case<Bits, uint32_t>(backend, kind, descending, begin_bit, end_bit, 4, lengths, few, rng);
+    default:
+        return check_merge_case<Bits, uint64_t>(backend, kind, descending, begin_bit, end_bit, 8, lengths, few, rng);
+    }
+}
+
+template <typename Bits>
+void check_merge_width(Backend &backend, std::mt19937_64 &rng) {
+    constexpr uint32_t kWidth = sizeof(Bits) * 8;
+    std::vector<KeyKind> kinds = {KeyKind::Unsigned, KeyKind::Signed};
+    if (sizeof(Bits) >= 2) kinds.push_back(KeyKind::Float);
+    if (sizeof(Bits) == 2) kinds.push_back(KeyKind::BFloat);
+    struct Range {
+        uint32_t begin, end;
+    };
+    const Range ranges[] = {{0, 0}, {1, kWidth - 2}, {kWidth / 2, 0}};
+    const uint32_t value_widths[] = {0, 1, 2, 4, 8};
+    // Run shapes: small, with empty runs, and around the CUDA tiles (2048 outputs).
+    const std::vector<std::vector<uint64_t>> shapes = {
+        {0},          {5},          {3, 4},          {0, 6},         {6, 0},       {0, 0, 0},
+        {1, 2, 3},    {3, 0, 7, 0, 0, 2, 1, 0, 9},   {2047, 1},      {2048, 2049}, {1, 2047, 2048, 4095, 1},
+        {2049, 0, 2047, 4097, 0}, {700, 800, 900, 1000, 1100, 1200, 1300, 1400, 1500}};
+    uint32_t v = 0;
+    for (KeyKind kind : kinds)
+        for (bool descending : {false, true})
+            for (const Range &range : ranges)
+                for (const auto &shape : shapes) {
+                    const uint32_t value_bytes = value_widths[v++ % 5];
+                    check_merge_case_values<Bits>(backend, kind, descending, range.begin, range.end, value_bytes,
+                                                  shape, rng() % 2 == 0, rng);
+                }
+    // Random run counts 1..9, random lengths (some empty).
+    for (uint32_t runs = 1; runs <= 9; ++runs)
+        for (uint32_t value_bytes : {0u, 4u, 8u}) {
+            std::vector<uint64_t> lengths(runs);
+            for (auto &length : lengths) length = rng() % 4 == 0 ? 0 : rng() % 5000;
+            check_merge_case_values<Bits>(backend, kinds[rng() % kinds.size()], rng() % 2, 0, 0, value_bytes,
+                                          lengths, rng() % 2 == 0, rng);
+        }
+    // Past 100000, ties across runs and none.
+    for (bool few : {true, false}) {
+        check_merge_case_values<Bits>(backend, KeyKind::Signed, false, 0, 0, 8, {100003, 50000, 7, 0, 60001}, few,
+                                      rng);
+        check_merge_case_values<Bits>(backend, kinds.back(), true, 0, 0, 4, {150000, 150001}, few, rng);
+    }
+}
+
+void check_merge_edges(Backend &backend) {
+    // No runs of no elements, and one run (a copy).
+    SortRequest request{};
+    request.key_kind = KeyKind::Unsigned;
+    request.key_bytes = 4;
+    request.count = 0;
+    const uint64_t zero = 0;
+    backend.merge_sorted_runs(request, &zero, 0, nullptr, nullptr);
+    const uint64_t none[2] = {0, 0};
+    backend.merge_sorted_runs(request, none, 1, nullptr, nullptr);
+    // A width the merge does not know: INTERNAL, not a silent success.
+    request.key_bytes = 3;
+    request.count = 0;
+    bool failed = false;
+    try {
+        backend.merge_sorted_runs(request, none, 1, nullptr, nullptr);
+    } catch (const Error &error) {
+        failed = error.status() == GPUPRIM_ERROR_INTERNAL;
+    }
+    CHECK(failed, "merge_sorted_runs of 3-byte keys did not fail with INTERNAL");
+}
+
 std::string lowered(const char *text) {
     std::string s;
     for (const char *c = text; c && *c; ++c) s += char(std::tolower(static_cast<unsigned char>(*c)));
@@ -475,6 +649,13 @@ void run_all(Backend &backend, Backend &other, bool large) {
     }
     for (uint64_t bytes : {uint64_t(0), uint64_t(1), uint64_t(17), uint64_t(1000003)}) check_copy(backend, bytes, rng);
     std::printf("  add_to_indices, copy: done (%d failures so far)\n", g_failures);
+
+    check_merge_edges(backend);
+    check_merge_width<uint8_t>(backend, rng);
+    check_merge_width<uint16_t>(backend, rng);
+    check_merge_width<uint32_t>(backend, rng);
+    check_merge_width<uint64_t>(backend, rng);
+    std::printf("  merge_sorted_runs: done (%d failures so far)\n", g_failures);
 
     if (backend.kind() == GPUPRIM_BACKEND_CPU) CHECK(backend.native_stream() == nullptr, "CPU native_stream not null");
     else CHECK(backend.native_stream() != nullptr, "CUDA native_stream is null");

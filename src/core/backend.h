@@ -231,6 +231,14 @@ public:
     // candidates and counts lie in backend memory.
     virtual void count_keys_below(const SortRequest &keys, const uint64_t *candidates, uint64_t candidate_count,
                                   uint64_t *counts) = 0;
+    // request.keys_in (and values_in when value_bytes) hold `runs` sorted runs back to back, run r being
+    // elements [run_starts[r], run_starts[r + 1]) (host array of runs + 1 offsets, run_starts[runs] ==
+    // request.count), each sorted as request asks (sort bits of core/key_transform.h, stable order).
+    // Writes their stable merge (equal sort bits: lower run first, then position) to keys_out/values_out,
+    // which must not overlap the inputs. spare_keys / spare_values: request.count elements each (values only
+    // when value_bytes) the merge may use as scratch (clobbered). values_are_indices is false here.
+    virtual void merge_sorted_runs(const SortRequest &request, const uint64_t *run_starts, uint32_t runs,
+                                   void *spare_keys, void *spare_values) = 0;
     // The cudaStream_t every call is ordered on (the NCCL engine enqueues its
     // transfers there); nullptr on the CPU backend.
     virtual void *native_stream() const { return nullptr; }

@@ -13,6 +13,7 @@
 #include "core/key_transform.h"
 #include "core/ops.h"
 #include "core/workspace.h"
+#include "cpu/merge_runs.h"
 #include "cpu/parallel.h"
 #include "cpu/reduce_scan.h"
 #include "cpu/segmented.h"
@@ -137,6 +138,11 @@ public:
         case 8: return count_below<uint64_t>(keys, candidates, candidate_count, counts);
         }
         fail(GPUPRIM_ERROR_INTERNAL, "count_keys_below: %u-byte keys", keys.key_bytes);
+    }
+
+    void merge_sorted_runs(const SortRequest &request, const uint64_t *run_starts, uint32_t runs, void *spare_keys,
+                           void *spare_values) override {
+        cpu::merge_sorted_runs(parallel_, request, run_starts, runs, spare_keys, spare_values);
     }
 
     explicit CpuBackend(int32_t threads)

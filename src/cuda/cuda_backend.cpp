@@ -6,6 +6,7 @@
 #include "core/error.h"
 #include "cuda/device_env.h"
 #include "cuda/distributed/distributed.h"
+#include "cuda/merge/merge.h"
 #include "cuda/reduce/reduce.h"
 #include "cuda/scan/scan.h"
 #include "cuda/segmented_scan/segmented_scan.h"
@@ -291,6 +292,12 @@ public:
                           uint64_t *counts) override {
         DeviceScope scope(env_.device_ordinal);
         cuda::count_keys_below(env_, keys, candidates, candidate_count, counts);
+    }
+
+    void merge_sorted_runs(const SortRequest &request, const uint64_t *run_starts, uint32_t runs, void *spare_keys,
+                           void *spare_values) override {
+        DeviceScope scope(env_.device_ordinal);
+        cuda::merge_sorted_runs(env_, request, run_starts, runs, spare_keys, spare_values);
     }
 
     void *native_stream() const override { return static_cast<void *>(env_.stream); }

@@ -1,0 +1,185 @@
+// SPDX-License-Identifier: Apache-2.0
+// The CPU stable merge of sorted runs (cpu/merge_runs.h). Each round merges
+// runs 0+1, 2+3, ... (an odd last run is copied) into the other buffer; the
+// rounds are counted first so that the last one writes the output. A pair's
+// merge is cut into pieces of kGrain outputs by merge-path splits (binary
+// search on the diagonal, ties to the first run), so the pieces of every pair
+// of a round run in parallel and the result does not depend on the threads.
+// Keys compare by their sort bits (core/key_transform.h); keys and values are
+// carried as bits of their byte width.
+#include "cpu/merge_runs.h"
+
+#include "core/error.h"
+#include "core/key_transform.h"
+
+#include <algorithm>
+#include <cstring>
+#include <type_traits>
+#include <vector>
+
+namespace gpuprim {
+namespace cpu {
+namespace {
+
+constexpr uint64_t kGrain = 1 << 16;  // outputs per piece of a pair's merge
+
+// The elements of one round's merge: runs a = [a_begin, b_begin) and
+// b = [b_begin, b_end) of the source, merged to [a_begin, b_end) of the
+// destination (b empty: a copy).
+struct Pair {
+    uint64_t a_begin, b_begin, b_end;
+};
+
+template <typename KeyBits, typename ValueBits>
+class Merger {
+public:
+    Merger(const SortRequest &request)
+        : kind_(request.key_kind), descending_(request.descending), begin_bit_(request.begin_bit),
+          end_bit_(sort_end_bit(request)) {}
+
+    uint64_t bits(KeyBits key) const {
+        return sort_bits(to_radix_key<KeyBits>(key, kind_, descending_), begin_bit_, end_bit_);
+    }
+
+    // How many of the first d outputs of the stable merge of a[0, na) and
+    // b[0, nb) come from a (ties: a first).
+    uint64_t split(const KeyBits *a, uint64_t na, const KeyBits *b, uint64_t nb, uint64_t d) const {
+        uint64_t low = d > nb ? d - nb : 0, high = std::min(d, na);
+        while (low < high) {
+            const uint64_t middle = low + (high - low) / 2;
+            if (bits(a[middle]) <= bits(b[d - 1 - middle])) low = middle + 1;
+            else high = middle;
+        }
+        return low;
+    }
+
+    // Outputs [d_begin, d_end) of the pair's merge from keys (values) to
+    // keys_to (values_to).
+    void merge_piece(const Pair &pair, uint64_t d_begin, uint64_t d_end, const KeyBits *keys,
+                     const ValueBits *values, KeyBits *keys_to, ValueBits *values_to) const {
+        const KeyBits *a = keys + pair.a_begin, *b = keys + pair.b_begin;
+        const uint64_t na = pair.b_begin - pair.a_begin, nb = pair.b_end - pair.b_begin;
+        uint64_t i = split(a, na, b, nb, d_begin);
+        uint64_t j = d_begin - i;
+        const ValueBits *va = values ? values + pair.a_begin : nullptr;
+        const ValueBits *vb = values ? values + pair.b_begin : nullptr;
+        KeyBits *ko = keys_to + pair.a_begin;
+        ValueBits *vo = values_to ? values_to + pair.a_begin : nullptr;
+        for (uint64_t d = d_begin; d < d_end; ++d) {
+            const bool take_b = i == na || (j < nb && bits(b[j]) < bits(a[i]));
+            if (take_b) {
+                ko[d] = b[j];
+                if (vo) vo[d] = vb[j];
+                ++j;
+            } else {
+                ko[d] = a[i];
+                if (vo) vo[d] = va[i];
+                ++i;
+            }
+        }
+    }
+
+private:
+    KeyKind kind_;
+    bool descending_;
+    uint32_t begin_bit_, end_bit_;
+};
+
+template <typename KeyBits, typename ValueBits>
+void merge_by_width(Parallel &parallel, const SortRequest &request, const uint64_t *run_starts, uint32_t runs,
+                    void *spare_keys, void *spare_values) {
+    constexpr bool kValues = !std::is_same_v<ValueBits, void>;
+    using V = std::conditional_t<kValues, ValueBits, unsigned char>;
+    const uint64_t n = request.count;
+    const auto *keys_in = static_cast<const KeyBits *>(request.keys_in);
+    const V *values_in = kValues ? static_cast<const V *>(request.values_in) : nullptr;
+    auto *keys_out = static_cast<KeyBits *>(request.keys_out);
+    V *values_out = kValues ? static_cast<V *>(request.values_out) : nullptr;
+    auto *keys_spare = static_cast<KeyBits *>(spare_keys);
+    V *values_spare = kValues ? static_cast<V *>(spare_values) : nullptr;
+
+    if (runs <= 1) {
+        if (n) {
+            std::memcpy(keys_out, keys_in, n * sizeof(KeyBits));
+            if (kValues) std::memcpy(values_out, values_in, n * sizeof(V));
+        }
+        return;
+    }
+    uint32_t rounds = 0;
+    for (uint64_t left = runs; left > 1; left = (left + 1) / 2) ++rounds;
+
+    const Merger<KeyBits, V> merger(request);
+    std::vector<uint64_t> starts(run_starts, run_starts + runs + 1);
+    std::vector<Pair> pairs;
+    struct Piece {
+        size_t pair;
+        uint64_t d_begin, d_end;
+    };
+    std::vector<Piece> pieces;
+    const KeyBits *keys_from = keys_in;
+    const V *values_from = values_in;
+    for (uint32_t round = 0; round < rounds; ++round) {
+        // The last round writes the output; the ones before alternate.
+        const bool to_out = (rounds - 1 - round) % 2 == 0;
+        KeyBits *keys_to = to_out ? keys_out : keys_spare;
+        V *values_to = to_out ? values_out : values_spare;
+        pairs.clear();
+        pieces.clear();
+        std::vector<uint64_t> next;
+        for (size_t r = 0; r + 1 < starts.size(); r += 2) {
+            const bool alone = r + 2 >= starts.size();
+            const Pair pair{starts[r], starts[r + 1], alone ? starts[r + 1] : starts[r + 2]};
+            next.push_back(pair.a_begin);
+            const uint64_t length = pair.b_end - pair.a_begin;
+            for (uint64_t d = 0; d < length; d += kGrain)
+                pieces.push_back({pairs.size(), d, std::min(length, d + kGrain)});
+            pairs.push_back(pair);
+        }
+        next.push_back(starts.back());
+        parallel.for_each(pieces.size(), [&](size_t p) {
+            const Piece &piece = pieces[p];
+            merger.merge_piece(pairs[piece.pair], piece.d_begin, piece.d_end, keys_from,
+                               kValues ? values_from : nullptr, keys_to, kValues ? values_to : nullptr);
+        });
+        starts.swap(next);
+        keys_from = keys_to;
+        values_from = values_to;
+    }
+}
+
+template <typename KeyBits>
+void merge_by_value_width(Parallel &parallel, const SortRequest &request, const uint64_t *run_starts, uint32_t runs,
+                          void *spare_keys, void *spare_values) {
+    switch (request.value_bytes) {
+    case 0: return merge_by_width<KeyBits, void>(parallel, request, run_starts, runs, spare_keys, spare_values);
+    case 1: return merge_by_width<KeyBits, uint8_t>(parallel, request, run_starts, runs, spare_keys, spare_values);
+    case 2: return merge_by_width<KeyBits, uint16_t>(parallel, request, run_starts, runs, spare_keys, spare_values);
+    case 4: return merge_by_width<KeyBits, uint32_t>(parallel, request, run_starts, runs, spare_keys, spare_values);
+    case 8: return merge_by_width<KeyBits, uint64_t>(parallel, request, run_starts, runs, spare_keys, spare_values);
+    }
+    fail(GPUPRIM_ERROR_INTERNAL, "merge_sorted_runs: %u-byte values", request.value_bytes);
+}
+
+}  // namespace
+
+void merge_sorted_runs(Parallel &parallel, const SortRequest &request, const uint64_t *run_starts, uint32_t runs,
+                       void *spare_keys, void *spare_values) {
+    if (request.values_are_indices) fail(GPUPRIM_ERROR_INTERNAL, "merge_sorted_runs: generated indices");
+    if (runs == 0 && request.count == 0) return;
+    if (runs == 0 || run_starts[0] != 0 || run_starts[runs] != request.count)
+        fail(GPUPRIM_ERROR_INTERNAL, "merge_sorted_runs: the runs do not cover the %llu elements",
+             static_cast<unsigned long long>(request.count));
+    for (uint32_t r = 0; r < runs; ++r)
+        if (run_starts[r + 1] < run_starts[r])
+            fail(GPUPRIM_ERROR_INTERNAL, "merge_sorted_runs: run %u ends before it starts", r);
+    switch (request.key_bytes) {
+    case 1: return merge_by_value_width<uint8_t>(parallel, request, run_starts, runs, spare_keys, spare_values);
+    case 2: return merge_by_value_width<uint16_t>(parallel, request, run_starts, runs, spare_keys, spare_values);
+    case 4: return merge_by_value_width<uint32_t>(parallel, request, run_starts, runs, spare_keys, spare_values);
+    case 8: return merge_by_value_width<uint64_t>(parallel, request, run_starts, runs, spare_keys, spare_values);
+    }
+    fail(GPUPRIM_ERROR_INTERNAL, "merge_sorted_runs: %u-byte keys", request.key_bytes);
+}
+
+}  // namespace cpu
+}  // namespace gpuprim
