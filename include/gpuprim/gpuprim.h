@@ -951,11 +951,13 @@ GPUPRIM_API gpuprim_status_t gpuprim_distributed_scan(gpuprim_context_t context,
  * rank, then position), and every rank holds exactly as many elements as it
  * gave, so outputs have the inputs' counts and in place works. Arguments as
  * for gpuprim_sort_with_options().
- * Workspace: two copies of the local keys and values (the local sort's
- * output and the runs received from the ranks, merged into keys_out and
- * values_out), plus that of gpuprim_sort() of the local keys and values
- * (the merge of the runs needs less: on CUDA, 8 bytes per 2048 local keys
- * and 40 bytes per rank).
+ * When the ranks' keys already follow each other in rank order (presorted
+ * data, all keys equal, all keys on one rank), only the local sorts run.
+ * Workspace: two copies of the local keys and values (the runs received
+ * from the ranks, and the spare their merge into keys_out and values_out
+ * works through), plus that of gpuprim_sort() of the local keys and values
+ * (the merge needs less: on CUDA, 8 bytes per 2048 local keys and 40 bytes
+ * per rank).
  */
 GPUPRIM_API gpuprim_status_t gpuprim_distributed_sort(gpuprim_context_t context, gpuprim_buffer_t keys_in,
                                                       gpuprim_buffer_t values_in, gpuprim_buffer_t keys_out,

@@ -21,7 +21,7 @@ namespace gpuprim::dist {
 // argsort: values_are_indices with 8-byte indices, keys_out may be null.
 struct SortScratch {
     ScratchPlan plan;
-    size_t sorted_keys, sorted_values, received_keys, received_values, merged_keys, candidates, counts;
+    size_t own_keys, received_keys, received_values, spare_keys, spare_values, candidates, counts;
 };
 SortScratch plan_sort_scratch(const SortRequest &request, int32_t ranks);
 void sort(Backend &backend, Communicator &communicator, const GlobalLayout &layout, const SortRequest &request,

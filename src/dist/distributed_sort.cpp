@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Distributed sort and argsort (docs/DISTRIBUTED.md): a local stable sort,
+// Distributed sort and argsort (docs/DISTRIBUTED.md): a local stable sort
+// (done, when the ranks' keys already follow each other in rank order),
 // exact splitters (splitters.cpp), one exchange, and a stable merge of the
 // sorted runs received (Backend::merge_sorted_runs), which arrive in
 // source-rank order: equal keys end up in (rank, position) order, the global
@@ -8,6 +9,9 @@
 #include "dist/splitters.h"
 
 #include "core/checked_size.h"
+#include "core/key_transform.h"
+
+#include <cstring>
 
 namespace gpuprim::dist {
 namespace {
@@ -39,20 +43,74 @@ std::vector<PeerTransfer> transfers_of(const GlobalLayout &layout, const std::ve
 SortScratch plan_sort_scratch(const SortRequest &request, int32_t ranks) {
     SortScratch scratch{};
     const uint64_t n = request.count;
-    scratch.sorted_keys = scratch.plan.add(checked_mul(n, request.key_bytes, "the distributed sort's local keys"));
-    scratch.sorted_values =
-        scratch.plan.add(checked_mul(n, request.value_bytes, "the distributed sort's local values"));
-    // The runs received, merged from there into the outputs.
-    scratch.received_keys =
-        scratch.plan.add(checked_mul(n, request.key_bytes, "the distributed sort's received keys"));
-    scratch.received_values =
-        scratch.plan.add(checked_mul(n, request.value_bytes, "the distributed sort's received values"));
-    // Argsort without keys_out: the merged keys still need a place.
-    scratch.merged_keys = scratch.plan.add(
-        request.keys_out ? 0 : checked_mul(n, request.key_bytes, "the distributed argsort's merged keys"));
+    const uint64_t key_bytes = checked_mul(n, request.key_bytes, "the distributed sort's keys");
+    const uint64_t value_bytes = checked_mul(n, request.value_bytes, "the distributed sort's values");
+    // Argsort without keys_out: the local keys still need a place.
+    scratch.own_keys = scratch.plan.add(request.keys_out ? 0 : key_bytes);
+    // The runs received, merged from there into the outputs, with the spare
+    // the merge ping-pongs through.
+    scratch.received_keys = scratch.plan.add(key_bytes);
+    scratch.received_values = scratch.plan.add(value_bytes);
+    scratch.spare_keys = scratch.plan.add(key_bytes);
+    scratch.spare_values = scratch.plan.add(value_bytes);
     plan_splitter_scratch(scratch.plan, ranks, &scratch.candidates, &scratch.counts);
     return scratch;
 }
+
+namespace {
+
+// A rank's first and last key after its local sort, as sort bits (the order
+// the sort compares), for the check that the ranks already hold the sorted
+// order.
+struct KeyRange {
+    uint64_t has_keys;
+    uint64_t first;
+    uint64_t last;
+};
+
+uint64_t sort_bits_of(const SortRequest &request, const unsigned char *bytes) {
+    uint64_t bits = 0;
+    std::memcpy(&bits, bytes, request.key_bytes);  // little-endian: the key's value
+    auto order = [&](auto radix) {
+        using Bits = decltype(radix);
+        return sort_bits(to_radix_key<Bits>(Bits(bits), request.key_kind, request.descending), request.begin_bit,
+                         sort_end_bit(request));
+    };
+    switch (request.key_bytes) {
+    case 1: return order(uint8_t());
+    case 2: return order(uint16_t());
+    case 4: return order(uint32_t());
+    default: return order(uint64_t());
+    }
+}
+
+// Whether the ranks' sorted keys already follow each other in rank order
+// (every rank's first key at or after the last key of the ranks before it):
+// then the global stable order is what every rank holds, and nothing moves.
+// Catches presorted data, all keys equal, and all keys on one rank.
+bool already_in_rank_order(Backend &backend, Communicator &communicator, const SortRequest &sorted, uint64_t n) {
+    KeyRange mine{};
+    if (n) {
+        unsigned char first[8] = {}, last[8] = {};
+        backend.download(first, sorted.keys_out, sorted.key_bytes);
+        backend.download(last, static_cast<const char *>(sorted.keys_out) + (n - 1) * sorted.key_bytes,
+                         sorted.key_bytes);
+        mine = {1, sort_bits_of(sorted, first), sort_bits_of(sorted, last)};
+    }
+    std::vector<KeyRange> ranges = host_array<KeyRange>(uint64_t(communicator.size()), "the ranks' key ranges");
+    communicator.host_allgather(&mine, ranges.data(), sizeof mine);
+    bool seen = false;
+    uint64_t last = 0;
+    for (const KeyRange &range : ranges) {
+        if (!range.has_keys) continue;
+        if (seen && range.first < last) return false;
+        seen = true;
+        last = range.last;
+    }
+    return true;
+}
+
+}  // namespace
 
 void sort(Backend &backend, Communicator &communicator, const GlobalLayout &layout, const SortRequest &request,
           const SortScratch &scratch, void *block) {
@@ -64,14 +122,18 @@ void sort(Backend &backend, Communicator &communicator, const GlobalLayout &layo
     }
     if (layout.total() == 0) return;
 
-    // 1. The local stable sort, into scratch (argsort: global positions).
+    // 1. The local stable sort, straight into the outputs (argsort: global
+    // positions); what moves later is exchanged from there.
     SortRequest local = request;
-    local.keys_out = scratch.plan.part(block, scratch.sorted_keys);
-    local.values_out = request.value_bytes ? scratch.plan.part(block, scratch.sorted_values) : nullptr;
+    if (!local.keys_out) local.keys_out = scratch.plan.part(block, scratch.own_keys);
     if (n) {
         backend.sort(local);
         if (request.values_are_indices && layout.local_offset())
             backend.add_to_indices(local.values_out, n, request.value_bytes, layout.local_offset());
+    }
+    if (already_in_rank_order(backend, communicator, local, n)) {
+        backend.synchronize();
+        return;
     }
 
     // 2. Exact splitters over the sorted keys.
@@ -92,21 +154,21 @@ void sort(Backend &backend, Communicator &communicator, const GlobalLayout &layo
         communicator.exchange(transfers_of(layout, splits, request.value_bytes, local.values_out, received_values));
 
     // 4. The runs received, in source-rank order, each sorted: their stable
-    // merge (equal keys: lower rank first) into the outputs, with the local
-    // sorted scratch (free after the exchange) as the merge's spare.
+    // merge (equal keys: lower rank first) back into the outputs.
     if (n) {
         std::vector<uint64_t> run_starts(key_transfers.size() + 1, 0);
         for (size_t peer = 0; peer < key_transfers.size(); ++peer)
             run_starts[peer + 1] = run_starts[peer] + key_transfers[peer].receive_bytes / request.key_bytes;
         SortRequest runs = request;
         runs.keys_in = received_keys;
-        runs.keys_out = request.keys_out ? request.keys_out : scratch.plan.part(block, scratch.merged_keys);
+        runs.keys_out = local.keys_out;
         runs.values_in = received_values;
-        runs.values_out = request.value_bytes ? request.values_out : nullptr;
+        runs.values_out = local.values_out;
         runs.values_are_indices = false;
         runs.largest_index = UINT64_MAX;
         backend.merge_sorted_runs(runs, run_starts.data(), static_cast<uint32_t>(key_transfers.size()),
-                                  local.keys_out, local.values_out);
+                                  scratch.plan.part(block, scratch.spare_keys),
+                                  request.value_bytes ? scratch.plan.part(block, scratch.spare_values) : nullptr);
     }
     backend.synchronize();
 }
