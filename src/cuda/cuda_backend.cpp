@@ -161,7 +161,11 @@ public:
         if (bytes == 0) return nullptr;
         DeviceScope scope(env_.device_ordinal);
         void *memory = nullptr;
-        cudaError_t result = cudaMalloc(&memory, bytes);
+        // Whole 16-byte words: cudaMalloc hands out 256-byte granules anyway,
+        // and NCCL's transfer kernels read a buffer's last partial word whole
+        // (compute-sanitizer flags that on a 7-byte buffer).
+        const uint64_t granted = bytes > UINT64_MAX - 15 ? bytes : (bytes + 15) & ~uint64_t(15);
+        cudaError_t result = cudaMalloc(&memory, granted);
         if (result != cudaSuccess) {
             (void)cudaGetLastError();
             if (result == cudaErrorMemoryAllocation)
