@@ -62,7 +62,7 @@ compile() {  # source object flags...
 }
 pids=()
 objects=()
-for source in src/api/*.cpp src/core/*.cpp src/cpu/*.cpp; do
+for source in src/api/*.cpp src/core/*.cpp src/cpu/*.cpp src/dist/*.cpp src/comm/engines.cpp; do
   object="$build/obj/$(echo "$source" | tr / _).o"
   objects+=("$object")
   compile "$source" "$object" "$clangxx" -std=c++17 $common $library_flags &

@@ -102,7 +102,7 @@ fi
 echo "    CPU engine flags: ${engine_flags[*]}"
 objects=()
 pids=()
-for source in src/api/*.cpp src/core/*.cpp src/cpu/*.cpp; do
+for source in src/api/*.cpp src/core/*.cpp src/cpu/*.cpp src/dist/*.cpp src/comm/engines.cpp; do
   object="$tsan_build/$(echo "$source" | tr / _).o"
   objects+=("$object")
   $cxx_tsan -Iinclude -Isrc -DGPUPRIM_STATIC_DEFINE -DGPUPRIM_EXPERIMENTAL_API "${engine_flags[@]}" -c "$source" -o "$object" &
