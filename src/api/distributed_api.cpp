@@ -46,6 +46,15 @@ void must_match_sort(Agreement &agreement, const gpuprim::SortRequest &request, 
     agreement.must_match("options->end_bit", gpuprim::sort_end_bit(request));
 }
 
+// The sort's scratch for request, taken from the context's distributed
+// workspace (inside the local checks: a rank short of memory fails the call
+// on every rank).
+void take_sort_scratch(Context &ctx, const Communicator &communicator, const gpuprim::SortRequest &request,
+                       gpuprim::dist::SortScratch &scratch, void *&block) {
+    scratch = gpuprim::dist::plan_sort_scratch(request, communicator.size());
+    block = scratch.plan.bytes() ? ctx.distributed_workspace.reserve(scratch.plan.bytes()) : nullptr;
+}
+
 }  // namespace
 
 extern "C" {
@@ -133,8 +142,7 @@ gpuprim_status_t gpuprim_distributed_sort(gpuprim_context_t context, gpuprim_buf
             add_sort_values(ctx, keys.request, *keys.in, *keys.out, values_in, values_out);
             request = keys.request;
             must_match_sort(agreement, request, *keys.in, values_in ? &ctx.resolve(values_in, "values_in") : nullptr);
-            scratch = gpuprim::dist::plan_sort_scratch(request, communicator.size());
-            block = scratch.plan.bytes() ? ctx.distributed_workspace.reserve(scratch.plan.bytes()) : nullptr;
+            take_sort_scratch(ctx, communicator, request, scratch, block);
             checked = true;
         });
         const GlobalLayout layout = agreement.agree(checked ? request.count : 0);
@@ -164,8 +172,7 @@ gpuprim_status_t gpuprim_distributed_argsort(gpuprim_context_t context, gpuprim_
             request = keys.request;
             must_match_sort(agreement, request, *keys.in, &idx);
             agreement.must_match("keys_out given", keys.out != nullptr);
-            scratch = gpuprim::dist::plan_sort_scratch(request, communicator.size());
-            block = scratch.plan.bytes() ? ctx.distributed_workspace.reserve(scratch.plan.bytes()) : nullptr;
+            take_sort_scratch(ctx, communicator, request, scratch, block);
             checked = true;
         });
         const GlobalLayout layout = agreement.agree(checked ? request.count : 0);

@@ -55,15 +55,7 @@ GlobalLayout Agreement::agree(uint64_t local_count) {
     std::vector<Record> records = host_array<Record>(uint64_t(ranks), "the distributed call's agreement records");
     communicator_.host_allgather(&mine, records.data(), sizeof mine);
 
-    if (status_ != GPUPRIM_SUCCESS) throw Error(status_, message_);
-    for (int32_t r = 0; r < ranks; ++r) {
-        const Record &theirs = records[size_t(r)];
-        if (theirs.status == GPUPRIM_SUCCESS) continue;
-        char text[Agreement::kMessageBytes + 96];
-        std::snprintf(text, sizeof text, "%s failed on rank %d, so on every rank: %.*s", call_, static_cast<int>(r),
-                      Agreement::kMessageBytes - 1, theirs.message);
-        throw Error(static_cast<gpuprim_status_t>(theirs.status), text);
-    }
+    throw_any_failure(records);
     const Record &first = records[0];
     for (int32_t r = 1; r < ranks; ++r) {
         const Record &theirs = records[size_t(r)];
@@ -97,6 +89,13 @@ GlobalLayout Agreement::agree(uint64_t local_count) {
     return layout;
 }
 
+void Agreement::fail_as_rank(int32_t rank, gpuprim_status_t status, const char *message) const {
+    char text[Agreement::kMessageBytes + 96];
+    std::snprintf(text, sizeof text, "%s failed on rank %d, so on every rank: %.*s", call_, static_cast<int>(rank),
+                  Agreement::kMessageBytes - 1, message);
+    throw Error(status, text);
+}
+
 void Agreement::trade_outcomes() {
     struct Outcome {
         int32_t status;
@@ -107,15 +106,7 @@ void Agreement::trade_outcomes() {
     std::memcpy(mine.message, message_, sizeof mine.message);
     std::vector<Outcome> outcomes = host_array<Outcome>(uint64_t(communicator_.size()), "the distributed call's outcomes");
     communicator_.host_allgather(&mine, outcomes.data(), sizeof mine);
-    if (status_ != GPUPRIM_SUCCESS) throw Error(status_, message_);
-    for (int32_t r = 0; r < communicator_.size(); ++r) {
-        const Outcome &theirs = outcomes[size_t(r)];
-        if (theirs.status == GPUPRIM_SUCCESS) continue;
-        char text[Agreement::kMessageBytes + 96];
-        std::snprintf(text, sizeof text, "%s failed on rank %d, so on every rank: %.*s", call_, static_cast<int>(r),
-                      Agreement::kMessageBytes - 1, theirs.message);
-        throw Error(static_cast<gpuprim_status_t>(theirs.status), text);
-    }
+    throw_any_failure(outcomes);
 }
 
 }  // namespace gpuprim::dist
