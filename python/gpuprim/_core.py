@@ -842,7 +842,8 @@ def _communicator_handle(comm, kind):
             raise ValueError("gpuprim: comm is an intercommunicator; the distributed calls take "
                              "an intracommunicator (e.g. MPI.COMM_WORLD or one from comm.Split())")
         return _lib.COMM_MPI, MPI._addressof(comm)
-    if module == "cupy" and hasattr(comm, "comm"):   # cupy.cuda.nccl.NcclCommunicator
+    # cupy.cuda.nccl.NcclCommunicator (its class lives in cupy_backends.cuda.libs.nccl)
+    if module in ("cupy", "cupy_backends") and hasattr(comm, "comm"):
         handle, what = comm.comm, "the CuPy NcclCommunicator"
     elif module == "nccl" and hasattr(comm, "ptr"):  # nccl4py: nccl.core.Communicator
         handle, what = comm.ptr, "the nccl4py Communicator"

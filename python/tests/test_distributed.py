@@ -546,3 +546,22 @@ def test_arguments_that_differ_across_ranks_fail_everywhere():
                                                       comm=WORLD))]
     for error in errors:
         assert isinstance(error, gpuprim.InvalidArgumentError), error
+
+
+def test_nccl_communicator_objects_are_recognized():
+    """CuPy's NcclCommunicator (its class lives in cupy_backends.cuda.libs.nccl,
+    as a run on two GPUs showed) and nccl4py's Communicator give their
+    ncclComm_t; no GPU needed to check it."""
+    from gpuprim import _core, _lib
+
+    def made_in(module, **attributes):
+        cls = type("Communicator", (), dict(attributes))
+        cls.__module__ = module
+        return cls()
+
+    cupy_comm = made_in("cupy_backends.cuda.libs.nccl", comm=0x1234)
+    assert _core._communicator_handle(cupy_comm, None) == (_lib.COMM_NCCL, 0x1234)
+    nccl4py_comm = made_in("nccl.core", ptr=0x5678)
+    assert _core._communicator_handle(nccl4py_comm, None) == (_lib.COMM_NCCL, 0x5678)
+    with pytest.raises(TypeError, match="comm must be"):
+        _core._communicator_handle(made_in("somewhere.else"), None)
