@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdlib>
 #include <cstring>
 #include <vector>
 
@@ -28,12 +29,30 @@ void check_mpi(int result, const char *what) {
     fail(GPUPRIM_ERROR_INTERNAL, "MPI failed in %s: %s (error %d)", what, text, result);
 }
 
-// The most bytes one MPI message carries here: MPI counts are int.
+// The most bytes one MPI message carries here: MPI counts are int. Tests
+// set GPUPRIM_MPI_LARGEST_MESSAGE (bytes, the same on every rank) lower to
+// run the chunked point-to-point path on small data
+// (test/distributed/CMakeLists.txt); it then also bounds what goes through
+// MPI_Alltoallv.
 constexpr uint64_t kMessageBytes = uint64_t(1) << 30;
+
+uint64_t largest_message_bytes() {
+    const char *text = std::getenv("GPUPRIM_MPI_LARGEST_MESSAGE");
+    if (!text || !*text) return kMessageBytes;
+    char *end = nullptr;
+    const unsigned long long value = std::strtoull(text, &end, 10);
+    if (*end != '\0' || value == 0 || value > kMessageBytes)
+        fail(GPUPRIM_ERROR_INVALID_ARGUMENT,
+             "GPUPRIM_MPI_LARGEST_MESSAGE = '%s' is not a byte count from 1 to 2^30", text);
+    return value;
+}
 
 class MpiCommunicator final : public Communicator {
 public:
-    explicit MpiCommunicator(MPI_Comm comm) : comm_(comm) {
+    explicit MpiCommunicator(MPI_Comm comm)
+        : comm_(comm),
+          message_bytes_(largest_message_bytes()),
+          alltoallv_reach_(message_bytes_ < kMessageBytes ? message_bytes_ : uint64_t(INT_MAX)) {
         int initialized = 0, finalized = 0;
         check_mpi(MPI_Initialized(&initialized), "MPI_Initialized");
         check_mpi(MPI_Finalized(&finalized), "MPI_Finalized");
@@ -71,7 +90,11 @@ public:
     }
 
     void exchange(const std::vector<PeerTransfer> &transfers) override {
-        if (alltoallv_fits(transfers)) return alltoallv(transfers);
+        // Every rank must take the same path (MPI_Alltoallv is collective),
+        // and each sees only its own blocks: the ranks agree first.
+        int fits = alltoallv_fits(transfers) ? 1 : 0, all_fit = 0;
+        check_mpi(MPI_Allreduce(&fits, &all_fit, 1, MPI_INT, MPI_MIN, comm_), "MPI_Allreduce");
+        if (all_fit) return alltoallv(transfers);
         point_to_point(transfers);
     }
 
@@ -79,7 +102,7 @@ private:
     // MPI_Alltoallv takes one send and one receive base with int counts and
     // displacements: usable when every block lies within INT_MAX bytes of
     // the lowest block.
-    static bool alltoallv_fits(const std::vector<PeerTransfer> &transfers) {
+    bool alltoallv_fits(const std::vector<PeerTransfer> &transfers) const {
         const char *send_base = nullptr, *receive_base = nullptr;
         for (const PeerTransfer &t : transfers) {
             if (t.send_bytes && (!send_base || static_cast<const char *>(t.send) < send_base))
@@ -87,11 +110,11 @@ private:
             if (t.receive_bytes && (!receive_base || static_cast<char *>(t.receive) < receive_base))
                 receive_base = static_cast<char *>(t.receive);
         }
+        const uint64_t reach = alltoallv_reach_;
         for (const PeerTransfer &t : transfers) {
-            if (t.send_bytes && uint64_t(static_cast<const char *>(t.send) - send_base) + t.send_bytes > uint64_t(INT_MAX))
+            if (t.send_bytes && uint64_t(static_cast<const char *>(t.send) - send_base) + t.send_bytes > reach)
                 return false;
-            if (t.receive_bytes &&
-                uint64_t(static_cast<char *>(t.receive) - receive_base) + t.receive_bytes > uint64_t(INT_MAX))
+            if (t.receive_bytes && uint64_t(static_cast<char *>(t.receive) - receive_base) + t.receive_bytes > reach)
                 return false;
         }
         return true;
@@ -128,26 +151,26 @@ private:
     }
 
     // Blocks past MPI's int counts: every block in messages of at most
-    // kMessageBytes, all posted at once, then waited for.
+    // message_bytes_, all posted at once, then waited for.
     void point_to_point(const std::vector<PeerTransfer> &transfers) {
         std::vector<MPI_Request> requests;
         const int tag = 0x6770;  // "gp"
         for (size_t peer = 0; peer < transfers.size(); ++peer) {
             const PeerTransfer &t = transfers[peer];
-            for (uint64_t done = 0; done < t.receive_bytes; done += kMessageBytes) {
+            for (uint64_t done = 0; done < t.receive_bytes; done += message_bytes_) {
                 requests.emplace_back();
                 check_mpi(MPI_Irecv(static_cast<char *>(t.receive) + done,
-                                    int(std::min(kMessageBytes, t.receive_bytes - done)), MPI_BYTE, int(peer), tag,
+                                    int(std::min(message_bytes_, t.receive_bytes - done)), MPI_BYTE, int(peer), tag,
                                     comm_, &requests.back()),
                           "MPI_Irecv");
             }
         }
         for (size_t peer = 0; peer < transfers.size(); ++peer) {
             const PeerTransfer &t = transfers[peer];
-            for (uint64_t done = 0; done < t.send_bytes; done += kMessageBytes) {
+            for (uint64_t done = 0; done < t.send_bytes; done += message_bytes_) {
                 requests.emplace_back();
                 check_mpi(MPI_Isend(static_cast<const char *>(t.send) + done,
-                                    int(std::min(kMessageBytes, t.send_bytes - done)), MPI_BYTE, int(peer), tag,
+                                    int(std::min(message_bytes_, t.send_bytes - done)), MPI_BYTE, int(peer), tag,
                                     comm_, &requests.back()),
                           "MPI_Isend");
             }
@@ -156,6 +179,8 @@ private:
     }
 
     MPI_Comm comm_;
+    uint64_t message_bytes_;
+    uint64_t alltoallv_reach_;  // blocks must end within this many bytes of their base
 };
 
 }  // namespace
