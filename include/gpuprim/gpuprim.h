@@ -871,7 +871,10 @@ typedef enum gpuprim_comm_kind {
  * from its own thread, since every distributed call blocks until all ranks
  * have made it. The communicator must stay valid until it is detached or the
  * context destroyed; the library never destroys it. Local: no communication.
- * Attaching replaces a communicator attached before.
+ * Attaching replaces a communicator attached before (a failed attach keeps
+ * it). For testing, the MPI engine reads GPUPRIM_MPI_LARGEST_MESSAGE at
+ * attach: the most bytes one of its messages carries (1 to 2^30, default
+ * 2^30; the same on every rank; any other value is INVALID_ARGUMENT).
  * Errors: NULL_POINTER (communicator), INVALID_HANDLE, INVALID_ENUM (kind),
  * BACKEND_UNAVAILABLE (libgpuprim built without that engine), INVALID_ARGUMENT
  * (NCCL with a CPU context or MPI with a CUDA context; an NCCL communicator
