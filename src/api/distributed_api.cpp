@@ -46,13 +46,29 @@ void must_match_sort(Agreement &agreement, const gpuprim::SortRequest &request, 
     agreement.must_match("options->end_bit", gpuprim::sort_end_bit(request));
 }
 
-// The sort's scratch for request, taken from the context's distributed
-// workspace (inside the local checks: a rank short of memory fails the call
-// on every rank).
-void take_sort_scratch(Context &ctx, const Communicator &communicator, const gpuprim::SortRequest &request,
-                       gpuprim::dist::SortScratch &scratch, void *&block) {
-    scratch = gpuprim::dist::plan_sort_scratch(request, communicator.size());
-    block = scratch.plan.bytes() ? ctx.distributed_workspace.reserve(scratch.plan.bytes()) : nullptr;
+// The sort and argsort entry points: the request build_request makes from
+// the arguments (checked on this rank, its must-match fields registered),
+// the sort's scratch from the context's distributed workspace (inside the
+// local checks: a rank short of memory fails the call on every rank), the
+// agreement, then the distributed sort.
+template <typename BuildRequest>
+gpuprim_status_t distributed_sort_call(const char *name, gpuprim_context_t context, BuildRequest &&build_request) {
+    return guarded(name, context, [&](Context &ctx) {
+        Communicator &communicator = require_communicator(ctx, name);
+        Agreement agreement(communicator, name);
+        gpuprim::SortRequest request{};
+        gpuprim::dist::SortScratch scratch{};
+        void *block = nullptr;
+        bool checked = false;
+        agreement.check_locally([&] {
+            request = build_request(ctx, agreement);
+            scratch = gpuprim::dist::plan_sort_scratch(request, communicator.size());
+            block = scratch.plan.bytes() ? ctx.distributed_workspace.reserve(scratch.plan.bytes()) : nullptr;
+            checked = true;
+        });
+        const GlobalLayout layout = agreement.agree(checked ? request.count : 0);
+        gpuprim::dist::sort(*ctx.backend, communicator, layout, request, scratch, block);
+    });
 }
 
 }  // namespace
@@ -129,54 +145,29 @@ gpuprim_status_t gpuprim_distributed_scan(gpuprim_context_t context, gpuprim_op_
 gpuprim_status_t gpuprim_distributed_sort(gpuprim_context_t context, gpuprim_buffer_t keys_in,
                                           gpuprim_buffer_t values_in, gpuprim_buffer_t keys_out,
                                           gpuprim_buffer_t values_out, const gpuprim_sort_options_t *options) {
-    const char *const name = __func__;
-    return guarded(name, context, [&](Context &ctx) {
-        Communicator &communicator = require_communicator(ctx, name);
-        Agreement agreement(communicator, name);
-        gpuprim::SortRequest request{};
-        gpuprim::dist::SortScratch scratch{};
-        void *block = nullptr;
-        bool checked = false;
-        agreement.check_locally([&] {
-            SortKeys keys = sort_keys_for(ctx, options, keys_in, keys_out, false);
-            add_sort_values(ctx, keys.request, *keys.in, *keys.out, values_in, values_out);
-            request = keys.request;
-            must_match_sort(agreement, request, *keys.in, values_in ? &ctx.resolve(values_in, "values_in") : nullptr);
-            take_sort_scratch(ctx, communicator, request, scratch, block);
-            checked = true;
-        });
-        const GlobalLayout layout = agreement.agree(checked ? request.count : 0);
-        gpuprim::dist::sort(*ctx.backend, communicator, layout, request, scratch, block);
+    return distributed_sort_call(__func__, context, [&](Context &ctx, Agreement &agreement) {
+        SortKeys keys = sort_keys_for(ctx, options, keys_in, keys_out, false);
+        add_sort_values(ctx, keys.request, *keys.in, *keys.out, values_in, values_out);
+        must_match_sort(agreement, keys.request, *keys.in,
+                        values_in ? &ctx.resolve(values_in, "values_in") : nullptr);
+        return keys.request;
     });
 }
 
 gpuprim_status_t gpuprim_distributed_argsort(gpuprim_context_t context, gpuprim_buffer_t keys_in,
                                              gpuprim_buffer_t keys_out, gpuprim_buffer_t indices,
                                              const gpuprim_sort_options_t *options) {
-    const char *const name = __func__;
-    return guarded(name, context, [&](Context &ctx) {
-        Communicator &communicator = require_communicator(ctx, name);
-        Agreement agreement(communicator, name);
-        gpuprim::SortRequest request{};
-        gpuprim::dist::SortScratch scratch{};
-        void *block = nullptr;
-        bool checked = false;
-        agreement.check_locally([&] {
-            SortKeys keys = sort_keys_for(ctx, options, keys_in, keys_out, true);
-            add_argsort_indices(ctx, keys.request, *keys.in, keys.out, indices, keys.in->count, true);
-            const Buffer &idx = ctx.resolve(indices, "indices");
-            if (gpuprim::dtype_size(idx.dtype) != 8)
-                fail(GPUPRIM_ERROR_DTYPE_MISMATCH,
-                     "'indices' is %s; the distributed argsort writes global positions, which need I64 or U64",
-                     gpuprim::dtype_name(idx.dtype));
-            request = keys.request;
-            must_match_sort(agreement, request, *keys.in, &idx);
-            agreement.must_match("keys_out given", keys.out != nullptr);
-            take_sort_scratch(ctx, communicator, request, scratch, block);
-            checked = true;
-        });
-        const GlobalLayout layout = agreement.agree(checked ? request.count : 0);
-        gpuprim::dist::sort(*ctx.backend, communicator, layout, request, scratch, block);
+    return distributed_sort_call(__func__, context, [&](Context &ctx, Agreement &agreement) {
+        SortKeys keys = sort_keys_for(ctx, options, keys_in, keys_out, true);
+        add_argsort_indices(ctx, keys.request, *keys.in, keys.out, indices, keys.in->count, true);
+        const Buffer &idx = ctx.resolve(indices, "indices");
+        if (gpuprim::dtype_size(idx.dtype) != 8)
+            fail(GPUPRIM_ERROR_DTYPE_MISMATCH,
+                 "'indices' is %s; the distributed argsort writes global positions, which need I64 or U64",
+                 gpuprim::dtype_name(idx.dtype));
+        must_match_sort(agreement, keys.request, *keys.in, &idx);
+        agreement.must_match("keys_out given", keys.out != nullptr);
+        return keys.request;
     });
 }
 

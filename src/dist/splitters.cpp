@@ -43,8 +43,9 @@ std::vector<uint64_t> find_splits(Backend &backend, Communicator &communicator, 
     for (size_t b = 1; b < ranks; ++b)
         if (layout.offsets[b] < total) searched.push_back(b);
     std::vector<uint64_t> value(ranks, 0);
-    std::vector<uint64_t> host_candidates = host_array<uint64_t>(searched.size() * kCandidatesPerBoundary,
-                                                                 "the splitter search's candidates");
+    std::vector<uint64_t> host_candidates = host_array<uint64_t>(
+        checked_mul(searched.size(), kCandidatesPerBoundary, "the splitter search's candidates"),
+        "the splitter search's candidates");
     std::vector<uint64_t> host_counts(host_candidates.size());
 
     for (uint32_t bits_left = width; bits_left > 0 && !searched.empty();) {
@@ -85,10 +86,12 @@ std::vector<uint64_t> find_splits(Backend &backend, Communicator &communicator, 
             mine[2 * b + 1] = value[b] == largest ? local : host_counts[2 * s + 1];
         }
     }
-    std::vector<uint64_t> everyone = host_array<uint64_t>(2 * ranks * ranks, "the splitters of every rank");
+    std::vector<uint64_t> everyone = host_array<uint64_t>(
+        CheckedSize(ranks, "the splitters of every rank").times(ranks).times(2).value(), "the splitters of every rank");
     communicator.host_allgather(mine.data(), everyone.data(), 2 * ranks * 8);
 
-    std::vector<uint64_t> splits = host_array<uint64_t>(ranks * (ranks + 1), "the splitters of every rank");
+    std::vector<uint64_t> splits = host_array<uint64_t>(
+        CheckedSize(ranks, "the splitters of every rank").times(ranks + 1).value(), "the splitters of every rank");
     for (size_t i = 0; i < ranks; ++i) {
         splits[i * (ranks + 1)] = 0;
         splits[i * (ranks + 1) + ranks] = layout.counts[i];
