@@ -14,9 +14,26 @@
 // children are children too), and is read with one relaxed atomic load.
 #include "cpu/parallel.h"
 
+#include <algorithm>
 #include <atomic>
 #include <climits>
+#include <exception>
 #include <thread>
+#include <vector>
+
+#if defined(GPUPRIM_CPU_STD_THREADS)
+// For ThreadSanitizer builds only (test/reliability/run_sanitizers.sh): the
+// same pieces run on threads started for the call and joined before it
+// returns. TSan sees all of that synchronization; it cannot see the
+// hand-overs inside the uninstrumented libtbb or libgomp, and reports them.
+#elif defined(GPUPRIM_CPU_TBB)
+#  include <tbb/blocked_range.h>
+#  include <tbb/info.h>
+#  include <tbb/parallel_for.h>
+#  include <tbb/task_arena.h>
+#elif defined(GPUPRIM_CPU_OPENMP)
+#  include <omp.h>
+#endif
 
 #if defined(__linux__)
 #  include <sched.h>
@@ -68,6 +85,118 @@ int available_cpus() noexcept {
     const unsigned hardware = std::thread::hardware_concurrency();
     if (hardware == 0) return 1;
     return hardware > static_cast<unsigned>(INT_MAX) ? INT_MAX : static_cast<int>(hardware);
+}
+
+namespace {
+
+int default_threads() {
+#if defined(GPUPRIM_CPU_STD_THREADS)
+    return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+#elif defined(GPUPRIM_CPU_TBB)
+    return tbb::info::default_concurrency();
+#elif defined(GPUPRIM_CPU_OPENMP)
+    return omp_get_max_threads();
+#else
+    return 1;
+#endif
+}
+
+constexpr bool kHasEngine =
+#if defined(GPUPRIM_CPU_TBB) || defined(GPUPRIM_CPU_OPENMP) || defined(GPUPRIM_CPU_STD_THREADS)
+    true;
+#else
+    false;
+#endif
+
+}  // namespace
+
+struct Parallel::Engine {
+#if defined(GPUPRIM_CPU_TBB)
+    explicit Engine(int workers) : arena(workers) {}
+    tbb::task_arena arena;
+#endif
+};
+
+Parallel::Parallel(int threads)
+    : threads_(!kHasEngine ? 1 : threads > 0 ? threads : default_threads()),
+      workers_(threads_ > 1 ? std::min(threads_, available_cpus()) : 1) {
+#if defined(GPUPRIM_CPU_TBB)
+    // Not in a forked child: oneTBB's market there is the parent's, without
+    // its threads. More threads than oneTBB has workers for would make it
+    // print a warning and still use only its workers.
+    if (workers_ > 1 && !in_forked_child())
+        engine_ = std::make_unique<Engine>(std::min(workers_, default_threads()));
+#endif
+}
+
+Parallel::~Parallel() {
+    // An arena the parent made, destroyed in a child: left alone (a few
+    // bytes of the child's copy), since ending it takes oneTBB's locks,
+    // which a parent's worker may have held when fork() copied them.
+    if (engine_ && in_forked_child()) static_cast<void>(engine_.release());
+}
+
+namespace {
+
+// call(body, i) for each i in [0, count) on the calling thread and up to
+// workers - 1 threads started here and joined before returning. When a
+// thread cannot be started, those that did (and the caller) do it all.
+void on_threads_of_the_call(size_t count, int workers, void (*call)(void *, size_t), void *body) {
+    std::atomic<size_t> next{0};
+    std::exception_ptr failure;
+    std::atomic<bool> failed{false};
+    auto work = [&] {
+        for (size_t i; (i = next.fetch_add(1)) < count;) {
+            try {
+                call(body, i);
+            } catch (...) {
+                if (!failed.exchange(true)) failure = std::current_exception();
+            }
+        }
+    };
+    std::vector<std::thread> helpers;
+    const size_t extra = std::min<size_t>(count, static_cast<size_t>(workers)) - 1;
+    try {
+        helpers.reserve(extra);
+        for (size_t t = 0; t < extra; ++t) helpers.emplace_back(work);
+    } catch (...) {
+        // std::system_error (no thread) or bad_alloc: fewer helpers.
+    }
+    work();
+    for (auto &helper : helpers) helper.join();
+    if (failure) std::rethrow_exception(failure);
+}
+
+}  // namespace
+
+void Parallel::run_in_parallel(size_t count, PieceFunction call, void *body) {
+#if defined(GPUPRIM_CPU_TBB)
+    // A context made in a forked child has no arena; one made before the
+    // fork must not use it either.
+    if (!engine_ || in_forked_child()) return on_threads_of_the_call(count, workers_, call, body);
+    engine_->arena.execute([&] {
+        tbb::parallel_for(tbb::blocked_range<size_t>(0, count, 1), [&](const tbb::blocked_range<size_t> &range) {
+            for (size_t i = range.begin(); i != range.end(); ++i) call(body, i);
+        });
+    });
+#elif defined(GPUPRIM_CPU_OPENMP)
+    if (in_forked_child()) return on_threads_of_the_call(count, workers_, call, body);
+    std::exception_ptr failure;
+    const long long n = static_cast<long long>(count);
+#  pragma omp parallel for num_threads(workers_) schedule(dynamic, 1)
+    for (long long i = 0; i < n; ++i) {
+        try {
+            call(body, static_cast<size_t>(i));
+        } catch (...) {
+#  pragma omp critical(gpuprim_parallel_failure)
+            if (!failure) failure = std::current_exception();
+        }
+    }
+    if (failure) std::rethrow_exception(failure);
+#else
+    // The sanitizer engine (and, unreachable, no engine: one worker).
+    on_threads_of_the_call(count, workers_, call, body);
+#endif
 }
 
 }  // namespace cpu

@@ -24,29 +24,11 @@
 
 #include "core/portable.h"
 
-#include <algorithm>
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <exception>
-#include <thread>
-#include <vector>
+#include <memory>
+#include <type_traits>
 
-#if defined(GPUPRIM_CPU_STD_THREADS)
-// For ThreadSanitizer builds only (test/reliability/run_sanitizers.sh): the
-// same pieces run on threads started for the call and joined before it
-// returns. TSan sees all of that synchronization; it cannot see the
-// hand-overs inside the uninstrumented libtbb or libgomp, and reports them.
-#elif defined(GPUPRIM_CPU_TBB)
-#  include <memory>
-
-#  include <tbb/blocked_range.h>
-#  include <tbb/info.h>
-#  include <tbb/parallel_for.h>
-#  include <tbb/task_arena.h>
-#elif defined(GPUPRIM_CPU_OPENMP)
-#  include <omp.h>
-#endif
 #if defined(GPUPRIM_CPU_STD_THREADS) && (defined(GPUPRIM_CPU_TBB) || defined(GPUPRIM_CPU_OPENMP))
 #  error "GPUPRIM_CPU_STD_THREADS is an engine of its own"
 #endif
@@ -75,41 +57,24 @@ int available_cpus() noexcept;
 // loaded (parallel.cpp says why that is process-wide state).
 bool in_forked_child() noexcept;
 
+// The engines (oneTBB, OpenMP, threads of the call) live in parallel.cpp
+// behind one non-template loop: a loop body reaches them as a function
+// pointer and its object, so no engine's templates are instantiated per loop
+// body (they were: 322 oneTBB parallel_for instantiations in one sort file,
+// most of the CPU backend's compile time). A body is called once per piece
+// of work, so the indirect call costs nothing measurable.
 class Parallel {
 public:
     // threads: 0 for every core the process may use. Any count is safe: the
     // threads a call runs on are at most available_cpus().
-    explicit Parallel(int threads)
-        : threads_(threads > 0 ? threads : default_threads()),
-          workers_(this->threads() > 1 ? std::min(this->threads(), available_cpus()) : 1) {
-#if defined(GPUPRIM_CPU_TBB)
-        // Not in a forked child: oneTBB's market there is the parent's,
-        // without its threads. More threads than oneTBB has workers for
-        // would make it print a warning and still use only its workers.
-        if (workers_ > 1 && !in_forked_child())
-            arena_ = std::make_unique<tbb::task_arena>(std::min(workers_, default_threads()));
-#endif
-    }
-    ~Parallel() {
-#if defined(GPUPRIM_CPU_TBB)
-        // An arena the parent made, destroyed in a child: left alone (a few
-        // bytes of the child's copy), since ending it takes oneTBB's locks,
-        // which a parent's worker may have held when fork() copied them.
-        if (arena_ && in_forked_child()) static_cast<void>(arena_.release());
-#endif
-    }
+    explicit Parallel(int threads);
+    ~Parallel();
     Parallel(const Parallel &) = delete;
     Parallel &operator=(const Parallel &) = delete;
 
     // The thread count asked for (1 when no engine was built in): work is
     // cut for this many threads.
-    int threads() const {
-#if defined(GPUPRIM_CPU_TBB) || defined(GPUPRIM_CPU_OPENMP) || defined(GPUPRIM_CPU_STD_THREADS)
-        return threads_;
-#else
-        return 1;
-#endif
-    }
+    int threads() const { return threads_; }
 
     // The most threads a call runs on: threads(), at most available_cpus().
     int workers() const { return workers_; }
@@ -124,35 +89,9 @@ public:
             for (size_t i = 0; i < count; ++i) f(i);
             return;
         }
-#if defined(GPUPRIM_CPU_STD_THREADS)
-        on_threads_of_the_call(count, f);
-#elif defined(GPUPRIM_CPU_TBB) || defined(GPUPRIM_CPU_OPENMP)
-        if (in_forked_child() || !engine_usable()) {
-            on_threads_of_the_call(count, f);
-            return;
-        }
-#  if defined(GPUPRIM_CPU_TBB)
-        arena_->execute([&] {
-            tbb::parallel_for(tbb::blocked_range<size_t>(0, count, 1),
-                              [&](const tbb::blocked_range<size_t> &range) {
-                                  for (size_t i = range.begin(); i != range.end(); ++i) f(i);
-                              });
-        });
-#  else
-        std::exception_ptr failure;
-        const long long n = static_cast<long long>(count);
-#    pragma omp parallel for num_threads(workers_) schedule(dynamic, 1)
-        for (long long i = 0; i < n; ++i) {
-            try {
-                f(static_cast<size_t>(i));
-            } catch (...) {
-#    pragma omp critical(gpuprim_parallel_failure)
-                if (!failure) failure = std::current_exception();
-            }
-        }
-        if (failure) std::rethrow_exception(failure);
-#  endif
-#endif
+        using Body = std::remove_reference_t<F>;
+        run_in_parallel(count, [](void *body, size_t i) { (*static_cast<Body *>(body))(i); },
+                        const_cast<void *>(static_cast<const void *>(&f)));
     }
 
     // Calls f(begin, end) over pieces of [0, count) of `grain` elements
@@ -169,64 +108,18 @@ public:
     }
 
 private:
-    static int default_threads() {
-#if defined(GPUPRIM_CPU_STD_THREADS)
-        return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
-#elif defined(GPUPRIM_CPU_TBB)
-        return tbb::info::default_concurrency();
-#elif defined(GPUPRIM_CPU_OPENMP)
-        return omp_get_max_threads();
-#else
-        return 1;
-#endif
-    }
+    using PieceFunction = void (*)(void *body, size_t piece);
 
-    // Whether the engine's own threads may run this context's loops: a
-    // context made in a forked child has no arena (oneTBB); OpenMP is
-    // checked per call (in_forked_child()) only.
-    bool engine_usable() const {
-#if defined(GPUPRIM_CPU_TBB)
-        return arena_ != nullptr;
-#else
-        return true;
-#endif
-    }
+    // for_each on more than one worker: body(piece) for every piece on the
+    // engine's threads, or, in a forked child (and on the sanitizer
+    // engine), on threads started for the call (parallel.cpp).
+    void run_in_parallel(size_t count, PieceFunction call, void *body);
 
-    // f(i) for each i in [0, count) on the calling thread and up to
-    // workers_ - 1 threads started here and joined before returning. When
-    // a thread cannot be started, those that did (and the caller) do it all.
-    template <typename F>
-    void on_threads_of_the_call(size_t count, F &f) {
-        std::atomic<size_t> next{0};
-        std::exception_ptr failure;
-        std::atomic<bool> failed{false};
-        auto work = [&] {
-            for (size_t i; (i = next.fetch_add(1)) < count;) {
-                try {
-                    f(i);
-                } catch (...) {
-                    if (!failed.exchange(true)) failure = std::current_exception();
-                }
-            }
-        };
-        std::vector<std::thread> helpers;
-        const size_t extra = std::min<size_t>(count, static_cast<size_t>(workers_)) - 1;
-        try {
-            helpers.reserve(extra);
-            for (size_t t = 0; t < extra; ++t) helpers.emplace_back(work);
-        } catch (...) {
-            // std::system_error (no thread) or bad_alloc: fewer helpers.
-        }
-        work();
-        for (auto &helper : helpers) helper.join();
-        if (failure) std::rethrow_exception(failure);
-    }
+    struct Engine;  // the oneTBB arena (parallel.cpp); empty on other engines
 
     int threads_;
     int workers_;
-#if defined(GPUPRIM_CPU_TBB)
-    std::unique_ptr<tbb::task_arena> arena_;  // null on one worker, and in a forked child
-#endif
+    std::unique_ptr<Engine> engine_;  // null on one worker, and in a forked child
 };
 
 }  // namespace cpu
