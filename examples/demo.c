@@ -165,7 +165,7 @@ static void explain_backend(gpuprim_backend_t backend) {
         gpuprim_context_destroy(probe); /* a device appeared since: AUTO picked the CPU anyway */
         printf("Running on the CPU.\n");
     } else if (strstr(why, "built without CUDA")) {
-        printf("CUDA backend not built (configured without nvcc, or with GPUPRIM_WITH_CUDA=OFF): running on the CPU.\n");
+        printf("CUDA backend not built (configured without nvcc or without a GPU, or with GPUPRIM_WITH_CUDA=OFF): running on the CPU.\n");
     } else {
         printf("CUDA backend built, but %s: running on the CPU.\n", why);
     }
