@@ -556,7 +556,7 @@ void check_merge_width(Backend &backend, std::mt19937_64 &rng) {
     };
     const Range ranges[] = {{0, 0}, {1, kWidth - 2}, {kWidth / 2, 0}};
     const uint32_t value_widths[] = {0, 1, 2, 4, 8};
-    // Run shapes: small, with empty runs, and around the CUDA tiles (2048 outputs).
+    // Run shapes: small, with empty runs, and around 2048 outputs.
     const std::vector<std::vector<uint64_t>> shapes = {
         {0},          {5},          {3, 4},          {0, 6},         {6, 0},       {0, 0, 0},
         {1, 2, 3},    {3, 0, 7, 0, 0, 2, 1, 0, 9},   {2047, 1},      {2048, 2049}, {1, 2047, 2048, 4095, 1},
@@ -570,6 +570,17 @@ void check_merge_width(Backend &backend, std::mt19937_64 &rng) {
                     check_merge_case_values<Bits>(backend, kind, descending, range.begin, range.end, value_bytes,
                                                   shape, rng() % 2 == 0, rng);
                 }
+    // Around the CUDA merge's tiles: 512 outputs a thread of min(15, 60 / (key
+    // + value bytes)) each (src/cuda/merge/merge.cu MergeShape), per value width.
+    for (uint32_t value_bytes : value_widths) {
+        const uint64_t element_bytes = sizeof(Bits) + value_bytes;
+        const uint64_t tile = 512 * std::min<uint64_t>(15, std::max<uint64_t>(1, 60 / element_bytes));
+        const std::vector<std::vector<uint64_t>> tile_shapes = {
+            {tile - 1, 1}, {tile, tile + 1}, {1, tile - 1, tile, 2 * tile - 1, 1}, {0, tile + 1, 0, tile - 1}};
+        for (const auto &shape : tile_shapes)
+            check_merge_case_values<Bits>(backend, kinds[rng() % kinds.size()], rng() % 2, 0, 0, value_bytes, shape,
+                                          rng() % 2 == 0, rng);
+    }
     // Random run counts 1..9, random lengths (some empty).
     for (uint32_t runs = 1; runs <= 9; ++runs)
         for (uint32_t value_bytes : {0u, 4u, 8u}) {
