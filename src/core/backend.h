@@ -42,6 +42,23 @@ struct SortRequest {
     uint64_t largest_index = UINT64_MAX;
 };
 
+// Backend::merge_sorted_runs's run offsets as both backends check them
+// (the callers build them; a wrong plan is a library bug): false when there
+// is nothing to merge (no runs of no elements), INTERNAL when the runs do not
+// lie back to back over the request's elements or the request asks for
+// generated indices.
+inline bool merge_runs_are_valid(const SortRequest &request, const uint64_t *run_starts, uint32_t runs) {
+    if (request.values_are_indices) fail(GPUPRIM_ERROR_INTERNAL, "merge_sorted_runs: generated indices");
+    if (runs == 0 && request.count == 0) return false;
+    if (runs == 0 || run_starts[0] != 0 || run_starts[runs] != request.count)
+        fail(GPUPRIM_ERROR_INTERNAL, "merge_sorted_runs: the runs do not cover the %llu elements",
+             static_cast<unsigned long long>(request.count));
+    for (uint32_t r = 0; r < runs; ++r)
+        if (run_starts[r + 1] < run_starts[r])
+            fail(GPUPRIM_ERROR_INTERNAL, "merge_sorted_runs: run %u ends before it starts", r);
+    return true;
+}
+
 // One top-k request (gpuprim_topk, gpuprim_segmented_topk): the first k of
 // a stable sort of each segment's keys in the request's order, with their
 // positions within the segment. Segment s writes outputs [s * k, s * k + m),

@@ -164,14 +164,7 @@ void merge_by_value_width(Parallel &parallel, const SortRequest &request, const 
 
 void merge_sorted_runs(Parallel &parallel, const SortRequest &request, const uint64_t *run_starts, uint32_t runs,
                        void *spare_keys, void *spare_values) {
-    if (request.values_are_indices) fail(GPUPRIM_ERROR_INTERNAL, "merge_sorted_runs: generated indices");
-    if (runs == 0 && request.count == 0) return;
-    if (runs == 0 || run_starts[0] != 0 || run_starts[runs] != request.count)
-        fail(GPUPRIM_ERROR_INTERNAL, "merge_sorted_runs: the runs do not cover the %llu elements",
-             static_cast<unsigned long long>(request.count));
-    for (uint32_t r = 0; r < runs; ++r)
-        if (run_starts[r + 1] < run_starts[r])
-            fail(GPUPRIM_ERROR_INTERNAL, "merge_sorted_runs: run %u ends before it starts", r);
+    if (!merge_runs_are_valid(request, run_starts, runs)) return;
     switch (request.key_bytes) {
     case 1: return merge_by_value_width<uint8_t>(parallel, request, run_starts, runs, spare_keys, spare_values);
     case 2: return merge_by_value_width<uint16_t>(parallel, request, run_starts, runs, spare_keys, spare_values);
