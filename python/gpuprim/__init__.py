@@ -29,7 +29,9 @@ result is of the input's kind on the input's device. numpy arrays and CPU
 tensors run on the CPU backend; CUDA tensors and CuPy arrays run on their
 device, on the framework's current stream, without synchronizing (the next
 framework op on that stream sees the result). ``Context("cuda")`` runs numpy
-arrays on the GPU (copying them there and back). Errors raise GpuprimError
+arrays on the GPU (copying them there and back). ``dtype=`` arguments take a
+dtype as numpy, PyTorch and CuPy spell it: ``"int32"``, ``np.int32``,
+``np.dtype("int32")``, ``torch.int32``. Errors raise GpuprimError
 subclasses that are also ValueError, TypeError, MemoryError or RuntimeError,
 carrying the library's message.
 
@@ -104,11 +106,13 @@ def sort_by_key(keys: Array, values: Values, *,
 
 
 def argsort(x: Array, *, axis: Optional[int] = None, descending: bool = False,
-            dtype: str = "int64", begin_bit: Optional[int] = None,
+            dtype: Any = "int64", begin_bit: Optional[int] = None,
             end_bit: Optional[int] = None) -> Array:
     """The stable permutation that sorts x: ``x[argsort(x)]`` is ``sort(x)``.
     Indices are int64 by default (numpy's and torch's index type); int32,
-    uint32 and uint64 are accepted (the largest index must fit). The library
+    uint32 and uint64 are accepted (the largest index must fit), spelled as
+    numpy, PyTorch or CuPy spell dtypes (``np.int32``, ``"int32"``,
+    ``np.dtype("int32")``, ``torch.int32``). The library
     generates the indices inside its sort. begin_bit/end_bit as for sort().
     ``axis=-1``: every row's permutation, indices within the row, like
     ``np.argsort(x, axis=-1, kind="stable")``."""
@@ -118,7 +122,7 @@ def argsort(x: Array, *, axis: Optional[int] = None, descending: bool = False,
 
 
 def topk(x: Array, k: int, *, largest: bool = True, axis: Optional[int] = None,
-         dtype: str = "int64") -> Tuple[Array, Array]:
+         dtype: Any = "int64") -> Tuple[Array, Array]:
     """The k largest (or, largest=False, smallest) elements of x and their
     indices, like ``torch.topk(x, k, largest=largest)`` with sorted results:
     returns ``(values, indices)``, largest first (smallest first), equal
@@ -207,7 +211,7 @@ def segment_sort(x: Array, offsets: Array, *, descending: bool = False,
 
 
 def segment_argsort(x: Array, offsets: Array, *, descending: bool = False,
-                    dtype: str = "int64", begin_bit: Optional[int] = None,
+                    dtype: Any = "int64", begin_bit: Optional[int] = None,
                     end_bit: Optional[int] = None) -> Array:
     """Every segment's stable permutation, indices within the segment (0 at
     its first element); dtype and bits as for argsort(). Positions outside
@@ -218,7 +222,7 @@ def segment_argsort(x: Array, offsets: Array, *, descending: bool = False,
 
 
 def segment_topk(x: Array, offsets: Array, k: int, *, largest: bool = True,
-                 dtype: str = "int64") -> Tuple[Array, Array]:
+                 dtype: Any = "int64") -> Tuple[Array, Array]:
     """topk() of every segment: ``(values, indices)`` of shape
     ``(len(offsets) - 1, k)``, row s the top k of segment s (indices within
     the segment, 0 at its first element). A segment shorter than k (an empty
@@ -315,7 +319,7 @@ def distributed_sort(x: Array, *, comm: Any, descending: bool = False,
         begin_bit=begin_bit, end_bit=end_bit)
 
 
-def distributed_argsort(x: Array, *, comm: Any, descending: bool = False, dtype: str = "int64",
+def distributed_argsort(x: Array, *, comm: Any, descending: bool = False, dtype: Any = "int64",
                         begin_bit: Optional[int] = None, end_bit: Optional[int] = None) -> Array:
     """The global positions (offset of the rank + position in x) of the
     elements distributed_sort() puts on this rank's part, int64 (or
@@ -325,7 +329,7 @@ def distributed_argsort(x: Array, *, comm: Any, descending: bool = False, dtype:
 
 
 def distributed_topk(x: Array, k: int, *, comm: Any, largest: bool = True,
-                     dtype: str = "int64") -> Tuple[Array, Array]:
+                     dtype: Any = "int64") -> Tuple[Array, Array]:
     """topk() of the global data: every rank gets the same ``(values,
     indices)``, k elements, indices global positions, ties to the lower
     global position. k (the same on every rank) may be up to the global

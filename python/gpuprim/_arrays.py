@@ -66,6 +66,46 @@ def _dtype_name(dtype, what):
     return name
 
 
+_DTYPE_SPELLINGS = {}
+
+
+def dtype_name(dtype, what="dtype"):
+    """The name ("int32", "float16", ...) of a dtype spelled any way numpy,
+    PyTorch or CuPy spell one: the name ("int32"; numpy's other strings such
+    as "i4" too), numpy's scalar type (np.int32), a numpy dtype
+    (np.dtype("int32"), x.dtype of a numpy or CuPy array), a PyTorch dtype
+    (torch.int32), ml_dtypes.bfloat16. Every dtype= argument goes through
+    here; whether a call takes that dtype is the caller's check. TypeError
+    for what is no dtype at all (None included: callers give it its meaning)."""
+    try:
+        return _DTYPE_SPELLINGS[dtype]
+    except (KeyError, TypeError):  # TypeError: not hashable
+        pass
+    name = _spelled(dtype, what)
+    try:
+        _DTYPE_SPELLINGS[dtype] = name
+    except TypeError:
+        pass
+    return name
+
+
+def _spelled(dtype, what):
+    if isinstance(dtype, str) and dtype in _lib.DTYPE_CODES:
+        return dtype  # numpy may not know it ("bfloat16" without ml_dtypes)
+    if type(dtype).__module__.split(".", 1)[0] == "torch":  # torch.dtype: "torch.int32"
+        return str(dtype).replace("torch.", "")
+    if dtype is not None:
+        np = sys.modules.get("numpy")
+        if np is None:
+            import numpy as np
+        try:
+            return np.dtype(dtype).name
+        except (TypeError, ValueError):
+            pass
+    raise TypeError(f"gpuprim: {what}={dtype!r} is not a dtype (give it as numpy, PyTorch or "
+                    "CuPy does: \"int32\", np.int32, np.dtype(\"int32\"), torch.int32)")
+
+
 def _numpy(obj, what):
     if not obj.flags.c_contiguous:
         raise ValueError(f"gpuprim: {what} is not C-contiguous; pass np.ascontiguousarray(...)")

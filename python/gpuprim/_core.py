@@ -317,8 +317,7 @@ class Context:
         return result
 
     def _argsort(self, keys, layout, descending, dtype, begin_bit, end_bit):
-        if dtype not in _INDEX_DTYPES:
-            raise TypeError(f"gpuprim: index dtype must be one of {', '.join(_INDEX_DTYPES)}")
+        dtype = _index_dtype(dtype)
         indices = self._output(keys, None, "indices", dtype_name=dtype, shape=keys.shape)
         options = _sort_options(descending, begin_bit, end_bit)
         operands = [(keys, True), (indices, False)]
@@ -366,6 +365,7 @@ class Context:
         keys = _one_dimensional(_arrays.describe(x, "x"), "x")
         layout = _offset_layout(keys, offsets)
         k = _count(k, "k")
+        dtype = _index_dtype(dtype)
         values, indices = self._topk_outputs(keys, (layout.offsets.size - 1, k), dtype)
         _arrays.fill(values, 0)
         _arrays.fill(indices, -1 if dtype.startswith("int") else (1 << (8 * _arrays.itemsize(dtype))) - 1)
@@ -375,8 +375,7 @@ class Context:
         return values.obj, indices.obj
 
     def _topk_outputs(self, keys, shape, dtype):
-        if dtype not in _INDEX_DTYPES:
-            raise TypeError(f"gpuprim: index dtype must be one of {', '.join(_INDEX_DTYPES)}")
+        dtype = _index_dtype(dtype)
         return (self._output(keys, None, "values", shape=shape),
                 self._output(keys, None, "indices", dtype_name=dtype, shape=shape))
 
@@ -674,11 +673,9 @@ class Context:
         (default) or uint64. Collective."""
         def prepare(run):
             keys = _one_dimensional(_arrays.describe(x, "x"), "x")
-            if dtype not in _GLOBAL_INDEX_DTYPES:
-                raise TypeError("gpuprim: distributed_argsort's indices are global positions: "
-                                f"dtype must be one of {', '.join(_GLOBAL_INDEX_DTYPES)}, "
-                                f"not {dtype!r}")
-            indices = self._output(keys, None, "indices", dtype_name=dtype)
+            name = _index_dtype(dtype, _GLOBAL_INDEX_DTYPES,
+                                "distributed_argsort's indices are global positions: dtype")
+            indices = self._output(keys, None, "indices", dtype_name=name)
             options = _sort_options(descending, begin_bit, end_bit)
             run([(keys, True), (indices, False)],
                 lambda c, k, i: LIB.gpuprim_distributed_argsort(c, k, None, i,
@@ -747,6 +744,18 @@ def _offset_layout(x, offsets):
         raise ValueError(f"gpuprim: offsets has shape {array.shape}; it must be 1-D with segment "
                          "count + 1 elements (at least 1)")
     return _Layout(offsets=array)
+
+
+def _index_dtype(dtype, allowed=_INDEX_DTYPES, what="index dtype"):
+    """The name of an index dtype= argument, spelled as numpy, PyTorch or
+    CuPy spell dtypes (_arrays.dtype_name); None is int64. TypeError
+    naming the allowed ones otherwise."""
+    if dtype is None:
+        return "int64"
+    name = _arrays.dtype_name(dtype)
+    if name not in allowed:
+        raise TypeError(f"gpuprim: {what} must be one of {', '.join(allowed)}, not {name}")
+    return name
 
 
 def _integer(value, must):

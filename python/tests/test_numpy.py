@@ -426,3 +426,37 @@ def test_torch_cpu_new_dtypes():
     assert int(gpuprim.sum(i8)) == 125  # 127 + 1 wraps to -128, then -131 wraps to 125
     u = torch.tensor([5, 2, 7, 4], dtype=torch.uint8)
     assert gpuprim.sort(u, end_bit=1).tolist() == [2, 4, 5, 7]
+
+
+def test_dtype_spellings():
+    """dtype= takes numpy's spellings (issue 35): the name, the scalar type,
+    a numpy dtype, numpy's other strings; not only the name."""
+    x = specials("int64", 3001, rng)
+    perm = sort_permutation(x)
+    for spelling in ("int32", np.int32, np.dtype("int32"), "i4", np.intc):
+        order = gpuprim.argsort(x, dtype=spelling)
+        assert order.dtype == np.int32, spelling
+        np.testing.assert_array_equal(order, perm)
+    for spelling in (np.uint64, np.dtype(np.uint32), int):  # int: numpy's int64
+        assert gpuprim.argsort(x, dtype=spelling).dtype == np.dtype(spelling)
+        values, indices = gpuprim.topk(x, 5, dtype=spelling)
+        assert indices.dtype == np.dtype(spelling)
+        np.testing.assert_array_equal(indices.astype(np.int64), sort_permutation(x, True)[:5])
+    offsets = np.array([0, 1000, 3001], np.int64)
+    assert gpuprim.segment_argsort(x, offsets, dtype=np.uint32).dtype == np.uint32
+    assert gpuprim.segment_topk(x, offsets, 3, dtype=np.dtype("int32"))[1].dtype == np.int32
+    assert gpuprim.argsort(x, axis=-1, dtype=np.int32).dtype == np.int32
+    # a dtype torch spells (torch.int32 is "int32" to the helper; fake: its str)
+    from gpuprim import _arrays
+    TorchInt32 = type("dtype", (), {"__str__": lambda self: "torch.int32", "__hash__": object.__hash__})
+    TorchInt32.__module__ = "torch"
+    assert _arrays.dtype_name(TorchInt32()) == "int32"
+    # refused: not an index dtype (named in numpy's spelling), and no dtype at all
+    for bad, name in ((np.float32, "float32"), (np.int16, "int16"), ("f8", "float64"), (bool, "bool")):
+        with pytest.raises(TypeError, match=f"index dtype must be one of int64, int32, uint32, "
+                                            f"uint64, not {name}"):
+            gpuprim.argsort(x, dtype=bad)
+    for bad in ("int33", object(), [1, 2]):
+        with pytest.raises(TypeError, match="not a dtype"):
+            gpuprim.argsort(x, dtype=bad)
+    assert gpuprim.argsort(x, dtype=None).dtype == np.int64  # None: the default
