@@ -134,7 +134,8 @@ def topk(x: Array, k: int, *, largest: bool = True, axis: Optional[int] = None,
     uint32, uint64 accepted). axis=None: x is 1-D; ``axis=-1``: every row
     (last axis) of a C-contiguous N-D array, results of shape
     ``x.shape[:-1] + (k,)``, indices within the row. k past the length
-    raises InvalidArgumentError."""
+    (of x, or of its rows) raises InvalidArgumentError naming k, before any
+    output is allocated."""
     context, array = _described(x)
     return context.topk(array, k, largest=largest, axis=axis, dtype=dtype)
 
@@ -228,7 +229,9 @@ def segment_topk(x: Array, offsets: Array, k: int, *, largest: bool = True,
     the segment, 0 at its first element). A segment shorter than k (an empty
     one included) fills its first len(segment) slots, sorted; its other
     slots hold value 0 and index -1 (the largest value of uint32/uint64
-    indices)."""
+    indices). k may exceed every segment (the outputs keep k columns); a
+    segment count times k past 2^64 raises InvalidArgumentError before any
+    output is allocated."""
     context, array = _described(x)
     return context.segment_topk(array, offsets, k, largest=largest, dtype=dtype)
 
@@ -333,5 +336,7 @@ def distributed_topk(x: Array, k: int, *, comm: Any, largest: bool = True,
     """topk() of the global data: every rank gets the same ``(values,
     indices)``, k elements, indices global positions, ties to the lower
     global position. k (the same on every rank) may be up to the global
-    count."""
+    count; past it every rank raises InvalidArgumentError naming k, before
+    any output is allocated (for k past 65536 the ranks first sum their
+    counts: one more collective step)."""
     return _distributed_context(x, comm).distributed_topk(x, k, largest=largest, dtype=dtype)

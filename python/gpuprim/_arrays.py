@@ -40,6 +40,14 @@ class Array:
 _DTYPE_NAMES = {}
 
 
+def numpy():
+    """The numpy module (imported on first use)."""
+    np = sys.modules.get("numpy")
+    if np is None:
+        import numpy as np
+    return np
+
+
 def numpy_dtype(name):
     """The numpy dtype of a name: bfloat16 is ml_dtypes.bfloat16 (an optional
     package: numpy has none of its own)."""
@@ -95,11 +103,8 @@ def _spelled(dtype, what):
     if type(dtype).__module__.split(".", 1)[0] == "torch":  # torch.dtype: "torch.int32"
         return str(dtype).replace("torch.", "")
     if dtype is not None:
-        np = sys.modules.get("numpy")
-        if np is None:
-            import numpy as np
         try:
-            return np.dtype(dtype).name
+            return numpy().dtype(dtype).name
         except (TypeError, ValueError):
             pass
     raise TypeError(f"gpuprim: {what}={dtype!r} is not a dtype (give it as numpy, PyTorch or "

@@ -339,12 +339,19 @@ class Context:
         axis=None: x is 1-D, results have k elements; axis=-1: every row
         (last axis) of a C-contiguous N-D array, results of shape
         x.shape[:-1] + (k,), indices within the row. k must not exceed the
-        length (InvalidArgumentError)."""
+        length (InvalidArgumentError, raised before any output is made)."""
         keys = _arrays.describe(x, "x")
         layout = _row_layout(keys, axis)
         if layout is None:
             _one_dimensional(keys, "x")
         k = _count(k, "k")
+        # gpuprim_topk's own check (k <= n; per row k <= the rows' length),
+        # made here before the outputs of k elements are allocated
+        if layout is None and k > keys.size:
+            raise _invalid(f"gpuprim: topk: k = {k} is more than the {keys.size} elements of x")
+        if layout is not None and k > layout.length:
+            raise _invalid(f"gpuprim: topk: k = {k} is more than the length of x's rows, "
+                           f"{layout.length} (x has shape {keys.shape})")
         shape = (k,) if layout is None else tuple(keys.shape[:-1]) + (k,)
         values, indices = self._topk_outputs(keys, shape, dtype)
         order = _order(largest)
@@ -361,12 +368,19 @@ class Context:
         (values, indices) of shape (segments, k), indices within the segment.
         A segment shorter than k (an empty one too) fills its first
         len(segment) slots; the others hold value 0 and index -1 (the dtype's
-        largest value for uint32/uint64 indices)."""
+        largest value for uint32/uint64 indices). k may exceed every
+        segment's length (gpuprim_segmented_topk's contract): the outputs
+        still have k columns. segments * k past 2^64 raises
+        InvalidArgumentError before any output is made."""
         keys = _one_dimensional(_arrays.describe(x, "x"), "x")
         layout = _offset_layout(keys, offsets)
         k = _count(k, "k")
         dtype = _index_dtype(dtype)
-        values, indices = self._topk_outputs(keys, (layout.offsets.size - 1, k), dtype)
+        segments = layout.offsets.size - 1
+        if segments * k >= 1 << 64:  # the library's check, before the outputs are made
+            raise error_for(_SIZE_MISMATCH, f"gpuprim: segment_topk: {segments} segments of "
+                                            f"k = {k} results overflow 64 bits")
+        values, indices = self._topk_outputs(keys, (segments, k), dtype)
         _arrays.fill(values, 0)
         _arrays.fill(indices, -1 if dtype.startswith("int") else (1 << (8 * _arrays.itemsize(dtype))) - 1)
         order = _order(largest)
@@ -594,15 +608,22 @@ class Context:
         argument the package refuses, a staging copy), it still joins
         through refuse(handle), a call the library refuses locally (NULL
         operands), so the other ranks raise an error naming this rank
-        instead of waiting for it; this rank raises its own error."""
+        instead of waiting for it; this rank raises its own error.
+
+        A collective step before the call itself (distributed_topk's global
+        count) is run(operands, function, step=True): once it returned,
+        every rank took part in it, and a failure after it still joins the
+        call through refuse()."""
         handle = self._distributed()
         entered = []
 
-        def run(operands, function):
+        def run(operands, function, step=False):
             def call(context, *buffers):
                 entered.append(True)
                 return function(context, *buffers)
             self._run(operands, call)
+            if step:
+                entered.clear()  # done on every rank; the call itself is still to join
 
         try:
             return prepare(run)
@@ -610,6 +631,17 @@ class Context:
             if not entered:
                 refuse(handle)
             raise
+
+    def _global_count(self, run, keys):
+        """The sum of every rank's element count (a distributed_reduce of
+        one uint64 per rank: a collective step of `run`)."""
+        np = _arrays.numpy()
+        count = _arrays.describe(np.array([keys.size], np.uint64), "count")
+        total = np.empty(1, np.uint64)
+        pointer = total.ctypes.data
+        run([(count, True)],
+            lambda c, i: LIB.gpuprim_distributed_reduce(c, _lib.OP_SUM, i, pointer), step=True)
+        return int(total[0])
 
     def distributed_reduce(self, x, op="sum"):
         """op ("sum", "min", "max") over the elements of every rank's x (any
@@ -688,12 +720,24 @@ class Context:
         """topk() of the concatenation of every rank's 1-D x: every rank
         gets the same (values, indices) of k elements, indices global
         positions (ties to the lower global position). k: 0 to the global
-        count (InvalidArgumentError past it, on every rank); the same on
-        every rank. Collective."""
+        count (InvalidArgumentError past it, on every rank, before any
+        output is made); the same on every rank. Collective."""
         def prepare(run):
             keys = _one_dimensional(_arrays.describe(x, "x"), "x")
             count = _count(k, "k")
-            values, indices = self._topk_outputs(keys, (count,), dtype)
+            dtype_name = _index_dtype(dtype)
+            if count > _TOPK_COUNT_FIRST:
+                # The library checks k against the global count only inside
+                # the call, which takes outputs of k elements: for a k that
+                # large the ranks first sum their counts (one collective
+                # call more, made on every rank alike: k must be the same on
+                # every rank), so that a k past the global count fails on
+                # every rank before anything of k elements is allocated.
+                total = self._global_count(run, keys)
+                if count > total:
+                    raise _invalid(f"gpuprim: distributed_topk: k = {count} is more than the "
+                                   f"{total} elements of every rank's x together")
+            values, indices = self._topk_outputs(keys, (count,), dtype_name)
             order = _order(largest)
             run([(keys, True), (values, False), (indices, False)],
                 lambda c, kin, v, i: LIB.gpuprim_distributed_topk(c, kin, count, order, v, i))
@@ -758,6 +802,12 @@ def _index_dtype(dtype, allowed=_INDEX_DTYPES, what="index dtype"):
     return name
 
 
+def _invalid(message):
+    """The library's INVALID_ARGUMENT error (InvalidArgumentError, a
+    ValueError) for a check the package makes before the library's call."""
+    return error_for(_INVALID_ARGUMENT, message)
+
+
 def _integer(value, must):
     """operator.index(value), refusing bools: otherwise a TypeError
     "gpuprim: {must}, not {value!r}"."""
@@ -818,7 +868,10 @@ def _op_code(op):
 
 # -- distributed calls: communicators --------------------------------------
 _GLOBAL_INDEX_DTYPES = ("int64", "uint64")
-_INVALID_ARGUMENT, _BACKEND_UNAVAILABLE = 9, 11
+_SIZE_MISMATCH, _INVALID_ARGUMENT, _BACKEND_UNAVAILABLE = 6, 9, 11
+# distributed_topk: past this k the ranks sum their counts before the call
+# (its outputs of k elements are allocated only for a k the data can give).
+_TOPK_COUNT_FIRST = 1 << 16
 _COMM_KINDS = {"nccl": _lib.COMM_NCCL, "mpi": _lib.COMM_MPI}
 
 

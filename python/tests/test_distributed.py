@@ -329,6 +329,25 @@ def test_topk_past_the_global_count_fails_everywhere():
     assert values.size == total
 
 
+@needs_mpi
+def test_topk_k_checked_before_the_outputs_are_made():
+    """A k far past the global count fails on every rank with the k check,
+    before outputs of k elements are allocated (issue 35: numpy's "Unable to
+    allocate" instead); a large valid k still works, and the ranks line up."""
+    x = np.arange(local_size(5), dtype=np.float64)  # 70001 on rank 0 of one
+    total = sum(WORLD.allgather(x.size))
+    for k in (2 ** 40, 2 ** 64 - 1, max(total + 1, (1 << 16) + 1)):
+        error = raised(lambda: gpuprim.distributed_topk(x, k, comm=WORLD))
+        assert isinstance(error, gpuprim.InvalidArgumentError), error
+        assert f"k = {k} is more than the {total} elements" in str(error), error
+    whole, _ = gathered(x)
+    k = min(total, (1 << 16) + 7)
+    values, indices = gpuprim.distributed_topk(x, k, comm=WORLD, dtype=np.uint64)
+    perm = sort_permutation(whole, descending=True)
+    np.testing.assert_array_equal(indices.astype(np.int64), perm[:k])
+    assert indices.dtype == np.uint64
+
+
 # -- scan ----------------------------------------------------------------------
 
 def _exclusive(inclusive, identity):
