@@ -23,7 +23,9 @@ C-contiguous N-D array on its own, like numpy's and torch's ``axis=-1`` /
 Arrays are used in place: they must be 1-D (sort, argsort, scan without
 axis) and C-contiguous, of dtype int8, uint8, int16, uint16, int32, uint32, int64,
 uint64, float16, bfloat16 (torch.bfloat16, or ml_dtypes.bfloat16 numpy arrays
-when ml_dtypes is installed), float32 or float64. float16/bfloat16 sums
+when ml_dtypes is installed), float32 or float64; masked arrays
+(numpy.ma) raise TypeError (pass ``x.filled(...)`` or ``x.compressed()``).
+float16/bfloat16 sums
 accumulate in float32 and round once. The
 result is of the input's kind on the input's device. numpy arrays and CPU
 tensors run on the CPU backend; CUDA tensors and CuPy arrays run on their

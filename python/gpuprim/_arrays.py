@@ -1,7 +1,10 @@
 # SPDX-License-Identifier: Apache-2.0
 """What gpuprim needs to know of an array from numpy, PyTorch or CuPy, and how
 to make new arrays of the same kind. Arrays are used in place (zero copy);
-they must be C-contiguous, of a supported dtype, in native byte order."""
+they must be C-contiguous, of a supported dtype, in native byte order.
+Every array a call takes (x, out=, values=, offsets) is read here, by
+describe(): what is refused here (masked arrays too) is refused by every
+function."""
 import sys
 
 from . import _lib
@@ -146,6 +149,14 @@ def _cupy(obj, what):
                  True, obj.device.id, obj.ndim)
 
 
+def _masked(obj, what):
+    # A masked array's data without its mask: the results would be of the
+    # masked values too, and come back with the input's mask or none.
+    raise TypeError(f"gpuprim: masked arrays are not supported; pass {what}.filled(...) or "
+                    f"{what}.compressed() ({what} is a {type(obj).__module__}."
+                    f"{type(obj).__name__})")
+
+
 _READERS = {}
 
 
@@ -157,7 +168,10 @@ def describe(obj, what):
             return obj
         module = type(obj).__module__.split(".", 1)[0]
         framework = sys.modules.get(module)
-        if module == "numpy" and isinstance(obj, framework.ndarray):
+        ma = sys.modules.get("numpy.ma")  # no masked array exists before numpy.ma is imported
+        if ma is not None and isinstance(obj, ma.MaskedArray):
+            reader = _masked
+        elif module == "numpy" and isinstance(obj, framework.ndarray):
             reader = _numpy
         elif module == "torch" and isinstance(obj, framework.Tensor):
             reader = _torch

@@ -555,6 +555,19 @@ def test_package_refusal_on_one_rank_fails_every_rank():
 
 
 @needs_mpi
+def test_masked_arrays_are_refused_on_every_rank():
+    x = np.ma.masked_array(np.arange(5, dtype=np.int32), mask=[0, 1, 0, 0, 0])
+    errors = [raised(lambda: gpuprim.distributed_sort(x, comm=WORLD)),
+              raised(lambda: gpuprim.distributed_reduce(x, comm=WORLD)),
+              raised(lambda: gpuprim.distributed_topk(x.filled(0), 2, comm=WORLD)),
+              raised(lambda: gpuprim.distributed_scan(x.filled(0), comm=WORLD, out=x))]
+    assert errors[2] is None
+    for error in errors[:2] + errors[3:]:
+        assert isinstance(error, TypeError) and "masked arrays are not supported" in str(error), error
+    assert gpuprim.distributed_reduce(x.filled(0), comm=WORLD) == 9 * RANKS  # the ranks line up
+
+
+@needs_mpi
 def test_arguments_that_differ_across_ranks_fail_everywhere():
     x = np.arange(local_size(0), dtype=np.int64)
     if RANKS == 1:

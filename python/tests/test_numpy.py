@@ -460,3 +460,39 @@ def test_dtype_spellings():
         with pytest.raises(TypeError, match="not a dtype"):
             gpuprim.argsort(x, dtype=bad)
     assert gpuprim.argsort(x, dtype=None).dtype == np.int64  # None: the default
+
+
+def test_masked_arrays_are_refused():
+    """numpy.ma arrays came back with a wrong mask, silently (issue 35): every
+    function refuses them, as input, values=, out= or offsets."""
+    data = np.array([3, 1, 2, 5], np.int32)
+    m = np.ma.masked_array(data, mask=[0, 1, 0, 0])
+    message = r"masked arrays are not supported; pass (x|a).filled\(...\) or (x|a).compressed\(\)"
+    offsets = np.array([0, 2, 4], np.int64)
+    calls = [lambda f: f.sort(m), lambda f: f.argsort(m), lambda f: f.topk(m, 2),
+             lambda f: f.cumsum(m), lambda f: f.scan(m, "max"), lambda f: f.sum(m),
+             lambda f: f.min(m), lambda f: f.max(m), lambda f: f.dot(m, data),
+             lambda f: f.sort(m.reshape(2, 2), axis=-1), lambda f: f.sum(m.reshape(2, 2), axis=-1),
+             lambda f: f.segment_sort(m, offsets), lambda f: f.segment_argsort(m, offsets),
+             lambda f: f.segment_topk(m, offsets, 1), lambda f: f.segment_cumsum(m, offsets),
+             lambda f: f.segment_sum(m, offsets), lambda f: f.segment_min(m, offsets),
+             lambda f: f.segment_max(m, offsets)]
+    with gpuprim.Context("cpu") as context:
+        for functions in (gpuprim, context):
+            for call in calls:
+                with pytest.raises(TypeError, match=message):
+                    call(functions)
+    with pytest.raises(TypeError, match=r"pass values.filled\(...\)"):
+        gpuprim.sort(data, values=m)
+    with pytest.raises(TypeError, match=r"pass out.filled\(...\)"):
+        gpuprim.sort(data, out=np.ma.masked_array(np.empty(4, np.int32)))
+    with pytest.raises(TypeError, match=r"pass b.filled\(...\)"):
+        gpuprim.dot(data, m)
+    with pytest.raises(TypeError, match=r"pass offsets.filled\(...\)"):
+        gpuprim.segment_sum(data, np.ma.masked_array(offsets))
+    # a mask of nothing is still a masked array; filled() / compressed() work
+    with pytest.raises(TypeError, match=message):
+        gpuprim.sort(np.ma.masked_array(data))
+    np.testing.assert_array_equal(gpuprim.sort(m.filled(0)), [0, 2, 3, 5])
+    np.testing.assert_array_equal(gpuprim.sort(m.compressed()), [2, 3, 5])
+    np.testing.assert_array_equal(gpuprim.sort(data), [1, 2, 3, 5])  # plain arrays as before
