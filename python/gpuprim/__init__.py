@@ -26,7 +26,11 @@ uint64, float16, bfloat16 (torch.bfloat16, or ml_dtypes.bfloat16 numpy arrays
 when ml_dtypes is installed), float32 or float64; masked arrays
 (numpy.ma) raise TypeError (pass ``x.filled(...)`` or ``x.compressed()``).
 float16/bfloat16 sums
-accumulate in float32 and round once. The
+accumulate in float32 and round once. Sums and cumsums of integers
+narrower than 64 bits accumulate and return a 64-bit integer, as the
+framework's own do (numpy and CuPy: int64, uint64 for unsigned; torch:
+int64), x cast first (a copy); ``dtype=`` chooses (``dtype=x.dtype``: x's
+own, wrapping like C). The
 result is of the input's kind on the input's device. numpy arrays and CPU
 tensors run on the CPU backend; CUDA tensors and CuPy arrays run on their
 device, on the framework's current stream, without synchronizing (the next
@@ -143,31 +147,47 @@ def topk(x: Array, k: int, *, largest: bool = True, axis: Optional[int] = None,
 
 
 def scan(x: Array, op: str = "sum", *, axis: Optional[int] = None, exclusive: bool = False,
-         out: Optional[Array] = None) -> Array:
+         out: Optional[Array] = None, dtype: Any = None) -> Array:
     """Prefix scan of the 1-D array x with op "sum", "min" or "max",
     inclusive (default) or exclusive; ``out`` may be x (in place).
-    ``axis=-1``: every row (last axis) of a C-contiguous N-D array on its own."""
+    ``axis=-1``: every row (last axis) of a C-contiguous N-D array on its own.
+    The scan's dtype (and the result's): ``dtype`` if given, else out's
+    dtype if ``out`` is given, else for "sum" that of cumsum() (integers
+    narrower than 64 bits widened), for "min"/"max" x's own."""
     context, array = _described(x)
-    return context.scan(array, op, axis=axis, exclusive=exclusive, out=out)
+    return context.scan(array, op, axis=axis, exclusive=exclusive, out=out, dtype=dtype)
 
 
 def cumsum(x: Array, *, axis: Optional[int] = None, exclusive: bool = False,
-           out: Optional[Array] = None) -> Array:
+           out: Optional[Array] = None, dtype: Any = None) -> Array:
     """Inclusive (or exclusive) prefix sum, like numpy.cumsum / torch.cumsum
-    on a 1-D array (or along the last axis with ``axis=-1``), but in x's own
-    dtype (integers wrap like C)."""
+    on a 1-D array (or along the last axis with ``axis=-1``). Integers
+    narrower than 64 bits accumulate and return in a 64-bit integer as
+    sum() does (numpy/CuPy: int64, or uint64 for unsigned; torch: int64),
+    x cast first (a copy); ``dtype`` chooses the dtype instead (``x.dtype``:
+    no copy, integers wrap like C), and a given ``out`` is summed in its own
+    dtype (numpy's rule; ``out=x`` scans in place, wrapping)."""
     context, array = _described(x)
-    return context.scan(array, "sum", axis=axis, exclusive=exclusive, out=out)
+    return context.scan(array, "sum", axis=axis, exclusive=exclusive, out=out, dtype=dtype)
 
 
-def sum(x: Array, *, axis: Optional[int] = None) -> Any:
-    """Sum of all elements of x (any shape, contiguous). Integers wrap; float
-    sums are deterministic. A numpy scalar for numpy input; a 0-d tensor /
-    array of the input's kind otherwise (on the GPU: no synchronization).
-    ``axis=-1``: the sum of every row (last axis), an array of shape
-    x.shape[:-1] like ``x.sum(axis=-1)`` (an empty row sums to 0)."""
+def sum(x: Array, *, axis: Optional[int] = None, dtype: Any = None) -> Any:
+    """Sum of all elements of x (any shape, contiguous). Integers narrower
+    than 64 bits are summed in, and return, a 64-bit integer, as the
+    framework's own sum does: for numpy and CuPy arrays signed ones in
+    int64 and unsigned ones in uint64 (numpy's rule: ``np.sum(x)``), for
+    torch tensors int64 (``torch.sum``'s rule). The package casts x with its
+    own library first (``x.astype`` / ``tensor.to``: a copy of x in the
+    wider dtype). ``dtype`` chooses the dtype to sum in and return, like
+    numpy's ``dtype=`` (``dtype=x.dtype``: no copy, integers wrap like C, as
+    64-bit integers always do). Float sums are deterministic; float16 and
+    bfloat16 accumulate in float32 and round once to x's dtype. A numpy
+    scalar for numpy input; a 0-d tensor / array of the input's kind
+    otherwise (on the GPU: no synchronization). ``axis=-1``: the sum of
+    every row (last axis), an array of shape x.shape[:-1] like
+    ``x.sum(axis=-1)`` (an empty row sums to 0)."""
     context, array = _described(x)
-    return context.sum(array, axis=axis)
+    return context.sum(array, axis=axis, dtype=dtype)
 
 
 def min(x: Array, *, axis: Optional[int] = None) -> Any:
@@ -239,28 +259,30 @@ def segment_topk(x: Array, offsets: Array, k: int, *, largest: bool = True,
 
 
 def segment_scan(x: Array, offsets: Array, op: str = "sum", *, exclusive: bool = False,
-                 out: Optional[Array] = None) -> Array:
+                 out: Optional[Array] = None, dtype: Any = None) -> Array:
     """Prefix scan ("sum", "min", "max") of every segment on its own; an
     exclusive scan starts each segment at the identity. Elements outside
     every segment are copied from x into a new output (left as they are in a
-    given ``out``, which may be x)."""
+    given ``out``, which may be x). dtype as for scan()."""
     context, array = _described(x)
-    return context.segment_scan(array, offsets, op, exclusive=exclusive, out=out)
+    return context.segment_scan(array, offsets, op, exclusive=exclusive, out=out, dtype=dtype)
 
 
 def segment_cumsum(x: Array, offsets: Array, *, exclusive: bool = False,
-                   out: Optional[Array] = None) -> Array:
-    """Inclusive (or exclusive) prefix sum of every segment (x's dtype)."""
+                   out: Optional[Array] = None, dtype: Any = None) -> Array:
+    """Inclusive (or exclusive) prefix sum of every segment, in cumsum()'s
+    dtype (integers narrower than 64 bits widened), ``dtype``, or out's."""
     context, array = _described(x)
-    return context.segment_scan(array, offsets, "sum", exclusive=exclusive, out=out)
+    return context.segment_scan(array, offsets, "sum", exclusive=exclusive, out=out, dtype=dtype)
 
 
-def segment_sum(x: Array, offsets: Array) -> Array:
-    """The sum of every segment: a 1-D array of len(offsets) - 1 elements of
-    x's dtype, of x's kind and device (0 for an empty segment; integers wrap,
-    floats deterministic, float16/bfloat16 accumulate in float32)."""
+def segment_sum(x: Array, offsets: Array, *, dtype: Any = None) -> Array:
+    """The sum of every segment: a 1-D array of len(offsets) - 1 elements,
+    of x's kind and device, in sum()'s dtype (integers narrower than 64 bits
+    widened, x cast first) or ``dtype`` (0 for an empty segment; floats
+    deterministic, float16/bfloat16 accumulate in float32)."""
     context, array = _described(x)
-    return context.segment_sum(array, offsets)
+    return context.segment_sum(array, offsets, dtype=dtype)
 
 
 def segment_min(x: Array, offsets: Array) -> Array:
@@ -295,20 +317,23 @@ def has_distributed() -> bool:
     return _HAS_DISTRIBUTED
 
 
-def distributed_reduce(x: Array, op: str = "sum", *, comm: Any) -> Any:
+def distributed_reduce(x: Array, op: str = "sum", *, comm: Any, dtype: Any = None) -> Any:
     """op ("sum", "min", "max") over every rank's x; every rank gets the
-    result, of the kind sum() returns. Float sums are deterministic for a
-    given layout of the data over the ranks (each rank's sum, then the
-    ranks' sums in rank order)."""
-    return _distributed_context(x, comm).distributed_reduce(x, op)
+    result, of the kind and dtype sum() returns (integers narrower than 64
+    bits summed in a 64-bit integer; ``dtype`` as for sum()). Float sums
+    are deterministic for a given layout of the data over the ranks (each
+    rank's sum, then the ranks' sums in rank order)."""
+    return _distributed_context(x, comm).distributed_reduce(x, op, dtype=dtype)
 
 
 def distributed_scan(x: Array, op: str = "sum", *, comm: Any, exclusive: bool = False,
-                     out: Optional[Array] = None) -> Array:
+                     out: Optional[Array] = None, dtype: Any = None) -> Array:
     """Prefix scan ("sum", "min", "max") of the global data: this rank's part
     (x's size) of the inclusive (or exclusive) scan of the concatenation of
-    every rank's 1-D x. ``out`` may be x (in place)."""
-    return _distributed_context(x, comm).distributed_scan(x, op, exclusive=exclusive, out=out)
+    every rank's 1-D x. ``out`` may be x (in place); the dtype as for
+    scan()."""
+    return _distributed_context(x, comm).distributed_scan(x, op, exclusive=exclusive, out=out,
+                                                          dtype=dtype)
 
 
 def distributed_sort(x: Array, *, comm: Any, descending: bool = False,

@@ -9,7 +9,8 @@ import sys
 
 from . import _lib
 
-SUPPORTED = ", ".join(_lib.DTYPE_CODES)
+CODES = _lib.DTYPE_CODES  # the dtypes arrays may have, by name
+SUPPORTED = ", ".join(CODES)
 
 
 class Array:
@@ -237,6 +238,22 @@ def arange_like(array, count, dtype_name):
     cupy = sys.modules["cupy"]
     with cupy.cuda.Device(array.device):
         return cupy.arange(count, dtype=dtype_name)
+
+
+# The dtype of a sum (and cumsum) when none is given, as the framework's own
+# sum gives it: numpy (numpy 2, or 64-bit Linux) and CuPy widen integers
+# narrower than 64 bits to int64, unsigned ones to uint64; torch.sum gives
+# int64 for every integer dtype narrower than 64 bits.
+_NUMPY_SUM = {"int8": "int64", "int16": "int64", "int32": "int64",
+              "uint8": "uint64", "uint16": "uint64", "uint32": "uint64"}
+_TORCH_SUM = {"int8": "int64", "int16": "int64", "int32": "int64",
+              "uint8": "int64", "uint16": "int64", "uint32": "int64"}
+
+
+def sum_dtype_name(array):
+    """The dtype name a sum of the array accumulates and returns in by default."""
+    return (_TORCH_SUM if array.kind == "torch" else _NUMPY_SUM).get(array.dtype_name,
+                                                                     array.dtype_name)
 
 
 def convert(array, dtype_name):

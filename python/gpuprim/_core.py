@@ -393,44 +393,52 @@ class Context:
         return (self._output(keys, None, "values", shape=shape),
                 self._output(keys, None, "indices", dtype_name=dtype, shape=shape))
 
-    def scan(self, x, op="sum", *, axis=None, exclusive=False, out=None):
+    def scan(self, x, op="sum", *, axis=None, exclusive=False, out=None, dtype=None):
         """Prefix scan with op ("sum", "min", "max"); out may be x (in place).
         Float sums are deterministic run to run. axis=-1: every row (last
-        axis) of a C-contiguous N-D array scanned on its own."""
+        axis) of a C-contiguous N-D array scanned on its own. The dtype of
+        the scan and its result: dtype if given, else out's dtype if out is
+        given, else for "sum" that of sum() (integers narrower than 64 bits
+        widened), for "min"/"max" x's; x is cast to it first (a copy)."""
+        code = _op_code(op)
         source = _arrays.describe(x, "x")
         layout = _row_layout(source, axis)
         if layout is None:
             _one_dimensional(source, "x")
-        return self._scan(source, layout, op, exclusive, out)
+        source = _accumulated(source, op, dtype, out)
+        return self._scan(source, layout, code, exclusive, out)
 
-    def cumsum(self, x, *, axis=None, exclusive=False, out=None):
-        """Inclusive (or exclusive) prefix sum; integers wrap like C."""
-        return self.scan(x, "sum", axis=axis, exclusive=exclusive, out=out)
+    def cumsum(self, x, *, axis=None, exclusive=False, out=None, dtype=None):
+        """Inclusive (or exclusive) prefix sum, in sum()'s dtype (integers
+        narrower than 64 bits widened, as numpy's and torch's cumsum do),
+        or in dtype, or in out's dtype when out is given (integers then wrap
+        like C in that dtype); x is cast first where the dtype differs."""
+        return self.scan(x, "sum", axis=axis, exclusive=exclusive, out=out, dtype=dtype)
 
-    def segment_scan(self, x, offsets, op="sum", *, exclusive=False, out=None):
+    def segment_scan(self, x, offsets, op="sum", *, exclusive=False, out=None, dtype=None):
         """Prefix scan of every segment [offsets[s], offsets[s+1]) of the 1-D
         x on its own (an exclusive scan starts each segment at the identity).
         Elements outside every segment are copied from x into a new output,
-        and left as they are in a given out."""
+        and left as they are in a given out. dtype as for scan()."""
+        code = _op_code(op)
         source = _one_dimensional(_arrays.describe(x, "x"), "x")
         layout = _offset_layout(source, offsets)
-        result = self._scan(source, layout, op, exclusive, out)
+        source = _accumulated(source, op, dtype, out)
+        result = self._scan(source, layout, code, exclusive, out)
         if out is None:
             first, last = _arrays.offset_ends(layout.offsets)
             _arrays.copy_outside(_arrays.describe(result, "out"), source, first, last)
         return result
 
-    def segment_cumsum(self, x, offsets, *, exclusive=False, out=None):
-        """Inclusive (or exclusive) prefix sum of every segment."""
-        return self.segment_scan(x, offsets, "sum", exclusive=exclusive, out=out)
+    def segment_cumsum(self, x, offsets, *, exclusive=False, out=None, dtype=None):
+        """Inclusive (or exclusive) prefix sum of every segment (dtype as for
+        cumsum())."""
+        return self.segment_scan(x, offsets, "sum", exclusive=exclusive, out=out, dtype=dtype)
 
-    def _scan(self, source, layout, op, exclusive, out):
-        if op not in _OPS:
-            raise ValueError(f"gpuprim: op must be one of {', '.join(_OPS)}, not {op!r}")
+    def _scan(self, source, layout, code, exclusive, out):
         shape = source.shape if layout is not None and layout.offsets is None else None
         target = self._output(source, out, "out", shape=shape)
         kind = _lib.SCAN_EXCLUSIVE if exclusive else _lib.SCAN_INCLUSIVE
-        code = _OPS[op]
         if layout is None:
             self._run([(source, True), (target, False)],
                       lambda c, i, o: LIB.gpuprim_scan(c, code, kind, i, o))
@@ -451,10 +459,12 @@ class Context:
         self._run([(a, True) for a in arrays], lambda c, *b: call_host(c, *b, pointer))
         return _arrays.scalar_result(first, host)
 
-    def _reduction(self, op, x, axis=None):
+    def _reduction(self, op, x, axis=None, dtype=None):
         source = _arrays.describe(x, "x")
         code = _OPS[op]
         layout = _row_layout(source, axis)
+        if op == "sum":
+            source = _accumulated(source, op, dtype)
         if layout is not None:
             return self._segment_reduction(code, source, layout, source.shape[:-1])
         return self._reduce([source],
@@ -467,12 +477,20 @@ class Context:
                             lambda c, s, i, o: LIB.gpuprim_segmented_reduce(c, code, s, i, o))
         return result.obj
 
-    def sum(self, x, *, axis=None):
-        """Sum of all elements (integers wrap; floats deterministic). A numpy
-        scalar for host arrays, a 0-d array of the input's kind on the GPU.
-        axis=-1: the sum of every row (last axis) of a C-contiguous N-D
-        array, an array of x.shape[:-1] (like numpy's x.sum(axis=-1))."""
-        return self._reduction("sum", x, axis)
+    def sum(self, x, *, axis=None, dtype=None):
+        """Sum of all elements (floats deterministic; float16/bfloat16
+        accumulate in float32 and round once, result of x's dtype). Integers
+        narrower than 64 bits sum in a 64-bit integer, as the framework's
+        own sum does: numpy and CuPy arrays signed in int64 and unsigned in
+        uint64, torch tensors in int64 (torch.sum's rule); 64-bit integers
+        wrap like C. x is cast first with its own library (x.astype(),
+        tensor.to(): a copy of x in the wider dtype). dtype: the dtype to
+        sum in and return instead (numpy's dtype=; x.dtype: no copy,
+        wrapping in it). A numpy scalar for host arrays, a 0-d array of the
+        input's kind on the GPU. axis=-1: the sum of every row (last axis)
+        of a C-contiguous N-D array, an array of x.shape[:-1] (like numpy's
+        x.sum(axis=-1))."""
+        return self._reduction("sum", x, axis, dtype)
 
     def min(self, x, *, axis=None):
         """Smallest element (IEEE 754-2019 minimum: NaN wins, -0.0 < +0.0);
@@ -484,16 +502,19 @@ class Context:
         axis=-1 as for sum (an empty row gives the dtype's smallest value)."""
         return self._reduction("max", x, axis)
 
-    def _segment_op(self, op, x, offsets):
+    def _segment_op(self, op, x, offsets, dtype=None):
         source = _one_dimensional(_arrays.describe(x, "x"), "x")
         layout = _offset_layout(source, offsets)
+        if op == "sum":
+            source = _accumulated(source, op, dtype)
         return self._segment_reduction(_OPS[op], source, layout, (layout.offsets.size - 1,))
 
-    def segment_sum(self, x, offsets):
+    def segment_sum(self, x, offsets, *, dtype=None):
         """The sum of every segment [offsets[s], offsets[s+1]) of the 1-D x:
-        a 1-D array of len(offsets) - 1 elements of x's dtype (0 for an
-        empty segment; integers wrap, floats deterministic)."""
-        return self._segment_op("sum", x, offsets)
+        a 1-D array of len(offsets) - 1 elements (0 for an empty segment;
+        floats deterministic), in sum()'s dtype (integers narrower than 64
+        bits widened) or in dtype."""
+        return self._segment_op("sum", x, offsets, dtype)
 
     def segment_min(self, x, offsets):
         """The smallest element of every segment (the dtype's largest value,
@@ -643,32 +664,37 @@ class Context:
             lambda c, i: LIB.gpuprim_distributed_reduce(c, _lib.OP_SUM, i, pointer), step=True)
         return int(total[0])
 
-    def distributed_reduce(self, x, op="sum"):
+    def distributed_reduce(self, x, op="sum", *, dtype=None):
         """op ("sum", "min", "max") over the elements of every rank's x (any
         shape, C-contiguous; ranks may hold different counts, zero too):
         every rank gets the result, as sum()/min()/max() give it (a numpy
         scalar for numpy input; a 0-d tensor / array of x's kind and device
         otherwise). Each rank reduces its own elements, then the ranks'
         results combine in rank order: float sums are deterministic for a
-        given layout of the data over the ranks. Collective."""
+        given layout of the data over the ranks. A sum's dtype is sum()'s
+        (integers narrower than 64 bits widened, x cast first on each
+        rank), or dtype. Collective."""
         def prepare(run):
-            source = _arrays.describe(x, "x")
             code = _op_code(op)
+            source = _accumulated(_arrays.describe(x, "x"), op, dtype)
             host = _arrays.host_scalar(source.dtype_name, source.kind)
             pointer = host.ctypes.data
             run([(source, True)], lambda c, i: LIB.gpuprim_distributed_reduce(c, code, i, pointer))
             return _arrays.scalar_result(source, host)
         return self._collective(prepare, lambda c: LIB.gpuprim_distributed_reduce(c, 0, None, None))
 
-    def distributed_scan(self, x, op="sum", *, exclusive=False, out=None):
+    def distributed_scan(self, x, op="sum", *, exclusive=False, out=None, dtype=None):
         """Prefix scan ("sum", "min", "max") of the concatenation of every
         rank's 1-D x in rank order: each rank gets its part (x's size) of
         that scan. An exclusive scan's first element on rank r is op over
         every element of the ranks before r (the identity on rank 0). out
-        may be x (in place). Collective."""
+        may be x (in place). dtype as for scan() (a sum's integers narrower
+        than 64 bits widened, unless out or dtype says otherwise).
+        Collective."""
         def prepare(run):
-            source = _one_dimensional(_arrays.describe(x, "x"), "x")
             code = _op_code(op)
+            source = _one_dimensional(_arrays.describe(x, "x"), "x")
+            source = _accumulated(source, op, dtype, out)
             target = self._output(source, out, "out")
             kind = _lib.SCAN_EXCLUSIVE if exclusive else _lib.SCAN_INCLUSIVE
             run([(source, True), (target, False)],
@@ -858,6 +884,28 @@ def _sort_call(descending, begin_bit, end_bit):
     options = _sort_options(descending, begin_bit, end_bit)
     return lambda c, kin, vin, kout, vout: LIB.gpuprim_sort_with_options(c, kin, vin, kout, vout,
                                                                          ctypes.byref(options))
+
+
+def _accumulated(source, op, dtype, out=None):
+    """The operand of a sum or scan: source, or source cast with its own
+    library (_arrays.convert: a copy) to the dtype the call works and
+    returns in: dtype if given (any spelling _arrays.dtype_name takes),
+    else out's dtype when out is given (numpy's rule), else for a sum the
+    framework's own sum dtype (_arrays.sum_dtype_name: integers narrower
+    than 64 bits widened), else source's."""
+    if dtype is not None:
+        name = _arrays.dtype_name(dtype)
+        if name not in _arrays.CODES:
+            raise TypeError(f"gpuprim: dtype must be one of {_arrays.SUPPORTED}, not {name}")
+    elif out is not None:
+        name = _arrays.describe(out, "out").dtype_name
+    elif op == "sum":
+        name = _arrays.sum_dtype_name(source)
+    else:
+        name = source.dtype_name
+    if name == source.dtype_name:
+        return source
+    return _arrays.describe(_arrays.convert(source, name), "x")
 
 
 def _op_code(op):

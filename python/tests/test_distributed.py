@@ -33,8 +33,9 @@ import numpy as np
 import pytest
 
 import gpuprim
-from reference import (ALL_DTYPES, DTYPES, bits, dtype_of, is_float, is_half, pattern,
-                       range_permutation, sort_permutation, specials, wrap_cumsum)
+from reference import (ALL_DTYPES, DTYPES, bits, dtype_of, is_float, is_half, numpy_cumsum,
+                       numpy_sum_dtype, pattern, range_permutation, sort_permutation, specials,
+                       wrap_cumsum)
 
 
 def _mpi():
@@ -365,17 +366,23 @@ def test_scan_integers(dtype, op, exclusive):
         x = specials(dtype, local_size(shift), rng_for("scan", dtype, op, exclusive, shift))
         whole, offset = gathered(x)
         if op == "sum":
-            expected = wrap_cumsum(whole, exclusive)
+            # numpy's dtype (narrower integers widened); in place: x's own, wrapping
+            expected, own = numpy_cumsum(whole, exclusive), wrap_cumsum(whole, exclusive)
         else:
             ufunc = np.minimum if op == "min" else np.maximum
             expected = ufunc.accumulate(whole) if whole.size else whole
             if exclusive:
                 expected = _exclusive(expected, info.max if op == "min" else info.min)
+            own = expected
         got = gpuprim.distributed_scan(x, op, comm=WORLD, exclusive=exclusive)
+        assert got.dtype == expected.dtype
         np.testing.assert_array_equal(got, expected[offset:offset + x.size], err_msg=f"shift {shift}")
         out = x.copy()
         assert gpuprim.distributed_scan(out, op, comm=WORLD, exclusive=exclusive, out=out) is out
-        np.testing.assert_array_equal(out, expected[offset:offset + x.size])
+        np.testing.assert_array_equal(out, own[offset:offset + x.size])
+        got = gpuprim.distributed_scan(x, op, comm=WORLD, exclusive=exclusive, dtype=x.dtype)
+        assert got.dtype == x.dtype
+        np.testing.assert_array_equal(got, own[offset:offset + x.size])
 
 
 @needs_mpi
@@ -436,8 +443,11 @@ def test_reduce(dtype):
             info = np.iinfo(dtype)
             assert got_min == (whole.min() if whole.size else info.max)
             assert got_max == (whole.max() if whole.size else info.min)
+            total = gpuprim.distributed_reduce(x, comm=WORLD)  # narrower integers widened
+            assert total.dtype == numpy_sum_dtype(x.dtype) and total == np.sum(whole)
             with np.errstate(over="ignore"):
-                assert gpuprim.distributed_reduce(x, comm=WORLD) == np.sum(whole, dtype=whole.dtype)
+                total = gpuprim.distributed_reduce(x, comm=WORLD, dtype=x.dtype)
+                assert total.dtype == x.dtype and total == np.sum(whole, dtype=whole.dtype)
 
 
 @needs_mpi

@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 
 import gpuprim
-from reference import (ALL_DTYPES, DTYPES, PATTERNS, SIZES, bits, dtype_of, is_float, is_half, pattern,
-                       range_permutation, round_half, sort_permutation, specials, wrap_cumsum)
+from reference import (ALL_DTYPES, DTYPES, PATTERNS, SIZES, bits, dtype_of, is_float, is_half,
+                       numpy_cumsum, numpy_sum_dtype, pattern, range_permutation, round_half,
+                       sort_permutation, specials, wrap_cumsum)
 
 rng = np.random.default_rng(20261123)
 
@@ -94,8 +95,14 @@ def test_cumsum(dtype, exclusive):
         if np.dtype(dtype).kind == "f":
             x = rng.integers(-1000, 1000, size=n).astype(dtype)  # exact in any order
         else:
-            x = specials(dtype, n, rng)                           # wraps
+            x = specials(dtype, n, rng)                           # 64-bit sums wrap
         got = gpuprim.cumsum(x, exclusive=exclusive)
+        # numpy's dtype: integers narrower than 64 bits widened (issue 35)
+        assert got.dtype == numpy_sum_dtype(x.dtype)
+        np.testing.assert_array_equal(got, numpy_cumsum(x, exclusive), err_msg=f"n={n}")
+        # dtype=x.dtype: in x's own dtype, wrapping like C (the default before 0.3)
+        got = gpuprim.cumsum(x, exclusive=exclusive, dtype=x.dtype)
+        assert got.dtype == x.dtype
         np.testing.assert_array_equal(got, wrap_cumsum(x, exclusive), err_msg=f"n={n}")
 
 
@@ -202,8 +209,11 @@ def test_reductions(dtype):
             else:
                 assert gpuprim.min(x) == np.inf and gpuprim.max(x) == -np.inf
         else:
+            total = gpuprim.sum(x)  # numpy's dtype: narrower integers widened (issue 35)
+            assert total.dtype == np.sum(x).dtype == numpy_sum_dtype(x.dtype) and total == np.sum(x)
             with np.errstate(over="ignore"):
-                assert gpuprim.sum(x) == np.sum(x, dtype=x.dtype)
+                wrapped = gpuprim.sum(x, dtype=x.dtype)  # x's own dtype: wraps like C
+                assert wrapped.dtype == x.dtype and wrapped == np.sum(x, dtype=x.dtype)
                 assert gpuprim.dot(x, x) == np.sum(x * x, dtype=x.dtype)
             info = np.iinfo(dtype)
             assert gpuprim.min(x) == (x.min() if n else info.max)
@@ -423,7 +433,12 @@ def test_torch_cpu_new_dtypes():
     h = torch.ones(4097, dtype=torch.float16)
     assert float(gpuprim.sum(h)) == 4096.0
     i8 = torch.tensor([127, 1, -3], dtype=torch.int8)
-    assert int(gpuprim.sum(i8)) == 125  # 127 + 1 wraps to -128, then -131 wraps to 125
+    total = gpuprim.sum(i8)  # torch's rule: int64 (torch.sum(i8) is 125 too)
+    assert total.dtype == torch.int64 and int(total) == 125
+    total = gpuprim.sum(i8, dtype=torch.int8)  # in int8: 127 + 1 wraps to -128, -131 to 125
+    assert total.dtype == torch.int8 and int(total) == 125
+    assert int(gpuprim.sum(torch.tensor([100, 100], dtype=torch.int8))) == 200
+    assert gpuprim.cumsum(torch.tensor([200, 100], dtype=torch.uint8)).tolist() == [200, 300]
     u = torch.tensor([5, 2, 7, 4], dtype=torch.uint8)
     assert gpuprim.sort(u, end_bit=1).tolist() == [2, 4, 5, 7]
 
@@ -496,3 +511,83 @@ def test_masked_arrays_are_refused():
     np.testing.assert_array_equal(gpuprim.sort(m.filled(0)), [0, 2, 3, 5])
     np.testing.assert_array_equal(gpuprim.sort(m.compressed()), [2, 3, 5])
     np.testing.assert_array_equal(gpuprim.sort(data), [1, 2, 3, 5])  # plain arrays as before
+
+
+def test_integer_sums_widen_like_numpy():
+    """Issue 35: sum(np.full(3, 2**30, np.int32)) was -1073741824 (wrapped in
+    int32); numpy's is 3221225472 (int64). Sums and scans of integers
+    narrower than 64 bits accumulate and return int64 (uint64 for unsigned),
+    as numpy's do; dtype= chooses, and out= sums in out's dtype."""
+    x = np.full(3, 2 ** 30, np.int32)
+    total = gpuprim.sum(x)
+    assert total == 3221225472 and total.dtype == np.int64 and total == np.sum(x)
+    assert gpuprim.sum(x, dtype=np.int32) == -1073741824  # the old wrapping, when asked
+    np.testing.assert_array_equal(gpuprim.cumsum(x), [2 ** 30, 2 ** 31, 3 * 2 ** 30])
+    assert gpuprim.cumsum(x).dtype == np.int64
+    u = np.full(5, 200, np.uint8)
+    assert gpuprim.sum(u) == 1000 and gpuprim.sum(u).dtype == np.uint64
+    assert gpuprim.cumsum(u).dtype == np.uint64 and gpuprim.cumsum(u)[-1] == 1000
+    # dtype= in any spelling, floats too (numpy's np.sum(x, dtype=...))
+    for spelling in ("int16", np.int16, np.dtype("int16"), "i2"):
+        assert gpuprim.sum(x, dtype=spelling).dtype == np.int16
+    assert gpuprim.sum(u, dtype=np.float64) == 1000.0 and gpuprim.sum(u, dtype=float).dtype == np.float64
+    np.testing.assert_array_equal(gpuprim.cumsum(u, dtype=np.int8), np.cumsum(u, dtype=np.int8))
+    # out=: numpy sums in out's dtype (in place: wraps in x's own)
+    y = np.array([100, 100, 100], np.int8)
+    assert gpuprim.cumsum(y, out=y) is y
+    np.testing.assert_array_equal(y, np.cumsum(np.array([100, 100, 100], np.int8),
+                                               out=np.empty(3, np.int8)))
+    wide = np.empty(3, np.int64)
+    assert gpuprim.cumsum(np.array([100, 100, 100], np.int8), out=wide) is wide
+    np.testing.assert_array_equal(wide, [100, 200, 300])
+    with pytest.raises(TypeError, match="out has dtype int8, expected int64"):
+        gpuprim.cumsum(y, out=y, dtype=np.int64)
+    # per row, per segment, scan("sum"), Context methods: the same rule
+    rows = np.full((2, 3), 100, np.int8)
+    assert gpuprim.sum(rows, axis=-1).tolist() == [300, 300]
+    assert gpuprim.sum(rows, axis=-1).dtype == np.int64
+    assert gpuprim.cumsum(rows, axis=-1)[0].tolist() == [100, 200, 300]
+    assert gpuprim.scan(rows, "sum", axis=-1, exclusive=True)[1].tolist() == [0, 100, 200]
+    offsets = np.array([0, 2, 6], np.int64)
+    flat = rows.reshape(-1)
+    assert gpuprim.segment_sum(flat, offsets).tolist() == [200, 400]
+    assert gpuprim.segment_sum(flat, offsets, dtype=np.int8).tolist() == [-56, -112]
+    got = gpuprim.segment_cumsum(flat, np.array([1, 4], np.int64))
+    assert got.dtype == np.int64 and got.tolist() == [100, 100, 200, 300, 100, 100]
+    assert gpuprim.segment_scan(flat, offsets, "sum").dtype == np.int64
+    with gpuprim.Context("cpu") as context:
+        assert context.sum(x) == 3221225472 and context.cumsum(x)[-1] == 3 * 2 ** 30
+        assert context.segment_sum(flat, offsets, dtype="int16").dtype == np.int16
+    # min/max and their scans keep x's dtype; 64-bit sums wrap as numpy's do
+    assert gpuprim.min(y).dtype == np.int8 and gpuprim.scan(y, "max").dtype == np.int8
+    assert gpuprim.scan(y, "max", dtype=np.int64).dtype == np.int64
+    big = np.array([2 ** 62, 2 ** 62], np.int64)
+    assert gpuprim.sum(big) == np.sum(big) == -2 ** 63
+    # floats as before: float16 sums return float16 (numpy's too), float32 float32
+    assert gpuprim.sum(np.ones(10, np.float16)).dtype == np.float16 == np.sum(np.ones(3, np.float16)).dtype
+    assert gpuprim.cumsum(np.ones(10, np.float32)).dtype == np.float32
+    assert gpuprim.sum(np.ones(10, np.float16), dtype=np.float32).dtype == np.float32
+    # a dtype that is none of the library's
+    for bad in (np.complex64, "bool", np.float128):
+        with pytest.raises(TypeError, match="dtype must be one of"):
+            gpuprim.sum(x, dtype=bad)
+        with pytest.raises(TypeError, match="dtype must be one of"):
+            gpuprim.cumsum(x, dtype=bad)
+
+
+def test_sum_dtype_rules_by_framework():
+    """The default sum dtype: numpy's rule for numpy and CuPy arrays, torch's
+    (int64 for every integer narrower than 64 bits) for torch tensors."""
+    from gpuprim import _arrays
+    numpy_rule = {"int8": "int64", "int16": "int64", "int32": "int64", "int64": "int64",
+                  "uint8": "uint64", "uint16": "uint64", "uint32": "uint64", "uint64": "uint64",
+                  "float16": "float16", "bfloat16": "bfloat16", "float32": "float32",
+                  "float64": "float64"}
+    for name, wide in numpy_rule.items():
+        for kind in ("numpy", "cupy"):
+            assert _arrays.sum_dtype_name(_arrays.Array(None, kind, 0, name, 0, False, -1, 1)) == wide
+        if name in DTYPES:
+            assert np.dtype(wide) == np.sum(np.zeros(1, name)).dtype  # numpy's own
+        torch_wide = "int64" if name[0] in "iu" and not name.endswith("64") else wide
+        assert _arrays.sum_dtype_name(_arrays.Array(None, "torch", 0, name, 0, False, -1, 1)) == \
+            torch_wide
