@@ -23,15 +23,25 @@ C-contiguous N-D array on its own, like numpy's and torch's ``axis=-1`` /
 Arrays are used in place: they must be 1-D (sort, argsort, scan without
 axis) and C-contiguous, of dtype int8, uint8, int16, uint16, int32, uint32, int64,
 uint64, float16, bfloat16 (torch.bfloat16, or ml_dtypes.bfloat16 numpy arrays
-when ml_dtypes is installed), float32 or float64; masked arrays
+when ml_dtypes is installed), float32, float64 or bool; masked arrays
 (numpy.ma) raise TypeError (pass ``x.filled(...)`` or ``x.compressed()``).
-float16/bfloat16 sums
-accumulate in float32 and round once. Sums and cumsums of integers
+float16/bfloat16 sums accumulate in float32 and round once (the result is
+of x's dtype, as numpy's float16 sum is). Sums and cumsums of integers
 narrower than 64 bits accumulate and return a 64-bit integer, as the
 framework's own do (numpy and CuPy: int64, uint64 for unsigned; torch:
-int64), x cast first (a copy); ``dtype=`` chooses (``dtype=x.dtype``: x's
-own, wrapping like C). The
-result is of the input's kind on the input's device. numpy arrays and CPU
+int64), x cast first with its own library (a copy); ``dtype=`` chooses
+(``dtype=x.dtype``: x's own, no copy, wrapping like C; 64-bit integers
+always wrap). The result is of the input's kind on the input's device.
+
+bool arrays are taken as their bytes (uint8 0 and 1), where numpy's
+meaning is kept: sort, argsort, topk (and per row, per segment,
+distributed) order False before True and return bool keys/values; min,
+max and their scans return bools (an empty min is True, an empty max
+False: the identities); sum, cumsum and their segment and distributed
+forms count the True elements, in int64 (numpy's and torch's
+``sum(bool array)``), or in ``dtype=``; bool ``values=`` move with their
+keys. dot refuses bools (TypeError), as do sums asked to be made in bool
+(``dtype=bool``, a bool ``out=``); bool offsets and index dtypes are refused. numpy arrays and CPU
 tensors run on the CPU backend; CUDA tensors and CuPy arrays run on their
 device, on the framework's current stream, without synchronizing (the next
 framework op on that stream sees the result). ``Context("cuda")`` runs numpy

@@ -4,13 +4,20 @@ to make new arrays of the same kind. Arrays are used in place (zero copy);
 they must be C-contiguous, of a supported dtype, in native byte order.
 Every array a call takes (x, out=, values=, offsets) is read here, by
 describe(): what is refused here (masked arrays too) is refused by every
-function."""
+function.
+
+bool arrays are read as the library's uint8 (their bytes are 0 or 1): an
+Array of dtype_name "bool" has uint8's code, and new arrays made like it
+are bool. Which calls take them, and how, is _core's choice."""
 import sys
 
 from . import _lib
 
-CODES = _lib.DTYPE_CODES  # the dtypes arrays may have, by name
+# The dtypes arrays may have, by name, with the library's code for each:
+# bool as its bytes, uint8.
+CODES = dict(_lib.DTYPE_CODES, bool=_lib.DTYPE_CODES["uint8"])
 SUPPORTED = ", ".join(CODES)
+NUMERIC = ", ".join(_lib.DTYPE_CODES)  # all but bool
 
 
 class Array:
@@ -32,7 +39,7 @@ class Array:
 
     @property
     def code(self):
-        return _lib.DTYPE_CODES[self.dtype_name]
+        return CODES[self.dtype_name]
 
     @property
     def shape(self):
@@ -72,7 +79,7 @@ def _dtype_name(dtype, what):
     name = _DTYPE_NAMES.get(dtype)
     if name is None:
         name = str(dtype).replace("torch.", "")
-        if name not in _lib.DTYPE_CODES:
+        if name not in CODES:
             raise TypeError(f"gpuprim: {what} has dtype {dtype}; supported: {SUPPORTED}")
         _DTYPE_NAMES[dtype] = name
     return name
@@ -244,9 +251,10 @@ def arange_like(array, count, dtype_name):
 # sum gives it: numpy (numpy 2, or 64-bit Linux) and CuPy widen integers
 # narrower than 64 bits to int64, unsigned ones to uint64; torch.sum gives
 # int64 for every integer dtype narrower than 64 bits.
-_NUMPY_SUM = {"int8": "int64", "int16": "int64", "int32": "int64",
+# A sum of bools counts the True elements, in int64 for every framework.
+_NUMPY_SUM = {"bool": "int64", "int8": "int64", "int16": "int64", "int32": "int64",
               "uint8": "uint64", "uint16": "uint64", "uint32": "uint64"}
-_TORCH_SUM = {"int8": "int64", "int16": "int64", "int32": "int64",
+_TORCH_SUM = {"bool": "int64", "int8": "int64", "int16": "int64", "int32": "int64",
               "uint8": "int64", "uint16": "int64", "uint32": "int64"}
 
 
@@ -266,6 +274,24 @@ def convert(array, dtype_name):
         with cupy.cuda.Device(array.device):
             return array.obj.astype(dtype_name)
     return array.obj.astype(numpy_dtype(dtype_name))
+
+
+def clamp_bool(obj, kind):
+    """Bytes past 1 in a bool array (or in a one-element numpy array: a
+    reduction's host result) made 1 (True): a min over bools written as
+    uint8 holds uint8's identity, 255, where it had no element (an empty
+    row or segment, an exclusive scan's start)."""
+    if kind == "torch":
+        obj.view(sys.modules["torch"].uint8).clamp_(max=1)
+    elif kind == "cupy":
+        cupy = sys.modules["cupy"]
+        with cupy.cuda.Device(obj.device.id):
+            bytes_ = obj.view(cupy.uint8)
+            cupy.minimum(bytes_, 1, out=bytes_)
+    else:
+        np = numpy()
+        bytes_ = obj.view(np.uint8)
+        np.minimum(bytes_, 1, out=bytes_)
 
 
 def offset_ends(offsets):

@@ -406,7 +406,7 @@ class Context:
         if layout is None:
             _one_dimensional(source, "x")
         source = _accumulated(source, op, dtype, out)
-        return self._scan(source, layout, code, exclusive, out)
+        return _bool_min_fixed(self._scan(source, layout, code, exclusive, out), source, op)
 
     def cumsum(self, x, *, axis=None, exclusive=False, out=None, dtype=None):
         """Inclusive (or exclusive) prefix sum, in sum()'s dtype (integers
@@ -424,7 +424,7 @@ class Context:
         source = _one_dimensional(_arrays.describe(x, "x"), "x")
         layout = _offset_layout(source, offsets)
         source = _accumulated(source, op, dtype, out)
-        result = self._scan(source, layout, code, exclusive, out)
+        result = _bool_min_fixed(self._scan(source, layout, code, exclusive, out), source, op)
         if out is None:
             first, last = _arrays.offset_ends(layout.offsets)
             _arrays.copy_outside(_arrays.describe(result, "out"), source, first, last)
@@ -448,15 +448,16 @@ class Context:
                                                                               i, o))
         return target.obj
 
-    def _reduce(self, arrays, call_host, call_buffer):
+    def _reduce(self, arrays, call_host, call_buffer, op=None):
         first = arrays[0]
         if first.on_device:
             result = _arrays.describe(_arrays.empty_scalar(first), "result")
             self._run([(a, True) for a in arrays] + [(result, False)], call_buffer)
-            return result.obj
+            return _bool_min_fixed(result.obj, first, op)
         host = _arrays.host_scalar(first.dtype_name, first.kind)
         pointer = host.ctypes.data
         self._run([(a, True) for a in arrays], lambda c, *b: call_host(c, *b, pointer))
+        _bool_min_fixed(host, first, op, "numpy")
         return _arrays.scalar_result(first, host)
 
     def _reduction(self, op, x, axis=None, dtype=None):
@@ -466,10 +467,11 @@ class Context:
         if op == "sum":
             source = _accumulated(source, op, dtype)
         if layout is not None:
-            return self._segment_reduction(code, source, layout, source.shape[:-1])
+            return _bool_min_fixed(self._segment_reduction(code, source, layout, source.shape[:-1]),
+                                   source, op)
         return self._reduce([source],
                             lambda c, i, r: LIB.gpuprim_reduce(c, code, i, r),
-                            lambda c, i, r: LIB.gpuprim_reduce_to_buffer(c, code, i, r))
+                            lambda c, i, r: LIB.gpuprim_reduce_to_buffer(c, code, i, r), op)
 
     def _segment_reduction(self, code, source, layout, shape):
         result = self._output(source, None, "result", shape=shape)
@@ -507,7 +509,9 @@ class Context:
         layout = _offset_layout(source, offsets)
         if op == "sum":
             source = _accumulated(source, op, dtype)
-        return self._segment_reduction(_OPS[op], source, layout, (layout.offsets.size - 1,))
+        return _bool_min_fixed(
+            self._segment_reduction(_OPS[op], source, layout, (layout.offsets.size - 1,)),
+            source, op)
 
     def segment_sum(self, x, offsets, *, dtype=None):
         """The sum of every segment [offsets[s], offsets[s+1]) of the 1-D x:
@@ -531,6 +535,10 @@ class Context:
         left, right = _arrays.describe(a, "a"), _arrays.describe(b, "b")
         if left.kind != right.kind or left.on_device != right.on_device:
             raise TypeError("gpuprim: a and b must be of the same kind and device")
+        for array, what in ((left, "a"), (right, "b")):
+            if array.dtype_name == "bool":
+                raise TypeError(f"gpuprim: dot does not take bool arrays ({what} is bool); pass "
+                                f"{what}.astype(...) of a number dtype")
         return self._reduce([left, right], LIB.gpuprim_dot, LIB.gpuprim_dot_to_buffer)
 
 
@@ -680,6 +688,7 @@ class Context:
             host = _arrays.host_scalar(source.dtype_name, source.kind)
             pointer = host.ctypes.data
             run([(source, True)], lambda c, i: LIB.gpuprim_distributed_reduce(c, code, i, pointer))
+            _bool_min_fixed(host, source, op, "numpy")
             return _arrays.scalar_result(source, host)
         return self._collective(prepare, lambda c: LIB.gpuprim_distributed_reduce(c, 0, None, None))
 
@@ -699,7 +708,7 @@ class Context:
             kind = _lib.SCAN_EXCLUSIVE if exclusive else _lib.SCAN_INCLUSIVE
             run([(source, True), (target, False)],
                 lambda c, i, o: LIB.gpuprim_distributed_scan(c, code, kind, i, o))
-            return target.obj
+            return _bool_min_fixed(target.obj, source, op)
         return self._collective(prepare,
                                 lambda c: LIB.gpuprim_distributed_scan(c, 0, 0, None, None))
 
@@ -895,10 +904,14 @@ def _accumulated(source, op, dtype, out=None):
     than 64 bits widened), else source's."""
     if dtype is not None:
         name = _arrays.dtype_name(dtype)
-        if name not in _arrays.CODES:
-            raise TypeError(f"gpuprim: dtype must be one of {_arrays.SUPPORTED}, not {name}")
+        if name not in (_lib.DTYPE_CODES if op == "sum" else _arrays.CODES):
+            raise TypeError(f"gpuprim: dtype must be one of "
+                            f"{_arrays.NUMERIC if op == 'sum' else _arrays.SUPPORTED}, not {name}")
     elif out is not None:
         name = _arrays.describe(out, "out").dtype_name
+        if op == "sum" and name == "bool":
+            raise TypeError("gpuprim: out has dtype bool: sums are not made in bool (a cumsum "
+                            "of bools counts them, in int64 unless dtype= says otherwise)")
     elif op == "sum":
         name = _arrays.sum_dtype_name(source)
     else:
@@ -906,6 +919,15 @@ def _accumulated(source, op, dtype, out=None):
     if name == source.dtype_name:
         return source
     return _arrays.describe(_arrays.convert(source, name), "x")
+
+
+def _bool_min_fixed(result, source, op, kind=None):
+    """result, made valid bools where a min over bools (computed as uint8)
+    wrote uint8's identity, 255, for no element (_arrays.clamp_bool): True,
+    the identity of a min over bools. Any other result as it is."""
+    if op == "min" and source.dtype_name == "bool":
+        _arrays.clamp_bool(result, kind or source.kind)
+    return result
 
 
 def _op_code(op):

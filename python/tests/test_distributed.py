@@ -565,6 +565,31 @@ def test_package_refusal_on_one_rank_fails_every_rank():
 
 
 @needs_mpi
+def test_bool_arrays():
+    """bools as on one rank: sorted and top-k as bools, counted in int64 by
+    sums, min/max bools (True / False where there is nothing)."""
+    for shift in range(3):
+        x = rng_for("bool", shift).random(local_size(shift)) < 0.3
+        whole, offset = gathered(x)
+        got = gpuprim.distributed_sort(x, comm=WORLD)
+        assert got.dtype == np.bool_
+        np.testing.assert_array_equal(got, np.sort(whole)[offset:offset + x.size])
+        total = gpuprim.distributed_reduce(x, comm=WORLD)
+        assert total.dtype == np.int64 and total == np.count_nonzero(whole)
+        low = gpuprim.distributed_reduce(x, "min", comm=WORLD)
+        assert type(low) is np.bool_ and low == (whole.min() if whole.size else True)
+        counts = gpuprim.distributed_scan(x, comm=WORLD)
+        assert counts.dtype == np.int64
+        np.testing.assert_array_equal(counts, np.cumsum(whole)[offset:offset + x.size])
+        firsts = gpuprim.distributed_scan(x, "min", comm=WORLD, exclusive=True)
+        assert firsts.dtype == np.bool_ and (firsts.view(np.uint8) <= 1).all()
+        k = min(whole.size, 5)
+        values, indices = gpuprim.distributed_topk(x, k, comm=WORLD)
+        np.testing.assert_array_equal(indices, sort_permutation(whole, descending=True)[:k])
+        assert values.dtype == np.bool_
+
+
+@needs_mpi
 def test_masked_arrays_are_refused_on_every_rank():
     x = np.ma.masked_array(np.arange(5, dtype=np.int32), mask=[0, 1, 0, 0, 0])
     errors = [raised(lambda: gpuprim.distributed_sort(x, comm=WORLD)),

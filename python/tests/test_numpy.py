@@ -237,7 +237,7 @@ def test_errors():
         gpuprim.sort(x[::2])
     with pytest.raises(ValueError, match="1-D"):
         gpuprim.sort(x.reshape(2, 5))
-    for bad in (np.zeros(4, bool), np.zeros(4, np.complex64), np.zeros(4, np.float128)):
+    for bad in (np.zeros(4, np.complex64), np.zeros(4, np.float128)):  # (bool: since 0.3)
         with pytest.raises(TypeError, match="supported"):
             gpuprim.sort(bad)
     with pytest.raises(TypeError, match="numpy array"):
@@ -439,6 +439,12 @@ def test_torch_cpu_new_dtypes():
     assert total.dtype == torch.int8 and int(total) == 125
     assert int(gpuprim.sum(torch.tensor([100, 100], dtype=torch.int8))) == 200
     assert gpuprim.cumsum(torch.tensor([200, 100], dtype=torch.uint8)).tolist() == [200, 300]
+    b = torch.tensor([True, False, True, True])
+    assert gpuprim.sort(b).tolist() == [False, True, True, True] and gpuprim.sort(b).dtype == torch.bool
+    assert gpuprim.sum(b).dtype == torch.int64 and int(gpuprim.sum(b)) == 3
+    assert gpuprim.cumsum(b).tolist() == [1, 1, 2, 3]
+    assert gpuprim.min(b).dtype == torch.bool and not bool(gpuprim.min(b))
+    assert gpuprim.scan(b, "min", exclusive=True).view(torch.uint8).tolist() == [1, 1, 0, 0]
     u = torch.tensor([5, 2, 7, 4], dtype=torch.uint8)
     assert gpuprim.sort(u, end_bit=1).tolist() == [2, 4, 5, 7]
 
@@ -591,3 +597,100 @@ def test_sum_dtype_rules_by_framework():
         torch_wide = "int64" if name[0] in "iu" and not name.endswith("64") else wide
         assert _arrays.sum_dtype_name(_arrays.Array(None, "torch", 0, name, 0, False, -1, 1)) == \
             torch_wide
+
+
+def valid_bools(a):
+    """Whether every byte of the bool array is 0 or 1 (numpy's own bools)."""
+    a = np.asarray(a)
+    return a.dtype == np.bool_ and bool((a.view(np.uint8) <= 1).all())
+
+
+def test_bool_arrays():
+    """bool arrays (issue 35; refused before): sorts, top-k, min/max and
+    their scans as bools (their bytes as uint8); sums and cumsums count the
+    True elements in int64, as numpy's do; dot refuses them."""
+    for n in (0, 1, 2, 1001, 70001):
+        x = rng.random(n) < 0.4
+        got = gpuprim.sort(x)
+        assert got.dtype == np.bool_ and valid_bools(got)
+        np.testing.assert_array_equal(got, np.sort(x, kind="stable"))
+        np.testing.assert_array_equal(gpuprim.sort(x, descending=True), np.sort(x)[::-1])
+        np.testing.assert_array_equal(gpuprim.argsort(x), np.argsort(x, kind="stable"))
+        np.testing.assert_array_equal(gpuprim.argsort(x, descending=True),
+                                      sort_permutation(x, descending=True))
+        k = min(n, 7)
+        values, indices = gpuprim.topk(x, k)
+        assert values.dtype == np.bool_ and valid_bools(values)
+        np.testing.assert_array_equal(indices, sort_permutation(x, descending=True)[:k])
+        np.testing.assert_array_equal(values, x[indices])
+        total = gpuprim.sum(x)
+        assert total.dtype == np.int64 == np.sum(x).dtype and total == np.count_nonzero(x)
+        c = gpuprim.cumsum(x)
+        assert c.dtype == np.int64 == np.cumsum(x).dtype
+        np.testing.assert_array_equal(c, np.cumsum(x))
+        np.testing.assert_array_equal(gpuprim.cumsum(x, exclusive=True)[1:], np.cumsum(x)[:-1])
+        low, high = gpuprim.min(x), gpuprim.max(x)
+        assert type(low) is np.bool_ and type(high) is np.bool_
+        # numpy has no min of nothing; ours is the identity: True for min, False for max
+        assert low == (x.min() if n else True) and high == (x.max() if n else False)
+        for op, ufunc in (("min", np.minimum), ("max", np.maximum)):
+            got = gpuprim.scan(x, op)
+            assert got.dtype == np.bool_ and valid_bools(got)
+            np.testing.assert_array_equal(got, ufunc.accumulate(x))
+            got = gpuprim.scan(x, op, exclusive=True)
+            assert valid_bools(got)  # min's first element: True, not uint8's 255
+            if n:
+                assert got[0] == (op == "min")
+                np.testing.assert_array_equal(got[1:], ufunc.accumulate(x)[:-1])
+    # per row: an empty row's min is True (a valid bool), its sum 0
+    rows = rng.random((6, 33)) < 0.5
+    np.testing.assert_array_equal(gpuprim.sort(rows, axis=-1), np.sort(rows, axis=-1))
+    assert gpuprim.sum(rows, axis=-1).dtype == np.int64
+    np.testing.assert_array_equal(gpuprim.sum(rows, axis=-1), rows.sum(axis=-1))
+    np.testing.assert_array_equal(gpuprim.min(rows, axis=-1), rows.min(axis=-1))
+    np.testing.assert_array_equal(gpuprim.cumsum(rows, axis=-1), np.cumsum(rows, axis=-1))
+    empty_rows = np.zeros((3, 0), bool)
+    got = gpuprim.min(empty_rows, axis=-1)
+    assert valid_bools(got) and got.tolist() == [True] * 3
+    assert gpuprim.max(empty_rows, axis=-1).tolist() == [False] * 3
+    assert gpuprim.sum(empty_rows, axis=-1).tolist() == [0] * 3
+    # per segment, empty segments too
+    flat = rng.random(50) < 0.5
+    offsets = np.array([0, 10, 10, 40, 50], np.int64)
+    got = gpuprim.segment_min(flat, offsets)
+    assert valid_bools(got)
+    np.testing.assert_array_equal(got, [flat[0:10].min(), True, flat[10:40].min(), flat[40:].min()])
+    np.testing.assert_array_equal(gpuprim.segment_max(flat, offsets)[1], False)
+    counts = gpuprim.segment_sum(flat, offsets)
+    assert counts.dtype == np.int64 and counts.tolist() == [int(flat[a:b].sum()) for a, b in
+                                                            ((0, 10), (10, 10), (10, 40), (40, 50))]
+    got = gpuprim.segment_scan(flat, offsets, "min", exclusive=True)
+    assert valid_bools(got) and got[0] and got[10] and got[40]
+    assert gpuprim.segment_cumsum(flat, offsets).dtype == np.int64
+    np.testing.assert_array_equal(gpuprim.segment_sort(flat, offsets)[:10], np.sort(flat[:10]))
+    values, indices = gpuprim.segment_topk(flat, offsets, 3)
+    assert values.dtype == np.bool_ and not values[1].any() and (indices[1] == -1).all()
+    # sort pairs: bool keys and bool values move bit for bit
+    keys, vals = gpuprim.sort(flat, values=~flat)
+    assert vals.dtype == np.bool_ and (vals == ~keys).all()
+    k, v = gpuprim.sort(np.arange(50, dtype=np.int32)[::-1].copy(), values=flat)
+    np.testing.assert_array_equal(v, flat[::-1])
+    # in place, and dtype= for the count
+    y = flat.copy()
+    assert gpuprim.sort(y, out=y) is y and (y == np.sort(flat)).all()
+    many = np.ones(300, bool)
+    assert gpuprim.sum(many, dtype=np.uint8) == 44  # 300 in uint8, when asked
+    assert gpuprim.sum(many, dtype=np.int32).dtype == np.int32
+    # refused: dot, sums made in bool, bool offsets, bool indices
+    with pytest.raises(TypeError, match="dot does not take bool"):
+        gpuprim.dot(flat, flat)
+    with pytest.raises(TypeError, match="dtype must be one of"):
+        gpuprim.sum(flat, dtype=bool)
+    with pytest.raises(TypeError, match="out has dtype bool"):
+        gpuprim.cumsum(flat, out=np.empty(50, bool))
+    with pytest.raises(TypeError, match="offsets"):
+        gpuprim.segment_sum(flat, np.array([True, True]))
+    with pytest.raises(TypeError, match="index dtype"):
+        gpuprim.argsort(flat, dtype=bool)
+    with pytest.raises(TypeError, match="expected bool"):
+        gpuprim.sort(flat, out=np.empty(50, np.uint8))
