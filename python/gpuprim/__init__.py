@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """gpuprim: GPU sort, scan and reduce from libgpuprim on numpy arrays, PyTorch
-tensors and CuPy arrays, without copies.
+tensors and CuPy arrays, without copies (but for sums of integers narrower
+than 64 bits, widened first: below).
 
     import gpuprim, torch
     x = torch.randn(1 << 20, device="cuda")
@@ -32,6 +33,14 @@ framework's own do (numpy and CuPy: int64, uint64 for unsigned; torch:
 int64), x cast first with its own library (a copy); ``dtype=`` chooses
 (``dtype=x.dtype``: x's own, no copy, wrapping like C; 64-bit integers
 always wrap). The result is of the input's kind on the input's device.
+numpy arrays and CPU tensors run on the CPU backend; CUDA tensors and CuPy
+arrays run on their device, on the framework's current stream, without
+synchronizing (the next framework op on that stream sees the result).
+``Context("cuda")`` runs numpy arrays on the GPU (copying them there and
+back). ``dtype=`` arguments take a dtype as numpy, PyTorch and CuPy spell
+it: ``"int32"``, ``np.int32``, ``np.dtype("int32")``, ``torch.int32``.
+Errors raise GpuprimError subclasses that are also ValueError, TypeError,
+MemoryError or RuntimeError, carrying the library's message.
 
 bool arrays are taken as their bytes (uint8 0 and 1), where numpy's
 meaning is kept: sort, argsort, topk (and per row, per segment,
@@ -41,15 +50,8 @@ False: the identities); sum, cumsum and their segment and distributed
 forms count the True elements, in int64 (numpy's and torch's
 ``sum(bool array)``), or in ``dtype=``; bool ``values=`` move with their
 keys. dot refuses bools (TypeError), as do sums asked to be made in bool
-(``dtype=bool``, a bool ``out=``); bool offsets and index dtypes are refused. numpy arrays and CPU
-tensors run on the CPU backend; CUDA tensors and CuPy arrays run on their
-device, on the framework's current stream, without synchronizing (the next
-framework op on that stream sees the result). ``Context("cuda")`` runs numpy
-arrays on the GPU (copying them there and back). ``dtype=`` arguments take a
-dtype as numpy, PyTorch and CuPy spell it: ``"int32"``, ``np.int32``,
-``np.dtype("int32")``, ``torch.int32``. Errors raise GpuprimError
-subclasses that are also ValueError, TypeError, MemoryError or RuntimeError,
-carrying the library's message.
+(``dtype=bool``, a bool ``out=``); bool offsets and index dtypes are
+refused.
 
 Distributed (experimental): one process per rank, started by mpirun or
 torchrun; ``distributed_sort``, ``distributed_argsort``, ``distributed_topk``,
