@@ -60,7 +60,8 @@ def main():
     n = args.count
     rng = np.random.default_rng(12345)
 
-    # Reduce: float64 sum within n * eps * sum|x|; integer min/max/sum exact (sums wrap).
+    # Reduce: float64 sum within n * eps * sum|x|; integer min/max/sum exact
+    # (numpy's dtypes: a u32 sum is a u64, or wraps in u32 with dtype=).
     x = rng.standard_normal(n) * 100.0
     total = context.sum(x)
     check(abs(total - x.sum()) <= n * np.finfo(np.float64).eps * np.abs(x).sum(),
@@ -69,7 +70,10 @@ def main():
     check(abs(context.dot(x, x) - np.dot(x, x)) <= 2 * n * np.finfo(np.float64).eps * np.dot(x, x),
           "f64 dot")
     k = rng.integers(0, 2**32, size=n, dtype=np.uint32)
-    check(context.sum(k) == np.sum(k, dtype=np.uint32), "u32 sum (wraps modulo 2^32)")
+    total = context.sum(k)
+    check(total == np.sum(k) and total.dtype == np.uint64, "u32 sum (in uint64, as numpy's)")
+    check(context.sum(k, dtype=np.uint32) == np.sum(k, dtype=np.uint32),
+          "u32 sum with dtype=np.uint32 (wraps modulo 2^32)")
 
     # Scan: int64 inclusive and exclusive sums, exact; in place.
     v = rng.integers(-1000, 1000, size=n, dtype=np.int64)

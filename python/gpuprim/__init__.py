@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """gpuprim: GPU sort, scan and reduce from libgpuprim on numpy arrays, PyTorch
-tensors and CuPy arrays, without copies.
+tensors and CuPy arrays, without copies (but for sums of integers narrower
+than 64 bits, widened first: below).
 
     import gpuprim, torch
     x = torch.randn(1 << 20, device="cuda")
@@ -23,15 +24,34 @@ C-contiguous N-D array on its own, like numpy's and torch's ``axis=-1`` /
 Arrays are used in place: they must be 1-D (sort, argsort, scan without
 axis) and C-contiguous, of dtype int8, uint8, int16, uint16, int32, uint32, int64,
 uint64, float16, bfloat16 (torch.bfloat16, or ml_dtypes.bfloat16 numpy arrays
-when ml_dtypes is installed), float32 or float64. float16/bfloat16 sums
-accumulate in float32 and round once. The
-result is of the input's kind on the input's device. numpy arrays and CPU
-tensors run on the CPU backend; CUDA tensors and CuPy arrays run on their
-device, on the framework's current stream, without synchronizing (the next
-framework op on that stream sees the result). ``Context("cuda")`` runs numpy
-arrays on the GPU (copying them there and back). Errors raise GpuprimError
-subclasses that are also ValueError, TypeError, MemoryError or RuntimeError,
-carrying the library's message.
+when ml_dtypes is installed), float32, float64 or bool; masked arrays
+(numpy.ma) raise TypeError (pass ``x.filled(...)`` or ``x.compressed()``).
+float16/bfloat16 sums accumulate in float32 and round once (the result is
+of x's dtype, as numpy's float16 sum is). Sums and cumsums of integers
+narrower than 64 bits accumulate and return a 64-bit integer, as the
+framework's own do (numpy and CuPy: int64, uint64 for unsigned; torch:
+int64), x cast first with its own library (a copy); ``dtype=`` chooses
+(``dtype=x.dtype``: x's own, no copy, wrapping like C; 64-bit integers
+always wrap). The result is of the input's kind on the input's device.
+numpy arrays and CPU tensors run on the CPU backend; CUDA tensors and CuPy
+arrays run on their device, on the framework's current stream, without
+synchronizing (the next framework op on that stream sees the result).
+``Context("cuda")`` runs numpy arrays on the GPU (copying them there and
+back). ``dtype=`` arguments take a dtype as numpy, PyTorch and CuPy spell
+it: ``"int32"``, ``np.int32``, ``np.dtype("int32")``, ``torch.int32``.
+Errors raise GpuprimError subclasses that are also ValueError, TypeError,
+MemoryError or RuntimeError, carrying the library's message.
+
+bool arrays are taken as their bytes (uint8 0 and 1), where numpy's
+meaning is kept: sort, argsort, topk (and per row, per segment,
+distributed) order False before True and return bool keys/values; min,
+max and their scans return bools (an empty min is True, an empty max
+False: the identities); sum, cumsum and their segment and distributed
+forms count the True elements, in int64 (numpy's and torch's
+``sum(bool array)``), or in ``dtype=``; bool ``values=`` move with their
+keys. dot refuses bools (TypeError), as do sums asked to be made in bool
+(``dtype=bool``, a bool ``out=``); bool offsets and index dtypes are
+refused.
 
 Distributed (experimental): one process per rank, started by mpirun or
 torchrun; ``distributed_sort``, ``distributed_argsort``, ``distributed_topk``,
@@ -104,11 +124,13 @@ def sort_by_key(keys: Array, values: Values, *,
 
 
 def argsort(x: Array, *, axis: Optional[int] = None, descending: bool = False,
-            dtype: str = "int64", begin_bit: Optional[int] = None,
+            dtype: Any = "int64", begin_bit: Optional[int] = None,
             end_bit: Optional[int] = None) -> Array:
     """The stable permutation that sorts x: ``x[argsort(x)]`` is ``sort(x)``.
     Indices are int64 by default (numpy's and torch's index type); int32,
-    uint32 and uint64 are accepted (the largest index must fit). The library
+    uint32 and uint64 are accepted (the largest index must fit), spelled as
+    numpy, PyTorch or CuPy spell dtypes (``np.int32``, ``"int32"``,
+    ``np.dtype("int32")``, ``torch.int32``). The library
     generates the indices inside its sort. begin_bit/end_bit as for sort().
     ``axis=-1``: every row's permutation, indices within the row, like
     ``np.argsort(x, axis=-1, kind="stable")``."""
@@ -118,7 +140,7 @@ def argsort(x: Array, *, axis: Optional[int] = None, descending: bool = False,
 
 
 def topk(x: Array, k: int, *, largest: bool = True, axis: Optional[int] = None,
-         dtype: str = "int64") -> Tuple[Array, Array]:
+         dtype: Any = "int64") -> Tuple[Array, Array]:
     """The k largest (or, largest=False, smallest) elements of x and their
     indices, like ``torch.topk(x, k, largest=largest)`` with sorted results:
     returns ``(values, indices)``, largest first (smallest first), equal
@@ -130,37 +152,54 @@ def topk(x: Array, k: int, *, largest: bool = True, axis: Optional[int] = None,
     uint32, uint64 accepted). axis=None: x is 1-D; ``axis=-1``: every row
     (last axis) of a C-contiguous N-D array, results of shape
     ``x.shape[:-1] + (k,)``, indices within the row. k past the length
-    raises InvalidArgumentError."""
+    (of x, or of its rows) raises InvalidArgumentError naming k, before any
+    output is allocated."""
     context, array = _described(x)
     return context.topk(array, k, largest=largest, axis=axis, dtype=dtype)
 
 
 def scan(x: Array, op: str = "sum", *, axis: Optional[int] = None, exclusive: bool = False,
-         out: Optional[Array] = None) -> Array:
+         out: Optional[Array] = None, dtype: Any = None) -> Array:
     """Prefix scan of the 1-D array x with op "sum", "min" or "max",
     inclusive (default) or exclusive; ``out`` may be x (in place).
-    ``axis=-1``: every row (last axis) of a C-contiguous N-D array on its own."""
+    ``axis=-1``: every row (last axis) of a C-contiguous N-D array on its own.
+    The scan's dtype (and the result's): ``dtype`` if given, else out's
+    dtype if ``out`` is given, else for "sum" that of cumsum() (integers
+    narrower than 64 bits widened), for "min"/"max" x's own."""
     context, array = _described(x)
-    return context.scan(array, op, axis=axis, exclusive=exclusive, out=out)
+    return context.scan(array, op, axis=axis, exclusive=exclusive, out=out, dtype=dtype)
 
 
 def cumsum(x: Array, *, axis: Optional[int] = None, exclusive: bool = False,
-           out: Optional[Array] = None) -> Array:
+           out: Optional[Array] = None, dtype: Any = None) -> Array:
     """Inclusive (or exclusive) prefix sum, like numpy.cumsum / torch.cumsum
-    on a 1-D array (or along the last axis with ``axis=-1``), but in x's own
-    dtype (integers wrap like C)."""
+    on a 1-D array (or along the last axis with ``axis=-1``). Integers
+    narrower than 64 bits accumulate and return in a 64-bit integer as
+    sum() does (numpy/CuPy: int64, or uint64 for unsigned; torch: int64),
+    x cast first (a copy); ``dtype`` chooses the dtype instead (``x.dtype``:
+    no copy, integers wrap like C), and a given ``out`` is summed in its own
+    dtype (numpy's rule; ``out=x`` scans in place, wrapping)."""
     context, array = _described(x)
-    return context.scan(array, "sum", axis=axis, exclusive=exclusive, out=out)
+    return context.scan(array, "sum", axis=axis, exclusive=exclusive, out=out, dtype=dtype)
 
 
-def sum(x: Array, *, axis: Optional[int] = None) -> Any:
-    """Sum of all elements of x (any shape, contiguous). Integers wrap; float
-    sums are deterministic. A numpy scalar for numpy input; a 0-d tensor /
-    array of the input's kind otherwise (on the GPU: no synchronization).
-    ``axis=-1``: the sum of every row (last axis), an array of shape
-    x.shape[:-1] like ``x.sum(axis=-1)`` (an empty row sums to 0)."""
+def sum(x: Array, *, axis: Optional[int] = None, dtype: Any = None) -> Any:
+    """Sum of all elements of x (any shape, contiguous). Integers narrower
+    than 64 bits are summed in, and return, a 64-bit integer, as the
+    framework's own sum does: for numpy and CuPy arrays signed ones in
+    int64 and unsigned ones in uint64 (numpy's rule: ``np.sum(x)``), for
+    torch tensors int64 (``torch.sum``'s rule). The package casts x with its
+    own library first (``x.astype`` / ``tensor.to``: a copy of x in the
+    wider dtype). ``dtype`` chooses the dtype to sum in and return, like
+    numpy's ``dtype=`` (``dtype=x.dtype``: no copy, integers wrap like C, as
+    64-bit integers always do). Float sums are deterministic; float16 and
+    bfloat16 accumulate in float32 and round once to x's dtype. A numpy
+    scalar for numpy input; a 0-d tensor / array of the input's kind
+    otherwise (on the GPU: no synchronization). ``axis=-1``: the sum of
+    every row (last axis), an array of shape x.shape[:-1] like
+    ``x.sum(axis=-1)`` (an empty row sums to 0)."""
     context, array = _described(x)
-    return context.sum(array, axis=axis)
+    return context.sum(array, axis=axis, dtype=dtype)
 
 
 def min(x: Array, *, axis: Optional[int] = None) -> Any:
@@ -207,7 +246,7 @@ def segment_sort(x: Array, offsets: Array, *, descending: bool = False,
 
 
 def segment_argsort(x: Array, offsets: Array, *, descending: bool = False,
-                    dtype: str = "int64", begin_bit: Optional[int] = None,
+                    dtype: Any = "int64", begin_bit: Optional[int] = None,
                     end_bit: Optional[int] = None) -> Array:
     """Every segment's stable permutation, indices within the segment (0 at
     its first element); dtype and bits as for argsort(). Positions outside
@@ -218,40 +257,44 @@ def segment_argsort(x: Array, offsets: Array, *, descending: bool = False,
 
 
 def segment_topk(x: Array, offsets: Array, k: int, *, largest: bool = True,
-                 dtype: str = "int64") -> Tuple[Array, Array]:
+                 dtype: Any = "int64") -> Tuple[Array, Array]:
     """topk() of every segment: ``(values, indices)`` of shape
     ``(len(offsets) - 1, k)``, row s the top k of segment s (indices within
     the segment, 0 at its first element). A segment shorter than k (an empty
     one included) fills its first len(segment) slots, sorted; its other
     slots hold value 0 and index -1 (the largest value of uint32/uint64
-    indices)."""
+    indices). k may exceed every segment (the outputs keep k columns); a
+    segment count times k past 2^64 raises InvalidArgumentError before any
+    output is allocated."""
     context, array = _described(x)
     return context.segment_topk(array, offsets, k, largest=largest, dtype=dtype)
 
 
 def segment_scan(x: Array, offsets: Array, op: str = "sum", *, exclusive: bool = False,
-                 out: Optional[Array] = None) -> Array:
+                 out: Optional[Array] = None, dtype: Any = None) -> Array:
     """Prefix scan ("sum", "min", "max") of every segment on its own; an
     exclusive scan starts each segment at the identity. Elements outside
     every segment are copied from x into a new output (left as they are in a
-    given ``out``, which may be x)."""
+    given ``out``, which may be x). dtype as for scan()."""
     context, array = _described(x)
-    return context.segment_scan(array, offsets, op, exclusive=exclusive, out=out)
+    return context.segment_scan(array, offsets, op, exclusive=exclusive, out=out, dtype=dtype)
 
 
 def segment_cumsum(x: Array, offsets: Array, *, exclusive: bool = False,
-                   out: Optional[Array] = None) -> Array:
-    """Inclusive (or exclusive) prefix sum of every segment (x's dtype)."""
+                   out: Optional[Array] = None, dtype: Any = None) -> Array:
+    """Inclusive (or exclusive) prefix sum of every segment, in cumsum()'s
+    dtype (integers narrower than 64 bits widened), ``dtype``, or out's."""
     context, array = _described(x)
-    return context.segment_scan(array, offsets, "sum", exclusive=exclusive, out=out)
+    return context.segment_scan(array, offsets, "sum", exclusive=exclusive, out=out, dtype=dtype)
 
 
-def segment_sum(x: Array, offsets: Array) -> Array:
-    """The sum of every segment: a 1-D array of len(offsets) - 1 elements of
-    x's dtype, of x's kind and device (0 for an empty segment; integers wrap,
-    floats deterministic, float16/bfloat16 accumulate in float32)."""
+def segment_sum(x: Array, offsets: Array, *, dtype: Any = None) -> Array:
+    """The sum of every segment: a 1-D array of len(offsets) - 1 elements,
+    of x's kind and device, in sum()'s dtype (integers narrower than 64 bits
+    widened, x cast first) or ``dtype`` (0 for an empty segment; floats
+    deterministic, float16/bfloat16 accumulate in float32)."""
     context, array = _described(x)
-    return context.segment_sum(array, offsets)
+    return context.segment_sum(array, offsets, dtype=dtype)
 
 
 def segment_min(x: Array, offsets: Array) -> Array:
@@ -286,20 +329,23 @@ def has_distributed() -> bool:
     return _HAS_DISTRIBUTED
 
 
-def distributed_reduce(x: Array, op: str = "sum", *, comm: Any) -> Any:
+def distributed_reduce(x: Array, op: str = "sum", *, comm: Any, dtype: Any = None) -> Any:
     """op ("sum", "min", "max") over every rank's x; every rank gets the
-    result, of the kind sum() returns. Float sums are deterministic for a
-    given layout of the data over the ranks (each rank's sum, then the
-    ranks' sums in rank order)."""
-    return _distributed_context(x, comm).distributed_reduce(x, op)
+    result, of the kind and dtype sum() returns (integers narrower than 64
+    bits summed in a 64-bit integer; ``dtype`` as for sum()). Float sums
+    are deterministic for a given layout of the data over the ranks (each
+    rank's sum, then the ranks' sums in rank order)."""
+    return _distributed_context(x, comm).distributed_reduce(x, op, dtype=dtype)
 
 
 def distributed_scan(x: Array, op: str = "sum", *, comm: Any, exclusive: bool = False,
-                     out: Optional[Array] = None) -> Array:
+                     out: Optional[Array] = None, dtype: Any = None) -> Array:
     """Prefix scan ("sum", "min", "max") of the global data: this rank's part
     (x's size) of the inclusive (or exclusive) scan of the concatenation of
-    every rank's 1-D x. ``out`` may be x (in place)."""
-    return _distributed_context(x, comm).distributed_scan(x, op, exclusive=exclusive, out=out)
+    every rank's 1-D x. ``out`` may be x (in place); the dtype as for
+    scan()."""
+    return _distributed_context(x, comm).distributed_scan(x, op, exclusive=exclusive, out=out,
+                                                          dtype=dtype)
 
 
 def distributed_sort(x: Array, *, comm: Any, descending: bool = False,
@@ -315,7 +361,7 @@ def distributed_sort(x: Array, *, comm: Any, descending: bool = False,
         begin_bit=begin_bit, end_bit=end_bit)
 
 
-def distributed_argsort(x: Array, *, comm: Any, descending: bool = False, dtype: str = "int64",
+def distributed_argsort(x: Array, *, comm: Any, descending: bool = False, dtype: Any = "int64",
                         begin_bit: Optional[int] = None, end_bit: Optional[int] = None) -> Array:
     """The global positions (offset of the rank + position in x) of the
     elements distributed_sort() puts on this rank's part, int64 (or
@@ -325,9 +371,11 @@ def distributed_argsort(x: Array, *, comm: Any, descending: bool = False, dtype:
 
 
 def distributed_topk(x: Array, k: int, *, comm: Any, largest: bool = True,
-                     dtype: str = "int64") -> Tuple[Array, Array]:
+                     dtype: Any = "int64") -> Tuple[Array, Array]:
     """topk() of the global data: every rank gets the same ``(values,
     indices)``, k elements, indices global positions, ties to the lower
     global position. k (the same on every rank) may be up to the global
-    count."""
+    count; past it every rank raises InvalidArgumentError naming k, before
+    any output is allocated (for k past 65536 the ranks first sum their
+    counts: one more collective step)."""
     return _distributed_context(x, comm).distributed_topk(x, k, largest=largest, dtype=dtype)

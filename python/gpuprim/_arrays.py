@@ -1,12 +1,23 @@
 # SPDX-License-Identifier: Apache-2.0
 """What gpuprim needs to know of an array from numpy, PyTorch or CuPy, and how
 to make new arrays of the same kind. Arrays are used in place (zero copy);
-they must be C-contiguous, of a supported dtype, in native byte order."""
+they must be C-contiguous, of a supported dtype, in native byte order.
+Every array a call takes (x, out=, values=, offsets) is read here, by
+describe(): what is refused here (masked arrays too) is refused by every
+function.
+
+bool arrays are read as the library's uint8 (their bytes are 0 or 1): an
+Array of dtype_name "bool" has uint8's code, and new arrays made like it
+are bool. Which calls take them, and how, is _core's choice."""
 import sys
 
 from . import _lib
 
-SUPPORTED = ", ".join(_lib.DTYPE_CODES)
+# The dtypes arrays may have, by name, with the library's code for each:
+# bool as its bytes, uint8.
+CODES = dict(_lib.DTYPE_CODES, bool=_lib.DTYPE_CODES["uint8"])
+SUPPORTED = ", ".join(CODES)
+NUMERIC = ", ".join(_lib.DTYPE_CODES)  # all but bool
 
 
 class Array:
@@ -28,7 +39,7 @@ class Array:
 
     @property
     def code(self):
-        return _lib.DTYPE_CODES[self.dtype_name]
+        return CODES[self.dtype_name]
 
     @property
     def shape(self):
@@ -38,6 +49,14 @@ class Array:
 # Reading an array is on every call's path, so the lookups are cached:
 # dtype objects to names, array types to the function that reads them.
 _DTYPE_NAMES = {}
+
+
+def numpy():
+    """The numpy module (imported on first use)."""
+    np = sys.modules.get("numpy")
+    if np is None:
+        import numpy as np
+    return np
 
 
 def numpy_dtype(name):
@@ -60,10 +79,47 @@ def _dtype_name(dtype, what):
     name = _DTYPE_NAMES.get(dtype)
     if name is None:
         name = str(dtype).replace("torch.", "")
-        if name not in _lib.DTYPE_CODES:
+        if name not in CODES:
             raise TypeError(f"gpuprim: {what} has dtype {dtype}; supported: {SUPPORTED}")
         _DTYPE_NAMES[dtype] = name
     return name
+
+
+_DTYPE_SPELLINGS = {}
+
+
+def dtype_name(dtype, what="dtype"):
+    """The name ("int32", "float16", ...) of a dtype spelled any way numpy,
+    PyTorch or CuPy spell one: the name ("int32"; numpy's other strings such
+    as "i4" too), numpy's scalar type (np.int32), a numpy dtype
+    (np.dtype("int32"), x.dtype of a numpy or CuPy array), a PyTorch dtype
+    (torch.int32), ml_dtypes.bfloat16. Every dtype= argument goes through
+    here; whether a call takes that dtype is the caller's check. TypeError
+    for what is no dtype at all (None included: callers give it its meaning)."""
+    try:
+        return _DTYPE_SPELLINGS[dtype]
+    except (KeyError, TypeError):  # TypeError: not hashable
+        pass
+    name = _spelled(dtype, what)
+    try:
+        _DTYPE_SPELLINGS[dtype] = name
+    except TypeError:
+        pass
+    return name
+
+
+def _spelled(dtype, what):
+    if isinstance(dtype, str) and dtype in _lib.DTYPE_CODES:
+        return dtype  # numpy may not know it ("bfloat16" without ml_dtypes)
+    if type(dtype).__module__.split(".", 1)[0] == "torch":  # torch.dtype: "torch.int32"
+        return str(dtype).replace("torch.", "")
+    if dtype is not None:
+        try:
+            return numpy().dtype(dtype).name
+        except (TypeError, ValueError):
+            pass
+    raise TypeError(f"gpuprim: {what}={dtype!r} is not a dtype (give it as numpy, PyTorch or "
+                    "CuPy does: \"int32\", np.int32, np.dtype(\"int32\"), torch.int32)")
 
 
 def _numpy(obj, what):
@@ -101,6 +157,14 @@ def _cupy(obj, what):
                  True, obj.device.id, obj.ndim)
 
 
+def _masked(obj, what):
+    # A masked array's data without its mask: the results would be of the
+    # masked values too, and come back with the input's mask or none.
+    raise TypeError(f"gpuprim: masked arrays are not supported; pass {what}.filled(...) or "
+                    f"{what}.compressed() ({what} is a {type(obj).__module__}."
+                    f"{type(obj).__name__})")
+
+
 _READERS = {}
 
 
@@ -112,7 +176,10 @@ def describe(obj, what):
             return obj
         module = type(obj).__module__.split(".", 1)[0]
         framework = sys.modules.get(module)
-        if module == "numpy" and isinstance(obj, framework.ndarray):
+        ma = sys.modules.get("numpy.ma")  # no masked array exists before numpy.ma is imported
+        if ma is not None and isinstance(obj, ma.MaskedArray):
+            reader = _masked
+        elif module == "numpy" and isinstance(obj, framework.ndarray):
             reader = _numpy
         elif module == "torch" and isinstance(obj, framework.Tensor):
             reader = _torch
@@ -180,6 +247,23 @@ def arange_like(array, count, dtype_name):
         return cupy.arange(count, dtype=dtype_name)
 
 
+# The dtype of a sum (and cumsum) when none is given, as the framework's own
+# sum gives it: numpy (numpy 2, or 64-bit Linux) and CuPy widen integers
+# narrower than 64 bits to int64, unsigned ones to uint64; torch.sum gives
+# int64 for every integer dtype narrower than 64 bits.
+# A sum of bools counts the True elements, in int64 for every framework.
+_NUMPY_SUM = {"bool": "int64", "int8": "int64", "int16": "int64", "int32": "int64",
+              "uint8": "uint64", "uint16": "uint64", "uint32": "uint64"}
+_TORCH_SUM = {"bool": "int64", "int8": "int64", "int16": "int64", "int32": "int64",
+              "uint8": "int64", "uint16": "int64", "uint32": "int64"}
+
+
+def sum_dtype_name(array):
+    """The dtype name a sum of the array accumulates and returns in by default."""
+    return (_TORCH_SUM if array.kind == "torch" else _NUMPY_SUM).get(array.dtype_name,
+                                                                     array.dtype_name)
+
+
 def convert(array, dtype_name):
     """The operand's values as a new array of dtype_name (same kind, device, stream)."""
     if array.kind == "torch":
@@ -190,6 +274,24 @@ def convert(array, dtype_name):
         with cupy.cuda.Device(array.device):
             return array.obj.astype(dtype_name)
     return array.obj.astype(numpy_dtype(dtype_name))
+
+
+def clamp_bool(obj, kind):
+    """Bytes past 1 in a bool array (or in a one-element numpy array: a
+    reduction's host result) made 1 (True): a min over bools written as
+    uint8 holds uint8's identity, 255, where it had no element (an empty
+    row or segment, an exclusive scan's start)."""
+    if kind == "torch":
+        obj.view(sys.modules["torch"].uint8).clamp_(max=1)
+    elif kind == "cupy":
+        cupy = sys.modules["cupy"]
+        with cupy.cuda.Device(obj.device.id):
+            bytes_ = obj.view(cupy.uint8)
+            cupy.minimum(bytes_, 1, out=bytes_)
+    else:
+        np = numpy()
+        bytes_ = obj.view(np.uint8)
+        np.minimum(bytes_, 1, out=bytes_)
 
 
 def offset_ends(offsets):

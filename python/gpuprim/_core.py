@@ -317,8 +317,7 @@ class Context:
         return result
 
     def _argsort(self, keys, layout, descending, dtype, begin_bit, end_bit):
-        if dtype not in _INDEX_DTYPES:
-            raise TypeError(f"gpuprim: index dtype must be one of {', '.join(_INDEX_DTYPES)}")
+        dtype = _index_dtype(dtype)
         indices = self._output(keys, None, "indices", dtype_name=dtype, shape=keys.shape)
         options = _sort_options(descending, begin_bit, end_bit)
         operands = [(keys, True), (indices, False)]
@@ -340,12 +339,19 @@ class Context:
         axis=None: x is 1-D, results have k elements; axis=-1: every row
         (last axis) of a C-contiguous N-D array, results of shape
         x.shape[:-1] + (k,), indices within the row. k must not exceed the
-        length (InvalidArgumentError)."""
+        length (InvalidArgumentError, raised before any output is made)."""
         keys = _arrays.describe(x, "x")
         layout = _row_layout(keys, axis)
         if layout is None:
             _one_dimensional(keys, "x")
         k = _count(k, "k")
+        # gpuprim_topk's own check (k <= n; per row k <= the rows' length),
+        # made here before the outputs of k elements are allocated
+        if layout is None and k > keys.size:
+            raise _invalid(f"gpuprim: topk: k = {k} is more than the {keys.size} elements of x")
+        if layout is not None and k > layout.length:
+            raise _invalid(f"gpuprim: topk: k = {k} is more than the length of x's rows, "
+                           f"{layout.length} (x has shape {keys.shape})")
         shape = (k,) if layout is None else tuple(keys.shape[:-1]) + (k,)
         values, indices = self._topk_outputs(keys, shape, dtype)
         order = _order(largest)
@@ -362,11 +368,19 @@ class Context:
         (values, indices) of shape (segments, k), indices within the segment.
         A segment shorter than k (an empty one too) fills its first
         len(segment) slots; the others hold value 0 and index -1 (the dtype's
-        largest value for uint32/uint64 indices)."""
+        largest value for uint32/uint64 indices). k may exceed every
+        segment's length (gpuprim_segmented_topk's contract): the outputs
+        still have k columns. segments * k past 2^64 raises
+        InvalidArgumentError before any output is made."""
         keys = _one_dimensional(_arrays.describe(x, "x"), "x")
         layout = _offset_layout(keys, offsets)
         k = _count(k, "k")
-        values, indices = self._topk_outputs(keys, (layout.offsets.size - 1, k), dtype)
+        dtype = _index_dtype(dtype)
+        segments = layout.offsets.size - 1
+        if segments * k >= 1 << 64:  # the library's check, before the outputs are made
+            raise error_for(_SIZE_MISMATCH, f"gpuprim: segment_topk: {segments} segments of "
+                                            f"k = {k} results overflow 64 bits")
+        values, indices = self._topk_outputs(keys, (segments, k), dtype)
         _arrays.fill(values, 0)
         _arrays.fill(indices, -1 if dtype.startswith("int") else (1 << (8 * _arrays.itemsize(dtype))) - 1)
         order = _order(largest)
@@ -375,49 +389,56 @@ class Context:
         return values.obj, indices.obj
 
     def _topk_outputs(self, keys, shape, dtype):
-        if dtype not in _INDEX_DTYPES:
-            raise TypeError(f"gpuprim: index dtype must be one of {', '.join(_INDEX_DTYPES)}")
+        dtype = _index_dtype(dtype)
         return (self._output(keys, None, "values", shape=shape),
                 self._output(keys, None, "indices", dtype_name=dtype, shape=shape))
 
-    def scan(self, x, op="sum", *, axis=None, exclusive=False, out=None):
+    def scan(self, x, op="sum", *, axis=None, exclusive=False, out=None, dtype=None):
         """Prefix scan with op ("sum", "min", "max"); out may be x (in place).
         Float sums are deterministic run to run. axis=-1: every row (last
-        axis) of a C-contiguous N-D array scanned on its own."""
+        axis) of a C-contiguous N-D array scanned on its own. The dtype of
+        the scan and its result: dtype if given, else out's dtype if out is
+        given, else for "sum" that of sum() (integers narrower than 64 bits
+        widened), for "min"/"max" x's; x is cast to it first (a copy)."""
+        code = _op_code(op)
         source = _arrays.describe(x, "x")
         layout = _row_layout(source, axis)
         if layout is None:
             _one_dimensional(source, "x")
-        return self._scan(source, layout, op, exclusive, out)
+        source = _accumulated(source, op, dtype, out)
+        return _bool_min_fixed(self._scan(source, layout, code, exclusive, out), source, op)
 
-    def cumsum(self, x, *, axis=None, exclusive=False, out=None):
-        """Inclusive (or exclusive) prefix sum; integers wrap like C."""
-        return self.scan(x, "sum", axis=axis, exclusive=exclusive, out=out)
+    def cumsum(self, x, *, axis=None, exclusive=False, out=None, dtype=None):
+        """Inclusive (or exclusive) prefix sum, in sum()'s dtype (integers
+        narrower than 64 bits widened, as numpy's and torch's cumsum do),
+        or in dtype, or in out's dtype when out is given (integers then wrap
+        like C in that dtype); x is cast first where the dtype differs."""
+        return self.scan(x, "sum", axis=axis, exclusive=exclusive, out=out, dtype=dtype)
 
-    def segment_scan(self, x, offsets, op="sum", *, exclusive=False, out=None):
+    def segment_scan(self, x, offsets, op="sum", *, exclusive=False, out=None, dtype=None):
         """Prefix scan of every segment [offsets[s], offsets[s+1]) of the 1-D
         x on its own (an exclusive scan starts each segment at the identity).
         Elements outside every segment are copied from x into a new output,
-        and left as they are in a given out."""
+        and left as they are in a given out. dtype as for scan()."""
+        code = _op_code(op)
         source = _one_dimensional(_arrays.describe(x, "x"), "x")
         layout = _offset_layout(source, offsets)
-        result = self._scan(source, layout, op, exclusive, out)
+        source = _accumulated(source, op, dtype, out)
+        result = _bool_min_fixed(self._scan(source, layout, code, exclusive, out), source, op)
         if out is None:
             first, last = _arrays.offset_ends(layout.offsets)
             _arrays.copy_outside(_arrays.describe(result, "out"), source, first, last)
         return result
 
-    def segment_cumsum(self, x, offsets, *, exclusive=False, out=None):
-        """Inclusive (or exclusive) prefix sum of every segment."""
-        return self.segment_scan(x, offsets, "sum", exclusive=exclusive, out=out)
+    def segment_cumsum(self, x, offsets, *, exclusive=False, out=None, dtype=None):
+        """Inclusive (or exclusive) prefix sum of every segment (dtype as for
+        cumsum())."""
+        return self.segment_scan(x, offsets, "sum", exclusive=exclusive, out=out, dtype=dtype)
 
-    def _scan(self, source, layout, op, exclusive, out):
-        if op not in _OPS:
-            raise ValueError(f"gpuprim: op must be one of {', '.join(_OPS)}, not {op!r}")
+    def _scan(self, source, layout, code, exclusive, out):
         shape = source.shape if layout is not None and layout.offsets is None else None
         target = self._output(source, out, "out", shape=shape)
         kind = _lib.SCAN_EXCLUSIVE if exclusive else _lib.SCAN_INCLUSIVE
-        code = _OPS[op]
         if layout is None:
             self._run([(source, True), (target, False)],
                       lambda c, i, o: LIB.gpuprim_scan(c, code, kind, i, o))
@@ -427,26 +448,30 @@ class Context:
                                                                               i, o))
         return target.obj
 
-    def _reduce(self, arrays, call_host, call_buffer):
+    def _reduce(self, arrays, call_host, call_buffer, op=None):
         first = arrays[0]
         if first.on_device:
             result = _arrays.describe(_arrays.empty_scalar(first), "result")
             self._run([(a, True) for a in arrays] + [(result, False)], call_buffer)
-            return result.obj
+            return _bool_min_fixed(result.obj, first, op)
         host = _arrays.host_scalar(first.dtype_name, first.kind)
         pointer = host.ctypes.data
         self._run([(a, True) for a in arrays], lambda c, *b: call_host(c, *b, pointer))
+        _bool_min_fixed(host, first, op, "numpy")
         return _arrays.scalar_result(first, host)
 
-    def _reduction(self, op, x, axis=None):
+    def _reduction(self, op, x, axis=None, dtype=None):
         source = _arrays.describe(x, "x")
         code = _OPS[op]
         layout = _row_layout(source, axis)
+        if op == "sum":
+            source = _accumulated(source, op, dtype)
         if layout is not None:
-            return self._segment_reduction(code, source, layout, source.shape[:-1])
+            return _bool_min_fixed(self._segment_reduction(code, source, layout, source.shape[:-1]),
+                                   source, op)
         return self._reduce([source],
                             lambda c, i, r: LIB.gpuprim_reduce(c, code, i, r),
-                            lambda c, i, r: LIB.gpuprim_reduce_to_buffer(c, code, i, r))
+                            lambda c, i, r: LIB.gpuprim_reduce_to_buffer(c, code, i, r), op)
 
     def _segment_reduction(self, code, source, layout, shape):
         result = self._output(source, None, "result", shape=shape)
@@ -454,12 +479,20 @@ class Context:
                             lambda c, s, i, o: LIB.gpuprim_segmented_reduce(c, code, s, i, o))
         return result.obj
 
-    def sum(self, x, *, axis=None):
-        """Sum of all elements (integers wrap; floats deterministic). A numpy
-        scalar for host arrays, a 0-d array of the input's kind on the GPU.
-        axis=-1: the sum of every row (last axis) of a C-contiguous N-D
-        array, an array of x.shape[:-1] (like numpy's x.sum(axis=-1))."""
-        return self._reduction("sum", x, axis)
+    def sum(self, x, *, axis=None, dtype=None):
+        """Sum of all elements (floats deterministic; float16/bfloat16
+        accumulate in float32 and round once, result of x's dtype). Integers
+        narrower than 64 bits sum in a 64-bit integer, as the framework's
+        own sum does: numpy and CuPy arrays signed in int64 and unsigned in
+        uint64, torch tensors in int64 (torch.sum's rule); 64-bit integers
+        wrap like C. x is cast first with its own library (x.astype(),
+        tensor.to(): a copy of x in the wider dtype). dtype: the dtype to
+        sum in and return instead (numpy's dtype=; x.dtype: no copy,
+        wrapping in it). A numpy scalar for host arrays, a 0-d array of the
+        input's kind on the GPU. axis=-1: the sum of every row (last axis)
+        of a C-contiguous N-D array, an array of x.shape[:-1] (like numpy's
+        x.sum(axis=-1))."""
+        return self._reduction("sum", x, axis, dtype)
 
     def min(self, x, *, axis=None):
         """Smallest element (IEEE 754-2019 minimum: NaN wins, -0.0 < +0.0);
@@ -471,16 +504,21 @@ class Context:
         axis=-1 as for sum (an empty row gives the dtype's smallest value)."""
         return self._reduction("max", x, axis)
 
-    def _segment_op(self, op, x, offsets):
+    def _segment_op(self, op, x, offsets, dtype=None):
         source = _one_dimensional(_arrays.describe(x, "x"), "x")
         layout = _offset_layout(source, offsets)
-        return self._segment_reduction(_OPS[op], source, layout, (layout.offsets.size - 1,))
+        if op == "sum":
+            source = _accumulated(source, op, dtype)
+        return _bool_min_fixed(
+            self._segment_reduction(_OPS[op], source, layout, (layout.offsets.size - 1,)),
+            source, op)
 
-    def segment_sum(self, x, offsets):
+    def segment_sum(self, x, offsets, *, dtype=None):
         """The sum of every segment [offsets[s], offsets[s+1]) of the 1-D x:
-        a 1-D array of len(offsets) - 1 elements of x's dtype (0 for an
-        empty segment; integers wrap, floats deterministic)."""
-        return self._segment_op("sum", x, offsets)
+        a 1-D array of len(offsets) - 1 elements (0 for an empty segment;
+        floats deterministic), in sum()'s dtype (integers narrower than 64
+        bits widened) or in dtype."""
+        return self._segment_op("sum", x, offsets, dtype)
 
     def segment_min(self, x, offsets):
         """The smallest element of every segment (the dtype's largest value,
@@ -497,6 +535,10 @@ class Context:
         left, right = _arrays.describe(a, "a"), _arrays.describe(b, "b")
         if left.kind != right.kind or left.on_device != right.on_device:
             raise TypeError("gpuprim: a and b must be of the same kind and device")
+        for array, what in ((left, "a"), (right, "b")):
+            if array.dtype_name == "bool":
+                raise TypeError(f"gpuprim: dot does not take bool arrays ({what} is bool); pass "
+                                f"{what}.astype(...) of a number dtype")
         return self._reduce([left, right], LIB.gpuprim_dot, LIB.gpuprim_dot_to_buffer)
 
 
@@ -595,15 +637,22 @@ class Context:
         argument the package refuses, a staging copy), it still joins
         through refuse(handle), a call the library refuses locally (NULL
         operands), so the other ranks raise an error naming this rank
-        instead of waiting for it; this rank raises its own error."""
+        instead of waiting for it; this rank raises its own error.
+
+        A collective step before the call itself (distributed_topk's global
+        count) is run(operands, function, step=True): once it returned,
+        every rank took part in it, and a failure after it still joins the
+        call through refuse()."""
         handle = self._distributed()
         entered = []
 
-        def run(operands, function):
+        def run(operands, function, step=False):
             def call(context, *buffers):
                 entered.append(True)
                 return function(context, *buffers)
             self._run(operands, call)
+            if step:
+                entered.clear()  # done on every rank; the call itself is still to join
 
         try:
             return prepare(run)
@@ -612,37 +661,54 @@ class Context:
                 refuse(handle)
             raise
 
-    def distributed_reduce(self, x, op="sum"):
+    def _global_count(self, run, keys):
+        """The sum of every rank's element count (a distributed_reduce of
+        one uint64 per rank: a collective step of `run`)."""
+        np = _arrays.numpy()
+        count = _arrays.describe(np.array([keys.size], np.uint64), "count")
+        total = np.empty(1, np.uint64)
+        pointer = total.ctypes.data
+        run([(count, True)],
+            lambda c, i: LIB.gpuprim_distributed_reduce(c, _lib.OP_SUM, i, pointer), step=True)
+        return int(total[0])
+
+    def distributed_reduce(self, x, op="sum", *, dtype=None):
         """op ("sum", "min", "max") over the elements of every rank's x (any
         shape, C-contiguous; ranks may hold different counts, zero too):
         every rank gets the result, as sum()/min()/max() give it (a numpy
         scalar for numpy input; a 0-d tensor / array of x's kind and device
         otherwise). Each rank reduces its own elements, then the ranks'
         results combine in rank order: float sums are deterministic for a
-        given layout of the data over the ranks. Collective."""
+        given layout of the data over the ranks. A sum's dtype is sum()'s
+        (integers narrower than 64 bits widened, x cast first on each
+        rank), or dtype. Collective."""
         def prepare(run):
-            source = _arrays.describe(x, "x")
             code = _op_code(op)
+            source = _accumulated(_arrays.describe(x, "x"), op, dtype)
             host = _arrays.host_scalar(source.dtype_name, source.kind)
             pointer = host.ctypes.data
             run([(source, True)], lambda c, i: LIB.gpuprim_distributed_reduce(c, code, i, pointer))
+            _bool_min_fixed(host, source, op, "numpy")
             return _arrays.scalar_result(source, host)
         return self._collective(prepare, lambda c: LIB.gpuprim_distributed_reduce(c, 0, None, None))
 
-    def distributed_scan(self, x, op="sum", *, exclusive=False, out=None):
+    def distributed_scan(self, x, op="sum", *, exclusive=False, out=None, dtype=None):
         """Prefix scan ("sum", "min", "max") of the concatenation of every
         rank's 1-D x in rank order: each rank gets its part (x's size) of
         that scan. An exclusive scan's first element on rank r is op over
         every element of the ranks before r (the identity on rank 0). out
-        may be x (in place). Collective."""
+        may be x (in place). dtype as for scan() (a sum's integers narrower
+        than 64 bits widened, unless out or dtype says otherwise).
+        Collective."""
         def prepare(run):
-            source = _one_dimensional(_arrays.describe(x, "x"), "x")
             code = _op_code(op)
+            source = _one_dimensional(_arrays.describe(x, "x"), "x")
+            source = _accumulated(source, op, dtype, out)
             target = self._output(source, out, "out")
             kind = _lib.SCAN_EXCLUSIVE if exclusive else _lib.SCAN_INCLUSIVE
             run([(source, True), (target, False)],
                 lambda c, i, o: LIB.gpuprim_distributed_scan(c, code, kind, i, o))
-            return target.obj
+            return _bool_min_fixed(target.obj, source, op)
         return self._collective(prepare,
                                 lambda c: LIB.gpuprim_distributed_scan(c, 0, 0, None, None))
 
@@ -674,11 +740,9 @@ class Context:
         (default) or uint64. Collective."""
         def prepare(run):
             keys = _one_dimensional(_arrays.describe(x, "x"), "x")
-            if dtype not in _GLOBAL_INDEX_DTYPES:
-                raise TypeError("gpuprim: distributed_argsort's indices are global positions: "
-                                f"dtype must be one of {', '.join(_GLOBAL_INDEX_DTYPES)}, "
-                                f"not {dtype!r}")
-            indices = self._output(keys, None, "indices", dtype_name=dtype)
+            name = _index_dtype(dtype, _GLOBAL_INDEX_DTYPES,
+                                "distributed_argsort's indices are global positions: dtype")
+            indices = self._output(keys, None, "indices", dtype_name=name)
             options = _sort_options(descending, begin_bit, end_bit)
             run([(keys, True), (indices, False)],
                 lambda c, k, i: LIB.gpuprim_distributed_argsort(c, k, None, i,
@@ -691,12 +755,24 @@ class Context:
         """topk() of the concatenation of every rank's 1-D x: every rank
         gets the same (values, indices) of k elements, indices global
         positions (ties to the lower global position). k: 0 to the global
-        count (InvalidArgumentError past it, on every rank); the same on
-        every rank. Collective."""
+        count (InvalidArgumentError past it, on every rank, before any
+        output is made); the same on every rank. Collective."""
         def prepare(run):
             keys = _one_dimensional(_arrays.describe(x, "x"), "x")
             count = _count(k, "k")
-            values, indices = self._topk_outputs(keys, (count,), dtype)
+            dtype_name = _index_dtype(dtype)
+            if count > _TOPK_COUNT_FIRST:
+                # The library checks k against the global count only inside
+                # the call, which takes outputs of k elements: for a k that
+                # large the ranks first sum their counts (one collective
+                # call more, made on every rank alike: k must be the same on
+                # every rank), so that a k past the global count fails on
+                # every rank before anything of k elements is allocated.
+                total = self._global_count(run, keys)
+                if count > total:
+                    raise _invalid(f"gpuprim: distributed_topk: k = {count} is more than the "
+                                   f"{total} elements of every rank's x together")
+            values, indices = self._topk_outputs(keys, (count,), dtype_name)
             order = _order(largest)
             run([(keys, True), (values, False), (indices, False)],
                 lambda c, kin, v, i: LIB.gpuprim_distributed_topk(c, kin, count, order, v, i))
@@ -747,6 +823,24 @@ def _offset_layout(x, offsets):
         raise ValueError(f"gpuprim: offsets has shape {array.shape}; it must be 1-D with segment "
                          "count + 1 elements (at least 1)")
     return _Layout(offsets=array)
+
+
+def _index_dtype(dtype, allowed=_INDEX_DTYPES, what="index dtype"):
+    """The name of an index dtype= argument, spelled as numpy, PyTorch or
+    CuPy spell dtypes (_arrays.dtype_name); None is int64. TypeError
+    naming the allowed ones otherwise."""
+    if dtype is None:
+        return "int64"
+    name = _arrays.dtype_name(dtype)
+    if name not in allowed:
+        raise TypeError(f"gpuprim: {what} must be one of {', '.join(allowed)}, not {name}")
+    return name
+
+
+def _invalid(message):
+    """The library's INVALID_ARGUMENT error (InvalidArgumentError, a
+    ValueError) for a check the package makes before the library's call."""
+    return error_for(_INVALID_ARGUMENT, message)
 
 
 def _integer(value, must):
@@ -801,6 +895,41 @@ def _sort_call(descending, begin_bit, end_bit):
                                                                          ctypes.byref(options))
 
 
+def _accumulated(source, op, dtype, out=None):
+    """The operand of a sum or scan: source, or source cast with its own
+    library (_arrays.convert: a copy) to the dtype the call works and
+    returns in: dtype if given (any spelling _arrays.dtype_name takes),
+    else out's dtype when out is given (numpy's rule), else for a sum the
+    framework's own sum dtype (_arrays.sum_dtype_name: integers narrower
+    than 64 bits widened), else source's."""
+    if dtype is not None:
+        name = _arrays.dtype_name(dtype)
+        if name not in (_lib.DTYPE_CODES if op == "sum" else _arrays.CODES):
+            raise TypeError(f"gpuprim: dtype must be one of "
+                            f"{_arrays.NUMERIC if op == 'sum' else _arrays.SUPPORTED}, not {name}")
+    elif out is not None:
+        name = _arrays.describe(out, "out").dtype_name
+        if op == "sum" and name == "bool":
+            raise TypeError("gpuprim: out has dtype bool: sums are not made in bool (a cumsum "
+                            "of bools counts them, in int64 unless dtype= says otherwise)")
+    elif op == "sum":
+        name = _arrays.sum_dtype_name(source)
+    else:
+        name = source.dtype_name
+    if name == source.dtype_name:
+        return source
+    return _arrays.describe(_arrays.convert(source, name), "x")
+
+
+def _bool_min_fixed(result, source, op, kind=None):
+    """result, made valid bools where a min over bools (computed as uint8)
+    wrote uint8's identity, 255, for no element (_arrays.clamp_bool): True,
+    the identity of a min over bools. Any other result as it is."""
+    if op == "min" and source.dtype_name == "bool":
+        _arrays.clamp_bool(result, kind or source.kind)
+    return result
+
+
 def _op_code(op):
     if op not in _OPS:
         raise ValueError(f"gpuprim: op must be one of {', '.join(_OPS)}, not {op!r}")
@@ -809,7 +938,10 @@ def _op_code(op):
 
 # -- distributed calls: communicators --------------------------------------
 _GLOBAL_INDEX_DTYPES = ("int64", "uint64")
-_INVALID_ARGUMENT, _BACKEND_UNAVAILABLE = 9, 11
+_SIZE_MISMATCH, _INVALID_ARGUMENT, _BACKEND_UNAVAILABLE = 6, 9, 11
+# distributed_topk: past this k the ranks sum their counts before the call
+# (its outputs of k elements are allocated only for a k the data can give).
+_TOPK_COUNT_FIRST = 1 << 16
 _COMM_KINDS = {"nccl": _lib.COMM_NCCL, "mpi": _lib.COMM_MPI}
 
 

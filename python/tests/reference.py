@@ -108,6 +108,30 @@ def rows_of(x):
     return x.reshape(int(np.prod(x.shape[:-1])), x.shape[-1])
 
 
+def numpy_sum_dtype(dtype):
+    """The dtype numpy sums (and cumsums) an array of dtype in by default:
+    integers narrower than 64 bits widened (int64; uint64 for unsigned), the
+    others their own (float16 too)."""
+    dt = dtype_of(dtype) if isinstance(dtype, str) else np.dtype(dtype)
+    return np.sum(np.zeros(1, dt)).dtype if dt.kind in "biu" else dt
+
+
+def torch_sum_dtype(dtype):
+    """torch.sum's and torch.cumsum's rule: int64 for every integer dtype
+    narrower than 64 bits (bool too)."""
+    dt = dtype_of(dtype) if isinstance(dtype, str) else np.dtype(dtype)
+    return np.dtype(np.int64) if dt.kind in "biu" and dt.itemsize < 8 else dt
+
+
+def numpy_cumsum(x, exclusive=False):
+    """numpy's cumsum of the 1-D x in its default dtype (numpy_sum_dtype:
+    64-bit integers wrap), exclusive: shifted right by one from 0."""
+    out = np.cumsum(x, dtype=numpy_sum_dtype(x.dtype))
+    if exclusive and x.size:
+        out = np.concatenate(([out.dtype.type(0)], out[:-1])).astype(out.dtype)
+    return out
+
+
 def wrap_cumsum(x, exclusive=False):
     with np.errstate(over="ignore"):
         out = np.cumsum(x, dtype=x.dtype)

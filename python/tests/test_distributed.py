@@ -33,8 +33,9 @@ import numpy as np
 import pytest
 
 import gpuprim
-from reference import (ALL_DTYPES, DTYPES, bits, dtype_of, is_float, is_half, pattern,
-                       range_permutation, sort_permutation, specials, wrap_cumsum)
+from reference import (ALL_DTYPES, DTYPES, bits, dtype_of, is_float, is_half, numpy_cumsum,
+                       numpy_sum_dtype, pattern, range_permutation, sort_permutation, specials,
+                       wrap_cumsum)
 
 
 def _mpi():
@@ -329,6 +330,25 @@ def test_topk_past_the_global_count_fails_everywhere():
     assert values.size == total
 
 
+@needs_mpi
+def test_topk_k_checked_before_the_outputs_are_made():
+    """A k far past the global count fails on every rank with the k check,
+    before outputs of k elements are allocated (issue 35: numpy's "Unable to
+    allocate" instead); a large valid k still works, and the ranks line up."""
+    x = np.arange(local_size(5), dtype=np.float64)  # 70001 on rank 0 of one
+    total = sum(WORLD.allgather(x.size))
+    for k in (2 ** 40, 2 ** 64 - 1, max(total + 1, (1 << 16) + 1)):
+        error = raised(lambda: gpuprim.distributed_topk(x, k, comm=WORLD))
+        assert isinstance(error, gpuprim.InvalidArgumentError), error
+        assert f"k = {k} is more than the {total} elements" in str(error), error
+    whole, _ = gathered(x)
+    k = min(total, (1 << 16) + 7)
+    values, indices = gpuprim.distributed_topk(x, k, comm=WORLD, dtype=np.uint64)
+    perm = sort_permutation(whole, descending=True)
+    np.testing.assert_array_equal(indices.astype(np.int64), perm[:k])
+    assert indices.dtype == np.uint64
+
+
 # -- scan ----------------------------------------------------------------------
 
 def _exclusive(inclusive, identity):
@@ -346,17 +366,23 @@ def test_scan_integers(dtype, op, exclusive):
         x = specials(dtype, local_size(shift), rng_for("scan", dtype, op, exclusive, shift))
         whole, offset = gathered(x)
         if op == "sum":
-            expected = wrap_cumsum(whole, exclusive)
+            # numpy's dtype (narrower integers widened); in place: x's own, wrapping
+            expected, own = numpy_cumsum(whole, exclusive), wrap_cumsum(whole, exclusive)
         else:
             ufunc = np.minimum if op == "min" else np.maximum
             expected = ufunc.accumulate(whole) if whole.size else whole
             if exclusive:
                 expected = _exclusive(expected, info.max if op == "min" else info.min)
+            own = expected
         got = gpuprim.distributed_scan(x, op, comm=WORLD, exclusive=exclusive)
+        assert got.dtype == expected.dtype
         np.testing.assert_array_equal(got, expected[offset:offset + x.size], err_msg=f"shift {shift}")
         out = x.copy()
         assert gpuprim.distributed_scan(out, op, comm=WORLD, exclusive=exclusive, out=out) is out
-        np.testing.assert_array_equal(out, expected[offset:offset + x.size])
+        np.testing.assert_array_equal(out, own[offset:offset + x.size])
+        got = gpuprim.distributed_scan(x, op, comm=WORLD, exclusive=exclusive, dtype=x.dtype)
+        assert got.dtype == x.dtype
+        np.testing.assert_array_equal(got, own[offset:offset + x.size])
 
 
 @needs_mpi
@@ -417,8 +443,11 @@ def test_reduce(dtype):
             info = np.iinfo(dtype)
             assert got_min == (whole.min() if whole.size else info.max)
             assert got_max == (whole.max() if whole.size else info.min)
+            total = gpuprim.distributed_reduce(x, comm=WORLD)  # narrower integers widened
+            assert total.dtype == numpy_sum_dtype(x.dtype) and total == np.sum(whole)
             with np.errstate(over="ignore"):
-                assert gpuprim.distributed_reduce(x, comm=WORLD) == np.sum(whole, dtype=whole.dtype)
+                total = gpuprim.distributed_reduce(x, comm=WORLD, dtype=x.dtype)
+                assert total.dtype == x.dtype and total == np.sum(whole, dtype=whole.dtype)
 
 
 @needs_mpi
@@ -533,6 +562,44 @@ def test_package_refusal_on_one_rank_fails_every_rank():
     else:
         assert isinstance(error, gpuprim.GpuprimError), error
     assert total == 45 * RANKS
+
+
+@needs_mpi
+def test_bool_arrays():
+    """bools as on one rank: sorted and top-k as bools, counted in int64 by
+    sums, min/max bools (True / False where there is nothing)."""
+    for shift in range(3):
+        x = rng_for("bool", shift).random(local_size(shift)) < 0.3
+        whole, offset = gathered(x)
+        got = gpuprim.distributed_sort(x, comm=WORLD)
+        assert got.dtype == np.bool_
+        np.testing.assert_array_equal(got, np.sort(whole)[offset:offset + x.size])
+        total = gpuprim.distributed_reduce(x, comm=WORLD)
+        assert total.dtype == np.int64 and total == np.count_nonzero(whole)
+        low = gpuprim.distributed_reduce(x, "min", comm=WORLD)
+        assert type(low) is np.bool_ and low == (whole.min() if whole.size else True)
+        counts = gpuprim.distributed_scan(x, comm=WORLD)
+        assert counts.dtype == np.int64
+        np.testing.assert_array_equal(counts, np.cumsum(whole)[offset:offset + x.size])
+        firsts = gpuprim.distributed_scan(x, "min", comm=WORLD, exclusive=True)
+        assert firsts.dtype == np.bool_ and (firsts.view(np.uint8) <= 1).all()
+        k = min(whole.size, 5)
+        values, indices = gpuprim.distributed_topk(x, k, comm=WORLD)
+        np.testing.assert_array_equal(indices, sort_permutation(whole, descending=True)[:k])
+        assert values.dtype == np.bool_
+
+
+@needs_mpi
+def test_masked_arrays_are_refused_on_every_rank():
+    x = np.ma.masked_array(np.arange(5, dtype=np.int32), mask=[0, 1, 0, 0, 0])
+    errors = [raised(lambda: gpuprim.distributed_sort(x, comm=WORLD)),
+              raised(lambda: gpuprim.distributed_reduce(x, comm=WORLD)),
+              raised(lambda: gpuprim.distributed_topk(x.filled(0), 2, comm=WORLD)),
+              raised(lambda: gpuprim.distributed_scan(x.filled(0), comm=WORLD, out=x))]
+    assert errors[2] is None
+    for error in errors[:2] + errors[3:]:
+        assert isinstance(error, TypeError) and "masked arrays are not supported" in str(error), error
+    assert gpuprim.distributed_reduce(x.filled(0), comm=WORLD) == 9 * RANKS  # the ranks line up
 
 
 @needs_mpi

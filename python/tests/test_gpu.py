@@ -3,12 +3,14 @@
 kind on its device, zero copy, ordered on the framework's current stream.
 Skipped where there is no CUDA device or the framework is missing."""
 import gc
+import types
 
 import numpy as np
 import pytest
 
 import gpuprim
-from reference import DTYPES, bits, pattern, rows_of, sort_permutation, specials, wrap_cumsum
+from reference import (DTYPES, bits, numpy_cumsum, numpy_sum_dtype, pattern, rows_of, sort_permutation,
+                       specials, torch_sum_dtype, wrap_cumsum)
 
 rng = np.random.default_rng(7)
 
@@ -59,11 +61,19 @@ def test_torch_sort_argsort_scan_reduce(dtype):
             assert i.dtype == torch.int64 and i.device == t.device
             np.testing.assert_array_equal(i.cpu().numpy(), perm)
         if np.dtype(dtype).kind != "f":
+            # torch's rule: integers narrower than 64 bits sum in int64
+            wide = torch_sum_dtype(x.dtype)
             c = gpuprim.cumsum(t)
+            assert c.dtype == getattr(torch, wide.name)
+            np.testing.assert_array_equal(from_torch(torch, c), np.cumsum(x, dtype=wide))
+            c = gpuprim.cumsum(t, dtype=t.dtype)  # the tensor's own dtype: wraps like C
             np.testing.assert_array_equal(from_torch(torch, c), wrap_cumsum(x))
             total = gpuprim.sum(t)
             assert isinstance(total, torch.Tensor) and total.dim() == 0 and total.is_cuda
+            assert total.dtype == getattr(torch, wide.name)
+            assert from_torch(torch, total.reshape(1))[0] == np.sum(x, dtype=wide)
             with np.errstate(over="ignore"):
+                total = gpuprim.sum(t, dtype=t.dtype)
                 assert from_torch(torch, total.reshape(1))[0] == np.sum(x, dtype=x.dtype)
         if n:
             mx = gpuprim.max(t)
@@ -180,9 +190,13 @@ def test_cupy(dtype):
     np.testing.assert_array_equal(bits(cupy.asnumpy(s)), bits(x[sort_permutation(x)]))
     np.testing.assert_array_equal(cupy.asnumpy(gpuprim.argsort(a)), sort_permutation(x))
     if np.dtype(dtype).kind != "f":
-        np.testing.assert_array_equal(cupy.asnumpy(gpuprim.cumsum(a)), wrap_cumsum(x))
+        c = gpuprim.cumsum(a)  # numpy's rule for CuPy: int32 -> int64
+        assert c.dtype == numpy_sum_dtype(x.dtype)
+        np.testing.assert_array_equal(cupy.asnumpy(c), numpy_cumsum(x))
+        np.testing.assert_array_equal(cupy.asnumpy(gpuprim.cumsum(a, dtype=a.dtype)), wrap_cumsum(x))
     total = gpuprim.sum(a)
     assert isinstance(total, cupy.ndarray) and total.shape == ()
+    assert total.dtype == numpy_sum_dtype(x.dtype)
 
 
 def test_cupy_current_stream():
@@ -237,12 +251,24 @@ def check_torch_rows(torch, gp, dtype):
                 np.testing.assert_array_equal(bits(got_s[r]), bits(row[perm]), err_msg=f"{shape} {r}")
                 np.testing.assert_array_equal(got_i[r], perm, err_msg=f"{shape} {r}")
         if np.dtype(dtype).kind != "f":
+            # sums of integers narrower than 64 bits: torch's int64 (the numpy
+            # stand-in runs gpuprim on numpy arrays: numpy's rule)
+            wide = torch_sum_dtype(x.dtype) if isinstance(torch, types.ModuleType) else \
+                numpy_sum_dtype(x.dtype)
             c = gp.cumsum(t, axis=-1)
+            assert c.dtype == getattr(torch, wide.name)
+            got_c = from_torch(torch, c).reshape(rows.shape)
+            for r, row in enumerate(rows):
+                np.testing.assert_array_equal(got_c[r], np.cumsum(row, dtype=wide))
+            c = gp.cumsum(t, axis=-1, dtype=t.dtype)  # the tensor's own dtype: wraps like C
             got_c = from_torch(torch, c).reshape(rows.shape)
             for r, row in enumerate(rows):
                 np.testing.assert_array_equal(got_c[r], wrap_cumsum(row))
             total = gp.sum(t, axis=-1)
             assert total.shape == shape[:-1] and total.is_cuda
+            assert total.dtype == getattr(torch, wide.name)
+            np.testing.assert_array_equal(from_torch(torch, total), np.sum(x, axis=-1, dtype=wide))
+            total = gp.sum(t, axis=-1, dtype=t.dtype)
             with np.errstate(over="ignore"):
                 np.testing.assert_array_equal(from_torch(torch, total), np.sum(x, axis=-1, dtype=x.dtype))
             np.testing.assert_array_equal(from_torch(torch, gp.max(t, axis=-1)),

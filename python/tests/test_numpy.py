@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 
 import gpuprim
-from reference import (ALL_DTYPES, DTYPES, PATTERNS, SIZES, bits, dtype_of, is_float, is_half, pattern,
-                       range_permutation, round_half, sort_permutation, specials, wrap_cumsum)
+from reference import (ALL_DTYPES, DTYPES, PATTERNS, SIZES, bits, dtype_of, is_float, is_half,
+                       numpy_cumsum, numpy_sum_dtype, pattern, range_permutation, round_half,
+                       sort_permutation, specials, wrap_cumsum)
 
 rng = np.random.default_rng(20261123)
 
@@ -94,8 +95,14 @@ def test_cumsum(dtype, exclusive):
         if np.dtype(dtype).kind == "f":
             x = rng.integers(-1000, 1000, size=n).astype(dtype)  # exact in any order
         else:
-            x = specials(dtype, n, rng)                           # wraps
+            x = specials(dtype, n, rng)                           # 64-bit sums wrap
         got = gpuprim.cumsum(x, exclusive=exclusive)
+        # numpy's dtype: integers narrower than 64 bits widened (issue 35)
+        assert got.dtype == numpy_sum_dtype(x.dtype)
+        np.testing.assert_array_equal(got, numpy_cumsum(x, exclusive), err_msg=f"n={n}")
+        # dtype=x.dtype: in x's own dtype, wrapping like C (the default before 0.3)
+        got = gpuprim.cumsum(x, exclusive=exclusive, dtype=x.dtype)
+        assert got.dtype == x.dtype
         np.testing.assert_array_equal(got, wrap_cumsum(x, exclusive), err_msg=f"n={n}")
 
 
@@ -202,8 +209,11 @@ def test_reductions(dtype):
             else:
                 assert gpuprim.min(x) == np.inf and gpuprim.max(x) == -np.inf
         else:
+            total = gpuprim.sum(x)  # numpy's dtype: narrower integers widened (issue 35)
+            assert total.dtype == np.sum(x).dtype == numpy_sum_dtype(x.dtype) and total == np.sum(x)
             with np.errstate(over="ignore"):
-                assert gpuprim.sum(x) == np.sum(x, dtype=x.dtype)
+                wrapped = gpuprim.sum(x, dtype=x.dtype)  # x's own dtype: wraps like C
+                assert wrapped.dtype == x.dtype and wrapped == np.sum(x, dtype=x.dtype)
                 assert gpuprim.dot(x, x) == np.sum(x * x, dtype=x.dtype)
             info = np.iinfo(dtype)
             assert gpuprim.min(x) == (x.min() if n else info.max)
@@ -227,7 +237,7 @@ def test_errors():
         gpuprim.sort(x[::2])
     with pytest.raises(ValueError, match="1-D"):
         gpuprim.sort(x.reshape(2, 5))
-    for bad in (np.zeros(4, bool), np.zeros(4, np.complex64), np.zeros(4, np.float128)):
+    for bad in (np.zeros(4, np.complex64), np.zeros(4, np.float128)):  # (bool: since 0.3)
         with pytest.raises(TypeError, match="supported"):
             gpuprim.sort(bad)
     with pytest.raises(TypeError, match="numpy array"):
@@ -423,6 +433,264 @@ def test_torch_cpu_new_dtypes():
     h = torch.ones(4097, dtype=torch.float16)
     assert float(gpuprim.sum(h)) == 4096.0
     i8 = torch.tensor([127, 1, -3], dtype=torch.int8)
-    assert int(gpuprim.sum(i8)) == 125  # 127 + 1 wraps to -128, then -131 wraps to 125
+    total = gpuprim.sum(i8)  # torch's rule: int64 (torch.sum(i8) is 125 too)
+    assert total.dtype == torch.int64 and int(total) == 125
+    total = gpuprim.sum(i8, dtype=torch.int8)  # in int8: 127 + 1 wraps to -128, -131 to 125
+    assert total.dtype == torch.int8 and int(total) == 125
+    assert int(gpuprim.sum(torch.tensor([100, 100], dtype=torch.int8))) == 200
+    assert gpuprim.cumsum(torch.tensor([200, 100], dtype=torch.uint8)).tolist() == [200, 300]
+    b = torch.tensor([True, False, True, True])
+    assert gpuprim.sort(b).tolist() == [False, True, True, True] and gpuprim.sort(b).dtype == torch.bool
+    assert gpuprim.sum(b).dtype == torch.int64 and int(gpuprim.sum(b)) == 3
+    assert gpuprim.cumsum(b).tolist() == [1, 1, 2, 3]
+    assert gpuprim.min(b).dtype == torch.bool and not bool(gpuprim.min(b))
+    assert gpuprim.scan(b, "min", exclusive=True).view(torch.uint8).tolist() == [1, 1, 0, 0]
     u = torch.tensor([5, 2, 7, 4], dtype=torch.uint8)
     assert gpuprim.sort(u, end_bit=1).tolist() == [2, 4, 5, 7]
+
+
+def test_dtype_spellings():
+    """dtype= takes numpy's spellings (issue 35): the name, the scalar type,
+    a numpy dtype, numpy's other strings; not only the name."""
+    x = specials("int64", 3001, rng)
+    perm = sort_permutation(x)
+    for spelling in ("int32", np.int32, np.dtype("int32"), "i4", np.intc):
+        order = gpuprim.argsort(x, dtype=spelling)
+        assert order.dtype == np.int32, spelling
+        np.testing.assert_array_equal(order, perm)
+    for spelling in (np.uint64, np.dtype(np.uint32), int):  # int: numpy's int64
+        assert gpuprim.argsort(x, dtype=spelling).dtype == np.dtype(spelling)
+        values, indices = gpuprim.topk(x, 5, dtype=spelling)
+        assert indices.dtype == np.dtype(spelling)
+        np.testing.assert_array_equal(indices.astype(np.int64), sort_permutation(x, True)[:5])
+    offsets = np.array([0, 1000, 3001], np.int64)
+    assert gpuprim.segment_argsort(x, offsets, dtype=np.uint32).dtype == np.uint32
+    assert gpuprim.segment_topk(x, offsets, 3, dtype=np.dtype("int32"))[1].dtype == np.int32
+    assert gpuprim.argsort(x, axis=-1, dtype=np.int32).dtype == np.int32
+    # a dtype torch spells (torch.int32 is "int32" to the helper; fake: its str)
+    from gpuprim import _arrays
+    TorchInt32 = type("dtype", (), {"__str__": lambda self: "torch.int32", "__hash__": object.__hash__})
+    TorchInt32.__module__ = "torch"
+    assert _arrays.dtype_name(TorchInt32()) == "int32"
+    # refused: not an index dtype (named in numpy's spelling), and no dtype at all
+    for bad, name in ((np.float32, "float32"), (np.int16, "int16"), ("f8", "float64"), (bool, "bool")):
+        with pytest.raises(TypeError, match=f"index dtype must be one of int64, int32, uint32, "
+                                            f"uint64, not {name}"):
+            gpuprim.argsort(x, dtype=bad)
+    for bad in ("int33", object(), [1, 2]):
+        with pytest.raises(TypeError, match="not a dtype"):
+            gpuprim.argsort(x, dtype=bad)
+    assert gpuprim.argsort(x, dtype=None).dtype == np.int64  # None: the default
+
+
+def test_masked_arrays_are_refused():
+    """numpy.ma arrays came back with a wrong mask, silently (issue 35): every
+    function refuses them, as input, values=, out= or offsets."""
+    data = np.array([3, 1, 2, 5], np.int32)
+    m = np.ma.masked_array(data, mask=[0, 1, 0, 0])
+    message = r"masked arrays are not supported; pass (x|a).filled\(...\) or (x|a).compressed\(\)"
+    offsets = np.array([0, 2, 4], np.int64)
+    calls = [lambda f: f.sort(m), lambda f: f.argsort(m), lambda f: f.topk(m, 2),
+             lambda f: f.cumsum(m), lambda f: f.scan(m, "max"), lambda f: f.sum(m),
+             lambda f: f.min(m), lambda f: f.max(m), lambda f: f.dot(m, data),
+             lambda f: f.sort(m.reshape(2, 2), axis=-1), lambda f: f.sum(m.reshape(2, 2), axis=-1),
+             lambda f: f.segment_sort(m, offsets), lambda f: f.segment_argsort(m, offsets),
+             lambda f: f.segment_topk(m, offsets, 1), lambda f: f.segment_cumsum(m, offsets),
+             lambda f: f.segment_sum(m, offsets), lambda f: f.segment_min(m, offsets),
+             lambda f: f.segment_max(m, offsets)]
+    with gpuprim.Context("cpu") as context:
+        for functions in (gpuprim, context):
+            for call in calls:
+                with pytest.raises(TypeError, match=message):
+                    call(functions)
+    with pytest.raises(TypeError, match=r"pass values.filled\(...\)"):
+        gpuprim.sort(data, values=m)
+    with pytest.raises(TypeError, match=r"pass out.filled\(...\)"):
+        gpuprim.sort(data, out=np.ma.masked_array(np.empty(4, np.int32)))
+    with pytest.raises(TypeError, match=r"pass b.filled\(...\)"):
+        gpuprim.dot(data, m)
+    with pytest.raises(TypeError, match=r"pass offsets.filled\(...\)"):
+        gpuprim.segment_sum(data, np.ma.masked_array(offsets))
+    # a mask of nothing is still a masked array; filled() / compressed() work
+    with pytest.raises(TypeError, match=message):
+        gpuprim.sort(np.ma.masked_array(data))
+    np.testing.assert_array_equal(gpuprim.sort(m.filled(0)), [0, 2, 3, 5])
+    np.testing.assert_array_equal(gpuprim.sort(m.compressed()), [2, 3, 5])
+    np.testing.assert_array_equal(gpuprim.sort(data), [1, 2, 3, 5])  # plain arrays as before
+
+
+def test_integer_sums_widen_like_numpy():
+    """Issue 35: sum(np.full(3, 2**30, np.int32)) was -1073741824 (wrapped in
+    int32); numpy's is 3221225472 (int64). Sums and scans of integers
+    narrower than 64 bits accumulate and return int64 (uint64 for unsigned),
+    as numpy's do; dtype= chooses, and out= sums in out's dtype."""
+    x = np.full(3, 2 ** 30, np.int32)
+    total = gpuprim.sum(x)
+    assert total == 3221225472 and total.dtype == np.int64 and total == np.sum(x)
+    assert gpuprim.sum(x, dtype=np.int32) == -1073741824  # the old wrapping, when asked
+    np.testing.assert_array_equal(gpuprim.cumsum(x), [2 ** 30, 2 ** 31, 3 * 2 ** 30])
+    assert gpuprim.cumsum(x).dtype == np.int64
+    u = np.full(5, 200, np.uint8)
+    assert gpuprim.sum(u) == 1000 and gpuprim.sum(u).dtype == np.uint64
+    assert gpuprim.cumsum(u).dtype == np.uint64 and gpuprim.cumsum(u)[-1] == 1000
+    # dtype= in any spelling, floats too (numpy's np.sum(x, dtype=...))
+    for spelling in ("int16", np.int16, np.dtype("int16"), "i2"):
+        assert gpuprim.sum(x, dtype=spelling).dtype == np.int16
+    assert gpuprim.sum(u, dtype=np.float64) == 1000.0 and gpuprim.sum(u, dtype=float).dtype == np.float64
+    np.testing.assert_array_equal(gpuprim.cumsum(u, dtype=np.int8), np.cumsum(u, dtype=np.int8))
+    # out=: numpy sums in out's dtype (in place: wraps in x's own)
+    y = np.array([100, 100, 100], np.int8)
+    assert gpuprim.cumsum(y, out=y) is y
+    np.testing.assert_array_equal(y, np.cumsum(np.array([100, 100, 100], np.int8),
+                                               out=np.empty(3, np.int8)))
+    wide = np.empty(3, np.int64)
+    assert gpuprim.cumsum(np.array([100, 100, 100], np.int8), out=wide) is wide
+    np.testing.assert_array_equal(wide, [100, 200, 300])
+    with pytest.raises(TypeError, match="out has dtype int8, expected int64"):
+        gpuprim.cumsum(y, out=y, dtype=np.int64)
+    # per row, per segment, scan("sum"), Context methods: the same rule
+    rows = np.full((2, 3), 100, np.int8)
+    assert gpuprim.sum(rows, axis=-1).tolist() == [300, 300]
+    assert gpuprim.sum(rows, axis=-1).dtype == np.int64
+    assert gpuprim.cumsum(rows, axis=-1)[0].tolist() == [100, 200, 300]
+    assert gpuprim.scan(rows, "sum", axis=-1, exclusive=True)[1].tolist() == [0, 100, 200]
+    offsets = np.array([0, 2, 6], np.int64)
+    flat = rows.reshape(-1)
+    assert gpuprim.segment_sum(flat, offsets).tolist() == [200, 400]
+    assert gpuprim.segment_sum(flat, offsets, dtype=np.int8).tolist() == [-56, -112]
+    got = gpuprim.segment_cumsum(flat, np.array([1, 4], np.int64))
+    assert got.dtype == np.int64 and got.tolist() == [100, 100, 200, 300, 100, 100]
+    assert gpuprim.segment_scan(flat, offsets, "sum").dtype == np.int64
+    with gpuprim.Context("cpu") as context:
+        assert context.sum(x) == 3221225472 and context.cumsum(x)[-1] == 3 * 2 ** 30
+        assert context.segment_sum(flat, offsets, dtype="int16").dtype == np.int16
+    # min/max and their scans keep x's dtype; 64-bit sums wrap as numpy's do
+    assert gpuprim.min(y).dtype == np.int8 and gpuprim.scan(y, "max").dtype == np.int8
+    assert gpuprim.scan(y, "max", dtype=np.int64).dtype == np.int64
+    big = np.array([2 ** 62, 2 ** 62], np.int64)
+    assert gpuprim.sum(big) == np.sum(big) == -2 ** 63
+    # floats as before: float16 sums return float16 (numpy's too), float32 float32
+    assert gpuprim.sum(np.ones(10, np.float16)).dtype == np.float16 == np.sum(np.ones(3, np.float16)).dtype
+    assert gpuprim.cumsum(np.ones(10, np.float32)).dtype == np.float32
+    assert gpuprim.sum(np.ones(10, np.float16), dtype=np.float32).dtype == np.float32
+    # a dtype that is none of the library's
+    for bad in (np.complex64, "bool", np.float128):
+        with pytest.raises(TypeError, match="dtype must be one of"):
+            gpuprim.sum(x, dtype=bad)
+        with pytest.raises(TypeError, match="dtype must be one of"):
+            gpuprim.cumsum(x, dtype=bad)
+
+
+def test_sum_dtype_rules_by_framework():
+    """The default sum dtype: numpy's rule for numpy and CuPy arrays, torch's
+    (int64 for every integer narrower than 64 bits) for torch tensors."""
+    from gpuprim import _arrays
+    numpy_rule = {"int8": "int64", "int16": "int64", "int32": "int64", "int64": "int64",
+                  "uint8": "uint64", "uint16": "uint64", "uint32": "uint64", "uint64": "uint64",
+                  "float16": "float16", "bfloat16": "bfloat16", "float32": "float32",
+                  "float64": "float64"}
+    for name, wide in numpy_rule.items():
+        for kind in ("numpy", "cupy"):
+            assert _arrays.sum_dtype_name(_arrays.Array(None, kind, 0, name, 0, False, -1, 1)) == wide
+        if name in DTYPES:
+            assert np.dtype(wide) == np.sum(np.zeros(1, name)).dtype  # numpy's own
+        torch_wide = "int64" if name[0] in "iu" and not name.endswith("64") else wide
+        assert _arrays.sum_dtype_name(_arrays.Array(None, "torch", 0, name, 0, False, -1, 1)) == \
+            torch_wide
+
+
+def valid_bools(a):
+    """Whether every byte of the bool array is 0 or 1 (numpy's own bools)."""
+    a = np.asarray(a)
+    return a.dtype == np.bool_ and bool((a.view(np.uint8) <= 1).all())
+
+
+def test_bool_arrays():
+    """bool arrays (issue 35; refused before): sorts, top-k, min/max and
+    their scans as bools (their bytes as uint8); sums and cumsums count the
+    True elements in int64, as numpy's do; dot refuses them."""
+    for n in (0, 1, 2, 1001, 70001):
+        x = rng.random(n) < 0.4
+        got = gpuprim.sort(x)
+        assert got.dtype == np.bool_ and valid_bools(got)
+        np.testing.assert_array_equal(got, np.sort(x, kind="stable"))
+        np.testing.assert_array_equal(gpuprim.sort(x, descending=True), np.sort(x)[::-1])
+        np.testing.assert_array_equal(gpuprim.argsort(x), np.argsort(x, kind="stable"))
+        np.testing.assert_array_equal(gpuprim.argsort(x, descending=True),
+                                      sort_permutation(x, descending=True))
+        k = min(n, 7)
+        values, indices = gpuprim.topk(x, k)
+        assert values.dtype == np.bool_ and valid_bools(values)
+        np.testing.assert_array_equal(indices, sort_permutation(x, descending=True)[:k])
+        np.testing.assert_array_equal(values, x[indices])
+        total = gpuprim.sum(x)
+        assert total.dtype == np.int64 == np.sum(x).dtype and total == np.count_nonzero(x)
+        c = gpuprim.cumsum(x)
+        assert c.dtype == np.int64 == np.cumsum(x).dtype
+        np.testing.assert_array_equal(c, np.cumsum(x))
+        np.testing.assert_array_equal(gpuprim.cumsum(x, exclusive=True)[1:], np.cumsum(x)[:-1])
+        low, high = gpuprim.min(x), gpuprim.max(x)
+        assert type(low) is np.bool_ and type(high) is np.bool_
+        # numpy has no min of nothing; ours is the identity: True for min, False for max
+        assert low == (x.min() if n else True) and high == (x.max() if n else False)
+        for op, ufunc in (("min", np.minimum), ("max", np.maximum)):
+            got = gpuprim.scan(x, op)
+            assert got.dtype == np.bool_ and valid_bools(got)
+            np.testing.assert_array_equal(got, ufunc.accumulate(x))
+            got = gpuprim.scan(x, op, exclusive=True)
+            assert valid_bools(got)  # min's first element: True, not uint8's 255
+            if n:
+                assert got[0] == (op == "min")
+                np.testing.assert_array_equal(got[1:], ufunc.accumulate(x)[:-1])
+    # per row: an empty row's min is True (a valid bool), its sum 0
+    rows = rng.random((6, 33)) < 0.5
+    np.testing.assert_array_equal(gpuprim.sort(rows, axis=-1), np.sort(rows, axis=-1))
+    assert gpuprim.sum(rows, axis=-1).dtype == np.int64
+    np.testing.assert_array_equal(gpuprim.sum(rows, axis=-1), rows.sum(axis=-1))
+    np.testing.assert_array_equal(gpuprim.min(rows, axis=-1), rows.min(axis=-1))
+    np.testing.assert_array_equal(gpuprim.cumsum(rows, axis=-1), np.cumsum(rows, axis=-1))
+    empty_rows = np.zeros((3, 0), bool)
+    got = gpuprim.min(empty_rows, axis=-1)
+    assert valid_bools(got) and got.tolist() == [True] * 3
+    assert gpuprim.max(empty_rows, axis=-1).tolist() == [False] * 3
+    assert gpuprim.sum(empty_rows, axis=-1).tolist() == [0] * 3
+    # per segment, empty segments too
+    flat = rng.random(50) < 0.5
+    offsets = np.array([0, 10, 10, 40, 50], np.int64)
+    got = gpuprim.segment_min(flat, offsets)
+    assert valid_bools(got)
+    np.testing.assert_array_equal(got, [flat[0:10].min(), True, flat[10:40].min(), flat[40:].min()])
+    np.testing.assert_array_equal(gpuprim.segment_max(flat, offsets)[1], False)
+    counts = gpuprim.segment_sum(flat, offsets)
+    assert counts.dtype == np.int64 and counts.tolist() == [int(flat[a:b].sum()) for a, b in
+                                                            ((0, 10), (10, 10), (10, 40), (40, 50))]
+    got = gpuprim.segment_scan(flat, offsets, "min", exclusive=True)
+    assert valid_bools(got) and got[0] and got[10] and got[40]
+    assert gpuprim.segment_cumsum(flat, offsets).dtype == np.int64
+    np.testing.assert_array_equal(gpuprim.segment_sort(flat, offsets)[:10], np.sort(flat[:10]))
+    values, indices = gpuprim.segment_topk(flat, offsets, 3)
+    assert values.dtype == np.bool_ and not values[1].any() and (indices[1] == -1).all()
+    # sort pairs: bool keys and bool values move bit for bit
+    keys, vals = gpuprim.sort(flat, values=~flat)
+    assert vals.dtype == np.bool_ and (vals == ~keys).all()
+    k, v = gpuprim.sort(np.arange(50, dtype=np.int32)[::-1].copy(), values=flat)
+    np.testing.assert_array_equal(v, flat[::-1])
+    # in place, and dtype= for the count
+    y = flat.copy()
+    assert gpuprim.sort(y, out=y) is y and (y == np.sort(flat)).all()
+    many = np.ones(300, bool)
+    assert gpuprim.sum(many, dtype=np.uint8) == 44  # 300 in uint8, when asked
+    assert gpuprim.sum(many, dtype=np.int32).dtype == np.int32
+    # refused: dot, sums made in bool, bool offsets, bool indices
+    with pytest.raises(TypeError, match="dot does not take bool"):
+        gpuprim.dot(flat, flat)
+    with pytest.raises(TypeError, match="dtype must be one of"):
+        gpuprim.sum(flat, dtype=bool)
+    with pytest.raises(TypeError, match="out has dtype bool"):
+        gpuprim.cumsum(flat, out=np.empty(50, bool))
+    with pytest.raises(TypeError, match="offsets"):
+        gpuprim.segment_sum(flat, np.array([True, True]))
+    with pytest.raises(TypeError, match="index dtype"):
+        gpuprim.argsort(flat, dtype=bool)
+    with pytest.raises(TypeError, match="expected bool"):
+        gpuprim.sort(flat, out=np.empty(50, np.uint8))

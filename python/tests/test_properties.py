@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import gpuprim
-from reference import bits, range_permutation, sort_permutation, wrap_cumsum
+from reference import bits, numpy_cumsum, range_permutation, sort_permutation, wrap_cumsum
 
 hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import given, settings  # noqa: E402
@@ -63,4 +63,19 @@ def test_bit_range_sort_matches_numpy_stable_argsort(data, dtype, descending):
 @given(hnp.arrays(st.sampled_from([np.int8, np.uint8, np.int16, np.uint16]), st.integers(0, 500)),
        st.booleans())
 def test_narrow_cumsum_wraps_like_c(x, exclusive):
-    np.testing.assert_array_equal(gpuprim.cumsum(x, exclusive=exclusive), wrap_cumsum(x, exclusive))
+    # in x's own dtype when asked (dtype=x.dtype); the default widens (below)
+    np.testing.assert_array_equal(gpuprim.cumsum(x, exclusive=exclusive, dtype=x.dtype),
+                                  wrap_cumsum(x, exclusive))
+
+
+@settings(max_examples=100, deadline=None)
+@given(hnp.arrays(st.sampled_from([np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32]),
+                  st.integers(0, 500)), st.booleans())
+def test_narrow_cumsum_and_sum_are_numpys(x, exclusive):
+    """Integers narrower than 64 bits: numpy's int64/uint64 results."""
+    got = gpuprim.cumsum(x, exclusive=exclusive)
+    want = numpy_cumsum(x, exclusive)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+    total = gpuprim.sum(x)
+    assert total.dtype == np.sum(x).dtype and total == np.sum(x)

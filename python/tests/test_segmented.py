@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 
 import gpuprim
-from reference import (ALL_DTYPES, DTYPES, bits, dtype_of, is_float, is_half, pattern, round_half,
-                       rows_of, sort_permutation, specials, wrap_cumsum)
+from reference import (ALL_DTYPES, DTYPES, bits, dtype_of, is_float, is_half, numpy_cumsum,
+                       numpy_sum_dtype, pattern, round_half, rows_of, sort_permutation, specials,
+                       wrap_cumsum)
 
 rng = np.random.default_rng(20261124)
 
@@ -109,11 +110,13 @@ def test_rows_numpy_agrees(dtype):
     np.testing.assert_array_equal(gpuprim.sort(x, axis=-1), np.sort(x, axis=-1, kind="stable"))
     np.testing.assert_array_equal(gpuprim.argsort(x, axis=1), np.argsort(x, axis=-1, kind="stable"))
     got = gpuprim.sum(x, axis=-1)
-    assert got.shape == (64,) and got.dtype == x.dtype
+    assert got.shape == (64,) and got.dtype == x.sum(axis=-1).dtype  # int16: int64, as numpy's
     if is_float(x.dtype):
         row_sum_ok(got, x, dtype)
     else:
-        np.testing.assert_array_equal(got, x.sum(axis=-1, dtype=x.dtype))
+        np.testing.assert_array_equal(got, x.sum(axis=-1))
+        np.testing.assert_array_equal(gpuprim.sum(x, axis=-1, dtype=x.dtype),
+                                      x.sum(axis=-1, dtype=x.dtype))
     np.testing.assert_array_equal(gpuprim.min(x, axis=-1), x.min(axis=-1))
     np.testing.assert_array_equal(gpuprim.max(x, axis=-1), x.max(axis=-1))
 
@@ -154,9 +157,9 @@ def test_rows_cumsum(dtype, exclusive):
         if is_float(dtype_of(dtype)):
             x = rng.integers(-1000, 1000, size=n).astype(dtype_of(dtype)).reshape(shape)
         else:
-            x = specials(dtype, n, rng).reshape(shape)  # wraps
+            x = specials(dtype, n, rng).reshape(shape)  # 64-bit sums wrap
         got = gpuprim.cumsum(x, axis=-1, exclusive=exclusive)
-        assert got.shape == x.shape and got.dtype == x.dtype
+        assert got.shape == x.shape and got.dtype == numpy_sum_dtype(x.dtype)
         for r, row in enumerate(rows_of(x)):
             if is_half(dtype):
                 # f32 accumulation (exact for these integers), one rounding per output
@@ -166,11 +169,14 @@ def test_rows_cumsum(dtype, exclusive):
                 expected = round_half(exact, dtype)
                 np.testing.assert_array_equal(bits(rows_of(got)[r]), bits(expected))
             else:
-                np.testing.assert_array_equal(rows_of(got)[r], wrap_cumsum(row, exclusive),
+                np.testing.assert_array_equal(rows_of(got)[r], numpy_cumsum(row, exclusive),
                                               err_msg=f"{shape} row {r}")
         if not is_float(x.dtype) and not exclusive and x.size:
+            np.testing.assert_array_equal(got, np.cumsum(x, axis=-1))
+            own = gpuprim.cumsum(x, axis=-1, dtype=x.dtype)  # x's dtype: wraps like C
+            assert own.dtype == x.dtype
             with np.errstate(over="ignore"):
-                np.testing.assert_array_equal(got, np.cumsum(x, axis=-1, dtype=x.dtype))
+                np.testing.assert_array_equal(own, np.cumsum(x, axis=-1, dtype=x.dtype))
 
 
 @pytest.mark.parametrize("dtype", ALL_DTYPES)
@@ -198,13 +204,16 @@ def test_rows_reductions(dtype):
         x = make(dtype, shape)
         for op, function in (("sum", gpuprim.sum), ("min", gpuprim.min), ("max", gpuprim.max)):
             got = function(x, axis=-1)
-            assert isinstance(got, np.ndarray) and got.shape == shape[:-1] and got.dtype == x.dtype
+            assert isinstance(got, np.ndarray) and got.shape == shape[:-1]
+            assert got.dtype == (numpy_sum_dtype(x.dtype) if op == "sum" else x.dtype)
             flat = got.reshape(-1)
             if op == "sum":
                 if is_float(x.dtype):
                     continue  # specials (inf, NaN) make float sums of no use: below
+                np.testing.assert_array_equal(got, np.sum(x, axis=-1))
                 with np.errstate(over="ignore"):
-                    np.testing.assert_array_equal(got, np.sum(x, axis=-1, dtype=x.dtype))
+                    np.testing.assert_array_equal(gpuprim.sum(x, axis=-1, dtype=x.dtype),
+                                                  np.sum(x, axis=-1, dtype=x.dtype))
                 continue
             for r, row in enumerate(rows_of(x)):
                 expected = min_max_reference(row, op)
@@ -338,9 +347,12 @@ def test_segment_cumsum(dtype, exclusive):
                 x = specials(dtype, n, rng)
             offsets = random_offsets(n, offset_dtype)
             got = gpuprim.segment_cumsum(x, offsets, exclusive=exclusive)
+            assert got.dtype == numpy_sum_dtype(x.dtype)  # narrower integers widened
             first, last = int(offsets[0]), int(offsets[-1])
-            np.testing.assert_array_equal(bits(got[:first]), bits(x[:first]))
-            np.testing.assert_array_equal(bits(got[last:]), bits(x[last:]))
+            np.testing.assert_array_equal(bits(got[:first]), bits(x[:first].astype(got.dtype)))
+            np.testing.assert_array_equal(bits(got[last:]), bits(x[last:].astype(got.dtype)))
+            own = None if is_float(x.dtype) else \
+                gpuprim.segment_cumsum(x, offsets, exclusive=exclusive, dtype=x.dtype)
             for a, b in zip(offsets[:-1].astype(np.int64), offsets[1:].astype(np.int64)):
                 segment = x[a:b]
                 if is_half(dtype):
@@ -349,7 +361,9 @@ def test_segment_cumsum(dtype, exclusive):
                         exact = np.concatenate(([0.0], exact[:-1]))[:segment.size]
                     expected = round_half(exact, dtype)
                 else:
-                    expected = wrap_cumsum(segment, exclusive)
+                    expected = numpy_cumsum(segment, exclusive)
+                if own is not None:  # dtype=x.dtype: wraps like C
+                    np.testing.assert_array_equal(own[a:b], wrap_cumsum(segment, exclusive))
                 np.testing.assert_array_equal(bits(got[a:b]), bits(expected), err_msg=f"[{a}, {b})")
 
 
@@ -387,10 +401,16 @@ def test_segment_reductions(dtype):
                 got = gpuprim.segment_sum(finite, offsets)
                 row_sum_ok(got, segments_of(finite, offsets.astype(np.int64)), dtype)
             else:
-                got = gpuprim.segment_sum(x, offsets)
+                got = gpuprim.segment_sum(x, offsets)  # narrower integers widened, as numpy's
+                wide = numpy_sum_dtype(x.dtype)
+                assert got.dtype == wide
+                expected = [np.sum(part, dtype=wide) for part in parts]
+                np.testing.assert_array_equal(got, np.array(expected, wide).reshape(count))
+                own = gpuprim.segment_sum(x, offsets, dtype=x.dtype)  # x's dtype: wraps
                 with np.errstate(over="ignore"):
                     expected = [np.sum(part, dtype=x.dtype) for part in parts]
-                np.testing.assert_array_equal(got, np.array(expected, x.dtype).reshape(count))
+                assert own.dtype == x.dtype
+                np.testing.assert_array_equal(own, np.array(expected, x.dtype).reshape(count))
 
 
 def test_segment_no_segments():

@@ -166,3 +166,36 @@ def test_is_float_reference_sane():
     assert is_float(x.dtype)
     np.testing.assert_array_equal(expected_topk(x, 2, True)[1], [1, 2])
     assert dtype_of("float32") == np.float32
+
+
+def test_k_checked_before_the_outputs_are_made():
+    """A k past the data is the library's InvalidArgumentError naming k,
+    raised before outputs of k elements are allocated (issue 35: topk(x,
+    2**40) failed in numpy's allocator, "Unable to allocate 4.00 TiB")."""
+    x = np.arange(10, dtype=np.float32)
+    for k in (11, 2 ** 40, 2 ** 63):
+        with pytest.raises(gpuprim.InvalidArgumentError, match=f"k = {k} is more than the 10 "
+                                                               "elements") as info:
+            gpuprim.topk(x, k)
+        assert isinstance(info.value, ValueError) and info.value.status_name == "INVALID_ARGUMENT"
+        with pytest.raises(gpuprim.InvalidArgumentError, match=f"k = {k} is more than the length "
+                                                               "of x's rows, 5"):
+            gpuprim.topk(x.reshape(2, 5), k, axis=-1)
+    with pytest.raises(gpuprim.InvalidArgumentError, match="k = 1 is more than the 0 elements"):
+        gpuprim.topk(np.empty(0, np.int8), 1)
+    with pytest.raises(gpuprim.InvalidArgumentError, match="k = 1 is more than the length"):
+        gpuprim.topk(np.empty((3, 0), np.int8), 1, axis=-1)
+    with pytest.raises(gpuprim.InvalidArgumentError, match="rows"):
+        gpuprim.topk(np.empty((0, 4), np.int8), 5, axis=-1)  # no rows: still the rows' length
+    # the k check comes before the index dtype's
+    with pytest.raises(gpuprim.InvalidArgumentError, match="k = "):
+        gpuprim.topk(x, 2 ** 40, dtype="int16")
+    # CSR segments: k past every segment is the contract (padded slots), but
+    # segments * k must fit 64 bits: the library's check, before allocating
+    offsets = np.array([0, 4, 4, 10], np.int64)
+    with pytest.raises(gpuprim.InvalidArgumentError, match="3 segments of k = 9223372036854775807 "
+                                                           "results overflow 64 bits") as info:
+        gpuprim.segment_topk(x, offsets, 2 ** 63 - 1)
+    assert info.value.status_name == "SIZE_MISMATCH"
+    values, indices = gpuprim.segment_topk(x, offsets, 12)  # past len(x): padded
+    assert values.shape == (3, 12) and (indices[:, 6:] == -1).all()
