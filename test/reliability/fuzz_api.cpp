@@ -109,6 +109,10 @@ constexpr Codes kDocSortWithOptions = kDocSort;  // plus INVALID_ARGUMENT (optio
 constexpr Codes kDocArgsort = kDocSort;
 constexpr Codes kDocSegmented = kDocSort;  // sort, argsort, reduce, scan: the same list
 constexpr Codes kDocTopk = kDocSort;       // gpuprim_topk, gpuprim_segmented_topk: the same list too
+// The distributed calls: every call's list and their one-rank call's.
+constexpr Codes kDocDistributed = kDocSort | kOverflow;
+constexpr Codes kDocAttach = kContextCodes | kEnum | kUnavailable | kArg | kDevice;
+constexpr Codes kDocGetRank = kContextCodes | kArg;
 
 // What the arguments of one call make of it: `must` holds the errors the
 // arguments have (empty: the call must succeed); `may` holds outcomes that
@@ -610,6 +614,11 @@ public:
     void run(Input &in) {
         for (int step = 0; step < 400 && !in.empty(); ++step) {
             uint8_t op = in.u8();
+            if (op == 255) {  // the distributed calls and their communicator (op 28 in check messages)
+                op_distributed(in);
+                check_all_buffers(28);
+                continue;
+            }
             if (op >= 224) {  // argsort, the segmented calls and top-k (op 22..27 in check messages)
                 const int extra = (op - 224) % 6;
                 switch (extra) {
@@ -644,6 +653,103 @@ public:
             case 21: op_sort_with_options(in); break;
             }
             check_all_buffers(op % 22);
+        }
+    }
+
+    // The distributed calls with no communicator attached (the fuzz target
+    // is one process): every collective must fail before it reaches any
+    // other rank, with a documented status and message, and change nothing
+    // (check_all_buffers; the host result below). Attaching fails too: the
+    // fuzz build (run_fuzz.sh: GPUPRIM_FUZZ_NO_ENGINES) has no MPI or NCCL
+    // engine, and elsewhere (rel_fuzz_replay links the full library) only a
+    // NULL communicator is passed, which no engine reads.
+    void op_distributed(Input &in) {
+        ContextArg context = draw_context(in);
+        const int call = in.u8() % 8;
+        gpuprim_buffer_t a = draw_buffer(in, context.slot), b = draw_buffer(in, context.slot);
+        gpuprim_buffer_t c = draw_buffer(in, context.slot), d = draw_buffer(in, context.slot);
+        const int op = draw_enum(in, 3), kind = draw_enum(in, 2), order = draw_enum(in, 2);
+        const uint64_t k = in.u8() == 0 ? in.u64() : in.u8();
+        Expect expect;
+        if (context.slot < 0) {
+            expect.must = context.error;
+        } else {
+            expect.must = kArg;  // no communicator
+            expect.may = kDocDistributed;
+        }
+        gpuprim_status_t status = GPUPRIM_SUCCESS;
+        switch (call) {
+        case 0: {
+            uint8_t result[8];
+            std::memset(result, 0x5A, sizeof result);
+            status = shim_distributed_reduce(context.handle, op, a, in.u8() == 255 ? nullptr : result);
+            check_status("gpuprim_distributed_reduce", kDocDistributed, expect, status, &context);
+            for (uint8_t byte : result)
+                if (byte != 0x5A) violation("failed distributed_reduce wrote its result");
+            return;
+        }
+        case 1:
+            status = shim_distributed_scan(context.handle, op, kind, a, b);
+            check_status("gpuprim_distributed_scan", kDocDistributed, expect, status, &context);
+            return;
+        case 2:
+        case 3: {
+            gpuprim_sort_options_t options;
+            gpuprim_sort_options_init(&options);
+            options.order = static_cast<gpuprim_order_t>(order);
+            const bool with_options = call == 3 && in.u8() != 255;
+            if (call == 2)
+                status = gpuprim_distributed_sort(context.handle, a, b, c, d, with_options ? &options : nullptr);
+            else
+                status = gpuprim_distributed_argsort(context.handle, a, c, d, with_options ? &options : nullptr);
+            check_status(call == 2 ? "gpuprim_distributed_sort" : "gpuprim_distributed_argsort", kDocDistributed,
+                         expect, status, &context);
+            return;
+        }
+        case 4:
+            status = shim_distributed_topk(context.handle, a, k, order, c, d);
+            check_status("gpuprim_distributed_topk", kDocDistributed, expect, status, &context);
+            return;
+        case 5: {
+            int32_t rank = -7, ranks = -7;
+            const bool null_rank = in.u8() == 255;
+            Expect rank_expect;
+            rank_expect.must = context.slot < 0 ? context.error : null_rank ? kNull : kArg;
+            status = gpuprim_context_get_rank(context.handle, null_rank ? nullptr : &rank, &ranks);
+            check_status("gpuprim_context_get_rank", kDocGetRank, rank_expect, status, &context);
+            if (rank != -7 || ranks != -7) violation("failed get_rank wrote its outputs");
+            return;
+        }
+        case 6: {
+            const int comm_kind = draw_enum(in, 3);  // 1 NCCL, 2 MPI; 0 and past them: no kind
+            static uint64_t not_a_communicator[16];
+#if defined(GPUPRIM_FUZZ_NO_ENGINES)
+            void *communicator = in.u8() == 255 ? nullptr : not_a_communicator;
+#else
+            void *communicator = nullptr;
+            (void)not_a_communicator;
+#endif
+            Expect attach_expect;
+            if (context.slot < 0) {
+                attach_expect.must = context.error;
+            } else {
+                // Which of the argument's errors is reported first is not
+                // documented; the call must fail with one of them.
+                if (comm_kind != GPUPRIM_COMM_NCCL && comm_kind != GPUPRIM_COMM_MPI) attach_expect.must |= kEnum;
+                if (!communicator) attach_expect.must |= kNull;
+                attach_expect.must |= kUnavailable | kArg;
+            }
+            status = shim_attach_communicator(context.handle, comm_kind, communicator);
+            check_status("gpuprim_context_attach_communicator", kDocAttach, attach_expect, status, &context);
+            return;
+        }
+        default: {
+            Expect detach_expect;
+            detach_expect.must = context.slot < 0 ? context.error : 0;  // nothing attached: nothing to do
+            status = gpuprim_context_detach_communicator(context.handle);
+            check_status("gpuprim_context_detach_communicator", kContextCodes, detach_expect, status, &context);
+            return;
+        }
         }
     }
 

@@ -57,6 +57,24 @@ gpuprim_status_t shim_segmented_topk(gpuprim_context_t context, const gpuprim_se
     return gpuprim_segmented_topk(context, segments, keys_in, k, order, keys_out, indices);
 }
 
+gpuprim_status_t shim_attach_communicator(gpuprim_context_t context, int kind, void *communicator) {
+    return gpuprim_context_attach_communicator(context, kind, communicator);
+}
+
+gpuprim_status_t shim_distributed_reduce(gpuprim_context_t context, int op, gpuprim_buffer_t input, void *result) {
+    return gpuprim_distributed_reduce(context, op, input, result);
+}
+
+gpuprim_status_t shim_distributed_scan(gpuprim_context_t context, int op, int kind, gpuprim_buffer_t input,
+                                       gpuprim_buffer_t output) {
+    return gpuprim_distributed_scan(context, op, kind, input, output);
+}
+
+gpuprim_status_t shim_distributed_topk(gpuprim_context_t context, gpuprim_buffer_t keys_in, uint64_t k, int order,
+                                       gpuprim_buffer_t keys_out, gpuprim_buffer_t indices) {
+    return gpuprim_distributed_topk(context, keys_in, k, order, keys_out, indices);
+}
+
 const char *shim_get_error_string(int status) { return gpuprim_get_error_string(status); }
 
 size_t shim_dtype_size(int dtype) { return gpuprim_dtype_size(dtype); }

@@ -31,6 +31,12 @@ gpuprim_status_t shim_topk(gpuprim_context_t context, gpuprim_buffer_t keys_in, 
 gpuprim_status_t shim_segmented_topk(gpuprim_context_t context, const gpuprim_segments_t *segments,
                                      gpuprim_buffer_t keys_in, uint64_t k, int order, gpuprim_buffer_t keys_out,
                                      gpuprim_buffer_t indices);
+gpuprim_status_t shim_attach_communicator(gpuprim_context_t context, int kind, void *communicator);
+gpuprim_status_t shim_distributed_reduce(gpuprim_context_t context, int op, gpuprim_buffer_t input, void *result);
+gpuprim_status_t shim_distributed_scan(gpuprim_context_t context, int op, int kind, gpuprim_buffer_t input,
+                                       gpuprim_buffer_t output);
+gpuprim_status_t shim_distributed_topk(gpuprim_context_t context, gpuprim_buffer_t keys_in, uint64_t k, int order,
+                                       gpuprim_buffer_t keys_out, gpuprim_buffer_t indices);
 const char *shim_get_error_string(int status);
 size_t shim_dtype_size(int dtype);
 

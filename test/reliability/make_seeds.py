@@ -3,7 +3,7 @@
 """Writes the seed corpus of the API fuzz target (test/reliability/corpus/).
 
 Each seed is a small program in the byte language fuzz_api.cpp reads: one
-byte picks the operation (op % 22; bytes >= 224 the argsort, segmented and top-k calls), the following bytes its arguments, in
+byte picks the operation (op % 22; bytes >= 224 the argsort, segmented and top-k calls; 255 the distributed calls), the following bytes its arguments, in
 the order the target reads them. The seeds start the fuzzer (and the replay
 test) in the interesting places: sorting NaNs and signed zeros with values,
 aliasing wrapped views, buffers of the other context and destroyed ones,
@@ -20,6 +20,9 @@ DOT, DOT_TO_BUFFER, SCAN, SORT, GET_INFO, QUERIES, CONTEXT_CREATE, GLOBALS = 10,
 SORT_WITH_OPTIONS = 21
 # Op bytes >= 224 (fuzz_api.cpp): (op - 224) % 6 picks argsort, the segmented calls and top-k.
 ARGSORT, SEGMENTED_SORT, SEGMENTED_ARGSORT, SEGMENTED_REDUCE, SEGMENTED_SCAN, TOPK = 224, 225, 226, 227, 228, 229
+# Op byte 255: the distributed calls (Harness::op_distributed); its next byte % 8 picks the call.
+DISTRIBUTED = 255
+D_REDUCE, D_SCAN, D_SORT, D_ARGSORT, D_TOPK, D_GET_RANK, D_ATTACH, D_DETACH = range(8)
 I32, U32, I64, U64, F32, F64, F16, BF16, I8, U8, I16, U16 = range(12)
 CTX0, CTX1, NULL_CTX, FAKE_CTX = 0, 7, 250, 251
 
@@ -220,6 +223,14 @@ def topk(order, keys_in, k="outputs", keys_out=None, indices=None, segments=None
     return body + (segments or b"")
 
 
+def distributed(call, a, b=None, c=None, d=None, op=0, kind=0, order=0, k=1, extra=b"", ctx=CTX0):
+    # op_distributed: context, call, four buffers, op, scan kind, order, k (a non-zero byte, then k), then
+    # the call's own bytes (extra).
+    null = u8(0)  # draw_buffer: a byte below 6 is NULL
+    return (u8(DISTRIBUTED) + u8(ctx) + u8(call) + a + (b or null) + (c or null) + (d or null)
+            + u8(op) + u8(kind) + u8(order) + u8(1) + u8(k) + extra)
+
+
 def destroy(handle, ctx=CTX0):
     return u8(DESTROY) + u8(ctx) + handle
 
@@ -351,6 +362,29 @@ SEEDS = {
         create(F32, small_count(16)) + create(U64, small_count(0)) + create(F32, small_count(0))
         + topk(1, buf(0), k="all ones", indices=buf(1), segments=fresh_offsets(3, [0, 70]))
         + topk(0, buf(0), k="all ones", keys_out=buf(2), indices=buf(1), segments=fresh_offsets(1, [0, 66]))),
+    # The distributed calls with no communicator attached (every one must fail and change nothing),
+    # attaching (no engine in the fuzz build), get_rank and detach, on good and bad contexts.
+    "seed_distributed": (
+        create(U32, small_count(8)) + create(U32, small_count(8)) + create(I64, small_count(8))
+        + create(F32, small_count(8))
+        + distributed(D_REDUCE, buf(0), extra=u8(0))
+        + distributed(D_REDUCE, buf(3), op=1, extra=u8(255))
+        + distributed(D_SCAN, buf(0), buf(1), kind=1)
+        + distributed(D_SORT, buf(0), None, buf(1))
+        + distributed(D_SORT, buf(0), buf(3), buf(1), buf(2))
+        + distributed(D_ARGSORT, buf(0), None, buf(1), buf(2), extra=u8(0))
+        + distributed(D_TOPK, buf(0), None, buf(1), buf(2), k=3, order=1)
+        + distributed(D_GET_RANK, buf(0), extra=u8(0))
+        + distributed(D_GET_RANK, buf(0), extra=u8(255))
+        + distributed(D_ATTACH, buf(0), extra=u8(2) + u8(0))
+        + distributed(D_ATTACH, buf(0), extra=u8(1) + u8(0))
+        + distributed(D_ATTACH, buf(0), extra=u8(2) + u8(255))
+        + distributed(D_ATTACH, buf(0), extra=u8(0) + u8(0))
+        + distributed(D_DETACH, buf(0))
+        + distributed(D_SORT, buf(0), None, buf(1), ctx=NULL_CTX)
+        + distributed(D_REDUCE, buf(0), extra=u8(0), ctx=FAKE_CTX)
+        + distributed(D_ATTACH, buf(0), extra=u8(2) + u8(0), ctx=FAKE_CTX)
+        + distributed(D_DETACH, buf(0), ctx=NULL_CTX)),
     # Unknown enum values, NULL and fake contexts, odd context options, globals.
     "seed_enums_contexts": (
         create(I32, small_count(4)) + create(255, small_count(4))

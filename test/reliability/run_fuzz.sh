@@ -51,7 +51,10 @@ clang=${CLANG:-$(pick clang clang-14)}
 
 mkdir -p "$build/obj" "$build/corpus" "$build/artifacts"
 rm -f "$build"/artifacts/*
-common="-g -O1 -fno-omit-frame-pointer -fno-sanitize-recover=all -Iinclude -Isrc -DGPUPRIM_STATIC_DEFINE -DGPUPRIM_EXPERIMENTAL_API"
+# GPUPRIM_FUZZ_NO_ENGINES: this build has no MPI or NCCL engine (src/comm's
+# engines are left out), so the target may hand attach a pointer that is no
+# communicator.
+common="-g -O1 -fno-omit-frame-pointer -fno-sanitize-recover=all -Iinclude -Isrc -DGPUPRIM_STATIC_DEFINE -DGPUPRIM_EXPERIMENTAL_API -DGPUPRIM_FUZZ_NO_ENGINES"
 library_flags="-fsanitize=fuzzer-no-link,address,undefined"
 
 echo "=== building $build/fuzz_api with $clangxx"
