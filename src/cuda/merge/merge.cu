@@ -169,8 +169,10 @@ __global__ void __launch_bounds__(MergeShape<KeyBits, ValueBits, kValues>::kThre
         const uint32_t la = uint32_t(i1 - i0), lb = uint32_t(j1 - j0), length = la + lb;
 
         // Load: the tile's ranges of the two runs back to back, keys as radix
-        // keys. Every load of a thread is issued before the first is used
-        // (kItems in flight: one at a time left the memory system idle).
+        // keys; a thread's loads are all issued before the first is stored
+        // (measured against a strided loop of one load at a time: no gain,
+        // 1225 against 1149 us for 2^28 keys before the other changes, kept
+        // as the form the final shape was measured with).
         {
             const KeyBits *a = keys_from + pair.a_begin + i0, *b = keys_from + pair.b_begin + j0;
             KeyBits loaded[kItems];
