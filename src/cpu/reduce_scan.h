@@ -264,19 +264,36 @@ void sum_leaves(const T *x, uint64_t count, uint64_t lo, uint64_t hi, Acc *out) 
     sum_leaves_portable<Acc>(x, count, lo, hi, out);
 }
 
-// Exact operators: acc op load(0) op ... op load(n - 1) in one loop, which
-// the compiler vectorizes (it may reassociate: integer SUM wraps, MIN/MAX
-// pick, so every association gives the same bits).
+// Exact operators: acc op load(0) op ... op load(n - 1), any association
+// (integer SUM wraps, MIN/MAX pick, so every one gives the same bits): in
+// kFoldLanes independent lanes, a loop the compiler vectorizes into several
+// independent vectors.
+constexpr uint64_t kFoldLanes = 8;
+// The bodies are inlined into each ISA's copy of the loop.
+#if defined(__GNUC__)
+#  define GPUPRIM_CPU_BODY __attribute__((always_inline)) inline
+#else
+#  define GPUPRIM_CPU_BODY inline
+#endif
+template <typename Acc, typename Op, typename Load>
+GPUPRIM_CPU_BODY Acc fold_body(uint64_t n, Acc acc, Op op, const Load &load) {
+    Acc lanes[kFoldLanes];
+    for (uint64_t k = 0; k < kFoldLanes; ++k) lanes[k] = Op::identity();
+    uint64_t i = 0;
+    for (; i + kFoldLanes <= n; i += kFoldLanes)
+        for (uint64_t k = 0; k < kFoldLanes; ++k) lanes[k] = op(lanes[k], load(i + k));
+    for (; i < n; ++i) acc = op(acc, load(i));
+    for (uint64_t k = 0; k < kFoldLanes; ++k) acc = op(acc, lanes[k]);
+    return acc;
+}
 template <typename Acc, typename Op, typename Load>
 Acc fold(uint64_t n, Acc acc, Op op, const Load &load) {
-    for (uint64_t i = 0; i < n; ++i) acc = op(acc, load(i));
-    return acc;
+    return fold_body(n, acc, op, load);
 }
 #if defined(GPUPRIM_CPU_FMA_DISPATCH)
 template <typename Acc, typename Op, typename Load>
 GPUPRIM_CPU_AVX2 Acc fold_avx2(uint64_t n, Acc acc, Op op, const Load &load) {
-    for (uint64_t i = 0; i < n; ++i) acc = op(acc, load(i));
-    return acc;
+    return fold_body(n, acc, op, load);
 }
 #endif
 template <typename Acc, typename Op, typename Load>
@@ -325,37 +342,86 @@ struct OrderedBoundsOp {
         return {b.low < a.low ? b.low : a.low, a.high < b.high ? b.high : a.high};
     }
 };
-// The least and greatest o of x[0, n), folded into b.
+// The least and greatest o of x[0, n), folded into b. Kept as o ^ sign
+// (bits ^ (sign-fill without the sign bit)), whose signed order is o's
+// unsigned order: AVX2 has signed 32-bit min/max and a one-instruction
+// signed 64-bit compare.
 template <typename T>
 OrderedBounds<bits_t<T>> ordered_fold(const T *x, uint64_t n, OrderedBounds<bits_t<T>> b) {
     using Key = bits_t<T>;
     using Signed = std::make_signed_t<Key>;
     constexpr Key kSign = ElementTraits<T>::kSignBit;
-    Key low = b.low, high = b.high;
+    Signed low = Signed(b.low ^ kSign), high = Signed(b.high ^ kSign);
     for (uint64_t i = 0; i < n; ++i) {
         Key bits;
         std::memcpy(&bits, x + i, sizeof bits);
-        const Key o = bits ^ (Key(Signed(bits) >> (sizeof(Key) * 8 - 1)) | kSign);
-        low = o < low ? o : low;
-        high = high < o ? o : high;
+        const Signed v = Signed(bits ^ (Key(Signed(bits) >> (sizeof(Key) * 8 - 1)) & Key(~kSign)));
+        low = v < low ? v : low;
+        high = high < v ? v : high;
     }
-    return {low, high};
+    return {Key(Key(low) ^ kSign), Key(Key(high) ^ kSign)};
 }
 #if defined(GPUPRIM_CPU_FMA_DISPATCH)
-template <typename T>
-GPUPRIM_CPU_AVX2 OrderedBounds<bits_t<T>> ordered_fold_avx2(const T *x, uint64_t n, OrderedBounds<bits_t<T>> b) {
-    using Key = bits_t<T>;
-    using Signed = std::make_signed_t<Key>;
-    constexpr Key kSign = ElementTraits<T>::kSignBit;
-    Key low = b.low, high = b.high;
-    for (uint64_t i = 0; i < n; ++i) {
-        Key bits;
-        std::memcpy(&bits, x + i, sizeof bits);
-        const Key o = bits ^ (Key(Signed(bits) >> (sizeof(Key) * 8 - 1)) | kSign);
-        low = o < low ? o : low;
-        high = high < o ? o : high;
+// Two vectors of lanes for each bound, so no compare waits on the one before.
+GPUPRIM_CPU_AVX2 inline OrderedBounds<uint32_t> ordered_fold_avx2(const float *x, uint64_t n,
+                                                                  OrderedBounds<uint32_t> b) {
+    const __m256i keep = _mm256_set1_epi32(0x7FFFFFFF);
+    __m256i low0 = _mm256_set1_epi32(int(b.low ^ 0x80000000u)), low1 = low0;
+    __m256i high0 = _mm256_set1_epi32(int(b.high ^ 0x80000000u)), high1 = high0;
+    uint64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m256i v0 = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(x + i));
+        __m256i v1 = _mm256_loadu_si256(reinterpret_cast<const __m256i *>(x + i + 8));
+        v0 = _mm256_xor_si256(v0, _mm256_and_si256(_mm256_srai_epi32(v0, 31), keep));
+        v1 = _mm256_xor_si256(v1, _mm256_and_si256(_mm256_srai_epi32(v1, 31), keep));
+        low0 = _mm256_min_epi32(low0, v0);
+        low1 = _mm256_min_epi32(low1, v1);
+        high0 = _mm256_max_epi32(high0, v0);
+        high1 = _mm256_max_epi32(high1, v1);
     }
-    return {low, high};
+    alignas(32) int32_t lows[8], highs[8];
+    _mm256_store_si256(reinterpret_cast<__m256i *>(lows), _mm256_min_epi32(low0, low1));
+    _mm256_store_si256(reinterpret_cast<__m256i *>(highs), _mm256_max_epi32(high0, high1));
+    int32_t low = lows[0], high = highs[0];
+    for (int k = 1; k < 8; ++k) {
+        low = lows[k] < low ? lows[k] : low;
+        high = high < highs[k] ? highs[k] : high;
+    }
+    return ordered_fold(x + i, n - i, {uint32_t(low) ^ 0x80000000u, uint32_t(high) ^ 0x80000000u});
+}
+GPUPRIM_CPU_AVX2 inline __m256i flip_negative_epi64(__m256i v) {
+    const __m256i keep = _mm256_set1_epi64x(INT64_MAX);
+    return _mm256_xor_si256(v, _mm256_and_si256(_mm256_cmpgt_epi64(_mm256_setzero_si256(), v), keep));
+}
+GPUPRIM_CPU_AVX2 inline __m256i least_epi64(__m256i a, __m256i v) {
+    return _mm256_blendv_epi8(a, v, _mm256_cmpgt_epi64(a, v));
+}
+GPUPRIM_CPU_AVX2 inline __m256i most_epi64(__m256i a, __m256i v) {
+    return _mm256_blendv_epi8(a, v, _mm256_cmpgt_epi64(v, a));
+}
+GPUPRIM_CPU_AVX2 inline OrderedBounds<uint64_t> ordered_fold_avx2(const double *x, uint64_t n,
+                                                                  OrderedBounds<uint64_t> b) {
+    constexpr uint64_t kSign = uint64_t(1) << 63;
+    __m256i low0 = _mm256_set1_epi64x(int64_t(b.low ^ kSign)), low1 = low0;
+    __m256i high0 = _mm256_set1_epi64x(int64_t(b.high ^ kSign)), high1 = high0;
+    uint64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256i v0 = flip_negative_epi64(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(x + i)));
+        const __m256i v1 = flip_negative_epi64(_mm256_loadu_si256(reinterpret_cast<const __m256i *>(x + i + 4)));
+        low0 = least_epi64(low0, v0);
+        low1 = least_epi64(low1, v1);
+        high0 = most_epi64(high0, v0);
+        high1 = most_epi64(high1, v1);
+    }
+    alignas(32) int64_t lows[4], highs[4];
+    _mm256_store_si256(reinterpret_cast<__m256i *>(lows), least_epi64(low0, low1));
+    _mm256_store_si256(reinterpret_cast<__m256i *>(highs), most_epi64(high0, high1));
+    int64_t low = lows[0], high = highs[0];
+    for (int k = 1; k < 4; ++k) {
+        low = lows[k] < low ? lows[k] : low;
+        high = high < highs[k] ? highs[k] : high;
+    }
+    return ordered_fold(x + i, n - i, {uint64_t(low) ^ kSign, uint64_t(high) ^ kSign});
 }
 #endif
 template <typename T>
