@@ -48,6 +48,7 @@
 #pragma once
 
 #include "core/portable.h"
+#include "core/dtype.h"
 #include "core/error.h"
 #include "core/ops.h"
 #include "cpu/parallel.h"
@@ -818,6 +819,19 @@ void scan(Parallel &parallel, gpuprim_op_t op, bool exclusive, const T *input, T
     }
     fail(GPUPRIM_ERROR_INTERNAL, "scan: unknown op %d", static_cast<int>(op));
 }
+
+// reduce, dot and scan of every dtype are instantiated once, in
+// reduce_scan.cpp (for the CPU backend and its segmented calls alike): the
+// AVX2 copies of their loops made each including file compile twice as long.
+#if !defined(GPUPRIM_CPU_REDUCE_SCAN_INSTANTIATIONS)
+#  define GPUPRIM_CPU_REDUCE_SCAN_EXTERN(e, type, name)                                         \
+      extern template type reduce<type>(Parallel &, gpuprim_op_t, const type *, uint64_t);      \
+      extern template type dot<type>(Parallel &, const type *, const type *, uint64_t);         \
+      extern template void scan<type>(Parallel &, gpuprim_op_t, bool, const type *, type *, uint64_t, \
+                                      const type *);
+GPUPRIM_DTYPE_TABLE(GPUPRIM_CPU_REDUCE_SCAN_EXTERN)
+#  undef GPUPRIM_CPU_REDUCE_SCAN_EXTERN
+#endif
 
 }  // namespace cpu
 }  // namespace gpuprim
