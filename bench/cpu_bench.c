@@ -5,7 +5,8 @@
  * bench/run_cpu.sh runs it with numpy in the same run and writes the table.
  *
  *   gpuprim_cpu_bench [--counts 100000,1000000,10000000] [--reps 5]
- *                     [--threads 1,0] [--ops sort_keys,sort_pairs,scan,sum,min,dot]
+ *                     [--threads 1,0]
+ *                     [--ops sort_keys,sort_pairs,scan,sum,min,dot,topk_16,topk_1024]
  *                     [--dtypes i32,u32,i64,u64,f32,f64]
  *
  * One line per measurement on stdout:
@@ -14,9 +15,12 @@
  * uniform [0, 1) for floats (the same seed every run). Sorts run out of
  * place (keys_in -> keys_out), pairs carry u32 values; scans are inclusive
  * sums out of place; sum/min are gpuprim_reduce to the host; dot is
- * gpuprim_dot to the host.
+ * gpuprim_dot to the host; topk_K is gpuprim_topk of the K (at most the
+ * count) smallest keys with their I64 indices (numpy's: np.argpartition,
+ * then the chosen sorted).
  */
 #define _POSIX_C_SOURCE 199309L /* clock_gettime */
+#define GPUPRIM_EXPERIMENTAL_API  /* gpuprim_topk */
 #include <gpuprim/gpuprim.h>
 
 #include <stdio.h>
@@ -86,7 +90,7 @@ static const struct {
                {"u64", GPUPRIM_DTYPE_U64}, {"f32", GPUPRIM_DTYPE_F32}, {"f64", GPUPRIM_DTYPE_F64},
                {"f16", GPUPRIM_DTYPE_F16}, {"bf16", GPUPRIM_DTYPE_BF16}, {"i8", GPUPRIM_DTYPE_I8},
                {"u8", GPUPRIM_DTYPE_U8},   {"i16", GPUPRIM_DTYPE_I16},  {"u16", GPUPRIM_DTYPE_U16}};
-static const char *kOps[] = {"sort_keys", "sort_pairs", "scan", "sum", "min", "dot"};
+static const char *kOps[] = {"sort_keys", "sort_pairs", "scan", "sum", "min", "dot", "topk_16", "topk_1024"};
 
 static int listed(const char *list, const char *name) {
     size_t len = strlen(name);
@@ -144,7 +148,7 @@ int main(int argc, char **argv) {
                 gpuprim_dtype_t dtype = kDtypes[d].dtype;
                 size_t size = gpuprim_dtype_size(dtype);
                 void *host;
-                gpuprim_buffer_t in, in2, out, values, values_out;
+                gpuprim_buffer_t in, in2, out, values, values_out, indices;
                 if (!listed(dtypes, kDtypes[d].name)) continue;
                 host = malloc(n * (size > 4 ? size : 4) + 16); /* the values (u32) too */
                 if (!host) DIE("out of host memory");
@@ -155,6 +159,7 @@ int main(int argc, char **argv) {
                 CK(gpuprim_buffer_create(ctx, dtype, n, &out));
                 CK(gpuprim_buffer_create(ctx, GPUPRIM_DTYPE_U32, n, &values));
                 CK(gpuprim_buffer_create(ctx, GPUPRIM_DTYPE_U32, n, &values_out));
+                CK(gpuprim_buffer_create(ctx, GPUPRIM_DTYPE_I64, n, &indices));
                 CK(gpuprim_buffer_upload(ctx, in, 0, host, n));
                 fill(dtype, host, n);
                 CK(gpuprim_buffer_upload(ctx, in2, 0, host, n));
@@ -163,7 +168,18 @@ int main(int argc, char **argv) {
                 for (o = 0; o < sizeof kOps / sizeof kOps[0]; ++o) {
                     double times[1000], result[2];
                     int r;
+                    /* top-k: outputs of exactly k elements (views of out and indices) */
+                    uint64_t k = o == 6 ? 16 : 1024;
+                    gpuprim_buffer_t top_keys = NULL, top_indices = NULL;
                     if (!listed(ops, kOps[o])) continue;
+                    if (k > n) k = n;
+                    if (o >= 6) {
+                        void *data;
+                        CK(gpuprim_buffer_get_info(ctx, out, NULL, NULL, &data));
+                        CK(gpuprim_buffer_wrap(ctx, dtype, data, k, &top_keys));
+                        CK(gpuprim_buffer_get_info(ctx, indices, NULL, NULL, &data));
+                        CK(gpuprim_buffer_wrap(ctx, GPUPRIM_DTYPE_I64, data, k, &top_indices));
+                    }
                     for (r = -1; r < reps; ++r) { /* r = -1: warm-up */
                         double start = now_ms();
                         switch (o) {
@@ -173,6 +189,9 @@ int main(int argc, char **argv) {
                         case 3: CK(gpuprim_reduce(ctx, GPUPRIM_OP_SUM, in, result)); break;
                         case 4: CK(gpuprim_reduce(ctx, GPUPRIM_OP_MIN, in, result)); break;
                         case 5: CK(gpuprim_dot(ctx, in, in2, result)); break;
+                        default:
+                            CK(gpuprim_topk(ctx, in, k, GPUPRIM_ORDER_ASCENDING, top_keys, top_indices));
+                            break;
                         }
                         CK(gpuprim_context_synchronize(ctx));
                         if (r >= 0) times[r] = now_ms() - start;
@@ -181,12 +200,15 @@ int main(int argc, char **argv) {
                     printf("%s %s %zu %lld %.4f %.4f\n", kOps[o], kDtypes[d].name, n, threads[t],
                            times[reps / 2], times[0]);
                     fflush(stdout);
+                    if (top_keys) CK(gpuprim_buffer_destroy(ctx, top_keys));
+                    if (top_indices) CK(gpuprim_buffer_destroy(ctx, top_indices));
                 }
                 CK(gpuprim_buffer_destroy(ctx, in));
                 CK(gpuprim_buffer_destroy(ctx, in2));
                 CK(gpuprim_buffer_destroy(ctx, out));
                 CK(gpuprim_buffer_destroy(ctx, values));
                 CK(gpuprim_buffer_destroy(ctx, values_out));
+                CK(gpuprim_buffer_destroy(ctx, indices));
                 free(host);
             }
         }

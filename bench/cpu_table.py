@@ -10,8 +10,10 @@ BENCH is a gpuprim_cpu_bench binary; --baseline one built against another
 libgpuprim (e.g. 0.2.0's CPU backend, with -DGPUPRIM_BENCH_NO_CPU_THREADS),
 timed on 1 thread. numpy: sort_keys np.sort (default kind), sort_pairs
 argsort(kind="stable") plus the two gathers, scan np.cumsum(out=), sum
-np.sum, min np.min, dot np.dot (floats through numpy's BLAS). Every figure
-is the median of --reps runs after one warm-up.
+np.sum, min np.min, dot np.dot (floats through numpy's BLAS), topk_K (the K
+smallest, K at most n, sorted, with their indices) np.argpartition(a, K - 1)
+[:K] then np.argsort(kind="stable") of the chosen keys and the two gathers.
+Every figure is the median of --reps runs after one warm-up.
 """
 import argparse
 import os
@@ -21,7 +23,7 @@ import time
 
 import numpy as np
 
-OPS = ["sort_keys", "sort_pairs", "scan", "sum", "min", "dot"]
+OPS = ["sort_keys", "sort_pairs", "scan", "sum", "min", "dot", "topk_16", "topk_1024"]
 DTYPES = ["i32", "u32", "i64", "u64", "f32", "f64"]
 NP = {"i32": np.int32, "u32": np.uint32, "i64": np.int64, "u64": np.uint64,
       "f32": np.float32, "f64": np.float64}
@@ -95,6 +97,12 @@ def numpy_times(counts, reps, ops=OPS):
                 order = np.argsort(a, kind="stable")
                 return a[order], values[order]
 
+            def topk(k):
+                k = min(k, n)
+                chosen = np.argpartition(a, k - 1)[:k]
+                chosen = chosen[np.argsort(a[chosen], kind="stable")]
+                return a[chosen], chosen
+
             timed = {
                 "sort_keys": (lambda: np.sort(a), reps),
                 "sort_pairs": (pairs, r),
@@ -102,6 +110,8 @@ def numpy_times(counts, reps, ops=OPS):
                 "sum": (lambda: np.sum(a), reps),
                 "min": (lambda: np.min(a), reps),
                 "dot": (lambda: np.dot(a, b), reps),
+                "topk_16": (lambda: topk(16), reps),
+                "topk_1024": (lambda: topk(1024), reps),
             }
             for op in ops:
                 f, repeats = timed[op]

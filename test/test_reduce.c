@@ -219,6 +219,63 @@ static void test_reduce_unaligned_views(gpuprim_context_t ctx) {
     }
 }
 
+/* One extreme value among ordinary ones, at the front, the middle or the
+ * back, for sizes around the vector widths (the CPU backend's vectorized
+ * folds and their tails), the 512-element leaves and the threads' pieces
+ * (2^15 and up): MIN and MAX must pick it by the header's rules. Integers:
+ * the type's lowest and highest, 0 and -1. Floats: every special of
+ * test_common.h (NaNs of both signs and several payloads, +-0, +-inf,
+ * subnormals), each with a second special elsewhere (two NaNs, a NaN and
+ * -0, ...). */
+static void test_reduce_extreme_positions(gpuprim_context_t ctx) {
+    static const uint64_t sizes[] = {1,  2,  3,   7,   8,   9,     15,    16,    17,          31,    32,
+                                     33, 63, 511, 513, 4097, 16385, 32769, 65543, 300007};
+    size_t di, si, vi, pi, oi;
+    for (di = 0; di < TC_DTYPE_COUNT; ++di) {
+        const gpuprim_dtype_t d = tc_all_dtypes[di];
+        const int is_float = tc_is_float(d);
+        uint64_t values[TC_FLOAT_SPECIAL_COUNT];
+        size_t value_count;
+        if (is_float) {
+            memcpy(values, tc_float_specials(d), sizeof values);
+            value_count = TC_FLOAT_SPECIAL_COUNT;
+        } else {
+            values[0] = tc_identity(GPUPRIM_OP_MIN, d); /* highest */
+            values[1] = tc_identity(GPUPRIM_OP_MAX, d); /* lowest */
+            values[2] = 0;
+            values[3] = tc_mask(d); /* -1 */
+            value_count = 4;
+        }
+        for (si = 0; si < sizeof sizes / sizeof sizes[0]; ++si) {
+            const uint64_t n = sizes[si];
+            void *base, *x;
+            gpuprim_buffer_t input;
+            if (n > tc_max_count()) continue;
+            base = tc_xmalloc(n * tc_size(d));
+            x = tc_xmalloc(n * tc_size(d));
+            tc_fill(d, base, n, TC_MODERATE);
+            input = tc_buffer(ctx, d, n);
+            for (vi = 0; vi < value_count; ++vi)
+                for (pi = 0; pi < 3; ++pi) {
+                    const uint64_t at = pi == 0 ? 0 : pi == 1 ? n / 2 : n - 1;
+                    memcpy(x, base, n * tc_size(d));
+                    tc_set(d, x, at, values[vi]);
+                    if (is_float && n > 2) tc_set(d, x, (at + n / 3 + 1) % n, values[(vi + 7) % value_count]);
+                    REQUIRE_OK(gpuprim_buffer_upload(ctx, input, 0, x, n));
+                    for (oi = 1; oi < 3; ++oi) {
+                        tc_where("reduce %s %s n=%llu, special 0x%llx at %llu", tc_op_name(ops[oi]),
+                                 tc_dtype_name(d), (unsigned long long)n, (unsigned long long)values[vi],
+                                 (unsigned long long)at);
+                        run_reduce(ctx, ops[oi], d, input, x, n);
+                    }
+                }
+            CHECK_OK(gpuprim_buffer_destroy(ctx, input));
+            free(base);
+            free(x);
+        }
+    }
+}
+
 /* A few hand-made cases whose answers are spelled out. */
 static void test_reduce_known_answers(gpuprim_context_t ctx) {
     {
@@ -478,6 +535,7 @@ int main(void) {
     test_reduce_known_answers_narrow(ctx);
     test_reduce_all(ctx);
     test_reduce_unaligned_views(ctx);
+    test_reduce_extreme_positions(ctx);
     test_dot_all(ctx);
     return tc_finish();
 }

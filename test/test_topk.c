@@ -17,7 +17,8 @@
  * 64, 65, 1024, 4096, 4097, n - 1, n; rows of 1 .. 70000; CSR with empty
  * segments, segments shorter than k (only min(k, length) slots written, the
  * rest left as poisoned), segments longer than 2^16, power-law lengths,
- * elements outside every segment holding the value that would rank first.
+ * elements outside every segment holding the value that would rank first;
+ * and the CPU filter's hardest arrangements (test_filter_arrangements).
  * Outputs are views into larger poisoned buffers, so a write past the k
  * slots is caught too. Errors: every documented status, each leaving every
  * buffer unchanged, with a message naming the problem.
@@ -135,13 +136,16 @@ typedef struct data {
     gpuprim_dtype_t kd;
     int descending;
     tc_pattern_t pattern;
+    const char *pattern_name; /* the pattern's, or the arrangement of data_make_from's keys */
     void *keys;     /* n keys */
     uint64_t *perm; /* perm[off[s] + j]: position within segment s of its j-th key in order */
     gpuprim_buffer_t kin, offsets;
     gpuprim_segments_t seg;
 } data_t;
 
-static data_t data_make(const tc_layout_t *L, gpuprim_dtype_t kd, int descending, tc_pattern_t pattern) {
+/* keys: NULL for the pattern's, else these (named by name). */
+static data_t data_make_from(const tc_layout_t *L, gpuprim_dtype_t kd, int descending, tc_pattern_t pattern,
+                             const void *keys, const char *name) {
     data_t D;
     uint64_t s, i;
     ref_item_t *items = (ref_item_t *)tc_xmalloc((L->longest ? L->longest : 1) * sizeof *items);
@@ -150,8 +154,10 @@ static data_t data_make(const tc_layout_t *L, gpuprim_dtype_t kd, int descending
     D.kd = kd;
     D.descending = descending;
     D.pattern = pattern;
-    D.keys = tc_xmalloc(L->n * tc_size(kd));
-    tc_fill(kd, D.keys, L->n, pattern);
+    D.pattern_name = keys ? name : tc_pattern_names[pattern];
+    D.keys = tc_xmalloc((L->n ? L->n : 1) * tc_size(kd));
+    if (keys) memcpy(D.keys, keys, L->n * tc_size(kd));
+    else tc_fill(kd, D.keys, L->n, pattern);
     if (!L->uniform && L->nseg > 0) { /* outside every segment: the key that would rank first */
         const uint64_t best = first_in_order(kd, descending);
         for (i = 0; i < L->off[0]; ++i) tc_set(kd, D.keys, i, best);
@@ -165,6 +171,10 @@ static data_t data_make(const tc_layout_t *L, gpuprim_dtype_t kd, int descending
     D.kin = tc_buffer_from(ctx, kd, D.keys, L->n);
     D.seg = tc_make_segments(ctx, L, &D.offsets);
     return D;
+}
+
+static data_t data_make(const tc_layout_t *L, gpuprim_dtype_t kd, int descending, tc_pattern_t pattern) {
+    return data_make_from(L, kd, descending, pattern, NULL, NULL);
 }
 
 static void data_free(data_t *D) {
@@ -226,7 +236,7 @@ static void run_topk(const data_t *D, uint64_t k, gpuprim_dtype_t id, out_mode_t
     tc_where("top-k %s %s, %s, k %llu, %s, indices %s, %s, %s, n %llu, %llu segments (longest %llu)",
              tc_dtype_name(D->kd), D->descending ? "descending" : "ascending", L->name, (unsigned long long)k,
              out_mode_names[mode], mode == OUT_KEYS ? "-" : tc_dtype_name(id), L->uniform ? "-" : tc_dtype_name(L->od),
-             tc_pattern_names[D->pattern], (unsigned long long)L->n, (unsigned long long)L->nseg,
+             D->pattern_name, (unsigned long long)L->n, (unsigned long long)L->nseg,
              (unsigned long long)L->longest);
     if (mode != OUT_INDICES) {
         kout = guarded_out(D->kd, slots);
@@ -521,6 +531,65 @@ static void test_csr(void) {
                 tc_layout_free(&L);
                 ++turn;
             }
+}
+
+/* The CPU backend's filter (segments of 1024 keys or more, k at most a
+ * quarter of them; several chunks sharing a limit on several threads) on
+ * arrangements that work it hardest: keys in the requested order (few
+ * candidates), in the reverse order (every key a candidate, the buffer
+ * refilled again and again), reversed runs of 1000 (a sawtooth), all keys
+ * equal (ties at the cut, decided by position), and every key the one that
+ * ranks first (radix key 0: the filter stops early). */
+static void test_filter_arrangements(void) {
+    static const gpuprim_dtype_t dtypes[] = {GPUPRIM_DTYPE_F32, GPUPRIM_DTYPE_U32, GPUPRIM_DTYPE_I64,
+                                             GPUPRIM_DTYPE_F64, GPUPRIM_DTYPE_U16, GPUPRIM_DTYPE_I8};
+    static const char *const names[5] = {"in order", "reversed", "reversed runs of 1000", "all equal",
+                                         "all the first key"};
+    static const uint64_t sizes[] = {1024, 4099, 70001, 300007};
+    unsigned si, di, order, arrangement;
+    for (si = 0; si < sizeof sizes / sizeof sizes[0]; ++si) {
+        const uint64_t n = sizes[si];
+        tc_layout_t L;
+        if (n > max_count) continue;
+        L = layout_flat(n);
+        for (di = 0; di < sizeof dtypes / sizeof dtypes[0]; ++di)
+            for (order = 0; order < 2; ++order) {
+                const gpuprim_dtype_t d = dtypes[di];
+                const size_t size = tc_size(d);
+                char *random = (char *)tc_xmalloc(n * size), *sorted = (char *)tc_xmalloc(n * size);
+                char *keys = (char *)tc_xmalloc(n * size);
+                uint64_t *perm = (uint64_t *)tc_xmalloc(n * sizeof *perm), i;
+                tc_fill(d, random, n, TC_MODERATE);
+                tc_reference_sort_permutation(d, random, n, (int)order, perm);
+                tc_permute(d, random, perm, n, sorted); /* the requested order: best first */
+                for (arrangement = 0; arrangement < 5; ++arrangement) {
+                    const uint64_t ks[] = {1, 16, 255, 1024, n / 4, n / 4 + 1};
+                    unsigned ki;
+                    data_t D;
+                    for (i = 0; i < n; ++i) {
+                        uint64_t from = i;
+                        if (arrangement == 1) from = n - 1 - i;
+                        if (arrangement == 2) from = i / 1000 * 1000 + (i / 1000 * 1000 + 1000 <= n ? 999 - i % 1000
+                                                                                                    : n - 1 - i);
+                        if (arrangement == 3) from = n / 2;
+                        memcpy(keys + i * size, sorted + from * size, size);
+                        if (arrangement == 4) tc_set(d, keys, i, first_in_order(d, (int)order));
+                    }
+                    D = data_make_from(&L, d, (int)order, TC_MODERATE, keys, names[arrangement]);
+                    for (ki = 0; ki < sizeof ks / sizeof ks[0]; ++ki) {
+                        if (ks[ki] > n) continue;
+                        run_topk(&D, ks[ki], index_dtypes[turn % 4], (out_mode_t)((turn / 4) % OUT_MODES));
+                        ++turn;
+                    }
+                    data_free(&D);
+                }
+                free(random);
+                free(sorted);
+                free(keys);
+                free(perm);
+            }
+        tc_layout_free(&L);
+    }
 }
 
 /* ------------------------------------------------------------------------ */
@@ -821,5 +890,7 @@ int main(void) {
     printf("test_topk: rows done (%.1f s)\n", tc_seconds() - start);
     test_csr();
     printf("test_topk: CSR offsets done (%.1f s)\n", tc_seconds() - start);
+    test_filter_arrangements();
+    printf("test_topk: filter arrangements done (%.1f s)\n", tc_seconds() - start);
     return tc_finish();
 }

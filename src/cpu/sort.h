@@ -14,7 +14,12 @@
 // power of two <= T, at most 16, runs of at least 2^16 elements), sorted in
 // parallel, then merged pairwise in parallel pieces (merge path), the last
 // merge writing the output (keys transformed back, values gathered) as it
-// goes. The sorted output is unique, so it is the same for every thread count.
+// goes. Without Highway, from kRadixMin elements, a parallel LSD radix sort
+// (8-bit digits, digits that are the same in every element skipped; for
+// pairs only the key's digits, since the positions below them are already
+// in order and the sort is stable) takes the place of runs and merges.
+// The sorted output is unique, so it is the same for every thread count and
+// either way.
 #pragma once
 
 #include "core/portable.h"
@@ -116,11 +121,87 @@ inline uint64_t sort_runs(const Parallel &parallel, uint64_t n) {
     return runs;
 }
 
+#if !defined(GPUPRIM_CPU_HWY)
+constexpr uint64_t kRadixMin = 1 << 12;  // below: std::sort
+#endif
+
 // Elements of scratch sort_and_emit needs besides `a`: 0, or n when more
-// than two runs are merged in rounds.
+// than two runs are merged in rounds (or, without Highway, for the radix sort).
 inline uint64_t sort_scratch_elements(const Parallel &parallel, uint64_t n) {
+#if !defined(GPUPRIM_CPU_HWY)
+    if (n >= kRadixMin) return n;
+#endif
     return sort_runs(parallel, n) > 2 ? n : 0;
 }
+
+#if !defined(GPUPRIM_CPU_HWY)
+// The radix sort of the build without Highway: 8-bit digits of an unsigned
+// element (Wide: of lo, then hi).
+template <typename T>
+unsigned radix_digit(const T &x, unsigned bit) {
+    if constexpr (std::is_same_v<T, Wide>) return unsigned((bit < 64 ? x.lo >> bit : x.hi >> (bit - 64)) & 0xFFu);
+    else return unsigned((x >> bit) & 0xFFu);
+}
+template <typename T>
+T radix_differ(const T &a, const T &b) {
+    if constexpr (std::is_same_v<T, Wide>) return Wide{a.lo ^ b.lo, a.hi ^ b.hi};
+    else return T(a ^ b);
+}
+template <typename T>
+T radix_or(const T &a, const T &b) {
+    if constexpr (std::is_same_v<T, Wide>) return Wide{a.lo | b.lo, a.hi | b.hi};
+    else return T(a | b);
+}
+
+constexpr uint64_t kRadixTiles = 16;  // at most; each thread's share of a pass
+
+// Sorts a[0, n) by the bits from low_bits up, stably (b: n elements of
+// scratch); returns where the sorted elements are (a or b).
+template <typename T>
+T *radix_sort(Parallel &parallel, T *a, T *b, uint64_t n, unsigned low_bits) {
+    constexpr unsigned kBits = sizeof(T) * 8;
+    const uint64_t tiles = std::min<uint64_t>(kRadixTiles, uint64_t(std::max(1, parallel.workers())));
+    auto tile_begin = [&](uint64_t t) { return n / tiles * t + std::min(t, n % tiles); };
+    // The bits some element does not share with a[0]: digits without any
+    // are skipped.
+    T differ[kRadixTiles];
+    parallel.for_each(tiles, [&](size_t t) {
+        const T first = a[0];
+        T d = radix_differ(first, first);
+        for (uint64_t i = tile_begin(t), end = tile_begin(t + 1); i < end; ++i) d = radix_or(d, radix_differ(a[i], first));
+        differ[t] = d;
+    });
+    T any = differ[0];
+    for (uint64_t t = 1; t < tiles; ++t) any = radix_or(any, differ[t]);
+    uint64_t offsets[kRadixTiles][256];
+    for (unsigned bit = low_bits; bit < kBits; bit += 8) {
+        if (radix_digit(any, bit) == 0) continue;
+        parallel.for_each(tiles, [&](size_t t) {
+            uint64_t *count = offsets[t];
+            std::fill(count, count + 256, uint64_t(0));
+            for (uint64_t i = tile_begin(t), end = tile_begin(t + 1); i < end; ++i) ++count[radix_digit(a[i], bit)];
+        });
+        // Digit d of tile t goes after every smaller digit, and after d in
+        // the tiles before t.
+        uint64_t sum = 0;
+        for (unsigned d = 0; d < 256; ++d)
+            for (uint64_t t = 0; t < tiles; ++t) {
+                const uint64_t c = offsets[t][d];
+                offsets[t][d] = sum;
+                sum += c;
+            }
+        parallel.for_each(tiles, [&](size_t t) {
+            uint64_t *next = offsets[t];
+            for (uint64_t i = tile_begin(t), end = tile_begin(t + 1); i < end; ++i) {
+                const T x = a[i];
+                b[next[radix_digit(x, bit)]++] = x;
+            }
+        });
+        std::swap(a, b);
+    }
+    return a;
+}
+#endif
 
 // The first k elements of the merge of sorted A and B (ties: A first) take
 // how many from A.
@@ -176,10 +257,26 @@ void merge_pairs(Parallel &parallel, const T *src, const uint64_t *bounds, uint6
 // position k with the k-th smallest element, from any thread, each k once.
 // a is left in any state. scratch: sort_scratch_elements(parallel, n)
 // elements (may be null when that is 0). Allocates nothing.
+// presorted_low_bits: elements of a that agree above their low
+// presorted_low_bits bits are already in increasing order of those bits
+// (pairs: the positions packed below the key), so a stable sort of the
+// higher bits sorts a.
 template <typename T, typename Emit>
-void sort_and_emit(Parallel &parallel, T *a, T *scratch, uint64_t n, const Emit &emit) {
+void sort_and_emit(Parallel &parallel, T *a, T *scratch, uint64_t n, const Emit &emit,
+                   unsigned presorted_low_bits = 0) {
     const uint64_t runs = sort_runs(parallel, n);
     constexpr uint64_t kGrain = 1 << 16;
+#if !defined(GPUPRIM_CPU_HWY)
+    if (n >= kRadixMin && scratch) {
+        const T *sorted = radix_sort(parallel, a, scratch, n, presorted_low_bits);
+        parallel.for_ranges(n, kGrain, [&](uint64_t begin, uint64_t end) {
+            for (uint64_t k = begin; k < end; ++k) emit(k, sorted[k]);
+        });
+        return;
+    }
+#else
+    static_cast<void>(presorted_low_bits);
+#endif
     if (runs == 1) {
         leaf_sort(a, n);
         parallel.for_ranges(n, kGrain, [&](uint64_t begin, uint64_t end) {

@@ -108,6 +108,8 @@ void sort_pairs_packed(Parallel &parallel, Workspace &workspace, const SortReque
     // same memory) is still being read: it goes to scratch past the merge's.
     ValueBits *gathered =
         in_place ? reinterpret_cast<ValueBits *>(packed + n + rounds) : values_out;
+    // The positions, below the keys, are in order: a stable sort of the keys sorts.
+    constexpr unsigned kPositionBits = std::is_same_v<Packed, Wide> ? 64 : 32;
     sort_and_emit(parallel, packed, scratch, n, [&](uint64_t k, const Packed &p) {
         uint64_t position;
         KeyBits key;
@@ -125,7 +127,7 @@ void sort_pairs_packed(Parallel &parallel, Workspace &workspace, const SortReque
             keys_out[k] = from_radix_key(key, kind, descending);
             gathered[k] = values_in[position];
         }
-    });
+    }, kPositionBits);
     if (in_place)
         parallel.for_ranges(n, kGrain, [&](uint64_t begin, uint64_t end) {
             std::memcpy(values_out + begin, gathered + begin, (end - begin) * sizeof(ValueBits));
@@ -178,6 +180,7 @@ void sort_bit_range_packed(Parallel &parallel, Workspace &workspace, const SortR
     });
     auto *keys_out = static_cast<KeyBits *>(request.keys_out);
     auto *values_out = static_cast<V *>(request.values_out);
+    constexpr unsigned kPositionBits = std::is_same_v<Packed, Wide> ? 64 : 32;
     sort_and_emit(parallel, packed, scratch, n, [&](uint64_t k, const Packed &p) {
         uint64_t position;
         if constexpr (std::is_same_v<Packed, Wide>) position = p.lo;
@@ -189,7 +192,7 @@ void sort_bit_range_packed(Parallel &parallel, Workspace &workspace, const SortR
             keys[k] = keys_in[position];
             if constexpr (kValues) values[k] = values_in[position];
         }
-    });
+    }, kPositionBits);
     if (kIndices && !keys_out) return;
     parallel.for_ranges(n, kGrain, [&](uint64_t begin, uint64_t end) {
         std::memcpy(keys_out + begin, keys + begin, (end - begin) * sizeof(KeyBits));

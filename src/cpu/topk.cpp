@@ -3,17 +3,25 @@
 // radix key (core/key_transform.h; descending is the complement) packed with
 // its position in the segment, so the wanted result is exactly the m
 // smallest packed values, m = min(k, length), in increasing order: packed
-// values are unique, so the selection (std::nth_element) and the order are
-// the stable sort's, ties lower position first.
+// values are unique, so the selection and the order are the stable sort's,
+// ties lower position first.
+//
+// Where m is at most a quarter of a range of keys, the range is filtered in
+// one read: a buffer of a few times m candidates takes every key at or
+// below a limit (at first every key); when it fills, std::nth_element keeps
+// its m smallest and the limit drops to just below the m-th smallest key (a
+// later key equal to it has a later position, so it cannot come before).
+// Keys are compared in blocks first (the least radix key of a block, a loop
+// the compiler vectorizes, also for AVX2 where the CPU has it): most blocks
+// hold no candidate. Where m is larger, the range is packed whole and
+// selected with std::nth_element.
 //
 // Short segments run whole on one thread, many to a task (cpu/segmented.h).
-// A long segment is cut into chunks of kChunk keys: each chunk keeps its own
-// m smallest in parallel, then one selection over the survivors (at most
-// chunks * m) finds the segment's m. When m is more than a quarter of the
-// segment, chunking saves nothing and the segment is selected whole. The
-// chunks' bounds depend only on the segment, and the result is unique, so it
-// is the same for every thread count. The scratch (one packed value per key)
-// is reserved from the workspace before anything is written.
+// A long segment is cut into chunks: each chunk keeps its own m smallest in
+// parallel, then one selection over the survivors (at most chunks * m)
+// finds the segment's m. The result is unique, so it is the same for every
+// thread count and chunking. The scratch (one packed value per key) is
+// reserved from the workspace before anything is written.
 #include "core/portable.h"
 #include "core/checked_size.h"
 #include "core/dtype.h"
@@ -23,14 +31,24 @@
 #include "cpu/sort.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <functional>
+#include <type_traits>
+#include <vector>
 
 namespace gpuprim {
 namespace cpu {
 namespace {
 
 constexpr uint64_t kChunk = uint64_t(1) << 16;
+// The filter: for ranges of at least kFilterMin keys and m at most a
+// quarter of them; a buffer of kFilterSlack * m candidates (at least
+// kFilterMinBuffer), keys probed kProbe at a time.
+constexpr uint64_t kFilterMin = 1024;
+constexpr uint64_t kFilterSlack = 8;
+constexpr uint64_t kFilterMinBuffer = 512;
+constexpr uint64_t kProbe = 32;
 
 // p[0, n) loses all but its m smallest, which end up sorted in p[0, m).
 template <typename Packed>
@@ -39,10 +57,134 @@ void keep_smallest(Packed *p, uint64_t n, uint64_t m) {
     small_sort(p, m);
 }
 
+// to_radix_key(bits, kind, descending) without branches on the kind:
+// key = ((bits ^ (sign-fill & float_mask | sign_mask)) - offset) ^ flip.
+template <typename Bits>
+struct RadixMap {
+    Bits float_mask, sign_mask, offset, flip;
+    RadixMap(KeyKind kind, bool descending) {
+        const bool is_float = is_float_kind<Bits>(kind);
+        float_mask = is_float ? Bits(~Bits(0)) : Bits(0);
+        sign_mask = is_float || kind == KeyKind::Signed ? FloatLayout<Bits>::sign : Bits(0);
+        offset = is_float ? FloatLayout<Bits>::negative_nan_count(kind) : Bits(0);
+        flip = descending ? Bits(~Bits(0)) : Bits(0);
+    }
+    Bits operator()(Bits bits) const {
+        using Signed = std::make_signed_t<Bits>;
+        const Bits fill = Bits(Signed(bits) >> (sizeof(Bits) * 8 - 1));
+        return Bits(Bits(Bits(bits ^ Bits((fill & float_mask) | sign_mask)) - offset) ^ flip);
+    }
+};
+
+// The first i from `from` (in steps of kProbe) whose block keys[i, i +
+// kProbe) holds a radix key at or below limit, or the first i with fewer
+// than kProbe keys left.
+template <typename Bits>
+uint64_t next_probe_hit(const Bits *keys, uint64_t from, uint64_t n, const RadixMap<Bits> &map, Bits limit) {
+    uint64_t i = from;
+    for (; i + kProbe <= n; i += kProbe) {
+        Bits low = Bits(~Bits(0));
+        for (uint64_t j = 0; j < kProbe; ++j) {
+            const Bits key = map(keys[i + j]);
+            low = key < low ? key : low;
+        }
+        if (low <= limit) break;
+    }
+    return i;
+}
+#if defined(__x86_64__) && defined(__GNUC__)
+template <typename Bits>
+__attribute__((target("avx2"))) uint64_t next_probe_hit_avx2(const Bits *keys, uint64_t from, uint64_t n,
+                                                             const RadixMap<Bits> &map, Bits limit) {
+    uint64_t i = from;
+    for (; i + kProbe <= n; i += kProbe) {
+        Bits low = Bits(~Bits(0));
+        for (uint64_t j = 0; j < kProbe; ++j) {
+            const Bits key = map(keys[i + j]);
+            low = key < low ? key : low;
+        }
+        if (low <= limit) break;
+    }
+    return i;
+}
+#endif
+
+// A bound shared by the chunks of one segment: a chunk whose buffer holds m
+// keys at or below some key K tells the others that no key above K is
+// among the segment's m smallest (a key equal to K may be: its position may
+// come first).
+struct SharedLimit {
+    explicit SharedLimit(uint64_t wanted) : m(wanted) {}
+    const uint64_t m;  // the segment's m: only a buffer of m keys lowers the bound
+    std::atomic<uint64_t> key{~uint64_t(0)};
+    void lower_to(uint64_t k) {
+        uint64_t now = key.load(std::memory_order_relaxed);
+        while (k < now && !key.compare_exchange_weak(now, k, std::memory_order_relaxed)) {
+        }
+    }
+};
+
+// The smallest packed values of keys[0, n) (positions first, first + 1,
+// ...), sorted, into buffer: min(m, n) of them, or fewer where `shared` (if
+// given) rules the others out; returns how many. buffer holds capacity
+// values: more than m, or n; m >= 1.
+template <typename KeyBits, typename Packed>
+uint64_t filter_smallest(const TopkRequest &request, const KeyBits *keys, uint64_t first, uint64_t n, uint64_t m,
+                         Packed *buffer, uint64_t capacity, SharedLimit *shared = nullptr) {
+    const RadixMap<KeyBits> map(request.key_kind, request.descending);
+#if defined(__x86_64__) && defined(__GNUC__)
+    const bool avx2 = __builtin_cpu_supports("avx2");
+#endif
+    constexpr KeyBits kTop = KeyBits(~KeyBits(0));
+    KeyBits own = kTop;    // after a compaction: below this chunk's m-th key
+    KeyBits limit = kTop;  // candidates: radix key <= limit
+    auto refresh = [&] {
+        limit = own;
+        if (shared) limit = KeyBits(std::min<uint64_t>(limit, shared->key.load(std::memory_order_relaxed)));
+    };
+    uint64_t count = 0;
+    bool more = true;  // false: no later key can be a candidate
+    auto take = [&](uint64_t i) {
+        const KeyBits key = map(keys[i]);
+        if (key > limit) return;
+        buffer[count++] = pack<Packed>(uint64_t(key), first + i);
+        if (count < capacity) return;
+        std::nth_element(buffer, buffer + (m - 1), buffer + count,
+                         [](const Packed &a, const Packed &b) { return a < b; });
+        count = m;
+        const KeyBits kth = KeyBits(packed_bits(buffer[m - 1]));
+        if (shared && m == shared->m) shared->lower_to(kth);
+        if (kth == 0) more = false;
+        own = KeyBits(kth - 1);
+        refresh();
+    };
+    uint64_t i = 0;
+    while (more && i < n) {
+        if (shared) refresh();
+#if defined(__x86_64__) && defined(__GNUC__)
+        i = avx2 ? next_probe_hit_avx2(keys, i, n, map, limit) : next_probe_hit(keys, i, n, map, limit);
+#else
+        i = next_probe_hit(keys, i, n, map, limit);
+#endif
+        const uint64_t end = std::min(n, i + kProbe);
+        for (; more && i < end; ++i) take(i);
+    }
+    const uint64_t kept = std::min(m, count);
+    keep_smallest(buffer, count, kept);
+    if (shared && kept == shared->m) shared->lower_to(packed_bits(buffer[kept - 1]));
+    return kept;
+}
+
+// Whether keys[0, n) with m = min(k, n) are filtered (else packed whole).
+inline bool filtered(uint64_t n, uint64_t m) { return n >= kFilterMin && m <= n / 4; }
+inline uint64_t filter_capacity(uint64_t n, uint64_t m) {
+    return std::min(n, std::max(kFilterMinBuffer, kFilterSlack * m));
+}
+
 template <typename KeyBits, typename Packed>
 void pack_keys(const TopkRequest &request, const KeyBits *keys, uint64_t first, uint64_t n, Packed *to) {
-    for (uint64_t i = 0; i < n; ++i)
-        to[i] = pack<Packed>(uint64_t(to_radix_key(keys[i], request.key_kind, request.descending)), first + i);
+    const RadixMap<KeyBits> map(request.key_kind, request.descending);
+    for (uint64_t i = 0; i < n; ++i) to[i] = pack<Packed>(uint64_t(map(keys[i])), first + i);
 }
 
 // Result j of the segment whose slots start at slot.
@@ -66,8 +208,13 @@ void write_results(const TopkRequest &request, const Packed *p, uint64_t m, uint
 template <typename KeyBits, typename Packed>
 void select_short(const TopkRequest &request, uint64_t begin, uint64_t n, uint64_t slot, Packed *scratch) {
     const uint64_t m = std::min(request.k, n);
-    pack_keys(request, static_cast<const KeyBits *>(request.keys_in) + begin, 0, n, scratch);
-    keep_smallest(scratch, n, m);
+    const auto *keys = static_cast<const KeyBits *>(request.keys_in) + begin;
+    if (filtered(n, m)) {
+        filter_smallest(request, keys, 0, n, m, scratch, filter_capacity(n, m));
+    } else {
+        pack_keys(request, keys, 0, n, scratch);
+        keep_smallest(scratch, n, m);
+    }
     write_results<KeyBits>(request, scratch, m, slot);
 }
 
@@ -90,20 +237,25 @@ void select_long(Parallel &parallel, const TopkRequest &request, uint64_t begin,
                       [&](uint64_t j, const Packed &p) { write_result<KeyBits>(request, slot, j, p); });
         return;
     }
-    parallel.for_each(chunks, [&](size_t c) {
-        const uint64_t first = c * kChunk;
-        const uint64_t length = std::min(kChunk, n - first);
-        pack_keys(request, keys + first, first, length, scratch + first);
-        keep_smallest(scratch + first, length, std::min(m, length));
+    // Chunks of at least kChunk keys, about four a worker, each filtered
+    // (the result does not depend on the cut); their limits shared.
+    const uint64_t workers = uint64_t(std::max(1, parallel.workers()));
+    const uint64_t chunk = std::max(kChunk, ceil_div(n, 4 * workers));
+    const uint64_t pieces = ceil_div(n, chunk);
+    std::vector<uint64_t> kept(pieces);
+    SharedLimit shared(m);
+    parallel.for_each(pieces, [&](size_t c) {
+        const uint64_t first = c * chunk;
+        const uint64_t length = std::min(chunk, n - first);
+        kept[c] = filter_smallest(request, keys + first, first, length, std::min(m, length), scratch + first,
+                                  filter_capacity(length, m), &shared);
     });
     // The survivors to the front, chunk by chunk (each chunk's lies at or
     // after the place it moves to).
     uint64_t survivors = 0;
-    for (uint64_t c = 0; c < chunks; ++c) {
-        const uint64_t first = c * kChunk;
-        const uint64_t kept = std::min(m, std::min(kChunk, n - first));
-        std::memmove(scratch + survivors, scratch + first, kept * sizeof(Packed));
-        survivors += kept;
+    for (uint64_t c = 0; c < pieces; ++c) {
+        std::memmove(scratch + survivors, scratch + c * chunk, kept[c] * sizeof(Packed));
+        survivors += kept[c];
     }
     keep_smallest(scratch, survivors, m);
     write_results<KeyBits>(request, scratch, m, slot);
