@@ -22,11 +22,11 @@
 // finds the segment's m. The result is unique, so it is the same for every
 // thread count and chunking. The scratch (one packed value per key) is
 // reserved from the workspace before anything is written.
-#include "core/portable.h"
 #include "core/checked_size.h"
 #include "core/dtype.h"
 #include "core/error.h"
 #include "core/key_transform.h"
+#include "core/portable.h"
 #include "cpu/segmented.h"
 #include "cpu/sort.h"
 
@@ -219,10 +219,15 @@ void select_short(const TopkRequest &request, uint64_t begin, uint64_t n, uint64
 }
 
 // One long segment on every thread.
-// merge_scratch: sort_scratch_elements(parallel, n) elements.
+// A long segment is filtered in at most this many pieces (about four a
+// worker), so their counts are allocated before anything changes.
+inline uint64_t pieces_per_segment(Parallel &parallel) { return 4 * uint64_t(std::max(1, parallel.workers())); }
+
+// merge_scratch: sort_scratch_elements(parallel, n) elements; piece_kept:
+// pieces_per_segment(parallel) counts.
 template <typename KeyBits, typename Packed>
 void select_long(Parallel &parallel, const TopkRequest &request, uint64_t begin, uint64_t n, uint64_t slot,
-                 Packed *scratch, Packed *merge_scratch) {
+                 Packed *scratch, Packed *merge_scratch, uint64_t *piece_kept) {
     const uint64_t m = std::min(request.k, n);
     const auto *keys = static_cast<const KeyBits *>(request.keys_in) + begin;
     const uint64_t chunks = ceil_div(n, kChunk);
@@ -239,10 +244,9 @@ void select_long(Parallel &parallel, const TopkRequest &request, uint64_t begin,
     }
     // Chunks of at least kChunk keys, about four a worker, each filtered
     // (the result does not depend on the cut); their limits shared.
-    const uint64_t workers = uint64_t(std::max(1, parallel.workers()));
-    const uint64_t chunk = std::max(kChunk, ceil_div(n, 4 * workers));
+    const uint64_t chunk = std::max(kChunk, ceil_div(n, pieces_per_segment(parallel)));
     const uint64_t pieces = ceil_div(n, chunk);
-    std::vector<uint64_t> kept(pieces);
+    uint64_t *const kept = piece_kept;
     SharedLimit shared(m);
     parallel.for_each(pieces, [&](size_t c) {
         const uint64_t first = c * chunk;
@@ -263,7 +267,7 @@ void select_long(Parallel &parallel, const TopkRequest &request, uint64_t begin,
 
 template <typename KeyBits, typename Packed>
 void run_topk(Parallel &parallel, const TopkRequest &request, const SegmentLayout &layout, const SegmentPlan &plan,
-              const std::function<bool(uint64_t)> &is_long, Packed *scratch) {
+              const std::function<bool(uint64_t)> &is_long, Packed *scratch, uint64_t *piece_kept) {
     // scratch: one packed value per key the segments cover, then the merge scratch.
     const SegmentSpan covered = covered_span(layout);
     Packed *merge_scratch = scratch + covered.length;
@@ -278,7 +282,7 @@ void run_topk(Parallel &parallel, const TopkRequest &request, const SegmentLayou
     for (const uint64_t s : plan.long_segments) {
         const SegmentSpan span = segment_span(layout, s);
         select_long<KeyBits>(parallel, request, span.begin, span.length, s * request.k,
-                             scratch + (span.begin - covered.begin), merge_scratch);
+                             scratch + (span.begin - covered.begin), merge_scratch, piece_kept);
     }
 }
 
@@ -306,11 +310,14 @@ void topk(Parallel &parallel, Workspace &workspace, const TopkRequest &request, 
     const uint64_t merge_elements = plan.long_segments.empty() ? 0 : sort_scratch_elements(parallel, plan.longest);
     const uint64_t bytes =
         CheckedSize(covered_span(layout).length, "top-k scratch").plus(merge_elements).times(element).value();
+    // Allocated before the workspace grows: a failure here changes nothing.
+    std::vector<uint64_t> piece_kept(plan.long_segments.empty() ? 0 : pieces_per_segment(parallel));
     void *scratch = workspace.reserve(bytes);
     dispatch_width(request.key_bytes, "top-k: unsupported key width", [&](auto key_bits) {
         using K = decltype(key_bits);
-        if (packed64) run_topk<K>(parallel, request, layout, plan, is_long, static_cast<uint64_t *>(scratch));
-        else run_topk<K>(parallel, request, layout, plan, is_long, static_cast<Wide *>(scratch));
+        if (packed64)
+            run_topk<K>(parallel, request, layout, plan, is_long, static_cast<uint64_t *>(scratch), piece_kept.data());
+        else run_topk<K>(parallel, request, layout, plan, is_long, static_cast<Wide *>(scratch), piece_kept.data());
     });
 }
 
