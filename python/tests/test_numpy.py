@@ -297,6 +297,22 @@ def test_version_matches_library():
     assert gpuprim.__version__ == gpuprim.library_version()
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/maps")
+def test_installed_package_loads_its_own_cpu_engine_libraries():
+    # A wheel carries oneTBB and Highway beside libgpuprim (found through its
+    # $ORIGIN rpath), so it runs where they are not installed: every copy of
+    # them in this process must then be the package's own.
+    package_dir = os.path.dirname(os.path.abspath(gpuprim.__file__))
+    if os.path.dirname(os.path.abspath(gpuprim.LIBRARY_PATH)) != package_dir:
+        pytest.skip("the library is not the installed package's (GPUPRIM_LIBRARY or a source tree)")
+    bundled = {name for name in os.listdir(package_dir) if name.startswith(("libtbb", "libhwy"))}
+    with open("/proc/self/maps") as maps:
+        mapped = {line.split()[-1] for line in maps if "/libtbb" in line or "/libhwy" in line}
+    for path in mapped:
+        assert os.path.dirname(path) == package_dir, f"{path} loaded from outside the package"
+    assert {os.path.basename(path) for path in mapped} <= bundled
+
+
 def _rss_bytes():
     with open("/proc/self/statm") as statm:
         return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
