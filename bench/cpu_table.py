@@ -150,7 +150,7 @@ def main():
         print(f"(other processes were using the CPU while these ran: {', '.join(busy)})\n")
     print(f"numpy {np.__version__}; {cores} cores; median of {args.reps} (numpy's stable pair "
           f"sort at 10^7: median of {max(3, args.reps // 2)}); times in ms\n")
-    head = ["op", "dtype", "n"] + (["0.2.0 (1 thread)"] if base else []) + [
+    head = ["op", "dtype", "n"] + (["baseline 1 thread"] if base else []) + [
         "ours 1 thread", f"ours {cores} threads", "numpy", "1T / all T", "numpy / ours"]
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))

@@ -38,9 +38,9 @@
 #                     Every pkg-config program runs with LD_LIBRARY_PATH unset
 #                     and nothing added to the .pc's flags (PKGCONFIG_RPATH=OFF,
 #                     a build whose .pc files carry no rpath: -Wl,-rpath added)
-#   version           find_package(gpuprim <v> CONFIG): 0.2, 0.2.0 and 0.2...<0.3
+#   version           find_package(gpuprim <v> CONFIG): 0.3, 0.3.0 and 0.3...<0.4
 #                     found; 0.1, 0.3, 1.0, 0.3...1.0 and 0.1...<1.0 refused (0.x:
-#                     a minor release may break the ABI, so only 0.2.* is 0.2)
+#                     a minor release may break the ABI, so only 0.3.* is 0.3)
 # Each consumer sorts 100008 keys and checks them (examples/cmake_consumer/main.c);
 # a binary that should be static must not need libgpuprim.so, a shared one must.
 cmake_minimum_required(VERSION 3.25)
@@ -381,8 +381,8 @@ else()
   file(WRITE ${CMAKE_BINARY_DIR}/result "refused")
 endif()
 ]=])
-  foreach(case "0.2:found" "0.2.0:found" "0.2...<0.3:found"
-               "0.1:refused" "0.3:refused" "1.0:refused" "0.3...1.0:refused" "0.1...<1.0:refused")
+  foreach(case "0.3:found" "0.3.0:found" "0.3...<0.4:found"
+               "0.2:refused" "0.4:refused" "1.0:refused" "0.4...1.0:refused" "0.1...<1.0:refused")
     string(REPLACE ":" ";" case "${case}")
     list(GET case 0 want)
     list(GET case 1 expected)

@@ -92,10 +92,10 @@
  * API stability:
  * - Stable: every declaration in this header outside the section guarded by
  *   GPUPRIM_EXPERIMENTAL_API (at the end). Within a release series 0.MINOR.x
- *   (e.g. 0.2.0, 0.2.1) their signatures, struct layouts, enum values and
- *   documented behaviour do not change: a program built against 0.2.x runs
- *   with any 0.2.y library (the shared library's SONAME is libgpuprim.so.0.2).
- *   A new minor release (0.3) may change them, listed in the CHANGELOG; from
+ *   (e.g. 0.3.0, 0.3.1) their signatures, struct layouts, enum values and
+ *   documented behaviour do not change: a program built against 0.3.x runs
+ *   with any 0.3.y library (the shared library's SONAME is libgpuprim.so.0.3).
+ *   A new minor release (0.4) may change them, listed in the CHANGELOG; from
  *   1.0 on, the ABI only grows within a major version.
  * - Experimental: declarations in the GPUPRIM_EXPERIMENTAL_API section, seen
  *   only by code that defines GPUPRIM_EXPERIMENTAL_API before including this
@@ -120,7 +120,7 @@
 #include <stdint.h>
 
 #define GPUPRIM_VERSION_MAJOR 0
-#define GPUPRIM_VERSION_MINOR 2
+#define GPUPRIM_VERSION_MINOR 3
 #define GPUPRIM_VERSION_PATCH 0
 /* One number that compares: major * 10000 + minor * 100 + patch. */
 #define GPUPRIM_VERSION_NUMBER \
@@ -189,7 +189,7 @@ typedef enum gpuprim_status {
  * values give "unknown status". */
 GPUPRIM_API const char *gpuprim_get_error_string(gpuprim_status_t status);
 
-/* Library version at run time, as GPUPRIM_VERSION_NUMBER and as "0.2.0". */
+/* Library version at run time, as GPUPRIM_VERSION_NUMBER and as "0.3.0". */
 GPUPRIM_API uint32_t gpuprim_version_number(void);
 GPUPRIM_API const char *gpuprim_version_string(void);
 
@@ -321,7 +321,7 @@ typedef struct gpuprim_context_options {
                                Results are bitwise the same for every value
                                (see the float rules at gpuprim_op_t). Calls
                                on inputs of a few thousand elements run on
-                               the calling thread alone. (Since 0.2.1.) */
+                               the calling thread alone. (Since 0.3.0.) */
 } gpuprim_context_options_t;
 
 /* Fill *options with the defaults. Does nothing if options is NULL. */

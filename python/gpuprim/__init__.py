@@ -75,7 +75,7 @@ __all__ = ["sort", "sort_by_key", "argsort", "topk", "cumsum", "scan", "sum", "m
            "distributed_sort", "distributed_argsort", "distributed_topk", "has_distributed", "Context", "GpuprimError", "InvalidArgumentError", "DtypeError", "OutOfMemoryError",
            "DeviceError", "library_version", "__version__"]
 
-__version__ = "0.2.0"
+__version__ = "0.3.0"
 
 # A numpy array, a PyTorch tensor or a CuPy array; results are of its kind.
 Array = TypeVar("Array")
@@ -83,7 +83,7 @@ Values = TypeVar("Values")
 
 
 def library_version() -> str:
-    """The version of the libgpuprim this package runs on ("0.2.0")."""
+    """The version of the libgpuprim this package runs on ("0.3.0")."""
     return _LIB.gpuprim_version_string().decode()
 
 
