@@ -1,45 +1,26 @@
 # SPDX-License-Identifier: Apache-2.0
 # Run by ctest after the tests (CTEST_CUSTOM_POST_TEST in the build tree's
 # CTestCustom.cmake, written by test/CMakeLists.txt): ctest lists skipped
-# tests without their reasons, so this prints the reason each skipped test
-# gave. A test that skips (exit 77) ends its output with one line saying
-# "skipped" (": skipped", "skipped (", "skipped:", "skipped,") or starting
-# "SKIP: "; the lines come from this run's Testing/Temporary/LastTest.log.
-#   cmake -DLOG=<build>/Testing/Temporary/LastTest.log -P ctest_skip_reasons.cmake
-if(NOT EXISTS "${LOG}")
+# tests without their reasons, so this prints the reason each one left in
+# its note file (GPUPRIM_TEST_SKIP_NOTE: NOTES/<test name>.txt, written by
+# a test as it exits 77; the folder is cleared before each run).
+#   cmake -DNOTES=<build>/Testing/Temporary/skipped -P ctest_skip_reasons.cmake
+file(GLOB notes "${NOTES}/*.txt")
+if(NOT notes)
   return()
 endif()
-# One list element a line: brackets and semicolons (which would join or
-# split CMake list elements) are stood in for while the lines are walked.
-file(READ "${LOG}" log_text)
-string(REPLACE "[" "<gpuprim-lb>" log_text "${log_text}")
-string(REPLACE "]" "<gpuprim-rb>" log_text "${log_text}")
-string(REPLACE ";" "<gpuprim-sc>" log_text "${log_text}")
-string(REPLACE "\n" ";" log_lines "${log_text}")
-set(test_name "")
-set(in_output FALSE)
-set(last_line "")
+list(SORT notes)
 set(reasons "")
-foreach(line IN LISTS log_lines)
-  if(line MATCHES "^[0-9]+/[0-9]+ Test: (.+)$")
-    set(test_name "${CMAKE_MATCH_1}")
-  elseif(line STREQUAL "Output:")
-    set(in_output TRUE)
-    set(last_line "")
-  elseif(line STREQUAL "<end of output>")
-    set(in_output FALSE)
-    # Only a test's last line: a test that ran may mention a skipped case.
-    if(last_line MATCHES "^SKIP: |: skipped|skipped( \\(|:|,)")
-      string(REGEX REPLACE "^${test_name}: " "" last_line "${last_line}")
-      string(APPEND reasons "  ${test_name}: ${last_line}\n")
-    endif()
-  elseif(in_output AND NOT line MATCHES "^-+$" AND NOT line STREQUAL "")
-    set(last_line "${line}")
+foreach(note IN LISTS notes)
+  get_filename_component(test_name "${note}" NAME_WLE)
+  file(READ "${note}" reason)
+  string(STRIP "${reason}" reason)
+  # "test_large: skipped (...)" needs no second "test_large: " in front.
+  string(FIND "${reason}" "${test_name}: " at)
+  if(at EQUAL 0)
+    string(LENGTH "${test_name}: " prefix)
+    string(SUBSTRING "${reason}" ${prefix} -1 reason)
   endif()
+  string(APPEND reasons "  ${test_name}: ${reason}\n")
 endforeach()
-if(reasons)
-  string(REPLACE "<gpuprim-lb>" "[" reasons "${reasons}")
-  string(REPLACE "<gpuprim-rb>" "]" reasons "${reasons}")
-  string(REPLACE "<gpuprim-sc>" ";" reasons "${reasons}")
-  message("Why the skipped tests did not run:\n${reasons}")
-endif()
+message("Why the skipped tests did not run:\n${reasons}")

@@ -19,6 +19,8 @@
 // The backend: GPUPRIM_BACKEND=cpu|cuda|auto like the other tests (auto or
 // unset: CUDA where built and a device is usable, else the CPU); 77 (skip)
 // when cuda is asked for and there is none.
+#include "skip_note.h"
+
 #include "core/backend.h"
 #include "core/dtype.h"
 #include "core/element_traits.h"
@@ -682,8 +684,7 @@ int main() {
         bool use_cuda = false;
         if (wanted == "cuda") {
             if (!cuda_backend_built() || !cuda_device_usable(0)) {
-                std::printf("test_backend_ops: GPUPRIM_BACKEND=cuda but no usable CUDA device: skipped\n");
-                return 77;
+                return tc_skip("test_backend_ops: GPUPRIM_BACKEND=cuda but no usable CUDA device: skipped");
             }
             use_cuda = true;
         } else if (wanted.empty() || wanted == "auto") {

@@ -62,8 +62,7 @@ int main(int argc, char **argv) {
     memset(&run, 0, sizeof run);
     run.second = self_test ? context_of(GPUPRIM_BACKEND_CPU, 0) : context_of(GPUPRIM_BACKEND_CUDA, 0);
     if (!run.second) {
-        printf("SKIP: no usable CUDA device\n");
-        return 77;
+        return tc_skip("SKIP: no usable CUDA device");
     }
     tc_init("test_backends_agree");
     run.first = context_of(GPUPRIM_BACKEND_CPU, self_test ? 1 : 0);

@@ -17,6 +17,8 @@
 
 #include <gpuprim/gpuprim.h>
 
+#include "skip_note.h"
+
 #include <ctype.h>
 #include <float.h>
 #include <limits.h>

@@ -14,8 +14,7 @@
 
 #if defined(_WIN32)
 int main(void) {
-    printf("test_fork: no fork() on this platform: skipped\n");
-    return 77;
+    return tc_skip("test_fork: no fork() on this platform: skipped");
 }
 #else
 

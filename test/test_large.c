@@ -42,8 +42,7 @@ int main(void) {
     const char *count_text = getenv("GPUPRIM_TEST_LARGE_COUNT");
 
     if (!tc_env_flag("GPUPRIM_TEST_LARGE")) {
-        printf("test_large: skipped (set GPUPRIM_TEST_LARGE=1 to run the cases past 2^32 elements)\n");
-        return 77;
+        return tc_skip("test_large: skipped (set GPUPRIM_TEST_LARGE=1 to run the cases past 2^32 elements)");
     }
     ctx = tc_init("test_large");
     n = count_text && *count_text ? strtoull(count_text, NULL, 0) : ((uint64_t)1 << 32) + 1234567;

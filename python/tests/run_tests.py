@@ -9,6 +9,19 @@ import os
 import sys
 
 here = os.path.dirname(os.path.abspath(__file__))
+
+
+def skip(reason):
+    """Exits 77 (ctest's "skipped"), the reason also in ctest's note file."""
+    print(reason)
+    note = os.environ.get("GPUPRIM_TEST_SKIP_NOTE")
+    if note:
+        os.makedirs(os.path.dirname(note), exist_ok=True)
+        with open(note, "w") as file:
+            file.write(reason + "\n")
+    sys.exit(77)
+
+
 missing = []
 for module in ("numpy", "pytest"):
     try:
@@ -16,18 +29,16 @@ for module in ("numpy", "pytest"):
     except ImportError:
         missing.append(module)
 if missing:
-    print(f"python package tests skipped: {', '.join(missing)} not installed for {sys.executable} "
-          f"(python3 -m pip install {' '.join(missing)})")
-    sys.exit(77)
+    skip(f"python package tests skipped: {', '.join(missing)} not installed for {sys.executable} "
+         f"(python3 -m pip install {' '.join(missing)})")
 targets = [a for a in sys.argv[1:] if a.endswith(".py")]
 options = [a for a in sys.argv[1:] if not a.endswith(".py")]
 if targets and any("distributed" in t for t in targets):
     try:
         __import__("mpi4py")
     except ImportError:
-        print(f"distributed Python tests skipped: mpi4py not installed for {sys.executable} "
-              "(python3 -m pip install mpi4py)")
-        sys.exit(77)
+        skip(f"distributed Python tests skipped: mpi4py not installed for {sys.executable} "
+             "(python3 -m pip install mpi4py)")
 sys.path.insert(0, os.path.dirname(here))  # python/, for the gpuprim package's source
 import pytest  # noqa: E402
 

@@ -60,8 +60,8 @@ static void setup(void) {
         if (devices < g_ranks) {
             /* NCCL takes one rank a GPU. */
             if (g_rank == 0)
-                printf("test_distributed: %d ranks but %d GPUs: skipped (NCCL needs one GPU a rank)\n", g_ranks,
-                       devices);
+                tc_skip("test_distributed: %d ranks but %d GPUs: skipped (NCCL needs one GPU a rank)", g_ranks,
+                        devices);
             MPI_Finalize();
             exit(77);
         }
@@ -77,7 +77,7 @@ static void setup(void) {
     }
 #else
     if (g_cuda) {
-        printf("test_distributed: built without NCCL: the CUDA contexts' engine is not here: skipped\n");
+        if (g_rank == 0) tc_skip("test_distributed: built without NCCL: the CUDA contexts' engine is not here: skipped");
         MPI_Finalize();
         exit(77);
     }

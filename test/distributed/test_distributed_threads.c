@@ -126,8 +126,7 @@ int main(void) {
     tc.seed = getenv("GPUPRIM_TEST_SEED") ? strtoull(getenv("GPUPRIM_TEST_SEED"), NULL, 0) : (uint64_t)time(NULL);
     tc.rng = tc.seed;
     if (!backend || strcmp(backend, "cuda") != 0 || cudaGetDeviceCount(&devices) != cudaSuccess || devices < 2) {
-        printf("test_distributed_threads: needs GPUPRIM_BACKEND=cuda and 2+ GPUs (found %d): skipped\n", devices);
-        return 77;
+        return tc_skip("test_distributed_threads: needs GPUPRIM_BACKEND=cuda and 2+ GPUs (found %d): skipped", devices);
     }
     if (devices > MAX_DEVICES) devices = MAX_DEVICES;
     for (d = 0; d < devices; ++d) ordinals[d] = d;

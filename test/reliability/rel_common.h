@@ -5,13 +5,12 @@
 
 #include <gpuprim/gpuprim.h>
 
+#include "../skip_note.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ctest's "skipped" exit code (SKIP_RETURN_CODE in CMakeLists.txt). */
-#define REL_SKIP 77
 
 static inline void rel_fail(const char *file, int line, const char *format, ...) {
     va_list args;

@@ -192,14 +192,13 @@ int main(int argc, char **argv) {
     gpuprim_context_options_init(&options);
     status = gpuprim_context_create(&options, &ctx, message, sizeof message);
     if (status != GPUPRIM_SUCCESS) {
-        printf("SKIP: no context: %s\n", message);
-        return REL_SKIP;
+        return tc_skip("SKIP: no context: %s", message);
     }
     REL_OK(ctx, gpuprim_context_get_backend(ctx, &backend));
     if (backend != GPUPRIM_BACKEND_CUDA) {
-        printf("SKIP: the context runs on %s, not CUDA\n", rel_backend_name(ctx));
+        const int skipped = tc_skip("SKIP: the context runs on %s, not CUDA", rel_backend_name(ctx));
         gpuprim_context_destroy(ctx);
-        return REL_SKIP;
+        return skipped;
     }
     printf("device faults, mode %s\n", mode);
     if (strcmp(mode, "wrap") == 0) {
