@@ -159,16 +159,24 @@ struct ArgKey {
     using Key = bits_t<T>;
     static constexpr Key kSign = ElementTraits<T>::kSignBit;
 
+    // Written with masks, no branch and no select, so the CPU's folds
+    // vectorize it (a select on -0.0 became a branch per element).
     GPUPRIM_HD static Key key(T x) {
-        Key bits = bit_cast<Key>(x);
+        const Key bits = bit_cast<Key>(x);
         if constexpr (kIsFloat<T>) {
             constexpr Key kMantissa = Key((Key(1) << FloatFormat<T>::kMantissaBits) - 1);
             constexpr Key kInfinity = Key(Key(~kSign) & Key(~kMantissa));
-            const bool nan = Key(bits & Key(~kSign)) > kInfinity;
-            bits = bits == kSign ? Key(0) : bits;                               // -0.0 ties with +0.0
-            const Key ordered = Key(bits ^ ((bits & kSign) ? Key(~Key(0)) : kSign));  // MinMaxKey::ordered
+            const Key magnitude = Key(bits & Key(~kSign));
+            // -0.0 ties with +0.0: a zero's sign bit is cleared.
+            const Key zero_fill = Key(Key(0) - Key(magnitude == 0));
+            const Key unsigned_zero = Key(bits & Key(~Key(zero_fill & kSign)));
+            // MinMaxKey::ordered: negative values complemented, others with the sign bit set.
+            const Key sign_fill = Key(Key(0) - Key(unsigned_zero >> (sizeof(Key) * 8 - 1)));
+            const Key ordered = Key(unsigned_zero ^ Key(sign_fill | kSign));
             const Key k = kMin ? ordered : Key(~ordered);
-            return nan ? Key(0) : k;
+            // Every NaN: 0.
+            const Key not_nan = Key(Key(0) - Key(magnitude <= kInfinity));
+            return Key(k & not_nan);
         } else {
             const Key ordered = std::is_signed_v<T> ? Key(bits ^ kSign) : bits;
             return kMin ? ordered : Key(~ordered);
