@@ -12,8 +12,8 @@
 //    when the input is past kParallelReduceMin (else on the calling thread);
 // 2. the least of those keys, and the first piece that holds it; that one
 //    piece is searched for the key's first position, kSearchBlock elements at
-//    a time (a block is compared whole, a loop the compiler vectorizes, and
-//    only the block that holds the key is searched element by element).
+//    a time (each block's least key by the same vectorized fold; only the
+//    first block whose least key is the key is searched element by element).
 // So the input is read once, and one piece (at most 1/kExactPieces of it,
 // or all of a small input, which is in cache) a second time.
 #include "cpu/argreduce.h"
@@ -29,7 +29,7 @@ namespace gpuprim {
 namespace cpu {
 namespace {
 
-constexpr uint64_t kSearchBlock = 64;
+constexpr uint64_t kSearchBlock = 256;
 
 template <typename T, bool kMin>
 bits_t<T> least_key(const T *x, uint64_t n) {
@@ -38,17 +38,18 @@ bits_t<T> least_key(const T *x, uint64_t n) {
                          [x](uint64_t i) { return ArgKey<T, kMin>::key(x[i]); });
 }
 
-// The first i in [0, n) with key(x[i]) == key; one exists.
+// The first i in [0, n) with key(x[i]) == key; one exists. Blocks of
+// kSearchBlock elements are tested through least_key (the same vectorized
+// fold: a block holds the key when its least key is the key, which is the
+// least of all), and only the block that holds it element by element.
 template <typename T, bool kMin>
 uint64_t first_with_key(const T *x, uint64_t n, bits_t<T> key) {
-    uint64_t begin = 0;
-    for (; begin + kSearchBlock <= n; begin += kSearchBlock) {
-        bool hit = false;
-        for (uint64_t k = 0; k < kSearchBlock; ++k) hit |= ArgKey<T, kMin>::key(x[begin + k]) == key;
-        if (hit) break;
+    for (uint64_t begin = 0; begin < n; begin += kSearchBlock) {
+        const uint64_t end = std::min(n, begin + kSearchBlock);
+        if (least_key<T, kMin>(x + begin, end - begin) != key) continue;
+        for (uint64_t i = begin; i < end; ++i)
+            if (ArgKey<T, kMin>::key(x[i]) == key) return i;
     }
-    for (uint64_t i = begin; i < n; ++i)
-        if (ArgKey<T, kMin>::key(x[i]) == key) return i;
     fail(GPUPRIM_ERROR_INTERNAL, "argreduce: the least key is in no element of its piece");
 }
 
