@@ -514,6 +514,28 @@ static inline uint64_t tc_apply(gpuprim_op_t op, gpuprim_dtype_t d, uint64_t a, 
     return tc_sort_key(d, a, 0) < tc_sort_key(d, b, 0) ? b : a;
 }
 
+/* gpuprim_argreduce (numpy's argmin / argmax on the flat array), element by
+ * element from the header: a NaN ends the search at its position (both ops);
+ * otherwise the first strictly lesser (MIN) or greater (MAX) value in the
+ * value order, -0.0 read as +0.0 (tc_sort_key orders values with -0 below
+ * +0, so zeros are made +0 first). n >= 1. */
+static inline uint64_t tc_reference_argreduce(gpuprim_op_t op, gpuprim_dtype_t d, const void *x, uint64_t n) {
+    uint64_t best = 0, best_key = 0, i;
+    for (i = 0; i < n; ++i) {
+        uint64_t bits = tc_get(d, x, i), key;
+        if (tc_is_float(d)) {
+            if (tc_isnan_bits(d, bits)) return i;
+            if (bits == tc_sign_bit(d)) bits = 0;
+        }
+        key = tc_sort_key(d, bits, 0);
+        if (i == 0 || (op == GPUPRIM_OP_MIN ? key < best_key : key > best_key)) {
+            best = i;
+            best_key = key;
+        }
+    }
+    return best;
+}
+
 static inline long double tc_epsilon(gpuprim_dtype_t d) {
     /* f16/bf16 sums accumulate in f32 */
     return d == GPUPRIM_DTYPE_F64 ? (long double)DBL_EPSILON : (long double)FLT_EPSILON;

@@ -2,7 +2,7 @@
 /*
  * options.cpu_threads far above the CPUs (the header's rule: accepted, and
  * a call never runs on more threads than the CPUs the process may run on):
- * CPU contexts of 100,000 and INT32_MAX threads run reduce, dot, scan, sort
+ * CPU contexts of 100,000 and INT32_MAX threads run reduce, argmin/argmax, dot, scan, sort
  * (keys, pairs, argsort), segmented reduce, scan and sort, and top-k, and
  * give bitwise the results of a 1-thread context, quickly. (OpenMP used to
  * start every thread asked for: a reduce of 300,000 elements on 100,000
@@ -33,6 +33,7 @@ static gpuprim_context_t cpu_context(int32_t threads) {
 /* Every output of one run, in host memory, for comparing runs bitwise. */
 typedef struct outputs {
     uint32_t sum;
+    uint64_t argmin, argmax, float_argmin;
     float dot;
     uint32_t *scanned, *sorted, *pair_values, *seg_sorted, *seg_scanned, *seg_sums, *top, *top_index;
     int64_t *order;
@@ -51,7 +52,10 @@ static void run_all(gpuprim_context_t ctx, const uint32_t *keys, const float *fl
 
     in = tc_buffer_from(ctx, GPUPRIM_DTYPE_U32, keys, N);
     CHECK_OK(gpuprim_reduce(ctx, GPUPRIM_OP_SUM, in, &o->sum));
+    CHECK_OK(gpuprim_argreduce(ctx, GPUPRIM_OP_MIN, in, &o->argmin));
+    CHECK_OK(gpuprim_argreduce(ctx, GPUPRIM_OP_MAX, in, &o->argmax));
     fa = tc_buffer_from(ctx, GPUPRIM_DTYPE_F32, floats, N);
+    CHECK_OK(gpuprim_argreduce(ctx, GPUPRIM_OP_MIN, fa, &o->float_argmin));
     CHECK_OK(gpuprim_dot(ctx, fa, fa, &o->dot));
     out = tc_buffer(ctx, GPUPRIM_DTYPE_U32, N);
     CHECK_OK(gpuprim_scan(ctx, GPUPRIM_OP_SUM, GPUPRIM_SCAN_EXCLUSIVE, in, out));
@@ -112,6 +116,10 @@ static void compare(const outputs_t *a, const outputs_t *b, const char *what) {
     uint64_t i;
     int sorted = 1;
     CHECKF(a->sum == b->sum, "%s: reduce %u, 1 thread %u", what, (unsigned)b->sum, (unsigned)a->sum);
+    CHECKF(a->argmin == b->argmin && a->argmax == b->argmax && a->float_argmin == b->float_argmin,
+           "%s: argmin/argmax %llu/%llu/%llu, 1 thread %llu/%llu/%llu", what, (unsigned long long)b->argmin,
+           (unsigned long long)b->argmax, (unsigned long long)b->float_argmin, (unsigned long long)a->argmin,
+           (unsigned long long)a->argmax, (unsigned long long)a->float_argmin);
     CHECKF(memcmp(&a->dot, &b->dot, sizeof a->dot) == 0, "%s: dot %.9g, 1 thread %.9g", what, (double)b->dot,
            (double)a->dot);
     CHECKF(memcmp(a->scanned, b->scanned, sizeof(uint32_t) * N) == 0, "%s: scan differs", what);

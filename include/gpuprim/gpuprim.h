@@ -103,10 +103,11 @@
  *   in any release, patch releases included; use them only when you can
  *   rebuild against each release. New functions start there and move to
  *   the stable part in a later minor release. Experimental now (added after
- *   0.2.0): argsort, the segments (gpuprim_segments_t) with segmented sort,
- *   argsort, reduce and scan, top-k (flat and segmented), and the
- *   distributed calls (communicators attached to contexts; distributed
- *   reduce, scan, sort, argsort and top-k).
+ *   0.2.0): argmin/argmax (gpuprim_argreduce), argsort, the segments
+ *   (gpuprim_segments_t) with segmented sort, argsort, reduce and scan,
+ *   top-k (flat and segmented), and the distributed calls (communicators
+ *   attached to contexts; distributed reduce, scan, sort, argsort and
+ *   top-k).
  * - What the documentation below promises: results, errors, aliasing and
  *   ordering rules, whether a call blocks, and an upper bound on the CUDA
  *   workspace a call may keep. How a call runs (its kernels, paths by size,
@@ -640,6 +641,35 @@ GPUPRIM_API gpuprim_status_t gpuprim_sort_with_options(gpuprim_context_t context
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* ------------------------------------------------------------------------ */
+/* Argmin / argmax                                                           */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * The position of the least (op MIN, argmin) or greatest (op MAX, argmax)
+ * element of input, written to *index: exactly what numpy's np.argmin /
+ * np.argmax give on the flat array. Blocks until *index is written.
+ * - Of several equal extremes, the first position.
+ * - Floats: if input holds a NaN, the position of the first NaN, for MIN and
+ *   MAX alike, whatever its sign and payload (NaN propagates, as in numpy).
+ *   -0.0 and +0.0 compare equal (the first of them wins where a zero is the
+ *   extreme); +-inf and subnormals are ordinary values. F16 and BF16
+ *   compare by value, like the other floats.
+ * - Integers of every width compare by value (signed as signed).
+ * The result does not depend on the backend, the device, cpu_threads or
+ * how the work is cut: it is the one position these rules define.
+ * input: any dtype, at least one element (numpy raises on an empty array).
+ * Errors: NULL_POINTER (input, index), INVALID_HANDLE, CONTEXT_MISMATCH,
+ * INVALID_ENUM (op not a gpuprim_op_t), INVALID_ARGUMENT (op SUM, naming
+ * 'op'; an empty input, naming 'input'), DEVICE, OUT_OF_MEMORY. On failure
+ * *index is left as it was.
+ * Workspace (CUDA, from the context's cached workspace): 16 bytes per block
+ * of the first pass (at most a few thousand blocks: a few tens of KiB);
+ * none when one block does all the work.
+ */
+GPUPRIM_API gpuprim_status_t gpuprim_argreduce(gpuprim_context_t context, gpuprim_op_t op, gpuprim_buffer_t input,
+                                               uint64_t *index);
 
 /* ------------------------------------------------------------------------ */
 /* Argsort                                                                   */

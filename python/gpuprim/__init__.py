@@ -9,6 +9,9 @@ than 64 bits, widened first: below).
     i = gpuprim.argsort(x, descending=True)
     c = gpuprim.cumsum(x)                  # ordered on torch's current stream
 
+Flat positions: ``argmin``/``argmax`` (numpy's ``np.argmin``/``np.argmax``
+on the flattened array; experimental) return a Python int.
+
 Per row: ``sort``, ``argsort``, ``topk``, ``cumsum``/``scan``, ``sum``, ``min`` and
 ``max`` take ``axis=-1`` to work on every row (the last axis) of a
 C-contiguous N-D array on its own, like numpy's and torch's ``axis=-1`` /
@@ -69,7 +72,7 @@ from ._core import Context, context_for, distributed_context as _distributed_con
 from ._lib import (LIBRARY_PATH, DeviceError, DtypeError, GpuprimError, InvalidArgumentError,
                    OutOfMemoryError, HAS_DISTRIBUTED as _HAS_DISTRIBUTED, LIB as _LIB)
 
-__all__ = ["sort", "sort_by_key", "argsort", "topk", "cumsum", "scan", "sum", "min", "max", "dot",
+__all__ = ["sort", "sort_by_key", "argsort", "topk", "cumsum", "scan", "sum", "min", "max", "argmin", "argmax", "dot",
            "segment_sort", "segment_argsort", "segment_topk", "segment_cumsum", "segment_scan", "segment_sum",
            "segment_min", "segment_max", "distributed_reduce", "distributed_scan",
            "distributed_sort", "distributed_argsort", "distributed_topk", "has_distributed", "Context", "GpuprimError", "InvalidArgumentError", "DtypeError", "OutOfMemoryError",
@@ -216,6 +219,26 @@ def max(x: Array, *, axis: Optional[int] = None) -> Any:
     ``axis=-1``: every row's, as for sum()."""
     context, array = _described(x)
     return context.max(array, axis=axis)
+
+
+def argmin(x: Array, *, axis: Optional[int] = None) -> int:
+    """Position of the smallest element of x, flattened (any shape,
+    C-contiguous), as numpy's ``np.argmin(x)``: the first of equal smallest
+    elements; a NaN anywhere gives the first NaN's position (numpy
+    propagates NaN); -0.0 equals +0.0; bool arrays as numpy's (False before
+    True). Returns a Python int (for GPU arrays the call waits for it). An
+    empty x raises InvalidArgumentError (a ValueError, as numpy raises).
+    Only ``axis=None``: another axis raises ValueError."""
+    context, array = _described(x)
+    return context.argmin(array, axis=axis)
+
+
+def argmax(x: Array, *, axis: Optional[int] = None) -> int:
+    """Position of the largest element of x, flattened, as
+    ``np.argmax(x)``: the first of equal largest; the first NaN if x holds
+    one; -0.0 equals +0.0. As argmin() otherwise."""
+    context, array = _described(x)
+    return context.argmax(array, axis=axis)
 
 
 def dot(a: Array, b: Array) -> Any:

@@ -504,6 +504,32 @@ class Context:
         axis=-1 as for sum (an empty row gives the dtype's smallest value)."""
         return self._reduction("max", x, axis)
 
+    def argmin(self, x, *, axis=None):
+        """Position of the smallest element of x, flattened (any shape,
+        C-contiguous), like ``np.argmin(x)``: the first of equal smallest
+        elements; if x holds a NaN, the position of the first NaN (numpy's
+        rule, whatever its sign); -0.0 equals +0.0. A Python int (on the GPU
+        the call waits for the result). An empty x raises
+        InvalidArgumentError (a ValueError, as numpy raises). axis: None only
+        (ValueError otherwise)."""
+        return self._argreduce("min", x, axis)
+
+    def argmax(self, x, *, axis=None):
+        """Position of the largest element of x, flattened, like
+        ``np.argmax(x)``: the first of equal largest; the first NaN if there
+        is one; -0.0 equals +0.0. As argmin() otherwise."""
+        return self._argreduce("max", x, axis)
+
+    def _argreduce(self, op, x, axis):
+        if axis is not None:
+            raise ValueError(f"gpuprim: arg{op} takes axis=None only (the position in the flattened "
+                             f"array, np.arg{op}(x)), not axis={axis!r}")
+        source = _arrays.describe(x, "x")
+        code = _OPS[op]
+        index = ctypes.c_uint64(0)
+        self._run([(source, True)], lambda c, i: LIB.gpuprim_argreduce(c, code, i, ctypes.byref(index)))
+        return int(index.value)
+
     def _segment_op(self, op, x, offsets, dtype=None):
         source = _one_dimensional(_arrays.describe(x, "x"), "x")
         layout = _offset_layout(source, offsets)

@@ -116,6 +116,7 @@ def load():
         "gpuprim_buffer_download": (i32, [vp, vp, u64, vp, u64]),
         "gpuprim_reduce": (i32, [vp, i32, vp, vp]),
         "gpuprim_reduce_to_buffer": (i32, [vp, i32, vp, vp]),
+        "gpuprim_argreduce": (i32, [vp, i32, vp, ctypes.POINTER(u64)]),
         "gpuprim_dot": (i32, [vp, vp, vp, vp]),
         "gpuprim_dot_to_buffer": (i32, [vp, vp, vp, vp]),
         "gpuprim_scan": (i32, [vp, i32, i32, vp, vp]),

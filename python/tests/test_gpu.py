@@ -369,3 +369,30 @@ def test_torch_topk(dtype):
         m = min(16, b - a)
         np.testing.assert_array_equal(got_i[s, :m], sort_permutation(host[a:b])[:m])
         assert (got_i[s, m:] == -1).all()
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_argmin_argmax_on_the_gpu(dtype):
+    """gpuprim.argmin / argmax of CUDA tensors, CuPy arrays and numpy arrays
+    on a CUDA context: numpy's np.argmin / np.argmax of the same data (first
+    NaN, first of equal extremes, -0.0 == +0.0), a Python int; sizes past
+    the kernels' one-block limit (64 KiB) and their tiles."""
+    torch = _torch()
+    if not hasattr(torch, dtype):
+        pytest.skip(f"torch has no {dtype}")
+    context = gpuprim.Context("cuda")
+    for n in (1, 33, 4097, 16385, 70001, (1 << 20) + 3, (1 << 24) + 1):
+        for kind in ("random", "few", "equal"):
+            x = pattern(dtype, n, kind, rng)
+            reference = x.astype(np.float32) if x.dtype == np.float16 else x
+            t = to_torch(torch, x)
+            for op, numpy_op in (("min", np.argmin), ("max", np.argmax)):
+                want = int(numpy_op(reference))
+                got = getattr(gpuprim, "arg" + op)(t)
+                assert type(got) is int and got == want, (op, n, kind)
+                assert getattr(context, "arg" + op)(x) == want
+        # a view off the 16-byte alignment (the kernels' head elements)
+        if n > 3:
+            assert gpuprim.argmax(t[3:]) == int(np.argmax(reference[3:]))
+    with pytest.raises(gpuprim.InvalidArgumentError, match="'input'"):
+        gpuprim.argmin(torch.empty(0, device="cuda"))

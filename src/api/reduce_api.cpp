@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The reduce entry points: reduce and dot, to the host or to a buffer.
+// The reduce entry points: reduce and dot, to the host or to a buffer, and
+// argreduce (argmin / argmax, experimental).
 #include "api/validate.h"
 #include "core/context.h"
 
@@ -71,6 +72,19 @@ gpuprim_status_t gpuprim_dot_to_buffer(gpuprim_context_t context, gpuprim_buffer
         require_result_buffer(out, left, "a");
         require_result_buffer(out, right, "b");
         ctx.backend->dot(left.dtype, left.data, right.data, left.count, out.data, false);
+    });
+}
+
+gpuprim_status_t gpuprim_argreduce(gpuprim_context_t context, gpuprim_op_t op, gpuprim_buffer_t input,
+                                   uint64_t *index) {
+    return guarded(__func__, context, [&](Context &ctx) {
+        require_min_max_op(op, "argreduce");
+        Buffer &in = ctx.resolve(input, "input");
+        require(index, "index");
+        if (in.count == 0)
+            fail(GPUPRIM_ERROR_INVALID_ARGUMENT,
+                 "argument 'input' has no elements: there is no argmin or argmax of an empty buffer");
+        ctx.backend->argreduce(op, in.dtype, in.data, in.count, index);
     });
 }
 

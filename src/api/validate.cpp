@@ -22,6 +22,14 @@ void require_dtype(const gpuprim_dtype_t &dtype, const char *name) {
 
 void require_op(const gpuprim_op_t &op) { require_enum(op, GPUPRIM_OP_SUM, GPUPRIM_OP_MAX, "op", "gpuprim_op_t"); }
 
+void require_min_max_op(const gpuprim_op_t &op, const char *writer) {
+    require_op(op);
+    if (enum_bits(op) == GPUPRIM_OP_SUM)
+        fail(GPUPRIM_ERROR_INVALID_ARGUMENT,
+             "argument 'op' = GPUPRIM_OP_SUM does not apply to %s; it takes GPUPRIM_OP_MIN or GPUPRIM_OP_MAX",
+             writer);
+}
+
 void require_scan_kind(const gpuprim_scan_kind_t &kind) {
     require_enum(kind, GPUPRIM_SCAN_INCLUSIVE, GPUPRIM_SCAN_EXCLUSIVE, "kind", "gpuprim_scan_kind_t");
 }

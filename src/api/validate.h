@@ -89,6 +89,9 @@ void require_enum(const Enum &value, Enum first, Enum last, const char *name, co
 // By reference: copying an out-of-range enum value is already undefined.
 void require_dtype(const gpuprim_dtype_t &dtype, const char *name);
 void require_op(const gpuprim_op_t &op);
+// A known op that is MIN or MAX (argreduce): INVALID_ENUM for an unknown
+// value, INVALID_ARGUMENT naming 'op' for SUM. writer: the call ("argreduce").
+void require_min_max_op(const gpuprim_op_t &op, const char *writer);
 void require_scan_kind(const gpuprim_scan_kind_t &kind);
 void require_order(const gpuprim_order_t &order);
 

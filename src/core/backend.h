@@ -206,6 +206,11 @@ public:
                         void *result, bool result_on_host) = 0;
     virtual void dot(gpuprim_dtype_t dtype, const void *a, const void *b, uint64_t count,
                      void *result, bool result_on_host) = 0;
+    // argmin (op MIN) / argmax (op MAX) of count >= 1 elements: the first
+    // position of the extreme, NaN first (core/ops.h ArgKey). index: a host
+    // pointer, written only on success; the call blocks until it is.
+    virtual void argreduce(gpuprim_op_t op, gpuprim_dtype_t dtype, const void *input, uint64_t count,
+                           uint64_t *index) = 0;
     // output may equal input. initial: nullptr, or a host pointer to one
     // element of dtype that the scan starts from (the distributed scan's
     // carry from the ranks before): inclusive output i is then

@@ -138,6 +138,52 @@ struct MinMaxKey {
     }
 };
 
+// argmin / argmax (gpuprim_argreduce): numpy's np.argmin / np.argmax on the
+// flat data. Each element maps to an unsigned key of its width such that the
+// answer is the FIRST position of the LEAST key, for both ops:
+// - integers: the value order (signed: the sign bit flipped); MAX complements
+//   it, so the greatest value has the least key;
+// - floats: every NaN gets key 0, the least of all, so the first NaN wins
+//   (numpy propagates NaN, for argmin and argmax alike, whatever the NaN's
+//   sign or payload); -0.0 becomes +0.0 first, so the two zeros tie and the
+//   first of them wins; every other value takes its sign-flip order
+//   (MinMaxKey::ordered: -inf < ... < -0 = +0 < ... < +inf), complemented
+//   for MAX. No non-NaN value has key 0: ordered() is 0 only for the
+//   all-ones pattern and ~ordered() only for 0x7F..F, both NaNs. So +-inf,
+//   subnormals and the 16-bit formats (by value, through their bits) need no
+//   special case.
+// Keys compare as integers: the (key, position) pair under "key, then
+// position" is a total order, so any reduction shape gives the same answer.
+template <typename T, bool kMin>
+struct ArgKey {
+    using Key = bits_t<T>;
+    static constexpr Key kSign = ElementTraits<T>::kSignBit;
+
+    // Written with masks, no branch and no select, so the CPU's folds
+    // vectorize it (a select on -0.0 became a branch per element).
+    GPUPRIM_HD static Key key(T x) {
+        const Key bits = bit_cast<Key>(x);
+        if constexpr (kIsFloat<T>) {
+            constexpr Key kMantissa = Key((Key(1) << FloatFormat<T>::kMantissaBits) - 1);
+            constexpr Key kInfinity = Key(Key(~kSign) & Key(~kMantissa));
+            const Key magnitude = Key(bits & Key(~kSign));
+            // -0.0 ties with +0.0: a zero's sign bit is cleared.
+            const Key zero_fill = Key(Key(0) - Key(magnitude == 0));
+            const Key unsigned_zero = Key(bits & Key(~Key(zero_fill & kSign)));
+            // MinMaxKey::ordered: negative values complemented, others with the sign bit set.
+            const Key sign_fill = Key(Key(0) - Key(unsigned_zero >> (sizeof(Key) * 8 - 1)));
+            const Key ordered = Key(unsigned_zero ^ Key(sign_fill | kSign));
+            const Key k = kMin ? ordered : Key(~ordered);
+            // Every NaN: 0.
+            const Key not_nan = Key(Key(0) - Key(magnitude <= kInfinity));
+            return Key(k & not_nan);
+        } else {
+            const Key ordered = std::is_signed_v<T> ? Key(bits ^ kSign) : bits;
+            return kMin ? ordered : Key(~ordered);
+        }
+    }
+};
+
 // MIN and MAX. The 16-bit floats compare through their MinMaxKey (an
 // integer min/max of order keys: the same rule, exactly).
 template <typename T>

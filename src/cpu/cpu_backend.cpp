@@ -13,6 +13,7 @@
 #include "core/key_transform.h"
 #include "core/ops.h"
 #include "core/workspace.h"
+#include "cpu/argreduce.h"
 #include "cpu/merge_runs.h"
 #include "cpu/parallel.h"
 #include "cpu/reduce_scan.h"
@@ -94,6 +95,11 @@ public:
                                   count);
             std::memcpy(result, &value, sizeof value);
         });
+    }
+
+    void argreduce(gpuprim_op_t op, gpuprim_dtype_t dtype, const void *input, uint64_t count,
+                   uint64_t *index) override {
+        *index = cpu::argreduce(parallel_, op, dtype, input, count);
     }
 
     void scan(gpuprim_op_t op, gpuprim_scan_kind_t kind, gpuprim_dtype_t dtype, const void *input,

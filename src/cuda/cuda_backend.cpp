@@ -4,6 +4,7 @@
 // own folders, one per primitive, each behind its entry header (LAYERS.txt).
 #include "core/backend.h"
 #include "core/error.h"
+#include "cuda/argreduce/argreduce.h"
 #include "cuda/device_env.h"
 #include "cuda/distributed/distributed.h"
 #include "cuda/merge/merge.h"
@@ -247,6 +248,13 @@ public:
         finish_host_result(result, dtype);
     }
 
+    void argreduce(gpuprim_op_t op, gpuprim_dtype_t dtype, const void *input, uint64_t count,
+                   uint64_t *index) override {
+        DeviceScope scope(env_.device_ordinal);
+        cuda::argreduce(env_, op, dtype, input, count, static_cast<uint64_t *>(host_result_device_));
+        finish_host_result(index, sizeof(uint64_t), "argreduce (cudaStreamSynchronize)");
+    }
+
     void scan(gpuprim_op_t op, gpuprim_scan_kind_t kind, gpuprim_dtype_t dtype, const void *input,
               void *output, uint64_t count, const void *initial) override {
         DeviceScope scope(env_.device_ordinal);
@@ -310,8 +318,13 @@ private:
     static constexpr size_t kHostResultBytes = 64;
 
     void finish_host_result(void *result, gpuprim_dtype_t dtype) {
-        check(cudaStreamSynchronize(env_.stream), "reduce (cudaStreamSynchronize)");
-        std::memcpy(result, host_result_, dtype_size(dtype));
+        finish_host_result(result, dtype_size(dtype), "reduce (cudaStreamSynchronize)");
+    }
+    // The kernel's result in the pinned slot (bytes <= kHostResultBytes),
+    // copied to the caller's host memory once the stream has reached it.
+    void finish_host_result(void *result, size_t bytes, const char *what) {
+        check(cudaStreamSynchronize(env_.stream), what);
+        std::memcpy(result, host_result_, bytes);
     }
 
     void free_resources() noexcept {

@@ -109,6 +109,7 @@ constexpr Codes kDocSortWithOptions = kDocSort;  // plus INVALID_ARGUMENT (optio
 constexpr Codes kDocArgsort = kDocSort;
 constexpr Codes kDocSegmented = kDocSort;  // sort, argsort, reduce, scan: the same list
 constexpr Codes kDocTopk = kDocSort;       // gpuprim_topk, gpuprim_segmented_topk: the same list too
+constexpr Codes kDocArgreduce = kContextCodes | kMismatch | kEnum | kArg | kDevice | kOom;
 // The distributed calls: every call's list and their one-rank call's.
 constexpr Codes kDocDistributed = kDocSort | kOverflow;
 constexpr Codes kDocAttach = kContextCodes | kEnum | kUnavailable | kArg | kDevice;
@@ -428,6 +429,22 @@ bool doc_sort_less(T a, T b) {
     }
 }
 
+// gpuprim_argreduce, numpy's argmin / argmax: the position of the first NaN
+// (either op); else the first position of the least (greatest) value, -0.0
+// equal to +0.0 (long double compares them equal; it holds every 64-bit
+// integer exactly).
+template <typename T>
+uint64_t doc_argreduce(const std::vector<T> &values, bool is_min) {
+    uint64_t best = 0;
+    for (size_t i = 0; i < values.size(); ++i) {
+        if constexpr (kIsFloat<T>)
+            if (doc_is_nan(values[i])) return i;
+        const long double v = value_of(values[i]), b = value_of(values[best]);
+        if (is_min ? v < b : v > b) best = i;
+    }
+    return best;
+}
+
 // MIN/MAX: IEEE 754-2019 minimum/maximum; a NaN makes the result the NaN of
 // largest bit pattern; -0.0 < +0.0. Identities: MIN the largest value (+inf),
 // MAX the smallest (-inf).
@@ -617,6 +634,11 @@ public:
             if (op == 255) {  // the distributed calls and their communicator (op 28 in check messages)
                 op_distributed(in);
                 check_all_buffers(28);
+                continue;
+            }
+            if (op == 254) {  // argreduce (op 29 in check messages); 224 still reaches argsort
+                op_argreduce(in);
+                check_all_buffers(29);
                 continue;
             }
             if (op >= 224) {  // argsort, the segmented calls and top-k (op 22..27 in check messages)
@@ -1257,6 +1279,47 @@ private:
         if (shim_reduce(context.handle, op, handle, again.get()) != GPUPRIM_SUCCESS ||
             std::memcmp(result.get(), again.get(), size) != 0)
             violation("reduce is not repeatable bit for bit");
+    }
+
+    // gpuprim_argreduce: op MIN or MAX (SUM is INVALID_ARGUMENT, an unknown
+    // value INVALID_ENUM), a non-empty input, a non-NULL index; a failure
+    // leaves the index as it was.
+    void op_argreduce(Input &in) {
+        ContextArg context = draw_context(in);
+        int op = draw_enum(in, 3);
+        gpuprim_buffer_t handle = draw_buffer(in, context.slot);
+        bool null_index = in.u8() == 255;
+        Buffer *b = nullptr;
+        Expect expect;
+        if (context.slot < 0) {
+            expect.must = context.error;
+        } else {
+            if (!in_range(op, 3)) expect.must |= kEnum;
+            else if (op == GPUPRIM_OP_SUM) expect.must |= kArg;
+            expect.must |= resolve(context.slot, handle, &b);
+            if (null_index) expect.must |= kNull;
+            if (b && b->count == 0) expect.must |= kArg;
+        }
+        const uint64_t poison = 0x5A5A5A5A5A5A5A5Aull;
+        uint64_t index = poison;
+        gpuprim_status_t status = shim_argreduce(context.handle, op, handle, null_index ? nullptr : &index);
+        check_status("gpuprim_argreduce", kDocArgreduce, expect, status, &context);
+        if (status != GPUPRIM_SUCCESS) {
+            if (index != poison) violation("failed argreduce wrote its index");
+            return;
+        }
+        with_type(b->dtype, [&](auto zero) {
+            using T = decltype(zero);
+            std::vector<T> values(b->count);
+            for (uint64_t i = 0; i < b->count; ++i) values[i] = load<T>(contents(*b) + i * sizeof(T));
+            const uint64_t expected = doc_argreduce(values, op == GPUPRIM_OP_MIN);
+            if (index != expected)
+                violation("argreduce (op %d, dtype %d, %llu elements): got %llu, expected %llu", op, b->dtype,
+                          (unsigned long long)b->count, (unsigned long long)index, (unsigned long long)expected);
+        });
+        uint64_t again = poison;
+        if (shim_argreduce(context.handle, op, handle, &again) != GPUPRIM_SUCCESS || again != index)
+            violation("argreduce is not repeatable");
     }
 
     // Writes a checked float-sum or exact result for element 0 of `out`.

@@ -20,6 +20,10 @@ gpuprim_status_t shim_reduce(gpuprim_context_t context, int op, gpuprim_buffer_t
     return gpuprim_reduce(context, op, input, result);
 }
 
+gpuprim_status_t shim_argreduce(gpuprim_context_t context, int op, gpuprim_buffer_t input, uint64_t *index) {
+    return gpuprim_argreduce(context, op, input, index);
+}
+
 gpuprim_status_t shim_reduce_to_buffer(gpuprim_context_t context, int op, gpuprim_buffer_t input,
                                        gpuprim_buffer_t result) {
     return gpuprim_reduce_to_buffer(context, op, input, result);

@@ -15,6 +15,7 @@ gpuprim_status_t shim_buffer_wrap(gpuprim_context_t context, int dtype, void *da
                                   uint64_t count, gpuprim_buffer_t *buffer);
 gpuprim_status_t shim_reduce(gpuprim_context_t context, int op, gpuprim_buffer_t input,
                              void *result);
+gpuprim_status_t shim_argreduce(gpuprim_context_t context, int op, gpuprim_buffer_t input, uint64_t *index);
 gpuprim_status_t shim_reduce_to_buffer(gpuprim_context_t context, int op, gpuprim_buffer_t input,
                                        gpuprim_buffer_t result);
 gpuprim_status_t shim_scan(gpuprim_context_t context, int op, int kind, gpuprim_buffer_t input,

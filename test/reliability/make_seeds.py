@@ -3,7 +3,8 @@
 """Writes the seed corpus of the API fuzz target (test/reliability/corpus/).
 
 Each seed is a small program in the byte language fuzz_api.cpp reads: one
-byte picks the operation (op % 22; bytes >= 224 the argsort, segmented and top-k calls; 255 the distributed calls), the following bytes its arguments, in
+byte picks the operation (op % 22; bytes >= 224 the argsort, segmented and top-k calls; 254 argreduce;
+255 the distributed calls), the following bytes its arguments, in
 the order the target reads them. The seeds start the fuzzer (and the replay
 test) in the interesting places: sorting NaNs and signed zeros with values,
 aliasing wrapped views, buffers of the other context and destroyed ones,
@@ -20,6 +21,8 @@ DOT, DOT_TO_BUFFER, SCAN, SORT, GET_INFO, QUERIES, CONTEXT_CREATE, GLOBALS = 10,
 SORT_WITH_OPTIONS = 21
 # Op bytes >= 224 (fuzz_api.cpp): (op - 224) % 6 picks argsort, the segmented calls and top-k.
 ARGSORT, SEGMENTED_SORT, SEGMENTED_ARGSORT, SEGMENTED_REDUCE, SEGMENTED_SCAN, TOPK = 224, 225, 226, 227, 228, 229
+# Op byte 254: gpuprim_argreduce (Harness::op_argreduce): context, op, input, index byte (255: NULL).
+ARGREDUCE = 254
 # Op byte 255: the distributed calls (Harness::op_distributed); its next byte % 8 picks the call.
 DISTRIBUTED = 255
 D_REDUCE, D_SCAN, D_SORT, D_ARGSORT, D_TOPK, D_GET_RANK, D_ATTACH, D_DETACH = range(8)
@@ -122,6 +125,10 @@ def scan(op, kind, input_, output=None, ctx=CTX0):
 
 def reduce_(op, input_, ctx=CTX0):
     return u8(REDUCE) + u8(ctx) + u8(op) + input_ + u8(0)
+
+
+def argreduce(op, input_, ctx=CTX0, null_index=False):
+    return u8(ARGREDUCE) + u8(ctx) + u8(op) + input_ + u8(255 if null_index else 0)
 
 
 def reduce_to_buffer(op, input_, result, ctx=CTX0):
@@ -385,6 +392,25 @@ SEEDS = {
         + distributed(D_REDUCE, buf(0), extra=u8(0), ctx=FAKE_CTX)
         + distributed(D_ATTACH, buf(0), extra=u8(2) + u8(0), ctx=FAKE_CTX)
         + distributed(D_DETACH, buf(0), ctx=NULL_CTX)),
+    # argmin / argmax: NaNs of both signs, signed zeros, infinities, ties,
+    # integers of every width; op SUM and unknown ops, an empty input, a NULL
+    # index, a stale buffer, one of the other context, bad contexts.
+    "seed_argreduce": (
+        create(F32, small_count(16)) + create(I8, small_count(16)) + create(F16, small_count(16))
+        + create(U64, small_count(16)) + create(F64, small_count(0)) + create(I32, small_count(3), ctx=CTX1)
+        + create(F64, small_count(16))
+        + fill_palette(0, [12, 1, 0, 13, 10, 11, 21, 22, 23, 24, 2, 2, 3, 1, 0, 14], True)
+        + fill_palette(1, [7, 8, 9, 10] * 4, False)
+        + u8(FILL) + u8(2) + u8(200) + u8(60) + b"".join(u8(p + 50) for p in HALF_PICKS)
+        + fill_palette(3, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15], False)
+        + fill_palette(6, [1, 0, 1, 1, 0, 0, 1, 0, 2, 1, 0, 1, 0, 0, 1, 1], True)  # signed zeros, one 1.0
+        + argreduce(1, buf(0)) + argreduce(2, buf(0)) + argreduce(1, buf(1)) + argreduce(2, buf(1))
+        + argreduce(1, buf(2)) + argreduce(2, buf(2)) + argreduce(1, buf(3)) + argreduce(2, buf(3))
+        + argreduce(1, buf(6)) + argreduce(2, buf(6))
+        + argreduce(0, buf(0)) + argreduce(240, buf(0)) + argreduce(1, buf(4)) + argreduce(2, buf(0), null_index=True)
+        + argreduce(1, NULL_BUF) + argreduce(1, buf(5, other_context=True)) + argreduce(1, JUNK_BUF)
+        + argreduce(1, buf(0), ctx=NULL_CTX) + argreduce(2, buf(0), ctx=FAKE_CTX)
+        + destroy(buf(6)) + argreduce(1, stale(2))),
     # Unknown enum values, NULL and fake contexts, odd context options, globals.
     "seed_enums_contexts": (
         create(I32, small_count(4)) + create(255, small_count(4))

@@ -3,7 +3,7 @@
  * by one thread at a time; distinct contexts are independent and may be used
  * from different threads at once". Many threads (default 8), each with its own
  * context, run every primitive at once in a loop (reduce, reduce_to_buffer,
- * dot, inclusive/exclusive scan in and out of place, sort of keys and of
+ * argmin/argmax, dot, inclusive/exclusive scan in and out of place, sort of keys and of
  * pairs, top-k, both orders, all twelve dtypes, sizes 0..65537) and check every
  * result exactly against a reference. Values are small integers (and
  * -0.0/+0.0 for floats), so float sums are exact in any order (f16/bf16:
@@ -210,7 +210,7 @@ static int one_round(Worker *w, gpuprim_context_t ctx, gpuprim_dtype_t dtype, si
     int failed = 1, op, descending;
     int range = is_unsigned(dtype) ? 16 : 31, low = is_unsigned(dtype) ? 0 : -15;
     int64_t sum = 0, dot = 0, min_ord = 0, max_ord = 0;
-    size_t min_at = 0, max_at = 0;
+    size_t min_at = 0, max_at = 0, argmin_at = 0, argmax_at = 0; /* argmin/argmax: by value, -0.0 == +0.0 */
     if (!a || !b || !index || !scratch || !host_a || !host_b || !host_out || !expected ||
         !payload || !payload_out) {
         snprintf(w->failure, sizeof w->failure, "malloc");
@@ -228,6 +228,8 @@ static int one_round(Worker *w, gpuprim_context_t ctx, gpuprim_dtype_t dtype, si
         dot += (int64_t)a[i].value * b[i].value;
         if (i == 0 || ord(a[i]) < min_ord) min_ord = ord(a[i]), min_at = i;
         if (i == 0 || ord(a[i]) > max_ord) max_ord = ord(a[i]), max_at = i;
+        if (a[i].value < a[argmin_at].value) argmin_at = i;
+        if (a[i].value > a[argmax_at].value) argmax_at = i;
     }
 #define STEP(call)                                                             \
     do {                                                                            \
@@ -275,6 +277,21 @@ static int one_round(Worker *w, gpuprim_context_t ctx, gpuprim_dtype_t dtype, si
             EXPECT(memcmp(result, result_expected, size) == 0, "reduce %s: %g, expected %g",
                    op == GPUPRIM_OP_MIN ? "MIN" : "MAX", as_double(dtype, result, 0),
                    as_double(dtype, result_expected, 0));
+        }
+    }
+    /* argmin / argmax: the first position of the extreme value (-0.0 ties with
+       +0.0); an empty input is INVALID_ARGUMENT and leaves the index alone. */
+    for (op = GPUPRIM_OP_MIN; op <= GPUPRIM_OP_MAX; ++op) {
+        uint64_t position = UINT64_MAX;
+        if (n == 0) {
+            EXPECT(gpuprim_argreduce(ctx, (gpuprim_op_t)op, buf_a, &position) == GPUPRIM_ERROR_INVALID_ARGUMENT &&
+                       position == UINT64_MAX,
+                   "argreduce of no elements");
+        } else {
+            STEP(gpuprim_argreduce(ctx, (gpuprim_op_t)op, buf_a, &position));
+            EXPECT(position == (op == GPUPRIM_OP_MIN ? argmin_at : argmax_at), "arg%s %llu, expected %zu",
+                   op == GPUPRIM_OP_MIN ? "min" : "max", (unsigned long long)position,
+                   op == GPUPRIM_OP_MIN ? argmin_at : argmax_at);
         }
     }
     STEP(gpuprim_dot(ctx, buf_a, buf_b, result));

@@ -10,11 +10,24 @@
 
 namespace gpuprim::cuda {
 
-// Shuffles by bit pattern: one overload set for every 4- and 8-byte type.
+// Shuffles by bit pattern: every 4- and 8-byte type in one shuffle; larger
+// trivially copyable types of whole 4-byte words (a (key, position) pair of
+// argreduce) one word at a time.
 template <typename T>
 __device__ __forceinline__ T shuffle_down(T value, unsigned delta) {
-    static_assert(sizeof(T) == 4 || sizeof(T) == 8, "shuffle_down takes 4- or 8-byte types");
-    return bit_cast<T>(__shfl_down_sync(0xffffffffu, bit_cast<bits_t<T>>(value), delta));
+    if constexpr (sizeof(T) == 4 || sizeof(T) == 8) {
+        return bit_cast<T>(__shfl_down_sync(0xffffffffu, bit_cast<bits_t<T>>(value), delta));
+    } else {
+        static_assert(sizeof(T) % 4 == 0 && std::is_trivially_copyable_v<T>,
+                      "shuffle_down takes 4- or 8-byte types, or trivially copyable whole 4-byte words");
+        constexpr int kWords = int(sizeof(T) / 4);
+        uint32_t words[kWords];
+        memcpy(words, &value, sizeof value);
+#pragma unroll
+        for (int w = 0; w < kWords; ++w) words[w] = __shfl_down_sync(0xffffffffu, words[w], delta);
+        memcpy(&value, words, sizeof value);
+        return value;
+    }
 }
 
 // 4-byte integer SUM/MIN/MAX have a one-instruction warp reduction
