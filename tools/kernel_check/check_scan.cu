@@ -789,6 +789,54 @@ static void mid_row(const char *name) {
     }
 }
 
+// Smaller one-tile-per-block shapes at the sizes where CUB 3.6 leads
+// (issue 34): batched device time (us per call), the library's choice and
+// CUB alongside.
+template <int Th, int V, int MinBlocks>
+struct TilePerBlock {
+    using Config = ScanKernelConfig<Th, V, CacheHint::Default, CacheHint::Default, 8, MinBlocks, 1, 1>;
+    static constexpr uint32_t kSingleBlockMaxTiles = 1;
+    static constexpr uint64_t kPipelineMinTilesPerBlock = 0;
+    static constexpr uint64_t kPipelineMinTilesPerBlockOrdered = 0;
+    using MidConfig = Config;
+    static constexpr uint32_t kClearChunk = 256;
+    static constexpr uint32_t kPollNs = 64;
+};
+
+template <typename T>
+static void small_tiles_row(const char *name) {
+    for (int lg = 12; lg <= 24; lg += 2) {
+        const uint64_t n = uint64_t(1) << lg;
+        pool_fill<T>(n);
+        auto run = [&](auto tuning_tag) {
+            using Tuning = decltype(tuning_tag);
+            return time_batched_us([&](int i) {
+                const int c = i % g_pool.copies;
+                scan_detail::launch_scan<T, SumOp<T>, Tuning>(H.env, false, (const T *)g_pool.in[c], (T *)g_pool.out[c], n);
+            }, 50);
+        };
+        std::printf("  %-4s 2^%-3d library %7.2f  128x16 %7.2f  128x8 %7.2f  128x4 %7.2f  256x4 %7.2f  256x2 %7.2f  "
+                    "64x4 %7.2f  CUB %7.2f\n",
+                    name, lg, run(ScanTuningSm90<int(sizeof(T))>{}), run(TilePerBlock<128, 16, 6>{}),
+                    run(TilePerBlock<128, 8, 8>{}), run(TilePerBlock<128, 4, 12>{}), run(TilePerBlock<256, 4, 6>{}),
+                    run(TilePerBlock<256, 2, 8>{}), run(TilePerBlock<64, 4, 16>{}), time_cub<T>(n, 50));
+    }
+}
+
+static void small_tile_timings() {
+    std::printf("\n== 2^12..2^24 inclusive SUM, one tile per block: tile shapes (threads x 16-byte vectors) ==\n");
+    small_tiles_row<uint32_t>("u32");
+    small_tiles_row<float>("f32");
+    small_tiles_row<uint64_t>("u64");
+    std::printf("\n== traces (library) ==\n");
+    for (int lg : {14, 16, 20}) {
+        pool_fill<uint32_t>(uint64_t(1) << lg);
+        char label[32];
+        std::snprintf(label, sizeof label, "u32 2^%d", lg);
+        trace_summary<uint32_t, ScanTuningSm90<4>>(uint64_t(1) << lg, label);
+    }
+}
+
 static void mid_timings() {
     std::printf("\n== mid sizes, inclusive SUM: library choice vs always pipelined (us per call, batch) ==\n");
     mid_row<float>("f32");
@@ -881,6 +929,10 @@ int run(int argc, char **argv) {
     }
     if (mode == "mid") {
         mid_timings();
+        return 0;
+    }
+    if (mode == "smalltiles") {
+        small_tile_timings();
         return 0;
     }
     std::printf("== correctness (%s) ==\n", mode.c_str());
