@@ -9,6 +9,14 @@
 #  define GPUPRIM_HD inline
 #endif
 
+// A body written once and forced into each caller, so that it compiles for
+// each caller's target (the CPU backend's plain and AVX2 entries).
+#if defined(__GNUC__)
+#  define GPUPRIM_ALWAYS_INLINE __attribute__((always_inline)) inline
+#else
+#  define GPUPRIM_ALWAYS_INLINE inline
+#endif
+
 #include <cstdint>
 
 // a / b rounded up, for any a (the usual (a + b - 1) / b wraps when a is

@@ -271,11 +271,7 @@ void sum_leaves(const T *x, uint64_t count, uint64_t lo, uint64_t hi, Acc *out) 
 // independent vectors.
 constexpr uint64_t kFoldLanes = 8;
 // The bodies are inlined into each ISA's copy of the loop.
-#if defined(__GNUC__)
-#  define GPUPRIM_CPU_BODY __attribute__((always_inline)) inline
-#else
-#  define GPUPRIM_CPU_BODY inline
-#endif
+#define GPUPRIM_CPU_BODY GPUPRIM_ALWAYS_INLINE
 template <typename Acc, typename Op, typename Load>
 GPUPRIM_CPU_BODY Acc fold_body(uint64_t n, Acc acc, Op op, const Load &load) {
     Acc lanes[kFoldLanes];

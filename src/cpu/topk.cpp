@@ -78,9 +78,11 @@ struct RadixMap {
 
 // The first i from `from` (in steps of kProbe) whose block keys[i, i +
 // kProbe) holds a radix key at or below limit, or the first i with fewer
-// than kProbe keys left.
+// than kProbe keys left. One body, inlined into a plain and (x86) an AVX2
+// entry, so the compiler vectorizes the block's minimum for each target.
 template <typename Bits>
-uint64_t next_probe_hit(const Bits *keys, uint64_t from, uint64_t n, const RadixMap<Bits> &map, Bits limit) {
+GPUPRIM_ALWAYS_INLINE uint64_t probe_blocks(const Bits *keys, uint64_t from, uint64_t n, const RadixMap<Bits> &map,
+                                            Bits limit) {
     uint64_t i = from;
     for (; i + kProbe <= n; i += kProbe) {
         Bits low = Bits(~Bits(0));
@@ -92,20 +94,15 @@ uint64_t next_probe_hit(const Bits *keys, uint64_t from, uint64_t n, const Radix
     }
     return i;
 }
+template <typename Bits>
+uint64_t next_probe_hit(const Bits *keys, uint64_t from, uint64_t n, const RadixMap<Bits> &map, Bits limit) {
+    return probe_blocks(keys, from, n, map, limit);
+}
 #if defined(__x86_64__) && defined(__GNUC__)
 template <typename Bits>
 __attribute__((target("avx2"))) uint64_t next_probe_hit_avx2(const Bits *keys, uint64_t from, uint64_t n,
                                                              const RadixMap<Bits> &map, Bits limit) {
-    uint64_t i = from;
-    for (; i + kProbe <= n; i += kProbe) {
-        Bits low = Bits(~Bits(0));
-        for (uint64_t j = 0; j < kProbe; ++j) {
-            const Bits key = map(keys[i + j]);
-            low = key < low ? key : low;
-        }
-        if (low <= limit) break;
-    }
-    return i;
+    return probe_blocks(keys, from, n, map, limit);
 }
 #endif
 
