@@ -18,6 +18,7 @@
 // slot); the backend synchronizes before reading it.
 #include "cuda/argreduce/argreduce.h"
 
+#include "core/checked_size.h"
 #include "core/dtype.h"
 #include "core/error.h"
 #include "cuda/argreduce/agent_argreduce.cuh"
@@ -53,7 +54,9 @@ void launch(const DeviceEnv &env, const ArgreduceTuning &tuning, const T *input,
                                                                 kArgreduceBlockThreads, 0, what));
     const uint32_t grid = grid_size(tuning, env.sm_count, blocks_per_sm, input, count);
     Candidate *partials = nullptr;
-    if (grid > 1) partials = static_cast<Candidate *>(env.workspace->reserve(uint64_t(grid) * sizeof(Candidate)));
+    if (grid > 1)
+        partials = static_cast<Candidate *>(
+            env.workspace->reserve(checked_mul(grid, sizeof(Candidate), "argreduce partials")));
     kernel<<<grid, kArgreduceBlockThreads, 0, env.stream>>>(input, count, partials, position);
     check_launch(what);
     if (grid > 1) {
