@@ -67,6 +67,13 @@ and CPU tensors; an NCCL communicator for CUDA arrays):
 """
 from typing import Any, Optional, Tuple, TypeVar, Union
 
+import os as _os
+
+# A CMake build's compiled layer (<build>/python_extension/_ext*.so; ctest's
+# python_package sets it) for the package's source tree.
+if _os.environ.get("GPUPRIM_EXTENSION_DIR"):
+    __path__.insert(0, _os.environ["GPUPRIM_EXTENSION_DIR"])
+
 from . import _arrays
 from ._core import Context, context_for, distributed_context as _distributed_context
 from ._lib import (LIBRARY_PATH, DeviceError, DtypeError, GpuprimError, InvalidArgumentError,
@@ -87,7 +94,7 @@ Values = TypeVar("Values")
 
 def library_version() -> str:
     """The version of the libgpuprim this package runs on ("0.3.0")."""
-    return _LIB.gpuprim_version_string().decode()
+    return _LIB.gpuprim_version_string()
 
 
 def _described(x: Any, what: str = "x") -> Tuple[Context, Any]:

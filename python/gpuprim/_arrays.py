@@ -129,7 +129,7 @@ def _numpy(obj, what):
     if not dtype.isnative:
         raise TypeError(f"gpuprim: {what} is not in native byte order")
     size = obj.size
-    return Array(obj, "numpy", obj.ctypes.data if size else 0, _dtype_name(dtype, what), size,
+    return Array(obj, "numpy", address(obj) if size else 0, _dtype_name(dtype, what), size,
                  False, -1, obj.ndim, obj.flags.writeable)
 
 
@@ -163,6 +163,11 @@ def _masked(obj, what):
     raise TypeError(f"gpuprim: masked arrays are not supported; pass {what}.filled(...) or "
                     f"{what}.compressed() ({what} is a {type(obj).__module__}."
                     f"{type(obj).__name__})")
+
+
+def address(array):
+    """The address of a numpy array's first element."""
+    return array.__array_interface__["data"][0]
 
 
 _READERS = {}
