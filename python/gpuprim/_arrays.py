@@ -165,6 +165,19 @@ def _masked(obj, what):
                     f"{type(obj).__name__})")
 
 
+def _fast_dtype_code(dtype):
+    """(library code, is bool) of a numpy or torch dtype object an array may
+    have on the compiled common path (_ext.fast_*), or None: not supported,
+    or not in native byte order."""
+    if not getattr(dtype, "isnative", True):
+        return None
+    try:
+        name = _dtype_name(dtype, "x")
+    except TypeError:
+        return None
+    return CODES[name], name == "bool"
+
+
 def address(array):
     """The address of a numpy array's first element."""
     return array.__array_interface__["data"][0]

@@ -16,7 +16,6 @@ _OPS = {"sum": _lib.OP_SUM, "min": _lib.OP_MIN, "max": _lib.OP_MAX}
 _INDEX_DTYPES = ("int64", "int32", "uint32", "uint64")
 _INOUT = "inout"  # an operand the call writes, whose prior contents it may keep
 _CUDA_STREAM_LEGACY = 1  # cudaStreamLegacy: what stream 0 means to a framework
-_WRAP_CACHE_SIZE = 256
 
 
 class Context:
@@ -44,7 +43,7 @@ class Context:
         if status:
             raise error_for(status, message)
         self._handle = handle
-        self._wraps = OrderedDict()
+        self._wraps = _lib.LIB.WrapCache(handle)  # buffers over callers' memory (wrap_cache.h)
         self._communicator = None      # the attached communicator's object, kept alive
         self._communicator_key = None  # (kind code, address) given to the library
         status, code = LIB.gpuprim_context_get_backend(self._handle)
@@ -65,7 +64,7 @@ class Context:
     def close(self) -> None:
         """Destroy the context: waits for its work and frees what it holds."""
         handle, self._handle = self._handle, None
-        self._wraps.clear()
+        self._wraps.close()
         self._communicator = self._communicator_key = None
         if handle is not None:
             LIB.gpuprim_context_destroy(handle)
@@ -100,20 +99,9 @@ class Context:
     def _wrap(self, array):
         """A buffer over the array's own memory, cached: a wrap holds only the
         address, dtype and count, so one made for the same three is the same."""
-        key = (array.ptr, array.dtype_name, array.size)
-        buffer = self._wraps.get(key)
-        if buffer is not None:
-            # Most recently used last: a call's own operands are never the
-            # oldest when a new wrap evicts one.
-            self._wraps.move_to_end(key)
-            return buffer
-        status, handle = LIB.gpuprim_buffer_wrap(self._live(), array.code, array.ptr, array.size)
+        status, buffer = self._wraps.wrap(array.code, array.ptr, array.size)
         self._check(status)
-        self._wraps[key] = handle
-        if len(self._wraps) > _WRAP_CACHE_SIZE:  # the least recently used goes
-            _, old = self._wraps.popitem(last=False)
-            LIB.gpuprim_buffer_destroy(self._handle, old)
-        return handle
+        return buffer
 
     def _bind(self, array, staged, upload):
         """The buffer for an operand: its own memory where the context can
@@ -1075,6 +1063,17 @@ def context_for(array) -> Context:
         if len(contexts) > _MAX_CONTEXTS_PER_THREAD:
             contexts.popitem(last=False)[1].close()
     return context
+
+
+def _context_for_object(x):
+    """context_for() of an array object (the compiled common path's way in)."""
+    return context_for(_arrays.describe(x, "x"))
+
+
+def _raise_status(context, status):
+    """Raises the error of a failed library call on context."""
+    context._check(status)
+    raise AssertionError(f"gpuprim: status {status} is not an error")
 
 
 def distributed_context(x, comm) -> Context:

@@ -4,7 +4,9 @@
 // no copy of them to keep in step); load() opens the library the package
 // found; raw_calls.cpp defines the entry points as Python functions.
 #include "library.h"
+#include "fast_calls.h"
 #include "raw_calls.h"
+#include "wrap_cache.h"
 
 #include <nanobind/nanobind.h>
 
@@ -88,4 +90,17 @@ NB_MODULE(_ext, m) {
     m.def("has_distributed", [] { return library().has_distributed; });
     define_raw_calls(m);
 
+    // A context's wraps of callers' memory (wrap_cache.h): Context._wraps.
+    nb::class_<WrapCache>(m, "WrapCache")
+        .def("__init__", [](WrapCache *self, std::uint64_t context) {
+            new (self) WrapCache(reinterpret_cast<gpuprim_context_t>(static_cast<std::uintptr_t>(context)));
+        })
+        .def("wrap", [](WrapCache &self, int code, std::uint64_t data, std::uint64_t count) {
+            gpuprim_buffer_t buffer = nullptr;
+            int status = self.wrap(code, reinterpret_cast<void *>(static_cast<std::uintptr_t>(data)), count, &buffer);
+            return nb::make_tuple(status, reinterpret_cast<std::uintptr_t>(buffer));
+        }, "(status, buffer): the cached buffer over count elements of dtype code at data")
+        .def("close", &WrapCache::close, "Destroy every cached buffer (before the context)")
+        .def("__len__", &WrapCache::size);
+    define_fast_calls(m);
 }
