@@ -132,7 +132,7 @@ class Context:
         if upload and array.size:
             self._check(LIB.gpuprim_buffer_upload(self._handle, handle, 0, array.ptr,
                                                   array.size))
-        return handle.value
+        return handle
 
     def _finish(self, staged, failed):
         """Download staged outputs (unless the call failed) and free the copies."""
