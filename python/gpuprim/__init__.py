@@ -238,7 +238,8 @@ def cumsum(x: Array, *, axis: Optional[int] = None, exclusive: bool = False,
     return context.scan(array, "sum", axis=axis, exclusive=exclusive, out=out, dtype=dtype)
 
 
-def sum(x: Array, *, axis: Optional[int] = None, dtype: Any = None) -> Any:
+def sum(x: Array, /, *, axis: Optional[int] = None, dtype: Any = None,
+        out: Optional[Array] = None) -> Any:
     """Sum of all elements of x (any shape, contiguous). Integers narrower
     than 64 bits are summed in, and return, a 64-bit integer, as the
     framework's own sum does: for numpy and CuPy arrays signed ones in
@@ -252,7 +253,10 @@ def sum(x: Array, *, axis: Optional[int] = None, dtype: Any = None) -> Any:
     scalar for numpy input; a 0-d tensor / array of the input's kind
     otherwise (on the GPU: no synchronization). ``axis=-1``: the sum of
     every row (last axis), an array of shape x.shape[:-1] like
-    ``x.sum(axis=-1)`` (an empty row sums to 0).
+    ``x.sum(axis=-1)`` (an empty row sums to 0). ``out``: an array of the
+    result's dtype and shape (0-d, or x.shape[:-1] with ``axis=-1``) and of
+    x's kind and device to write the result into, returned (no allocation
+    on the common path); min and max take it too.
 
     Example::
 
@@ -260,33 +264,33 @@ def sum(x: Array, *, axis: Optional[int] = None, dtype: Any = None) -> Any:
         np.float32(45.0)
     """
     if dtype is None:
-        result = _fast_reduce(_OP_SUM, x, axis)
+        result = _fast_reduce(_OP_SUM, x, axis, out)
         if result is not None:
             return result
     context, array = _described(x)
-    return context.sum(array, axis=axis, dtype=dtype)
+    return context.sum(array, axis=axis, dtype=dtype, out=out)
 
 
-def min(x: Array, *, axis: Optional[int] = None) -> Any:
+def min(x: Array, /, *, axis: Optional[int] = None, out: Optional[Array] = None) -> Any:
     """Smallest element of x (IEEE 754-2019 minimum for floats: NaN wins,
     -0.0 < +0.0). The identity (the dtype's largest value, +inf) when empty.
     ``axis=-1``: every row's, as for sum()."""
-    result = _fast_reduce(_OP_MIN, x, axis)
+    result = _fast_reduce(_OP_MIN, x, axis, out)
     if result is not None:
         return result
     context, array = _described(x)
-    return context.min(array, axis=axis)
+    return context.min(array, axis=axis, out=out)
 
 
-def max(x: Array, *, axis: Optional[int] = None) -> Any:
+def max(x: Array, /, *, axis: Optional[int] = None, out: Optional[Array] = None) -> Any:
     """Largest element of x (IEEE 754-2019 maximum for floats: NaN wins,
     -0.0 < +0.0). The identity (the dtype's smallest value, -inf) when empty.
     ``axis=-1``: every row's, as for sum()."""
-    result = _fast_reduce(_OP_MAX, x, axis)
+    result = _fast_reduce(_OP_MAX, x, axis, out)
     if result is not None:
         return result
     context, array = _described(x)
-    return context.max(array, axis=axis)
+    return context.max(array, axis=axis, out=out)
 
 
 def argmin(x: Array, *, axis: Optional[int] = None) -> int:

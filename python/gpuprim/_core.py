@@ -437,26 +437,31 @@ class Context:
         _bool_min_fixed(host, first, op, "numpy")
         return _arrays.scalar_result(first, host)
 
-    def _reduction(self, op, x, axis=None, dtype=None):
+    def _reduction(self, op, x, axis=None, dtype=None, out=None):
         source = _arrays.describe(x, "x")
         code = _OPS[op]
         layout = _row_layout(source, axis)
         if op == "sum":
             source = _accumulated(source, op, dtype)
         if layout is not None:
-            return _bool_min_fixed(self._segment_reduction(code, source, layout, source.shape[:-1]),
+            return _bool_min_fixed(self._segment_reduction(code, source, layout, source.shape[:-1], out),
                                    source, op)
-        return self._reduce([source],
-                            lambda c, i, r: LIB.gpuprim_reduce(c, code, i, r),
-                            lambda c, i, r: LIB.gpuprim_reduce_to_buffer(c, code, i, r), op)
+        target = None if out is None else self._output(source, out, "out", shape=())
+        result = self._reduce([source],
+                              lambda c, i, r: LIB.gpuprim_reduce(c, code, i, r),
+                              lambda c, i, r: LIB.gpuprim_reduce_to_buffer(c, code, i, r), op)
+        if target is None:
+            return result
+        out[...] = result  # the framework's own copy (on its stream for CUDA arrays)
+        return out
 
-    def _segment_reduction(self, code, source, layout, shape):
-        result = self._output(source, None, "result", shape=shape)
+    def _segment_reduction(self, code, source, layout, shape, out=None):
+        result = self._output(source, out, "out" if out is not None else "result", shape=shape)
         self._run_segmented(layout, [(source, True), (result, False)],
                             lambda c, s, i, o: LIB.gpuprim_segmented_reduce(c, code, *s, i, o))
         return result.obj
 
-    def sum(self, x, *, axis=None, dtype=None):
+    def sum(self, x, *, axis=None, dtype=None, out=None):
         """Sum of all elements (floats deterministic; float16/bfloat16
         accumulate in float32 and round once, result of x's dtype). Integers
         narrower than 64 bits sum in a 64-bit integer, as the framework's
@@ -468,18 +473,20 @@ class Context:
         wrapping in it). A numpy scalar for host arrays, a 0-d array of the
         input's kind on the GPU. axis=-1: the sum of every row (last axis)
         of a C-contiguous N-D array, an array of x.shape[:-1] (like numpy's
-        x.sum(axis=-1))."""
-        return self._reduction("sum", x, axis, dtype)
+        x.sum(axis=-1)). out: an array of the result's dtype and shape (0-d,
+        or x.shape[:-1] with axis=-1), of x's kind and device, to write the
+        result into; it is returned."""
+        return self._reduction("sum", x, axis, dtype, out)
 
-    def min(self, x, *, axis=None):
+    def min(self, x, *, axis=None, out=None):
         """Smallest element (IEEE 754-2019 minimum: NaN wins, -0.0 < +0.0);
-        axis=-1 as for sum (an empty row gives the dtype's largest value)."""
-        return self._reduction("min", x, axis)
+        axis=-1 and out as for sum (an empty row gives the dtype's largest value)."""
+        return self._reduction("min", x, axis, out=out)
 
-    def max(self, x, *, axis=None):
+    def max(self, x, *, axis=None, out=None):
         """Largest element (IEEE 754-2019 maximum: NaN wins, -0.0 < +0.0);
-        axis=-1 as for sum (an empty row gives the dtype's smallest value)."""
-        return self._reduction("max", x, axis)
+        axis=-1 and out as for sum (an empty row gives the dtype's smallest value)."""
+        return self._reduction("max", x, axis, out=out)
 
     def argmin(self, x, *, axis=None):
         """Position of the smallest element of x, flattened (any shape,

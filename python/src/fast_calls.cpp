@@ -227,7 +227,7 @@ bool read_torch(PyObject *object, Operand &operand) {
 
 // Reads x when it is of the common path: numpy array or torch tensor (exact
 // types), C-contiguous, a supported dtype, not empty.
-bool read(PyObject *object, Operand &operand) {
+bool read(PyObject *object, Operand &operand, bool zero_dimensional = false) {
     find_frameworks();
     PyTypeObject *type = Py_TYPE(object);
     bool ok;
@@ -238,7 +238,7 @@ bool read(PyObject *object, Operand &operand) {
     } else {
         return false;
     }
-    return ok && operand.count > 0 && operand.ndim > 0;
+    return ok && operand.count > 0 && (operand.ndim > 0 || zero_dimensional);
 }
 
 // The thread's contexts by (device, stream): the Context objects the general
@@ -321,6 +321,15 @@ bool output_matches(const Operand &out, const Operand &like, int code, std::uint
 bool same_shape(nb::handle a, nb::handle b) {
     nb::object first = a.attr("shape"), second = b.attr("shape");
     int equal = PyObject_RichCompareBool(first.ptr(), second.ptr(), Py_EQ);
+    if (equal < 0) PyErr_Clear();
+    return equal == 1;
+}
+
+// out's shape is x's without its last axis.
+bool same_shape_prefix(nb::handle out, nb::handle x) {
+    nb::object rows = nb::handle(x).attr("shape")[nb::slice(nb::none(), nb::int_(-1), nb::none())];
+    nb::object shape = nb::tuple(out.attr("shape"));
+    int equal = PyObject_RichCompareBool(nb::tuple(rows).ptr(), shape.ptr(), Py_EQ);
     if (equal < 0) PyErr_Clear();
     return equal == 1;
 }
@@ -493,7 +502,7 @@ nb::object fast_topk(nb::handle x, nb::handle k_object, nb::handle largest, nb::
 
 // sum / min / max. Sums only of dtypes a sum keeps (floats, 64-bit
 // integers): narrower integers widen on the general path (a cast).
-nb::object fast_reduce(int op, nb::handle x, nb::handle axis) {
+nb::object fast_reduce(int op, nb::handle x, nb::handle axis, nb::handle out) {
     Operand source;
     if (!read(x.ptr(), source) || source.is_bool) return nb::none();
     if (op == GPUPRIM_OP_SUM) {
@@ -511,23 +520,30 @@ nb::object fast_reduce(int op, nb::handle x, nb::handle axis) {
     }
     nb::object result;
     Operand target;
-    if (rows) {
+    if (!out.is_none()) {
+        // out= of the result's dtype, kind and device: 0-d for the whole
+        // array, x.shape[:-1] for rows; written in place, returned.
+        if (!read(out.ptr(), target, true) || target.kind != source.kind || target.on_device != source.on_device ||
+            target.device != source.device || target.code != source.code || !target.writeable)
+            return nb::none();
+        if (rows) {
+            if (target.ndim != source.ndim - 1 || target.count != source.count / source.last ||
+                !same_shape_prefix(out, nb::handle(source.object)))
+                return nb::none();
+        } else if (target.ndim != 0) {
+            return nb::none();
+        }
+        result = nb::borrow(out);
+    } else if (rows) {
         result = empty_of_dtype(source, shape_without_last(nb::handle(source.object)));
         if (!read(result.ptr(), target)) return nb::none();
     } else if (source.kind == Kind::numpy) {
         result = cache->numpy_empty(1, nb::handle(source.dtype));
         if (!read(result.ptr(), target)) return nb::none();
     } else if (source.on_device) {
-        // A 0-d tensor on x's device, as torch's own sum gives (read()
-        // takes no 0-d arrays: its one element is described here).
+        // A 0-d tensor on x's device, as torch's own sum gives.
         result = nb::handle(source.object).attr(cache->s_new_empty)(nb::tuple());
-        nb::object pointer = nb::steal(call_method(result.ptr(), cache->s_data_ptr));
-        if (!pointer.is_valid()) return nb::none();
-        target = source;
-        target.object = result.ptr();
-        target.data = reinterpret_cast<void *>(static_cast<std::uintptr_t>(PyLong_AsUnsignedLongLong(pointer.ptr())));
-        target.count = 1;
-        target.ndim = 0;
+        if (!read(result.ptr(), target, true)) return nb::none();
     } else {
         return nb::none();  // a CPU tensor's 0-d result: the general path
     }
@@ -545,7 +561,7 @@ nb::object fast_reduce(int op, nb::handle x, nb::handle axis) {
         status = library().reduce_to_buffer(context, static_cast<gpuprim_op_t>(op), in, into);
     }
     call.check(status);
-    if (!rows && source.kind == Kind::numpy) {
+    if (!rows && source.kind == Kind::numpy && out.is_none()) {
         PyObject *scalar = PySequence_GetItem(result.ptr(), 0);  // numpy's scalar of the dtype
         if (!scalar) throw nb::python_error();
         return nb::steal(scalar);
@@ -605,8 +621,8 @@ void define_fast_calls(nb::module_ &m) {
     m.def("fast_topk", &fast_topk, nb::arg("x").none(), nb::arg("k").none(), nb::arg("largest").none(),
           nb::arg("axis").none());
     m.def("fast_reduce",
-          [](int op, nb::handle x, nb::handle axis) { return fast_reduce(op, x, axis); },
-          nb::arg("op"), nb::arg("x").none(), nb::arg("axis").none());
+          [](int op, nb::handle x, nb::handle axis, nb::handle out) { return fast_reduce(op, x, axis, out); },
+          nb::arg("op"), nb::arg("x").none(), nb::arg("axis").none(), nb::arg("out").none() = nb::none());
 }
 
 }  // namespace gpuprim_ext

@@ -137,3 +137,28 @@ def test_wrap_cache_is_bounded_and_closed_with_its_context():
         assert 0 < len(context._wraps) <= 256
         wraps = context._wraps
     assert len(wraps) == 0
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int64, np.int32, np.uint8])
+def test_reductions_into_out(dtype):
+    x = sample(dtype, (7, 33))
+    for name in ("sum", "min", "max"):
+        function = getattr(gpuprim, name)
+        expected_whole = function(x)
+        out = np.empty((), np.asarray(expected_whole).dtype)
+        assert function(x, out=out) is out
+        np.testing.assert_array_equal(out, expected_whole)
+        rows = function(x, axis=-1)
+        out_rows = np.full(7, 99, rows.dtype)
+        assert function(x, axis=-1, out=out_rows) is out_rows
+        np.testing.assert_array_equal(out_rows, rows)
+        with pytest.raises(ValueError, match="shape"):
+            function(x, axis=-1, out=np.empty(8, rows.dtype))
+        with pytest.raises(ValueError, match="shape"):
+            function(x, out=np.empty(1, rows.dtype))
+        with pytest.raises(TypeError, match="dtype"):
+            function(x, out=np.empty((), np.float64 if dtype != np.float64 else np.float32))
+        frozen = np.empty((), rows.dtype)
+        frozen.flags.writeable = False
+        with pytest.raises(ValueError, match="read-only"):
+            function(x, out=frozen)
