@@ -5,8 +5,9 @@ package against torch's own ops (issue 36's table).
 
 Overhead: host time of one call (time.perf_counter_ns around it; the device
 idle before each call, not timed), median of --repeats calls after warm-up,
-for gpuprim.sort(x, out=y) and gpuprim.sum(x), minus the same for the bare
-library call on the same cached buffers (gpuprim._ext.c_call_times). On
+for gpuprim.sort(x, out=y) and gpuprim.sum(x, out=r) (and both allocating
+their results), minus the same for the bare library call on the same cached
+buffers (gpuprim._ext.c_call_times), which allocates nothing. On
 numpy arrays (CPU backend) and, when a GPU and torch are there, on CUDA
 tensors.
 
@@ -46,8 +47,11 @@ def overhead_rows(kind, x, repeats, sync):
     else:
         r = np.empty(1, x.dtype)
     rows = []
-    cases = [("sort 2^10", lambda: gpuprim.sort(x, out=y), "sort", y),
-             ("sum 2^10", lambda: gpuprim.sum(x), "sum", r)]
+    scalar_out = x.new_empty(()) if kind == "torch" else np.empty((), x.dtype)
+    cases = [("sort 2^10, out=", lambda: gpuprim.sort(x, out=y), "sort", y),
+             ("sum 2^10, out=", lambda: gpuprim.sum(x, out=scalar_out), "sum", r),
+             ("sort 2^10, allocating", lambda: gpuprim.sort(x), "sort", y),
+             ("sum 2^10, allocating", lambda: gpuprim.sum(x), "sum", r)]
     for name, call, what, out in cases:
         py = statistics.median(host_times(call, repeats, sync))
         c = statistics.median(_ext.c_call_times(what, x, out, repeats + 10)[10:])

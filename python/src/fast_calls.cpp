@@ -15,6 +15,7 @@
 #include "wrap_cache.h"
 
 #include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
 
 #include <chrono>
 #include <cstdint>
@@ -30,20 +31,32 @@ namespace {
 
 enum class Kind { numpy, torch };
 
-// One operand, read without touching Python code.
+constexpr int max_axes = 16;  // more: the general path
+
+// One operand, read without running Python code (but torch's one C call).
 struct Operand {
     PyObject *object = nullptr;
     Kind kind = Kind::numpy;
     void *data = nullptr;
     std::uint64_t count = 0;
     int ndim = 0;
+    std::int64_t shape[max_axes] = {};
     std::uint64_t last = 0;  // length of the last axis
     int code = -1;           // gpuprim_dtype_t
     bool is_bool = false;
     bool on_device = false;
     int device = -1;
     bool writeable = true;
-    PyObject *dtype = nullptr;  // borrowed: the framework's dtype object
+    PyObject *dtype = nullptr;  // numpy: the array's descr (borrowed)
+    nb::object keep;            // torch: the DLPack capsule, alive until the call returns
+};
+
+// DLPack's managed tensor (dlpack.h, the ABI torch._C._to_dlpack hands out
+// in a "dltensor" capsule); nanobind's header has its DLTensor.
+struct ManagedTensor {
+    nb::dlpack::dltensor tensor;
+    void *manager_context;
+    void (*deleter)(ManagedTensor *);
 };
 
 // numpy's PyArrayObject (numpy/ndarraytypes.h, PyArrayObject_fields): the
@@ -67,7 +80,7 @@ struct Cache {
     PyTypeObject *numpy_array = nullptr;
     nb::object numpy_empty, numpy_empty_like;
     PyTypeObject *torch_tensor = nullptr;
-    nb::object torch_empty_like, torch_raw_stream, torch_int64;
+    nb::object torch_empty_like, torch_raw_stream, torch_int64, torch_to_dlpack;
     nb::object dtype_code;             // _arrays._fast_dtype_code(dtype) -> (code, is_bool) or None
     nb::object context_for_object;     // _core._context_for_object(x) -> Context
     nb::object raise_status;           // _core._raise_status(context, status)
@@ -78,21 +91,9 @@ struct Cache {
         bool is_bool;
     };
     std::unordered_map<PyObject *, Dtype> dtypes;
-    nb::str s_is_contiguous{"is_contiguous"}, s_dtype{"dtype"}, s_is_cuda{"is_cuda"}, s_is_cpu{"is_cpu"},
-        s_data_ptr{"data_ptr"}, s_numel{"numel"}, s_dim{"dim"}, s_get_device{"get_device"}, s_size{"size"},
-        s_new_empty{"new_empty"}, s_wraps{"_wraps"}, s_contexts_key{"gpuprim._ext.contexts"};
+    nb::str s_new_empty{"new_empty"}, s_wraps{"_wraps"}, s_contexts_key{"gpuprim._ext.contexts"};
 };
 Cache *cache = nullptr;
-
-bool is_true(PyObject *value) { return value == Py_True; }
-
-// A method call with no arguments; nullptr (error cleared) on failure.
-PyObject *call_method(PyObject *object, const nb::str &name) {
-    PyObject *args[] = {object};
-    PyObject *result = PyObject_VectorcallMethod(name.ptr(), args, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, nullptr);
-    if (!result) PyErr_Clear();
-    return result;
-}
 
 bool dtype_of(PyObject *dtype, Operand &operand) {
     auto found = cache->dtypes.find(dtype);
@@ -141,6 +142,11 @@ void find_frameworks() {
             cache->torch_empty_like = t.attr("empty_like");
             cache->torch_int64 = t.attr("int64");
             nb::object c = t.attr("_C");
+            if (!PyObject_HasAttrString(c.ptr(), "_to_dlpack")) {  // not a torch the common path knows
+                cache->torch_tensor = nullptr;
+                return;
+            }
+            cache->torch_to_dlpack = c.attr("_to_dlpack");
             if (PyObject_HasAttrString(c.ptr(), "_cuda_getCurrentRawStream"))
                 cache->torch_raw_stream = c.attr("_cuda_getCurrentRawStream");
         }
@@ -151,8 +157,12 @@ bool read_numpy(PyObject *object, Operand &operand) {
     auto *fields = reinterpret_cast<NumpyArrayFields *>(object);
     if (!(fields->flags & numpy_c_contiguous)) return false;
     if (!dtype_of(fields->descr, operand)) return false;
+    if (fields->nd > max_axes) return false;
     std::uint64_t count = 1;
-    for (int axis = 0; axis < fields->nd; ++axis) count *= static_cast<std::uint64_t>(fields->dimensions[axis]);
+    for (int axis = 0; axis < fields->nd; ++axis) {
+        operand.shape[axis] = fields->dimensions[axis];
+        count *= static_cast<std::uint64_t>(fields->dimensions[axis]);
+    }
     operand.object = object;
     operand.kind = Kind::numpy;
     operand.data = fields->data;
@@ -165,63 +175,75 @@ bool read_numpy(PyObject *object, Operand &operand) {
     return true;
 }
 
+// The library's dtype of a DLPack dtype, or -1.
+int dlpack_code(const nb::dlpack::dtype &dtype, bool &is_bool) {
+    is_bool = false;
+    if (dtype.lanes != 1) return -1;
+    switch (static_cast<nb::dlpack::dtype_code>(dtype.code)) {
+    case nb::dlpack::dtype_code::Int:
+        return dtype.bits == 8 ? GPUPRIM_DTYPE_I8 : dtype.bits == 16 ? GPUPRIM_DTYPE_I16
+             : dtype.bits == 32 ? GPUPRIM_DTYPE_I32 : dtype.bits == 64 ? GPUPRIM_DTYPE_I64 : -1;
+    case nb::dlpack::dtype_code::UInt:
+        return dtype.bits == 8 ? GPUPRIM_DTYPE_U8 : dtype.bits == 16 ? GPUPRIM_DTYPE_U16
+             : dtype.bits == 32 ? GPUPRIM_DTYPE_U32 : dtype.bits == 64 ? GPUPRIM_DTYPE_U64 : -1;
+    case nb::dlpack::dtype_code::Float:
+        return dtype.bits == 16 ? GPUPRIM_DTYPE_F16 : dtype.bits == 32 ? GPUPRIM_DTYPE_F32
+             : dtype.bits == 64 ? GPUPRIM_DTYPE_F64 : -1;
+    case nb::dlpack::dtype_code::Bfloat:
+        return dtype.bits == 16 ? GPUPRIM_DTYPE_BF16 : -1;
+    case nb::dlpack::dtype_code::Bool:
+        is_bool = dtype.bits == 8;
+        return is_bool ? GPUPRIM_DTYPE_U8 : -1;
+    default:
+        return -1;
+    }
+}
+
+// A torch tensor through torch._C._to_dlpack (one C call; its Python
+// methods would be eight). The capsule stays unconsumed: its destructor,
+// torch's, frees the export when the operand goes.
 bool read_torch(PyObject *object, Operand &operand) {
-    nb::object contiguous = nb::steal(call_method(object, cache->s_is_contiguous));
-    if (!contiguous.is_valid() || !is_true(contiguous.ptr())) return false;
-    nb::object dtype = nb::steal(PyObject_GetAttr(object, cache->s_dtype.ptr()));
-    if (!dtype.is_valid()) {
+    PyObject *capsule = PyObject_CallOneArg(cache->torch_to_dlpack.ptr(), object);
+    if (!capsule) {
         PyErr_Clear();
         return false;
     }
-    if (!dtype_of(dtype.ptr(), operand)) return false;
-    nb::object cuda = nb::steal(PyObject_GetAttr(object, cache->s_is_cuda.ptr()));
-    if (!cuda.is_valid()) {
+    operand.keep = nb::steal(capsule);
+    auto *managed = static_cast<ManagedTensor *>(PyCapsule_GetPointer(capsule, "dltensor"));
+    if (!managed) {
         PyErr_Clear();
         return false;
     }
-    operand.on_device = is_true(cuda.ptr());
-    if (!operand.on_device) {
-        nb::object cpu = nb::steal(PyObject_GetAttr(object, cache->s_is_cpu.ptr()));
-        if (!cpu.is_valid() || !is_true(cpu.ptr())) {
-            PyErr_Clear();
-            return false;
-        }
+    const nb::dlpack::dltensor &tensor = managed->tensor;
+    if (tensor.ndim > max_axes || tensor.ndim < 0) return false;
+    operand.code = dlpack_code(tensor.dtype, operand.is_bool);
+    if (operand.code < 0) return false;
+    if (tensor.device.device_type == 1) {  // kDLCPU
+        operand.on_device = false;
         operand.device = -1;
+    } else if (tensor.device.device_type == 2 && cache->torch_raw_stream.is_valid()) {  // kDLCUDA
+        operand.on_device = true;
+        operand.device = tensor.device.device_id;
     } else {
-        if (!cache->torch_raw_stream.is_valid()) return false;
-        nb::object device = nb::steal(call_method(object, cache->s_get_device));
-        if (!device.is_valid()) return false;
-        operand.device = static_cast<int>(PyLong_AsLong(device.ptr()));
-    }
-    nb::object numel = nb::steal(call_method(object, cache->s_numel));
-    nb::object dim = nb::steal(call_method(object, cache->s_dim));
-    nb::object pointer = nb::steal(call_method(object, cache->s_data_ptr));
-    if (!numel.is_valid() || !dim.is_valid() || !pointer.is_valid()) return false;
-    operand.count = PyLong_AsUnsignedLongLong(numel.ptr());
-    operand.ndim = static_cast<int>(PyLong_AsLong(dim.ptr()));
-    operand.data = reinterpret_cast<void *>(static_cast<std::uintptr_t>(PyLong_AsUnsignedLongLong(pointer.ptr())));
-    if (PyErr_Occurred()) {
-        PyErr_Clear();
         return false;
     }
-    operand.last = 1;
-    if (operand.ndim > 1) {
-        PyObject *args[] = {object, PyLong_FromLong(-1)};
-        PyObject *size = PyObject_VectorcallMethod(cache->s_size.ptr(), args, 2 | PY_VECTORCALL_ARGUMENTS_OFFSET,
-                                                   nullptr);
-        Py_DECREF(args[1]);
-        if (!size) {
-            PyErr_Clear();
-            return false;
-        }
-        operand.last = PyLong_AsUnsignedLongLong(size);
-        Py_DECREF(size);
-    } else if (operand.ndim == 1) {
-        operand.last = operand.count;
+    std::uint64_t count = 1;
+    std::int64_t expected_stride = 1;
+    for (int axis = tensor.ndim - 1; axis >= 0; --axis) {  // C-contiguous (any stride on a length-1 axis)
+        std::int64_t length = tensor.shape[axis];
+        if (tensor.strides && length != 1 && tensor.strides[axis] != expected_stride) return false;
+        expected_stride *= length;
+        operand.shape[axis] = length;
+        count *= static_cast<std::uint64_t>(length);
     }
     operand.object = object;
     operand.kind = Kind::torch;
+    operand.data = static_cast<char *>(tensor.data) + tensor.byte_offset;
+    operand.count = count;
+    operand.ndim = tensor.ndim;
+    operand.last = tensor.ndim ? static_cast<std::uint64_t>(tensor.shape[tensor.ndim - 1]) : 1;
     operand.writeable = true;  // torch has no read-only tensors
+    operand.dtype = nullptr;
     return true;
 }
 
@@ -318,20 +340,19 @@ bool output_matches(const Operand &out, const Operand &like, int code, std::uint
            out.writeable && out.ndim == like.ndim;
 }
 
-bool same_shape(nb::handle a, nb::handle b) {
-    nb::object first = a.attr("shape"), second = b.attr("shape");
-    int equal = PyObject_RichCompareBool(first.ptr(), second.ptr(), Py_EQ);
-    if (equal < 0) PyErr_Clear();
-    return equal == 1;
+bool same_shape(const Operand &a, const Operand &b) {
+    if (a.ndim != b.ndim) return false;
+    for (int axis = 0; axis < a.ndim; ++axis)
+        if (a.shape[axis] != b.shape[axis]) return false;
+    return true;
 }
 
 // out's shape is x's without its last axis.
-bool same_shape_prefix(nb::handle out, nb::handle x) {
-    nb::object rows = nb::handle(x).attr("shape")[nb::slice(nb::none(), nb::int_(-1), nb::none())];
-    nb::object shape = nb::tuple(out.attr("shape"));
-    int equal = PyObject_RichCompareBool(nb::tuple(rows).ptr(), shape.ptr(), Py_EQ);
-    if (equal < 0) PyErr_Clear();
-    return equal == 1;
+bool same_shape_prefix(const Operand &out, const Operand &x) {
+    if (out.ndim != x.ndim - 1) return false;
+    for (int axis = 0; axis < out.ndim; ++axis)
+        if (out.shape[axis] != x.shape[axis]) return false;
+    return true;
 }
 
 nb::object empty_like(const Operand &x) {
@@ -351,27 +372,14 @@ nb::object empty_of_dtype(const Operand &x, nb::handle shape) {
     return nb::handle(x.object).attr(cache->s_new_empty)(shape);
 }
 
-nb::tuple shape_with_last(nb::handle object, std::uint64_t last) {
-    nb::tuple shape = nb::borrow<nb::tuple>(nb::handle(object).attr("shape"));
-    std::size_t n = nb::len(shape);
-    PyObject *result = PyTuple_New(static_cast<Py_ssize_t>(n));
-    for (std::size_t axis = 0; axis + 1 < n; ++axis) {
-        PyObject *item = PyTuple_GET_ITEM(shape.ptr(), axis);
-        Py_INCREF(item);
-        PyTuple_SET_ITEM(result, axis, item);
-    }
-    PyTuple_SET_ITEM(result, n - 1, PyLong_FromUnsignedLongLong(last));
-    return nb::steal<nb::tuple>(result);
-}
-
-nb::tuple shape_without_last(nb::handle object) {
-    nb::tuple shape = nb::borrow<nb::tuple>(nb::handle(object).attr("shape"));
-    std::size_t n = nb::len(shape);
-    PyObject *result = PyTuple_New(static_cast<Py_ssize_t>(n - 1));
-    for (std::size_t axis = 0; axis + 1 < n; ++axis) {
-        PyObject *item = PyTuple_GET_ITEM(shape.ptr(), axis);
-        Py_INCREF(item);
-        PyTuple_SET_ITEM(result, axis, item);
+// x's shape with the last axis `last` long, or (last < 0) without it.
+nb::tuple shape_of(const Operand &x, std::int64_t last) {
+    int n = last < 0 ? x.ndim - 1 : x.ndim;
+    PyObject *result = PyTuple_New(n);
+    if (!result) throw nb::python_error();
+    for (int axis = 0; axis < n; ++axis) {
+        std::int64_t length = axis == x.ndim - 1 ? last : x.shape[axis];
+        PyTuple_SET_ITEM(result, axis, PyLong_FromLongLong(length));
     }
     return nb::steal<nb::tuple>(result);
 }
@@ -411,7 +419,7 @@ nb::object fast_sort(nb::handle x, nb::handle axis, nb::handle descending, nb::h
         if (!read(result.ptr(), target)) return nb::none();
     } else {
         if (!read(out.ptr(), target) || !output_matches(target, keys, keys.code, keys.count) ||
-            !same_shape(out, nb::handle(keys.object)))
+            !same_shape(target, keys))
             return nb::none();
         result = nb::borrow(out);
     }
@@ -441,7 +449,7 @@ nb::object fast_argsort(nb::handle x, nb::handle axis, nb::handle descending) {
     if (!is_bool_value(descending) || !read(x.ptr(), keys)) return nb::none();
     int layout = layout_of(keys, axis);
     if (layout < 0 || keys.last == 0) return nb::none();
-    nb::object result = empty_indices(keys, nb::handle(keys.object).attr("shape"));
+    nb::object result = empty_indices(keys, shape_of(keys, static_cast<std::int64_t>(keys.last)));
     Operand indices;
     if (!read(result.ptr(), indices)) return nb::none();
     Call call;
@@ -475,8 +483,7 @@ nb::object fast_topk(nb::handle x, nb::handle k_object, nb::handle largest, nb::
         return nb::none();
     }
     if (k <= 0 || static_cast<std::uint64_t>(k) > keys.last) return nb::none();  // the general path's errors
-    nb::object shape = layout == 0 ? nb::object(nb::make_tuple(k))
-                                   : nb::object(shape_with_last(nb::handle(keys.object), static_cast<std::uint64_t>(k)));
+    nb::object shape = shape_of(keys, k);
     nb::object values = empty_of_dtype(keys, shape);
     nb::object positions = empty_indices(keys, shape);
     Operand values_out, indices_out;
@@ -527,15 +534,14 @@ nb::object fast_reduce(int op, nb::handle x, nb::handle axis, nb::handle out) {
             target.device != source.device || target.code != source.code || !target.writeable)
             return nb::none();
         if (rows) {
-            if (target.ndim != source.ndim - 1 || target.count != source.count / source.last ||
-                !same_shape_prefix(out, nb::handle(source.object)))
+            if (!same_shape_prefix(target, source))
                 return nb::none();
         } else if (target.ndim != 0) {
             return nb::none();
         }
         result = nb::borrow(out);
     } else if (rows) {
-        result = empty_of_dtype(source, shape_without_last(nb::handle(source.object)));
+        result = empty_of_dtype(source, shape_of(source, -1));
         if (!read(result.ptr(), target)) return nb::none();
     } else if (source.kind == Kind::numpy) {
         result = cache->numpy_empty(1, nb::handle(source.dtype));
