@@ -162,3 +162,14 @@ def test_reductions_into_out(dtype):
         frozen.flags.writeable = False
         with pytest.raises(ValueError, match="read-only"):
             function(x, out=frozen)
+
+
+def test_committed_stubs_match_the_extension(tmp_path):
+    """python/gpuprim/_ext.pyi is what nanobind's stubgen writes for the
+    built layer (regenerate: python -m nanobind.stubgen -m gpuprim._ext -o
+    python/gpuprim/_ext.pyi, with the package importable)."""
+    stubgen = pytest.importorskip("nanobind.stubgen")
+    output = tmp_path / "_ext.pyi"
+    stubgen.main(["-q", "-m", "gpuprim._ext", "-o", str(output)])
+    committed = open(os.path.join(PACKAGE, "_ext.pyi")).read()
+    assert output.read_text() == committed, "regenerate python/gpuprim/_ext.pyi"
