@@ -9,7 +9,9 @@ function.
 bool arrays are read as the library's uint8 (their bytes are 0 or 1): an
 Array of dtype_name "bool" has uint8's code, and new arrays made like it
 are bool. Which calls take them, and how, is _core's choice."""
+import atexit
 import sys
+import threading
 
 from . import _lib
 
@@ -24,7 +26,7 @@ class Array:
     """One operand: the object, its framework and where its data lives."""
 
     __slots__ = ("obj", "kind", "ptr", "dtype_name", "size", "on_device", "device", "ndim",
-                 "writeable")
+                 "writeable", "keep")
 
     def __init__(self, obj, kind, ptr, dtype_name, size, on_device, device, ndim, writeable=True):
         self.obj = obj
@@ -36,6 +38,7 @@ class Array:
         self.device = device        # CUDA ordinal, -1 for host
         self.ndim = ndim
         self.writeable = writeable  # False: never written (numpy's flags.writeable)
+        self.keep = None            # what must stay alive while the library uses ptr (a DLPack capsule)
 
     @property
     def code(self):
@@ -183,6 +186,142 @@ def address(array):
     return array.__array_interface__["data"][0]
 
 
+# -- arrays of other frameworks, through DLPack (JAX, or any producer) ----------
+_DLPACK_CPU, _DLPACK_CUDA = 1, 2  # DLPack device types
+_CUDA_STREAM_LEGACY = 1  # what a DLPack consumer names the legacy default stream
+_CODE_NAMES = {code: name for name, code in _lib.DTYPE_CODES.items()}
+
+
+def _dlpack_kind(obj):
+    module = type(obj).__module__.split(".", 1)[0]
+    return "jax" if module in ("jax", "jaxlib") else "dlpack"
+
+
+def _dlpack(obj, what):
+    """An array of another framework, through the DLPack protocol: its data
+    read in place (never written: the producer's arrays may be immutable, as
+    JAX's are). On CUDA the call runs on the legacy default stream, and the
+    producer is asked (``__dlpack__(stream=1)``) to order its pending work
+    on the array before it."""
+    device_type, device_id = obj.__dlpack_device__()[:2]
+    if device_type == _DLPACK_CUDA:
+        try:
+            capsule = obj.__dlpack__(stream=_CUDA_STREAM_LEGACY)
+        except TypeError:  # a producer from before the stream keyword
+            capsule = obj.__dlpack__()
+    elif device_type == _DLPACK_CPU:
+        capsule = obj.__dlpack__()
+    else:
+        raise TypeError(f"gpuprim: {what} is on DLPack device type {device_type}; only CPU (1) and "
+                        "CUDA (2) memory is supported")
+    address, shape, code, is_bool, _read_only, contiguous = _lib.LIB.dlpack_view(capsule)
+    if code < 0:
+        raise TypeError(f"gpuprim: {what} has a dtype gpuprim does not support; supported: {SUPPORTED}")
+    if not contiguous:
+        raise ValueError(f"gpuprim: {what} is not C-contiguous")
+    size = 1
+    for length in shape:
+        size *= length
+    on_device = device_type == _DLPACK_CUDA
+    array = Array(obj, _dlpack_kind(obj), address if size else 0, "bool" if is_bool else _CODE_NAMES[code],
+                  size, on_device, device_id if on_device else -1, len(shape), writeable=False)
+    array.keep = capsule
+    return array
+
+
+class Exported:
+    """A new output for a DLPack framework's call: a buffer of an export
+    context (one per device, _export_context) shared out through DLPack, so
+    that JAX (or any consumer) takes it in without a copy once the call has
+    written it. result() is the framework's array."""
+
+    __slots__ = ("array", "address", "shape", "dtype_name", "kind", "device", "_result")
+
+    def __init__(self, like, shape, dtype_name):
+        context = _export_context(like.device)
+        status, made = _lib.LIB.export_empty(context, CODES[dtype_name], dtype_name == "bool", tuple(shape),
+                                             _DLPACK_CUDA if like.on_device else _DLPACK_CPU,
+                                             max(like.device, 0))
+        if status:
+            raise _lib.error_for(status, _lib.LIB.gpuprim_context_last_error(context) or "")
+        self.array, self.address = made
+        self.shape, self.dtype_name, self.kind, self.device = tuple(shape), dtype_name, like.kind, like.device
+        self._result = None
+
+    def result(self):
+        """The output as the framework's array: made once, after the work
+        writing it has finished (the export does not carry a stream)."""
+        if self._result is None:
+            _lib.LIB.gpuprim_context_synchronize(_export_context(self.device))
+            if self.kind == "jax":
+                import jax.dlpack
+                self._result = jax.dlpack.from_dlpack(self.array)
+            else:
+                self._result = self.array
+        return self._result
+
+
+class _ExportedArray(Array):
+    """The Array of an Exported output: `obj` is the framework's array, made
+    on first use (after the call)."""
+
+    __slots__ = ("exported",)
+
+    @property
+    def obj(self):
+        return self.exported.result()
+
+    @obj.setter
+    def obj(self, value):
+        self.exported = value
+
+    @property
+    def shape(self):
+        return self.exported.shape
+
+
+def _exported(obj, what):
+    size = 1
+    for length in obj.shape:
+        size *= length
+    return _ExportedArray(obj, obj.kind, obj.address if size else 0, obj.dtype_name, size,
+                          obj.device >= 0, obj.device, len(obj.shape))
+
+
+# One context per device (-1: the CPU) for the buffers of exported outputs:
+# never one a module-level call may close (the thread's contexts are), closed
+# at exit. On CUDA on the legacy default stream, so its synchronize also waits
+# for the call that wrote the output (run on that stream: _dlpack).
+_EXPORT_CONTEXTS = {}
+_EXPORT_LOCK = threading.Lock()
+
+
+def _export_context(device):
+    with _EXPORT_LOCK:
+        handle = _EXPORT_CONTEXTS.get(device)
+        if handle is None:
+            backend = _lib.BACKEND_CPU if device < 0 else _lib.BACKEND_CUDA
+            status, handle, message = _lib.LIB.gpuprim_context_create(
+                backend, max(device, 0), _CUDA_STREAM_LEGACY if device >= 0 else 0, 0)
+            if status:
+                raise _lib.error_for(status, message)
+            _EXPORT_CONTEXTS[device] = handle
+        return handle
+
+
+@atexit.register
+def _close_export_contexts():
+    with _EXPORT_LOCK:
+        for handle in _EXPORT_CONTEXTS.values():
+            _lib.LIB.gpuprim_context_destroy(handle)
+        _EXPORT_CONTEXTS.clear()
+
+
+def _no_writes(array, what):
+    raise TypeError(f"gpuprim: {what} on {array.kind} arrays is not supported (it writes into an "
+                    "array after the call); pass numpy, PyTorch or CuPy arrays")
+
+
 _READERS = {}
 
 
@@ -203,15 +342,22 @@ def describe(obj, what):
             reader = _torch
         elif module == "cupy" and isinstance(obj, framework.ndarray):
             reader = _cupy
+        elif type(obj) is Exported:
+            reader = _exported
+        elif hasattr(type(obj), "__dlpack__") and hasattr(type(obj), "__dlpack_device__"):
+            reader = _dlpack
         else:
             raise TypeError(f"gpuprim: {what} is a {type(obj).__module__}.{type(obj).__name__}; "
-                            "pass a numpy array, a PyTorch tensor or a CuPy array")
+                            "pass a numpy array, a PyTorch tensor, a CuPy array, a JAX array or "
+                            "another array with the DLPack protocol (__dlpack__)")
         _READERS[type(obj)] = reader
     return reader(obj, what)
 
 
 def current_stream(array):
     """The framework's current CUDA stream on the array's device, as an integer."""
+    if array.kind in ("jax", "dlpack"):
+        return _CUDA_STREAM_LEGACY  # what _dlpack asked the producer to order its work before
     if array.kind == "torch":
         torch = sys.modules["torch"]
         raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
@@ -225,6 +371,8 @@ def current_stream(array):
 
 def current_stream_object(array):
     """The framework's object for its current stream on the array's device."""
+    if array.kind in ("jax", "dlpack"):
+        return None  # the legacy default stream lives as long as the device
     if array.kind == "torch":
         return sys.modules["torch"].cuda.current_stream(array.device)
     cupy = sys.modules["cupy"]
@@ -235,6 +383,9 @@ def current_stream_object(array):
 def empty_like(array, size=None, dtype_name=None):
     """A new array of the operand's kind and device (1-D when size is given)."""
     dtype_name = dtype_name or array.dtype_name
+    if array.kind in ("jax", "dlpack"):
+        return Exported(array, array.shape if size is None else (
+            (size,) if isinstance(size, int) else tuple(size)), dtype_name)
     if array.kind == "numpy":
         np = sys.modules["numpy"]
         if size is None and dtype_name == array.dtype_name:
@@ -284,6 +435,11 @@ def sum_dtype_name(array):
 
 def convert(array, dtype_name):
     """The operand's values as a new array of dtype_name (same kind, device, stream)."""
+    if array.kind == "jax":
+        return array.obj.astype(dtype_name)
+    if array.kind == "dlpack":
+        raise TypeError(f"gpuprim: a {dtype_name} copy of a {type(array.obj).__name__} is not made "
+                        "here; cast it first, or pass dtype= of its own dtype")
     if array.kind == "torch":
         torch = sys.modules["torch"]
         return array.obj.to(getattr(torch, dtype_name))
@@ -299,6 +455,9 @@ def clamp_bool(obj, kind):
     reduction's host result) made 1 (True): a min over bools written as
     uint8 holds uint8's identity, 255, where it had no element (an empty
     row or segment, an exclusive scan's start)."""
+    if kind in ("jax", "dlpack"):
+        raise TypeError(f"gpuprim: a min over bools of {kind} arrays is not supported (its result "
+                        "needs a write after the call); pass x.astype(uint8)")
     if kind == "torch":
         obj.view(sys.modules["torch"].uint8).clamp_(max=1)
     elif kind == "cupy":
@@ -316,7 +475,9 @@ def offset_ends(offsets):
     """offsets[0] and offsets[-1] as Python integers (one small copy from a
     device; ordered after the work queued on the framework's current stream)."""
     obj = offsets.obj
-    if offsets.kind == "numpy":
+    if offsets.kind in ("numpy", "jax", "dlpack"):
+        if offsets.kind == "dlpack":
+            obj = numpy().from_dlpack(obj) if not offsets.on_device else obj
         return int(obj[0]), int(obj[-1])
     if offsets.kind == "torch":
         torch = sys.modules["torch"]
@@ -342,6 +503,8 @@ def copy_outside(out, source, first, last):
     """out[:first] = source[:first] and out[last:] = source[last:] of 1-D
     arrays (source None: zeros there): a segmented call's elements outside
     every segment [first, last)."""
+    if out.kind in ("jax", "dlpack"):
+        _no_writes(out, "segment_*")
     target = out.obj
     if first > 0:
         target[:first] = 0 if source is None else source.obj[:first]
@@ -351,6 +514,8 @@ def copy_outside(out, source, first, last):
 
 def fill(array, value):
     """Every element of the described array set to value."""
+    if array.kind in ("jax", "dlpack"):
+        _no_writes(array, "segment_topk")
     array.obj[...] = value
 
 
@@ -361,6 +526,8 @@ def itemsize(dtype_name):
 
 def empty_scalar(array):
     """A 0-d array of the operand's kind, dtype and device (a reduction's result)."""
+    if array.kind in ("jax", "dlpack"):
+        return Exported(array, (), array.dtype_name)
     if array.kind == "torch":
         return array.obj.new_empty(())
     cupy = sys.modules["cupy"]
@@ -384,6 +551,9 @@ def scalar_result(array, host):
         cupy = sys.modules["cupy"]
         with cupy.cuda.Device(array.device):
             return cupy.asarray(host.reshape(()))
+    if array.kind == "jax" and array.dtype_name != "bfloat16":
+        import jax.numpy
+        return jax.numpy.asarray(host.reshape(()))
     return host[0]
 
 

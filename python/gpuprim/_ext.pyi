@@ -137,3 +137,13 @@ def fast_argsort(x: object | None, axis: object | None, descending: object | Non
 def fast_topk(x: object | None, k: object | None, largest: object | None, axis: object | None) -> object: ...
 
 def fast_reduce(op: int, x: object | None, axis: object | None, out: object | None = None) -> object: ...
+
+def dlpack_view(capsule: object) -> tuple:
+    """
+    (address, shape, dtype code or -1, is bool, read only, C-contiguous) of a DLPack capsule
+    """
+
+def export_empty(context: int, code: int, is_bool: bool, shape: tuple, device_type: int, device_id: int) -> tuple:
+    """
+    (status, (DLPack array, address) or None): a new buffer of the context, exported
+    """

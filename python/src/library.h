@@ -19,7 +19,7 @@ namespace gpuprim_ext {
     X(get_error_string) X(version_string) X(context_options_init) X(context_create)                   \
     X(context_destroy) X(context_get_backend) X(context_get_device) X(context_last_error)              \
     X(context_synchronize) X(buffer_create) X(buffer_wrap) X(buffer_destroy) X(buffer_upload)         \
-    X(buffer_download) X(reduce) X(reduce_to_buffer) X(argreduce) X(dot) X(dot_to_buffer) X(scan)     \
+    X(buffer_download) X(buffer_get_info) X(reduce) X(reduce_to_buffer) X(argreduce) X(dot) X(dot_to_buffer) X(scan)     \
     X(sort) X(sort_options_init) X(sort_with_options) X(argsort) X(segments_init_rows)                \
     X(segments_init_offsets) X(segmented_sort) X(segmented_argsort) X(segmented_reduce)              \
     X(segmented_scan) X(topk) X(segmented_topk)

@@ -4,6 +4,7 @@
 // no copy of them to keep in step); load() opens the library the package
 // found; raw_calls.cpp defines the entry points as Python functions.
 #include "library.h"
+#include "dlpack_calls.h"
 #include "fast_calls.h"
 #include "raw_calls.h"
 #include "wrap_cache.h"
@@ -103,4 +104,5 @@ NB_MODULE(_ext, m) {
         .def("close", &WrapCache::close, "Destroy every cached buffer (before the context)")
         .def("__len__", &WrapCache::size);
     define_fast_calls(m);
+    define_dlpack_calls(m);
 }

@@ -1,0 +1,168 @@
+// SPDX-License-Identifier: Apache-2.0
+// DLPack both ways for arrays of frameworks the package has no reader of
+// its own for (JAX, and any producer of the protocol): dlpack_view() reads a
+// capsule a producer's __dlpack__() gave (without consuming it: the
+// producer's capsule destructor frees the export, once the package drops the
+// capsule after the call); export_empty() makes an output in a buffer of a
+// context (gpuprim_buffer_create) that the result's framework takes in
+// through DLPack (nanobind's ndarray, exported zero copy), the buffer freed
+// when that framework lets go of it.
+#include "dlpack_calls.h"
+
+#include "library.h"
+
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+
+#include <cstdint>
+#include <vector>
+
+namespace nb = nanobind;
+
+namespace gpuprim_ext {
+namespace {
+
+// dlpack.h's managed tensors (the ABI of the "dltensor" and
+// "dltensor_versioned" capsules).
+struct ManagedTensor {
+    nb::dlpack::dltensor tensor;
+    void *manager_context;
+    void (*deleter)(ManagedTensor *);
+};
+struct ManagedTensorVersioned {
+    std::uint32_t major, minor;
+    void *manager_context;
+    void (*deleter)(ManagedTensorVersioned *);
+    std::uint64_t flags;  // bit 0: read only
+    nb::dlpack::dltensor tensor;
+};
+constexpr std::uint64_t read_only_flag = 1;
+
+int code_of(const nb::dlpack::dtype &dtype, bool &is_bool) {
+    is_bool = false;
+    if (dtype.lanes != 1) return -1;
+    switch (static_cast<nb::dlpack::dtype_code>(dtype.code)) {
+    case nb::dlpack::dtype_code::Int:
+        return dtype.bits == 8 ? GPUPRIM_DTYPE_I8 : dtype.bits == 16 ? GPUPRIM_DTYPE_I16
+             : dtype.bits == 32 ? GPUPRIM_DTYPE_I32 : dtype.bits == 64 ? GPUPRIM_DTYPE_I64 : -1;
+    case nb::dlpack::dtype_code::UInt:
+        return dtype.bits == 8 ? GPUPRIM_DTYPE_U8 : dtype.bits == 16 ? GPUPRIM_DTYPE_U16
+             : dtype.bits == 32 ? GPUPRIM_DTYPE_U32 : dtype.bits == 64 ? GPUPRIM_DTYPE_U64 : -1;
+    case nb::dlpack::dtype_code::Float:
+        return dtype.bits == 16 ? GPUPRIM_DTYPE_F16 : dtype.bits == 32 ? GPUPRIM_DTYPE_F32
+             : dtype.bits == 64 ? GPUPRIM_DTYPE_F64 : -1;
+    case nb::dlpack::dtype_code::Bfloat:
+        return dtype.bits == 16 ? GPUPRIM_DTYPE_BF16 : -1;
+    case nb::dlpack::dtype_code::Bool:
+        is_bool = dtype.bits == 8;
+        return is_bool ? GPUPRIM_DTYPE_U8 : -1;
+    default:
+        return -1;
+    }
+}
+
+nb::dlpack::dtype dlpack_dtype(int code, bool is_bool) {
+    using nb::dlpack::dtype_code;
+    auto make = [](dtype_code kind, int bits) {
+        return nb::dlpack::dtype{static_cast<std::uint8_t>(kind), static_cast<std::uint8_t>(bits), 1};
+    };
+    if (is_bool) return make(dtype_code::Bool, 8);
+    switch (code) {
+    case GPUPRIM_DTYPE_I8: return make(dtype_code::Int, 8);
+    case GPUPRIM_DTYPE_I16: return make(dtype_code::Int, 16);
+    case GPUPRIM_DTYPE_I32: return make(dtype_code::Int, 32);
+    case GPUPRIM_DTYPE_I64: return make(dtype_code::Int, 64);
+    case GPUPRIM_DTYPE_U8: return make(dtype_code::UInt, 8);
+    case GPUPRIM_DTYPE_U16: return make(dtype_code::UInt, 16);
+    case GPUPRIM_DTYPE_U32: return make(dtype_code::UInt, 32);
+    case GPUPRIM_DTYPE_U64: return make(dtype_code::UInt, 64);
+    case GPUPRIM_DTYPE_F16: return make(dtype_code::Float, 16);
+    case GPUPRIM_DTYPE_F32: return make(dtype_code::Float, 32);
+    case GPUPRIM_DTYPE_F64: return make(dtype_code::Float, 64);
+    case GPUPRIM_DTYPE_BF16: return make(dtype_code::Bfloat, 16);
+    default: throw nb::type_error("gpuprim: export_empty: not a dtype code");
+    }
+}
+
+// (address, shape, dtype code or -1, is bool, read only, C-contiguous)
+nb::tuple view(nb::handle capsule) {
+    const nb::dlpack::dltensor *tensor = nullptr;
+    bool read_only = false;
+    if (PyCapsule_IsValid(capsule.ptr(), "dltensor_versioned")) {
+        auto *managed = static_cast<ManagedTensorVersioned *>(PyCapsule_GetPointer(capsule.ptr(), "dltensor_versioned"));
+        if (managed->major != 1) throw nb::type_error("gpuprim: a DLPack capsule of a version other than 1.x");
+        tensor = &managed->tensor;
+        read_only = (managed->flags & read_only_flag) != 0;
+    } else if (PyCapsule_IsValid(capsule.ptr(), "dltensor")) {
+        tensor = &static_cast<ManagedTensor *>(PyCapsule_GetPointer(capsule.ptr(), "dltensor"))->tensor;
+    } else {
+        throw nb::type_error("gpuprim: not an unconsumed DLPack capsule (\"dltensor\")");
+    }
+    bool is_bool = false;
+    int code = code_of(tensor->dtype, is_bool);
+    nb::list shape;
+    bool contiguous = true;
+    std::int64_t expected = 1;
+    for (int axis = tensor->ndim - 1; axis >= 0; --axis) {
+        std::int64_t length = tensor->shape[axis];
+        if (tensor->strides && length != 1 && tensor->strides[axis] != expected) contiguous = false;
+        expected *= length;
+    }
+    if (expected == 0) contiguous = true;  // no elements: any strides
+    for (int axis = 0; axis < tensor->ndim; ++axis) shape.append(tensor->shape[axis]);
+    auto address = reinterpret_cast<std::uintptr_t>(static_cast<char *>(tensor->data) + tensor->byte_offset);
+    return nb::make_tuple(address, nb::tuple(shape), code, is_bool, read_only, contiguous);
+}
+
+struct Exported {
+    gpuprim_context_t context;
+    gpuprim_buffer_t buffer;
+};
+
+// (array exporting the new buffer through DLPack, its address): count
+// elements of shape, dtype code (bool when is_bool), in a new buffer of
+// context on device (device_type 1 CPU, 2 CUDA; device_id).
+nb::tuple export_empty(std::uint64_t context_handle, int code, bool is_bool, nb::tuple shape_tuple,
+                       int device_type, int device_id) {
+    auto context = reinterpret_cast<gpuprim_context_t>(static_cast<std::uintptr_t>(context_handle));
+    std::vector<std::size_t> shape;
+    std::uint64_t count = 1;
+    for (nb::handle length : shape_tuple) {
+        shape.push_back(nb::cast<std::size_t>(length));
+        count *= shape.back();
+    }
+    gpuprim_buffer_t buffer = nullptr;
+    // At least one element: a DLPack export of an empty array still needs an address.
+    gpuprim_status_t status =
+        library().buffer_create(context, static_cast<gpuprim_dtype_t>(code), count ? count : 1, &buffer);
+    if (status != GPUPRIM_SUCCESS) return nb::make_tuple(static_cast<int>(status), nb::none());
+    void *data = nullptr;
+    status = library().buffer_get_info(context, buffer, nullptr, nullptr, &data);
+    if (status != GPUPRIM_SUCCESS) {
+        library().buffer_destroy(context, buffer);
+        return nb::make_tuple(static_cast<int>(status), nb::none());
+    }
+    auto *record = new Exported{context, buffer};
+    nb::capsule owner(record, [](void *pointer) noexcept {
+        auto *exported = static_cast<Exported *>(pointer);
+        library().buffer_destroy(exported->context, exported->buffer);  // INVALID_HANDLE after exit's close: ignored
+        delete exported;
+    });
+    nb::ndarray<nb::array_api> array(data, shape.size(), shape.data(), owner, nullptr, dlpack_dtype(code, is_bool),
+                                     device_type, device_id);
+    return nb::make_tuple(static_cast<int>(GPUPRIM_SUCCESS),
+                          nb::make_tuple(nb::cast(array, nb::rv_policy::reference),
+                                         reinterpret_cast<std::uintptr_t>(data)));
+}
+
+}  // namespace
+
+void define_dlpack_calls(nb::module_ &m) {
+    m.def("dlpack_view", &view, nb::arg("capsule"),
+          "(address, shape, dtype code or -1, is bool, read only, C-contiguous) of a DLPack capsule");
+    m.def("export_empty", &export_empty, nb::arg("context"), nb::arg("code"), nb::arg("is_bool"),
+          nb::arg("shape"), nb::arg("device_type"), nb::arg("device_id"),
+          "(status, (DLPack array, address) or None): a new buffer of the context, exported");
+}
+
+}  // namespace gpuprim_ext

@@ -1,0 +1,112 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Arrays of frameworks the package has no reader of its own for, through
+the DLPack protocol: a numpy-backed producer here (CPU backend), JAX on the
+GPU when it is importable there."""
+import numpy as np
+import pytest
+
+import gpuprim
+
+
+class Producer:
+    """An array that offers only the DLPack protocol (its data: a numpy
+    array), recording the stream and version each __dlpack__ call asked for."""
+
+    def __init__(self, a):
+        self.a = a
+        self.asked = []
+
+    @property
+    def shape(self):
+        return self.a.shape
+
+    def __dlpack__(self, *, stream=None, max_version=None, **kwargs):
+        self.asked.append(stream)
+        return self.a.__dlpack__()
+
+    def __dlpack_device__(self):
+        return self.a.__dlpack_device__()
+
+
+def back(result):
+    return np.from_dlpack(result)
+
+
+FLOATS = np.array([3.0, -0.0, np.nan, 0.0, -np.inf, 1.5, 1.5, np.inf], np.float32)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int8, np.uint16, np.int64, np.bool_])
+def test_calls_on_a_dlpack_producer(dtype):
+    if dtype == np.bool_:
+        a = np.array([1, 0, 1, 1, 0], np.bool_)
+    elif np.issubdtype(dtype, np.floating):
+        a = FLOATS.astype(dtype)
+    else:
+        a = np.array([3, 0, 7, 0, -5, 1, 1, 9]).astype(dtype)
+    x = Producer(a)
+    np.testing.assert_array_equal(back(gpuprim.sort(x)), gpuprim.sort(a))
+    np.testing.assert_array_equal(back(gpuprim.argsort(x, descending=True)),
+                                  gpuprim.argsort(a, descending=True))
+    values, indices = gpuprim.topk(x, 3)
+    expected = gpuprim.topk(a, 3)
+    np.testing.assert_array_equal(back(values), expected[0])
+    np.testing.assert_array_equal(back(indices), expected[1])
+    assert back(values).dtype == a.dtype
+    assert gpuprim.argmax(x) == gpuprim.argmax(a)
+    if dtype in (np.float32, np.float64, np.int64):  # sums that keep the dtype
+        np.testing.assert_array_equal(gpuprim.sum(x), gpuprim.sum(a))
+        np.testing.assert_array_equal(back(gpuprim.cumsum(x)), gpuprim.cumsum(a))
+    assert set(x.asked) == {None}  # CPU memory: no stream asked for
+
+
+def test_rows_and_empty():
+    a = np.arange(12, dtype=np.float32).reshape(3, 4)[::-1].copy()
+    np.testing.assert_array_equal(back(gpuprim.sort(Producer(a))), np.sort(a, axis=-1))
+    np.testing.assert_array_equal(back(gpuprim.sum(Producer(a), axis=-1)), a.sum(axis=-1))
+    empty = back(gpuprim.sort(Producer(np.zeros(0, np.float32))))
+    assert empty.shape == (0,)
+
+
+def test_producer_arrays_are_never_written_and_errors_are_clear():
+    a = np.array([2, 1], np.int32)
+    x = Producer(a)
+    with pytest.raises(ValueError, match="read-only"):
+        gpuprim.sort(np.array([1, 2], np.int32), out=x)
+    np.testing.assert_array_equal(a, [2, 1])
+    with pytest.raises(ValueError, match="C-contiguous"):
+        gpuprim.sort(Producer(np.arange(8, dtype=np.float32)[::2]))
+    with pytest.raises(TypeError, match="supported"):
+        gpuprim.sort(Producer(np.zeros(3, np.complex64)))
+    with pytest.raises(TypeError, match="DLPack"):
+        gpuprim.sort(object())
+    with pytest.raises(TypeError, match="not supported"):
+        gpuprim.segment_sort(Producer(np.arange(4, dtype=np.float32)), Producer(np.array([0, 2, 4])))
+
+
+def test_results_outlive_their_call():
+    results = [gpuprim.sort(Producer(np.arange(100, 0, -1, dtype=np.int64))) for _ in range(50)]
+    import gc
+    gc.collect()
+    for result in results:
+        np.testing.assert_array_equal(back(result), np.arange(1, 101))
+
+
+def test_jax_on_its_device():
+    jax = pytest.importorskip("jax")
+    import jax.numpy as jnp
+    for device in (jax.devices()[0],):
+        x = jax.device_put(jnp.asarray(FLOATS), device)
+        result = gpuprim.sort(x)
+        assert isinstance(result, jax.Array)
+        np.testing.assert_array_equal(np.asarray(result), gpuprim.sort(FLOATS))
+        values, indices = gpuprim.topk(x, 3)
+        assert isinstance(values, jax.Array) and isinstance(indices, jax.Array)
+        np.testing.assert_array_equal(np.asarray(indices), gpuprim.topk(FLOATS, 3)[1])
+        rows = jax.device_put(jnp.arange(12, dtype=jnp.float32).reshape(3, 4), device)
+        np.testing.assert_array_equal(np.asarray(gpuprim.sum(rows, axis=-1)), [6, 22, 38])
+        total = gpuprim.sum(rows)
+        assert float(total) == 66.0
+        assert gpuprim.argmin(x) == int(np.argmin(FLOATS))
+        # a JAX array is never written, not even as out=
+        with pytest.raises(ValueError, match="read-only"):
+            gpuprim.sort(x, out=x)
