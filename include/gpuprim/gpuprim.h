@@ -103,7 +103,8 @@
  *   in any release, patch releases included; use them only when you can
  *   rebuild against each release. New functions start there and move to
  *   the stable part in a later minor release. Experimental now (added after
- *   0.2.0): argmin/argmax (gpuprim_argreduce), argsort, the segments
+ *   0.2.0): argmin/argmax (gpuprim_argreduce), searchsorted
+ *   (gpuprim_searchsorted), argsort, the segments
  *   (gpuprim_segments_t) with segmented sort, argsort, reduce and scan,
  *   top-k (flat and segmented), and the distributed calls (communicators
  *   attached to contexts; distributed reduce, scan, sort, argsort and
@@ -670,6 +671,50 @@ extern "C" {
  */
 GPUPRIM_API gpuprim_status_t gpuprim_argreduce(gpuprim_context_t context, gpuprim_op_t op, gpuprim_buffer_t input,
                                                uint64_t *index);
+
+/* ------------------------------------------------------------------------ */
+/* Search in sorted data                                                     */
+/* ------------------------------------------------------------------------ */
+
+/* Which bound gpuprim_searchsorted() gives (numpy's side= argument). */
+typedef enum gpuprim_side {
+    GPUPRIM_SIDE_LEFT = 0, /* lower bound: the first position whose key is not before the query */
+    GPUPRIM_SIDE_RIGHT = 1 /* upper bound: the first position whose key is after the query */
+} gpuprim_side_t;
+
+/*
+ * For each query, the position in sorted where it would be inserted to keep
+ * sorted in order: np.searchsorted(sorted, queries, side) for an ascending
+ * buffer, and the same rule for a descending one. With n = sorted's count:
+ * - SIDE_LEFT: indices[j] = the number of keys that come strictly before
+ *   queries[j] in the order (the lower bound, 0 to n);
+ * - SIDE_RIGHT: the number of keys that come before queries[j] or equal it
+ *   (the upper bound).
+ * "Before" is the order of gpuprim_sort() with that order, bit for bit:
+ * floats order -inf < ... < -0.0 < +0.0 < ... < +inf < NaN, the NaNs by
+ * their bit patterns as the sort puts them (so -0.0 and +0.0 are distinct
+ * keys, and so are NaNs of distinct payloads; numpy's searchsorted ties
+ * them). Integers compare by value, signed as signed.
+ * sorted: any dtype, n >= 0 keys, sorted in `order` by those rules (as
+ *   gpuprim_sort() leaves them). That is not checked: on a buffer that is not
+ *   sorted every index is still in [0, n], but which is unspecified.
+ * queries: sorted's dtype, any count m (0: nothing is written), any order.
+ *   Sorted queries run faster (a merge of the queries with the keys in place
+ *   of independent binary searches); the results are the same.
+ * indices: I32, U32, I64 or U64 with m elements; n itself must fit its
+ *   dtype (I32: n <= 2^31 - 1). It must not overlap sorted or queries.
+ * Stream-ordered. Deterministic: the one answer the rule defines, on every
+ * backend.
+ * Errors: NULL_POINTER (sorted, queries, indices), INVALID_HANDLE,
+ * CONTEXT_MISMATCH, INVALID_ENUM (side, order), DTYPE_MISMATCH (queries'
+ * dtype; indices not an index dtype), SIZE_MISMATCH (indices' count),
+ * INVALID_ARGUMENT (n past what the indices' dtype holds; overlapping
+ * buffers), DEVICE, OUT_OF_MEMORY.
+ * Workspace: none.
+ */
+GPUPRIM_API gpuprim_status_t gpuprim_searchsorted(gpuprim_context_t context, gpuprim_buffer_t sorted,
+                                                  gpuprim_buffer_t queries, gpuprim_side_t side,
+                                                  gpuprim_order_t order, gpuprim_buffer_t indices);
 
 /* ------------------------------------------------------------------------ */
 /* Argsort                                                                   */

@@ -77,6 +77,25 @@ struct TopkRequest {
     uint64_t largest_index = UINT64_MAX;
 };
 
+// One searchsorted request (gpuprim_searchsorted), by key width: for each
+// query, the number of the `count` sorted keys that come before it in the
+// order of to_radix_key(key, key_kind, descending) (core/key_transform.h):
+// strictly before (lower bound), or before or equal (upper bound). The keys
+// are sorted in that order (not checked: an unsorted buffer still gives
+// indices in [0, count]).
+struct SearchRequest {
+    KeyKind key_kind;
+    uint32_t key_bytes;  // 1, 2, 4 or 8
+    bool descending;
+    bool upper;          // SIDE_RIGHT
+    const void *sorted;
+    uint64_t count;
+    const void *queries;
+    uint64_t query_count;
+    void *indices;        // query_count indices; count fits them
+    uint32_t index_bytes;  // 4 or 8
+};
+
 // How the data of a segmented call divides into segments (src/api checked
 // that uniform rows cover the data; offsets are checked by the backend,
 // before it writes anything, through check_segment_offsets below).
@@ -235,6 +254,10 @@ public:
     // Top-k of every segment (a flat top-k is one row of data_count
     // elements).
     virtual void topk(const TopkRequest &request, const SegmentLayout &layout) = 0;
+
+    // For each query its lower or upper bound in the sorted keys
+    // (SearchRequest); stream-ordered on CUDA.
+    virtual void searchsorted(const SearchRequest &request) = 0;
 
     // What the distributed calls (src/dist) need besides the primitives.
     // All stream-ordered on CUDA, like the primitives.

@@ -10,6 +10,7 @@
 #include "cuda/merge/merge.h"
 #include "cuda/reduce/reduce.h"
 #include "cuda/scan/scan.h"
+#include "cuda/search/search.h"
 #include "cuda/segmented_scan/segmented_scan.h"
 #include "cuda/segmented_sort/segmented_sort.h"
 #include "cuda/sort/sort.h"
@@ -253,6 +254,11 @@ public:
         DeviceScope scope(env_.device_ordinal);
         cuda::argreduce(env_, op, dtype, input, count, static_cast<uint64_t *>(host_result_device_));
         finish_host_result(index, sizeof(uint64_t), "argreduce (cudaStreamSynchronize)");
+    }
+
+    void searchsorted(const SearchRequest &request) override {
+        DeviceScope scope(env_.device_ordinal);
+        cuda::searchsorted(env_, request);
     }
 
     void scan(gpuprim_op_t op, gpuprim_scan_kind_t kind, gpuprim_dtype_t dtype, const void *input,
