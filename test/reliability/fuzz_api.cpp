@@ -110,6 +110,7 @@ constexpr Codes kDocArgsort = kDocSort;
 constexpr Codes kDocSegmented = kDocSort;  // sort, argsort, reduce, scan: the same list
 constexpr Codes kDocTopk = kDocSort;       // gpuprim_topk, gpuprim_segmented_topk: the same list too
 constexpr Codes kDocArgreduce = kContextCodes | kMismatch | kEnum | kArg | kDevice | kOom;
+constexpr Codes kDocSearchsorted = kDocSort;  // the same list
 // The distributed calls: every call's list and their one-rank call's.
 constexpr Codes kDocDistributed = kDocSort | kOverflow;
 constexpr Codes kDocAttach = kContextCodes | kEnum | kUnavailable | kArg | kDevice;
@@ -634,6 +635,11 @@ public:
             if (op == 255) {  // the distributed calls and their communicator (op 28 in check messages)
                 op_distributed(in);
                 check_all_buffers(28);
+                continue;
+            }
+            if (op == 253) {  // searchsorted (op 30 in check messages); top-k keeps 229, 235, 241, 247
+                op_searchsorted(in);
+                check_all_buffers(30);
                 continue;
             }
             if (op == 254) {  // argreduce (op 29 in check messages); 224 still reaches argsort
@@ -1320,6 +1326,86 @@ private:
         uint64_t again = poison;
         if (shim_argreduce(context.handle, op, handle, &again) != GPUPRIM_SUCCESS || again != index)
             violation("argreduce is not repeatable");
+    }
+
+    // gpuprim_searchsorted: side and order enums, queries of the keys'
+    // dtype, indices of an index dtype with the queries' count that holds
+    // the keys' count, indices apart from both inputs. On keys sorted in the
+    // order every index is the documented bound (keys before the query in
+    // the order key, strictly for LEFT); on any other keys each lies in
+    // [0, n]. Repeatable bit for bit either way.
+    void op_searchsorted(Input &in) {
+        ContextArg context = draw_context(in);
+        const int side = draw_enum(in, 2), order = draw_enum(in, 2);
+        gpuprim_buffer_t sorted = draw_buffer(in, context.slot), queries = draw_buffer(in, context.slot);
+        gpuprim_buffer_t indices = draw_buffer(in, context.slot);
+        Buffer *kb = nullptr, *qb = nullptr, *ib = nullptr;
+        Expect expect;
+        if (context.slot < 0) {
+            expect.must = context.error;
+        } else {
+            if (!in_range(side, 2) || !in_range(order, 2)) expect.must |= kEnum;
+            expect.must |= resolve(context.slot, sorted, &kb);
+            expect.must |= resolve(context.slot, queries, &qb);
+            expect.must |= resolve(context.slot, indices, &ib);
+            if (kb && qb && qb->dtype != kb->dtype) expect.must |= kDtype;
+            if (ib && !is_index_dtype(ib->dtype)) expect.must |= kDtype;
+            if (ib && qb && ib->count != qb->count) expect.must |= kSize;
+            if (ib && kb && is_index_dtype(ib->dtype)) {
+                const uint64_t largest = ib->dtype == GPUPRIM_DTYPE_I32   ? uint64_t(INT32_MAX)
+                                         : ib->dtype == GPUPRIM_DTYPE_U32 ? uint64_t(UINT32_MAX)
+                                         : ib->dtype == GPUPRIM_DTYPE_I64 ? uint64_t(INT64_MAX)
+                                                                          : UINT64_MAX;
+                if (kb->count > largest) expect.must |= kArg;
+            }
+            if (ib && kb && forbidden_alias(*ib, *kb, false)) expect.must |= kArg;
+            if (ib && qb && forbidden_alias(*ib, *qb, false)) expect.must |= kArg;
+        }
+        gpuprim_status_t status = shim_searchsorted(context.handle, sorted, queries, side, order, indices);
+        check_status("gpuprim_searchsorted", kDocSearchsorted, expect, status, &context);
+        if (status != GPUPRIM_SUCCESS) return;
+        const size_t index_size = size_of(ib->dtype);
+        std::vector<uint8_t> got(ib->bytes() + 8), again(ib->bytes() + 8);
+        if (ib->count && gpuprim_buffer_download(context.handle, indices, 0, got.data(), ib->count) != GPUPRIM_SUCCESS)
+            violation("searchsorted: download of the indices failed");
+        with_type(kb->dtype, [&](auto zero) {
+            using T = decltype(zero);
+            const bool descending = order == GPUPRIM_ORDER_DESCENDING, upper = side == GPUPRIM_SIDE_RIGHT;
+            const uint64_t mask = sizeof(T) == 8 ? ~uint64_t(0) : (uint64_t(1) << (8 * sizeof(T))) - 1;
+            const uint64_t n = kb->count;
+            auto rank = [&](const Buffer &b, uint64_t i) {
+                const uint64_t k = doc_radix_key(load<T>(contents(b) + i * sizeof(T)));
+                return descending ? ~k & mask : k;
+            };
+            bool keys_sorted = true;
+            for (uint64_t i = 1; i < n && keys_sorted; ++i) keys_sorted = rank(*kb, i - 1) <= rank(*kb, i);
+            for (uint64_t j = 0; j < qb->count; ++j) {
+                uint64_t have = 0;
+                std::memcpy(&have, got.data() + j * index_size, index_size);
+                if (have > n)
+                    violation("searchsorted: index %llu of query %llu is past the %llu keys", (unsigned long long)have,
+                              (unsigned long long)j, (unsigned long long)n);
+                if (!keys_sorted) continue;
+                const uint64_t q = rank(*qb, j);
+                uint64_t lo = 0, hi = n;
+                while (lo < hi) {
+                    const uint64_t mid = lo + (hi - lo) / 2, k = rank(*kb, mid);
+                    if (upper ? k <= q : k < q) lo = mid + 1;
+                    else hi = mid;
+                }
+                if (have != lo)
+                    violation("searchsorted (dtype %d, %s, %s, %llu keys): query %llu got %llu, expected %llu",
+                              kb->dtype, descending ? "descending" : "ascending", upper ? "right" : "left",
+                              (unsigned long long)n, (unsigned long long)j, (unsigned long long)have,
+                              (unsigned long long)lo);
+            }
+        });
+        std::memcpy(contents(*ib), got.data(), ib->bytes());
+        if (shim_searchsorted(context.handle, sorted, queries, side, order, indices) != GPUPRIM_SUCCESS ||
+            (ib->count &&
+             gpuprim_buffer_download(context.handle, indices, 0, again.data(), ib->count) != GPUPRIM_SUCCESS) ||
+            std::memcmp(got.data(), again.data(), ib->bytes()) != 0)
+            violation("searchsorted is not repeatable");
     }
 
     // Writes a checked float-sum or exact result for element 0 of `out`.

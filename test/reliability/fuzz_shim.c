@@ -24,6 +24,11 @@ gpuprim_status_t shim_argreduce(gpuprim_context_t context, int op, gpuprim_buffe
     return gpuprim_argreduce(context, op, input, index);
 }
 
+gpuprim_status_t shim_searchsorted(gpuprim_context_t context, gpuprim_buffer_t sorted, gpuprim_buffer_t queries, int side,
+                                   int order, gpuprim_buffer_t indices) {
+    return gpuprim_searchsorted(context, sorted, queries, side, order, indices);
+}
+
 gpuprim_status_t shim_reduce_to_buffer(gpuprim_context_t context, int op, gpuprim_buffer_t input,
                                        gpuprim_buffer_t result) {
     return gpuprim_reduce_to_buffer(context, op, input, result);

@@ -3,7 +3,8 @@
 """Writes the seed corpus of the API fuzz target (test/reliability/corpus/).
 
 Each seed is a small program in the byte language fuzz_api.cpp reads: one
-byte picks the operation (op % 22; bytes >= 224 the argsort, segmented and top-k calls; 254 argreduce;
+byte picks the operation (op % 22; bytes >= 224 the argsort, segmented and top-k calls; 253 searchsorted;
+254 argreduce;
 255 the distributed calls), the following bytes its arguments, in
 the order the target reads them. The seeds start the fuzzer (and the replay
 test) in the interesting places: sorting NaNs and signed zeros with values,
@@ -23,6 +24,8 @@ SORT_WITH_OPTIONS = 21
 ARGSORT, SEGMENTED_SORT, SEGMENTED_ARGSORT, SEGMENTED_REDUCE, SEGMENTED_SCAN, TOPK = 224, 225, 226, 227, 228, 229
 # Op byte 254: gpuprim_argreduce (Harness::op_argreduce): context, op, input, index byte (255: NULL).
 ARGREDUCE = 254
+# Op byte 253: gpuprim_searchsorted (Harness::op_searchsorted): context, side, order, sorted, queries, indices.
+SEARCHSORTED = 253
 # Op byte 255: the distributed calls (Harness::op_distributed); its next byte % 8 picks the call.
 DISTRIBUTED = 255
 D_REDUCE, D_SCAN, D_SORT, D_ARGSORT, D_TOPK, D_GET_RANK, D_ATTACH, D_DETACH = range(8)
@@ -129,6 +132,10 @@ def reduce_(op, input_, ctx=CTX0):
 
 def argreduce(op, input_, ctx=CTX0, null_index=False):
     return u8(ARGREDUCE) + u8(ctx) + u8(op) + input_ + u8(255 if null_index else 0)
+
+
+def searchsorted(side, order, sorted_, queries, indices, ctx=CTX0):
+    return u8(SEARCHSORTED) + u8(ctx) + u8(side) + u8(order) + sorted_ + queries + indices
 
 
 def reduce_to_buffer(op, input_, result, ctx=CTX0):
@@ -411,6 +418,31 @@ SEEDS = {
         + argreduce(1, NULL_BUF) + argreduce(1, buf(5, other_context=True)) + argreduce(1, JUNK_BUF)
         + argreduce(1, buf(0), ctx=NULL_CTX) + argreduce(2, buf(0), ctx=FAKE_CTX)
         + destroy(buf(6)) + argreduce(1, stale(2))),
+    # searchsorted: sorted keys of both orders (floats with -inf, -0, +0, +inf and NaNs of both signs;
+    # integers with duplicates and the type's max and min), queries of specials, both sides, every index
+    # dtype; an unknown side and order, queries of another dtype, float indices, a count mismatch,
+    # indices over the queries, NULL, stale and foreign buffers, bad contexts.
+    "seed_searchsorted": (
+        create(F32, small_count(14)) + create(F32, small_count(16)) + create(U64, small_count(16))
+        + create(I32, small_count(12)) + create(I32, small_count(16)) + create(U32, small_count(0))
+        + create(F32, small_count(14)) + create(I64, small_count(3), ctx=CTX1) + create(I32, small_count(16))
+        + fill_palette(0, [11, 7, 3, 1, 1, 0, 4, 2, 5, 6, 10, 12, 12, 13], True)
+        + fill_palette(1, FLOAT_PICKS, True)
+        + fill_palette(3, [8, 0, 0, 1, 1, 2, 2, 3, 4, 5, 6, 7], False)
+        + fill_palette(4, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15], False)
+        + fill_palette(6, [13, 12, 12, 10, 6, 5, 2, 4, 0, 1, 1, 3, 7, 11], True)
+        + searchsorted(0, 0, buf(0), buf(1), buf(2)) + searchsorted(1, 0, buf(0), buf(1), buf(2))
+        + searchsorted(0, 1, buf(6), buf(1), buf(2)) + searchsorted(1, 1, buf(6), buf(1), buf(8))
+        + searchsorted(0, 0, buf(3), buf(4), buf(8)) + searchsorted(1, 0, buf(3), buf(4), buf(2))
+        + searchsorted(0, 0, buf(5), buf(4), buf(2)) + searchsorted(0, 0, buf(4), buf(4), buf(2))
+        + searchsorted(240, 0, buf(0), buf(1), buf(2)) + searchsorted(0, 250, buf(0), buf(1), buf(2))
+        + searchsorted(0, 0, buf(0), buf(4), buf(2)) + searchsorted(0, 0, buf(0), buf(6), buf(1))
+        + searchsorted(0, 0, buf(0), buf(1), buf(5)) + searchsorted(0, 0, buf(3), buf(4), buf(4))
+        + searchsorted(0, 0, NULL_BUF, buf(1), buf(2)) + searchsorted(0, 0, buf(0), NULL_BUF, buf(2))
+        + searchsorted(0, 0, buf(0), buf(1), NULL_BUF) + searchsorted(0, 0, buf(7, other_context=True), buf(1), buf(2))
+        + searchsorted(1, 0, buf(0), buf(1), JUNK_BUF)
+        + searchsorted(0, 0, buf(0), buf(1), buf(2), ctx=NULL_CTX) + searchsorted(1, 1, buf(0), buf(1), buf(2), ctx=FAKE_CTX)
+        + destroy(buf(8)) + searchsorted(0, 0, buf(3), buf(4), stale(0))),
     # Unknown enum values, NULL and fake contexts, odd context options, globals.
     "seed_enums_contexts": (
         create(I32, small_count(4)) + create(255, small_count(4))

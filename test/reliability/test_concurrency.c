@@ -361,6 +361,23 @@ static int one_round(Worker *w, gpuprim_context_t ctx, gpuprim_dtype_t dtype, si
         }
         EXPECT(n == 0 || memcmp(host_out, expected, n * size) == 0, "sort keys (%s)",
                descending ? "descending, in place" : "ascending");
+        if (!descending) {
+            /* searchsorted of the unsorted keys in their ascending sort (buf_out): each key's lower bound is
+               the number of keys that order before it (-0.0 before +0.0). */
+            STEP(gpuprim_searchsorted(ctx, buf_out, buf_a, GPUPRIM_SIDE_LEFT, GPUPRIM_ORDER_ASCENDING,
+                                      buf_values_out));
+            STEP(gpuprim_buffer_download(ctx, buf_values_out, 0, payload_out, n));
+            for (i = 0; i < n; ++i) {
+                size_t lo = 0, hi = n;
+                while (lo < hi) {
+                    const size_t mid = lo + (hi - lo) / 2;
+                    if (ord(a[index[mid]]) < ord(a[i])) lo = mid + 1;
+                    else hi = mid;
+                }
+                EXPECT(payload_out[i] == (uint32_t)lo, "searchsorted: index[%zu] = %u, expected %zu", i,
+                       payload_out[i], lo);
+            }
+        }
     }
     failed = 0;
 done:
