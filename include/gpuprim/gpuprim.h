@@ -104,7 +104,8 @@
  *   rebuild against each release. New functions start there and move to
  *   the stable part in a later minor release. Experimental now (added after
  *   0.2.0): argmin/argmax (gpuprim_argreduce), searchsorted
- *   (gpuprim_searchsorted), argsort, the segments
+ *   (gpuprim_searchsorted), histograms (gpuprim_histogram_even,
+ *   gpuprim_histogram_range, gpuprim_bincount), argsort, the segments
  *   (gpuprim_segments_t) with segmented sort, argsort, reduce and scan,
  *   top-k (flat and segmented), and the distributed calls (communicators
  *   attached to contexts; distributed reduce, scan, sort, argsort and
@@ -715,6 +716,65 @@ typedef enum gpuprim_side {
 GPUPRIM_API gpuprim_status_t gpuprim_searchsorted(gpuprim_context_t context, gpuprim_buffer_t sorted,
                                                   gpuprim_buffer_t queries, gpuprim_side_t side,
                                                   gpuprim_order_t order, gpuprim_buffer_t indices);
+
+/* ------------------------------------------------------------------------ */
+/* Histograms                                                                */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * Rules of the three histogram calls:
+ * - counts: U32 or U64, one element per bin (bins = its count, 1 to 2^32);
+ *   every element is written: counts[b] = the number of input elements in
+ *   bin b (U32 counts wrap modulo 2^32). It must not overlap the inputs.
+ * - Elements outside every bin are ignored, and so are NaNs.
+ * - Stream-ordered. Deterministic: the counts are integers, the same on
+ *   every backend and run.
+ * Errors of every call: NULL_POINTER, INVALID_HANDLE, CONTEXT_MISMATCH,
+ * DTYPE_MISMATCH (counts not U32 or U64), INVALID_ARGUMENT (counts with no
+ * elements or more than 2^32; overlapping buffers), DEVICE, OUT_OF_MEMORY;
+ * and each call's own below.
+ * Workspace (CUDA): none.
+ */
+
+/*
+ * bins even-width bins over [*lower, *upper): np.histogram(input, bins,
+ * range=(lower, upper)) except that upper itself is outside (CUB's
+ * HistogramEven rule). lower, upper: host pointers to one element of
+ * input's dtype each, lower < upper by value; floats finite (and upper -
+ * lower finite in f64). The bin of x, for lower <= x < upper:
+ * - integers: floor((x - lower) * bins / (upper - lower)), exactly;
+ * - floats: floor((x - lower) * (bins / (upper - lower))) computed in f64
+ *   (x and the bounds widened exactly; -0.0 is 0), at most bins - 1: an
+ *   element within a rounding of an inner edge may count in the bin next to
+ *   the one exact arithmetic gives, as in CUB.
+ * Errors: INVALID_ARGUMENT also for the bounds (naming 'lower' or 'upper').
+ */
+GPUPRIM_API gpuprim_status_t gpuprim_histogram_even(gpuprim_context_t context, gpuprim_buffer_t input,
+                                                    const void *lower, const void *upper,
+                                                    gpuprim_buffer_t counts);
+
+/*
+ * Bins given by edges: counts[b] = the number of elements x with
+ * edges[b] <= x < edges[b + 1] (CUB's HistogramRange rule; np.histogram
+ * also counts x == the last edge). edges: input's dtype, bins + 1 >= 2
+ * elements, in increasing order by value (not checked: with edges out of
+ * order each element still counts in at most one bin, which one is
+ * unspecified). Floats compare by value (-0.0 equals +0.0).
+ * counts: edges' count - 1 elements.
+ * Errors: DTYPE_MISMATCH also for edges; SIZE_MISMATCH (counts' count);
+ * INVALID_ARGUMENT (fewer than 2 edges).
+ */
+GPUPRIM_API gpuprim_status_t gpuprim_histogram_range(gpuprim_context_t context, gpuprim_buffer_t input,
+                                                     gpuprim_buffer_t edges, gpuprim_buffer_t counts);
+
+/*
+ * counts[v] = the number of elements equal to v, for v = 0 .. bins - 1
+ * (np.bincount(input, minlength=bins)[:bins]); other values, negative ones
+ * included, are ignored. input: an integer dtype.
+ * Errors: DTYPE_MISMATCH also for input (not an integer dtype).
+ */
+GPUPRIM_API gpuprim_status_t gpuprim_bincount(gpuprim_context_t context, gpuprim_buffer_t input,
+                                              gpuprim_buffer_t counts);
 
 /* ------------------------------------------------------------------------ */
 /* Argsort                                                                   */

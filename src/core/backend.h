@@ -7,6 +7,7 @@
 
 #include "core/dtype.h"
 #include "core/error.h"
+#include "core/histogram_bins.h"
 #include "core/portable.h"
 
 #include <gpuprim/gpuprim.h>
@@ -94,6 +95,21 @@ struct SearchRequest {
     uint64_t query_count;
     void *indices;        // query_count indices; count fits them
     uint32_t index_bytes;  // 4 or 8
+};
+
+// One histogram request (gpuprim_histogram_even, gpuprim_histogram_range,
+// gpuprim_bincount): counts[b] = the number of input elements whose bin is
+// b (core/histogram_bins.h: even_bin with `even`, or range_bin among the
+// bins + 1 edges), every count written (U32 counts wrap modulo 2^32).
+struct HistogramRequest {
+    gpuprim_dtype_t dtype;
+    const void *input;
+    uint64_t count;
+    uint64_t bins;         // 1 to 2^32
+    void *counts;          // bins counts
+    uint32_t count_bytes;  // 4 or 8
+    const void *edges;     // bins + 1 edges of dtype in backend memory, or nullptr: even bins
+    EvenBins even;
 };
 
 // How the data of a segmented call divides into segments (src/api checked
@@ -258,6 +274,10 @@ public:
     // For each query its lower or upper bound in the sorted keys
     // (SearchRequest); stream-ordered on CUDA.
     virtual void searchsorted(const SearchRequest &request) = 0;
+
+    // Counts of the input's elements in bins (HistogramRequest);
+    // stream-ordered on CUDA.
+    virtual void histogram(const HistogramRequest &request) = 0;
 
     // What the distributed calls (src/dist) need besides the primitives.
     // All stream-ordered on CUDA, like the primitives.

@@ -14,6 +14,7 @@
 #include "core/ops.h"
 #include "core/workspace.h"
 #include "cpu/argreduce.h"
+#include "cpu/histogram.h"
 #include "cpu/merge_runs.h"
 #include "cpu/parallel.h"
 #include "cpu/reduce_scan.h"
@@ -104,6 +105,8 @@ public:
     }
 
     void searchsorted(const SearchRequest &request) override { cpu::searchsorted(parallel_, request); }
+
+    void histogram(const HistogramRequest &request) override { cpu::histogram(parallel_, request); }
 
     void scan(gpuprim_op_t op, gpuprim_scan_kind_t kind, gpuprim_dtype_t dtype, const void *input,
               void *output, uint64_t count, const void *initial) override {

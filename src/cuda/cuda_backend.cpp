@@ -7,6 +7,7 @@
 #include "cuda/argreduce/argreduce.h"
 #include "cuda/device_env.h"
 #include "cuda/distributed/distributed.h"
+#include "cuda/histogram/histogram.h"
 #include "cuda/merge/merge.h"
 #include "cuda/reduce/reduce.h"
 #include "cuda/scan/scan.h"
@@ -259,6 +260,11 @@ public:
     void searchsorted(const SearchRequest &request) override {
         DeviceScope scope(env_.device_ordinal);
         cuda::searchsorted(env_, request);
+    }
+
+    void histogram(const HistogramRequest &request) override {
+        DeviceScope scope(env_.device_ordinal);
+        cuda::histogram(env_, request);
     }
 
     void scan(gpuprim_op_t op, gpuprim_scan_kind_t kind, gpuprim_dtype_t dtype, const void *input,
