@@ -16,61 +16,11 @@
  */
 #include "test_common.h"
 
-/* ---- references ---------------------------------------------------------- */
+/* The references are test_common.h's (tc_histogram_even_bin, tc_histogram_range_bin, tc_bincount_bin); the
+ * registry's case uses them too. Small edge sets are also checked by a linear scan here. */
 
-static void mul128(uint64_t a, uint64_t b, uint64_t *hi, uint64_t *lo) {
-    const uint64_t al = a & 0xFFFFFFFFu, ah = a >> 32, bl = b & 0xFFFFFFFFu, bh = b >> 32;
-    const uint64_t ll = al * bl, lh = al * bh, hl = ah * bl, hh = ah * bh;
-    const uint64_t mid = (ll >> 32) + (lh & 0xFFFFFFFFu) + (hl & 0xFFFFFFFFu);
-    *lo = (ll & 0xFFFFFFFFu) | (mid << 32);
-    *hi = hh + (lh >> 32) + (hl >> 32) + (mid >> 32);
-}
-
-/* a * b <= c * d, all 64-bit, compared in 128 bits */
-static int product_le(uint64_t a, uint64_t b, uint64_t c, uint64_t d) {
-    uint64_t h1, l1, h2, l2;
-    mul128(a, b, &h1, &l1);
-    mul128(c, d, &h2, &l2);
-    return h1 < h2 || (h1 == h2 && l1 <= l2);
-}
-
-/* An integer element's value: signed types sign-extended to 64 bits. */
-static int64_t int_value(gpuprim_dtype_t d, uint64_t bits) {
-    if (tc_is_signed(d) && (bits & tc_sign_bit(d))) return (int64_t)(bits | ~tc_mask(d));
-    return (int64_t)bits;
-}
-
-/* Whether integer x lies in [lower, upper) by value. */
-static int int_in_range(gpuprim_dtype_t d, uint64_t x, uint64_t lower, uint64_t upper) {
-    if (tc_is_signed(d)) return int_value(d, x) >= int_value(d, lower) && int_value(d, x) < int_value(d, upper);
-    return x >= lower && x < upper;
-}
-
-/* The even bin of x, or -1 when it does not count. */
-static int64_t reference_even_bin(gpuprim_dtype_t d, uint64_t x, uint64_t lower, uint64_t upper, uint64_t bins) {
-    if (tc_is_float(d)) {
-        const double v = (double)tc_value(d, x), lo = (double)tc_value(d, lower), hi = (double)tc_value(d, upper);
-        const double scale = (double)bins / (hi - lo);
-        double scaled;
-        if (!(v >= lo && v < hi)) return -1;
-        scaled = (v - lo) * scale;
-        return scaled < (double)bins ? (int64_t)(uint64_t)scaled : (int64_t)bins - 1;
-    } else {
-        const uint64_t offset = (uint64_t)int_value(d, x) - (uint64_t)int_value(d, lower);
-        const uint64_t range = (uint64_t)int_value(d, upper) - (uint64_t)int_value(d, lower);
-        uint64_t lo = 0, hi = bins - 1; /* the largest b with b * range <= offset * bins */
-        if (!int_in_range(d, x, lower, upper)) return -1;
-        while (lo < hi) {
-            const uint64_t mid = lo + (hi - lo + 1) / 2;
-            if (product_le(mid, range, offset, bins)) lo = mid;
-            else hi = mid - 1;
-        }
-        return (int64_t)lo;
-    }
-}
-
-/* The bin of x among the edges by value, or -1. */
-static int64_t reference_range_bin(gpuprim_dtype_t d, uint64_t x, const void *edges, uint64_t bins) {
+/* The bin of x among the edges by a linear scan by value, or -1. */
+static int64_t scan_range_bin(gpuprim_dtype_t d, uint64_t x, const void *edges, uint64_t bins) {
     uint64_t b;
     if (tc_is_float(d) && tc_isnan_bits(d, x)) return -1;
     for (b = 0; b < bins; ++b) {
@@ -78,7 +28,7 @@ static int64_t reference_range_bin(gpuprim_dtype_t d, uint64_t x, const void *ed
         if (tc_is_float(d)) {
             const long double v = tc_value(d, x);
             if (v >= tc_value(d, e0) && v < tc_value(d, e1)) return (int64_t)b;
-        } else if (int_in_range(d, x, e0, e1)) {
+        } else if (tc_int_le(d, e0, x) && !tc_int_le(d, e1, x)) {
             return (int64_t)b;
         }
     }
@@ -101,31 +51,14 @@ static uint64_t *reference_counts(const hist_call_t *h, const void *x, uint64_t 
         const uint64_t v = tc_get(h->d, x, i);
         int64_t b;
         if (h->mode == 0) {
-            b = reference_even_bin(h->d, v, h->lower, h->upper, h->bins);
+            b = tc_histogram_even_bin(h->d, v, h->lower, h->upper, h->bins);
         } else if (h->mode == 1) {
-            b = h->bins <= 64 ? reference_range_bin(h->d, v, h->edges, h->bins) : -2;
-            if (b == -2) { /* binary search by value over many edges */
-                uint64_t lo = 0, hi = h->bins + 1;
-                const long double val = tc_value(h->d, v);
-                if (tc_is_float(h->d) && tc_isnan_bits(h->d, v)) {
-                    b = -1;
-                } else {
-                    while (lo < hi) {
-                        const uint64_t mid = lo + (hi - lo) / 2;
-                        const uint64_t e = tc_get(h->d, h->edges, mid);
-                        const int le = tc_is_float(h->d)    ? tc_value(h->d, e) <= val
-                                       : tc_is_signed(h->d) ? int_value(h->d, e) <= int_value(h->d, v)
-                                                            : e <= v;
-                        if (le) lo = mid + 1;
-                        else hi = mid;
-                    }
-                    b = (lo == 0 || lo == h->bins + 1) ? -1 : (int64_t)lo - 1;
-                }
-            }
+            b = tc_histogram_range_bin(h->d, v, h->edges, h->bins);
+            if (h->bins <= 64)
+                CHECKF(b == scan_range_bin(h->d, v, h->edges, h->bins), "reference: edges search %lld, scan %lld",
+                       (long long)b, (long long)scan_range_bin(h->d, v, h->edges, h->bins));
         } else {
-            const int64_t value = int_value(h->d, v);
-            b = (tc_is_signed(h->d) ? value >= 0 && (uint64_t)value < h->bins : v < h->bins) ? (int64_t)v : -1;
-            if (tc_is_signed(h->d) && b >= 0) b = value;
+            b = tc_bincount_bin(h->d, v, h->bins);
         }
         if (b >= 0) counts[b]++;
     }
