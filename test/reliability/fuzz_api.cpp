@@ -111,6 +111,7 @@ constexpr Codes kDocSegmented = kDocSort;  // sort, argsort, reduce, scan: the s
 constexpr Codes kDocTopk = kDocSort;       // gpuprim_topk, gpuprim_segmented_topk: the same list too
 constexpr Codes kDocArgreduce = kContextCodes | kMismatch | kEnum | kArg | kDevice | kOom;
 constexpr Codes kDocSearchsorted = kDocSort;  // the same list
+constexpr Codes kDocHistogram = kDocSort;     // histogram_even, histogram_range, bincount: the same list too
 // The distributed calls: every call's list and their one-rank call's.
 constexpr Codes kDocDistributed = kDocSort | kOverflow;
 constexpr Codes kDocAttach = kContextCodes | kEnum | kUnavailable | kArg | kDevice;
@@ -637,8 +638,11 @@ public:
                 check_all_buffers(28);
                 continue;
             }
-            if (op == 253) {  // searchsorted (op 30 in check messages); top-k keeps 229, 235, 241, 247
-                op_searchsorted(in);
+            if (op == 253) {  // searchsorted and the histograms (op 30 in check messages); top-k keeps
+                              // 229, 235, 241, 247
+                const int call = in.u8() % 4;
+                if (call == 0) op_searchsorted(in);
+                else op_histogram(in, call);
                 check_all_buffers(30);
                 continue;
             }
@@ -1406,6 +1410,148 @@ private:
              gpuprim_buffer_download(context.handle, indices, 0, again.data(), ib->count) != GPUPRIM_SUCCESS) ||
             std::memcmp(got.data(), again.data(), ib->bytes()) != 0)
             violation("searchsorted is not repeatable");
+    }
+
+    // The histograms (call 1 gpuprim_histogram_even, 2 gpuprim_histogram_range,
+    // 3 gpuprim_bincount): counts U32 or U64 with 1 to 2^32 bins apart from
+    // the inputs; even bounds read from the input bytes (lower < upper by
+    // value, floats finite with a finite f64 difference), NULL now and then;
+    // edges of the input's dtype, at least 2, one more than the counts;
+    // bincount of integers. The model: integers' even bins exactly, floats'
+    // by the header's f64 formula, edges and bincount by value; with edges
+    // out of order (unspecified bins) only the total is checked.
+    void op_histogram(Input &in, int call) {
+        ContextArg context = draw_context(in);
+        gpuprim_buffer_t input = draw_buffer(in, context.slot);
+        gpuprim_buffer_t edges = call == 2 ? draw_buffer(in, context.slot) : nullptr;
+        gpuprim_buffer_t counts = draw_buffer(in, context.slot);
+        const uint8_t bound_mode = call == 1 ? in.u8() : 0;
+        const uint64_t lower_bits = call == 1 ? in.u64() : 0, upper_bits = call == 1 ? in.u64() : 0;
+        const bool null_lower = bound_mode == 255, null_upper = bound_mode == 254;
+        Buffer *ib = nullptr, *eb = nullptr, *cb = nullptr;
+        Expect expect;
+        expect.may = kOom;
+        if (context.slot < 0) {
+            expect.must = context.error;
+        } else {
+            expect.must |= resolve(context.slot, input, &ib);
+            if (call == 2) expect.must |= resolve(context.slot, edges, &eb);
+            expect.must |= resolve(context.slot, counts, &cb);
+            if (null_lower || null_upper) expect.must |= kNull;
+            if (cb) {
+                if (cb->dtype != GPUPRIM_DTYPE_U32 && cb->dtype != GPUPRIM_DTYPE_U64) expect.must |= kDtype;
+                if (cb->count == 0 || cb->count > (uint64_t(1) << 32)) expect.must |= kArg;
+                if (ib && forbidden_alias(*cb, *ib, false)) expect.must |= kArg;
+                if (eb && forbidden_alias(*cb, *eb, false)) expect.must |= kArg;
+            }
+            if (call == 2 && eb && ib && eb->dtype != ib->dtype) expect.must |= kDtype;
+            if (call == 2 && eb && eb->count < 2) expect.must |= kArg;
+            if (call == 2 && eb && cb && eb->count >= 2 && cb->count != eb->count - 1) expect.must |= kSize;
+            if (call == 3 && ib && (ib->dtype == GPUPRIM_DTYPE_F32 || ib->dtype == GPUPRIM_DTYPE_F64 ||
+                                    ib->dtype == GPUPRIM_DTYPE_F16 || ib->dtype == GPUPRIM_DTYPE_BF16))
+                expect.must |= kDtype;
+            if (call == 1 && ib && !null_lower && !null_upper)
+                with_type(ib->dtype, [&](auto zero) {
+                    using T = decltype(zero);
+                    const T lo = load<T>(reinterpret_cast<const uint8_t *>(&lower_bits));
+                    const T hi = load<T>(reinterpret_cast<const uint8_t *>(&upper_bits));
+                    const long double l = value_of(lo), u = value_of(hi);
+                    if constexpr (kIsFloat<T>) {
+                        if (!std::isfinite(l) || !std::isfinite(u) || !(l < u) ||
+                            !std::isfinite(double(u) - double(l)))
+                            expect.must |= kArg;
+                    } else if (!(l < u)) {
+                        expect.must |= kArg;
+                    }
+                });
+        }
+        gpuprim_status_t status;
+        if (call == 1)
+            status = gpuprim_histogram_even(context.handle, input, null_lower ? nullptr : &lower_bits,
+                                            null_upper ? nullptr : &upper_bits, counts);
+        else if (call == 2)
+            status = gpuprim_histogram_range(context.handle, input, edges, counts);
+        else
+            status = gpuprim_bincount(context.handle, input, counts);
+        check_status(call == 1 ? "gpuprim_histogram_even" : call == 2 ? "gpuprim_histogram_range" : "gpuprim_bincount",
+                     kDocHistogram, expect, status, &context);
+        if (status != GPUPRIM_SUCCESS) return;
+        const uint64_t bins = cb->count;
+        std::vector<uint64_t> want(bins, 0);
+        bool exact = true;
+        with_type(ib->dtype, [&](auto zero) {
+            using T = decltype(zero);
+            auto element = [&](const Buffer &b, uint64_t i) { return load<T>(contents(b) + i * sizeof(T)); };
+            auto is_nan = [&](T x) {
+                if constexpr (kIsHalf<T>) return half_is_nan(x);
+                else if constexpr (kIsFloat<T>) return x != x;
+                else return false;
+            };
+            if (call == 2) {
+                for (uint64_t e = 1; e < eb->count && exact; ++e)
+                    exact = !is_nan(element(*eb, e - 1)) && !is_nan(element(*eb, e)) &&
+                            value_of(element(*eb, e - 1)) <= value_of(element(*eb, e));
+            }
+            const T lo = load<T>(reinterpret_cast<const uint8_t *>(&lower_bits));
+            const T hi = load<T>(reinterpret_cast<const uint8_t *>(&upper_bits));
+            for (uint64_t i = 0; i < ib->count; ++i) {
+                const T x = element(*ib, i);
+                if (is_nan(x)) continue;
+                const long double v = value_of(x);
+                uint64_t bin = 0;
+                bool counted = false;
+                if (call == 1) {
+                    if constexpr (kIsFloat<T>) {
+                        const double dv = double(v), dl = double(value_of(lo)), du = double(value_of(hi));
+                        if (dv >= dl && dv < du) {
+                            const double scaled = (dv - dl) * (double(bins) / (du - dl));
+                            bin = scaled < double(bins) ? uint64_t(scaled) : bins - 1;
+                            counted = true;
+                        }
+                    } else if (v >= value_of(lo) && v < value_of(hi)) {
+                        __extension__ typedef unsigned __int128 Wide;
+                        const uint64_t offset = uint64_t(int64_t(x)) - uint64_t(int64_t(lo));
+                        const uint64_t range = uint64_t(int64_t(hi)) - uint64_t(int64_t(lo));
+                        if constexpr (std::is_unsigned_v<T>) {
+                            bin = uint64_t(Wide(uint64_t(x) - uint64_t(lo)) * bins / (uint64_t(hi) - uint64_t(lo)));
+                        } else {
+                            bin = uint64_t(Wide(offset) * bins / range);
+                        }
+                        counted = true;
+                    }
+                } else if (call == 2) {
+                    uint64_t below = 0;  // edges at or below x, by value
+                    while (below < eb->count && value_of(element(*eb, below)) <= v) ++below;
+                    if (below > 0 && below < eb->count) {
+                        bin = below - 1;
+                        counted = true;
+                    }
+                } else if (v >= 0 && v < static_cast<long double>(bins)) {
+                    bin = uint64_t(v);
+                    counted = true;
+                }
+                if (counted) ++want[bin];
+            }
+        });
+        const size_t count_size = size_of(cb->dtype);
+        std::vector<uint8_t> got(cb->bytes() + 8);
+        if (gpuprim_buffer_download(context.handle, counts, 0, got.data(), bins) != GPUPRIM_SUCCESS)
+            violation("histogram: download of the counts failed");
+        uint64_t total = 0, want_total = 0;
+        for (uint64_t b = 0; b < bins; ++b) {
+            uint64_t have = 0;
+            std::memcpy(&have, got.data() + b * count_size, count_size);
+            const uint64_t expected = count_size == 4 ? want[b] & 0xFFFFFFFFu : want[b];
+            total += have;
+            want_total += want[b];
+            if (exact && have != expected)
+                violation("histogram call %d (dtype %d, %llu elements, %llu bins): bin %llu has %llu, expected %llu",
+                          call, ib->dtype, (unsigned long long)ib->count, (unsigned long long)bins,
+                          (unsigned long long)b, (unsigned long long)have, (unsigned long long)expected);
+        }
+        if (!exact && total > ib->count) violation("histogram: %llu counts of %llu elements", (unsigned long long)total,
+                                                   (unsigned long long)ib->count);
+        std::memcpy(contents(*cb), got.data(), cb->bytes());
     }
 
     // Writes a checked float-sum or exact result for element 0 of `out`.

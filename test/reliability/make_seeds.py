@@ -3,8 +3,8 @@
 """Writes the seed corpus of the API fuzz target (test/reliability/corpus/).
 
 Each seed is a small program in the byte language fuzz_api.cpp reads: one
-byte picks the operation (op % 22; bytes >= 224 the argsort, segmented and top-k calls; 253 searchsorted;
-254 argreduce;
+byte picks the operation (op % 22; bytes >= 224 the argsort, segmented and top-k calls; 253 searchsorted and
+the histograms; 254 argreduce;
 255 the distributed calls), the following bytes its arguments, in
 the order the target reads them. The seeds start the fuzzer (and the replay
 test) in the interesting places: sorting NaNs and signed zeros with values,
@@ -24,8 +24,11 @@ SORT_WITH_OPTIONS = 21
 ARGSORT, SEGMENTED_SORT, SEGMENTED_ARGSORT, SEGMENTED_REDUCE, SEGMENTED_SCAN, TOPK = 224, 225, 226, 227, 228, 229
 # Op byte 254: gpuprim_argreduce (Harness::op_argreduce): context, op, input, index byte (255: NULL).
 ARGREDUCE = 254
-# Op byte 253: gpuprim_searchsorted (Harness::op_searchsorted): context, side, order, sorted, queries, indices.
-SEARCHSORTED = 253
+# Op byte 253: searchsorted and the histograms; the next byte % 4 picks the call: 0 gpuprim_searchsorted
+# (Harness::op_searchsorted: context, side, order, sorted, queries, indices), 1 gpuprim_histogram_even
+# (context, input, counts, bound mode (255: NULL lower, 254: NULL upper), lower and upper as 8 bytes each),
+# 2 gpuprim_histogram_range (context, input, edges, counts), 3 gpuprim_bincount (context, input, counts).
+SEARCH_COUNT = 253
 # Op byte 255: the distributed calls (Harness::op_distributed); its next byte % 8 picks the call.
 DISTRIBUTED = 255
 D_REDUCE, D_SCAN, D_SORT, D_ARGSORT, D_TOPK, D_GET_RANK, D_ATTACH, D_DETACH = range(8)
@@ -135,7 +138,20 @@ def argreduce(op, input_, ctx=CTX0, null_index=False):
 
 
 def searchsorted(side, order, sorted_, queries, indices, ctx=CTX0):
-    return u8(SEARCHSORTED) + u8(ctx) + u8(side) + u8(order) + sorted_ + queries + indices
+    return u8(SEARCH_COUNT) + u8(0) + u8(ctx) + u8(side) + u8(order) + sorted_ + queries + indices
+
+
+def histogram_even(input_, counts, lower, upper, ctx=CTX0, bound_mode=0):
+    # call 1; lower and upper: 8 bytes each, the input dtype's value in the low bytes
+    return u8(SEARCH_COUNT) + u8(1) + u8(ctx) + input_ + counts + u8(bound_mode) + lower + upper
+
+
+def histogram_range(input_, edges, counts, ctx=CTX0):
+    return u8(SEARCH_COUNT) + u8(2) + u8(ctx) + input_ + edges + counts
+
+
+def bincount(input_, counts, ctx=CTX0):
+    return u8(SEARCH_COUNT) + u8(3) + u8(ctx) + input_ + counts
 
 
 def reduce_to_buffer(op, input_, result, ctx=CTX0):
@@ -443,6 +459,39 @@ SEEDS = {
         + searchsorted(1, 0, buf(0), buf(1), JUNK_BUF)
         + searchsorted(0, 0, buf(0), buf(1), buf(2), ctx=NULL_CTX) + searchsorted(1, 1, buf(0), buf(1), buf(2), ctx=FAKE_CTX)
         + destroy(buf(8)) + searchsorted(0, 0, buf(3), buf(4), stale(0))),
+    # Histograms: even bins of floats (NaNs, +-0, +-inf on and off the bounds) and integers (the type's
+    # extremes), edges in order and out of order, bincount with values outside the bins; bad bounds (NaN,
+    # infinite, lower >= upper, NULL), counts of a wrong dtype or none, edges of another dtype or too few,
+    # a count mismatch, counts over the input, bad handles and contexts.
+    "seed_histogram": (
+        create(F32, small_count(16)) + create(U32, small_count(4)) + create(I32, small_count(12))
+        + create(U64, small_count(5)) + create(F32, small_count(5)) + create(I8, small_count(16))
+        + create(U32, small_count(0)) + create(F64, small_count(3)) + create(I16, small_count(3), ctx=CTX1)
+        + fill_palette(0, FLOAT_PICKS, True)
+        + fill_palette(2, [8, 0, 0, 1, 1, 2, 2, 3, 4, 5, 6, 7], False)
+        + fill_palette(4, [11, 3, 0, 2, 10], True)
+        + fill_palette(5, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15], False)
+        + histogram_even(buf(0), buf(1), u64(0xBF800000), u64(0x3F800000))
+        + histogram_even(buf(0), buf(3), u64(0xFF7FFFFF), u64(0x7F7FFFFF))
+        + histogram_even(buf(2), buf(1), u64(0xFFFFFFFB), u64(5))
+        + histogram_even(buf(2), buf(3), u64(0x80000000), u64(0x7FFFFFFF))
+        + histogram_even(buf(5), buf(1), u64(0x80), u64(0x7F))
+        + histogram_range(buf(0), buf(4), buf(1)) + histogram_range(buf(2), buf(2), buf(1))
+        + histogram_range(buf(0), buf(0), buf(3))
+        + bincount(buf(2), buf(3)) + bincount(buf(5), buf(1)) + bincount(buf(0), buf(1))
+        + histogram_even(buf(0), buf(1), u64(0x7FC00000), u64(0x3F800000))
+        + histogram_even(buf(0), buf(1), u64(0), u64(0x7F800000))
+        + histogram_even(buf(0), buf(1), u64(0x3F800000), u64(0x3F800000))
+        + histogram_even(buf(7), buf(1), u64(0xFFEFFFFFFFFFFFFF), u64(0x7FEFFFFFFFFFFFFF))
+        + histogram_even(buf(0), buf(1), u64(0), u64(0x3F800000), bound_mode=255)
+        + histogram_even(buf(0), buf(1), u64(0), u64(0x3F800000), bound_mode=254)
+        + histogram_even(buf(0), buf(2), u64(0), u64(0x3F800000)) + histogram_even(buf(0), buf(6), u64(0), u64(1))
+        + histogram_range(buf(0), buf(7), buf(1)) + histogram_range(buf(0), buf(1), buf(3))
+        + histogram_range(buf(0), buf(4), buf(3)) + bincount(buf(2), buf(2))
+        + histogram_even(buf(0), NULL_BUF, u64(0), u64(1)) + bincount(buf(2), buf(8, other_context=True))
+        + bincount(JUNK_BUF, buf(1)) + bincount(buf(2), buf(1), ctx=NULL_CTX)
+        + histogram_range(buf(0), buf(4), buf(1), ctx=FAKE_CTX)
+        + destroy(buf(6)) + bincount(buf(2), stale(0))),
     # Unknown enum values, NULL and fake contexts, odd context options, globals.
     "seed_enums_contexts": (
         create(I32, small_count(4)) + create(255, small_count(4))

@@ -377,6 +377,17 @@ static int one_round(Worker *w, gpuprim_context_t ctx, gpuprim_dtype_t dtype, si
                 EXPECT(payload_out[i] == (uint32_t)lo, "searchsorted: index[%zu] = %u, expected %zu", i,
                        payload_out[i], lo);
             }
+            /* bincount of the integer keys into k_top bins (U32 counts in buf_top_index): counts by value */
+            if (!is_float(dtype) && k_top > 0) {
+                STEP(gpuprim_bincount(ctx, buf_a, buf_top_index));
+                STEP(gpuprim_buffer_download(ctx, buf_top_index, 0, payload_out, k_top));
+                for (i = 0; i < k_top; ++i) scratch[i] = 0; /* the counts by value (scratch is free here) */
+                for (i = 0; i < n; ++i)
+                    if (a[i].value >= 0 && (size_t)a[i].value < k_top) scratch[a[i].value]++;
+                for (i = 0; i < k_top; ++i)
+                    EXPECT(payload_out[i] == (uint32_t)scratch[i], "bincount[%zu] = %u, expected %zu", i,
+                           payload_out[i], scratch[i]);
+            }
         }
     }
     failed = 0;
