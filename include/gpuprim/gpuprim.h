@@ -105,7 +105,8 @@
  *   the stable part in a later minor release. Experimental now (added after
  *   0.2.0): argmin/argmax (gpuprim_argreduce), searchsorted
  *   (gpuprim_searchsorted), histograms (gpuprim_histogram_even,
- *   gpuprim_histogram_range, gpuprim_bincount), argsort, the segments
+ *   gpuprim_histogram_range, gpuprim_bincount), the merge of sorted runs
+ *   (gpuprim_merge), argsort, the segments
  *   (gpuprim_segments_t) with segmented sort, argsort, reduce and scan,
  *   top-k (flat and segmented), and the distributed calls (communicators
  *   attached to contexts; distributed reduce, scan, sort, argsort and
@@ -716,6 +717,35 @@ typedef enum gpuprim_side {
 GPUPRIM_API gpuprim_status_t gpuprim_searchsorted(gpuprim_context_t context, gpuprim_buffer_t sorted,
                                                   gpuprim_buffer_t queries, gpuprim_side_t side,
                                                   gpuprim_order_t order, gpuprim_buffer_t indices);
+
+/* ------------------------------------------------------------------------ */
+/* Merge                                                                     */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * The stable merge of two sorted runs: keys_out receives the keys of keys_a
+ * and keys_b in `order` (the order, float order and ties of gpuprim_sort()),
+ * equal keys from keys_a first, each run's equal keys in their order; so
+ * keys_out is the stable sort of keys_a followed by keys_b. Values (if given)
+ * move with their keys. Stream-ordered.
+ * keys_a, keys_b: one dtype, each sorted in `order` as gpuprim_sort() leaves
+ *   keys (not checked: with runs out of order the outputs are unspecified,
+ *   and nothing outside the buffers is read or written). Either may be empty;
+ *   they may overlap each other.
+ * keys_out: the keys' dtype, count_a + count_b elements.
+ * values_a, values_b, values_out: all NULL (keys only) or all given, of any
+ *   one dtype, each with its keys' count.
+ * The outputs must not overlap any input or each other (no in place).
+ * Errors: NULL_POINTER, INVALID_HANDLE, CONTEXT_MISMATCH, INVALID_ENUM
+ * (order), DTYPE_MISMATCH, SIZE_MISMATCH, INVALID_ARGUMENT (some values
+ * buffers NULL and others not; overlapping outputs), DEVICE, OUT_OF_MEMORY.
+ * Workspace (CUDA): 8 bytes per 7,680 outputs (fewer keys a tile for wider
+ * keys and values: 8 bytes per 512 outputs at the least), plus 256 bytes.
+ */
+GPUPRIM_API gpuprim_status_t gpuprim_merge(gpuprim_context_t context, gpuprim_buffer_t keys_a,
+                                           gpuprim_buffer_t values_a, gpuprim_buffer_t keys_b,
+                                           gpuprim_buffer_t values_b, gpuprim_buffer_t keys_out,
+                                           gpuprim_buffer_t values_out, gpuprim_order_t order);
 
 /* ------------------------------------------------------------------------ */
 /* Histograms                                                                */

@@ -112,6 +112,28 @@ struct HistogramRequest {
     EvenBins even;
 };
 
+// One merge request (gpuprim_merge): the stable merge of two sorted runs in
+// separate buffers, a (count_a keys) and b (count_b keys), each sorted by
+// to_radix_key(key, key_kind, descending) (core/key_transform.h), into
+// keys_out (count_a + count_b keys; ties: a first, then position), values
+// carried along (value_bytes 0: keys only). Outputs apart from the inputs.
+// Runs not sorted (a caller's error) give unspecified outputs, never a
+// read or write outside the buffers.
+struct MergeRequest {
+    KeyKind key_kind;
+    uint32_t key_bytes;    // 1, 2, 4 or 8
+    bool descending;
+    const void *keys_a;
+    const void *values_a;
+    uint64_t count_a;
+    const void *keys_b;
+    const void *values_b;
+    uint64_t count_b;
+    void *keys_out;
+    void *values_out;
+    uint32_t value_bytes;  // 0 (keys only), 1, 2, 4 or 8
+};
+
 // How the data of a segmented call divides into segments (src/api checked
 // that uniform rows cover the data; offsets are checked by the backend,
 // before it writes anything, through check_segment_offsets below).
@@ -304,6 +326,8 @@ public:
     // when value_bytes) the merge may use as scratch (clobbered). values_are_indices is false here.
     virtual void merge_sorted_runs(const SortRequest &request, const uint64_t *run_starts, uint32_t runs,
                                    void *spare_keys, void *spare_values) = 0;
+    // gpuprim_merge (MergeRequest); stream-ordered on CUDA.
+    virtual void merge(const MergeRequest &request) = 0;
     // The cudaStream_t every call is ordered on (the NCCL engine enqueues its
     // transfers there); nullptr on the CPU backend.
     virtual void *native_stream() const { return nullptr; }

@@ -108,6 +108,8 @@ public:
 
     void histogram(const HistogramRequest &request) override { cpu::histogram(parallel_, request); }
 
+    void merge(const MergeRequest &request) override { cpu::merge_two(parallel_, request); }
+
     void scan(gpuprim_op_t op, gpuprim_scan_kind_t kind, gpuprim_dtype_t dtype, const void *input,
               void *output, uint64_t count, const void *initial) override {
         dispatch_dtype(dtype, [&](auto zero) {

@@ -324,6 +324,11 @@ public:
         cuda::merge_sorted_runs(env_, request, run_starts, runs, spare_keys, spare_values);
     }
 
+    void merge(const MergeRequest &request) override {
+        DeviceScope scope(env_.device_ordinal);
+        cuda::merge_two(env_, request);
+    }
+
     void *native_stream() const override { return static_cast<void *>(env_.stream); }
 
 private:
