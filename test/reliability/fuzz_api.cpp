@@ -112,6 +112,7 @@ constexpr Codes kDocTopk = kDocSort;       // gpuprim_topk, gpuprim_segmented_to
 constexpr Codes kDocArgreduce = kContextCodes | kMismatch | kEnum | kArg | kDevice | kOom;
 constexpr Codes kDocSearchsorted = kDocSort;  // the same list
 constexpr Codes kDocHistogram = kDocSort;     // histogram_even, histogram_range, bincount: the same list too
+constexpr Codes kDocMerge = kDocSort;
 // The distributed calls: every call's list and their one-rank call's.
 constexpr Codes kDocDistributed = kDocSort | kOverflow;
 constexpr Codes kDocAttach = kContextCodes | kEnum | kUnavailable | kArg | kDevice;
@@ -640,8 +641,9 @@ public:
             }
             if (op == 253) {  // searchsorted and the histograms (op 30 in check messages); top-k keeps
                               // 229, 235, 241, 247
-                const int call = in.u8() % 4;
+                const int call = in.u8() % 5;
                 if (call == 0) op_searchsorted(in);
+                else if (call == 4) op_merge(in);
                 else op_histogram(in, call);
                 check_all_buffers(30);
                 continue;
@@ -1552,6 +1554,103 @@ private:
         if (!exact && total > ib->count) violation("histogram: %llu counts of %llu elements", (unsigned long long)total,
                                                    (unsigned long long)ib->count);
         std::memcpy(contents(*cb), got.data(), cb->bytes());
+    }
+
+    // gpuprim_merge: keys_a, keys_b, keys_out of one dtype (count_a +
+    // count_b outputs), values all NULL or all given (one dtype, their keys'
+    // counts), outputs apart from every input and each other. The model: on
+    // runs sorted in the order (documented order key), the stable merge,
+    // values with their keys; on others only that the call succeeds and
+    // leaves the inputs alone (the outputs take what it wrote).
+    void op_merge(Input &in) {
+        ContextArg context = draw_context(in);
+        const int order = draw_enum(in, 2);
+        gpuprim_buffer_t keys_a = draw_buffer(in, context.slot), keys_b = draw_buffer(in, context.slot);
+        gpuprim_buffer_t keys_out = draw_buffer(in, context.slot);
+        const uint8_t values_mode = in.u8();
+        gpuprim_buffer_t values_a = nullptr, values_b = nullptr, values_out = nullptr;
+        if (values_mode & 1) {
+            values_a = draw_buffer(in, context.slot);
+            values_b = draw_buffer(in, context.slot);
+            values_out = draw_buffer(in, context.slot);
+        } else if (values_mode == 254) {
+            values_a = draw_buffer(in, context.slot);  // the others NULL
+        }
+        const int given = (values_a != nullptr) + (values_b != nullptr) + (values_out != nullptr);
+        Buffer *ka = nullptr, *kb = nullptr, *ko = nullptr, *va = nullptr, *vb = nullptr, *vo = nullptr;
+        Expect expect;
+        if (context.slot < 0) {
+            expect.must = context.error;
+        } else {
+            if (!in_range(order, 2)) expect.must |= kEnum;
+            expect.must |= resolve(context.slot, keys_a, &ka);
+            expect.must |= resolve(context.slot, keys_b, &kb);
+            expect.must |= resolve(context.slot, keys_out, &ko);
+            if (given != 0 && given != 3) expect.must |= kArg;
+            if (ka && kb && kb->dtype != ka->dtype) expect.must |= kDtype;
+            if (ka && ko && ko->dtype != ka->dtype) expect.must |= kDtype;
+            if (ka && kb && ko && (ka->count + kb->count < ka->count || ko->count != ka->count + kb->count))
+                expect.must |= kSize;
+            if (ko && ka && forbidden_alias(*ko, *ka, false)) expect.must |= kArg;
+            if (ko && kb && forbidden_alias(*ko, *kb, false)) expect.must |= kArg;
+            if (given == 3) {
+                expect.must |= resolve(context.slot, values_a, &va);
+                expect.must |= resolve(context.slot, values_b, &vb);
+                expect.must |= resolve(context.slot, values_out, &vo);
+                if (va && vb && vb->dtype != va->dtype) expect.must |= kDtype;
+                if (va && vo && vo->dtype != va->dtype) expect.must |= kDtype;
+                if (va && ka && va->count != ka->count) expect.must |= kSize;
+                if (vb && kb && vb->count != kb->count) expect.must |= kSize;
+                if (vo && ko && vo->count != ko->count) expect.must |= kSize;
+                for (Buffer *input : {ka, kb, va, vb, ko})
+                    if (vo && input && forbidden_alias(*vo, *input, false)) expect.must |= kArg;
+                for (Buffer *input : {va, vb})
+                    if (ko && input && forbidden_alias(*ko, *input, false)) expect.must |= kArg;
+            }
+        }
+        gpuprim_status_t status =
+            shim_merge(context.handle, keys_a, values_a, keys_b, values_b, keys_out, values_out, order);
+        check_status("gpuprim_merge", kDocMerge, expect, status, &context);
+        if (status != GPUPRIM_SUCCESS) return;
+        const uint64_t na = ka->count, nb = kb->count, n = na + nb;
+        std::vector<uint8_t> got_keys(ko->bytes() + 8), got_values(vo ? vo->bytes() + 8 : 8);
+        if (n && gpuprim_buffer_download(context.handle, keys_out, 0, got_keys.data(), n) != GPUPRIM_SUCCESS)
+            violation("merge: download of keys_out failed");
+        if (n && vo && gpuprim_buffer_download(context.handle, values_out, 0, got_values.data(), n) != GPUPRIM_SUCCESS)
+            violation("merge: download of values_out failed");
+        with_type(ka->dtype, [&](auto zero) {
+            using T = decltype(zero);
+            const bool descending = order == GPUPRIM_ORDER_DESCENDING;
+            const uint64_t mask = sizeof(T) == 8 ? ~uint64_t(0) : (uint64_t(1) << (8 * sizeof(T))) - 1;
+            auto rank = [&](const Buffer &b, uint64_t i) {
+                const uint64_t k = doc_radix_key(load<T>(contents(b) + i * sizeof(T)));
+                return descending ? ~k & mask : k;
+            };
+            bool sorted = true;
+            for (uint64_t i = 1; i < na && sorted; ++i) sorted = rank(*ka, i - 1) <= rank(*ka, i);
+            for (uint64_t i = 1; i < nb && sorted; ++i) sorted = rank(*kb, i - 1) <= rank(*kb, i);
+            if (!sorted) return;
+            const size_t value_size = vo ? size_of(vo->dtype) : 0;
+            std::vector<uint8_t> want_keys(ko->bytes() + 8), want_values(vo ? vo->bytes() + 8 : 8);
+            uint64_t i = 0, j = 0;
+            for (uint64_t d = 0; d < n; ++d) {
+                const bool take_b = i == na || (j < nb && rank(*kb, j) < rank(*ka, i));
+                const Buffer &from = take_b ? *kb : *ka;
+                const uint64_t at = take_b ? j++ : i++;
+                std::memcpy(want_keys.data() + d * sizeof(T), contents(from) + at * sizeof(T), sizeof(T));
+                if (vo)
+                    std::memcpy(want_values.data() + d * value_size, contents(take_b ? *vb : *va) + at * value_size,
+                                value_size);
+            }
+            if (std::memcmp(want_keys.data(), got_keys.data(), n * sizeof(T)) != 0)
+                violation("merge (dtype %d, %llu + %llu keys, %s): keys_out differs from the stable merge", ka->dtype,
+                          (unsigned long long)na, (unsigned long long)nb, descending ? "descending" : "ascending");
+            if (vo && std::memcmp(want_values.data(), got_values.data(), n * value_size) != 0)
+                violation("merge (dtype %d, %llu + %llu keys): values_out differs from the stable merge", ka->dtype,
+                          (unsigned long long)na, (unsigned long long)nb);
+        });
+        std::memcpy(contents(*ko), got_keys.data(), ko->bytes());
+        if (vo) std::memcpy(contents(*vo), got_values.data(), vo->bytes());
     }
 
     // Writes a checked float-sum or exact result for element 0 of `out`.

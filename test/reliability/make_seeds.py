@@ -27,7 +27,9 @@ ARGREDUCE = 254
 # Op byte 253: searchsorted and the histograms; the next byte % 4 picks the call: 0 gpuprim_searchsorted
 # (Harness::op_searchsorted: context, side, order, sorted, queries, indices), 1 gpuprim_histogram_even
 # (context, input, counts, bound mode (255: NULL lower, 254: NULL upper), lower and upper as 8 bytes each),
-# 2 gpuprim_histogram_range (context, input, edges, counts), 3 gpuprim_bincount (context, input, counts).
+# 2 gpuprim_histogram_range (context, input, edges, counts), 3 gpuprim_bincount (context, input, counts),
+# 4 gpuprim_merge (context, order, keys_a, keys_b, keys_out, values mode (odd: three values buffers follow;
+# 254: values_a only), the values buffers).
 SEARCH_COUNT = 253
 # Op byte 255: the distributed calls (Harness::op_distributed); its next byte % 8 picks the call.
 DISTRIBUTED = 255
@@ -152,6 +154,15 @@ def histogram_range(input_, edges, counts, ctx=CTX0):
 
 def bincount(input_, counts, ctx=CTX0):
     return u8(SEARCH_COUNT) + u8(3) + u8(ctx) + input_ + counts
+
+
+def merge(order, keys_a, keys_b, keys_out, values=None, ctx=CTX0, only_values_a=None):
+    body = u8(SEARCH_COUNT) + u8(4) + u8(ctx) + u8(order) + keys_a + keys_b + keys_out
+    if only_values_a is not None:
+        return body + u8(254) + only_values_a
+    if values is None:
+        return body + u8(0)
+    return body + u8(1) + values[0] + values[1] + values[2]
 
 
 def reduce_to_buffer(op, input_, result, ctx=CTX0):
@@ -492,6 +503,31 @@ SEEDS = {
         + bincount(JUNK_BUF, buf(1)) + bincount(buf(2), buf(1), ctx=NULL_CTX)
         + histogram_range(buf(0), buf(4), buf(1), ctx=FAKE_CTX)
         + destroy(buf(6)) + bincount(buf(2), stale(0))),
+    # Merge: sorted runs of floats (NaNs, +-0, +-inf) and integers with ties across them, both orders,
+    # keys only and with values, empty runs, runs out of order; an unknown order, mixed dtypes, a wrong
+    # output count, some values NULL, outputs over the inputs, bad handles and contexts.
+    "seed_merge": (
+        create(F32, small_count(14)) + create(F32, small_count(14)) + create(F32, small_count(28))
+        + create(I32, small_count(12)) + create(I32, small_count(12)) + create(I32, small_count(24))
+        + create(U16, small_count(14)) + create(U16, small_count(14)) + create(U16, small_count(28))
+        + create(F32, small_count(0)) + create(I64, small_count(3), ctx=CTX1) + create(F32, small_count(27))
+        + fill_palette(0, [11, 7, 3, 1, 1, 0, 4, 2, 5, 6, 10, 12, 12, 13], True)
+        + fill_palette(1, [11, 3, 1, 0, 0, 2, 2, 5, 6, 6, 10, 10, 12, 13], True)
+        + fill_palette(3, [8, 0, 0, 1, 1, 2, 2, 3, 4, 5, 6, 7], False)
+        + fill_palette(4, [8, 8, 0, 1, 2, 2, 2, 3, 3, 5, 7, 7], False)
+        + fill_palette(6, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13], False)
+        + fill_palette(7, [13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0], False)
+        + merge(0, buf(0), buf(1), buf(2)) + merge(0, buf(0), buf(1), buf(2), values=(buf(6), buf(7), buf(8)))
+        + merge(0, buf(3), buf(4), buf(5)) + merge(0, buf(3), buf(4), buf(5), values=(buf(6), buf(7), buf(8)))
+        + merge(1, buf(4), buf(3), buf(5)) + merge(0, buf(9), buf(1), buf(0))
+        + merge(0, buf(1), buf(1), buf(2)) + merge(0, buf(7), buf(6), buf(8))
+        + merge(240, buf(0), buf(1), buf(2)) + merge(0, buf(0), buf(3), buf(2)) + merge(0, buf(0), buf(1), buf(11))
+        + merge(0, buf(0), buf(1), buf(2), only_values_a=buf(6)) + merge(0, buf(0), buf(1), buf(0))
+        + merge(0, buf(0), buf(1), buf(2), values=(buf(6), buf(7), buf(2)))
+        + merge(0, NULL_BUF, buf(1), buf(2)) + merge(0, buf(0), buf(10, other_context=True), buf(2))
+        + merge(0, buf(0), JUNK_BUF, buf(2)) + merge(0, buf(0), buf(1), buf(2), ctx=NULL_CTX)
+        + merge(1, buf(0), buf(1), buf(2), ctx=FAKE_CTX)
+        + destroy(buf(2)) + merge(0, buf(0), buf(1), stale(0))),
     # Unknown enum values, NULL and fake contexts, odd context options, globals.
     "seed_enums_contexts": (
         create(I32, small_count(4)) + create(255, small_count(4))

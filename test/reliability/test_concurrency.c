@@ -377,6 +377,36 @@ static int one_round(Worker *w, gpuprim_context_t ctx, gpuprim_dtype_t dtype, si
                 EXPECT(payload_out[i] == (uint32_t)lo, "searchsorted: index[%zu] = %u, expected %zu", i,
                        payload_out[i], lo);
             }
+            /* merge of the sorted keys (buf_out) with the k_top smallest (buf_top, sorted too): the stable
+               merge is the sort of the concatenation, checked against the reference order (ord). */
+            if (k_top > 0) {
+                gpuprim_buffer_t merged = NULL;
+                unsigned char *merged_host = (unsigned char *)malloc((n + k_top + 1) * size);
+                size_t ia = 0, ib = 0, d;
+                EXPECT(merged_host != NULL, "malloc");
+                if (gpuprim_buffer_create(ctx, dtype, n + k_top, &merged) != GPUPRIM_SUCCESS) {
+                    free(merged_host);
+                    EXPECT(0, "buffer_create for the merge");
+                }
+                if (gpuprim_merge(ctx, buf_out, NULL, buf_top, NULL, merged, NULL, GPUPRIM_ORDER_ASCENDING) !=
+                        GPUPRIM_SUCCESS ||
+                    gpuprim_buffer_download(ctx, merged, 0, merged_host, n + k_top) != GPUPRIM_SUCCESS) {
+                    gpuprim_buffer_destroy(ctx, merged);
+                    free(merged_host);
+                    EXPECT(0, "merge");
+                }
+                for (d = 0; d < n + k_top; ++d) {
+                    /* the next of the two sorted sequences a[index[..]] and a[index[..k_top]], ties to the first */
+                    const int take_b = ia == n || (ib < k_top && ord(a[index[ib]]) < ord(a[index[ia]]));
+                    store(dtype, expected, 0, a[index[take_b ? ib : ia]]);
+                    if (take_b) ++ib;
+                    else ++ia;
+                    if (memcmp(merged_host + d * size, expected, size) != 0) break;
+                }
+                gpuprim_buffer_destroy(ctx, merged);
+                free(merged_host);
+                EXPECT(d == n + k_top, "merge: output %zu differs from the stable merge", d);
+            }
             /* bincount of the integer keys into k_top bins (U32 counts in buf_top_index): counts by value */
             if (!is_float(dtype) && k_top > 0) {
                 STEP(gpuprim_bincount(ctx, buf_a, buf_top_index));
