@@ -13,7 +13,8 @@
  * tile, and in random order; counts 0, 1, around the CUDA tile (2048
  * queries, 1024 for 8-byte keys) and its key window (two tiles), and the
  * CPU's pieces (4096); poisoned outputs; the errors, each leaving every
- * buffer as it was.
+ * buffer as it was. gpuprim_searchsorted_rows: rows of their own keys and
+ * queries (empty rows, one query, tiles +-1, many short rows).
  */
 #include "test_common.h"
 
@@ -397,6 +398,97 @@ static void test_errors(gpuprim_context_t ctx) {
     CHECK_OK(gpuprim_buffer_destroy(ctx, keys));
 }
 
+/* gpuprim_searchsorted_rows: each row against its own sorted row, the indices counted from the row's first
+ * key; rows of no keys, of one query, of tiles +-1 of queries, many short rows. */
+static void test_rows(gpuprim_context_t ctx) {
+    static const uint64_t shapes[][3] = {/* rows, keys per row, queries per row */
+                                         {1, 100, 50},  {2, 0, 7},     {3, 1, 1},       {7, 3000, 2049},
+                                         {1000, 5, 3},  {5, 4097, 1024}, {3, 20000, 9000}, {64, 100, 0},
+                                         {2, 70001, 2047}};
+    size_t si;
+    int combo = 0;
+    for (si = 0; si < sizeof shapes / sizeof shapes[0]; ++si) {
+        const uint64_t rows = shapes[si][0], n = shapes[si][1], m = shapes[si][2];
+        size_t di;
+        for (di = 0; di < TC_DTYPE_COUNT; di += 3) {
+            const gpuprim_dtype_t d = tc_all_dtypes[(di + si) % TC_DTYPE_COUNT];
+            const int descending = combo & 1, upper = (combo >> 1) & 1;
+            const gpuprim_dtype_t id = index_dtypes[(combo >> 2) & 3];
+            const query_order_t order = (query_order_t)(combo % O_ORDER_COUNT);
+            void *keys = tc_xmalloc(rows * n * tc_size(d) + 8), *queries = tc_xmalloc(rows * m * tc_size(d) + 8);
+            gpuprim_buffer_t kb, qb, ib;
+            void *got;
+            uint64_t r, j;
+            long reported = 0;
+            ++combo;
+            for (r = 0; r < rows; ++r) {
+                void *row_keys = sorted_keys(d, n, (r & 1) ? TC_SMALL_RANGE : TC_NAN_HEAVY, descending);
+                void *row_queries = make_queries(d, row_keys, n, m, Q_MIXED, order, descending);
+                memcpy((char *)keys + r * n * tc_size(d), row_keys, n * tc_size(d));
+                memcpy((char *)queries + r * m * tc_size(d), row_queries, m * tc_size(d));
+                free(row_keys);
+                free(row_queries);
+            }
+            kb = tc_buffer_from(ctx, d, keys, rows * n);
+            qb = tc_buffer_from(ctx, d, queries, rows * m);
+            ib = tc_buffer(ctx, id, rows * m);
+            tc_poison(ctx, ib, id, rows * m);
+            tc_where("searchsorted_rows %s %llu rows of %llu keys, %llu queries (%s) %s %s -> %s", tc_dtype_name(d),
+                     (unsigned long long)rows, (unsigned long long)n, (unsigned long long)m, query_order_names[order],
+                     descending ? "descending" : "ascending", upper ? "right" : "left", tc_dtype_name(id));
+            CHECK_OK(gpuprim_searchsorted_rows(ctx, kb, qb, rows, upper ? GPUPRIM_SIDE_RIGHT : GPUPRIM_SIDE_LEFT,
+                                               descending ? GPUPRIM_ORDER_DESCENDING : GPUPRIM_ORDER_ASCENDING, ib));
+            got = tc_download(ctx, ib, id, rows * m);
+            for (r = 0; r < rows; ++r)
+                for (j = 0; j < m; ++j) {
+                    const uint64_t want = reference_bound(d, (const char *)keys + r * n * tc_size(d), n,
+                                                          tc_get(d, queries, r * m + j), descending, upper);
+                    const uint64_t have = tc_get(id, got, r * m + j);
+                    tc.checks++;
+                    if (have != want && reported++ < 5)
+                        tc_fail(__FILE__, __LINE__, "row %llu query %llu: index %llu, expected %llu",
+                                (unsigned long long)r, (unsigned long long)j, (unsigned long long)have,
+                                (unsigned long long)want);
+                }
+            free(got);
+            CHECK_OK(gpuprim_buffer_destroy(ctx, ib));
+            CHECK_OK(gpuprim_buffer_destroy(ctx, qb));
+            CHECK_OK(gpuprim_buffer_destroy(ctx, kb));
+            free(keys);
+            free(queries);
+        }
+    }
+    {
+        /* rows 0, counts not multiples of rows, n per row past I32 (the flat n would not be) */
+        const int32_t data[6] = {1, 2, 3, 1, 2, 3};
+        gpuprim_buffer_t kb = tc_buffer_from(ctx, GPUPRIM_DTYPE_I32, data, 6), qb = tc_buffer_from(ctx, GPUPRIM_DTYPE_I32, data, 6);
+        gpuprim_buffer_t q5 = tc_buffer_from(ctx, GPUPRIM_DTYPE_I32, data, 5);
+        tc_known_t out = tc_known(ctx, GPUPRIM_DTYPE_U32, 6), out5 = tc_known(ctx, GPUPRIM_DTYPE_U32, 5);
+        uint32_t got[6];
+        tc_where("searchsorted_rows errors");
+        TC_EXPECT_FAIL(ctx, gpuprim_searchsorted_rows(ctx, kb, qb, 0, GPUPRIM_SIDE_LEFT, GPUPRIM_ORDER_ASCENDING, out.b),
+                       GPUPRIM_ERROR_INVALID_ARGUMENT, "'rows'");
+        TC_EXPECT_FAIL(ctx, gpuprim_searchsorted_rows(ctx, kb, qb, 4, GPUPRIM_SIDE_LEFT, GPUPRIM_ORDER_ASCENDING, out.b),
+                       GPUPRIM_ERROR_INVALID_ARGUMENT, "'sorted'");
+        TC_EXPECT_FAIL(ctx, gpuprim_searchsorted_rows(ctx, kb, q5, 2, GPUPRIM_SIDE_LEFT, GPUPRIM_ORDER_ASCENDING, out5.b),
+                       GPUPRIM_ERROR_INVALID_ARGUMENT, "'queries'");
+        TC_EXPECT_FAIL(ctx, gpuprim_searchsorted_rows(ctx, kb, qb, 2, (gpuprim_side_t)5, GPUPRIM_ORDER_ASCENDING, out.b),
+                       GPUPRIM_ERROR_INVALID_ENUM, "'side'");
+        TC_CHECK_UNCHANGED(ctx, out);
+        TC_CHECK_UNCHANGED(ctx, out5);
+        /* [1,2,3 | 1,2,3] rows against [1,2,3 | 1,2,3], right: 1 2 3 1 2 3 */
+        CHECK_OK(gpuprim_searchsorted_rows(ctx, kb, qb, 2, GPUPRIM_SIDE_RIGHT, GPUPRIM_ORDER_ASCENDING, out.b));
+        REQUIRE_OK(gpuprim_buffer_download(ctx, out.b, 0, got, 6));
+        CHECKF(got[0] == 1 && got[2] == 3 && got[3] == 1 && got[5] == 3, "rows right: %u %u %u %u %u %u", got[0],
+               got[1], got[2], got[3], got[4], got[5]);
+        tc_free_known(ctx, out);
+        tc_free_known(ctx, out5);
+        CHECK_OK(gpuprim_buffer_destroy(ctx, q5));
+        CHECK_OK(gpuprim_buffer_destroy(ctx, qb));
+        CHECK_OK(gpuprim_buffer_destroy(ctx, kb));
+    }
+}
+
 /* The same answers on CPU contexts of 1, 2 and 7 threads (several pieces). */
 static void test_cpu_threads(void) {
     static const int threads[3] = {1, 2, 7};
@@ -429,6 +521,7 @@ int main(void) {
     test_every_combination(ctx);
     test_sizes(ctx);
     test_densities(ctx);
+    test_rows(ctx);
     test_cpu_threads();
     return tc_finish();
 }

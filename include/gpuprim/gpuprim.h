@@ -104,7 +104,7 @@
  *   rebuild against each release. New functions start there and move to
  *   the stable part in a later minor release. Experimental now (added after
  *   0.2.0): argmin/argmax (gpuprim_argreduce), searchsorted
- *   (gpuprim_searchsorted), histograms (gpuprim_histogram_even,
+ *   (gpuprim_searchsorted, per row gpuprim_searchsorted_rows), histograms (gpuprim_histogram_even,
  *   gpuprim_histogram_range, gpuprim_bincount), the merge of sorted runs
  *   (gpuprim_merge), argsort, the segments
  *   (gpuprim_segments_t) with segmented sort, argsort, reduce and scan,
@@ -717,6 +717,25 @@ typedef enum gpuprim_side {
 GPUPRIM_API gpuprim_status_t gpuprim_searchsorted(gpuprim_context_t context, gpuprim_buffer_t sorted,
                                                   gpuprim_buffer_t queries, gpuprim_side_t side,
                                                   gpuprim_order_t order, gpuprim_buffer_t indices);
+
+/*
+ * gpuprim_searchsorted() of each row on its own (torch.searchsorted of 2-D
+ * tensors): sorted holds `rows` rows of n keys each, queries `rows` rows of
+ * m queries each (both row-major), and indices[r * m + j] is the bound of
+ * queries[r * m + j] among the n keys of row r (0 to n, counted from the
+ * row's first key). Every row of sorted is sorted in `order`. rows >= 1;
+ * rows = 1 is gpuprim_searchsorted().
+ * indices: as for gpuprim_searchsorted() (queries' count; n must fit).
+ * Each tile of queries stays within one row (docs/HOW_IT_RUNS.md): rows of
+ * few queries leave much of a tile idle on CUDA.
+ * Errors: as gpuprim_searchsorted(), plus INVALID_ARGUMENT (rows 0; the
+ * count of sorted or of queries not a multiple of rows).
+ * Workspace: none.
+ */
+GPUPRIM_API gpuprim_status_t gpuprim_searchsorted_rows(gpuprim_context_t context, gpuprim_buffer_t sorted,
+                                                       gpuprim_buffer_t queries, uint64_t rows,
+                                                       gpuprim_side_t side, gpuprim_order_t order,
+                                                       gpuprim_buffer_t indices);
 
 /* ------------------------------------------------------------------------ */
 /* Merge                                                                     */

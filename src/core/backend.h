@@ -78,7 +78,7 @@ struct TopkRequest {
     uint64_t largest_index = UINT64_MAX;
 };
 
-// One searchsorted request (gpuprim_searchsorted), by key width: for each
+// One searchsorted request (gpuprim_searchsorted, _rows), by key width: for each
 // query, the number of the `count` sorted keys that come before it in the
 // order of to_radix_key(key, key_kind, descending) (core/key_transform.h):
 // strictly before (lower bound), or before or equal (upper bound). The keys
@@ -95,6 +95,10 @@ struct SearchRequest {
     uint64_t query_count;
     void *indices;        // query_count indices; count fits them
     uint32_t index_bytes;  // 4 or 8
+    // Rows (gpuprim_searchsorted_rows): `rows` rows of `count` keys and of
+    // `query_count` queries (and indices) each, row r searched on its own;
+    // 1 for the flat call.
+    uint64_t rows = 1;
 };
 
 // One histogram request (gpuprim_histogram_even, gpuprim_histogram_range,

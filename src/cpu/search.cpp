@@ -75,14 +75,19 @@ void search_piece(const Keys<Bits, kUpper> &keys, const Bits *queries, Index *in
         indices[j] = static_cast<Index>(keys.bound(to_radix_key(queries[j], kind, descending), 0, keys.count));
 }
 
+// Rows: each row's queries in pieces of their own (a piece never spans two
+// rows), all rows' pieces on the threads together.
 template <typename Bits, typename Index, bool kUpper>
 void search_all(Parallel &parallel, const SearchRequest &request) {
-    const Keys<Bits, kUpper> keys{static_cast<const Bits *>(request.sorted), request.count, request.key_kind,
-                                  request.descending};
-    const Bits *queries = static_cast<const Bits *>(request.queries);
-    Index *indices = static_cast<Index *>(request.indices);
-    parallel.for_ranges(request.query_count, kSearchPiece, [&](uint64_t begin, uint64_t end) {
-        search_piece<Bits, Index, kUpper>(keys, queries, indices, begin, end);
+    const uint64_t n = request.count, m = request.query_count;
+    const uint64_t pieces = ceil_div(m, kSearchPiece);
+    parallel.for_each(static_cast<size_t>(request.rows * pieces), [&](size_t p) {
+        const uint64_t row = p / pieces, begin = p % pieces * kSearchPiece;
+        const uint64_t end = m - begin < kSearchPiece ? m : begin + kSearchPiece;
+        const Keys<Bits, kUpper> keys{static_cast<const Bits *>(request.sorted) + row * n, n, request.key_kind,
+                                      request.descending};
+        search_piece<Bits, Index, kUpper>(keys, static_cast<const Bits *>(request.queries) + row * m,
+                                          static_cast<Index *>(request.indices) + row * m, begin, end);
     });
 }
 

@@ -1345,6 +1345,10 @@ private:
         const int side = draw_enum(in, 2), order = draw_enum(in, 2);
         gpuprim_buffer_t sorted = draw_buffer(in, context.slot), queries = draw_buffer(in, context.slot);
         gpuprim_buffer_t indices = draw_buffer(in, context.slot);
+        // gpuprim_searchsorted_rows for a rows byte of 200 and more: rows 0 to 4.
+        const uint8_t rows_mode = in.u8();
+        const bool by_rows = rows_mode >= 200;
+        const uint64_t rows = by_rows ? rows_mode % 5 : 1;
         Buffer *kb = nullptr, *qb = nullptr, *ib = nullptr;
         Expect expect;
         if (context.slot < 0) {
@@ -1357,18 +1361,25 @@ private:
             if (kb && qb && qb->dtype != kb->dtype) expect.must |= kDtype;
             if (ib && !is_index_dtype(ib->dtype)) expect.must |= kDtype;
             if (ib && qb && ib->count != qb->count) expect.must |= kSize;
-            if (ib && kb && is_index_dtype(ib->dtype)) {
+            if (rows == 0) expect.must |= kArg;
+            else if ((kb && kb->count % rows != 0) || (qb && qb->count % rows != 0)) expect.must |= kArg;
+            if (ib && kb && is_index_dtype(ib->dtype) && rows != 0) {
                 const uint64_t largest = ib->dtype == GPUPRIM_DTYPE_I32   ? uint64_t(INT32_MAX)
                                          : ib->dtype == GPUPRIM_DTYPE_U32 ? uint64_t(UINT32_MAX)
                                          : ib->dtype == GPUPRIM_DTYPE_I64 ? uint64_t(INT64_MAX)
                                                                           : UINT64_MAX;
-                if (kb->count > largest) expect.must |= kArg;
+                if (kb->count / rows > largest) expect.must |= kArg;
             }
             if (ib && kb && forbidden_alias(*ib, *kb, false)) expect.must |= kArg;
             if (ib && qb && forbidden_alias(*ib, *qb, false)) expect.must |= kArg;
         }
-        gpuprim_status_t status = shim_searchsorted(context.handle, sorted, queries, side, order, indices);
-        check_status("gpuprim_searchsorted", kDocSearchsorted, expect, status, &context);
+        auto call = [&] {
+            return by_rows ? shim_searchsorted_rows(context.handle, sorted, queries, rows, side, order, indices)
+                           : shim_searchsorted(context.handle, sorted, queries, side, order, indices);
+        };
+        gpuprim_status_t status = call();
+        check_status(by_rows ? "gpuprim_searchsorted_rows" : "gpuprim_searchsorted", kDocSearchsorted, expect, status,
+                     &context);
         if (status != GPUPRIM_SUCCESS) return;
         const size_t index_size = size_of(ib->dtype);
         std::vector<uint8_t> got(ib->bytes() + 8), again(ib->bytes() + 8);
@@ -1378,13 +1389,14 @@ private:
             using T = decltype(zero);
             const bool descending = order == GPUPRIM_ORDER_DESCENDING, upper = side == GPUPRIM_SIDE_RIGHT;
             const uint64_t mask = sizeof(T) == 8 ? ~uint64_t(0) : (uint64_t(1) << (8 * sizeof(T))) - 1;
-            const uint64_t n = kb->count;
+            const uint64_t n = kb->count / rows, m = qb->count / rows;
             auto rank = [&](const Buffer &b, uint64_t i) {
                 const uint64_t k = doc_radix_key(load<T>(contents(b) + i * sizeof(T)));
                 return descending ? ~k & mask : k;
             };
-            bool keys_sorted = true;
-            for (uint64_t i = 1; i < n && keys_sorted; ++i) keys_sorted = rank(*kb, i - 1) <= rank(*kb, i);
+            bool keys_sorted = true;  // every row
+            for (uint64_t i = 1; i < kb->count && keys_sorted; ++i)
+                keys_sorted = i % n == 0 || rank(*kb, i - 1) <= rank(*kb, i);
             for (uint64_t j = 0; j < qb->count; ++j) {
                 uint64_t have = 0;
                 std::memcpy(&have, got.data() + j * index_size, index_size);
@@ -1392,10 +1404,10 @@ private:
                     violation("searchsorted: index %llu of query %llu is past the %llu keys", (unsigned long long)have,
                               (unsigned long long)j, (unsigned long long)n);
                 if (!keys_sorted) continue;
-                const uint64_t q = rank(*qb, j);
+                const uint64_t q = rank(*qb, j), first = j / m * n;
                 uint64_t lo = 0, hi = n;
                 while (lo < hi) {
-                    const uint64_t mid = lo + (hi - lo) / 2, k = rank(*kb, mid);
+                    const uint64_t mid = lo + (hi - lo) / 2, k = rank(*kb, first + mid);
                     if (upper ? k <= q : k < q) lo = mid + 1;
                     else hi = mid;
                 }
@@ -1407,7 +1419,7 @@ private:
             }
         });
         std::memcpy(contents(*ib), got.data(), ib->bytes());
-        if (shim_searchsorted(context.handle, sorted, queries, side, order, indices) != GPUPRIM_SUCCESS ||
+        if (call() != GPUPRIM_SUCCESS ||
             (ib->count &&
              gpuprim_buffer_download(context.handle, indices, 0, again.data(), ib->count) != GPUPRIM_SUCCESS) ||
             std::memcmp(got.data(), again.data(), ib->bytes()) != 0)

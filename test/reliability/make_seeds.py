@@ -25,7 +25,8 @@ ARGSORT, SEGMENTED_SORT, SEGMENTED_ARGSORT, SEGMENTED_REDUCE, SEGMENTED_SCAN, TO
 # Op byte 254: gpuprim_argreduce (Harness::op_argreduce): context, op, input, index byte (255: NULL).
 ARGREDUCE = 254
 # Op byte 253: searchsorted and the histograms; the next byte % 4 picks the call: 0 gpuprim_searchsorted
-# (Harness::op_searchsorted: context, side, order, sorted, queries, indices), 1 gpuprim_histogram_even
+# (Harness::op_searchsorted: context, side, order, sorted, queries, indices, rows byte: 200 + rows for
+# gpuprim_searchsorted_rows, less for the flat call), 1 gpuprim_histogram_even
 # (context, input, counts, bound mode (255: NULL lower, 254: NULL upper), lower and upper as 8 bytes each),
 # 2 gpuprim_histogram_range (context, input, edges, counts), 3 gpuprim_bincount (context, input, counts),
 # 4 gpuprim_merge (context, order, keys_a, keys_b, keys_out, values mode (odd: three values buffers follow;
@@ -139,8 +140,10 @@ def argreduce(op, input_, ctx=CTX0, null_index=False):
     return u8(ARGREDUCE) + u8(ctx) + u8(op) + input_ + u8(255 if null_index else 0)
 
 
-def searchsorted(side, order, sorted_, queries, indices, ctx=CTX0):
-    return u8(SEARCH_COUNT) + u8(0) + u8(ctx) + u8(side) + u8(order) + sorted_ + queries + indices
+def searchsorted(side, order, sorted_, queries, indices, ctx=CTX0, rows=None):
+    # rows: None for gpuprim_searchsorted, else gpuprim_searchsorted_rows with rows 0..4
+    rows_byte = 0 if rows is None else 200 + rows
+    return u8(SEARCH_COUNT) + u8(0) + u8(ctx) + u8(side) + u8(order) + sorted_ + queries + indices + u8(rows_byte)
 
 
 def histogram_even(input_, counts, lower, upper, ctx=CTX0, bound_mode=0):
@@ -469,6 +472,8 @@ SEEDS = {
         + searchsorted(0, 0, buf(0), buf(1), NULL_BUF) + searchsorted(0, 0, buf(7, other_context=True), buf(1), buf(2))
         + searchsorted(1, 0, buf(0), buf(1), JUNK_BUF)
         + searchsorted(0, 0, buf(0), buf(1), buf(2), ctx=NULL_CTX) + searchsorted(1, 1, buf(0), buf(1), buf(2), ctx=FAKE_CTX)
+        + searchsorted(0, 0, buf(3), buf(4), buf(2), rows=2) + searchsorted(1, 0, buf(3), buf(4), buf(2), rows=4)
+        + searchsorted(0, 0, buf(3), buf(4), buf(2), rows=0) + searchsorted(0, 0, buf(0), buf(1), buf(2), rows=3)
         + destroy(buf(8)) + searchsorted(0, 0, buf(3), buf(4), stale(0))),
     # Histograms: even bins of floats (NaNs, +-0, +-inf on and off the bounds) and integers (the type's
     # extremes), edges in order and out of order, bincount with values outside the bins; bad bounds (NaN,

@@ -4,8 +4,9 @@
 // (the sort's order, descending by complement), so one kernel per key width
 // serves every dtype of that width.
 //
-// Each block takes tiles of kTile consecutive queries (blocks loop over the
-// tiles) and loads them, transformed, to shared memory. Then:
+// Each block takes tiles of kTile consecutive queries of one row (blocks
+// loop over the tiles; the flat call is one row) and loads them,
+// transformed, to shared memory. Then:
 // - If the tile's queries are in order, warps 0 and 1 find the bounds of its
 //   first and last query with 32-way searches (warp_bound: about log32(n)
 //   rounds of one load per lane); every query's bound lies between them.
@@ -36,13 +37,14 @@ namespace search_detail {
 
 template <typename Bits, typename Index>
 struct SearchArgs {
-    const Bits *keys;
-    uint64_t count;
-    const Bits *queries;
-    uint64_t query_count;
+    const Bits *keys;      // row 0's; row r's start r * count keys on
+    uint64_t count;        // keys per row
+    const Bits *queries;   // row 0's; row r's start r * query_count queries on (indices alike)
+    uint64_t query_count;  // queries per row
     Index *indices;
     KeyKind kind;
     bool descending;
+    uint64_t rows;         // 1 for the flat call
 };
 
 // Key k comes before query q: strictly (lower bound) or before or equal (upper).
@@ -159,12 +161,19 @@ __device__ void search_tile(const SearchArgs<Bits, Index> &args, const SearchSto
 }
 
 template <typename Bits, typename Index, bool kUpper>
-__global__ void __launch_bounds__(kSearchBlockThreads) search_tiles_kernel(const SearchArgs<Bits, Index> args) {
+__global__ void __launch_bounds__(kSearchBlockThreads) search_tiles_kernel(const SearchArgs<Bits, Index> all_rows) {
     using Shape = SearchShape<Bits>;
     __shared__ SearchStorage<Bits, Index> s;
-    const uint64_t tiles = ceil_div(args.query_count, Shape::kTile);
+    const uint64_t row_tiles = ceil_div(all_rows.query_count, Shape::kTile);
+    const uint64_t tiles = row_tiles * all_rows.rows;
     for (uint64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-        const uint64_t tile_begin = tile * Shape::kTile;
+        // A tile lies in one row: the row's keys, queries and indices.
+        const uint64_t row = tile / row_tiles;
+        SearchArgs<Bits, Index> args = all_rows;
+        args.keys += row * args.count;
+        args.queries += row * args.query_count;
+        args.indices += row * args.query_count;
+        const uint64_t tile_begin = (tile - row * row_tiles) * Shape::kTile;
         const uint64_t left = args.query_count - tile_begin;
         const uint32_t tile_count = left < uint64_t(Shape::kTile) ? uint32_t(left) : uint32_t(Shape::kTile);
         bool out_of_order = false;

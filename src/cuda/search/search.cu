@@ -21,10 +21,16 @@ template <typename Bits, typename Index, bool kUpper>
 void launch(const DeviceEnv &env, const SearchTuning &tuning, const SearchRequest &request) {
     const auto kernel = search_tiles_kernel<Bits, Index, kUpper>;
     const char *what = "searchsorted launch";
-    const SearchArgs<Bits, Index> args{static_cast<const Bits *>(request.sorted), request.count,
-                                       static_cast<const Bits *>(request.queries), request.query_count,
-                                       static_cast<Index *>(request.indices), request.key_kind, request.descending};
-    const uint64_t tiles = ceil_div(request.query_count, SearchShape<Bits>::kTile);
+    const SearchArgs<Bits, Index> args{static_cast<const Bits *>(request.sorted),
+                                       request.count,
+                                       static_cast<const Bits *>(request.queries),
+                                       request.query_count,
+                                       static_cast<Index *>(request.indices),
+                                       request.key_kind,
+                                       request.descending,
+                                       request.rows};
+    const uint64_t tiles =
+        checked_mul(ceil_div(request.query_count, SearchShape<Bits>::kTile), request.rows, "searchsorted tiles");
     int blocks_per_sm = tuning.blocks_per_sm;
     if (tiles > uint64_t(env.sm_count))  // the residency query only where it matters
         blocks_per_sm = std::min(blocks_per_sm, resident_blocks(env, reinterpret_cast<const void *>(kernel),
@@ -42,11 +48,12 @@ void launch_side(const DeviceEnv &env, const SearchTuning &tuning, const SearchR
 }
 
 inline void searchsorted_with(const DeviceEnv &env, const SearchTuning &tuning, const SearchRequest &request) {
-    if (request.query_count == 0) return;
+    if (request.query_count == 0 || request.rows == 0) return;
     if (request.index_bytes != 4 && request.index_bytes != 8)
         fail(GPUPRIM_ERROR_INTERNAL, "searchsorted: %u-byte indices", request.index_bytes);
     if (request.count == 0) {
-        const uint64_t bytes = checked_mul(request.query_count, request.index_bytes, "searchsorted indices");
+        const uint64_t bytes = checked_mul(checked_mul(request.query_count, request.rows, "searchsorted indices"),
+                                           request.index_bytes, "searchsorted indices");
         check(cudaMemsetAsync(request.indices, 0, bytes, env.stream), "searchsorted (cudaMemsetAsync of no keys)");
         return;
     }
