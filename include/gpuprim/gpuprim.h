@@ -758,8 +758,9 @@ GPUPRIM_API gpuprim_status_t gpuprim_searchsorted_rows(gpuprim_context_t context
  * Errors: NULL_POINTER, INVALID_HANDLE, CONTEXT_MISMATCH, INVALID_ENUM
  * (order), DTYPE_MISMATCH, SIZE_MISMATCH, INVALID_ARGUMENT (some values
  * buffers NULL and others not; overlapping outputs), DEVICE, OUT_OF_MEMORY.
- * Workspace (CUDA): 8 bytes per 7,680 outputs (fewer keys a tile for wider
- * keys and values: 8 bytes per 512 outputs at the least), plus 256 bytes.
+ * Workspace (CUDA): 8 bytes per tile of outputs (7,680 outputs a tile for
+ * 4-byte keys alone, down to 1,536 for 8-byte keys with 8-byte values),
+ * plus 512 bytes.
  */
 GPUPRIM_API gpuprim_status_t gpuprim_merge(gpuprim_context_t context, gpuprim_buffer_t keys_a,
                                            gpuprim_buffer_t values_a, gpuprim_buffer_t keys_b,
