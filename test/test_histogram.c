@@ -449,6 +449,82 @@ static void test_errors(gpuprim_context_t ctx) {
     CHECK_OK(gpuprim_buffer_destroy(ctx, in));
 }
 
+/* Inputs that start off the 16-byte alignment of the library's buffers (views): the CUDA kernel's head
+ * and tail elements beside its 16-byte vectors. */
+static void test_unaligned_views(gpuprim_context_t ctx) {
+    static const uint64_t view_sizes[] = {1, 5, 30, 1021, 70001};
+    size_t di, si;
+    uint64_t offset;
+    int combo = 0;
+    for (di = 0; di < TC_DTYPE_COUNT; ++di) {
+        const gpuprim_dtype_t d = tc_all_dtypes[di];
+        for (si = 0; si < sizeof view_sizes / sizeof view_sizes[0]; ++si) {
+            const uint64_t n = view_sizes[si] + 16;
+            void *x = tc_xmalloc(n * tc_size(d) + 8), *edges = tc_xmalloc(8 * tc_size(d) + 8);
+            uint64_t *perm = (uint64_t *)tc_xmalloc(8 * sizeof(uint64_t)), i;
+            gpuprim_buffer_t base;
+            tc_fill(d, x, n, TC_SMALL_RANGE);
+            /* the edges: the input's first 8 values (NaNs made 0), sorted; so elements fall on them */
+            for (i = 0; i < 8; ++i)
+                if (tc_is_float(d) && tc_isnan_bits(d, tc_get(d, x, i))) tc_set(d, x, i, 0);
+            tc_reference_sort_permutation(d, x, 8, 0, perm);
+            tc_permute(d, x, perm, 8, edges);
+            base = tc_buffer_from(ctx, d, x, n);
+            for (offset = 1; offset <= 15; offset += 2) {
+                const uint64_t count = n - offset - (offset % 4 == 3 ? 1 : 0);
+                const void *view_host = (const char *)x + offset * tc_size(d);
+                gpuprim_buffer_t view = tc_view(ctx, base, d, offset, count);
+                hist_call_t h;
+                const int mode = tc_is_float(d) ? (combo & 1) : combo % 3;
+                gpuprim_buffer_t out, eb = NULL;
+                uint64_t *want, b;
+                unsigned char lower[8], upper[8];
+                void *got;
+                gpuprim_status_t status;
+                memset(&h, 0, sizeof h);
+                h.mode = mode;
+                h.d = d;
+                h.cd = (combo & 2) ? GPUPRIM_DTYPE_U64 : GPUPRIM_DTYPE_U32;
+                h.bins = mode == 1 ? 7 : 9;
+                h.edges = edges;
+                h.lower = tc_from_double(d, tc_is_signed(d) || tc_is_float(d) ? -3.0 : 0.0);
+                h.upper = tc_from_double(d, 6.0);
+                ++combo;
+                tc_where("histogram mode %d %s view at +%llu, n=%llu -> %s", mode, tc_dtype_name(d),
+                         (unsigned long long)offset, (unsigned long long)count, tc_dtype_name(h.cd));
+                want = reference_counts(&h, view_host, count);
+                out = tc_buffer(ctx, h.cd, h.bins);
+                tc_poison(ctx, out, h.cd, h.bins);
+                tc_set(d, lower, 0, h.lower);
+                tc_set(d, upper, 0, h.upper);
+                if (mode == 0) {
+                    status = gpuprim_histogram_even(ctx, view, lower, upper, out);
+                } else if (mode == 1) {
+                    eb = tc_buffer_from(ctx, d, edges, 8);
+                    status = gpuprim_histogram_range(ctx, view, eb, out);
+                } else {
+                    status = gpuprim_bincount(ctx, view, out);
+                }
+                CHECK_STATUS(status, GPUPRIM_SUCCESS);
+                got = tc_download(ctx, out, h.cd, h.bins);
+                for (b = 0; b < h.bins; ++b)
+                    CHECKF(tc_get(h.cd, got, b) == (want[b] & tc_mask(h.cd)), "bin %llu: %llu, expected %llu",
+                           (unsigned long long)b, (unsigned long long)tc_get(h.cd, got, b),
+                           (unsigned long long)want[b]);
+                free(got);
+                free(want);
+                if (eb) CHECK_OK(gpuprim_buffer_destroy(ctx, eb));
+                CHECK_OK(gpuprim_buffer_destroy(ctx, out));
+                CHECK_OK(gpuprim_buffer_destroy(ctx, view));
+            }
+            CHECK_OK(gpuprim_buffer_destroy(ctx, base));
+            free(x);
+            free(edges);
+            free(perm);
+        }
+    }
+}
+
 /* The same counts on CPU contexts of 1, 2 and 7 threads (several pieces). */
 static void test_cpu_threads(void) {
     static const int threads[3] = {1, 2, 7};
@@ -492,6 +568,7 @@ int main(void) {
     test_even(ctx);
     test_range(ctx);
     test_bincount(ctx);
+    test_unaligned_views(ctx);
     test_cpu_threads();
     return tc_finish();
 }

@@ -2,8 +2,9 @@
 // The histogram kernel (histogram.cu drives it). Each element's bin comes
 // from core/histogram_bins.h, the arithmetic the CPU backend uses too.
 //
-// Threads loop over the input kHistogramItems elements at a time (loads
-// first, then the bins). With `shared`, each block counts into 32-bit
+// Threads loop over the input as 16-byte vectors, kHistogramItems vectors
+// at a time (loads first, then the bins; the elements before the first
+// 16-byte boundary and after the last whole vector one a thread). With `shared`, each block counts into 32-bit
 // counters of its own in shared memory (the edges' keys beside them, with
 // edges) and at the end adds its non-zero counters to the output with one
 // atomic each; otherwise every element is an atomic add to the output in
@@ -78,23 +79,45 @@ __global__ void __launch_bounds__(kHistogramBlockThreads) histogram_kernel(const
         }
         __syncthreads();
     }
+    auto count_one = [&](T x) {
+        uint64_t bin;
+        if (bin_of<T, kEdges>(args, edge_keys, x, bin)) {
+            if (args.shared) atomicAdd(counters + bin, 1u);
+            else add_count(args.counts, args.count_bytes, bin, 1u);
+        }
+    };
+    // The input as 16-byte vectors (kVector elements each) between a head
+    // before its first 16-byte boundary and a tail after its last whole
+    // vector; the head and tail go one element a thread, the vectors
+    // kHistogramItems a thread at a time, loaded before they are binned.
+    constexpr int kVector = 16 / int(sizeof(T));
+    const uint64_t misaligned = (reinterpret_cast<uintptr_t>(args.input) % 16) / sizeof(T);
+    const uint64_t head = misaligned == 0 ? 0 : (uint64_t(kVector) - misaligned < args.count
+                                                    ? uint64_t(kVector) - misaligned
+                                                    : args.count);
+    const uint64_t vectors = (args.count - head) / kVector;
+    const uint64_t tail_begin = head + vectors * kVector;
+    const uint64_t thread = uint64_t(blockIdx.x) * kHistogramBlockThreads + threadIdx.x;
+    if (thread < head) count_one(args.input[thread]);
+    if (thread < args.count - tail_begin) count_one(args.input[tail_begin + thread]);
+    const uint4 *body = reinterpret_cast<const uint4 *>(args.input + head);
     const uint64_t step = uint64_t(gridDim.x) * kHistogramBlockThreads * kHistogramItems;
     for (uint64_t base = uint64_t(blockIdx.x) * kHistogramBlockThreads * kHistogramItems + threadIdx.x;
-         base < args.count; base += step) {
-        T x[kHistogramItems];
+         base < vectors; base += step) {
+        uint4 loaded[kHistogramItems];
 #pragma unroll
         for (int r = 0; r < kHistogramItems; ++r) {
-            const uint64_t i = base + uint64_t(r) * kHistogramBlockThreads;
-            if (i < args.count) x[r] = args.input[i];
+            const uint64_t v = base + uint64_t(r) * kHistogramBlockThreads;
+            if (v < vectors) loaded[r] = body[v];
         }
 #pragma unroll
         for (int r = 0; r < kHistogramItems; ++r) {
-            const uint64_t i = base + uint64_t(r) * kHistogramBlockThreads;
-            uint64_t bin;
-            if (i < args.count && bin_of<T, kEdges>(args, edge_keys, x[r], bin)) {
-                if (args.shared) atomicAdd(counters + bin, 1u);
-                else add_count(args.counts, args.count_bytes, bin, 1u);
-            }
+            const uint64_t v = base + uint64_t(r) * kHistogramBlockThreads;
+            if (v >= vectors) continue;
+            T x[kVector];
+            memcpy(x, &loaded[r], sizeof loaded[r]);
+#pragma unroll
+            for (int e = 0; e < kVector; ++e) count_one(x[e]);
         }
     }
     if (args.shared) {

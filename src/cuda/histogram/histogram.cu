@@ -45,7 +45,8 @@ void launch(const DeviceEnv &env, const HistogramTuning &tuning, const Histogram
     for (uint64_t done = 0; done < request.count; done += kHistogramLaunchElements) {
         args.input = input + done;
         args.count = std::min(request.count - done, kHistogramLaunchElements);
-        const uint64_t tiles = ceil_div(args.count, uint64_t(kHistogramBlockThreads) * kHistogramItems);
+        const uint64_t tiles =
+            ceil_div(args.count, uint64_t(kHistogramBlockThreads) * kHistogramItems * (16 / sizeof(T)));
         const auto grid = static_cast<uint32_t>(std::min(tiles, most));
         kernel<<<grid, kHistogramBlockThreads, launch_shared, env.stream>>>(args);
         check_launch(what);

@@ -10,7 +10,7 @@ namespace gpuprim::cuda {
 // Compile-time part, the same for every architecture: one kernel per dtype
 // and bin rule (even or edges).
 constexpr int kHistogramBlockThreads = 256;
-// Elements each thread loads back to back before binning them.
+// 16-byte vectors each thread loads back to back before binning them.
 constexpr int kHistogramItems = 4;
 // Elements one launch covers at most: a block's shared (32-bit) counters
 // then never wrap, whatever the grid.
