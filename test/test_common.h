@@ -572,10 +572,12 @@ static inline int64_t tc_histogram_even_bin(gpuprim_dtype_t d, uint64_t x, uint6
                                             uint64_t bins) {
     if (tc_is_float(d)) {
         const double v = (double)tc_value(d, x), lo = (double)tc_value(d, lower), hi = (double)tc_value(d, upper);
-        const double scale = (double)bins / (hi - lo);
+        /* the header's rule: floor((x - lower) * (bins / (upper - lower))) in f64, or where that scale
+           overflows floor((x - lower) / (upper - lower) * bins); clamped to bins - 1 for lower <= x < upper */
+        const double width = hi - lo, scale = (double)bins / width;
         double scaled;
         if (!(v >= lo && v < hi)) return -1;
-        scaled = (v - lo) * scale;
+        scaled = scale <= DBL_MAX ? (v - lo) * scale : (v - lo) / width * (double)bins;
         return scaled < (double)bins ? (int64_t)(uint64_t)scaled : (int64_t)bins - 1;
     } else {
         const uint64_t offset = (uint64_t)tc_int_value(d, x) - (uint64_t)tc_int_value(d, lower);

@@ -368,6 +368,106 @@ static void test_known_answers(gpuprim_context_t ctx) {
     CHECK_OK(gpuprim_buffer_destroy(ctx, in));
 }
 
+/* The next value of float dtype d below (dir < 0) or above (dir > 0) the finite value with these bits. */
+static uint64_t float_step(gpuprim_dtype_t d, uint64_t bits, int dir) {
+    const uint64_t sign = tc_sign_bit(d), magnitude = bits & ~sign & tc_mask(d);
+    if (magnitude == 0) return dir < 0 ? (sign | 1) : 1; /* +-0 -> the smallest subnormal */
+    if ((bits & sign) != 0) return dir < 0 ? bits + 1 : bits - 1;
+    return dir < 0 ? bits - 1 : bits + 1;
+}
+
+/* Even bins at the edges of their range, for every float dtype: nextafter(upper, -inf) (which must count,
+ * in the last bin: the f32 bench's dropped elements were of this kind), lower, upper, every inner edge
+ * lower + k * (upper - lower) / bins as a value of the type and its neighbours, over ordinary, huge (up to
+ * the type's max; f64 up to the largest finite width) and tiny ranges (bounds one and a few ulps apart,
+ * f64 bounds a few subnormals apart, where bins / (upper - lower) overflows f64). Checked against the
+ * reference and by a rule-free count: every element with lower <= x < upper lands in some bin. */
+static void test_even_range_edges(gpuprim_context_t ctx) {
+    static const gpuprim_dtype_t float_dtypes[] = {GPUPRIM_DTYPE_F32, GPUPRIM_DTYPE_F64, GPUPRIM_DTYPE_F16,
+                                                   GPUPRIM_DTYPE_BF16};
+    enum { kCases = 12 };
+    size_t di;
+    int c;
+    for (di = 0; di < sizeof float_dtypes / sizeof float_dtypes[0]; ++di) {
+        const gpuprim_dtype_t d = float_dtypes[di];
+        const uint64_t max_bits = tc_inf_bits(d) - 1; /* the largest finite value */
+        for (c = 0; c < kCases; ++c) {
+            hist_call_t h;
+            uint64_t n = 0, cap, k, i, in_range = 0, counted = 0;
+            void *x;
+            uint64_t *want;
+            memset(&h, 0, sizeof h);
+            h.mode = 0;
+            h.d = d;
+            h.cd = (c & 1) ? GPUPRIM_DTYPE_U64 : GPUPRIM_DTYPE_U32;
+            switch (c) {
+            case 0: h.lower = tc_from_double(d, 0); h.upper = tc_from_double(d, 1); h.bins = 256; break;
+            case 1: h.lower = tc_from_double(d, -1); h.upper = tc_from_double(d, 1); h.bins = 1; break;
+            case 2: h.lower = tc_from_double(d, -3); h.upper = tc_from_double(d, 7); h.bins = 3; break;
+            case 3: h.lower = tc_from_double(d, 0.1); h.upper = tc_from_double(d, 0.7); h.bins = 1000; break;
+            case 4: /* the type's whole finite range but max (f64: half of it, so the width stays finite) */
+                h.lower = max_bits | tc_sign_bit(d);
+                h.upper = max_bits;
+                if (d == GPUPRIM_DTYPE_F64) {
+                    h.lower = tc_from_double(d, -DBL_MAX / 2);
+                    h.upper = tc_from_double(d, DBL_MAX / 2);
+                }
+                h.bins = 256;
+                break;
+            case 5: h.lower = tc_from_double(d, 0); h.upper = max_bits; h.bins = 7; break;
+            case 6: /* one ulp wide at 1 */
+                h.lower = tc_from_double(d, 1); h.upper = float_step(d, h.lower, 1); h.bins = 256; break;
+            case 7: /* three ulps wide below -2 */
+                h.lower = tc_from_double(d, -2); h.lower = float_step(d, float_step(d, float_step(d, h.lower, -1), -1), -1);
+                h.upper = tc_from_double(d, -2); h.bins = 2; break;
+            case 8: /* subnormals: [0, 3 * smallest) */
+                h.lower = 0; h.upper = 3; h.bins = 2; break;
+            case 9: /* [-smallest, +smallest) in 65,536 bins */
+                h.lower = tc_sign_bit(d) | 1; h.upper = 1; h.bins = 65536; break;
+            case 10: h.lower = tc_from_double(d, -1e-3); h.upper = tc_from_double(d, 1e-3); h.bins = 24577; break;
+            default: h.lower = tc_from_double(d, 100); h.upper = tc_from_double(d, 4000); h.bins = 4096; break;
+            }
+            cap = 8 * (h.bins + 1) + 64;
+            x = tc_xmalloc(cap * tc_size(d) + 8);
+            memset(x, 0, cap * tc_size(d) + 8);
+            {
+                const double lo = (double)tc_value(d, h.lower), hi = (double)tc_value(d, h.upper);
+                const uint64_t top = float_step(d, h.upper, -1);
+                /* nextafter(upper, -inf) many times (so one drop would show), lower, upper, outside */
+                for (i = 0; i < 16; ++i) tc_set(d, x, n++, top);
+                tc_set(d, x, n++, h.lower);
+                tc_set(d, x, n++, h.upper);
+                tc_set(d, x, n++, float_step(d, h.lower, -1));
+                tc_set(d, x, n++, float_step(d, h.upper, 1) & tc_mask(d));
+                tc_set(d, x, n++, tc_from_double(d, NAN));
+                /* every inner edge, the values beside it */
+                for (k = 1; k < h.bins && n + 3 <= cap; ++k) {
+                    const uint64_t e = tc_from_double(d, lo + (hi - lo) * ((double)k / (double)h.bins));
+                    tc_set(d, x, n++, e);
+                    tc_set(d, x, n++, float_step(d, e, -1));
+                    tc_set(d, x, n++, float_step(d, e, 1));
+                }
+            }
+            tc_where("histogram_even range edges %s case %d [%.17g, %.17g) in %llu bins -> %s", tc_dtype_name(d), c,
+                     (double)tc_value(d, h.lower), (double)tc_value(d, h.upper), (unsigned long long)h.bins,
+                     tc_dtype_name(h.cd));
+            CHECKF(tc_value(d, h.lower) < tc_value(d, h.upper), "case bounds not increasing");
+            check_hist(ctx, &h, x, n);
+            /* rule-free: the reference counts every element inside [lower, upper), each in [0, bins) */
+            want = reference_counts(&h, x, n);
+            for (i = 0; i < n; ++i) {
+                const long double v = tc_value(d, tc_get(d, x, i));
+                in_range += v >= tc_value(d, h.lower) && v < tc_value(d, h.upper);
+            }
+            for (k = 0; k < h.bins; ++k) counted += want[k];
+            CHECKF(counted == in_range, "reference counted %llu of the %llu elements inside the range",
+                   (unsigned long long)counted, (unsigned long long)in_range);
+            free(want);
+            free(x);
+        }
+    }
+}
+
 static void test_errors(gpuprim_context_t ctx) {
     const float data[3] = {0.5f, 1.5f, 2.5f};
     const float lo = 0.0f, hi = 3.0f, nan = NAN, inf = INFINITY;
@@ -566,6 +666,7 @@ int main(void) {
     test_known_answers(ctx);
     test_errors(ctx);
     test_even(ctx);
+    test_even_range_edges(ctx);
     test_range(ctx);
     test_bincount(ctx);
     test_unaligned_views(ctx);

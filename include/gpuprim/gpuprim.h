@@ -794,9 +794,13 @@ GPUPRIM_API gpuprim_status_t gpuprim_merge(gpuprim_context_t context, gpuprim_bu
  * lower finite in f64). The bin of x, for lower <= x < upper:
  * - integers: floor((x - lower) * bins / (upper - lower)), exactly;
  * - floats: floor((x - lower) * (bins / (upper - lower))) computed in f64
- *   (x and the bounds widened exactly; -0.0 is 0), at most bins - 1: an
- *   element within a rounding of an inner edge may count in the bin next to
- *   the one exact arithmetic gives, as in CUB.
+ *   (x and the bounds widened exactly; -0.0 is 0; where bins / (upper -
+ *   lower) overflows f64, f64 bounds a few subnormals apart:
+ *   floor((x - lower) / (upper - lower) * bins)), clamped to bins - 1: every
+ *   x with lower <= x < upper counts (x just below upper in the last bin),
+ *   and an element within a rounding of an inner edge may count in the bin
+ *   next to the one exact arithmetic gives, as in CUB. NaN, x < lower and
+ *   x >= upper never count.
  * Errors: INVALID_ARGUMENT also for the bounds (naming 'lower' or 'upper').
  */
 GPUPRIM_API gpuprim_status_t gpuprim_histogram_even(gpuprim_context_t context, gpuprim_buffer_t input,

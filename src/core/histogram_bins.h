@@ -6,7 +6,9 @@
 //   (64-bit products for keys up to 4 bytes, 128-bit for 8-byte ones; a
 //   shift where the range is bins times a power of two, bincount's case);
 // - even bins, floats: floor((x - lower) * scale) in f64, scale = bins /
-//   (upper - lower) in f64, at most bins - 1; NaN never counts;
+//   (upper - lower) in f64 (where that overflows, f64 bounds a few
+//   subnormals apart: floor((x - lower) / (upper - lower) * bins)), clamped
+//   to bins - 1, so every x with lower <= x < upper counts; NaN never counts;
 // - edges: floats by value (-0.0 is +0.0, NaN never counts) through the
 //   order-preserving unsigned form of core/key_transform.h, so an element's
 //   bin is a search among the edges' keys.
@@ -40,7 +42,18 @@ struct EvenBins {
     double lower;            // floats: the bounds widened to f64 (finite)
     double upper;
     double scale;            // bins / (upper - lower), in f64
+    double width;            // upper - lower, in f64 (finite, > 0)
+    bool divide;             // scale overflowed: (x - lower) / width * bins
 };
+
+// The bin of an f64 value v with lower <= v < upper: always in [0, bins),
+// whatever the rounding (an element just below upper may round to bins).
+GPUPRIM_HD uint64_t even_float_bin(const EvenBins &e, double v) {
+    const double scaled = e.divide ? (v - e.lower) / e.width * double(e.bins) : (v - e.lower) * e.scale;
+    if (!(scaled < double(e.bins))) return e.bins - 1;  // at or past the top (or NaN: cannot happen)
+    const uint64_t b = scaled > 0 ? uint64_t(scaled) : 0;
+    return b < e.bins ? b : e.bins - 1;
+}
 
 template <typename T>
 GPUPRIM_HD double histogram_value(T x) {
@@ -57,7 +70,9 @@ EvenBins even_bins_of(T lower, T upper, uint64_t bins) {
     if constexpr (kIsFloat<T>) {
         e.lower = histogram_value(lower);
         e.upper = histogram_value(upper);
-        e.scale = double(bins) / (e.upper - e.lower);
+        e.width = e.upper - e.lower;
+        e.scale = double(bins) / e.width;
+        e.divide = !(e.scale <= 1.7976931348623157e308);  // +inf: the width is a few subnormals
     } else {
         if constexpr (std::is_signed_v<T>) {
             e.lower_signed = int64_t(lower);
@@ -86,9 +101,7 @@ GPUPRIM_HD bool even_bin(const EvenBins &e, T x, uint64_t &bin) {
     if constexpr (kIsFloat<T>) {
         const double v = histogram_value(x);
         if (!(v >= e.lower && v < e.upper)) return false;  // NaN fails too
-        const double scaled = (v - e.lower) * e.scale;
-        const uint64_t b = scaled < double(e.bins) ? uint64_t(scaled) : e.bins - 1;
-        bin = b < e.bins ? b : e.bins - 1;
+        bin = even_float_bin(e, v);
         return true;
     } else {
         uint64_t offset;
