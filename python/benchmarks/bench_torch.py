@@ -7,7 +7,7 @@
 Large cases rotate three inputs (3 x 64 MB, past the 50 MB L2) and time one
 call between events. Small cases (2^10 elements) are timed two ways: one call
 between events (what a caller sees), and batched (1000 calls between events,
-divided), plus the bare C call through ctypes with the same buffers, so the
+divided), plus the bare C call through gpuprim._ext with the same buffers, so the
 Python layer's own cost is the difference. Prints a markdown table.
 
 --segmented times the per-row calls instead: f32, 2^24 elements in all, as
@@ -27,7 +27,6 @@ input); values are checked against torch.topk's, and indices by gathering,
 once before timing.
 """
 import argparse
-import ctypes
 import statistics
 
 import torch
@@ -216,7 +215,7 @@ def main():
     kin = context._wrap(array)
     kout = context._wrap(_arrays.describe(out, "out"))
     handle = context._handle
-    c_sort = lambda _: LIB.gpuprim_sort(handle, kin, None, kout, None, 0)  # noqa: E731
+    c_sort = lambda _: LIB.gpuprim_sort(handle, kin, 0, kout, 0, 0)  # noqa: E731
     c_sum_result = context._wrap(_arrays.describe(torch.empty(1, device="cuda"), "r"))
     c_sum = lambda _: LIB.gpuprim_reduce_to_buffer(handle, 0, kin, c_sum_result)  # noqa: E731
 

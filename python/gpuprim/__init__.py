@@ -67,10 +67,26 @@ and CPU tensors; an NCCL communicator for CUDA arrays):
 """
 from typing import Any, Optional, Tuple, TypeVar, Union
 
+import os as _os
+
+# A CMake build's compiled layer (<build>/python_extension/_ext*.so; ctest's
+# python_package sets it) for the package's source tree.
+if _os.environ.get("GPUPRIM_EXTENSION_DIR"):
+    __path__.insert(0, _os.environ["GPUPRIM_EXTENSION_DIR"])
+
 from . import _arrays
 from ._core import Context, context_for, distributed_context as _distributed_context
 from ._lib import (LIBRARY_PATH, DeviceError, DtypeError, GpuprimError, InvalidArgumentError,
                    OutOfMemoryError, HAS_DISTRIBUTED as _HAS_DISTRIBUTED, LIB as _LIB)
+from . import _core
+
+# The common path of sort, argsort, topk, sum, min and max runs in the
+# compiled layer (python/src/fast_calls.cpp): it returns None for anything
+# off that path, which then takes the general one below.
+_LIB.fast_init(_arrays._fast_dtype_code, _core._context_for_object, _core._raise_status)
+_fast_sort, _fast_argsort, _fast_topk, _fast_reduce = (
+    _LIB.fast_sort, _LIB.fast_argsort, _LIB.fast_topk, _LIB.fast_reduce)
+_OP_SUM, _OP_MIN, _OP_MAX = _LIB.OP_SUM, _LIB.OP_MIN, _LIB.OP_MAX
 
 __all__ = ["sort", "sort_by_key", "argsort", "topk", "cumsum", "scan", "sum", "min", "max", "argmin", "argmax", "dot",
            "segment_sort", "segment_argsort", "segment_topk", "segment_cumsum", "segment_scan", "segment_sum",
@@ -87,7 +103,7 @@ Values = TypeVar("Values")
 
 def library_version() -> str:
     """The version of the libgpuprim this package runs on ("0.3.0")."""
-    return _LIB.gpuprim_version_string().decode()
+    return _LIB.gpuprim_version_string()
 
 
 def _described(x: Any, what: str = "x") -> Tuple[Context, Any]:
@@ -95,7 +111,7 @@ def _described(x: Any, what: str = "x") -> Tuple[Context, Any]:
     return context_for(array), array
 
 
-def sort(x: Array, *, axis: Optional[int] = None, descending: bool = False,
+def sort(x: Array, /, *, axis: Optional[int] = -1, descending: bool = False, stable: bool = True,
          values: Optional[Values] = None, out: Optional[Array] = None,
          values_out: Optional[Values] = None, begin_bit: Optional[int] = None,
          end_bit: Optional[int] = None) -> Union[Array, Tuple[Array, Values]]:
@@ -112,9 +128,22 @@ def sort(x: Array, *, axis: Optional[int] = None, descending: bool = False,
     form. end_bit None (or 0) is the key's width; a range outside the key
     raises InvalidArgumentError.
 
-    ``axis=-1`` sorts every row (the last axis) of a C-contiguous N-D array on
-    its own, like ``np.sort(x, axis=-1, kind="stable")`` (values, out and
-    values_out then have x's shape). Other axes raise ValueError."""
+    ``axis=-1`` (the default, as in the array API's ``sort``) sorts every row
+    (the last axis) of a C-contiguous N-D array on its own, like
+    ``np.sort(x, axis=-1, kind="stable")`` (values, out and values_out then
+    have x's shape); for a 1-D x that is the whole array. ``axis=None``
+    takes 1-D arrays only. Other axes raise ValueError. The sort is always
+    stable (``stable=False`` is accepted, as the array API allows).
+
+    Example::
+
+        >>> gpuprim.sort(np.array([3.0, -0.0, np.nan, 0.0, -np.inf]))
+        array([-inf,  -0.,   0.,   3.,  nan])
+    """
+    if values is None and begin_bit is None and end_bit is None and values_out is None:
+        result = _fast_sort(x, axis, descending, out)
+        if result is not None:
+            return result
     context, array = _described(x)
     return context.sort(array, axis=axis, descending=descending, values=values, out=out,
                         values_out=values_out, begin_bit=begin_bit, end_bit=end_bit)
@@ -126,8 +155,8 @@ def sort_by_key(keys: Array, values: Values, *,
     return sort(keys, values=values, descending=descending)
 
 
-def argsort(x: Array, *, axis: Optional[int] = None, descending: bool = False,
-            dtype: Any = "int64", begin_bit: Optional[int] = None,
+def argsort(x: Array, /, *, axis: Optional[int] = -1, descending: bool = False,
+            stable: bool = True, dtype: Any = "int64", begin_bit: Optional[int] = None,
             end_bit: Optional[int] = None) -> Array:
     """The stable permutation that sorts x: ``x[argsort(x)]`` is ``sort(x)``.
     Indices are int64 by default (numpy's and torch's index type); int32,
@@ -135,14 +164,25 @@ def argsort(x: Array, *, axis: Optional[int] = None, descending: bool = False,
     numpy, PyTorch or CuPy spell dtypes (``np.int32``, ``"int32"``,
     ``np.dtype("int32")``, ``torch.int32``). The library
     generates the indices inside its sort. begin_bit/end_bit as for sort().
-    ``axis=-1``: every row's permutation, indices within the row, like
-    ``np.argsort(x, axis=-1, kind="stable")``."""
+    ``axis=-1`` (the default): every row's permutation, indices within the
+    row, like ``np.argsort(x, axis=-1, kind="stable")``; ``axis=None``: 1-D
+    only. Always stable (``stable=False`` accepted).
+
+    Example::
+
+        >>> gpuprim.argsort(torch.tensor([2, 1, 2, 0], device="cuda"))
+        tensor([3, 1, 0, 2], device='cuda:0')
+    """
+    if (dtype == "int64" or dtype is None) and begin_bit is None and end_bit is None:
+        result = _fast_argsort(x, axis, descending)
+        if result is not None:
+            return result
     context, array = _described(x)
     return context.argsort(array, axis=axis, descending=descending, dtype=dtype,
                            begin_bit=begin_bit, end_bit=end_bit)
 
 
-def topk(x: Array, k: int, *, largest: bool = True, axis: Optional[int] = None,
+def topk(x: Array, k: int, /, *, largest: bool = True, axis: Optional[int] = -1,
          dtype: Any = "int64") -> Tuple[Array, Array]:
     """The k largest (or, largest=False, smallest) elements of x and their
     indices, like ``torch.topk(x, k, largest=largest)`` with sorted results:
@@ -152,11 +192,23 @@ def topk(x: Array, k: int, *, largest: bool = True, axis: Optional[int] = None,
     descending=largest)[:k]`` and ``values == x[indices]``. Floats follow the
     sort's order: NaN ranks above +inf (NaNs come first among the largest, as
     in torch.topk) and -0.0 below +0.0. Indices are int64 by default (int32,
-    uint32, uint64 accepted). axis=None: x is 1-D; ``axis=-1``: every row
-    (last axis) of a C-contiguous N-D array, results of shape
-    ``x.shape[:-1] + (k,)``, indices within the row. k past the length
-    (of x, or of its rows) raises InvalidArgumentError naming k, before any
-    output is allocated."""
+    uint32, uint64 accepted). ``axis=-1`` (the default, as torch.topk's
+    ``dim=-1``): every row (last axis) of a C-contiguous N-D array, results
+    of shape ``x.shape[:-1] + (k,)``, indices within the row (for a 1-D x:
+    k elements); axis=None: 1-D only. k past the length (of x, or of its
+    rows) raises InvalidArgumentError naming k, before any output is
+    allocated.
+
+    Example::
+
+        >>> values, indices = gpuprim.topk(np.array([1.0, 5.0, 3.0, 5.0]), 2)
+        >>> values, indices
+        (array([5., 5.]), array([1, 3]))
+    """
+    if dtype == "int64" or dtype is None:
+        result = _fast_topk(x, k, largest, axis)
+        if result is not None:
+            return result
     context, array = _described(x)
     return context.topk(array, k, largest=largest, axis=axis, dtype=dtype)
 
@@ -186,7 +238,8 @@ def cumsum(x: Array, *, axis: Optional[int] = None, exclusive: bool = False,
     return context.scan(array, "sum", axis=axis, exclusive=exclusive, out=out, dtype=dtype)
 
 
-def sum(x: Array, *, axis: Optional[int] = None, dtype: Any = None) -> Any:
+def sum(x: Array, /, *, axis: Optional[int] = None, dtype: Any = None,
+        out: Optional[Array] = None) -> Any:
     """Sum of all elements of x (any shape, contiguous). Integers narrower
     than 64 bits are summed in, and return, a 64-bit integer, as the
     framework's own sum does: for numpy and CuPy arrays signed ones in
@@ -200,25 +253,44 @@ def sum(x: Array, *, axis: Optional[int] = None, dtype: Any = None) -> Any:
     scalar for numpy input; a 0-d tensor / array of the input's kind
     otherwise (on the GPU: no synchronization). ``axis=-1``: the sum of
     every row (last axis), an array of shape x.shape[:-1] like
-    ``x.sum(axis=-1)`` (an empty row sums to 0)."""
+    ``x.sum(axis=-1)`` (an empty row sums to 0). ``out``: an array of the
+    result's dtype and shape (0-d, or x.shape[:-1] with ``axis=-1``) and of
+    x's kind and device to write the result into, returned (no allocation
+    on the common path); min and max take it too.
+
+    Example::
+
+        >>> gpuprim.sum(np.arange(10, dtype=np.float32))
+        np.float32(45.0)
+    """
+    if dtype is None:
+        result = _fast_reduce(_OP_SUM, x, axis, out)
+        if result is not None:
+            return result
     context, array = _described(x)
-    return context.sum(array, axis=axis, dtype=dtype)
+    return context.sum(array, axis=axis, dtype=dtype, out=out)
 
 
-def min(x: Array, *, axis: Optional[int] = None) -> Any:
+def min(x: Array, /, *, axis: Optional[int] = None, out: Optional[Array] = None) -> Any:
     """Smallest element of x (IEEE 754-2019 minimum for floats: NaN wins,
     -0.0 < +0.0). The identity (the dtype's largest value, +inf) when empty.
     ``axis=-1``: every row's, as for sum()."""
+    result = _fast_reduce(_OP_MIN, x, axis, out)
+    if result is not None:
+        return result
     context, array = _described(x)
-    return context.min(array, axis=axis)
+    return context.min(array, axis=axis, out=out)
 
 
-def max(x: Array, *, axis: Optional[int] = None) -> Any:
+def max(x: Array, /, *, axis: Optional[int] = None, out: Optional[Array] = None) -> Any:
     """Largest element of x (IEEE 754-2019 maximum for floats: NaN wins,
     -0.0 < +0.0). The identity (the dtype's smallest value, -inf) when empty.
     ``axis=-1``: every row's, as for sum()."""
+    result = _fast_reduce(_OP_MAX, x, axis, out)
+    if result is not None:
+        return result
     context, array = _described(x)
-    return context.max(array, axis=axis)
+    return context.max(array, axis=axis, out=out)
 
 
 def argmin(x: Array, *, axis: Optional[int] = None) -> int:

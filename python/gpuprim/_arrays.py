@@ -129,7 +129,7 @@ def _numpy(obj, what):
     if not dtype.isnative:
         raise TypeError(f"gpuprim: {what} is not in native byte order")
     size = obj.size
-    return Array(obj, "numpy", obj.ctypes.data if size else 0, _dtype_name(dtype, what), size,
+    return Array(obj, "numpy", address(obj) if size else 0, _dtype_name(dtype, what), size,
                  False, -1, obj.ndim, obj.flags.writeable)
 
 
@@ -163,6 +163,24 @@ def _masked(obj, what):
     raise TypeError(f"gpuprim: masked arrays are not supported; pass {what}.filled(...) or "
                     f"{what}.compressed() ({what} is a {type(obj).__module__}."
                     f"{type(obj).__name__})")
+
+
+def _fast_dtype_code(dtype):
+    """(library code, is bool) of a numpy or torch dtype object an array may
+    have on the compiled common path (_ext.fast_*), or None: not supported,
+    or not in native byte order."""
+    if not getattr(dtype, "isnative", True):
+        return None
+    try:
+        name = _dtype_name(dtype, "x")
+    except TypeError:
+        return None
+    return CODES[name], name == "bool"
+
+
+def address(array):
+    """The address of a numpy array's first element."""
+    return array.__array_interface__["data"][0]
 
 
 _READERS = {}

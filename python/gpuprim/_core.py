@@ -1,7 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
 """Contexts and the operations, over the C ABI."""
 import atexit
-import ctypes
 import math
 import operator
 import sys
@@ -17,7 +16,6 @@ _OPS = {"sum": _lib.OP_SUM, "min": _lib.OP_MIN, "max": _lib.OP_MAX}
 _INDEX_DTYPES = ("int64", "int32", "uint32", "uint64")
 _INOUT = "inout"  # an operand the call writes, whose prior contents it may keep
 _CUDA_STREAM_LEGACY = 1  # cudaStreamLegacy: what stream 0 means to a framework
-_WRAP_CACHE_SIZE = 256
 
 
 class Context:
@@ -37,30 +35,24 @@ class Context:
                  cpu_threads: int = 0):
         if backend not in _BACKENDS:
             raise ValueError(f"gpuprim: backend must be one of {', '.join(_BACKENDS)}, not {backend!r}")
-        options = _lib.ContextOptions()
-        LIB.gpuprim_context_options_init(ctypes.byref(options))
-        options.backend = _BACKENDS[backend]
-        options.device_ordinal = device
-        options.cuda_stream = stream or None
-        options.cpu_threads = cpu_threads
-        handle = ctypes.c_void_p()
-        message = ctypes.create_string_buffer(512)
-        status = LIB.gpuprim_context_create(ctypes.byref(options), ctypes.byref(handle), message,
-                                            len(message))
+        for value, what in ((device, "device"), (cpu_threads, "cpu_threads")):
+            if isinstance(value, bool) or not isinstance(value, int) or not -2**31 <= value < 2**31:
+                raise TypeError(f"gpuprim: {what} must be a 32-bit integer, not {value!r}")
+        status, handle, message = LIB.gpuprim_context_create(_BACKENDS[backend], device, stream or 0,
+                                                             cpu_threads)
         if status:
-            raise error_for(status, message.value.decode(errors="replace"))
-        self._handle = handle.value
-        self._wraps = OrderedDict()
+            raise error_for(status, message)
+        self._handle = handle
+        self._wraps = _lib.LIB.WrapCache(handle)  # buffers over callers' memory (wrap_cache.h)
         self._communicator = None      # the attached communicator's object, kept alive
         self._communicator_key = None  # (kind code, address) given to the library
-        code = ctypes.c_int()
-        ordinal = ctypes.c_int32()
-        name = ctypes.create_string_buffer(256)
-        self._check(LIB.gpuprim_context_get_backend(self._handle, ctypes.byref(code)))
-        self._check(LIB.gpuprim_context_get_device(self._handle, ctypes.byref(ordinal), name, 256))
-        self.backend = "cuda" if code.value == _lib.BACKEND_CUDA else "cpu"
-        self.device = ordinal.value
-        self.device_name = name.value.decode(errors="replace")
+        status, code = LIB.gpuprim_context_get_backend(self._handle)
+        self._check(status)
+        status, ordinal, name = LIB.gpuprim_context_get_device(self._handle)
+        self._check(status)
+        self.backend = "cuda" if code == _lib.BACKEND_CUDA else "cpu"
+        self.device = ordinal
+        self.device_name = name
         self.stream = stream
         self._stream_owner = None  # the framework's stream object, kept alive while we use it
         _open_contexts.add(self)
@@ -72,7 +64,7 @@ class Context:
     def close(self) -> None:
         """Destroy the context: waits for its work and frees what it holds."""
         handle, self._handle = self._handle, None
-        self._wraps.clear()
+        self._wraps.close()
         self._communicator = self._communicator_key = None
         if handle is not None:
             LIB.gpuprim_context_destroy(handle)
@@ -102,26 +94,14 @@ class Context:
     def _check(self, status):
         if status:
             message = LIB.gpuprim_context_last_error(self._handle)
-            raise error_for(status, message.decode(errors="replace") if message else "")
+            raise error_for(status, message or "")
 
     def _wrap(self, array):
         """A buffer over the array's own memory, cached: a wrap holds only the
         address, dtype and count, so one made for the same three is the same."""
-        key = (array.ptr, array.dtype_name, array.size)
-        buffer = self._wraps.get(key)
-        if buffer is not None:
-            # Most recently used last: a call's own operands are never the
-            # oldest when a new wrap evicts one.
-            self._wraps.move_to_end(key)
-            return buffer
-        handle = ctypes.c_void_p()
-        self._check(LIB.gpuprim_buffer_wrap(self._live(), array.code, array.ptr or None, array.size,
-                                            ctypes.byref(handle)))
-        self._wraps[key] = handle.value
-        if len(self._wraps) > _WRAP_CACHE_SIZE:  # the least recently used goes
-            _, old = self._wraps.popitem(last=False)
-            LIB.gpuprim_buffer_destroy(self._handle, old)
-        return handle.value
+        status, buffer = self._wraps.wrap(array.code, array.ptr, array.size)
+        self._check(status)
+        return buffer
 
     def _bind(self, array, staged, upload):
         """The buffer for an operand: its own memory where the context can
@@ -130,11 +110,10 @@ class Context:
         if not array.size:
             # Not cached: two empty operands must stay two buffers (one
             # handle for both would read as one buffer used twice).
-            handle = ctypes.c_void_p()
-            self._check(LIB.gpuprim_buffer_wrap(self._handle, array.code, None, 0,
-                                                ctypes.byref(handle)))
-            staged.append((handle.value, array, False))
-            return handle.value
+            status, handle = LIB.gpuprim_buffer_wrap(self._handle, array.code, 0, 0)
+            self._check(status)
+            staged.append((handle, array, False))
+            return handle
         if array.on_device:
             if self.backend != "cuda":
                 raise TypeError("gpuprim: a CUDA array needs a CUDA context, this one is "
@@ -145,16 +124,15 @@ class Context:
             return self._wrap(array)
         if self.backend == "cpu":
             return self._wrap(array)
-        handle = ctypes.c_void_p()
-        self._check(LIB.gpuprim_buffer_create(self._handle, array.code, array.size,
-                                              ctypes.byref(handle)))
+        status, handle = LIB.gpuprim_buffer_create(self._handle, array.code, array.size)
+        self._check(status)
         # upload: True an input, False an output, _INOUT an output whose
         # prior contents the call may keep (copied there and back).
-        staged.append((handle.value, array, upload is not True))
+        staged.append((handle, array, upload is not True))
         if upload and array.size:
-            self._check(LIB.gpuprim_buffer_upload(self._handle, handle.value, 0, array.ptr,
+            self._check(LIB.gpuprim_buffer_upload(self._handle, handle, 0, array.ptr,
                                                   array.size))
-        return handle.value
+        return handle
 
     def _finish(self, staged, failed):
         """Download staged outputs (unless the call failed) and free the copies."""
@@ -174,7 +152,7 @@ class Context:
         staged = []
         failed = True
         try:
-            buffers = [self._bind(array, staged, is_input) if array is not None else None
+            buffers = [self._bind(array, staged, is_input) if array is not None else 0
                        for array, is_input in operands]
             self._check(call(context, *buffers))
             failed = False
@@ -185,15 +163,15 @@ class Context:
     def _run_segmented(self, layout, operands, call):
         """call(context, segments, *buffers) over layout's segments: uniform
         rows, or CSR offsets (bound as one more input, ahead of operands)."""
-        segments = _lib.Segments()
+        # segments: (offsets buffer or 0, row count, row length), the
+        # three values the _ext calls take for a gpuprim_segments_t.
         if layout.offsets is None:
-            LIB.gpuprim_segments_init_rows(ctypes.byref(segments), layout.rows, layout.length)
-            self._run(operands, lambda c, *b: call(c, ctypes.byref(segments), *b))
+            segments = (0, layout.rows, layout.length)
+            self._run(operands, lambda c, *b: call(c, segments, *b))
             return
 
         def with_offsets(c, offsets, *b):
-            LIB.gpuprim_segments_init_offsets(ctypes.byref(segments), offsets)
-            return call(c, ctypes.byref(segments), *b)
+            return call(c, (offsets, 0, 0), *b)
         self._run([(layout.offsets, True)] + operands, with_offsets)
 
     def _output(self, like, out, what, size=None, dtype_name=None, shape=None):
@@ -269,7 +247,7 @@ class Context:
             self._run_segmented(
                 layout, operands,
                 lambda c, s, kin, vin, kout, vout: LIB.gpuprim_segmented_sort(
-                    c, s, kin, vin, kout, vout, ctypes.byref(options)))
+                    c, *s, kin, vin, kout, vout, *options))
         return keys_out.obj if vals is None else (keys_out.obj, vals_out.obj)
 
     def _sort_operands(self, keys, shape, values, out, values_out):
@@ -322,12 +300,11 @@ class Context:
         options = _sort_options(descending, begin_bit, end_bit)
         operands = [(keys, True), (indices, False)]
         if layout is None:
-            self._run(operands, lambda c, k, i: LIB.gpuprim_argsort(c, k, None, i,
-                                                                      ctypes.byref(options)))
+            self._run(operands, lambda c, k, i: LIB.gpuprim_argsort(c, k, 0, i, *options))
         else:
             self._run_segmented(layout, operands,
                                 lambda c, s, k, i: LIB.gpuprim_segmented_argsort(
-                                    c, s, k, None, i, ctypes.byref(options)))
+                                    c, *s, k, 0, i, *options))
         return indices.obj
 
     def topk(self, x, k, *, largest=True, axis=None, dtype="int64"):
@@ -360,7 +337,7 @@ class Context:
             self._run(operands, lambda c, kin, v, i: LIB.gpuprim_topk(c, kin, k, order, v, i))
         else:
             self._run_segmented(layout, operands,
-                                lambda c, s, kin, v, i: LIB.gpuprim_segmented_topk(c, s, kin, k, order, v, i))
+                                lambda c, s, kin, v, i: LIB.gpuprim_segmented_topk(c, *s, kin, k, order, v, i))
         return values.obj, indices.obj
 
     def segment_topk(self, x, offsets, k, *, largest=True, dtype="int64"):
@@ -385,7 +362,7 @@ class Context:
         _arrays.fill(indices, -1 if dtype.startswith("int") else (1 << (8 * _arrays.itemsize(dtype))) - 1)
         order = _order(largest)
         self._run_segmented(layout, [(keys, True), (values, _INOUT), (indices, _INOUT)],
-                            lambda c, s, kin, v, i: LIB.gpuprim_segmented_topk(c, s, kin, k, order, v, i))
+                            lambda c, s, kin, v, i: LIB.gpuprim_segmented_topk(c, *s, kin, k, order, v, i))
         return values.obj, indices.obj
 
     def _topk_outputs(self, keys, shape, dtype):
@@ -444,7 +421,7 @@ class Context:
                       lambda c, i, o: LIB.gpuprim_scan(c, code, kind, i, o))
         else:
             self._run_segmented(layout, [(source, True), (target, False)],
-                                lambda c, s, i, o: LIB.gpuprim_segmented_scan(c, code, kind, s,
+                                lambda c, s, i, o: LIB.gpuprim_segmented_scan(c, code, kind, *s,
                                                                               i, o))
         return target.obj
 
@@ -455,31 +432,36 @@ class Context:
             self._run([(a, True) for a in arrays] + [(result, False)], call_buffer)
             return _bool_min_fixed(result.obj, first, op)
         host = _arrays.host_scalar(first.dtype_name, first.kind)
-        pointer = host.ctypes.data
+        pointer = _arrays.address(host)
         self._run([(a, True) for a in arrays], lambda c, *b: call_host(c, *b, pointer))
         _bool_min_fixed(host, first, op, "numpy")
         return _arrays.scalar_result(first, host)
 
-    def _reduction(self, op, x, axis=None, dtype=None):
+    def _reduction(self, op, x, axis=None, dtype=None, out=None):
         source = _arrays.describe(x, "x")
         code = _OPS[op]
         layout = _row_layout(source, axis)
         if op == "sum":
             source = _accumulated(source, op, dtype)
         if layout is not None:
-            return _bool_min_fixed(self._segment_reduction(code, source, layout, source.shape[:-1]),
+            return _bool_min_fixed(self._segment_reduction(code, source, layout, source.shape[:-1], out),
                                    source, op)
-        return self._reduce([source],
-                            lambda c, i, r: LIB.gpuprim_reduce(c, code, i, r),
-                            lambda c, i, r: LIB.gpuprim_reduce_to_buffer(c, code, i, r), op)
+        target = None if out is None else self._output(source, out, "out", shape=())
+        result = self._reduce([source],
+                              lambda c, i, r: LIB.gpuprim_reduce(c, code, i, r),
+                              lambda c, i, r: LIB.gpuprim_reduce_to_buffer(c, code, i, r), op)
+        if target is None:
+            return result
+        out[...] = result  # the framework's own copy (on its stream for CUDA arrays)
+        return out
 
-    def _segment_reduction(self, code, source, layout, shape):
-        result = self._output(source, None, "result", shape=shape)
+    def _segment_reduction(self, code, source, layout, shape, out=None):
+        result = self._output(source, out, "out" if out is not None else "result", shape=shape)
         self._run_segmented(layout, [(source, True), (result, False)],
-                            lambda c, s, i, o: LIB.gpuprim_segmented_reduce(c, code, s, i, o))
+                            lambda c, s, i, o: LIB.gpuprim_segmented_reduce(c, code, *s, i, o))
         return result.obj
 
-    def sum(self, x, *, axis=None, dtype=None):
+    def sum(self, x, *, axis=None, dtype=None, out=None):
         """Sum of all elements (floats deterministic; float16/bfloat16
         accumulate in float32 and round once, result of x's dtype). Integers
         narrower than 64 bits sum in a 64-bit integer, as the framework's
@@ -491,18 +473,20 @@ class Context:
         wrapping in it). A numpy scalar for host arrays, a 0-d array of the
         input's kind on the GPU. axis=-1: the sum of every row (last axis)
         of a C-contiguous N-D array, an array of x.shape[:-1] (like numpy's
-        x.sum(axis=-1))."""
-        return self._reduction("sum", x, axis, dtype)
+        x.sum(axis=-1)). out: an array of the result's dtype and shape (0-d,
+        or x.shape[:-1] with axis=-1), of x's kind and device, to write the
+        result into; it is returned."""
+        return self._reduction("sum", x, axis, dtype, out)
 
-    def min(self, x, *, axis=None):
+    def min(self, x, *, axis=None, out=None):
         """Smallest element (IEEE 754-2019 minimum: NaN wins, -0.0 < +0.0);
-        axis=-1 as for sum (an empty row gives the dtype's largest value)."""
-        return self._reduction("min", x, axis)
+        axis=-1 and out as for sum (an empty row gives the dtype's largest value)."""
+        return self._reduction("min", x, axis, out=out)
 
-    def max(self, x, *, axis=None):
+    def max(self, x, *, axis=None, out=None):
         """Largest element (IEEE 754-2019 maximum: NaN wins, -0.0 < +0.0);
-        axis=-1 as for sum (an empty row gives the dtype's smallest value)."""
-        return self._reduction("max", x, axis)
+        axis=-1 and out as for sum (an empty row gives the dtype's smallest value)."""
+        return self._reduction("max", x, axis, out=out)
 
     def argmin(self, x, *, axis=None):
         """Position of the smallest element of x, flattened (any shape,
@@ -526,9 +510,14 @@ class Context:
                              f"array, np.arg{op}(x)), not axis={axis!r}")
         source = _arrays.describe(x, "x")
         code = _OPS[op]
-        index = ctypes.c_uint64(0)
-        self._run([(source, True)], lambda c, i: LIB.gpuprim_argreduce(c, code, i, ctypes.byref(index)))
-        return int(index.value)
+        index = []
+
+        def call(c, i):
+            status, position = LIB.gpuprim_argreduce(c, code, i)
+            index.append(position)
+            return status
+        self._run([(source, True)], call)
+        return int(index[0])
 
     def _segment_op(self, op, x, offsets, dtype=None):
         source = _one_dimensional(_arrays.describe(x, "x"), "x")
@@ -631,9 +620,9 @@ class Context:
 
     def _rank(self):
         handle = self._distributed()
-        rank, count = ctypes.c_int32(), ctypes.c_int32()
-        self._check(LIB.gpuprim_context_get_rank(handle, ctypes.byref(rank), ctypes.byref(count)))
-        return rank.value, count.value
+        status, rank, count = LIB.gpuprim_context_get_rank(handle)
+        self._check(status)
+        return rank, count
 
     def _use_communicator(self, comm):
         """Attach comm unless it is the one attached (module-level calls)."""
@@ -693,7 +682,7 @@ class Context:
         np = _arrays.numpy()
         count = _arrays.describe(np.array([keys.size], np.uint64), "count")
         total = np.empty(1, np.uint64)
-        pointer = total.ctypes.data
+        pointer = _arrays.address(total)
         run([(count, True)],
             lambda c, i: LIB.gpuprim_distributed_reduce(c, _lib.OP_SUM, i, pointer), step=True)
         return int(total[0])
@@ -712,11 +701,11 @@ class Context:
             code = _op_code(op)
             source = _accumulated(_arrays.describe(x, "x"), op, dtype)
             host = _arrays.host_scalar(source.dtype_name, source.kind)
-            pointer = host.ctypes.data
+            pointer = _arrays.address(host)
             run([(source, True)], lambda c, i: LIB.gpuprim_distributed_reduce(c, code, i, pointer))
             _bool_min_fixed(host, source, op, "numpy")
             return _arrays.scalar_result(source, host)
-        return self._collective(prepare, lambda c: LIB.gpuprim_distributed_reduce(c, 0, None, None))
+        return self._collective(prepare, lambda c: LIB.gpuprim_distributed_reduce(c, 0, 0, 0))
 
     def distributed_scan(self, x, op="sum", *, exclusive=False, out=None, dtype=None):
         """Prefix scan ("sum", "min", "max") of the concatenation of every
@@ -736,7 +725,7 @@ class Context:
                 lambda c, i, o: LIB.gpuprim_distributed_scan(c, code, kind, i, o))
             return _bool_min_fixed(target.obj, source, op)
         return self._collective(prepare,
-                                lambda c: LIB.gpuprim_distributed_scan(c, 0, 0, None, None))
+                                lambda c: LIB.gpuprim_distributed_scan(c, 0, 0, 0, 0))
 
     def distributed_sort(self, x, *, descending=False, values=None, out=None, values_out=None,
                          begin_bit=None, end_bit=None):
@@ -752,10 +741,10 @@ class Context:
             options = _sort_options(descending, begin_bit, end_bit)
             run([(keys, True), (vals, True), (keys_out, False), (vals_out, False)],
                 lambda c, kin, vin, kout, vout: LIB.gpuprim_distributed_sort(
-                    c, kin, vin, kout, vout, ctypes.byref(options)))
+                    c, kin, vin, kout, vout, *options))
             return keys_out.obj if vals is None else (keys_out.obj, vals_out.obj)
         return self._collective(
-            prepare, lambda c: LIB.gpuprim_distributed_sort(c, None, None, None, None, None))
+            prepare, lambda c: LIB.gpuprim_distributed_sort(c, 0, 0, 0, 0, None))
 
     def distributed_argsort(self, x, *, descending=False, dtype="int64", begin_bit=None,
                             end_bit=None):
@@ -771,11 +760,10 @@ class Context:
             indices = self._output(keys, None, "indices", dtype_name=name)
             options = _sort_options(descending, begin_bit, end_bit)
             run([(keys, True), (indices, False)],
-                lambda c, k, i: LIB.gpuprim_distributed_argsort(c, k, None, i,
-                                                                 ctypes.byref(options)))
+                lambda c, k, i: LIB.gpuprim_distributed_argsort(c, k, 0, i, *options))
             return indices.obj
         return self._collective(
-            prepare, lambda c: LIB.gpuprim_distributed_argsort(c, None, None, None, None))
+            prepare, lambda c: LIB.gpuprim_distributed_argsort(c, 0, 0, 0, None))
 
     def distributed_topk(self, x, k, *, largest=True, dtype="int64"):
         """topk() of the concatenation of every rank's 1-D x: every rank
@@ -804,7 +792,7 @@ class Context:
                 lambda c, kin, v, i: LIB.gpuprim_distributed_topk(c, kin, count, order, v, i))
             return values.obj, indices.obj
         return self._collective(
-            prepare, lambda c: LIB.gpuprim_distributed_topk(c, None, 0, 0, None, None))
+            prepare, lambda c: LIB.gpuprim_distributed_topk(c, 0, 0, 0, 0, 0))
 
 
 class _Layout:
@@ -901,12 +889,9 @@ def _bit(value, what):
 
 
 def _sort_options(descending, begin_bit, end_bit):
-    options = _lib.SortOptions()
-    LIB.gpuprim_sort_options_init(ctypes.byref(options))
-    options.order = _order(descending)
-    options.begin_bit = _bit(begin_bit, "begin_bit")
-    options.end_bit = _bit(end_bit, "end_bit")
-    return options
+    """(order, begin_bit, end_bit): the gpuprim_sort_options_t fields the
+    _ext calls take (the rest at gpuprim_sort_options_init's defaults)."""
+    return _order(descending), _bit(begin_bit, "begin_bit"), _bit(end_bit, "end_bit")
 
 
 def _sort_call(descending, begin_bit, end_bit):
@@ -918,7 +903,7 @@ def _sort_call(descending, begin_bit, end_bit):
         return lambda c, kin, vin, kout, vout: LIB.gpuprim_sort(c, kin, vin, kout, vout, order)
     options = _sort_options(descending, begin_bit, end_bit)
     return lambda c, kin, vin, kout, vout: LIB.gpuprim_sort_with_options(c, kin, vin, kout, vout,
-                                                                         ctypes.byref(options))
+                                                                         *options)
 
 
 def _accumulated(source, op, dtype, out=None):
@@ -1085,6 +1070,17 @@ def context_for(array) -> Context:
         if len(contexts) > _MAX_CONTEXTS_PER_THREAD:
             contexts.popitem(last=False)[1].close()
     return context
+
+
+def _context_for_object(x):
+    """context_for() of an array object (the compiled common path's way in)."""
+    return context_for(_arrays.describe(x, "x"))
+
+
+def _raise_status(context, status):
+    """Raises the error of a failed library call on context."""
+    context._check(status)
+    raise AssertionError(f"gpuprim: status {status} is not an error")
 
 
 def distributed_context(x, comm) -> Context:

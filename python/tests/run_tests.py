@@ -40,6 +40,12 @@ if targets and any("distributed" in t for t in targets):
         skip(f"distributed Python tests skipped: mpi4py not installed for {sys.executable} "
              "(python3 -m pip install mpi4py)")
 sys.path.insert(0, os.path.dirname(here))  # python/, for the gpuprim package's source
+extension_dir = os.environ.get("GPUPRIM_EXTENSION_DIR")
+if not extension_dir or not os.path.isdir(extension_dir) or not any(
+        name.startswith("_ext.") for name in os.listdir(extension_dir)):
+    skip("python package tests skipped: the package's compiled layer (gpuprim._ext) was not built: "
+         "CMake found no nanobind or no Python >= 3.10 with its headers (python3 -m pip install "
+         "nanobind, then configure again)")
 import pytest  # noqa: E402
 
 # A test that hangs prints every thread's traceback after 240 s instead of

@@ -236,7 +236,10 @@ def test_errors():
     with pytest.raises(ValueError, match="C-contiguous"):
         gpuprim.sort(x[::2])
     with pytest.raises(ValueError, match="1-D"):
-        gpuprim.sort(x.reshape(2, 5))
+        gpuprim.sort(x.reshape(2, 5), axis=None)
+    # the array API's default, axis=-1: every row (since 0.4)
+    rows = x[::-1].copy().reshape(2, 5)
+    np.testing.assert_array_equal(gpuprim.sort(rows), np.sort(rows, axis=-1))
     for bad in (np.zeros(4, np.complex64), np.zeros(4, np.float128)):  # (bool: since 0.3)
         with pytest.raises(TypeError, match="supported"):
             gpuprim.sort(bad)

@@ -243,7 +243,11 @@ def test_rows_one_dimensional_and_whole():
 def test_rows_errors():
     x = rng.standard_normal((6, 8)).astype(np.float32)
     with pytest.raises(ValueError, match="1-D.*axis=-1"):
-        gpuprim.sort(x)  # N-D without axis: as before, now with the hint
+        gpuprim.sort(x, axis=None)  # N-D with axis=None: 1-D only, with the hint
+    # axis=-1 is the default of sort, argsort and topk (the array API's, torch.topk's)
+    np.testing.assert_array_equal(gpuprim.sort(x), np.sort(x, axis=-1))
+    np.testing.assert_array_equal(gpuprim.argsort(x), np.argsort(x, axis=-1, kind="stable"))
+    np.testing.assert_array_equal(gpuprim.topk(x, 3)[0], -np.sort(-x, axis=-1)[:, :3])
     with pytest.raises(ValueError, match="1-D"):
         gpuprim.cumsum(x)
     for function in (gpuprim.sort, gpuprim.argsort, gpuprim.cumsum, gpuprim.sum, gpuprim.min,

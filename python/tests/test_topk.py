@@ -145,7 +145,7 @@ def test_segment_errors():
     with pytest.raises(ValueError):
         gpuprim.topk(x, -1)
     with pytest.raises(ValueError):
-        gpuprim.topk(x.reshape(2, 4), 2)  # 2-D needs axis=-1
+        gpuprim.topk(x.reshape(2, 4), 2, axis=None)  # axis=None: 1-D only
     with pytest.raises(ValueError):
         gpuprim.topk(x.reshape(2, 4), 2, axis=0)
 

@@ -1,0 +1,118 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""What a Python call of the package costs above the same C call, and the
+package against torch's own ops (issue 36's table).
+
+Overhead: host time of one call (time.perf_counter_ns around it; the device
+idle before each call, not timed), median of --repeats calls after warm-up,
+for gpuprim.sort(x, out=y) and gpuprim.sum(x, out=r) (and both allocating
+their results), minus the same for the bare library call on the same cached
+buffers (gpuprim._ext.c_call_times), which allocates nothing. On
+numpy arrays (CPU backend) and, when a GPU and torch are there, on CUDA
+tensors.
+
+Against torch: one call between CUDA events, synchronized, median of
+--repeats after warm-up, inputs rotated over a 64 MB pool (so nothing is
+timed warm in L2), for sort, argsort, topk(k=16) and sum(axis=-1) at 2^10
+and 2^24 elements of float32.
+
+    PYTHONPATH=python python3 python/benchmarks/bench_overhead.py [--repeats 101]
+"""
+import argparse
+import statistics
+import time
+
+import numpy as np
+
+import gpuprim
+from gpuprim import _ext
+
+
+def host_times(function, repeats, sync):
+    times = []
+    for _ in range(repeats + 10):
+        sync()
+        begin = time.perf_counter_ns()
+        function()
+        times.append(time.perf_counter_ns() - begin)
+    return times[10:]
+
+
+def overhead_rows(kind, x, repeats, sync):
+    y = x.clone() if kind == "torch" else x.copy()
+    if kind == "torch":
+        scalar = x.new_empty(())
+        # the C call's one-element view of the result
+        r = scalar.reshape(1)
+    else:
+        r = np.empty(1, x.dtype)
+    rows = []
+    scalar_out = x.new_empty(()) if kind == "torch" else np.empty((), x.dtype)
+    cases = [("sort 2^10, out=", lambda: gpuprim.sort(x, out=y), "sort", y),
+             ("sum 2^10, out=", lambda: gpuprim.sum(x, out=scalar_out), "sum", r),
+             ("sort 2^10, allocating", lambda: gpuprim.sort(x), "sort", y),
+             ("sum 2^10, allocating", lambda: gpuprim.sum(x), "sum", r)]
+    for name, call, what, out in cases:
+        py = statistics.median(host_times(call, repeats, sync))
+        c = statistics.median(_ext.c_call_times(what, x, out, repeats + 10)[10:])
+        rows.append((f"{name} ({kind})", py / 1e3, c / 1e3, (py - c) / 1e3))
+    return rows
+
+
+def torch_rows(torch, repeats):
+    rows = []
+    for log2 in (10, 24):
+        n = 1 << log2
+        pool = max(1, (64 << 20) // (4 * n))
+        inputs = [torch.randn(n, device="cuda") for _ in range(pool)]
+        cases = [
+            ("sort", lambda x: gpuprim.sort(x), lambda x: torch.sort(x, stable=True)),
+            ("argsort", lambda x: gpuprim.argsort(x), lambda x: torch.argsort(x, stable=True)),
+            ("topk k=16", lambda x: gpuprim.topk(x, 16), lambda x: torch.topk(x, 16)),
+            ("sum(axis=-1)", lambda x: gpuprim.sum(x, axis=-1), lambda x: torch.sum(x, dim=-1)),
+        ]
+        for name, ours, theirs in cases:
+            timed = []
+            for function in (ours, theirs):
+                start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                samples = []
+                for i in range(repeats + 10):
+                    x = inputs[i % pool]
+                    torch.cuda.synchronize()
+                    start.record()
+                    function(x)
+                    stop.record()
+                    stop.synchronize()
+                    samples.append(start.elapsed_time(stop) * 1e3)
+                timed.append(statistics.median(samples[10:]))
+            rows.append((f"{name} 2^{log2}", timed[0], timed[1], timed[1] / timed[0]))
+    return rows
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--repeats", type=int, default=101)
+    args = parser.parse_args()
+    print(f"gpuprim {gpuprim.__version__}, library {gpuprim.library_version()}, numpy {np.__version__}")
+    rows = overhead_rows("numpy", np.random.default_rng(1).random(1024, dtype=np.float32),
+                         args.repeats, lambda: None)
+    torch = None
+    try:
+        import torch
+    except ImportError:
+        pass
+    if torch is not None and torch.cuda.is_available():
+        print(f"torch {torch.__version__}, {torch.cuda.get_device_name()}")
+        x = torch.randn(1024, device="cuda")
+        rows += overhead_rows("torch", x, args.repeats, torch.cuda.synchronize)
+    print("\n| call | Python µs | C µs | overhead µs |\n|---|---|---|---|")
+    for name, py, c, extra in rows:
+        print(f"| {name} | {py:.2f} | {c:.2f} | {extra:.2f} |")
+    if torch is not None and torch.cuda.is_available():
+        print("\n| case (float32, one call, synchronized) | gpuprim µs | torch µs | torch / gpuprim |\n|---|---|---|---|")
+        for name, ours, theirs, ratio in torch_rows(torch, args.repeats):
+            print(f"| {name} | {ours:.1f} | {theirs:.1f} | {ratio:.2f} |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,634 @@
+// SPDX-License-Identifier: Apache-2.0
+// The package's calls on their common path, in C++: a C-contiguous numpy
+// array or PyTorch tensor (CPU or CUDA) of a supported dtype, the default
+// options, outputs made here or given as out=. Reading the arrays, choosing
+// the thread's context, wrapping and the library call take about a
+// microsecond here; the same steps in Python took 10-17. Each function
+// returns None without doing anything when its arguments are not of that
+// path (another framework, a dtype= cast, a subclass, an empty array, ...):
+// the caller (gpuprim/__init__.py) then runs the general path in _core.py,
+// which gives every case its full handling and error message. The results
+// are the general path's, bit for bit: both make the same library call.
+#include "fast_calls.h"
+
+#include "library.h"
+#include "wrap_cache.h"
+
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace nb = nanobind;
+
+namespace gpuprim_ext {
+namespace {
+
+enum class Kind { numpy, torch };
+
+constexpr int max_axes = 16;  // more: the general path
+
+// One operand, read without running Python code (but torch's one C call).
+struct Operand {
+    PyObject *object = nullptr;
+    Kind kind = Kind::numpy;
+    void *data = nullptr;
+    std::uint64_t count = 0;
+    int ndim = 0;
+    std::int64_t shape[max_axes] = {};
+    std::uint64_t last = 0;  // length of the last axis
+    int code = -1;           // gpuprim_dtype_t
+    bool is_bool = false;
+    bool on_device = false;
+    int device = -1;
+    bool writeable = true;
+    PyObject *dtype = nullptr;  // numpy: the array's descr (borrowed)
+    nb::object keep;            // torch: the DLPack capsule, alive until the call returns
+};
+
+// DLPack's managed tensor (dlpack.h, the ABI torch._C._to_dlpack hands out
+// in a "dltensor" capsule); nanobind's header has its DLTensor.
+struct ManagedTensor {
+    nb::dlpack::dltensor tensor;
+    void *manager_context;
+    void (*deleter)(ManagedTensor *);
+};
+
+// numpy's PyArrayObject (numpy/ndarraytypes.h, PyArrayObject_fields): the
+// layout of these first fields is part of numpy's ABI (1.x and 2.x).
+struct NumpyArrayFields {
+    PyObject_HEAD
+    char *data;
+    int nd;
+    std::intptr_t *dimensions;
+    std::intptr_t *strides;
+    PyObject *base;
+    PyObject *descr;
+    int flags;
+};
+constexpr int numpy_c_contiguous = 0x0001;
+constexpr int numpy_writeable = 0x0400;
+
+// What is looked up once: the frameworks' types and callables, interned
+// names, the dtype objects seen (to their codes).
+struct Cache {
+    PyTypeObject *numpy_array = nullptr;
+    nb::object numpy_empty, numpy_empty_like;
+    PyTypeObject *torch_tensor = nullptr;
+    nb::object torch_empty_like, torch_raw_stream, torch_int64, torch_to_dlpack;
+    nb::object dtype_code;             // _arrays._fast_dtype_code(dtype) -> (code, is_bool) or None
+    nb::object context_for_object;     // _core._context_for_object(x) -> Context
+    nb::object raise_status;           // _core._raise_status(context, status)
+    nb::object numpy_int64;
+    struct Dtype {
+        nb::object keep;  // holds the dtype object, so its address stays its own
+        int code;
+        bool is_bool;
+    };
+    std::unordered_map<PyObject *, Dtype> dtypes;
+    nb::str s_new_empty{"new_empty"}, s_wraps{"_wraps"}, s_contexts_key{"gpuprim._ext.contexts"};
+};
+Cache *cache = nullptr;
+
+bool dtype_of(PyObject *dtype, Operand &operand) {
+    auto found = cache->dtypes.find(dtype);
+    if (found == cache->dtypes.end()) {
+        nb::object answer = cache->dtype_code(nb::handle(dtype));
+        int code = -1;
+        bool is_bool = false;
+        if (!answer.is_none()) {
+            code = nb::cast<int>(answer[0]);
+            is_bool = nb::cast<bool>(answer[1]);
+        }
+        if (cache->dtypes.size() < 256) {
+            found = cache->dtypes.emplace(dtype, Cache::Dtype{nb::borrow(dtype), code, is_bool}).first;
+        } else {
+            operand.code = code;
+            operand.is_bool = is_bool;
+            operand.dtype = dtype;
+            return code >= 0;
+        }
+    }
+    operand.code = found->second.code;
+    operand.is_bool = found->second.is_bool;
+    operand.dtype = dtype;
+    return operand.code >= 0;
+}
+
+void find_frameworks() {
+    PyObject *modules = PyImport_GetModuleDict();
+    if (!cache->numpy_array) {
+        PyObject *numpy = PyDict_GetItemString(modules, "numpy");
+        if (numpy) {
+            nb::handle np(numpy);
+            cache->numpy_array = reinterpret_cast<PyTypeObject *>(np.attr("ndarray").ptr());
+            Py_INCREF(cache->numpy_array);
+            cache->numpy_empty = np.attr("empty");
+            cache->numpy_empty_like = np.attr("empty_like");
+            cache->numpy_int64 = np.attr("dtype")("int64");
+        }
+    }
+    if (!cache->torch_tensor) {
+        PyObject *torch = PyDict_GetItemString(modules, "torch");
+        if (torch && PyObject_HasAttrString(torch, "Tensor")) {
+            nb::handle t(torch);
+            cache->torch_tensor = reinterpret_cast<PyTypeObject *>(t.attr("Tensor").ptr());
+            Py_INCREF(cache->torch_tensor);
+            cache->torch_empty_like = t.attr("empty_like");
+            cache->torch_int64 = t.attr("int64");
+            nb::object c = t.attr("_C");
+            if (!PyObject_HasAttrString(c.ptr(), "_to_dlpack")) {  // not a torch the common path knows
+                cache->torch_tensor = nullptr;
+                return;
+            }
+            cache->torch_to_dlpack = c.attr("_to_dlpack");
+            if (PyObject_HasAttrString(c.ptr(), "_cuda_getCurrentRawStream"))
+                cache->torch_raw_stream = c.attr("_cuda_getCurrentRawStream");
+        }
+    }
+}
+
+bool read_numpy(PyObject *object, Operand &operand) {
+    auto *fields = reinterpret_cast<NumpyArrayFields *>(object);
+    if (!(fields->flags & numpy_c_contiguous)) return false;
+    if (!dtype_of(fields->descr, operand)) return false;
+    if (fields->nd > max_axes) return false;
+    std::uint64_t count = 1;
+    for (int axis = 0; axis < fields->nd; ++axis) {
+        operand.shape[axis] = fields->dimensions[axis];
+        count *= static_cast<std::uint64_t>(fields->dimensions[axis]);
+    }
+    operand.object = object;
+    operand.kind = Kind::numpy;
+    operand.data = fields->data;
+    operand.count = count;
+    operand.ndim = fields->nd;
+    operand.last = fields->nd ? static_cast<std::uint64_t>(fields->dimensions[fields->nd - 1]) : 1;
+    operand.on_device = false;
+    operand.device = -1;
+    operand.writeable = (fields->flags & numpy_writeable) != 0;
+    return true;
+}
+
+// The library's dtype of a DLPack dtype, or -1.
+int dlpack_code(const nb::dlpack::dtype &dtype, bool &is_bool) {
+    is_bool = false;
+    if (dtype.lanes != 1) return -1;
+    switch (static_cast<nb::dlpack::dtype_code>(dtype.code)) {
+    case nb::dlpack::dtype_code::Int:
+        return dtype.bits == 8 ? GPUPRIM_DTYPE_I8 : dtype.bits == 16 ? GPUPRIM_DTYPE_I16
+             : dtype.bits == 32 ? GPUPRIM_DTYPE_I32 : dtype.bits == 64 ? GPUPRIM_DTYPE_I64 : -1;
+    case nb::dlpack::dtype_code::UInt:
+        return dtype.bits == 8 ? GPUPRIM_DTYPE_U8 : dtype.bits == 16 ? GPUPRIM_DTYPE_U16
+             : dtype.bits == 32 ? GPUPRIM_DTYPE_U32 : dtype.bits == 64 ? GPUPRIM_DTYPE_U64 : -1;
+    case nb::dlpack::dtype_code::Float:
+        return dtype.bits == 16 ? GPUPRIM_DTYPE_F16 : dtype.bits == 32 ? GPUPRIM_DTYPE_F32
+             : dtype.bits == 64 ? GPUPRIM_DTYPE_F64 : -1;
+    case nb::dlpack::dtype_code::Bfloat:
+        return dtype.bits == 16 ? GPUPRIM_DTYPE_BF16 : -1;
+    case nb::dlpack::dtype_code::Bool:
+        is_bool = dtype.bits == 8;
+        return is_bool ? GPUPRIM_DTYPE_U8 : -1;
+    default:
+        return -1;
+    }
+}
+
+// A torch tensor through torch._C._to_dlpack (one C call; its Python
+// methods would be eight). The capsule stays unconsumed: its destructor,
+// torch's, frees the export when the operand goes.
+bool read_torch(PyObject *object, Operand &operand) {
+    PyObject *capsule = PyObject_CallOneArg(cache->torch_to_dlpack.ptr(), object);
+    if (!capsule) {
+        PyErr_Clear();
+        return false;
+    }
+    operand.keep = nb::steal(capsule);
+    auto *managed = static_cast<ManagedTensor *>(PyCapsule_GetPointer(capsule, "dltensor"));
+    if (!managed) {
+        PyErr_Clear();
+        return false;
+    }
+    const nb::dlpack::dltensor &tensor = managed->tensor;
+    if (tensor.ndim > max_axes || tensor.ndim < 0) return false;
+    operand.code = dlpack_code(tensor.dtype, operand.is_bool);
+    if (operand.code < 0) return false;
+    if (tensor.device.device_type == 1) {  // kDLCPU
+        operand.on_device = false;
+        operand.device = -1;
+    } else if (tensor.device.device_type == 2 && cache->torch_raw_stream.is_valid()) {  // kDLCUDA
+        operand.on_device = true;
+        operand.device = tensor.device.device_id;
+    } else {
+        return false;
+    }
+    std::uint64_t count = 1;
+    std::int64_t expected_stride = 1;
+    for (int axis = tensor.ndim - 1; axis >= 0; --axis) {  // C-contiguous (any stride on a length-1 axis)
+        std::int64_t length = tensor.shape[axis];
+        if (tensor.strides && length != 1 && tensor.strides[axis] != expected_stride) return false;
+        expected_stride *= length;
+        operand.shape[axis] = length;
+        count *= static_cast<std::uint64_t>(length);
+    }
+    operand.object = object;
+    operand.kind = Kind::torch;
+    operand.data = static_cast<char *>(tensor.data) + tensor.byte_offset;
+    operand.count = count;
+    operand.ndim = tensor.ndim;
+    operand.last = tensor.ndim ? static_cast<std::uint64_t>(tensor.shape[tensor.ndim - 1]) : 1;
+    operand.writeable = true;  // torch has no read-only tensors
+    operand.dtype = nullptr;
+    return true;
+}
+
+// Reads x when it is of the common path: numpy array or torch tensor (exact
+// types), C-contiguous, a supported dtype, not empty.
+bool read(PyObject *object, Operand &operand, bool zero_dimensional = false) {
+    find_frameworks();
+    PyTypeObject *type = Py_TYPE(object);
+    bool ok;
+    if (type == cache->numpy_array) {
+        ok = read_numpy(object, operand);
+    } else if (type == cache->torch_tensor) {
+        ok = read_torch(object, operand);
+    } else {
+        return false;
+    }
+    return ok && operand.count > 0 && (operand.ndim > 0 || zero_dimensional);
+}
+
+// The thread's contexts by (device, stream): the Context objects the general
+// path's context_for() made, kept here too so the common path finds them
+// without Python code. Lives in the thread's state dict (so a thread's
+// entries go with it, and a forked child keeps its forking thread's).
+struct ThreadContexts {
+    struct Entry {
+        int device;
+        std::uintptr_t stream;
+        nb::object context;
+        WrapCache *wraps;
+    };
+    std::vector<Entry> entries;
+};
+
+// The context for the operand (and its wrap cache); nullptr with a Python
+// error set on failure.
+WrapCache *context_for(const Operand &x, nb::object &context) {
+    std::uintptr_t stream = 0;
+    if (x.on_device) {
+        nb::object raw = cache->torch_raw_stream(x.device);
+        stream = static_cast<std::uintptr_t>(nb::cast<std::uint64_t>(raw));
+        if (stream == 0) stream = 1;  // cudaStreamLegacy: what stream 0 means to a framework
+    }
+    PyObject *state = PyThreadState_GetDict();
+    if (!state) throw nb::python_error();
+    PyObject *holder = PyDict_GetItemWithError(state, cache->s_contexts_key.ptr());
+    ThreadContexts *contexts;
+    if (!holder) {
+        if (PyErr_Occurred()) throw nb::python_error();
+        nb::object made = nb::cast(ThreadContexts{});
+        if (PyDict_SetItem(state, cache->s_contexts_key.ptr(), made.ptr())) throw nb::python_error();
+        contexts = nb::inst_ptr<ThreadContexts>(made);
+    } else {
+        contexts = nb::inst_ptr<ThreadContexts>(nb::handle(holder));
+    }
+    for (auto entry = contexts->entries.begin(); entry != contexts->entries.end(); ++entry) {
+        if (entry->device == x.device && entry->stream == stream) {
+            if (entry->wraps->context()) {
+                context = entry->context;
+                return entry->wraps;
+            }
+            contexts->entries.erase(entry);  // closed since
+            break;
+        }
+    }
+    context = cache->context_for_object(nb::handle(x.object));
+    WrapCache *wraps = nb::cast<WrapCache *>(context.attr(cache->s_wraps));
+    if (contexts->entries.size() >= 16) contexts->entries.erase(contexts->entries.begin());
+    contexts->entries.push_back({x.device, stream, context, wraps});
+    return wraps;
+}
+
+struct Call {
+    nb::object context;
+    WrapCache *wraps = nullptr;
+
+    gpuprim_buffer_t wrap(const Operand &operand) {
+        gpuprim_buffer_t buffer = nullptr;
+        check(wraps->wrap(operand.code, operand.data, operand.count, &buffer));
+        return buffer;
+    }
+    void check(gpuprim_status_t status) {
+        if (status != GPUPRIM_SUCCESS) {
+            cache->raise_status(context, static_cast<int>(status));
+            throw nb::python_error();  // raise_status always raises
+        }
+    }
+};
+
+// out= given: usable on the common path only when it is exactly what the
+// call would have made (same framework, device, dtype, count, writeable).
+bool output_matches(const Operand &out, const Operand &like, int code, std::uint64_t count) {
+    return out.kind == like.kind && out.on_device == like.on_device && out.device == like.device &&
+           out.code == code && out.is_bool == (code == like.code && like.is_bool) && out.count == count &&
+           out.writeable && out.ndim == like.ndim;
+}
+
+bool same_shape(const Operand &a, const Operand &b) {
+    if (a.ndim != b.ndim) return false;
+    for (int axis = 0; axis < a.ndim; ++axis)
+        if (a.shape[axis] != b.shape[axis]) return false;
+    return true;
+}
+
+// out's shape is x's without its last axis.
+bool same_shape_prefix(const Operand &out, const Operand &x) {
+    if (out.ndim != x.ndim - 1) return false;
+    for (int axis = 0; axis < out.ndim; ++axis)
+        if (out.shape[axis] != x.shape[axis]) return false;
+    return true;
+}
+
+nb::object empty_like(const Operand &x) {
+    if (x.kind == Kind::numpy) return cache->numpy_empty_like(nb::handle(x.object));
+    return cache->torch_empty_like(nb::handle(x.object));
+}
+
+// A new int64 array of x's framework and device, of x's shape with the last
+// axis `last` long (0: of x's shape without its last axis).
+nb::object empty_indices(const Operand &x, nb::handle shape) {
+    if (x.kind == Kind::numpy) return cache->numpy_empty(shape, cache->numpy_int64);
+    return nb::handle(x.object).attr(cache->s_new_empty)(shape, nb::arg("dtype") = cache->torch_int64);
+}
+
+nb::object empty_of_dtype(const Operand &x, nb::handle shape) {
+    if (x.kind == Kind::numpy) return cache->numpy_empty(shape, nb::handle(x.dtype));
+    return nb::handle(x.object).attr(cache->s_new_empty)(shape);
+}
+
+// x's shape with the last axis `last` long, or (last < 0) without it.
+nb::tuple shape_of(const Operand &x, std::int64_t last) {
+    int n = last < 0 ? x.ndim - 1 : x.ndim;
+    PyObject *result = PyTuple_New(n);
+    if (!result) throw nb::python_error();
+    for (int axis = 0; axis < n; ++axis) {
+        std::int64_t length = axis == x.ndim - 1 ? last : x.shape[axis];
+        PyTuple_SET_ITEM(result, axis, PyLong_FromLongLong(length));
+    }
+    return nb::steal<nb::tuple>(result);
+}
+
+// The layout of a per-axis call: 0 flat (1-D x), 1 rows (N-D x along the
+// last axis), -1 not on the common path (another axis: the general path
+// says why).
+int layout_of(const Operand &x, nb::handle axis) {
+    if (axis.is_none()) return x.ndim == 1 ? 0 : -1;
+    if (!PyLong_CheckExact(axis.ptr())) return -1;
+    long value = PyLong_AsLong(axis.ptr());
+    if (value != -1 && value != x.ndim - 1) return -1;
+    return x.ndim == 1 ? 0 : 1;
+}
+
+gpuprim_segments_t rows_of(const Operand &x) {
+    gpuprim_segments_t segments;
+    library().segments_init_rows(&segments, x.count / x.last, x.last);
+    return segments;
+}
+
+gpuprim_order_t order_of(nb::handle flag) {
+    return PyObject_IsTrue(flag.ptr()) ? GPUPRIM_ORDER_DESCENDING : GPUPRIM_ORDER_ASCENDING;
+}
+
+bool is_bool_value(nb::handle flag) { return flag.ptr() == Py_True || flag.ptr() == Py_False; }
+
+nb::object fast_sort(nb::handle x, nb::handle axis, nb::handle descending, nb::handle out) {
+    Operand keys;
+    if (!is_bool_value(descending) || !read(x.ptr(), keys)) return nb::none();
+    int layout = layout_of(keys, axis);
+    if (layout < 0 || keys.last == 0) return nb::none();
+    nb::object result;
+    Operand target;
+    if (out.is_none()) {
+        result = empty_like(keys);
+        if (!read(result.ptr(), target)) return nb::none();
+    } else {
+        if (!read(out.ptr(), target) || !output_matches(target, keys, keys.code, keys.count) ||
+            !same_shape(target, keys))
+            return nb::none();
+        result = nb::borrow(out);
+    }
+    Call call;
+    call.wraps = context_for(keys, call.context);
+    gpuprim_buffer_t in = call.wrap(keys), sorted = call.wrap(target);
+    gpuprim_context_t context = call.wraps->context();
+    gpuprim_order_t order = order_of(descending);
+    gpuprim_status_t status;
+    if (layout == 0) {
+        nb::gil_scoped_release unlocked;
+        status = library().sort(context, in, nullptr, sorted, nullptr, order);
+    } else {
+        gpuprim_segments_t segments = rows_of(keys);
+        gpuprim_sort_options_t options;
+        library().sort_options_init(&options);
+        options.order = order;
+        nb::gil_scoped_release unlocked;
+        status = library().segmented_sort(context, &segments, in, nullptr, sorted, nullptr, &options);
+    }
+    call.check(status);
+    return result;
+}
+
+nb::object fast_argsort(nb::handle x, nb::handle axis, nb::handle descending) {
+    Operand keys;
+    if (!is_bool_value(descending) || !read(x.ptr(), keys)) return nb::none();
+    int layout = layout_of(keys, axis);
+    if (layout < 0 || keys.last == 0) return nb::none();
+    nb::object result = empty_indices(keys, shape_of(keys, static_cast<std::int64_t>(keys.last)));
+    Operand indices;
+    if (!read(result.ptr(), indices)) return nb::none();
+    Call call;
+    call.wraps = context_for(keys, call.context);
+    gpuprim_buffer_t in = call.wrap(keys), positions = call.wrap(indices);
+    gpuprim_context_t context = call.wraps->context();
+    gpuprim_sort_options_t options;
+    library().sort_options_init(&options);
+    options.order = order_of(descending);
+    gpuprim_status_t status;
+    if (layout == 0) {
+        nb::gil_scoped_release unlocked;
+        status = library().argsort(context, in, nullptr, positions, &options);
+    } else {
+        gpuprim_segments_t segments = rows_of(keys);
+        nb::gil_scoped_release unlocked;
+        status = library().segmented_argsort(context, &segments, in, nullptr, positions, &options);
+    }
+    call.check(status);
+    return result;
+}
+
+nb::object fast_topk(nb::handle x, nb::handle k_object, nb::handle largest, nb::handle axis) {
+    Operand keys;
+    if (!is_bool_value(largest) || !PyLong_CheckExact(k_object.ptr()) || !read(x.ptr(), keys)) return nb::none();
+    int layout = layout_of(keys, axis);
+    if (layout < 0) return nb::none();
+    long long k = PyLong_AsLongLong(k_object.ptr());
+    if (k == -1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        return nb::none();
+    }
+    if (k <= 0 || static_cast<std::uint64_t>(k) > keys.last) return nb::none();  // the general path's errors
+    nb::object shape = shape_of(keys, k);
+    nb::object values = empty_of_dtype(keys, shape);
+    nb::object positions = empty_indices(keys, shape);
+    Operand values_out, indices_out;
+    if (!read(values.ptr(), values_out) || !read(positions.ptr(), indices_out)) return nb::none();
+    Call call;
+    call.wraps = context_for(keys, call.context);
+    gpuprim_buffer_t in = call.wrap(keys), chosen = call.wrap(values_out), where = call.wrap(indices_out);
+    gpuprim_context_t context = call.wraps->context();
+    gpuprim_order_t order = PyObject_IsTrue(largest.ptr()) ? GPUPRIM_ORDER_DESCENDING : GPUPRIM_ORDER_ASCENDING;
+    gpuprim_status_t status;
+    if (layout == 0) {
+        nb::gil_scoped_release unlocked;
+        status = library().topk(context, in, static_cast<std::uint64_t>(k), order, chosen, where);
+    } else {
+        gpuprim_segments_t segments = rows_of(keys);
+        nb::gil_scoped_release unlocked;
+        status = library().segmented_topk(context, &segments, in, static_cast<std::uint64_t>(k), order, chosen,
+                                          where);
+    }
+    call.check(status);
+    return nb::make_tuple(values, positions);
+}
+
+// sum / min / max. Sums only of dtypes a sum keeps (floats, 64-bit
+// integers): narrower integers widen on the general path (a cast).
+nb::object fast_reduce(int op, nb::handle x, nb::handle axis, nb::handle out) {
+    Operand source;
+    if (!read(x.ptr(), source) || source.is_bool) return nb::none();
+    if (op == GPUPRIM_OP_SUM) {
+        switch (source.code) {
+        case GPUPRIM_DTYPE_F32: case GPUPRIM_DTYPE_F64: case GPUPRIM_DTYPE_F16: case GPUPRIM_DTYPE_BF16:
+        case GPUPRIM_DTYPE_I64: case GPUPRIM_DTYPE_U64: break;
+        default: return nb::none();
+        }
+    }
+    bool rows = false;
+    if (!axis.is_none()) {
+        int layout = layout_of(source, axis);
+        if (layout < 0) return nb::none();
+        rows = layout == 1;
+    }
+    nb::object result;
+    Operand target;
+    if (!out.is_none()) {
+        // out= of the result's dtype, kind and device: 0-d for the whole
+        // array, x.shape[:-1] for rows; written in place, returned.
+        if (!read(out.ptr(), target, true) || target.kind != source.kind || target.on_device != source.on_device ||
+            target.device != source.device || target.code != source.code || !target.writeable)
+            return nb::none();
+        if (rows) {
+            if (!same_shape_prefix(target, source))
+                return nb::none();
+        } else if (target.ndim != 0) {
+            return nb::none();
+        }
+        result = nb::borrow(out);
+    } else if (rows) {
+        result = empty_of_dtype(source, shape_of(source, -1));
+        if (!read(result.ptr(), target)) return nb::none();
+    } else if (source.kind == Kind::numpy) {
+        result = cache->numpy_empty(1, nb::handle(source.dtype));
+        if (!read(result.ptr(), target)) return nb::none();
+    } else if (source.on_device) {
+        // A 0-d tensor on x's device, as torch's own sum gives.
+        result = nb::handle(source.object).attr(cache->s_new_empty)(nb::tuple());
+        if (!read(result.ptr(), target, true)) return nb::none();
+    } else {
+        return nb::none();  // a CPU tensor's 0-d result: the general path
+    }
+    Call call;
+    call.wraps = context_for(source, call.context);
+    gpuprim_buffer_t in = call.wrap(source), into = call.wrap(target);
+    gpuprim_context_t context = call.wraps->context();
+    gpuprim_status_t status;
+    if (rows) {
+        gpuprim_segments_t segments = rows_of(source);
+        nb::gil_scoped_release unlocked;
+        status = library().segmented_reduce(context, static_cast<gpuprim_op_t>(op), &segments, in, into);
+    } else {
+        nb::gil_scoped_release unlocked;
+        status = library().reduce_to_buffer(context, static_cast<gpuprim_op_t>(op), in, into);
+    }
+    call.check(status);
+    if (!rows && source.kind == Kind::numpy && out.is_none()) {
+        PyObject *scalar = PySequence_GetItem(result.ptr(), 0);  // numpy's scalar of the dtype
+        if (!scalar) throw nb::python_error();
+        return nb::steal(scalar);
+    }
+    return result;
+}
+
+// The benchmark's baseline (python/benchmarks/bench_overhead.py): the bare
+// library call a Python call makes, `repeats` times on the buffers the common
+// path caches, each after the context synchronized (not timed): nanoseconds
+// of each call as the host sees it. what: "sort" (x into out) or "sum" (x
+// into the one-element out, reduce_to_buffer).
+std::vector<std::int64_t> c_call_times(const std::string &what, nb::handle x, nb::handle out, int repeats) {
+    Operand in, target;
+    if (!read(x.ptr(), in) || !read(out.ptr(), target))
+        throw nb::value_error("c_call_times: x and out must be on the common path");
+    Call call;
+    call.wraps = context_for(in, call.context);
+    gpuprim_buffer_t source = call.wrap(in), into = call.wrap(target);
+    gpuprim_context_t context = call.wraps->context();
+    std::vector<std::int64_t> times;
+    nb::gil_scoped_release unlocked;
+    for (int i = 0; i < repeats; ++i) {
+        library().context_synchronize(context);
+        auto begin = std::chrono::steady_clock::now();
+        gpuprim_status_t status = what == "sort"
+                                      ? library().sort(context, source, nullptr, into, nullptr, GPUPRIM_ORDER_ASCENDING)
+                                      : library().reduce_to_buffer(context, GPUPRIM_OP_SUM, source, into);
+        auto end = std::chrono::steady_clock::now();
+        if (status != GPUPRIM_SUCCESS) break;
+        times.push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(end - begin).count());
+    }
+    library().context_synchronize(context);
+    return times;
+}
+
+}  // namespace
+
+void define_fast_calls(nb::module_ &m) {
+    m.def("c_call_times", [](const char *what, nb::handle x, nb::handle out, int repeats) {
+        std::vector<std::int64_t> times = c_call_times(what, x, out, repeats);
+        nb::list result;
+        for (std::int64_t t : times) result.append(t);
+        return result;
+    });
+    nb::class_<ThreadContexts>(m, "_ThreadContexts");
+    m.def("fast_init", [](nb::handle dtype_code, nb::handle context_for_object, nb::handle raise_status) {
+        if (!cache) cache = new Cache();  // lives as long as the process (the module is never unloaded)
+        cache->dtype_code = nb::borrow(dtype_code);
+        cache->context_for_object = nb::borrow(context_for_object);
+        cache->raise_status = nb::borrow(raise_status);
+    });
+    m.def("fast_sort", &fast_sort, nb::arg("x").none(), nb::arg("axis").none(), nb::arg("descending").none(),
+          nb::arg("out").none());
+    m.def("fast_argsort", &fast_argsort, nb::arg("x").none(), nb::arg("axis").none(),
+          nb::arg("descending").none());
+    m.def("fast_topk", &fast_topk, nb::arg("x").none(), nb::arg("k").none(), nb::arg("largest").none(),
+          nb::arg("axis").none());
+    m.def("fast_reduce",
+          [](int op, nb::handle x, nb::handle axis, nb::handle out) { return fast_reduce(op, x, axis, out); },
+          nb::arg("op"), nb::arg("x").none(), nb::arg("axis").none(), nb::arg("out").none() = nb::none());
+}
+
+}  // namespace gpuprim_ext

@@ -1,0 +1,331 @@
+// SPDX-License-Identifier: Apache-2.0
+// The C entry points as Python functions of plain values: handles and
+// addresses as ints (0 for NULL), enums as ints, the status code as the
+// result; out-parameters come back in a tuple after the status. The package's
+// Python layer (_core.py) is written over these; nothing here checks more
+// than the library does. Generic where the C signature is all values
+// (Raw<>: its Python signature follows from gpuprim.h), written out where a
+// call takes a struct or gives values back. Library calls run with the GIL
+// released.
+#include "raw_calls.h"
+
+#include "library.h"
+
+#include <nanobind/nanobind.h>
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <type_traits>
+
+namespace nb = nanobind;
+
+namespace gpuprim_ext {
+// A pointer argument: an int address in [0, 2^64), 0 (or None where the
+// argument is declared .none()) for NULL.
+struct Address {
+    void *pointer = nullptr;
+};
+}  // namespace gpuprim_ext
+
+namespace nanobind::detail {
+template <> struct type_caster<gpuprim_ext::Address> {
+    NB_TYPE_CASTER(gpuprim_ext::Address, const_name("int | None"))
+    bool from_python(handle source, uint8_t, cleanup_list *) noexcept {
+        if (source.is_none()) {
+            value.pointer = nullptr;
+            return true;
+        }
+        if (!PyLong_Check(source.ptr())) return false;
+        unsigned long long bits = PyLong_AsUnsignedLongLong(source.ptr());
+        if (bits == static_cast<unsigned long long>(-1) && PyErr_Occurred()) {
+            PyErr_Clear();
+            return false;
+        }
+        value.pointer = reinterpret_cast<void *>(static_cast<std::uintptr_t>(bits));
+        return true;
+    }
+    static handle from_cpp(gpuprim_ext::Address address, rv_policy, cleanup_list *) noexcept {
+        if (!address.pointer) return none().release();
+        return PyLong_FromUnsignedLongLong(reinterpret_cast<std::uintptr_t>(address.pointer));
+    }
+};
+}  // namespace nanobind::detail
+
+namespace gpuprim_ext {
+namespace {
+
+void *address(Address value) { return value.pointer; }
+
+nb::object handle_or_none(const void *pointer) {
+    if (!pointer) return nb::none();
+    return nb::int_(reinterpret_cast<std::uintptr_t>(pointer));
+}
+
+template <class T, class = void> struct PyValue {  // integers
+    using type = T;
+    static T to_c(T value) { return value; }
+};
+template <class T> struct PyValue<T, std::enable_if_t<std::is_enum_v<T>>> {  // C enums
+    using type = std::int64_t;
+    static T to_c(std::int64_t value) { return static_cast<T>(value); }
+};
+template <class T> struct PyValue<T *> {  // handles, buffers' host addresses
+    using type = Address;
+    static T *to_c(Address value) { return static_cast<T *>(value.pointer); }
+};
+
+[[noreturn]] void missing(const char *name) {
+    throw std::runtime_error(std::string("gpuprim: this libgpuprim has no gpuprim_") + name);
+}
+
+template <class Field, Field Library::*Member, class Signature> struct Raw;
+template <class Field, Field Library::*Member, class R, class... A> struct Raw<Field, Member, R (*)(A...)> {
+    static int call(typename PyValue<A>::type... arguments) {
+        auto function = library().*Member;
+        if (!function) missing("call");
+        // Arguments converted with the GIL held, the call made without it.
+        std::tuple<A...> converted{PyValue<A>::to_c(arguments)...};
+        nb::gil_scoped_release unlocked;
+        return static_cast<int>(std::apply(function, converted));
+    }
+};
+
+#define GPUPRIM_EXT_RAW(name)                                                                          \
+    m.def("gpuprim_" #name,                                                                            \
+          &Raw<decltype(Library::name), &Library::name, decltype(Library::name)>::call)
+
+gpuprim_sort_options_t sort_options(std::int64_t order, std::uint32_t begin_bit, std::uint32_t end_bit) {
+    gpuprim_sort_options_t options;
+    library().sort_options_init(&options);
+    options.order = static_cast<std::int32_t>(order);
+    options.begin_bit = begin_bit;
+    options.end_bit = end_bit;
+    return options;
+}
+
+// Segments as three values: the CSR offsets buffer (0: uniform rows),
+// the row count and the row length.
+gpuprim_segments_t segments(Address offsets, std::uint64_t rows, std::uint64_t length) {
+    gpuprim_segments_t result;
+    if (!offsets.pointer) {
+        library().segments_init_rows(&result, rows, length);
+    } else {
+        library().segments_init_offsets(&result, static_cast<gpuprim_buffer_t>(address(offsets)));
+    }
+    return result;
+}
+
+template <class T> T *as(Address value) { return static_cast<T *>(value.pointer); }
+using Context = gpuprim_context_s;
+using Buffer = gpuprim_buffer_s;
+
+}  // namespace
+
+void define_raw_calls(nb::module_ &m) {
+    GPUPRIM_EXT_RAW(context_destroy);
+    GPUPRIM_EXT_RAW(context_synchronize);
+    GPUPRIM_EXT_RAW(buffer_destroy);
+    GPUPRIM_EXT_RAW(buffer_upload);
+    GPUPRIM_EXT_RAW(buffer_download);
+    GPUPRIM_EXT_RAW(reduce);
+    GPUPRIM_EXT_RAW(reduce_to_buffer);
+    GPUPRIM_EXT_RAW(dot);
+    GPUPRIM_EXT_RAW(dot_to_buffer);
+    GPUPRIM_EXT_RAW(scan);
+    GPUPRIM_EXT_RAW(sort);
+    GPUPRIM_EXT_RAW(topk);
+    GPUPRIM_EXT_RAW(context_attach_communicator);
+    GPUPRIM_EXT_RAW(context_detach_communicator);
+    GPUPRIM_EXT_RAW(distributed_reduce);
+    GPUPRIM_EXT_RAW(distributed_scan);
+    GPUPRIM_EXT_RAW(distributed_topk);
+
+    m.def("gpuprim_get_error_string", [](std::int64_t status) {
+        const char *text = library().get_error_string(static_cast<gpuprim_status_t>(status));
+        return nb::str(text ? text : "");
+    });
+    m.def("gpuprim_version_string", [] { return nb::str(library().version_string()); });
+    m.def("gpuprim_context_last_error", [](Address context) -> nb::object {
+        const char *text = library().context_last_error(as<Context>(context));
+        if (!text) return nb::none();
+        return nb::str(text);
+    });
+    // (status, context handle or None, the library's message on failure)
+    m.def("gpuprim_context_create",
+          [](std::int64_t backend, std::int32_t device, Address stream, std::int32_t cpu_threads) {
+              gpuprim_context_options_t options;
+              library().context_options_init(&options);
+              options.backend = static_cast<std::int32_t>(backend);
+              options.device_ordinal = device;
+              options.cuda_stream = address(stream);
+              options.cpu_threads = cpu_threads;
+              gpuprim_context_t context = nullptr;
+              char message[512] = {0};
+              int status;
+              {
+                  nb::gil_scoped_release unlocked;
+                  status = library().context_create(&options, &context, message, sizeof message);
+              }
+              return nb::make_tuple(status, handle_or_none(context), nb::str(message));
+          });
+    m.def("gpuprim_context_get_backend", [](Address context) {
+        gpuprim_backend_t backend = GPUPRIM_BACKEND_AUTO;
+        int status = library().context_get_backend(as<Context>(context), &backend);
+        return nb::make_tuple(status, static_cast<int>(backend));
+    });
+    m.def("gpuprim_context_get_device", [](Address context) {
+        std::int32_t ordinal = -1;
+        char name[256] = {0};
+        int status = library().context_get_device(as<Context>(context), &ordinal, name, sizeof name);
+        return nb::make_tuple(status, ordinal, nb::str(name));
+    });
+    m.def("gpuprim_buffer_create", [](Address context, std::int64_t dtype, std::uint64_t count) {
+        gpuprim_buffer_t buffer = nullptr;
+        int status;
+        {
+            nb::gil_scoped_release unlocked;
+            status = library().buffer_create(as<Context>(context), static_cast<gpuprim_dtype_t>(dtype),
+                                             count, &buffer);
+        }
+        return nb::make_tuple(status, handle_or_none(buffer));
+    });
+    m.def("gpuprim_buffer_wrap",
+          [](Address context, std::int64_t dtype, Address data, std::uint64_t count) {
+              gpuprim_buffer_t buffer = nullptr;
+              void *pointer = address(data);
+              int status;
+              {
+                  nb::gil_scoped_release unlocked;
+                  status = library().buffer_wrap(as<Context>(context), static_cast<gpuprim_dtype_t>(dtype),
+                                                 pointer, count, &buffer);
+              }
+              return nb::make_tuple(status, handle_or_none(buffer));
+          });
+    m.def("gpuprim_argreduce", [](Address context, std::int64_t op, Address input) {
+        std::uint64_t index = 0;
+        gpuprim_context_t c = as<Context>(context);
+        gpuprim_buffer_t in = as<Buffer>(input);
+        int status;
+        {
+            nb::gil_scoped_release unlocked;
+            status = library().argreduce(c, static_cast<gpuprim_op_t>(op), in, &index);
+        }
+        return nb::make_tuple(status, index);
+    });
+    m.def("gpuprim_sort_with_options",
+          [](Address context, Address keys_in, Address values_in, Address keys_out,
+             Address values_out, std::int64_t order, std::uint32_t begin_bit, std::uint32_t end_bit) {
+              gpuprim_sort_options_t options = sort_options(order, begin_bit, end_bit);
+              gpuprim_context_t c = as<Context>(context);
+              Buffer *kin = as<Buffer>(keys_in), *vin = as<Buffer>(values_in);
+              Buffer *kout = as<Buffer>(keys_out), *vout = as<Buffer>(values_out);
+              nb::gil_scoped_release unlocked;
+              return static_cast<int>(library().sort_with_options(c, kin, vin, kout, vout, &options));
+          });
+    m.def("gpuprim_argsort",
+          [](Address context, Address keys_in, Address values_in, Address indices_out,
+             std::int64_t order, std::uint32_t begin_bit, std::uint32_t end_bit) {
+              gpuprim_sort_options_t options = sort_options(order, begin_bit, end_bit);
+              gpuprim_context_t c = as<Context>(context);
+              Buffer *kin = as<Buffer>(keys_in), *vin = as<Buffer>(values_in), *out = as<Buffer>(indices_out);
+              nb::gil_scoped_release unlocked;
+              return static_cast<int>(library().argsort(c, kin, vin, out, &options));
+          });
+    m.def("gpuprim_segmented_sort",
+          [](Address context, Address offsets, std::uint64_t rows, std::uint64_t length,
+             Address keys_in, Address values_in, Address keys_out, Address values_out,
+             std::int64_t order, std::uint32_t begin_bit, std::uint32_t end_bit) {
+              gpuprim_sort_options_t options = sort_options(order, begin_bit, end_bit);
+              gpuprim_segments_t layout = segments(offsets, rows, length);
+              gpuprim_context_t c = as<Context>(context);
+              Buffer *kin = as<Buffer>(keys_in), *vin = as<Buffer>(values_in);
+              Buffer *kout = as<Buffer>(keys_out), *vout = as<Buffer>(values_out);
+              nb::gil_scoped_release unlocked;
+              return static_cast<int>(library().segmented_sort(c, &layout, kin, vin, kout, vout, &options));
+          });
+    m.def("gpuprim_segmented_argsort",
+          [](Address context, Address offsets, std::uint64_t rows, std::uint64_t length,
+             Address keys_in, Address values_in, Address indices_out, std::int64_t order,
+             std::uint32_t begin_bit, std::uint32_t end_bit) {
+              gpuprim_sort_options_t options = sort_options(order, begin_bit, end_bit);
+              gpuprim_segments_t layout = segments(offsets, rows, length);
+              gpuprim_context_t c = as<Context>(context);
+              Buffer *kin = as<Buffer>(keys_in), *vin = as<Buffer>(values_in), *out = as<Buffer>(indices_out);
+              nb::gil_scoped_release unlocked;
+              return static_cast<int>(library().segmented_argsort(c, &layout, kin, vin, out, &options));
+          });
+    m.def("gpuprim_segmented_reduce",
+          [](Address context, std::int64_t op, Address offsets, std::uint64_t rows, std::uint64_t length,
+             Address input, Address output) {
+              gpuprim_segments_t layout = segments(offsets, rows, length);
+              gpuprim_context_t c = as<Context>(context);
+              Buffer *in = as<Buffer>(input), *out = as<Buffer>(output);
+              nb::gil_scoped_release unlocked;
+              return static_cast<int>(
+                  library().segmented_reduce(c, static_cast<gpuprim_op_t>(op), &layout, in, out));
+          });
+    m.def("gpuprim_segmented_scan",
+          [](Address context, std::int64_t op, std::int64_t kind, Address offsets, std::uint64_t rows,
+             std::uint64_t length, Address input, Address output) {
+              gpuprim_segments_t layout = segments(offsets, rows, length);
+              gpuprim_context_t c = as<Context>(context);
+              Buffer *in = as<Buffer>(input), *out = as<Buffer>(output);
+              nb::gil_scoped_release unlocked;
+              return static_cast<int>(library().segmented_scan(c, static_cast<gpuprim_op_t>(op),
+                                                               static_cast<gpuprim_scan_kind_t>(kind), &layout,
+                                                               in, out));
+          });
+    m.def("gpuprim_segmented_topk",
+          [](Address context, Address offsets, std::uint64_t rows, std::uint64_t length,
+             Address keys_in, std::uint64_t k, std::int64_t order, Address values_out,
+             Address indices_out) {
+              gpuprim_segments_t layout = segments(offsets, rows, length);
+              gpuprim_context_t c = as<Context>(context);
+              Buffer *kin = as<Buffer>(keys_in), *values = as<Buffer>(values_out);
+              Buffer *indices = as<Buffer>(indices_out);
+              nb::gil_scoped_release unlocked;
+              return static_cast<int>(library().segmented_topk(c, &layout, kin, k, static_cast<gpuprim_order_t>(order),
+                                                               values, indices));
+          });
+    m.def("gpuprim_context_get_rank", [](Address context) {
+        if (!library().context_get_rank) missing("context_get_rank");
+        std::int32_t rank = -1, count = 0;
+        int status = library().context_get_rank(as<Context>(context), &rank, &count);
+        return nb::make_tuple(status, rank, count);
+    });
+    // options None: the call with NULL options (a rank's refusal to join).
+    m.def("gpuprim_distributed_sort",
+          [](Address context, Address keys_in, Address values_in, Address keys_out,
+             Address values_out, nb::handle order, std::uint32_t begin_bit, std::uint32_t end_bit) {
+              if (!library().distributed_sort) missing("distributed_sort");
+              gpuprim_sort_options_t options{};
+              if (!order.is_none()) options = sort_options(nb::cast<std::int64_t>(order), begin_bit, end_bit);
+              gpuprim_context_t c = as<Context>(context);
+              Buffer *kin = as<Buffer>(keys_in), *vin = as<Buffer>(values_in);
+              Buffer *kout = as<Buffer>(keys_out), *vout = as<Buffer>(values_out);
+              const gpuprim_sort_options_t *given = order.is_none() ? nullptr : &options;
+              nb::gil_scoped_release unlocked;
+              return static_cast<int>(library().distributed_sort(c, kin, vin, kout, vout, given));
+          },
+          nb::arg("context"), nb::arg("keys_in"), nb::arg("values_in"), nb::arg("keys_out"),
+          nb::arg("values_out"), nb::arg("order").none() = nb::none(), nb::arg("begin_bit") = 0,
+          nb::arg("end_bit") = 0);
+    m.def("gpuprim_distributed_argsort",
+          [](Address context, Address keys_in, Address values_in, Address indices_out,
+             nb::handle order, std::uint32_t begin_bit, std::uint32_t end_bit) {
+              if (!library().distributed_argsort) missing("distributed_argsort");
+              gpuprim_sort_options_t options{};
+              if (!order.is_none()) options = sort_options(nb::cast<std::int64_t>(order), begin_bit, end_bit);
+              gpuprim_context_t c = as<Context>(context);
+              Buffer *kin = as<Buffer>(keys_in), *vin = as<Buffer>(values_in), *out = as<Buffer>(indices_out);
+              const gpuprim_sort_options_t *given = order.is_none() ? nullptr : &options;
+              nb::gil_scoped_release unlocked;
+              return static_cast<int>(library().distributed_argsort(c, kin, vin, out, given));
+          },
+          nb::arg("context"), nb::arg("keys_in"), nb::arg("values_in"), nb::arg("indices_out"),
+          nb::arg("order").none() = nb::none(), nb::arg("begin_bit") = 0, nb::arg("end_bit") = 0);
+}
+
+}  // namespace gpuprim_ext
