@@ -646,6 +646,9 @@ class Context:
         if bounds is None:
             work = _arrays.describe(_arrays.convert(source, "float64"), "x")
             bounds = _bounds_of("float64", lower, upper)
+            if bounds is None:
+                raise ValueError(f"gpuprim: histogram: range ({lower}, {upper}) is wider than "
+                                 "float64 holds (upper - lower overflows)")
         low, high, above = bounds
         self._run([(work, True), (counts, False)],
                   lambda c, i, o: LIB.gpuprim_histogram_even(c, i, _arrays.address(low),
