@@ -430,7 +430,8 @@ def searchsorted(a: Array, v: Array, /, *, side: str = "left", descending: bool 
 
 def histogram(x: Array, bins: int = 10, range: Optional[Tuple[Any, Any]] = None) -> Tuple[Array, Array]:
     """np.histogram(x, bins, range) with bins an int: (counts int64, edges
-    float64), of x's kind and device. range defaults to (x.min(), x.max());
+    as numpy makes them: x's float dtype, float64 for integers), of x's kind
+    and device. range defaults to (x.min(), x.max());
     elements equal to the upper bound count in the last bin (numpy's
     closed last bin), others outside and NaNs are ignored. Floats are binned
     in float64 by gpuprim_histogram_even's rule: an element within a

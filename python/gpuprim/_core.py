@@ -602,8 +602,10 @@ class Context:
 
     def histogram(self, x, bins=10, range=None):
         """np.histogram(x, bins, range) for x of any shape (flattened):
-        (counts, edges), counts int64 of x's kind and device, edges float64
-        (np.linspace(lower, upper, bins + 1)) of x's kind and device. bins:
+        (counts, edges), counts int64 of x's kind and device, edges
+        np.linspace(lower, upper, bins + 1) in numpy's dtype for them (x's
+        float dtype, float32 for bfloat16, float64 for integers) of x's kind
+        and device. bins:
         an int >= 1. range: (lower, upper), lower < upper, finite; default
         (x.min(), x.max()) (widened by 0.5 each side where they are equal;
         (0, 1) for an empty x; NaN in x then raises ValueError, as numpy
@@ -626,6 +628,7 @@ class Context:
                 lower, upper = 0.0, 1.0
             else:
                 lower, upper = _python_number(self.min(source)), _python_number(self.max(source))
+                found_lower, found_upper = lower, upper
                 if not (math.isfinite(lower) and math.isfinite(upper)):
                     raise ValueError(f"gpuprim: histogram: autodetected range of [{lower}, {upper}] "
                                      "is not finite")
@@ -638,7 +641,16 @@ class Context:
             if not lower < upper:
                 raise ValueError(f"gpuprim: histogram: range ({lower}, {upper}): lower must be "
                                  "below upper")
-        edges = np.linspace(float(lower), float(upper), bins + 1)
+        # numpy's own edges (its dtype and arithmetic: x's float dtype, float32
+        # for bfloat16, float64 for integers), from a stand-in holding x's
+        # min and max (or nothing, with range given)
+        probe_dtype = _arrays.numpy_dtype("float32" if source.dtype_name == "bfloat16"
+                                          else source.dtype_name)
+        if range is None and source.size:
+            probe = np.array([found_lower, found_upper], probe_dtype)
+            edges = np.histogram_bin_edges(probe, bins)
+        else:
+            edges = np.histogram_bin_edges(np.empty(0, probe_dtype), bins, range=range)
         counts_obj = _arrays.empty_like(source, bins, "int64")
         counts = _as_uint64(_arrays.describe(counts_obj, "counts"))
         work = source
@@ -1000,7 +1012,8 @@ def _bounds_of(dtype_name, lower, upper):
         return None
     if not math.isfinite(float(high[0]) - float(low[0])):
         return None
-    above = np.nextafter(high, np.array([np.inf], dtype))
+    with np.errstate(over="ignore"):
+        above = np.nextafter(high, np.array([np.inf], dtype))
     return low, high, (above if np.isfinite(above[0]) else None)
 
 
