@@ -90,7 +90,21 @@ static const struct {
                {"u64", GPUPRIM_DTYPE_U64}, {"f32", GPUPRIM_DTYPE_F32}, {"f64", GPUPRIM_DTYPE_F64},
                {"f16", GPUPRIM_DTYPE_F16}, {"bf16", GPUPRIM_DTYPE_BF16}, {"i8", GPUPRIM_DTYPE_I8},
                {"u8", GPUPRIM_DTYPE_U8},   {"i16", GPUPRIM_DTYPE_I16},  {"u16", GPUPRIM_DTYPE_U16}};
-static const char *kOps[] = {"sort_keys", "sort_pairs", "scan", "sum", "min", "dot", "topk_16", "topk_1024"};
+static const char *kOps[] = {"sort_keys", "sort_pairs",   "scan",          "sum",          "min",
+                             "dot",       "topk_16",      "topk_1024",     "searchsorted", "searchsorted_sorted",
+                             "histogram_256", "merge"};
+
+/* A view of count elements of buffer b from element offset (a buffer of its own). */
+static gpuprim_buffer_t view_of(gpuprim_context_t ctx, gpuprim_buffer_t b, gpuprim_dtype_t dtype, size_t offset,
+                                size_t count) {
+    void *data;
+    gpuprim_buffer_t view;
+    if (gpuprim_buffer_get_info(ctx, b, NULL, NULL, &data) != GPUPRIM_SUCCESS ||
+        gpuprim_buffer_wrap(ctx, dtype, (char *)data + offset * gpuprim_dtype_size(dtype), count, &view) !=
+            GPUPRIM_SUCCESS)
+        DIE("view_of");
+    return view;
+}
 
 static int listed(const char *list, const char *name) {
     size_t len = strlen(name);
@@ -148,7 +162,8 @@ int main(int argc, char **argv) {
                 gpuprim_dtype_t dtype = kDtypes[d].dtype;
                 size_t size = gpuprim_dtype_size(dtype);
                 void *host;
-                gpuprim_buffer_t in, in2, out, values, values_out, indices;
+                gpuprim_buffer_t in, in2, out, values, values_out, indices, keys_sorted = NULL, queries_sorted = NULL;
+                gpuprim_buffer_t counts = NULL;
                 if (!listed(dtypes, kDtypes[d].name)) continue;
                 host = malloc(n * (size > 4 ? size : 4) + 16); /* the values (u32) too */
                 if (!host) DIE("out of host memory");
@@ -165,15 +180,52 @@ int main(int argc, char **argv) {
                 CK(gpuprim_buffer_upload(ctx, in2, 0, host, n));
                 fill(GPUPRIM_DTYPE_U32, host, n);
                 CK(gpuprim_buffer_upload(ctx, values, 0, host, n));
+                /* searchsorted and merge: the keys (in) and the queries (in2) sorted, once */
+                if (listed(ops, "searchsorted") || listed(ops, "searchsorted_sorted") || listed(ops, "merge")) {
+                    CK(gpuprim_buffer_create(ctx, dtype, n, &keys_sorted));
+                    CK(gpuprim_buffer_create(ctx, dtype, n, &queries_sorted));
+                    CK(gpuprim_sort(ctx, in, NULL, keys_sorted, NULL, GPUPRIM_ORDER_ASCENDING));
+                    CK(gpuprim_sort(ctx, in2, NULL, queries_sorted, NULL, GPUPRIM_ORDER_ASCENDING));
+                }
+                CK(gpuprim_buffer_create(ctx, GPUPRIM_DTYPE_U64, 256, &counts));
                 for (o = 0; o < sizeof kOps / sizeof kOps[0]; ++o) {
                     double times[1000], result[2];
                     int r;
                     /* top-k: outputs of exactly k elements (views of out and indices) */
                     uint64_t k = o == 6 ? 16 : 1024;
-                    gpuprim_buffer_t top_keys = NULL, top_indices = NULL;
+                    gpuprim_buffer_t top_keys = NULL, top_indices = NULL, half_a = NULL, half_b = NULL, merged = NULL;
+                    /* histogram_256: floats over [0, 1) (the inputs' range), integers over [min, max) */
+                    unsigned char lower[8] = {0}, upper[8] = {0};
                     if (!listed(ops, kOps[o])) continue;
+                    if (o == 10) {
+                        const int is_signed = dtype == GPUPRIM_DTYPE_I32 || dtype == GPUPRIM_DTYPE_I64 ||
+                                              dtype == GPUPRIM_DTYPE_I8 || dtype == GPUPRIM_DTYPE_I16;
+                        if (dtype == GPUPRIM_DTYPE_F32) {
+                            const float one = 1.0f;
+                            memcpy(upper, &one, 4);
+                        } else if (dtype == GPUPRIM_DTYPE_F64) {
+                            const double one = 1.0;
+                            memcpy(upper, &one, 8);
+                        } else if (dtype == GPUPRIM_DTYPE_F16 || dtype == GPUPRIM_DTYPE_BF16) {
+                            const uint16_t one = dtype == GPUPRIM_DTYPE_F16 ? 0x3C00u : 0x3F80u;
+                            memcpy(upper, &one, 2);
+                        } else {
+                            /* min: the sign bit alone (signed) or 0; max: all ones but the sign bit, or all */
+                            const size_t width = gpuprim_dtype_size(dtype);
+                            memset(upper, 0xFF, width);
+                            if (is_signed) {
+                                upper[width - 1] = 0x7F;
+                                lower[width - 1] = 0x80;
+                            }
+                        }
+                    }
+                    if (o == 11) {
+                        half_a = view_of(ctx, keys_sorted, dtype, 0, n / 2);
+                        half_b = view_of(ctx, queries_sorted, dtype, 0, n - n / 2);
+                        merged = out;
+                    }
                     if (k > n) k = n;
-                    if (o >= 6) {
+                    if (o == 6 || o == 7) {
                         void *data;
                         CK(gpuprim_buffer_get_info(ctx, out, NULL, NULL, &data));
                         CK(gpuprim_buffer_wrap(ctx, dtype, data, k, &top_keys));
@@ -189,8 +241,21 @@ int main(int argc, char **argv) {
                         case 3: CK(gpuprim_reduce(ctx, GPUPRIM_OP_SUM, in, result)); break;
                         case 4: CK(gpuprim_reduce(ctx, GPUPRIM_OP_MIN, in, result)); break;
                         case 5: CK(gpuprim_dot(ctx, in, in2, result)); break;
-                        default:
+                        case 6:
+                        case 7:
                             CK(gpuprim_topk(ctx, in, k, GPUPRIM_ORDER_ASCENDING, top_keys, top_indices));
+                            break;
+                        case 8:
+                            CK(gpuprim_searchsorted(ctx, keys_sorted, in2, GPUPRIM_SIDE_LEFT, GPUPRIM_ORDER_ASCENDING,
+                                                    indices));
+                            break;
+                        case 9:
+                            CK(gpuprim_searchsorted(ctx, keys_sorted, queries_sorted, GPUPRIM_SIDE_LEFT,
+                                                    GPUPRIM_ORDER_ASCENDING, indices));
+                            break;
+                        case 10: CK(gpuprim_histogram_even(ctx, in, lower, upper, counts)); break;
+                        default:
+                            CK(gpuprim_merge(ctx, half_a, NULL, half_b, NULL, merged, NULL, GPUPRIM_ORDER_ASCENDING));
                             break;
                         }
                         CK(gpuprim_context_synchronize(ctx));
@@ -202,7 +267,12 @@ int main(int argc, char **argv) {
                     fflush(stdout);
                     if (top_keys) CK(gpuprim_buffer_destroy(ctx, top_keys));
                     if (top_indices) CK(gpuprim_buffer_destroy(ctx, top_indices));
+                    if (half_a) CK(gpuprim_buffer_destroy(ctx, half_a));
+                    if (half_b) CK(gpuprim_buffer_destroy(ctx, half_b));
                 }
+                if (keys_sorted) CK(gpuprim_buffer_destroy(ctx, keys_sorted));
+                if (queries_sorted) CK(gpuprim_buffer_destroy(ctx, queries_sorted));
+                CK(gpuprim_buffer_destroy(ctx, counts));
                 CK(gpuprim_buffer_destroy(ctx, in));
                 CK(gpuprim_buffer_destroy(ctx, in2));
                 CK(gpuprim_buffer_destroy(ctx, out));

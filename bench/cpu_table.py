@@ -23,7 +23,8 @@ import time
 
 import numpy as np
 
-OPS = ["sort_keys", "sort_pairs", "scan", "sum", "min", "dot", "topk_16", "topk_1024"]
+OPS = ["sort_keys", "sort_pairs", "scan", "sum", "min", "dot", "topk_16", "topk_1024", "searchsorted",
+       "searchsorted_sorted", "histogram_256", "merge"]
 DTYPES = ["i32", "u32", "i64", "u64", "f32", "f64"]
 NP = {"i32": np.int32, "u32": np.uint32, "i64": np.int64, "u64": np.uint64,
       "f32": np.float32, "f64": np.float64}
@@ -103,6 +104,12 @@ def numpy_times(counts, reps, ops=OPS):
                 chosen = chosen[np.argsort(a[chosen], kind="stable")]
                 return a[chosen], chosen
 
+            keys, queries = np.sort(a), np.sort(b)
+            bounds = (0.0, 1.0) if dtype.startswith("f") else (float(np.iinfo(t).min), float(np.iinfo(t).max))
+
+            def merge():  # numpy has no merge: the stable sort of the two sorted halves, concatenated
+                return np.sort(np.concatenate([keys[:n // 2], queries[:n - n // 2]]), kind="stable")
+
             timed = {
                 "sort_keys": (lambda: np.sort(a), reps),
                 "sort_pairs": (pairs, r),
@@ -112,6 +119,10 @@ def numpy_times(counts, reps, ops=OPS):
                 "dot": (lambda: np.dot(a, b), reps),
                 "topk_16": (lambda: topk(16), reps),
                 "topk_1024": (lambda: topk(1024), reps),
+                "searchsorted": (lambda: np.searchsorted(keys, b), r),
+                "searchsorted_sorted": (lambda: np.searchsorted(keys, queries), reps),
+                "histogram_256": (lambda: np.histogram(a, 256, bounds), reps),
+                "merge": (merge, reps),
             }
             for op in ops:
                 f, repeats = timed[op]

@@ -536,6 +536,82 @@ static inline uint64_t tc_reference_argreduce(gpuprim_op_t op, gpuprim_dtype_t d
     return best;
 }
 
+/* Histogram references (gpuprim_histogram_even, _range, gpuprim_bincount),
+ * written from the header: the bin of element bits x, or -1 when it does
+ * not count. Integers exactly: the even bin is the largest b with
+ * b * (upper - lower) <= (x - lower) * bins, compared in 128 bits; floats by
+ * the header's f64 formula; edges and bincount by value (-0 == +0, NaN never). */
+static inline void tc_mul128(uint64_t a, uint64_t b, uint64_t *hi, uint64_t *lo) {
+    const uint64_t al = a & 0xFFFFFFFFu, ah = a >> 32, bl = b & 0xFFFFFFFFu, bh = b >> 32;
+    const uint64_t ll = al * bl, lh = al * bh, hl = ah * bl, hh = ah * bh;
+    const uint64_t mid = (ll >> 32) + (lh & 0xFFFFFFFFu) + (hl & 0xFFFFFFFFu);
+    *lo = (ll & 0xFFFFFFFFu) | (mid << 32);
+    *hi = hh + (lh >> 32) + (hl >> 32) + (mid >> 32);
+}
+
+/* a * b <= c * d, compared in 128 bits */
+static inline int tc_product_le(uint64_t a, uint64_t b, uint64_t c, uint64_t d) {
+    uint64_t h1, l1, h2, l2;
+    tc_mul128(a, b, &h1, &l1);
+    tc_mul128(c, d, &h2, &l2);
+    return h1 < h2 || (h1 == h2 && l1 <= l2);
+}
+
+/* An integer element's value: signed types sign-extended to 64 bits. */
+static inline int64_t tc_int_value(gpuprim_dtype_t d, uint64_t bits) {
+    if (tc_is_signed(d) && (bits & tc_sign_bit(d))) return (int64_t)(bits | ~tc_mask(d));
+    return (int64_t)bits;
+}
+
+/* Integer a <= b by value. */
+static inline int tc_int_le(gpuprim_dtype_t d, uint64_t a, uint64_t b) {
+    return tc_is_signed(d) ? tc_int_value(d, a) <= tc_int_value(d, b) : a <= b;
+}
+
+static inline int64_t tc_histogram_even_bin(gpuprim_dtype_t d, uint64_t x, uint64_t lower, uint64_t upper,
+                                            uint64_t bins) {
+    if (tc_is_float(d)) {
+        const double v = (double)tc_value(d, x), lo = (double)tc_value(d, lower), hi = (double)tc_value(d, upper);
+        /* the header's rule: floor((x - lower) * (bins / (upper - lower))) in f64, or where that scale
+           overflows floor((x - lower) / (upper - lower) * bins); clamped to bins - 1 for lower <= x < upper */
+        const double width = hi - lo, scale = (double)bins / width;
+        double scaled;
+        if (!(v >= lo && v < hi)) return -1;
+        scaled = scale <= DBL_MAX ? (v - lo) * scale : (v - lo) / width * (double)bins;
+        return scaled < (double)bins ? (int64_t)(uint64_t)scaled : (int64_t)bins - 1;
+    } else {
+        const uint64_t offset = (uint64_t)tc_int_value(d, x) - (uint64_t)tc_int_value(d, lower);
+        const uint64_t range = (uint64_t)tc_int_value(d, upper) - (uint64_t)tc_int_value(d, lower);
+        uint64_t lo = 0, hi = bins - 1;
+        if (!tc_int_le(d, lower, x) || tc_int_le(d, upper, x)) return -1;
+        while (lo < hi) {
+            const uint64_t mid = lo + (hi - lo + 1) / 2;
+            if (tc_product_le(mid, range, offset, bins)) lo = mid;
+            else hi = mid - 1;
+        }
+        return (int64_t)lo;
+    }
+}
+
+/* edges: bins + 1 elements of d, increasing by value; the last edge at or below x, unless it is the last. */
+static inline int64_t tc_histogram_range_bin(gpuprim_dtype_t d, uint64_t x, const void *edges, uint64_t bins) {
+    uint64_t lo = 0, hi = bins + 1; /* the number of edges <= x */
+    if (tc_is_float(d) && tc_isnan_bits(d, x)) return -1;
+    while (lo < hi) {
+        const uint64_t mid = lo + (hi - lo) / 2, e = tc_get(d, edges, mid);
+        const int le = tc_is_float(d) ? tc_value(d, e) <= tc_value(d, x) : tc_int_le(d, e, x);
+        if (le) lo = mid + 1;
+        else hi = mid;
+    }
+    return (lo == 0 || lo == bins + 1) ? -1 : (int64_t)lo - 1;
+}
+
+static inline int64_t tc_bincount_bin(gpuprim_dtype_t d, uint64_t x, uint64_t bins) {
+    const int64_t v = tc_int_value(d, x);
+    if (tc_is_signed(d) ? (v < 0 || (uint64_t)v >= bins) : x >= bins) return -1;
+    return v;
+}
+
 static inline long double tc_epsilon(gpuprim_dtype_t d) {
     /* f16/bf16 sums accumulate in f32 */
     return d == GPUPRIM_DTYPE_F64 ? (long double)DBL_EPSILON : (long double)FLT_EPSILON;

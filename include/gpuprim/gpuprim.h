@@ -103,7 +103,10 @@
  *   in any release, patch releases included; use them only when you can
  *   rebuild against each release. New functions start there and move to
  *   the stable part in a later minor release. Experimental now (added after
- *   0.2.0): argmin/argmax (gpuprim_argreduce), argsort, the segments
+ *   0.2.0): argmin/argmax (gpuprim_argreduce), searchsorted
+ *   (gpuprim_searchsorted, per row gpuprim_searchsorted_rows), histograms (gpuprim_histogram_even,
+ *   gpuprim_histogram_range, gpuprim_bincount), the merge of sorted runs
+ *   (gpuprim_merge), argsort, the segments
  *   (gpuprim_segments_t) with segmented sort, argsort, reduce and scan,
  *   top-k (flat and segmented), and the distributed calls (communicators
  *   attached to contexts; distributed reduce, scan, sort, argsort and
@@ -670,6 +673,162 @@ extern "C" {
  */
 GPUPRIM_API gpuprim_status_t gpuprim_argreduce(gpuprim_context_t context, gpuprim_op_t op, gpuprim_buffer_t input,
                                                uint64_t *index);
+
+/* ------------------------------------------------------------------------ */
+/* Search in sorted data                                                     */
+/* ------------------------------------------------------------------------ */
+
+/* Which bound gpuprim_searchsorted() gives (numpy's side= argument). */
+typedef enum gpuprim_side {
+    GPUPRIM_SIDE_LEFT = 0, /* lower bound: the first position whose key is not before the query */
+    GPUPRIM_SIDE_RIGHT = 1 /* upper bound: the first position whose key is after the query */
+} gpuprim_side_t;
+
+/*
+ * For each query, the position in sorted where it would be inserted to keep
+ * sorted in order: np.searchsorted(sorted, queries, side) for an ascending
+ * buffer, and the same rule for a descending one. With n = sorted's count:
+ * - SIDE_LEFT: indices[j] = the number of keys that come strictly before
+ *   queries[j] in the order (the lower bound, 0 to n);
+ * - SIDE_RIGHT: the number of keys that come before queries[j] or equal it
+ *   (the upper bound).
+ * "Before" is the order of gpuprim_sort() with that order, bit for bit:
+ * floats order -inf < ... < -0.0 < +0.0 < ... < +inf < NaN, the NaNs by
+ * their bit patterns as the sort puts them (so -0.0 and +0.0 are distinct
+ * keys, and so are NaNs of distinct payloads; numpy's searchsorted ties
+ * them). Integers compare by value, signed as signed.
+ * sorted: any dtype, n >= 0 keys, sorted in `order` by those rules (as
+ *   gpuprim_sort() leaves them). That is not checked: on a buffer that is not
+ *   sorted every index is still in [0, n], but which is unspecified.
+ * queries: sorted's dtype, any count m (0: nothing is written), any order.
+ *   Sorted queries run faster (a merge of the queries with the keys in place
+ *   of independent binary searches); the results are the same.
+ * indices: I32, U32, I64 or U64 with m elements; n itself must fit its
+ *   dtype (I32: n <= 2^31 - 1). It must not overlap sorted or queries.
+ * Stream-ordered. Deterministic: the one answer the rule defines, on every
+ * backend.
+ * Errors: NULL_POINTER (sorted, queries, indices), INVALID_HANDLE,
+ * CONTEXT_MISMATCH, INVALID_ENUM (side, order), DTYPE_MISMATCH (queries'
+ * dtype; indices not an index dtype), SIZE_MISMATCH (indices' count),
+ * INVALID_ARGUMENT (n past what the indices' dtype holds; overlapping
+ * buffers), DEVICE, OUT_OF_MEMORY.
+ * Workspace: none.
+ */
+GPUPRIM_API gpuprim_status_t gpuprim_searchsorted(gpuprim_context_t context, gpuprim_buffer_t sorted,
+                                                  gpuprim_buffer_t queries, gpuprim_side_t side,
+                                                  gpuprim_order_t order, gpuprim_buffer_t indices);
+
+/*
+ * gpuprim_searchsorted() of each row on its own (torch.searchsorted of 2-D
+ * tensors): sorted holds `rows` rows of n keys each, queries `rows` rows of
+ * m queries each (both row-major), and indices[r * m + j] is the bound of
+ * queries[r * m + j] among the n keys of row r (0 to n, counted from the
+ * row's first key). Every row of sorted is sorted in `order`. rows >= 1;
+ * rows = 1 is gpuprim_searchsorted().
+ * indices: as for gpuprim_searchsorted() (queries' count; n must fit).
+ * Each tile of queries stays within one row (docs/HOW_IT_RUNS.md): rows of
+ * few queries leave much of a tile idle on CUDA.
+ * Errors: as gpuprim_searchsorted(), plus INVALID_ARGUMENT (rows 0; the
+ * count of sorted or of queries not a multiple of rows).
+ * Workspace: none.
+ */
+GPUPRIM_API gpuprim_status_t gpuprim_searchsorted_rows(gpuprim_context_t context, gpuprim_buffer_t sorted,
+                                                       gpuprim_buffer_t queries, uint64_t rows,
+                                                       gpuprim_side_t side, gpuprim_order_t order,
+                                                       gpuprim_buffer_t indices);
+
+/* ------------------------------------------------------------------------ */
+/* Merge                                                                     */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * The stable merge of two sorted runs: keys_out receives the keys of keys_a
+ * and keys_b in `order` (the order, float order and ties of gpuprim_sort()),
+ * equal keys from keys_a first, each run's equal keys in their order; so
+ * keys_out is the stable sort of keys_a followed by keys_b. Values (if given)
+ * move with their keys. Stream-ordered.
+ * keys_a, keys_b: one dtype, each sorted in `order` as gpuprim_sort() leaves
+ *   keys (not checked: with runs out of order the outputs are unspecified,
+ *   and nothing outside the buffers is read or written). Either may be empty;
+ *   they may overlap each other.
+ * keys_out: the keys' dtype, count_a + count_b elements.
+ * values_a, values_b, values_out: all NULL (keys only) or all given, of any
+ *   one dtype, each with its keys' count.
+ * The outputs must not overlap any input or each other (no in place).
+ * Errors: NULL_POINTER, INVALID_HANDLE, CONTEXT_MISMATCH, INVALID_ENUM
+ * (order), DTYPE_MISMATCH, SIZE_MISMATCH, INVALID_ARGUMENT (some values
+ * buffers NULL and others not; overlapping outputs), DEVICE, OUT_OF_MEMORY.
+ * Workspace (CUDA): 8 bytes per tile of outputs (7,680 outputs a tile for
+ * 4-byte keys alone, down to 1,536 for 8-byte keys with 8-byte values),
+ * plus 512 bytes.
+ */
+GPUPRIM_API gpuprim_status_t gpuprim_merge(gpuprim_context_t context, gpuprim_buffer_t keys_a,
+                                           gpuprim_buffer_t values_a, gpuprim_buffer_t keys_b,
+                                           gpuprim_buffer_t values_b, gpuprim_buffer_t keys_out,
+                                           gpuprim_buffer_t values_out, gpuprim_order_t order);
+
+/* ------------------------------------------------------------------------ */
+/* Histograms                                                                */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * Rules of the three histogram calls:
+ * - counts: U32 or U64, one element per bin (bins = its count, 1 to 2^32);
+ *   every element is written: counts[b] = the number of input elements in
+ *   bin b (U32 counts wrap modulo 2^32). It must not overlap the inputs.
+ * - Elements outside every bin are ignored, and so are NaNs.
+ * - Stream-ordered. Deterministic: the counts are integers, the same on
+ *   every backend and run.
+ * Errors of every call: NULL_POINTER, INVALID_HANDLE, CONTEXT_MISMATCH,
+ * DTYPE_MISMATCH (counts not U32 or U64), INVALID_ARGUMENT (counts with no
+ * elements or more than 2^32; overlapping buffers), DEVICE, OUT_OF_MEMORY;
+ * and each call's own below.
+ * Workspace (CUDA): none.
+ */
+
+/*
+ * bins even-width bins over [*lower, *upper): np.histogram(input, bins,
+ * range=(lower, upper)) except that upper itself is outside (CUB's
+ * HistogramEven rule). lower, upper: host pointers to one element of
+ * input's dtype each, lower < upper by value; floats finite (and upper -
+ * lower finite in f64). The bin of x, for lower <= x < upper:
+ * - integers: floor((x - lower) * bins / (upper - lower)), exactly;
+ * - floats: floor((x - lower) * (bins / (upper - lower))) computed in f64
+ *   (x and the bounds widened exactly; -0.0 is 0; where bins / (upper -
+ *   lower) overflows f64, f64 bounds a few subnormals apart:
+ *   floor((x - lower) / (upper - lower) * bins)), clamped to bins - 1: every
+ *   x with lower <= x < upper counts (x just below upper in the last bin),
+ *   and an element within a rounding of an inner edge may count in the bin
+ *   next to the one exact arithmetic gives, as in CUB. NaN, x < lower and
+ *   x >= upper never count.
+ * Errors: INVALID_ARGUMENT also for the bounds (naming 'lower' or 'upper').
+ */
+GPUPRIM_API gpuprim_status_t gpuprim_histogram_even(gpuprim_context_t context, gpuprim_buffer_t input,
+                                                    const void *lower, const void *upper,
+                                                    gpuprim_buffer_t counts);
+
+/*
+ * Bins given by edges: counts[b] = the number of elements x with
+ * edges[b] <= x < edges[b + 1] (CUB's HistogramRange rule; np.histogram
+ * also counts x == the last edge). edges: input's dtype, bins + 1 >= 2
+ * elements, in increasing order by value (not checked: with edges out of
+ * order each element still counts in at most one bin, which one is
+ * unspecified). Floats compare by value (-0.0 equals +0.0).
+ * counts: edges' count - 1 elements.
+ * Errors: DTYPE_MISMATCH also for edges; SIZE_MISMATCH (counts' count);
+ * INVALID_ARGUMENT (fewer than 2 edges).
+ */
+GPUPRIM_API gpuprim_status_t gpuprim_histogram_range(gpuprim_context_t context, gpuprim_buffer_t input,
+                                                     gpuprim_buffer_t edges, gpuprim_buffer_t counts);
+
+/*
+ * counts[v] = the number of elements equal to v, for v = 0 .. bins - 1
+ * (np.bincount(input, minlength=bins)[:bins]); other values, negative ones
+ * included, are ignored. input: an integer dtype.
+ * Errors: DTYPE_MISMATCH also for input (not an integer dtype).
+ */
+GPUPRIM_API gpuprim_status_t gpuprim_bincount(gpuprim_context_t context, gpuprim_buffer_t input,
+                                              gpuprim_buffer_t counts);
 
 /* ------------------------------------------------------------------------ */
 /* Argsort                                                                   */

@@ -90,7 +90,7 @@ _OP_SUM, _OP_MIN, _OP_MAX = _LIB.OP_SUM, _LIB.OP_MIN, _LIB.OP_MAX
 
 __all__ = ["sort", "sort_by_key", "argsort", "topk", "cumsum", "scan", "sum", "min", "max", "argmin", "argmax", "dot",
            "segment_sort", "segment_argsort", "segment_topk", "segment_cumsum", "segment_scan", "segment_sum",
-           "segment_min", "segment_max", "distributed_reduce", "distributed_scan",
+           "segment_min", "segment_max", "searchsorted", "histogram", "bincount", "merge", "distributed_reduce", "distributed_scan",
            "distributed_sort", "distributed_argsort", "distributed_topk", "has_distributed", "Context", "GpuprimError", "InvalidArgumentError", "DtypeError", "OutOfMemoryError",
            "DeviceError", "library_version", "__version__"]
 
@@ -404,6 +404,59 @@ def segment_max(x: Array, offsets: Array) -> Array:
     value, -inf for floats, for an empty segment)."""
     context, array = _described(x)
     return context.segment_max(array, offsets)
+
+
+# Search, histograms and merge (experimental; issue 38). Results are of the
+# input's kind on its device.
+
+def searchsorted(a: Array, v: Array, /, *, side: str = "left", descending: bool = False,
+                 dtype: Any = "int64") -> Array:
+    """np.searchsorted(a, v, side=side) for the sorted a (ascending, or
+    descending=True); an N-D a searches row by row (last axis) with v of
+    shape a.shape[:-1] + (m,), like torch.searchsorted. v: a's dtype, kind
+    and device. Indices int64 by default (int32, uint32, uint64 accepted).
+    Floats follow the library's sort order, not numpy's: -0.0 comes before
+    +0.0 and NaNs of distinct payloads are distinct keys after +inf (numpy
+    ties -0.0 with +0.0 and all NaNs).
+
+    Example::
+
+        >>> gpuprim.searchsorted(np.array([1, 2, 2, 3]), np.array([2, 5]), side="right")
+        array([3, 4])
+    """
+    context, array = _described(a, "a")
+    return context.searchsorted(array, v, side=side, descending=descending, dtype=dtype)
+
+
+def histogram(x: Array, bins: int = 10, range: Optional[Tuple[Any, Any]] = None) -> Tuple[Array, Array]:
+    """np.histogram(x, bins, range) with bins an int: (counts int64, edges
+    as numpy makes them: x's float dtype, float64 for integers), of x's kind
+    and device. range defaults to (x.min(), x.max());
+    elements equal to the upper bound count in the last bin (numpy's
+    closed last bin), others outside and NaNs are ignored. Floats are binned
+    in float64 by gpuprim_histogram_even's rule: an element within a
+    rounding of an inner edge may land in the bin next to numpy's."""
+    context, array = _described(x)
+    return context.histogram(array, bins, range)
+
+
+def bincount(x: Array, minlength: int = 0) -> Array:
+    """np.bincount(x, minlength=minlength) of a non-negative integer array
+    (int64 counts, length max(x.max() + 1, minlength)); a negative value
+    raises ValueError naming x."""
+    context, array = _described(x)
+    return context.bincount(array, minlength)
+
+
+def merge(a: Array, b: Array, /, *, values_a: Optional[Values] = None, values_b: Optional[Values] = None,
+          descending: bool = False) -> Union[Array, Tuple[Array, Values]]:
+    """The stable merge of two sorted 1-D runs (both ascending, or both
+    descending): keys, or (keys, values) with values_a and values_b; ties
+    take a's elements first, so the result equals a stable sort of the
+    concatenation. Floats in the library's sort order (-0.0 before +0.0,
+    NaNs after +inf by bit pattern; numpy ties -0.0 with +0.0)."""
+    context, array = _described(a, "a")
+    return context.merge(array, b, values_a=values_a, values_b=values_b, descending=descending)
 
 
 # Distributed calls (experimental; gpuprim.h's distributed section). The data

@@ -557,6 +557,180 @@ class Context:
         return self._reduce([left, right], LIB.gpuprim_dot, LIB.gpuprim_dot_to_buffer)
 
 
+    # -- search, histograms, merge (experimental: issue 38) -----------------
+    def searchsorted(self, a, v, *, side="left", descending=False, dtype="int64"):
+        """Where each element of v would go in the sorted a to keep it
+        sorted: np.searchsorted(a, v, side) (side="left": the first position
+        whose key is not before the query; "right": past the equal keys),
+        for a sorted ascending or (descending=True) descending. a 1-D: the
+        result has v's shape (v any C-contiguous shape). a N-D: each row
+        (last axis) of a with the row of v of the same leading index, v of
+        shape a.shape[:-1] + (m,) (torch.searchsorted's batched rule),
+        indices within the row. v must have a's dtype. Floats follow the
+        sort's order, which differs from numpy's: -0.0 comes before +0.0 and
+        NaNs of distinct payloads (or signs) are distinct keys, after +inf
+        (numpy ties -0.0 with +0.0, and all NaNs). Indices: int64 by default
+        (int32, uint32, uint64 accepted; a's length must fit)."""
+        keys = _arrays.describe(a, "a")
+        queries = _arrays.describe(v, "v")
+        if side not in _SIDES:
+            raise ValueError(f"gpuprim: searchsorted: side must be 'left' or 'right', not {side!r}")
+        if queries.kind != keys.kind or queries.on_device != keys.on_device:
+            raise TypeError("gpuprim: searchsorted: a and v must be of the same kind and device")
+        if queries.dtype_name != keys.dtype_name:
+            raise TypeError(f"gpuprim: searchsorted: v has dtype {queries.dtype_name}, a has "
+                            f"{keys.dtype_name}; cast one (v.astype(a.dtype))")
+        code, order = _SIDES[side], _order(descending)
+        dtype = _index_dtype(dtype)
+        indices = self._output(queries, None, "indices", dtype_name=dtype, shape=queries.shape)
+        a_shape, v_shape = keys.shape, queries.shape
+        if len(a_shape) == 0:
+            raise ValueError("gpuprim: searchsorted: a must have at least one dimension")
+        if len(a_shape) == 1:
+            self._run([(keys, True), (queries, True), (indices, False)],
+                      lambda c, k, q, i: LIB.gpuprim_searchsorted(c, k, q, code, order, i))
+            return indices.obj
+        if len(v_shape) != len(a_shape) or v_shape[:-1] != a_shape[:-1]:
+            raise ValueError(f"gpuprim: searchsorted: a has shape {a_shape}, so v must have shape "
+                             f"{a_shape[:-1]} + (m,), not {v_shape}")
+        rows = math.prod(a_shape[:-1])
+        if rows == 0 or queries.size == 0:
+            return indices.obj
+        self._run([(keys, True), (queries, True), (indices, False)],
+                  lambda c, k, q, i: LIB.gpuprim_searchsorted_rows(c, k, q, rows, code, order, i))
+        return indices.obj
+
+    def histogram(self, x, bins=10, range=None):
+        """np.histogram(x, bins, range) for x of any shape (flattened):
+        (counts, edges), counts int64 of x's kind and device, edges
+        np.linspace(lower, upper, bins + 1) in numpy's dtype for them (x's
+        float dtype, float32 for bfloat16, float64 for integers) of x's kind
+        and device. bins:
+        an int >= 1. range: (lower, upper), lower < upper, finite; default
+        (x.min(), x.max()) (widened by 0.5 each side where they are equal;
+        (0, 1) for an empty x; NaN in x then raises ValueError, as numpy
+        does). Elements in [lower, upper) count by the library's rule
+        (gpuprim_histogram_even: integers exactly, floats in float64, so an
+        element within a rounding of an inner edge may count in the bin next
+        to numpy's); elements equal to upper count in the last bin (numpy's
+        closed last bin); others and NaNs are ignored. Bounds that are not
+        values of x's dtype (and bfloat16 x) bin x cast to float64 (a copy)."""
+        np = _arrays.numpy()
+        source = _arrays.describe(x, "x")
+        if isinstance(bins, bool) or not isinstance(bins, int):
+            bins = _integer(bins, "histogram: bins must be an integer (edges arrays are not supported)")
+        if bins < 1:
+            raise ValueError(f"gpuprim: histogram: bins must be at least 1, not {bins}")
+        if source.dtype_name == "bool":
+            raise TypeError("gpuprim: histogram does not take bool arrays; pass x.astype(...)")
+        if range is None:
+            if source.size == 0:
+                lower, upper = 0.0, 1.0
+            else:
+                lower, upper = _python_number(self.min(source)), _python_number(self.max(source))
+                found_lower, found_upper = lower, upper
+                if not (math.isfinite(lower) and math.isfinite(upper)):
+                    raise ValueError(f"gpuprim: histogram: autodetected range of [{lower}, {upper}] "
+                                     "is not finite")
+                if lower == upper:
+                    lower, upper = lower - 0.5, upper + 0.5
+        else:
+            lower, upper = (_python_number(bound) for bound in range)
+            if not (math.isfinite(lower) and math.isfinite(upper)):
+                raise ValueError(f"gpuprim: histogram: range ({lower}, {upper}) is not finite")
+            if not lower < upper:
+                raise ValueError(f"gpuprim: histogram: range ({lower}, {upper}): lower must be "
+                                 "below upper")
+        # numpy's own edges (its dtype and arithmetic: x's float dtype, float32
+        # for bfloat16, float64 for integers), from a stand-in holding x's
+        # min and max (or nothing, with range given)
+        probe_dtype = _arrays.numpy_dtype("float32" if source.dtype_name == "bfloat16"
+                                          else source.dtype_name)
+        if range is None and source.size:
+            probe = np.array([found_lower, found_upper], probe_dtype)
+            edges = np.histogram_bin_edges(probe, bins)
+        else:
+            edges = np.histogram_bin_edges(np.empty(0, probe_dtype), bins, range=range)
+        counts_obj = _arrays.empty_like(source, bins, "int64")
+        counts = _as_uint64(_arrays.describe(counts_obj, "counts"))
+        work = source
+        bounds = _bounds_of(work.dtype_name, lower, upper)
+        if bounds is None:
+            work = _arrays.describe(_arrays.convert(source, "float64"), "x")
+            bounds = _bounds_of("float64", lower, upper)
+            if bounds is None:
+                raise ValueError(f"gpuprim: histogram: range ({lower}, {upper}) is wider than "
+                                 "float64 holds (upper - lower overflows)")
+        low, high, above = bounds
+        self._run([(work, True), (counts, False)],
+                  lambda c, i, o: LIB.gpuprim_histogram_even(c, i, _arrays.address(low),
+                                                            _arrays.address(high), o))
+        # numpy's last bin is closed: the elements equal to upper, counted
+        # over [upper, the next value up) in one bin, added to the last bin.
+        if work.size:
+            if above is not None:
+                extra_obj = _arrays.empty_like(source, 1, "int64")
+                extra = _as_uint64(_arrays.describe(extra_obj, "counts"))
+                self._run([(work, True), (extra, False)],
+                          lambda c, i, o: LIB.gpuprim_histogram_even(c, i, _arrays.address(high),
+                                                                    _arrays.address(above), o))
+                counts_obj[-1:] += extra_obj
+            else:  # upper is the dtype's largest value: no value above it
+                counts_obj[-1:] += (work.obj.reshape(-1) == high[0].item()).sum()
+        return counts_obj, _edges_like(source, edges)
+
+    def bincount(self, x, minlength=0):
+        """np.bincount(x, minlength=minlength): counts[v] = the number of
+        elements of the non-negative integer array x (any shape, flattened)
+        equal to v, for v = 0 .. max(x.max() + 1, minlength) - 1, int64 of x's
+        kind and device. A negative element raises ValueError naming x (as
+        numpy does); so does a non-integer dtype (TypeError). No weights."""
+        source = _arrays.describe(x, "x")
+        minlength = _count(minlength, "minlength")
+        if source.dtype_name not in _INTEGER_DTYPES:
+            raise TypeError(f"gpuprim: bincount: x must be of an integer dtype, not {source.dtype_name}")
+        bins = minlength
+        if source.size:
+            if source.dtype_name.startswith("int") and _python_number(self.min(source)) < 0:
+                raise ValueError("gpuprim: bincount: x must hold no negative values")
+            bins = max(bins, int(_python_number(self.max(source))) + 1)
+        counts_obj = _arrays.empty_like(source, bins, "int64")
+        if bins == 0:
+            return counts_obj
+        counts = _as_uint64(_arrays.describe(counts_obj, "counts"))
+        self._run([(source, True), (counts, False)], lambda c, i, o: LIB.gpuprim_bincount(c, i, o))
+        return counts_obj
+
+    def merge(self, a, b, *, values_a=None, values_b=None, descending=False):
+        """The stable merge of the sorted 1-D runs a and b (same dtype, both
+        ascending, or descending=True both descending): the keys of a and b
+        in order, equal keys from a first, so the same as a stable sort of
+        the concatenation. With values_a and values_b (one dtype, each of its
+        run's length) returns (keys, values), the values moving with their
+        keys. Floats follow the sort's order (-0.0 before +0.0, NaNs last
+        after +inf by bit pattern), where numpy ties -0.0 with +0.0. Runs
+        out of order give unspecified output."""
+        left = _one_dimensional(_arrays.describe(a, "a"), "a")
+        right = _one_dimensional(_arrays.describe(b, "b"), "b")
+        if right.kind != left.kind or right.on_device != left.on_device:
+            raise TypeError("gpuprim: merge: a and b must be of the same kind and device")
+        if (values_a is None) != (values_b is None):
+            raise ValueError("gpuprim: merge: pass both values_a and values_b, or neither")
+        total = left.size + right.size
+        keys_out = self._output(left, None, "out", shape=(total,))
+        order = _order(descending)
+        if values_a is None:
+            self._run([(left, True), (right, True), (keys_out, False)],
+                      lambda c, ka, kb, ko: LIB.gpuprim_merge(c, ka, 0, kb, 0, ko, 0, order))
+            return keys_out.obj
+        va = _one_dimensional(_arrays.describe(values_a, "values_a"), "values_a")
+        vb = _one_dimensional(_arrays.describe(values_b, "values_b"), "values_b")
+        values_out = self._output(va, None, "values_out", shape=(total,))
+        self._run([(left, True), (va, True), (right, True), (vb, True), (keys_out, False),
+                   (values_out, False)],
+                  lambda c, ka, vA, kb, vB, ko, vo: LIB.gpuprim_merge(c, ka, vA, kb, vB, ko, vo, order))
+        return keys_out.obj, values_out.obj
+
     # -- distributed calls (experimental: gpuprim.h's GPUPRIM_EXPERIMENTAL_API) --
     def attach_communicator(self, comm, kind=None) -> None:
         """Borrow a communicator for this context's distributed_*() calls.
@@ -793,6 +967,66 @@ class Context:
             return values.obj, indices.obj
         return self._collective(
             prepare, lambda c: LIB.gpuprim_distributed_topk(c, 0, 0, 0, 0, 0))
+
+
+_SIDES = {"left": _lib.SIDE_LEFT, "right": _lib.SIDE_RIGHT}
+_INTEGER_DTYPES = ("int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64")
+
+
+def _python_number(value):
+    """A reduction's result (numpy scalar, 0-d tensor or array) as a Python number."""
+    return value.item() if hasattr(value, "item") else value
+
+
+def _as_uint64(array):
+    """An int64 output seen by the library as uint64 (counts; the same bytes)."""
+    return _arrays.Array(array.obj, array.kind, array.ptr, "uint64", array.size, array.on_device,
+                         array.device, array.ndim, array.writeable)
+
+
+def _bounds_of(dtype_name, lower, upper):
+    """(lower, upper, the value after upper or None) as one-element numpy
+    arrays of dtype_name, where lower and upper are exactly values of it
+    (upper - lower finite in float64); None where they are not (bfloat16:
+    always None)."""
+    np = _arrays.numpy()
+    if dtype_name == "bfloat16":
+        return None
+    dtype = _arrays.numpy_dtype(dtype_name)
+    if dtype_name in _INTEGER_DTYPES:
+        info = np.iinfo(dtype)
+        result = []
+        for value in (lower, upper):
+            if isinstance(value, float):
+                if not value.is_integer():
+                    return None
+                value = int(value)
+            if not info.min <= value <= info.max:
+                return None
+            result.append(np.array([value], dtype))
+        above = int(upper) + 1
+        result.append(np.array([above], dtype) if above <= info.max else None)
+        return tuple(result)
+    low, high = np.array([lower], dtype), np.array([upper], dtype)
+    if float(low[0]) != float(lower) or float(high[0]) != float(upper):
+        return None
+    if not math.isfinite(float(high[0]) - float(low[0])):
+        return None
+    with np.errstate(over="ignore"):
+        above = np.nextafter(high, np.array([np.inf], dtype))
+    return low, high, (above if np.isfinite(above[0]) else None)
+
+
+def _edges_like(array, edges):
+    """The float64 numpy edges as an array of the operand's kind and device."""
+    if array.kind == "torch":
+        torch = sys.modules["torch"]
+        return torch.from_numpy(edges).to(array.obj.device)
+    if array.kind == "cupy":
+        cupy = sys.modules["cupy"]
+        with cupy.cuda.Device(array.device):
+            return cupy.asarray(edges)
+    return edges
 
 
 class _Layout:

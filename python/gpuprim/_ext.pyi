@@ -26,6 +26,10 @@ ASCENDING: int = 0
 
 DESCENDING: int = 1
 
+SIDE_LEFT: int = 0
+
+SIDE_RIGHT: int = 1
+
 COMM_NCCL: int = 1
 
 COMM_MPI: int = 2
@@ -74,6 +78,18 @@ def gpuprim_distributed_reduce(arg0: int | None, arg1: int, arg2: int | None, ar
 def gpuprim_distributed_scan(arg0: int | None, arg1: int, arg2: int, arg3: int | None, arg4: int | None, /) -> int: ...
 
 def gpuprim_distributed_topk(arg0: int | None, arg1: int | None, arg2: int, arg3: int, arg4: int | None, arg5: int | None, /) -> int: ...
+
+def gpuprim_searchsorted(arg0: int | None, arg1: int | None, arg2: int | None, arg3: int, arg4: int, arg5: int | None, /) -> int: ...
+
+def gpuprim_searchsorted_rows(arg0: int | None, arg1: int | None, arg2: int | None, arg3: int, arg4: int, arg5: int, arg6: int | None, /) -> int: ...
+
+def gpuprim_histogram_even(arg0: int | None, arg1: int | None, arg2: int | None, arg3: int | None, arg4: int | None, /) -> int: ...
+
+def gpuprim_histogram_range(arg0: int | None, arg1: int | None, arg2: int | None, arg3: int | None, /) -> int: ...
+
+def gpuprim_bincount(arg0: int | None, arg1: int | None, arg2: int | None, /) -> int: ...
+
+def gpuprim_merge(arg0: int | None, arg1: int | None, arg2: int | None, arg3: int | None, arg4: int | None, arg5: int | None, arg6: int | None, arg7: int, /) -> int: ...
 
 def gpuprim_get_error_string(arg: int, /) -> str: ...
 

@@ -22,7 +22,8 @@ namespace gpuprim_ext {
     X(buffer_download) X(buffer_get_info) X(reduce) X(reduce_to_buffer) X(argreduce) X(dot) X(dot_to_buffer) X(scan)     \
     X(sort) X(sort_options_init) X(sort_with_options) X(argsort) X(segments_init_rows)                \
     X(segments_init_offsets) X(segmented_sort) X(segmented_argsort) X(segmented_reduce)              \
-    X(segmented_scan) X(topk) X(segmented_topk)
+    X(segmented_scan) X(topk) X(segmented_topk) X(searchsorted) X(searchsorted_rows) X(histogram_even)  \
+    X(histogram_range) X(bincount) X(merge)
 
 // The distributed calls: optional as a group (a library from before them
 // still loads; has_distributed says which).

@@ -141,6 +141,12 @@ void define_raw_calls(nb::module_ &m) {
     GPUPRIM_EXT_RAW(distributed_reduce);
     GPUPRIM_EXT_RAW(distributed_scan);
     GPUPRIM_EXT_RAW(distributed_topk);
+    GPUPRIM_EXT_RAW(searchsorted);
+    GPUPRIM_EXT_RAW(searchsorted_rows);
+    GPUPRIM_EXT_RAW(histogram_even);  // lower, upper: host addresses of one element each
+    GPUPRIM_EXT_RAW(histogram_range);
+    GPUPRIM_EXT_RAW(bincount);
+    GPUPRIM_EXT_RAW(merge);
 
     m.def("gpuprim_get_error_string", [](std::int64_t status) {
         const char *text = library().get_error_string(static_cast<gpuprim_status_t>(status));

@@ -38,6 +38,10 @@ void require_order(const gpuprim_order_t &order) {
     require_enum(order, GPUPRIM_ORDER_ASCENDING, GPUPRIM_ORDER_DESCENDING, "order", "gpuprim_order_t");
 }
 
+void require_side(const gpuprim_side_t &side) {
+    require_enum(side, GPUPRIM_SIDE_LEFT, GPUPRIM_SIDE_RIGHT, "side", "gpuprim_side_t");
+}
+
 uint64_t byte_size(uint64_t count, gpuprim_dtype_t dtype, const char *name) {
     uint64_t bytes = 0;
     if (!gpuprim::multiply_fits(count, gpuprim::dtype_size(dtype), &bytes))
@@ -115,6 +119,13 @@ void require_index_fits(const Buffer &indices, uint64_t longest, const char *key
         fail(GPUPRIM_ERROR_INVALID_ARGUMENT, "%s %llu keys: index %llu does not fit the %s 'indices' (at most %llu)",
              keys_phrase, static_cast<unsigned long long>(longest), static_cast<unsigned long long>(longest - 1),
              gpuprim::dtype_name(indices.dtype), static_cast<unsigned long long>(largest_index(indices.dtype)));
+}
+
+void require_position_fits(const Buffer &indices, uint64_t largest, const char *what) {
+    if (largest > largest_index(indices.dtype))
+        fail(GPUPRIM_ERROR_INVALID_ARGUMENT, "%s %llu does not fit the %s 'indices' (at most %llu)", what,
+             static_cast<unsigned long long>(largest), gpuprim::dtype_name(indices.dtype),
+             static_cast<unsigned long long>(largest_index(indices.dtype)));
 }
 
 uint64_t options_bytes_to_read(const void *options, uint64_t size, size_t known, uint64_t oldest_size, const char *name,

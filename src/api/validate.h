@@ -94,6 +94,7 @@ void require_op(const gpuprim_op_t &op);
 void require_min_max_op(const gpuprim_op_t &op, const char *writer);
 void require_scan_kind(const gpuprim_scan_kind_t &kind);
 void require_order(const gpuprim_order_t &order);
+void require_side(const gpuprim_side_t &side);
 
 // count * size in bytes, or OVERFLOW when it does not fit in 64 bits.
 uint64_t byte_size(uint64_t count, gpuprim_dtype_t dtype, const char *name);
@@ -119,6 +120,10 @@ uint64_t largest_index(gpuprim_dtype_t dtype);
 void require_index_dtype(const Buffer &indices, const char *writer);
 // The last index of `longest` keys fits: keys_phrase names them ("argsort of").
 void require_index_fits(const Buffer &indices, uint64_t longest, const char *keys_phrase);
+
+// The largest value an indices output receives fits its dtype (searchsorted:
+// the sorted count itself); what: the value's phrase ("searchsorted into").
+void require_position_fits(const Buffer &indices, uint64_t largest, const char *what);
 
 // How many bytes of a caller's options struct of `size` bytes to read (see
 // read_options), or fails; known: this version's size of the struct.

@@ -7,6 +7,7 @@
 
 #include "core/dtype.h"
 #include "core/error.h"
+#include "core/histogram_bins.h"
 #include "core/portable.h"
 
 #include <gpuprim/gpuprim.h>
@@ -75,6 +76,66 @@ struct TopkRequest {
     // The largest index the indices' dtype holds; with CSR offsets the
     // backend checks the longest segment against it before writing anything.
     uint64_t largest_index = UINT64_MAX;
+};
+
+// One searchsorted request (gpuprim_searchsorted, _rows), by key width: for each
+// query, the number of the `count` sorted keys that come before it in the
+// order of to_radix_key(key, key_kind, descending) (core/key_transform.h):
+// strictly before (lower bound), or before or equal (upper bound). The keys
+// are sorted in that order (not checked: an unsorted buffer still gives
+// indices in [0, count]).
+struct SearchRequest {
+    KeyKind key_kind;
+    uint32_t key_bytes;  // 1, 2, 4 or 8
+    bool descending;
+    bool upper;          // SIDE_RIGHT
+    const void *sorted;
+    uint64_t count;
+    const void *queries;
+    uint64_t query_count;
+    void *indices;        // query_count indices; count fits them
+    uint32_t index_bytes;  // 4 or 8
+    // Rows (gpuprim_searchsorted_rows): `rows` rows of `count` keys and of
+    // `query_count` queries (and indices) each, row r searched on its own;
+    // 1 for the flat call.
+    uint64_t rows = 1;
+};
+
+// One histogram request (gpuprim_histogram_even, gpuprim_histogram_range,
+// gpuprim_bincount): counts[b] = the number of input elements whose bin is
+// b (core/histogram_bins.h: even_bin with `even`, or range_bin among the
+// bins + 1 edges), every count written (U32 counts wrap modulo 2^32).
+struct HistogramRequest {
+    gpuprim_dtype_t dtype;
+    const void *input;
+    uint64_t count;
+    uint64_t bins;         // 1 to 2^32
+    void *counts;          // bins counts
+    uint32_t count_bytes;  // 4 or 8
+    const void *edges;     // bins + 1 edges of dtype in backend memory, or nullptr: even bins
+    EvenBins even;
+};
+
+// One merge request (gpuprim_merge): the stable merge of two sorted runs in
+// separate buffers, a (count_a keys) and b (count_b keys), each sorted by
+// to_radix_key(key, key_kind, descending) (core/key_transform.h), into
+// keys_out (count_a + count_b keys; ties: a first, then position), values
+// carried along (value_bytes 0: keys only). Outputs apart from the inputs.
+// Runs not sorted (a caller's error) give unspecified outputs, never a
+// read or write outside the buffers.
+struct MergeRequest {
+    KeyKind key_kind;
+    uint32_t key_bytes;    // 1, 2, 4 or 8
+    bool descending;
+    const void *keys_a;
+    const void *values_a;
+    uint64_t count_a;
+    const void *keys_b;
+    const void *values_b;
+    uint64_t count_b;
+    void *keys_out;
+    void *values_out;
+    uint32_t value_bytes;  // 0 (keys only), 1, 2, 4 or 8
 };
 
 // How the data of a segmented call divides into segments (src/api checked
@@ -236,6 +297,14 @@ public:
     // elements).
     virtual void topk(const TopkRequest &request, const SegmentLayout &layout) = 0;
 
+    // For each query its lower or upper bound in the sorted keys
+    // (SearchRequest); stream-ordered on CUDA.
+    virtual void searchsorted(const SearchRequest &request) = 0;
+
+    // Counts of the input's elements in bins (HistogramRequest);
+    // stream-ordered on CUDA.
+    virtual void histogram(const HistogramRequest &request) = 0;
+
     // What the distributed calls (src/dist) need besides the primitives.
     // All stream-ordered on CUDA, like the primitives.
     //
@@ -261,6 +330,8 @@ public:
     // when value_bytes) the merge may use as scratch (clobbered). values_are_indices is false here.
     virtual void merge_sorted_runs(const SortRequest &request, const uint64_t *run_starts, uint32_t runs,
                                    void *spare_keys, void *spare_values) = 0;
+    // gpuprim_merge (MergeRequest); stream-ordered on CUDA.
+    virtual void merge(const MergeRequest &request) = 0;
     // The cudaStream_t every call is ordered on (the NCCL engine enqueues its
     // transfers there); nullptr on the CPU backend.
     virtual void *native_stream() const { return nullptr; }

@@ -14,9 +14,11 @@
 #include "core/ops.h"
 #include "core/workspace.h"
 #include "cpu/argreduce.h"
+#include "cpu/histogram.h"
 #include "cpu/merge_runs.h"
 #include "cpu/parallel.h"
 #include "cpu/reduce_scan.h"
+#include "cpu/search.h"
 #include "cpu/segmented.h"
 #include "cpu/sort.h"
 #include "cpu/sort_by_width.h"
@@ -101,6 +103,12 @@ public:
                    uint64_t *index) override {
         *index = cpu::argreduce(parallel_, op, dtype, input, count);
     }
+
+    void searchsorted(const SearchRequest &request) override { cpu::searchsorted(parallel_, request); }
+
+    void histogram(const HistogramRequest &request) override { cpu::histogram(parallel_, request); }
+
+    void merge(const MergeRequest &request) override { cpu::merge_two(parallel_, request); }
 
     void scan(gpuprim_op_t op, gpuprim_scan_kind_t kind, gpuprim_dtype_t dtype, const void *input,
               void *output, uint64_t count, const void *initial) override {

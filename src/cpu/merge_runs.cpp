@@ -57,14 +57,19 @@ public:
     // keys_to (values_to).
     void merge_piece(const Pair &pair, uint64_t d_begin, uint64_t d_end, const KeyBits *keys,
                      const ValueBits *values, KeyBits *keys_to, ValueBits *values_to) const {
-        const KeyBits *a = keys + pair.a_begin, *b = keys + pair.b_begin;
-        const uint64_t na = pair.b_begin - pair.a_begin, nb = pair.b_end - pair.b_begin;
+        merge_range(keys + pair.a_begin, values ? values + pair.a_begin : nullptr, pair.b_begin - pair.a_begin,
+                    keys + pair.b_begin, values ? values + pair.b_begin : nullptr, pair.b_end - pair.b_begin,
+                    d_begin, d_end, keys_to + pair.a_begin, values_to ? values_to + pair.a_begin : nullptr);
+    }
+
+    // Outputs [d_begin, d_end) of the stable merge of a[0, na) and b[0, nb)
+    // (values va, vb: nullptr for none) to ko (vo). On runs that are not
+    // sorted the split is some point of the diagonal: i + j stays d, so no
+    // read passes either run.
+    void merge_range(const KeyBits *a, const ValueBits *va, uint64_t na, const KeyBits *b, const ValueBits *vb,
+                     uint64_t nb, uint64_t d_begin, uint64_t d_end, KeyBits *ko, ValueBits *vo) const {
         uint64_t i = split(a, na, b, nb, d_begin);
         uint64_t j = d_begin - i;
-        const ValueBits *va = values ? values + pair.a_begin : nullptr;
-        const ValueBits *vb = values ? values + pair.b_begin : nullptr;
-        KeyBits *ko = keys_to + pair.a_begin;
-        ValueBits *vo = values_to ? values_to + pair.a_begin : nullptr;
         for (uint64_t d = d_begin; d < d_end; ++d) {
             const bool take_b = i == na || (j < nb && bits(b[j]) < bits(a[i]));
             if (take_b) {
@@ -160,7 +165,49 @@ void merge_by_value_width(Parallel &parallel, const SortRequest &request, const 
     fail(GPUPRIM_ERROR_INTERNAL, "merge_sorted_runs: %u-byte values", request.value_bytes);
 }
 
+template <typename KeyBits, typename ValueBits>
+void merge_two_by_width(Parallel &parallel, const MergeRequest &request) {
+    constexpr bool kValues = !std::is_same_v<ValueBits, void>;
+    using V = std::conditional_t<kValues, ValueBits, unsigned char>;
+    SortRequest order{};
+    order.key_kind = request.key_kind;
+    order.key_bytes = request.key_bytes;
+    order.descending = request.descending;
+    const Merger<KeyBits, V> merger(order);
+    const uint64_t total = request.count_a + request.count_b;
+    const auto *a = static_cast<const KeyBits *>(request.keys_a), *b = static_cast<const KeyBits *>(request.keys_b);
+    const V *va = kValues ? static_cast<const V *>(request.values_a) : nullptr;
+    const V *vb = kValues ? static_cast<const V *>(request.values_b) : nullptr;
+    auto *ko = static_cast<KeyBits *>(request.keys_out);
+    V *vo = kValues ? static_cast<V *>(request.values_out) : nullptr;
+    parallel.for_ranges(total, kGrain, [&](uint64_t d_begin, uint64_t d_end) {
+        merger.merge_range(a, va, request.count_a, b, vb, request.count_b, d_begin, d_end, ko, vo);
+    });
+}
+
+template <typename KeyBits>
+void merge_two_by_value_width(Parallel &parallel, const MergeRequest &request) {
+    switch (request.value_bytes) {
+    case 0: return merge_two_by_width<KeyBits, void>(parallel, request);
+    case 1: return merge_two_by_width<KeyBits, uint8_t>(parallel, request);
+    case 2: return merge_two_by_width<KeyBits, uint16_t>(parallel, request);
+    case 4: return merge_two_by_width<KeyBits, uint32_t>(parallel, request);
+    case 8: return merge_two_by_width<KeyBits, uint64_t>(parallel, request);
+    }
+    fail(GPUPRIM_ERROR_INTERNAL, "merge: %u-byte values", request.value_bytes);
+}
+
 }  // namespace
+
+void merge_two(Parallel &parallel, const MergeRequest &request) {
+    switch (request.key_bytes) {
+    case 1: return merge_two_by_value_width<uint8_t>(parallel, request);
+    case 2: return merge_two_by_value_width<uint16_t>(parallel, request);
+    case 4: return merge_two_by_value_width<uint32_t>(parallel, request);
+    case 8: return merge_two_by_value_width<uint64_t>(parallel, request);
+    }
+    fail(GPUPRIM_ERROR_INTERNAL, "merge: %u-byte keys", request.key_bytes);
+}
 
 void merge_sorted_runs(Parallel &parallel, const SortRequest &request, const uint64_t *run_starts, uint32_t runs,
                        void *spare_keys, void *spare_values) {

@@ -7,9 +7,11 @@
 #include "cuda/argreduce/argreduce.h"
 #include "cuda/device_env.h"
 #include "cuda/distributed/distributed.h"
+#include "cuda/histogram/histogram.h"
 #include "cuda/merge/merge.h"
 #include "cuda/reduce/reduce.h"
 #include "cuda/scan/scan.h"
+#include "cuda/search/search.h"
 #include "cuda/segmented_scan/segmented_scan.h"
 #include "cuda/segmented_sort/segmented_sort.h"
 #include "cuda/sort/sort.h"
@@ -255,6 +257,16 @@ public:
         finish_host_result(index, sizeof(uint64_t), "argreduce (cudaStreamSynchronize)");
     }
 
+    void searchsorted(const SearchRequest &request) override {
+        DeviceScope scope(env_.device_ordinal);
+        cuda::searchsorted(env_, request);
+    }
+
+    void histogram(const HistogramRequest &request) override {
+        DeviceScope scope(env_.device_ordinal);
+        cuda::histogram(env_, request);
+    }
+
     void scan(gpuprim_op_t op, gpuprim_scan_kind_t kind, gpuprim_dtype_t dtype, const void *input,
               void *output, uint64_t count, const void *initial) override {
         DeviceScope scope(env_.device_ordinal);
@@ -310,6 +322,11 @@ public:
                            void *spare_values) override {
         DeviceScope scope(env_.device_ordinal);
         cuda::merge_sorted_runs(env_, request, run_starts, runs, spare_keys, spare_values);
+    }
+
+    void merge(const MergeRequest &request) override {
+        DeviceScope scope(env_.device_ordinal);
+        cuda::merge_two(env_, request);
     }
 
     void *native_stream() const override { return static_cast<void *>(env_.stream); }

@@ -35,7 +35,7 @@ typedef enum tr_plan {
                          programs that test how calls are handled (bad handles, ...) */
 } tr_plan_t;
 
-#define TR_MAX_ARGS 4
+#define TR_MAX_ARGS 6
 #define TR_NO_DTYPE ((gpuprim_dtype_t)-1)
 
 /* One buffer argument of a call. */

@@ -110,6 +110,9 @@ constexpr Codes kDocArgsort = kDocSort;
 constexpr Codes kDocSegmented = kDocSort;  // sort, argsort, reduce, scan: the same list
 constexpr Codes kDocTopk = kDocSort;       // gpuprim_topk, gpuprim_segmented_topk: the same list too
 constexpr Codes kDocArgreduce = kContextCodes | kMismatch | kEnum | kArg | kDevice | kOom;
+constexpr Codes kDocSearchsorted = kDocSort;  // the same list
+constexpr Codes kDocHistogram = kDocSort;     // histogram_even, histogram_range, bincount: the same list too
+constexpr Codes kDocMerge = kDocSort;
 // The distributed calls: every call's list and their one-rank call's.
 constexpr Codes kDocDistributed = kDocSort | kOverflow;
 constexpr Codes kDocAttach = kContextCodes | kEnum | kUnavailable | kArg | kDevice;
@@ -634,6 +637,15 @@ public:
             if (op == 255) {  // the distributed calls and their communicator (op 28 in check messages)
                 op_distributed(in);
                 check_all_buffers(28);
+                continue;
+            }
+            if (op == 253) {  // searchsorted and the histograms (op 30 in check messages); top-k keeps
+                              // 229, 235, 241, 247
+                const int call = in.u8() % 5;
+                if (call == 0) op_searchsorted(in);
+                else if (call == 4) op_merge(in);
+                else op_histogram(in, call);
+                check_all_buffers(30);
                 continue;
             }
             if (op == 254) {  // argreduce (op 29 in check messages); 224 still reaches argsort
@@ -1320,6 +1332,337 @@ private:
         uint64_t again = poison;
         if (shim_argreduce(context.handle, op, handle, &again) != GPUPRIM_SUCCESS || again != index)
             violation("argreduce is not repeatable");
+    }
+
+    // gpuprim_searchsorted: side and order enums, queries of the keys'
+    // dtype, indices of an index dtype with the queries' count that holds
+    // the keys' count, indices apart from both inputs. On keys sorted in the
+    // order every index is the documented bound (keys before the query in
+    // the order key, strictly for LEFT); on any other keys each lies in
+    // [0, n]. Repeatable bit for bit either way.
+    void op_searchsorted(Input &in) {
+        ContextArg context = draw_context(in);
+        const int side = draw_enum(in, 2), order = draw_enum(in, 2);
+        gpuprim_buffer_t sorted = draw_buffer(in, context.slot), queries = draw_buffer(in, context.slot);
+        gpuprim_buffer_t indices = draw_buffer(in, context.slot);
+        // gpuprim_searchsorted_rows for a rows byte of 200 and more: rows 0 to 4.
+        const uint8_t rows_mode = in.u8();
+        const bool by_rows = rows_mode >= 200;
+        const uint64_t rows = by_rows ? rows_mode % 5 : 1;
+        Buffer *kb = nullptr, *qb = nullptr, *ib = nullptr;
+        Expect expect;
+        if (context.slot < 0) {
+            expect.must = context.error;
+        } else {
+            if (!in_range(side, 2) || !in_range(order, 2)) expect.must |= kEnum;
+            expect.must |= resolve(context.slot, sorted, &kb);
+            expect.must |= resolve(context.slot, queries, &qb);
+            expect.must |= resolve(context.slot, indices, &ib);
+            if (kb && qb && qb->dtype != kb->dtype) expect.must |= kDtype;
+            if (ib && !is_index_dtype(ib->dtype)) expect.must |= kDtype;
+            if (ib && qb && ib->count != qb->count) expect.must |= kSize;
+            if (rows == 0) expect.must |= kArg;
+            else if ((kb && kb->count % rows != 0) || (qb && qb->count % rows != 0)) expect.must |= kArg;
+            if (ib && kb && is_index_dtype(ib->dtype) && rows != 0) {
+                const uint64_t largest = ib->dtype == GPUPRIM_DTYPE_I32   ? uint64_t(INT32_MAX)
+                                         : ib->dtype == GPUPRIM_DTYPE_U32 ? uint64_t(UINT32_MAX)
+                                         : ib->dtype == GPUPRIM_DTYPE_I64 ? uint64_t(INT64_MAX)
+                                                                          : UINT64_MAX;
+                if (kb->count / rows > largest) expect.must |= kArg;
+            }
+            if (ib && kb && forbidden_alias(*ib, *kb, false)) expect.must |= kArg;
+            if (ib && qb && forbidden_alias(*ib, *qb, false)) expect.must |= kArg;
+        }
+        auto call = [&] {
+            return by_rows ? shim_searchsorted_rows(context.handle, sorted, queries, rows, side, order, indices)
+                           : shim_searchsorted(context.handle, sorted, queries, side, order, indices);
+        };
+        gpuprim_status_t status = call();
+        check_status(by_rows ? "gpuprim_searchsorted_rows" : "gpuprim_searchsorted", kDocSearchsorted, expect, status,
+                     &context);
+        if (status != GPUPRIM_SUCCESS) return;
+        const size_t index_size = size_of(ib->dtype);
+        std::vector<uint8_t> got(ib->bytes() + 8), again(ib->bytes() + 8);
+        if (ib->count && gpuprim_buffer_download(context.handle, indices, 0, got.data(), ib->count) != GPUPRIM_SUCCESS)
+            violation("searchsorted: download of the indices failed");
+        with_type(kb->dtype, [&](auto zero) {
+            using T = decltype(zero);
+            const bool descending = order == GPUPRIM_ORDER_DESCENDING, upper = side == GPUPRIM_SIDE_RIGHT;
+            const uint64_t mask = sizeof(T) == 8 ? ~uint64_t(0) : (uint64_t(1) << (8 * sizeof(T))) - 1;
+            const uint64_t n = kb->count / rows, m = qb->count / rows;
+            auto rank = [&](const Buffer &b, uint64_t i) {
+                const uint64_t k = doc_radix_key(load<T>(contents(b) + i * sizeof(T)));
+                return descending ? ~k & mask : k;
+            };
+            bool keys_sorted = true;  // every row
+            for (uint64_t i = 1; i < kb->count && keys_sorted; ++i)
+                keys_sorted = i % n == 0 || rank(*kb, i - 1) <= rank(*kb, i);
+            for (uint64_t j = 0; j < qb->count; ++j) {
+                uint64_t have = 0;
+                std::memcpy(&have, got.data() + j * index_size, index_size);
+                if (have > n)
+                    violation("searchsorted: index %llu of query %llu is past the %llu keys", (unsigned long long)have,
+                              (unsigned long long)j, (unsigned long long)n);
+                if (!keys_sorted) continue;
+                const uint64_t q = rank(*qb, j), first = j / m * n;
+                uint64_t lo = 0, hi = n;
+                while (lo < hi) {
+                    const uint64_t mid = lo + (hi - lo) / 2, k = rank(*kb, first + mid);
+                    if (upper ? k <= q : k < q) lo = mid + 1;
+                    else hi = mid;
+                }
+                if (have != lo)
+                    violation("searchsorted (dtype %d, %s, %s, %llu keys): query %llu got %llu, expected %llu",
+                              kb->dtype, descending ? "descending" : "ascending", upper ? "right" : "left",
+                              (unsigned long long)n, (unsigned long long)j, (unsigned long long)have,
+                              (unsigned long long)lo);
+            }
+        });
+        std::memcpy(contents(*ib), got.data(), ib->bytes());
+        if (call() != GPUPRIM_SUCCESS ||
+            (ib->count &&
+             gpuprim_buffer_download(context.handle, indices, 0, again.data(), ib->count) != GPUPRIM_SUCCESS) ||
+            std::memcmp(got.data(), again.data(), ib->bytes()) != 0)
+            violation("searchsorted is not repeatable");
+    }
+
+    // The histograms (call 1 gpuprim_histogram_even, 2 gpuprim_histogram_range,
+    // 3 gpuprim_bincount): counts U32 or U64 with 1 to 2^32 bins apart from
+    // the inputs; even bounds read from the input bytes (lower < upper by
+    // value, floats finite with a finite f64 difference), NULL now and then;
+    // edges of the input's dtype, at least 2, one more than the counts;
+    // bincount of integers. The model: integers' even bins exactly, floats'
+    // by the header's f64 formula, edges and bincount by value; with edges
+    // out of order (unspecified bins) only the total is checked.
+    void op_histogram(Input &in, int call) {
+        ContextArg context = draw_context(in);
+        gpuprim_buffer_t input = draw_buffer(in, context.slot);
+        gpuprim_buffer_t edges = call == 2 ? draw_buffer(in, context.slot) : nullptr;
+        gpuprim_buffer_t counts = draw_buffer(in, context.slot);
+        const uint8_t bound_mode = call == 1 ? in.u8() : 0;
+        const uint64_t lower_bits = call == 1 ? in.u64() : 0, upper_bits = call == 1 ? in.u64() : 0;
+        const bool null_lower = bound_mode == 255, null_upper = bound_mode == 254;
+        Buffer *ib = nullptr, *eb = nullptr, *cb = nullptr;
+        Expect expect;
+        expect.may = kOom;
+        if (context.slot < 0) {
+            expect.must = context.error;
+        } else {
+            expect.must |= resolve(context.slot, input, &ib);
+            if (call == 2) expect.must |= resolve(context.slot, edges, &eb);
+            expect.must |= resolve(context.slot, counts, &cb);
+            if (null_lower || null_upper) expect.must |= kNull;
+            if (cb) {
+                if (cb->dtype != GPUPRIM_DTYPE_U32 && cb->dtype != GPUPRIM_DTYPE_U64) expect.must |= kDtype;
+                if (cb->count == 0 || cb->count > (uint64_t(1) << 32)) expect.must |= kArg;
+                if (ib && forbidden_alias(*cb, *ib, false)) expect.must |= kArg;
+                if (eb && forbidden_alias(*cb, *eb, false)) expect.must |= kArg;
+            }
+            if (call == 2 && eb && ib && eb->dtype != ib->dtype) expect.must |= kDtype;
+            if (call == 2 && eb && eb->count < 2) expect.must |= kArg;
+            if (call == 2 && eb && cb && eb->count >= 2 && cb->count != eb->count - 1) expect.must |= kSize;
+            if (call == 3 && ib && (ib->dtype == GPUPRIM_DTYPE_F32 || ib->dtype == GPUPRIM_DTYPE_F64 ||
+                                    ib->dtype == GPUPRIM_DTYPE_F16 || ib->dtype == GPUPRIM_DTYPE_BF16))
+                expect.must |= kDtype;
+            if (call == 1 && ib && !null_lower && !null_upper)
+                with_type(ib->dtype, [&](auto zero) {
+                    using T = decltype(zero);
+                    const T lo = load<T>(reinterpret_cast<const uint8_t *>(&lower_bits));
+                    const T hi = load<T>(reinterpret_cast<const uint8_t *>(&upper_bits));
+                    const long double l = value_of(lo), u = value_of(hi);
+                    if constexpr (kIsFloat<T>) {
+                        if (!std::isfinite(l) || !std::isfinite(u) || !(l < u) ||
+                            !std::isfinite(double(u) - double(l)))
+                            expect.must |= kArg;
+                    } else if (!(l < u)) {
+                        expect.must |= kArg;
+                    }
+                });
+        }
+        gpuprim_status_t status;
+        if (call == 1)
+            status = gpuprim_histogram_even(context.handle, input, null_lower ? nullptr : &lower_bits,
+                                            null_upper ? nullptr : &upper_bits, counts);
+        else if (call == 2)
+            status = gpuprim_histogram_range(context.handle, input, edges, counts);
+        else
+            status = gpuprim_bincount(context.handle, input, counts);
+        check_status(call == 1 ? "gpuprim_histogram_even" : call == 2 ? "gpuprim_histogram_range" : "gpuprim_bincount",
+                     kDocHistogram, expect, status, &context);
+        if (status != GPUPRIM_SUCCESS) return;
+        const uint64_t bins = cb->count;
+        std::vector<uint64_t> want(bins, 0);
+        bool exact = true;
+        with_type(ib->dtype, [&](auto zero) {
+            using T = decltype(zero);
+            auto element = [&](const Buffer &b, uint64_t i) { return load<T>(contents(b) + i * sizeof(T)); };
+            auto is_nan = [&](T x) {
+                if constexpr (kIsHalf<T>) return half_is_nan(x);
+                else if constexpr (kIsFloat<T>) return x != x;
+                else return false;
+            };
+            if (call == 2) {
+                for (uint64_t e = 1; e < eb->count && exact; ++e)
+                    exact = !is_nan(element(*eb, e - 1)) && !is_nan(element(*eb, e)) &&
+                            value_of(element(*eb, e - 1)) <= value_of(element(*eb, e));
+            }
+            const T lo = load<T>(reinterpret_cast<const uint8_t *>(&lower_bits));
+            const T hi = load<T>(reinterpret_cast<const uint8_t *>(&upper_bits));
+            for (uint64_t i = 0; i < ib->count; ++i) {
+                const T x = element(*ib, i);
+                if (is_nan(x)) continue;
+                const long double v = value_of(x);
+                uint64_t bin = 0;
+                bool counted = false;
+                if (call == 1) {
+                    if constexpr (kIsFloat<T>) {
+                        const double dv = double(v), dl = double(value_of(lo)), du = double(value_of(hi));
+                        if (dv >= dl && dv < du) {
+                            const double scaled = (dv - dl) * (double(bins) / (du - dl));
+                            bin = scaled < double(bins) ? uint64_t(scaled) : bins - 1;
+                            counted = true;
+                        }
+                    } else if (v >= value_of(lo) && v < value_of(hi)) {
+                        __extension__ typedef unsigned __int128 Wide;
+                        const uint64_t offset = uint64_t(int64_t(x)) - uint64_t(int64_t(lo));
+                        const uint64_t range = uint64_t(int64_t(hi)) - uint64_t(int64_t(lo));
+                        if constexpr (std::is_unsigned_v<T>) {
+                            bin = uint64_t(Wide(uint64_t(x) - uint64_t(lo)) * bins / (uint64_t(hi) - uint64_t(lo)));
+                        } else {
+                            bin = uint64_t(Wide(offset) * bins / range);
+                        }
+                        counted = true;
+                    }
+                } else if (call == 2) {
+                    uint64_t below = 0;  // edges at or below x, by value
+                    while (below < eb->count && value_of(element(*eb, below)) <= v) ++below;
+                    if (below > 0 && below < eb->count) {
+                        bin = below - 1;
+                        counted = true;
+                    }
+                } else if (v >= 0 && v < static_cast<long double>(bins)) {
+                    bin = uint64_t(v);
+                    counted = true;
+                }
+                if (counted) ++want[bin];
+            }
+        });
+        const size_t count_size = size_of(cb->dtype);
+        std::vector<uint8_t> got(cb->bytes() + 8);
+        if (gpuprim_buffer_download(context.handle, counts, 0, got.data(), bins) != GPUPRIM_SUCCESS)
+            violation("histogram: download of the counts failed");
+        uint64_t total = 0, want_total = 0;
+        for (uint64_t b = 0; b < bins; ++b) {
+            uint64_t have = 0;
+            std::memcpy(&have, got.data() + b * count_size, count_size);
+            const uint64_t expected = count_size == 4 ? want[b] & 0xFFFFFFFFu : want[b];
+            total += have;
+            want_total += want[b];
+            if (exact && have != expected)
+                violation("histogram call %d (dtype %d, %llu elements, %llu bins): bin %llu has %llu, expected %llu",
+                          call, ib->dtype, (unsigned long long)ib->count, (unsigned long long)bins,
+                          (unsigned long long)b, (unsigned long long)have, (unsigned long long)expected);
+        }
+        if (!exact && total > ib->count) violation("histogram: %llu counts of %llu elements", (unsigned long long)total,
+                                                   (unsigned long long)ib->count);
+        std::memcpy(contents(*cb), got.data(), cb->bytes());
+    }
+
+    // gpuprim_merge: keys_a, keys_b, keys_out of one dtype (count_a +
+    // count_b outputs), values all NULL or all given (one dtype, their keys'
+    // counts), outputs apart from every input and each other. The model: on
+    // runs sorted in the order (documented order key), the stable merge,
+    // values with their keys; on others only that the call succeeds and
+    // leaves the inputs alone (the outputs take what it wrote).
+    void op_merge(Input &in) {
+        ContextArg context = draw_context(in);
+        const int order = draw_enum(in, 2);
+        gpuprim_buffer_t keys_a = draw_buffer(in, context.slot), keys_b = draw_buffer(in, context.slot);
+        gpuprim_buffer_t keys_out = draw_buffer(in, context.slot);
+        const uint8_t values_mode = in.u8();
+        gpuprim_buffer_t values_a = nullptr, values_b = nullptr, values_out = nullptr;
+        if (values_mode & 1) {
+            values_a = draw_buffer(in, context.slot);
+            values_b = draw_buffer(in, context.slot);
+            values_out = draw_buffer(in, context.slot);
+        } else if (values_mode == 254) {
+            values_a = draw_buffer(in, context.slot);  // the others NULL
+        }
+        const int given = (values_a != nullptr) + (values_b != nullptr) + (values_out != nullptr);
+        Buffer *ka = nullptr, *kb = nullptr, *ko = nullptr, *va = nullptr, *vb = nullptr, *vo = nullptr;
+        Expect expect;
+        if (context.slot < 0) {
+            expect.must = context.error;
+        } else {
+            if (!in_range(order, 2)) expect.must |= kEnum;
+            expect.must |= resolve(context.slot, keys_a, &ka);
+            expect.must |= resolve(context.slot, keys_b, &kb);
+            expect.must |= resolve(context.slot, keys_out, &ko);
+            if (given != 0 && given != 3) expect.must |= kArg;
+            if (ka && kb && kb->dtype != ka->dtype) expect.must |= kDtype;
+            if (ka && ko && ko->dtype != ka->dtype) expect.must |= kDtype;
+            if (ka && kb && ko && (ka->count + kb->count < ka->count || ko->count != ka->count + kb->count))
+                expect.must |= kSize;
+            if (ko && ka && forbidden_alias(*ko, *ka, false)) expect.must |= kArg;
+            if (ko && kb && forbidden_alias(*ko, *kb, false)) expect.must |= kArg;
+            if (given == 3) {
+                expect.must |= resolve(context.slot, values_a, &va);
+                expect.must |= resolve(context.slot, values_b, &vb);
+                expect.must |= resolve(context.slot, values_out, &vo);
+                if (va && vb && vb->dtype != va->dtype) expect.must |= kDtype;
+                if (va && vo && vo->dtype != va->dtype) expect.must |= kDtype;
+                if (va && ka && va->count != ka->count) expect.must |= kSize;
+                if (vb && kb && vb->count != kb->count) expect.must |= kSize;
+                if (vo && ko && vo->count != ko->count) expect.must |= kSize;
+                for (Buffer *input : {ka, kb, va, vb, ko})
+                    if (vo && input && forbidden_alias(*vo, *input, false)) expect.must |= kArg;
+                for (Buffer *input : {va, vb})
+                    if (ko && input && forbidden_alias(*ko, *input, false)) expect.must |= kArg;
+            }
+        }
+        gpuprim_status_t status =
+            shim_merge(context.handle, keys_a, values_a, keys_b, values_b, keys_out, values_out, order);
+        check_status("gpuprim_merge", kDocMerge, expect, status, &context);
+        if (status != GPUPRIM_SUCCESS) return;
+        const uint64_t na = ka->count, nb = kb->count, n = na + nb;
+        std::vector<uint8_t> got_keys(ko->bytes() + 8), got_values(vo ? vo->bytes() + 8 : 8);
+        if (n && gpuprim_buffer_download(context.handle, keys_out, 0, got_keys.data(), n) != GPUPRIM_SUCCESS)
+            violation("merge: download of keys_out failed");
+        if (n && vo && gpuprim_buffer_download(context.handle, values_out, 0, got_values.data(), n) != GPUPRIM_SUCCESS)
+            violation("merge: download of values_out failed");
+        with_type(ka->dtype, [&](auto zero) {
+            using T = decltype(zero);
+            const bool descending = order == GPUPRIM_ORDER_DESCENDING;
+            const uint64_t mask = sizeof(T) == 8 ? ~uint64_t(0) : (uint64_t(1) << (8 * sizeof(T))) - 1;
+            auto rank = [&](const Buffer &b, uint64_t i) {
+                const uint64_t k = doc_radix_key(load<T>(contents(b) + i * sizeof(T)));
+                return descending ? ~k & mask : k;
+            };
+            bool sorted = true;
+            for (uint64_t i = 1; i < na && sorted; ++i) sorted = rank(*ka, i - 1) <= rank(*ka, i);
+            for (uint64_t i = 1; i < nb && sorted; ++i) sorted = rank(*kb, i - 1) <= rank(*kb, i);
+            if (!sorted) return;
+            const size_t value_size = vo ? size_of(vo->dtype) : 0;
+            std::vector<uint8_t> want_keys(ko->bytes() + 8), want_values(vo ? vo->bytes() + 8 : 8);
+            uint64_t i = 0, j = 0;
+            for (uint64_t d = 0; d < n; ++d) {
+                const bool take_b = i == na || (j < nb && rank(*kb, j) < rank(*ka, i));
+                const Buffer &from = take_b ? *kb : *ka;
+                const uint64_t at = take_b ? j++ : i++;
+                std::memcpy(want_keys.data() + d * sizeof(T), contents(from) + at * sizeof(T), sizeof(T));
+                if (vo)
+                    std::memcpy(want_values.data() + d * value_size, contents(take_b ? *vb : *va) + at * value_size,
+                                value_size);
+            }
+            if (std::memcmp(want_keys.data(), got_keys.data(), n * sizeof(T)) != 0)
+                violation("merge (dtype %d, %llu + %llu keys, %s): keys_out differs from the stable merge", ka->dtype,
+                          (unsigned long long)na, (unsigned long long)nb, descending ? "descending" : "ascending");
+            if (vo && std::memcmp(want_values.data(), got_values.data(), n * value_size) != 0)
+                violation("merge (dtype %d, %llu + %llu keys): values_out differs from the stable merge", ka->dtype,
+                          (unsigned long long)na, (unsigned long long)nb);
+        });
+        std::memcpy(contents(*ko), got_keys.data(), ko->bytes());
+        if (vo) std::memcpy(contents(*vo), got_values.data(), vo->bytes());
     }
 
     // Writes a checked float-sum or exact result for element 0 of `out`.

@@ -24,6 +24,22 @@ gpuprim_status_t shim_argreduce(gpuprim_context_t context, int op, gpuprim_buffe
     return gpuprim_argreduce(context, op, input, index);
 }
 
+gpuprim_status_t shim_merge(gpuprim_context_t context, gpuprim_buffer_t keys_a, gpuprim_buffer_t values_a,
+                            gpuprim_buffer_t keys_b, gpuprim_buffer_t values_b, gpuprim_buffer_t keys_out,
+                            gpuprim_buffer_t values_out, int order) {
+    return gpuprim_merge(context, keys_a, values_a, keys_b, values_b, keys_out, values_out, order);
+}
+
+gpuprim_status_t shim_searchsorted_rows(gpuprim_context_t context, gpuprim_buffer_t sorted, gpuprim_buffer_t queries,
+                                        uint64_t rows, int side, int order, gpuprim_buffer_t indices) {
+    return gpuprim_searchsorted_rows(context, sorted, queries, rows, side, order, indices);
+}
+
+gpuprim_status_t shim_searchsorted(gpuprim_context_t context, gpuprim_buffer_t sorted, gpuprim_buffer_t queries, int side,
+                                   int order, gpuprim_buffer_t indices) {
+    return gpuprim_searchsorted(context, sorted, queries, side, order, indices);
+}
+
 gpuprim_status_t shim_reduce_to_buffer(gpuprim_context_t context, int op, gpuprim_buffer_t input,
                                        gpuprim_buffer_t result) {
     return gpuprim_reduce_to_buffer(context, op, input, result);

@@ -16,6 +16,13 @@ gpuprim_status_t shim_buffer_wrap(gpuprim_context_t context, int dtype, void *da
 gpuprim_status_t shim_reduce(gpuprim_context_t context, int op, gpuprim_buffer_t input,
                              void *result);
 gpuprim_status_t shim_argreduce(gpuprim_context_t context, int op, gpuprim_buffer_t input, uint64_t *index);
+gpuprim_status_t shim_merge(gpuprim_context_t context, gpuprim_buffer_t keys_a, gpuprim_buffer_t values_a,
+                            gpuprim_buffer_t keys_b, gpuprim_buffer_t values_b, gpuprim_buffer_t keys_out,
+                            gpuprim_buffer_t values_out, int order);
+gpuprim_status_t shim_searchsorted_rows(gpuprim_context_t context, gpuprim_buffer_t sorted, gpuprim_buffer_t queries,
+                                        uint64_t rows, int side, int order, gpuprim_buffer_t indices);
+gpuprim_status_t shim_searchsorted(gpuprim_context_t context, gpuprim_buffer_t sorted, gpuprim_buffer_t queries, int side,
+                                   int order, gpuprim_buffer_t indices);
 gpuprim_status_t shim_reduce_to_buffer(gpuprim_context_t context, int op, gpuprim_buffer_t input,
                                        gpuprim_buffer_t result);
 gpuprim_status_t shim_scan(gpuprim_context_t context, int op, int kind, gpuprim_buffer_t input,

@@ -3,7 +3,8 @@
 """Writes the seed corpus of the API fuzz target (test/reliability/corpus/).
 
 Each seed is a small program in the byte language fuzz_api.cpp reads: one
-byte picks the operation (op % 22; bytes >= 224 the argsort, segmented and top-k calls; 254 argreduce;
+byte picks the operation (op % 22; bytes >= 224 the argsort, segmented and top-k calls; 253 searchsorted and
+the histograms; 254 argreduce;
 255 the distributed calls), the following bytes its arguments, in
 the order the target reads them. The seeds start the fuzzer (and the replay
 test) in the interesting places: sorting NaNs and signed zeros with values,
@@ -23,6 +24,14 @@ SORT_WITH_OPTIONS = 21
 ARGSORT, SEGMENTED_SORT, SEGMENTED_ARGSORT, SEGMENTED_REDUCE, SEGMENTED_SCAN, TOPK = 224, 225, 226, 227, 228, 229
 # Op byte 254: gpuprim_argreduce (Harness::op_argreduce): context, op, input, index byte (255: NULL).
 ARGREDUCE = 254
+# Op byte 253: searchsorted and the histograms; the next byte % 4 picks the call: 0 gpuprim_searchsorted
+# (Harness::op_searchsorted: context, side, order, sorted, queries, indices, rows byte: 200 + rows for
+# gpuprim_searchsorted_rows, less for the flat call), 1 gpuprim_histogram_even
+# (context, input, counts, bound mode (255: NULL lower, 254: NULL upper), lower and upper as 8 bytes each),
+# 2 gpuprim_histogram_range (context, input, edges, counts), 3 gpuprim_bincount (context, input, counts),
+# 4 gpuprim_merge (context, order, keys_a, keys_b, keys_out, values mode (odd: three values buffers follow;
+# 254: values_a only), the values buffers).
+SEARCH_COUNT = 253
 # Op byte 255: the distributed calls (Harness::op_distributed); its next byte % 8 picks the call.
 DISTRIBUTED = 255
 D_REDUCE, D_SCAN, D_SORT, D_ARGSORT, D_TOPK, D_GET_RANK, D_ATTACH, D_DETACH = range(8)
@@ -129,6 +138,34 @@ def reduce_(op, input_, ctx=CTX0):
 
 def argreduce(op, input_, ctx=CTX0, null_index=False):
     return u8(ARGREDUCE) + u8(ctx) + u8(op) + input_ + u8(255 if null_index else 0)
+
+
+def searchsorted(side, order, sorted_, queries, indices, ctx=CTX0, rows=None):
+    # rows: None for gpuprim_searchsorted, else gpuprim_searchsorted_rows with rows 0..4
+    rows_byte = 0 if rows is None else 200 + rows
+    return u8(SEARCH_COUNT) + u8(0) + u8(ctx) + u8(side) + u8(order) + sorted_ + queries + indices + u8(rows_byte)
+
+
+def histogram_even(input_, counts, lower, upper, ctx=CTX0, bound_mode=0):
+    # call 1; lower and upper: 8 bytes each, the input dtype's value in the low bytes
+    return u8(SEARCH_COUNT) + u8(1) + u8(ctx) + input_ + counts + u8(bound_mode) + lower + upper
+
+
+def histogram_range(input_, edges, counts, ctx=CTX0):
+    return u8(SEARCH_COUNT) + u8(2) + u8(ctx) + input_ + edges + counts
+
+
+def bincount(input_, counts, ctx=CTX0):
+    return u8(SEARCH_COUNT) + u8(3) + u8(ctx) + input_ + counts
+
+
+def merge(order, keys_a, keys_b, keys_out, values=None, ctx=CTX0, only_values_a=None):
+    body = u8(SEARCH_COUNT) + u8(4) + u8(ctx) + u8(order) + keys_a + keys_b + keys_out
+    if only_values_a is not None:
+        return body + u8(254) + only_values_a
+    if values is None:
+        return body + u8(0)
+    return body + u8(1) + values[0] + values[1] + values[2]
 
 
 def reduce_to_buffer(op, input_, result, ctx=CTX0):
@@ -411,6 +448,91 @@ SEEDS = {
         + argreduce(1, NULL_BUF) + argreduce(1, buf(5, other_context=True)) + argreduce(1, JUNK_BUF)
         + argreduce(1, buf(0), ctx=NULL_CTX) + argreduce(2, buf(0), ctx=FAKE_CTX)
         + destroy(buf(6)) + argreduce(1, stale(2))),
+    # searchsorted: sorted keys of both orders (floats with -inf, -0, +0, +inf and NaNs of both signs;
+    # integers with duplicates and the type's max and min), queries of specials, both sides, every index
+    # dtype; an unknown side and order, queries of another dtype, float indices, a count mismatch,
+    # indices over the queries, NULL, stale and foreign buffers, bad contexts.
+    "seed_searchsorted": (
+        create(F32, small_count(14)) + create(F32, small_count(16)) + create(U64, small_count(16))
+        + create(I32, small_count(12)) + create(I32, small_count(16)) + create(U32, small_count(0))
+        + create(F32, small_count(14)) + create(I64, small_count(3), ctx=CTX1) + create(I32, small_count(16))
+        + fill_palette(0, [11, 7, 3, 1, 1, 0, 4, 2, 5, 6, 10, 12, 12, 13], True)
+        + fill_palette(1, FLOAT_PICKS, True)
+        + fill_palette(3, [8, 0, 0, 1, 1, 2, 2, 3, 4, 5, 6, 7], False)
+        + fill_palette(4, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15], False)
+        + fill_palette(6, [13, 12, 12, 10, 6, 5, 2, 4, 0, 1, 1, 3, 7, 11], True)
+        + searchsorted(0, 0, buf(0), buf(1), buf(2)) + searchsorted(1, 0, buf(0), buf(1), buf(2))
+        + searchsorted(0, 1, buf(6), buf(1), buf(2)) + searchsorted(1, 1, buf(6), buf(1), buf(8))
+        + searchsorted(0, 0, buf(3), buf(4), buf(8)) + searchsorted(1, 0, buf(3), buf(4), buf(2))
+        + searchsorted(0, 0, buf(5), buf(4), buf(2)) + searchsorted(0, 0, buf(4), buf(4), buf(2))
+        + searchsorted(240, 0, buf(0), buf(1), buf(2)) + searchsorted(0, 250, buf(0), buf(1), buf(2))
+        + searchsorted(0, 0, buf(0), buf(4), buf(2)) + searchsorted(0, 0, buf(0), buf(6), buf(1))
+        + searchsorted(0, 0, buf(0), buf(1), buf(5)) + searchsorted(0, 0, buf(3), buf(4), buf(4))
+        + searchsorted(0, 0, NULL_BUF, buf(1), buf(2)) + searchsorted(0, 0, buf(0), NULL_BUF, buf(2))
+        + searchsorted(0, 0, buf(0), buf(1), NULL_BUF) + searchsorted(0, 0, buf(7, other_context=True), buf(1), buf(2))
+        + searchsorted(1, 0, buf(0), buf(1), JUNK_BUF)
+        + searchsorted(0, 0, buf(0), buf(1), buf(2), ctx=NULL_CTX) + searchsorted(1, 1, buf(0), buf(1), buf(2), ctx=FAKE_CTX)
+        + searchsorted(0, 0, buf(3), buf(4), buf(2), rows=2) + searchsorted(1, 0, buf(3), buf(4), buf(2), rows=4)
+        + searchsorted(0, 0, buf(3), buf(4), buf(2), rows=0) + searchsorted(0, 0, buf(0), buf(1), buf(2), rows=3)
+        + destroy(buf(8)) + searchsorted(0, 0, buf(3), buf(4), stale(0))),
+    # Histograms: even bins of floats (NaNs, +-0, +-inf on and off the bounds) and integers (the type's
+    # extremes), edges in order and out of order, bincount with values outside the bins; bad bounds (NaN,
+    # infinite, lower >= upper, NULL), counts of a wrong dtype or none, edges of another dtype or too few,
+    # a count mismatch, counts over the input, bad handles and contexts.
+    "seed_histogram": (
+        create(F32, small_count(16)) + create(U32, small_count(4)) + create(I32, small_count(12))
+        + create(U64, small_count(5)) + create(F32, small_count(5)) + create(I8, small_count(16))
+        + create(U32, small_count(0)) + create(F64, small_count(3)) + create(I16, small_count(3), ctx=CTX1)
+        + fill_palette(0, FLOAT_PICKS, True)
+        + fill_palette(2, [8, 0, 0, 1, 1, 2, 2, 3, 4, 5, 6, 7], False)
+        + fill_palette(4, [11, 3, 0, 2, 10], True)
+        + fill_palette(5, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15], False)
+        + histogram_even(buf(0), buf(1), u64(0xBF800000), u64(0x3F800000))
+        + histogram_even(buf(0), buf(3), u64(0xFF7FFFFF), u64(0x7F7FFFFF))
+        + histogram_even(buf(2), buf(1), u64(0xFFFFFFFB), u64(5))
+        + histogram_even(buf(2), buf(3), u64(0x80000000), u64(0x7FFFFFFF))
+        + histogram_even(buf(5), buf(1), u64(0x80), u64(0x7F))
+        + histogram_range(buf(0), buf(4), buf(1)) + histogram_range(buf(2), buf(2), buf(1))
+        + histogram_range(buf(0), buf(0), buf(3))
+        + bincount(buf(2), buf(3)) + bincount(buf(5), buf(1)) + bincount(buf(0), buf(1))
+        + histogram_even(buf(0), buf(1), u64(0x7FC00000), u64(0x3F800000))
+        + histogram_even(buf(0), buf(1), u64(0), u64(0x7F800000))
+        + histogram_even(buf(0), buf(1), u64(0x3F800000), u64(0x3F800000))
+        + histogram_even(buf(7), buf(1), u64(0xFFEFFFFFFFFFFFFF), u64(0x7FEFFFFFFFFFFFFF))
+        + histogram_even(buf(0), buf(1), u64(0), u64(0x3F800000), bound_mode=255)
+        + histogram_even(buf(0), buf(1), u64(0), u64(0x3F800000), bound_mode=254)
+        + histogram_even(buf(0), buf(2), u64(0), u64(0x3F800000)) + histogram_even(buf(0), buf(6), u64(0), u64(1))
+        + histogram_range(buf(0), buf(7), buf(1)) + histogram_range(buf(0), buf(1), buf(3))
+        + histogram_range(buf(0), buf(4), buf(3)) + bincount(buf(2), buf(2))
+        + histogram_even(buf(0), NULL_BUF, u64(0), u64(1)) + bincount(buf(2), buf(8, other_context=True))
+        + bincount(JUNK_BUF, buf(1)) + bincount(buf(2), buf(1), ctx=NULL_CTX)
+        + histogram_range(buf(0), buf(4), buf(1), ctx=FAKE_CTX)
+        + destroy(buf(6)) + bincount(buf(2), stale(0))),
+    # Merge: sorted runs of floats (NaNs, +-0, +-inf) and integers with ties across them, both orders,
+    # keys only and with values, empty runs, runs out of order; an unknown order, mixed dtypes, a wrong
+    # output count, some values NULL, outputs over the inputs, bad handles and contexts.
+    "seed_merge": (
+        create(F32, small_count(14)) + create(F32, small_count(14)) + create(F32, small_count(28))
+        + create(I32, small_count(12)) + create(I32, small_count(12)) + create(I32, small_count(24))
+        + create(U16, small_count(14)) + create(U16, small_count(14)) + create(U16, small_count(28))
+        + create(F32, small_count(0)) + create(I64, small_count(3), ctx=CTX1) + create(F32, small_count(27))
+        + fill_palette(0, [11, 7, 3, 1, 1, 0, 4, 2, 5, 6, 10, 12, 12, 13], True)
+        + fill_palette(1, [11, 3, 1, 0, 0, 2, 2, 5, 6, 6, 10, 10, 12, 13], True)
+        + fill_palette(3, [8, 0, 0, 1, 1, 2, 2, 3, 4, 5, 6, 7], False)
+        + fill_palette(4, [8, 8, 0, 1, 2, 2, 2, 3, 3, 5, 7, 7], False)
+        + fill_palette(6, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13], False)
+        + fill_palette(7, [13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0], False)
+        + merge(0, buf(0), buf(1), buf(2)) + merge(0, buf(0), buf(1), buf(2), values=(buf(6), buf(7), buf(8)))
+        + merge(0, buf(3), buf(4), buf(5)) + merge(0, buf(3), buf(4), buf(5), values=(buf(6), buf(7), buf(8)))
+        + merge(1, buf(4), buf(3), buf(5)) + merge(0, buf(9), buf(1), buf(0))
+        + merge(0, buf(1), buf(1), buf(2)) + merge(0, buf(7), buf(6), buf(8))
+        + merge(240, buf(0), buf(1), buf(2)) + merge(0, buf(0), buf(3), buf(2)) + merge(0, buf(0), buf(1), buf(11))
+        + merge(0, buf(0), buf(1), buf(2), only_values_a=buf(6)) + merge(0, buf(0), buf(1), buf(0))
+        + merge(0, buf(0), buf(1), buf(2), values=(buf(6), buf(7), buf(2)))
+        + merge(0, NULL_BUF, buf(1), buf(2)) + merge(0, buf(0), buf(10, other_context=True), buf(2))
+        + merge(0, buf(0), JUNK_BUF, buf(2)) + merge(0, buf(0), buf(1), buf(2), ctx=NULL_CTX)
+        + merge(1, buf(0), buf(1), buf(2), ctx=FAKE_CTX)
+        + destroy(buf(2)) + merge(0, buf(0), buf(1), stale(0))),
     # Unknown enum values, NULL and fake contexts, odd context options, globals.
     "seed_enums_contexts": (
         create(I32, small_count(4)) + create(255, small_count(4))

@@ -361,6 +361,64 @@ static int one_round(Worker *w, gpuprim_context_t ctx, gpuprim_dtype_t dtype, si
         }
         EXPECT(n == 0 || memcmp(host_out, expected, n * size) == 0, "sort keys (%s)",
                descending ? "descending, in place" : "ascending");
+        if (!descending) {
+            /* searchsorted of the unsorted keys in their ascending sort (buf_out): each key's lower bound is
+               the number of keys that order before it (-0.0 before +0.0). */
+            STEP(gpuprim_searchsorted(ctx, buf_out, buf_a, GPUPRIM_SIDE_LEFT, GPUPRIM_ORDER_ASCENDING,
+                                      buf_values_out));
+            STEP(gpuprim_buffer_download(ctx, buf_values_out, 0, payload_out, n));
+            for (i = 0; i < n; ++i) {
+                size_t lo = 0, hi = n;
+                while (lo < hi) {
+                    const size_t mid = lo + (hi - lo) / 2;
+                    if (ord(a[index[mid]]) < ord(a[i])) lo = mid + 1;
+                    else hi = mid;
+                }
+                EXPECT(payload_out[i] == (uint32_t)lo, "searchsorted: index[%zu] = %u, expected %zu", i,
+                       payload_out[i], lo);
+            }
+            /* merge of the sorted keys (buf_out) with the k_top smallest (buf_top, sorted too): the stable
+               merge is the sort of the concatenation, checked against the reference order (ord). */
+            if (k_top > 0) {
+                gpuprim_buffer_t merged = NULL;
+                unsigned char *merged_host = (unsigned char *)malloc((n + k_top + 1) * size);
+                size_t ia = 0, ib = 0, d;
+                EXPECT(merged_host != NULL, "malloc");
+                if (gpuprim_buffer_create(ctx, dtype, n + k_top, &merged) != GPUPRIM_SUCCESS) {
+                    free(merged_host);
+                    EXPECT(0, "buffer_create for the merge");
+                }
+                if (gpuprim_merge(ctx, buf_out, NULL, buf_top, NULL, merged, NULL, GPUPRIM_ORDER_ASCENDING) !=
+                        GPUPRIM_SUCCESS ||
+                    gpuprim_buffer_download(ctx, merged, 0, merged_host, n + k_top) != GPUPRIM_SUCCESS) {
+                    gpuprim_buffer_destroy(ctx, merged);
+                    free(merged_host);
+                    EXPECT(0, "merge");
+                }
+                for (d = 0; d < n + k_top; ++d) {
+                    /* the next of the two sorted sequences a[index[..]] and a[index[..k_top]], ties to the first */
+                    const int take_b = ia == n || (ib < k_top && ord(a[index[ib]]) < ord(a[index[ia]]));
+                    store(dtype, expected, 0, a[index[take_b ? ib : ia]]);
+                    if (take_b) ++ib;
+                    else ++ia;
+                    if (memcmp(merged_host + d * size, expected, size) != 0) break;
+                }
+                gpuprim_buffer_destroy(ctx, merged);
+                free(merged_host);
+                EXPECT(d == n + k_top, "merge: output %zu differs from the stable merge", d);
+            }
+            /* bincount of the integer keys into k_top bins (U32 counts in buf_top_index): counts by value */
+            if (!is_float(dtype) && k_top > 0) {
+                STEP(gpuprim_bincount(ctx, buf_a, buf_top_index));
+                STEP(gpuprim_buffer_download(ctx, buf_top_index, 0, payload_out, k_top));
+                for (i = 0; i < k_top; ++i) scratch[i] = 0; /* the counts by value (scratch is free here) */
+                for (i = 0; i < n; ++i)
+                    if (a[i].value >= 0 && (size_t)a[i].value < k_top) scratch[a[i].value]++;
+                for (i = 0; i < k_top; ++i)
+                    EXPECT(payload_out[i] == (uint32_t)scratch[i], "bincount[%zu] = %u, expected %zu", i,
+                           payload_out[i], scratch[i]);
+            }
+        }
     }
     failed = 0;
 done:

@@ -16,9 +16,11 @@
 //   merges them in registers, then the outputs go back through shared
 //   memory in output order and out to global memory coalesced.
 // Keys and values are carried as bits of their byte width. Indices are
-// 64-bit throughout.
+// 64-bit throughout. gpuprim_merge (merge_two) is one such round of one pair
+// whose second run is read from a buffer of its own.
 #include "cuda/merge/merge.h"
 
+#include "core/checked_size.h"
 #include "core/error.h"
 #include "core/key_transform.h"
 #include "core/portable.h"
@@ -132,13 +134,13 @@ __device__ __forceinline__ uint32_t pair_of_tile(const MergePair *pairs, uint32_
 
 template <typename KeyBits, uint64_t kTile>
 __global__ void __launch_bounds__(kPartitionThreads)
-    merge_partition_kernel(const KeyBits *keys, const MergePair *pairs, uint32_t pair_count, uint64_t tiles,
-                           KeyOrder order, uint64_t *splits) {
+    merge_partition_kernel(const KeyBits *keys, const KeyBits *keys_b, uint64_t b_origin, const MergePair *pairs,
+                           uint32_t pair_count, uint64_t tiles, KeyOrder order, uint64_t *splits) {
     const uint64_t stride = uint64_t(gridDim.x) * blockDim.x;
     for (uint64_t t = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x; t < tiles; t += stride) {
         const MergePair pair = pairs[pair_of_tile(pairs, pair_count, t)];
         const uint64_t d = (t - pair.first_tile) * kTile;
-        splits[t] = merge_path(keys + pair.a_begin, pair.b_begin - pair.a_begin, keys + pair.b_begin,
+        splits[t] = merge_path(keys + pair.a_begin, pair.b_begin - pair.a_begin, keys_b + (pair.b_begin - b_origin),
                                pair.b_end - pair.b_begin, d, order);
     }
 }
@@ -146,9 +148,10 @@ __global__ void __launch_bounds__(kPartitionThreads)
 template <typename KeyBits, typename ValueBits, bool kValues>
 __global__ void __launch_bounds__(MergeShape<KeyBits, ValueBits, kValues>::kThreads,
                                   MergeShape<KeyBits, ValueBits, kValues>::kMinBlocks)
-    merge_tiles_kernel(const KeyBits *keys_from, const ValueBits *values_from, KeyBits *keys_to,
-                       ValueBits *values_to, const MergePair *pairs, uint32_t pair_count, uint64_t tiles,
-                       const uint64_t *splits, KeyOrder order) {
+    merge_tiles_kernel(const KeyBits *keys_from, const ValueBits *values_from, const KeyBits *keys_b_from,
+                       const ValueBits *values_b_from, uint64_t b_origin, KeyBits *keys_to, ValueBits *values_to,
+                       const MergePair *pairs, uint32_t pair_count, uint64_t tiles, const uint64_t *splits,
+                       KeyOrder order) {
     using Shape = MergeShape<KeyBits, ValueBits, kValues>;
     constexpr int kThreads = Shape::kThreads, kItems = Shape::kItems;
     constexpr uint64_t kTile = Shape::kTile;
@@ -165,8 +168,18 @@ __global__ void __launch_bounds__(MergeShape<KeyBits, ValueBits, kValues>::kThre
         const uint64_t d0 = tile_in_pair * kTile;
         const uint64_t d1 = d0 + kTile < na + nb ? d0 + kTile : na + nb;
         const uint64_t i0 = splits[t], j0 = d0 - i0;
-        const uint64_t i1 = d1 == na + nb ? na : splits[t + 1], j1 = d1 - i1;
-        const uint32_t la = uint32_t(i1 - i0), lb = uint32_t(j1 - j0), length = la + lb;
+        const uint64_t i1 = d1 == na + nb ? na : splits[t + 1];
+        // Sorted runs: la + lb = d1 - d0. On runs that are not sorted (a
+        // gpuprim_merge caller's error) the splits need not increase: the
+        // ranges are clamped to the tile and the runs, so no read or write
+        // leaves them (the tile may then write fewer outputs).
+        const uint64_t tile_length = d1 - d0;
+        const uint64_t a_room = na - i0, b_room = nb - j0;
+        uint64_t la64 = i1 > i0 ? i1 - i0 : 0;
+        la64 = la64 < tile_length ? la64 : tile_length;
+        la64 = la64 < a_room ? la64 : a_room;
+        const uint64_t lb64 = tile_length - la64 < b_room ? tile_length - la64 : b_room;
+        const uint32_t la = uint32_t(la64), lb = uint32_t(lb64), length = la + lb;
 
         // Load: the tile's ranges of the two runs back to back, keys as radix
         // keys; a thread's loads are all issued before the first is stored
@@ -174,7 +187,7 @@ __global__ void __launch_bounds__(MergeShape<KeyBits, ValueBits, kValues>::kThre
         // 1225 against 1149 us for 2^28 keys before the other changes, kept
         // as the form the final shape was measured with).
         {
-            const KeyBits *a = keys_from + pair.a_begin + i0, *b = keys_from + pair.b_begin + j0;
+            const KeyBits *a = keys_from + pair.a_begin + i0, *b = keys_b_from + (pair.b_begin - b_origin) + j0;
             KeyBits loaded[kItems];
 #pragma unroll
             for (int q = 0; q < kItems; ++q) {
@@ -188,7 +201,8 @@ __global__ void __launch_bounds__(MergeShape<KeyBits, ValueBits, kValues>::kThre
             }
         }
         if constexpr (kValues) {
-            const ValueBits *va = values_from + pair.a_begin + i0, *vb = values_from + pair.b_begin + j0;
+            const ValueBits *va = values_from + pair.a_begin + i0;
+            const ValueBits *vb = values_b_from + (pair.b_begin - b_origin) + j0;
             ValueBits loaded[kItems];
 #pragma unroll
             for (int q = 0; q < kItems; ++q) {
@@ -257,6 +271,25 @@ __global__ void __launch_bounds__(MergeShape<KeyBits, ValueBits, kValues>::kThre
 }
 
 inline unsigned blocks_for(uint64_t items) { return unsigned(std::max<uint64_t>(1, std::min(items, kMostBlocks))); }
+
+// One round: the partition, then the tiles. Run b of every pair is read at
+// keys_b + (b_begin - b_origin) (values_b likewise): the source itself with
+// b_origin 0, or a buffer of its own (gpuprim_merge: b_origin = count_a).
+template <typename KeyBits, typename ValueBits, bool kValues>
+void launch_round(const DeviceEnv &env, const KeyBits *keys_from, const ValueBits *values_from,
+                  const KeyBits *keys_b, const ValueBits *values_b, uint64_t b_origin, KeyBits *keys_to,
+                  ValueBits *values_to, const MergePair *pairs, uint32_t pair_count, uint64_t tiles,
+                  uint64_t *splits, const KeyOrder &order, const char *caller) {
+    using Shape = MergeShape<KeyBits, ValueBits, kValues>;
+    merge_partition_kernel<KeyBits, Shape::kTile>
+        <<<blocks_for(ceil_div(tiles, uint64_t(kPartitionThreads))), kPartitionThreads, 0, env.stream>>>(
+            keys_from, keys_b, b_origin, pairs, pair_count, tiles, order, splits);
+    check_launch(caller);
+    merge_tiles_kernel<KeyBits, ValueBits, kValues><<<blocks_for(tiles), Shape::kThreads, 0, env.stream>>>(
+        keys_from, values_from, keys_b, values_b, b_origin, keys_to, values_to, pairs, pair_count, tiles, splits,
+        order);
+    check_launch(caller);
+}
 
 // The rounds' pairs, all rounds back to back, and their tile counts.
 struct MergePlan {
@@ -330,13 +363,9 @@ void merge_by_width(const DeviceEnv &env, const SortRequest &request, const uint
         const MergePair *round_pairs = pairs + plan.round_begin[round];
         const uint32_t pair_count = plan.round_begin[round + 1] - plan.round_begin[round];
         if (tiles > 0) {
-            merge_partition_kernel<KeyBits, Shape::kTile>
-                <<<blocks_for(ceil_div(tiles, uint64_t(kPartitionThreads))), kPartitionThreads, 0, env.stream>>>(
-                    keys_from, round_pairs, pair_count, tiles, order, splits);
-            check_launch("merge_sorted_runs partition launch");
-            merge_tiles_kernel<KeyBits, ValueBits, kValues><<<blocks_for(tiles), Shape::kThreads, 0, env.stream>>>(
-                keys_from, values_from, keys_to, values_to, round_pairs, pair_count, tiles, splits, order);
-            check_launch("merge_sorted_runs merge launch");
+            launch_round<KeyBits, ValueBits, kValues>(env, keys_from, values_from, keys_from, values_from, 0,
+                                                      keys_to, values_to, round_pairs, pair_count, tiles, splits,
+                                                      order, "merge_sorted_runs");
         }
         keys_from = keys_to;
         values_from = values_to;
@@ -356,7 +385,56 @@ void merge_by_value_width(const DeviceEnv &env, const SortRequest &request, cons
     fail(GPUPRIM_ERROR_INTERNAL, "merge_sorted_runs: %u-byte values", request.value_bytes);
 }
 
+// gpuprim_merge: one pair, a = [0, count_a) of keys_a and b = [count_a,
+// count_a + count_b) read from keys_b, one round straight to the output.
+template <typename KeyBits, typename ValueBits, bool kValues>
+void merge_two_by_width(const DeviceEnv &env, const MergeRequest &request) {
+    using Shape = MergeShape<KeyBits, ValueBits, kValues>;
+    const uint64_t total = request.count_a + request.count_b;
+    if (total == 0) return;
+    const uint64_t tiles = ceil_div(total, Shape::kTile);
+    const MergePair pair{0, request.count_a, total, 0};
+    const uint64_t pair_bytes = aligned_256(sizeof(MergePair));
+    const uint64_t split_bytes = aligned_256(checked_mul(tiles + 1, sizeof(uint64_t), "merge splits"));
+    char *block = static_cast<char *>(env.workspace->reserve(checked_add(pair_bytes, split_bytes, "merge workspace")));
+    auto *pairs = reinterpret_cast<MergePair *>(block);
+    auto *splits = reinterpret_cast<uint64_t *>(block + pair_bytes);
+    check(cudaMemcpyAsync(pairs, &pair, sizeof pair, cudaMemcpyHostToDevice, env.stream),
+          "merge upload of the merge plan");
+    // Pageable host memory (as merge_sorted_runs's plan): cudaMemcpyAsync has
+    // read it when it returns.
+    const KeyOrder order{request.key_kind, request.descending, 0, request.key_bytes * 8};
+    launch_round<KeyBits, ValueBits, kValues>(
+        env, static_cast<const KeyBits *>(request.keys_a), static_cast<const ValueBits *>(request.values_a),
+        static_cast<const KeyBits *>(request.keys_b), static_cast<const ValueBits *>(request.values_b),
+        request.count_a, static_cast<KeyBits *>(request.keys_out), static_cast<ValueBits *>(request.values_out),
+        pairs, 1, tiles, splits, order, "merge launch");
+}
+
+template <typename KeyBits>
+void merge_two_by_value_width(const DeviceEnv &env, const MergeRequest &request) {
+    switch (request.value_bytes) {
+    case 0: return merge_two_by_width<KeyBits, uint8_t, false>(env, request);
+    case 1: return merge_two_by_width<KeyBits, uint8_t, true>(env, request);
+    case 2: return merge_two_by_width<KeyBits, uint16_t, true>(env, request);
+    case 4: return merge_two_by_width<KeyBits, uint32_t, true>(env, request);
+    case 8: return merge_two_by_width<KeyBits, uint64_t, true>(env, request);
+    }
+    fail(GPUPRIM_ERROR_INTERNAL, "merge: %u-byte values", request.value_bytes);
+}
+
 }  // namespace merge_detail
+
+void merge_two(const DeviceEnv &env, const MergeRequest &request) {
+    using namespace merge_detail;
+    switch (request.key_bytes) {
+    case 1: return merge_two_by_value_width<uint8_t>(env, request);
+    case 2: return merge_two_by_value_width<uint16_t>(env, request);
+    case 4: return merge_two_by_value_width<uint32_t>(env, request);
+    case 8: return merge_two_by_value_width<uint64_t>(env, request);
+    }
+    fail(GPUPRIM_ERROR_INTERNAL, "merge: %u-byte keys", request.key_bytes);
+}
 
 void merge_sorted_runs(const DeviceEnv &env, const SortRequest &request, const uint64_t *run_starts, uint32_t runs,
                        void *spare_keys, void *spare_values) {

@@ -20,4 +20,10 @@ namespace gpuprim::cuda {
 void merge_sorted_runs(const DeviceEnv &env, const SortRequest &request, const uint64_t *run_starts, uint32_t runs,
                        void *spare_keys, void *spare_values);
 
+// gpuprim_merge: the stable merge of two sorted runs in separate buffers
+// (core/backend.h MergeRequest) into the output, by the same merge-path
+// tiles in one round. Stream-ordered; reserves env.workspace (8 bytes per
+// tile of outputs).
+void merge_two(const DeviceEnv &env, const MergeRequest &request);
+
 }  // namespace gpuprim::cuda

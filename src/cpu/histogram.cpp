@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: Apache-2.0
+// Histograms on the CPU: each element's bin by core/histogram_bins.h (the
+// same arithmetic as the CUDA kernels). Large inputs are cut into pieces, one
+// private histogram of 64-bit counts each, added up at the end; the counts
+// are integers, so the result is the same however the input is cut. The
+// pieces' private histograms together stay within kPrivateBytes (many bins:
+// fewer pieces, down to one, which counts straight into the output).
+#include "cpu/histogram.h"
+
+#include "core/dtype.h"
+#include "core/error.h"
+#include "core/histogram_bins.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+namespace gpuprim {
+namespace cpu {
+namespace {
+
+constexpr uint64_t kPieceElements = uint64_t(1) << 16;
+constexpr uint64_t kMostPieces = 64;
+constexpr uint64_t kPrivateBytes = uint64_t(64) << 20;
+
+template <typename T>
+struct Binner {
+    const HistogramRequest &request;
+    const T *edges;
+
+    bool operator()(T x, uint64_t &bin) const {
+        if (!edges) return even_bin(request.even, x, bin);
+        bits_t<T> key;
+        if (!range_key(x, key)) return false;
+        return range_bin(*this, request.bins + 1, key, bin);
+    }
+    // The key of edge i (range_bin reads the edges through it).
+    bits_t<T> operator()(uint64_t i) const { return range_edge_key(edges[i]); }
+};
+
+template <typename T, typename Count>
+void count_into(const Binner<T> &binner, const T *x, uint64_t begin, uint64_t end, Count *counts) {
+    for (uint64_t i = begin; i < end; ++i) {
+        uint64_t bin;
+        if (binner(x[i], bin)) counts[bin] = Count(counts[bin] + 1);
+    }
+}
+
+template <typename T, typename Count>
+void histogram_typed(Parallel &parallel, const HistogramRequest &request) {
+    const T *x = static_cast<const T *>(request.input);
+    Count *counts = static_cast<Count *>(request.counts);
+    const Binner<T> binner{request, static_cast<const T *>(request.edges)};
+    const uint64_t n = request.count, bins = request.bins;
+    uint64_t pieces = std::min<uint64_t>(ceil_div(n, kPieceElements), uint64_t(std::max(parallel.threads(), 1)));
+    pieces = std::min(pieces, kMostPieces);
+    pieces = std::min(pieces, std::max<uint64_t>(1, kPrivateBytes / (bins * sizeof(uint64_t))));
+    if (pieces <= 1) {
+        std::memset(counts, 0, bins * sizeof(Count));
+        count_into(binner, x, 0, n, counts);
+        return;
+    }
+    std::vector<uint64_t> partial(pieces * bins, 0);
+    parallel.for_each(static_cast<size_t>(pieces), [&](size_t p) {
+        const uint64_t begin = n / pieces * p + std::min<uint64_t>(p, n % pieces);
+        const uint64_t end = begin + n / pieces + (p < n % pieces ? 1 : 0);
+        count_into(binner, x, begin, end, partial.data() + p * bins);
+    });
+    parallel.for_ranges(bins, 4096, [&](uint64_t begin, uint64_t end) {
+        for (uint64_t b = begin; b < end; ++b) {
+            uint64_t total = 0;
+            for (uint64_t p = 0; p < pieces; ++p) total += partial[p * bins + b];
+            counts[b] = Count(total);
+        }
+    });
+}
+
+}  // namespace
+
+void histogram(Parallel &parallel, const HistogramRequest &request) {
+    if (request.count_bytes != 4 && request.count_bytes != 8)
+        fail(GPUPRIM_ERROR_INTERNAL, "histogram: %u-byte counts", request.count_bytes);
+    dispatch_dtype(request.dtype, [&](auto tag) {
+        using T = decltype(tag);
+        if (request.count_bytes == 4) histogram_typed<T, uint32_t>(parallel, request);
+        else histogram_typed<T, uint64_t>(parallel, request);
+    });
+}
+
+}  // namespace cpu
+}  // namespace gpuprim

@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: Apache-2.0
+// Shape of the histogram kernel (src/cuda/histogram/). Not yet measured on
+// a GPU: docs/tuning/histogram.md is to keep the record.
+#pragma once
+
+#include <cstdint>
+
+namespace gpuprim::cuda {
+
+// Compile-time part, the same for every architecture: one kernel per dtype
+// and bin rule (even or edges).
+constexpr int kHistogramBlockThreads = 256;
+// 16-byte vectors each thread loads back to back before binning them.
+constexpr int kHistogramItems = 4;
+// Elements one launch covers at most: a block's shared (32-bit) counters
+// then never wrap, whatever the grid.
+constexpr uint64_t kHistogramLaunchElements = uint64_t(1) << 31;
+
+struct HistogramTuning {
+    // The grid is at most sm_count * blocks_per_sm blocks (fewer per SM when
+    // fewer fit); threads loop over the input.
+    int blocks_per_sm;
+    // A block keeps its own 32-bit counters (and, with edges, the edges'
+    // keys) in shared memory when they take at most this many bytes; past it
+    // every element is an atomic add to the counts in global memory.
+    uint32_t shared_bytes;
+};
+
+// Hopper (sm_90): not measured. 96 KiB: 24,576 bins with even bins (65,536
+// take the global path), two blocks an SM at the limit.
+struct HistogramTuningSm90 {
+    static HistogramTuning tuning() { return {4, 96u << 10}; }
+};
+
+// Ampere/Ada (sm_80 code): not measured; 48 KiB fits every sm_8x part.
+struct HistogramTuningSm80 {
+    static HistogramTuning tuning() { return {4, 48u << 10}; }
+};
+
+// Newer than Hopper: Hopper's until measured.
+using HistogramTuningNewer = HistogramTuningSm90;
+
+// The one place the architecture picks the histogram's tuning.
+inline HistogramTuning histogram_tuning(int compute_capability) {
+    if (compute_capability >= 100) return HistogramTuningNewer::tuning();
+    if (compute_capability >= 90) return HistogramTuningSm90::tuning();
+    return HistogramTuningSm80::tuning();
+}
+
+}  // namespace gpuprim::cuda

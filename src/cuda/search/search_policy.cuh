@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: Apache-2.0
+// Shape of the searchsorted kernel (src/cuda/search/). Not yet measured on a
+// GPU: docs/tuning/search.md is to keep the record.
+#pragma once
+
+#include <cstdint>
+
+namespace gpuprim::cuda {
+
+// Compile-time part, the same for every architecture: one kernel per key
+// width, index width and side.
+// Threads per block (at least two warps: warps 0 and 1 find a sorted
+// tile's first and last bounds side by side).
+constexpr int kSearchBlockThreads = 256;
+static_assert(kSearchBlockThreads >= 64 && kSearchBlockThreads % 32 == 0, "two whole warps at least");
+// Queries per thread: a tile is kSearchBlockThreads * this many queries.
+// 8-byte keys take half as many, so the tile's shared memory (queries,
+// the keys' window, the results) stays near 32 KiB for every width.
+template <typename Bits>
+constexpr int kSearchItemsFor = sizeof(Bits) == 8 ? 4 : 8;
+// The keys a sorted tile merges with, in tiles of queries: a tile whose
+// queries' bounds span more keys than this binary-searches inside the span.
+constexpr int kSearchWindowTiles = 2;
+
+struct SearchTuning {
+    // The grid is at most sm_count * blocks_per_sm blocks (fewer per SM when
+    // fewer fit); blocks loop over the tiles.
+    int blocks_per_sm;
+};
+
+// Hopper (sm_90): not measured; 4 blocks of ~32 KiB shared memory a SM.
+struct SearchTuningSm90 {
+    static SearchTuning tuning() { return {4}; }
+};
+
+// Ampere/Ada (sm_80 code): the same shape; not measured.
+struct SearchTuningSm80 {
+    static SearchTuning tuning() { return {4}; }
+};
+
+// Newer than Hopper: Hopper's until measured.
+using SearchTuningNewer = SearchTuningSm90;
+
+// The one place the architecture picks the search's tuning (compute
+// capability major*10+minor).
+inline SearchTuning search_tuning(int compute_capability) {
+    if (compute_capability >= 100) return SearchTuningNewer::tuning();
+    if (compute_capability >= 90) return SearchTuningSm90::tuning();
+    return SearchTuningSm80::tuning();
+}
+
+}  // namespace gpuprim::cuda
