@@ -18,6 +18,13 @@
  */
 #include "test_common.h"
 
+/* GCC 12 at -O3 follows check_search's constant-propagated clone into
+ * tc_poison with a query count it also believes is 0 and reports a write past
+ * a 16-byte allocation that cannot happen (tc_poison returns for 0). */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wstringop-overflow"
+#endif
+
 static const gpuprim_dtype_t index_dtypes[4] = {GPUPRIM_DTYPE_I32, GPUPRIM_DTYPE_U32, GPUPRIM_DTYPE_I64,
                                                 GPUPRIM_DTYPE_U64};
 
