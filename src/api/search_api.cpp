@@ -15,7 +15,7 @@ namespace {
 // Both entry points: rows rows (1 for the flat call; 0 is refused by the
 // rows call before it gets here).
 void searchsorted_rows(Context &ctx, gpuprim_buffer_t sorted, gpuprim_buffer_t queries, uint64_t rows,
-                       gpuprim_side_t side, gpuprim_order_t order, gpuprim_buffer_t indices) {
+                       const gpuprim_side_t &side, const gpuprim_order_t &order, gpuprim_buffer_t indices) {
     require_side(side);
     require_order(order);
     Buffer &keys = ctx.resolve(sorted, "sorted");
