@@ -1418,11 +1418,11 @@ private:
                               (unsigned long long)lo);
             }
         });
-        std::memcpy(contents(*ib), got.data(), ib->bytes());
+        if (ib->bytes()) std::memcpy(contents(*ib), got.data(), ib->bytes());  // (memcpy of 0 bytes from NULL is undefined)
         if (call() != GPUPRIM_SUCCESS ||
             (ib->count &&
              gpuprim_buffer_download(context.handle, indices, 0, again.data(), ib->count) != GPUPRIM_SUCCESS) ||
-            std::memcmp(got.data(), again.data(), ib->bytes()) != 0)
+            (ib->bytes() && std::memcmp(got.data(), again.data(), ib->bytes()) != 0))
             violation("searchsorted is not repeatable");
     }
 
@@ -1565,7 +1565,7 @@ private:
         }
         if (!exact && total > ib->count) violation("histogram: %llu counts of %llu elements", (unsigned long long)total,
                                                    (unsigned long long)ib->count);
-        std::memcpy(contents(*cb), got.data(), cb->bytes());
+        if (cb->bytes()) std::memcpy(contents(*cb), got.data(), cb->bytes());
     }
 
     // gpuprim_merge: keys_a, keys_b, keys_out of one dtype (count_a +
@@ -1661,8 +1661,8 @@ private:
                 violation("merge (dtype %d, %llu + %llu keys): values_out differs from the stable merge", ka->dtype,
                           (unsigned long long)na, (unsigned long long)nb);
         });
-        std::memcpy(contents(*ko), got_keys.data(), ko->bytes());
-        if (vo) std::memcpy(contents(*vo), got_values.data(), vo->bytes());
+        if (ko->bytes()) std::memcpy(contents(*ko), got_keys.data(), ko->bytes());
+        if (vo && vo->bytes()) std::memcpy(contents(*vo), got_values.data(), vo->bytes());
     }
 
     // Writes a checked float-sum or exact result for element 0 of `out`.
