@@ -9,6 +9,7 @@
 // when that framework lets go of it.
 #include "dlpack_calls.h"
 
+#include "dlpack_types.h"
 #include "library.h"
 
 #include <nanobind/nanobind.h>
@@ -22,44 +23,7 @@ namespace nb = nanobind;
 namespace gpuprim_ext {
 namespace {
 
-// dlpack.h's managed tensors (the ABI of the "dltensor" and
-// "dltensor_versioned" capsules).
-struct ManagedTensor {
-    nb::dlpack::dltensor tensor;
-    void *manager_context;
-    void (*deleter)(ManagedTensor *);
-};
-struct ManagedTensorVersioned {
-    std::uint32_t major, minor;
-    void *manager_context;
-    void (*deleter)(ManagedTensorVersioned *);
-    std::uint64_t flags;  // bit 0: read only
-    nb::dlpack::dltensor tensor;
-};
-constexpr std::uint64_t read_only_flag = 1;
-
-int code_of(const nb::dlpack::dtype &dtype, bool &is_bool) {
-    is_bool = false;
-    if (dtype.lanes != 1) return -1;
-    switch (static_cast<nb::dlpack::dtype_code>(dtype.code)) {
-    case nb::dlpack::dtype_code::Int:
-        return dtype.bits == 8 ? GPUPRIM_DTYPE_I8 : dtype.bits == 16 ? GPUPRIM_DTYPE_I16
-             : dtype.bits == 32 ? GPUPRIM_DTYPE_I32 : dtype.bits == 64 ? GPUPRIM_DTYPE_I64 : -1;
-    case nb::dlpack::dtype_code::UInt:
-        return dtype.bits == 8 ? GPUPRIM_DTYPE_U8 : dtype.bits == 16 ? GPUPRIM_DTYPE_U16
-             : dtype.bits == 32 ? GPUPRIM_DTYPE_U32 : dtype.bits == 64 ? GPUPRIM_DTYPE_U64 : -1;
-    case nb::dlpack::dtype_code::Float:
-        return dtype.bits == 16 ? GPUPRIM_DTYPE_F16 : dtype.bits == 32 ? GPUPRIM_DTYPE_F32
-             : dtype.bits == 64 ? GPUPRIM_DTYPE_F64 : -1;
-    case nb::dlpack::dtype_code::Bfloat:
-        return dtype.bits == 16 ? GPUPRIM_DTYPE_BF16 : -1;
-    case nb::dlpack::dtype_code::Bool:
-        is_bool = dtype.bits == 8;
-        return is_bool ? GPUPRIM_DTYPE_U8 : -1;
-    default:
-        return -1;
-    }
-}
+constexpr std::uint64_t read_only_flag = 1;  // ManagedTensorVersioned::flags
 
 nb::dlpack::dtype dlpack_dtype(int code, bool is_bool) {
     using nb::dlpack::dtype_code;
@@ -99,7 +63,7 @@ nb::tuple view(nb::handle capsule) {
         throw nb::type_error("gpuprim: not an unconsumed DLPack capsule (\"dltensor\")");
     }
     bool is_bool = false;
-    int code = code_of(tensor->dtype, is_bool);
+    int code = dlpack_code(tensor->dtype, is_bool);
     nb::list shape;
     bool contiguous = true;
     std::int64_t expected = 1;

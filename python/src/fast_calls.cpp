@@ -11,6 +11,7 @@
 // are the general path's, bit for bit: both make the same library call.
 #include "fast_calls.h"
 
+#include "dlpack_types.h"
 #include "library.h"
 #include "wrap_cache.h"
 
@@ -49,14 +50,6 @@ struct Operand {
     bool writeable = true;
     PyObject *dtype = nullptr;  // numpy: the array's descr (borrowed)
     nb::object keep;            // torch: the DLPack capsule, alive until the call returns
-};
-
-// DLPack's managed tensor (dlpack.h, the ABI torch._C._to_dlpack hands out
-// in a "dltensor" capsule); nanobind's header has its DLTensor.
-struct ManagedTensor {
-    nb::dlpack::dltensor tensor;
-    void *manager_context;
-    void (*deleter)(ManagedTensor *);
 };
 
 // numpy's PyArrayObject (numpy/ndarraytypes.h, PyArrayObject_fields): the
@@ -173,30 +166,6 @@ bool read_numpy(PyObject *object, Operand &operand) {
     operand.device = -1;
     operand.writeable = (fields->flags & numpy_writeable) != 0;
     return true;
-}
-
-// The library's dtype of a DLPack dtype, or -1.
-int dlpack_code(const nb::dlpack::dtype &dtype, bool &is_bool) {
-    is_bool = false;
-    if (dtype.lanes != 1) return -1;
-    switch (static_cast<nb::dlpack::dtype_code>(dtype.code)) {
-    case nb::dlpack::dtype_code::Int:
-        return dtype.bits == 8 ? GPUPRIM_DTYPE_I8 : dtype.bits == 16 ? GPUPRIM_DTYPE_I16
-             : dtype.bits == 32 ? GPUPRIM_DTYPE_I32 : dtype.bits == 64 ? GPUPRIM_DTYPE_I64 : -1;
-    case nb::dlpack::dtype_code::UInt:
-        return dtype.bits == 8 ? GPUPRIM_DTYPE_U8 : dtype.bits == 16 ? GPUPRIM_DTYPE_U16
-             : dtype.bits == 32 ? GPUPRIM_DTYPE_U32 : dtype.bits == 64 ? GPUPRIM_DTYPE_U64 : -1;
-    case nb::dlpack::dtype_code::Float:
-        return dtype.bits == 16 ? GPUPRIM_DTYPE_F16 : dtype.bits == 32 ? GPUPRIM_DTYPE_F32
-             : dtype.bits == 64 ? GPUPRIM_DTYPE_F64 : -1;
-    case nb::dlpack::dtype_code::Bfloat:
-        return dtype.bits == 16 ? GPUPRIM_DTYPE_BF16 : -1;
-    case nb::dlpack::dtype_code::Bool:
-        is_bool = dtype.bits == 8;
-        return is_bool ? GPUPRIM_DTYPE_U8 : -1;
-    default:
-        return -1;
-    }
 }
 
 // A torch tensor through torch._C._to_dlpack (one C call; its Python
