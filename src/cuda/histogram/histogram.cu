@@ -31,6 +31,7 @@ void launch(const DeviceEnv &env, const HistogramTuning &tuning, const Histogram
     args.even = request.even;
     const uint64_t shared_bytes = histogram_shared_bytes<T>(request.bins, kEdges);
     args.shared = shared_bytes <= tuning.shared_bytes;
+    args.columns = counter_columns(request.bins);
     const size_t dynamic = args.shared ? static_cast<size_t>(shared_bytes) : 0;
     int blocks_per_sm = resident_blocks(env, reinterpret_cast<const void *>(kernel), kHistogramBlockThreads, dynamic,
                                         what);
@@ -45,8 +46,10 @@ void launch(const DeviceEnv &env, const HistogramTuning &tuning, const Histogram
     for (uint64_t done = 0; done < request.count; done += kHistogramLaunchElements) {
         args.input = input + done;
         args.count = std::min(request.count - done, kHistogramLaunchElements);
-        const uint64_t tiles =
-            ceil_div(args.count, uint64_t(kHistogramBlockThreads) * kHistogramItems * (16 / sizeof(T)));
+        // Blocks for one 16-byte vector a thread, at most one wave: small
+        // inputs spread over many SMs rather than a few blocks of kHistogramItems
+        // rounds (2^16 bytes: 16 blocks, not 4).
+        const uint64_t tiles = ceil_div(args.count, uint64_t(kHistogramBlockThreads) * (16 / sizeof(T)));
         const auto grid = static_cast<uint32_t>(std::min(tiles, most));
         kernel<<<grid, kHistogramBlockThreads, launch_shared, env.stream>>>(args);
         check_launch(what);

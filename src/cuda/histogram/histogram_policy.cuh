@@ -12,6 +12,11 @@ namespace gpuprim::cuda {
 constexpr int kHistogramBlockThreads = 256;
 // 16-byte vectors each thread loads back to back before binning them.
 constexpr int kHistogramItems = 4;
+// Up to this many bins, a block's shared counters are one column per lane
+// (agent_histogram.cuh): 256 bins take 32 KiB.
+constexpr uint64_t kHistogramColumnBins = 256;
+constexpr uint32_t kHistogramColumns = 32;
+static_assert(kHistogramBlockThreads % kHistogramColumns == 0, "whole warps: a lane's column is its thread's");
 // Elements one launch covers at most: a block's shared (32-bit) counters
 // then never wrap, whatever the grid.
 constexpr uint64_t kHistogramLaunchElements = uint64_t(1) << 31;
@@ -26,10 +31,11 @@ struct HistogramTuning {
     uint32_t shared_bytes;
 };
 
-// Hopper (sm_90): not measured. 96 KiB: 24,576 bins with even bins (65,536
-// take the global path), two blocks an SM at the limit.
+// Hopper (sm_90). 96 KiB: 24,576 bins with even bins (65,536 take the
+// global path), two blocks an SM at the limit; 256 bins in lane columns
+// (32 KiB) fit 7 blocks, the grid asks for up to 8 (docs/tuning/histogram.md).
 struct HistogramTuningSm90 {
-    static HistogramTuning tuning() { return {4, 96u << 10}; }
+    static HistogramTuning tuning() { return {8, 96u << 10}; }
 };
 
 // Ampere/Ada (sm_80 code): not measured; 48 KiB fits every sm_8x part.

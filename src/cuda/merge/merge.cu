@@ -120,25 +120,35 @@ __device__ __forceinline__ uint64_t merge_path(const KeyBits *a, uint64_t na, co
     return low;
 }
 
-// The pair a tile of the round belongs to: the last pair whose first_tile
-// is at most tile (pairs without tiles share their first_tile with the next).
-__device__ __forceinline__ uint32_t pair_of_tile(const MergePair *pairs, uint32_t pair_count, uint64_t tile) {
-    uint32_t low = 0, high = pair_count;  // first pair with first_tile > tile
-    while (low < high) {
-        const uint32_t middle = low + (high - low) / 2;
-        if (pairs[middle].first_tile <= tile) low = middle + 1;
-        else high = middle;
+// A round's pairs: a table in device memory, or (gpuprim_merge's one pair)
+// the pair itself, passed by value so that no upload precedes the kernels.
+struct MergePairs {
+    const MergePair *table;  // nullptr: only `one`
+    uint32_t count;
+    MergePair one;
+
+    // The pair a tile of the round belongs to: the last pair whose
+    // first_tile is at most tile (pairs without tiles share their first_tile
+    // with the next).
+    __device__ __forceinline__ MergePair of_tile(uint64_t tile) const {
+        if (!table) return one;
+        uint32_t low = 0, high = count;  // first pair with first_tile > tile
+        while (low < high) {
+            const uint32_t middle = low + (high - low) / 2;
+            if (table[middle].first_tile <= tile) low = middle + 1;
+            else high = middle;
+        }
+        return table[low - 1];
     }
-    return low - 1;
-}
+};
 
 template <typename KeyBits, uint64_t kTile>
 __global__ void __launch_bounds__(kPartitionThreads)
-    merge_partition_kernel(const KeyBits *keys, const KeyBits *keys_b, uint64_t b_origin, const MergePair *pairs,
-                           uint32_t pair_count, uint64_t tiles, KeyOrder order, uint64_t *splits) {
+    merge_partition_kernel(const KeyBits *keys, const KeyBits *keys_b, uint64_t b_origin, const MergePairs pairs,
+                           uint64_t tiles, KeyOrder order, uint64_t *splits) {
     const uint64_t stride = uint64_t(gridDim.x) * blockDim.x;
     for (uint64_t t = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x; t < tiles; t += stride) {
-        const MergePair pair = pairs[pair_of_tile(pairs, pair_count, t)];
+        const MergePair pair = pairs.of_tile(t);
         const uint64_t d = (t - pair.first_tile) * kTile;
         splits[t] = merge_path(keys + pair.a_begin, pair.b_begin - pair.a_begin, keys_b + (pair.b_begin - b_origin),
                                pair.b_end - pair.b_begin, d, order);
@@ -150,8 +160,7 @@ __global__ void __launch_bounds__(MergeShape<KeyBits, ValueBits, kValues>::kThre
                                   MergeShape<KeyBits, ValueBits, kValues>::kMinBlocks)
     merge_tiles_kernel(const KeyBits *keys_from, const ValueBits *values_from, const KeyBits *keys_b_from,
                        const ValueBits *values_b_from, uint64_t b_origin, KeyBits *keys_to, ValueBits *values_to,
-                       const MergePair *pairs, uint32_t pair_count, uint64_t tiles, const uint64_t *splits,
-                       KeyOrder order) {
+                       const MergePairs pairs, uint64_t tiles, const uint64_t *splits, KeyOrder order) {
     using Shape = MergeShape<KeyBits, ValueBits, kValues>;
     constexpr int kThreads = Shape::kThreads, kItems = Shape::kItems;
     constexpr uint64_t kTile = Shape::kTile;
@@ -160,7 +169,7 @@ __global__ void __launch_bounds__(MergeShape<KeyBits, ValueBits, kValues>::kThre
     __shared__ MergePair shared_pair;
     const RadixWindow<KeyBits> window = radix_window<KeyBits>(order);
     for (uint64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
-        if (threadIdx.x == 0) shared_pair = pairs[pair_of_tile(pairs, pair_count, t)];
+        if (threadIdx.x == 0) shared_pair = pairs.of_tile(t);
         __syncthreads();
         const MergePair pair = shared_pair;
         const uint64_t na = pair.b_begin - pair.a_begin, nb = pair.b_end - pair.b_begin;
@@ -278,16 +287,15 @@ inline unsigned blocks_for(uint64_t items) { return unsigned(std::max<uint64_t>(
 template <typename KeyBits, typename ValueBits, bool kValues>
 void launch_round(const DeviceEnv &env, const KeyBits *keys_from, const ValueBits *values_from,
                   const KeyBits *keys_b, const ValueBits *values_b, uint64_t b_origin, KeyBits *keys_to,
-                  ValueBits *values_to, const MergePair *pairs, uint32_t pair_count, uint64_t tiles,
-                  uint64_t *splits, const KeyOrder &order, const char *caller) {
+                  ValueBits *values_to, const MergePairs &pairs, uint64_t tiles, uint64_t *splits,
+                  const KeyOrder &order, const char *caller) {
     using Shape = MergeShape<KeyBits, ValueBits, kValues>;
     merge_partition_kernel<KeyBits, Shape::kTile>
         <<<blocks_for(ceil_div(tiles, uint64_t(kPartitionThreads))), kPartitionThreads, 0, env.stream>>>(
-            keys_from, keys_b, b_origin, pairs, pair_count, tiles, order, splits);
+            keys_from, keys_b, b_origin, pairs, tiles, order, splits);
     check_launch(caller);
     merge_tiles_kernel<KeyBits, ValueBits, kValues><<<blocks_for(tiles), Shape::kThreads, 0, env.stream>>>(
-        keys_from, values_from, keys_b, values_b, b_origin, keys_to, values_to, pairs, pair_count, tiles, splits,
-        order);
+        keys_from, values_from, keys_b, values_b, b_origin, keys_to, values_to, pairs, tiles, splits, order);
     check_launch(caller);
 }
 
@@ -364,8 +372,8 @@ void merge_by_width(const DeviceEnv &env, const SortRequest &request, const uint
         const uint32_t pair_count = plan.round_begin[round + 1] - plan.round_begin[round];
         if (tiles > 0) {
             launch_round<KeyBits, ValueBits, kValues>(env, keys_from, values_from, keys_from, values_from, 0,
-                                                      keys_to, values_to, round_pairs, pair_count, tiles, splits,
-                                                      order, "merge_sorted_runs");
+                                                      keys_to, values_to, MergePairs{round_pairs, pair_count, {}},
+                                                      tiles, splits, order, "merge_sorted_runs");
         }
         keys_from = keys_to;
         values_from = values_to;
@@ -393,22 +401,15 @@ void merge_two_by_width(const DeviceEnv &env, const MergeRequest &request) {
     const uint64_t total = request.count_a + request.count_b;
     if (total == 0) return;
     const uint64_t tiles = ceil_div(total, Shape::kTile);
-    const MergePair pair{0, request.count_a, total, 0};
-    const uint64_t pair_bytes = aligned_256(sizeof(MergePair));
-    const uint64_t split_bytes = aligned_256(checked_mul(tiles + 1, sizeof(uint64_t), "merge splits"));
-    char *block = static_cast<char *>(env.workspace->reserve(checked_add(pair_bytes, split_bytes, "merge workspace")));
-    auto *pairs = reinterpret_cast<MergePair *>(block);
-    auto *splits = reinterpret_cast<uint64_t *>(block + pair_bytes);
-    check(cudaMemcpyAsync(pairs, &pair, sizeof pair, cudaMemcpyHostToDevice, env.stream),
-          "merge upload of the merge plan");
-    // Pageable host memory (as merge_sorted_runs's plan): cudaMemcpyAsync has
-    // read it when it returns.
+    const MergePairs pairs{nullptr, 1, MergePair{0, request.count_a, total, 0}};
+    const uint64_t split_bytes = checked_mul(tiles + 1, sizeof(uint64_t), "merge splits");
+    auto *splits = static_cast<uint64_t *>(env.workspace->reserve(split_bytes));
     const KeyOrder order{request.key_kind, request.descending, 0, request.key_bytes * 8};
     launch_round<KeyBits, ValueBits, kValues>(
         env, static_cast<const KeyBits *>(request.keys_a), static_cast<const ValueBits *>(request.values_a),
         static_cast<const KeyBits *>(request.keys_b), static_cast<const ValueBits *>(request.values_b),
         request.count_a, static_cast<KeyBits *>(request.keys_out), static_cast<ValueBits *>(request.values_out),
-        pairs, 1, tiles, splits, order, "merge launch");
+        pairs, tiles, splits, order, "merge launch");
 }
 
 template <typename KeyBits>
