@@ -73,6 +73,52 @@ __device__ __forceinline__ bool bin_of(const HistogramArgs<T> &args, const bits_
     }
 }
 
+// Calls f on every element of input[0, count) the grid covers: the input
+// as 16-byte vectors (kVector elements each) between a head before its
+// first 16-byte boundary and a tail after its last whole vector; the head
+// and tail go one element a thread, the vectors kHistogramItems a thread at
+// a time, loaded before f sees them.
+template <typename T, typename F>
+__device__ __forceinline__ void for_each_element(const T *input, uint64_t count, F &&f) {
+    constexpr int kVector = 16 / int(sizeof(T));
+    const uint64_t misaligned = (reinterpret_cast<uintptr_t>(input) % 16) / sizeof(T);
+    const uint64_t head =
+        misaligned == 0 ? 0 : (uint64_t(kVector) - misaligned < count ? uint64_t(kVector) - misaligned : count);
+    const uint64_t vectors = (count - head) / kVector;
+    const uint64_t tail_begin = head + vectors * kVector;
+    const uint64_t thread = uint64_t(blockIdx.x) * kHistogramBlockThreads + threadIdx.x;
+    if (thread < head) f(input[thread]);
+    if (thread < count - tail_begin) f(input[tail_begin + thread]);
+    const uint4 *body = reinterpret_cast<const uint4 *>(input + head);
+    const uint64_t step = uint64_t(gridDim.x) * kHistogramBlockThreads * kHistogramItems;
+    for (uint64_t base = uint64_t(blockIdx.x) * kHistogramBlockThreads * kHistogramItems + threadIdx.x;
+         base < vectors; base += step) {
+        uint4 loaded[kHistogramItems];
+#pragma unroll
+        for (int r = 0; r < kHistogramItems; ++r) {
+            const uint64_t v = base + uint64_t(r) * kHistogramBlockThreads;
+            if (v < vectors) loaded[r] = body[v];
+        }
+#pragma unroll
+        for (int r = 0; r < kHistogramItems; ++r) {
+            const uint64_t v = base + uint64_t(r) * kHistogramBlockThreads;
+            if (v >= vectors) continue;
+            T x[kVector];
+            memcpy(x, &loaded[r], sizeof loaded[r]);
+#pragma unroll
+            for (int e = 0; e < kVector; ++e) f(x[e]);
+        }
+    }
+}
+
+// Sums bin b's columns starting at a column of its own, so the threads of a
+// warp (consecutive bins) read 32 different banks.
+__device__ __forceinline__ uint32_t column_total(const uint32_t *counters, uint64_t b, uint32_t columns) {
+    uint32_t total = 0;
+    for (uint32_t c = 0; c < columns; ++c) total += counters[b * columns + ((uint32_t(b) + c) & (columns - 1))];
+    return total;
+}
+
 template <typename T, bool kEdges>
 __global__ void __launch_bounds__(kHistogramBlockThreads) histogram_kernel(const HistogramArgs<T> args) {
     extern __shared__ __align__(16) unsigned char histogram_shared[];
@@ -90,57 +136,48 @@ __global__ void __launch_bounds__(kHistogramBlockThreads) histogram_kernel(const
         }
         __syncthreads();
     }
-    auto count_one = [&](T x) {
+    for_each_element(args.input, args.count, [&](T x) {
         uint64_t bin;
         if (bin_of<T, kEdges>(args, edge_keys, x, bin)) {
             if (args.shared) atomicAdd(counters + bin * args.columns + column, 1u);
             else add_count(args.counts, args.count_bytes, bin, 1u);
         }
-    };
-    // The input as 16-byte vectors (kVector elements each) between a head
-    // before its first 16-byte boundary and a tail after its last whole
-    // vector; the head and tail go one element a thread, the vectors
-    // kHistogramItems a thread at a time, loaded before they are binned.
-    constexpr int kVector = 16 / int(sizeof(T));
-    const uint64_t misaligned = (reinterpret_cast<uintptr_t>(args.input) % 16) / sizeof(T);
-    const uint64_t head = misaligned == 0 ? 0 : (uint64_t(kVector) - misaligned < args.count
-                                                    ? uint64_t(kVector) - misaligned
-                                                    : args.count);
-    const uint64_t vectors = (args.count - head) / kVector;
-    const uint64_t tail_begin = head + vectors * kVector;
-    const uint64_t thread = uint64_t(blockIdx.x) * kHistogramBlockThreads + threadIdx.x;
-    if (thread < head) count_one(args.input[thread]);
-    if (thread < args.count - tail_begin) count_one(args.input[tail_begin + thread]);
-    const uint4 *body = reinterpret_cast<const uint4 *>(args.input + head);
-    const uint64_t step = uint64_t(gridDim.x) * kHistogramBlockThreads * kHistogramItems;
-    for (uint64_t base = uint64_t(blockIdx.x) * kHistogramBlockThreads * kHistogramItems + threadIdx.x;
-         base < vectors; base += step) {
-        uint4 loaded[kHistogramItems];
-#pragma unroll
-        for (int r = 0; r < kHistogramItems; ++r) {
-            const uint64_t v = base + uint64_t(r) * kHistogramBlockThreads;
-            if (v < vectors) loaded[r] = body[v];
-        }
-#pragma unroll
-        for (int r = 0; r < kHistogramItems; ++r) {
-            const uint64_t v = base + uint64_t(r) * kHistogramBlockThreads;
-            if (v >= vectors) continue;
-            T x[kVector];
-            memcpy(x, &loaded[r], sizeof loaded[r]);
-#pragma unroll
-            for (int e = 0; e < kVector; ++e) count_one(x[e]);
-        }
-    }
+    });
     if (args.shared) {
         __syncthreads();
-        // A bin's columns summed starting at a column of its own, so the
-        // threads of a warp (consecutive bins) read 32 different banks.
         for (uint64_t b = threadIdx.x; b < args.bins; b += kHistogramBlockThreads) {
-            uint32_t total = 0;
-            for (uint32_t c = 0; c < args.columns; ++c)
-                total += counters[b * args.columns + ((uint32_t(b) + c) & (args.columns - 1))];
+            const uint32_t total = column_total(counters, b, args.columns);
             if (total != 0) add_count(args.counts, args.count_bytes, b, total);
         }
+    }
+}
+
+// 1-byte dtypes, any bins: each block counts the 256 values (a column per
+// lane), then adds each value's count to its bin. The loop then does no bin
+// arithmetic at all: a byte, a shared atomic; the bins cost 256 bin_of calls
+// a block (edges read from global memory).
+template <typename T, bool kEdges>
+__global__ void __launch_bounds__(kHistogramBlockThreads) value_histogram_kernel(const HistogramArgs<T> args) {
+    static_assert(sizeof(T) == 1, "a counter column per value of a byte");
+    constexpr uint32_t kValues = 256;
+    __shared__ uint32_t counters[kValues * kHistogramColumns];
+    const uint32_t column = threadIdx.x % kHistogramColumns;
+    for (uint32_t w = threadIdx.x; w < kValues * kHistogramColumns; w += kHistogramBlockThreads) counters[w] = 0;
+    __syncthreads();
+    for_each_element(args.input, args.count, [&](T x) {
+        uint8_t byte;
+        memcpy(&byte, &x, 1);
+        atomicAdd(counters + uint32_t(byte) * kHistogramColumns + column, 1u);
+    });
+    __syncthreads();
+    for (uint32_t value = threadIdx.x; value < kValues; value += kHistogramBlockThreads) {
+        const uint32_t total = column_total(counters, value, kHistogramColumns);
+        const uint8_t byte = uint8_t(value);
+        T x;
+        memcpy(&x, &byte, 1);
+        uint64_t bin;
+        if (total != 0 && bin_of<T, kEdges>(args, nullptr, x, bin))
+            add_count(args.counts, args.count_bytes, bin, total);
     }
 }
 

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-// Device-wide histograms (agent_histogram.cuh has the kernel): the counts
+// Device-wide histograms (agent_histogram.cuh has the kernels): the counts
 // cleared (cudaMemsetAsync), then launches of at most
 // kHistogramLaunchElements elements each, a grid of at most one wave.
-// Bins whose counters (and edge keys) fit the tuning's shared bytes are
-// counted per block in shared memory; more bins (65,536 even bins on
-// Hopper) are counted with atomics on the output itself. No workspace.
+// 1-byte dtypes count their 256 values per block and fold them into bins.
+// Otherwise bins whose counters (and edge keys) fit the tuning's shared
+// bytes are counted per block in shared memory; more bins (65,536 even bins
+// on Hopper) are counted with atomics on the output itself. No workspace.
 #include "cuda/histogram/histogram.h"
 
 #include "core/checked_size.h"
@@ -19,8 +20,36 @@
 namespace gpuprim::cuda {
 namespace histogram_detail {
 
+// 1-byte dtypes: value counts folded into bins (value_histogram_kernel),
+// whatever the bins.
 template <typename T, bool kEdges>
-void launch(const DeviceEnv &env, const HistogramTuning &tuning, const HistogramRequest &request) {
+void launch_by_value(const DeviceEnv &env, const HistogramTuning &tuning, const HistogramRequest &request) {
+    const auto kernel = value_histogram_kernel<T, kEdges>;
+    const char *what = "histogram launch";
+    HistogramArgs<T> args{};
+    args.bins = request.bins;
+    args.counts = request.counts;
+    args.count_bytes = request.count_bytes;
+    args.edges = static_cast<const T *>(request.edges);
+    args.even = request.even;
+    args.columns = kHistogramColumns;
+    const int blocks_per_sm = std::max(
+        1, std::min(tuning.blocks_per_sm,
+                    resident_blocks(env, reinterpret_cast<const void *>(kernel), kHistogramBlockThreads, 0, what)));
+    const uint64_t most = uint64_t(std::max(env.sm_count, 1)) * uint64_t(blocks_per_sm);
+    const T *input = static_cast<const T *>(request.input);
+    for (uint64_t done = 0; done < request.count; done += kHistogramLaunchElements) {
+        args.input = input + done;
+        args.count = std::min(request.count - done, kHistogramLaunchElements);
+        const uint64_t tiles = ceil_div(args.count, uint64_t(kHistogramBlockThreads) * 16);
+        kernel<<<static_cast<uint32_t>(std::min(tiles, most)), kHistogramBlockThreads, 0, env.stream>>>(args);
+        check_launch(what);
+    }
+}
+
+// Wider dtypes: each element's bin counted (histogram_kernel).
+template <typename T, bool kEdges>
+void launch_by_bin(const DeviceEnv &env, const HistogramTuning &tuning, const HistogramRequest &request) {
     const auto kernel = histogram_kernel<T, kEdges>;
     const char *what = "histogram launch";
     HistogramArgs<T> args{};
@@ -54,6 +83,12 @@ void launch(const DeviceEnv &env, const HistogramTuning &tuning, const Histogram
         kernel<<<grid, kHistogramBlockThreads, launch_shared, env.stream>>>(args);
         check_launch(what);
     }
+}
+
+template <typename T, bool kEdges>
+void launch(const DeviceEnv &env, const HistogramTuning &tuning, const HistogramRequest &request) {
+    if constexpr (sizeof(T) == 1) launch_by_value<T, kEdges>(env, tuning, request);
+    else launch_by_bin<T, kEdges>(env, tuning, request);
 }
 
 inline void histogram_with(const DeviceEnv &env, const HistogramTuning &tuning, const HistogramRequest &request) {
