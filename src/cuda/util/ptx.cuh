@@ -9,6 +9,8 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <cstring>
+#include <type_traits>
 
 namespace gpuprim::cuda {
 
@@ -20,6 +22,31 @@ __device__ __forceinline__ uint4 load_vector(const void *address) {
     if constexpr (H == CacheHint::Streaming) return __ldcs(p);
     else if constexpr (H == CacheHint::Global) return __ldcg(p);
     else return *p;
+}
+
+// One element of 1, 2, 4 or 8 bytes read or written once (.cs: evict
+// first), so that a stream of them leaves L2 to what is read again (the
+// searched keys of searchsorted).
+template <typename T>
+__device__ __forceinline__ T load_streaming(const T *address) {
+    static_assert(sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8, "an element's width");
+    using Word = std::conditional_t<sizeof(T) == 8, unsigned long long,
+                                    std::conditional_t<sizeof(T) == 4, unsigned int,
+                                                       std::conditional_t<sizeof(T) == 2, unsigned short, unsigned char>>>;
+    const Word word = __ldcs(reinterpret_cast<const Word *>(address));
+    T value;
+    memcpy(&value, &word, sizeof value);
+    return value;
+}
+template <typename T>
+__device__ __forceinline__ void store_streaming(T *address, T value) {
+    static_assert(sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8, "an element's width");
+    using Word = std::conditional_t<sizeof(T) == 8, unsigned long long,
+                                    std::conditional_t<sizeof(T) == 4, unsigned int,
+                                                       std::conditional_t<sizeof(T) == 2, unsigned short, unsigned char>>>;
+    Word word;
+    memcpy(&word, &value, sizeof value);
+    __stcs(reinterpret_cast<Word *>(address), word);
 }
 
 // Inline PTX so the compiler cannot split the store into element stores
