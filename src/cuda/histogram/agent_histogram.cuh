@@ -11,11 +11,11 @@
 // global memory (many bins: few collisions). Integer atomics: the counts
 // are the same whatever order they land in.
 //
-// Few bins (kHistogramColumnBins) get a column of counters per lane: bin b
-// of lane l is word b * 32 + l, so a warp's 32 atomics fall in 32 different
-// banks whatever their bins (one bank per lane), and equal values from one
-// warp never collide. With one counter per bin, 32 random bins of 256 meet
-// about 3.5-way bank conflicts, and equal values 32-way ones.
+// Few bins (kHistogramColumnBins) get kHistogramBinColumns counters each:
+// bin b of lane l is word b * columns + l % columns, so equal values from
+// one warp meet 4-way bank conflicts, not 32-way ones. 1-byte dtypes
+// (value_histogram_kernel) count values in a column per lane: a warp's 32
+// atomics then fall in 32 different banks whatever the values.
 #pragma once
 
 #include "core/element_traits.h"
@@ -39,7 +39,7 @@ struct HistogramArgs {
     const T *edges;         // nullptr: even bins
     EvenBins even;
     bool shared;            // counters (and edge keys) in shared memory
-    uint32_t columns;       // shared counters per bin: 1, or one per lane (kHistogramColumns)
+    uint32_t columns;       // shared counters per bin: 1 or kHistogramBinColumns
 };
 
 __device__ __forceinline__ void add_count(void *counts, uint32_t count_bytes, uint64_t bin, uint32_t amount) {
@@ -47,8 +47,8 @@ __device__ __forceinline__ void add_count(void *counts, uint32_t count_bytes, ui
     else atomicAdd(static_cast<unsigned long long *>(counts) + bin, static_cast<unsigned long long>(amount));
 }
 
-// Shared counters per bin: one per lane for few bins, else one.
-constexpr uint32_t counter_columns(uint64_t bins) { return bins <= kHistogramColumnBins ? kHistogramColumns : 1; }
+// Shared counters per bin: kHistogramBinColumns for few bins, else one.
+constexpr uint32_t counter_columns(uint64_t bins) { return bins <= kHistogramColumnBins ? kHistogramBinColumns : 1; }
 
 // The bytes of shared memory a block of the shared path takes.
 constexpr uint64_t edge_keys_offset(uint64_t bins) {
@@ -160,18 +160,18 @@ template <typename T, bool kEdges>
 __global__ void __launch_bounds__(kHistogramBlockThreads) value_histogram_kernel(const HistogramArgs<T> args) {
     static_assert(sizeof(T) == 1, "a counter column per value of a byte");
     constexpr uint32_t kValues = 256;
-    __shared__ uint32_t counters[kValues * kHistogramColumns];
-    const uint32_t column = threadIdx.x % kHistogramColumns;
-    for (uint32_t w = threadIdx.x; w < kValues * kHistogramColumns; w += kHistogramBlockThreads) counters[w] = 0;
+    __shared__ uint32_t counters[kValues * kHistogramValueColumns];
+    const uint32_t column = threadIdx.x % kHistogramValueColumns;
+    for (uint32_t w = threadIdx.x; w < kValues * kHistogramValueColumns; w += kHistogramBlockThreads) counters[w] = 0;
     __syncthreads();
     for_each_element(args.input, args.count, [&](T x) {
         uint8_t byte;
         memcpy(&byte, &x, 1);
-        atomicAdd(counters + uint32_t(byte) * kHistogramColumns + column, 1u);
+        atomicAdd(counters + uint32_t(byte) * kHistogramValueColumns + column, 1u);
     });
     __syncthreads();
     for (uint32_t value = threadIdx.x; value < kValues; value += kHistogramBlockThreads) {
-        const uint32_t total = column_total(counters, value, kHistogramColumns);
+        const uint32_t total = column_total(counters, value, kHistogramValueColumns);
         const uint8_t byte = uint8_t(value);
         T x;
         memcpy(&x, &byte, 1);

@@ -32,15 +32,17 @@ void launch_by_value(const DeviceEnv &env, const HistogramTuning &tuning, const 
     args.count_bytes = request.count_bytes;
     args.edges = static_cast<const T *>(request.edges);
     args.even = request.even;
-    args.columns = kHistogramColumns;
+    args.columns = kHistogramValueColumns;
     const int blocks_per_sm = std::max(
-        1, std::min(tuning.blocks_per_sm,
+        1, std::min(tuning.value_blocks_per_sm,
                     resident_blocks(env, reinterpret_cast<const void *>(kernel), kHistogramBlockThreads, 0, what)));
     const uint64_t most = uint64_t(std::max(env.sm_count, 1)) * uint64_t(blocks_per_sm);
     const T *input = static_cast<const T *>(request.input);
     for (uint64_t done = 0; done < request.count; done += kHistogramLaunchElements) {
         args.input = input + done;
         args.count = std::min(request.count - done, kHistogramLaunchElements);
+        // Blocks for one 16-byte vector a thread, at most one wave: small
+        // inputs spread over many SMs (2^16 bytes: 16 blocks, not 4).
         const uint64_t tiles = ceil_div(args.count, uint64_t(kHistogramBlockThreads) * 16);
         kernel<<<static_cast<uint32_t>(std::min(tiles, most)), kHistogramBlockThreads, 0, env.stream>>>(args);
         check_launch(what);
@@ -75,10 +77,8 @@ void launch_by_bin(const DeviceEnv &env, const HistogramTuning &tuning, const Hi
     for (uint64_t done = 0; done < request.count; done += kHistogramLaunchElements) {
         args.input = input + done;
         args.count = std::min(request.count - done, kHistogramLaunchElements);
-        // Blocks for one 16-byte vector a thread, at most one wave: small
-        // inputs spread over many SMs rather than a few blocks of kHistogramItems
-        // rounds (2^16 bytes: 16 blocks, not 4).
-        const uint64_t tiles = ceil_div(args.count, uint64_t(kHistogramBlockThreads) * (16 / sizeof(T)));
+        const uint64_t tiles =
+            ceil_div(args.count, uint64_t(kHistogramBlockThreads) * kHistogramItems * (16 / sizeof(T)));
         const auto grid = static_cast<uint32_t>(std::min(tiles, most));
         kernel<<<grid, kHistogramBlockThreads, launch_shared, env.stream>>>(args);
         check_launch(what);
