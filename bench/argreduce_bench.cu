@@ -4,7 +4,7 @@
 // (ours blocks until the index is on the host; CUB's side copies its index
 // into pinned memory and waits for the stream).
 //
-//   argreduce_bench [--quick] [--csv FILE]
+//   argreduce_bench [--quick] [--log2 N] [--csv FILE]
 //
 // Inputs: uniform random values (integers over the whole type, floats in
 // [-1, 1)), and "few distinct" (values 0..15, so the extreme repeats and
@@ -35,9 +35,10 @@ namespace {
 
 using namespace gpuprim_bench;
 
-cudaStream_t stream;
-gpuprim_context_t ctx;
-FILE *csv;
+BenchSession session;  // set up by main
+cudaStream_t &stream = session.stream;
+gpuprim_context_t &ctx = session.ctx;
+FILE *&csv = session.csv;
 
 template <typename T>
 std::vector<T> make_input(uint64_t n, bool few, std::mt19937_64 &rng) {
@@ -128,30 +129,15 @@ void run_case(const char *dtype_name, gpuprim_dtype_t dtype, uint64_t n, bool fe
 }  // namespace
 
 int main(int argc, char **argv) {
-    bool quick = false;
-    for (int i = 1; i < argc; ++i) {
-        if (!strcmp(argv[i], "--quick")) quick = true;
-        else if (!strcmp(argv[i], "--csv") && i + 1 < argc) csv = fopen(argv[++i], "w");
-        else {
-            fprintf(stderr, "usage: argreduce_bench [--quick] [--csv FILE]\n");
-            return 2;
-        }
-    }
-    CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-    ctx = cuda_context(stream);
-    if (!ctx) {
-        fprintf(stderr, "argreduce_bench: no CUDA context\n");
-        return 77;
-    }
-    cudaDeviceProp prop;
-    CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
-    printf("argreduce_bench: %s, libgpuprim %s, CUB %d.%d.%d; times in us (ours, CUB, ours/CUB)\n", prop.name,
-           gpuprim_version_string(), CUB_MAJOR_VERSION, CUB_MINOR_VERSION, CUB_SUBMINOR_VERSION);
-    if (csv) fprintf(csv, "op,dtype,input,n,ours_us,cub_us,ours_batched_us,cub_batched_us,agree\n");
+    const char *columns = "op,dtype,input,n,ours_us,cub_us,ours_batched_us,cub_batched_us,agree";
+    if (const int status = start_bench("argreduce_bench", argc, argv, GPUPRIM_BENCH_CUB_VERSION, columns, session))
+        return status;
+    const bool quick = session.quick;
     const std::vector<int> logs = quick ? std::vector<int>{10, 20, 24} : std::vector<int>{10, 16, 20, 24, 28};
     for (int is_max = 0; is_max < 2; ++is_max)
         for (int few = 0; few < 2; ++few)
             for (int lg : logs) {
+                if (!session.runs(lg)) continue;
                 const uint64_t n = uint64_t(1) << lg;
                 run_case<float>("f32", GPUPRIM_DTYPE_F32, n, few, is_max);
                 if (few) continue;
@@ -159,7 +145,6 @@ int main(int argc, char **argv) {
                 run_case<uint64_t>("u64", GPUPRIM_DTYPE_U64, n, few, is_max);
                 run_case<double>("f64", GPUPRIM_DTYPE_F64, n, few, is_max);
             }
-    gpuprim_context_destroy(ctx);
-    if (csv) fclose(csv);
+    finish_bench(session);
     return 0;
 }

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// What the standalone benchmarks (segmented_bench.cu, topk_bench.cu) share:
-// checks that exit on an error, CUDA-event timing (warm-up, median, and
-// optionally batched), device allocations and wrapping them as buffers, and
-// a CUDA context on a given stream.
+// What the standalone benchmarks (segmented_bench.cu, topk_bench.cu, ...)
+// share: checks that exit on an error, CUDA-event timing (warm-up, median,
+// and optionally batched), device allocations and wrapping them as buffers,
+// a CUDA context on a given stream, and the command line and set-up of the
+// small benchmarks against CUB (BenchSession).
 #pragma once
 
 #include <gpuprim/gpuprim.h>
@@ -14,6 +15,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <vector>
 
@@ -108,6 +110,57 @@ inline gpuprim_context_t cuda_context(cudaStream_t stream) {
     gpuprim_context_t ctx = nullptr;
     if (gpuprim_context_create(&options, &ctx, nullptr, 0) != GPUPRIM_SUCCESS) return nullptr;
     return ctx;
+}
+
+// The command line of the small benchmarks against CUB ([--quick] [--log2
+// N] [--csv FILE]) and their set-up: a non-blocking stream, a CUDA context
+// on it, the header line naming the GPU and the CUB version, the CSV's
+// column line.
+struct BenchSession {
+    bool quick = false;
+    int only_log2 = 0;  // --log2 N: that size alone (for a profiler)
+    FILE *csv = nullptr;
+    cudaStream_t stream = nullptr;
+    gpuprim_context_t ctx = nullptr;
+
+    // Whether the size 2^lg runs (every size, or the one --log2 names).
+    bool runs(int lg) const { return only_log2 == 0 || lg == only_log2; }
+};
+
+// The CUB version start_bench prints, where CUB's headers are included.
+#define GPUPRIM_BENCH_CUB_VERSION CUB_MAJOR_VERSION, CUB_MINOR_VERSION, CUB_SUBMINOR_VERSION
+
+// 0 when the benchmark can go on (session set up), else the exit status:
+// 2 for a bad command line, 77 without a CUDA context.
+inline int start_bench(const char *name, int argc, char **argv, int cub_major, int cub_minor, int cub_subminor,
+                       const char *csv_columns, BenchSession &session) {
+    for (int i = 1; i < argc; ++i) {
+        if (!strcmp(argv[i], "--quick")) session.quick = true;
+        else if (!strcmp(argv[i], "--log2") && i + 1 < argc) session.only_log2 = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--csv") && i + 1 < argc) session.csv = fopen(argv[++i], "w");
+        else {
+            fprintf(stderr, "usage: %s [--quick] [--log2 N] [--csv FILE]\n", name);
+            return 2;
+        }
+    }
+    CHECK_CUDA(cudaStreamCreateWithFlags(&session.stream, cudaStreamNonBlocking));
+    session.ctx = cuda_context(session.stream);
+    if (!session.ctx) {
+        fprintf(stderr, "%s: no CUDA context\n", name);
+        return 77;
+    }
+    cudaDeviceProp prop;
+    CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
+    printf("%s: %s, libgpuprim %s, CUB %d.%d.%d; times in us (ours, CUB, ours/CUB)\n", name, prop.name,
+           gpuprim_version_string(), cub_major, cub_minor, cub_subminor);
+    if (session.csv) fprintf(session.csv, "%s\n", csv_columns);
+    return 0;
+}
+
+inline void finish_bench(BenchSession &session) {
+    gpuprim_context_destroy(session.ctx);
+    if (session.csv) fclose(session.csv);
+    CHECK_CUDA(cudaStreamDestroy(session.stream));
 }
 
 }  // namespace gpuprim_bench

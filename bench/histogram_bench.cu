@@ -3,7 +3,7 @@
 // gpuprim_histogram_range) beside CUB's DeviceHistogram::HistogramEven /
 // HistogramRange on the same device buffers (issue 38's table).
 //
-//   histogram_bench [--quick] [--csv FILE]
+//   histogram_bench [--quick] [--log2 N] [--csv FILE]
 //
 // Rows: u8 samples into 256 bins (ours: gpuprim_bincount, since even bounds
 // are values of the input's dtype and 256 is not a u8; CUB: HistogramEven
@@ -40,9 +40,10 @@ namespace {
 
 using namespace gpuprim_bench;
 
-cudaStream_t stream;
-gpuprim_context_t ctx;
-FILE *csv;
+BenchSession session;  // set up by main
+cudaStream_t &stream = session.stream;
+gpuprim_context_t &ctx = session.ctx;
+FILE *&csv = session.csv;
 
 enum Kind { kU8Bincount, kF32Even, kF32Edges };
 
@@ -139,35 +140,19 @@ void run_case(Kind kind, uint64_t n, uint32_t bins) {
 }  // namespace
 
 int main(int argc, char **argv) {
-    bool quick = false;
-    for (int i = 1; i < argc; ++i) {
-        if (!strcmp(argv[i], "--quick")) quick = true;
-        else if (!strcmp(argv[i], "--csv") && i + 1 < argc) csv = fopen(argv[++i], "w");
-        else {
-            fprintf(stderr, "usage: histogram_bench [--quick] [--csv FILE]\n");
-            return 2;
-        }
-    }
-    CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-    ctx = cuda_context(stream);
-    if (!ctx) {
-        fprintf(stderr, "histogram_bench: no CUDA context\n");
-        return 77;
-    }
-    cudaDeviceProp prop;
-    CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
-    printf("histogram_bench: %s, libgpuprim %s, CUB %d.%d.%d; times in us (ours, CUB, ours/CUB)\n", prop.name,
-           gpuprim_version_string(), CUB_MAJOR_VERSION, CUB_MINOR_VERSION, CUB_SUBMINOR_VERSION);
-    if (csv) fprintf(csv, "case,bins,n,ours_us,cub_us,ours_batched_us,cub_batched_us,bins_differing\n");
+    const char *columns = "case,bins,n,ours_us,cub_us,ours_batched_us,cub_batched_us,bins_differing";
+    if (const int status = start_bench("histogram_bench", argc, argv, GPUPRIM_BENCH_CUB_VERSION, columns, session))
+        return status;
+    const bool quick = session.quick;
     const std::vector<int> logs = quick ? std::vector<int>{10, 20, 28} : std::vector<int>{10, 14, 16, 20, 24, 28};
     for (int lg : logs) {
+        if (!session.runs(lg)) continue;
         const uint64_t n = uint64_t(1) << lg;
         run_case<uint8_t>(kU8Bincount, n, 256);
         run_case<float>(kF32Even, n, 256);
         run_case<float>(kF32Even, n, 65536);
         if (!quick || lg == 28) run_case<float>(kF32Edges, n, 1024);
     }
-    gpuprim_context_destroy(ctx);
-    if (csv) fclose(csv);
+    finish_bench(session);
     return 0;
 }

@@ -2,7 +2,7 @@
 // gpuprim_merge beside CUB's DeviceMerge::MergeKeys / MergePairs on the same
 // device buffers (issue 38's table: 2^27 + 2^27 u32 keys and pairs).
 //
-//   merge_bench [--quick] [--csv FILE]
+//   merge_bench [--quick] [--log2 N] [--csv FILE]
 //
 // Runs: two sorted runs of uniform random u32 (or u64) keys of 2^(k-1)
 // each, u32 values. The bytes-moved bound is (keys + values) read once and
@@ -32,9 +32,10 @@ namespace {
 
 using namespace gpuprim_bench;
 
-cudaStream_t stream;
-gpuprim_context_t ctx;
-FILE *csv;
+BenchSession session;  // set up by main
+cudaStream_t &stream = session.stream;
+gpuprim_context_t &ctx = session.ctx;
+FILE *&csv = session.csv;
 
 struct Less {
     template <typename T>
@@ -147,37 +148,18 @@ void run_case(const char *key_name, gpuprim_dtype_t key_dtype, uint64_t n, bool 
 }  // namespace
 
 int main(int argc, char **argv) {
-    bool quick = false;
-    int only_log2 = 0;  // --log2 N: that size alone (for a profiler)
-    for (int i = 1; i < argc; ++i) {
-        if (!strcmp(argv[i], "--quick")) quick = true;
-        else if (!strcmp(argv[i], "--log2") && i + 1 < argc) only_log2 = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--csv") && i + 1 < argc) csv = fopen(argv[++i], "w");
-        else {
-            fprintf(stderr, "usage: merge_bench [--quick] [--log2 N] [--csv FILE]\n");
-            return 2;
-        }
-    }
-    CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-    ctx = cuda_context(stream);
-    if (!ctx) {
-        fprintf(stderr, "merge_bench: no CUDA context\n");
-        return 77;
-    }
-    cudaDeviceProp prop;
-    CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
-    printf("merge_bench: %s, libgpuprim %s, CUB %d.%d.%d; times in us (ours, CUB, ours/CUB)\n", prop.name,
-           gpuprim_version_string(), CUB_MAJOR_VERSION, CUB_MINOR_VERSION, CUB_SUBMINOR_VERSION);
-    if (csv) fprintf(csv, "keys,kind,n,ours_us,cub_us,ours_batched_us,cub_batched_us,agree\n");
+    const char *columns = "keys,kind,n,ours_us,cub_us,ours_batched_us,cub_batched_us,agree";
+    if (const int status = start_bench("merge_bench", argc, argv, GPUPRIM_BENCH_CUB_VERSION, columns, session))
+        return status;
+    const bool quick = session.quick;
     const std::vector<int> logs = quick ? std::vector<int>{10, 20, 28} : std::vector<int>{10, 14, 16, 20, 24, 28};
     for (int lg : logs) {
-        if (only_log2 && lg != only_log2) continue;
+        if (!session.runs(lg)) continue;
         for (int pairs = 0; pairs < 2; ++pairs) {
             run_case<uint32_t>("u32", GPUPRIM_DTYPE_U32, uint64_t(1) << lg, pairs);
             if (!quick && lg <= 26) run_case<uint64_t>("u64", GPUPRIM_DTYPE_U64, uint64_t(1) << lg, pairs);
         }
     }
-    gpuprim_context_destroy(ctx);
-    if (csv) fclose(csv);
+    finish_bench(session);
     return 0;
 }

@@ -3,7 +3,7 @@
 // (random queries) and DeviceFind::LowerBoundSortedValues (sorted queries),
 // on the same device buffers (issue 38's table).
 //
-//   search_bench [--quick] [--csv FILE]
+//   search_bench [--quick] [--log2 N] [--csv FILE]
 //
 // Keys: n sorted values (uniform random, integers over the whole type,
 // floats in [-1, 1)); queries: m values of the same distribution, in random
@@ -37,9 +37,10 @@ namespace {
 
 using namespace gpuprim_bench;
 
-cudaStream_t stream;
-gpuprim_context_t ctx;
-FILE *csv;
+BenchSession session;  // set up by main
+cudaStream_t &stream = session.stream;
+gpuprim_context_t &ctx = session.ctx;
+FILE *&csv = session.csv;
 
 struct Less {
     template <typename T>
@@ -163,31 +164,13 @@ void run_case(const char *dtype_name, gpuprim_dtype_t dtype, uint64_t n, uint64_
 }  // namespace
 
 int main(int argc, char **argv) {
-    bool quick = false;
-    int only_log2 = 0;  // --log2 N: that size alone (for a profiler)
-    for (int i = 1; i < argc; ++i) {
-        if (!strcmp(argv[i], "--quick")) quick = true;
-        else if (!strcmp(argv[i], "--log2") && i + 1 < argc) only_log2 = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--csv") && i + 1 < argc) csv = fopen(argv[++i], "w");
-        else {
-            fprintf(stderr, "usage: search_bench [--quick] [--log2 N] [--csv FILE]\n");
-            return 2;
-        }
-    }
-    CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-    ctx = cuda_context(stream);
-    if (!ctx) {
-        fprintf(stderr, "search_bench: no CUDA context\n");
-        return 77;
-    }
-    cudaDeviceProp prop;
-    CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
-    printf("search_bench: %s, libgpuprim %s, CUB %d.%d.%d; times in us (ours, CUB, ours/CUB)\n", prop.name,
-           gpuprim_version_string(), CUB_MAJOR_VERSION, CUB_MINOR_VERSION, CUB_SUBMINOR_VERSION);
-    if (csv) fprintf(csv, "dtype,n,m,queries,ours_us,cub_us,ours_batched_us,cub_batched_us,agree\n");
+    const char *columns = "dtype,n,m,queries,ours_us,cub_us,ours_batched_us,cub_batched_us,agree";
+    if (const int status = start_bench("search_bench", argc, argv, GPUPRIM_BENCH_CUB_VERSION, columns, session))
+        return status;
+    const bool quick = session.quick;
     const std::vector<int> logs = quick ? std::vector<int>{10, 20, 26} : std::vector<int>{10, 14, 16, 20, 24, 26};
     for (int lg : logs) {
-        if (only_log2 && lg != only_log2) continue;
+        if (!session.runs(lg)) continue;
         const uint64_t n = uint64_t(1) << lg;
         run_case<uint32_t>("u32", GPUPRIM_DTYPE_U32, n, n);
         if (quick && lg != 26) continue;
@@ -195,9 +178,8 @@ int main(int argc, char **argv) {
         run_case<uint64_t>("u64", GPUPRIM_DTYPE_U64, n, n);
     }
     // Unequal sizes: few queries into many keys, many queries into few keys.
-    if (!only_log2) run_case<uint32_t>("u32", GPUPRIM_DTYPE_U32, uint64_t(1) << 26, uint64_t(1) << 16);
-    if (!only_log2) run_case<uint32_t>("u32", GPUPRIM_DTYPE_U32, uint64_t(1) << 12, uint64_t(1) << 26);
-    gpuprim_context_destroy(ctx);
-    if (csv) fclose(csv);
+    if (!session.only_log2) run_case<uint32_t>("u32", GPUPRIM_DTYPE_U32, uint64_t(1) << 26, uint64_t(1) << 16);
+    if (!session.only_log2) run_case<uint32_t>("u32", GPUPRIM_DTYPE_U32, uint64_t(1) << 12, uint64_t(1) << 26);
+    finish_bench(session);
     return 0;
 }
