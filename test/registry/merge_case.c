@@ -67,6 +67,10 @@ static void merge_each(tr_plan_t plan, tr_visit_t visit, void *user) {
     if (plan == TR_PLAN_SMALL) {
         merge_call(visit, user, GPUPRIM_DTYPE_U32, TR_NO_DTYPE, 60, 40, 0, 1);
         merge_call(visit, user, GPUPRIM_DTYPE_F16, GPUPRIM_DTYPE_U32, 30, 70, 1, 0);
+    } else if (plan == TR_PLAN_CONCURRENCY) {
+        for (d = 0; d < TC_DTYPE_COUNT; ++d, ++i)
+            merge_call(visit, user, tc_all_dtypes[d], merge_value_dtype(i), tr_concurrency_count(d),
+                       tr_concurrency_count(d + 6), (int)(i & 1), (int)(i % 3 == 0));
     } else if (plan == TR_PLAN_BACKENDS) {
         /* around the CUDA tiles (512 x 15 outputs for 4-byte keys, fewer for wide elements), empty runs */
         static const uint64_t shapes[][2] = {{0, 0},       {0, 9},          {9, 0},           {1, 1},

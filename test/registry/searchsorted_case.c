@@ -119,6 +119,16 @@ static void searchsorted_each(tr_plan_t plan, tr_visit_t visit, void *user) {
         searchsorted_call(visit, user, GPUPRIM_DTYPE_U32, GPUPRIM_DTYPE_I64, 100, 50, 0, 0, 0, 1);
         searchsorted_call(visit, user, GPUPRIM_DTYPE_F16, GPUPRIM_DTYPE_U32, 100, 50, 1, 1, 1, 0);
         searchsorted_rows_call(visit, user, GPUPRIM_DTYPE_I32, GPUPRIM_DTYPE_U64, 4, 25, 10, 0, 1, 1);
+    } else if (plan == TR_PLAN_CONCURRENCY) {
+        /* both sides and orders, sorted queries or not, every index dtype; rows now and then */
+        for (d = 0; d < TC_DTYPE_COUNT; ++d, ++i) {
+            searchsorted_call(visit, user, tc_all_dtypes[d], searchsorted_index_dtype(i), tr_concurrency_count(d + 6),
+                              tr_concurrency_count(d + 2), (int)(i & 1), (int)((i >> 1) & 1), (int)((i >> 2) & 1),
+                              (int)(i % 3 == 0));
+            if (d % 3 == 0)
+                searchsorted_rows_call(visit, user, tc_all_dtypes[d], searchsorted_index_dtype(i + 1), 3,
+                                       tr_concurrency_count(d + 9) / 3, 20, (int)((i >> 1) & 1), (int)(i & 1), 1);
+        }
     } else if (plan == TR_PLAN_BACKENDS) {
         /* around the CUDA tiles (2048 queries, 1024 for 8-byte keys) and the keys' window (two tiles),
            sparse and dense sorted queries, no keys */
