@@ -525,6 +525,33 @@ static inline uint64_t tc_apply(gpuprim_op_t op, gpuprim_dtype_t d, uint64_t a, 
     return tc_sort_key(d, a, 0) < tc_sort_key(d, b, 0) ? b : a;
 }
 
+/* gpuprim_searchsorted: the bound of one query (bits) among n keys sorted in
+ * the order: the number of keys before it in the order key, strictly (left
+ * side) or equal too (upper, the right side). */
+static inline uint64_t tc_searchsorted_bound(gpuprim_dtype_t d, const void *keys, uint64_t n, uint64_t query,
+                                             int descending, int upper) {
+    const uint64_t q = tc_sort_key(d, query, descending);
+    uint64_t lo = 0, hi = n;
+    while (lo < hi) {
+        const uint64_t mid = lo + (hi - lo) / 2, k = tc_sort_key(d, tc_get(d, keys, mid), descending);
+        if (upper ? k <= q : k < q) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+/* gpuprim_merge of two runs sorted in the order: the stable merge, ties to
+ * run a. perm[i] < na is a's element perm[i], else b's element perm[i] - na. */
+static inline void tc_reference_merge_permutation(gpuprim_dtype_t d, const void *a, uint64_t na, const void *b,
+                                                  uint64_t nb, int descending, uint64_t *perm) {
+    uint64_t i = 0, j = 0, out;
+    for (out = 0; out < na + nb; ++out) {
+        const int take_b = i == na || (j < nb && tc_sort_key(d, tc_get(d, b, j), descending) <
+                                                     tc_sort_key(d, tc_get(d, a, i), descending));
+        perm[out] = take_b ? na + j++ : i++;
+    }
+}
+
 /* gpuprim_argreduce (numpy's argmin / argmax on the flat array), element by
  * element from the header: a NaN ends the search at its position (both ops);
  * otherwise the first strictly lesser (MIN) or greater (MAX) value in the

@@ -93,22 +93,19 @@ static void merge_each(tr_plan_t plan, tr_visit_t visit, void *user) {
 static int merge_reference(const tr_call_t *c, tr_result_t *want) {
     const gpuprim_dtype_t d = c->arg[0].dtype;
     const uint64_t na = c->arg[0].count, nb = c->arg[1].count, n = na + nb;
-    void *both;
     uint64_t *perm, i;
     if (c->expect != GPUPRIM_SUCCESS) return 1;
-    both = tc_xmalloc(n * 8 + 16);
     perm = (uint64_t *)tc_xmalloc(n * sizeof(uint64_t) + 8);
-    memcpy(both, c->arg[0].host, na * tc_size(d));
-    memcpy((char *)both + na * tc_size(d), c->arg[1].host, nb * tc_size(d));
-    tc_reference_sort_permutation(d, both, n, c->order, perm);
-    tc_permute(d, both, perm, n, want->out[2]);
+    tc_reference_merge_permutation(d, c->arg[0].host, na, c->arg[1].host, nb, c->order, perm);
+    for (i = 0; i < n; ++i)
+        tc_set(d, want->out[2], i,
+               perm[i] < na ? tc_get(d, c->arg[0].host, perm[i]) : tc_get(d, c->arg[1].host, perm[i] - na));
     if (c->arg[3].used) {
         const gpuprim_dtype_t vd = c->arg[3].dtype;
         for (i = 0; i < n; ++i)
             tc_set(vd, want->out[5], i,
                    perm[i] < na ? tc_get(vd, c->arg[3].host, perm[i]) : tc_get(vd, c->arg[4].host, perm[i] - na));
     }
-    free(both);
     free(perm);
     return 1;
 }

@@ -18,20 +18,6 @@ static gpuprim_status_t searchsorted_invoke(const tr_call_t *c, gpuprim_context_
     return gpuprim_searchsorted(ctx, b[0], b[1], (gpuprim_side_t)c->kind, (gpuprim_order_t)c->order, b[2]);
 }
 
-/* The bound of one query by the header's rule: keys before it in the order
- * key (strictly, or equal too for the right side). */
-static uint64_t searchsorted_bound(gpuprim_dtype_t d, const void *keys, uint64_t n, uint64_t query, int descending,
-                                   int upper) {
-    const uint64_t q = tc_sort_key(d, query, descending);
-    uint64_t lo = 0, hi = n;
-    while (lo < hi) {
-        const uint64_t mid = lo + (hi - lo) / 2, k = tc_sort_key(d, tc_get(d, keys, mid), descending);
-        if (upper ? k <= q : k < q) lo = mid + 1;
-        else hi = mid;
-    }
-    return lo;
-}
-
 /* sorted_queries: the queries sorted in the call's order too (the merge paths). */
 static void searchsorted_call(tr_visit_t visit, void *user, gpuprim_dtype_t d, gpuprim_dtype_t id, uint64_t n,
                               uint64_t m, int descending, int upper, int sorted_queries, int few) {
@@ -168,7 +154,7 @@ static int searchsorted_reference(const tr_call_t *c, tr_result_t *want) {
     for (r = 0; r < rows; ++r)
         for (j = 0; j < m; ++j)
             tc_set(id, want->out[2], r * m + j,
-                   searchsorted_bound(d, (const char *)c->arg[0].host + r * n * tc_size(d), n,
+                   tc_searchsorted_bound(d, (const char *)c->arg[0].host + r * n * tc_size(d), n,
                                       tc_get(d, c->arg[1].host, r * m + j), c->order, c->kind));
     return 1;
 }
