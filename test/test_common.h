@@ -37,6 +37,17 @@
 
 #define TC_MAX_REPORTED_FAILURES 40
 
+/* The counters are bumped atomically where the compiler can: the registry's
+ * calls run on several threads at once in rel_concurrency, whose checks
+ * count in the program's totals like everyone's. */
+#if defined(__GNUC__) || defined(__clang__)
+#  define TC_COUNT(counter) ((void)__atomic_add_fetch(&(counter), 1, __ATOMIC_RELAXED))
+#  define TC_BUMP(counter) __atomic_add_fetch(&(counter), 1, __ATOMIC_RELAXED)
+#else
+#  define TC_COUNT(counter) ((void)++(counter))
+#  define TC_BUMP(counter) (++(counter))
+#endif
+
 typedef struct tc_state {
     const char *program;
     uint64_t seed;
@@ -108,8 +119,8 @@ static inline void tc_where(const char *format, ...) {
 static inline void tc_fail(const char *file, int line, const char *format, ...) TC_PRINTF(3, 4);
 static inline void tc_fail(const char *file, int line, const char *format, ...) {
     va_list args;
-    tc.failures++;
-    if (tc.failures > TC_MAX_REPORTED_FAILURES) return;
+    const long failures = TC_BUMP(tc.failures);
+    if (failures > TC_MAX_REPORTED_FAILURES) return;
     fprintf(stderr, "%s:%d: FAIL [%s]: ", file, line, tc.where);
     va_start(args, format);
     vfprintf(stderr, format, args);
@@ -118,7 +129,7 @@ static inline void tc_fail(const char *file, int line, const char *format, ...) 
             (unsigned long long)tc.seed);
     if (tc.ctx) fprintf(stderr, ", context last error: \"%s\"", gpuprim_context_last_error(tc.ctx));
     fprintf(stderr, "\n");
-    if (tc.failures == TC_MAX_REPORTED_FAILURES)
+    if (failures == TC_MAX_REPORTED_FAILURES)
         fprintf(stderr, "(more failures are counted but not printed)\n");
     fflush(stderr);
 }
@@ -135,14 +146,14 @@ static inline void tc_abort(void) {
 
 #define CHECK(cond)                                                   \
     do {                                                              \
-        tc.checks++;                                                  \
+        TC_COUNT(tc.checks);                                          \
         if (!(cond)) tc_fail(__FILE__, __LINE__, "%s", #cond);        \
     } while (0)
 
 /* CHECKF(cond, "format", args...) */
 #define CHECKF(cond, ...)                                             \
     do {                                                              \
-        tc.checks++;                                                  \
+        TC_COUNT(tc.checks);                                          \
         if (!(cond)) tc_fail(__FILE__, __LINE__, __VA_ARGS__);        \
     } while (0)
 
@@ -150,7 +161,7 @@ static inline void tc_abort(void) {
     do {                                                                                  \
         gpuprim_status_t tc_got_ = (call);                                                \
         gpuprim_status_t tc_want_ = (expected);                                           \
-        tc.checks++;                                                                      \
+        TC_COUNT(tc.checks);                                                              \
         if (tc_got_ != tc_want_)                                                          \
             tc_fail(__FILE__, __LINE__, "%s returned %d (%s), expected %d (%s)", #call,   \
                     (int)tc_got_, gpuprim_get_error_string(tc_got_), (int)tc_want_,       \
@@ -162,7 +173,7 @@ static inline void tc_abort(void) {
 #define REQUIRE_OK(call)                                                                  \
     do {                                                                                  \
         gpuprim_status_t tc_got_ = (call);                                                \
-        tc.checks++;                                                                      \
+        TC_COUNT(tc.checks);                                                              \
         if (tc_got_ != GPUPRIM_SUCCESS) {                                                 \
             tc_fail(__FILE__, __LINE__, "%s returned %d (%s)", #call, (int)tc_got_,       \
                     gpuprim_get_error_string(tc_got_));                                   \
@@ -188,7 +199,7 @@ static inline int tc_contains(const char *haystack, const char *needle) {
 #define CHECK_MESSAGE(context, needle)                                                    \
     do {                                                                                  \
         const char *tc_msg_ = gpuprim_context_last_error(context);                        \
-        tc.checks++;                                                                      \
+        TC_COUNT(tc.checks);                                                              \
         if (!tc_msg_ || !*tc_msg_ || !tc_contains(tc_msg_, needle))                       \
             tc_fail(__FILE__, __LINE__, "last error \"%s\" does not mention \"%s\"",      \
                     tc_msg_ ? tc_msg_ : "(null)", needle);                                \
@@ -512,6 +523,33 @@ static inline uint64_t tc_apply(gpuprim_op_t op, gpuprim_dtype_t d, uint64_t a, 
     /* For non-NaN values the ascending sort key order is the value order, with -0 < +0. */
     if (op == GPUPRIM_OP_MIN) return tc_sort_key(d, b, 0) < tc_sort_key(d, a, 0) ? b : a;
     return tc_sort_key(d, a, 0) < tc_sort_key(d, b, 0) ? b : a;
+}
+
+/* gpuprim_searchsorted: the bound of one query (bits) among n keys sorted in
+ * the order: the number of keys before it in the order key, strictly (left
+ * side) or equal too (upper, the right side). */
+static inline uint64_t tc_searchsorted_bound(gpuprim_dtype_t d, const void *keys, uint64_t n, uint64_t query,
+                                             int descending, int upper) {
+    const uint64_t q = tc_sort_key(d, query, descending);
+    uint64_t lo = 0, hi = n;
+    while (lo < hi) {
+        const uint64_t mid = lo + (hi - lo) / 2, k = tc_sort_key(d, tc_get(d, keys, mid), descending);
+        if (upper ? k <= q : k < q) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+/* gpuprim_merge of two runs sorted in the order: the stable merge, ties to
+ * run a. perm[i] < na is a's element perm[i], else b's element perm[i] - na. */
+static inline void tc_reference_merge_permutation(gpuprim_dtype_t d, const void *a, uint64_t na, const void *b,
+                                                  uint64_t nb, int descending, uint64_t *perm) {
+    uint64_t i = 0, j = 0, out;
+    for (out = 0; out < na + nb; ++out) {
+        const int take_b = i == na || (j < nb && tc_sort_key(d, tc_get(d, b, j), descending) <
+                                                     tc_sort_key(d, tc_get(d, a, i), descending));
+        perm[out] = take_b ? na + j++ : i++;
+    }
 }
 
 /* gpuprim_argreduce (numpy's argmin / argmax on the flat array), element by
@@ -1050,7 +1088,7 @@ static inline uint64_t tc_argsort_breaks(gpuprim_dtype_t kd, const void *keys, g
 static inline int tc_check_array_eq(const char *file, int line, gpuprim_dtype_t d, const void *got,
                                     const void *want, uint64_t n, const char *what) {
     uint64_t i, first = 0, bad = 0;
-    tc.checks++;
+    TC_COUNT(tc.checks);
     if (n == 0 || memcmp(got, want, n * tc_size(d)) == 0) return 1;
     for (i = 0; i < n; ++i)
         if (tc_get(d, got, i) != tc_get(d, want, i)) {

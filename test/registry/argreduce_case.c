@@ -54,6 +54,18 @@ static void argreduce_each(tr_plan_t plan, tr_visit_t visit, void *user) {
         tc_fill(GPUPRIM_DTYPE_F16, h, 100, TC_NAN_SPARSE);
         argreduce_call(visit, user, GPUPRIM_DTYPE_U32, 100, GPUPRIM_OP_MIN, a, GPUPRIM_SUCCESS, "");
         argreduce_call(visit, user, GPUPRIM_DTYPE_F16, 100, GPUPRIM_OP_MAX, h, GPUPRIM_SUCCESS, "");
+    } else if (plan == TR_PLAN_CONCURRENCY) {
+        /* both ops on every dtype, both zeros among the values; no elements: INVALID_ARGUMENT */
+        for (d = 0; d < TC_DTYPE_COUNT; ++d) {
+            const uint64_t n = tr_concurrency_count(d);
+            void *x = tc_xmalloc(n * 8 + 16);
+            int o;
+            tr_fill_small(tc_all_dtypes[d], x, n, 1);
+            for (o = GPUPRIM_OP_MIN; o <= GPUPRIM_OP_MAX; ++o)
+                argreduce_call(visit, user, tc_all_dtypes[d], n, (gpuprim_op_t)o, x,
+                               n ? GPUPRIM_SUCCESS : GPUPRIM_ERROR_INVALID_ARGUMENT, "small integers");
+            free(x);
+        }
     } else if (plan == TR_PLAN_BACKENDS) {
         /* around the CUDA vectors, tiles (4096 4-byte elements; 2 vectors a thread for 1-byte ones), the
            single-block limit (64 KiB) and multi-block grids */

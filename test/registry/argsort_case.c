@@ -45,6 +45,18 @@ static void argsort_each(tr_plan_t plan, tr_visit_t visit, void *user) {
         argsort_call(visit, user, GPUPRIM_DTYPE_F32, GPUPRIM_DTYPE_I64, keys, 100, 0, 1);
         return;
     }
+    if (plan == TR_PLAN_CONCURRENCY) {
+        /* both orders, keys out or not, every index dtype */
+        for (k = 0; k < TC_DTYPE_COUNT; ++k) {
+            const uint64_t n = tr_concurrency_count(k + 2);
+            void *keys = tc_xmalloc(n * 8 + 16);
+            tr_fill_small(tc_all_dtypes[k], keys, n, 1);
+            for (desc = 0; desc < 2; ++desc)
+                argsort_call(visit, user, tc_all_dtypes[k], index_dtypes[(k + (size_t)desc) % 4], keys, n, desc, !desc);
+            free(keys);
+        }
+        return;
+    }
     for (s = 0; s < size_count; ++s)
         for (k = 0; k < dtype_count; ++k)
             for (desc = 0; desc < 2; ++desc) {

@@ -82,6 +82,14 @@ static void histogram_each(tr_plan_t plan, tr_visit_t visit, void *user) {
         histogram_call(visit, user, 0, GPUPRIM_DTYPE_F32, GPUPRIM_DTYPE_U32, 100, 10, 1);
         histogram_call(visit, user, 1, GPUPRIM_DTYPE_I16, GPUPRIM_DTYPE_U64, 100, 5, 0);
         histogram_call(visit, user, 2, GPUPRIM_DTYPE_U8, GPUPRIM_DTYPE_U32, 100, 16, 0);
+    } else if (plan == TR_PLAN_CONCURRENCY) {
+        /* every kind on every dtype (bincount: integers) */
+        for (d = 0; d < TC_DTYPE_COUNT; ++d)
+            for (kind = 0; kind < 3; ++kind, ++i) {
+                if (kind == 2 && tc_is_float(tc_all_dtypes[d])) continue;
+                histogram_call(visit, user, kind, tc_all_dtypes[d], (i & 1) ? GPUPRIM_DTYPE_U64 : GPUPRIM_DTYPE_U32,
+                               tr_concurrency_count(d + (size_t)kind * 5), 1 + (i * 37) % 300, (int)(i % 8));
+            }
     } else if (plan == TR_PLAN_BACKENDS) {
         /* the CUDA kernel's rounds (1024 elements a block), shared counters and the global path (65,536 bins) */
         static const uint64_t shapes[][2] = {{0, 3},    {1, 1},     {1023, 256},        {1025, 7},

@@ -67,6 +67,10 @@ static void merge_each(tr_plan_t plan, tr_visit_t visit, void *user) {
     if (plan == TR_PLAN_SMALL) {
         merge_call(visit, user, GPUPRIM_DTYPE_U32, TR_NO_DTYPE, 60, 40, 0, 1);
         merge_call(visit, user, GPUPRIM_DTYPE_F16, GPUPRIM_DTYPE_U32, 30, 70, 1, 0);
+    } else if (plan == TR_PLAN_CONCURRENCY) {
+        for (d = 0; d < TC_DTYPE_COUNT; ++d, ++i)
+            merge_call(visit, user, tc_all_dtypes[d], merge_value_dtype(i), tr_concurrency_count(d),
+                       tr_concurrency_count(d + 6), (int)(i & 1), (int)(i % 3 == 0));
     } else if (plan == TR_PLAN_BACKENDS) {
         /* around the CUDA tiles (512 x 15 outputs for 4-byte keys, fewer for wide elements), empty runs */
         static const uint64_t shapes[][2] = {{0, 0},       {0, 9},          {9, 0},           {1, 1},
@@ -89,22 +93,19 @@ static void merge_each(tr_plan_t plan, tr_visit_t visit, void *user) {
 static int merge_reference(const tr_call_t *c, tr_result_t *want) {
     const gpuprim_dtype_t d = c->arg[0].dtype;
     const uint64_t na = c->arg[0].count, nb = c->arg[1].count, n = na + nb;
-    void *both;
     uint64_t *perm, i;
     if (c->expect != GPUPRIM_SUCCESS) return 1;
-    both = tc_xmalloc(n * 8 + 16);
     perm = (uint64_t *)tc_xmalloc(n * sizeof(uint64_t) + 8);
-    memcpy(both, c->arg[0].host, na * tc_size(d));
-    memcpy((char *)both + na * tc_size(d), c->arg[1].host, nb * tc_size(d));
-    tc_reference_sort_permutation(d, both, n, c->order, perm);
-    tc_permute(d, both, perm, n, want->out[2]);
+    tc_reference_merge_permutation(d, c->arg[0].host, na, c->arg[1].host, nb, c->order, perm);
+    for (i = 0; i < n; ++i)
+        tc_set(d, want->out[2], i,
+               perm[i] < na ? tc_get(d, c->arg[0].host, perm[i]) : tc_get(d, c->arg[1].host, perm[i] - na));
     if (c->arg[3].used) {
         const gpuprim_dtype_t vd = c->arg[3].dtype;
         for (i = 0; i < n; ++i)
             tc_set(vd, want->out[5], i,
                    perm[i] < na ? tc_get(vd, c->arg[3].host, perm[i]) : tc_get(vd, c->arg[4].host, perm[i] - na));
     }
-    free(both);
     free(perm);
     return 1;
 }

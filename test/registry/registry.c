@@ -427,3 +427,73 @@ tc_layout_t tr_threads_layout(int shape) {
     if (shape == 2) return tc_layout_rows(2, 150000);
     return tr_layout_offsets("csr with gaps", offsets, nseg, at + 11, GPUPRIM_DTYPE_U64);
 }
+
+/* ---- the concurrency plan -------------------------------------------------- */
+
+uint64_t tr_concurrency_count(size_t i) {
+    static const uint64_t counts[TR_CONCURRENCY_SIZES] = {0,   1,    2,    3,    31,   32,    33,   255,
+                                                          256, 257, 1000, 1024, 4097, 12345, 65537};
+    return counts[i % TR_CONCURRENCY_SIZES];
+}
+
+tc_layout_t tr_concurrency_layout(size_t i, uint64_t n) {
+    /* CSR: these lengths in turn (empty ones among them) after a gap of 2, the rest a gap at the end */
+    static const uint64_t lengths[] = {5, 0, 33, 1, 4097, 0, 300, 32, 31, 2};
+    static const gpuprim_dtype_t offset_dtypes[] = {GPUPRIM_DTYPE_I32, GPUPRIM_DTYPE_U32, GPUPRIM_DTYPE_I64,
+                                                    GPUPRIM_DTYPE_U64};
+    uint64_t offsets[257], at = n > 2 ? 2 : 0, nseg = 0;
+    if (i % 3 == 0) return tc_layout_rows(n / 33, 33);
+    if (i % 3 == 1) return tc_layout_rows(1, n);
+    offsets[0] = at;
+    while (nseg < 256) {
+        const uint64_t length = lengths[(nseg + i) % (sizeof lengths / sizeof lengths[0])];
+        if (at + length > n) break;
+        at += length;
+        offsets[++nseg] = at;
+    }
+    return tr_layout_offsets("csr with gaps", offsets, nseg, n, offset_dtypes[i % 4]);
+}
+
+void tr_fill_small(gpuprim_dtype_t d, void *p, uint64_t n, int negative_zeros) {
+    const int is_unsigned = !tc_is_signed(d) && !tc_is_float(d);
+    uint64_t i;
+    for (i = 0; i < n; ++i) {
+        const int64_t v = is_unsigned ? (int64_t)(tr_random() % 16) : (int64_t)(tr_random() % 31) - 15;
+        if (tc_is_float(d) && v == 0 && negative_zeros && (tr_random() & 1)) tc_set(d, p, i, tc_sign_bit(d));
+        else tc_set(d, p, i, tc_from_double(d, (double)v));
+    }
+}
+
+long double tr_float_term(gpuprim_dtype_t d, const void *a, const void *b, uint64_t i) {
+    const long double x = tc_value(d, tc_get(d, a, i));
+    return b ? x * tc_value(d, tc_get(d, b, i)) : x;
+}
+
+/* Significant bits of a finite nonzero value that is a multiple of 2^lowest. */
+static int tr_significant_bits(long double x, int lowest) {
+    int exponent;
+    (void)frexpl(fabsl(x), &exponent);
+    return exponent - lowest;
+}
+
+int tr_float_sum_exact(gpuprim_dtype_t d, const void *a, const void *b, uint64_t begin, uint64_t end) {
+    long double sum_abs = 0;
+    int least = INT_MAX;
+    uint64_t i;
+    if (!tc_is_float(d)) return 0;
+    for (i = begin; i < end; ++i) {
+        const long double term = tr_float_term(d, a, b, i);
+        const int lowest = tc_lowest_bit_exponent(term);
+        if (i == begin && term == 0 && signbit(term)) return 0;
+        if (b) { /* the product is exact in long double (and in the backend) only for short factors */
+            const long double x = tc_value(d, tc_get(d, a, i)), y = tc_value(d, tc_get(d, b, i));
+            const int lx = tc_lowest_bit_exponent(x), ly = tc_lowest_bit_exponent(y);
+            if (lx == INT_MIN || ly == INT_MIN) return 0;
+            if ((x != 0 && tr_significant_bits(x, lx) > 24) || (y != 0 && tr_significant_bits(y, ly) > 24)) return 0;
+        }
+        if (lowest == INT_MIN) return 0;
+        if (lowest < least) least = lowest;
+        sum_abs += fabsl(term);
+    }
+    return tc_sum_exact_in_f32(least, sum_abs);
+}

@@ -31,8 +31,11 @@ extern "C" {
 typedef enum tr_plan {
     TR_PLAN_BACKENDS, /* test_backends_agree: CPU against CUDA, sizes around the CUDA paths */
     TR_PLAN_THREADS,  /* test_cpu_threads: 1, 2 and 7 CPU threads, sizes past the parallel thresholds */
-    TR_PLAN_SMALL     /* a few valid calls on a few elements, each entry point and shape once: for the
+    TR_PLAN_SMALL,    /* a few valid calls on a few elements, each entry point and shape once: for the
                          programs that test how calls are handled (bad handles, ...) */
+    TR_PLAN_CONCURRENCY /* rel_concurrency: every entry point and shape on all twelve dtypes, sizes 0..65537
+                           (tr_concurrency_count), small integer values (tr_fill_small) so that float sums
+                           have one exact answer too; many threads run them at once */
 } tr_plan_t;
 
 #define TR_MAX_ARGS 6
@@ -155,6 +158,28 @@ int tr_agree(const tr_call_t *call, const tr_result_t *a, const tr_result_t *b, 
  * compare), or few distinct values. */
 void tr_fill_random(gpuprim_dtype_t d, void *p, uint64_t n, int for_sum, int few);
 uint64_t tr_random(void);
+
+/* The concurrency plan's shapes: call i's element count (0 .. 65537, around
+ * the tiles and thresholds), and its segments over n elements (rows, or CSR
+ * with empty segments and gaps; free with tc_layout_free). */
+#define TR_CONCURRENCY_SIZES 15
+uint64_t tr_concurrency_count(size_t i);
+tc_layout_t tr_concurrency_layout(size_t i, uint64_t n);
+/* Small integers (|v| <= 15; 0..15 unsigned): every float sum of them is
+ * exact in any order (tr_float_sum_exact). negative_zeros: floats have
+ * -0.0 among the zeros (for MIN/MAX and sorts; a sum of them starting with
+ * -0.0 has no one answer). */
+void tr_fill_small(gpuprim_dtype_t d, void *p, uint64_t n, int negative_zeros);
+
+/* Whether the float sum of the terms [begin, end) of a (times b, when b is
+ * not NULL: a dot) has one exact answer however the backend orders it: every
+ * term is a multiple of 2^e (>= 2^-149) with sum|x| < 2^(e+24), so every
+ * partial sum is exact in the f32 (or f64) accumulator, and the first term
+ * is not -0.0, so a zero partial sum is +0.0 in any order. Then the header's
+ * result is the exact sum of the terms (tr_float_term, in long double)
+ * rounded once to d (tc_from_double), and a scan's running sums likewise. */
+int tr_float_sum_exact(gpuprim_dtype_t d, const void *a, const void *b, uint64_t begin, uint64_t end);
+long double tr_float_term(gpuprim_dtype_t d, const void *a, const void *b, uint64_t i);
 
 /* Float comparison of the backends: element i of a and b within bound
  * (NaN only with NaN); the f32 accumulation bound of a sum of n inputs. */

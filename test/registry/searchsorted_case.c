@@ -18,20 +18,6 @@ static gpuprim_status_t searchsorted_invoke(const tr_call_t *c, gpuprim_context_
     return gpuprim_searchsorted(ctx, b[0], b[1], (gpuprim_side_t)c->kind, (gpuprim_order_t)c->order, b[2]);
 }
 
-/* The bound of one query by the header's rule: keys before it in the order
- * key (strictly, or equal too for the right side). */
-static uint64_t searchsorted_bound(gpuprim_dtype_t d, const void *keys, uint64_t n, uint64_t query, int descending,
-                                   int upper) {
-    const uint64_t q = tc_sort_key(d, query, descending);
-    uint64_t lo = 0, hi = n;
-    while (lo < hi) {
-        const uint64_t mid = lo + (hi - lo) / 2, k = tc_sort_key(d, tc_get(d, keys, mid), descending);
-        if (upper ? k <= q : k < q) lo = mid + 1;
-        else hi = mid;
-    }
-    return lo;
-}
-
 /* sorted_queries: the queries sorted in the call's order too (the merge paths). */
 static void searchsorted_call(tr_visit_t visit, void *user, gpuprim_dtype_t d, gpuprim_dtype_t id, uint64_t n,
                               uint64_t m, int descending, int upper, int sorted_queries, int few) {
@@ -119,6 +105,16 @@ static void searchsorted_each(tr_plan_t plan, tr_visit_t visit, void *user) {
         searchsorted_call(visit, user, GPUPRIM_DTYPE_U32, GPUPRIM_DTYPE_I64, 100, 50, 0, 0, 0, 1);
         searchsorted_call(visit, user, GPUPRIM_DTYPE_F16, GPUPRIM_DTYPE_U32, 100, 50, 1, 1, 1, 0);
         searchsorted_rows_call(visit, user, GPUPRIM_DTYPE_I32, GPUPRIM_DTYPE_U64, 4, 25, 10, 0, 1, 1);
+    } else if (plan == TR_PLAN_CONCURRENCY) {
+        /* both sides and orders, sorted queries or not, every index dtype; rows now and then */
+        for (d = 0; d < TC_DTYPE_COUNT; ++d, ++i) {
+            searchsorted_call(visit, user, tc_all_dtypes[d], searchsorted_index_dtype(i), tr_concurrency_count(d + 6),
+                              tr_concurrency_count(d + 2), (int)(i & 1), (int)((i >> 1) & 1), (int)((i >> 2) & 1),
+                              (int)(i % 3 == 0));
+            if (d % 3 == 0)
+                searchsorted_rows_call(visit, user, tc_all_dtypes[d], searchsorted_index_dtype(i + 1), 3,
+                                       tr_concurrency_count(d + 9) / 3, 20, (int)((i >> 1) & 1), (int)(i & 1), 1);
+        }
     } else if (plan == TR_PLAN_BACKENDS) {
         /* around the CUDA tiles (2048 queries, 1024 for 8-byte keys) and the keys' window (two tiles),
            sparse and dense sorted queries, no keys */
@@ -158,7 +154,7 @@ static int searchsorted_reference(const tr_call_t *c, tr_result_t *want) {
     for (r = 0; r < rows; ++r)
         for (j = 0; j < m; ++j)
             tc_set(id, want->out[2], r * m + j,
-                   searchsorted_bound(d, (const char *)c->arg[0].host + r * n * tc_size(d), n,
+                   tc_searchsorted_bound(d, (const char *)c->arg[0].host + r * n * tc_size(d), n,
                                       tc_get(d, c->arg[1].host, r * m + j), c->order, c->kind));
     return 1;
 }

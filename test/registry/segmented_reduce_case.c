@@ -80,6 +80,17 @@ static void segmented_reduce_each(tr_plan_t plan, tr_visit_t visit, void *user) 
         tc_fill(GPUPRIM_DTYPE_F64, in, L.n, TC_MODERATE);
         segmented_reduce_call(visit, user, &L, GPUPRIM_DTYPE_F64, GPUPRIM_OP_MAX, in, 0x5A);
         tc_layout_free(&L);
+    } else if (plan == TR_PLAN_CONCURRENCY) {
+        for (k = 0; k < TC_DTYPE_COUNT; ++k) {
+            tc_layout_t L = tr_concurrency_layout(k + 1, tr_concurrency_count(k + 9));
+            void *in = tc_xmalloc(L.n * 8 + 16);
+            for (op = 0; op < 3; ++op) {
+                tr_fill_small(tc_all_dtypes[k], in, L.n, op != GPUPRIM_OP_SUM);
+                segmented_reduce_call(visit, user, &L, tc_all_dtypes[k], (gpuprim_op_t)op, in, 0x5A);
+            }
+            free(in);
+            tc_layout_free(&L);
+        }
     } else if (plan == TR_PLAN_BACKENDS) {
         tc_layout_t layouts[12];
         const int count = tr_backend_layouts(layouts);
@@ -112,16 +123,26 @@ static void segmented_reduce_each(tr_plan_t plan, tr_visit_t visit, void *user) 
     }
 }
 
+/* Float sums only where each segment's has one exact answer
+ * (tr_float_sum_exact). */
 static int segmented_reduce_reference(const tr_call_t *c, tr_result_t *want) {
     const gpuprim_dtype_t d = c->arg[0].dtype;
+    const int float_sum = tc_is_float(d) && c->op == GPUPRIM_OP_SUM;
     uint64_t s, i, begin, end;
-    if (tc_is_float(d) && c->op == GPUPRIM_OP_SUM) return 0;
     if (c->expect != GPUPRIM_SUCCESS) return 1; /* outputs as they were */
+    for (s = 0; s < tr_segment_count(c) && float_sum; ++s) {
+        tr_segment_bounds(c, s, &begin, &end);
+        if (!tr_float_sum_exact(d, c->arg[0].host, NULL, begin, end)) return 0;
+    }
     for (s = 0; s < tr_segment_count(c); ++s) {
         uint64_t acc = tc_identity(c->op, d);
+        long double sum = 0;
         tr_segment_bounds(c, s, &begin, &end);
-        for (i = begin; i < end; ++i) acc = tc_apply(c->op, d, acc, tc_get(d, c->arg[0].host, i));
-        tc_set(d, want->out[1], s, acc);
+        for (i = begin; i < end; ++i) {
+            if (float_sum) sum += tr_float_term(d, c->arg[0].host, NULL, i);
+            else acc = tc_apply(c->op, d, acc, tc_get(d, c->arg[0].host, i));
+        }
+        tc_set(d, want->out[1], s, float_sum ? tc_from_double(d, (double)sum) : acc);
     }
     return 1;
 }

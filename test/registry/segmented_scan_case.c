@@ -46,6 +46,19 @@ static void segmented_scan_each(tr_plan_t plan, tr_visit_t visit, void *user) {
         tc_fill(GPUPRIM_DTYPE_I32, in, 100, TC_MODERATE);
         segmented_scan_call(visit, user, &L, GPUPRIM_DTYPE_I32, GPUPRIM_OP_SUM, GPUPRIM_SCAN_EXCLUSIVE, 0, in);
         tc_layout_free(&L);
+    } else if (plan == TR_PLAN_CONCURRENCY) {
+        for (k = 0; k < TC_DTYPE_COUNT; ++k) {
+            tc_layout_t L = tr_concurrency_layout(k, tr_concurrency_count(k + 7));
+            void *in = tc_xmalloc(L.n * 8 + 16);
+            for (op = 0; op < 3; ++op)
+                for (kind = 0; kind < 2; ++kind) {
+                    tr_fill_small(tc_all_dtypes[k], in, L.n, op != GPUPRIM_OP_SUM);
+                    segmented_scan_call(visit, user, &L, tc_all_dtypes[k], (gpuprim_op_t)op, kind, (op + kind) % 2,
+                                        in);
+                }
+            free(in);
+            tc_layout_free(&L);
+        }
     } else if (plan == TR_PLAN_BACKENDS) {
         tc_layout_t layouts[12];
         const int count = tr_backend_layouts(layouts);
@@ -81,18 +94,30 @@ static void segmented_scan_each(tr_plan_t plan, tr_visit_t visit, void *user) {
     }
 }
 
-/* Each segment scanned on its own; nothing outside the segments written. */
+/* Each segment scanned on its own; nothing outside the segments written.
+ * Float sums only where each segment's has one exact answer
+ * (tr_float_sum_exact). */
 static int segmented_scan_reference(const tr_call_t *c, tr_result_t *want) {
     const gpuprim_dtype_t d = c->arg[0].dtype;
+    const int float_sum = tc_is_float(d) && c->op == GPUPRIM_OP_SUM;
     uint64_t s, i, begin, end;
-    if (tc_is_float(d) && c->op == GPUPRIM_OP_SUM) return 0;
+    for (s = 0; s < tr_segment_count(c) && float_sum; ++s) {
+        tr_segment_bounds(c, s, &begin, &end);
+        if (!tr_float_sum_exact(d, c->arg[0].host, NULL, begin, end)) return 0;
+    }
     for (s = 0; s < tr_segment_count(c); ++s) {
         uint64_t acc = tc_identity(c->op, d);
+        long double sum = 0;
         tr_segment_bounds(c, s, &begin, &end);
         for (i = begin; i < end; ++i) {
             const uint64_t x = tc_get(d, c->arg[0].host, i);
             if (c->kind == GPUPRIM_SCAN_EXCLUSIVE) tc_set(d, want->out[1], i, acc);
-            acc = tc_apply(c->op, d, acc, x);
+            if (float_sum) {
+                sum += tr_float_term(d, c->arg[0].host, NULL, i);
+                acc = tc_from_double(d, (double)sum);
+            } else {
+                acc = tc_apply(c->op, d, acc, x);
+            }
             if (c->kind == GPUPRIM_SCAN_INCLUSIVE) tc_set(d, want->out[1], i, acc);
         }
     }

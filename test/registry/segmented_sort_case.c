@@ -134,6 +134,25 @@ static void segmented_sort_each(tr_plan_t plan, tr_visit_t visit, void *user) {
         segmented_sort_call(visit, user, &L, GPUPRIM_DTYPE_I16, keys, values, 0, &pairs);
         segmented_sort_call(visit, user, &L, GPUPRIM_DTYPE_I16, keys, values, 1, &argsort);
         tc_layout_free(&L);
+    } else if (plan == TR_PLAN_CONCURRENCY) {
+        /* keys in place, pairs out of place, argsort, a bit range */
+        size_t k;
+        int j;
+        for (k = 0; k < TC_DTYPE_COUNT; ++k) {
+            const gpuprim_dtype_t kd = tc_all_dtypes[k];
+            tc_layout_t L = tr_concurrency_layout(k + 2, tr_concurrency_count(k + 11));
+            const segmented_sort_shape_t v[4] = {{TR_NO_DTYPE, 0, 1, 1, 0, 0},
+                                                 {GPUPRIM_DTYPE_U32, 0, 0, 1, 0, 0},
+                                                 {GPUPRIM_DTYPE_I64, 1, 0, (int)(k & 1), 0, 0},
+                                                 {GPUPRIM_DTYPE_U16, 0, 1, 1, 1, tc_bits(kd) - 1}};
+            void *keys = tc_xmalloc(L.n * 8 + 16), *values = tc_xmalloc(L.n * 8 + 16);
+            tr_fill_small(kd, keys, L.n, 1);
+            tr_fill_random(GPUPRIM_DTYPE_U64, values, L.n, 0, 0);
+            for (j = 0; j < 4; ++j) segmented_sort_call(visit, user, &L, kd, keys, values, (int)((k + (size_t)j) & 1), &v[j]);
+            free(keys);
+            free(values);
+            tc_layout_free(&L);
+        }
     } else if (plan == TR_PLAN_BACKENDS) segmented_sort_backends(visit, user);
     else segmented_sort_threads(visit, user);
 }

@@ -116,6 +116,22 @@ static void sort_each(tr_plan_t plan, tr_visit_t visit, void *user) {
         tc_fill(GPUPRIM_DTYPE_U64, values, 100, TC_MODERATE);
         sort_call(visit, user, 0, GPUPRIM_DTYPE_U64, GPUPRIM_DTYPE_U64, keys, values, 100, 0, 0, 1, 0);
         sort_call(visit, user, 1, GPUPRIM_DTYPE_U64, TR_NO_DTYPE, keys, NULL, 100, 0, 0, 0, 1);
+    } else if (plan == TR_PLAN_CONCURRENCY) {
+        /* pairs out of place, keys in place, a bit range with pairs in place; both zeros among the keys */
+        size_t d;
+        for (d = 0; d < TC_DTYPE_COUNT; ++d) {
+            const gpuprim_dtype_t kd = tc_all_dtypes[d];
+            const uint64_t n = tr_concurrency_count(d + 1);
+            void *keys = tc_xmalloc(n * 8 + 16), *values = tc_xmalloc(n * 8 + 16);
+            uint64_t i;
+            tr_fill_small(kd, keys, n, 1);
+            for (i = 0; i < n; ++i) ((uint64_t *)values)[i] = i * 0x9E3779B97F4A7C15ull;
+            sort_call(visit, user, 1, kd, GPUPRIM_DTYPE_U32, keys, values, n, 0, 0, 0, 0);
+            sort_call(visit, user, 1, kd, TR_NO_DTYPE, keys, NULL, n, 0, 0, 1, 1);
+            sort_call(visit, user, 0, kd, GPUPRIM_DTYPE_U64, keys, values, n, 1, tc_bits(kd) - 1, (int)(d & 1), 1);
+            free(keys);
+            free(values);
+        }
     } else if (plan == TR_PLAN_BACKENDS) sort_backends(visit, user);
     else sort_threads(visit, user);
 }

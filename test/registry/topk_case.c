@@ -147,6 +147,26 @@ static void topk_each(tr_plan_t plan, tr_visit_t visit, void *user) {
         topk_call(visit, user, NULL, 100, GPUPRIM_DTYPE_BF16, GPUPRIM_DTYPE_U32, 7, 1, 2, keys);
         topk_call(visit, user, &L, 0, GPUPRIM_DTYPE_BF16, GPUPRIM_DTYPE_I64, 4, 0, 2, keys);
         tc_layout_free(&L);
+    } else if (plan == TR_PLAN_CONCURRENCY) {
+        /* flat: the first third of each order, both outputs; segmented: a few slots a segment, one output now
+           and then */
+        size_t d;
+        int desc;
+        for (d = 0; d < TC_DTYPE_COUNT; ++d) {
+            const gpuprim_dtype_t kd = tc_all_dtypes[d];
+            const uint64_t n = tr_concurrency_count(d + 4);
+            tc_layout_t L = tr_concurrency_layout(d, tr_concurrency_count(d + 8));
+            const uint64_t segment_k = L.uniform && L.len < 4 ? L.len : 4;
+            void *keys = tc_xmalloc(n * 8 + 16), *segment_keys = tc_xmalloc(L.n * 8 + 16);
+            tr_fill_small(kd, keys, n, 1);
+            tr_fill_small(kd, segment_keys, L.n, 1);
+            for (desc = 0; desc < 2; ++desc)
+                topk_call(visit, user, NULL, n, kd, index_dtype(d + (size_t)desc), n / 3 + (n > 0), desc, 2, keys);
+            topk_call(visit, user, &L, 0, kd, index_dtype(d), segment_k, (int)(d & 1), (int)(d % 3), segment_keys);
+            free(keys);
+            free(segment_keys);
+            tc_layout_free(&L);
+        }
     } else if (plan == TR_PLAN_BACKENDS) topk_backends(visit, user);
     else topk_threads(visit, user);
 }

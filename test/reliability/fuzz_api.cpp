@@ -33,6 +33,12 @@
 #include <type_traits>
 #include <vector>
 
+// The reference semantics the C tests use (test_common.h: the sort order
+// key, MIN/MAX and wrapping sums, argreduce, sort permutations with bit
+// ranges, searchsorted bounds, merges, histogram bins, f16/bf16 decoding and
+// rounding): one model for the tests, the test registry and this target.
+#include "../test_common.h"
+
 namespace {
 
 [[noreturn]] void violation(const char *format, ...)
@@ -169,59 +175,23 @@ constexpr bool kIsHalf = std::is_same_v<T, Half16> || std::is_same_v<T, BHalf16>
 template <typename T>
 constexpr bool kIsFloat = std::is_floating_point_v<T> || kIsHalf<T>;
 template <typename T>
-constexpr int kMantissaBits = std::is_same_v<T, Half16> ? 10 : 7;
-template <typename T>
-constexpr int kExponentBits = std::is_same_v<T, Half16> ? 5 : 8;
-template <typename T>
 constexpr uint16_t kHalfInf = std::is_same_v<T, Half16> ? 0x7C00 : 0x7F80;
 template <typename T>
 constexpr uint16_t kHalfCanonicalNan = std::is_same_v<T, Half16> ? 0x7E00 : 0x7FC0;
 
 template <typename T>
-bool half_is_nan(T h) { return (h.bits & 0x7FFF) > kHalfInf<T>; }
+constexpr gpuprim_dtype_t kHalfDtype = std::is_same_v<T, Half16> ? GPUPRIM_DTYPE_F16 : GPUPRIM_DTYPE_BF16;
 
 template <typename T>
-long double half_value(T h) {
-    const int mantissa_bits = kMantissaBits<T>, exponent_bits = kExponentBits<T>;
-    const int bias = (1 << (exponent_bits - 1)) - 1;
-    const unsigned fraction = h.bits & ((1u << mantissa_bits) - 1);
-    const int exponent = (h.bits >> mantissa_bits) & ((1 << exponent_bits) - 1);
-    long double magnitude;
-    if (exponent == (1 << exponent_bits) - 1)
-        magnitude = fraction ? std::numeric_limits<long double>::quiet_NaN()
-                             : std::numeric_limits<long double>::infinity();
-    else if (exponent == 0)
-        magnitude = std::ldexp(static_cast<long double>(fraction), 1 - bias - mantissa_bits);
-    else
-        magnitude = std::ldexp(static_cast<long double>(fraction | (1u << mantissa_bits)),
-                               exponent - bias - mantissa_bits);
-    return (h.bits & 0x8000) ? -magnitude : magnitude;
-}
+bool half_is_nan(T h) { return tc_isnan_bits(kHalfDtype<T>, h.bits); }
 
-// v rounded once to the format, to nearest even (the quantum of v's binade,
-// then nearbyint in the default rounding mode); NaN: the canonical NaN.
+// Decoded and rounded (once, to nearest even; NaN: the canonical NaN) by
+// test_common.h, from the IEEE layout, not from the library's half.h.
 template <typename T>
-T half_round(long double v) {
-    const int mantissa_bits = kMantissaBits<T>, exponent_bits = kExponentBits<T>;
-    const int bias = (1 << (exponent_bits - 1)) - 1;
-    const uint16_t sign = std::signbit(v) ? 0x8000 : 0;
-    if (std::isnan(v)) return T(kHalfCanonicalNan<T>);
-    long double magnitude = std::fabs(v);
-    if (std::isinf(v)) return T(sign | kHalfInf<T>);
-    if (magnitude == 0) return T(sign);
-    int e2;
-    (void)std::frexp(magnitude, &e2);
-    int exponent = std::max(e2 - 1, 1 - bias);
-    long double scaled = std::nearbyint(std::ldexp(magnitude, mantissa_bits - exponent));
-    if (scaled >= std::ldexp(1.0L, mantissa_bits + 1)) {
-        scaled = std::ldexp(scaled, -1);
-        ++exponent;
-    }
-    if (exponent > bias) return T(sign | kHalfInf<T>);
-    const unsigned q = static_cast<unsigned>(scaled);
-    if (q < (1u << mantissa_bits)) return T(sign | q);
-    return T(sign | (unsigned(exponent + bias) << mantissa_bits) | (q - (1u << mantissa_bits)));
-}
+long double half_value(T h) { return tc_value(kHalfDtype<T>, h.bits); }
+
+template <typename T>
+T half_round(long double v) { return T(tc_round_half(kHalfDtype<T>, v)); }
 
 // An element's value as a long double (floats, halves, integers).
 template <typename T>
@@ -367,134 +337,14 @@ T draw_value(Input &in) {
 }
 
 // ---------------------------------------------------------------------------
-// Reference semantics, written from gpuprim.h (not from src/core/ops.h).
+// Reference semantics, written from gpuprim.h (not from src/core/ops.h):
+// test_common.h's, shared with the C tests and the test registry (the sort
+// order key tc_sort_key with its NaN order, tc_apply, tc_reference_argreduce,
+// tc_reference_sort_permutation_bits, tc_searchsorted_bound,
+// tc_reference_merge_permutation, the histogram bins). The float sums keep
+// the fuzzer's own bound (FloatSum): its inputs reach overflow, NaN and
+// infinities of both signs and subnormals, which that bound handles.
 // ---------------------------------------------------------------------------
-template <typename T>
-bool doc_is_nan(T x) {
-    if constexpr (kIsHalf<T>) return half_is_nan(x);
-    else if constexpr (std::is_floating_point_v<T>) return std::isnan(x);
-    else return false;
-}
-
-template <typename T>
-T from_bits(Bits<T> bits) {
-    T value;
-    std::memcpy(&value, &bits, sizeof value);
-    return value;
-}
-
-// How NaNs order among themselves in a sort, as gpuprim.h documents it
-// (ascending): positive NaNs by increasing bit pattern, then negative NaNs by
-// DECREASING bit pattern (0xFFFFFFFF before 0xFF800001), which is what the
-// order-preserving key transform gives. (The header first said "by bit
-// pattern"; this fuzz target found the difference.) true would mean plain
-// increasing unsigned bit pattern throughout.
-constexpr bool kNegativeNansByIncreasingBits = false;
-
-template <typename T>
-bool nan_less(T a, T b) {
-    Bits<T> x = bits_of(a), y = bits_of(b);
-    if (kNegativeNansByIncreasingBits) return x < y;
-    constexpr Bits<T> sign = Bits<T>(1) << (sizeof(T) * 8 - 1);
-    bool x_negative = x & sign, y_negative = y & sign;
-    if (x_negative != y_negative) return y_negative;  // positive NaNs first
-    return x_negative ? x > y : x < y;
-}
-
-// The sort order of gpuprim.h: -inf < negatives < -0.0 < +0.0 < positives <
-// +inf < NaN, NaNs among themselves as nan_less says. Keys compare equal only
-// when their bits are equal.
-template <typename T>
-bool doc_sort_less(T a, T b) {
-    if constexpr (kIsHalf<T>) {
-        bool a_nan = half_is_nan(a), b_nan = half_is_nan(b);
-        if (a_nan || b_nan) {
-            if (!a_nan) return true;
-            if (!b_nan) return false;
-            return nan_less(a, b);
-        }
-        long double x = half_value(a), y = half_value(b);
-        if (x < y) return true;
-        if (y < x) return false;
-        return (a.bits & 0x8000) && !(b.bits & 0x8000);  // -0 < +0
-    } else if constexpr (std::is_floating_point_v<T>) {
-        bool a_nan = std::isnan(a), b_nan = std::isnan(b);
-        if (a_nan || b_nan) {
-            if (!a_nan) return true;
-            if (!b_nan) return false;
-            return nan_less(a, b);
-        }
-        if (a < b) return true;
-        if (b < a) return false;
-        return std::signbit(a) && !std::signbit(b);
-    } else {
-        return a < b;
-    }
-}
-
-// gpuprim_argreduce, numpy's argmin / argmax: the position of the first NaN
-// (either op); else the first position of the least (greatest) value, -0.0
-// equal to +0.0 (long double compares them equal; it holds every 64-bit
-// integer exactly).
-template <typename T>
-uint64_t doc_argreduce(const std::vector<T> &values, bool is_min) {
-    uint64_t best = 0;
-    for (size_t i = 0; i < values.size(); ++i) {
-        if constexpr (kIsFloat<T>)
-            if (doc_is_nan(values[i])) return i;
-        const long double v = value_of(values[i]), b = value_of(values[best]);
-        if (is_min ? v < b : v > b) best = i;
-    }
-    return best;
-}
-
-// MIN/MAX: IEEE 754-2019 minimum/maximum; a NaN makes the result the NaN of
-// largest bit pattern; -0.0 < +0.0. Identities: MIN the largest value (+inf),
-// MAX the smallest (-inf).
-template <typename T>
-T doc_min_max(const std::vector<T> &values, size_t count, bool is_min) {
-    using L = std::numeric_limits<T>;
-    if constexpr (kIsFloat<T>) {
-        bool any_nan = false;
-        Bits<T> nan_bits = 0;
-        for (size_t i = 0; i < count; ++i)
-            if (doc_is_nan(values[i])) {
-                Bits<T> b = bits_of(values[i]);
-                if (!any_nan || b > nan_bits) nan_bits = b;
-                any_nan = true;
-            }
-        if (any_nan) {
-            T nan;
-            std::memcpy(&nan, &nan_bits, sizeof nan);
-            return nan;
-        }
-    }
-    T result;
-    if constexpr (kIsHalf<T>) result = T(is_min ? kHalfInf<T> : (kHalfInf<T> | 0x8000));
-    else result = is_min ? (std::is_floating_point_v<T> ? L::infinity() : L::max())
-                         : (std::is_floating_point_v<T> ? -L::infinity() : L::lowest());
-    for (size_t i = 0; i < count; ++i) {
-        if (is_min ? doc_sort_less(values[i], result) : doc_sort_less(result, values[i]))
-            result = values[i];
-    }
-    return result;
-}
-
-// Integer SUM/DOT wrap modulo 2^bits.
-template <typename T>
-T wrap_add(T a, T b) {
-    using U = std::make_unsigned_t<T>;
-    return static_cast<T>(static_cast<U>(static_cast<U>(a) + static_cast<U>(b)));
-}
-template <typename T>
-T wrap_mul(T a, T b) {
-    using U = std::make_unsigned_t<T>;
-    // Promote 8-, 16- and 32-bit unsigned products through uint64_t (no int
-    // promotion UB: 65535 * 65535 overflows int).
-    using W = std::conditional_t<sizeof(T) <= 4, uint64_t, U>;
-    return static_cast<T>(static_cast<U>(static_cast<W>(static_cast<U>(a)) *
-                                         static_cast<W>(static_cast<U>(b))));
-}
 
 // A float sum of terms (products for dot) in an unspecified order. The
 // result is checked exactly where IEEE arithmetic fixes it (NaN, +-inf) and
@@ -1204,36 +1054,23 @@ private:
             int dtype;
             uint64_t count;
         } b{dtype, count};
-        with_type(b.dtype, [&](auto zero) {
-            using T = decltype(zero);
-            std::vector<T> values(b.count);
-            for (uint64_t i = 0; i < b.count; ++i) values[i] = load<T>(data + i * sizeof(T));
-            T result = load<T>(got);
-            if (op == GPUPRIM_OP_SUM && kIsFloat<T>) {
+        const gpuprim_dtype_t d = gpuprim_dtype_t(b.dtype);
+        if (op == GPUPRIM_OP_SUM && tc_is_float(d)) {
+            with_type(b.dtype, [&](auto zero) {
+                using T = decltype(zero);
                 FloatSum sum;
-                for (T v : values) sum.add(value_of(v));
-                sum.check(result, what, 0);
-                return;
-            }
-            T expected;
-            if (op == GPUPRIM_OP_SUM) {
-                expected = T(0);
-                for (T v : values) expected = wrap_add_any(expected, v);
-            } else {
-                expected = doc_min_max(values, values.size(), op == GPUPRIM_OP_MIN);
-            }
-            if (bits_of(expected) != bits_of(result))
-                violation("%s (op %d, dtype %d, %llu elements): got bits 0x%llx, expected 0x%llx",
-                          what, op, b.dtype, (unsigned long long)b.count,
-                          (unsigned long long)bits_of(result), (unsigned long long)bits_of(expected));
-        });
-    }
-
-    template <typename T>
-    static T wrap_add_any(T a, T b) {
-        if constexpr (std::is_integral_v<T>) return wrap_add(a, b);
-        else if constexpr (kIsHalf<T>) return violation("internal: half sums go through FloatSum"), a;
-        else return a + b;
+                for (uint64_t i = 0; i < b.count; ++i) sum.add(value_of(load<T>(data + i * sizeof(T))));
+                sum.check(load<T>(got), what, 0);
+            });
+            return;
+        }
+        // integer sums wrap; MIN/MAX as the header orders (tc_apply)
+        uint64_t expected = tc_identity(gpuprim_op_t(op), d);
+        for (uint64_t i = 0; i < b.count; ++i) expected = tc_apply(gpuprim_op_t(op), d, expected, tc_get(d, data, i));
+        if (tc_get(d, got, 0) != expected)
+            violation("%s (op %d, dtype %d, %llu elements): got bits 0x%llx, expected 0x%llx", what, op, b.dtype,
+                      (unsigned long long)b.count, (unsigned long long)tc_get(d, got, 0),
+                      (unsigned long long)expected);
     }
 
     void check_dot(const Buffer &a, const Buffer &b, const uint8_t *got, const char *what) {
@@ -1246,16 +1083,17 @@ private:
                     sum.add(value_of(load<T>(contents(a) + i * sizeof(T))) *
                             value_of(load<T>(contents(b) + i * sizeof(T))));
                 sum.check(result, what, 0);
-            } else {
-                T expected = T(0);
+            } else {  // products and sums wrap (tc_apply)
+                const gpuprim_dtype_t d = gpuprim_dtype_t(a.dtype);
+                uint64_t expected = 0;
                 for (uint64_t i = 0; i < a.count; ++i)
-                    expected = wrap_add(expected, wrap_mul(load<T>(contents(a) + i * sizeof(T)),
-                                                           load<T>(contents(b) + i * sizeof(T))));
-                if (expected != result)
+                    expected = tc_apply(GPUPRIM_OP_SUM, d, expected,
+                                        (tc_get(d, contents(a), i) * tc_get(d, contents(b), i)) & tc_mask(d));
+                if (expected != uint64_t(bits_of(result)))
                     violation("%s (dtype %d, %llu elements): got 0x%llx, expected 0x%llx", what,
                               a.dtype, (unsigned long long)a.count,
                               (unsigned long long)bits_of(result),
-                              (unsigned long long)bits_of(expected));
+                              (unsigned long long)expected);
             }
         });
     }
@@ -1320,15 +1158,11 @@ private:
             if (index != poison) violation("failed argreduce wrote its index");
             return;
         }
-        with_type(b->dtype, [&](auto zero) {
-            using T = decltype(zero);
-            std::vector<T> values(b->count);
-            for (uint64_t i = 0; i < b->count; ++i) values[i] = load<T>(contents(*b) + i * sizeof(T));
-            const uint64_t expected = doc_argreduce(values, op == GPUPRIM_OP_MIN);
-            if (index != expected)
-                violation("argreduce (op %d, dtype %d, %llu elements): got %llu, expected %llu", op, b->dtype,
-                          (unsigned long long)b->count, (unsigned long long)index, (unsigned long long)expected);
-        });
+        const uint64_t expected =
+            tc_reference_argreduce(gpuprim_op_t(op), gpuprim_dtype_t(b->dtype), contents(*b), b->count);
+        if (index != expected)
+            violation("argreduce (op %d, dtype %d, %llu elements): got %llu, expected %llu", op, b->dtype,
+                      (unsigned long long)b->count, (unsigned long long)index, (unsigned long long)expected);
         uint64_t again = poison;
         if (shim_argreduce(context.handle, op, handle, &again) != GPUPRIM_SUCCESS || again != index)
             violation("argreduce is not repeatable");
@@ -1385,18 +1219,14 @@ private:
         std::vector<uint8_t> got(ib->bytes() + 8), again(ib->bytes() + 8);
         if (ib->count && gpuprim_buffer_download(context.handle, indices, 0, got.data(), ib->count) != GPUPRIM_SUCCESS)
             violation("searchsorted: download of the indices failed");
-        with_type(kb->dtype, [&](auto zero) {
-            using T = decltype(zero);
+        {
+            const gpuprim_dtype_t d = gpuprim_dtype_t(kb->dtype);
             const bool descending = order == GPUPRIM_ORDER_DESCENDING, upper = side == GPUPRIM_SIDE_RIGHT;
-            const uint64_t mask = sizeof(T) == 8 ? ~uint64_t(0) : (uint64_t(1) << (8 * sizeof(T))) - 1;
             const uint64_t n = kb->count / rows, m = qb->count / rows;
-            auto rank = [&](const Buffer &b, uint64_t i) {
-                const uint64_t k = doc_radix_key(load<T>(contents(b) + i * sizeof(T)));
-                return descending ? ~k & mask : k;
-            };
-            bool keys_sorted = true;  // every row
+            bool keys_sorted = true;  // every row, by the documented order key
             for (uint64_t i = 1; i < kb->count && keys_sorted; ++i)
-                keys_sorted = i % n == 0 || rank(*kb, i - 1) <= rank(*kb, i);
+                keys_sorted = i % n == 0 || tc_sort_key(d, tc_get(d, contents(*kb), i - 1), descending) <=
+                                                tc_sort_key(d, tc_get(d, contents(*kb), i), descending);
             for (uint64_t j = 0; j < qb->count; ++j) {
                 uint64_t have = 0;
                 std::memcpy(&have, got.data() + j * index_size, index_size);
@@ -1404,20 +1234,16 @@ private:
                     violation("searchsorted: index %llu of query %llu is past the %llu keys", (unsigned long long)have,
                               (unsigned long long)j, (unsigned long long)n);
                 if (!keys_sorted) continue;
-                const uint64_t q = rank(*qb, j), first = j / m * n;
-                uint64_t lo = 0, hi = n;
-                while (lo < hi) {
-                    const uint64_t mid = lo + (hi - lo) / 2, k = rank(*kb, first + mid);
-                    if (upper ? k <= q : k < q) lo = mid + 1;
-                    else hi = mid;
-                }
-                if (have != lo)
+                const uint64_t first = j / m * n;
+                const uint64_t want = tc_searchsorted_bound(d, contents(*kb) + first * size_of(kb->dtype), n,
+                                                            tc_get(d, contents(*qb), j), descending, upper);
+                if (have != want)
                     violation("searchsorted (dtype %d, %s, %s, %llu keys): query %llu got %llu, expected %llu",
                               kb->dtype, descending ? "descending" : "ascending", upper ? "right" : "left",
                               (unsigned long long)n, (unsigned long long)j, (unsigned long long)have,
-                              (unsigned long long)lo);
+                              (unsigned long long)want);
             }
-        });
+        }
         if (ib->bytes()) std::memcpy(contents(*ib), got.data(), ib->bytes());  // (memcpy of 0 bytes from NULL is undefined)
         if (call() != GPUPRIM_SUCCESS ||
             (ib->count &&
@@ -1492,61 +1318,23 @@ private:
         if (status != GPUPRIM_SUCCESS) return;
         const uint64_t bins = cb->count;
         std::vector<uint64_t> want(bins, 0);
-        bool exact = true;
-        with_type(ib->dtype, [&](auto zero) {
-            using T = decltype(zero);
-            auto element = [&](const Buffer &b, uint64_t i) { return load<T>(contents(b) + i * sizeof(T)); };
-            auto is_nan = [&](T x) {
-                if constexpr (kIsHalf<T>) return half_is_nan(x);
-                else if constexpr (kIsFloat<T>) return x != x;
-                else return false;
-            };
-            if (call == 2) {
-                for (uint64_t e = 1; e < eb->count && exact; ++e)
-                    exact = !is_nan(element(*eb, e - 1)) && !is_nan(element(*eb, e)) &&
-                            value_of(element(*eb, e - 1)) <= value_of(element(*eb, e));
-            }
-            const T lo = load<T>(reinterpret_cast<const uint8_t *>(&lower_bits));
-            const T hi = load<T>(reinterpret_cast<const uint8_t *>(&upper_bits));
-            for (uint64_t i = 0; i < ib->count; ++i) {
-                const T x = element(*ib, i);
-                if (is_nan(x)) continue;
-                const long double v = value_of(x);
-                uint64_t bin = 0;
-                bool counted = false;
-                if (call == 1) {
-                    if constexpr (kIsFloat<T>) {
-                        const double dv = double(v), dl = double(value_of(lo)), du = double(value_of(hi));
-                        if (dv >= dl && dv < du) {
-                            const double scaled = (dv - dl) * (double(bins) / (du - dl));
-                            bin = scaled < double(bins) ? uint64_t(scaled) : bins - 1;
-                            counted = true;
-                        }
-                    } else if (v >= value_of(lo) && v < value_of(hi)) {
-                        __extension__ typedef unsigned __int128 Wide;
-                        const uint64_t offset = uint64_t(int64_t(x)) - uint64_t(int64_t(lo));
-                        const uint64_t range = uint64_t(int64_t(hi)) - uint64_t(int64_t(lo));
-                        if constexpr (std::is_unsigned_v<T>) {
-                            bin = uint64_t(Wide(uint64_t(x) - uint64_t(lo)) * bins / (uint64_t(hi) - uint64_t(lo)));
-                        } else {
-                            bin = uint64_t(Wide(offset) * bins / range);
-                        }
-                        counted = true;
-                    }
-                } else if (call == 2) {
-                    uint64_t below = 0;  // edges at or below x, by value
-                    while (below < eb->count && value_of(element(*eb, below)) <= v) ++below;
-                    if (below > 0 && below < eb->count) {
-                        bin = below - 1;
-                        counted = true;
-                    }
-                } else if (v >= 0 && v < static_cast<long double>(bins)) {
-                    bin = uint64_t(v);
-                    counted = true;
-                }
-                if (counted) ++want[bin];
-            }
-        });
+        const gpuprim_dtype_t d = gpuprim_dtype_t(ib->dtype);
+        bool exact = true;  // edges in order by value, no NaN
+        for (uint64_t e = 1; call == 2 && e < eb->count && exact; ++e) {
+            const uint64_t before = tc_get(d, contents(*eb), e - 1), after = tc_get(d, contents(*eb), e);
+            exact = tc_is_float(d) ? !tc_isnan_bits(d, before) && !tc_isnan_bits(d, after) &&
+                                         tc_value(d, before) <= tc_value(d, after)
+                                   : tc_int_le(d, before, after);
+        }
+        // each element's bin by the header's rules (test_common.h; edges out of order give some bin)
+        const uint64_t lower = tc_get(d, &lower_bits, 0), upper = tc_get(d, &upper_bits, 0);
+        for (uint64_t i = 0; i < ib->count; ++i) {
+            const uint64_t x = tc_get(d, contents(*ib), i);
+            const int64_t bin = call == 1   ? tc_histogram_even_bin(d, x, lower, upper, bins)
+                                : call == 2 ? tc_histogram_range_bin(d, x, contents(*eb), bins)
+                                            : tc_bincount_bin(d, x, bins);
+            if (bin >= 0) ++want[uint64_t(bin)];
+        }
         const size_t count_size = size_of(cb->dtype);
         std::vector<uint8_t> got(cb->bytes() + 8);
         if (gpuprim_buffer_download(context.handle, counts, 0, got.data(), bins) != GPUPRIM_SUCCESS)
@@ -1630,37 +1418,33 @@ private:
             violation("merge: download of keys_out failed");
         if (n && vo && gpuprim_buffer_download(context.handle, values_out, 0, got_values.data(), n) != GPUPRIM_SUCCESS)
             violation("merge: download of values_out failed");
-        with_type(ka->dtype, [&](auto zero) {
-            using T = decltype(zero);
+        [&] {
+            const gpuprim_dtype_t d = gpuprim_dtype_t(ka->dtype);
             const bool descending = order == GPUPRIM_ORDER_DESCENDING;
-            const uint64_t mask = sizeof(T) == 8 ? ~uint64_t(0) : (uint64_t(1) << (8 * sizeof(T))) - 1;
-            auto rank = [&](const Buffer &b, uint64_t i) {
-                const uint64_t k = doc_radix_key(load<T>(contents(b) + i * sizeof(T)));
-                return descending ? ~k & mask : k;
-            };
+            auto rank = [&](const Buffer &b, uint64_t i) { return tc_sort_key(d, tc_get(d, contents(b), i), descending); };
             bool sorted = true;
             for (uint64_t i = 1; i < na && sorted; ++i) sorted = rank(*ka, i - 1) <= rank(*ka, i);
             for (uint64_t i = 1; i < nb && sorted; ++i) sorted = rank(*kb, i - 1) <= rank(*kb, i);
             if (!sorted) return;
-            const size_t value_size = vo ? size_of(vo->dtype) : 0;
+            const size_t key_size = size_of(ka->dtype), value_size = vo ? size_of(vo->dtype) : 0;
+            std::vector<uint64_t> permutation(n + 1);
+            tc_reference_merge_permutation(d, contents(*ka), na, contents(*kb), nb, descending, permutation.data());
             std::vector<uint8_t> want_keys(ko->bytes() + 8), want_values(vo ? vo->bytes() + 8 : 8);
-            uint64_t i = 0, j = 0;
-            for (uint64_t d = 0; d < n; ++d) {
-                const bool take_b = i == na || (j < nb && rank(*kb, j) < rank(*ka, i));
-                const Buffer &from = take_b ? *kb : *ka;
-                const uint64_t at = take_b ? j++ : i++;
-                std::memcpy(want_keys.data() + d * sizeof(T), contents(from) + at * sizeof(T), sizeof(T));
+            for (uint64_t out = 0; out < n; ++out) {
+                const bool take_b = permutation[out] >= na;
+                const uint64_t at = take_b ? permutation[out] - na : permutation[out];
+                std::memcpy(want_keys.data() + out * key_size, contents(take_b ? *kb : *ka) + at * key_size, key_size);
                 if (vo)
-                    std::memcpy(want_values.data() + d * value_size, contents(take_b ? *vb : *va) + at * value_size,
+                    std::memcpy(want_values.data() + out * value_size, contents(take_b ? *vb : *va) + at * value_size,
                                 value_size);
             }
-            if (std::memcmp(want_keys.data(), got_keys.data(), n * sizeof(T)) != 0)
+            if (n && std::memcmp(want_keys.data(), got_keys.data(), n * key_size) != 0)
                 violation("merge (dtype %d, %llu + %llu keys, %s): keys_out differs from the stable merge", ka->dtype,
                           (unsigned long long)na, (unsigned long long)nb, descending ? "descending" : "ascending");
-            if (vo && std::memcmp(want_values.data(), got_values.data(), n * value_size) != 0)
+            if (n && vo && std::memcmp(want_values.data(), got_values.data(), n * value_size) != 0)
                 violation("merge (dtype %d, %llu + %llu keys): values_out differs from the stable merge", ka->dtype,
                           (unsigned long long)na, (unsigned long long)nb);
-        });
+        }();
         if (ko->bytes()) std::memcpy(contents(*ko), got_keys.data(), ko->bytes());
         if (vo && vo->bytes()) std::memcpy(contents(*vo), got_values.data(), vo->bytes());
     }
@@ -1846,17 +1630,12 @@ private:
                         if (exclusive) running.add(value_of(values[i]));
                     }
                     if (n) std::memcpy(expected.data(), got.data() + first * sizeof(T), n * sizeof(T));
-                } else {
-                    T running = op == GPUPRIM_OP_SUM ? T(0) : doc_min_max(values, 0, op == GPUPRIM_OP_MIN);
+                } else {  // integer sums wrap; MIN/MAX as the header orders (tc_apply)
+                    const gpuprim_dtype_t d = gpuprim_dtype_t(dtype);
+                    uint64_t running = tc_identity(gpuprim_op_t(op), d);
                     for (uint64_t i = 0; i < n; ++i) {
-                        T next;
-                        if (op == GPUPRIM_OP_SUM) {
-                            next = wrap_add_any(running, values[i]);
-                        } else {
-                            std::vector<T> pair{running, values[i]};
-                            next = doc_min_max(pair, 2, op == GPUPRIM_OP_MIN);
-                        }
-                        store(expected.data() + i * sizeof(T), exclusive ? running : next);
+                        const uint64_t next = tc_apply(gpuprim_op_t(op), d, running, uint64_t(bits_of(values[i])));
+                        tc_set(d, expected.data(), i, exclusive ? running : next);
                         running = next;
                     }
                 }
@@ -2133,32 +1912,6 @@ private:
         return kEdges[mode % (sizeof kEdges / sizeof kEdges[0])];
     }
 
-    // The order-preserving unsigned form of a key (gpuprim_sort_options_t):
-    // unsigned as is, signed with the sign bit flipped, floats mapped onto the
-    // unsigned numbers in the documented order (-inf < ... < -0 < +0 < ... <
-    // +inf < positive NaNs by increasing bits < negative NaNs by decreasing
-    // bits). Derived from that order alone: with inf the +inf bits and m the
-    // magnitude bits, a key's rank (the number of patterns before it) is
-    // inf + 1 + m for a positive sign and inf - m (mod 2^W) for a negative one.
-    template <typename T>
-    static uint64_t doc_radix_key(T x) {
-        using B = Bits<T>;
-        constexpr B sign = B(B(1) << (sizeof(T) * 8 - 1));
-        const B bits = bits_of(x);
-        if constexpr (kIsFloat<T>) {
-            B inf;
-            if constexpr (kIsHalf<T>) inf = kHalfInf<T>;
-            else if constexpr (sizeof(T) == 4) inf = B(0x7F800000u);
-            else inf = B(0x7FF0000000000000ull);
-            const B magnitude = B(bits & B(~sign));
-            return (bits & sign) ? B(inf - magnitude) : B(inf + 1 + magnitude);
-        } else if constexpr (std::is_signed_v<T>) {
-            return B(bits ^ sign);
-        } else {
-            return bits;
-        }
-    }
-
     void sort_call(Input &in, SortCall call) {
         const bool with_options = call != kSortCall;
         const bool argsort = call == kArgsortCall || call == kSegmentedArgsortCall;
@@ -2334,28 +2087,12 @@ private:
           for (const auto &span_of : spans) {
             const uint64_t first = span_of.first, n = span_of.second;
             std::vector<uint64_t> permutation(n);
-            for (uint64_t i = 0; i < n; ++i) permutation[i] = i;
-            auto key = [&](uint64_t i) { return load<T>(keys_before.data() + (first + i) * sizeof(T)); };
             bool descending = order == GPUPRIM_ORDER_DESCENDING;
             const uint32_t key_bits = uint32_t(8 * sizeof(T));
             const uint32_t end = end_bit == 0 ? key_bits : end_bit;
-            if (begin_bit == 0 && end == key_bits) {
-                std::stable_sort(permutation.begin(), permutation.end(), [&](uint64_t a, uint64_t b) {
-                    return descending ? doc_sort_less(key(b), key(a)) : doc_sort_less(key(a), key(b));
-                });
-            } else {
-                // bits [begin, end) of the order form (descending: its complement)
-                const uint64_t width_mask = key_bits == 64 ? ~uint64_t(0) : (uint64_t(1) << key_bits) - 1;
-                const uint64_t range_mask =
-                    end - begin_bit == 64 ? ~uint64_t(0) : (uint64_t(1) << (end - begin_bit)) - 1;
-                auto sort_bits = [&](uint64_t i) {
-                    uint64_t k = doc_radix_key(key(i));
-                    if (descending) k = ~k & width_mask;
-                    return (k >> begin_bit) & range_mask;
-                };
-                std::stable_sort(permutation.begin(), permutation.end(),
-                                 [&](uint64_t a, uint64_t b) { return sort_bits(a) < sort_bits(b); });
-            }
+            // the stable order by bits [begin, end) of the documented order key (descending: its complement)
+            tc_reference_sort_permutation_bits(gpuprim_dtype_t(ki->dtype), keys_before.data() + first * sizeof(T), n,
+                                               descending, begin_bit, end, permutation.data());
             for (uint64_t i = 0; i < n; ++i) {
                 if (ko)
                     std::memcpy(contents(*ko) + (first + i) * sizeof(T),
@@ -2466,12 +2203,9 @@ private:
             const bool descending = order == GPUPRIM_ORDER_DESCENDING;
             for (size_t s = 0; s < spans.size(); ++s) {
                 const uint64_t first = spans[s].first, n = spans[s].second, m = k < n ? k : n;
-                auto key = [&](uint64_t i) { return load<T>(keys_before.data() + (first + i) * sizeof(T)); };
                 std::vector<uint64_t> permutation(n);
-                for (uint64_t i = 0; i < n; ++i) permutation[i] = i;
-                std::stable_sort(permutation.begin(), permutation.end(), [&](uint64_t a, uint64_t b) {
-                    return descending ? doc_sort_less(key(b), key(a)) : doc_sort_less(key(a), key(b));
-                });
+                tc_reference_sort_permutation(gpuprim_dtype_t(ki->dtype), keys_before.data() + first * sizeof(T), n,
+                                              descending, permutation.data());
                 for (uint64_t j = 0; j < m; ++j) {
                     const uint64_t slot = s * k + j;
                     if (ko)

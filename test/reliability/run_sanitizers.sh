@@ -110,7 +110,7 @@ for source in src/api/*.cpp src/core/*.cpp src/cpu/*.cpp src/dist/*.cpp src/comm
   if [ ${#pids[@]} -ge "$jobs" ]; then wait "${pids[0]}" || verdict "FAILED (TSan compile)" 1; pids=("${pids[@]:1}"); fi
 done
 for pid in "${pids[@]}"; do wait "$pid" || verdict "FAILED (TSan compile)" 1; done
-$cc_tsan -Iinclude -DGPUPRIM_STATIC_DEFINE -DGPUPRIM_EXPERIMENTAL_API test/reliability/test_concurrency.c "${objects[@]}" \
+$cc_tsan -Iinclude -DGPUPRIM_STATIC_DEFINE -DGPUPRIM_EXPERIMENTAL_API test/reliability/test_concurrency.c test/registry/*.c "${objects[@]}" \
   "${engine_libs[@]}" -lstdc++ -lm -lpthread -o "$tsan_build/rel_concurrency_tsan" || verdict "FAILED (TSan link)" 1
 $cc_tsan -Iinclude -DGPUPRIM_STATIC_DEFINE -DGPUPRIM_EXPERIMENTAL_API test/test_cpu_threads.c test/registry/*.c "${objects[@]}" \
   "${engine_libs[@]}" -lstdc++ -lm -lpthread -o "$tsan_build/test_cpu_threads_tsan" || verdict "FAILED (TSan link)" 1
