@@ -1276,6 +1276,16 @@ static inline tc_known_t tc_known(gpuprim_context_t ctx, gpuprim_dtype_t d, uint
     return k;
 }
 
+/* Buffer b of ctx (n elements of d) holds `want`: downloaded, compared, freed. */
+#define CHECK_BUFFER_EQ(ctx, b, d, want, n, what) tc_check_buffer_eq(__FILE__, __LINE__, ctx, b, d, want, n, what)
+static inline int tc_check_buffer_eq(const char *file, int line, gpuprim_context_t ctx, gpuprim_buffer_t b,
+                                     gpuprim_dtype_t d, const void *want, uint64_t n, const char *what) {
+    void *now = tc_download(ctx, b, d, n);
+    const int same = tc_check_array_eq(file, line, d, now, want, n, what);
+    free(now);
+    return same;
+}
+
 /* The buffer of k (on ctx) still holds what tc_known put there. */
 #define TC_CHECK_UNCHANGED(ctx, k) tc_check_unchanged(__FILE__, __LINE__, ctx, &(k))
 static inline void tc_check_unchanged(const char *file, int line, gpuprim_context_t ctx, const tc_known_t *k) {

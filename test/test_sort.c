@@ -191,20 +191,14 @@ static void run_sort_spec(gpuprim_context_t ctx, gpuprim_dtype_t kd, const void 
     }
     free(got);
     if (!keys_in_place) {
-        got = tc_download(ctx, kin, kd, n);
-        CHECK_ARRAY_EQ(kd, got, keys, n, "keys_in after an out-of-place sort");
-        free(got);
+        CHECK_BUFFER_EQ(ctx, kin, kd, keys, n, "keys_in after an out-of-place sort");
         CHECK_OK(gpuprim_buffer_destroy(ctx, kout));
     }
     CHECK_OK(gpuprim_buffer_destroy(ctx, kin));
     if (value_dtype >= 0) {
-        got = tc_download(ctx, vout, vd, n);
-        CHECK_ARRAY_EQ(vd, got, want_values, n, "values after the sort (stable order)");
-        free(got);
+        CHECK_BUFFER_EQ(ctx, vout, vd, want_values, n, "values after the sort (stable order)");
         if (!values_in_place) {
-            got = tc_download(ctx, vin, vd, n);
-            CHECK_ARRAY_EQ(vd, got, values, n, "values_in after an out-of-place sort");
-            free(got);
+            CHECK_BUFFER_EQ(ctx, vin, vd, values, n, "values_in after an out-of-place sort");
             CHECK_OK(gpuprim_buffer_destroy(ctx, vout));
         }
         CHECK_OK(gpuprim_buffer_destroy(ctx, vin));
@@ -326,7 +320,7 @@ static void test_sort_unaligned_views(gpuprim_context_t ctx, uint64_t n) {
     /* The large size: i32, u64, f16 and u8 keys only. */
     for (di = 0; di < TC_DTYPE_COUNT; di += n > 100000 ? 3 : 1) {
         gpuprim_dtype_t kd = tc_all_dtypes[di];
-        void *keys = tc_xmalloc((n + 3) * tc_size(kd)), *want = tc_xmalloc(n * tc_size(kd)), *got;
+        void *keys = tc_xmalloc((n + 3) * tc_size(kd)), *want = tc_xmalloc(n * tc_size(kd));
         uint32_t *values = (uint32_t *)tc_xmalloc((n + 3) * 4), *want_values = (uint32_t *)tc_xmalloc(n * 4);
         uint64_t *perm = (uint64_t *)tc_xmalloc(n * sizeof *perm);
         void *kdata = NULL, *vdata = NULL, *kout_data = NULL;
@@ -356,15 +350,9 @@ static void test_sort_unaligned_views(gpuprim_context_t ctx, uint64_t n) {
             tc_permute(kd, host_keys, perm, n, want);
             tc_permute(GPUPRIM_DTYPE_U32, values + (voffset - 1), perm, n, want_values);
             CHECK_OK(gpuprim_sort(ctx, kview, vview, kout_view, vview, GPUPRIM_ORDER_ASCENDING));
-            got = tc_download(ctx, kout_view, kd, n);
-            CHECK_ARRAY_EQ(kd, got, want, n, "sorted keys (views)");
-            free(got);
-            got = tc_download(ctx, vview, GPUPRIM_DTYPE_U32, n);
-            CHECK_ARRAY_EQ(GPUPRIM_DTYPE_U32, got, want_values, n, "values (views)");
-            free(got);
-            got = tc_download(ctx, kbase, kd, n + 3);
-            CHECK_ARRAY_EQ(kd, got, keys, n + 3, "keys input buffer after sorting a view of it");
-            free(got);
+            CHECK_BUFFER_EQ(ctx, kout_view, kd, want, n, "sorted keys (views)");
+            CHECK_BUFFER_EQ(ctx, vview, GPUPRIM_DTYPE_U32, want_values, n, "values (views)");
+            CHECK_BUFFER_EQ(ctx, kbase, kd, keys, n + 3, "keys input buffer after sorting a view of it");
             CHECK_OK(gpuprim_buffer_destroy(ctx, kview));
             CHECK_OK(gpuprim_buffer_destroy(ctx, vview));
             CHECK_OK(gpuprim_buffer_destroy(ctx, kout_view));
@@ -1215,7 +1203,7 @@ static void dist_argsort(gpuprim_context_t ctx, gpuprim_dtype_t kd, gpuprim_dtyp
                          uint64_t n, int descending, int keys_out_mode, unsigned begin_bit, unsigned end_bit) {
     const unsigned end = end_bit ? end_bit : tc_bits(kd);
     uint64_t *perm = (uint64_t *)tc_xmalloc(n * sizeof *perm), i, wrong = 0, first_wrong = 0, broken;
-    void *want_keys = tc_xmalloc(n * 8), *got_idx, *got;
+    void *want_keys = tc_xmalloc(n * 8), *got_idx;
     gpuprim_buffer_t kin, kout, idx;
     gpuprim_sort_options_t options;
     tc_reference_sort_permutation_bits(kd, keys, n, descending, begin_bit, end, perm);
@@ -1236,14 +1224,10 @@ static void dist_argsort(gpuprim_context_t ctx, gpuprim_dtype_t kd, gpuprim_dtyp
            (unsigned long long)(n ? perm[first_wrong] : 0));
     CHECKF(broken == 0, "argsort: %llu positions break a stable sorted permutation", (unsigned long long)broken);
     if (kout) {
-        got = tc_download(ctx, kout, kd, n);
-        CHECK_ARRAY_EQ(kd, got, want_keys, n, "argsort keys_out");
-        free(got);
+        CHECK_BUFFER_EQ(ctx, kout, kd, want_keys, n, "argsort keys_out");
     }
     if (kout != kin) {
-        got = tc_download(ctx, kin, kd, n);
-        CHECK_ARRAY_EQ(kd, got, keys, n, "argsort keys_in after the call");
-        free(got);
+        CHECK_BUFFER_EQ(ctx, kin, kd, keys, n, "argsort keys_in after the call");
     }
     CHECK_OK(gpuprim_buffer_destroy(ctx, idx));
     if (kout && kout != kin) CHECK_OK(gpuprim_buffer_destroy(ctx, kout));
