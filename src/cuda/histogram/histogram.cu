@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // Device-wide histograms (agent_histogram.cuh has the kernel): the counts
 // cleared (cudaMemsetAsync), then launches of at most
-// kHistogramLaunchElements elements each, a grid of at most one wave.
+// kHistogramLaunchElements elements each, a grid of at most one wave. The
+// _rows calls: launches of at most kHistogramLaunchRows rows (blockIdx.y
+// the row), each row's elements in launches as above.
 // Bins whose counters (and edge keys) fit the tuning's shared bytes are
 // counted per block in shared memory; more bins (65,536 even bins on
 // Hopper) are counted with atomics on the output itself. No workspace.
@@ -25,7 +27,6 @@ void launch(const DeviceEnv &env, const HistogramTuning &tuning, const Histogram
     const char *what = "histogram launch";
     HistogramArgs<T> args{};
     args.bins = request.bins;
-    args.counts = request.counts;
     args.count_bytes = request.count_bytes;
     args.edges = static_cast<const T *>(request.edges);
     args.even = request.even;
@@ -42,14 +43,27 @@ void launch(const DeviceEnv &env, const HistogramTuning &tuning, const Histogram
     blocks_per_sm = std::max(1, std::min(blocks_per_sm, tuning.blocks_per_sm));
     const uint64_t most = uint64_t(std::max(env.sm_count, 1)) * uint64_t(blocks_per_sm);
     const T *input = static_cast<const T *>(request.input);
-    for (uint64_t done = 0; done < request.count; done += kHistogramLaunchElements) {
-        args.input = input + done;
-        args.count = std::min(request.count - done, kHistogramLaunchElements);
-        const uint64_t tiles =
-            ceil_div(args.count, uint64_t(kHistogramBlockThreads) * kHistogramItems * (16 / sizeof(T)));
-        const auto grid = static_cast<uint32_t>(std::min(tiles, most));
-        kernel<<<grid, kHistogramBlockThreads, launch_shared, env.stream>>>(args);
-        check_launch(what);
+    const uint64_t row_count_bytes = checked_mul(request.bins, request.count_bytes, "histogram counts of a row");
+    args.row_elements = request.count;
+    // Rows in launches of at most kHistogramLaunchRows (grid.y), each row's
+    // elements in launches of at most kHistogramLaunchElements; the grid of
+    // a launch about one wave over all its rows (at least a block a row).
+    for (uint64_t row = 0; row < request.rows; row += kHistogramLaunchRows) {
+        const uint64_t rows = std::min(request.rows - row, kHistogramLaunchRows);
+        const uint64_t most_per_row = std::max<uint64_t>(1, most / rows);
+        unsigned char *row_counts = static_cast<unsigned char *>(request.counts) +
+                                    checked_mul(row, row_count_bytes, "histogram counts");
+        const T *row_input = input + checked_mul(row, request.count, "histogram input");
+        args.counts = row_counts;
+        for (uint64_t done = 0; done < request.count; done += kHistogramLaunchElements) {
+            args.input = row_input + done;
+            args.count = std::min(request.count - done, kHistogramLaunchElements);
+            const uint64_t tiles =
+                ceil_div(args.count, uint64_t(kHistogramBlockThreads) * kHistogramItems * (16 / sizeof(T)));
+            const dim3 grid(static_cast<uint32_t>(std::min(tiles, most_per_row)), static_cast<uint32_t>(rows));
+            kernel<<<grid, kHistogramBlockThreads, launch_shared, env.stream>>>(args);
+            check_launch(what);
+        }
     }
 }
 
@@ -57,7 +71,9 @@ inline void histogram_with(const DeviceEnv &env, const HistogramTuning &tuning, 
     if (request.count_bytes != 4 && request.count_bytes != 8)
         fail(GPUPRIM_ERROR_INTERNAL, "histogram: %u-byte counts", request.count_bytes);
     if (request.bins == 0) fail(GPUPRIM_ERROR_INTERNAL, "histogram: no bins (the API refuses them)");
-    const uint64_t bytes = checked_mul(request.bins, request.count_bytes, "histogram counts");
+    if (request.rows == 0) fail(GPUPRIM_ERROR_INTERNAL, "histogram: no rows (the API refuses them)");
+    const uint64_t bytes =
+        CheckedSize(request.bins, "histogram counts").times(request.rows).times(request.count_bytes).value();
     check(cudaMemsetAsync(request.counts, 0, bytes, env.stream), "histogram (cudaMemsetAsync of the counts)");
     if (request.count == 0) return;
     dispatch_dtype(request.dtype, [&](auto tag) {
