@@ -841,6 +841,8 @@ static void test_rows_known_and_errors(gpuprim_context_t ctx) {
                    "'counts'");
     TC_EXPECT_FAIL(ctx, gpuprim_histogram_range_rows(ctx, in, 1, edges, k4.b), GPUPRIM_ERROR_SIZE_MISMATCH,
                    "'counts'");
+    TC_EXPECT_FAIL(ctx, gpuprim_histogram_range_rows(ctx, in, 2, edges, k5.b), GPUPRIM_ERROR_SIZE_MISMATCH,
+                   "'counts' has 5 elements but 2 rows");
     TC_EXPECT_FAIL(ctx, gpuprim_histogram_range_rows(ctx, in, 0, edges, k4.b), GPUPRIM_ERROR_INVALID_ARGUMENT,
                    "'rows'");
     TC_EXPECT_FAIL(ctx, gpuprim_histogram_range_rows(ctx, in, 2, ints, k4.b), GPUPRIM_ERROR_DTYPE_MISMATCH,

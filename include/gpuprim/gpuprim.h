@@ -843,7 +843,8 @@ GPUPRIM_API gpuprim_status_t gpuprim_bincount(gpuprim_context_t context, gpuprim
  * gpuprim_histogram_range_rows the same edges serve every row, and counts'
  * count must be rows * (edges' count - 1).
  * Errors: as the flat calls, plus INVALID_ARGUMENT (rows 0; the count of
- * input or of counts not a multiple of rows; more than 2^32 bins a row)
+ * input not a multiple of rows; for _even_rows and bincount_rows, the
+ * count of counts not a multiple of rows, or more than 2^32 bins a row)
  * and, for _range_rows, SIZE_MISMATCH (counts' count not rows * bins).
  * Workspace (CUDA): none.
  */

@@ -32,10 +32,14 @@ void require_rows(const Buffer &input, uint64_t rows) {
 
 // The counts output of every histogram call: U32 or U64, rows rows of 1 to
 // 2^32 bins each, apart from the input. Returns the bins of a row.
-uint64_t require_counts(const Buffer &counts, const Buffer &input, uint64_t rows) {
+void require_count_dtype(const Buffer &counts) {
     if (counts.dtype != GPUPRIM_DTYPE_U32 && counts.dtype != GPUPRIM_DTYPE_U64)
         fail(GPUPRIM_ERROR_DTYPE_MISMATCH, "'counts' is %s; histograms count in U32 or U64",
              gpuprim::dtype_name(counts.dtype));
+}
+
+uint64_t require_counts(const Buffer &counts, const Buffer &input, uint64_t rows) {
+    require_count_dtype(counts);
     if (counts.count == 0)
         fail(GPUPRIM_ERROR_INVALID_ARGUMENT, "'counts' has no elements: a histogram needs at least one bin");
     if (counts.count % rows != 0)
@@ -122,11 +126,17 @@ void histogram_range_rows(Context &ctx, gpuprim_buffer_t input, gpuprim_buffer_t
         fail(GPUPRIM_ERROR_INVALID_ARGUMENT, "'edges' has %llu elements: bins need at least 2 edges",
              static_cast<unsigned long long>(levels.count));
     require_rows(in, rows);
-    const uint64_t bins = require_counts(out, in, rows);
-    if (rows == 1 && out.count != levels.count - 1)
-        fail(GPUPRIM_ERROR_SIZE_MISMATCH, "'counts' has %llu elements but the %llu 'edges' make %llu bins",
-             static_cast<unsigned long long>(out.count), static_cast<unsigned long long>(levels.count),
-             static_cast<unsigned long long>(levels.count - 1));
+    // The flat call: the rules of every histogram's counts first, then their
+    // count. The rows call: counts' count is rows * the edges' bins, or a
+    // SIZE_MISMATCH (a count not a multiple of rows, or none, included).
+    if (rows == 1) {
+        require_counts(out, in, rows);
+        if (out.count != levels.count - 1)
+            fail(GPUPRIM_ERROR_SIZE_MISMATCH, "'counts' has %llu elements but the %llu 'edges' make %llu bins",
+                 static_cast<unsigned long long>(out.count), static_cast<unsigned long long>(levels.count),
+                 static_cast<unsigned long long>(levels.count - 1));
+    }
+    require_count_dtype(out);
     uint64_t wanted = 0;
     if (!gpuprim::multiply_fits(rows, levels.count - 1, &wanted))
         fail(GPUPRIM_ERROR_SIZE_MISMATCH,
@@ -139,6 +149,7 @@ void histogram_range_rows(Context &ctx, gpuprim_buffer_t input, gpuprim_buffer_t
              static_cast<unsigned long long>(out.count), static_cast<unsigned long long>(rows),
              static_cast<unsigned long long>(levels.count - 1), static_cast<unsigned long long>(levels.count),
              static_cast<unsigned long long>(wanted));
+    const uint64_t bins = require_counts(out, in, rows);
     require_no_overlap(out, "counts", levels, "edges", false);
     gpuprim::HistogramRequest request = request_for(in, out, rows, bins);
     request.edges = levels.data;
