@@ -148,11 +148,13 @@ void run_case(const char *key_name, gpuprim_dtype_t key_dtype, uint64_t n, bool 
 
 int main(int argc, char **argv) {
     bool quick = false;
+    int only_log2 = 0;  // --log2 N: that size alone (for a profiler)
     for (int i = 1; i < argc; ++i) {
         if (!strcmp(argv[i], "--quick")) quick = true;
+        else if (!strcmp(argv[i], "--log2") && i + 1 < argc) only_log2 = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--csv") && i + 1 < argc) csv = fopen(argv[++i], "w");
         else {
-            fprintf(stderr, "usage: merge_bench [--quick] [--csv FILE]\n");
+            fprintf(stderr, "usage: merge_bench [--quick] [--log2 N] [--csv FILE]\n");
             return 2;
         }
     }
@@ -168,11 +170,13 @@ int main(int argc, char **argv) {
            gpuprim_version_string(), CUB_MAJOR_VERSION, CUB_MINOR_VERSION, CUB_SUBMINOR_VERSION);
     if (csv) fprintf(csv, "keys,kind,n,ours_us,cub_us,ours_batched_us,cub_batched_us,agree\n");
     const std::vector<int> logs = quick ? std::vector<int>{10, 20, 28} : std::vector<int>{10, 14, 16, 20, 24, 28};
-    for (int lg : logs)
+    for (int lg : logs) {
+        if (only_log2 && lg != only_log2) continue;
         for (int pairs = 0; pairs < 2; ++pairs) {
             run_case<uint32_t>("u32", GPUPRIM_DTYPE_U32, uint64_t(1) << lg, pairs);
             if (!quick && lg <= 26) run_case<uint64_t>("u64", GPUPRIM_DTYPE_U64, uint64_t(1) << lg, pairs);
         }
+    }
     gpuprim_context_destroy(ctx);
     if (csv) fclose(csv);
     return 0;

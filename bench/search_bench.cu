@@ -164,11 +164,13 @@ void run_case(const char *dtype_name, gpuprim_dtype_t dtype, uint64_t n, uint64_
 
 int main(int argc, char **argv) {
     bool quick = false;
+    int only_log2 = 0;  // --log2 N: that size alone (for a profiler)
     for (int i = 1; i < argc; ++i) {
         if (!strcmp(argv[i], "--quick")) quick = true;
+        else if (!strcmp(argv[i], "--log2") && i + 1 < argc) only_log2 = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--csv") && i + 1 < argc) csv = fopen(argv[++i], "w");
         else {
-            fprintf(stderr, "usage: search_bench [--quick] [--csv FILE]\n");
+            fprintf(stderr, "usage: search_bench [--quick] [--log2 N] [--csv FILE]\n");
             return 2;
         }
     }
@@ -185,6 +187,7 @@ int main(int argc, char **argv) {
     if (csv) fprintf(csv, "dtype,n,m,queries,ours_us,cub_us,ours_batched_us,cub_batched_us,agree\n");
     const std::vector<int> logs = quick ? std::vector<int>{10, 20, 26} : std::vector<int>{10, 14, 16, 20, 24, 26};
     for (int lg : logs) {
+        if (only_log2 && lg != only_log2) continue;
         const uint64_t n = uint64_t(1) << lg;
         run_case<uint32_t>("u32", GPUPRIM_DTYPE_U32, n, n);
         if (quick && lg != 26) continue;
@@ -192,8 +195,8 @@ int main(int argc, char **argv) {
         run_case<uint64_t>("u64", GPUPRIM_DTYPE_U64, n, n);
     }
     // Unequal sizes: few queries into many keys, many queries into few keys.
-    run_case<uint32_t>("u32", GPUPRIM_DTYPE_U32, uint64_t(1) << 26, uint64_t(1) << 16);
-    run_case<uint32_t>("u32", GPUPRIM_DTYPE_U32, uint64_t(1) << 12, uint64_t(1) << 26);
+    if (!only_log2) run_case<uint32_t>("u32", GPUPRIM_DTYPE_U32, uint64_t(1) << 26, uint64_t(1) << 16);
+    if (!only_log2) run_case<uint32_t>("u32", GPUPRIM_DTYPE_U32, uint64_t(1) << 12, uint64_t(1) << 26);
     gpuprim_context_destroy(ctx);
     if (csv) fclose(csv);
     return 0;

@@ -242,6 +242,34 @@ static void test_densities(gpuprim_context_t ctx) {
         }
 }
 
+/* Enough queries that the CUDA driver keeps its whole tiles (2048 queries,
+ * 1024 for 8-byte keys; it makes them smaller while the queries fill less
+ * than a wave of them: 132 SMs x 4 blocks on an H100), random and sorted, over
+ * keys many (the shared samples of unordered tiles) and few. */
+static void test_whole_tiles(gpuprim_context_t ctx) {
+    static const gpuprim_dtype_t dtypes[3] = {GPUPRIM_DTYPE_U32, GPUPRIM_DTYPE_F64, GPUPRIM_DTYPE_I8};
+    static const uint64_t key_counts[2] = {(1u << 20) + 3, 5000};
+    const uint64_t m = 1200007;
+    size_t di, ni;
+    int order;
+    if (m > tc_max_count()) return;
+    for (di = 0; di < 3; ++di)
+        for (ni = 0; ni < 2; ++ni)
+            for (order = 0; order < 2; ++order) {
+                const gpuprim_dtype_t d = dtypes[di];
+                const uint64_t n = key_counts[ni];
+                const int descending = (int)ni, upper = (int)(di & 1);
+                void *keys = sorted_keys(d, n, TC_MODERATE, descending);
+                void *queries = make_queries(d, keys, n, m, Q_MIXED, order ? O_SORTED : O_RANDOM, descending);
+                tc_where("searchsorted %s n=%llu m=%llu %s queries (whole tiles)", tc_dtype_name(d),
+                         (unsigned long long)n, (unsigned long long)m, order ? "sorted" : "random");
+                check_search(ctx, d, di == 0 ? GPUPRIM_DTYPE_U32 : GPUPRIM_DTYPE_I64, keys, n, queries, m,
+                             descending, upper);
+                free(queries);
+                free(keys);
+            }
+}
+
 /* Answers spelled out (numpy's where the rules agree). */
 static void expect_known(gpuprim_context_t ctx, gpuprim_dtype_t d, const uint64_t *keys, uint64_t n,
                          const uint64_t *queries, uint64_t m, int descending, int upper, const uint64_t *want,
@@ -529,6 +557,7 @@ int main(void) {
     test_every_combination(ctx);
     test_sizes(ctx);
     test_densities(ctx);
+    test_whole_tiles(ctx);
     test_rows(ctx);
     test_cpu_threads();
     return tc_finish();

@@ -761,7 +761,7 @@ GPUPRIM_API gpuprim_status_t gpuprim_searchsorted_rows(gpuprim_context_t context
  * buffers NULL and others not; overlapping outputs), DEVICE, OUT_OF_MEMORY.
  * Workspace (CUDA): 8 bytes per tile of outputs (7,680 outputs a tile for
  * 4-byte keys alone, down to 1,536 for 8-byte keys with 8-byte values),
- * plus 512 bytes.
+ * plus 8 bytes.
  */
 GPUPRIM_API gpuprim_status_t gpuprim_merge(gpuprim_context_t context, gpuprim_buffer_t keys_a,
                                            gpuprim_buffer_t values_a, gpuprim_buffer_t keys_b,

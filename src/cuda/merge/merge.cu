@@ -68,7 +68,16 @@ struct KeyOrder {
     KeyKind kind;
     bool descending;
     uint32_t begin_bit, end_bit;
+    // Unsigned keys, ascending, every bit: keys compare as they are (the
+    // tiles' kernel skips the transform and the window: ncu, 2^24 u32 keys,
+    // found it bound by instructions, 1.9x CUB's).
+    bool plain;
 };
+
+inline KeyOrder key_order(KeyKind kind, bool descending, uint32_t begin_bit, uint32_t end_bit, uint32_t key_bytes) {
+    const bool whole = begin_bit == 0 && end_bit == key_bytes * 8;
+    return {kind, descending, begin_bit, end_bit, kind == KeyKind::Unsigned && !descending && whole};
+}
 
 template <typename KeyBits>
 __device__ __forceinline__ uint64_t bits_of(KeyBits key, const KeyOrder &order) {
@@ -94,17 +103,37 @@ __device__ __forceinline__ RadixWindow<KeyBits> radix_window(const KeyOrder &ord
 
 // How many of the first d outputs of the stable merge of radix keys a[0, na)
 // and b[0, nb) (shared memory) come from a (ties: a first).
-template <typename KeyBits>
+template <typename KeyBits, typename View>
 __device__ __forceinline__ uint32_t merge_path_shared(const KeyBits *a, uint32_t na, const KeyBits *b, uint32_t nb,
-                                                      uint32_t d, RadixWindow<KeyBits> window) {
+                                                      uint32_t d, const View &view) {
     uint32_t low = d > nb ? d - nb : 0, high = d < na ? d : na;
     while (low < high) {
         const uint32_t middle = (low + high) / 2;
-        if (window(a[middle]) <= window(b[d - 1 - middle])) low = middle + 1;
+        if (view.compared(a[middle]) <= view.compared(b[d - 1 - middle])) low = middle + 1;
         else high = middle;
     }
     return low;
 }
+
+// How a tile sees keys: loaded as radix keys and compared through the
+// window, or (kPlain, KeyOrder::plain) as they are.
+template <typename KeyBits, bool kPlain>
+struct KeyView {
+    KeyOrder order;
+    RadixWindow<KeyBits> window;
+    __device__ __forceinline__ KeyBits loaded(KeyBits key) const {
+        if constexpr (kPlain) return key;
+        else return to_radix_key<KeyBits>(key, order.kind, order.descending);
+    }
+    __device__ __forceinline__ KeyBits stored(KeyBits radix_key) const {
+        if constexpr (kPlain) return radix_key;
+        else return from_radix_key<KeyBits>(radix_key, order.kind, order.descending);
+    }
+    __device__ __forceinline__ KeyBits compared(KeyBits radix_key) const {
+        if constexpr (kPlain) return radix_key;
+        else return window(radix_key);
+    }
+};
 
 // How many of the first d outputs of the stable merge of a[0, na) and
 // b[0, nb) come from a (ties: a first).
@@ -120,152 +149,185 @@ __device__ __forceinline__ uint64_t merge_path(const KeyBits *a, uint64_t na, co
     return low;
 }
 
-// The pair a tile of the round belongs to: the last pair whose first_tile
-// is at most tile (pairs without tiles share their first_tile with the next).
-__device__ __forceinline__ uint32_t pair_of_tile(const MergePair *pairs, uint32_t pair_count, uint64_t tile) {
-    uint32_t low = 0, high = pair_count;  // first pair with first_tile > tile
-    while (low < high) {
-        const uint32_t middle = low + (high - low) / 2;
-        if (pairs[middle].first_tile <= tile) low = middle + 1;
-        else high = middle;
+// A round's pairs: a table in device memory, or (gpuprim_merge's one pair)
+// the pair itself, passed by value so that no upload precedes the kernels.
+struct MergePairs {
+    const MergePair *table;  // nullptr: only `one`
+    uint32_t count;
+    MergePair one;
+
+    // The pair a tile of the round belongs to: the last pair whose
+    // first_tile is at most tile (pairs without tiles share their first_tile
+    // with the next).
+    __device__ __forceinline__ MergePair of_tile(uint64_t tile) const {
+        if (!table) return one;
+        uint32_t low = 0, high = count;  // first pair with first_tile > tile
+        while (low < high) {
+            const uint32_t middle = low + (high - low) / 2;
+            if (table[middle].first_tile <= tile) low = middle + 1;
+            else high = middle;
+        }
+        return table[low - 1];
     }
-    return low - 1;
-}
+};
 
 template <typename KeyBits, uint64_t kTile>
 __global__ void __launch_bounds__(kPartitionThreads)
-    merge_partition_kernel(const KeyBits *keys, const KeyBits *keys_b, uint64_t b_origin, const MergePair *pairs,
-                           uint32_t pair_count, uint64_t tiles, KeyOrder order, uint64_t *splits) {
+    merge_partition_kernel(const KeyBits *keys, const KeyBits *keys_b, uint64_t b_origin, const MergePairs pairs,
+                           uint64_t tiles, KeyOrder order, uint64_t *splits) {
     const uint64_t stride = uint64_t(gridDim.x) * blockDim.x;
     for (uint64_t t = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x; t < tiles; t += stride) {
-        const MergePair pair = pairs[pair_of_tile(pairs, pair_count, t)];
+        const MergePair pair = pairs.of_tile(t);
         const uint64_t d = (t - pair.first_tile) * kTile;
         splits[t] = merge_path(keys + pair.a_begin, pair.b_begin - pair.a_begin, keys_b + (pair.b_begin - b_origin),
                                pair.b_end - pair.b_begin, d, order);
     }
 }
 
+// What a round's tiles read and write (run b of a pair read at keys_b +
+// (b_begin - b_origin), values_b likewise).
+template <typename KeyBits, typename ValueBits>
+struct MergeTileArgs {
+    const KeyBits *keys_from;
+    const ValueBits *values_from;
+    const KeyBits *keys_b_from;
+    const ValueBits *values_b_from;
+    uint64_t b_origin;
+    KeyBits *keys_to;
+    ValueBits *values_to;
+    const uint64_t *splits;
+};
+
 template <typename KeyBits, typename ValueBits, bool kValues>
-__global__ void __launch_bounds__(MergeShape<KeyBits, ValueBits, kValues>::kThreads,
-                                  MergeShape<KeyBits, ValueBits, kValues>::kMinBlocks)
-    merge_tiles_kernel(const KeyBits *keys_from, const ValueBits *values_from, const KeyBits *keys_b_from,
-                       const ValueBits *values_b_from, uint64_t b_origin, KeyBits *keys_to, ValueBits *values_to,
-                       const MergePair *pairs, uint32_t pair_count, uint64_t tiles, const uint64_t *splits,
-                       KeyOrder order) {
+struct MergeTileStorage {
+    using Shape = MergeShape<KeyBits, ValueBits, kValues>;
+    KeyBits keys[Shape::kTile + 1];  // + 1: the merge's read past the tile's last key
+    ValueBits values[kValues ? Shape::kTile + 1 : 1];
+    MergePair pair;
+};
+
+// Tile t of pair `pair`: load its two input ranges to shared memory, merge
+// each thread's kItems outputs in registers, store them in output order.
+template <bool kValues, typename KeyBits, typename ValueBits, typename View>
+__device__ __forceinline__ void merge_tile(const MergeTileArgs<KeyBits, ValueBits> &args,
+                                           MergeTileStorage<KeyBits, ValueBits, kValues> &s, const MergePair &pair,
+                                           uint64_t t, const View &view) {
     using Shape = MergeShape<KeyBits, ValueBits, kValues>;
     constexpr int kThreads = Shape::kThreads, kItems = Shape::kItems;
     constexpr uint64_t kTile = Shape::kTile;
-    __shared__ KeyBits shared_keys[kTile + 1];  // + 1: the merge's read past the tile's last key
-    __shared__ ValueBits shared_values[kValues ? kTile + 1 : 1];
-    __shared__ MergePair shared_pair;
-    const RadixWindow<KeyBits> window = radix_window<KeyBits>(order);
-    for (uint64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
-        if (threadIdx.x == 0) shared_pair = pairs[pair_of_tile(pairs, pair_count, t)];
-        __syncthreads();
-        const MergePair pair = shared_pair;
-        const uint64_t na = pair.b_begin - pair.a_begin, nb = pair.b_end - pair.b_begin;
-        const uint64_t tile_in_pair = t - pair.first_tile;
-        const uint64_t d0 = tile_in_pair * kTile;
-        const uint64_t d1 = d0 + kTile < na + nb ? d0 + kTile : na + nb;
-        const uint64_t i0 = splits[t], j0 = d0 - i0;
-        const uint64_t i1 = d1 == na + nb ? na : splits[t + 1];
-        // Sorted runs: la + lb = d1 - d0. On runs that are not sorted (a
-        // gpuprim_merge caller's error) the splits need not increase: the
-        // ranges are clamped to the tile and the runs, so no read or write
-        // leaves them (the tile may then write fewer outputs).
-        const uint64_t tile_length = d1 - d0;
-        const uint64_t a_room = na - i0, b_room = nb - j0;
-        uint64_t la64 = i1 > i0 ? i1 - i0 : 0;
-        la64 = la64 < tile_length ? la64 : tile_length;
-        la64 = la64 < a_room ? la64 : a_room;
-        const uint64_t lb64 = tile_length - la64 < b_room ? tile_length - la64 : b_room;
-        const uint32_t la = uint32_t(la64), lb = uint32_t(lb64), length = la + lb;
+    const uint64_t na = pair.b_begin - pair.a_begin, nb = pair.b_end - pair.b_begin;
+    const uint64_t d0 = (t - pair.first_tile) * kTile;
+    const uint64_t d1 = d0 + kTile < na + nb ? d0 + kTile : na + nb;
+    const uint64_t i0 = args.splits[t], j0 = d0 - i0;
+    const uint64_t i1 = d1 == na + nb ? na : args.splits[t + 1];
+    // Sorted runs: la + lb = d1 - d0. On runs that are not sorted (a
+    // gpuprim_merge caller's error) the splits need not increase: the
+    // ranges are clamped to the tile and the runs, so no read or write
+    // leaves them (the tile may then write fewer outputs).
+    const uint64_t tile_length = d1 - d0;
+    const uint64_t a_room = na - i0, b_room = nb - j0;
+    uint64_t la64 = i1 > i0 ? i1 - i0 : 0;
+    la64 = la64 < tile_length ? la64 : tile_length;
+    la64 = la64 < a_room ? la64 : a_room;
+    const uint64_t lb64 = tile_length - la64 < b_room ? tile_length - la64 : b_room;
+    const uint32_t la = uint32_t(la64), lb = uint32_t(lb64), length = la + lb;
 
-        // Load: the tile's ranges of the two runs back to back, keys as radix
-        // keys; a thread's loads are all issued before the first is stored
-        // (measured against a strided loop of one load at a time: no gain,
-        // 1225 against 1149 us for 2^28 keys before the other changes, kept
-        // as the form the final shape was measured with).
-        {
-            const KeyBits *a = keys_from + pair.a_begin + i0, *b = keys_b_from + (pair.b_begin - b_origin) + j0;
-            KeyBits loaded[kItems];
-#pragma unroll
-            for (int q = 0; q < kItems; ++q) {
-                const uint32_t e = uint32_t(q) * kThreads + threadIdx.x;
-                if (e < length) loaded[q] = e < la ? a[e] : b[e - la];
-            }
-#pragma unroll
-            for (int q = 0; q < kItems; ++q) {
-                const uint32_t e = uint32_t(q) * kThreads + threadIdx.x;
-                if (e < length) shared_keys[e] = to_radix_key<KeyBits>(loaded[q], order.kind, order.descending);
-            }
-        }
-        if constexpr (kValues) {
-            const ValueBits *va = values_from + pair.a_begin + i0;
-            const ValueBits *vb = values_b_from + (pair.b_begin - b_origin) + j0;
-            ValueBits loaded[kItems];
-#pragma unroll
-            for (int q = 0; q < kItems; ++q) {
-                const uint32_t e = uint32_t(q) * kThreads + threadIdx.x;
-                if (e < length) loaded[q] = e < la ? va[e] : vb[e - la];
-            }
-#pragma unroll
-            for (int q = 0; q < kItems; ++q) {
-                const uint32_t e = uint32_t(q) * kThreads + threadIdx.x;
-                if (e < length) shared_values[e] = loaded[q];
-            }
-        }
-        __syncthreads();
-
-        // Merge: this thread's outputs [diagonal, diagonal + kItems) of the
-        // tile, in registers. The two candidates stay in registers: a step
-        // reads one key from shared memory, the one that replaces the key
-        // taken.
-        const uint32_t diagonal = min(uint32_t(threadIdx.x) * kItems, length);
-        uint32_t i = merge_path_shared(shared_keys, la, shared_keys + la, lb, diagonal, window);
-        uint32_t j = diagonal - i;
-        // Branch free: the next key is read from the head of the run taken
-        // (at most at the tile's end: shared_keys has a spare slot there, and
-        // the key read past a run is never taken); past the tile's outputs
-        // the indices stop.
-        KeyBits key_a = shared_keys[i], key_b = shared_keys[la + j];
-        KeyBits window_a = window(key_a), window_b = window(key_b);
-        KeyBits merged[kItems];
-        ValueBits merged_values[kValues ? kItems : 1];
-#pragma unroll
-        for (int q = 0; q < kItems; ++q) {
-            const bool take_b = j < lb && (i >= la || window_b < window_a);
-            merged[q] = take_b ? key_b : key_a;
-            if constexpr (kValues) merged_values[q] = shared_values[take_b ? la + j : i];
-            j += take_b;
-            i += !take_b && i < la;
-            const KeyBits next = shared_keys[take_b ? la + j : i];
-            const KeyBits next_window = window(next);
-            key_a = take_b ? key_a : next;
-            window_a = take_b ? window_a : next_window;
-            key_b = take_b ? next : key_b;
-            window_b = take_b ? next_window : window_b;
-        }
-        __syncthreads();
-
-        // Store: back through shared memory in output order, then out coalesced.
-#pragma unroll
-        for (int q = 0; q < kItems; ++q) {
-            if (diagonal + q < length) {
-                shared_keys[diagonal + q] = merged[q];
-                if constexpr (kValues) shared_values[diagonal + q] = merged_values[q];
-            }
-        }
-        __syncthreads();
-        const uint64_t out = pair.a_begin + d0;
+    // Load: the tile's ranges of the two runs back to back (a thread's
+    // loads all issued before the first is stored).
+    {
+        const KeyBits *a = args.keys_from + pair.a_begin + i0;
+        const KeyBits *b = args.keys_b_from + (pair.b_begin - args.b_origin) + j0;
+        KeyBits loaded[kItems];
 #pragma unroll
         for (int q = 0; q < kItems; ++q) {
             const uint32_t e = uint32_t(q) * kThreads + threadIdx.x;
-            if (e < length) {
-                keys_to[out + e] = from_radix_key<KeyBits>(shared_keys[e], order.kind, order.descending);
-                if constexpr (kValues) values_to[out + e] = shared_values[e];
-            }
+            if (e < length) loaded[q] = e < la ? a[e] : b[e - la];
         }
+#pragma unroll
+        for (int q = 0; q < kItems; ++q) {
+            const uint32_t e = uint32_t(q) * kThreads + threadIdx.x;
+            if (e < length) s.keys[e] = view.loaded(loaded[q]);
+        }
+    }
+    if constexpr (kValues) {
+        const ValueBits *va = args.values_from + pair.a_begin + i0;
+        const ValueBits *vb = args.values_b_from + (pair.b_begin - args.b_origin) + j0;
+        ValueBits loaded[kItems];
+#pragma unroll
+        for (int q = 0; q < kItems; ++q) {
+            const uint32_t e = uint32_t(q) * kThreads + threadIdx.x;
+            if (e < length) loaded[q] = e < la ? va[e] : vb[e - la];
+        }
+#pragma unroll
+        for (int q = 0; q < kItems; ++q) {
+            const uint32_t e = uint32_t(q) * kThreads + threadIdx.x;
+            if (e < length) s.values[e] = loaded[q];
+        }
+    }
+    __syncthreads();
+
+    // Merge: this thread's outputs [diagonal, diagonal + kItems) of the
+    // tile, in registers. Branch free: the two candidates stay in
+    // registers, a step reads the key that replaces the one taken (at most
+    // at the tile's end: s.keys has a spare slot there, and the key read past
+    // a run is never taken); past the tile's outputs the indices stop.
+    const uint32_t diagonal = min(uint32_t(threadIdx.x) * kItems, length);
+    uint32_t i = merge_path_shared(s.keys, la, s.keys + la, lb, diagonal, view);
+    uint32_t j = diagonal - i;
+    KeyBits key_a = s.keys[i], key_b = s.keys[la + j];
+    KeyBits compared_a = view.compared(key_a), compared_b = view.compared(key_b);
+    KeyBits merged[kItems];
+    ValueBits merged_values[kValues ? kItems : 1];
+#pragma unroll
+    for (int q = 0; q < kItems; ++q) {
+        const bool take_b = j < lb && (i >= la || compared_b < compared_a);
+        merged[q] = take_b ? key_b : key_a;
+        if constexpr (kValues) merged_values[q] = s.values[take_b ? la + j : i];
+        j += take_b;
+        i += !take_b && i < la;
+        const KeyBits next = s.keys[take_b ? la + j : i];
+        const KeyBits next_compared = view.compared(next);
+        key_a = take_b ? key_a : next;
+        compared_a = take_b ? compared_a : next_compared;
+        key_b = take_b ? next : key_b;
+        compared_b = take_b ? next_compared : compared_b;
+    }
+    __syncthreads();
+
+    // Store: back through shared memory in output order, then out coalesced.
+#pragma unroll
+    for (int q = 0; q < kItems; ++q) {
+        if (diagonal + q < length) {
+            s.keys[diagonal + q] = merged[q];
+            if constexpr (kValues) s.values[diagonal + q] = merged_values[q];
+        }
+    }
+    __syncthreads();
+    const uint64_t out = pair.a_begin + d0;
+#pragma unroll
+    for (int q = 0; q < kItems; ++q) {
+        const uint32_t e = uint32_t(q) * kThreads + threadIdx.x;
+        if (e < length) {
+            args.keys_to[out + e] = view.stored(s.keys[e]);
+            if constexpr (kValues) args.values_to[out + e] = s.values[e];
+        }
+    }
+}
+
+// kPlain: KeyOrder::plain, a kernel of its own (both views in one kernel
+// spilled registers under the 40 that three blocks an SM leave).
+template <typename KeyBits, typename ValueBits, bool kValues, bool kPlain>
+__global__ void __launch_bounds__(MergeShape<KeyBits, ValueBits, kValues>::kThreads,
+                                  MergeShape<KeyBits, ValueBits, kValues>::kMinBlocks)
+    merge_tiles_kernel(const MergeTileArgs<KeyBits, ValueBits> args, const MergePairs pairs, uint64_t tiles,
+                       KeyOrder order) {
+    __shared__ MergeTileStorage<KeyBits, ValueBits, kValues> s;
+    const KeyView<KeyBits, kPlain> view{order, radix_window<KeyBits>(order)};
+    for (uint64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
+        if (threadIdx.x == 0) s.pair = pairs.of_tile(t);
+        __syncthreads();
+        const MergePair pair = s.pair;
+        merge_tile<kValues>(args, s, pair, t, view);
         __syncthreads();  // before the next tile overwrites shared memory
     }
 }
@@ -278,16 +340,21 @@ inline unsigned blocks_for(uint64_t items) { return unsigned(std::max<uint64_t>(
 template <typename KeyBits, typename ValueBits, bool kValues>
 void launch_round(const DeviceEnv &env, const KeyBits *keys_from, const ValueBits *values_from,
                   const KeyBits *keys_b, const ValueBits *values_b, uint64_t b_origin, KeyBits *keys_to,
-                  ValueBits *values_to, const MergePair *pairs, uint32_t pair_count, uint64_t tiles,
-                  uint64_t *splits, const KeyOrder &order, const char *caller) {
+                  ValueBits *values_to, const MergePairs &pairs, uint64_t tiles, uint64_t *splits,
+                  const KeyOrder &order, const char *caller) {
     using Shape = MergeShape<KeyBits, ValueBits, kValues>;
     merge_partition_kernel<KeyBits, Shape::kTile>
         <<<blocks_for(ceil_div(tiles, uint64_t(kPartitionThreads))), kPartitionThreads, 0, env.stream>>>(
-            keys_from, keys_b, b_origin, pairs, pair_count, tiles, order, splits);
+            keys_from, keys_b, b_origin, pairs, tiles, order, splits);
     check_launch(caller);
-    merge_tiles_kernel<KeyBits, ValueBits, kValues><<<blocks_for(tiles), Shape::kThreads, 0, env.stream>>>(
-        keys_from, values_from, keys_b, values_b, b_origin, keys_to, values_to, pairs, pair_count, tiles, splits,
-        order);
+    const MergeTileArgs<KeyBits, ValueBits> args{keys_from, values_from, keys_b,  values_b,
+                                                 b_origin,  keys_to,     values_to, splits};
+    if (order.plain)
+        merge_tiles_kernel<KeyBits, ValueBits, kValues, true>
+            <<<blocks_for(tiles), Shape::kThreads, 0, env.stream>>>(args, pairs, tiles, order);
+    else
+        merge_tiles_kernel<KeyBits, ValueBits, kValues, false>
+            <<<blocks_for(tiles), Shape::kThreads, 0, env.stream>>>(args, pairs, tiles, order);
     check_launch(caller);
 }
 
@@ -351,7 +418,8 @@ void merge_by_width(const DeviceEnv &env, const SortRequest &request, const uint
                           env.stream),
           "merge_sorted_runs upload of the merge plan");
 
-    const KeyOrder order{request.key_kind, request.descending, request.begin_bit, sort_end_bit(request)};
+    const KeyOrder order =
+        key_order(request.key_kind, request.descending, request.begin_bit, sort_end_bit(request), request.key_bytes);
     const auto *keys_from = static_cast<const KeyBits *>(request.keys_in);
     const auto *values_from = static_cast<const ValueBits *>(request.values_in);
     for (uint32_t round = 0; round < rounds; ++round) {
@@ -364,8 +432,8 @@ void merge_by_width(const DeviceEnv &env, const SortRequest &request, const uint
         const uint32_t pair_count = plan.round_begin[round + 1] - plan.round_begin[round];
         if (tiles > 0) {
             launch_round<KeyBits, ValueBits, kValues>(env, keys_from, values_from, keys_from, values_from, 0,
-                                                      keys_to, values_to, round_pairs, pair_count, tiles, splits,
-                                                      order, "merge_sorted_runs");
+                                                      keys_to, values_to, MergePairs{round_pairs, pair_count, {}},
+                                                      tiles, splits, order, "merge_sorted_runs");
         }
         keys_from = keys_to;
         values_from = values_to;
@@ -393,22 +461,15 @@ void merge_two_by_width(const DeviceEnv &env, const MergeRequest &request) {
     const uint64_t total = request.count_a + request.count_b;
     if (total == 0) return;
     const uint64_t tiles = ceil_div(total, Shape::kTile);
-    const MergePair pair{0, request.count_a, total, 0};
-    const uint64_t pair_bytes = aligned_256(sizeof(MergePair));
-    const uint64_t split_bytes = aligned_256(checked_mul(tiles + 1, sizeof(uint64_t), "merge splits"));
-    char *block = static_cast<char *>(env.workspace->reserve(checked_add(pair_bytes, split_bytes, "merge workspace")));
-    auto *pairs = reinterpret_cast<MergePair *>(block);
-    auto *splits = reinterpret_cast<uint64_t *>(block + pair_bytes);
-    check(cudaMemcpyAsync(pairs, &pair, sizeof pair, cudaMemcpyHostToDevice, env.stream),
-          "merge upload of the merge plan");
-    // Pageable host memory (as merge_sorted_runs's plan): cudaMemcpyAsync has
-    // read it when it returns.
-    const KeyOrder order{request.key_kind, request.descending, 0, request.key_bytes * 8};
+    const MergePairs pairs{nullptr, 1, MergePair{0, request.count_a, total, 0}};
+    const uint64_t split_bytes = checked_mul(tiles + 1, sizeof(uint64_t), "merge splits");
+    auto *splits = static_cast<uint64_t *>(env.workspace->reserve(split_bytes));
+    const KeyOrder order = key_order(request.key_kind, request.descending, 0, request.key_bytes * 8, request.key_bytes);
     launch_round<KeyBits, ValueBits, kValues>(
         env, static_cast<const KeyBits *>(request.keys_a), static_cast<const ValueBits *>(request.values_a),
         static_cast<const KeyBits *>(request.keys_b), static_cast<const ValueBits *>(request.values_b),
         request.count_a, static_cast<KeyBits *>(request.keys_out), static_cast<ValueBits *>(request.values_out),
-        pairs, 1, tiles, splits, order, "merge launch");
+        pairs, tiles, splits, order, "merge launch");
 }
 
 template <typename KeyBits>

@@ -4,7 +4,7 @@
 // (the sort's order, descending by complement), so one kernel per key width
 // serves every dtype of that width.
 //
-// Each block takes tiles of kTile consecutive queries of one row (blocks
+// Each block takes tiles of consecutive queries of one row (blocks
 // loop over the tiles; the flat call is one row) and loads them,
 // transformed, to shared memory. Then:
 // - If the tile's queries are in order, warps 0 and 1 find the bounds of its
@@ -18,15 +18,27 @@
 //   one read of the keys they span.
 // - Otherwise (queries out of order, or spread over more keys than the
 //   window), each thread binary-searches its queries inside the span (all
-//   keys for an unordered tile), its kItems searches in lockstep so their
-//   loads overlap (branchless: the same number of steps for every query).
+//   keys for an unordered tile), its searches in lockstep so their loads
+//   overlap (branchless: the same number of steps for every query).
+// - An unordered tile over many keys first searches kSamples evenly spaced
+//   keys the block keeps in shared memory (loaded once, at its first such
+//   tile): the top log2(kSamples) levels of every search cost no global
+//   load, and the search in global memory spans n / kSamples keys. (A plain
+//   binary search over 2^26 keys makes 26 dependent loads a query; here
+//   15.) Queries are read and indices written with evict-first hints: their
+//   streams would otherwise push the keys' middle levels out of L2 (ncu,
+//   2^24 random u32 queries: L2 hit rate 43% and 2x CUB's DRAM bytes
+//   without them).
 // The answer is the one bound the rule defines, whichever way a tile goes.
+// A tile is args.tile queries (at most kTile; the driver makes it smaller
+// when there are few queries, so that they spread over every SM).
 #pragma once
 
 #include "core/element_traits.h"
 #include "core/key_transform.h"
 #include "core/portable.h"
 #include "cuda/search/search_policy.cuh"
+#include "cuda/util/ptx.cuh"
 
 #include <cuda_runtime.h>
 
@@ -45,6 +57,7 @@ struct SearchArgs {
     KeyKind kind;
     bool descending;
     uint64_t rows;         // 1 for the flat call
+    uint32_t tile;         // queries per tile: a multiple of the block's threads, at most SearchShape::kTile
 };
 
 // Key k comes before query q: strictly (lower bound) or before or equal (upper).
@@ -87,15 +100,38 @@ struct SearchShape {
     static constexpr int kItems = kSearchItemsFor<Bits>;
     static constexpr int kTile = kSearchBlockThreads * kItems;
     static constexpr int kWindow = kSearchWindowTiles * kTile;
+    static constexpr int kSamples = kSearchSamplesFor<Bits>;
 };
 
 template <typename Bits, typename Index>
 struct SearchStorage {
     Bits queries[SearchShape<Bits>::kTile];
     Bits keys[SearchShape<Bits>::kWindow];
-    Index results[SearchShape<Bits>::kTile];
+    // A merged tile's results or the samples, never both in one tile: a
+    // merged tile makes the block load the samples again (static shared
+    // memory stays within 48 KiB: u32 keys with u64 indices take 40).
+    union {
+        Index results[SearchShape<Bits>::kTile];
+        Bits samples[SearchShape<Bits>::kSamples];
+    };
     uint64_t bounds[2];
 };
+
+// Keys searched through the samples: enough that each sample stands for at
+// least two keys.
+template <typename Bits>
+__host__ __device__ constexpr bool uses_samples(uint64_t count) {
+    return count >= 2 * uint64_t(SearchShape<Bits>::kSamples);
+}
+
+// Where sample j (0 <= j < kSamples) sits among count keys: (j + 1) *
+// count / (kSamples + 1), without overflow; strictly increasing in j when
+// uses_samples(count).
+template <typename Bits>
+__device__ __forceinline__ uint64_t sample_position(uint64_t count, uint32_t j) {
+    constexpr uint64_t kParts = uint64_t(SearchShape<Bits>::kSamples) + 1;
+    return count / kParts * (j + 1) + count % kParts * (j + 1) / kParts;
+}
 
 // A sorted tile whose bounds lie in [lo, hi], hi - lo <= kWindow: the merge
 // of its tile_count queries with keys [lo, hi), results to shared memory.
@@ -127,8 +163,36 @@ __device__ void merge_tile(const SearchArgs<Bits, Index> &args, SearchStorage<Bi
     __syncthreads();
 }
 
-// Each thread's queries (x = threadIdx.x + r * threads) binary-searched in
-// [lo, lo + length), in lockstep, results straight to global memory.
+// Each thread's queries (x = threadIdx.x + r * threads) binary-searched,
+// query r's bound known to lie in [at[r], at[r] + length], in lockstep (the
+// same steps for every query), results straight to global memory. Keys at
+// and past args.count count as never before a query, so a span may run
+// past the keys.
+template <bool kUpper, typename Bits, typename Index>
+__device__ void search_queries(const SearchArgs<Bits, Index> &args, const Bits (&query)[SearchShape<Bits>::kItems],
+                               uint64_t (&at)[SearchShape<Bits>::kItems], uint64_t length, uint64_t tile_begin,
+                               uint32_t tile_count) {
+    constexpr int kItems = SearchShape<Bits>::kItems;
+    bool active[kItems];
+#pragma unroll
+    for (int r = 0; r < kItems; ++r) active[r] = threadIdx.x + uint32_t(r) * kSearchBlockThreads < tile_count;
+    while (length > 0) {
+        const uint64_t half = (length + 1) / 2;  // probe at + half - 1: the answer is past it or at most it
+#pragma unroll
+        for (int r = 0; r < kItems; ++r) {
+            const uint64_t probe = at[r] + half - 1;
+            if (active[r] && probe < args.count && before<kUpper>(key_at(args, probe), query[r])) at[r] += half;
+        }
+        length -= half;
+    }
+#pragma unroll
+    for (int r = 0; r < kItems; ++r) {
+        const uint32_t x = threadIdx.x + uint32_t(r) * kSearchBlockThreads;
+        if (active[r]) store_streaming(args.indices + tile_begin + x, Index(at[r]));
+    }
+}
+
+// The tile's queries searched in keys [lo, lo + length).
 template <bool kUpper, typename Bits, typename Index>
 __device__ void search_tile(const SearchArgs<Bits, Index> &args, const SearchStorage<Bits, Index> &s,
                             uint64_t tile_begin, uint32_t tile_count, uint64_t lo, uint64_t length) {
@@ -141,31 +205,59 @@ __device__ void search_tile(const SearchArgs<Bits, Index> &args, const SearchSto
         query[r] = s.queries[x < tile_count ? x : 0];
         at[r] = lo;
     }
-    if (length > 0) {
-        // The answer lies in [at, at + length]; probes stay below lo + length.
-        while (length > 1) {
-            const uint64_t half = length / 2;
-#pragma unroll
-            for (int r = 0; r < kItems; ++r)
-                if (before<kUpper>(key_at(args, at[r] + half), query[r])) at[r] += half;
-            length -= half;
-        }
-#pragma unroll
-        for (int r = 0; r < kItems; ++r) at[r] += before<kUpper>(key_at(args, at[r]), query[r]) ? 1 : 0;
-    }
+    search_queries<kUpper>(args, query, at, length, tile_begin, tile_count);
+}
+
+// The tile's queries searched among all keys through the samples: c = the
+// samples before the query (in shared memory), so the bound lies after
+// sample c - 1 and at most at sample c.
+template <bool kUpper, typename Bits, typename Index>
+__device__ void search_tile_sampled(const SearchArgs<Bits, Index> &args, const SearchStorage<Bits, Index> &s,
+                                    uint64_t tile_begin, uint32_t tile_count) {
+    constexpr int kItems = SearchShape<Bits>::kItems, kSamples = SearchShape<Bits>::kSamples;
+    static_assert((kSamples & (kSamples - 1)) == 0, "a power of two: the shared search halves it");
+    Bits query[kItems];
+    uint64_t at[kItems];
+    uint32_t taken[kItems];
 #pragma unroll
     for (int r = 0; r < kItems; ++r) {
         const uint32_t x = threadIdx.x + uint32_t(r) * kSearchBlockThreads;
-        if (x < tile_count) args.indices[tile_begin + x] = Index(at[r]);
+        query[r] = s.queries[x < tile_count ? x : 0];
+        taken[r] = 0;
     }
+    for (uint32_t half = kSamples / 2; half > 0; half /= 2) {
+#pragma unroll
+        for (int r = 0; r < kItems; ++r)
+            if (before<kUpper>(s.samples[taken[r] + half - 1], query[r])) taken[r] += half;
+    }
+    // taken < kSamples here; the last sample decides kSamples.
+#pragma unroll
+    for (int r = 0; r < kItems; ++r) {
+        taken[r] += before<kUpper>(s.samples[taken[r]], query[r]) ? 1 : 0;
+        at[r] = taken[r] == 0 ? 0 : sample_position<Bits>(args.count, taken[r] - 1) + 1;
+    }
+    // Samples c - 1 and c are at most ceil(count / (kSamples + 1)) apart
+    // (and so are the ends from the first and last).
+    const uint64_t span = ceil_div(args.count, uint64_t(kSamples) + 1);
+    search_queries<kUpper>(args, query, at, span, tile_begin, tile_count);
+}
+
+// The samples of the keys (sorted rows: they are in order too).
+template <typename Bits, typename Index>
+__device__ void load_samples(const SearchArgs<Bits, Index> &args, SearchStorage<Bits, Index> &s) {
+    for (uint32_t j = threadIdx.x; j < uint32_t(SearchShape<Bits>::kSamples); j += kSearchBlockThreads)
+        s.samples[j] = key_at(args, sample_position<Bits>(args.count, j));
+    __syncthreads();
 }
 
 template <typename Bits, typename Index, bool kUpper>
 __global__ void __launch_bounds__(kSearchBlockThreads) search_tiles_kernel(const SearchArgs<Bits, Index> all_rows) {
     using Shape = SearchShape<Bits>;
     __shared__ SearchStorage<Bits, Index> s;
-    const uint64_t row_tiles = ceil_div(all_rows.query_count, Shape::kTile);
+    const uint64_t row_tiles = ceil_div(all_rows.query_count, uint64_t(all_rows.tile));
     const uint64_t tiles = row_tiles * all_rows.rows;
+    const bool sampled = uses_samples<Bits>(all_rows.count);
+    uint64_t sampled_row = ~uint64_t(0);  // the row whose samples s.samples holds (none yet)
     for (uint64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
         // A tile lies in one row: the row's keys, queries and indices.
         const uint64_t row = tile / row_tiles;
@@ -173,15 +265,15 @@ __global__ void __launch_bounds__(kSearchBlockThreads) search_tiles_kernel(const
         args.keys += row * args.count;
         args.queries += row * args.query_count;
         args.indices += row * args.query_count;
-        const uint64_t tile_begin = (tile - row * row_tiles) * Shape::kTile;
+        const uint64_t tile_begin = (tile - row * row_tiles) * args.tile;
         const uint64_t left = args.query_count - tile_begin;
-        const uint32_t tile_count = left < uint64_t(Shape::kTile) ? uint32_t(left) : uint32_t(Shape::kTile);
+        const uint32_t tile_count = left < uint64_t(args.tile) ? uint32_t(left) : args.tile;
         bool out_of_order = false;
 #pragma unroll
         for (int r = 0; r < Shape::kItems; ++r) {
             const uint32_t x = threadIdx.x + uint32_t(r) * kSearchBlockThreads;
             if (x < tile_count)
-                s.queries[x] = to_radix_key(args.queries[tile_begin + x], args.kind, args.descending);
+                s.queries[x] = to_radix_key(load_streaming(args.queries + tile_begin + x), args.kind, args.descending);
         }
         __syncthreads();
 #pragma unroll
@@ -211,8 +303,15 @@ __global__ void __launch_bounds__(kSearchBlockThreads) search_tiles_kernel(const
 #pragma unroll
             for (int r = 0; r < Shape::kItems; ++r) {
                 const uint32_t x = threadIdx.x + uint32_t(r) * kSearchBlockThreads;
-                if (x < tile_count) args.indices[tile_begin + x] = s.results[x];
+                if (x < tile_count) store_streaming(args.indices + tile_begin + x, s.results[x]);
             }
+            sampled_row = ~uint64_t(0);  // the results took the samples' room
+        } else if (!in_order && sampled) {
+            if (sampled_row != row) {  // block-uniform, like in_order
+                load_samples(args, s);
+                sampled_row = row;
+            }
+            search_tile_sampled<kUpper>(args, s, tile_begin, tile_count);
         } else {
             search_tile<kUpper>(args, s, tile_begin, tile_count, lo, hi - lo);
         }

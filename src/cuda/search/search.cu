@@ -21,21 +21,30 @@ template <typename Bits, typename Index, bool kUpper>
 void launch(const DeviceEnv &env, const SearchTuning &tuning, const SearchRequest &request) {
     const auto kernel = search_tiles_kernel<Bits, Index, kUpper>;
     const char *what = "searchsorted launch";
-    const SearchArgs<Bits, Index> args{static_cast<const Bits *>(request.sorted),
+    SearchArgs<Bits, Index> args{static_cast<const Bits *>(request.sorted),
                                        request.count,
                                        static_cast<const Bits *>(request.queries),
                                        request.query_count,
                                        static_cast<Index *>(request.indices),
                                        request.key_kind,
                                        request.descending,
-                                       request.rows};
-    const uint64_t tiles =
-        checked_mul(ceil_div(request.query_count, SearchShape<Bits>::kTile), request.rows, "searchsorted tiles");
+                                       request.rows,
+                                       uint32_t(SearchShape<Bits>::kTile)};
+    const uint64_t queries = checked_mul(request.query_count, request.rows, "searchsorted queries");
     int blocks_per_sm = tuning.blocks_per_sm;
-    if (tiles > uint64_t(env.sm_count))  // the residency query only where it matters
+    if (queries > uint64_t(env.sm_count) * kSearchBlockThreads)  // the residency query only where it matters
         blocks_per_sm = std::min(blocks_per_sm, resident_blocks(env, reinterpret_cast<const void *>(kernel),
                                                                 kSearchBlockThreads, 0, what));
     const uint64_t most = uint64_t(std::max(env.sm_count, 1)) * uint64_t(std::max(blocks_per_sm, 1));
+    // Fewer queries than a wave of whole tiles: smaller tiles (whole blocks
+    // of threads), so that every SM searches (2^16 queries: 256 tiles of 256,
+    // not 32 of 2048).
+    if (queries < most * args.tile) {
+        const uint64_t per_block = ceil_div(ceil_div(queries, most), uint64_t(kSearchBlockThreads));
+        args.tile = uint32_t(std::max<uint64_t>(per_block, 1) * kSearchBlockThreads);
+    }
+    const uint64_t tiles = checked_mul(ceil_div(request.query_count, uint64_t(args.tile)), request.rows,
+                                       "searchsorted tiles");
     const auto grid = static_cast<uint32_t>(std::min(tiles, most));
     kernel<<<grid, kSearchBlockThreads, 0, env.stream>>>(args);
     check_launch(what);

@@ -21,6 +21,10 @@ constexpr int kSearchItemsFor = sizeof(Bits) == 8 ? 4 : 8;
 // The keys a sorted tile merges with, in tiles of queries: a tile whose
 // queries' bounds span more keys than this binary-searches inside the span.
 constexpr int kSearchWindowTiles = 2;
+// Evenly spaced keys a block keeps in shared memory for unordered queries
+// (8 KiB): their search replaces the top levels of every binary search.
+template <typename Bits>
+constexpr int kSearchSamplesFor = sizeof(Bits) == 8 ? 1024 : 2048;
 
 struct SearchTuning {
     // The grid is at most sm_count * blocks_per_sm blocks (fewer per SM when
