@@ -30,14 +30,15 @@ void require_rows(const Buffer &input, uint64_t rows) {
              static_cast<unsigned long long>(input.count), static_cast<unsigned long long>(rows));
 }
 
-// The counts output of every histogram call: U32 or U64, rows rows of 1 to
-// 2^32 bins each, apart from the input. Returns the bins of a row.
+// Histograms count in U32 or U64.
 void require_count_dtype(const Buffer &counts) {
     if (counts.dtype != GPUPRIM_DTYPE_U32 && counts.dtype != GPUPRIM_DTYPE_U64)
         fail(GPUPRIM_ERROR_DTYPE_MISMATCH, "'counts' is %s; histograms count in U32 or U64",
              gpuprim::dtype_name(counts.dtype));
 }
 
+// The counts output of every histogram call: U32 or U64, rows rows of 1 to
+// 2^32 bins each, apart from the input. Returns the bins of a row.
 uint64_t require_counts(const Buffer &counts, const Buffer &input, uint64_t rows) {
     require_count_dtype(counts);
     if (counts.count == 0)
