@@ -12,7 +12,11 @@
  * kernel's shared and global paths (up to 24,576 even bins in shared
  * memory on Hopper; 65,536 and 70,000 bins in global memory), counts 0, 1
  * and around the kernel's 1024-element rounds; poisoned counts; the errors,
- * each leaving the counts as they were.
+ * each leaving the counts as they were. The _rows calls the same way, each
+ * row against the reference of that row alone: one row (and the flat call
+ * on it), rows of no and of one element, many rows of few elements (past
+ * a CUDA launch's 65,535 rows), rows with nothing that counts, rows of one
+ * value, every dtype and rule; their errors; 1, 2 and 7 CPU threads.
  */
 #include "test_common.h"
 
@@ -625,6 +629,252 @@ static void test_unaligned_views(gpuprim_context_t ctx) {
     }
 }
 
+/* ---- rows ------------------------------------------------------------------ */
+
+/* One _rows call on rows rows of n elements at x: counts poisoned first, each row's counts checked against the
+ * reference of that row alone, input unchanged. With rows 1 the flat call must give the same counts. */
+static void check_hist_rows(gpuprim_context_t ctx, const hist_call_t *h, const void *x, uint64_t rows, uint64_t n) {
+    const uint64_t total = rows * n, cells = rows * h->bins;
+    gpuprim_buffer_t in = tc_buffer_from(ctx, h->d, x, total), out = tc_buffer(ctx, h->cd, cells), eb = NULL;
+    gpuprim_status_t status;
+    unsigned char lower[8], upper[8];
+    long reported = 0;
+    uint64_t r, b;
+    void *after;
+    tc_poison(ctx, out, h->cd, cells);
+    tc_set(h->d, lower, 0, h->lower);
+    tc_set(h->d, upper, 0, h->upper);
+    if (h->mode == 0) {
+        status = gpuprim_histogram_even_rows(ctx, in, rows, lower, upper, out);
+    } else if (h->mode == 1) {
+        eb = tc_buffer_from(ctx, h->d, h->edges, h->bins + 1);
+        status = gpuprim_histogram_range_rows(ctx, in, rows, eb, out);
+    } else {
+        status = gpuprim_bincount_rows(ctx, in, rows, out);
+    }
+    tc.checks++;
+    if (status != GPUPRIM_SUCCESS) {
+        tc_fail(__FILE__, __LINE__, "histogram rows call returned %d (%s): %s", (int)status,
+                gpuprim_get_error_string(status), gpuprim_context_last_error(ctx));
+    } else {
+        void *got = tc_download(ctx, out, h->cd, cells);
+        for (r = 0; r < rows; ++r) {
+            uint64_t *want = reference_counts(h, (const char *)x + r * n * tc_size(h->d), n);
+            for (b = 0; b < h->bins; ++b) {
+                const uint64_t expect = want[b] & tc_mask(h->cd), have = tc_get(h->cd, got, r * h->bins + b);
+                tc.checks++;
+                if (have != expect && reported++ < 5)
+                    tc_fail(__FILE__, __LINE__, "row %llu bin %llu: count %llu, expected %llu", (unsigned long long)r,
+                            (unsigned long long)b, (unsigned long long)have, (unsigned long long)expect);
+            }
+            free(want);
+        }
+        free(got);
+    }
+    after = tc_download(ctx, in, h->d, total);
+    CHECK_ARRAY_EQ(h->d, after, x, total, "input after the rows call");
+    free(after);
+    if (rows == 1) check_hist(ctx, h, x, n); /* the flat call on the one row */
+    if (eb) CHECK_OK(gpuprim_buffer_destroy(ctx, eb));
+    CHECK_OK(gpuprim_buffer_destroy(ctx, out));
+    CHECK_OK(gpuprim_buffer_destroy(ctx, in));
+}
+
+/* rows rows of n elements: each row its own pattern around the marks; every fifth row nothing that counts
+ * (NaNs for floats; upper, or bins for bincount, for integers), every seventh row all one mark. */
+static void *make_rows(const hist_call_t *h, uint64_t rows, uint64_t n, const uint64_t *marks, size_t mark_count,
+                       int combo) {
+    static const tc_pattern_t patterns[] = {TC_SMALL_RANGE, TC_SPECIAL, TC_MODERATE, TC_NAN_HEAVY, TC_TINY,
+                                            TC_RANDOM_BITS, TC_INF_SPARSE, TC_EQUAL};
+    const size_t size = tc_size(h->d);
+    char *x = (char *)tc_xmalloc(rows * n * size + 8);
+    uint64_t r, i;
+    for (r = 0; r < rows; ++r) {
+        char *row = x + r * n * size;
+        void *part = make_data(h->d, n, patterns[(r + (uint64_t)combo) % 8], marks, mark_count);
+        memcpy(row, part, n * size);
+        free(part);
+        if (r % 5 == 4) {
+            const uint64_t none = tc_is_float(h->d) ? tc_from_double(h->d, NAN)
+                                  : h->mode == 2     ? (h->bins & tc_mask(h->d))
+                                                     : h->upper;
+            for (i = 0; i < n; ++i) tc_set(h->d, row, i, none);
+        } else if (r % 7 == 6) {
+            for (i = 0; i < n; ++i) tc_set(h->d, row, i, marks[r % mark_count]);
+        }
+    }
+    return x;
+}
+
+/* Every dtype, the three rules, the rows shapes: one row, rows of no element, of one element, many rows of few
+ * elements (past a CUDA launch's 65,535 rows), few rows past a CUDA block's round and the CPU's pieces; one
+ * bin, bins past the data, shared and global counters. */
+static void test_rows(gpuprim_context_t ctx) {
+    static const uint64_t shapes[][3] = {/* rows, n, bins */
+                                         {1, 0, 4},     {1, 37, 5},      {3, 0, 7},    {6, 1, 3},  {5, 2, 1},
+                                         {11, 33, 9},   {1000, 3, 6},    {4, 1025, 256}, {70001, 1, 2},
+                                         {3, 70001, 24577}, {2, 3000, 65536}};
+    size_t di, si;
+    int combo = 0;
+    for (di = 0; di < TC_DTYPE_COUNT; ++di) {
+        const gpuprim_dtype_t d = tc_all_dtypes[di];
+        int mode;
+        for (mode = 0; mode < 3; ++mode) {
+            if (mode == 2 && tc_is_float(d)) continue;
+            for (si = 0; si < sizeof shapes / sizeof shapes[0]; ++si) {
+                const uint64_t rows = shapes[si][0], n = shapes[si][1], bins = shapes[si][2];
+                hist_call_t h;
+                uint64_t marks[8];
+                size_t mark_count = 0;
+                void *edges = NULL, *x;
+                ++combo;
+                if ((rows * n > 50000 || bins > 4096) && (combo % 3) != 0) continue; /* keep it short */
+                memset(&h, 0, sizeof h);
+                h.mode = mode;
+                h.d = d;
+                h.cd = (combo & 1) ? GPUPRIM_DTYPE_U64 : GPUPRIM_DTYPE_U32;
+                h.bins = bins;
+                if (mode == 0) {
+                    const double lo = tc_is_signed(d) || tc_is_float(d) ? -50 : 0, hi = tc_size(d) == 1 ? 100 : 300;
+                    h.lower = tc_from_double(d, lo);
+                    h.upper = tc_from_double(d, hi);
+                    marks[mark_count++] = h.lower;
+                    marks[mark_count++] = h.upper;
+                    marks[mark_count++] = tc_from_double(d, lo + (hi - lo) / (double)bins);
+                    marks[mark_count++] = tc_from_double(d, (lo + hi) / 2);
+                } else if (mode == 1) {
+                    /* bins + 1 edges: sorted values of the pattern (no NaN), so elements fall on them */
+                    uint64_t *perm = (uint64_t *)tc_xmalloc((bins + 1) * sizeof(uint64_t) + 8), i;
+                    void *raw = tc_xmalloc((bins + 1) * tc_size(d) + 8);
+                    edges = tc_xmalloc((bins + 1) * tc_size(d) + 8);
+                    tc_fill(d, raw, bins + 1, (combo & 2) ? TC_MODERATE : TC_SMALL_RANGE);
+                    for (i = 0; i <= bins; ++i)
+                        if (tc_is_float(d) && tc_isnan_bits(d, tc_get(d, raw, i))) tc_set(d, raw, i, 0);
+                    tc_reference_sort_permutation(d, raw, bins + 1, 0, perm);
+                    tc_permute(d, raw, perm, bins + 1, edges);
+                    free(raw);
+                    free(perm);
+                    h.edges = edges;
+                    marks[mark_count++] = tc_get(d, edges, 0);
+                    marks[mark_count++] = tc_get(d, edges, bins);
+                    marks[mark_count++] = tc_get(d, edges, bins / 2);
+                    marks[mark_count++] = tc_get(d, edges, tc_below(bins + 1));
+                } else {
+                    marks[mark_count++] = 0;
+                    marks[mark_count++] = (bins - 1) & tc_mask(d);
+                    marks[mark_count++] = bins & tc_mask(d);
+                    marks[mark_count++] = tc_identity(GPUPRIM_OP_MIN, d); /* the type's max */
+                }
+                if (tc_is_float(d)) {
+                    marks[mark_count++] = tc_from_double(d, NAN);
+                    marks[mark_count++] = tc_sign_bit(d); /* -0 */
+                } else {
+                    marks[mark_count++] = tc_identity(GPUPRIM_OP_MAX, d); /* the type's min */
+                    marks[mark_count++] = tc_mask(d);                    /* -1 */
+                }
+                x = make_rows(&h, rows, n, marks, mark_count, combo);
+                tc_where("histogram rows mode %d %s: %llu rows of %llu, %llu bins -> %s", mode, tc_dtype_name(d),
+                         (unsigned long long)rows, (unsigned long long)n, (unsigned long long)bins,
+                         tc_dtype_name(h.cd));
+                check_hist_rows(ctx, &h, x, rows, n);
+                free(x);
+                free(edges);
+            }
+        }
+    }
+}
+
+/* Rows spelled out, and the rows calls' errors, each leaving the counts as they were. */
+static void test_rows_known_and_errors(gpuprim_context_t ctx) {
+    /* [[0, 0.5, 1, nan], [0.25, 0.25, -1, 0.99]] in 2 bins over [0, 1): [[1, 1], [2, 1]] */
+    const float xf[8] = {0.0f, 0.5f, 1.0f, NAN, 0.25f, 0.25f, -1.0f, 0.99f};
+    const float lo = 0.0f, hi = 1.0f, edges3[3] = {0.0f, 0.5f, 1.0f};
+    /* bincount rows [[0, 2, 2], [5, 1, -1]] into 3 bins: [[1, 0, 2], [0, 1, 0]] */
+    const int16_t xi[6] = {0, 2, 2, 5, 1, -1};
+    uint64_t got[6];
+    gpuprim_buffer_t in = tc_buffer_from(ctx, GPUPRIM_DTYPE_F32, xf, 8), ints = tc_buffer_from(ctx, GPUPRIM_DTYPE_I16, xi, 6);
+    gpuprim_buffer_t edges = tc_buffer_from(ctx, GPUPRIM_DTYPE_F32, edges3, 3), out4 = tc_buffer(ctx, GPUPRIM_DTYPE_U64, 4);
+    gpuprim_buffer_t out6 = tc_buffer(ctx, GPUPRIM_DTYPE_U64, 6), alias;
+    tc_known_t k4 = tc_known(ctx, GPUPRIM_DTYPE_U32, 4), k5 = tc_known(ctx, GPUPRIM_DTYPE_U64, 5),
+               k6 = tc_known(ctx, GPUPRIM_DTYPE_U32, 6), kf = tc_known(ctx, GPUPRIM_DTYPE_F32, 4);
+    tc_where("histogram rows known answers");
+    CHECK_OK(gpuprim_histogram_even_rows(ctx, in, 2, &lo, &hi, out4));
+    REQUIRE_OK(gpuprim_buffer_download(ctx, out4, 0, got, 4));
+    CHECKF(got[0] == 1 && got[1] == 1 && got[2] == 2 && got[3] == 1, "even rows: %llu %llu / %llu %llu",
+           (unsigned long long)got[0], (unsigned long long)got[1], (unsigned long long)got[2],
+           (unsigned long long)got[3]);
+    CHECK_OK(gpuprim_histogram_range_rows(ctx, in, 2, edges, out4));
+    REQUIRE_OK(gpuprim_buffer_download(ctx, out4, 0, got, 4));
+    CHECKF(got[0] == 1 && got[1] == 1 && got[2] == 2 && got[3] == 1, "range rows: %llu %llu / %llu %llu",
+           (unsigned long long)got[0], (unsigned long long)got[1], (unsigned long long)got[2],
+           (unsigned long long)got[3]);
+    /* 4 rows of 2 in one bin each: [0, 0.5] [1, nan] [0.25, 0.25] [-1, 0.99] -> 2 0 2 1 */
+    CHECK_OK(gpuprim_histogram_even_rows(ctx, in, 4, &lo, &hi, out4));
+    REQUIRE_OK(gpuprim_buffer_download(ctx, out4, 0, got, 4));
+    CHECKF(got[0] == 2 && got[1] == 0 && got[2] == 2 && got[3] == 1, "even rows of one bin: %llu %llu %llu %llu",
+           (unsigned long long)got[0], (unsigned long long)got[1], (unsigned long long)got[2],
+           (unsigned long long)got[3]);
+    CHECK_OK(gpuprim_bincount_rows(ctx, ints, 2, out6));
+    REQUIRE_OK(gpuprim_buffer_download(ctx, out6, 0, got, 6));
+    CHECKF(got[0] == 1 && got[1] == 0 && got[2] == 2 && got[3] == 0 && got[4] == 1 && got[5] == 0,
+           "bincount rows: %llu %llu %llu / %llu %llu %llu", (unsigned long long)got[0], (unsigned long long)got[1],
+           (unsigned long long)got[2], (unsigned long long)got[3], (unsigned long long)got[4],
+           (unsigned long long)got[5]);
+    tc_where("histogram rows errors");
+    TC_EXPECT_FAIL(ctx, gpuprim_histogram_even_rows(ctx, in, 0, &lo, &hi, k4.b), GPUPRIM_ERROR_INVALID_ARGUMENT,
+                   "'rows'");
+    TC_EXPECT_FAIL(ctx, gpuprim_histogram_even_rows(ctx, in, 3, &lo, &hi, k6.b), GPUPRIM_ERROR_INVALID_ARGUMENT,
+                   "'input' has 8 elements, not a multiple of 'rows' = 3");
+    TC_EXPECT_FAIL(ctx, gpuprim_histogram_even_rows(ctx, in, 4, &lo, &hi, k6.b), GPUPRIM_ERROR_INVALID_ARGUMENT,
+                   "'counts' has 6 elements, not a multiple of 'rows' = 4");
+    TC_EXPECT_FAIL(ctx, gpuprim_histogram_even_rows(ctx, in, 2, &hi, &lo, k4.b), GPUPRIM_ERROR_INVALID_ARGUMENT,
+                   "'lower'");
+    TC_EXPECT_FAIL(ctx, gpuprim_histogram_even_rows(ctx, in, 2, NULL, &hi, k4.b), GPUPRIM_ERROR_NULL_POINTER,
+                   "'lower'");
+    TC_EXPECT_FAIL(ctx, gpuprim_histogram_even_rows(ctx, in, 2, &lo, &hi, kf.b), GPUPRIM_ERROR_DTYPE_MISMATCH,
+                   "'counts'");
+    TC_EXPECT_FAIL(ctx, gpuprim_histogram_even_rows(ctx, NULL, 2, &lo, &hi, k4.b), GPUPRIM_ERROR_NULL_POINTER,
+                   "'input'");
+    TC_EXPECT_FAIL(ctx, gpuprim_histogram_range_rows(ctx, in, 2, edges, k6.b), GPUPRIM_ERROR_SIZE_MISMATCH,
+                   "'counts' has 6 elements but 2 rows of the 2 bins");
+    TC_EXPECT_FAIL(ctx, gpuprim_histogram_range_rows(ctx, in, 4, edges, k4.b), GPUPRIM_ERROR_SIZE_MISMATCH,
+                   "'counts'");
+    TC_EXPECT_FAIL(ctx, gpuprim_histogram_range_rows(ctx, in, 1, edges, k4.b), GPUPRIM_ERROR_SIZE_MISMATCH,
+                   "'counts'");
+    TC_EXPECT_FAIL(ctx, gpuprim_histogram_range_rows(ctx, in, 2, edges, k5.b), GPUPRIM_ERROR_SIZE_MISMATCH,
+                   "'counts' has 5 elements but 2 rows");
+    TC_EXPECT_FAIL(ctx, gpuprim_histogram_range_rows(ctx, in, 0, edges, k4.b), GPUPRIM_ERROR_INVALID_ARGUMENT,
+                   "'rows'");
+    TC_EXPECT_FAIL(ctx, gpuprim_histogram_range_rows(ctx, in, 2, ints, k4.b), GPUPRIM_ERROR_DTYPE_MISMATCH,
+                   "'edges'");
+    TC_EXPECT_FAIL(ctx, gpuprim_histogram_range_rows(ctx, in, 2, NULL, k4.b), GPUPRIM_ERROR_NULL_POINTER, "'edges'");
+    TC_EXPECT_FAIL(ctx, gpuprim_bincount_rows(ctx, in, 2, k4.b), GPUPRIM_ERROR_DTYPE_MISMATCH, "'input'");
+    TC_EXPECT_FAIL(ctx, gpuprim_bincount_rows(ctx, ints, 4, k4.b), GPUPRIM_ERROR_INVALID_ARGUMENT,
+                   "not a multiple of 'rows' = 4");
+    TC_EXPECT_FAIL(ctx, gpuprim_bincount_rows(ctx, ints, 2, k5.b), GPUPRIM_ERROR_INVALID_ARGUMENT,
+                   "'counts' has 5 elements, not a multiple of 'rows' = 2");
+    TC_EXPECT_FAIL(ctx, gpuprim_bincount_rows(ctx, ints, 0, k6.b), GPUPRIM_ERROR_INVALID_ARGUMENT, "'rows'");
+    CHECK_STATUS(gpuprim_bincount_rows(NULL, ints, 2, k6.b), GPUPRIM_ERROR_NULL_POINTER);
+    /* counts over the input: U32 counts on the F32 input's memory */
+    alias = tc_view(ctx, in, GPUPRIM_DTYPE_U32, 0, 4);
+    TC_EXPECT_FAIL(ctx, gpuprim_histogram_even_rows(ctx, in, 2, &lo, &hi, alias), GPUPRIM_ERROR_INVALID_ARGUMENT,
+                   "'counts'");
+    CHECK_OK(gpuprim_buffer_destroy(ctx, alias));
+    TC_CHECK_UNCHANGED(ctx, k4);
+    TC_CHECK_UNCHANGED(ctx, k5);
+    TC_CHECK_UNCHANGED(ctx, k6);
+    TC_CHECK_UNCHANGED(ctx, kf);
+    tc_free_known(ctx, k4);
+    tc_free_known(ctx, k5);
+    tc_free_known(ctx, k6);
+    tc_free_known(ctx, kf);
+    CHECK_OK(gpuprim_buffer_destroy(ctx, out6));
+    CHECK_OK(gpuprim_buffer_destroy(ctx, out4));
+    CHECK_OK(gpuprim_buffer_destroy(ctx, edges));
+    CHECK_OK(gpuprim_buffer_destroy(ctx, ints));
+    CHECK_OK(gpuprim_buffer_destroy(ctx, in));
+}
+
 /* The same counts on CPU contexts of 1, 2 and 7 threads (several pieces). */
 static void test_cpu_threads(void) {
     static const int threads[3] = {1, 2, 7};
@@ -657,6 +907,25 @@ static void test_cpu_threads(void) {
         tc_where("bincount on %d CPU threads", threads[t]);
         check_hist(cpu, &h, x, n);
         free(x);
+        /* rows: 3 long rows (fewer than 7 threads: each cut into pieces), 20011 rows of 11 (whole rows) */
+        h.mode = 0;
+        h.d = GPUPRIM_DTYPE_I32;
+        h.cd = GPUPRIM_DTYPE_U64;
+        h.lower = tc_from_double(h.d, -1000);
+        h.upper = tc_from_double(h.d, 1000);
+        h.bins = 777;
+        x = make_data(h.d, 3 * 200003, TC_MODERATE, marks, 1);
+        tc_where("histogram_even_rows 3 x 200003 on %d CPU threads", threads[t]);
+        check_hist_rows(cpu, &h, x, 3, 200003);
+        free(x);
+        h.mode = 2;
+        h.d = GPUPRIM_DTYPE_U8;
+        h.cd = GPUPRIM_DTYPE_U32;
+        h.bins = 200;
+        x = make_data(h.d, 20011 * 11, TC_RANDOM_BITS, marks, 1);
+        tc_where("bincount_rows 20011 x 11 on %d CPU threads", threads[t]);
+        check_hist_rows(cpu, &h, x, 20011, 11);
+        free(x);
         CHECK_OK(gpuprim_context_destroy(cpu));
     }
 }
@@ -670,6 +939,8 @@ int main(void) {
     test_range(ctx);
     test_bincount(ctx);
     test_unaligned_views(ctx);
+    test_rows_known_and_errors(ctx);
+    test_rows(ctx);
     test_cpu_threads();
     return tc_finish();
 }

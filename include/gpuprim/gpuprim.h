@@ -105,7 +105,8 @@
  *   the stable part in a later minor release. Experimental now (added after
  *   0.2.0): argmin/argmax (gpuprim_argreduce), searchsorted
  *   (gpuprim_searchsorted, per row gpuprim_searchsorted_rows), histograms (gpuprim_histogram_even,
- *   gpuprim_histogram_range, gpuprim_bincount), the merge of sorted runs
+ *   gpuprim_histogram_range, gpuprim_bincount; per row gpuprim_histogram_even_rows,
+ *   gpuprim_histogram_range_rows, gpuprim_bincount_rows), the merge of sorted runs
  *   (gpuprim_merge), argsort, the segments
  *   (gpuprim_segments_t) with segmented sort, argsort, reduce and scan,
  *   top-k (flat and segmented), and the distributed calls (communicators
@@ -829,6 +830,32 @@ GPUPRIM_API gpuprim_status_t gpuprim_histogram_range(gpuprim_context_t context, 
  */
 GPUPRIM_API gpuprim_status_t gpuprim_bincount(gpuprim_context_t context, gpuprim_buffer_t input,
                                               gpuprim_buffer_t counts);
+
+/*
+ * The three calls above on each row of a 2-D input on its own (a row-wise
+ * np.histogram / np.bincount; torch.histc of each row): input holds `rows`
+ * rows of n = input's count / rows elements each (row-major), counts holds
+ * `rows` rows of bins counts, and counts[r * bins + b] is the count of bin
+ * b among the n elements of row r: exactly the counts the flat call gives
+ * on that row alone (the same bins, rules and dtypes; every count written,
+ * rows of no elements included). rows >= 1; rows = 1 is the flat call.
+ * bins = counts' count / rows (1 to 2^32 a row); for
+ * gpuprim_histogram_range_rows the same edges serve every row, and counts'
+ * count must be rows * (edges' count - 1).
+ * Errors: as the flat calls, plus INVALID_ARGUMENT (rows 0; the count of
+ * input not a multiple of rows; for _even_rows and bincount_rows, the
+ * count of counts not a multiple of rows, or more than 2^32 bins a row)
+ * and, for _range_rows, SIZE_MISMATCH (counts' count not rows * bins).
+ * Workspace (CUDA): none.
+ */
+GPUPRIM_API gpuprim_status_t gpuprim_histogram_even_rows(gpuprim_context_t context, gpuprim_buffer_t input,
+                                                         uint64_t rows, const void *lower, const void *upper,
+                                                         gpuprim_buffer_t counts);
+GPUPRIM_API gpuprim_status_t gpuprim_histogram_range_rows(gpuprim_context_t context, gpuprim_buffer_t input,
+                                                          uint64_t rows, gpuprim_buffer_t edges,
+                                                          gpuprim_buffer_t counts);
+GPUPRIM_API gpuprim_status_t gpuprim_bincount_rows(gpuprim_context_t context, gpuprim_buffer_t input,
+                                                   uint64_t rows, gpuprim_buffer_t counts);
 
 /* ------------------------------------------------------------------------ */
 /* Argsort                                                                   */

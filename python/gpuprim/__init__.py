@@ -65,7 +65,7 @@ and CPU tensors; an NCCL communicator for CUDA arrays):
     from mpi4py import MPI
     part = gpuprim.distributed_sort(local_keys, comm=MPI.COMM_WORLD)
 """
-from typing import Any, Optional, Tuple, TypeVar, Union
+from typing import Any, Optional, Sequence, Tuple, TypeVar, Union
 
 import os as _os
 
@@ -428,24 +428,42 @@ def searchsorted(a: Array, v: Array, /, *, side: str = "left", descending: bool 
     return context.searchsorted(array, v, side=side, descending=descending, dtype=dtype)
 
 
-def histogram(x: Array, bins: int = 10, range: Optional[Tuple[Any, Any]] = None) -> Tuple[Array, Array]:
-    """np.histogram(x, bins, range) with bins an int: (counts int64, edges
-    as numpy makes them: x's float dtype, float64 for integers), of x's kind
-    and device. range defaults to (x.min(), x.max());
-    elements equal to the upper bound count in the last bin (numpy's
-    closed last bin), others outside and NaNs are ignored. Floats are binned
-    in float64 by gpuprim_histogram_even's rule: an element within a
-    rounding of an inner edge may land in the bin next to numpy's."""
+def histogram(x: Array, bins: Union[int, Array, Sequence[Any]] = 10, range: Optional[Tuple[Any, Any]] = None,
+              *, axis: Optional[int] = None) -> Tuple[Array, Array]:
+    """np.histogram(x, bins, range): (counts int64, edges), of x's kind and
+    device. bins an int: edges as numpy makes them (x's float dtype, float64
+    for integers); range defaults to (x.min(), x.max()); floats are binned
+    in float64 by gpuprim_histogram_even's rule, so an element within a
+    rounding of an inner edge may land in the bin next to numpy's. bins a
+    1-D array of increasing edges: numpy's counts exactly
+    (edges[b] <= x < edges[b + 1], x == edges[-1] in the last bin, compared
+    in np.result_type(x, edges)); range is ignored. Either way elements
+    equal to the upper bound count in the last bin (numpy's closed last
+    bin), others outside and NaNs are ignored. axis=-1 (x of 2 or more
+    dimensions): one histogram per row, counts of shape x.shape[:-1] +
+    (bins,), the same edges for every row (returned once; an int bins'
+    default range spans the whole array); the default axis=None counts x
+    flattened, as numpy does.
+
+    Example::
+
+        >>> gpuprim.histogram(np.array([[0, 1, 1], [2, 2, 3]]), bins=[0, 1, 2, 3], axis=-1)[0]
+        array([[1, 2, 0],
+               [0, 0, 3]])
+    """
     context, array = _described(x)
-    return context.histogram(array, bins, range)
+    return context.histogram(array, bins, range, axis=axis)
 
 
-def bincount(x: Array, minlength: int = 0) -> Array:
+def bincount(x: Array, minlength: int = 0, *, axis: Optional[int] = None) -> Array:
     """np.bincount(x, minlength=minlength) of a non-negative integer array
     (int64 counts, length max(x.max() + 1, minlength)); a negative value
-    raises ValueError naming x."""
+    raises ValueError naming x. axis=-1 (x of 2 or more dimensions): one
+    bincount per row, counts of shape x.shape[:-1] + (bins,) with bins =
+    max(x.max() + 1, minlength) over the whole array; the default counts x
+    flattened."""
     context, array = _described(x)
-    return context.bincount(array, minlength)
+    return context.bincount(array, minlength, axis=axis)
 
 
 def merge(a: Array, b: Array, /, *, values_a: Optional[Values] = None, values_b: Optional[Values] = None,

@@ -600,29 +600,56 @@ class Context:
                   lambda c, k, q, i: LIB.gpuprim_searchsorted_rows(c, k, q, rows, code, order, i))
         return indices.obj
 
-    def histogram(self, x, bins=10, range=None):
-        """np.histogram(x, bins, range) for x of any shape (flattened):
-        (counts, edges), counts int64 of x's kind and device, edges
-        np.linspace(lower, upper, bins + 1) in numpy's dtype for them (x's
-        float dtype, float32 for bfloat16, float64 for integers) of x's kind
-        and device. bins:
-        an int >= 1. range: (lower, upper), lower < upper, finite; default
-        (x.min(), x.max()) (widened by 0.5 each side where they are equal;
-        (0, 1) for an empty x; NaN in x then raises ValueError, as numpy
-        does). Elements in [lower, upper) count by the library's rule
-        (gpuprim_histogram_even: integers exactly, floats in float64, so an
-        element within a rounding of an inner edge may count in the bin next
-        to numpy's); elements equal to upper count in the last bin (numpy's
-        closed last bin); others and NaNs are ignored. Bounds that are not
-        values of x's dtype (and bfloat16 x) bin x cast to float64 (a copy)."""
-        np = _arrays.numpy()
+    def histogram(self, x, bins=10, range=None, *, axis=None):
+        """np.histogram(x, bins, range) for x of any shape: (counts, edges),
+        counts int64 of x's kind and device, edges of x's kind and device.
+
+        bins: an int >= 1, or a 1-D array of edges (numpy, torch, CuPy or a
+        sequence) in increasing order (equal neighbours allowed, NaN not).
+        - int: edges np.linspace(lower, upper, bins + 1) in numpy's dtype for
+          them (x's float dtype, float32 for bfloat16, float64 for integers).
+          range: (lower, upper), lower < upper, finite; default (x.min(),
+          x.max()) (widened by 0.5 each side where they are equal; (0, 1)
+          for an empty x; NaN in x then raises ValueError, as numpy does).
+          Elements in [lower, upper) count by the library's rule
+          (gpuprim_histogram_even: integers exactly, floats in float64, so
+          an element within a rounding of an inner edge may count in the bin
+          next to numpy's). Bounds that are not values of x's dtype (and
+          bfloat16 x) bin x cast to float64 (a copy).
+        - edges: numpy's rule exactly: counts[b] = the elements with
+          edges[b] <= x < edges[b + 1], and the last bin closed (x ==
+          edges[-1] counts in it); range is ignored, as numpy ignores it.
+          x and the edges compare as numpy compares them, in
+          np.result_type(x, edges) (x is copied to that dtype where its
+          values would not compare alike in its own: e.g. int64 x with
+          float edges, or edges that are not values of x's dtype). The
+          edges come back as given (their dtype), of x's kind and device.
+        In both, elements outside every bin and NaNs are ignored.
+
+        axis: None (default) counts x flattened, as numpy does. axis=-1
+        (the last axis of an x of 2 or more dimensions, C-contiguous) counts
+        each row on its own (gpuprim_histogram_*_rows): counts of shape
+        x.shape[:-1] + (bins,), row r's counts those of np.histogram(x[r],
+        edges) with the one edges array returned, which are the same for
+        every row (an int bins' default range: x.min() and x.max() over
+        the whole array)."""
         source = _arrays.describe(x, "x")
-        if isinstance(bins, bool) or not isinstance(bins, int):
-            bins = _integer(bins, "histogram: bins must be an integer (edges arrays are not supported)")
-        if bins < 1:
-            raise ValueError(f"gpuprim: histogram: bins must be at least 1, not {bins}")
         if source.dtype_name == "bool":
             raise TypeError("gpuprim: histogram does not take bool arrays; pass x.astype(...)")
+        layout = _row_layout(source, axis)
+        if isinstance(bins, str):
+            raise ValueError(f"gpuprim: histogram: bins={bins!r}: numpy's estimators are not "
+                             "supported; pass an int or an array of edges")
+        if not isinstance(bins, bool) and _is_sequence(bins):
+            return self._histogram_edges(source, _host_edges(bins), layout)
+        return self._histogram_even(source, bins, range, layout)
+
+    def _histogram_even(self, source, bins, range, layout):
+        np = _arrays.numpy()
+        if isinstance(bins, bool) or not isinstance(bins, int):
+            bins = _integer(bins, "histogram: bins must be an integer or a 1-D array of edges")
+        if bins < 1:
+            raise ValueError(f"gpuprim: histogram: bins must be at least 1, not {bins}")
         if range is None:
             if source.size == 0:
                 lower, upper = 0.0, 1.0
@@ -651,8 +678,7 @@ class Context:
             edges = np.histogram_bin_edges(probe, bins)
         else:
             edges = np.histogram_bin_edges(np.empty(0, probe_dtype), bins, range=range)
-        counts_obj = _arrays.empty_like(source, bins, "int64")
-        counts = _as_uint64(_arrays.describe(counts_obj, "counts"))
+        counts_obj = _arrays.empty_like(source, _counts_shape(source, layout, bins), "int64")
         work = source
         bounds = _bounds_of(work.dtype_name, lower, upper)
         if bounds is None:
@@ -662,43 +688,106 @@ class Context:
                 raise ValueError(f"gpuprim: histogram: range ({lower}, {upper}) is wider than "
                                  "float64 holds (upper - lower overflows)")
         low, high, above = bounds
-        self._run([(work, True), (counts, False)],
-                  lambda c, i, o: LIB.gpuprim_histogram_even(c, i, _arrays.address(low),
-                                                            _arrays.address(high), o))
+        if layout is not None and layout.rows == 0:
+            return counts_obj, _edges_like(source, edges)
+        counts = _as_uint64(_arrays.describe(counts_obj, "counts"))
+        rows = 1 if layout is None else layout.rows
+
+        def even(c, i, o, first, last):
+            if layout is None:
+                return LIB.gpuprim_histogram_even(c, i, _arrays.address(first), _arrays.address(last), o)
+            return LIB.gpuprim_histogram_even_rows(c, i, rows, _arrays.address(first),
+                                                   _arrays.address(last), o)
+        self._run([(work, True), (counts, False)], lambda c, i, o: even(c, i, o, low, high))
         # numpy's last bin is closed: the elements equal to upper, counted
-        # over [upper, the next value up) in one bin, added to the last bin.
+        # over [upper, the next value up) in one bin (a row), added to the last bin.
         if work.size:
             if above is not None:
-                extra_obj = _arrays.empty_like(source, 1, "int64")
+                extra_obj = _arrays.empty_like(source, (rows,), "int64")
                 extra = _as_uint64(_arrays.describe(extra_obj, "counts"))
-                self._run([(work, True), (extra, False)],
-                          lambda c, i, o: LIB.gpuprim_histogram_even(c, i, _arrays.address(high),
-                                                                    _arrays.address(above), o))
-                counts_obj[-1:] += extra_obj
+                self._run([(work, True), (extra, False)], lambda c, i, o: even(c, i, o, high, above))
             else:  # upper is the dtype's largest value: no value above it
-                counts_obj[-1:] += (work.obj.reshape(-1) == high[0].item()).sum()
+                extra_obj = _equal_counts(work, rows, high[0].item())
+            _add_to_last(counts_obj, extra_obj, layout)
         return counts_obj, _edges_like(source, edges)
 
-    def bincount(self, x, minlength=0):
+    def _histogram_edges(self, source, edges, layout):
+        """np.histogram(x, edges) (host numpy edges), per row with layout."""
+        np = _arrays.numpy()
+        if edges.ndim != 1 or edges.size == 0:
+            raise ValueError(f"gpuprim: histogram: bins as an array must be 1-D with at least one "
+                             f"edge, not of shape {edges.shape}")
+        if edges.dtype.kind not in "iuf":
+            raise TypeError(f"gpuprim: histogram: edges of dtype {edges.dtype} (integers or floats)")
+        if edges.dtype.kind == "f" and np.isnan(edges).any():
+            raise ValueError("gpuprim: histogram: the edges hold a NaN")
+        if (edges[:-1] > edges[1:]).any():
+            raise ValueError("gpuprim: histogram: bins must increase monotonically, when an array")
+        bins = edges.size - 1
+        counts_obj = _arrays.empty_like(source, _counts_shape(source, layout, bins), "int64")
+        rows = 1 if layout is None else layout.rows
+        if bins == 0 or rows == 0 or source.size == 0:
+            if bins and rows:
+                _arrays.fill(_arrays.describe(counts_obj, "counts"), 0)
+            return counts_obj, _edges_like(source, edges)
+        work, work_edges = _comparable(source, edges)
+        # The library's bins are half-open; numpy's last one is closed: one
+        # bin more, [edges[-1], the next value up), added to the last bin
+        # (where there is no value up, the elements equal to edges[-1] are
+        # counted apart).
+        last = work_edges[-1:]
+        above = _next_up(last)
+        if above is not None:
+            work_edges = np.concatenate((work_edges, above))
+        ext = bins + 1 if above is not None else bins
+        ext_obj = _arrays.empty_like(source, _counts_shape(source, layout, ext), "int64")
+        ext_counts = _as_uint64(_arrays.describe(ext_obj, "counts"))
+        edges_in = _arrays.describe(_edges_like(work, work_edges), "edges")
+
+        def call(c, i, e, o):
+            if layout is None:
+                return LIB.gpuprim_histogram_range(c, i, e, o)
+            return LIB.gpuprim_histogram_range_rows(c, i, rows, e, o)
+        self._run([(work, True), (edges_in, True), (ext_counts, False)], call)
+        if above is None:
+            counts_obj = ext_obj
+            _add_to_last(counts_obj, _equal_counts(work, rows, last[0].item()), layout)
+        else:
+            counts_obj[...] = ext_obj[..., :bins]
+            counts_obj[..., bins - 1] += ext_obj[..., bins]
+        return counts_obj, _edges_like(source, edges)
+
+    def bincount(self, x, minlength=0, *, axis=None):
         """np.bincount(x, minlength=minlength): counts[v] = the number of
         elements of the non-negative integer array x (any shape, flattened)
         equal to v, for v = 0 .. max(x.max() + 1, minlength) - 1, int64 of x's
         kind and device. A negative element raises ValueError naming x (as
-        numpy does); so does a non-integer dtype (TypeError). No weights."""
+        numpy does); so does a non-integer dtype (TypeError). No weights.
+        axis=-1 (an x of 2 or more dimensions, C-contiguous): each row on
+        its own (gpuprim_bincount_rows), counts of shape x.shape[:-1] +
+        (bins,) with bins = max(x.max() + 1, minlength) over the whole
+        array, so every row has the same length (numpy has no axis here:
+        row r is np.bincount(x[r], minlength=bins))."""
         source = _arrays.describe(x, "x")
         minlength = _count(minlength, "minlength")
         if source.dtype_name not in _INTEGER_DTYPES:
             raise TypeError(f"gpuprim: bincount: x must be of an integer dtype, not {source.dtype_name}")
+        layout = _row_layout(source, axis)
         bins = minlength
         if source.size:
             if source.dtype_name.startswith("int") and _python_number(self.min(source)) < 0:
                 raise ValueError("gpuprim: bincount: x must hold no negative values")
             bins = max(bins, int(_python_number(self.max(source))) + 1)
-        counts_obj = _arrays.empty_like(source, bins, "int64")
-        if bins == 0:
+        counts_obj = _arrays.empty_like(source, _counts_shape(source, layout, bins), "int64")
+        if bins == 0 or (layout is not None and layout.rows == 0):
             return counts_obj
         counts = _as_uint64(_arrays.describe(counts_obj, "counts"))
-        self._run([(source, True), (counts, False)], lambda c, i, o: LIB.gpuprim_bincount(c, i, o))
+        if layout is None:
+            self._run([(source, True), (counts, False)], lambda c, i, o: LIB.gpuprim_bincount(c, i, o))
+        else:
+            rows = layout.rows
+            self._run([(source, True), (counts, False)],
+                      lambda c, i, o: LIB.gpuprim_bincount_rows(c, i, rows, o))
         return counts_obj
 
     def merge(self, a, b, *, values_a=None, values_b=None, descending=False):
@@ -1015,6 +1104,89 @@ def _bounds_of(dtype_name, lower, upper):
     with np.errstate(over="ignore"):
         above = np.nextafter(high, np.array([np.inf], dtype))
     return low, high, (above if np.isfinite(above[0]) else None)
+
+
+def _counts_shape(array, layout, bins):
+    """The counts' shape: (bins,) for the flat call, else a row of bins for
+    each row (x.shape[:-1] + (bins,))."""
+    if layout is None:
+        return (bins,)
+    return tuple(array.shape[:-1]) + (bins,)
+
+
+def _is_sequence(bins):
+    """bins given as edges: an array (numpy, torch, CuPy, 0-d excluded) or a list/tuple."""
+    if isinstance(bins, (list, tuple)):
+        return True
+    shape = getattr(bins, "shape", None)
+    return shape is not None and len(shape) > 0
+
+
+def _host_edges(bins):
+    """The edges as a host numpy array (torch and CuPy arrays copied to the host)."""
+    np = _arrays.numpy()
+    module = type(bins).__module__.split(".", 1)[0]
+    if module == "torch":
+        torch = sys.modules["torch"]
+        tensor = bins.detach().cpu()
+        if tensor.dtype == torch.bfloat16:
+            tensor = tensor.to(torch.float32)
+        return tensor.numpy()
+    if module == "cupy":
+        return bins.get()
+    return np.asarray(bins)
+
+
+def _comparable(source, edges):
+    """(x, edges) as the library compares them, as numpy would: in
+    np.result_type(x, edges), x in its own dtype where the edges are values
+    of it and x's values compare alike there (no copy), else x copied."""
+    np = _arrays.numpy()
+    x_name = "float64" if source.dtype_name == "bfloat16" else source.dtype_name
+    x_dtype = _arrays.numpy_dtype(x_name)
+    common = np.result_type(x_dtype, edges.dtype)
+    if common.kind not in "iuf" or common.itemsize > 8:
+        raise TypeError(f"gpuprim: histogram: x of {source.dtype_name} and edges of {edges.dtype} "
+                        f"compare in {common}, which the library does not take")
+    # x's values keep their order and equalities in common: an integer x in a
+    # wider integer, a float x in a float, an integer x of at most 32 bits in float64
+    widens = (x_dtype.kind == common.kind or (x_dtype.kind in "iu" and common.kind in "iu")
+              or (common.kind == "f" and common.itemsize >= 8 and x_dtype.itemsize <= 4)
+              or (common.kind == "f" and x_dtype.kind == "f"))
+    if source.dtype_name != "bfloat16" and widens:
+        with np.errstate(all="ignore"):
+            cast = edges.astype(x_dtype)
+            if np.array_equal(cast.astype(common), edges.astype(common)):
+                return source, cast
+    work = _arrays.describe(_arrays.convert(source, common.name), "x")
+    return work, edges.astype(common)
+
+
+def _next_up(last):
+    """The next value of last's dtype above last[0], as a one-element array, or None."""
+    np = _arrays.numpy()
+    if last.dtype.kind in "iu":
+        return None if last[0] == np.iinfo(last.dtype).max else last + 1
+    if not np.isfinite(last[0]):
+        return None
+    with np.errstate(over="ignore"):
+        return np.nextafter(last, np.array([np.inf], last.dtype))
+
+
+def _equal_counts(work, rows, value):
+    """The number of elements equal to value in each row of work (1-D, int64, of its kind)."""
+    equal = work.obj.reshape(rows, -1) == value
+    if work.kind == "torch":
+        return equal.sum(dim=-1)
+    return equal.sum(axis=-1).astype("int64")
+
+
+def _add_to_last(counts_obj, extra_obj, layout):
+    """counts[..., -1] += extra (one count a row)."""
+    if layout is None:
+        counts_obj[-1:] += extra_obj.reshape(1)
+    else:
+        counts_obj[..., -1] += extra_obj.reshape(tuple(counts_obj.shape[:-1]))
 
 
 def _edges_like(array, edges):

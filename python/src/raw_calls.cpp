@@ -146,6 +146,9 @@ void define_raw_calls(nb::module_ &m) {
     GPUPRIM_EXT_RAW(histogram_even);  // lower, upper: host addresses of one element each
     GPUPRIM_EXT_RAW(histogram_range);
     GPUPRIM_EXT_RAW(bincount);
+    GPUPRIM_EXT_RAW(histogram_even_rows);  // lower, upper: as for histogram_even
+    GPUPRIM_EXT_RAW(histogram_range_rows);
+    GPUPRIM_EXT_RAW(bincount_rows);
     GPUPRIM_EXT_RAW(merge);
 
     m.def("gpuprim_get_error_string", [](std::int64_t status) {

@@ -396,3 +396,65 @@ def test_argmin_argmax_on_the_gpu(dtype):
             assert gpuprim.argmax(t[3:]) == int(np.argmax(reference[3:]))
     with pytest.raises(gpuprim.InvalidArgumentError, match="'input'"):
         gpuprim.argmin(torch.empty(0, device="cuda"))
+
+
+HISTOGRAM_DTYPES = ["int32", "uint8", "int16", "int64", "float32", "float64", "float16"]
+
+
+def _check_histograms(x, wrap, unwrap, is_kind, edges_device):
+    """histogram (edges as numpy, as the framework's array on the device, as a list; int bins
+    with a range) and bincount, flat and per row, of the framework's array wrap(x), against
+    numpy on x (row by row for axis=-1)."""
+    edges_np = np.array([0, 1.5, 7, 29])
+    rows = rows_of(x)
+    for edges in (edges_np, edges_device(edges_np), [0, 3, 29]):
+        want_edges = np.asarray(edges_np if not isinstance(edges, list) else edges)
+        bins = want_edges.size - 1
+        counts, got_edges = gpuprim.histogram(wrap(x), edges, axis=-1)
+        assert is_kind(counts) and is_kind(got_edges)
+        got = unwrap(counts).reshape(rows.shape[0], bins)
+        for r, row in enumerate(rows):
+            with np.errstate(invalid="ignore"):
+                np.testing.assert_array_equal(got[r], np.histogram(row, want_edges)[0], err_msg=f"{x.shape} {r}")
+        with np.errstate(invalid="ignore"):
+            np.testing.assert_array_equal(unwrap(gpuprim.histogram(wrap(x), edges)[0]),
+                                          np.histogram(x, want_edges)[0])
+    counts, _ = gpuprim.histogram(wrap(x), 5, range=(0, 30), axis=-1)
+    got = unwrap(counts).reshape(rows.shape[0], 5)
+    for r, row in enumerate(rows):
+        with np.errstate(invalid="ignore"):
+            np.testing.assert_array_equal(got[r], np.histogram(row, 5, range=(0, 30))[0])
+    if x.dtype.kind in "iu":
+        bins = max(int(x.max()) + 1 if x.size else 0, 4)
+        got = unwrap(gpuprim.bincount(wrap(x), minlength=4, axis=-1)).reshape(rows.shape[0], bins)
+        for r, row in enumerate(rows):
+            np.testing.assert_array_equal(got[r], np.bincount(row.astype(np.int64), minlength=bins))
+
+
+def _histogram_data(dtype, shape):
+    x = rng.integers(0, 30, size=shape).astype(dtype)
+    if x.dtype.kind == "f" and x.size:
+        x.reshape(-1)[::7] = np.nan
+        x.reshape(-1)[1::11] = 29  # the last edge: numpy's closed last bin
+    return x
+
+
+@pytest.mark.parametrize("dtype", HISTOGRAM_DTYPES)
+def test_torch_histograms(dtype):
+    """gpuprim.histogram (edges and per row) and bincount on CUDA tensors: tensors out, numpy's counts."""
+    torch = _torch()
+    if not hasattr(torch, dtype):
+        pytest.skip(f"torch has no {dtype}")
+    for shape in ((0, 5), (5, 0), (1, 7), (37, 1), (300, 33), (3, 70001), (2, 3, 17)):
+        x = _histogram_data(dtype, shape)
+        _check_histograms(x, lambda a: to_torch(torch, a), lambda t: t.cpu().numpy(),
+                          lambda t: isinstance(t, torch.Tensor) and t.is_cuda,
+                          lambda e: torch.tensor(e, device="cuda"))
+
+
+@pytest.mark.parametrize("dtype", ["int32", "uint8", "float32", "float64"])
+def test_cupy_histograms(dtype):
+    cupy = _cupy()
+    for shape in ((5, 0), (1, 7), (300, 33), (3, 70001)):
+        x = _histogram_data(dtype, shape)
+        _check_histograms(x, cupy.asarray, cupy.asnumpy, lambda a: isinstance(a, cupy.ndarray), cupy.asarray)

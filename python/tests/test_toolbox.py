@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
-"""gpuprim.searchsorted, histogram, bincount and merge on numpy arrays (the
+"""gpuprim.searchsorted, histogram (bins as a count or as edges, flat and per
+row), bincount (flat and per row) and merge on numpy arrays (the
 CPU backend; no torch imported) against numpy, and against the definition
 (reference.sort_permutation / radix_key, written from gpuprim.h) where the
 library's float order differs from numpy's (-0.0 before +0.0, NaNs by bit
@@ -203,6 +204,180 @@ def test_histogram_dtype_max_bound():
 def test_histogram_2d_input():
     x = rng.integers(0, 10, size=(30, 7)).astype(np.int16)
     np.testing.assert_array_equal(gpuprim.histogram(x, 5)[0], np.histogram(x, 5)[0])
+
+
+# -- histogram with edges (bins an array) -----------------------------------------
+
+def _edge_sets(dt):
+    """Edges of several dtypes for x of dtype dt: its own values, int64 lists, float64 with
+    fractions, with -inf/+inf ends for floats, duplicates, one bin, the dtype's extremes."""
+    sets = [np.array([0, 1, 2, 5, 10], dt), [-3, 0, 0, 4, 30], [0.5, 2.5, 7.25], [2, 3],
+            np.array([1, 1, 1, 9], np.int64), np.array([-1e9, 0.0, 1e9])]
+    if dt.kind == "f":
+        sets += [np.array([-np.inf, -1.0, 0.0, np.inf]), np.array([-2.0, -0.0, 0.0, np.inf], dt),
+                 np.array([0.1, 0.2, 0.30000000000000004])]
+    else:
+        info = np.iinfo(dt)
+        sets += [np.array([info.min, 0, info.max], dt), np.array([info.max - 1, info.max], dt),
+                 np.array([info.min, info.min + 1], dt)]
+    return [s for s in sets if dt.kind != "u" or np.min(s) >= 0 or np.asarray(s).dtype.kind == "f"]
+
+
+@pytest.mark.parametrize("dtype", INTEGER_DTYPES + FLOAT_DTYPES)
+def test_histogram_edges_numpy(dtype):
+    dt = dtype_of(dtype)
+    for n in [0, 1, 7, 1000, 20000]:
+        lo = 0 if dt.kind == "u" else -20
+        x = rng.integers(lo, 40, size=n).astype(dt)
+        if dt.kind == "f" and n > 2:
+            x[::5] = np.nan
+            x[1] = np.inf
+            x[2] = -0.0
+            x = np.where(rng.random(n) < 0.2, x + dt.type(0.5), x).astype(dt)
+        for edges in _edge_sets(dt):
+            if dt.kind != "f" and n:  # the dtype's extremes among the elements
+                info = np.iinfo(dt)
+                x[0], x[-1] = info.max, info.min
+            counts, got_edges = gpuprim.histogram(x, edges)
+            with np.errstate(invalid="ignore"):
+                want_counts, want_edges = np.histogram(x, edges)
+            assert counts.dtype == np.int64
+            np.testing.assert_array_equal(got_edges, want_edges)
+            np.testing.assert_array_equal(counts, want_counts, err_msg=f"{dtype} n={n} edges={edges}")
+
+
+def test_histogram_edges_last_bin_closed():
+    # elements equal to the last edge count in the last bin, as numpy counts them
+    x = np.array([0, 1, 2, 2, 2, 3], np.int32)
+    np.testing.assert_array_equal(gpuprim.histogram(x, [0, 1, 2])[0], [1, 4])
+    np.testing.assert_array_equal(gpuprim.histogram(x, [0, 2, 2])[0], [2, 3])  # an empty-width last bin
+    y = np.array([1.0, np.inf, np.inf, -np.inf, np.nan])
+    np.testing.assert_array_equal(gpuprim.histogram(y, [-np.inf, 0.0, np.inf])[0], [1, 3])
+    big = np.iinfo(np.uint64).max
+    z = np.array([big, big, 0, 5], np.uint64)
+    np.testing.assert_array_equal(gpuprim.histogram(z, np.array([0, 5, big], np.uint64))[0], [1, 3])
+    # one edge: no bins (numpy's answer)
+    counts, edges = gpuprim.histogram(x, [1])
+    assert counts.shape == (0,) and edges.tolist() == [1]
+
+
+def test_histogram_edges_compare_as_numpy():
+    # int64 elements past 2^53 with float edges compare in float64, as numpy compares them
+    x = np.array([2**53, 2**53 + 1, 2**53 + 3, 5], np.int64)
+    edges = np.array([0.0, float(2**53), float(2**54)])
+    np.testing.assert_array_equal(gpuprim.histogram(x, edges)[0], np.histogram(x, edges)[0])
+    # float32 elements with float64 edges that are not float32 values
+    y = np.array([0.1, 0.2, 0.3], np.float32)
+    e = np.array([0.1, 0.2, 0.3])
+    np.testing.assert_array_equal(gpuprim.histogram(y, e)[0], np.histogram(y, e)[0])
+    # uint64 with int64 edges (numpy compares them in float64)
+    u = np.array([0, 3, 7, 2**63], np.uint64)
+    np.testing.assert_array_equal(gpuprim.histogram(u, np.array([0, 3, 8]))[0],
+                                  np.histogram(u, np.array([0, 3, 8]))[0])
+
+
+def test_histogram_edges_errors():
+    x = np.arange(5.0)
+    with pytest.raises(ValueError, match="monotonically"):
+        gpuprim.histogram(x, [0.0, 2.0, 1.0])
+    with pytest.raises(ValueError, match="NaN"):
+        gpuprim.histogram(x, [0.0, np.nan, 1.0])
+    with pytest.raises(ValueError):
+        gpuprim.histogram(x, np.zeros((2, 2)))
+    with pytest.raises(ValueError):
+        gpuprim.histogram(x, [])
+    with pytest.raises(ValueError):
+        gpuprim.histogram(x, "auto")
+    with pytest.raises(TypeError):
+        gpuprim.histogram(x, np.array([1 + 1j, 2 + 0j]))
+
+
+# -- per-row histograms (axis=-1) -----------------------------------------------------
+
+def _rows(x):
+    """x as a 2-D array of its rows (a 1-D x: one row)."""
+    return x.reshape(int(np.prod(x.shape[:-1])), x.shape[-1])
+
+
+ROW_SHAPES = [(1, 9), (4, 0), (6, 1), (3, 1000), (500, 3), (2, 3, 17), (0, 5), (5,)]
+
+
+@pytest.mark.parametrize("dtype", INTEGER_DTYPES + FLOAT_DTYPES)
+def test_histogram_rows_bins(dtype):
+    dt = dtype_of(dtype)
+    for shape in ROW_SHAPES:
+        lo = 0 if dt.kind == "u" else -10
+        x = rng.integers(lo, 30, size=shape).astype(dt)
+        for bins, r in [(1, (0, 10)), (7, (-3, 22)), (40, None), (3, (100, 200))]:
+            if dt.kind == "u" and r is not None and r[0] < 0:
+                r = (0, r[1])
+            if r is None and x.size == 0:
+                continue
+            counts, edges = gpuprim.histogram(x, bins, range=r, axis=-1)
+            flat_counts, flat_edges = gpuprim.histogram(x, bins, range=r)
+            np.testing.assert_array_equal(edges, flat_edges)  # the same edges as the flat call
+            want_shape = (bins,) if x.ndim == 1 else x.shape[:-1] + (bins,)
+            assert counts.shape == want_shape and counts.dtype == np.int64
+            whole = r if r is not None else (x.min(), x.max())
+            if whole[0] == whole[1]:
+                whole = (whole[0] - 0.5, whole[1] + 0.5)
+            for row, got in zip(_rows(x), counts.reshape(len(_rows(x)), bins)):
+                want = np.histogram(row, bins, range=whole)[0]
+                if dtype == "float16" and r is None:  # numpy's float16 edges round coarsely
+                    assert got.sum() == want.sum()
+                else:
+                    np.testing.assert_array_equal(got, want, err_msg=f"{dtype} {shape} {bins} {r}")
+            np.testing.assert_array_equal(counts.reshape(len(_rows(x)), bins).sum(axis=0), flat_counts)
+
+
+@pytest.mark.parametrize("dtype", INTEGER_DTYPES + FLOAT_DTYPES)
+def test_histogram_rows_edges(dtype):
+    dt = dtype_of(dtype)
+    for shape in ROW_SHAPES:
+        lo = 0 if dt.kind == "u" else -10
+        x = rng.integers(lo, 30, size=shape).astype(dt)
+        if dt.kind == "f" and x.size:
+            x.reshape(-1)[::3] = np.nan
+        for edges in [np.array([0, 1, 2, 29], dt), [-5.5, 0.0, 3.25, 29.0], [3, 4]]:
+            if dt.kind == "u" and np.min(edges) < 0:
+                continue
+            counts, got_edges = gpuprim.histogram(x, edges, axis=-1)
+            bins = len(edges) - 1
+            assert counts.shape == ((bins,) if x.ndim == 1 else x.shape[:-1] + (bins,))
+            np.testing.assert_array_equal(got_edges, np.asarray(edges))
+            for row, got in zip(_rows(x), counts.reshape(len(_rows(x)), bins)):
+                with np.errstate(invalid="ignore"):
+                    np.testing.assert_array_equal(got, np.histogram(row, edges)[0],
+                                                  err_msg=f"{dtype} {shape} {edges}")
+
+
+@pytest.mark.parametrize("dtype", INTEGER_DTYPES)
+def test_bincount_rows(dtype):
+    dt = dtype_of(dtype)
+    for shape in ROW_SHAPES:
+        x = rng.integers(0, 20, size=shape).astype(dt)
+        for minlength in [0, 3, 50]:
+            counts = gpuprim.bincount(x, minlength=minlength, axis=-1)
+            bins = max(minlength, int(x.max()) + 1 if x.size else 0)
+            if x.ndim == 1:
+                np.testing.assert_array_equal(counts, np.bincount(x.astype(np.int64), minlength=minlength))
+                continue
+            assert counts.shape == x.shape[:-1] + (bins,) and counts.dtype == np.int64
+            for row, got in zip(_rows(x), counts.reshape(len(_rows(x)), bins)):
+                np.testing.assert_array_equal(got, np.bincount(row.astype(np.int64), minlength=bins))
+
+
+def test_rows_axis_errors():
+    x = np.arange(12.0).reshape(3, 4)
+    with pytest.raises(ValueError, match="axis"):
+        gpuprim.histogram(x, 3, axis=0)
+    with pytest.raises(ValueError, match="axis"):
+        gpuprim.bincount(x.astype(np.int32), axis=0)
+    with pytest.raises(ValueError, match="negative"):
+        gpuprim.bincount(np.array([[0, 1], [2, -1]], np.int8), axis=-1)
+    # the default flattens, as numpy does
+    np.testing.assert_array_equal(gpuprim.histogram(x, 3)[0], np.histogram(x, 3)[0])
+    np.testing.assert_array_equal(gpuprim.histogram(x, 3, axis=1)[0][1], np.histogram(x[1], 3, range=(0, 11))[0])
 
 
 # -- bincount -------------------------------------------------------------------

@@ -102,18 +102,22 @@ struct SearchRequest {
 };
 
 // One histogram request (gpuprim_histogram_even, gpuprim_histogram_range,
-// gpuprim_bincount): counts[b] = the number of input elements whose bin is
-// b (core/histogram_bins.h: even_bin with `even`, or range_bin among the
-// bins + 1 edges), every count written (U32 counts wrap modulo 2^32).
+// gpuprim_bincount and their _rows forms): counts[b] = the number of input
+// elements whose bin is b (core/histogram_bins.h: even_bin with `even`, or
+// range_bin among the bins + 1 edges), every count written (U32 counts wrap
+// modulo 2^32). With rows > 1, row r's counts are those of its own count
+// elements: counts[r * bins + b] counts input[r * count .. (r + 1) * count)
+// (the API checked rows * count and rows * bins fit).
 struct HistogramRequest {
     gpuprim_dtype_t dtype;
-    const void *input;
-    uint64_t count;
-    uint64_t bins;         // 1 to 2^32
-    void *counts;          // bins counts
+    const void *input;     // rows * count elements, row-major
+    uint64_t count;        // elements of each row
+    uint64_t bins;         // 1 to 2^32 bins of each row
+    void *counts;          // rows * bins counts
     uint32_t count_bytes;  // 4 or 8
     const void *edges;     // bins + 1 edges of dtype in backend memory, or nullptr: even bins
     EvenBins even;
+    uint64_t rows = 1;     // >= 1 (the flat calls: 1)
 };
 
 // One merge request (gpuprim_merge): the stable merge of two sorted runs in

@@ -5,6 +5,11 @@
 // are integers, so the result is the same however the input is cut. The
 // pieces' private histograms together stay within kPrivateBytes (many bins:
 // fewer pieces, down to one, which counts straight into the output).
+//
+// Rows (the _rows calls): short rows, or at least as many rows as threads,
+// run whole rows in parallel, each counted on one thread straight into its
+// own counts; fewer long rows run one after another, each cut into pieces
+// as above. Either way a row's counts are the flat call's on that row.
 #include "cpu/histogram.h"
 
 #include "core/dtype.h"
@@ -47,12 +52,10 @@ void count_into(const Binner<T> &binner, const T *x, uint64_t begin, uint64_t en
     }
 }
 
+// One row: the n elements at x into the bins counts at counts.
 template <typename T, typename Count>
-void histogram_typed(Parallel &parallel, const HistogramRequest &request) {
-    const T *x = static_cast<const T *>(request.input);
-    Count *counts = static_cast<Count *>(request.counts);
-    const Binner<T> binner{request, static_cast<const T *>(request.edges)};
-    const uint64_t n = request.count, bins = request.bins;
+void histogram_row(Parallel &parallel, const Binner<T> &binner, const T *x, uint64_t n, Count *counts) {
+    const uint64_t bins = binner.request.bins;
     uint64_t pieces = std::min<uint64_t>(ceil_div(n, kPieceElements), uint64_t(std::max(parallel.threads(), 1)));
     pieces = std::min(pieces, kMostPieces);
     pieces = std::min(pieces, std::max<uint64_t>(1, kPrivateBytes / (bins * sizeof(uint64_t))));
@@ -72,6 +75,31 @@ void histogram_typed(Parallel &parallel, const HistogramRequest &request) {
             uint64_t total = 0;
             for (uint64_t p = 0; p < pieces; ++p) total += partial[p * bins + b];
             counts[b] = Count(total);
+        }
+    });
+}
+
+template <typename T, typename Count>
+void histogram_typed(Parallel &parallel, const HistogramRequest &request) {
+    const T *x = static_cast<const T *>(request.input);
+    Count *counts = static_cast<Count *>(request.counts);
+    const Binner<T> binner{request, static_cast<const T *>(request.edges)};
+    const uint64_t n = request.count, bins = request.bins, rows = request.rows;
+    if (rows == 1) {
+        histogram_row(parallel, binner, x, n, counts);
+        return;
+    }
+    if (n >= kPieceElements && rows < uint64_t(std::max(parallel.threads(), 1))) {
+        for (uint64_t r = 0; r < rows; ++r) histogram_row(parallel, binner, x + r * n, n, counts + r * bins);
+        return;
+    }
+    // Whole rows a thread, about kPieceElements elements and counts a range of rows.
+    const uint64_t grain = std::max<uint64_t>(1, kPieceElements / (n + bins));
+    parallel.for_ranges(rows, grain, [&](uint64_t begin, uint64_t end) {
+        for (uint64_t r = begin; r < end; ++r) {
+            Count *row_counts = counts + r * bins;
+            std::memset(row_counts, 0, bins * sizeof(Count));
+            count_into(binner, x + r * n, 0, n, row_counts);
         }
     });
 }

@@ -491,10 +491,13 @@ public:
             }
             if (op == 253) {  // searchsorted and the histograms (op 30 in check messages); top-k keeps
                               // 229, 235, 241, 247
-                const int call = in.u8() % 5;
+                // The call byte % 5 picks the call; a histogram's call byte of 240 and more
+                // (241-243, 246-248, 251-253) its _rows form, with a rows byte after its arguments.
+                const uint8_t call_byte = in.u8();
+                const int call = call_byte % 5;
                 if (call == 0) op_searchsorted(in);
                 else if (call == 4) op_merge(in);
-                else op_histogram(in, call);
+                else op_histogram(in, call, call_byte >= 240);
                 check_all_buffers(30);
                 continue;
             }
@@ -1259,8 +1262,11 @@ private:
     // edges of the input's dtype, at least 2, one more than the counts;
     // bincount of integers. The model: integers' even bins exactly, floats'
     // by the header's f64 formula, edges and bincount by value; with edges
-    // out of order (unspecified bins) only the total is checked.
-    void op_histogram(Input &in, int call) {
+    // out of order (unspecified bins) only the total is checked. by_rows:
+    // the _rows form, rows 0 to 7 from a byte after the arguments; the input
+    // and counts then rows rows each (a multiple of rows, 1 to 2^32 bins a
+    // row; edges: counts rows * (edges - 1)), each row modelled on its own.
+    void op_histogram(Input &in, int call, bool by_rows) {
         ContextArg context = draw_context(in);
         gpuprim_buffer_t input = draw_buffer(in, context.slot);
         gpuprim_buffer_t edges = call == 2 ? draw_buffer(in, context.slot) : nullptr;
@@ -1268,6 +1274,7 @@ private:
         const uint8_t bound_mode = call == 1 ? in.u8() : 0;
         const uint64_t lower_bits = call == 1 ? in.u64() : 0, upper_bits = call == 1 ? in.u64() : 0;
         const bool null_lower = bound_mode == 255, null_upper = bound_mode == 254;
+        const uint64_t rows = by_rows ? in.u8() % 8 : 1;
         Buffer *ib = nullptr, *eb = nullptr, *cb = nullptr;
         Expect expect;
         expect.may = kOom;
@@ -1280,13 +1287,19 @@ private:
             if (null_lower || null_upper) expect.must |= kNull;
             if (cb) {
                 if (cb->dtype != GPUPRIM_DTYPE_U32 && cb->dtype != GPUPRIM_DTYPE_U64) expect.must |= kDtype;
-                if (cb->count == 0 || cb->count > (uint64_t(1) << 32)) expect.must |= kArg;
+                if (cb->count == 0) expect.must |= kArg;
+                else if (rows != 0 && (cb->count % rows != 0 || cb->count / rows > (uint64_t(1) << 32)))
+                    expect.must |= kArg;
                 if (ib && forbidden_alias(*cb, *ib, false)) expect.must |= kArg;
                 if (eb && forbidden_alias(*cb, *eb, false)) expect.must |= kArg;
             }
             if (call == 2 && eb && ib && eb->dtype != ib->dtype) expect.must |= kDtype;
             if (call == 2 && eb && eb->count < 2) expect.must |= kArg;
-            if (call == 2 && eb && cb && eb->count >= 2 && cb->count != eb->count - 1) expect.must |= kSize;
+            if (rows == 0 || (ib && ib->count % rows != 0)) expect.must |= kArg;
+            if (call == 2 && eb && cb && eb->count >= 2 && rows != 0) {
+                uint64_t wanted = 0;
+                if (__builtin_mul_overflow(rows, eb->count - 1, &wanted) || cb->count != wanted) expect.must |= kSize;
+            }
             if (call == 3 && ib && (ib->dtype == GPUPRIM_DTYPE_F32 || ib->dtype == GPUPRIM_DTYPE_F64 ||
                                     ib->dtype == GPUPRIM_DTYPE_F16 || ib->dtype == GPUPRIM_DTYPE_BF16))
                 expect.must |= kDtype;
@@ -1306,18 +1319,23 @@ private:
                 });
         }
         gpuprim_status_t status;
+        const void *lower = null_lower ? nullptr : &lower_bits, *upper = null_upper ? nullptr : &upper_bits;
         if (call == 1)
-            status = gpuprim_histogram_even(context.handle, input, null_lower ? nullptr : &lower_bits,
-                                            null_upper ? nullptr : &upper_bits, counts);
+            status = by_rows ? gpuprim_histogram_even_rows(context.handle, input, rows, lower, upper, counts)
+                             : gpuprim_histogram_even(context.handle, input, lower, upper, counts);
         else if (call == 2)
-            status = gpuprim_histogram_range(context.handle, input, edges, counts);
+            status = by_rows ? gpuprim_histogram_range_rows(context.handle, input, rows, edges, counts)
+                             : gpuprim_histogram_range(context.handle, input, edges, counts);
         else
-            status = gpuprim_bincount(context.handle, input, counts);
-        check_status(call == 1 ? "gpuprim_histogram_even" : call == 2 ? "gpuprim_histogram_range" : "gpuprim_bincount",
-                     kDocHistogram, expect, status, &context);
+            status = by_rows ? gpuprim_bincount_rows(context.handle, input, rows, counts)
+                             : gpuprim_bincount(context.handle, input, counts);
+        static const char *const names[2][3] = {
+            {"gpuprim_histogram_even", "gpuprim_histogram_range", "gpuprim_bincount"},
+            {"gpuprim_histogram_even_rows", "gpuprim_histogram_range_rows", "gpuprim_bincount_rows"}};
+        check_status(names[by_rows ? 1 : 0][call - 1], kDocHistogram, expect, status, &context);
         if (status != GPUPRIM_SUCCESS) return;
-        const uint64_t bins = cb->count;
-        std::vector<uint64_t> want(bins, 0);
+        const uint64_t bins = cb->count / rows, row_count = ib->count / rows;
+        std::vector<uint64_t> want(cb->count, 0);
         const gpuprim_dtype_t d = gpuprim_dtype_t(ib->dtype);
         bool exact = true;  // edges in order by value, no NaN
         for (uint64_t e = 1; call == 2 && e < eb->count && exact; ++e) {
@@ -1327,20 +1345,20 @@ private:
                                    : tc_int_le(d, before, after);
         }
         // each element's bin by the header's rules (test_common.h; edges out of order give some bin)
-        const uint64_t lower = tc_get(d, &lower_bits, 0), upper = tc_get(d, &upper_bits, 0);
+        const uint64_t lower_key = tc_get(d, &lower_bits, 0), upper_key = tc_get(d, &upper_bits, 0);
         for (uint64_t i = 0; i < ib->count; ++i) {
             const uint64_t x = tc_get(d, contents(*ib), i);
-            const int64_t bin = call == 1   ? tc_histogram_even_bin(d, x, lower, upper, bins)
+            const int64_t bin = call == 1   ? tc_histogram_even_bin(d, x, lower_key, upper_key, bins)
                                 : call == 2 ? tc_histogram_range_bin(d, x, contents(*eb), bins)
                                             : tc_bincount_bin(d, x, bins);
-            if (bin >= 0) ++want[uint64_t(bin)];
+            if (bin >= 0) ++want[i / row_count * bins + uint64_t(bin)];
         }
         const size_t count_size = size_of(cb->dtype);
         std::vector<uint8_t> got(cb->bytes() + 8);
-        if (gpuprim_buffer_download(context.handle, counts, 0, got.data(), bins) != GPUPRIM_SUCCESS)
+        if (gpuprim_buffer_download(context.handle, counts, 0, got.data(), cb->count) != GPUPRIM_SUCCESS)
             violation("histogram: download of the counts failed");
         uint64_t total = 0, want_total = 0;
-        for (uint64_t b = 0; b < bins; ++b) {
+        for (uint64_t b = 0; b < cb->count; ++b) {
             uint64_t have = 0;
             std::memcpy(&have, got.data() + b * count_size, count_size);
             const uint64_t expected = count_size == 4 ? want[b] & 0xFFFFFFFFu : want[b];

@@ -24,11 +24,12 @@ SORT_WITH_OPTIONS = 21
 ARGSORT, SEGMENTED_SORT, SEGMENTED_ARGSORT, SEGMENTED_REDUCE, SEGMENTED_SCAN, TOPK = 224, 225, 226, 227, 228, 229
 # Op byte 254: gpuprim_argreduce (Harness::op_argreduce): context, op, input, index byte (255: NULL).
 ARGREDUCE = 254
-# Op byte 253: searchsorted and the histograms; the next byte % 4 picks the call: 0 gpuprim_searchsorted
+# Op byte 253: searchsorted and the histograms; the next byte % 5 picks the call: 0 gpuprim_searchsorted
 # (Harness::op_searchsorted: context, side, order, sorted, queries, indices, rows byte: 200 + rows for
 # gpuprim_searchsorted_rows, less for the flat call), 1 gpuprim_histogram_even
 # (context, input, counts, bound mode (255: NULL lower, 254: NULL upper), lower and upper as 8 bytes each),
-# 2 gpuprim_histogram_range (context, input, edges, counts), 3 gpuprim_bincount (context, input, counts),
+# 2 gpuprim_histogram_range (context, input, edges, counts), 3 gpuprim_bincount (context, input, counts)
+# (a call byte of 240 and more, 241-243 here: the _rows form of calls 1-3, a rows byte (% 8) after the rest),
 # 4 gpuprim_merge (context, order, keys_a, keys_b, keys_out, values mode (odd: three values buffers follow;
 # 254: values_a only), the values buffers).
 SEARCH_COUNT = 253
@@ -146,17 +147,27 @@ def searchsorted(side, order, sorted_, queries, indices, ctx=CTX0, rows=None):
     return u8(SEARCH_COUNT) + u8(0) + u8(ctx) + u8(side) + u8(order) + sorted_ + queries + indices + u8(rows_byte)
 
 
-def histogram_even(input_, counts, lower, upper, ctx=CTX0, bound_mode=0):
+# rows: None for the flat histogram calls, else their _rows form with rows 0..7 (call byte 240 + call).
+def histogram_call_byte(call, rows):
+    return u8(call if rows is None else 240 + call)
+
+
+def rows_byte(rows):
+    return b"" if rows is None else u8(rows)
+
+
+def histogram_even(input_, counts, lower, upper, ctx=CTX0, bound_mode=0, rows=None):
     # call 1; lower and upper: 8 bytes each, the input dtype's value in the low bytes
-    return u8(SEARCH_COUNT) + u8(1) + u8(ctx) + input_ + counts + u8(bound_mode) + lower + upper
+    return (u8(SEARCH_COUNT) + histogram_call_byte(1, rows) + u8(ctx) + input_ + counts + u8(bound_mode) + lower
+            + upper + rows_byte(rows))
 
 
-def histogram_range(input_, edges, counts, ctx=CTX0):
-    return u8(SEARCH_COUNT) + u8(2) + u8(ctx) + input_ + edges + counts
+def histogram_range(input_, edges, counts, ctx=CTX0, rows=None):
+    return u8(SEARCH_COUNT) + histogram_call_byte(2, rows) + u8(ctx) + input_ + edges + counts + rows_byte(rows)
 
 
-def bincount(input_, counts, ctx=CTX0):
-    return u8(SEARCH_COUNT) + u8(3) + u8(ctx) + input_ + counts
+def bincount(input_, counts, ctx=CTX0, rows=None):
+    return u8(SEARCH_COUNT) + histogram_call_byte(3, rows) + u8(ctx) + input_ + counts + rows_byte(rows)
 
 
 def merge(order, keys_a, keys_b, keys_out, values=None, ctx=CTX0, only_values_a=None):
@@ -508,6 +519,36 @@ SEEDS = {
         + bincount(JUNK_BUF, buf(1)) + bincount(buf(2), buf(1), ctx=NULL_CTX)
         + histogram_range(buf(0), buf(4), buf(1), ctx=FAKE_CTX)
         + destroy(buf(6)) + bincount(buf(2), stale(0))),
+    # Per-row histograms (the _rows calls): floats with NaNs and +-inf and integers split into 1 to 6 rows,
+    # one bin a row, edges shared by the rows; rows 0, inputs and counts not a multiple of the rows, counts
+    # not rows * (edges - 1), no counts, bad handles.
+    "seed_histogram_rows": (
+        create(F32, small_count(16)) + create(U32, small_count(4)) + create(I32, small_count(12))
+        + create(U64, small_count(6)) + create(F32, small_count(3)) + create(I8, small_count(16))
+        + create(U32, small_count(0)) + create(U64, small_count(8)) + create(I16, small_count(3), ctx=CTX1)
+        + fill_palette(0, FLOAT_PICKS, True)
+        + fill_palette(2, [8, 0, 0, 1, 1, 2, 2, 3, 4, 5, 6, 7], False)
+        + fill_palette(4, [11, 3, 0], True)
+        + fill_palette(5, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15], False)
+        + histogram_even(buf(0), buf(1), u64(0xBF800000), u64(0x3F800000), rows=2)
+        + histogram_even(buf(0), buf(1), u64(0xFF7FFFFF), u64(0x7F7FFFFF), rows=4)
+        + histogram_even(buf(2), buf(3), u64(0xFFFFFFFB), u64(5), rows=2)
+        + histogram_even(buf(2), buf(3), u64(0x80000000), u64(0x7FFFFFFF), rows=3)
+        + histogram_even(buf(5), buf(7), u64(0x80), u64(0x7F), rows=4)
+        + histogram_range(buf(0), buf(4), buf(1), rows=2) + histogram_range(buf(0), buf(4), buf(7), rows=4)
+        + histogram_range(buf(2), buf(2), buf(3), rows=3) + histogram_range(buf(0), buf(4), buf(1), rows=1)
+        + bincount(buf(2), buf(3), rows=2) + bincount(buf(5), buf(7), rows=4) + bincount(buf(5), buf(1), rows=1)
+        + bincount(buf(2), buf(3), rows=6) + bincount(buf(5), buf(1), rows=2)
+        + histogram_even(buf(0), buf(1), u64(0xBF800000), u64(0x3F800000), rows=0)
+        + histogram_even(buf(0), buf(1), u64(0xBF800000), u64(0x3F800000), rows=3)
+        + bincount(buf(2), buf(3), rows=4) + bincount(buf(2), buf(6), rows=2) + bincount(buf(2), buf(3), rows=0)
+        + histogram_range(buf(0), buf(4), buf(3), rows=2) + histogram_range(buf(0), buf(4), buf(7), rows=0)
+        + histogram_even(buf(0), buf(1), u64(0x3F800000), u64(0xBF800000), rows=2)
+        + histogram_even(buf(0), buf(1), u64(0), u64(0x3F800000), bound_mode=255, rows=2)
+        + bincount(buf(0), buf(1), rows=2) + bincount(buf(2), buf(8, other_context=True), rows=2)
+        + bincount(JUNK_BUF, buf(1), rows=2) + bincount(buf(2), buf(1), ctx=NULL_CTX, rows=2)
+        + histogram_range(buf(0), buf(4), buf(1), ctx=FAKE_CTX, rows=2)
+        + destroy(buf(6)) + bincount(buf(2), stale(0), rows=2)),
     # Merge: sorted runs of floats (NaNs, +-0, +-inf) and integers with ties across them, both orders,
     # keys only and with values, empty runs, runs out of order; an unknown order, mixed dtypes, a wrong
     # output count, some values NULL, outputs over the inputs, bad handles and contexts.

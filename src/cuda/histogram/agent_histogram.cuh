@@ -2,6 +2,8 @@
 // The histogram kernel (histogram.cu drives it). Each element's bin comes
 // from core/histogram_bins.h, the arithmetic the CPU backend uses too.
 //
+// A launch covers one row (the flat calls) or up to 65,535 rows of a
+// _rows call, one row per blockIdx.y; a block counts within its row only.
 // Threads loop over the input as 16-byte vectors, kHistogramItems vectors
 // at a time (loads first, then the bins; the elements before the first
 // 16-byte boundary and after the last whole vector one a thread). With `shared`, each block counts into 32-bit
@@ -40,7 +42,21 @@ struct HistogramArgs {
     EvenBins even;
     bool shared;            // counters (and edge keys) in shared memory
     uint32_t columns;       // shared counters per bin: 1 or kHistogramBinColumns
+    // Rows (the _rows calls): blockIdx.y is the row within the launch; row
+    // y's elements start row_elements after row y - 1's, its counts bins
+    // counts after. One row (blockIdx.y 0 only) for the flat calls.
+    uint64_t row_elements;
 };
+
+// The arguments of this block's row: input and counts moved to row blockIdx.y.
+template <typename T>
+__device__ __forceinline__ HistogramArgs<T> row_args(const HistogramArgs<T> &launch) {
+    HistogramArgs<T> args = launch;
+    args.input += uint64_t(blockIdx.y) * launch.row_elements;
+    args.counts = static_cast<unsigned char *>(launch.counts) +
+                  uint64_t(blockIdx.y) * launch.bins * launch.count_bytes;
+    return args;
+}
 
 __device__ __forceinline__ void add_count(void *counts, uint32_t count_bytes, uint64_t bin, uint32_t amount) {
     if (count_bytes == 4) atomicAdd(static_cast<unsigned int *>(counts) + bin, amount);
@@ -120,7 +136,8 @@ __device__ __forceinline__ uint32_t column_total(const uint32_t *counters, uint6
 }
 
 template <typename T, bool kEdges>
-__global__ void __launch_bounds__(kHistogramBlockThreads) histogram_kernel(const HistogramArgs<T> args) {
+__global__ void __launch_bounds__(kHistogramBlockThreads) histogram_kernel(const HistogramArgs<T> launch_args) {
+    const HistogramArgs<T> args = row_args(launch_args);
     extern __shared__ __align__(16) unsigned char histogram_shared[];
     uint32_t *counters = reinterpret_cast<uint32_t *>(histogram_shared);
     const bits_t<T> *edge_keys = nullptr;
@@ -157,7 +174,8 @@ __global__ void __launch_bounds__(kHistogramBlockThreads) histogram_kernel(const
 // arithmetic at all: a byte, a shared atomic; the bins cost 256 bin_of calls
 // a block (edges read from global memory).
 template <typename T, bool kEdges>
-__global__ void __launch_bounds__(kHistogramBlockThreads) value_histogram_kernel(const HistogramArgs<T> args) {
+__global__ void __launch_bounds__(kHistogramBlockThreads) value_histogram_kernel(const HistogramArgs<T> launch_args) {
+    const HistogramArgs<T> args = row_args(launch_args);
     static_assert(sizeof(T) == 1, "a counter column per value of a byte");
     constexpr uint32_t kValues = 256;
     __shared__ uint32_t counters[kValues * kHistogramValueColumns];

@@ -25,6 +25,8 @@ static_assert(kHistogramBlockThreads % kHistogramValueColumns == 0, "whole warps
 // Elements one launch covers at most: a block's shared (32-bit) counters
 // then never wrap, whatever the grid.
 constexpr uint64_t kHistogramLaunchElements = uint64_t(1) << 31;
+// Rows one launch covers at most (the _rows calls): grid.y's limit.
+constexpr uint64_t kHistogramLaunchRows = 65535;
 
 struct HistogramTuning {
     // The grid is at most sm_count * blocks_per_sm blocks (fewer per SM when
