@@ -51,17 +51,24 @@ void launch_rows(const DeviceEnv &env, void (*kernel)(HistogramArgs<T>), Histogr
     }
 }
 
+// What every launch of a request shares: its bins and how to count them.
+template <typename T>
+HistogramArgs<T> request_args(const HistogramRequest &request) {
+    HistogramArgs<T> args{};
+    args.bins = request.bins;
+    args.count_bytes = request.count_bytes;
+    args.edges = static_cast<const T *>(request.edges);
+    args.even = request.even;
+    return args;
+}
+
 // 1-byte dtypes: value counts folded into bins (value_histogram_kernel),
 // whatever the bins.
 template <typename T, bool kEdges>
 void launch_by_value(const DeviceEnv &env, const HistogramTuning &tuning, const HistogramRequest &request) {
     const auto kernel = value_histogram_kernel<T, kEdges>;
     const char *what = "histogram launch";
-    HistogramArgs<T> args{};
-    args.bins = request.bins;
-    args.count_bytes = request.count_bytes;
-    args.edges = static_cast<const T *>(request.edges);
-    args.even = request.even;
+    HistogramArgs<T> args = request_args<T>(request);
     args.columns = kHistogramValueColumns;
     const int blocks_per_sm = std::max(
         1, std::min(tuning.value_blocks_per_sm,
@@ -77,11 +84,7 @@ template <typename T, bool kEdges>
 void launch_by_bin(const DeviceEnv &env, const HistogramTuning &tuning, const HistogramRequest &request) {
     const auto kernel = histogram_kernel<T, kEdges>;
     const char *what = "histogram launch";
-    HistogramArgs<T> args{};
-    args.bins = request.bins;
-    args.count_bytes = request.count_bytes;
-    args.edges = static_cast<const T *>(request.edges);
-    args.even = request.even;
+    HistogramArgs<T> args = request_args<T>(request);
     const uint64_t shared_bytes = histogram_shared_bytes<T>(request.bins, kEdges);
     args.shared = shared_bytes <= tuning.shared_bytes;
     args.columns = counter_columns(request.bins);
