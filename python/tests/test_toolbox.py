@@ -118,8 +118,15 @@ def test_histogram_default_range(dtype):
         lo = 0 if dt.kind == "u" else -40
         x = rng.integers(lo, 40, size=n).astype(dt)
         for bins in [1, 2, 10, 80, 257]:
+            try:
+                want_counts, want_edges = np.histogram(x, bins)
+            except ValueError:
+                # numpy >= 2.5 refuses edges that collide in x's dtype (257
+                # float16 bins over [-40, 40)); so does gpuprim, by numpy's edges
+                with pytest.raises(ValueError):
+                    gpuprim.histogram(x, bins)
+                continue
             counts, edges = gpuprim.histogram(x, bins)
-            want_counts, want_edges = np.histogram(x, bins)
             assert counts.dtype == np.int64 and edges.dtype == want_edges.dtype
             np.testing.assert_array_equal(edges, want_edges)
             if dtype == "float16":
