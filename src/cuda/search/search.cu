@@ -22,14 +22,14 @@ void launch(const DeviceEnv &env, const SearchTuning &tuning, const SearchReques
     const auto kernel = search_tiles_kernel<Bits, Index, kUpper>;
     const char *what = "searchsorted launch";
     SearchArgs<Bits, Index> args{static_cast<const Bits *>(request.sorted),
-                                       request.count,
-                                       static_cast<const Bits *>(request.queries),
-                                       request.query_count,
-                                       static_cast<Index *>(request.indices),
-                                       request.key_kind,
-                                       request.descending,
-                                       request.rows,
-                                       uint32_t(SearchShape<Bits>::kTile)};
+                                 request.count,
+                                 static_cast<const Bits *>(request.queries),
+                                 request.query_count,
+                                 static_cast<Index *>(request.indices),
+                                 request.key_kind,
+                                 request.descending,
+                                 request.rows,
+                                 uint32_t(SearchShape<Bits>::kTile)};
     const uint64_t queries = checked_mul(request.query_count, request.rows, "searchsorted queries");
     int blocks_per_sm = tuning.blocks_per_sm;
     if (queries > uint64_t(env.sm_count) * kSearchBlockThreads)  // the residency query only where it matters
