@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "bench_util.h"
+#include "device_sort.h"
 
 namespace {
 
@@ -60,8 +61,6 @@ void run_case(const char *key_name, gpuprim_dtype_t key_dtype, uint64_t n, bool 
         std::vector<K> a(na), b(nb);
         for (auto &x : a) x = K(rng());
         for (auto &x : b) x = K(rng());
-        std::sort(a.begin(), a.end());
-        std::sort(b.begin(), b.end());
         std::vector<uint32_t> va(na), vb(nb);
         for (uint64_t i = 0; i < na; ++i) va[i] = uint32_t(i);
         for (uint64_t i = 0; i < nb; ++i) vb[i] = uint32_t(na + i);
@@ -71,6 +70,8 @@ void run_case(const char *key_name, gpuprim_dtype_t key_dtype, uint64_t n, bool 
         c.vb = std::make_unique<Device>(nb * 4);
         CHECK_CUDA(cudaMemcpy(c.a->p, a.data(), na * sizeof(K), cudaMemcpyHostToDevice));
         CHECK_CUDA(cudaMemcpy(c.b->p, b.data(), nb * sizeof(K), cudaMemcpyHostToDevice));
+        sort_on_device<K>(c.a->p, na, stream);
+        sort_on_device<K>(c.b->p, nb, stream);
         CHECK_CUDA(cudaMemcpy(c.va->p, va.data(), na * 4, cudaMemcpyHostToDevice));
         CHECK_CUDA(cudaMemcpy(c.vb->p, vb.data(), nb * 4, cudaMemcpyHostToDevice));
         c.ba = wrap(ctx, key_dtype, c.a->p, na);

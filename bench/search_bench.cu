@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "bench_util.h"
+#include "device_sort.h"
 
 namespace {
 
@@ -73,15 +74,15 @@ void run_case(const char *dtype_name, gpuprim_dtype_t dtype, uint64_t n, uint64_
     const int used = bytes * copies > (6ull << 30) ? 1 : copies;
     std::vector<Copy> inputs(used);
     for (Copy &c : inputs) {
-        std::vector<T> keys = make_values<T>(n, rng), queries = make_values<T>(m, rng);
-        std::sort(keys.begin(), keys.end());
+        const std::vector<T> keys = make_values<T>(n, rng), queries = make_values<T>(m, rng);
         c.keys = std::make_unique<Device>(n * sizeof(T));
         c.random_queries = std::make_unique<Device>(m * sizeof(T));
         c.sorted_queries = std::make_unique<Device>(m * sizeof(T));
         CHECK_CUDA(cudaMemcpy(c.keys->p, keys.data(), n * sizeof(T), cudaMemcpyHostToDevice));
+        sort_on_device<T>(c.keys->p, n, stream);
         CHECK_CUDA(cudaMemcpy(c.random_queries->p, queries.data(), m * sizeof(T), cudaMemcpyHostToDevice));
-        std::sort(queries.begin(), queries.end());
         CHECK_CUDA(cudaMemcpy(c.sorted_queries->p, queries.data(), m * sizeof(T), cudaMemcpyHostToDevice));
+        sort_on_device<T>(c.sorted_queries->p, m, stream);
         c.keys_buffer = wrap(ctx, dtype, c.keys->p, n);
         c.random_buffer = wrap(ctx, dtype, c.random_queries->p, m);
         c.sorted_buffer = wrap(ctx, dtype, c.sorted_queries->p, m);
