@@ -724,9 +724,9 @@ class Context:
         if (edges[:-1] > edges[1:]).any():
             raise ValueError("gpuprim: histogram: bins must increase monotonically, when an array")
         bins = edges.size - 1
-        counts_obj = _arrays.empty_like(source, _counts_shape(source, layout, bins), "int64")
         rows = 1 if layout is None else layout.rows
         if bins == 0 or rows == 0 or source.size == 0:
+            counts_obj = _arrays.empty_like(source, _counts_shape(source, layout, bins), "int64")
             if bins and rows:
                 _arrays.fill(_arrays.describe(counts_obj, "counts"), 0)
             return counts_obj, _edges_like(source, edges)
@@ -753,8 +753,9 @@ class Context:
             counts_obj = ext_obj
             _add_to_last(counts_obj, _equal_counts(work, rows, last[0].item()), layout)
         else:
+            counts_obj = _arrays.empty_like(source, _counts_shape(source, layout, bins), "int64")
             counts_obj[...] = ext_obj[..., :bins]
-            counts_obj[..., bins - 1] += ext_obj[..., bins]
+            _add_to_last(counts_obj, ext_obj[..., bins], layout)
         return counts_obj, _edges_like(source, edges)
 
     def bincount(self, x, minlength=0, *, axis=None):
