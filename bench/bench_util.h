@@ -95,6 +95,10 @@ struct Device {
 
 // n elements of d at device pointer p, as a buffer of ctx.
 inline gpuprim_buffer_t wrap(gpuprim_context_t ctx, gpuprim_dtype_t d, void *p, uint64_t n) {
+    // The benches upload inputs with cudaMemcpy from pageable memory, which
+    // may return before its DMA ends, and time on a non-blocking stream that
+    // does not wait for it: the data is complete once it is wrapped.
+    CHECK_CUDA(cudaDeviceSynchronize());
     gpuprim_buffer_t b;
     CHECK_GP(ctx, gpuprim_buffer_wrap(ctx, d, p, n, &b));
     return b;

@@ -17,6 +17,9 @@ namespace gpuprim_bench {
 // of 2^26-2^27 keys on the host took most of a benchmark's minutes.
 template <typename T>
 void sort_on_device(void *data, uint64_t n, cudaStream_t stream) {
+    // data was just uploaded with cudaMemcpy from pageable memory, which may
+    // return before its DMA ends; stream does not wait for the legacy stream.
+    CHECK_CUDA(cudaDeviceSynchronize());
     Device sorted(n * sizeof(T));
     size_t temp_bytes = 0;
     CHECK_CUDA(cub::DeviceRadixSort::SortKeys(nullptr, temp_bytes, static_cast<const T *>(data),
