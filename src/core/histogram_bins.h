@@ -19,7 +19,6 @@
 #include "core/key_transform.h"
 #include "core/portable.h"
 
-#include <cmath>
 #include <cstdint>
 #include <cstring>
 
@@ -45,13 +44,6 @@ struct EvenBins {
     double scale;            // bins / (upper - lower), in f64
     double width;            // upper - lower, in f64 (finite, > 0)
     bool divide;             // scale overflowed: (x - lower) / width * bins
-    // f32 shortcut of the f64 bin for dtypes of 4 bytes or less
-    // (even_float_bin_fast): enabled when its error bound holds.
-    bool fast;
-    float fast_lower;        // the bounds as f32 (exact: they are input values)
-    float fast_upper;
-    float fast_scale;        // scale rounded to f32 (a normal number)
-    float fast_margin;       // bins * 2^-21: twice the f32 result's error bound
 };
 
 // The bin of an f64 value v with lower <= v < upper: always in [0, bins),
@@ -61,30 +53,6 @@ GPUPRIM_HD uint64_t even_float_bin(const EvenBins &e, double v) {
     if (!(scaled < double(e.bins))) return e.bins - 1;  // at or past the top (or NaN: cannot happen)
     const uint64_t b = scaled > 0 ? uint64_t(scaled) : 0;
     return b < e.bins ? b : e.bins - 1;
-}
-
-// The same bin as even_float_bin, for an element v (widened exactly to f32)
-// with fast_lower <= v < fast_upper, from f32 arithmetic where that is
-// provably the same: t = (v - lower) * scale in f32 is within 3.01 * 2^-24
-// * r of the real r = (v - lower) * bins / (upper - lower), and the f64
-// value even_float_bin floors within 3 * 2^-53 * r; with r < bins both lie
-// within bins * 2^-22 of r. So when t's fraction is at least fast_margin =
-// bins * 2^-21 from an integer, both floor to the same bin (below bins: no
-// clamp). Otherwise (about 2 * margin of the elements, and an overflowed t,
-// whose fraction is NaN) the f64 arithmetic decides.
-GPUPRIM_HD uint64_t even_float_bin_fast(const EvenBins &e, float v) {
-    const float t = (v - e.fast_lower) * e.fast_scale;  // >= 0: v >= lower, rounding is monotonic
-#ifdef __CUDA_ARCH__
-    constexpr float kTwo23 = 8388608.0f;
-    // t + 2^23 rounded down is 2^23 + floor(t) for t < 2^23 (ulp 1 there).
-    const float shifted = __fadd_rd(t, kTwo23);
-    const float whole = shifted - kTwo23;
-#else
-    const float whole = std::floor(t);
-#endif
-    const float fraction = t - whole;  // exact (Sterbenz)
-    if (fraction >= e.fast_margin && fraction <= 1.0f - e.fast_margin) return uint64_t(whole);
-    return even_float_bin(e, double(v));
 }
 
 template <typename T>
@@ -105,17 +73,6 @@ EvenBins even_bins_of(T lower, T upper, uint64_t bins) {
         e.width = e.upper - e.lower;
         e.scale = double(bins) / e.width;
         e.divide = !(e.scale <= 1.7976931348623157e308);  // +inf: the width is a few subnormals
-        // The shortcut's bound needs a normal f32 scale and bins <= 2^18
-        // (margin <= 1/8; t stays far below 2^23).
-        const double fast_scale = double(float(e.scale));
-        if constexpr (sizeof(T) <= 4) {
-            e.fast = !e.divide && bins <= (uint64_t(1) << 18) && fast_scale >= 1.1754943508222875e-38 &&
-                     fast_scale <= 3.4028234663852886e38;
-            e.fast_lower = float(e.lower);
-            e.fast_upper = float(e.upper);
-            e.fast_scale = float(e.scale);
-            e.fast_margin = float(bins) * 0x1p-21f;
-        }
     } else {
         if constexpr (std::is_signed_v<T>) {
             e.lower_signed = int64_t(lower);
@@ -141,19 +98,7 @@ EvenBins even_bins_of(T lower, T upper, uint64_t bins) {
 // Whether x counts, and its bin.
 template <typename T>
 GPUPRIM_HD bool even_bin(const EvenBins &e, T x, uint64_t &bin) {
-    if constexpr (kIsFloat<T> && sizeof(T) <= 4) {
-        float v;  // exact: f16 and bf16 values are f32 values
-        if constexpr (kIsHalf<T>) v = widen(x);
-        else v = x;
-        if (e.fast) {
-            if (!(v >= e.fast_lower && v < e.fast_upper)) return false;  // NaN fails too
-            bin = even_float_bin_fast(e, v);
-            return true;
-        }
-        if (!(double(v) >= e.lower && double(v) < e.upper)) return false;
-        bin = even_float_bin(e, double(v));
-        return true;
-    } else if constexpr (kIsFloat<T>) {
+    if constexpr (kIsFloat<T>) {
         const double v = histogram_value(x);
         if (!(v >= e.lower && v < e.upper)) return false;  // NaN fails too
         bin = even_float_bin(e, v);
