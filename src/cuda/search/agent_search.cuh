@@ -38,7 +38,6 @@
 #include "core/key_transform.h"
 #include "core/portable.h"
 #include "cuda/search/search_policy.cuh"
-#include "cuda/util/ptx.cuh"
 
 #include <cuda_runtime.h>
 
@@ -188,7 +187,7 @@ __device__ void search_queries(const SearchArgs<Bits, Index> &args, const Bits (
 #pragma unroll
     for (int r = 0; r < kItems; ++r) {
         const uint32_t x = threadIdx.x + uint32_t(r) * kSearchBlockThreads;
-        if (active[r]) store_streaming(args.indices + tile_begin + x, Index(at[r]));
+        if (active[r]) args.indices[tile_begin + x] = Index(at[r]);
     }
 }
 
@@ -273,7 +272,7 @@ __global__ void __launch_bounds__(kSearchBlockThreads) search_tiles_kernel(const
         for (int r = 0; r < Shape::kItems; ++r) {
             const uint32_t x = threadIdx.x + uint32_t(r) * kSearchBlockThreads;
             if (x < tile_count)
-                s.queries[x] = to_radix_key(load_streaming(args.queries + tile_begin + x), args.kind, args.descending);
+                s.queries[x] = to_radix_key(args.queries[tile_begin + x], args.kind, args.descending);
         }
         __syncthreads();
 #pragma unroll
@@ -303,7 +302,7 @@ __global__ void __launch_bounds__(kSearchBlockThreads) search_tiles_kernel(const
 #pragma unroll
             for (int r = 0; r < Shape::kItems; ++r) {
                 const uint32_t x = threadIdx.x + uint32_t(r) * kSearchBlockThreads;
-                if (x < tile_count) store_streaming(args.indices + tile_begin + x, s.results[x]);
+                if (x < tile_count) args.indices[tile_begin + x] = s.results[x];
             }
             sampled_row = ~uint64_t(0);  // the results took the samples' room
         } else if (!in_order && sampled) {

@@ -25,33 +25,6 @@ __device__ __forceinline__ uint4 load_vector(const void *address) {
     else return *p;
 }
 
-// The unsigned type __ldcs / __stcs take for an element of kBytes.
-template <size_t kBytes>
-using StreamingWord = std::conditional_t<
-    kBytes == 8, unsigned long long,
-    std::conditional_t<kBytes == 4, unsigned int, std::conditional_t<kBytes == 2, unsigned short, unsigned char>>>;
-
-// One element of 1, 2, 4 or 8 bytes read or written once (.cs: evict
-// first), so that a stream of them leaves L2 to what is read again (the
-// searched keys of searchsorted).
-template <typename T>
-__device__ __forceinline__ T load_streaming(const T *address) {
-    static_assert(sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8, "an element's width");
-    using Word = StreamingWord<sizeof(T)>;
-    const Word word = __ldcs(reinterpret_cast<const Word *>(address));
-    T value;
-    memcpy(&value, &word, sizeof value);
-    return value;
-}
-template <typename T>
-__device__ __forceinline__ void store_streaming(T *address, T value) {
-    static_assert(sizeof(T) == 1 || sizeof(T) == 2 || sizeof(T) == 4 || sizeof(T) == 8, "an element's width");
-    using Word = StreamingWord<sizeof(T)>;
-    Word word;
-    memcpy(&word, &value, sizeof value);
-    __stcs(reinterpret_cast<Word *>(address), word);
-}
-
 // Inline PTX so the compiler cannot split the store into element stores
 // (it does when it merges the full-tile path with the element path).
 template <CacheHint H>
