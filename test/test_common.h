@@ -650,6 +650,77 @@ static inline int64_t tc_bincount_bin(gpuprim_dtype_t d, uint64_t x, uint64_t bi
     return v;
 }
 
+#if defined(GPUPRIM_EXPERIMENTAL_API)
+/* gpuprim_select / gpuprim_partition: whether element x (bits of d) is
+ * kept, from the header: comparisons by value (tc_value: integers exactly,
+ * f16/bf16 decoded from their layout, so -0.0 == +0.0 and a NaN compares
+ * false with everything), IN_RANGE scalar <= x < high, NAN / NOT_NAN by the
+ * value; KEEP_FLAGGED: flag (the flag's bits) nonzero. */
+static inline int tc_keeps(gpuprim_dtype_t d, uint64_t x, int kind, uint64_t scalar, uint64_t high, uint64_t flag) {
+    const long double v = tc_value(d, x), s = tc_value(d, scalar), h = tc_value(d, high);
+    switch (kind) {
+    case GPUPRIM_KEEP_FLAGGED: return flag != 0;
+    case GPUPRIM_KEEP_LESS: return v < s;
+    case GPUPRIM_KEEP_LESS_EQUAL: return v <= s;
+    case GPUPRIM_KEEP_GREATER: return v > s;
+    case GPUPRIM_KEEP_GREATER_EQUAL: return v >= s;
+    case GPUPRIM_KEEP_EQUAL: return v == s;
+    case GPUPRIM_KEEP_NOT_EQUAL: return v != s;
+    case GPUPRIM_KEEP_IN_RANGE: return s <= v && v < h;
+    case GPUPRIM_KEEP_NAN: return isnan(v);
+    case GPUPRIM_KEEP_NOT_NAN: return !isnan(v);
+    }
+    return 0;
+}
+
+/* keep[i] = tc_keeps of element i of x (flags: fd elements, KEEP_FLAGGED
+ * only, else NULL); returns how many are kept. */
+static inline uint64_t tc_reference_keep(gpuprim_dtype_t d, const void *x, uint64_t n, int kind, uint64_t scalar,
+                                         uint64_t high, gpuprim_dtype_t fd, const void *flags, unsigned char *keep) {
+    uint64_t i, kept = 0;
+    for (i = 0; i < n; ++i) {
+        keep[i] = (unsigned char)tc_keeps(d, tc_get(d, x, i), kind, scalar, high, flags ? tc_get(fd, flags, i) : 0);
+        kept += keep[i];
+    }
+    return kept;
+}
+
+/* The order gpuprim_select (the kept, in order) or gpuprim_partition (the
+ * kept, then the others, each in order) writes its outputs in: perm[j] is
+ * the input position of output j; returns how many are kept. */
+static inline uint64_t tc_reference_select_permutation(const unsigned char *keep, uint64_t n, int partition,
+                                                       uint64_t *perm) {
+    uint64_t i, j = 0, kept;
+    for (i = 0; i < n; ++i)
+        if (keep[i]) perm[j++] = i;
+    kept = j;
+    if (partition)
+        for (i = 0; i < n; ++i)
+            if (!keep[i]) perm[j++] = i;
+    return kept;
+}
+
+/* gpuprim_unique / gpuprim_run_length_encode: the runs of consecutive
+ * elements of x with equal bits (so -0.0 and +0.0 differ, NaNs with the
+ * same bits are equal), in order; non_trivial: only runs of 2 or more.
+ * starts[r], lengths[r] (n entries each, or NULL); returns the runs. */
+static inline uint64_t tc_reference_runs(gpuprim_dtype_t d, const void *x, uint64_t n, int non_trivial,
+                                         uint64_t *starts, uint64_t *lengths) {
+    uint64_t i = 0, runs = 0;
+    while (i < n) {
+        uint64_t end = i + 1;
+        while (end < n && tc_get(d, x, end) == tc_get(d, x, i)) ++end;
+        if (!non_trivial || end - i >= 2) {
+            if (starts) starts[runs] = i;
+            if (lengths) lengths[runs] = end - i;
+            ++runs;
+        }
+        i = end;
+    }
+    return runs;
+}
+#endif
+
 static inline long double tc_epsilon(gpuprim_dtype_t d) {
     /* f16/bf16 sums accumulate in f32 */
     return d == GPUPRIM_DTYPE_F64 ? (long double)DBL_EPSILON : (long double)FLT_EPSILON;

@@ -107,7 +107,9 @@
  *   (gpuprim_searchsorted, per row gpuprim_searchsorted_rows), histograms (gpuprim_histogram_even,
  *   gpuprim_histogram_range, gpuprim_bincount; per row gpuprim_histogram_even_rows,
  *   gpuprim_histogram_range_rows, gpuprim_bincount_rows), the merge of sorted runs
- *   (gpuprim_merge), argsort, the segments
+ *   (gpuprim_merge), select, partition, unique and run-length encoding
+ *   (gpuprim_select, gpuprim_partition, gpuprim_unique,
+ *   gpuprim_run_length_encode), argsort, the segments
  *   (gpuprim_segments_t) with segmented sort, argsort, reduce and scan,
  *   top-k (flat and segmented), and the distributed calls (communicators
  *   attached to contexts; distributed reduce, scan, sort, argsort and
@@ -856,6 +858,134 @@ GPUPRIM_API gpuprim_status_t gpuprim_histogram_range_rows(gpuprim_context_t cont
                                                           gpuprim_buffer_t counts);
 GPUPRIM_API gpuprim_status_t gpuprim_bincount_rows(gpuprim_context_t context, gpuprim_buffer_t input,
                                                    uint64_t rows, gpuprim_buffer_t counts);
+
+/* ------------------------------------------------------------------------ */
+/* Select, partition, unique, run-length encode                              */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * Rules of the calls whose output size depends on the data (gpuprim_select,
+ * gpuprim_partition, gpuprim_unique, gpuprim_run_length_encode):
+ * - The number of elements (or runs) written goes to *count (a host
+ *   pointer: the call then blocks until it is known), to element 0 of
+ *   count_out (a buffer of I32, U32, I64 or U64, count >= 1, in the
+ *   context's memory: stream-ordered, the call does not wait), or both. At
+ *   least one of them is given; the input's count must fit count_out's
+ *   dtype (INVALID_ARGUMENT otherwise).
+ * - Outputs hold at least as many elements as the input (the most the call
+ *   can write); elements past those written are left as they were.
+ * - Outputs must not overlap any input or each other (no in place).
+ * - values / values_out (optional, both NULL or both given): values of any
+ *   dtype, one per input element, carried with their elements.
+ * - Deterministic; the same results on every backend.
+ * Errors of every call: NULL_POINTER, INVALID_HANDLE, CONTEXT_MISMATCH,
+ * INVALID_ENUM, DTYPE_MISMATCH, SIZE_MISMATCH (an output shorter than the
+ * input; values of another count), INVALID_ARGUMENT (count and count_out
+ * both NULL; counts that do not fit; overlapping buffers), DEVICE,
+ * OUT_OF_MEMORY. On an error nothing is written.
+ */
+
+/* Which elements gpuprim_select() and gpuprim_partition() keep. */
+typedef enum gpuprim_keep {
+    GPUPRIM_KEEP_FLAGGED = 0,       /* flags[i] != 0 */
+    GPUPRIM_KEEP_LESS = 1,          /* x < scalar */
+    GPUPRIM_KEEP_LESS_EQUAL = 2,    /* x <= scalar */
+    GPUPRIM_KEEP_GREATER = 3,       /* x > scalar */
+    GPUPRIM_KEEP_GREATER_EQUAL = 4, /* x >= scalar */
+    GPUPRIM_KEEP_EQUAL = 5,         /* x == scalar */
+    GPUPRIM_KEEP_NOT_EQUAL = 6,     /* x != scalar */
+    GPUPRIM_KEEP_IN_RANGE = 7,      /* scalar <= x < scalar_high */
+    GPUPRIM_KEEP_NAN = 8,           /* x is a NaN (floats; never for integers) */
+    GPUPRIM_KEEP_NOT_NAN = 9        /* x is not a NaN (every integer) */
+} gpuprim_keep_t;
+
+/*
+ * A predicate a C caller states without code. Comparisons are by value, as
+ * numpy's and C's operators: integers as their type (signed as signed),
+ * floats as IEEE (f16/bf16 widened exactly): -0.0 == +0.0, a NaN compares
+ * false with everything, so only NOT_EQUAL and NAN keep NaNs.
+ * kind: a gpuprim_keep_t.
+ * flags: KEEP_FLAGGED only (else NULL): a buffer of an integer dtype (any
+ *   width) with the input's count; element i is kept where flags[i] has a
+ *   bit set.
+ * scalar, scalar_high: host pointers to one element of the input's dtype
+ *   each: scalar for the comparisons and IN_RANGE, scalar_high for IN_RANGE
+ *   only (else ignored). Read during the call only.
+ */
+typedef struct gpuprim_predicate {
+    int32_t kind;
+    gpuprim_buffer_t flags;
+    const void *scalar;
+    const void *scalar_high;
+} gpuprim_predicate_t;
+
+/*
+ * Keep the elements of input for which predicate holds, in their order
+ * (np.compress, x[mask], cub::DeviceSelect::If / Flagged):
+ * output[j] is the j-th kept element; values_out[j] its value; positions[j]
+ * its position in input (np.flatnonzero, torch.nonzero of 1-D).
+ * input: any dtype. output: input's dtype, or NULL (positions only).
+ * positions: NULL, or I32, U32, I64 or U64; the input's count must fit it.
+ * At least one of output, values_out, positions is given.
+ * count / count_out: the number kept (the rules above).
+ * Errors: the rules above; INVALID_ENUM (predicate->kind); NULL_POINTER
+ * (predicate; flags, scalar or scalar_high where the kind needs it);
+ * DTYPE_MISMATCH (flags not an integer dtype; positions not an index dtype).
+ * Workspace (CUDA): 16 bytes per tile of input (docs/HOW_IT_RUNS.md) plus 16.
+ */
+GPUPRIM_API gpuprim_status_t gpuprim_select(gpuprim_context_t context, gpuprim_buffer_t input,
+                                            gpuprim_buffer_t values, const gpuprim_predicate_t *predicate,
+                                            gpuprim_buffer_t output, gpuprim_buffer_t values_out,
+                                            gpuprim_buffer_t positions, uint64_t *count,
+                                            gpuprim_buffer_t count_out);
+
+/*
+ * Stable two-way split: output holds the kept elements in their order, then
+ * the others in their order (values_out alike); count / count_out receive
+ * the number kept (the split point). Unlike cub::DevicePartition::If, the
+ * others are not reversed. output: input's dtype, at least input's count
+ * (the first input-count elements are all written).
+ * Errors and workspace: as gpuprim_select().
+ */
+GPUPRIM_API gpuprim_status_t gpuprim_partition(gpuprim_context_t context, gpuprim_buffer_t input,
+                                               gpuprim_buffer_t values, const gpuprim_predicate_t *predicate,
+                                               gpuprim_buffer_t output, gpuprim_buffer_t values_out,
+                                               uint64_t *count, gpuprim_buffer_t count_out);
+
+/*
+ * Remove consecutive duplicates (std::unique, cub::DeviceSelect::Unique,
+ * torch.unique_consecutive): keys_out receives the first key of each run of
+ * equal consecutive keys, values_out (if given) that key's value
+ * (cub::DeviceSelect::UniqueByKey). Keys are equal when their bits are
+ * (the sort's equality: -0.0 and +0.0 differ, NaNs with the same bits are
+ * equal). keys: any dtype; keys_out: keys' dtype.
+ * count / count_out: the number of runs.
+ * Errors and workspace: as gpuprim_select().
+ */
+GPUPRIM_API gpuprim_status_t gpuprim_unique(gpuprim_context_t context, gpuprim_buffer_t keys,
+                                            gpuprim_buffer_t values, gpuprim_buffer_t keys_out,
+                                            gpuprim_buffer_t values_out, uint64_t *count,
+                                            gpuprim_buffer_t count_out);
+
+/* Which runs gpuprim_run_length_encode() reports. */
+typedef enum gpuprim_runs {
+    GPUPRIM_RUNS_ALL = 0,        /* every run (cub::DeviceRunLengthEncode::Encode) */
+    GPUPRIM_RUNS_NON_TRIVIAL = 1 /* runs of 2 or more (NonTrivialRuns) */
+} gpuprim_runs_t;
+
+/*
+ * Run-length encoding: for each run of equal consecutive elements of input
+ * (equal as for gpuprim_unique()), in order: keys_out[r] its element,
+ * starts[r] its first position, lengths[r] its length. Any of the three may
+ * be NULL, not all. starts, lengths: I32, U32, I64 or U64 (each its own);
+ * the input's count must fit them.
+ * count / count_out: the number of runs reported.
+ * Errors and workspace: as gpuprim_select(); INVALID_ENUM (runs).
+ */
+GPUPRIM_API gpuprim_status_t gpuprim_run_length_encode(gpuprim_context_t context, gpuprim_buffer_t input,
+                                                       gpuprim_runs_t runs, gpuprim_buffer_t keys_out,
+                                                       gpuprim_buffer_t starts, gpuprim_buffer_t lengths,
+                                                       uint64_t *count, gpuprim_buffer_t count_out);
 
 /* ------------------------------------------------------------------------ */
 /* Argsort                                                                   */

@@ -128,6 +128,55 @@ void require_position_fits(const Buffer &indices, uint64_t largest, const char *
              static_cast<unsigned long long>(largest_index(indices.dtype)));
 }
 
+void require_outputs_apart(const NamedBuffer *outputs, size_t output_count, const NamedBuffer *inputs,
+                           size_t input_count) {
+    for (size_t o = 0; o < output_count; ++o) {
+        if (!outputs[o].buffer) continue;
+        for (size_t i = 0; i < input_count; ++i)
+            if (inputs[i].buffer)
+                require_no_overlap(*outputs[o].buffer, outputs[o].name, *inputs[i].buffer, inputs[i].name, false);
+        for (size_t p = 0; p < o; ++p)
+            if (outputs[p].buffer)
+                require_no_overlap(*outputs[o].buffer, outputs[o].name, *outputs[p].buffer, outputs[p].name, false);
+    }
+}
+
+void require_at_least(const Buffer &output, const char *name, uint64_t least, const char *phrase) {
+    if (output.count < least)
+        fail(GPUPRIM_ERROR_SIZE_MISMATCH, "'%s' has %llu elements, fewer than %s (%llu)", name,
+             static_cast<unsigned long long>(output.count), phrase, static_cast<unsigned long long>(least));
+}
+
+void require_index_output(const Buffer &output, const char *name, uint64_t largest, const char *what) {
+    if (!is_index_dtype(output.dtype))
+        fail(GPUPRIM_ERROR_DTYPE_MISMATCH, "'%s' is %s; it takes I32, U32, I64 or U64", name,
+             gpuprim::dtype_name(output.dtype));
+    if (largest > largest_index(output.dtype))
+        fail(GPUPRIM_ERROR_INVALID_ARGUMENT, "%s %llu does not fit the %s '%s' (at most %llu)", what,
+             static_cast<unsigned long long>(largest), gpuprim::dtype_name(output.dtype), name,
+             static_cast<unsigned long long>(largest_index(output.dtype)));
+}
+
+CountSink count_sink(Context &context, uint64_t *count, gpuprim_buffer_t count_out, uint64_t largest,
+                     const Buffer **count_buffer) {
+    *count_buffer = nullptr;
+    if (!count && !count_out)
+        fail(GPUPRIM_ERROR_INVALID_ARGUMENT,
+             "'count' and 'count_out' are both NULL: the count goes to at least one of them");
+    CountSink sink{};
+    sink.host = count;
+    if (count_out) {
+        const Buffer &out = context.resolve(count_out, "count_out");
+        require_index_output(out, "count_out", largest, "the input's count");
+        if (out.count == 0)
+            fail(GPUPRIM_ERROR_SIZE_MISMATCH, "'count_out' has no elements: the count goes to its element 0");
+        sink.device = out.data;
+        sink.device_bytes = static_cast<uint32_t>(gpuprim::dtype_size(out.dtype));
+        *count_buffer = &out;
+    }
+    return sink;
+}
+
 uint64_t options_bytes_to_read(const void *options, uint64_t size, size_t known, uint64_t oldest_size, const char *name,
                                const char *init_name) {
     constexpr uint64_t kLargestAccepted = 4096;

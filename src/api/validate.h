@@ -125,6 +125,35 @@ void require_index_fits(const Buffer &indices, uint64_t longest, const char *key
 // the sorted count itself); what: the value's phrase ("searchsorted into").
 void require_position_fits(const Buffer &indices, uint64_t largest, const char *what);
 
+// An argument buffer and its name, for the rules over several of them.
+struct NamedBuffer {
+    const Buffer *buffer;  // nullptr: not given (skipped)
+    const char *name;
+};
+
+// Outputs that must lie apart from every input and from each other (no in
+// place): INVALID_ARGUMENT naming the first overlapping pair.
+void require_outputs_apart(const NamedBuffer *outputs, size_t output_count, const NamedBuffer *inputs,
+                           size_t input_count);
+
+// An output of the calls whose output size depends on the data: at least
+// `least` elements (SIZE_MISMATCH naming it otherwise); phrase says what
+// the least is ("the 1000 elements of 'input'").
+void require_at_least(const Buffer &output, const char *name, uint64_t least, const char *phrase);
+
+// An index-typed output (positions, starts, lengths, count_out): I32, U32,
+// I64 or U64 (DTYPE_MISMATCH), and `largest` (the input's count) fits it
+// (INVALID_ARGUMENT). what: the value's phrase ("the 1000 elements of 'input'").
+void require_index_output(const Buffer &output, const char *name, uint64_t largest, const char *what);
+
+// Where a data-dependent count goes (gpuprim_select and the like): the host
+// pointer, count_out's element 0, or both; at least one (INVALID_ARGUMENT);
+// count_out an index dtype that holds `largest` (the input's count), at
+// least one element. Its buffer, if given, is put in *count_buffer for the
+// overlap checks.
+CountSink count_sink(Context &context, uint64_t *count, gpuprim_buffer_t count_out, uint64_t largest,
+                     const Buffer **count_buffer);
+
 // How many bytes of a caller's options struct of `size` bytes to read (see
 // read_options), or fails; known: this version's size of the struct.
 uint64_t options_bytes_to_read(const void *options, uint64_t size, size_t known, uint64_t oldest_size, const char *name,

@@ -10,6 +10,12 @@
 #include "core/histogram_bins.h"
 #include "core/portable.h"
 
+// The requests use the header's experimental types (gpuprim_keep_t): every
+// includer sees them, whatever it defined (test_backend_ops, the kernel
+// checkers include this header without the library's definitions).
+#ifndef GPUPRIM_EXPERIMENTAL_API
+#  define GPUPRIM_EXPERIMENTAL_API
+#endif
 #include <gpuprim/gpuprim.h>
 
 #include <cstdint>
@@ -140,6 +146,65 @@ struct MergeRequest {
     void *keys_out;
     void *values_out;
     uint32_t value_bytes;  // 0 (keys only), 1, 2, 4 or 8
+};
+
+// Where a call whose output size depends on the data (select, partition,
+// unique, run-length encode) puts that size: in backend memory (device, 4 or
+// 8 bytes, stream-ordered), on the host (the call blocks until it is
+// written), or both; at least one (src/api checks).
+struct CountSink {
+    void *device = nullptr;  // backend memory, or nullptr
+    uint32_t device_bytes = 0;  // 4 (I32/U32) or 8 (I64/U64); the count fits (src/api checked)
+    uint64_t *host = nullptr;   // host memory, or nullptr
+};
+
+// Which elements gpuprim_select / gpuprim_partition keep (gpuprim_keep_t):
+// flags by bits, or a comparison with the scalars by value (IEEE for floats,
+// f16/bf16 widened; the header's rules).
+struct KeepRule {
+    gpuprim_keep_t kind;
+    const void *flags = nullptr;  // KEEP_FLAGGED: the input's count of flags, backend memory
+    uint32_t flag_bytes = 0;      // 1, 2, 4 or 8 (any integer dtype: nonzero bits keep)
+    uint64_t scalar_bits = 0;     // the scalars' bits in the low bytes (the input's dtype)
+    uint64_t scalar_high_bits = 0;  // KEEP_IN_RANGE: the upper bound
+};
+
+// One gpuprim_select / gpuprim_partition. Outputs lie apart from the inputs
+// and each other (src/api checked) and hold at least count elements.
+struct SelectRequest {
+    gpuprim_dtype_t dtype;      // the input's
+    const void *input;
+    uint64_t count;
+    KeepRule keep;
+    void *output = nullptr;     // select: nullptr when not wanted; partition: always given
+    const void *values = nullptr;  // value_bytes 0: no values
+    void *values_out = nullptr;
+    uint32_t value_bytes = 0;   // 0, 1, 2, 4 or 8
+    void *positions = nullptr;  // select only: the kept elements' positions, or nullptr
+    uint32_t position_bytes = 0;  // 4 or 8 (signedness does not matter: they fit)
+    bool partition = false;     // the others after the kept, in their order
+    CountSink kept;             // the number kept
+};
+
+// One gpuprim_unique or gpuprim_run_length_encode: runs of consecutive keys
+// with equal bits. For each run (or, non_trivial_only, each run of 2 or
+// more), in order: keys_out its first key, values_out that key's value,
+// starts its first position, lengths its length; each output nullptr when
+// not wanted. Outputs apart from the inputs and each other.
+struct RunsRequest {
+    uint32_t key_bytes;         // 1, 2, 4 or 8: keys compare by bits
+    const void *keys;
+    uint64_t count;
+    void *keys_out = nullptr;
+    const void *values = nullptr;  // unique only; value_bytes 0: none
+    void *values_out = nullptr;
+    uint32_t value_bytes = 0;
+    bool non_trivial_only = false;  // run-length encode of GPUPRIM_RUNS_NON_TRIVIAL
+    void *starts = nullptr;
+    uint32_t start_bytes = 0;   // 4 or 8
+    void *lengths = nullptr;
+    uint32_t length_bytes = 0;  // 4 or 8
+    CountSink runs;             // the number of runs written
 };
 
 // How the data of a segmented call divides into segments (src/api checked
@@ -336,6 +401,11 @@ public:
                                    void *spare_keys, void *spare_values) = 0;
     // gpuprim_merge (MergeRequest); stream-ordered on CUDA.
     virtual void merge(const MergeRequest &request) = 0;
+    // gpuprim_select / gpuprim_partition (SelectRequest) and gpuprim_unique /
+    // gpuprim_run_length_encode (RunsRequest); stream-ordered on CUDA unless
+    // the count goes to the host.
+    virtual void select(const SelectRequest &request) = 0;
+    virtual void runs(const RunsRequest &request) = 0;
     // The cudaStream_t every call is ordered on (the NCCL engine enqueues its
     // transfers there); nullptr on the CPU backend.
     virtual void *native_stream() const { return nullptr; }

@@ -19,6 +19,7 @@
 #include "cpu/parallel.h"
 #include "cpu/reduce_scan.h"
 #include "cpu/search.h"
+#include "cpu/select.h"
 #include "cpu/segmented.h"
 #include "cpu/sort.h"
 #include "cpu/sort_by_width.h"
@@ -109,6 +110,10 @@ public:
     void histogram(const HistogramRequest &request) override { cpu::histogram(parallel_, request); }
 
     void merge(const MergeRequest &request) override { cpu::merge_two(parallel_, request); }
+
+    void select(const SelectRequest &request) override { cpu::select(parallel_, request); }
+
+    void runs(const RunsRequest &request) override { cpu::runs(parallel_, request); }
 
     void scan(gpuprim_op_t op, gpuprim_scan_kind_t kind, gpuprim_dtype_t dtype, const void *input,
               void *output, uint64_t count, const void *initial) override {

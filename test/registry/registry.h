@@ -38,7 +38,7 @@ typedef enum tr_plan {
                            have one exact answer too; many threads run them at once */
 } tr_plan_t;
 
-#define TR_MAX_ARGS 6
+#define TR_MAX_ARGS 8
 #define TR_NO_DTYPE ((gpuprim_dtype_t)-1)
 
 /* One buffer argument of a call. */

@@ -119,6 +119,7 @@ constexpr Codes kDocArgreduce = kContextCodes | kMismatch | kEnum | kArg | kDevi
 constexpr Codes kDocSearchsorted = kDocSort;  // the same list
 constexpr Codes kDocHistogram = kDocSort;     // histogram_even, histogram_range, bincount: the same list too
 constexpr Codes kDocMerge = kDocSort;
+constexpr Codes kDocSelect = kDocSort;  // select, partition, unique, run-length encode: the same list
 // The distributed calls: every call's list and their one-rank call's.
 constexpr Codes kDocDistributed = kDocSort | kOverflow;
 constexpr Codes kDocAttach = kContextCodes | kEnum | kUnavailable | kArg | kDevice;
@@ -493,9 +494,12 @@ public:
                               // 229, 235, 241, 247
                 // The call byte % 5 picks the call; a histogram's call byte of 240 and more
                 // (241-243, 246-248, 251-253) its _rows form, with a rows byte after its arguments.
+                // Call bytes 244, 249 and 254 (% 5 == 4, >= 240: no seed's merge) select, partition, unique
+                // and run-length encode.
                 const uint8_t call_byte = in.u8();
                 const int call = call_byte % 5;
                 if (call == 0) op_searchsorted(in);
+                else if (call == 4 && call_byte >= 240) op_select(in);
                 else if (call == 4) op_merge(in);
                 else op_histogram(in, call, call_byte >= 240);
                 check_all_buffers(30);
@@ -1467,6 +1471,201 @@ private:
         if (vo && vo->bytes()) std::memcpy(contents(*vo), got_values.data(), vo->bytes());
     }
 
+    // gpuprim_select, gpuprim_partition, gpuprim_unique and
+    // gpuprim_run_length_encode (the next byte % 4 picks the call). A mode
+    // byte says which optional arguments are given (bit 0 values and
+    // values_out, bit 1 values alone, bit 2 the host count, bit 3 count_out,
+    // bit 4 no output / keys_out, bit 5 positions / starts, bit 6 lengths,
+    // bit 7 flags with a comparison); a predicate byte: 255 a NULL
+    // predicate, 254 NULL scalars, else the kind (% 12: 10 and 11 are not
+    // kinds), then the scalars' 8 bytes each. The model (test_common.h's
+    // tc_keeps, tc_reference_select_permutation, tc_reference_runs): the
+    // written prefix of each output, every element past it unchanged, the
+    // count on the host and in count_out's element 0.
+    void op_select(Input &in) {
+        const int call = in.u8() % 4;  // 0 select, 1 partition, 2 unique, 3 run-length encode
+        ContextArg context = draw_context(in);
+        gpuprim_buffer_t input = draw_buffer(in, context.slot);
+        const uint8_t mode = in.u8();
+        gpuprim_buffer_t values = nullptr, values_out = nullptr, output = nullptr, positions = nullptr;
+        gpuprim_buffer_t lengths = nullptr, count_out = nullptr, flags = nullptr;
+        if (call != 3 && (mode & 3)) {
+            values = draw_buffer(in, context.slot);
+            if (!(mode & 2)) values_out = draw_buffer(in, context.slot);
+        }
+        if (!(mode & 16) || call == 1 || call == 2) output = draw_buffer(in, context.slot);
+        if ((call == 0 || call == 3) && (mode & 32)) positions = draw_buffer(in, context.slot);
+        if (call == 3 && (mode & 64)) lengths = draw_buffer(in, context.slot);
+        if (mode & 8) count_out = draw_buffer(in, context.slot);
+        const bool host_count = (mode & 4) != 0;
+        const int runs = call == 3 ? draw_enum(in, 2) : 0;
+        const uint8_t predicate_byte = call <= 1 ? in.u8() : 0;
+        const bool null_predicate = predicate_byte == 255, null_scalars = predicate_byte == 254;
+        const int kind = predicate_byte % 12;
+        if (call <= 1 && !null_predicate && (kind == GPUPRIM_KEEP_FLAGGED || (mode & 128)))
+            flags = draw_buffer(in, context.slot);
+        const uint64_t scalar_bits = call <= 1 ? in.u64() : 0, high_bits = call <= 1 ? in.u64() : 0;
+
+        Buffer *ib = nullptr, *vb = nullptr, *vo = nullptr, *ob = nullptr, *pb = nullptr, *lb = nullptr;
+        Buffer *cb = nullptr, *fb = nullptr;
+        Expect expect;
+        expect.may = kOom;
+        if (context.slot < 0) {
+            expect.must = context.error;
+        } else {
+            expect.must |= resolve(context.slot, input, &ib);
+            const uint64_t n = ib ? ib->count : 0;
+            // An index-typed output: dtype, the input's count fits, long enough.
+            auto index_output = [&](gpuprim_buffer_t handle, Buffer **b) {
+                expect.must |= resolve(context.slot, handle, b);
+                if (!*b) return;
+                if (!is_index_dtype((*b)->dtype)) expect.must |= kDtype;
+                else if (ib && n > largest_index((*b)->dtype)) expect.must |= kArg;
+                if (ib && (*b)->count < n) expect.must |= kSize;
+            };
+            if ((values != nullptr) != (values_out != nullptr)) expect.must |= kArg;
+            if (values && values_out) {
+                expect.must |= resolve(context.slot, values, &vb);
+                expect.must |= resolve(context.slot, values_out, &vo);
+                if (vb && ib && vb->count != n) expect.must |= kSize;
+                if (vb && vo && vo->dtype != vb->dtype) expect.must |= kDtype;
+                if (vo && ib && vo->count < n) expect.must |= kSize;
+            }
+            if (call <= 1) {
+                if (null_predicate) {
+                    expect.must |= kNull;
+                } else if (kind > GPUPRIM_KEEP_NOT_NAN) {
+                    expect.must |= kEnum;
+                } else if (kind == GPUPRIM_KEEP_FLAGGED) {
+                    expect.must |= resolve(context.slot, flags, &fb);
+                    if (fb && (fb->dtype == GPUPRIM_DTYPE_F32 || fb->dtype == GPUPRIM_DTYPE_F64 ||
+                               fb->dtype == GPUPRIM_DTYPE_F16 || fb->dtype == GPUPRIM_DTYPE_BF16))
+                        expect.must |= kDtype;
+                    if (fb && ib && fb->count != n) expect.must |= kSize;
+                } else {
+                    if (flags) expect.must |= kArg;
+                    if (null_scalars && kind >= GPUPRIM_KEEP_LESS && kind <= GPUPRIM_KEEP_IN_RANGE)
+                        expect.must |= kNull;
+                }
+            }
+            if (call == 0 && !output && !values_out && !positions) expect.must |= kArg;
+            if (call == 3 && !output && !positions && !lengths) expect.must |= kArg;
+            if (call == 3 && !in_range(runs, 2)) expect.must |= kEnum;
+            if (output || call == 1 || call == 2) {
+                expect.must |= resolve(context.slot, output, &ob);
+                if (ob && ib && ob->dtype != ib->dtype) expect.must |= kDtype;
+                if (ob && ib && ob->count < n) expect.must |= kSize;
+            }
+            if (positions) index_output(positions, &pb);
+            if (lengths) index_output(lengths, &lb);
+            if (!host_count && !count_out) expect.must |= kArg;
+            if (count_out) {
+                expect.must |= resolve(context.slot, count_out, &cb);
+                if (cb && !is_index_dtype(cb->dtype)) expect.must |= kDtype;
+                else if (cb && ib && n > largest_index(cb->dtype)) expect.must |= kArg;
+                if (cb && cb->count == 0) expect.must |= kSize;
+            }
+            Buffer *outputs[] = {ob, vo, pb, lb, cb};
+            Buffer *inputs[] = {ib, vb, fb};
+            for (size_t o = 0; o < 5; ++o) {
+                if (!outputs[o]) continue;
+                for (Buffer *other : inputs)
+                    if (other && forbidden_alias(*outputs[o], *other, false)) expect.must |= kArg;
+                for (size_t p = 0; p < o; ++p)
+                    if (outputs[p] && forbidden_alias(*outputs[o], *outputs[p], false)) expect.must |= kArg;
+            }
+        }
+        gpuprim_predicate_t predicate;
+        std::memset(&predicate, 0, sizeof predicate);
+        predicate.kind = kind;
+        predicate.flags = flags;
+        predicate.scalar = null_scalars ? nullptr : &scalar_bits;
+        predicate.scalar_high = null_scalars ? nullptr : &high_bits;
+        const uint64_t kUntouched = 0xFEEDFACECAFEBEEFull;
+        uint64_t count = kUntouched;
+        uint64_t *count_pointer = host_count ? &count : nullptr;
+        gpuprim_status_t status;
+        const char *name;
+        switch (call) {
+        case 0:
+            name = "gpuprim_select";
+            status = gpuprim_select(context.handle, input, values, null_predicate ? nullptr : &predicate, output,
+                                    values_out, positions, count_pointer, count_out);
+            break;
+        case 1:
+            name = "gpuprim_partition";
+            status = gpuprim_partition(context.handle, input, values, null_predicate ? nullptr : &predicate, output,
+                                       values_out, count_pointer, count_out);
+            break;
+        case 2:
+            name = "gpuprim_unique";
+            status = gpuprim_unique(context.handle, input, values, output, values_out, count_pointer, count_out);
+            break;
+        default:
+            name = "gpuprim_run_length_encode";
+            status = shim_run_length_encode(context.handle, input, runs, output, positions, lengths, count_pointer,
+                                            count_out);
+            break;
+        }
+        check_status(name, kDocSelect, expect, status, &context);
+        if (status != GPUPRIM_SUCCESS) {
+            if (count != kUntouched) violation("%s failed but wrote *count", name);
+            return;
+        }
+        // The reference, from the inputs' contents before the call (the outputs lie apart from them).
+        const gpuprim_dtype_t d = gpuprim_dtype_t(ib->dtype);
+        const uint64_t n = ib->count;
+        std::vector<uint64_t> order(n + 1), run_lengths(n + 1);
+        uint64_t want_count, written;
+        if (call <= 1) {
+            std::vector<unsigned char> keep(n + 1);
+            const uint64_t scalar = tc_get(d, &scalar_bits, 0), high = tc_get(d, &high_bits, 0);
+            want_count = tc_reference_keep(d, contents(*ib), n, kind, scalar, high,
+                                           fb ? gpuprim_dtype_t(fb->dtype) : GPUPRIM_DTYPE_U8,
+                                           fb ? contents(*fb) : nullptr, keep.data());
+            tc_reference_select_permutation(keep.data(), n, call == 1, order.data());
+            written = call == 1 ? n : want_count;
+        } else {
+            want_count = tc_reference_runs(d, contents(*ib), n, call == 3 && runs == GPUPRIM_RUNS_NON_TRIVIAL,
+                                           order.data(), run_lengths.data());
+            written = want_count;
+        }
+        if (host_count && count != want_count)
+            violation("%s (dtype %d, %llu elements): *count = %llu, expected %llu", name, ib->dtype,
+                      (unsigned long long)n, (unsigned long long)count, (unsigned long long)want_count);
+        // Each output: the written prefix as the reference says, the rest as it was.
+        auto check_output = [&](Buffer *b, gpuprim_buffer_t handle, const char *what, uint64_t prefix,
+                                auto &&want_at) {
+            if (!b) return;
+            std::vector<uint8_t> got(b->bytes() + 8);
+            if (b->count && gpuprim_buffer_download(context.handle, handle, 0, got.data(), b->count) != GPUPRIM_SUCCESS)
+                violation("%s: download of %s failed", name, what);
+            const gpuprim_dtype_t bd = gpuprim_dtype_t(b->dtype);
+            for (uint64_t j = 0; j < b->count; ++j) {
+                const uint64_t want = j < prefix ? want_at(j) : tc_get(bd, contents(*b), j);
+                if (tc_get(bd, got.data(), j) != (want & tc_mask(bd)))
+                    violation("%s (dtype %d, %llu elements, kind %d): %s[%llu] = 0x%llx, expected 0x%llx", name,
+                              ib->dtype, (unsigned long long)n, kind, what, (unsigned long long)j,
+                              (unsigned long long)tc_get(bd, got.data(), j), (unsigned long long)(want & tc_mask(bd)));
+            }
+            if (b->bytes()) std::memcpy(contents(*b), got.data(), b->bytes());
+        };
+        // Values are read from the shadow before any output's shadow is updated: outputs lie apart from
+        // the inputs, so the inputs' shadows stay as they were.
+        std::vector<uint8_t> input_copy(contents(*ib), contents(*ib) + ib->bytes());
+        std::vector<uint8_t> values_copy;
+        if (vb) values_copy.assign(contents(*vb), contents(*vb) + vb->bytes());
+        check_output(ob, output, "output", written,
+                     [&](uint64_t j) { return tc_get(d, input_copy.data(), order[j]); });
+        check_output(vo, values_out, "values_out", written, [&](uint64_t j) {
+            return tc_get(gpuprim_dtype_t(vb->dtype), values_copy.data(), order[j]);
+        });
+        check_output(pb, positions, call == 3 ? "starts" : "positions", want_count,
+                     [&](uint64_t j) { return order[j]; });
+        check_output(lb, lengths, "lengths", want_count, [&](uint64_t j) { return run_lengths[j]; });
+        check_output(cb, count_out, "count_out", 1, [&](uint64_t) { return want_count; });
+    }
+
     // Writes a checked float-sum or exact result for element 0 of `out`.
     void op_reduce_to_buffer(Input &in) {
         ContextArg context = draw_context(in);
@@ -1690,6 +1889,15 @@ private:
     static bool is_index_dtype(int dtype) {
         return dtype == GPUPRIM_DTYPE_I32 || dtype == GPUPRIM_DTYPE_U32 || dtype == GPUPRIM_DTYPE_I64 ||
                dtype == GPUPRIM_DTYPE_U64;
+    }
+    // The largest value an index dtype holds.
+    static uint64_t largest_index(int dtype) {
+        switch (dtype) {
+        case GPUPRIM_DTYPE_I32: return uint64_t(INT32_MAX);
+        case GPUPRIM_DTYPE_U32: return uint64_t(UINT32_MAX);
+        case GPUPRIM_DTYPE_I64: return uint64_t(INT64_MAX);
+        default: return UINT64_MAX;
+        }
     }
     // An offset as the rules read it: signed dtypes sign-extended, U64 past
     // INT64_MAX as negative.

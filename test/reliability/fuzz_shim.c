@@ -30,6 +30,12 @@ gpuprim_status_t shim_merge(gpuprim_context_t context, gpuprim_buffer_t keys_a, 
     return gpuprim_merge(context, keys_a, values_a, keys_b, values_b, keys_out, values_out, order);
 }
 
+gpuprim_status_t shim_run_length_encode(gpuprim_context_t context, gpuprim_buffer_t input, int runs,
+                                        gpuprim_buffer_t keys_out, gpuprim_buffer_t starts, gpuprim_buffer_t lengths,
+                                        uint64_t *count, gpuprim_buffer_t count_out) {
+    return gpuprim_run_length_encode(context, input, runs, keys_out, starts, lengths, count, count_out);
+}
+
 gpuprim_status_t shim_searchsorted_rows(gpuprim_context_t context, gpuprim_buffer_t sorted, gpuprim_buffer_t queries,
                                         uint64_t rows, int side, int order, gpuprim_buffer_t indices) {
     return gpuprim_searchsorted_rows(context, sorted, queries, rows, side, order, indices);

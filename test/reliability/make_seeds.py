@@ -3,8 +3,8 @@
 """Writes the seed corpus of the API fuzz target (test/reliability/corpus/).
 
 Each seed is a small program in the byte language fuzz_api.cpp reads: one
-byte picks the operation (op % 22; bytes >= 224 the argsort, segmented and top-k calls; 253 searchsorted and
-the histograms; 254 argreduce;
+byte picks the operation (op % 22; bytes >= 224 the argsort, segmented and top-k calls; 253 searchsorted, the
+histograms, merge, select, partition, unique and run-length encode (by the next byte); 254 argreduce;
 255 the distributed calls), the following bytes its arguments, in
 the order the target reads them. The seeds start the fuzzer (and the replay
 test) in the interesting places: sorting NaNs and signed zeros with values,
@@ -32,7 +32,15 @@ ARGREDUCE = 254
 # (a call byte of 240 and more, 241-243 here: the _rows form of calls 1-3, a rows byte (% 8) after the rest),
 # 4 gpuprim_merge (context, order, keys_a, keys_b, keys_out, values mode (odd: three values buffers follow;
 # 254: values_a only), the values buffers).
+# Call bytes 244, 249 and 254 of op byte 253 (% 5 == 4, >= 240; merge's seeds use 4): select, partition,
+# unique and run-length encode (Harness::op_select: the next byte % 4 picks the call; then context, input,
+# a mode byte (bit 0 values and values_out, bit 1 values alone, bit 2 the host count, bit 3 count_out,
+# bit 4 no output / keys_out, bit 5 positions / starts, bit 6 lengths, bit 7 flags with a comparison), the
+# buffers the mode names, run-length encode's runs byte, select's and partition's predicate byte (255 NULL,
+# 254 NULL scalars, else the kind % 12), their flags, and the two scalars as 8 bytes each).
 SEARCH_COUNT = 253
+SELECT_CALL = 244
+SELECT, PARTITION, UNIQUE, RUN_LENGTH = range(4)
 # Op byte 255: the distributed calls (Harness::op_distributed); its next byte % 8 picks the call.
 DISTRIBUTED = 255
 D_REDUCE, D_SCAN, D_SORT, D_ARGSORT, D_TOPK, D_GET_RANK, D_ATTACH, D_DETACH = range(8)
@@ -177,6 +185,36 @@ def merge(order, keys_a, keys_b, keys_out, values=None, ctx=CTX0, only_values_a=
     if values is None:
         return body + u8(0)
     return body + u8(1) + values[0] + values[1] + values[2]
+
+
+def select_family(call, input_, mode, output=None, values=None, values_out=None, positions=None, lengths=None,
+                  count_out=None, runs=0, predicate=0, flags=None, scalar=0, high=0, ctx=CTX0):
+    """One op_select call; the mode byte decides which of the buffers are read (they must be given)."""
+    body = u8(SEARCH_COUNT) + u8(SELECT_CALL) + u8(call) + u8(ctx) + input_ + u8(mode)
+    if call != RUN_LENGTH and mode & 3:
+        body += values
+        if not mode & 2:
+            body += values_out
+    if not mode & 16 or call in (PARTITION, UNIQUE):
+        body += output
+    if call in (SELECT, RUN_LENGTH) and mode & 32:
+        body += positions
+    if call == RUN_LENGTH and mode & 64:
+        body += lengths
+    if mode & 8:
+        body += count_out
+    if call == RUN_LENGTH:
+        body += u8(runs)
+    if call in (SELECT, PARTITION):
+        body += u8(predicate)
+        if predicate != 255 and (predicate % 12 == 0 or mode & 128):
+            body += flags
+        body += u64(scalar) + u64(high)
+    return body
+
+
+def f32_bits(v):
+    return struct.unpack("<I", struct.pack("<f", v))[0]
 
 
 def reduce_to_buffer(op, input_, result, ctx=CTX0):
@@ -574,6 +612,62 @@ SEEDS = {
         + merge(0, buf(0), JUNK_BUF, buf(2)) + merge(0, buf(0), buf(1), buf(2), ctx=NULL_CTX)
         + merge(1, buf(0), buf(1), buf(2), ctx=FAKE_CTX)
         + destroy(buf(2)) + merge(0, buf(0), buf(1), stale(0))),
+    # Select, partition, unique, run-length encode: floats with NaNs, +-0 and +-inf in runs, integers with
+    # runs; every keep kind, flags of two widths, values, positions, starts and lengths, the count on the
+    # host and in count_out; then the errors: an unknown kind and runs, NULL predicate and scalars, flags
+    # with a comparison, float flags, no output, short outputs, overlaps, no count sink, a float count_out,
+    # bad handles and contexts.
+    "seed_select": (
+        create(F32, small_count(14)) + create(F32, small_count(14)) + create(I32, small_count(12))
+        + create(I32, small_count(12)) + create(U8, small_count(14)) + create(I16, small_count(14))
+        + create(I16, small_count(14)) + create(U32, small_count(14)) + create(U64, small_count(2))
+        + create(I64, small_count(12)) + create(F32, small_count(5)) + create(I64, small_count(3), ctx=CTX1)
+        + create(F64, small_count(14))
+        + fill_palette(0, [11, 11, 7, 3, 3, 1, 1, 0, 4, 2, 2, 5, 6, 6], True)
+        + fill_palette(2, [8, 8, 0, 1, 1, 1, 2, 3, 3, 5, 7, 8], False)
+        + fill_palette(4, [0, 1, 0, 2, 0, 0, 3, 1, 0, 0, 4, 0, 5, 0], False)
+        + fill_palette(5, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13], False)
+        + fill_palette(12, [1, 0, 0, 3, 2, 2, 9, 9, 4, 0, 1, 1, 1, 7], True)
+        + select_family(SELECT, buf(0), 1 | 4 | 32, output=buf(1), values=buf(5), values_out=buf(6),
+                        positions=buf(7), predicate=1, scalar=f32_bits(0.5))
+        + select_family(SELECT, buf(0), 4 | 8, output=buf(1), count_out=buf(8), predicate=8)
+        + select_family(SELECT, buf(0), 4 | 16 | 32, positions=buf(7), predicate=6, scalar=0)
+        + select_family(SELECT, buf(0), 4, output=buf(1), predicate=7, scalar=f32_bits(-1.0),
+                        high=f32_bits(1.0))
+        + select_family(SELECT, buf(0), 8 | 32, output=buf(1), positions=buf(9), count_out=buf(8), predicate=9)
+        + select_family(PARTITION, buf(2), 1 | 4 | 8, output=buf(3), values=buf(5), values_out=buf(6),
+                        count_out=buf(8), predicate=0, flags=buf(4))
+        + select_family(PARTITION, buf(0), 4, output=buf(1), predicate=0, flags=buf(4))
+        + select_family(PARTITION, buf(2), 4, output=buf(3), predicate=5, scalar=1)
+        + select_family(UNIQUE, buf(0), 4 | 8, output=buf(1), count_out=buf(8))
+        + select_family(UNIQUE, buf(2), 1 | 4, output=buf(3), values=buf(5), values_out=buf(6))
+        + select_family(UNIQUE, buf(12), 4, output=buf(0))
+        + select_family(RUN_LENGTH, buf(2), 4 | 32 | 64, output=buf(3), positions=buf(7), lengths=buf(9))
+        + select_family(RUN_LENGTH, buf(0), 8 | 16 | 32 | 64, positions=buf(9), lengths=buf(7), count_out=buf(8),
+                        runs=1)
+        + select_family(RUN_LENGTH, buf(2), 4 | 16 | 64, lengths=buf(7), runs=1)
+        # errors
+        + select_family(SELECT, buf(0), 4, output=buf(1), predicate=10)
+        + select_family(SELECT, buf(0), 4, output=buf(1), predicate=255)
+        + select_family(SELECT, buf(0), 4, output=buf(1), predicate=254)
+        + select_family(SELECT, buf(0), 4 | 128, output=buf(1), predicate=1, flags=buf(4))
+        + select_family(SELECT, buf(0), 4, output=buf(1), predicate=0, flags=buf(10))
+        + select_family(SELECT, buf(0), 4 | 16, predicate=1)
+        + select_family(SELECT, buf(0), 4, output=buf(10), predicate=1)
+        + select_family(SELECT, buf(0), 4, output=buf(0), predicate=1)
+        + select_family(SELECT, buf(0), 0, output=buf(1), predicate=1)
+        + select_family(SELECT, buf(0), 8, output=buf(1), count_out=buf(10), predicate=1)
+        + select_family(SELECT, buf(0), 4 | 2, output=buf(1), values=buf(5), predicate=1)
+        + select_family(PARTITION, buf(0), 4, output=buf(1), predicate=0, flags=buf(4, other_context=True))
+        + select_family(UNIQUE, buf(0), 4, output=buf(2))
+        + select_family(UNIQUE, buf(0), 4, output=NULL_BUF)
+        + select_family(RUN_LENGTH, buf(2), 4 | 16, runs=0)
+        + select_family(RUN_LENGTH, buf(2), 4 | 32, output=buf(3), positions=buf(1), runs=240)
+        + select_family(RUN_LENGTH, buf(2), 4 | 32 | 64, output=buf(3), positions=buf(7), lengths=buf(7))
+        + select_family(SELECT, buf(0), 4, output=buf(1), predicate=1, ctx=NULL_CTX)
+        + select_family(UNIQUE, buf(0), 4, output=buf(1), ctx=FAKE_CTX)
+        + select_family(UNIQUE, JUNK_BUF, 4, output=buf(1))
+        + destroy(buf(1)) + select_family(SELECT, buf(0), 4, output=stale(0), predicate=1)),
     # Unknown enum values, NULL and fake contexts, odd context options, globals.
     "seed_enums_contexts": (
         create(I32, small_count(4)) + create(255, small_count(4))

@@ -1,0 +1,351 @@
+// SPDX-License-Identifier: Apache-2.0
+// Select, partition, unique and run-length encode on the CPU: stream
+// compaction. The input is cut into pieces of kPiece elements (bounds that
+// depend on the count only), each piece into blocks of kBlock. A block's
+// mask says which elements are picked (select/partition: the keep rule of
+// core/keep_rule.h, per dtype and kind; unique/runs: run heads or tails,
+// keys by bits, per width); the picked elements, their values and positions
+// are then copied to their places by byte width only.
+//
+// Where each piece writes is the number picked before it: on one worker
+// (or one piece) a running count, on several a count pass over the pieces,
+// their prefix sum, then every piece in parallel. The outputs are the same
+// either way: each element has one place.
+//
+// Run-length encode's lengths: run r's length is its last position + 1 -
+// its first. A first pass writes the starts (into 'lengths' itself when
+// 'starts' is not wanted); a second pass over the runs' last elements
+// (tails: the r-th tail ends run r) turns each into its length.
+#include "cpu/select.h"
+
+#include "core/dtype.h"
+#include "core/error.h"
+#include "core/keep_rule.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+namespace gpuprim {
+namespace cpu {
+namespace {
+
+constexpr uint64_t kBlock = 1024;               // elements of a mask (on the stack)
+constexpr uint64_t kPiece = uint64_t(1) << 16;  // elements of a piece of work, a multiple of kBlock
+
+// Which elements of [begin, begin + m) are picked: mask[k] is 1 or 0;
+// returns how many are picked (m <= kBlock).
+struct MaskSource;
+using FillMask = uint32_t (*)(const MaskSource &source, uint64_t begin, uint64_t m, uint8_t *mask);
+
+struct MaskSource {
+    FillMask fill;
+    const void *data;  // the input, the flags or the keys
+    uint64_t count;    // the input's count (runs: where the last run ends)
+    KeepRule rule;     // select / partition comparisons
+};
+
+// ---- Masks ----------------------------------------------------------------
+
+template <typename T, gpuprim_keep_t kKind>
+uint32_t fill_compare(const MaskSource &source, uint64_t begin, uint64_t m, uint8_t *mask) {
+    const KeepTest<T> test = keep_test_of<T>(source.rule);
+    const T *x = static_cast<const T *>(source.data) + begin;
+    uint32_t picked = 0;
+    for (uint64_t k = 0; k < m; ++k) {
+        const uint8_t keep = compare_keeps<kKind>(keep_value(x[k]), test.scalar, test.scalar_high) ? 1 : 0;
+        mask[k] = keep;
+        picked += keep;
+    }
+    return picked;
+}
+
+// flag_is_set (core/keep_rule.h) with the width known: nonzero bits keep.
+template <typename Flag>
+uint32_t fill_flags(const MaskSource &source, uint64_t begin, uint64_t m, uint8_t *mask) {
+    const Flag *f = static_cast<const Flag *>(source.data) + begin;
+    uint32_t picked = 0;
+    for (uint64_t k = 0; k < m; ++k) {
+        const uint8_t keep = f[k] != 0 ? 1 : 0;
+        mask[k] = keep;
+        picked += keep;
+    }
+    return picked;
+}
+
+template <typename T>
+FillMask compare_fill(gpuprim_keep_t kind) {
+    switch (kind) {
+    case GPUPRIM_KEEP_LESS: return fill_compare<T, GPUPRIM_KEEP_LESS>;
+    case GPUPRIM_KEEP_LESS_EQUAL: return fill_compare<T, GPUPRIM_KEEP_LESS_EQUAL>;
+    case GPUPRIM_KEEP_GREATER: return fill_compare<T, GPUPRIM_KEEP_GREATER>;
+    case GPUPRIM_KEEP_GREATER_EQUAL: return fill_compare<T, GPUPRIM_KEEP_GREATER_EQUAL>;
+    case GPUPRIM_KEEP_EQUAL: return fill_compare<T, GPUPRIM_KEEP_EQUAL>;
+    case GPUPRIM_KEEP_NOT_EQUAL: return fill_compare<T, GPUPRIM_KEEP_NOT_EQUAL>;
+    case GPUPRIM_KEEP_IN_RANGE: return fill_compare<T, GPUPRIM_KEEP_IN_RANGE>;
+    case GPUPRIM_KEEP_NAN: return fill_compare<T, GPUPRIM_KEEP_NAN>;
+    case GPUPRIM_KEEP_NOT_NAN: return fill_compare<T, GPUPRIM_KEEP_NOT_NAN>;
+    case GPUPRIM_KEEP_FLAGGED: break;
+    }
+    fail(GPUPRIM_ERROR_INTERNAL, "select: keep kind %d", static_cast<int>(kind));
+}
+
+MaskSource keep_source(const SelectRequest &request) {
+    MaskSource source{};
+    source.count = request.count;
+    source.rule = request.keep;
+    if (request.keep.kind == GPUPRIM_KEEP_FLAGGED) {
+        source.data = request.keep.flags;
+        source.fill = dispatch_width(request.keep.flag_bytes, "select: flag width",
+                                     [](auto tag) -> FillMask { return fill_flags<decltype(tag)>; });
+        return source;
+    }
+    source.data = request.input;
+    source.fill = dispatch_dtype(request.dtype, [&](auto tag) { return compare_fill<decltype(tag)>(request.keep.kind); });
+    return source;
+}
+
+// Runs of keys with equal bits. A head starts a run, a tail ends one;
+// kNonTrivial: only those of runs of 2 or more (a head that is not also a
+// tail, and the other way round).
+template <typename Bits, bool kTail, bool kNonTrivial>
+uint32_t fill_run_edges(const MaskSource &source, uint64_t begin, uint64_t m, uint8_t *mask) {
+    const Bits *x = static_cast<const Bits *>(source.data);
+    const uint64_t n = source.count;
+    uint32_t picked = 0;
+    for (uint64_t k = 0; k < m; ++k) {
+        const uint64_t i = begin + k;
+        const bool head = i == 0 || x[i] != x[i - 1];
+        const bool tail = i + 1 == n || x[i] != x[i + 1];
+        bool edge = kTail ? tail : head;
+        if (kNonTrivial) edge = edge && !(kTail ? head : tail);
+        mask[k] = edge ? 1 : 0;
+        picked += edge ? 1 : 0;
+    }
+    return picked;
+}
+
+MaskSource run_source(const RunsRequest &request, bool tails) {
+    MaskSource source{};
+    source.data = request.keys;
+    source.count = request.count;
+    source.fill = dispatch_width(request.key_bytes, "runs: key width", [&](auto tag) -> FillMask {
+        using Bits = decltype(tag);
+        if (tails) return request.non_trivial_only ? fill_run_edges<Bits, true, true> : fill_run_edges<Bits, true, false>;
+        return request.non_trivial_only ? fill_run_edges<Bits, false, true> : fill_run_edges<Bits, false, false>;
+    });
+    return source;
+}
+
+// ---- Compaction by width --------------------------------------------------
+
+// The last k < m with mask[k] == side (one exists).
+uint64_t last_picked(const uint8_t *mask, uint64_t m, uint8_t side) {
+    uint64_t k = m - 1;
+    while (mask[k] != side) --k;
+    return k;
+}
+
+// dst[j] = src[k] for the j-th k with mask[k] == side, for the `picked`
+// such k. Branch-free: an element not picked is written where the next
+// picked one goes, so the loop stops at the last picked one and nothing
+// is written past dst[picked - 1].
+template <typename Bits>
+void compact(const Bits *src, const uint8_t *mask, uint64_t m, uint8_t side, uint64_t picked, Bits *dst) {
+    if (picked == 0) return;
+    const uint64_t last = last_picked(mask, m, side);
+    uint64_t j = 0;
+    for (uint64_t k = 0; k <= last; ++k) {
+        dst[j] = src[k];
+        j += mask[k] == side ? 1 : 0;
+    }
+}
+
+// compact() of the elements' positions begin + k.
+template <typename U>
+void compact_positions(uint64_t begin, const uint8_t *mask, uint64_t m, uint64_t picked, U *dst) {
+    if (picked == 0) return;
+    const uint64_t last = last_picked(mask, m, 1);
+    uint64_t j = 0;
+    for (uint64_t k = 0; k <= last; ++k) {
+        dst[j] = U(begin + k);
+        j += mask[k];
+    }
+}
+
+// compact() of `bytes`-wide elements: src and dst at element 0 of the
+// arrays, the block at begin, the picked ones to dst + at.
+void compact_bytes(uint32_t bytes, const void *src, uint64_t begin, const uint8_t *mask, uint64_t m, uint8_t side,
+                   uint64_t picked, void *dst, uint64_t at) {
+    switch (bytes) {
+    case 1: return compact(static_cast<const uint8_t *>(src) + begin, mask, m, side, picked, static_cast<uint8_t *>(dst) + at);
+    case 2:
+        return compact(static_cast<const uint16_t *>(src) + begin, mask, m, side, picked,
+                       static_cast<uint16_t *>(dst) + at);
+    case 4:
+        return compact(static_cast<const uint32_t *>(src) + begin, mask, m, side, picked,
+                       static_cast<uint32_t *>(dst) + at);
+    case 8:
+        return compact(static_cast<const uint64_t *>(src) + begin, mask, m, side, picked,
+                       static_cast<uint64_t *>(dst) + at);
+    }
+    fail(GPUPRIM_ERROR_INTERNAL, "select: %u-byte elements", bytes);
+}
+
+void compact_position_bytes(uint32_t bytes, uint64_t begin, const uint8_t *mask, uint64_t m, uint64_t picked,
+                            void *dst, uint64_t at) {
+    if (bytes == 4) return compact_positions(begin, mask, m, picked, static_cast<uint32_t *>(dst) + at);
+    if (bytes == 8) return compact_positions(begin, mask, m, picked, static_cast<uint64_t *>(dst) + at);
+    fail(GPUPRIM_ERROR_INTERNAL, "select: %u-byte positions", bytes);
+}
+
+uint64_t read_index(const void *indices, uint32_t bytes, uint64_t r) {
+    if (bytes == 4) return static_cast<const uint32_t *>(indices)[r];
+    return static_cast<const uint64_t *>(indices)[r];
+}
+
+void write_index(void *indices, uint32_t bytes, uint64_t r, uint64_t value) {
+    if (bytes == 4) static_cast<uint32_t *>(indices)[r] = uint32_t(value);
+    else static_cast<uint64_t *>(indices)[r] = value;
+}
+
+// ---- Pieces ---------------------------------------------------------------
+
+// How many of [begin, end) source picks.
+uint64_t count_picked(const MaskSource &source, uint64_t begin, uint64_t end) {
+    uint8_t mask[kBlock];
+    uint64_t picked = 0;
+    for (uint64_t b = begin; b < end; b += kBlock) picked += source.fill(source, b, std::min(kBlock, end - b), mask);
+    return picked;
+}
+
+// Calls emit(begin, end, before) for each piece [begin, end) of [0, n),
+// before = how many source picks ahead of it; emit returns how many it
+// picked. Returns the total. total_first: the total is needed before any
+// piece is emitted (partition's others start there): *total is set first.
+template <typename Emit>
+uint64_t over_pieces(Parallel &parallel, const MaskSource &source, uint64_t n, bool total_first, uint64_t *total,
+                     Emit &&emit) {
+    const uint64_t pieces = ceil_div(n, kPiece);
+    const auto bounds = [&](uint64_t p, uint64_t &begin, uint64_t &end) {
+        begin = p * kPiece;
+        end = std::min(n, begin + kPiece);
+    };
+    if (!total_first && (parallel.workers() <= 1 || pieces <= 1)) {
+        uint64_t before = 0;
+        for (uint64_t p = 0; p < pieces; ++p) {
+            uint64_t begin, end;
+            bounds(p, begin, end);
+            before += emit(begin, end, before);
+        }
+        *total = before;
+        return before;
+    }
+    std::vector<uint64_t> before(pieces + 1, 0);
+    parallel.for_each(static_cast<size_t>(pieces), [&](size_t p) {
+        uint64_t begin, end;
+        bounds(p, begin, end);
+        before[p + 1] = count_picked(source, begin, end);
+    });
+    for (uint64_t p = 0; p < pieces; ++p) before[p + 1] += before[p];
+    *total = before[pieces];
+    parallel.for_each(static_cast<size_t>(pieces), [&](size_t p) {
+        uint64_t begin, end;
+        bounds(p, begin, end);
+        emit(begin, end, before[p]);
+    });
+    return before[pieces];
+}
+
+void write_count(const CountSink &sink, uint64_t count) {
+    if (sink.host) *sink.host = count;
+    if (!sink.device) return;
+    if (sink.device_bytes == 4) {
+        const uint32_t narrow = uint32_t(count);  // fits: src/api checked
+        std::memcpy(sink.device, &narrow, sizeof narrow);
+    } else {
+        std::memcpy(sink.device, &count, sizeof count);
+    }
+}
+
+}  // namespace
+
+void select(Parallel &parallel, const SelectRequest &request) {
+    const MaskSource source = keep_source(request);
+    const uint32_t element_bytes = static_cast<uint32_t>(dtype_size(request.dtype));
+    const uint64_t n = request.count;
+    uint64_t total = 0;
+    over_pieces(parallel, source, n, request.partition, &total, [&](uint64_t begin, uint64_t end, uint64_t before) {
+        uint8_t mask[kBlock];
+        uint64_t kept = before;                        // where the block's kept elements go
+        uint64_t others = total + (begin - before);    // partition: where its others go
+        for (uint64_t b = begin; b < end; b += kBlock) {
+            const uint64_t m = std::min(kBlock, end - b);
+            const uint64_t picked = source.fill(source, b, m, mask);
+            if (request.output) compact_bytes(element_bytes, request.input, b, mask, m, 1, picked, request.output, kept);
+            if (request.values_out)
+                compact_bytes(request.value_bytes, request.values, b, mask, m, 1, picked, request.values_out, kept);
+            if (request.positions) compact_position_bytes(request.position_bytes, b, mask, m, picked, request.positions, kept);
+            if (request.partition) {
+                compact_bytes(element_bytes, request.input, b, mask, m, 0, m - picked, request.output, others);
+                if (request.values_out)
+                    compact_bytes(request.value_bytes, request.values, b, mask, m, 0, m - picked, request.values_out,
+                                  others);
+            }
+            kept += picked;
+            others += m - picked;
+        }
+        return kept - before;
+    });
+    write_count(request.kept, total);
+}
+
+void runs(Parallel &parallel, const RunsRequest &request) {
+    const uint64_t n = request.count;
+    const MaskSource heads = run_source(request, false);
+    // Run-length encode without starts: the starts go to the lengths first.
+    void *starts = request.starts ? request.starts : request.lengths;
+    const uint32_t start_bytes = request.starts ? request.start_bytes : request.length_bytes;
+    uint64_t total = 0;
+    over_pieces(parallel, heads, n, false, &total, [&](uint64_t begin, uint64_t end, uint64_t before) {
+        uint8_t mask[kBlock];
+        uint64_t at = before;
+        for (uint64_t b = begin; b < end; b += kBlock) {
+            const uint64_t m = std::min(kBlock, end - b);
+            const uint64_t picked = heads.fill(heads, b, m, mask);
+            if (request.keys_out) compact_bytes(request.key_bytes, request.keys, b, mask, m, 1, picked, request.keys_out, at);
+            if (request.values_out)
+                compact_bytes(request.value_bytes, request.values, b, mask, m, 1, picked, request.values_out, at);
+            if (starts) compact_position_bytes(start_bytes, b, mask, m, picked, starts, at);
+            at += picked;
+        }
+        return at - before;
+    });
+    if (request.lengths) {
+        const MaskSource tails = run_source(request, true);
+        uint64_t tail_total = 0;
+        over_pieces(parallel, tails, n, false, &tail_total, [&](uint64_t begin, uint64_t end, uint64_t before) {
+            uint8_t mask[kBlock];
+            uint64_t r = before;
+            for (uint64_t b = begin; b < end; b += kBlock) {
+                const uint64_t m = std::min(kBlock, end - b);
+                if (tails.fill(tails, b, m, mask) == 0) continue;
+                for (uint64_t k = 0; k < m; ++k) {
+                    if (!mask[k]) continue;
+                    const uint64_t start = read_index(starts, start_bytes, r);
+                    write_index(request.lengths, request.length_bytes, r, b + k + 1 - start);
+                    ++r;
+                }
+            }
+            return r - before;
+        });
+        if (tail_total != total)
+            fail(GPUPRIM_ERROR_INTERNAL, "run-length encode: %llu run heads but %llu tails",
+                 static_cast<unsigned long long>(total), static_cast<unsigned long long>(tail_total));
+    }
+    write_count(request.runs, total);
+}
+
+}  // namespace cpu
+}  // namespace gpuprim
