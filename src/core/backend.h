@@ -10,6 +10,12 @@
 #include "core/histogram_bins.h"
 #include "core/portable.h"
 
+// The requests use the header's experimental types (gpuprim_keep_t): every
+// includer sees them, whatever it defined (test_backend_ops, the kernel
+// checkers include this header without the library's definitions).
+#ifndef GPUPRIM_EXPERIMENTAL_API
+#  define GPUPRIM_EXPERIMENTAL_API
+#endif
 #include <gpuprim/gpuprim.h>
 
 #include <cstdint>
