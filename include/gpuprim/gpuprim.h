@@ -931,7 +931,9 @@ typedef struct gpuprim_predicate {
  * Errors: the rules above; INVALID_ENUM (predicate->kind); NULL_POINTER
  * (predicate; flags, scalar or scalar_high where the kind needs it);
  * DTYPE_MISMATCH (flags not an integer dtype; positions not an index dtype).
- * Workspace (CUDA): 16 bytes per tile of input (docs/HOW_IT_RUNS.md) plus 16.
+ * Workspace (CUDA): 16 bytes per tile of 4096 input elements (3072 for
+ * 8-byte dtypes), rounded up to 256 bytes; none when the input fits one
+ * tile (docs/HOW_IT_RUNS.md).
  */
 GPUPRIM_API gpuprim_status_t gpuprim_select(gpuprim_context_t context, gpuprim_buffer_t input,
                                             gpuprim_buffer_t values, const gpuprim_predicate_t *predicate,

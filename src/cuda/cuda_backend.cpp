@@ -12,6 +12,7 @@
 #include "cuda/reduce/reduce.h"
 #include "cuda/scan/scan.h"
 #include "cuda/search/search.h"
+#include "cuda/select/select.h"
 #include "cuda/segmented_scan/segmented_scan.h"
 #include "cuda/segmented_sort/segmented_sort.h"
 #include "cuda/sort/sort.h"
@@ -327,6 +328,16 @@ public:
     void merge(const MergeRequest &request) override {
         DeviceScope scope(env_.device_ordinal);
         cuda::merge_two(env_, request);
+    }
+
+    void select(const SelectRequest &request) override {
+        DeviceScope scope(env_.device_ordinal);
+        cuda::select_elements(env_, request);
+    }
+
+    void runs(const RunsRequest &request) override {
+        DeviceScope scope(env_.device_ordinal);
+        cuda::find_runs(env_, request);
     }
 
     void *native_stream() const override { return static_cast<void *>(env_.stream); }

@@ -6,8 +6,9 @@
 #   tools/kernel_check/run.sh reduce [full|small|perf ...]
 #   tools/kernel_check/run.sh scan   [full|small ...]
 #   tools/kernel_check/run.sh sort   [check|time|sweep|big|trace|sanitize ...]
+#   tools/kernel_check/run.sh select [check|small|big ...]
 set -u
-which=${1:?reduce, scan or sort}; shift
+which=${1:?reduce, scan, sort or select}; shift
 BUILD=${BUILD:-build-tools}
 OUT=${OUT:-/tmp/kernel_check}
 mkdir -p "$OUT"
@@ -20,6 +21,7 @@ B=$BUILD/tools/kernel_check/check_$which
 case $which in
   reduce|scan) modes=${*:-full}; small=small ;;
   sort) modes=${*:-check time big sweep}; small=sanitize ;;
+  select) modes=${*:-check}; small=small ;;
   *) echo "unknown checker: $which" >&2; exit 2 ;;
 esac
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu --format=csv,noheader 2>/dev/null

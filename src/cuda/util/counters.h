@@ -41,7 +41,15 @@ struct SegmentCounterWords {
     static constexpr uint32_t kEnd = 1;
 };
 
-static_assert(ReduceCounterWords::kEnd <= kZeroedCounterWords && ScanCounterWords::kEnd <= kZeroedCounterWords &&
+struct SelectCounterWords {
+    // Tile tickets of select / partition / runs (select/agent_select.cuh):
+    // the block that takes the last ticket puts the word back to zero.
+    static constexpr uint32_t kTicket = 0;
+    static constexpr uint32_t kEnd = 1;
+};
+
+static_assert(SelectCounterWords::kEnd <= kZeroedCounterWords &&
+                  ReduceCounterWords::kEnd <= kZeroedCounterWords && ScanCounterWords::kEnd <= kZeroedCounterWords &&
                   SortCounterWords::kEnd <= kZeroedCounterWords,
               "every claimed counter word lies inside zeroed_counters");
 static_assert(ScanCounterWords::kTicket % 2 == 0 && ScanCounterWords::kDone >= ScanCounterWords::kTicket + 2,
