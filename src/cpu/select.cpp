@@ -12,10 +12,11 @@
 // their prefix sum, then every piece in parallel. The outputs are the same
 // either way: each element has one place.
 //
-// Run-length encode's lengths: run r's length is its last position + 1 -
-// its first. A first pass writes the starts (into 'lengths' itself when
-// 'starts' is not wanted); a second pass over the runs' last elements
-// (tails: the r-th tail ends run r) turns each into its length.
+// Run-length encode's lengths: a first pass writes the starts (into
+// 'lengths' itself when 'starts' is not wanted); then, every run reported,
+// run r's length is start r + 1 (n after the last) - start r; only the
+// runs of 2 or more, a second pass over the runs' last elements (tails: the
+// r-th tail ends run r) makes it that last position + 1 - start r.
 #include "cpu/select.h"
 
 #include "core/dtype.h"
@@ -113,15 +114,29 @@ template <typename Bits, bool kTail, bool kNonTrivial>
 uint32_t fill_run_edges(const MaskSource &source, uint64_t begin, uint64_t m, uint8_t *mask) {
     const Bits *x = static_cast<const Bits *>(source.data);
     const uint64_t n = source.count;
+    // Elements 0 and n - 1 start and end a run whatever their neighbours:
+    // the loop compares with both neighbours of the others only, so it has
+    // no per-element bounds test (and vectorizes).
+    const uint64_t first = begin == 0 ? 1 : 0;
+    const uint64_t last = begin + m == n ? m - 1 : m;  // the loop's end (exclusive)
     uint32_t picked = 0;
-    for (uint64_t k = 0; k < m; ++k) {
+    for (uint64_t k = first; k < last; ++k) {
+        const uint64_t i = begin + k;
+        const bool head = x[i] != x[i - 1];
+        const bool tail = x[i] != x[i + 1];
+        const bool edge = kNonTrivial ? (kTail ? tail && !head : head && !tail) : (kTail ? tail : head);
+        mask[k] = edge ? 1 : 0;
+        picked += edge ? 1 : 0;
+    }
+    for (uint64_t k : {uint64_t(0), m - 1}) {
+        if (k >= first && k < last) continue;  // done above
         const uint64_t i = begin + k;
         const bool head = i == 0 || x[i] != x[i - 1];
         const bool tail = i + 1 == n || x[i] != x[i + 1];
-        bool edge = kTail ? tail : head;
-        if (kNonTrivial) edge = edge && !(kTail ? head : tail);
+        const bool edge = kNonTrivial ? (kTail ? tail && !head : head && !tail) : (kTail ? tail : head);
         mask[k] = edge ? 1 : 0;
         picked += edge ? 1 : 0;
+        if (m == 1) break;  // k = 0 and m - 1 are one element
     }
     return picked;
 }
@@ -147,16 +162,31 @@ uint64_t last_picked(const uint8_t *mask, uint64_t m, uint8_t side) {
     return k;
 }
 
+// Eight mask bytes of 1: the compactions read the mask eight bytes at a
+// time and skip eight with nothing of their side, so a sparse mask (few
+// runs in many elements, few kept) costs little more than its reading.
+constexpr uint64_t kAllOnes = 0x0101010101010101ull;
+
 // dst[j] = src[k] for the j-th k with mask[k] == side, for the `picked`
-// such k. Branch-free: an element not picked is written where the next
-// picked one goes, so the loop stops at the last picked one and nothing
-// is written past dst[picked - 1].
+// such k. Branch-free within eight elements: one not picked is written
+// where the next picked one goes, so the last eight stop at the last picked
+// one and nothing is written past dst[picked - 1].
 template <typename Bits>
 void compact(const Bits *src, const uint8_t *mask, uint64_t m, uint8_t side, uint64_t picked, Bits *dst) {
     if (picked == 0) return;
     const uint64_t last = last_picked(mask, m, side);
-    uint64_t j = 0;
-    for (uint64_t k = 0; k <= last; ++k) {
+    const uint64_t skip = side ? 0 : kAllOnes;  // eight mask bytes with nothing of this side
+    uint64_t j = 0, k = 0;
+    for (; k + 8 <= last; k += 8) {
+        uint64_t word;
+        std::memcpy(&word, mask + k, sizeof word);
+        if (word == skip) continue;
+        for (uint64_t e = k; e < k + 8; ++e) {
+            dst[j] = src[e];
+            j += mask[e] == side ? 1 : 0;
+        }
+    }
+    for (; k <= last; ++k) {
         dst[j] = src[k];
         j += mask[k] == side ? 1 : 0;
     }
@@ -167,8 +197,17 @@ template <typename U>
 void compact_positions(uint64_t begin, const uint8_t *mask, uint64_t m, uint64_t picked, U *dst) {
     if (picked == 0) return;
     const uint64_t last = last_picked(mask, m, 1);
-    uint64_t j = 0;
-    for (uint64_t k = 0; k <= last; ++k) {
+    uint64_t j = 0, k = 0;
+    for (; k + 8 <= last; k += 8) {
+        uint64_t word;
+        std::memcpy(&word, mask + k, sizeof word);
+        if (word == 0) continue;
+        for (uint64_t e = k; e < k + 8; ++e) {
+            dst[j] = U(begin + e);
+            j += mask[e];
+        }
+    }
+    for (; k <= last; ++k) {
         dst[j] = U(begin + k);
         j += mask[k];
     }
@@ -258,6 +297,28 @@ uint64_t over_pieces(Parallel &parallel, const MaskSource &source, uint64_t n, b
     return before[pieces];
 }
 
+// Every run's length when every run is reported: the next run's start (n
+// after the last) minus its own. starts may be the lengths themselves:
+// each piece of runs goes up from its first, reading start r + 1 before
+// writing r, and the start just past each piece is read before any piece
+// writes.
+void lengths_from_starts(Parallel &parallel, const void *starts, uint32_t start_bytes, void *lengths,
+                         uint32_t length_bytes, uint64_t runs, uint64_t n) {
+    const uint64_t pieces = ceil_div(runs, kPiece);
+    std::vector<uint64_t> next_start(pieces);
+    for (uint64_t p = 0; p < pieces; ++p) {
+        const uint64_t end = std::min(runs, (p + 1) * kPiece);
+        next_start[p] = end < runs ? read_index(starts, start_bytes, end) : n;
+    }
+    parallel.for_each(static_cast<size_t>(pieces), [&](size_t p) {
+        const uint64_t begin = p * kPiece, end = std::min(runs, begin + kPiece);
+        for (uint64_t r = begin; r < end; ++r) {
+            const uint64_t next = r + 1 < end ? read_index(starts, start_bytes, r + 1) : next_start[p];
+            write_index(lengths, length_bytes, r, next - read_index(starts, start_bytes, r));
+        }
+    });
+}
+
 void write_count(const CountSink &sink, uint64_t count) {
     if (sink.host) *sink.host = count;
     if (!sink.device) return;
@@ -322,7 +383,9 @@ void runs(Parallel &parallel, const RunsRequest &request) {
         }
         return at - before;
     });
-    if (request.lengths) {
+    if (request.lengths && !request.non_trivial_only) {
+        lengths_from_starts(parallel, starts, start_bytes, request.lengths, request.length_bytes, total, n);
+    } else if (request.lengths) {
         const MaskSource tails = run_source(request, true);
         uint64_t tail_total = 0;
         over_pieces(parallel, tails, n, false, &tail_total, [&](uint64_t begin, uint64_t end, uint64_t before) {
