@@ -12,6 +12,12 @@ than 64 bits, widened first: below).
 Flat positions: ``argmin``/``argmax`` (numpy's ``np.argmin``/``np.argmax``
 on the flattened array; experimental) return a Python int.
 
+Select and runs (experimental; 1-D): ``select`` (``x[mask]``, ``x[x < v]``
+and the other comparisons, with values and positions), ``compress``,
+``flatnonzero``, ``nonzero``, ``stable_partition``, ``unique``
+(``np.unique``), ``unique_consecutive`` and ``run_length_encode`` (runs by
+bits). Their counts come back to the host (the call waits for them).
+
 Per row: ``sort``, ``argsort``, ``topk``, ``cumsum``/``scan``, ``sum``, ``min`` and
 ``max`` take ``axis=-1`` to work on every row (the last axis) of a
 C-contiguous N-D array on its own, like numpy's and torch's ``axis=-1`` /
