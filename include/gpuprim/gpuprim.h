@@ -879,10 +879,11 @@ GPUPRIM_API gpuprim_status_t gpuprim_bincount_rows(gpuprim_context_t context, gp
  *   dtype, one per input element, carried with their elements.
  * - Deterministic; the same results on every backend.
  * Errors of every call: NULL_POINTER, INVALID_HANDLE, CONTEXT_MISMATCH,
- * INVALID_ENUM, DTYPE_MISMATCH, SIZE_MISMATCH (an output shorter than the
- * input; values of another count), INVALID_ARGUMENT (count and count_out
- * both NULL; counts that do not fit; overlapping buffers), DEVICE,
- * OUT_OF_MEMORY. On an error nothing is written.
+ * INVALID_ENUM, DTYPE_MISMATCH (count_out not an index dtype), SIZE_MISMATCH
+ * (an output shorter than the input; values of another count; count_out of
+ * no elements), INVALID_ARGUMENT (count and count_out both NULL; counts that
+ * do not fit; overlapping buffers), DEVICE, OUT_OF_MEMORY. On an error
+ * nothing is written (neither the outputs nor *count).
  */
 
 /* Which elements gpuprim_select() and gpuprim_partition() keep. */
@@ -930,7 +931,9 @@ typedef struct gpuprim_predicate {
  * count / count_out: the number kept (the rules above).
  * Errors: the rules above; INVALID_ENUM (predicate->kind); NULL_POINTER
  * (predicate; flags, scalar or scalar_high where the kind needs it);
- * DTYPE_MISMATCH (flags not an integer dtype; positions not an index dtype).
+ * DTYPE_MISMATCH (flags not an integer dtype; positions not an index dtype);
+ * SIZE_MISMATCH (flags of another count); INVALID_ARGUMENT (output,
+ * values_out and positions all NULL; flags given with a comparison kind).
  * Workspace (CUDA): 16 bytes per tile of 4096 input elements (3072 for
  * 8-byte dtypes), rounded up to 256 bytes; none when the input fits one
  * tile (docs/HOW_IT_RUNS.md).

@@ -12,6 +12,12 @@ than 64 bits, widened first: below).
 Flat positions: ``argmin``/``argmax`` (numpy's ``np.argmin``/``np.argmax``
 on the flattened array; experimental) return a Python int.
 
+Select and runs (experimental; 1-D): ``select`` (``x[mask]``, ``x[x < v]``
+and the other comparisons, with values and positions), ``compress``,
+``flatnonzero``, ``nonzero``, ``stable_partition``, ``unique``
+(``np.unique``), ``unique_consecutive`` and ``run_length_encode`` (runs by
+bits). Their counts come back to the host (the call waits for them).
+
 Per row: ``sort``, ``argsort``, ``topk``, ``cumsum``/``scan``, ``sum``, ``min`` and
 ``max`` take ``axis=-1`` to work on every row (the last axis) of a
 C-contiguous N-D array on its own, like numpy's and torch's ``axis=-1`` /
@@ -90,7 +96,8 @@ _OP_SUM, _OP_MIN, _OP_MAX = _LIB.OP_SUM, _LIB.OP_MIN, _LIB.OP_MAX
 
 __all__ = ["sort", "sort_by_key", "argsort", "topk", "cumsum", "scan", "sum", "min", "max", "argmin", "argmax", "dot",
            "segment_sort", "segment_argsort", "segment_topk", "segment_cumsum", "segment_scan", "segment_sum",
-           "segment_min", "segment_max", "searchsorted", "histogram", "bincount", "merge", "distributed_reduce", "distributed_scan",
+           "segment_min", "segment_max", "searchsorted", "histogram", "bincount", "merge", "select", "compress", "flatnonzero", "nonzero",
+           "stable_partition", "unique", "unique_consecutive", "run_length_encode", "distributed_reduce", "distributed_scan",
            "distributed_sort", "distributed_argsort", "distributed_topk", "has_distributed", "Context", "GpuprimError", "InvalidArgumentError", "DtypeError", "OutOfMemoryError",
            "DeviceError", "library_version", "__version__"]
 
@@ -475,6 +482,88 @@ def merge(a: Array, b: Array, /, *, values_a: Optional[Values] = None, values_b:
     NaNs after +inf by bit pattern; numpy ties -0.0 with +0.0)."""
     context, array = _described(a, "a")
     return context.merge(array, b, values_a=values_a, values_b=values_b, descending=descending)
+
+
+# Select, partition, unique, run-length encode (experimental; gpuprim.h's
+# gpuprim_select, gpuprim_partition, gpuprim_unique,
+# gpuprim_run_length_encode). The counts come back to the host (the call
+# waits for them); results are views of arrays of the input's length.
+def select(x: Array, mask: Optional[Array] = None, /, *, op: Optional[str] = None, value: Any = None,
+           upper: Any = None, values: Optional[Values] = None, output: bool = True, positions: bool = False,
+           positions_dtype: Any = "int64") -> Any:
+    """The elements of the 1-D x the predicate keeps, in order: ``x[mask]``
+    (mask: bool or integer, nonzero keeps) or ``x[x op value]`` with op one
+    of "<", "<=", ">", ">=", "==", "!=", "in_range" (value <= x < upper),
+    "isnan", "notnan" (by value as numpy compares: -0.0 == 0.0, NaN false
+    but for "!="). Returns the kept elements, and as asked the values moved
+    with them (values=) and their positions (positions=True), a tuple where
+    more than one.
+
+    Example::
+
+        >>> gpuprim.select(np.array([3, 1, 4, 1, 5]), op=">", value=2)
+        array([3, 4, 5])
+    """
+    context, array = _described(x)
+    return context.select(array, mask, op=op, value=value, upper=upper, values=values, output=output,
+                          positions=positions, positions_dtype=positions_dtype)
+
+
+def compress(condition: Array, a: Array, /) -> Array:
+    """np.compress(condition, a) of a 1-D a and a condition of its length
+    (bool or integer: nonzero keeps)."""
+    context, array = _described(a, "a")
+    return context.select(array, condition)
+
+
+def flatnonzero(x: Array, /, *, dtype: Any = "int64") -> Array:
+    """np.flatnonzero(x) of a 1-D x: the positions of the nonzero elements
+    (NaN is nonzero, -0.0 is zero), int64 by default."""
+    context, array = _described(x)
+    return context.select(array, op="!=", value=0, output=False, positions=True, positions_dtype=dtype)
+
+
+def nonzero(x: Array, /) -> Tuple[Array]:
+    """np.nonzero(x) of a 1-D x: a tuple of one array, the positions of the
+    nonzero elements (int64)."""
+    return (flatnonzero(x),)
+
+
+def stable_partition(x: Array, mask: Optional[Array] = None, /, *, op: Optional[str] = None, value: Any = None,
+                     upper: Any = None, values: Optional[Values] = None) -> Tuple[Any, ...]:
+    """A stable two-way split of the 1-D x: the elements the predicate (as
+    for select) keeps, in order, then the others, in order. Returns
+    (result, count) or, with values, (result, values_result, count); count
+    is how many were kept: result[:count] is select's result."""
+    context, array = _described(x)
+    return context.stable_partition(array, mask, op=op, value=value, upper=upper, values=values)
+
+
+def unique(x: Array, /, *, return_inverse: bool = False, return_counts: bool = False) -> Any:
+    """np.unique(x, return_inverse=..., return_counts=...): the sorted
+    distinct values of x (flattened), numpy's way for floats (-0.0 and
+    +0.0 one value, all NaNs one value, last); the library's sort and
+    run-length encoding. inverse has x's shape; inverse and counts int64."""
+    context, array = _described(x)
+    return context.unique(array, return_inverse=return_inverse, return_counts=return_counts)
+
+
+def unique_consecutive(x: Array, /, *, return_counts: bool = False, values: Optional[Values] = None) -> Any:
+    """torch.unique_consecutive(x, return_counts=...) of a 1-D x: the first
+    element of each run of equal consecutive elements (and the runs'
+    lengths, int64). Equal means equal bits: -0.0 and +0.0 are different
+    runs, and a run of NaNs with the same bits is one run (torch compares
+    values). values=: each run's first value too."""
+    context, array = _described(x)
+    return context.unique_consecutive(array, return_counts=return_counts, values=values)
+
+
+def run_length_encode(x: Array, /, *, non_trivial: bool = False, dtype: Any = "int64") -> Tuple[Array, Array, Array]:
+    """The runs of equal consecutive elements of the 1-D x (equal bits):
+    (keys, starts, lengths), indices int64 by default; non_trivial=True:
+    only the runs of 2 or more (cub::DeviceRunLengthEncode::NonTrivialRuns)."""
+    context, array = _described(x)
+    return context.run_length_encode(array, non_trivial=non_trivial, dtype=dtype)
 
 
 # Distributed calls (experimental; gpuprim.h's distributed section). The data

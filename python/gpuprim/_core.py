@@ -821,6 +821,142 @@ class Context:
                   lambda c, ka, vA, kb, vB, ko, vo: LIB.gpuprim_merge(c, ka, vA, kb, vB, ko, vo, order))
         return keys_out.obj, values_out.obj
 
+    # -- select, partition, unique, run-length encode (experimental: issue 37) --
+    def select(self, x, mask=None, *, op=None, value=None, upper=None, values=None, output=True,
+               positions=False, positions_dtype="int64"):
+        """The elements of the 1-D x that the predicate keeps, in order
+        (gpuprim_select; np.compress(mask, x), x[mask], x[x < value]).
+        The predicate: mask (a bool or integer array of x's size, kind and
+        device: nonzero keeps) or op with value (a value of x's dtype):
+        "<", "<=", ">", ">=", "==", "!=" (x op value, compared as numpy and C
+        compare: -0.0 == 0.0, a NaN compares false, so only "!=" keeps NaNs),
+        "in_range" (value <= x < upper), "isnan", "notnan". Returns
+        [kept] + [values moved with them] + [their positions] as given
+        (output, values=, positions=True), a tuple where more than one;
+        each of its kind and device, views of arrays of x's length (the
+        count comes back to the host: the call waits for it)."""
+        source = _one_dimensional(_arrays.describe(x, "x"), "x")
+        predicate = _predicate(source, mask, op, value, upper, "select")
+        vals = None if values is None else _same_length(source, values, "values")
+        if not output and vals is None and not positions:
+            raise ValueError("gpuprim: select: ask for at least one of output, values, positions")
+        out = self._output(source, None, "out") if output else None
+        values_out = None if vals is None else self._output(vals, None, "values_out")
+        where = None
+        if positions:
+            where = self._output(source, None, "positions", dtype_name=_index_dtype(positions_dtype),
+                                 shape=(source.size,))
+        kind, flags, scalar, high = predicate
+        kept = [0]
+
+        def call(c, i, f, v, o, vo, p):
+            status, kept[0] = LIB.gpuprim_select(c, i, v, kind, f, _address_or_0(scalar), _address_or_0(high),
+                                                 o, vo, p, 0)
+            return status
+        self._run([(source, True), (flags, True), (vals, True), (out, False), (values_out, False),
+                   (where, False)], call)
+        count = kept[0]
+        results = [a.obj[:count] for a in (out, values_out, where) if a is not None]
+        return results[0] if len(results) == 1 else tuple(results)
+
+    def stable_partition(self, x, mask=None, *, op=None, value=None, upper=None, values=None):
+        """The 1-D x split in two, stably (gpuprim_partition): the elements
+        the predicate (as for select) keeps, in order, then the others, in
+        order (not reversed as by cub::DevicePartition). Returns (result,
+        count) or, with values, (result, values_result, count); count: how
+        many were kept (the split point)."""
+        source = _one_dimensional(_arrays.describe(x, "x"), "x")
+        kind, flags, scalar, high = _predicate(source, mask, op, value, upper, "stable_partition")
+        vals = None if values is None else _same_length(source, values, "values")
+        out = self._output(source, None, "out")
+        values_out = None if vals is None else self._output(vals, None, "values_out")
+        kept = [0]
+
+        def call(c, i, f, v, o, vo):
+            status, kept[0] = LIB.gpuprim_partition(c, i, v, kind, f, _address_or_0(scalar), _address_or_0(high),
+                                                    o, vo, 0)
+            return status
+        self._run([(source, True), (flags, True), (vals, True), (out, False), (values_out, False)], call)
+        if values_out is None:
+            return out.obj, kept[0]
+        return out.obj, values_out.obj, kept[0]
+
+    def run_length_encode(self, x, *, non_trivial=False, dtype="int64"):
+        """The runs of equal consecutive elements of the 1-D x
+        (gpuprim_run_length_encode): (keys, starts, lengths), each run's
+        element, first position and length (indices of dtype, int64 by
+        default); non_trivial=True: only runs of 2 or more. Elements are
+        equal when their bits are (-0.0 and +0.0 differ, NaNs with the same
+        bits are equal)."""
+        source = _one_dimensional(_arrays.describe(x, "x"), "x")
+        dtype = _index_dtype(dtype)
+        keys = self._output(source, None, "keys")
+        starts = self._output(source, None, "starts", dtype_name=dtype, shape=(source.size,))
+        lengths = self._output(source, None, "lengths", dtype_name=dtype, shape=(source.size,))
+        runs = _lib.RUNS_NON_TRIVIAL if non_trivial else _lib.RUNS_ALL
+        found = [0]
+
+        def call(c, i, k, s, n):
+            status, found[0] = LIB.gpuprim_run_length_encode(c, i, runs, k, s, n, 0)
+            return status
+        self._run([(source, True), (keys, False), (starts, False), (lengths, False)], call)
+        count = found[0]
+        return keys.obj[:count], starts.obj[:count], lengths.obj[:count]
+
+    def unique_consecutive(self, x, *, return_counts=False, values=None):
+        """torch.unique_consecutive(x, return_counts=...) of the 1-D x: the
+        first element of every run of equal consecutive elements
+        (gpuprim_unique; std::unique), and with return_counts the runs'
+        lengths (int64). With values (x's length), each run's first value
+        comes back too: (keys, values[, counts]). Elements are equal when
+        their bits are (torch compares values: there -0.0 joins a run of
+        +0.0 and every NaN is a run of its own)."""
+        source = _one_dimensional(_arrays.describe(x, "x"), "x")
+        results = []
+        if values is not None or not return_counts:
+            vals = None if values is None else _same_length(source, values, "values")
+            keys = self._output(source, None, "keys")
+            values_out = None if vals is None else self._output(vals, None, "values_out")
+            found = [0]
+
+            def call(c, i, v, k, vo):
+                status, found[0] = LIB.gpuprim_unique(c, i, v, k, vo, 0)
+                return status
+            self._run([(source, True), (vals, True), (keys, False), (values_out, False)], call)
+            results = [a.obj[:found[0]] for a in (keys, values_out) if a is not None]
+        if return_counts:
+            keys, _, lengths = self.run_length_encode(source)
+            if not results:
+                results = [keys]
+            results.append(lengths)
+        return results[0] if len(results) == 1 else tuple(results)
+
+    def unique(self, x, *, return_inverse=False, return_counts=False):
+        """np.unique(x, return_inverse=..., return_counts=...): the sorted
+        distinct values of x (flattened), by value as numpy has them
+        (-0.0 and +0.0 are one value, every NaN one value, last): the
+        library's sort, then run-length encoding. inverse: x's shape, int64,
+        x == unique[inverse]; counts: int64."""
+        source = _arrays.describe(x, "x")
+        if source.ndim != 1:
+            source = _arrays.describe(source.obj.reshape(-1), "x")
+        work = source
+        if source.dtype_name in ("float16", "bfloat16", "float32", "float64"):
+            work = _arrays.describe(_canonical_floats(source), "x")
+        if return_inverse:
+            order = _arrays.arange_like(work, work.size, "int64")
+            sorted_keys, permutation = self.sort(work, values=order)
+        else:
+            sorted_keys = self.sort(work)
+        keys, starts, lengths = self.run_length_encode(sorted_keys)
+        results = [keys]
+        if return_inverse:
+            inverse = _inverse_of(work, permutation, lengths)
+            results.append(inverse.reshape(tuple(_arrays.describe(x, "x").shape)))
+        if return_counts:
+            results.append(lengths)
+        return results[0] if len(results) == 1 else tuple(results)
+
     # -- distributed calls (experimental: gpuprim.h's GPUPRIM_EXPERIMENTAL_API) --
     def attach_communicator(self, comm, kind=None) -> None:
         """Borrow a communicator for this context's distributed_*() calls.
@@ -1413,6 +1549,119 @@ def _communicator_handle(comm, kind):
     if not 0 < handle < (1 << 64):
         raise ValueError(f"gpuprim: {what} must be an address in (0, 2^64), not {handle}")
     return code, handle
+
+
+# gpuprim_keep_t: the comparisons select and stable_partition take by name.
+_KEEP_FLAGGED = 0
+_KEEP_OPS = {"<": 1, "<=": 2, ">": 3, ">=": 4, "==": 5, "!=": 6, "in_range": 7, "isnan": 8, "notnan": 9}
+
+
+def _address_or_0(host):
+    return 0 if host is None else _arrays.address(host)
+
+
+def _same_length(source, values, what):
+    """values= of select and friends: 1-D, x's length, kind and device."""
+    array = _one_dimensional(_arrays.describe(values, what), what)
+    if array.kind != source.kind or array.on_device != source.on_device:
+        raise TypeError(f"gpuprim: {what} must be of x's kind and device")
+    if array.size != source.size:
+        raise ValueError(f"gpuprim: {what} has {array.size} elements, x has {source.size}")
+    return array
+
+
+def _scalar_of(source, value, what, function):
+    """value as a one-element host numpy array of x's dtype; ValueError where
+    it is not a value of that dtype (an integer x compared with 0.5 or
+    with 300 for uint8: numpy would compare in another dtype)."""
+    np = _arrays.numpy()
+    name = source.dtype_name
+    if name in _INTEGER_DTYPES or name == "bool":
+        number = _python_number(value)
+        if isinstance(number, float):
+            if not number.is_integer():
+                raise ValueError(f"gpuprim: {function}: {what}={number!r} is not a value of x's dtype {name}")
+            number = int(number)
+        if name == "bool":
+            if number not in (0, 1):
+                raise ValueError(f"gpuprim: {function}: {what}={number!r} is not a bool")
+            return np.array([number], dtype=np.uint8)
+        info = np.iinfo(_arrays.numpy_dtype(name))
+        if not info.min <= number <= info.max:
+            raise ValueError(f"gpuprim: {function}: {what}={number!r} is outside {name}'s range")
+        return np.array([number], dtype=_arrays.numpy_dtype(name))
+    if name == "bfloat16" and source.kind == "torch":
+        host = _arrays.host_scalar(name, source.kind)
+        if host.dtype == np.uint16:  # no ml_dtypes: the value rounded to bfloat16 by torch, as its bits
+            torch = sys.modules["torch"]
+            host[0] = torch.tensor([float(_python_number(value))], dtype=torch.bfloat16).view(torch.int16).item() & 0xFFFF
+            return host
+    return np.array([_python_number(value)], dtype=_arrays.numpy_dtype(name))
+
+
+def _predicate(source, mask, op, value, upper, function):
+    """(kind, flags Array or None, scalar, upper scalar): gpuprim_predicate_t's fields."""
+    if mask is not None:
+        if op is not None:
+            raise ValueError(f"gpuprim: {function}: pass mask or op, not both")
+        flags = _one_dimensional(_arrays.describe(mask, "mask"), "mask")
+        if flags.dtype_name not in _INTEGER_DTYPES + ("bool",):
+            raise TypeError(f"gpuprim: {function}: mask must be of bool or an integer dtype, not "
+                            f"{flags.dtype_name}")
+        if flags.kind != source.kind or flags.on_device != source.on_device:
+            raise TypeError(f"gpuprim: {function}: mask must be of x's kind and device")
+        if flags.size != source.size:
+            raise ValueError(f"gpuprim: {function}: mask has {flags.size} elements, x has {source.size}")
+        return _KEEP_FLAGGED, flags, None, None
+    if op not in _KEEP_OPS:
+        raise ValueError(f"gpuprim: {function}: pass mask, or op as one of {', '.join(_KEEP_OPS)}; "
+                         f"not {op!r}")
+    kind = _KEEP_OPS[op]
+    scalar = high = None
+    if kind <= _KEEP_OPS["in_range"]:
+        if value is None:
+            raise ValueError(f"gpuprim: {function}: op {op!r} compares with value=")
+        scalar = _scalar_of(source, value, "value", function)
+    if op == "in_range":
+        if upper is None:
+            raise ValueError(f"gpuprim: {function}: op 'in_range' needs upper= (value <= x < upper)")
+        high = _scalar_of(source, upper, "upper", function)
+    return kind, None, scalar, high
+
+
+def _module_of(array):
+    return sys.modules[{"numpy": "numpy", "torch": "torch", "cupy": "cupy"}[array.kind]] \
+        if array.kind in ("numpy", "torch", "cupy") else None
+
+
+def _canonical_floats(array):
+    """A float array with -0.0 made +0.0 and every NaN the one quiet NaN,
+    by the array's own library: numpy's unique treats them as one value."""
+    module = _module_of(array)
+    if module is None:
+        raise TypeError(f"gpuprim: unique of {array.kind} float arrays is not supported")
+    obj = array.obj
+    if array.kind == "numpy":
+        with module.errstate(invalid="ignore"):  # signaling NaNs: replaced below anyway
+            return module.where(module.isnan(obj), float("nan"), obj + 0)
+    return module.where(module.isnan(obj), float("nan"), obj + 0)
+
+
+def _inverse_of(work, permutation, lengths):
+    """inverse[permutation[j]] = the run of sorted position j (int64)."""
+    module = _module_of(work)
+    if work.kind == "torch":
+        ids = module.repeat_interleave(module.arange(lengths.shape[0], device=lengths.device), lengths)
+        inverse = module.empty(work.size, dtype=module.int64, device=lengths.device)
+    elif work.kind == "cupy":
+        host = lengths.get()
+        ids = module.asarray(_arrays.numpy().repeat(_arrays.numpy().arange(host.size), host))
+        inverse = module.empty(work.size, dtype="int64")
+    else:
+        ids = module.repeat(module.arange(lengths.shape[0]), lengths)
+        inverse = module.empty(work.size, dtype=module.int64)
+    inverse[permutation] = ids
+    return inverse
 
 
 def _one_dimensional(array, what):

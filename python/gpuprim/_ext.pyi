@@ -30,6 +30,10 @@ SIDE_LEFT: int = 0
 
 SIDE_RIGHT: int = 1
 
+RUNS_ALL: int = 0
+
+RUNS_NON_TRIVIAL: int = 1
+
 COMM_NCCL: int = 1
 
 COMM_MPI: int = 2
@@ -128,6 +132,14 @@ def gpuprim_segmented_reduce(arg0: int | None, arg1: int, arg2: int | None, arg3
 def gpuprim_segmented_scan(arg0: int | None, arg1: int, arg2: int, arg3: int | None, arg4: int, arg5: int, arg6: int | None, arg7: int | None, /) -> int: ...
 
 def gpuprim_segmented_topk(arg0: int | None, arg1: int | None, arg2: int, arg3: int, arg4: int | None, arg5: int, arg6: int, arg7: int | None, arg8: int | None, /) -> int: ...
+
+def gpuprim_select(arg0: int | None, arg1: int | None, arg2: int | None, arg3: int, arg4: int | None, arg5: int | None, arg6: int | None, arg7: int | None, arg8: int | None, arg9: int | None, arg10: int | None, /) -> tuple: ...
+
+def gpuprim_partition(arg0: int | None, arg1: int | None, arg2: int | None, arg3: int, arg4: int | None, arg5: int | None, arg6: int | None, arg7: int | None, arg8: int | None, arg9: int | None, /) -> tuple: ...
+
+def gpuprim_unique(arg0: int | None, arg1: int | None, arg2: int | None, arg3: int | None, arg4: int | None, arg5: int | None, /) -> tuple: ...
+
+def gpuprim_run_length_encode(arg0: int | None, arg1: int | None, arg2: int, arg3: int | None, arg4: int | None, arg5: int | None, arg6: int | None, /) -> tuple: ...
 
 def gpuprim_context_get_rank(arg: int | None, /) -> tuple: ...
 

@@ -23,7 +23,8 @@ namespace gpuprim_ext {
     X(sort) X(sort_options_init) X(sort_with_options) X(argsort) X(segments_init_rows)                \
     X(segments_init_offsets) X(segmented_sort) X(segmented_argsort) X(segmented_reduce)              \
     X(segmented_scan) X(topk) X(segmented_topk) X(searchsorted) X(searchsorted_rows) X(histogram_even)  \
-    X(histogram_range) X(bincount) X(histogram_even_rows) X(histogram_range_rows) X(bincount_rows) X(merge)
+    X(histogram_range) X(bincount) X(histogram_even_rows) X(histogram_range_rows) X(bincount_rows) X(merge)      \
+    X(select) X(partition) X(unique) X(run_length_encode)
 
 // The distributed calls: optional as a group (a library from before them
 // still loads; has_distributed says which).

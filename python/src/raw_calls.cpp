@@ -298,6 +298,67 @@ void define_raw_calls(nb::module_ &m) {
               return static_cast<int>(library().segmented_topk(c, &layout, kin, k, static_cast<gpuprim_order_t>(order),
                                                                values, indices));
           });
+    // select / partition: the predicate as its four fields (flags: a buffer
+    // handle or 0; scalar, scalar_high: host addresses of one element of the
+    // input's dtype, or 0); the count comes back on the host: (status, count).
+    m.def("gpuprim_select",
+          [](Address context, Address input, Address values, std::int32_t kind, Address flags, Address scalar,
+             Address scalar_high, Address output, Address values_out, Address positions, Address count_out) {
+              gpuprim_predicate_t predicate{kind, as<Buffer>(flags), address(scalar), address(scalar_high)};
+              gpuprim_context_t c = as<Context>(context);
+              Buffer *in = as<Buffer>(input), *v = as<Buffer>(values), *out = as<Buffer>(output);
+              Buffer *vo = as<Buffer>(values_out), *where = as<Buffer>(positions), *co = as<Buffer>(count_out);
+              std::uint64_t count = 0;
+              int status;
+              {
+                  nb::gil_scoped_release unlocked;
+                  status = library().select(c, in, v, &predicate, out, vo, where, &count, co);
+              }
+              return nb::make_tuple(status, count);
+          });
+    m.def("gpuprim_partition",
+          [](Address context, Address input, Address values, std::int32_t kind, Address flags, Address scalar,
+             Address scalar_high, Address output, Address values_out, Address count_out) {
+              gpuprim_predicate_t predicate{kind, as<Buffer>(flags), address(scalar), address(scalar_high)};
+              gpuprim_context_t c = as<Context>(context);
+              Buffer *in = as<Buffer>(input), *v = as<Buffer>(values), *out = as<Buffer>(output);
+              Buffer *vo = as<Buffer>(values_out), *co = as<Buffer>(count_out);
+              std::uint64_t count = 0;
+              int status;
+              {
+                  nb::gil_scoped_release unlocked;
+                  status = library().partition(c, in, v, &predicate, out, vo, &count, co);
+              }
+              return nb::make_tuple(status, count);
+          });
+    m.def("gpuprim_unique",
+          [](Address context, Address keys, Address values, Address keys_out, Address values_out, Address count_out) {
+              gpuprim_context_t c = as<Context>(context);
+              Buffer *k = as<Buffer>(keys), *v = as<Buffer>(values), *ko = as<Buffer>(keys_out);
+              Buffer *vo = as<Buffer>(values_out), *co = as<Buffer>(count_out);
+              std::uint64_t count = 0;
+              int status;
+              {
+                  nb::gil_scoped_release unlocked;
+                  status = library().unique(c, k, v, ko, vo, &count, co);
+              }
+              return nb::make_tuple(status, count);
+          });
+    m.def("gpuprim_run_length_encode",
+          [](Address context, Address input, std::int64_t runs, Address keys_out, Address starts, Address lengths,
+             Address count_out) {
+              gpuprim_context_t c = as<Context>(context);
+              Buffer *in = as<Buffer>(input), *ko = as<Buffer>(keys_out), *s = as<Buffer>(starts);
+              Buffer *l = as<Buffer>(lengths), *co = as<Buffer>(count_out);
+              std::uint64_t count = 0;
+              int status;
+              {
+                  nb::gil_scoped_release unlocked;
+                  status = library().run_length_encode(c, in, static_cast<gpuprim_runs_t>(runs), ko, s, l, &count,
+                                                       co);
+              }
+              return nb::make_tuple(status, count);
+          });
     m.def("gpuprim_context_get_rank", [](Address context) {
         if (!library().context_get_rank) missing("context_get_rank");
         std::int32_t rank = -1, count = 0;

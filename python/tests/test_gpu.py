@@ -458,3 +458,49 @@ def test_cupy_histograms(dtype):
     for shape in ((5, 0), (1, 7), (300, 33), (3, 70001)):
         x = _histogram_data(dtype, shape)
         _check_histograms(x, cupy.asarray, cupy.asnumpy, lambda a: isinstance(a, cupy.ndarray), cupy.asarray)
+
+
+@pytest.mark.parametrize("dtype", ["int32", "uint8", "int64", "float16", "float32", "float64"])
+def test_torch_select_unique_runs(dtype):
+    """select, stable_partition, unique, unique_consecutive and run_length_encode on CUDA tensors:
+    tensors out on the input's device, numpy's answers."""
+    torch = _torch()
+    if not hasattr(torch, dtype):
+        pytest.skip(f"torch has no {dtype}")
+    for n in (0, 1, 4097, 70001, (1 << 20) + 3):
+        x = np.repeat(specials(dtype, n, rng), 2)[:n]
+        t = to_torch(torch, x)
+        mask = rng.integers(0, 2, n).astype(bool)
+        kept, positions = gpuprim.select(t, torch.from_numpy(mask).cuda(), positions=True)
+        assert isinstance(kept, torch.Tensor) and kept.is_cuda and kept.dtype == t.dtype
+        np.testing.assert_array_equal(bits(from_torch(torch, kept)), bits(x[mask]))
+        np.testing.assert_array_equal(positions.cpu().numpy(), np.flatnonzero(mask))
+        result, count = gpuprim.stable_partition(t, torch.from_numpy(mask).cuda())
+        order = np.concatenate((np.flatnonzero(mask), np.flatnonzero(~mask)))
+        assert count == int(mask.sum())
+        np.testing.assert_array_equal(bits(from_torch(torch, result)), bits(x[order]))
+        keys, starts, lengths = gpuprim.run_length_encode(t)
+        b = bits(x)
+        heads = np.flatnonzero(np.concatenate(([True], b[1:] != b[:-1]))) if n else np.zeros(0, np.int64)
+        np.testing.assert_array_equal(starts.cpu().numpy(), heads)
+        np.testing.assert_array_equal(lengths.cpu().numpy(), np.diff(np.concatenate((heads, [n]))))
+        np.testing.assert_array_equal(bits(from_torch(torch, gpuprim.unique_consecutive(t))), bits(x[heads]))
+        values, inverse, counts = gpuprim.unique(t, return_inverse=True, return_counts=True)
+        want, want_inverse, want_counts = np.unique(x, return_inverse=True, return_counts=True)
+        np.testing.assert_array_equal(from_torch(torch, values), want)
+        np.testing.assert_array_equal(inverse.cpu().numpy(), want_inverse)
+        np.testing.assert_array_equal(counts.cpu().numpy(), want_counts)
+
+
+@pytest.mark.parametrize("dtype", ["int32", "float32"])
+def test_cupy_select_runs(dtype):
+    cupy = _cupy()
+    for n in (0, 4097, 70001):
+        x = np.repeat(specials(dtype, n, rng), 3)[:n]
+        a = cupy.asarray(x)
+        kept = gpuprim.select(a, op="!=", value=0)
+        assert isinstance(kept, cupy.ndarray)
+        np.testing.assert_array_equal(bits(cupy.asnumpy(kept)), bits(x[x != 0]))
+        keys, starts, lengths = gpuprim.run_length_encode(a, non_trivial=True)
+        assert isinstance(lengths, cupy.ndarray)
+        assert int(cupy.asnumpy(lengths).min(initial=2)) >= 2

@@ -12,15 +12,17 @@
 // their prefix sum, then every piece in parallel. The outputs are the same
 // either way: each element has one place.
 //
-// Run-length encode's lengths: run r's length is its last position + 1 -
-// its first. A first pass writes the starts (into 'lengths' itself when
-// 'starts' is not wanted); a second pass over the runs' last elements
-// (tails: the r-th tail ends run r) turns each into its length.
+// Run-length encode's lengths: a first pass writes the starts (into
+// 'lengths' itself when 'starts' is not wanted); then, every run reported,
+// run r's length is start r + 1 (n after the last) - start r; only the
+// runs of 2 or more, a second pass over the runs' last elements (tails: the
+// r-th tail ends run r) makes it that last position + 1 - start r.
 #include "cpu/select.h"
 
 #include "core/dtype.h"
 #include "core/error.h"
 #include "core/keep_rule.h"
+#include "core/portable.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -48,8 +50,30 @@ struct MaskSource {
 
 // ---- Masks ----------------------------------------------------------------
 
+// Each mask loop is written once (GPUPRIM_ALWAYS_INLINE) and compiled into
+// a plain entry and, on x86-64, an AVX2 one (chosen when the CPU has it:
+// 8-byte compares and wide stores vectorize there, not in baseline SSE2).
+#if defined(__x86_64__) && defined(__GNUC__)
+#  define GPUPRIM_SELECT_AVX2 1
+#  define GPUPRIM_SELECT_AVX2_TARGET __attribute__((target("avx2")))
+#else
+#  define GPUPRIM_SELECT_AVX2 0
+#endif
+
+bool use_avx2() {
+#if GPUPRIM_SELECT_AVX2
+    return __builtin_cpu_supports("avx2");
+#else
+    return false;
+#endif
+}
+
+#if !GPUPRIM_SELECT_AVX2
+#  define GPUPRIM_SELECT_AVX2_TARGET
+#endif
+
 template <typename T, gpuprim_keep_t kKind>
-uint32_t fill_compare(const MaskSource &source, uint64_t begin, uint64_t m, uint8_t *mask) {
+GPUPRIM_ALWAYS_INLINE uint32_t compare_body(const MaskSource &source, uint64_t begin, uint64_t m, uint8_t *mask) {
     const KeepTest<T> test = keep_test_of<T>(source.rule);
     const T *x = static_cast<const T *>(source.data) + begin;
     uint32_t picked = 0;
@@ -61,9 +85,19 @@ uint32_t fill_compare(const MaskSource &source, uint64_t begin, uint64_t m, uint
     return picked;
 }
 
+template <typename T, gpuprim_keep_t kKind>
+uint32_t fill_compare(const MaskSource &source, uint64_t begin, uint64_t m, uint8_t *mask) {
+    return compare_body<T, kKind>(source, begin, m, mask);
+}
+template <typename T, gpuprim_keep_t kKind>
+GPUPRIM_SELECT_AVX2_TARGET uint32_t fill_compare_avx2(const MaskSource &source, uint64_t begin, uint64_t m,
+                                                      uint8_t *mask) {
+    return compare_body<T, kKind>(source, begin, m, mask);
+}
+
 // flag_is_set (core/keep_rule.h) with the width known: nonzero bits keep.
 template <typename Flag>
-uint32_t fill_flags(const MaskSource &source, uint64_t begin, uint64_t m, uint8_t *mask) {
+GPUPRIM_ALWAYS_INLINE uint32_t flags_body(const MaskSource &source, uint64_t begin, uint64_t m, uint8_t *mask) {
     const Flag *f = static_cast<const Flag *>(source.data) + begin;
     uint32_t picked = 0;
     for (uint64_t k = 0; k < m; ++k) {
@@ -74,18 +108,33 @@ uint32_t fill_flags(const MaskSource &source, uint64_t begin, uint64_t m, uint8_
     return picked;
 }
 
+template <typename Flag>
+uint32_t fill_flags(const MaskSource &source, uint64_t begin, uint64_t m, uint8_t *mask) {
+    return flags_body<Flag>(source, begin, m, mask);
+}
+template <typename Flag>
+GPUPRIM_SELECT_AVX2_TARGET uint32_t fill_flags_avx2(const MaskSource &source, uint64_t begin, uint64_t m,
+                                                    uint8_t *mask) {
+    return flags_body<Flag>(source, begin, m, mask);
+}
+
+template <typename T, gpuprim_keep_t kKind>
+FillMask compare_entry(bool avx2) {
+    return avx2 ? fill_compare_avx2<T, kKind> : fill_compare<T, kKind>;
+}
+
 template <typename T>
-FillMask compare_fill(gpuprim_keep_t kind) {
+FillMask compare_fill(gpuprim_keep_t kind, bool avx2) {
     switch (kind) {
-    case GPUPRIM_KEEP_LESS: return fill_compare<T, GPUPRIM_KEEP_LESS>;
-    case GPUPRIM_KEEP_LESS_EQUAL: return fill_compare<T, GPUPRIM_KEEP_LESS_EQUAL>;
-    case GPUPRIM_KEEP_GREATER: return fill_compare<T, GPUPRIM_KEEP_GREATER>;
-    case GPUPRIM_KEEP_GREATER_EQUAL: return fill_compare<T, GPUPRIM_KEEP_GREATER_EQUAL>;
-    case GPUPRIM_KEEP_EQUAL: return fill_compare<T, GPUPRIM_KEEP_EQUAL>;
-    case GPUPRIM_KEEP_NOT_EQUAL: return fill_compare<T, GPUPRIM_KEEP_NOT_EQUAL>;
-    case GPUPRIM_KEEP_IN_RANGE: return fill_compare<T, GPUPRIM_KEEP_IN_RANGE>;
-    case GPUPRIM_KEEP_NAN: return fill_compare<T, GPUPRIM_KEEP_NAN>;
-    case GPUPRIM_KEEP_NOT_NAN: return fill_compare<T, GPUPRIM_KEEP_NOT_NAN>;
+    case GPUPRIM_KEEP_LESS: return compare_entry<T, GPUPRIM_KEEP_LESS>(avx2);
+    case GPUPRIM_KEEP_LESS_EQUAL: return compare_entry<T, GPUPRIM_KEEP_LESS_EQUAL>(avx2);
+    case GPUPRIM_KEEP_GREATER: return compare_entry<T, GPUPRIM_KEEP_GREATER>(avx2);
+    case GPUPRIM_KEEP_GREATER_EQUAL: return compare_entry<T, GPUPRIM_KEEP_GREATER_EQUAL>(avx2);
+    case GPUPRIM_KEEP_EQUAL: return compare_entry<T, GPUPRIM_KEEP_EQUAL>(avx2);
+    case GPUPRIM_KEEP_NOT_EQUAL: return compare_entry<T, GPUPRIM_KEEP_NOT_EQUAL>(avx2);
+    case GPUPRIM_KEEP_IN_RANGE: return compare_entry<T, GPUPRIM_KEEP_IN_RANGE>(avx2);
+    case GPUPRIM_KEEP_NAN: return compare_entry<T, GPUPRIM_KEEP_NAN>(avx2);
+    case GPUPRIM_KEEP_NOT_NAN: return compare_entry<T, GPUPRIM_KEEP_NOT_NAN>(avx2);
     case GPUPRIM_KEEP_FLAGGED: break;
     }
     fail(GPUPRIM_ERROR_INTERNAL, "select: keep kind %d", static_cast<int>(kind));
@@ -95,14 +144,17 @@ MaskSource keep_source(const SelectRequest &request) {
     MaskSource source{};
     source.count = request.count;
     source.rule = request.keep;
+    const bool avx2 = use_avx2();
     if (request.keep.kind == GPUPRIM_KEEP_FLAGGED) {
         source.data = request.keep.flags;
-        source.fill = dispatch_width(request.keep.flag_bytes, "select: flag width",
-                                     [](auto tag) -> FillMask { return fill_flags<decltype(tag)>; });
+        source.fill = dispatch_width(request.keep.flag_bytes, "select: flag width", [&](auto tag) -> FillMask {
+            return avx2 ? fill_flags_avx2<decltype(tag)> : fill_flags<decltype(tag)>;
+        });
         return source;
     }
     source.data = request.input;
-    source.fill = dispatch_dtype(request.dtype, [&](auto tag) { return compare_fill<decltype(tag)>(request.keep.kind); });
+    source.fill = dispatch_dtype(request.dtype,
+                                 [&](auto tag) { return compare_fill<decltype(tag)>(request.keep.kind, avx2); });
     return source;
 }
 
@@ -110,30 +162,60 @@ MaskSource keep_source(const SelectRequest &request) {
 // kNonTrivial: only those of runs of 2 or more (a head that is not also a
 // tail, and the other way round).
 template <typename Bits, bool kTail, bool kNonTrivial>
-uint32_t fill_run_edges(const MaskSource &source, uint64_t begin, uint64_t m, uint8_t *mask) {
+GPUPRIM_ALWAYS_INLINE uint32_t run_edges_body(const MaskSource &source, uint64_t begin, uint64_t m, uint8_t *mask) {
     const Bits *x = static_cast<const Bits *>(source.data);
     const uint64_t n = source.count;
+    // Elements 0 and n - 1 start and end a run whatever their neighbours:
+    // the loop compares with both neighbours of the others only, so it has
+    // no per-element bounds test (and vectorizes).
+    const uint64_t first = begin == 0 ? 1 : 0;
+    const uint64_t last = begin + m == n ? m - 1 : m;  // the loop's end (exclusive)
     uint32_t picked = 0;
-    for (uint64_t k = 0; k < m; ++k) {
+    for (uint64_t k = first; k < last; ++k) {
         const uint64_t i = begin + k;
-        const bool head = i == 0 || x[i] != x[i - 1];
-        const bool tail = i + 1 == n || x[i] != x[i + 1];
-        bool edge = kTail ? tail : head;
-        if (kNonTrivial) edge = edge && !(kTail ? head : tail);
+        const bool head = x[i] != x[i - 1];
+        const bool tail = x[i] != x[i + 1];
+        const bool edge = kNonTrivial ? (kTail ? tail && !head : head && !tail) : (kTail ? tail : head);
         mask[k] = edge ? 1 : 0;
         picked += edge ? 1 : 0;
     }
+    for (uint64_t k : {uint64_t(0), m - 1}) {
+        if (k >= first && k < last) continue;  // done above
+        const uint64_t i = begin + k;
+        const bool head = i == 0 || x[i] != x[i - 1];
+        const bool tail = i + 1 == n || x[i] != x[i + 1];
+        const bool edge = kNonTrivial ? (kTail ? tail && !head : head && !tail) : (kTail ? tail : head);
+        mask[k] = edge ? 1 : 0;
+        picked += edge ? 1 : 0;
+        if (m == 1) break;  // k = 0 and m - 1 are one element
+    }
     return picked;
+}
+
+template <typename Bits, bool kTail, bool kNonTrivial>
+uint32_t fill_run_edges(const MaskSource &source, uint64_t begin, uint64_t m, uint8_t *mask) {
+    return run_edges_body<Bits, kTail, kNonTrivial>(source, begin, m, mask);
+}
+template <typename Bits, bool kTail, bool kNonTrivial>
+GPUPRIM_SELECT_AVX2_TARGET uint32_t fill_run_edges_avx2(const MaskSource &source, uint64_t begin, uint64_t m,
+                                                        uint8_t *mask) {
+    return run_edges_body<Bits, kTail, kNonTrivial>(source, begin, m, mask);
+}
+
+template <typename Bits, bool kTail, bool kNonTrivial>
+FillMask run_entry(bool avx2) {
+    return avx2 ? fill_run_edges_avx2<Bits, kTail, kNonTrivial> : fill_run_edges<Bits, kTail, kNonTrivial>;
 }
 
 MaskSource run_source(const RunsRequest &request, bool tails) {
     MaskSource source{};
     source.data = request.keys;
     source.count = request.count;
+    const bool avx2 = use_avx2();
     source.fill = dispatch_width(request.key_bytes, "runs: key width", [&](auto tag) -> FillMask {
         using Bits = decltype(tag);
-        if (tails) return request.non_trivial_only ? fill_run_edges<Bits, true, true> : fill_run_edges<Bits, true, false>;
-        return request.non_trivial_only ? fill_run_edges<Bits, false, true> : fill_run_edges<Bits, false, false>;
+        if (tails) return request.non_trivial_only ? run_entry<Bits, true, true>(avx2) : run_entry<Bits, true, false>(avx2);
+        return request.non_trivial_only ? run_entry<Bits, false, true>(avx2) : run_entry<Bits, false, false>(avx2);
     });
     return source;
 }
@@ -147,16 +229,31 @@ uint64_t last_picked(const uint8_t *mask, uint64_t m, uint8_t side) {
     return k;
 }
 
+// Eight mask bytes of 1: the compactions read the mask eight bytes at a
+// time and skip eight with nothing of their side, so a sparse mask (few
+// runs in many elements, few kept) costs little more than its reading.
+constexpr uint64_t kAllOnes = 0x0101010101010101ull;
+
 // dst[j] = src[k] for the j-th k with mask[k] == side, for the `picked`
-// such k. Branch-free: an element not picked is written where the next
-// picked one goes, so the loop stops at the last picked one and nothing
-// is written past dst[picked - 1].
+// such k. Branch-free within eight elements: one not picked is written
+// where the next picked one goes, so the last eight stop at the last picked
+// one and nothing is written past dst[picked - 1].
 template <typename Bits>
 void compact(const Bits *src, const uint8_t *mask, uint64_t m, uint8_t side, uint64_t picked, Bits *dst) {
     if (picked == 0) return;
     const uint64_t last = last_picked(mask, m, side);
-    uint64_t j = 0;
-    for (uint64_t k = 0; k <= last; ++k) {
+    const uint64_t skip = side ? 0 : kAllOnes;  // eight mask bytes with nothing of this side
+    uint64_t j = 0, k = 0;
+    for (; k + 8 <= last; k += 8) {
+        uint64_t word;
+        std::memcpy(&word, mask + k, sizeof word);
+        if (word == skip) continue;
+        for (uint64_t e = k; e < k + 8; ++e) {
+            dst[j] = src[e];
+            j += mask[e] == side ? 1 : 0;
+        }
+    }
+    for (; k <= last; ++k) {
         dst[j] = src[k];
         j += mask[k] == side ? 1 : 0;
     }
@@ -167,8 +264,17 @@ template <typename U>
 void compact_positions(uint64_t begin, const uint8_t *mask, uint64_t m, uint64_t picked, U *dst) {
     if (picked == 0) return;
     const uint64_t last = last_picked(mask, m, 1);
-    uint64_t j = 0;
-    for (uint64_t k = 0; k <= last; ++k) {
+    uint64_t j = 0, k = 0;
+    for (; k + 8 <= last; k += 8) {
+        uint64_t word;
+        std::memcpy(&word, mask + k, sizeof word);
+        if (word == 0) continue;
+        for (uint64_t e = k; e < k + 8; ++e) {
+            dst[j] = U(begin + e);
+            j += mask[e];
+        }
+    }
+    for (; k <= last; ++k) {
         dst[j] = U(begin + k);
         j += mask[k];
     }
@@ -212,50 +318,116 @@ void write_index(void *indices, uint32_t bytes, uint64_t r, uint64_t value) {
 
 // ---- Pieces ---------------------------------------------------------------
 
-// How many of [begin, end) source picks.
-uint64_t count_picked(const MaskSource &source, uint64_t begin, uint64_t end) {
+// A block's mask as bits (one word for 64 elements), and back.
+void pack_mask(const uint8_t *mask, uint64_t m, uint64_t *words) {
+    for (uint64_t w = 0; w * 64 < m; ++w) {
+        const uint64_t length = std::min<uint64_t>(64, m - w * 64);
+        uint64_t bits = 0;
+        for (uint64_t k = 0; k < length; ++k) bits |= uint64_t(mask[w * 64 + k]) << k;
+        words[w] = bits;
+    }
+}
+
+// The masks of the emit pass: where there was a count pass, its masks kept
+// as bits (the emit pass then reads n / 8 bytes, not the input again: most
+// of the work where few elements are picked, as unique's few runs), else
+// made anew.
+struct Masks {
+    const MaskSource &source;
+    const uint64_t *bits;  // nullptr: made anew
+
+    uint64_t load(uint64_t begin, uint64_t m, uint8_t *mask) const {
+        if (!bits) return source.fill(source, begin, m, mask);
+        const uint64_t *words = bits + begin / 64;  // blocks start on multiples of 64
+        uint64_t picked = 0;
+        for (uint64_t w = 0; w * 64 < m; ++w) {
+            const uint64_t length = std::min<uint64_t>(64, m - w * 64), word = words[w];
+            uint8_t *out = mask + w * 64;
+            if (word == 0) {
+                std::memset(out, 0, length);
+                continue;
+            }
+            picked += uint64_t(__builtin_popcountll(word));
+            for (uint64_t k = 0; k < length; ++k) out[k] = uint8_t((word >> k) & 1);
+        }
+        return picked;
+    }
+};
+
+// How many of [begin, end) source picks; the masks to bits (bits + begin / 64).
+uint64_t count_picked(const MaskSource &source, uint64_t begin, uint64_t end, uint64_t *bits) {
     uint8_t mask[kBlock];
     uint64_t picked = 0;
-    for (uint64_t b = begin; b < end; b += kBlock) picked += source.fill(source, b, std::min(kBlock, end - b), mask);
+    for (uint64_t b = begin; b < end; b += kBlock) {
+        const uint64_t m = std::min(kBlock, end - b);
+        picked += source.fill(source, b, m, mask);
+        pack_mask(mask, m, bits + b / 64);
+    }
     return picked;
 }
 
-// Calls emit(begin, end, before) for each piece [begin, end) of [0, n),
-// before = how many source picks ahead of it; emit returns how many it
-// picked. Returns the total. total_first: the total is needed before any
-// piece is emitted (partition's others start there): *total is set first.
+// Calls emit(begin, end, before, masks) for each piece [begin, end) of
+// [0, n), before = how many source picks ahead of it, masks its blocks'
+// masks; emit returns how many it picked. Returns the total. total_first:
+// the total is needed before any piece is emitted (partition's others
+// start there): *total is set first.
 template <typename Emit>
 uint64_t over_pieces(Parallel &parallel, const MaskSource &source, uint64_t n, bool total_first, uint64_t *total,
                      Emit &&emit) {
+    static_assert(kPiece % 64 == 0 && kBlock % 64 == 0, "blocks start on words of the bit masks");
     const uint64_t pieces = ceil_div(n, kPiece);
     const auto bounds = [&](uint64_t p, uint64_t &begin, uint64_t &end) {
         begin = p * kPiece;
         end = std::min(n, begin + kPiece);
     };
     if (!total_first && (parallel.workers() <= 1 || pieces <= 1)) {
+        const Masks anew{source, nullptr};
         uint64_t before = 0;
         for (uint64_t p = 0; p < pieces; ++p) {
             uint64_t begin, end;
             bounds(p, begin, end);
-            before += emit(begin, end, before);
+            before += emit(begin, end, before, anew);
         }
         *total = before;
         return before;
     }
-    std::vector<uint64_t> before(pieces + 1, 0);
+    std::vector<uint64_t> before(pieces + 1, 0), bits(ceil_div(n, 64));
     parallel.for_each(static_cast<size_t>(pieces), [&](size_t p) {
         uint64_t begin, end;
         bounds(p, begin, end);
-        before[p + 1] = count_picked(source, begin, end);
+        before[p + 1] = count_picked(source, begin, end, bits.data());
     });
     for (uint64_t p = 0; p < pieces; ++p) before[p + 1] += before[p];
     *total = before[pieces];
+    const Masks kept{source, bits.data()};
     parallel.for_each(static_cast<size_t>(pieces), [&](size_t p) {
         uint64_t begin, end;
         bounds(p, begin, end);
-        emit(begin, end, before[p]);
+        emit(begin, end, before[p], kept);
     });
     return before[pieces];
+}
+
+// Every run's length when every run is reported: the next run's start (n
+// after the last) minus its own. starts may be the lengths themselves:
+// each piece of runs goes up from its first, reading start r + 1 before
+// writing r, and the start just past each piece is read before any piece
+// writes.
+void lengths_from_starts(Parallel &parallel, const void *starts, uint32_t start_bytes, void *lengths,
+                         uint32_t length_bytes, uint64_t runs, uint64_t n) {
+    const uint64_t pieces = ceil_div(runs, kPiece);
+    std::vector<uint64_t> next_start(pieces);
+    for (uint64_t p = 0; p < pieces; ++p) {
+        const uint64_t end = std::min(runs, (p + 1) * kPiece);
+        next_start[p] = end < runs ? read_index(starts, start_bytes, end) : n;
+    }
+    parallel.for_each(static_cast<size_t>(pieces), [&](size_t p) {
+        const uint64_t begin = p * kPiece, end = std::min(runs, begin + kPiece);
+        for (uint64_t r = begin; r < end; ++r) {
+            const uint64_t next = r + 1 < end ? read_index(starts, start_bytes, r + 1) : next_start[p];
+            write_index(lengths, length_bytes, r, next - read_index(starts, start_bytes, r));
+        }
+    });
 }
 
 void write_count(const CountSink &sink, uint64_t count) {
@@ -276,13 +448,14 @@ void select(Parallel &parallel, const SelectRequest &request) {
     const uint32_t element_bytes = static_cast<uint32_t>(dtype_size(request.dtype));
     const uint64_t n = request.count;
     uint64_t total = 0;
-    over_pieces(parallel, source, n, request.partition, &total, [&](uint64_t begin, uint64_t end, uint64_t before) {
+    over_pieces(parallel, source, n, request.partition, &total,
+                [&](uint64_t begin, uint64_t end, uint64_t before, const Masks &masks) {
         uint8_t mask[kBlock];
         uint64_t kept = before;                        // where the block's kept elements go
         uint64_t others = total + (begin - before);    // partition: where its others go
         for (uint64_t b = begin; b < end; b += kBlock) {
             const uint64_t m = std::min(kBlock, end - b);
-            const uint64_t picked = source.fill(source, b, m, mask);
+            const uint64_t picked = masks.load(b, m, mask);
             if (request.output) compact_bytes(element_bytes, request.input, b, mask, m, 1, picked, request.output, kept);
             if (request.values_out)
                 compact_bytes(request.value_bytes, request.values, b, mask, m, 1, picked, request.values_out, kept);
@@ -308,12 +481,13 @@ void runs(Parallel &parallel, const RunsRequest &request) {
     void *starts = request.starts ? request.starts : request.lengths;
     const uint32_t start_bytes = request.starts ? request.start_bytes : request.length_bytes;
     uint64_t total = 0;
-    over_pieces(parallel, heads, n, false, &total, [&](uint64_t begin, uint64_t end, uint64_t before) {
+    over_pieces(parallel, heads, n, false, &total, [&](uint64_t begin, uint64_t end, uint64_t before,
+                                                       const Masks &masks) {
         uint8_t mask[kBlock];
         uint64_t at = before;
         for (uint64_t b = begin; b < end; b += kBlock) {
             const uint64_t m = std::min(kBlock, end - b);
-            const uint64_t picked = heads.fill(heads, b, m, mask);
+            const uint64_t picked = masks.load(b, m, mask);
             if (request.keys_out) compact_bytes(request.key_bytes, request.keys, b, mask, m, 1, picked, request.keys_out, at);
             if (request.values_out)
                 compact_bytes(request.value_bytes, request.values, b, mask, m, 1, picked, request.values_out, at);
@@ -322,15 +496,18 @@ void runs(Parallel &parallel, const RunsRequest &request) {
         }
         return at - before;
     });
-    if (request.lengths) {
+    if (request.lengths && !request.non_trivial_only) {
+        lengths_from_starts(parallel, starts, start_bytes, request.lengths, request.length_bytes, total, n);
+    } else if (request.lengths) {
         const MaskSource tails = run_source(request, true);
         uint64_t tail_total = 0;
-        over_pieces(parallel, tails, n, false, &tail_total, [&](uint64_t begin, uint64_t end, uint64_t before) {
+        over_pieces(parallel, tails, n, false, &tail_total, [&](uint64_t begin, uint64_t end, uint64_t before,
+                                                                const Masks &masks) {
             uint8_t mask[kBlock];
             uint64_t r = before;
             for (uint64_t b = begin; b < end; b += kBlock) {
                 const uint64_t m = std::min(kBlock, end - b);
-                if (tails.fill(tails, b, m, mask) == 0) continue;
+                if (masks.load(b, m, mask) == 0) continue;
                 for (uint64_t k = 0; k < m; ++k) {
                     if (!mask[k]) continue;
                     const uint64_t start = read_index(starts, start_bytes, r);
