@@ -11,7 +11,7 @@
 // 4. summarize: the warps' counts through shared memory: each thread its
 //    warp's offset in the tile, the tile's count;
 // 5. find_prefix: warp 0 publishes the tile's count and looks back
-//    (select_lookback.cuh) for what the tiles before kept; partition's
+//    (engine/count_lookback.cuh) for what the tiles before kept; partition's
 //    second pass reads it instead from the first pass's slots;
 // 6. scatter: kept keys (then values, positions, run lengths) go to a
 //    shared staging array at their rank in the tile, then out to global
@@ -23,7 +23,7 @@
 // total + (others before the tile) + j.
 #pragma once
 
-#include "cuda/select/select_lookback.cuh"
+#include "cuda/engine/count_lookback.cuh"
 #include "cuda/select/select_policy.cuh"
 #include "cuda/select/select_rules.cuh"
 

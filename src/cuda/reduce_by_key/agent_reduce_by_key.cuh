@@ -1,0 +1,292 @@
+// SPDX-License-Identifier: Apache-2.0
+// The tile agent of reduce-by-key, one block a tile, in named steps
+// (ReduceByKeyAgent::run):
+// 1. take_tile: a ticket, in launch order (a tile only ever waits on tiles
+//    whose blocks run or are done);
+// 2. load_keys: the tile's keys through shared memory (coalesced), each
+//    thread then its kItems consecutive keys, and which of them start a run
+//    (a head: the key before differs by bits) and which end one (a tail);
+// 3. load_values: the values alike, entered into running values (run_ops.cuh),
+//    through group-by's permutation when there is one;
+// 4. fold_thread: each thread's piece: heads, its last head, the fold of its
+//    elements since its last head (all of them if none);
+// 5. scan_block: the pieces of the threads before each thread, a segmented
+//    scan of fixed shape (lanes by shuffles, then warps in order), so every
+//    fold depends on the data alone, never on timing;
+// 6. find_prefix: warp 0 publishes the tile's head count and looks back
+//    (engine/count_lookback.cuh) for the runs of the tiles before it and
+//    where the last of them began: integer counts, exact in any order;
+// 7. write_runs: each run that ends in the tile: its key, length and, when it
+//    also began in the tile, its result; a run begun in an earlier tile
+//    leaves its piece in this tile to the crossing-runs kernel
+//    (crossing_runs_kernel.cuh), which folds it with the pieces before in
+//    tile order; group-by's run of each element;
+// 8. write_record: the tile's record for that kernel.
+#pragma once
+
+#include "cuda/engine/count_lookback.cuh"
+#include "cuda/reduce_by_key/reduce_by_key_params.cuh"
+#include "cuda/reduce_by_key/reduce_by_key_policy.cuh"
+#include "cuda/reduce_by_key/run_ops.cuh"
+
+#include <cstdint>
+
+namespace gpuprim::cuda {
+namespace reduce_by_key_detail {
+
+template <typename Bits, typename Op>
+struct ReduceByKeyAgent {
+    using T = typename Op::Value;
+    using Acc = typename Op::Acc;
+    static constexpr int kThreads = ReduceByKeyShape::kThreads;
+    static constexpr int kItems = ReduceByKeyShape::kItems;
+    static constexpr int kWarps = kThreads / 32;
+    static constexpr uint32_t kTileItems = ReduceByKeyShape::kTileItems;
+    static_assert(kItems <= 32, "a thread's heads and tails are the bits of one word");
+    static_assert(sizeof(Bits) <= 8 && sizeof(Acc) <= 8, "keys and running values fit a staging slot");
+
+    // A stretch of elements in tile order: its heads, the local index of its
+    // last head (-1: none), and the fold of its elements since that head
+    // (all of them if none); any: it holds an element at all.
+    struct Piece {
+        uint32_t heads;
+        int32_t last_head;
+        uint32_t any;
+        Acc value;
+    };
+    __device__ __forceinline__ static Piece empty_piece() { return Piece{0, -1, 0, Acc{}}; }
+    // older then newer, back to back.
+    __device__ __forceinline__ static Piece join(const Piece &older, const Piece &newer) {
+        if (!newer.any) return older;
+        if (!older.any) return newer;
+        return Piece{older.heads + newer.heads, newer.last_head >= 0 ? newer.last_head : older.last_head, 1u,
+                     newer.heads ? newer.value : Op::combine(older.value, newer.value)};
+    }
+    __device__ __forceinline__ static Piece shuffle_up_piece(const Piece &piece, unsigned delta) {
+        return Piece{__shfl_up_sync(0xffffffffu, piece.heads, delta), __shfl_up_sync(0xffffffffu, piece.last_head, delta),
+                     __shfl_up_sync(0xffffffffu, piece.any, delta), shuffle_up_value(piece.value, delta)};
+    }
+    // Adds element `local` (value v, a head or not) to a piece.
+    __device__ __forceinline__ static void extend(Piece &piece, bool head, uint32_t local, Acc v) {
+        if (head) {
+            ++piece.heads;
+            piece.last_head = int32_t(local);
+            piece.value = v;
+        } else {
+            piece.value = piece.any ? Op::combine(piece.value, v) : v;
+        }
+        piece.any = 1u;
+    }
+
+    struct Storage {
+        alignas(16) unsigned long long stage[kTileItems];  // the tile's keys, then its running values
+        Piece warps[kWarps];
+        SelectPrefix prefix;
+        unsigned long long last_value, open_value, open_run;
+        uint32_t tile;
+    };
+
+    const ReduceByKeyParams &p;
+    Storage &storage;
+    const int warp = int(threadIdx.x) / 32;
+    const int lane = int(threadIdx.x) % 32;
+    const uint32_t base = threadIdx.x * uint32_t(kItems);  // this thread's first element in the tile
+    uint32_t tile = 0;
+    uint64_t first = 0;  // the tile's first position
+    uint32_t valid = 0;  // elements of the tile inside the input
+    Bits keys[kItems];
+    Acc values[kItems];
+    uint32_t heads = 0, tails = 0;  // bit k: element k of this thread starts / ends a run
+    Piece before{}, tile_total{};
+    SelectPrefix prefix{0, 0};
+
+    __device__ __forceinline__ ReduceByKeyAgent(const ReduceByKeyParams &params, Storage &s) : p(params), storage(s) {}
+
+    __device__ __forceinline__ bool has(int k) const { return base + uint32_t(k) < valid; }
+
+    __device__ __forceinline__ void take_tile() {
+        if (threadIdx.x == 0) {
+            uint32_t ticket = 0;
+            if (p.num_tiles > 1) {
+                ticket = atomicAdd(p.ticket, 1u);
+                // The last ticket: every other block has taken its own, so the
+                // word goes back to zero for the next call.
+                if (ticket == p.num_tiles - 1) atomicExch(p.ticket, 0u);
+            }
+            storage.tile = ticket;
+            storage.open_run = kNoRun;
+        }
+        __syncthreads();
+        tile = storage.tile;
+        first = uint64_t(tile) * kTileItems;
+        const uint64_t left = p.count - first;
+        valid = left < kTileItems ? uint32_t(left) : kTileItems;
+    }
+
+    __device__ __forceinline__ void load_keys() {
+        const Bits *input = static_cast<const Bits *>(p.keys);
+        Bits *staged = reinterpret_cast<Bits *>(storage.stage);
+        for (uint32_t s = threadIdx.x; s < valid; s += kThreads) staged[s] = input[first + s];
+        __syncthreads();
+#pragma unroll
+        for (int k = 0; k < kItems; ++k) {
+            const uint32_t local = base + uint32_t(k);
+            if (local >= valid) break;
+            keys[k] = staged[local];
+            const uint64_t i = first + local;
+            bool head = i == 0;
+            if (!head) head = (local > 0 ? staged[local - 1] : input[i - 1]) != keys[k];
+            bool tail = i + 1 == p.count;
+            if (!tail) tail = (local + 1 < valid ? staged[local + 1] : input[i + 1]) != keys[k];
+            heads |= uint32_t(head) << k;
+            tails |= uint32_t(tail) << k;
+        }
+        __syncthreads();  // before the staging array takes the values
+    }
+
+    __device__ __forceinline__ void load_values() {
+        if (!p.values) return;
+        const T *input = static_cast<const T *>(p.values);
+        Acc *staged = reinterpret_cast<Acc *>(storage.stage);
+        for (uint32_t s = threadIdx.x; s < valid; s += kThreads) {
+            const uint64_t i = first + s;
+            staged[s] = Op::load(input[p.value_order ? load_index(p.value_order, p.value_order_bytes, i) : i]);
+        }
+        __syncthreads();
+#pragma unroll
+        for (int k = 0; k < kItems; ++k)
+            if (has(k)) values[k] = staged[base + uint32_t(k)];
+    }
+
+    __device__ __forceinline__ Acc value(int k) const { return p.values ? values[k] : Acc{}; }
+
+    __device__ __forceinline__ Piece fold_thread() const {
+        Piece mine = empty_piece();
+#pragma unroll
+        for (int k = 0; k < kItems; ++k)
+            if (has(k)) extend(mine, (heads >> k) & 1u, base + uint32_t(k), value(k));
+        return mine;
+    }
+
+    // before: the threads before this one, joined; tile_total: all of them.
+    __device__ __forceinline__ void scan_block(const Piece &mine) {
+        Piece inclusive = mine;
+#pragma unroll
+        for (unsigned offset = 1; offset < 32; offset *= 2) {
+            const Piece other = shuffle_up_piece(inclusive, offset);
+            if (unsigned(lane) >= offset) inclusive = join(other, inclusive);
+        }
+        Piece lane_before = shuffle_up_piece(inclusive, 1);
+        if (lane == 0) lane_before = empty_piece();
+        if (lane == 31) storage.warps[warp] = inclusive;
+        __syncthreads();
+        Piece warp_before = empty_piece();
+        tile_total = empty_piece();
+#pragma unroll
+        for (int w = 0; w < kWarps; ++w) {
+            const Piece total = storage.warps[w];
+            if (w < warp) warp_before = join(warp_before, total);
+            tile_total = join(tile_total, total);
+        }
+        before = join(warp_before, lane_before);
+    }
+
+    __device__ __forceinline__ void write_count(uint64_t count) const {
+        if (p.count_out) {
+            if (p.count_out_bytes == 8) *static_cast<uint64_t *>(p.count_out) = count;
+            else *static_cast<uint32_t *>(p.count_out) = static_cast<uint32_t>(count);
+        }
+        if (p.count_host) *p.count_host = count;
+    }
+
+    // Warp 0: the runs begun before this tile and where the last began.
+    __device__ __forceinline__ void find_prefix() {
+        if (warp == 0) {
+            const SelectTileStatus status{p.status_slots};
+            const SelectPrefix aggregate{tile_total.heads,
+                                         tile_total.last_head >= 0 ? first + uint64_t(tile_total.last_head) + 1 : 0};
+            SelectPrefix found{0, 0};
+            if (p.num_tiles > 1) {
+                if (tile == 0) {
+                    if (lane == 0) status.store(0, kTileInclusive, aggregate);
+                } else {
+                    if (lane == 0) status.store(tile, kTileAggregate, aggregate);
+                    found = look_back(status, tile, lane, p.poll_ns);
+                    if (lane == 0) status.store(tile, kTileInclusive, combine(found, aggregate));
+                }
+            }
+            if (lane == 0) {
+                if (tile == p.num_tiles - 1) write_count(found.count + tile_total.heads);
+                storage.prefix = found;
+            }
+        }
+        __syncthreads();
+        prefix = storage.prefix;
+    }
+
+    // Runs are numbered from prefix.count - 1 (the run open at the tile's
+    // start, if its first element is no head) on: the run of an element is
+    // prefix.count + (heads in the tile up to it) - 1.
+    __device__ __forceinline__ void write_runs() {
+        Piece run = before;
+#pragma unroll
+        for (int k = 0; k < kItems; ++k) {
+            if (!has(k)) break;
+            const uint32_t local = base + uint32_t(k);
+            const uint64_t i = first + local;
+            extend(run, (heads >> k) & 1u, local, value(k));
+            const uint64_t run_index = prefix.count + run.heads - 1;
+            if ((tails >> k) & 1u) {
+                const bool begun_here = run.heads > 0;
+                if (p.keys_out) static_cast<Bits *>(p.keys_out)[run_index] = keys[k];
+                if (p.lengths) {
+                    const uint64_t start = begun_here ? first + uint64_t(run.last_head) : prefix.mark - 1;
+                    store_index(p.lengths, p.length_bytes, run_index, i + 1 - start);
+                }
+                if (p.results) {
+                    if (begun_here) {
+                        static_cast<T *>(p.results)[run_index] = Op::store(run.value);
+                    } else {  // the crossing-runs kernel folds it with the pieces before
+                        storage.open_value = to_slot(run.value);
+                        storage.open_run = run_index;
+                    }
+                }
+            }
+            if (p.element_runs) {
+                const uint64_t at = p.value_order ? load_index(p.value_order, p.value_order_bytes, i) : i;
+                store_index(p.element_runs, p.element_run_bytes, at, run_index);
+            }
+            if (local + 1 == valid) storage.last_value = to_slot(run.value);
+        }
+        __syncthreads();
+    }
+
+    __device__ __forceinline__ void write_record() const {
+        if (threadIdx.x != 0 || p.num_tiles <= 1) return;
+        p.records.heads[tile] = tile_total.heads;
+        p.records.last_values[tile] = storage.last_value;
+        p.records.open_values[tile] = storage.open_value;
+        p.records.open_runs[tile] = storage.open_run;
+    }
+
+    __device__ __forceinline__ void run() {
+        take_tile();
+        load_keys();
+        load_values();
+        scan_block(fold_thread());
+        find_prefix();
+        write_runs();
+        write_record();
+    }
+};
+
+template <typename Bits, typename Op>
+__global__ void __launch_bounds__(ReduceByKeyShape::kThreads, ReduceByKeyShape::kMinBlocks)
+    reduce_by_key_tiles_kernel(const ReduceByKeyParams p) {
+    __shared__ typename ReduceByKeyAgent<Bits, Op>::Storage storage;
+    ReduceByKeyAgent<Bits, Op> agent(p, storage);
+    agent.run();
+}
+
+}  // namespace reduce_by_key_detail
+}  // namespace gpuprim::cuda
