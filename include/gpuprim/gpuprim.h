@@ -1004,7 +1004,9 @@ GPUPRIM_API gpuprim_status_t gpuprim_run_length_encode(gpuprim_context_t context
  * I32, U32, I64 or U64 (the keys' count must fit).
  * count / count_out: the number of runs (the rules at gpuprim_select()).
  * Errors: as gpuprim_select(); INVALID_ENUM (op).
- * Workspace (CUDA): see docs/HOW_IT_RUNS.md.
+ * Workspace (CUDA): none when the input fits one tile (2,304 elements);
+ * else 44 bytes per tile, each of its five parts rounded up to 256 bytes
+ * (docs/HOW_IT_RUNS.md).
  */
 GPUPRIM_API gpuprim_status_t gpuprim_reduce_by_key(gpuprim_context_t context, gpuprim_buffer_t keys,
                                                    gpuprim_buffer_t values, gpuprim_op_t op,
@@ -1027,7 +1029,9 @@ GPUPRIM_API gpuprim_status_t gpuprim_reduce_by_key(gpuprim_context_t context, gp
  * count. At least one output. count / count_out: the number of groups.
  * Errors: as gpuprim_reduce_by_key().
  * Workspace (CUDA): the sorted keys and the permutation of a stable
- * argsort, the values gathered, plus that of gpuprim_sort() (see
+ * argsort (per element the key's bytes plus 4, plus 8 past 2^32 elements;
+ * the values are read through the permutation, not gathered), plus that of
+ * gpuprim_sort() for the argsort and of gpuprim_reduce_by_key() (see
  * docs/HOW_IT_RUNS.md).
  */
 GPUPRIM_API gpuprim_status_t gpuprim_group_by(gpuprim_context_t context, gpuprim_buffer_t keys,
