@@ -25,6 +25,8 @@
 #pragma once
 
 #include "cuda/engine/count_lookback.cuh"
+#include "cuda/engine/count_sink.cuh"
+#include "cuda/engine/tile_ticket.cuh"
 #include "cuda/reduce_by_key/reduce_by_key_params.cuh"
 #include "cuda/reduce_by_key/reduce_by_key_policy.cuh"
 #include "cuda/reduce_by_key/run_ops.cuh"
@@ -107,12 +109,7 @@ struct ReduceByKeyAgent {
     __device__ __forceinline__ void take_tile() {
         if (threadIdx.x == 0) {
             uint32_t ticket = 0;
-            if (p.num_tiles > 1) {
-                ticket = atomicAdd(p.ticket, 1u);
-                // The last ticket: every other block has taken its own, so the
-                // word goes back to zero for the next call.
-                if (ticket == p.num_tiles - 1) atomicExch(p.ticket, 0u);
-            }
+            if (p.num_tiles > 1) ticket = take_tile_ticket(p.ticket, p.num_tiles);
             storage.tile = ticket;
             storage.open_run = kNoRun;
         }
@@ -191,14 +188,6 @@ struct ReduceByKeyAgent {
         before = join(warp_before, lane_before);
     }
 
-    __device__ __forceinline__ void write_count(uint64_t count) const {
-        if (p.count_out) {
-            if (p.count_out_bytes == 8) *static_cast<uint64_t *>(p.count_out) = count;
-            else *static_cast<uint32_t *>(p.count_out) = static_cast<uint32_t>(count);
-        }
-        if (p.count_host) *p.count_host = count;
-    }
-
     // Warp 0: the runs begun before this tile and where the last began.
     __device__ __forceinline__ void find_prefix() {
         if (warp == 0) {
@@ -216,7 +205,8 @@ struct ReduceByKeyAgent {
                 }
             }
             if (lane == 0) {
-                if (tile == p.num_tiles - 1) write_count(found.count + tile_total.heads);
+                if (tile == p.num_tiles - 1)
+                    write_count_sinks(p.count_out, p.count_out_bytes, p.count_host, found.count + tile_total.heads);
                 storage.prefix = found;
             }
         }

@@ -37,11 +37,6 @@ namespace reduce_by_key_detail {
 // Marks ((last head position + 1) << 2 | flag) must fit 64 bits.
 constexpr uint64_t kMostElements = uint64_t(1) << 61;
 
-void write_zero_count(const DeviceEnv &env, const CountSink &sink, const char *what) {
-    if (sink.device) check(cudaMemsetAsync(sink.device, 0, sink.device_bytes, env.stream), what);
-    if (sink.host) *sink.host = 0;
-}
-
 // The look-back's status words (zeroed: kTileInvalid) and the tile records,
 // in env.workspace; nothing for one tile.
 void lay_out_workspace(const DeviceEnv &env, ReduceByKeyParams &p, const char *what) {
@@ -118,17 +113,14 @@ void run(const DeviceEnv &env, const SortedGroupsRequest &groups, const char *wh
     p.element_run_bytes = groups.element_run_bytes;
     p.count_out = request.runs.device;
     p.count_out_bytes = request.runs.device_bytes;
-    p.count_host = request.runs.host ? static_cast<uint64_t *>(env.host_slot_device) : nullptr;
+    p.count_host = host_count_slot(env, request.runs);
     p.ticket = env.zeroed_counters + ReduceByKeyCounterWords::kTicket;
     p.poll_ns = reduce_by_key_tuning(env.compute_capability).poll_ns;
     lay_out_workspace(env, p, what);
     dispatch_width(request.key_bytes, "reduce-by-key: key width", [&](auto bits) {
         launch_for_values<decltype(bits)>(env, p, request, what);
     });
-    if (request.runs.host) {
-        check(cudaStreamSynchronize(env.stream), what);
-        std::memcpy(request.runs.host, env.host_slot, sizeof(uint64_t));
-    }
+    finish_host_count(env, request.runs, what);
 }
 
 }  // namespace reduce_by_key_detail
