@@ -16,11 +16,13 @@
 // 6. find_prefix: warp 0 publishes the tile's head count and looks back
 //    (engine/count_lookback.cuh) for the runs of the tiles before it and
 //    where the last of them began: integer counts, exact in any order;
-// 7. write_runs: each run that ends in the tile: its key, length and, when it
-//    also began in the tile, its result; a run begun in an earlier tile
-//    leaves its piece in this tile to the crossing-runs kernel
-//    (crossing_runs_kernel.cuh), which folds it with the pieces before in
-//    tile order; group-by's run of each element;
+// 7. write_results, write_keys, write_lengths: each run that ends in the
+//    tile: its result when it also began in the tile (a run begun in an
+//    earlier tile leaves its piece in this tile to the crossing-runs kernel,
+//    crossing_runs_kernel.cuh, which folds it with the pieces before in tile
+//    order), its key, its length, each staged by rank in shared memory and
+//    written out coalesced; write_element_runs: group-by's run of each
+//    element;
 // 8. write_record: the tile's record for that kernel.
 #pragma once
 
@@ -81,11 +83,15 @@ struct ReduceByKeyAgent {
     }
 
     struct Storage {
-        alignas(16) unsigned long long stage[kTileItems];  // the tile's keys, then its running values
+        // The tile's keys, then its running values, then the results, keys
+        // and lengths of its runs by rank.
+        alignas(16) unsigned long long stage[kTileItems];
         Piece warps[kWarps];
         SelectPrefix prefix;
         unsigned long long last_value, open_value, open_run;
         uint32_t tile;
+        uint32_t open;          // the tile's first element continues a run begun before it
+        uint32_t last_is_tail;  // the tile's last element ends a run
     };
 
     const ReduceByKeyParams &p;
@@ -101,6 +107,10 @@ struct ReduceByKeyAgent {
     uint32_t heads = 0, tails = 0;  // bit k: element k of this thread starts / ends a run
     Piece before{}, tile_total{};
     SelectPrefix prefix{0, 0};
+    // The tails of the tile end runs first_run, first_run + 1, ... (the first
+    // of them the open run, if the tile is open): tile_tails of them.
+    uint32_t open = 0, tile_tails = 0;
+    uint64_t first_run = 0;
 
     __device__ __forceinline__ ReduceByKeyAgent(const ReduceByKeyParams &params, Storage &s) : p(params), storage(s) {}
 
@@ -137,6 +147,8 @@ struct ReduceByKeyAgent {
             if (!tail) tail = (local + 1 < valid ? staged[local + 1] : input[i + 1]) != keys[k];
             heads |= uint32_t(head) << k;
             tails |= uint32_t(tail) << k;
+            if (local == 0) storage.open = head ? 0u : 1u;
+            if (local + 1 == valid) storage.last_is_tail = tail ? 1u : 0u;
         }
         __syncthreads();  // before the staging array takes the values
     }
@@ -212,43 +224,100 @@ struct ReduceByKeyAgent {
         }
         __syncthreads();
         prefix = storage.prefix;
+        open = storage.open;
+        tile_tails = tile_total.heads + open - (storage.last_is_tail ? 0u : 1u);
+        first_run = prefix.count - open;
+    }
+
+    // Heads of this thread's elements 0..k, and the rank in the tile of the
+    // run element k belongs to (0: the open run, if any).
+    __device__ __forceinline__ uint32_t heads_up_to(int k) const { return heads & ((2u << k) - 1u); }
+    __device__ __forceinline__ uint32_t run_rank(int k) const {
+        return before.heads + uint32_t(__popc(heads_up_to(k))) + open - 1u;
+    }
+
+    // The staged runs [0, tile_tails) out in rank order (consecutive threads,
+    // consecutive outputs); skip_open: not the open run's (rank 0).
+    template <typename V, typename Store>
+    __device__ __forceinline__ void write_staged(bool skip_open, Store store) {
+        __syncthreads();
+        const V *staged = reinterpret_cast<const V *>(storage.stage);
+        for (uint32_t s = threadIdx.x; s < tile_tails; s += kThreads)
+            if (!(skip_open && open && s == 0)) store(first_run + s, staged[s]);
+        __syncthreads();  // before the staging array is filled again
     }
 
     // Runs are numbered from prefix.count - 1 (the run open at the tile's
     // start, if its first element is no head) on: the run of an element is
-    // prefix.count + (heads in the tile up to it) - 1.
-    __device__ __forceinline__ void write_runs() {
+    // prefix.count + (heads in the tile up to it) - 1. A run that began in
+    // the tile gets its result here; the open run's goes to the
+    // crossing-runs kernel. Results, keys and lengths each go through the
+    // staging array by rank (CUB's two-phase scatter), so a warp's stores
+    // are coalesced.
+    __device__ __forceinline__ void write_results() {
+        if (!p.results) return;
+        T *staged = reinterpret_cast<T *>(storage.stage);
         Piece run = before;
 #pragma unroll
         for (int k = 0; k < kItems; ++k) {
             if (!has(k)) break;
             const uint32_t local = base + uint32_t(k);
-            const uint64_t i = first + local;
             extend(run, (heads >> k) & 1u, local, value(k));
-            const uint64_t run_index = prefix.count + run.heads - 1;
             if ((tails >> k) & 1u) {
-                const bool begun_here = run.heads > 0;
-                if (p.keys_out) static_cast<Bits *>(p.keys_out)[run_index] = keys[k];
-                if (p.lengths) {
-                    const uint64_t start = begun_here ? first + uint64_t(run.last_head) : prefix.mark - 1;
-                    store_index(p.lengths, p.length_bytes, run_index, i + 1 - start);
+                if (run.heads > 0) {
+                    staged[run.heads - 1 + open] = Op::store(run.value);
+                } else {  // the crossing-runs kernel folds it with the pieces before
+                    storage.open_value = to_slot(run.value);
+                    storage.open_run = prefix.count - 1;
                 }
-                if (p.results) {
-                    if (begun_here) {
-                        static_cast<T *>(p.results)[run_index] = Op::store(run.value);
-                    } else {  // the crossing-runs kernel folds it with the pieces before
-                        storage.open_value = to_slot(run.value);
-                        storage.open_run = run_index;
-                    }
-                }
-            }
-            if (p.element_runs) {
-                const uint64_t at = p.value_order ? load_index(p.value_order, p.value_order_bytes, i) : i;
-                store_index(p.element_runs, p.element_run_bytes, at, run_index);
             }
             if (local + 1 == valid) storage.last_value = to_slot(run.value);
         }
-        __syncthreads();
+        T *results = static_cast<T *>(p.results);
+        write_staged<T>(true, [&](uint64_t at, T v) { results[at] = v; });
+    }
+
+    __device__ __forceinline__ void write_keys() {
+        if (!p.keys_out) return;
+        Bits *staged = reinterpret_cast<Bits *>(storage.stage);
+#pragma unroll
+        for (int k = 0; k < kItems; ++k)
+            if (has(k) && ((tails >> k) & 1u)) staged[run_rank(k)] = keys[k];
+        Bits *keys_out = static_cast<Bits *>(p.keys_out);
+        write_staged<Bits>(false, [&](uint64_t at, Bits v) { keys_out[at] = v; });
+    }
+
+    // A run's length: its tail's position + 1 less its start, the last head
+    // at or before the tail (this thread's, an earlier thread's) or, for the
+    // open run, the look-back's mark.
+    __device__ __forceinline__ void write_lengths() {
+        if (!p.lengths) return;
+        unsigned long long *staged = storage.stage;
+#pragma unroll
+        for (int k = 0; k < kItems; ++k) {
+            if (!has(k) || !((tails >> k) & 1u)) continue;
+            const uint32_t mine = heads_up_to(k);
+            const uint32_t rank = run_rank(k);
+            uint64_t start = prefix.mark - 1;  // the open run
+            if (mine) start = first + base + uint32_t(31 - __clz(mine));
+            else if (before.heads > 0) start = first + uint64_t(before.last_head);
+            staged[rank] = first + base + uint32_t(k) + 1 - start;
+        }
+        write_staged<unsigned long long>(
+            false, [&](uint64_t at, unsigned long long v) { store_index(p.lengths, p.length_bytes, at, v); });
+    }
+
+    // Group-by's inverse: each element's run, through the permutation.
+    __device__ __forceinline__ void write_element_runs() const {
+        if (!p.element_runs) return;
+#pragma unroll
+        for (int k = 0; k < kItems; ++k) {
+            if (!has(k)) break;
+            const uint64_t i = first + base + uint32_t(k);
+            const uint64_t run_index = first_run + run_rank(k);
+            const uint64_t at = p.value_order ? load_index(p.value_order, p.value_order_bytes, i) : i;
+            store_index(p.element_runs, p.element_run_bytes, at, run_index);
+        }
     }
 
     __device__ __forceinline__ void write_record() const {
@@ -265,7 +334,10 @@ struct ReduceByKeyAgent {
         load_values();
         scan_block(fold_thread());
         find_prefix();
-        write_runs();
+        write_results();
+        write_keys();
+        write_lengths();
+        write_element_runs();
         write_record();
     }
 };
