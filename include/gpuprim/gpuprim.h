@@ -109,7 +109,8 @@
  *   gpuprim_histogram_range_rows, gpuprim_bincount_rows), the merge of sorted runs
  *   (gpuprim_merge), select, partition, unique and run-length encoding
  *   (gpuprim_select, gpuprim_partition, gpuprim_unique,
- *   gpuprim_run_length_encode), argsort, the segments
+ *   gpuprim_run_length_encode), reduce-by-key and group-by
+ *   (gpuprim_reduce_by_key, gpuprim_group_by), argsort, the segments
  *   (gpuprim_segments_t) with segmented sort, argsort, reduce and scan,
  *   top-k (flat and segmented), and the distributed calls (communicators
  *   attached to contexts; distributed reduce, scan, sort, argsort and
@@ -860,7 +861,7 @@ GPUPRIM_API gpuprim_status_t gpuprim_bincount_rows(gpuprim_context_t context, gp
                                                    uint64_t rows, gpuprim_buffer_t counts);
 
 /* ------------------------------------------------------------------------ */
-/* Select, partition, unique, run-length encode                              */
+/* Select, partition, unique, run-length encode, reduce-by-key, group-by    */
 /* ------------------------------------------------------------------------ */
 
 /*
@@ -991,6 +992,56 @@ GPUPRIM_API gpuprim_status_t gpuprim_run_length_encode(gpuprim_context_t context
                                                        gpuprim_runs_t runs, gpuprim_buffer_t keys_out,
                                                        gpuprim_buffer_t starts, gpuprim_buffer_t lengths,
                                                        uint64_t *count, gpuprim_buffer_t count_out);
+
+/*
+ * Reduce each run of equal consecutive keys (cub::DeviceReduce::ReduceByKey):
+ * for run r of keys (runs as for gpuprim_unique(): keys equal by bits), in
+ * order, keys_out[r] is its key, results[r] = op over the run's values in
+ * their order, lengths[r] its length. op follows gpuprim_reduce()'s rules
+ * (see gpuprim_op_t): integer sums wrap; f16/bf16 sums accumulate in f32 and
+ * round once; float sums are deterministic (the same bits on every run of a
+ * backend, whatever the thread count; the association may differ between
+ * backends); MIN/MAX with the float rules of gpuprim_op_t.
+ * keys: any dtype. values: any dtype (not only the keys'), keys' count.
+ * keys_out: NULL or keys' dtype. results: values' dtype. lengths: NULL or
+ * I32, U32, I64 or U64 (the keys' count must fit).
+ * count / count_out: the number of runs (the rules at gpuprim_select()).
+ * Errors: as gpuprim_select(); INVALID_ENUM (op).
+ * Workspace (CUDA): none when the input fits one tile (2,304 elements);
+ * else 44 bytes per tile, each of its five parts rounded up to 256 bytes
+ * (docs/HOW_IT_RUNS.md).
+ */
+GPUPRIM_API gpuprim_status_t gpuprim_reduce_by_key(gpuprim_context_t context, gpuprim_buffer_t keys,
+                                                   gpuprim_buffer_t values, gpuprim_op_t op,
+                                                   gpuprim_buffer_t keys_out, gpuprim_buffer_t results,
+                                                   gpuprim_buffer_t lengths, uint64_t *count,
+                                                   gpuprim_buffer_t count_out);
+
+/*
+ * Group by key in one call (SQL GROUP BY, pandas groupby().agg, np.unique):
+ * keys in any order. The groups are the distinct keys (distinct by bits, as
+ * for gpuprim_unique()) in ascending sort order (gpuprim_sort()'s order,
+ * -0.0 before +0.0, NaNs last); for group g: keys_out[g] its key,
+ * counts[g] its number of elements, results[g] = op over its values taken
+ * in input order (gpuprim_reduce_by_key()'s rules), and for every input
+ * element i, inverse[i] = the group of keys[i] (np.unique's
+ * return_inverse). values and results: both NULL (no aggregate) or both
+ * given (results: values' dtype, at least as many elements as keys).
+ * keys_out, counts, inverse: each NULL or given; counts and inverse of I32,
+ * U32, I64 or U64 (the keys' count must fit); inverse holds the keys'
+ * count. At least one output. count / count_out: the number of groups.
+ * Errors: as gpuprim_reduce_by_key().
+ * Workspace (CUDA): the sorted keys and the permutation of a stable
+ * argsort (per element the key's bytes plus 4, plus 8 past 2^32 elements;
+ * the values are read through the permutation, not gathered), plus that of
+ * gpuprim_sort() for the argsort and of gpuprim_reduce_by_key() (see
+ * docs/HOW_IT_RUNS.md).
+ */
+GPUPRIM_API gpuprim_status_t gpuprim_group_by(gpuprim_context_t context, gpuprim_buffer_t keys,
+                                              gpuprim_buffer_t values, gpuprim_op_t op,
+                                              gpuprim_buffer_t keys_out, gpuprim_buffer_t counts,
+                                              gpuprim_buffer_t results, gpuprim_buffer_t inverse,
+                                              uint64_t *count, gpuprim_buffer_t count_out);
 
 /* ------------------------------------------------------------------------ */
 /* Argsort                                                                   */

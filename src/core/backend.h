@@ -207,6 +207,49 @@ struct RunsRequest {
     CountSink runs;             // the number of runs written
 };
 
+// One gpuprim_reduce_by_key: for each run of consecutive keys with equal
+// bits, in order: keys_out its key, results op over its values (the rules of
+// Backend::reduce: SumAccumulator, float MIN/MAX rules; float sums in an
+// order fixed by the data, never by timing or threads), lengths its length.
+// Outputs nullptr when not wanted (results always given), apart from the
+// inputs and each other.
+struct ReduceByKeyRequest {
+    uint32_t key_bytes;         // 1, 2, 4 or 8: keys compare by bits
+    const void *keys;
+    uint64_t count;
+    gpuprim_op_t op;
+    gpuprim_dtype_t value_dtype;
+    const void *values;
+    void *keys_out = nullptr;
+    void *results;
+    void *lengths = nullptr;
+    uint32_t length_bytes = 0;  // 4 or 8
+    CountSink runs;             // the number of runs
+};
+
+// One gpuprim_group_by: the groups of equal keys (by bits) in ascending
+// sort order (key_kind's radix order, core/key_transform.h), each group's
+// elements in input order: keys_out its key, counts its size, results op
+// over its values (ReduceByKeyRequest's rules), inverse[i] the group of
+// element i. Each output nullptr when not wanted (values and results both or
+// neither), apart from the inputs and each other.
+struct GroupByRequest {
+    KeyKind key_kind;
+    uint32_t key_bytes;         // 1, 2, 4 or 8
+    const void *keys;
+    uint64_t count;
+    gpuprim_op_t op;
+    gpuprim_dtype_t value_dtype;
+    const void *values = nullptr;
+    void *keys_out = nullptr;
+    void *counts = nullptr;
+    uint32_t count_bytes = 0;   // 4 or 8
+    void *results = nullptr;
+    void *inverse = nullptr;
+    uint32_t inverse_bytes = 0; // 4 or 8
+    CountSink groups;           // the number of groups
+};
+
 // How the data of a segmented call divides into segments (src/api checked
 // that uniform rows cover the data; offsets are checked by the backend,
 // before it writes anything, through check_segment_offsets below).
@@ -406,6 +449,11 @@ public:
     // the count goes to the host.
     virtual void select(const SelectRequest &request) = 0;
     virtual void runs(const RunsRequest &request) = 0;
+    // gpuprim_reduce_by_key (ReduceByKeyRequest) and gpuprim_group_by
+    // (GroupByRequest); stream-ordered on CUDA unless the count goes to the
+    // host.
+    virtual void reduce_by_key(const ReduceByKeyRequest &request) = 0;
+    virtual void group_by(const GroupByRequest &request) = 0;
     // The cudaStream_t every call is ordered on (the NCCL engine enqueues its
     // transfers there); nullptr on the CPU backend.
     virtual void *native_stream() const { return nullptr; }

@@ -7,9 +7,11 @@
 #include "cuda/argreduce/argreduce.h"
 #include "cuda/device_env.h"
 #include "cuda/distributed/distributed.h"
+#include "cuda/group_by/group_by.h"
 #include "cuda/histogram/histogram.h"
 #include "cuda/merge/merge.h"
 #include "cuda/reduce/reduce.h"
+#include "cuda/reduce_by_key/reduce_by_key.h"
 #include "cuda/scan/scan.h"
 #include "cuda/search/search.h"
 #include "cuda/select/select.h"
@@ -338,6 +340,16 @@ public:
     void runs(const RunsRequest &request) override {
         DeviceScope scope(env_.device_ordinal);
         cuda::find_runs(env_, request);
+    }
+
+    void reduce_by_key(const ReduceByKeyRequest &request) override {
+        DeviceScope scope(env_.device_ordinal);
+        cuda::reduce_by_key(env_, request);
+    }
+
+    void group_by(const GroupByRequest &request) override {
+        DeviceScope scope(env_.device_ordinal);
+        cuda::group_by(env_, request);
     }
 
     void *native_stream() const override { return static_cast<void *>(env_.stream); }

@@ -7,8 +7,9 @@
 #   tools/kernel_check/run.sh scan   [full|small ...]
 #   tools/kernel_check/run.sh sort   [check|time|sweep|big|trace|sanitize ...]
 #   tools/kernel_check/run.sh select [check|small|big ...]
+#   tools/kernel_check/run.sh reduce_by_key [check|small ...]
 set -u
-which=${1:?reduce, scan, sort or select}; shift
+which=${1:?reduce, scan, sort, select or reduce_by_key}; shift
 BUILD=${BUILD:-build-tools}
 OUT=${OUT:-/tmp/kernel_check}
 mkdir -p "$OUT"
@@ -22,6 +23,7 @@ case $which in
   reduce|scan) modes=${*:-full}; small=small ;;
   sort) modes=${*:-check time big sweep}; small=sanitize ;;
   select) modes=${*:-check}; small=small ;;
+  reduce_by_key) modes=${*:-check}; small=small ;;
   *) echo "unknown checker: $which" >&2; exit 2 ;;
 esac
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu --format=csv,noheader 2>/dev/null

@@ -11,7 +11,7 @@
 // 4. summarize: the warps' counts through shared memory: each thread its
 //    warp's offset in the tile, the tile's count;
 // 5. find_prefix: warp 0 publishes the tile's count and looks back
-//    (select_lookback.cuh) for what the tiles before kept; partition's
+//    (engine/count_lookback.cuh) for what the tiles before kept; partition's
 //    second pass reads it instead from the first pass's slots;
 // 6. scatter: kept keys (then values, positions, run lengths) go to a
 //    shared staging array at their rank in the tile, then out to global
@@ -23,7 +23,9 @@
 // total + (others before the tile) + j.
 #pragma once
 
-#include "cuda/select/select_lookback.cuh"
+#include "cuda/engine/count_lookback.cuh"
+#include "cuda/engine/count_sink.cuh"
+#include "cuda/engine/tile_ticket.cuh"
 #include "cuda/select/select_policy.cuh"
 #include "cuda/select/select_rules.cuh"
 
@@ -116,12 +118,7 @@ struct SelectAgent {
     __device__ __forceinline__ void take_tile() {
         if (threadIdx.x == 0) {
             uint32_t tile = blockIdx.x;  // partition's second pass and a lone tile wait on nobody
-            if (p.phase != SelectPhase::kPartition && p.num_tiles > 1) {
-                tile = atomicAdd(p.ticket, 1u);
-                // The last ticket: every other block has taken its own, so the
-                // word goes back to zero for the next call.
-                if (tile == p.num_tiles - 1) atomicExch(p.ticket, 0u);
-            }
+            if (p.phase != SelectPhase::kPartition && p.num_tiles > 1) tile = take_tile_ticket(p.ticket, p.num_tiles);
             storage.tile = tile;
         }
         __syncthreads();
@@ -172,14 +169,6 @@ struct SelectAgent {
         }
     }
 
-    __device__ __forceinline__ void write_count(uint64_t count) const {
-        if (p.count_out) {
-            if (p.count_out_bytes == 8) *static_cast<uint64_t *>(p.count_out) = count;
-            else *static_cast<uint32_t *>(p.count_out) = static_cast<uint32_t>(count);
-        }
-        if (p.count_host) *p.count_host = count;
-    }
-
     // Warp 0: this tile's prefix (and partition's total) into shared memory.
     __device__ __forceinline__ void find_prefix() {
         if (warp == 0) {
@@ -211,7 +200,7 @@ struct SelectAgent {
                 kept_total = tile_kept;
             }
             if (lane == 0) {
-                if (p.write_count && tile == p.num_tiles - 1) write_count(kept_total);
+                if (p.write_count && tile == p.num_tiles - 1) write_count_sinks(p.count_out, p.count_out_bytes, p.count_host, kept_total);
                 storage.prefix = before;
                 storage.total = kept_total;
             }

@@ -44,12 +44,6 @@ namespace select_detail {
 // Marks ((last kept position + 1) << 2 | flag) must fit 64 bits.
 constexpr uint64_t kMostElements = uint64_t(1) << 61;
 
-// An empty input: the count is 0.
-void write_zero_count(const DeviceEnv &env, const CountSink &sink, const char *what) {
-    if (sink.device) check(cudaMemsetAsync(sink.device, 0, sink.device_bytes, env.stream), what);
-    if (sink.host) *sink.host = 0;
-}
-
 // The tiles of p.keys under rule: one launch (select, runs, a partition of
 // one tile) or two (partition: count, then place). The count goes to sink;
 // a host count waits for the stream.
@@ -69,7 +63,7 @@ void launch_tiles(const DeviceEnv &env, SelectParams p, const Rule &rule, bool p
     p.ticket = env.zeroed_counters + SelectCounterWords::kTicket;
     p.count_out = sink.device;
     p.count_out_bytes = sink.device_bytes;
-    p.count_host = sink.host ? static_cast<uint64_t *>(env.host_slot_device) : nullptr;
+    p.count_host = host_count_slot(env, sink);
     p.status_slots = nullptr;
     if (num_tiles > 1) {
         // Look-back status words, zeroed (kTileInvalid) before the tiles run.
@@ -93,10 +87,7 @@ void launch_tiles(const DeviceEnv &env, SelectParams p, const Rule &rule, bool p
         launch(SelectPhase::kCount, true);
         launch(SelectPhase::kPartition, false);
     }
-    if (sink.host) {
-        check(cudaStreamSynchronize(env.stream), what);
-        std::memcpy(sink.host, env.host_slot, sizeof(uint64_t));
-    }
+    finish_host_count(env, sink, what);
 }
 
 }  // namespace select_detail

@@ -48,7 +48,14 @@ struct SelectCounterWords {
     static constexpr uint32_t kEnd = 1;
 };
 
-static_assert(SelectCounterWords::kEnd <= kZeroedCounterWords &&
+struct ReduceByKeyCounterWords {
+    // Tile tickets of reduce-by-key (reduce_by_key/agent_reduce_by_key.cuh):
+    // the block that takes the last ticket puts the word back to zero.
+    static constexpr uint32_t kTicket = 0;
+    static constexpr uint32_t kEnd = 1;
+};
+
+static_assert(SelectCounterWords::kEnd <= kZeroedCounterWords && ReduceByKeyCounterWords::kEnd <= kZeroedCounterWords &&
                   ReduceCounterWords::kEnd <= kZeroedCounterWords && ScanCounterWords::kEnd <= kZeroedCounterWords &&
                   SortCounterWords::kEnd <= kZeroedCounterWords,
               "every claimed counter word lies inside zeroed_counters");

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The decoupled look-back of select / partition / runs (agent_select.cuh):
+// The decoupled look-back of select / partition / runs (select/agent_select.cuh)
+// and reduce-by-key (reduce_by_key/agent_reduce_by_key.cuh), in engine/ as both share it:
 // each tile publishes what it kept, then finds what every earlier tile kept
 // together by reading the status words of the tiles before it, a warp-wide
 // window (32 tiles) per poll.

@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: Apache-2.0
+// reduce-by-key (reduce_by_key/reduce_by_key.h): two kernels.
+// 1. The tile kernel (agent_reduce_by_key.cuh): a single pass of tiles with
+//    a decoupled look-back over the tiles' INTEGER run counts only (exact in
+//    any order), so every run gets its index, key and length in this pass,
+//    and every run that begins and ends inside one tile its result too,
+//    folded in a shape fixed by the data. Each tile leaves a record: its
+//    head count, the fold of its last run piece, and the fold of the
+//    elements before its first head with the run they end, if any.
+// 2. The crossing-runs kernel (crossing_runs_kernel.cuh): for each run that
+//    crosses tiles, its pieces folded in tile order. No float atomics, and no
+//    fold takes what a look-back happened to see: float sums are the same
+//    bits on every run. (An integer or MIN/MAX result could ride the
+//    look-back; one path for all until measured: docs/tuning/reduce_by_key.md.)
+// Keys travel by width (runs are by bits), values by dtype, the op a
+// template: 4 x 12 x 3 tile kernels, 12 x 3 crossing kernels.
+#include "cuda/reduce_by_key/reduce_by_key.h"
+
+#include "core/checked_size.h"
+#include "core/dtype.h"
+#include "core/error.h"
+#include "core/portable.h"
+#include "cuda/reduce_by_key/agent_reduce_by_key.cuh"
+#include "cuda/reduce_by_key/crossing_runs_kernel.cuh"
+#include "cuda/util/check.h"
+#include "cuda/util/counters.h"
+#include "cuda/util/workspace_layout.h"
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <cstring>
+
+namespace gpuprim::cuda {
+namespace reduce_by_key_detail {
+
+// Marks ((last head position + 1) << 2 | flag) must fit 64 bits.
+constexpr uint64_t kMostElements = uint64_t(1) << 61;
+
+// The look-back's status words (zeroed: kTileInvalid) and the tile records,
+// in env.workspace; nothing for one tile.
+void lay_out_workspace(const DeviceEnv &env, ReduceByKeyParams &p, const char *what) {
+    p.status_slots = nullptr;
+    p.records = TileRecords{};
+    if (p.num_tiles <= 1) return;
+    WorkspaceLayout layout;
+    const WorkspacePart slots = layout.add(p.num_tiles, SelectTileStatus::kSlotBytes);
+    const WorkspacePart heads = layout.add(p.num_tiles, sizeof(uint32_t));
+    const WorkspacePart last_values = layout.add(p.num_tiles, sizeof(unsigned long long));
+    const WorkspacePart open_values = layout.add(p.num_tiles, sizeof(unsigned long long));
+    const WorkspacePart open_runs = layout.add(p.num_tiles, sizeof(unsigned long long));
+    void *base = env.workspace->reserve(layout.bytes());
+    p.status_slots = WorkspaceLayout::at<unsigned long long>(base, slots);
+    p.records.heads = WorkspaceLayout::at<uint32_t>(base, heads);
+    p.records.last_values = WorkspaceLayout::at<unsigned long long>(base, last_values);
+    p.records.open_values = WorkspaceLayout::at<unsigned long long>(base, open_values);
+    p.records.open_runs = WorkspaceLayout::at<unsigned long long>(base, open_runs);
+    check(cudaMemsetAsync(p.status_slots, 0, slots.bytes, env.stream), what);
+}
+
+template <typename Bits, typename Op>
+void launch(const DeviceEnv &env, const ReduceByKeyParams &p, const char *what) {
+    reduce_by_key_tiles_kernel<Bits, Op><<<p.num_tiles, ReduceByKeyShape::kThreads, 0, env.stream>>>(p);
+    check_launch(what);
+    if (p.num_tiles > 1 && p.results) {
+        const uint64_t blocks = ceil_div(uint64_t(p.num_tiles), uint64_t(CrossingRunsShape::kWarps));
+        crossing_runs_kernel<Op><<<unsigned(blocks), CrossingRunsShape::kThreads, 0, env.stream>>>(p);
+        check_launch(what);
+    }
+}
+
+// The kernels for the keys' width, the values' dtype and the op.
+template <typename Bits>
+void launch_for_values(const DeviceEnv &env, const ReduceByKeyParams &p, const ReduceByKeyRequest &request,
+                       const char *what) {
+    if (!p.values) return launch<Bits, RunOp<uint32_t, GPUPRIM_OP_SUM>>(env, p, what);  // no aggregate
+    dispatch_dtype(request.value_dtype, [&](auto type) {
+        using T = decltype(type);
+        switch (request.op) {
+        case GPUPRIM_OP_SUM: return launch<Bits, RunOp<T, GPUPRIM_OP_SUM>>(env, p, what);
+        case GPUPRIM_OP_MIN: return launch<Bits, RunOp<T, GPUPRIM_OP_MIN>>(env, p, what);
+        case GPUPRIM_OP_MAX: return launch<Bits, RunOp<T, GPUPRIM_OP_MAX>>(env, p, what);
+        default:
+            fail(GPUPRIM_ERROR_INTERNAL, "%s: op %d is not SUM, MIN or MAX", what, static_cast<int>(request.op));
+        }
+    });
+}
+
+void run(const DeviceEnv &env, const SortedGroupsRequest &groups, const char *what) {
+    const ReduceByKeyRequest &request = groups.runs;
+    if (request.count == 0) return write_zero_count(env, request.runs, what);
+    if (request.count >= kMostElements)
+        fail(GPUPRIM_ERROR_INVALID_ARGUMENT, "%s: %llu elements; at most 2^61 - 1", what,
+             static_cast<unsigned long long>(request.count));
+    if (!request.values != !request.results)
+        fail(GPUPRIM_ERROR_INTERNAL, "%s: values and results must be both given or both absent", what);
+    const uint64_t num_tiles = ceil_div(request.count, uint64_t(ReduceByKeyShape::kTileItems));
+    if (num_tiles > uint64_t(INT32_MAX))
+        fail(GPUPRIM_ERROR_INVALID_ARGUMENT, "%s: %llu tiles; at most 2^31 - 1", what,
+             static_cast<unsigned long long>(num_tiles));
+    ReduceByKeyParams p{};
+    p.keys = request.keys;
+    p.count = request.count;
+    p.num_tiles = uint32_t(num_tiles);
+    p.values = request.values;
+    p.value_order = groups.value_order;
+    p.value_order_bytes = groups.value_order_bytes;
+    p.keys_out = request.keys_out;
+    p.results = request.results;
+    p.lengths = request.lengths;
+    p.length_bytes = request.length_bytes;
+    p.element_runs = groups.element_runs;
+    p.element_run_bytes = groups.element_run_bytes;
+    p.count_out = request.runs.device;
+    p.count_out_bytes = request.runs.device_bytes;
+    p.count_host = host_count_slot(env, request.runs);
+    p.ticket = env.zeroed_counters + ReduceByKeyCounterWords::kTicket;
+    p.poll_ns = reduce_by_key_tuning(env.compute_capability).poll_ns;
+    lay_out_workspace(env, p, what);
+    dispatch_width(request.key_bytes, "reduce-by-key: key width", [&](auto bits) {
+        launch_for_values<decltype(bits)>(env, p, request, what);
+    });
+    finish_host_count(env, request.runs, what);
+}
+
+}  // namespace reduce_by_key_detail
+
+void reduce_by_key(const DeviceEnv &env, const ReduceByKeyRequest &request) {
+    SortedGroupsRequest plain{};
+    plain.runs = request;
+    reduce_by_key_detail::run(env, plain, "reduce-by-key");
+}
+
+void reduce_sorted_groups(const DeviceEnv &env, const SortedGroupsRequest &request) {
+    reduce_by_key_detail::run(env, request, "group-by (reduce of the sorted groups)");
+}
+
+}  // namespace gpuprim::cuda

@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: Apache-2.0
+// Tuning of reduce-by-key (reduce_by_key.cu, agent_reduce_by_key.cuh,
+// crossing_runs_kernel.cuh) in one place. Not yet measured on a GPU:
+// docs/tuning/reduce_by_key.md keeps the record and lists the leads.
+#pragma once
+
+#include <cstdint>
+
+namespace gpuprim::cuda {
+
+// The tile, the same for every key width and value dtype: kThreads threads
+// of kItems consecutive elements each (a blocked arrangement, so a thread
+// folds its run pieces in element order). kItems is odd so that reading a
+// thread's elements from the shared staging array (stride kItems words)
+// meets no bank conflicts for 4-byte keys (2-way for 8-byte). Shared memory:
+// one 8-byte slot per element (keys, then running values): 18 KiB.
+struct ReduceByKeyShape {
+    static constexpr int kThreads = 256;
+    static constexpr int kItems = 9;
+    static constexpr uint32_t kTileItems = uint32_t(kThreads) * kItems;
+    static constexpr int kMinBlocks = 3;  // __launch_bounds__: up to 80 registers a thread
+    static_assert(kThreads % 32 == 0 && kThreads / 32 <= 32, "whole warps, one warp's totals per lane");
+};
+
+// The crossing-runs kernel: one warp per tile, kWarps warps a block.
+struct CrossingRunsShape {
+    static constexpr int kWarps = 8;
+    static constexpr int kThreads = kWarps * 32;
+};
+
+// What may differ by architecture, chosen at run time.
+struct ReduceByKeyTuning {
+    uint32_t poll_ns;  // back-off between two polls of a look-back window (ns)
+};
+
+// Hopper (sm_90): select's (and the scan's) back-off; not measured here.
+struct ReduceByKeyTuningSm90 {
+    static ReduceByKeyTuning tuning() { return {64}; }
+};
+
+// Ampere/Ada (the sm_80 code): not measured.
+struct ReduceByKeyTuningSm80 {
+    static ReduceByKeyTuning tuning() { return {64}; }
+};
+
+// Newer than Hopper: Hopper's until measured.
+using ReduceByKeyTuningNewer = ReduceByKeyTuningSm90;
+
+// The one place the architecture picks reduce-by-key's tuning.
+inline ReduceByKeyTuning reduce_by_key_tuning(int compute_capability) {
+    if (compute_capability >= 100) return ReduceByKeyTuningNewer::tuning();
+    if (compute_capability >= 90) return ReduceByKeyTuningSm90::tuning();
+    return ReduceByKeyTuningSm80::tuning();
+}
+
+}  // namespace gpuprim::cuda
