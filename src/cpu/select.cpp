@@ -21,6 +21,7 @@
 #include "core/dtype.h"
 #include "core/error.h"
 #include "core/keep_rule.h"
+#include "cpu/count_sink.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -256,17 +257,6 @@ uint64_t over_pieces(Parallel &parallel, const MaskSource &source, uint64_t n, b
         emit(begin, end, before[p]);
     });
     return before[pieces];
-}
-
-void write_count(const CountSink &sink, uint64_t count) {
-    if (sink.host) *sink.host = count;
-    if (!sink.device) return;
-    if (sink.device_bytes == 4) {
-        const uint32_t narrow = uint32_t(count);  // fits: src/api checked
-        std::memcpy(sink.device, &narrow, sizeof narrow);
-    } else {
-        std::memcpy(sink.device, &count, sizeof count);
-    }
 }
 
 }  // namespace
