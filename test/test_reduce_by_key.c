@@ -583,6 +583,40 @@ static void test_errors(gpuprim_context_t ctx) {
     CHECK_OK(gpuprim_context_destroy(other));
 }
 
+/* CPU backend (docs/HOW_IT_RUNS.md): a run's float SUM is gpuprim_reduce()'s of
+ * its values, bit for bit (the same leaves and tree), at every length. */
+static void test_cpu_run_sum_is_reduce(gpuprim_context_t ctx) {
+    static const gpuprim_dtype_t floats[4] = {GPUPRIM_DTYPE_F32, GPUPRIM_DTYPE_F64, GPUPRIM_DTYPE_F16,
+                                              GPUPRIM_DTYPE_BF16};
+    static const uint64_t lengths[] = {1, 2, 3, 5, 16, 17, 31, 32, 33, 64, 511, 512, 513, 1025, 40000};
+    size_t f, l;
+    if (tc_backend_is_cuda(ctx)) return;
+    for (f = 0; f < 4; ++f)
+        for (l = 0; l < sizeof lengths / sizeof lengths[0]; ++l) {
+            const gpuprim_dtype_t d = floats[f];
+            const uint64_t n = lengths[l];
+            void *values = tc_xmalloc(n * 8), *zeros = tc_xmalloc(n * 8);
+            uint64_t count = 0, reduced = 0, by_key = 0;
+            gpuprim_buffer_t k, v, r;
+            memset(zeros, 0, n * 8);
+            tc_fill(d, values, n, l % 3 == 0 ? TC_TINY : TC_MODERATE);
+            k = tc_buffer_from(ctx, GPUPRIM_DTYPE_U8, zeros, n);
+            v = tc_buffer_from(ctx, d, values, n);
+            r = tc_buffer(ctx, d, n);
+            tc_where("run sum of %llu %s against gpuprim_reduce", (unsigned long long)n, tc_dtype_name(d));
+            CHECK_OK(gpuprim_reduce(ctx, GPUPRIM_OP_SUM, v, &reduced));
+            CHECK_OK(gpuprim_reduce_by_key(ctx, k, v, GPUPRIM_OP_SUM, NULL, r, NULL, &count, NULL));
+            REQUIRE_OK(gpuprim_buffer_download(ctx, r, 0, &by_key, 1));
+            CHECKF(count == 1 && by_key == reduced, "%llu runs; run sum bits 0x%llx, reduce 0x%llx",
+                   (unsigned long long)count, (unsigned long long)by_key, (unsigned long long)reduced);
+            CHECK_OK(gpuprim_buffer_destroy(ctx, k));
+            CHECK_OK(gpuprim_buffer_destroy(ctx, v));
+            CHECK_OK(gpuprim_buffer_destroy(ctx, r));
+            free(values);
+            free(zeros);
+        }
+}
+
 /* ---- Threads ------------------------------------------------------------ */
 
 /* Every output of reduce-by-key and group-by of moderate f32 / f64 values
@@ -653,6 +687,7 @@ int main(void) {
     test_dtypes(ctx, 0);
     test_dtypes(ctx, 1);
     test_large(ctx);
+    test_cpu_run_sum_is_reduce(ctx);
     test_cpu_threads();
     return tc_finish();
 }

@@ -6,8 +6,10 @@
 // are the same bits for every thread count. MIN/MAX and integer sums are
 // exact in any order and fold (cpu/reduce_scan.h fold_dispatch).
 //
-// Work: the keys are cut into pieces of kPiece elements (bounds that depend
-// on the count only), and a piece owns the runs whose first key (head) lies
+// Work: the keys are cut into pieces of kPiece elements, or kMaxPieces equal
+// pieces of more (bounds that depend on the count only; no allocation, so
+// nothing can fail once outputs are written), and a piece owns the runs
+// whose first key (head) lies
 // in it, reading past its end to finish its last run. On several workers a
 // first pass counts each piece's heads, whose prefix sums say where each
 // piece writes; on one worker (or one piece) a single pass keeps a running
@@ -16,7 +18,6 @@
 // element's run through the sort's permutation.
 #include "cpu/reduce_by_key.h"
 
-#include "core/checked_size.h"
 #include "core/dtype.h"
 #include "core/error.h"
 #include "core/ops.h"
@@ -31,7 +32,8 @@ namespace gpuprim {
 namespace cpu {
 namespace {
 
-constexpr uint64_t kPiece = uint64_t(1) << 16;  // elements whose heads one piece owns
+constexpr uint64_t kPiece = uint64_t(1) << 16;  // elements whose heads one piece owns, at least
+constexpr uint64_t kMaxPieces = 1024;           // at most: their run counts live on the stack
 constexpr uint64_t kBatch = 256;                // runs found, then written, at a time
 
 // Runs found in a piece: run r is [bounds[r], bounds[r + 1]).
@@ -246,16 +248,17 @@ void reduce_by_key(Parallel &parallel, const ReduceByKeyRequest &request, const 
     const Job job{request, key_functions(request.key_bytes),
                   request.results ? reduce_function(request.value_dtype, request.op) : nullptr, scatter,
                   scatter ? scatter_function(*scatter) : nullptr};
-    const uint64_t pieces = ceil_div(n, kPiece);
+    const uint64_t piece = std::max(kPiece, ceil_div(n, kMaxPieces));
+    const uint64_t pieces = ceil_div(n, piece);
     uint64_t total = 0;
     if (parallel.workers() <= 1 || pieces <= 1) {
         total = emit_runs(job, 0, n, 0);
     } else {
-        // Taken before anything is written: a failure changes nothing.
-        std::vector<uint64_t> before = host_array<uint64_t>(pieces + 1, "reduce-by-key's run counts per piece");
+        uint64_t before[kMaxPieces + 1];
+        before[0] = 0;
         const auto bounds = [&](uint64_t p, uint64_t &begin, uint64_t &end) {
-            begin = p * kPiece;
-            end = std::min(n, begin + kPiece);
+            begin = p * piece;
+            end = std::min(n, begin + piece);
         };
         parallel.for_each(static_cast<size_t>(pieces), [&](size_t p) {
             uint64_t begin, end;
