@@ -977,6 +977,65 @@ static inline void tc_permute(gpuprim_dtype_t d, const void *in, const uint64_t 
     for (i = 0; i < n; ++i) tc_set(d, out, i, tc_get(d, in, perm[i]));
 }
 
+#if defined(GPUPRIM_EXPERIMENTAL_API)
+/* gpuprim_reduce_by_key / gpuprim_group_by: the groups of the n keys (kd)
+ * taken in the order order[0..n): runs of equal bits (-0.0 and +0.0 differ,
+ * NaNs with the same bits are equal). reduce-by-key takes them in input
+ * order (order[i] = i); group-by in the stable ascending sort order
+ * (tc_reference_sort_permutation), so each group's elements stay in input
+ * order. Group g is order[first[g] .. first[g] + length[g]) (first, length:
+ * n entries each, or NULL). Returns the number of groups. */
+static inline uint64_t tc_reference_groups(gpuprim_dtype_t kd, const void *keys, const uint64_t *order, uint64_t n,
+                                           uint64_t *first, uint64_t *length) {
+    uint64_t i = 0, groups = 0;
+    while (i < n) {
+        uint64_t end = i + 1;
+        const uint64_t key = tc_get(kd, keys, order[i]);
+        while (end < n && tc_get(kd, keys, order[end]) == key) ++end;
+        if (first) first[groups] = i;
+        if (length) length[groups] = end - i;
+        ++groups;
+        i = end;
+    }
+    return groups;
+}
+
+/* op over values[order[begin]], ..., values[order[end - 1]] (vd, end >
+ * begin), as bits, for every op but a float SUM: integer sums wrap,
+ * MIN/MAX by tc_apply (NaN of the largest bits, -0 < +0). */
+static inline uint64_t tc_reference_reduce_at(gpuprim_op_t op, gpuprim_dtype_t vd, const void *values,
+                                              const uint64_t *order, uint64_t begin, uint64_t end) {
+    uint64_t acc = tc_get(vd, values, order[begin]), i;
+    for (i = begin + 1; i < end; ++i) acc = tc_apply(op, vd, acc, tc_get(vd, values, order[i]));
+    return acc;
+}
+
+/* Whether got (bits of the float dtype vd) is an acceptable SUM of
+ * values[order[begin .. end)]: where every partial sum is exact in the
+ * accumulator (f32 for f16, bf16 and f32; f64) in any order, e.g. small
+ * integers, the exact sum rounded once (equal by value: the sign of a zero
+ * sum is not fixed); else within tc_float_sum_ok's bound; a NaN sum the
+ * canonical NaN. */
+static inline int tc_float_sum_at_ok(gpuprim_dtype_t vd, const void *values, const uint64_t *order, uint64_t begin,
+                                     uint64_t end, uint64_t got) {
+    long double ref = 0, sumabs = 0;
+    int min_exponent = INT_MAX, exact;
+    uint64_t i;
+    for (i = begin; i < end; ++i) {
+        const long double term = tc_value(vd, tc_get(vd, values, order[i]));
+        const int e = tc_lowest_bit_exponent(term);
+        ref += term;
+        sumabs += fabsl(term);
+        if (e < min_exponent) min_exponent = e;
+    }
+    if (vd == GPUPRIM_DTYPE_F64)
+        exact = min_exponent == INT_MAX || (min_exponent >= -1074 && sumabs < ldexpl(1.0L, min_exponent + 53));
+    else exact = tc_sum_exact_in_f32(min_exponent, sumabs);
+    if (exact && !tc_is_half(vd) && !isnan(ref)) return !tc_isnan_bits(vd, got) && tc_value(vd, got) == ref;
+    return tc_float_sum_ok_exact(vd, got, ref, sumabs, end - begin, exact);
+}
+#endif
+
 /* Fill p[0..n) with pattern. */
 static inline void tc_fill(gpuprim_dtype_t d, void *p, uint64_t n, tc_pattern_t pattern) {
     uint64_t i;

@@ -17,6 +17,7 @@
 #include "cpu/histogram.h"
 #include "cpu/merge_runs.h"
 #include "cpu/parallel.h"
+#include "cpu/reduce_by_key.h"
 #include "cpu/reduce_scan.h"
 #include "cpu/search.h"
 #include "cpu/select.h"
@@ -114,6 +115,10 @@ public:
     void select(const SelectRequest &request) override { cpu::select(parallel_, request); }
 
     void runs(const RunsRequest &request) override { cpu::runs(parallel_, request); }
+
+    void reduce_by_key(const ReduceByKeyRequest &request) override { cpu::reduce_by_key(parallel_, request); }
+
+    void group_by(const GroupByRequest &request) override { cpu::group_by(parallel_, workspace_, request); }
 
     void scan(gpuprim_op_t op, gpuprim_scan_kind_t kind, gpuprim_dtype_t dtype, const void *input,
               void *output, uint64_t count, const void *initial) override {

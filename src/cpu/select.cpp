@@ -23,6 +23,7 @@
 #include "core/error.h"
 #include "core/keep_rule.h"
 #include "core/portable.h"
+#include "cpu/count_sink.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -428,17 +429,6 @@ void lengths_from_starts(Parallel &parallel, const void *starts, uint32_t start_
             write_index(lengths, length_bytes, r, next - read_index(starts, start_bytes, r));
         }
     });
-}
-
-void write_count(const CountSink &sink, uint64_t count) {
-    if (sink.host) *sink.host = count;
-    if (!sink.device) return;
-    if (sink.device_bytes == 4) {
-        const uint32_t narrow = uint32_t(count);  // fits: src/api checked
-        std::memcpy(sink.device, &narrow, sizeof narrow);
-    } else {
-        std::memcpy(sink.device, &count, sizeof count);
-    }
 }
 
 }  // namespace

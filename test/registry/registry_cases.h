@@ -11,6 +11,7 @@ TR_CASE(searchsorted)     /* gpuprim_searchsorted */
 TR_CASE(histogram)        /* gpuprim_histogram_even, gpuprim_histogram_range, gpuprim_bincount */
 TR_CASE(merge)            /* gpuprim_merge */
 TR_CASE(select)           /* gpuprim_select, gpuprim_partition, gpuprim_unique, gpuprim_run_length_encode */
+TR_CASE(reduce_by_key)    /* gpuprim_reduce_by_key, gpuprim_group_by */
 TR_CASE(scan)             /* gpuprim_scan */
 TR_CASE(sort)             /* gpuprim_sort, gpuprim_sort_with_options */
 TR_CASE(argsort)          /* gpuprim_argsort */

@@ -495,10 +495,12 @@ public:
                 // The call byte % 5 picks the call; a histogram's call byte of 240 and more
                 // (241-243, 246-248, 251-253) its _rows form, with a rows byte after its arguments.
                 // Call bytes 244, 249 and 254 (% 5 == 4, >= 240: no seed's merge) select, partition, unique
-                // and run-length encode.
+                // and run-length encode; 240, 245, 250 and 255 (% 5 == 0, >= 240: no seed's searchsorted)
+                // reduce-by-key and group-by.
                 const uint8_t call_byte = in.u8();
                 const int call = call_byte % 5;
-                if (call == 0) op_searchsorted(in);
+                if (call == 0 && call_byte >= 240) op_reduce_by_key(in);
+                else if (call == 0) op_searchsorted(in);
                 else if (call == 4 && call_byte >= 240) op_select(in);
                 else if (call == 4) op_merge(in);
                 else op_histogram(in, call, call_byte >= 240);
@@ -1664,6 +1666,159 @@ private:
                      [&](uint64_t j) { return order[j]; });
         check_output(lb, lengths, "lengths", want_count, [&](uint64_t j) { return run_lengths[j]; });
         check_output(cb, count_out, "count_out", 1, [&](uint64_t) { return want_count; });
+    }
+
+    // gpuprim_reduce_by_key and gpuprim_group_by (the next byte, odd:
+    // group-by). Then the context, keys, the op (draw_enum) and a mode byte
+    // saying which optional arguments are given (bit 0 values, bit 1
+    // results, bit 2 the host count, bit 3 count_out, bit 4 keys_out, bit 5
+    // lengths / counts, bit 6 inverse (group-by)), the buffers it names in
+    // that order. The model (test_common.h's tc_reference_groups over the
+    // input order or tc_reference_sort_permutation's stable order; each
+    // group's result by check_reduce_span on its values in order): the
+    // written prefix of each output, every element past it unchanged, the
+    // count on the host and in count_out's element 0.
+    void op_reduce_by_key(Input &in) {
+        const bool group_by = (in.u8() & 1) != 0;
+        ContextArg context = draw_context(in);
+        gpuprim_buffer_t keys = draw_buffer(in, context.slot);
+        const int op = draw_enum(in, 3);
+        const uint8_t mode = in.u8();
+        gpuprim_buffer_t values = nullptr, results = nullptr, keys_out = nullptr, lengths = nullptr;
+        gpuprim_buffer_t inverse = nullptr, count_out = nullptr;
+        if (mode & 1) values = draw_buffer(in, context.slot);
+        if (mode & 2) results = draw_buffer(in, context.slot);
+        if (mode & 8) count_out = draw_buffer(in, context.slot);
+        if (mode & 16) keys_out = draw_buffer(in, context.slot);
+        if (mode & 32) lengths = draw_buffer(in, context.slot);
+        if (group_by && (mode & 64)) inverse = draw_buffer(in, context.slot);
+        const bool host_count = (mode & 4) != 0;
+
+        Buffer *kb = nullptr, *vb = nullptr, *rb = nullptr, *ob = nullptr, *lb = nullptr, *ib = nullptr;
+        Buffer *cb = nullptr;
+        Expect expect;
+        expect.may = kOom;
+        if (context.slot < 0) {
+            expect.must = context.error;
+        } else {
+            if (!in_range(op, 3)) expect.must |= kEnum;
+            expect.must |= resolve(context.slot, keys, &kb);
+            const uint64_t n = kb ? kb->count : 0;
+            auto index_output = [&](gpuprim_buffer_t handle, Buffer **b) {
+                expect.must |= resolve(context.slot, handle, b);
+                if (!*b) return;
+                if (!is_index_dtype((*b)->dtype)) expect.must |= kDtype;
+                else if (kb && n > largest_index((*b)->dtype)) expect.must |= kArg;
+                if (kb && (*b)->count < n) expect.must |= kSize;
+            };
+            if (group_by && (values != nullptr) != (results != nullptr)) expect.must |= kArg;
+            if (!group_by || (values && results)) {
+                expect.must |= resolve(context.slot, values, &vb);
+                expect.must |= resolve(context.slot, results, &rb);
+                if (vb && kb && vb->count != n) expect.must |= kSize;
+                if (vb && rb && rb->dtype != vb->dtype) expect.must |= kDtype;
+                if (rb && kb && rb->count < n) expect.must |= kSize;
+            }
+            if (group_by && !keys_out && !lengths && !results && !inverse) expect.must |= kArg;
+            if (keys_out) {
+                expect.must |= resolve(context.slot, keys_out, &ob);
+                if (ob && kb && ob->dtype != kb->dtype) expect.must |= kDtype;
+                if (ob && kb && ob->count < n) expect.must |= kSize;
+            }
+            if (lengths) index_output(lengths, &lb);
+            if (inverse) index_output(inverse, &ib);
+            if (!host_count && !count_out) expect.must |= kArg;
+            if (count_out) {
+                expect.must |= resolve(context.slot, count_out, &cb);
+                if (cb && !is_index_dtype(cb->dtype)) expect.must |= kDtype;
+                else if (cb && kb && n > largest_index(cb->dtype)) expect.must |= kArg;
+                if (cb && cb->count == 0) expect.must |= kSize;
+            }
+            Buffer *outputs[] = {ob, rb, lb, ib, cb};
+            Buffer *inputs[] = {kb, vb};
+            for (size_t o = 0; o < 5; ++o) {
+                if (!outputs[o]) continue;
+                for (Buffer *other : inputs)
+                    if (other && forbidden_alias(*outputs[o], *other, false)) expect.must |= kArg;
+                for (size_t p = 0; p < o; ++p)
+                    if (outputs[p] && forbidden_alias(*outputs[o], *outputs[p], false)) expect.must |= kArg;
+            }
+        }
+        const uint64_t kUntouched = 0xFEEDFACECAFEBEEFull;
+        uint64_t count = kUntouched;
+        uint64_t *count_pointer = host_count ? &count : nullptr;
+        const char *name = group_by ? "gpuprim_group_by" : "gpuprim_reduce_by_key";
+        const gpuprim_status_t status =
+            group_by ? shim_group_by(context.handle, keys, values, op, keys_out, lengths, results, inverse,
+                                     count_pointer, count_out)
+                     : shim_reduce_by_key(context.handle, keys, values, op, keys_out, results, lengths, count_pointer,
+                                          count_out);
+        check_status(name, kDocSelect, expect, status, &context);
+        if (status != GPUPRIM_SUCCESS) {
+            if (count != kUntouched) violation("%s failed but wrote *count", name);
+            return;
+        }
+        // The reference, from the inputs' contents before the call (the outputs lie apart from them).
+        const gpuprim_dtype_t kd = gpuprim_dtype_t(kb->dtype);
+        const uint64_t n = kb->count;
+        std::vector<uint8_t> key_copy(contents(*kb), contents(*kb) + kb->bytes());
+        std::vector<uint8_t> value_copy;
+        if (vb) value_copy.assign(contents(*vb), contents(*vb) + vb->bytes());
+        std::vector<uint64_t> order(n + 1), first(n + 1), length(n + 1), group_of(n + 1);
+        if (group_by) tc_reference_sort_permutation(kd, key_copy.data(), n, 0, order.data());
+        else
+            for (uint64_t i = 0; i < n; ++i) order[i] = i;
+        const uint64_t groups = tc_reference_groups(kd, key_copy.data(), order.data(), n, first.data(), length.data());
+        for (uint64_t g = 0; g < groups; ++g)
+            for (uint64_t j = first[g]; j < first[g] + length[g]; ++j) group_of[order[j]] = g;
+        if (host_count && count != groups)
+            violation("%s (dtype %d, %llu elements): *count = %llu, expected %llu", name, kb->dtype,
+                      (unsigned long long)n, (unsigned long long)count, (unsigned long long)groups);
+        // Each output: the written prefix as the reference says (results: checked by group), the rest as it was.
+        auto check_output = [&](Buffer *b, gpuprim_buffer_t handle, const char *what, uint64_t prefix,
+                                auto &&check_at) {
+            if (!b) return;
+            std::vector<uint8_t> got(b->bytes() + 8);
+            if (b->count && gpuprim_buffer_download(context.handle, handle, 0, got.data(), b->count) != GPUPRIM_SUCCESS)
+                violation("%s: download of %s failed", name, what);
+            const gpuprim_dtype_t bd = gpuprim_dtype_t(b->dtype);
+            for (uint64_t j = 0; j < b->count; ++j) {
+                if (j < prefix) {
+                    check_at(j, got.data() + j * size_of(b->dtype));
+                    continue;
+                }
+                if (tc_get(bd, got.data(), j) != tc_get(bd, contents(*b), j))
+                    violation("%s (dtype %d, %llu elements): %s[%llu] past the %llu written changed", name, kb->dtype,
+                              (unsigned long long)n, what, (unsigned long long)j, (unsigned long long)prefix);
+            }
+            if (b->bytes()) std::memcpy(contents(*b), got.data(), b->bytes());
+        };
+        auto expect_bits = [&](Buffer *b, const char *what, auto &&want_at) {
+            return [=](uint64_t j, const uint8_t *got) {  // want_at by value: it outlives this call
+                const gpuprim_dtype_t bd = gpuprim_dtype_t(b->dtype);
+                const uint64_t want = want_at(j) & tc_mask(bd), have = tc_get(bd, got, 0);
+                if (have != want)
+                    violation("%s (dtype %d, %llu elements): %s[%llu] = 0x%llx, expected 0x%llx", name, kb->dtype,
+                              (unsigned long long)n, what, (unsigned long long)j, (unsigned long long)have,
+                              (unsigned long long)want);
+            };
+        };
+        check_output(ob, keys_out, "keys_out", groups, expect_bits(ob, "keys_out", [&](uint64_t g) {
+                         return tc_get(kd, key_copy.data(), order[first[g]]);
+                     }));
+        check_output(lb, lengths, group_by ? "counts" : "lengths", groups,
+                     expect_bits(lb, "lengths", [&](uint64_t g) { return length[g]; }));
+        check_output(ib, inverse, "inverse", n, expect_bits(ib, "inverse", [&](uint64_t i) { return group_of[i]; }));
+        check_output(cb, count_out, "count_out", 1, expect_bits(cb, "count_out", [&](uint64_t) { return groups; }));
+        if (rb) {
+            const size_t width = size_of(vb->dtype);
+            check_output(rb, results, "results", groups, [&](uint64_t g, const uint8_t *got) {
+                std::vector<uint8_t> group(length[g] * width + 8);
+                for (uint64_t j = 0; j < length[g]; ++j)
+                    std::memcpy(group.data() + j * width, value_copy.data() + order[first[g] + j] * width, width);
+                check_reduce_span(op, vb->dtype, group.data(), length[g], got, name);
+            });
+        }
     }
 
     // Writes a checked float-sum or exact result for element 0 of `out`.

@@ -36,6 +36,18 @@ gpuprim_status_t shim_run_length_encode(gpuprim_context_t context, gpuprim_buffe
     return gpuprim_run_length_encode(context, input, runs, keys_out, starts, lengths, count, count_out);
 }
 
+gpuprim_status_t shim_reduce_by_key(gpuprim_context_t context, gpuprim_buffer_t keys, gpuprim_buffer_t values, int op,
+                                    gpuprim_buffer_t keys_out, gpuprim_buffer_t results, gpuprim_buffer_t lengths,
+                                    uint64_t *count, gpuprim_buffer_t count_out) {
+    return gpuprim_reduce_by_key(context, keys, values, op, keys_out, results, lengths, count, count_out);
+}
+
+gpuprim_status_t shim_group_by(gpuprim_context_t context, gpuprim_buffer_t keys, gpuprim_buffer_t values, int op,
+                               gpuprim_buffer_t keys_out, gpuprim_buffer_t counts, gpuprim_buffer_t results,
+                               gpuprim_buffer_t inverse, uint64_t *count, gpuprim_buffer_t count_out) {
+    return gpuprim_group_by(context, keys, values, op, keys_out, counts, results, inverse, count, count_out);
+}
+
 gpuprim_status_t shim_searchsorted_rows(gpuprim_context_t context, gpuprim_buffer_t sorted, gpuprim_buffer_t queries,
                                         uint64_t rows, int side, int order, gpuprim_buffer_t indices) {
     return gpuprim_searchsorted_rows(context, sorted, queries, rows, side, order, indices);

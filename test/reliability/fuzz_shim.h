@@ -22,6 +22,12 @@ gpuprim_status_t shim_merge(gpuprim_context_t context, gpuprim_buffer_t keys_a, 
 gpuprim_status_t shim_run_length_encode(gpuprim_context_t context, gpuprim_buffer_t input, int runs,
                                         gpuprim_buffer_t keys_out, gpuprim_buffer_t starts, gpuprim_buffer_t lengths,
                                         uint64_t *count, gpuprim_buffer_t count_out);
+gpuprim_status_t shim_reduce_by_key(gpuprim_context_t context, gpuprim_buffer_t keys, gpuprim_buffer_t values, int op,
+                                    gpuprim_buffer_t keys_out, gpuprim_buffer_t results, gpuprim_buffer_t lengths,
+                                    uint64_t *count, gpuprim_buffer_t count_out);
+gpuprim_status_t shim_group_by(gpuprim_context_t context, gpuprim_buffer_t keys, gpuprim_buffer_t values, int op,
+                               gpuprim_buffer_t keys_out, gpuprim_buffer_t counts, gpuprim_buffer_t results,
+                               gpuprim_buffer_t inverse, uint64_t *count, gpuprim_buffer_t count_out);
 gpuprim_status_t shim_searchsorted_rows(gpuprim_context_t context, gpuprim_buffer_t sorted, gpuprim_buffer_t queries,
                                         uint64_t rows, int side, int order, gpuprim_buffer_t indices);
 gpuprim_status_t shim_searchsorted(gpuprim_context_t context, gpuprim_buffer_t sorted, gpuprim_buffer_t queries, int side,

@@ -38,8 +38,14 @@ ARGREDUCE = 254
 # bit 4 no output / keys_out, bit 5 positions / starts, bit 6 lengths, bit 7 flags with a comparison), the
 # buffers the mode names, run-length encode's runs byte, select's and partition's predicate byte (255 NULL,
 # 254 NULL scalars, else the kind % 12), their flags, and the two scalars as 8 bytes each).
+# Call bytes 240, 245, 250 and 255 of op byte 253 (% 5 == 0, >= 240; searchsorted's seeds use 0):
+# reduce-by-key and group-by (Harness::op_reduce_by_key: the next byte, odd for group-by; then context,
+# keys, the op byte (draw_enum), a mode byte (bit 0 values, bit 1 results, bit 2 the host count, bit 3
+# count_out, bit 4 keys_out, bit 5 lengths / counts, bit 6 inverse, group-by only) and the buffers the
+# mode names, in that order).
 SEARCH_COUNT = 253
 SELECT_CALL = 244
+KEYED_CALL = 245
 SELECT, PARTITION, UNIQUE, RUN_LENGTH = range(4)
 # Op byte 255: the distributed calls (Harness::op_distributed); its next byte % 8 picks the call.
 DISTRIBUTED = 255
@@ -210,6 +216,18 @@ def select_family(call, input_, mode, output=None, values=None, values_out=None,
         if predicate != 255 and (predicate % 12 == 0 or mode & 128):
             body += flags
         body += u64(scalar) + u64(high)
+    return body
+
+
+def keyed(group_by, keys, op, mode, values=None, results=None, count_out=None, keys_out=None, lengths=None,
+          inverse=None, ctx=CTX0):
+    """One op_reduce_by_key call; the mode byte decides which of the buffers are read (they must be given)."""
+    body = u8(SEARCH_COUNT) + u8(KEYED_CALL) + u8(1 if group_by else 0) + u8(ctx) + keys + u8(op) + u8(mode)
+    for bit, handle in ((1, values), (2, results), (8, count_out), (16, keys_out), (32, lengths)):
+        if mode & bit:
+            body += handle
+    if group_by and mode & 64:
+        body += inverse
     return body
 
 
@@ -668,6 +686,59 @@ SEEDS = {
         + select_family(UNIQUE, buf(0), 4, output=buf(1), ctx=FAKE_CTX)
         + select_family(UNIQUE, JUNK_BUF, 4, output=buf(1))
         + destroy(buf(1)) + select_family(SELECT, buf(0), 4, output=stale(0), predicate=1)),
+    # Reduce-by-key and group-by: f32 keys with NaNs, +-0 and +-inf in runs, i32 keys with runs and
+    # repeats; f16, f32, f64 and i32 values; SUM, MIN and MAX; keys_out, lengths / counts and inverse of
+    # index dtypes, the count on the host and in count_out, group-by without values; then the errors: an
+    # unknown op, NULL keys, values or results, only one of values and results, no output, short and
+    # mistyped outputs, overlaps, no count sink, a float count_out, bad handles and contexts.
+    "seed_reduce_by_key": (
+        create(F32, small_count(14)) + create(F32, small_count(14)) + create(I32, small_count(12))
+        + create(I32, small_count(12)) + create(F16, small_count(14)) + create(F16, small_count(14))
+        + create(U32, small_count(14)) + create(I64, small_count(14)) + create(U64, small_count(2))
+        + create(F32, small_count(14)) + create(F32, small_count(3))
+        + create(F64, small_count(12)) + create(F64, small_count(12)) + create(I32, small_count(12))
+        + create(I64, small_count(3), ctx=CTX1)
+        + fill_palette(0, [11, 11, 7, 3, 3, 1, 1, 0, 4, 2, 2, 5, 6, 6], True)
+        + fill_palette(2, [8, 8, 0, 1, 1, 1, 2, 3, 3, 5, 7, 8], False)
+        + fill_palette(4, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13], True)
+        + fill_palette(9, [1, 1, 2, 3, 1, 2, 2, 3, 1, 1, 2, 2, 3, 3], True)
+        + fill_palette(11, [1, 0, 0, 3, 2, 2, 9, 9, 4, 0, 1, 1], True)
+        + fill_palette(13, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11], False)
+        + keyed(False, buf(0), 0, 1 | 2 | 4 | 32, values=buf(9), results=buf(1), lengths=buf(6))
+        + keyed(False, buf(0), 1, 1 | 2 | 8, values=buf(4), results=buf(5), count_out=buf(8))
+        + keyed(False, buf(2), 2, 1 | 2 | 4 | 16, values=buf(11), results=buf(12), keys_out=buf(3))
+        + keyed(False, buf(2), 0, 1 | 2 | 4 | 8 | 32, values=buf(13), results=buf(3), count_out=buf(8),
+                lengths=buf(7))
+        + keyed(True, buf(0), 0, 1 | 2 | 4 | 32 | 64, values=buf(4), results=buf(5), lengths=buf(6), inverse=buf(7))
+        + keyed(True, buf(2), 1, 1 | 2 | 4 | 16 | 64, values=buf(11), results=buf(12), keys_out=buf(3),
+                inverse=buf(7))
+        + keyed(True, buf(2), 2, 1 | 2 | 8 | 32, values=buf(13), results=buf(3), count_out=buf(8), lengths=buf(6))
+        + keyed(True, buf(0), 0, 4 | 16 | 32 | 64, keys_out=buf(1), lengths=buf(6), inverse=buf(7))
+        + keyed(True, buf(11), 0, 1 | 2 | 4, values=buf(13), results=buf(3))
+        # errors
+        + keyed(False, buf(0), 240, 1 | 2 | 4, values=buf(9), results=buf(1))
+        + keyed(True, buf(0), 235, 4 | 16, keys_out=buf(1))
+        + keyed(False, NULL_BUF, 0, 1 | 2 | 4, values=buf(9), results=buf(1))
+        + keyed(False, buf(0), 0, 2 | 4, results=buf(1))
+        + keyed(False, buf(0), 0, 1 | 4, values=buf(9))
+        + keyed(True, buf(0), 0, 1 | 4 | 16, values=buf(9), keys_out=buf(1))
+        + keyed(True, buf(0), 0, 2 | 4 | 16, results=buf(1), keys_out=buf(1))
+        + keyed(True, buf(0), 0, 4)
+        + keyed(False, buf(0), 0, 1 | 2 | 4, values=buf(9), results=buf(10))
+        + keyed(False, buf(0), 0, 1 | 2 | 4, values=buf(9), results=buf(5))
+        + keyed(False, buf(0), 0, 1 | 2 | 4 | 16, values=buf(9), results=buf(1), keys_out=buf(2))
+        + keyed(False, buf(0), 0, 1 | 2 | 4 | 32, values=buf(9), results=buf(1), lengths=buf(9))
+        + keyed(True, buf(0), 0, 4 | 64, inverse=buf(10))
+        + keyed(True, buf(0), 0, 4 | 64, inverse=buf(0))
+        + keyed(False, buf(0), 0, 1 | 2 | 4, values=buf(9), results=buf(9))
+        + keyed(False, buf(0), 0, 1 | 2 | 4 | 16, values=buf(9), results=buf(1), keys_out=buf(1))
+        + keyed(False, buf(0), 0, 1 | 2, values=buf(9), results=buf(1))
+        + keyed(False, buf(0), 0, 1 | 2 | 8, values=buf(9), results=buf(1), count_out=buf(10))
+        + keyed(True, buf(0), 0, 4 | 16, keys_out=buf(14, other_context=True))
+        + keyed(False, buf(0), 0, 1 | 2 | 4, values=buf(9), results=buf(1), ctx=NULL_CTX)
+        + keyed(True, buf(0), 0, 4 | 16, keys_out=buf(1), ctx=FAKE_CTX)
+        + keyed(True, JUNK_BUF, 0, 4 | 16, keys_out=buf(1))
+        + destroy(buf(1)) + keyed(True, buf(0), 0, 4 | 16, keys_out=stale(0))),
     # Unknown enum values, NULL and fake contexts, odd context options, globals.
     "seed_enums_contexts": (
         create(I32, small_count(4)) + create(255, small_count(4))
