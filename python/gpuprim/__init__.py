@@ -18,6 +18,12 @@ and the other comparisons, with values and positions), ``compress``,
 (``np.unique``), ``unique_consecutive`` and ``run_length_encode`` (runs by
 bits). Their counts come back to the host (the call waits for them).
 
+Keyed reductions (experimental; 1-D): ``reduce_by_key`` (each run of equal
+consecutive keys, cub's ReduceByKey), ``groupby_sum``, ``groupby_min`` and
+``groupby_max`` (keys in any order: the sorted distinct keys and each
+group's aggregate, pandas' ``groupby(sort=True, dropna=False)``), one
+library call each; ``unique`` is one group-by call too.
+
 Per row: ``sort``, ``argsort``, ``topk``, ``cumsum``/``scan``, ``sum``, ``min`` and
 ``max`` take ``axis=-1`` to work on every row (the last axis) of a
 C-contiguous N-D array on its own, like numpy's and torch's ``axis=-1`` /
@@ -97,7 +103,8 @@ _OP_SUM, _OP_MIN, _OP_MAX = _LIB.OP_SUM, _LIB.OP_MIN, _LIB.OP_MAX
 __all__ = ["sort", "sort_by_key", "argsort", "topk", "cumsum", "scan", "sum", "min", "max", "argmin", "argmax", "dot",
            "segment_sort", "segment_argsort", "segment_topk", "segment_cumsum", "segment_scan", "segment_sum",
            "segment_min", "segment_max", "searchsorted", "histogram", "bincount", "merge", "select", "compress", "flatnonzero", "nonzero",
-           "stable_partition", "unique", "unique_consecutive", "run_length_encode", "distributed_reduce", "distributed_scan",
+           "stable_partition", "unique", "unique_consecutive", "run_length_encode", "reduce_by_key",
+           "groupby_sum", "groupby_min", "groupby_max", "distributed_reduce", "distributed_scan",
            "distributed_sort", "distributed_argsort", "distributed_topk", "has_distributed", "Context", "GpuprimError", "InvalidArgumentError", "DtypeError", "OutOfMemoryError",
            "DeviceError", "library_version", "__version__"]
 
@@ -542,8 +549,9 @@ def stable_partition(x: Array, mask: Optional[Array] = None, /, *, op: Optional[
 def unique(x: Array, /, *, return_inverse: bool = False, return_counts: bool = False) -> Any:
     """np.unique(x, return_inverse=..., return_counts=...): the sorted
     distinct values of x (flattened), numpy's way for floats (-0.0 and
-    +0.0 one value, all NaNs one value, last); the library's sort and
-    run-length encoding. inverse has x's shape; inverse and counts int64."""
+    +0.0 one value, all NaNs one value, last); one library group-by call
+    (keys, counts and inverse together). inverse has x's shape; inverse and
+    counts int64."""
     context, array = _described(x)
     return context.unique(array, return_inverse=return_inverse, return_counts=return_counts)
 
@@ -564,6 +572,60 @@ def run_length_encode(x: Array, /, *, non_trivial: bool = False, dtype: Any = "i
     only the runs of 2 or more (cub::DeviceRunLengthEncode::NonTrivialRuns)."""
     context, array = _described(x)
     return context.run_length_encode(array, non_trivial=non_trivial, dtype=dtype)
+
+
+# Reduce-by-key and group-by (experimental; gpuprim.h's
+# gpuprim_reduce_by_key, gpuprim_group_by). The counts come back to the host
+# (the call waits for them); results are views of arrays of keys' length.
+def reduce_by_key(keys: Array, values: Values, /, op: str = "sum", *, return_counts: bool = False,
+                  dtype: Any = None) -> Tuple[Any, ...]:
+    """Each run of equal consecutive keys of the 1-D keys reduced with op
+    ("sum", "min", "max") over its values in order
+    (cub::DeviceReduce::ReduceByKey): (unique_keys, results) or with
+    return_counts (unique_keys, results, lengths), lengths int64. Keys are
+    equal when their bits are (as unique_consecutive). Sums as sum() makes
+    them (integers narrower than 64 bits widened; dtype= to choose).
+
+    Example::
+
+        >>> gpuprim.reduce_by_key(np.array([1, 1, 2, 1]), np.array([1.0, 2.0, 3.0, 4.0]))
+        (array([1, 2, 1]), array([3., 3., 4.]))
+    """
+    context, array = _described(keys, "keys")
+    return context.reduce_by_key(array, values, op, return_counts=return_counts, dtype=dtype)
+
+
+def groupby_sum(keys: Array, values: Values, /, *, return_counts: bool = False,
+                dtype: Any = None) -> Tuple[Any, ...]:
+    """The sum of values per distinct key of the 1-D keys (any order):
+    (sorted distinct keys, sums) or with return_counts (keys, sums, counts),
+    as ``pd.Series(values).groupby(keys, dropna=False).sum()`` (float keys
+    grouped as np.unique groups them: -0.0 and +0.0 one key, every NaN one
+    key, last) but NaN values propagate (numpy's sum, not pandas' skipna).
+    Float sums deterministic; integers narrower than 64 bits summed widened
+    (dtype= to choose); counts int64.
+
+    Example::
+
+        >>> gpuprim.groupby_sum(np.array([3, 1, 3]), np.array([1, 2, 4]))
+        (array([1, 3]), array([2, 5]))
+    """
+    context, array = _described(keys, "keys")
+    return context.groupby_sum(array, values, return_counts=return_counts, dtype=dtype)
+
+
+def groupby_min(keys: Array, values: Values, /, *, return_counts: bool = False) -> Tuple[Any, ...]:
+    """groupby_sum's groups with each group's smallest value (values'
+    dtype; NaN wins, -0.0 < +0.0)."""
+    context, array = _described(keys, "keys")
+    return context.groupby_min(array, values, return_counts=return_counts)
+
+
+def groupby_max(keys: Array, values: Values, /, *, return_counts: bool = False) -> Tuple[Any, ...]:
+    """groupby_sum's groups with each group's largest value (values'
+    dtype; NaN wins, -0.0 < +0.0)."""
+    context, array = _described(keys, "keys")
+    return context.groupby_max(array, values, return_counts=return_counts)
 
 
 # Distributed calls (experimental; gpuprim.h's distributed section). The data

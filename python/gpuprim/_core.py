@@ -934,28 +934,109 @@ class Context:
     def unique(self, x, *, return_inverse=False, return_counts=False):
         """np.unique(x, return_inverse=..., return_counts=...): the sorted
         distinct values of x (flattened), by value as numpy has them
-        (-0.0 and +0.0 are one value, every NaN one value, last): the
-        library's sort, then run-length encoding. inverse: x's shape, int64,
-        x == unique[inverse]; counts: int64."""
+        (-0.0 and +0.0 are one value, every NaN one value, last): one
+        gpuprim_group_by call giving the keys, and as asked the counts and
+        the inverse. inverse: x's shape, int64, x == unique[inverse];
+        counts: int64."""
+        shape = tuple(_arrays.describe(x, "x").shape)
         source = _arrays.describe(x, "x")
         if source.ndim != 1:
             source = _arrays.describe(source.obj.reshape(-1), "x")
-        work = source
-        if source.dtype_name in ("float16", "bfloat16", "float32", "float64"):
-            work = _arrays.describe(_canonical_floats(source), "x")
-        if return_inverse:
-            order = _arrays.arange_like(work, work.size, "int64")
-            sorted_keys, permutation = self.sort(work, values=order)
-        else:
-            sorted_keys = self.sort(work)
-        keys, starts, lengths = self.run_length_encode(sorted_keys)
+        keys, _, counts, inverse = self._group_by(source, None, None, keys=True, counts=return_counts,
+                                                  inverse=return_inverse)
         results = [keys]
         if return_inverse:
-            inverse = _inverse_of(work, permutation, lengths)
-            results.append(inverse.reshape(tuple(_arrays.describe(x, "x").shape)))
+            results.append(inverse.reshape(shape))
         if return_counts:
-            results.append(lengths)
+            results.append(counts)
         return results[0] if len(results) == 1 else tuple(results)
+
+    # -- reduce-by-key, group-by (experimental: issue 37) --------------------
+    def reduce_by_key(self, keys, values, op="sum", *, return_counts=False, dtype=None):
+        """Reduce every run of equal consecutive keys of the 1-D keys
+        (gpuprim_reduce_by_key; cub::DeviceReduce::ReduceByKey): returns
+        (unique_keys, results) or with return_counts (unique_keys, results,
+        lengths): each run's key, op ("sum", "min" or "max") over its values
+        in order, and its length (int64). Keys are equal when their bits are
+        (-0.0 and +0.0 differ, NaNs with the same bits are equal), as
+        unique_consecutive has them. values: 1-D, keys' length, kind and
+        device, any dtype. A sum is made in sum()'s dtype (integers narrower
+        than 64 bits widened; floats deterministic, float16/bfloat16 in
+        float32 rounded once) or in dtype; min/max in values' dtype (NaN
+        wins). Results are views of arrays of keys' length (the count comes
+        back to the host: the call waits for it)."""
+        code = _op_code(op)
+        source = _one_dimensional(_arrays.describe(keys, "keys"), "keys")
+        vals = _keyed_values(source, values, "reduce_by_key")
+        vals = _reduced_values(vals, op, dtype, "reduce_by_key")
+        keys_out = self._output(source, None, "keys_out")
+        results = self._output(vals, None, "results", shape=(source.size,))
+        lengths = None
+        if return_counts:
+            lengths = self._output(source, None, "lengths", dtype_name="int64", shape=(source.size,))
+        found = [0]
+
+        def call(c, k, v, ko, r, n):
+            status, found[0] = LIB.gpuprim_reduce_by_key(c, k, v, code, ko, r, n, 0)
+            return status
+        self._run([(source, True), (vals, True), (keys_out, False), (results, False), (lengths, False)], call)
+        count = found[0]
+        return tuple(a.obj[:count] for a in (keys_out, results, lengths) if a is not None)
+
+    def groupby_sum(self, keys, values, *, return_counts=False, dtype=None):
+        """pandas' Series(values).groupby(keys, sort=True, dropna=False).sum()
+        in one gpuprim_group_by call: (keys, sums) or with return_counts
+        (keys, sums, counts): the distinct keys of the 1-D keys, sorted
+        (np.unique's keys: -0.0 and +0.0 one key, every NaN one key, last),
+        each group's sum of its values taken in input order (floats
+        deterministic; a NaN value makes its group's sum NaN: pandas skips
+        them), and its count (int64). The sum's dtype as for reduce_by_key
+        (integers narrower than 64 bits widened, or dtype)."""
+        return self._groupby("sum", keys, values, return_counts, dtype)
+
+    def groupby_min(self, keys, values, *, return_counts=False):
+        """groupby_sum's groups, each group's smallest value (values' dtype;
+        NaN wins, -0.0 < +0.0)."""
+        return self._groupby("min", keys, values, return_counts, None)
+
+    def groupby_max(self, keys, values, *, return_counts=False):
+        """groupby_sum's groups, each group's largest value (values' dtype;
+        NaN wins, -0.0 < +0.0)."""
+        return self._groupby("max", keys, values, return_counts, None)
+
+    def _groupby(self, op, keys, values, return_counts, dtype):
+        function = f"groupby_{op}"
+        source = _one_dimensional(_arrays.describe(keys, "keys"), "keys")
+        vals = _reduced_values(_keyed_values(source, values, function), op, dtype, function)
+        out_keys, results, counts, _ = self._group_by(source, vals, _OPS[op], keys=True, counts=return_counts,
+                                                      inverse=False)
+        return (out_keys, results, counts) if return_counts else (out_keys, results)
+
+    def _group_by(self, source, vals, code, *, keys, counts, inverse):
+        """gpuprim_group_by of the 1-D source (float keys made canonical
+        first: -0.0 as +0.0, every NaN the one quiet NaN) with vals (an Array
+        or None) reduced by code: (keys, results, counts, inverse), each None
+        where not asked; counts and inverse int64."""
+        if source.dtype_name in ("float16", "bfloat16", "float32", "float64"):
+            source = _arrays.describe(_canonical_floats(source), "keys")
+        n = source.size
+        keys_out = self._output(source, None, "keys_out") if keys else None
+        results = None if vals is None else self._output(vals, None, "results", shape=(n,))
+        counts_out = self._output(source, None, "counts", dtype_name="int64", shape=(n,)) if counts else None
+        inverse_out = self._output(source, None, "inverse", dtype_name="int64", shape=(n,)) if inverse else None
+        op = _lib.OP_SUM if code is None else code
+        found = [0]
+
+        def call(c, k, v, ko, co, r, inv):
+            status, found[0] = LIB.gpuprim_group_by(c, k, v, op, ko, co, r, inv, 0)
+            return status
+        self._run([(source, True), (vals, True), (keys_out, False), (counts_out, False), (results, False),
+                   (inverse_out, False)], call)
+        count = found[0]
+        return (None if keys_out is None else keys_out.obj[:count],
+                None if results is None else results.obj[:count],
+                None if counts_out is None else counts_out.obj[:count],
+                None if inverse_out is None else inverse_out.obj)
 
     # -- distributed calls (experimental: gpuprim.h's GPUPRIM_EXPERIMENTAL_API) --
     def attach_communicator(self, comm, kind=None) -> None:
@@ -1647,21 +1728,27 @@ def _canonical_floats(array):
     return module.where(module.isnan(obj), float("nan"), obj + 0)
 
 
-def _inverse_of(work, permutation, lengths):
-    """inverse[permutation[j]] = the run of sorted position j (int64)."""
-    module = _module_of(work)
-    if work.kind == "torch":
-        ids = module.repeat_interleave(module.arange(lengths.shape[0], device=lengths.device), lengths)
-        inverse = module.empty(work.size, dtype=module.int64, device=lengths.device)
-    elif work.kind == "cupy":
-        host = lengths.get()
-        ids = module.asarray(_arrays.numpy().repeat(_arrays.numpy().arange(host.size), host))
-        inverse = module.empty(work.size, dtype="int64")
-    else:
-        ids = module.repeat(module.arange(lengths.shape[0]), lengths)
-        inverse = module.empty(work.size, dtype=module.int64)
-    inverse[permutation] = ids
-    return inverse
+def _keyed_values(source, values, function):
+    """values= of reduce_by_key and the groupby functions: 1-D, keys' length,
+    kind and device."""
+    if values is None:
+        raise TypeError(f"gpuprim: {function}: values is required (an array of keys' length)")
+    array = _one_dimensional(_arrays.describe(values, "values"), "values")
+    if array.kind != source.kind or array.on_device != source.on_device:
+        raise TypeError(f"gpuprim: {function}: values must be of keys' kind and device")
+    if array.size != source.size:
+        raise ValueError(f"gpuprim: {function}: values has {array.size} elements, keys has {source.size}")
+    return array
+
+
+def _reduced_values(vals, op, dtype, function):
+    """The values a keyed reduction reads: a sum's in _accumulated's dtype
+    (integers widened, or dtype), min/max's as they are (no dtype=)."""
+    if op == "sum":
+        return _accumulated(vals, "sum", dtype)
+    if dtype is not None:
+        raise ValueError(f"gpuprim: {function}: dtype= is for sums only (min and max keep values' dtype)")
+    return vals
 
 
 def _one_dimensional(array, what):

@@ -359,6 +359,37 @@ void define_raw_calls(nb::module_ &m) {
               }
               return nb::make_tuple(status, count);
           });
+    // reduce-by-key / group-by: op as gpuprim_op_t's value; optional
+    // outputs 0; the count comes back on the host: (status, count).
+    m.def("gpuprim_reduce_by_key",
+          [](Address context, Address keys, Address values, std::int64_t op, Address keys_out, Address results,
+             Address lengths, Address count_out) {
+              gpuprim_context_t c = as<Context>(context);
+              Buffer *k = as<Buffer>(keys), *v = as<Buffer>(values), *ko = as<Buffer>(keys_out);
+              Buffer *r = as<Buffer>(results), *l = as<Buffer>(lengths), *co = as<Buffer>(count_out);
+              std::uint64_t count = 0;
+              int status;
+              {
+                  nb::gil_scoped_release unlocked;
+                  status = library().reduce_by_key(c, k, v, static_cast<gpuprim_op_t>(op), ko, r, l, &count, co);
+              }
+              return nb::make_tuple(status, count);
+          });
+    m.def("gpuprim_group_by",
+          [](Address context, Address keys, Address values, std::int64_t op, Address keys_out, Address counts,
+             Address results, Address inverse, Address count_out) {
+              gpuprim_context_t c = as<Context>(context);
+              Buffer *k = as<Buffer>(keys), *v = as<Buffer>(values), *ko = as<Buffer>(keys_out);
+              Buffer *n = as<Buffer>(counts), *r = as<Buffer>(results), *inv = as<Buffer>(inverse);
+              Buffer *co = as<Buffer>(count_out);
+              std::uint64_t count = 0;
+              int status;
+              {
+                  nb::gil_scoped_release unlocked;
+                  status = library().group_by(c, k, v, static_cast<gpuprim_op_t>(op), ko, n, r, inv, &count, co);
+              }
+              return nb::make_tuple(status, count);
+          });
     m.def("gpuprim_context_get_rank", [](Address context) {
         if (!library().context_get_rank) missing("context_get_rank");
         std::int32_t rank = -1, count = 0;

@@ -504,3 +504,81 @@ def test_cupy_select_runs(dtype):
         keys, starts, lengths = gpuprim.run_length_encode(a, non_trivial=True)
         assert isinstance(lengths, cupy.ndarray)
         assert int(cupy.asnumpy(lengths).min(initial=2)) >= 2
+
+
+def _keyed_reference(keys, values, op, groups, count):
+    """op over values per group (groups[i]: element i's group), in input order:
+    float sums in float64, integer sums in int64 (wrapping), min/max exactly."""
+    if op == "sum":
+        want = np.zeros(count, np.float64 if values.dtype.kind == "f" else np.int64)
+        with np.errstate(over="ignore"):
+            np.add.at(want, groups, values.astype(want.dtype))
+        return want
+    start = np.inf if values.dtype.kind == "f" else (np.iinfo(values.dtype).max if op == "min"
+                                                     else np.iinfo(values.dtype).min)
+    want = np.full(count, start if op == "min" else (-start if values.dtype.kind == "f" else start),
+                   values.dtype)
+    (np.minimum if op == "min" else np.maximum).at(want, groups, values)
+    return want
+
+
+def _check_keyed(got, want):
+    if want.dtype == np.float64:
+        np.testing.assert_allclose(got.astype(np.float64), want, rtol=1e-4, atol=1e-3)
+    else:
+        np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("dtype", ["int32", "uint8", "int64", "float16", "float32", "float64"])
+def test_torch_reduce_by_key_groupby(dtype):
+    """reduce_by_key, groupby_sum/min/max and unique on CUDA tensors: tensors out on
+    the input's device, numpy's answers (runs by bits, groups as np.unique's)."""
+    torch = _torch()
+    if not hasattr(torch, dtype):
+        pytest.skip(f"torch has no {dtype}")
+    for n in (0, 1, 2304, 2305, 70001, (1 << 20) + 3):
+        keys = np.repeat(specials(dtype, n, rng), 3)[:n]
+        if dtype in ("float16", "float32", "float64"):
+            keys = np.where(np.isnan(keys), np.float32(np.nan), keys + 0).astype(dtype)  # one NaN, no -0.0
+        t = to_torch(torch, keys)
+        for values in (rng.integers(-1000, 1000, n).astype(np.int32), rng.uniform(-1, 1, n).astype(np.float32)):
+            v = torch.from_numpy(values).cuda()
+            b = bits(keys)
+            heads = np.flatnonzero(np.concatenate(([True], b[1:] != b[:-1]))) if n else np.zeros(0, np.int64)
+            runs = np.repeat(np.arange(heads.size), np.diff(np.concatenate((heads, [n])))) if n else heads
+            distinct, inverse, counts = np.unique(keys, return_inverse=True, return_counts=True)
+            for op in ("sum", "min", "max"):
+                got_keys, got, lengths = gpuprim.reduce_by_key(t, v, op, return_counts=True)
+                assert isinstance(got, torch.Tensor) and got.is_cuda
+                np.testing.assert_array_equal(bits(from_torch(torch, got_keys)), bits(keys[heads]))
+                np.testing.assert_array_equal(lengths.cpu().numpy(), np.diff(np.concatenate((heads, [n]))))
+                _check_keyed(got.cpu().numpy(), _keyed_reference(keys, values, op, runs, heads.size))
+                function = getattr(gpuprim, f"groupby_{op}")
+                got_keys, got, got_counts = function(t, v, return_counts=True)
+                assert isinstance(got_keys, torch.Tensor) and got_keys.is_cuda
+                np.testing.assert_array_equal(from_torch(torch, got_keys), distinct)
+                np.testing.assert_array_equal(got_counts.cpu().numpy(), counts)
+                _check_keyed(got.cpu().numpy(), _keyed_reference(keys, values, op, inverse.reshape(-1),
+                                                                 distinct.size))
+            got, got_inverse = gpuprim.unique(t, return_inverse=True)
+            np.testing.assert_array_equal(from_torch(torch, got), distinct)
+            np.testing.assert_array_equal(got_inverse.cpu().numpy(), inverse.reshape(-1))
+
+
+@pytest.mark.parametrize("dtype", ["int32", "float32"])
+def test_cupy_reduce_by_key_groupby(dtype):
+    cupy = _cupy()
+    for n in (0, 4097, 70001):
+        keys = rng.integers(0, 50, n).astype(dtype)
+        values = rng.integers(-1000, 1000, n).astype(np.int64)
+        got_keys, sums, counts = gpuprim.groupby_sum(cupy.asarray(keys), cupy.asarray(values), return_counts=True)
+        assert isinstance(sums, cupy.ndarray)
+        distinct, inverse, want_counts = np.unique(keys, return_inverse=True, return_counts=True)
+        np.testing.assert_array_equal(cupy.asnumpy(got_keys), distinct)
+        np.testing.assert_array_equal(cupy.asnumpy(counts), want_counts)
+        np.testing.assert_array_equal(cupy.asnumpy(sums), _keyed_reference(keys, values, "sum", inverse.reshape(-1),
+                                                                           distinct.size))
+        sorted_keys = np.sort(keys)
+        got_keys, maxima = gpuprim.reduce_by_key(cupy.asarray(sorted_keys), cupy.asarray(values), "max")
+        assert isinstance(maxima, cupy.ndarray)
+        np.testing.assert_array_equal(cupy.asnumpy(got_keys), distinct)
