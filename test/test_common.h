@@ -1416,6 +1416,53 @@ static inline int tc_check_buffer_eq(const char *file, int line, gpuprim_context
     return same;
 }
 
+/* The sinks of a data-dependent count (gpuprim_select, gpuprim_unique,
+ * gpuprim_reduce_by_key, ...) in a test call: mode 0 the host, 1 count_out,
+ * 2 both; cd count_out's dtype (an index dtype). */
+typedef struct tc_count_sink {
+    int mode;
+    gpuprim_dtype_t cd;
+} tc_count_sink_t;
+
+/* The sink of combination `combo`: every mode with every count_out dtype. */
+static inline tc_count_sink_t tc_count_sink_of(int combo) {
+    static const gpuprim_dtype_t count_dtypes[4] = {GPUPRIM_DTYPE_I32, GPUPRIM_DTYPE_U32, GPUPRIM_DTYPE_I64,
+                                                    GPUPRIM_DTYPE_U64};
+    tc_count_sink_t s;
+    s.mode = combo % 3;
+    s.cd = count_dtypes[(combo / 3) % 4];
+    return s;
+}
+
+/* count_out (2 elements, poisoned) for the sink, or NULL. */
+static inline gpuprim_buffer_t tc_make_count_out(gpuprim_context_t ctx, tc_count_sink_t s) {
+    gpuprim_buffer_t b;
+    if (s.mode == 0) return NULL;
+    b = tc_buffer(ctx, s.cd, 2);
+    tc_poison(ctx, b, s.cd, 2);
+    return b;
+}
+
+/* The count arrived where the sink says (count_out's element 1 untouched);
+ * count_out is freed. */
+#define TC_CHECK_COUNT(ctx, s, host_count, count_out, want) \
+    tc_check_count(__FILE__, __LINE__, ctx, s, host_count, count_out, want)
+static inline void tc_check_count(const char *file, int line, gpuprim_context_t ctx, tc_count_sink_t s,
+                                  uint64_t host_count, gpuprim_buffer_t count_out, uint64_t want) {
+    TC_COUNT(tc.checks);
+    if (s.mode != 1 && host_count != want)
+        tc_fail(file, line, "*count = %llu, expected %llu", (unsigned long long)host_count,
+                (unsigned long long)want);
+    if (count_out) {
+        unsigned char want_out[16];
+        tc_poison_host(s.cd, want_out, 2);
+        tc_set(s.cd, want_out, 0, want);
+        (void)tc_check_buffer_eq(file, line, ctx, count_out, s.cd, want_out, 2,
+                                 "count_out (element 0 the count, 1 untouched)");
+        CHECK_OK(gpuprim_buffer_destroy(ctx, count_out));
+    }
+}
+
 /* The buffer of k (on ctx) still holds what tc_known put there. */
 #define TC_CHECK_UNCHANGED(ctx, k) tc_check_unchanged(__FILE__, __LINE__, ctx, &(k))
 static inline void tc_check_unchanged(const char *file, int line, gpuprim_context_t ctx, const tc_known_t *k) {

@@ -28,41 +28,6 @@ static const gpuprim_op_t ops[3] = {GPUPRIM_OP_SUM, GPUPRIM_OP_MIN, GPUPRIM_OP_M
 
 #define NO_DTYPE ((gpuprim_dtype_t)-1)
 
-/* Where the count goes: 0 the host, 1 count_out, 2 both. */
-typedef struct sink {
-    int mode;
-    gpuprim_dtype_t cd;
-} sink_t;
-
-static sink_t sink_of(int combo) {
-    sink_t s;
-    s.mode = combo % 3;
-    s.cd = index_dtypes[(combo / 3) % 4];
-    return s;
-}
-
-static gpuprim_buffer_t make_count_out(gpuprim_context_t ctx, sink_t s) {
-    gpuprim_buffer_t b;
-    if (s.mode == 0) return NULL;
-    b = tc_buffer(ctx, s.cd, 2);
-    tc_poison(ctx, b, s.cd, 2);
-    return b;
-}
-
-static void check_count(gpuprim_context_t ctx, sink_t s, uint64_t host_count, gpuprim_buffer_t count_out,
-                        uint64_t want) {
-    if (s.mode != 1)
-        CHECKF(host_count == want, "*count = %llu, expected %llu", (unsigned long long)host_count,
-               (unsigned long long)want);
-    if (count_out) {
-        unsigned char want_out[16];
-        tc_poison_host(s.cd, want_out, 2);
-        tc_set(s.cd, want_out, 0, want);
-        CHECK_BUFFER_EQ(ctx, count_out, s.cd, want_out, 2, "count_out (element 0 the count, 1 untouched)");
-        CHECK_OK(gpuprim_buffer_destroy(ctx, count_out));
-    }
-}
-
 /* An output of n + extra poisoned elements, or NULL for NO_DTYPE. */
 static gpuprim_buffer_t make_output(gpuprim_context_t ctx, gpuprim_dtype_t d, uint64_t count) {
     gpuprim_buffer_t b;
@@ -79,7 +44,7 @@ typedef struct shape {
     int with_values;     /* group-by: values and results given */
     gpuprim_dtype_t ld;  /* lengths / counts dtype, or NO_DTYPE */
     gpuprim_dtype_t id;  /* group-by: inverse dtype, or NO_DTYPE */
-    sink_t sink;
+    tc_count_sink_t sink;
     uint64_t extra;      /* outputs this much longer than the keys */
 } shape_t;
 
@@ -92,7 +57,7 @@ static shape_t shape_of(int combo, int group_by) {
     sh.id = !group_by || combo % 7 == 5 ? NO_DTYPE : index_dtypes[(combo / 3) % 4];
     if (group_by && !sh.with_keys && !sh.with_values && sh.ld == NO_DTYPE && sh.id == NO_DTYPE)
         sh.id = GPUPRIM_DTYPE_I64;
-    sh.sink = sink_of(combo / 5);
+    sh.sink = tc_count_sink_of(combo / 5);
     sh.extra = combo % 7 == 2 ? 3 : 0;
     return sh;
 }
@@ -134,7 +99,7 @@ static void check_call(gpuprim_context_t ctx, int group_by, gpuprim_dtype_t kd, 
     gpuprim_buffer_t res = make_output(ctx, with_values ? vd : NO_DTYPE, total);
     gpuprim_buffer_t len = make_output(ctx, sh.ld, total);
     gpuprim_buffer_t inv = make_output(ctx, group_by ? sh.id : NO_DTYPE, total);
-    gpuprim_buffer_t count_out = make_count_out(ctx, sh.sink);
+    gpuprim_buffer_t count_out = tc_make_count_out(ctx, sh.sink);
     uint64_t host_count = 0x77, *order = (uint64_t *)tc_xmalloc(n * 8 + 8);
     uint64_t *first = (uint64_t *)tc_xmalloc(n * 8 + 8), *length = (uint64_t *)tc_xmalloc(n * 8 + 8);
     uint64_t groups, i, g;
@@ -153,7 +118,7 @@ static void check_call(gpuprim_context_t ctx, int group_by, gpuprim_dtype_t kd, 
     }
     CHECK_STATUS(status, GPUPRIM_SUCCESS);
     groups = tc_reference_groups(kd, keys, order, n, first, length);
-    check_count(ctx, sh.sink, host_count, count_out, groups);
+    TC_CHECK_COUNT(ctx, sh.sink, host_count, count_out, groups);
     if (kout) {
         void *want = tc_xmalloc(total * 8 + 8);
         tc_poison_host(kd, want, total);

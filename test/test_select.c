@@ -30,43 +30,6 @@ static const char *const kind_names[10] = {"flagged",   "less",      "less_equal
 
 #define NO_DTYPE ((gpuprim_dtype_t)-1)
 
-/* Where the count goes: 0 the host, 1 count_out, 2 both. */
-typedef struct sink {
-    int mode;
-    gpuprim_dtype_t cd; /* count_out's dtype */
-} sink_t;
-
-static sink_t sink_of(int combo) {
-    sink_t s;
-    s.mode = combo % 3;
-    s.cd = index_dtypes[(combo / 3) % 4];
-    return s;
-}
-
-/* count_out (2 elements, poisoned) for the sink, or NULL. */
-static gpuprim_buffer_t make_count_out(gpuprim_context_t ctx, sink_t s) {
-    gpuprim_buffer_t b;
-    if (s.mode == 0) return NULL;
-    b = tc_buffer(ctx, s.cd, 2);
-    tc_poison(ctx, b, s.cd, 2);
-    return b;
-}
-
-/* The count arrived where the sink says; count_out's element 1 untouched. */
-static void check_count(gpuprim_context_t ctx, sink_t s, uint64_t host_count, gpuprim_buffer_t count_out,
-                        uint64_t want) {
-    if (s.mode != 1)
-        CHECKF(host_count == want, "*count = %llu, expected %llu", (unsigned long long)host_count,
-               (unsigned long long)want);
-    if (count_out) {
-        unsigned char want_out[16];
-        tc_poison_host(s.cd, want_out, 2);
-        tc_set(s.cd, want_out, 0, want);
-        CHECK_BUFFER_EQ(ctx, count_out, s.cd, want_out, 2, "count_out (element 0 the count, 1 untouched)");
-        CHECK_OK(gpuprim_buffer_destroy(ctx, count_out));
-    }
-}
-
 /* A scalar for comparisons with x: one of its elements, a special, zero of
  * either sign, a NaN or a random value. */
 static uint64_t pick_scalar(gpuprim_dtype_t d, const void *x, uint64_t n) {
@@ -105,7 +68,7 @@ typedef struct select_shape {
     int with_output;
     gpuprim_dtype_t vd;
     gpuprim_dtype_t pd;
-    sink_t sink;
+    tc_count_sink_t sink;
     uint64_t extra;
 } select_shape_t;
 
@@ -118,7 +81,7 @@ static void check_select(gpuprim_context_t ctx, gpuprim_dtype_t d, const void *x
     void *values = NULL;
     unsigned char scalar_bytes[8], high_bytes[8];
     gpuprim_buffer_t in = tc_buffer_from(ctx, d, x, n), out = NULL, bv = NULL, bvo = NULL, bp = NULL, bf = NULL;
-    gpuprim_buffer_t count_out = make_count_out(ctx, sh.sink);
+    gpuprim_buffer_t count_out = tc_make_count_out(ctx, sh.sink);
     gpuprim_predicate_t predicate;
     uint64_t kept, written, j, host_count = 0xC0FFEEull;
     gpuprim_status_t status;
@@ -171,7 +134,7 @@ static void check_select(gpuprim_context_t ctx, gpuprim_dtype_t d, const void *x
                                 count_out);
     CHECK_STATUS(status, GPUPRIM_SUCCESS);
     if (status == GPUPRIM_SUCCESS) {
-        check_count(ctx, sh.sink, host_count, count_out, kept);
+        TC_CHECK_COUNT(ctx, sh.sink, host_count, count_out, kept);
         count_out = NULL;
         if (out) CHECK_BUFFER_EQ(ctx, out, d, want_out, m, "output");
         if (bvo) CHECK_BUFFER_EQ(ctx, bvo, sh.vd, want_values, m, "values_out");
@@ -199,7 +162,7 @@ typedef struct runs_shape {
     gpuprim_dtype_t vd;      /* unique with values */
     int with_keys;           /* run-length encode: keys_out given */
     gpuprim_dtype_t sd, ld;  /* starts' and lengths' dtypes, NO_DTYPE: not given */
-    sink_t sink;
+    tc_count_sink_t sink;
     uint64_t extra;
 } runs_shape_t;
 
@@ -211,7 +174,7 @@ static void check_runs(gpuprim_context_t ctx, gpuprim_dtype_t d, const void *x, 
     void *want_keys = tc_xmalloc(m * 8 + 8), *want_values = tc_xmalloc(m * 8 + 8);
     void *want_starts = tc_xmalloc(m * 8 + 8), *want_lengths = tc_xmalloc(m * 8 + 8), *values = NULL;
     gpuprim_buffer_t in = tc_buffer_from(ctx, d, x, n), ko = NULL, bv = NULL, bvo = NULL, bs = NULL, bl = NULL;
-    gpuprim_buffer_t count_out = make_count_out(ctx, sh.sink);
+    gpuprim_buffer_t count_out = tc_make_count_out(ctx, sh.sink);
     uint64_t runs, r, host_count = 0xC0FFEEull;
     gpuprim_status_t status;
 
@@ -259,7 +222,7 @@ static void check_runs(gpuprim_context_t ctx, gpuprim_dtype_t d, const void *x, 
         status = gpuprim_unique(ctx, in, bv, ko, bvo, sh.sink.mode != 1 ? &host_count : NULL, count_out);
     CHECK_STATUS(status, GPUPRIM_SUCCESS);
     if (status == GPUPRIM_SUCCESS) {
-        check_count(ctx, sh.sink, host_count, count_out, runs);
+        TC_CHECK_COUNT(ctx, sh.sink, host_count, count_out, runs);
         count_out = NULL;
         if (ko) CHECK_BUFFER_EQ(ctx, ko, d, want_keys, m, "keys_out");
         if (bvo) CHECK_BUFFER_EQ(ctx, bvo, sh.vd, want_values, m, "values_out");
@@ -297,7 +260,7 @@ static select_shape_t select_shape(int combo, int partition) {
     sh.vd = combo % 3 == 0 ? NO_DTYPE : value_dtypes[combo % 5];
     sh.pd = combo % 4 == 1 ? NO_DTYPE : index_dtypes[(combo / 4) % 4];
     if (!sh.with_output && sh.vd == NO_DTYPE && sh.pd == NO_DTYPE) sh.pd = GPUPRIM_DTYPE_U32;
-    sh.sink = sink_of(combo / 2);
+    sh.sink = tc_count_sink_of(combo / 2);
     sh.extra = combo % 7 == 3 ? 5 : 0;
     return sh;
 }
@@ -406,7 +369,7 @@ static runs_shape_t runs_shape(int combo, int mode) {
     sh.sd = combo % 5 == 1 ? NO_DTYPE : index_dtypes[combo % 4];
     sh.ld = combo % 6 == 4 ? NO_DTYPE : index_dtypes[(combo / 4) % 4];
     if (!sh.with_keys && sh.sd == NO_DTYPE && sh.ld == NO_DTYPE) sh.ld = GPUPRIM_DTYPE_I64;
-    sh.sink = sink_of(combo / 2);
+    sh.sink = tc_count_sink_of(combo / 2);
     sh.extra = combo % 7 == 2 ? 3 : 0;
     return sh;
 }
