@@ -28,6 +28,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 namespace gpuprim {
@@ -367,21 +368,39 @@ uint64_t count_picked(const MaskSource &source, uint64_t begin, uint64_t end, ui
     return picked;
 }
 
+// What over_pieces needs besides the data when it runs the pieces in
+// parallel (a count pass first): the pieces' running counts and the masks
+// as bits. Made before a call writes anything, so that a shortage is an
+// error with every output unchanged (a call with two passes makes both
+// first). Empty when the pieces run in one pass.
+struct PieceScratch {
+    std::vector<uint64_t> before;  // pieces + 1 running counts
+    std::vector<uint64_t> bits;    // the masks, a bit an element
+    PieceScratch(const Parallel &parallel, uint64_t n, bool total_first) {
+        const uint64_t pieces = ceil_div(n, kPiece);
+        if (!total_first && (parallel.workers() <= 1 || pieces <= 1)) return;
+        before.assign(pieces + 1, 0);
+        bits.resize(ceil_div(n, 64));
+    }
+    bool one_pass() const { return before.empty(); }
+};
+
 // Calls emit(begin, end, before, masks) for each piece [begin, end) of
 // [0, n), before = how many source picks ahead of it, masks its blocks'
 // masks; emit returns how many it picked. Returns the total. total_first:
 // the total is needed before any piece is emitted (partition's others
-// start there): *total is set first.
+// start there): *total is set first. scratch: made for the same n and
+// total_first.
 template <typename Emit>
-uint64_t over_pieces(Parallel &parallel, const MaskSource &source, uint64_t n, bool total_first, uint64_t *total,
-                     Emit &&emit) {
+uint64_t over_pieces(Parallel &parallel, const MaskSource &source, uint64_t n, PieceScratch &scratch,
+                     uint64_t *total, Emit &&emit) {
     static_assert(kPiece % 64 == 0 && kBlock % 64 == 0, "blocks start on words of the bit masks");
     const uint64_t pieces = ceil_div(n, kPiece);
     const auto bounds = [&](uint64_t p, uint64_t &begin, uint64_t &end) {
         begin = p * kPiece;
         end = std::min(n, begin + kPiece);
     };
-    if (!total_first && (parallel.workers() <= 1 || pieces <= 1)) {
+    if (scratch.one_pass()) {
         const Masks anew{source, nullptr};
         uint64_t before = 0;
         for (uint64_t p = 0; p < pieces; ++p) {
@@ -392,7 +411,7 @@ uint64_t over_pieces(Parallel &parallel, const MaskSource &source, uint64_t n, b
         *total = before;
         return before;
     }
-    std::vector<uint64_t> before(pieces + 1, 0), bits(ceil_div(n, 64));
+    std::vector<uint64_t> &before = scratch.before, &bits = scratch.bits;
     parallel.for_each(static_cast<size_t>(pieces), [&](size_t p) {
         uint64_t begin, end;
         bounds(p, begin, end);
@@ -413,11 +432,11 @@ uint64_t over_pieces(Parallel &parallel, const MaskSource &source, uint64_t n, b
 // after the last) minus its own. starts may be the lengths themselves:
 // each piece of runs goes up from its first, reading start r + 1 before
 // writing r, and the start just past each piece is read before any piece
-// writes.
+// writes. next_start: room for ceil(n / kPiece) starts (runs <= n), made
+// before the call wrote anything.
 void lengths_from_starts(Parallel &parallel, const void *starts, uint32_t start_bytes, void *lengths,
-                         uint32_t length_bytes, uint64_t runs, uint64_t n) {
+                         uint32_t length_bytes, uint64_t runs, uint64_t n, std::vector<uint64_t> &next_start) {
     const uint64_t pieces = ceil_div(runs, kPiece);
-    std::vector<uint64_t> next_start(pieces);
     for (uint64_t p = 0; p < pieces; ++p) {
         const uint64_t end = std::min(runs, (p + 1) * kPiece);
         next_start[p] = end < runs ? read_index(starts, start_bytes, end) : n;
@@ -438,7 +457,8 @@ void select(Parallel &parallel, const SelectRequest &request) {
     const uint32_t element_bytes = static_cast<uint32_t>(dtype_size(request.dtype));
     const uint64_t n = request.count;
     uint64_t total = 0;
-    over_pieces(parallel, source, n, request.partition, &total,
+    PieceScratch scratch(parallel, n, request.partition);
+    over_pieces(parallel, source, n, scratch, &total,
                 [&](uint64_t begin, uint64_t end, uint64_t before, const Masks &masks) {
         uint8_t mask[kBlock];
         uint64_t kept = before;                        // where the block's kept elements go
@@ -471,7 +491,13 @@ void runs(Parallel &parallel, const RunsRequest &request) {
     void *starts = request.starts ? request.starts : request.lengths;
     const uint32_t start_bytes = request.starts ? request.start_bytes : request.length_bytes;
     uint64_t total = 0;
-    over_pieces(parallel, heads, n, false, &total, [&](uint64_t begin, uint64_t end, uint64_t before,
+    // Everything both passes need, before the first writes.
+    PieceScratch head_scratch(parallel, n, false);
+    std::vector<uint64_t> next_start;
+    std::unique_ptr<PieceScratch> tail_scratch;
+    if (request.lengths && !request.non_trivial_only) next_start.resize(ceil_div(n, kPiece));
+    else if (request.lengths) tail_scratch = std::make_unique<PieceScratch>(parallel, n, false);
+    over_pieces(parallel, heads, n, head_scratch, &total, [&](uint64_t begin, uint64_t end, uint64_t before,
                                                        const Masks &masks) {
         uint8_t mask[kBlock];
         uint64_t at = before;
@@ -487,11 +513,11 @@ void runs(Parallel &parallel, const RunsRequest &request) {
         return at - before;
     });
     if (request.lengths && !request.non_trivial_only) {
-        lengths_from_starts(parallel, starts, start_bytes, request.lengths, request.length_bytes, total, n);
+        lengths_from_starts(parallel, starts, start_bytes, request.lengths, request.length_bytes, total, n, next_start);
     } else if (request.lengths) {
         const MaskSource tails = run_source(request, true);
         uint64_t tail_total = 0;
-        over_pieces(parallel, tails, n, false, &tail_total, [&](uint64_t begin, uint64_t end, uint64_t before,
+        over_pieces(parallel, tails, n, *tail_scratch, &tail_total, [&](uint64_t begin, uint64_t end, uint64_t before,
                                                                 const Masks &masks) {
             uint8_t mask[kBlock];
             uint64_t r = before;
