@@ -866,7 +866,8 @@ GPUPRIM_API gpuprim_status_t gpuprim_bincount_rows(gpuprim_context_t context, gp
 
 /*
  * Rules of the calls whose output size depends on the data (gpuprim_select,
- * gpuprim_partition, gpuprim_unique, gpuprim_run_length_encode):
+ * gpuprim_partition, gpuprim_unique, gpuprim_run_length_encode,
+ * gpuprim_reduce_by_key, gpuprim_group_by):
  * - The number of elements (or runs) written goes to *count (a host
  *   pointer: the call then blocks until it is known), to element 0 of
  *   count_out (a buffer of I32, U32, I64 or U64, count >= 1, in the
@@ -878,7 +879,9 @@ GPUPRIM_API gpuprim_status_t gpuprim_bincount_rows(gpuprim_context_t context, gp
  * - Outputs must not overlap any input or each other (no in place).
  * - values / values_out (optional, both NULL or both given): values of any
  *   dtype, one per input element, carried with their elements.
- * - Deterministic; the same results on every backend.
+ * - Deterministic; the same results on every backend (float sums of
+ *   gpuprim_reduce_by_key() and gpuprim_group_by(): the same on every run
+ *   of a backend).
  * Errors of every call: NULL_POINTER, INVALID_HANDLE, CONTEXT_MISMATCH,
  * INVALID_ENUM, DTYPE_MISMATCH (count_out not an index dtype), SIZE_MISMATCH
  * (an output shorter than the input; values of another count; count_out of
