@@ -720,6 +720,23 @@ private:
         return candidates[in.u8() % candidates.size()];
     }
 
+    // The errors a data-dependent count's sinks must give (the select
+    // family's rules): at least one sink; count_out of an index dtype that
+    // holds n (judged where the input resolved) and at least one element.
+    // Sets *cb to count_out's buffer when it resolves.
+    Codes count_sink_errors(int slot, bool host_count, gpuprim_buffer_t count_out, bool input_resolved, uint64_t n,
+                            Buffer **cb) {
+        Codes must = 0;
+        if (!host_count && !count_out) must |= kArg;
+        if (count_out) {
+            must |= resolve(slot, count_out, cb);
+            if (*cb && !is_index_dtype((*cb)->dtype)) must |= kDtype;
+            else if (*cb && input_resolved && n > largest_index((*cb)->dtype)) must |= kArg;
+            if (*cb && (*cb)->count == 0) must |= kSize;
+        }
+        return must;
+    }
+
     // The error resolving `handle` on context slot `slot` must give; sets
     // *out to the buffer when it resolves. Exact: only a live buffer of the
     // other context is CONTEXT_MISMATCH; destroyed buffers (alone or with
@@ -1560,13 +1577,7 @@ private:
             }
             if (positions) index_output(positions, &pb);
             if (lengths) index_output(lengths, &lb);
-            if (!host_count && !count_out) expect.must |= kArg;
-            if (count_out) {
-                expect.must |= resolve(context.slot, count_out, &cb);
-                if (cb && !is_index_dtype(cb->dtype)) expect.must |= kDtype;
-                else if (cb && ib && n > largest_index(cb->dtype)) expect.must |= kArg;
-                if (cb && cb->count == 0) expect.must |= kSize;
-            }
+            expect.must |= count_sink_errors(context.slot, host_count, count_out, ib != nullptr, n, &cb);
             Buffer *outputs[] = {ob, vo, pb, lb, cb};
             Buffer *inputs[] = {ib, vb, fb};
             for (size_t o = 0; o < 5; ++o) {
@@ -1727,13 +1738,7 @@ private:
             }
             if (lengths) index_output(lengths, &lb);
             if (inverse) index_output(inverse, &ib);
-            if (!host_count && !count_out) expect.must |= kArg;
-            if (count_out) {
-                expect.must |= resolve(context.slot, count_out, &cb);
-                if (cb && !is_index_dtype(cb->dtype)) expect.must |= kDtype;
-                else if (cb && kb && n > largest_index(cb->dtype)) expect.must |= kArg;
-                if (cb && cb->count == 0) expect.must |= kSize;
-            }
+            expect.must |= count_sink_errors(context.slot, host_count, count_out, kb != nullptr, n, &cb);
             Buffer *outputs[] = {ob, rb, lb, ib, cb};
             Buffer *inputs[] = {kb, vb};
             for (size_t o = 0; o < 5; ++o) {
