@@ -12,6 +12,7 @@
 
 #include "core/checked_size.h"
 #include "core/error.h"
+#include "cuda/engine/count_sink.cuh"
 #include "cuda/reduce_by_key/reduce_by_key.h"
 #include "cuda/sort/sort.h"
 #include "cuda/util/check.h"
@@ -25,12 +26,7 @@ namespace gpuprim::cuda {
 
 void group_by(const DeviceEnv &env, const GroupByRequest &request) {
     const char *what = "group-by";
-    if (request.count == 0) {
-        if (request.groups.device)
-            check(cudaMemsetAsync(request.groups.device, 0, request.groups.device_bytes, env.stream), what);
-        if (request.groups.host) *request.groups.host = 0;
-        return;
-    }
+    if (request.count == 0) return write_zero_count(env, request.groups, what);
     if (!request.values != !request.results)
         fail(GPUPRIM_ERROR_INTERNAL, "%s: values and results must be both given or both absent", what);
     // The permutation's indices: 4 bytes while every position fits them.
