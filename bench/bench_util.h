@@ -122,13 +122,16 @@ inline gpuprim_context_t cuda_context(cudaStream_t stream) {
 // column line.
 struct BenchSession {
     bool quick = false;
-    int only_log2 = 0;  // --log2 N: that size alone (for a profiler)
+    int only_log2 = 0;             // --log2 N: that size alone (for a profiler)
+    const char *only_row = nullptr;  // --row NAME: that row alone (for a profiler)
     FILE *csv = nullptr;
     cudaStream_t stream = nullptr;
     gpuprim_context_t ctx = nullptr;
 
     // Whether the size 2^lg runs (every size, or the one --log2 names).
     bool runs(int lg) const { return only_log2 == 0 || lg == only_log2; }
+    // Whether the row named name runs (every row, or the one --row names).
+    bool runs_row(const char *name) const { return !only_row || !strcmp(name, only_row); }
 };
 
 // The CUB version start_bench prints, where CUB's headers are included.
@@ -141,9 +144,10 @@ inline int start_bench(const char *name, int argc, char **argv, int cub_major, i
     for (int i = 1; i < argc; ++i) {
         if (!strcmp(argv[i], "--quick")) session.quick = true;
         else if (!strcmp(argv[i], "--log2") && i + 1 < argc) session.only_log2 = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--row") && i + 1 < argc) session.only_row = argv[++i];
         else if (!strcmp(argv[i], "--csv") && i + 1 < argc) session.csv = fopen(argv[++i], "w");
         else {
-            fprintf(stderr, "usage: %s [--quick] [--log2 N] [--csv FILE]\n", name);
+            fprintf(stderr, "usage: %s [--quick] [--log2 N] [--row NAME] [--csv FILE]\n", name);
             return 2;
         }
     }

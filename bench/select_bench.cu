@@ -3,7 +3,7 @@
 // DeviceSelect, DevicePartition and DeviceRunLengthEncode on the same device
 // buffers.
 //
-//   select_bench [--quick] [--log2 N] [--csv FILE]
+//   select_bench [--quick] [--log2 N] [--row NAME] [--csv FILE]
 //
 // Rows (u32 keys, 2^10 to 2^28):
 //   select<50%  select<1%   gpuprim_select LESS        vs DeviceSelect::If
@@ -307,7 +307,8 @@ int main(int argc, char **argv) {
     const Op ops[] = {Op::Select50, Op::Select1, Op::Flagged, Op::Partition, Op::Unique, Op::Rle, Op::RleNonTrivial};
     for (int lg : logs) {
         if (!session.runs(lg)) continue;
-        for (Op op : ops) run_case(op, uint64_t(1) << lg);
+        for (Op op : ops)
+            if (session.runs_row(op_name(op))) run_case(op, uint64_t(1) << lg);
     }
     finish_bench(session);
     return 0;

@@ -434,6 +434,8 @@ static void test_known_answers(gpuprim_context_t ctx) {
     uint32_t got[7];
     uint64_t count = 0;
     tc_where("select known answers");
+    tc_poison(ctx, pos, GPUPRIM_DTYPE_U32, 7); /* the downloads read past each count */
+    tc_poison(ctx, out, GPUPRIM_DTYPE_F32, 7);
     memset(&p, 0, sizeof p);
     p.scalar = &zero;
     p.kind = GPUPRIM_KEEP_EQUAL; /* both zeros */
@@ -466,6 +468,9 @@ static void test_known_answers(gpuprim_context_t ctx) {
         gpuprim_buffer_t st = tc_buffer(ctx, GPUPRIM_DTYPE_U64, 6), le = tc_buffer(ctx, GPUPRIM_DTYPE_U64, 6);
         uint64_t starts[4], lengths[4];
         int i;
+        tc_poison(ctx, ko, GPUPRIM_DTYPE_F32, 6);
+        tc_poison(ctx, st, GPUPRIM_DTYPE_U64, 6);
+        tc_poison(ctx, le, GPUPRIM_DTYPE_U64, 6);
         CHECK_OK(gpuprim_run_length_encode(ctx, yin, GPUPRIM_RUNS_ALL, ko, st, le, &count, NULL));
         REQUIRE_OK(gpuprim_buffer_download(ctx, ko, 0, got, 4));
         REQUIRE_OK(gpuprim_buffer_download(ctx, st, 0, starts, 4));

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """gpuprim beside torch on the GPU, same run, CUDA events, medians.
 
-    python python/benchmarks/bench_torch.py [--repeats 21] [--segmented | --topk]
+    python python/benchmarks/bench_torch.py [--repeats 21] [--segmented | --topk | --groupby]
 
 Large cases rotate three inputs (3 x 64 MB, past the 50 MB L2) and time one
 call between events. Small cases (2^10 elements) are timed two ways: one call
@@ -25,6 +25,14 @@ against torch's once before timing.
 Inputs rotate as for --segmented (three 64 MB copies; two of the 256 MB flat
 input); values are checked against torch.topk's, and indices by gathering,
 once before timing.
+
+--groupby times a group-by sum (issue 37's target) beside torch's way to it:
+2^26 int32 keys drawn from 2^10 or 2^20 random distinct values, f32 values;
+gpuprim.groupby_sum(keys, values, return_counts=True) beside
+torch.unique(keys, return_inverse=True, return_counts=True) then
+zeros(...).index_add_(0, inverse, values). Two input pairs rotate (512 MB
+each); keys and counts are checked equal, sums close (torch's index_add_
+adds in no fixed order), once before timing.
 """
 import argparse
 import statistics
@@ -166,6 +174,37 @@ def bench_topk(args):
         print(f"| {name} | {shape} | {a:.1f} | {b:.1f} | {b / a:.2f} |")
 
 
+def torch_groupby_sum(pair):
+    keys, values = pair
+    uniq, inverse, counts = torch.unique(keys, return_inverse=True, return_counts=True)
+    sums = torch.zeros(uniq.numel(), dtype=values.dtype, device=values.device).index_add_(0, inverse, values)
+    return uniq, sums, counts
+
+
+def bench_groupby(args):
+    n = 1 << 26
+    print("group-by sum, 2^26 int32 keys, f32 values, one call between CUDA events, median of "
+          f"{args.repeats} after 3 warm-up calls, 2 input pairs rotating\n")
+    print("| distinct keys | gpuprim µs | torch unique + index_add_ µs | torch / gpuprim |")
+    print("|---|---|---|---|")
+    for log_distinct in (10, 20):
+        generator = torch.Generator(device="cuda").manual_seed(log_distinct)
+        table = torch.randint(-(1 << 31), (1 << 31) - 1, (1 << log_distinct,), device="cuda", dtype=torch.int32,
+                              generator=generator)
+        pairs = [(table[torch.randint(0, 1 << log_distinct, (n,), device="cuda", generator=generator)],
+                  torch.randn(n, device="cuda", generator=generator)) for _ in range(2)]
+        keys, sums, counts = gpuprim.groupby_sum(*pairs[0], return_counts=True)
+        want_keys, want_sums, want_counts = torch_groupby_sum(pairs[0])
+        assert torch.equal(keys, want_keys), "group-by keys"
+        assert torch.equal(counts, want_counts), "group-by counts"
+        assert torch.allclose(sums, want_sums, rtol=1e-3, atol=1e-2), "group-by sums"
+        ours = time_single(lambda pair: gpuprim.groupby_sum(*pair, return_counts=True), pairs, args.repeats)
+        theirs = time_single(torch_groupby_sum, pairs, args.repeats)
+        print(f"| 2^{log_distinct} | {ours:.1f} | {theirs:.1f} | {theirs / ours:.2f} |")
+        del pairs, table
+        torch.cuda.empty_cache()
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=21)
@@ -173,6 +212,8 @@ def main():
                         help="time the per-row calls (axis=-1) and a 2^26 argsort instead")
     parser.add_argument("--topk", action="store_true",
                         help="time top-k (flat and per row) beside torch.topk instead")
+    parser.add_argument("--groupby", action="store_true",
+                        help="time a group-by sum beside torch.unique + index_add_ instead")
     args = parser.parse_args()
     device = torch.cuda.get_device_name()
     print(f"gpuprim {gpuprim.__version__} (library {gpuprim.library_version()}), torch "
@@ -182,6 +223,9 @@ def main():
         return
     if args.topk:
         bench_topk(args)
+        return
+    if args.groupby:
+        bench_groupby(args)
         return
     rows = []
     big = [torch.randn(1 << 24, device="cuda") for _ in range(3)]

@@ -1724,7 +1724,8 @@ def _canonical_floats(array):
     obj = array.obj
     if array.kind == "numpy":
         with module.errstate(invalid="ignore"):  # signaling NaNs: replaced below anyway
-            return module.where(module.isnan(obj), float("nan"), obj + 0)
+            # astype: numpy promotes ml_dtypes' bfloat16 with a Python float to float64
+            return module.where(module.isnan(obj), float("nan"), obj + 0).astype(obj.dtype, copy=False)
     return module.where(module.isnan(obj), float("nan"), obj + 0)
 
 
