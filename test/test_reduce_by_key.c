@@ -13,7 +13,7 @@
  * both signs and payloads, +-0, +-inf, subnormals, each type's extremes.
  * Values: small integers (exact float sums, compared exactly), moderate
  * floats (a tolerance), NaNs, infinities, subnormals. Sizes 0, 1, 2, 3, 17,
- * 1000, around the CUDA tiles (4095, 4096, 4097), 12289, 65537, 2^20 + 3 and
+ * 1000, around the CUDA tiles (2305; 4351, 4352, 4353), 12289, 65537, 2^20 + 3 and
  * ~3e6. Outputs are poisoned and sometimes longer than needed: every
  * element past those written must be as it was. Float sums are run twice
  * and must repeat bit for bit, and give the same bits on 1, 2 and 7 CPU
@@ -208,7 +208,7 @@ static void fill_values(gpuprim_dtype_t d, void *x, uint64_t n, int kind) {
     tc_fill(d, x, n, patterns[kind]);
 }
 
-static const uint64_t sizes[] = {0, 1, 2, 3, 17, 1000, 4095, 4096, 4097, 12289, 65537};
+static const uint64_t sizes[] = {0, 1, 2, 3, 17, 1000, 2305, 4351, 4352, 4353, 12289, 65537};
 #define SIZE_COUNT (sizeof sizes / sizeof sizes[0])
 static const tc_pattern_t key_patterns[] = {TC_NAN_HEAVY, TC_ZEROS,    TC_SPECIAL, TC_SMALL_RANGE,
                                             TC_TINY,      TC_MODERATE, TC_REVERSED};

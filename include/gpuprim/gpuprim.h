@@ -1010,8 +1010,9 @@ GPUPRIM_API gpuprim_status_t gpuprim_run_length_encode(gpuprim_context_t context
  * I32, U32, I64 or U64 (the keys' count must fit).
  * count / count_out: the number of runs (the rules at gpuprim_select()).
  * Errors: as gpuprim_select(); INVALID_ENUM (op).
- * Workspace (CUDA): none when the input fits one tile (2,304 elements);
- * else 44 bytes per tile, each of its five parts rounded up to 256 bytes
+ * Workspace (CUDA): none when the input fits one tile (4,352 elements for
+ * keys and values of 4 bytes or less, 2,304 for wider ones); else 44 bytes
+ * per tile, each of its five parts rounded up to 256 bytes
  * (docs/HOW_IT_RUNS.md).
  */
 GPUPRIM_API gpuprim_status_t gpuprim_reduce_by_key(gpuprim_context_t context, gpuprim_buffer_t keys,
@@ -1034,10 +1035,11 @@ GPUPRIM_API gpuprim_status_t gpuprim_reduce_by_key(gpuprim_context_t context, gp
  * U32, I64 or U64 (the keys' count must fit); inverse holds the keys'
  * count. At least one output. count / count_out: the number of groups.
  * Errors: as gpuprim_reduce_by_key().
- * Workspace (CUDA): the sorted keys and the permutation of a stable
- * argsort (per element the key's bytes plus 4, plus 8 past 2^32 elements;
- * the values are read through the permutation, not gathered), plus that of
- * gpuprim_sort() for the argsort and of gpuprim_reduce_by_key() (see
+ * Workspace (CUDA): the output of a stable sort of the keys, per element
+ * the key's bytes, plus the values' bytes (they are sorted with the keys)
+ * or, with inverse, 4 (8 past 2^32 elements) for the permutation of an
+ * argsort (the values are then read through it, not gathered); plus that
+ * of gpuprim_sort() for the sort and of gpuprim_reduce_by_key() (see
  * docs/HOW_IT_RUNS.md).
  */
 GPUPRIM_API gpuprim_status_t gpuprim_group_by(gpuprim_context_t context, gpuprim_buffer_t keys,

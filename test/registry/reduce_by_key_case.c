@@ -101,7 +101,7 @@ static void rbk_each(tr_plan_t plan, tr_visit_t visit, void *user) {
                          tr_concurrency_count(d + (size_t)call * 3), rbk_ops[i % 3], i, 1, 0);
     } else if (plan == TR_PLAN_BACKENDS) {
         /* around the CUDA tiles: empty, one, a tile's edges, many tiles */
-        static const uint64_t sizes[] = {0, 1, 4095, 4096, 4097, 65537, (1u << 20) + 3};
+        static const uint64_t sizes[] = {0, 1, 2305, 4351, 4353, 65537, (1u << 20) + 3};
         for (s = 0; s < sizeof sizes / sizeof sizes[0]; ++s)
             for (d = 0; d < TC_DTYPE_COUNT; ++d)
                 for (call = 0; call < 2; ++call, ++i) {

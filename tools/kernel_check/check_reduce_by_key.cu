@@ -39,7 +39,10 @@ using gpuprim::GroupByRequest;
 using gpuprim::ReduceByKeyRequest;
 
 constexpr uint8_t kPoison = 0xA5;
-constexpr uint64_t kTile = 256 * 9;  // ReduceByKeyShape::kTileItems
+// ReduceByKeyShape::kTileItems: 256 x 17 for keys and running values of 8
+// bytes together (u32 keys, f32 sums), 256 x 9 for wider ones.
+constexpr uint64_t kTile = 256 * 17;
+constexpr uint64_t kWideTile = 256 * 9;
 uint64_t rng_state = 0x9E3779B97F4A7C15ull;
 uint64_t next_random() {
     rng_state ^= rng_state << 13;
@@ -393,9 +396,9 @@ void run_group_by(kernel_check::KernelEnv &k, const std::string &label, const st
 }
 
 std::vector<uint64_t> sizes(bool small) {
-    if (small) return {0, 1, 33, kTile + 1, 2 * kTile + 5};
-    return {0, 1, 2, 33, kTile - 1, kTile, kTile + 1, 2 * kTile - 1, 2 * kTile + 1, 33 * kTile + 7, 70 * kTile + 3,
-            200003};
+    if (small) return {0, 1, 33, kWideTile + 1, kTile + 1, 2 * kTile + 5};
+    return {0,         1,         2,         33,        kWideTile - 1, kWideTile, kWideTile + 1, kTile - 1,
+            kTile,     kTile + 1, 2 * kTile - 1, 2 * kTile + 1, 33 * kTile + 7, 70 * kWideTile + 3, 200003};
 }
 
 const char *op_name(gpuprim_op_t op) {

@@ -3,11 +3,13 @@
 // (ReduceByKeyAgent::run):
 // 1. take_tile: a ticket, in launch order (a tile only ever waits on tiles
 //    whose blocks run or are done);
-// 2. load_keys: the tile's keys through shared memory (coalesced), each
-//    thread then its kItems consecutive keys, and which of them start a run
+// 2. load_tile: the tile's keys and values into registers, striped
+//    (coalesced), every load issued before any is used; values entered into
+//    running values (run_ops.cuh), through group-by's permutation when
+//    there is one;
+// 3. arrange_keys, arrange_values: each through shared memory to its thread
+//    as kItems consecutive elements; for the keys, which of them start a run
 //    (a head: the key before differs by bits) and which end one (a tail);
-// 3. load_values: the values alike, entered into running values (run_ops.cuh),
-//    through group-by's permutation when there is one;
 // 4. fold_thread: each thread's piece: heads, its last head, the fold of its
 //    elements since its last head (all of them if none);
 // 5. scan_block: the pieces of the threads before each thread, a segmented
@@ -42,10 +44,11 @@ template <typename Bits, typename Op>
 struct ReduceByKeyAgent {
     using T = typename Op::Value;
     using Acc = typename Op::Acc;
-    static constexpr int kThreads = ReduceByKeyShape::kThreads;
-    static constexpr int kItems = ReduceByKeyShape::kItems;
+    using Shape = ReduceByKeyShape<int(sizeof(Bits)), int(sizeof(Acc))>;
+    static constexpr int kThreads = Shape::kThreads;
+    static constexpr int kItems = Shape::kItems;
     static constexpr int kWarps = kThreads / 32;
-    static constexpr uint32_t kTileItems = ReduceByKeyShape::kTileItems;
+    static constexpr uint32_t kTileItems = Shape::kTileItems;
     static_assert(kItems <= 32, "a thread's heads and tails are the bits of one word");
     static_assert(sizeof(Bits) <= 8 && sizeof(Acc) <= 8, "keys and running values fit a staging slot");
 
@@ -102,8 +105,10 @@ struct ReduceByKeyAgent {
     uint32_t tile = 0;
     uint64_t first = 0;  // the tile's first position
     uint32_t valid = 0;  // elements of the tile inside the input
-    Bits keys[kItems];
+    Bits keys[kItems];  // this thread's kItems consecutive elements (blocked)
     Acc values[kItems];
+    Bits striped_keys[kItems];  // elements threadIdx.x + k * kThreads, as loaded
+    Acc striped_values[kItems];
     uint32_t heads = 0, tails = 0;  // bit k: element k of this thread starts / ends a run
     Piece before{}, tile_total{};
     SelectPrefix prefix{0, 0};
@@ -130,10 +135,38 @@ struct ReduceByKeyAgent {
         valid = left < kTileItems ? uint32_t(left) : kTileItems;
     }
 
-    __device__ __forceinline__ void load_keys() {
+    // Element j's running value (through group-by's permutation, if any).
+    __device__ __forceinline__ Acc load_value(uint64_t j) const {
+        const T *input = static_cast<const T *>(p.values);
+        return Op::load(input[p.value_order ? load_index(p.value_order, p.value_order_bytes, j) : j]);
+    }
+
+    // Striped and unrolled: a thread's kItems loads of keys, then of values,
+    // are all in flight before the first is used (a loop over the tile had
+    // about one in flight a thread).
+    __device__ __forceinline__ void load_tile() {
+        const Bits *input = static_cast<const Bits *>(p.keys) + first;
+#pragma unroll
+        for (int k = 0; k < kItems; ++k) {
+            const uint32_t s = uint32_t(k) * kThreads + threadIdx.x;
+            if (s < valid) striped_keys[k] = input[s];
+        }
+        if (!p.values) return;
+#pragma unroll
+        for (int k = 0; k < kItems; ++k) {
+            const uint32_t s = uint32_t(k) * kThreads + threadIdx.x;
+            if (s < valid) striped_values[k] = load_value(first + s);
+        }
+    }
+
+    __device__ __forceinline__ void arrange_keys() {
         const Bits *input = static_cast<const Bits *>(p.keys);
         Bits *staged = reinterpret_cast<Bits *>(storage.stage);
-        for (uint32_t s = threadIdx.x; s < valid; s += kThreads) staged[s] = input[first + s];
+#pragma unroll
+        for (int k = 0; k < kItems; ++k) {
+            const uint32_t s = uint32_t(k) * kThreads + threadIdx.x;
+            if (s < valid) staged[s] = striped_keys[k];
+        }
         __syncthreads();
 #pragma unroll
         for (int k = 0; k < kItems; ++k) {
@@ -153,13 +186,13 @@ struct ReduceByKeyAgent {
         __syncthreads();  // before the staging array takes the values
     }
 
-    __device__ __forceinline__ void load_values() {
+    __device__ __forceinline__ void arrange_values() {
         if (!p.values) return;
-        const T *input = static_cast<const T *>(p.values);
         Acc *staged = reinterpret_cast<Acc *>(storage.stage);
-        for (uint32_t s = threadIdx.x; s < valid; s += kThreads) {
-            const uint64_t i = first + s;
-            staged[s] = Op::load(input[p.value_order ? load_index(p.value_order, p.value_order_bytes, i) : i]);
+#pragma unroll
+        for (int k = 0; k < kItems; ++k) {
+            const uint32_t s = uint32_t(k) * kThreads + threadIdx.x;
+            if (s < valid) staged[s] = striped_values[k];
         }
         __syncthreads();
 #pragma unroll
@@ -330,8 +363,9 @@ struct ReduceByKeyAgent {
 
     __device__ __forceinline__ void run() {
         take_tile();
-        load_keys();
-        load_values();
+        load_tile();
+        arrange_keys();
+        arrange_values();
         scan_block(fold_thread());
         find_prefix();
         write_results();
@@ -343,7 +377,8 @@ struct ReduceByKeyAgent {
 };
 
 template <typename Bits, typename Op>
-__global__ void __launch_bounds__(ReduceByKeyShape::kThreads, ReduceByKeyShape::kMinBlocks)
+__global__ void __launch_bounds__(ReduceByKeyAgent<Bits, Op>::Shape::kThreads,
+                                  ReduceByKeyAgent<Bits, Op>::Shape::kMinBlocks)
     reduce_by_key_tiles_kernel(const ReduceByKeyParams p) {
     __shared__ typename ReduceByKeyAgent<Bits, Op>::Storage storage;
     ReduceByKeyAgent<Bits, Op> agent(p, storage);

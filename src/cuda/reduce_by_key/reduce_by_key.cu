@@ -58,9 +58,18 @@ void lay_out_workspace(const DeviceEnv &env, ReduceByKeyParams &p, const char *w
     check(cudaMemsetAsync(p.status_slots, 0, slots.bytes, env.stream), what);
 }
 
+// The tiles (their size depends on the key's and running value's widths),
+// the workspace, then the two kernels.
 template <typename Bits, typename Op>
-void launch(const DeviceEnv &env, const ReduceByKeyParams &p, const char *what) {
-    reduce_by_key_tiles_kernel<Bits, Op><<<p.num_tiles, ReduceByKeyShape::kThreads, 0, env.stream>>>(p);
+void launch(const DeviceEnv &env, ReduceByKeyParams p, const char *what) {
+    using Agent = ReduceByKeyAgent<Bits, Op>;
+    const uint64_t num_tiles = ceil_div(p.count, uint64_t(Agent::kTileItems));
+    if (num_tiles > uint64_t(INT32_MAX))
+        fail(GPUPRIM_ERROR_INVALID_ARGUMENT, "%s: %llu tiles; at most 2^31 - 1", what,
+             static_cast<unsigned long long>(num_tiles));
+    p.num_tiles = uint32_t(num_tiles);
+    lay_out_workspace(env, p, what);
+    reduce_by_key_tiles_kernel<Bits, Op><<<p.num_tiles, Agent::kThreads, 0, env.stream>>>(p);
     check_launch(what);
     if (p.num_tiles > 1 && p.results) {
         const uint64_t blocks = ceil_div(uint64_t(p.num_tiles), uint64_t(CrossingRunsShape::kWarps));
@@ -94,14 +103,9 @@ void run(const DeviceEnv &env, const SortedGroupsRequest &groups, const char *wh
              static_cast<unsigned long long>(request.count));
     if (!request.values != !request.results)
         fail(GPUPRIM_ERROR_INTERNAL, "%s: values and results must be both given or both absent", what);
-    const uint64_t num_tiles = ceil_div(request.count, uint64_t(ReduceByKeyShape::kTileItems));
-    if (num_tiles > uint64_t(INT32_MAX))
-        fail(GPUPRIM_ERROR_INVALID_ARGUMENT, "%s: %llu tiles; at most 2^31 - 1", what,
-             static_cast<unsigned long long>(num_tiles));
     ReduceByKeyParams p{};
     p.keys = request.keys;
     p.count = request.count;
-    p.num_tiles = uint32_t(num_tiles);
     p.values = request.values;
     p.value_order = groups.value_order;
     p.value_order_bytes = groups.value_order_bytes;
@@ -116,7 +120,6 @@ void run(const DeviceEnv &env, const SortedGroupsRequest &groups, const char *wh
     p.count_host = host_count_slot(env, request.runs);
     p.ticket = env.zeroed_counters + ReduceByKeyCounterWords::kTicket;
     p.poll_ns = reduce_by_key_tuning(env.compute_capability).poll_ns;
-    lay_out_workspace(env, p, what);
     dispatch_width(request.key_bytes, "reduce-by-key: key width", [&](auto bits) {
         launch_for_values<decltype(bits)>(env, p, request, what);
     });
