@@ -6,7 +6,7 @@
  *
  *   gpuprim_cpu_bench [--counts 100000,1000000,10000000] [--reps 5]
  *                     [--threads 1,0]
- *                     [--ops sort_keys,sort_pairs,scan,sum,min,dot,topk_16,topk_1024]
+ *                     [--ops sort_keys,sort_pairs,scan,sum,min,dot,topk_16,topk_1024,...]
  *                     [--dtypes i32,u32,i64,u64,f32,f64]
  *
  * One line per measurement on stdout:
@@ -17,7 +17,14 @@
  * sums out of place; sum/min are gpuprim_reduce to the host; dot is
  * gpuprim_dot to the host; topk_K is gpuprim_topk of the K (at most the
  * count) smallest keys with their I64 indices (numpy's: np.argpartition,
- * then the chosen sorted).
+ * then the chosen sorted). searchsorted: the count's sorted keys, random
+ * queries (searchsorted_sorted: sorted queries), I64 indices;
+ * histogram_256: 256 even bins over the inputs' range; merge: two sorted
+ * halves. Issue 37's: select_half keeps the keys below the middle of the
+ * range (about half; gpuprim_select LESS, the count to the host); unique:
+ * gpuprim_group_by of the keys alone (the sorted distinct keys, as
+ * np.unique); groupby_sum: u32 keys of 1,024 distinct values, the dtype's
+ * values summed per key (gpuprim_group_by SUM: keys and sums).
  */
 #define _POSIX_C_SOURCE 199309L /* clock_gettime */
 #define GPUPRIM_EXPERIMENTAL_API  /* gpuprim_topk */
@@ -92,7 +99,7 @@ static const struct {
                {"u8", GPUPRIM_DTYPE_U8},   {"i16", GPUPRIM_DTYPE_I16},  {"u16", GPUPRIM_DTYPE_U16}};
 static const char *kOps[] = {"sort_keys", "sort_pairs",   "scan",          "sum",          "min",
                              "dot",       "topk_16",      "topk_1024",     "searchsorted", "searchsorted_sorted",
-                             "histogram_256", "merge"};
+                             "histogram_256", "merge", "select_half", "unique", "groupby_sum"};
 
 /* A view of count elements of buffer b from element offset (a buffer of its own). */
 static gpuprim_buffer_t view_of(gpuprim_context_t ctx, gpuprim_buffer_t b, gpuprim_dtype_t dtype, size_t offset,
@@ -163,7 +170,7 @@ int main(int argc, char **argv) {
                 size_t size = gpuprim_dtype_size(dtype);
                 void *host;
                 gpuprim_buffer_t in, in2, out, values, values_out, indices, keys_sorted = NULL, queries_sorted = NULL;
-                gpuprim_buffer_t counts = NULL;
+                gpuprim_buffer_t counts = NULL, group_keys = NULL;
                 if (!listed(dtypes, kDtypes[d].name)) continue;
                 host = malloc(n * (size > 4 ? size : 4) + 16); /* the values (u32) too */
                 if (!host) DIE("out of host memory");
@@ -188,6 +195,14 @@ int main(int argc, char **argv) {
                     CK(gpuprim_sort(ctx, in2, NULL, queries_sorted, NULL, GPUPRIM_ORDER_ASCENDING));
                 }
                 CK(gpuprim_buffer_create(ctx, GPUPRIM_DTYPE_U64, 256, &counts));
+                /* groupby_sum: u32 keys of 1,024 distinct values (a multiple of a random 10-bit number) */
+                if (listed(ops, "groupby_sum")) {
+                    uint32_t *keys32 = (uint32_t *)host;
+                    size_t j;
+                    for (j = 0; j < n; ++j) keys32[j] = (uint32_t)(next_random() & 1023u) * 2654435761u;
+                    CK(gpuprim_buffer_create(ctx, GPUPRIM_DTYPE_U32, n, &group_keys));
+                    CK(gpuprim_buffer_upload(ctx, group_keys, 0, host, n));
+                }
                 for (o = 0; o < sizeof kOps / sizeof kOps[0]; ++o) {
                     double times[1000], result[2];
                     int r;
@@ -196,8 +211,10 @@ int main(int argc, char **argv) {
                     gpuprim_buffer_t top_keys = NULL, top_indices = NULL, half_a = NULL, half_b = NULL, merged = NULL;
                     /* histogram_256: floats over [0, 1) (the inputs' range), integers over [min, max) */
                     unsigned char lower[8] = {0}, upper[8] = {0};
+                    gpuprim_predicate_t below_middle;
+                    uint64_t found = 0;
                     if (!listed(ops, kOps[o])) continue;
-                    if (o == 10) {
+                    if (o == 10 || o == 12) {
                         const int is_signed = dtype == GPUPRIM_DTYPE_I32 || dtype == GPUPRIM_DTYPE_I64 ||
                                               dtype == GPUPRIM_DTYPE_I8 || dtype == GPUPRIM_DTYPE_I16;
                         if (dtype == GPUPRIM_DTYPE_F32) {
@@ -218,6 +235,25 @@ int main(int argc, char **argv) {
                                 lower[width - 1] = 0x80;
                             }
                         }
+                    }
+                    if (o == 12) { /* below the middle of [lower, upper]: 0.5, 0, or 2^(w-1) */
+                        const size_t width = gpuprim_dtype_size(dtype);
+                        memset(&below_middle, 0, sizeof below_middle);
+                        below_middle.kind = GPUPRIM_KEEP_LESS;
+                        memset(lower, 0, sizeof lower);
+                        if (dtype == GPUPRIM_DTYPE_F32) {
+                            const float half = 0.5f;
+                            memcpy(lower, &half, 4);
+                        } else if (dtype == GPUPRIM_DTYPE_F64) {
+                            const double half = 0.5;
+                            memcpy(lower, &half, 8);
+                        } else if (dtype == GPUPRIM_DTYPE_F16 || dtype == GPUPRIM_DTYPE_BF16) {
+                            const uint16_t half = dtype == GPUPRIM_DTYPE_F16 ? 0x3800u : 0x3F00u;
+                            memcpy(lower, &half, 2);
+                        } else if (upper[width - 1] == 0xFF) {
+                            lower[width - 1] = 0x80; /* unsigned: 2^(w-1); signed: 0 */
+                        }
+                        below_middle.scalar = lower;
                     }
                     if (o == 11) {
                         half_a = view_of(ctx, keys_sorted, dtype, 0, n / 2);
@@ -254,7 +290,15 @@ int main(int argc, char **argv) {
                                                     GPUPRIM_ORDER_ASCENDING, indices));
                             break;
                         case 10: CK(gpuprim_histogram_even(ctx, in, lower, upper, counts)); break;
-                        default:
+                        case 12: CK(gpuprim_select(ctx, in, NULL, &below_middle, out, NULL, NULL, &found, NULL)); break;
+                        case 13:
+                            CK(gpuprim_group_by(ctx, in, NULL, GPUPRIM_OP_SUM, out, NULL, NULL, NULL, &found, NULL));
+                            break;
+                        case 14:
+                            CK(gpuprim_group_by(ctx, group_keys, in, GPUPRIM_OP_SUM, values_out, NULL, out, NULL, &found,
+                                                NULL));
+                            break;
+                        case 11:
                             CK(gpuprim_merge(ctx, half_a, NULL, half_b, NULL, merged, NULL, GPUPRIM_ORDER_ASCENDING));
                             break;
                         }
@@ -272,6 +316,7 @@ int main(int argc, char **argv) {
                 }
                 if (keys_sorted) CK(gpuprim_buffer_destroy(ctx, keys_sorted));
                 if (queries_sorted) CK(gpuprim_buffer_destroy(ctx, queries_sorted));
+                if (group_keys) CK(gpuprim_buffer_destroy(ctx, group_keys));
                 CK(gpuprim_buffer_destroy(ctx, counts));
                 CK(gpuprim_buffer_destroy(ctx, in));
                 CK(gpuprim_buffer_destroy(ctx, in2));

@@ -5,6 +5,7 @@ and numpy on the same inputs' shapes, in the same run, as a Markdown table.
 
   bench/cpu_table.py BENCH [--baseline BENCH_OF_AN_OLDER_LIBRARY]
                      [--counts 1000,100000,1000000,10000000] [--reps 5]
+                     [--ops OP,OP,...]
 
 BENCH is a gpuprim_cpu_bench binary; --baseline one built against another
 libgpuprim (e.g. 0.2.0's CPU backend, with -DGPUPRIM_BENCH_NO_CPU_THREADS),
@@ -13,7 +14,13 @@ argsort(kind="stable") plus the two gathers, scan np.cumsum(out=), sum
 np.sum, min np.min, dot np.dot (floats through numpy's BLAS), topk_K (the K
 smallest, K at most n, sorted, with their indices) np.argpartition(a, K - 1)
 [:K] then np.argsort(kind="stable") of the chosen keys and the two gathers.
-Every figure is the median of --reps runs after one warm-up.
+searchsorted np.searchsorted (random or sorted queries), histogram_256
+np.histogram(a, 256, range), merge np.sort(kind="stable") of the two sorted
+halves concatenated (numpy has no merge). Issue 37's: select_half a[a < m]
+(m the middle of the range), unique np.unique, groupby_sum pandas'
+Series(values).groupby(keys).sum() when pandas imports, else np.unique(keys,
+return_inverse=True) then np.bincount(inverse, weights=values) (the table
+says which). Every figure is the median of --reps runs after one warm-up.
 """
 import argparse
 import os
@@ -23,8 +30,13 @@ import time
 
 import numpy as np
 
+try:
+    import pandas as pd
+except ImportError:
+    pd = None
+
 OPS = ["sort_keys", "sort_pairs", "scan", "sum", "min", "dot", "topk_16", "topk_1024", "searchsorted",
-       "searchsorted_sorted", "histogram_256", "merge"]
+       "searchsorted_sorted", "histogram_256", "merge", "select_half", "unique", "groupby_sum"]
 DTYPES = ["i32", "u32", "i64", "u64", "f32", "f64"]
 NP = {"i32": np.int32, "u32": np.uint32, "i64": np.int64, "u64": np.uint64,
       "f32": np.float32, "f64": np.float64}
@@ -110,6 +122,15 @@ def numpy_times(counts, reps, ops=OPS):
             def merge():  # numpy has no merge: the stable sort of the two sorted halves, concatenated
                 return np.sort(np.concatenate([keys[:n // 2], queries[:n - n // 2]]), kind="stable")
 
+            middle = t(0.5) if dtype.startswith("f") else t(0) if dtype.startswith("i") else t(1 << (8 * a.itemsize - 1))
+            group_keys = rng.integers(0, 1024, n).astype(np.uint32) * np.uint32(2654435761)
+
+            def groupby_sum():
+                if pd is not None:
+                    return pd.Series(a).groupby(group_keys).sum()
+                distinct, inverse = np.unique(group_keys, return_inverse=True)
+                return distinct, np.bincount(inverse, weights=a)
+
             timed = {
                 "sort_keys": (lambda: np.sort(a), reps),
                 "sort_pairs": (pairs, r),
@@ -123,6 +144,9 @@ def numpy_times(counts, reps, ops=OPS):
                 "searchsorted_sorted": (lambda: np.searchsorted(keys, queries), reps),
                 "histogram_256": (lambda: np.histogram(a, 256, bounds), reps),
                 "merge": (merge, reps),
+                "select_half": (lambda: a[a < middle], reps),
+                "unique": (lambda: np.unique(a), r),
+                "groupby_sum": (groupby_sum, r),
             }
             for op in ops:
                 f, repeats = timed[op]
@@ -142,15 +166,20 @@ def main():
     parser.add_argument("--baseline")
     parser.add_argument("--counts", default="1000,100000,1000000,10000000")
     parser.add_argument("--reps", type=int, default=5)
+    parser.add_argument("--ops", default=",".join(OPS), help="the ops to time (default: all)")
     parser.add_argument("--wait-quiet", type=int, default=0, metavar="SECONDS",
                         help="before each op's runs, wait up to SECONDS for other processes "
                              "to leave the CPU idle (a shared machine)")
     args = parser.parse_args()
     counts = [int(c) for c in args.counts.split(",")]
+    ops = args.ops.split(",")
+    unknown = [op for op in ops if op not in OPS]
+    if unknown:
+        parser.error(f"unknown ops {unknown}; known: {OPS}")
     cores = os.cpu_count()
     ours, base, numpy = {}, {}, {}
     busy = []
-    for op in OPS:
+    for op in ops:
         if not wait_quiet(args.wait_quiet, op):
             busy.append(op)
         ours.update(run_bench(args.bench, counts, args.reps, [1, 0], ["--ops", op]))
@@ -159,13 +188,14 @@ def main():
         numpy.update(numpy_times(counts, args.reps, [op]))
     if busy:
         print(f"(other processes were using the CPU while these ran: {', '.join(busy)})\n")
-    print(f"numpy {np.__version__}; {cores} cores; median of {args.reps} (numpy's stable pair "
+    grouper = f"pandas {pd.__version__}" if pd is not None else "numpy (pandas absent)"
+    print(f"numpy {np.__version__}; groupby_sum by {grouper}; {cores} cores; median of {args.reps} (numpy's stable pair "
           f"sort at 10^7: median of {max(3, args.reps // 2)}); times in ms\n")
     head = ["op", "dtype", "n"] + (["baseline 1 thread"] if base else []) + [
         "ours 1 thread", f"ours {cores} threads", "numpy", "1T / all T", "numpy / ours"]
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
-    for op in OPS:
+    for op in ops:
         for dtype in DTYPES:
             for n in counts:
                 one, every = ours.get((op, dtype, n, 1)), ours.get((op, dtype, n, 0))
