@@ -101,6 +101,29 @@ static const char *kOps[] = {"sort_keys", "sort_pairs",   "scan",          "sum"
                              "dot",       "topk_16",      "topk_1024",     "searchsorted", "searchsorted_sorted",
                              "histogram_256", "merge", "select_half", "unique", "groupby_sum"};
 
+/* value (a power of two, so exact in every float dtype) as dtype's bits in
+ * out; 0 (nothing written) for an integer dtype. */
+static int float_bits(gpuprim_dtype_t dtype, float value, unsigned char *out) {
+    uint32_t bits;
+    uint16_t narrow;
+    memcpy(&bits, &value, 4);
+    switch (dtype) {
+    case GPUPRIM_DTYPE_F32: memcpy(out, &value, 4); return 1;
+    case GPUPRIM_DTYPE_F64: {
+        const double wide = value;
+        memcpy(out, &wide, 8);
+        return 1;
+    }
+    case GPUPRIM_DTYPE_BF16: narrow = (uint16_t)(bits >> 16); break;
+    case GPUPRIM_DTYPE_F16: /* the exponent rebased from 127 to 15, the top 10 mantissa bits */
+        narrow = (uint16_t)(((bits >> 16) & 0x8000u) | ((((bits >> 23) & 0xFFu) - 112u) << 10) | ((bits >> 13) & 0x3FFu));
+        break;
+    default: return 0;
+    }
+    memcpy(out, &narrow, 2);
+    return 1;
+}
+
 /* A view of count elements of buffer b from element offset (a buffer of its own). */
 static gpuprim_buffer_t view_of(gpuprim_context_t ctx, gpuprim_buffer_t b, gpuprim_dtype_t dtype, size_t offset,
                                 size_t count) {
@@ -217,16 +240,7 @@ int main(int argc, char **argv) {
                     if (o == 10 || o == 12) {
                         const int is_signed = dtype == GPUPRIM_DTYPE_I32 || dtype == GPUPRIM_DTYPE_I64 ||
                                               dtype == GPUPRIM_DTYPE_I8 || dtype == GPUPRIM_DTYPE_I16;
-                        if (dtype == GPUPRIM_DTYPE_F32) {
-                            const float one = 1.0f;
-                            memcpy(upper, &one, 4);
-                        } else if (dtype == GPUPRIM_DTYPE_F64) {
-                            const double one = 1.0;
-                            memcpy(upper, &one, 8);
-                        } else if (dtype == GPUPRIM_DTYPE_F16 || dtype == GPUPRIM_DTYPE_BF16) {
-                            const uint16_t one = dtype == GPUPRIM_DTYPE_F16 ? 0x3C00u : 0x3F80u;
-                            memcpy(upper, &one, 2);
-                        } else {
+                        if (!float_bits(dtype, 1.0f, upper)) {
                             /* min: the sign bit alone (signed) or 0; max: all ones but the sign bit, or all */
                             const size_t width = gpuprim_dtype_size(dtype);
                             memset(upper, 0xFF, width);
@@ -241,18 +255,8 @@ int main(int argc, char **argv) {
                         memset(&below_middle, 0, sizeof below_middle);
                         below_middle.kind = GPUPRIM_KEEP_LESS;
                         memset(lower, 0, sizeof lower);
-                        if (dtype == GPUPRIM_DTYPE_F32) {
-                            const float half = 0.5f;
-                            memcpy(lower, &half, 4);
-                        } else if (dtype == GPUPRIM_DTYPE_F64) {
-                            const double half = 0.5;
-                            memcpy(lower, &half, 8);
-                        } else if (dtype == GPUPRIM_DTYPE_F16 || dtype == GPUPRIM_DTYPE_BF16) {
-                            const uint16_t half = dtype == GPUPRIM_DTYPE_F16 ? 0x3800u : 0x3F00u;
-                            memcpy(lower, &half, 2);
-                        } else if (upper[width - 1] == 0xFF) {
+                        if (!float_bits(dtype, 0.5f, lower) && upper[width - 1] == 0xFF)
                             lower[width - 1] = 0x80; /* unsigned: 2^(w-1); signed: 0 */
-                        }
                         below_middle.scalar = lower;
                     }
                     if (o == 11) {
