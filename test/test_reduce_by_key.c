@@ -272,6 +272,63 @@ static void test_large(gpuprim_context_t ctx) {
         fill_values(GPUPRIM_DTYPE_I64, values, n, 1);
         sh.op = GPUPRIM_OP_MAX;
         check_call(ctx, 1, GPUPRIM_DTYPE_U32, keys, GPUPRIM_DTYPE_I64, values, n, sh);
+        /* group-by: three values for three quarters of the keys, then every key its own
+         * (the CPU's hashing of few distinct keys gives up late and sorts) */
+        {
+            uint64_t i;
+            for (i = 0; i < n; ++i) tc_set(GPUPRIM_DTYPE_U64, keys, i, i < n / 4 * 3 ? i % 3 : i);
+        }
+        fill_values(GPUPRIM_DTYPE_F64, values, n, 0);
+        sh.op = GPUPRIM_OP_SUM;
+        check_call(ctx, 1, GPUPRIM_DTYPE_U64, keys, GPUPRIM_DTYPE_F64, values, n, sh);
+        free(keys);
+        free(values);
+    }
+}
+
+/* Group-by of 4- and 8-byte keys of few distinct values past 2^15 elements
+ * (the CPU hashes those instead of sorting): every such key dtype, with
+ * and without values, inverse and counts, one piece and several. */
+static void test_few_distinct(gpuprim_context_t ctx) {
+    static const gpuprim_dtype_t key_dtypes[6] = {GPUPRIM_DTYPE_I32, GPUPRIM_DTYPE_U32, GPUPRIM_DTYPE_F32,
+                                                  GPUPRIM_DTYPE_I64, GPUPRIM_DTYPE_U64, GPUPRIM_DTYPE_F64};
+    static const tc_pattern_t patterns[3] = {TC_SPECIAL, TC_NAN_HEAVY, TC_SMALL_RANGE};
+    static const uint64_t counts[2] = {70001, 200003};
+    int k;
+    for (k = 0; k < 12; ++k) {
+        const gpuprim_dtype_t kd = key_dtypes[k % 6];
+        const uint64_t n = counts[k / 6];
+        void *keys = tc_xmalloc(n * 8), *values = tc_xmalloc(n * 8);
+        shape_t sh = shape_of(k, 1);
+        sh.op = ops[k % 3];
+        sh.with_keys = 1;
+        sh.with_values = k % 4 != 3;
+        sh.ld = k % 2 ? GPUPRIM_DTYPE_U32 : NO_DTYPE;
+        sh.id = k % 3 ? index_dtypes[k % 4] : NO_DTYPE;
+        fill_keys(kd, keys, n, 5, patterns[k % 3], 1);
+        fill_values(k % 2 ? GPUPRIM_DTYPE_F32 : GPUPRIM_DTYPE_I16, values, n, k % 2);
+        check_call(ctx, 1, kd, keys, k % 2 ? GPUPRIM_DTYPE_F32 : GPUPRIM_DTYPE_I16, values, n, sh);
+        free(keys);
+        free(values);
+    }
+    /* u32 keys at the CPU's limit of 4,096 distinct (hashed), one past it, and
+     * halves of 3,000 and 4,000 distinct that are 6,000 together (sorted) */
+    for (k = 0; k < 3; ++k) {
+        const uint64_t n = 200003;
+        void *keys = tc_xmalloc(n * 8), *values = tc_xmalloc(n * 8);
+        shape_t sh = shape_of(k, 1);
+        uint64_t i;
+        sh.op = GPUPRIM_OP_SUM;
+        sh.with_keys = 1;
+        sh.with_values = 1;
+        sh.ld = GPUPRIM_DTYPE_I64;
+        sh.id = GPUPRIM_DTYPE_U32;
+        for (i = 0; i < n; ++i) {
+            const uint64_t g = k == 0 ? i % 4096 : k == 1 ? i % 4097 : i < n / 2 ? i % 3000 : 2000 + i % 4000;
+            tc_set(GPUPRIM_DTYPE_U32, keys, i, (g * 2654435761u) & 0xFFFFFFFFu);
+        }
+        fill_values(GPUPRIM_DTYPE_F64, values, n, 0);
+        check_call(ctx, 1, GPUPRIM_DTYPE_U32, keys, GPUPRIM_DTYPE_F64, values, n, sh);
         free(keys);
         free(values);
     }
@@ -652,6 +709,7 @@ int main(void) {
     test_dtypes(ctx, 0);
     test_dtypes(ctx, 1);
     test_large(ctx);
+    test_few_distinct(ctx);
     test_cpu_run_sum_is_reduce(ctx);
     test_cpu_threads();
     return tc_finish();

@@ -5,7 +5,8 @@
 // writes each element's group through the permutation (the inverse). The
 // radix order is a bijection of the bits, so keys with equal bits are
 // adjacent once sorted and the runs are the groups; a stable sort keeps
-// each group's values in input order.
+// each group's values in input order. Keys of few distinct values take
+// group_by_few_keys.cpp's hashing instead, with the same outputs.
 //
 // Scratch, one workspace block reserved before anything is written: the
 // sort's own scratch first (the sort then finds the workspace big enough
@@ -59,6 +60,7 @@ void group_by(Parallel &parallel, Workspace &workspace, const GroupByRequest &re
         write_count(request.groups, 0);
         return;
     }
+    if (group_by_few_keys(parallel, workspace, request)) return;
     const uint32_t key_bytes = request.key_bytes;
     const uint32_t value_bytes = request.values ? static_cast<uint32_t>(dtype_size(request.value_dtype)) : 0;
     // Positions below 2^32 fit 4 bytes.

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The CPU backend's reduce-by-key (reduce_by_key.cpp) and group-by
-// (group_by.cpp: a stable argsort, then reduce-by-key of the sorted keys).
+// (group_by.cpp: a stable argsort, then reduce-by-key of the sorted keys;
+// group_by_few_keys.cpp: by hashing, for few distinct keys).
 #pragma once
 
 #include "core/backend.h"
@@ -28,6 +29,12 @@ void reduce_by_key(Parallel &parallel, const ReduceByKeyRequest &request, const 
 
 // gpuprim_group_by (core/backend.h GroupByRequest).
 void group_by(Parallel &parallel, Workspace &workspace, const GroupByRequest &request);
+
+// group_by when the keys (4 or 8 bytes, at least 2^15 of them) take at most
+// 4,096 distinct values: the same outputs by hashing instead of a sort
+// (group_by_few_keys.cpp). False, with nothing written, where it does not
+// apply; group_by then sorts.
+bool group_by_few_keys(Parallel &parallel, Workspace &workspace, const GroupByRequest &request);
 
 }  // namespace cpu
 }  // namespace gpuprim
