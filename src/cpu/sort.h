@@ -59,10 +59,22 @@ inline const char *sort_engine_name() {
 #endif
 }
 
-// Sorts p[0, n) ascending on the calling thread.
+// Sorts p[0, n) ascending on the calling thread. Bytes by counting (256
+// counters, then each value written out as many times: std::sort took
+// ~310 ms for 10^7 1-byte keys on one thread, bench/RESULTS.md).
 template <typename T>
 void leaf_sort(T *p, uint64_t n) {
     if (n < 2) return;
+    if constexpr (std::is_same_v<T, uint8_t>) {
+        uint64_t counts[256] = {};
+        for (uint64_t i = 0; i < n; ++i) ++counts[p[i]];
+        uint64_t at = 0;
+        for (unsigned v = 0; v < 256; ++v) {
+            std::memset(p + at, int(v), counts[v]);
+            at += counts[v];
+        }
+        return;
+    }
 #if defined(GPUPRIM_CPU_HWY)
     if constexpr (std::is_same_v<T, uint16_t> || std::is_same_v<T, uint32_t> ||
                   std::is_same_v<T, uint64_t> || std::is_same_v<T, Wide>) {
