@@ -95,20 +95,8 @@ void group_by(Parallel &parallel, Workspace &workspace, const GroupByRequest &re
     stable_argsort(parallel, workspace, sort, nullptr);
     if (gathered) gather_values(parallel, value_bytes, request.values, order_bytes, order, gathered, n);
 
-    ReduceByKeyRequest runs{};
-    runs.key_bytes = key_bytes;
-    runs.keys = sorted_keys;
-    runs.count = n;
-    runs.op = request.op;
-    runs.value_dtype = request.value_dtype;
-    runs.values = gathered;
-    runs.keys_out = request.keys_out;
-    runs.results = gathered ? request.results : nullptr;
-    runs.lengths = request.counts;
-    runs.length_bytes = request.counts ? request.count_bytes : 0;
-    runs.runs = request.groups;
     const RunIdScatter scatter{order, order_bytes, request.inverse, request.inverse_bytes};
-    reduce_by_key(parallel, runs, request.inverse ? &scatter : nullptr);
+    reduce_by_key(parallel, reduce_of_groups(request, sorted_keys, gathered), request.inverse ? &scatter : nullptr);
 }
 
 }  // namespace cpu

@@ -180,19 +180,7 @@ bool group_by_few_keys_of(Parallel &parallel, Workspace &workspace, const GroupB
         });
     });
 
-    ReduceByKeyRequest runs{};
-    runs.key_bytes = sizeof(Bits);
-    runs.keys = grouped_keys;
-    runs.count = n;
-    runs.op = request.op;
-    runs.value_dtype = request.value_dtype;
-    runs.values = grouped_values;
-    runs.keys_out = request.keys_out;
-    runs.results = grouped_values ? request.results : nullptr;
-    runs.lengths = request.counts;
-    runs.length_bytes = request.counts ? request.count_bytes : 0;
-    runs.runs = request.groups;
-    reduce_by_key(parallel, runs);
+    reduce_by_key(parallel, reduce_of_groups(request, grouped_keys, grouped_values));
 
     if (request.inverse) {
         parallel.for_each(stretches.size(), [&](size_t t) {

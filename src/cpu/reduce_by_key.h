@@ -30,6 +30,26 @@ void reduce_by_key(Parallel &parallel, const ReduceByKeyRequest &request, const 
 // gpuprim_group_by (core/backend.h GroupByRequest).
 void group_by(Parallel &parallel, Workspace &workspace, const GroupByRequest &request);
 
+// The reduce-by-key both group-by paths end with: the request's keys in
+// group order (sorted_keys) with their values in the same order
+// (grouped_values, nullptr without values), to the request's outputs.
+inline ReduceByKeyRequest reduce_of_groups(const GroupByRequest &request, const void *sorted_keys,
+                                           const void *grouped_values) {
+    ReduceByKeyRequest runs{};
+    runs.key_bytes = request.key_bytes;
+    runs.keys = sorted_keys;
+    runs.count = request.count;
+    runs.op = request.op;
+    runs.value_dtype = request.value_dtype;
+    runs.values = grouped_values;
+    runs.keys_out = request.keys_out;
+    runs.results = grouped_values ? request.results : nullptr;
+    runs.lengths = request.counts;
+    runs.length_bytes = request.counts ? request.count_bytes : 0;
+    runs.runs = request.groups;
+    return runs;
+}
+
 // group_by when the keys (4 or 8 bytes, at least 2^15 of them) take at most
 // 4,096 distinct values: the same outputs by hashing instead of a sort
 // (group_by_few_keys.cpp). False, with nothing written, where it does not
