@@ -22,7 +22,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <utility>
 #include <vector>
 
 namespace gpuprim {
@@ -35,13 +34,41 @@ constexpr uint16_t kEmptySlot = 0xFFFF;
 constexpr uint64_t kFewestElements = uint64_t(1) << 15;  // below: the sort path is as quick
 constexpr uint64_t kSmallestStretch = uint64_t(1) << 16;
 
+inline uint32_t slot_of(uint64_t bits) {
+    return uint32_t((bits * 0x9E3779B97F4A7C15ull) >> 51) & (kTableSlots - 1);  // the top 13 bits
+}
+
+// Key bits to ids 0, 1, ... in the order first seen, at most kMostGroups of
+// them: open addressing, linear probing, at most half full.
+class KeyTable {
+public:
+    KeyTable() : slot_keys_(kTableSlots, 0), slot_ids_(kTableSlots, kEmptySlot) {}
+
+    // bits' id (*added: first seen now), or kEmptySlot when bits is new and
+    // the table already holds kMostGroups keys.
+    uint16_t id_of(uint64_t bits, bool &added) {
+        uint32_t slot = slot_of(bits);
+        while (slot_ids_[slot] != kEmptySlot && slot_keys_[slot] != bits) slot = (slot + 1) & (kTableSlots - 1);
+        added = slot_ids_[slot] == kEmptySlot;
+        if (added) {
+            if (size_ == kMostGroups) return kEmptySlot;
+            slot_ids_[slot] = uint16_t(size_++);
+            slot_keys_[slot] = bits;
+        }
+        return slot_ids_[slot];
+    }
+
+private:
+    std::vector<uint64_t> slot_keys_;
+    std::vector<uint16_t> slot_ids_;
+    uint32_t size_ = 0;
+};
+
 // One stretch of the input: its distinct keys (by local id, first seen
 // first), how often each occurs, and, once ranked, where each local id's
 // elements go next.
 struct Stretch {
     uint64_t begin = 0, end = 0;
-    std::vector<uint64_t> slot_keys;
-    std::vector<uint16_t> slot_ids;
     std::vector<uint64_t> keys;    // by local id: the key's bits
     std::vector<uint64_t> counts;  // by local id
     std::vector<uint32_t> ranks;   // by local id: the group
@@ -49,28 +76,18 @@ struct Stretch {
     bool overflow = false;
 };
 
-inline uint32_t slot_of(uint64_t bits) {
-    return uint32_t((bits * 0x9E3779B97F4A7C15ull) >> 51) & (kTableSlots - 1);  // the top 13 bits
-}
-
 // Local ids of [begin, end) into ids; false on more than kMostGroups keys.
 template <typename Bits>
 bool factorize(const Bits *keys, Stretch &s, uint16_t *ids) {
-    s.slot_keys.assign(kTableSlots, 0);
-    s.slot_ids.assign(kTableSlots, kEmptySlot);
+    KeyTable table;
     s.keys.reserve(kMostGroups);
     s.counts.reserve(kMostGroups);
     for (uint64_t i = s.begin; i < s.end; ++i) {
-        const uint64_t bits = keys[i];
-        uint32_t slot = slot_of(bits);
-        while (s.slot_ids[slot] != kEmptySlot && s.slot_keys[slot] != bits) slot = (slot + 1) & (kTableSlots - 1);
-        uint16_t id = s.slot_ids[slot];
-        if (id == kEmptySlot) {
-            if (s.keys.size() == kMostGroups) return false;
-            id = uint16_t(s.keys.size());
-            s.slot_ids[slot] = id;
-            s.slot_keys[slot] = bits;
-            s.keys.push_back(bits);
+        bool added;
+        const uint16_t id = table.id_of(keys[i], added);
+        if (id == kEmptySlot) return false;
+        if (added) {
+            s.keys.push_back(keys[i]);
             s.counts.push_back(0);
         }
         ++s.counts[id];
@@ -83,31 +100,25 @@ bool factorize(const Bits *keys, Stretch &s, uint16_t *ids) {
 // order; the groups' sizes into sizes. False on more than kMostGroups keys.
 template <typename Bits>
 bool rank_groups(std::vector<Stretch> &stretches, KeyKind kind, std::vector<uint64_t> &sizes) {
-    std::vector<std::pair<Bits, uint64_t>> distinct;  // (radix key, bits)
-    std::vector<uint64_t> slot_keys(kTableSlots, 0);
-    std::vector<uint16_t> slot_ids(kTableSlots, kEmptySlot);
+    KeyTable table;
+    std::vector<Bits> radix_keys;  // by global id
     std::vector<std::vector<uint32_t>> global_of(stretches.size());
     for (size_t t = 0; t < stretches.size(); ++t) {
         for (const uint64_t bits : stretches[t].keys) {
-            uint32_t slot = slot_of(bits);
-            while (slot_ids[slot] != kEmptySlot && slot_keys[slot] != bits) slot = (slot + 1) & (kTableSlots - 1);
-            if (slot_ids[slot] == kEmptySlot) {
-                if (distinct.size() == kMostGroups) return false;
-                slot_ids[slot] = uint16_t(distinct.size());
-                slot_keys[slot] = bits;
-                distinct.emplace_back(to_radix_key(Bits(bits), kind, false), bits);
-            }
-            global_of[t].push_back(slot_ids[slot]);
+            bool added;
+            const uint16_t id = table.id_of(bits, added);
+            if (id == kEmptySlot) return false;
+            if (added) radix_keys.push_back(to_radix_key(Bits(bits), kind, false));
+            global_of[t].push_back(id);
         }
     }
     // The radix transform is a bijection of the bits: no two distinct keys tie.
-    std::vector<uint32_t> by_radix(distinct.size());
+    std::vector<uint32_t> by_radix(radix_keys.size());
     for (uint32_t g = 0; g < by_radix.size(); ++g) by_radix[g] = g;
-    std::sort(by_radix.begin(), by_radix.end(),
-              [&](uint32_t a, uint32_t b) { return distinct[a].first < distinct[b].first; });
-    std::vector<uint32_t> rank_of_global(distinct.size());
+    std::sort(by_radix.begin(), by_radix.end(), [&](uint32_t a, uint32_t b) { return radix_keys[a] < radix_keys[b]; });
+    std::vector<uint32_t> rank_of_global(radix_keys.size());
     for (uint32_t r = 0; r < by_radix.size(); ++r) rank_of_global[by_radix[r]] = r;
-    sizes.assign(distinct.size(), 0);
+    sizes.assign(radix_keys.size(), 0);
     for (size_t t = 0; t < stretches.size(); ++t) {
         Stretch &s = stretches[t];
         s.ranks.resize(s.keys.size());
@@ -140,9 +151,7 @@ bool group_by_few_keys_of(Parallel &parallel, Workspace &workspace, const GroupB
         stretches[t].end = n * (t + 1) / stretch_count;
     }
     const Bits *keys = static_cast<const Bits *>(request.keys);
-    parallel.for_each(stretches.size(), [&](size_t t) {
-        stretches[t].overflow = !factorize(keys, stretches[t], ids);
-    });
+    parallel.for_each(stretches.size(), [&](size_t t) { stretches[t].overflow = !factorize(keys, stretches[t], ids); });
     for (const Stretch &s : stretches)
         if (s.overflow) return false;
     std::vector<uint64_t> sizes;
