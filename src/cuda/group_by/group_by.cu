@@ -39,12 +39,12 @@ void group_by(const DeviceEnv &env, const GroupByRequest &request) {
     const uint32_t carried_bytes = request.values && !permuted ? uint32_t(dtype_size(request.value_dtype)) : 0;
     WorkspaceLayout layout;
     const WorkspacePart sorted_part = layout.add(request.count, request.key_bytes);
-    const WorkspacePart second_part = layout.add(permuted ? request.count : 0, index_bytes);
-    const WorkspacePart carried_part = layout.add(carried_bytes ? request.count : 0, carried_bytes ? carried_bytes : 1);
+    const WorkspacePart second_part = layout.add(permuted ? request.count : 0, index_bytes);  // empty parts take no bytes
+    const WorkspacePart carried_part = layout.add(request.count, carried_bytes);
     void *side = env.side_workspace->reserve(layout.bytes());
     void *sorted_keys = WorkspaceLayout::at<unsigned char>(side, sorted_part);
-    void *order = permuted ? WorkspaceLayout::at<unsigned char>(side, second_part) : nullptr;
-    void *sorted_values = carried_bytes ? WorkspaceLayout::at<unsigned char>(side, carried_part) : nullptr;
+    void *order = WorkspaceLayout::at<unsigned char>(side, second_part);  // nullptr when empty
+    void *sorted_values = WorkspaceLayout::at<unsigned char>(side, carried_part);
 
     SortRequest sort_request{};
     sort_request.key_kind = request.key_kind;

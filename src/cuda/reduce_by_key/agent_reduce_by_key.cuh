@@ -4,12 +4,13 @@
 // 1. take_tile: a ticket, in launch order (a tile only ever waits on tiles
 //    whose blocks run or are done);
 // 2. load_tile: the tile's keys and values into registers, striped
-//    (coalesced), every load issued before any is used; values entered into
-//    running values (run_ops.cuh), through group-by's permutation when
-//    there is one;
+//    (coalesced), with the keys just outside the tile, every load issued
+//    before any is used; values entered into running values (run_ops.cuh),
+//    through group-by's permutation when there is one;
 // 3. arrange_keys, arrange_values: each through shared memory to its thread
 //    as kItems consecutive elements; for the keys, which of them start a run
-//    (a head: the key before differs by bits) and which end one (a tail);
+//    (a head: the key before differs by bits) and which end one (a tail),
+//    from the thread's own keys and one neighbour on either side;
 // 4. fold_thread: each thread's piece: heads, its last head, the fold of its
 //    elements since its last head (all of them if none);
 // 5. scan_block: the pieces of the threads before each thread, a segmented
@@ -110,6 +111,7 @@ struct ReduceByKeyAgent {
     Bits striped_keys[kItems];  // elements threadIdx.x + k * kThreads, as loaded
     Acc striped_values[kItems];
     uint32_t heads = 0, tails = 0;  // bit k: element k of this thread starts / ends a run
+    Bits key_before_tile{}, key_after_tile{};  // the input's keys at first - 1 and first + valid, where they exist
     Piece before{}, tile_total{};
     SelectPrefix prefix{0, 0};
     // The tails of the tile end runs first_run, first_run + 1, ... (the first
@@ -151,6 +153,9 @@ struct ReduceByKeyAgent {
             const uint32_t s = uint32_t(k) * kThreads + threadIdx.x;
             if (s < valid) striped_keys[k] = input[s];
         }
+        // The keys either side of the tile, for the heads and tails at its edges.
+        if (threadIdx.x == 0 && first > 0) key_before_tile = input[-1];
+        if (threadIdx.x == (valid - 1) / kItems && first + valid < p.count) key_after_tile = input[valid];
         if (!p.values) return;
 #pragma unroll
         for (int k = 0; k < kItems; ++k) {
@@ -159,8 +164,9 @@ struct ReduceByKeyAgent {
         }
     }
 
+    // Element k heads a run when the key before it differs; it ends one when
+    // the key after it does (or it is the input's first / last element).
     __device__ __forceinline__ void arrange_keys() {
-        const Bits *input = static_cast<const Bits *>(p.keys);
         Bits *staged = reinterpret_cast<Bits *>(storage.stage);
 #pragma unroll
         for (int k = 0; k < kItems; ++k) {
@@ -168,20 +174,29 @@ struct ReduceByKeyAgent {
             if (s < valid) staged[s] = striped_keys[k];
         }
         __syncthreads();
+        if (has(0)) {
+            Bits last_key{};  // the thread's last element's (unrolled: no indexing by a variable)
 #pragma unroll
-        for (int k = 0; k < kItems; ++k) {
-            const uint32_t local = base + uint32_t(k);
-            if (local >= valid) break;
-            keys[k] = staged[local];
-            const uint64_t i = first + local;
-            bool head = i == 0;
-            if (!head) head = (local > 0 ? staged[local - 1] : input[i - 1]) != keys[k];
-            bool tail = i + 1 == p.count;
-            if (!tail) tail = (local + 1 < valid ? staged[local + 1] : input[i + 1]) != keys[k];
-            heads |= uint32_t(head) << k;
-            tails |= uint32_t(tail) << k;
-            if (local == 0) storage.open = head ? 0u : 1u;
-            if (local + 1 == valid) storage.last_is_tail = tail ? 1u : 0u;
+            for (int k = 0; k < kItems; ++k)
+                if (has(k)) {
+                    keys[k] = staged[base + uint32_t(k)];
+                    last_key = keys[k];
+                }
+            // This thread's elements: kItems of them, or fewer in the last tile.
+            const uint32_t mine = min(uint32_t(kItems), valid - base);
+            bool first_head;
+            if (base > 0) first_head = staged[base - 1] != keys[0];
+            else first_head = first == 0 || key_before_tile != keys[0];
+            bool last_tail;
+            if (base + mine < valid) last_tail = staged[base + mine] != last_key;
+            else last_tail = first + valid == p.count || key_after_tile != last_key;
+            heads = uint32_t(first_head);
+#pragma unroll
+            for (int k = 1; k < kItems; ++k)
+                if (has(k)) heads |= uint32_t(keys[k - 1] != keys[k]) << k;
+            tails = (heads >> 1) | (uint32_t(last_tail) << (mine - 1));
+            if (base == 0) storage.open = first_head ? 0u : 1u;
+            if (base + mine == valid) storage.last_is_tail = last_tail ? 1u : 0u;
         }
         __syncthreads();  // before the staging array takes the values
     }

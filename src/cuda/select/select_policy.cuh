@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Tuning of select / partition / unique / run-length encode (select.cu,
-// agent_select.cuh) in one place. Not yet measured on a GPU:
-// docs/tuning/select.md is to keep the record and lists the leads.
+// agent_select.cuh) in one place; docs/tuning/select.md keeps the record of
+// what was measured and lists the leads.
 #pragma once
 
 #include <cstdint>
