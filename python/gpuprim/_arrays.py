@@ -169,9 +169,9 @@ def _masked(obj, what):
 
 
 def _fast_dtype_code(dtype):
-    """(library code, is bool) of a numpy or torch dtype object an array may
-    have on the compiled common path (_ext.fast_*), or None: not supported,
-    or not in native byte order."""
+    """(library code, is bool) of a numpy or torch dtype object (CuPy's
+    dtypes are numpy's) an array may have on the compiled common path
+    (_ext.fast_*), or None: not supported, or not in native byte order."""
     if not getattr(dtype, "isnative", True):
         return None
     try:
