@@ -166,3 +166,21 @@ def test_read_only_data_is_not_an_output():
     assert _ext.fast_sort(a, -1, False, out) is None
     a.interface_changes = {"data": (a.data.ptr, True)}  # a read-only input is only read
     np.testing.assert_array_equal(asnumpy(_ext.fast_sort(a, -1, True, None)), [3, 2, 1, 0])
+
+
+def test_bfloat16_is_read_by_its_dtype(cpu_context):
+    """The interface's typestr spells bfloat16 "<V2", as any 2-byte void;
+    x.dtype names it (CuPy's arrays of ml_dtypes.bfloat16)."""
+    ml_dtypes = pytest.importorskip("ml_dtypes", reason="bfloat16 numpy arrays need ml_dtypes")
+    x = sample(np.float32, (5, 40)).astype(ml_dtypes.bfloat16)
+    a = asarray(x)
+    assert a.__cuda_array_interface__["typestr"] == "<V2"
+
+    def bits(array):  # numpy's testing takes bfloat16 NaNs as unequal
+        return asnumpy(array).view(np.uint16)
+    for fast, general in ((_ext.fast_sort(a, -1, True, None), cpu_context.sort(x, axis=-1, descending=True)),
+                          (_ext.fast_reduce(_ext.OP_SUM, a, -1), cpu_context.sum(x, axis=-1)),
+                          (_ext.fast_reduce(_ext.OP_MAX, a, None), cpu_context.max(x))):
+        assert type(fast) is ndarray and fast.dtype == x.dtype
+        np.testing.assert_array_equal(bits(fast), bits(general))
+    assert _ext.fast_sort(a.view(np.dtype("V2")), -1, False, None) is None  # the same typestr, no dtype of ours
