@@ -8,8 +8,8 @@ idle before each call, not timed), median of --repeats calls after warm-up,
 for gpuprim.sort(x, out=y) and gpuprim.sum(x, out=r) (and both allocating
 their results), minus the same for the bare library call on the same cached
 buffers (gpuprim._ext.c_call_times), which allocates nothing. On
-numpy arrays (CPU backend) and, when a GPU and torch are there, on CUDA
-tensors.
+numpy arrays (CPU backend) and, when a GPU is there, on torch's CUDA
+tensors and CuPy's arrays (each when installed).
 
 Against torch: one call between CUDA events, synchronized, median of
 --repeats after warm-up, inputs rotated over a 64 MB pool (so nothing is
@@ -38,16 +38,12 @@ def host_times(function, repeats, sync):
     return times[10:]
 
 
-def overhead_rows(kind, x, repeats, sync):
-    y = x.clone() if kind == "torch" else x.copy()
-    if kind == "torch":
-        scalar = x.new_empty(())
-        # the C call's one-element view of the result
-        r = scalar.reshape(1)
-    else:
-        r = np.empty(1, x.dtype)
+def overhead_rows(kind, x, repeats, sync, empty):
+    """empty(shape): a new array of x's kind, dtype and device."""
+    y = empty(x.shape)
+    r = empty((1,))  # the C call's one-element result
     rows = []
-    scalar_out = x.new_empty(()) if kind == "torch" else np.empty((), x.dtype)
+    scalar_out = empty(())
     cases = [("sort 2^10, out=", lambda: gpuprim.sort(x, out=y), "sort", y),
              ("sum 2^10, out=", lambda: gpuprim.sum(x, out=scalar_out), "sum", r),
              ("sort 2^10, allocating", lambda: gpuprim.sort(x), "sort", y),
@@ -95,7 +91,7 @@ def main():
     args = parser.parse_args()
     print(f"gpuprim {gpuprim.__version__}, library {gpuprim.library_version()}, numpy {np.__version__}")
     rows = overhead_rows("numpy", np.random.default_rng(1).random(1024, dtype=np.float32),
-                         args.repeats, lambda: None)
+                         args.repeats, lambda: None, lambda shape: np.empty(shape, np.float32))
     torch = None
     try:
         import torch
@@ -104,7 +100,17 @@ def main():
     if torch is not None and torch.cuda.is_available():
         print(f"torch {torch.__version__}, {torch.cuda.get_device_name()}")
         x = torch.randn(1024, device="cuda")
-        rows += overhead_rows("torch", x, args.repeats, torch.cuda.synchronize)
+        rows += overhead_rows("torch", x, args.repeats, torch.cuda.synchronize, x.new_empty)
+    try:
+        import cupy
+        has_cupy_device = cupy.cuda.runtime.getDeviceCount() > 0
+    except Exception:  # not installed, or no driver for it
+        has_cupy_device = False
+    if has_cupy_device:
+        print(f"cupy {cupy.__version__}")
+        x = cupy.random.random(1024, dtype=cupy.float32)
+        rows += overhead_rows("cupy", x, args.repeats, cupy.cuda.get_current_stream().synchronize,
+                              lambda shape: cupy.empty(shape, cupy.float32))
     print("\n| call | Python µs | C µs | overhead µs |\n|---|---|---|---|")
     for name, py, c, extra in rows:
         print(f"| {name} | {py:.2f} | {c:.2f} | {extra:.2f} |")

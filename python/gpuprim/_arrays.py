@@ -169,9 +169,9 @@ def _masked(obj, what):
 
 
 def _fast_dtype_code(dtype):
-    """(library code, is bool) of a numpy or torch dtype object an array may
-    have on the compiled common path (_ext.fast_*), or None: not supported,
-    or not in native byte order."""
+    """(library code, is bool) of a numpy or torch dtype object (CuPy's
+    dtypes are numpy's) an array may have on the compiled common path
+    (_ext.fast_*), or None: not supported, or not in native byte order."""
     if not getattr(dtype, "isnative", True):
         return None
     try:
@@ -229,13 +229,25 @@ def _dlpack(obj, what):
     return array
 
 
+def _framework_from_dlpack(obj):
+    """The from_dlpack of the top-level module of obj's framework (numpy's
+    and PyTorch's spelling: np.from_dlpack, torch.from_dlpack), or None
+    when that module has no callable one."""
+    module = sys.modules.get(type(obj).__module__.split(".", 1)[0])
+    from_dlpack = getattr(module, "from_dlpack", None)
+    return from_dlpack if callable(from_dlpack) else None
+
+
 class Exported:
     """A new output for a DLPack framework's call: a buffer of an export
     context (one per device, _export_context) shared out through DLPack, so
     that JAX (or any consumer) takes it in without a copy once the call has
-    written it. result() is the framework's array."""
+    written it. result() is the framework's array: JAX's for JAX input; for
+    another producer, what its framework's from_dlpack makes of the buffer,
+    or (a framework without one) the DLPack array itself."""
 
-    __slots__ = ("array", "address", "shape", "dtype_name", "kind", "device", "_result")
+    __slots__ = ("array", "address", "shape", "dtype_name", "kind", "device", "from_dlpack",
+                 "_result")
 
     def __init__(self, like, shape, dtype_name):
         context = _export_context(like.device)
@@ -246,6 +258,9 @@ class Exported:
             raise _lib.error_for(status, _lib.LIB.gpuprim_context_last_error(context) or "")
         self.array, self.address = made
         self.shape, self.dtype_name, self.kind, self.device = tuple(shape), dtype_name, like.kind, like.device
+        # like may be an earlier output not yet made (its obj would make it)
+        self.from_dlpack = like.exported.from_dlpack if type(like) is _ExportedArray else \
+            _framework_from_dlpack(like.obj) if like.kind == "dlpack" else None
         self._result = None
 
     def result(self):
@@ -256,6 +271,8 @@ class Exported:
             if self.kind == "jax":
                 import jax.dlpack
                 self._result = jax.dlpack.from_dlpack(self.array)
+            elif self.from_dlpack is not None:
+                self._result = self.from_dlpack(self.array)
             else:
                 self._result = self.array
         return self._result

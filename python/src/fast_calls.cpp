@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // The package's calls on their common path, in C++: a C-contiguous numpy
-// array or PyTorch tensor (CPU or CUDA) of a supported dtype, the default
-// options, outputs made here or given as out=. Reading the arrays, choosing
-// the thread's context, wrapping and the library call take about a
-// microsecond here; the same steps in Python took 10-17. Each function
+// array, PyTorch tensor (CPU or CUDA) or CuPy array of a supported dtype,
+// the default options, outputs made here or given as out=. Reading the
+// arrays, choosing the thread's context, wrapping and the library call take
+// about a microsecond here; the same steps in Python took 10-17. Each function
 // returns None without doing anything when its arguments are not of that
 // path (another framework, a dtype= cast, a subclass, an empty array, ...):
 // the caller (gpuprim/__init__.py) then runs the general path in _core.py,
@@ -30,11 +30,14 @@ namespace nb = nanobind;
 namespace gpuprim_ext {
 namespace {
 
-enum class Kind { numpy, torch };
+enum class Kind { numpy, torch, cupy };
+
+constexpr std::uintptr_t legacy_stream = 1;  // cudaStreamLegacy: what stream 0 means to a framework
 
 constexpr int max_axes = 16;  // more: the general path
 
-// One operand, read without running Python code (but torch's one C call).
+// One operand, read without running Python code (but torch's one C call and
+// CuPy's few attribute reads).
 struct Operand {
     PyObject *object = nullptr;
     Kind kind = Kind::numpy;
@@ -48,8 +51,9 @@ struct Operand {
     bool on_device = false;
     int device = -1;
     bool writeable = true;
-    PyObject *dtype = nullptr;  // numpy: the array's descr (borrowed)
-    nb::object keep;            // torch: the DLPack capsule, alive until the call returns
+    std::uintptr_t stream = 0;  // cupy: the call's stream, the one the general path picks
+    PyObject *dtype = nullptr;  // numpy: the array's descr (borrowed); cupy: its dtype (in keep)
+    nb::object keep;            // torch: the DLPack capsule, alive until the call returns; cupy: the dtype
 };
 
 // numpy's PyArrayObject (numpy/ndarraytypes.h, PyArrayObject_fields): the
@@ -74,6 +78,8 @@ struct Cache {
     nb::object numpy_empty, numpy_empty_like;
     PyTypeObject *torch_tensor = nullptr;
     nb::object torch_empty_like, torch_raw_stream, torch_int64, torch_to_dlpack;
+    PyTypeObject *cupy_array = nullptr;
+    nb::object cupy_empty, cupy_empty_like, cupy_get_device, cupy_current_stream;
     nb::object dtype_code;             // _arrays._fast_dtype_code(dtype) -> (code, is_bool) or None
     nb::object context_for_object;     // _core._context_for_object(x) -> Context
     nb::object raise_status;           // _core._raise_status(context, status)
@@ -85,6 +91,8 @@ struct Cache {
     };
     std::unordered_map<PyObject *, Dtype> dtypes;
     nb::str s_new_empty{"new_empty"}, s_wraps{"_wraps"}, s_contexts_key{"gpuprim._ext.contexts"};
+    nb::str s_array_interface{"__cuda_array_interface__"}, s_data{"data"}, s_shape{"shape"},
+        s_strides{"strides"}, s_stream{"stream"}, s_dtype{"dtype"}, s_device_id{"device_id"}, s_ptr{"ptr"};
 };
 Cache *cache = nullptr;
 
@@ -113,37 +121,78 @@ bool dtype_of(PyObject *dtype, Operand &operand) {
     return operand.code >= 0;
 }
 
+void find_numpy(PyObject *modules) {
+    PyObject *numpy = PyDict_GetItemString(modules, "numpy");
+    if (!numpy) return;
+    nb::handle np(numpy);
+    cache->numpy_array = reinterpret_cast<PyTypeObject *>(np.attr("ndarray").ptr());
+    Py_INCREF(cache->numpy_array);
+    cache->numpy_empty = np.attr("empty");
+    cache->numpy_empty_like = np.attr("empty_like");
+    cache->numpy_int64 = np.attr("dtype")("int64");
+}
+
+void find_torch(PyObject *modules) {
+    PyObject *torch = PyDict_GetItemString(modules, "torch");
+    if (!torch || !PyObject_HasAttrString(torch, "Tensor")) return;
+    nb::handle t(torch);
+    nb::object c = t.attr("_C");
+    if (!PyObject_HasAttrString(c.ptr(), "_to_dlpack")) return;  // not a torch the common path knows
+    cache->torch_empty_like = t.attr("empty_like");
+    cache->torch_int64 = t.attr("int64");
+    cache->torch_to_dlpack = c.attr("_to_dlpack");
+    if (PyObject_HasAttrString(c.ptr(), "_cuda_getCurrentRawStream"))
+        cache->torch_raw_stream = c.attr("_cuda_getCurrentRawStream");
+    cache->torch_tensor = reinterpret_cast<PyTypeObject *>(t.attr("Tensor").ptr());
+    Py_INCREF(cache->torch_tensor);
+}
+
+void find_cupy(PyObject *modules) {
+    PyObject *cupy = PyDict_GetItemString(modules, "cupy");
+    if (!cupy || !cache->numpy_array) return;  // (CuPy imports numpy: its dtypes are numpy's)
+    try {
+        nb::handle c(cupy);
+        nb::object cuda = c.attr("cuda"), array = c.attr("ndarray");
+        cache->cupy_get_device = cuda.attr("runtime").attr("getDevice");
+        cache->cupy_current_stream = cuda.attr("get_current_stream");
+        cache->cupy_empty = c.attr("empty");
+        cache->cupy_empty_like = c.attr("empty_like");
+        cache->cupy_array = reinterpret_cast<PyTypeObject *>(array.release().ptr());
+    } catch (const nb::python_error &) {
+        // A CuPy still importing, or without these: its arrays take the
+        // general path (looked for again on the next call).
+    }
+}
+
 void find_frameworks() {
     PyObject *modules = PyImport_GetModuleDict();
-    if (!cache->numpy_array) {
-        PyObject *numpy = PyDict_GetItemString(modules, "numpy");
-        if (numpy) {
-            nb::handle np(numpy);
-            cache->numpy_array = reinterpret_cast<PyTypeObject *>(np.attr("ndarray").ptr());
-            Py_INCREF(cache->numpy_array);
-            cache->numpy_empty = np.attr("empty");
-            cache->numpy_empty_like = np.attr("empty_like");
-            cache->numpy_int64 = np.attr("dtype")("int64");
-        }
+    if (!cache->numpy_array) find_numpy(modules);
+    if (!cache->torch_tensor) find_torch(modules);
+    if (!cache->cupy_array) find_cupy(modules);
+}
+
+// Sets operand's shape, ndim, count and last from lengths; false when
+// strides (nullptr: none given, C-contiguous) are not C-contiguous. unit:
+// one element's stride in strides' unit (DLPack counts elements, 1; the CUDA
+// Array Interface bytes, the item size). Any stride passes on an axis of
+// length 1, as numpy's and torch's contiguity flags have it.
+bool read_c_contiguous_shape(Operand &operand, int ndim, const std::int64_t *lengths,
+                             const std::int64_t *strides, std::int64_t unit) {
+    if (ndim < 0 || ndim > max_axes) return false;
+    std::uint64_t count = 1;
+    std::int64_t expected_stride = unit;
+    for (int axis = ndim - 1; axis >= 0; --axis) {
+        std::int64_t length = lengths[axis];
+        if (length < 0) return false;
+        if (strides && length != 1 && strides[axis] != expected_stride) return false;
+        expected_stride *= length;
+        operand.shape[axis] = length;
+        count *= static_cast<std::uint64_t>(length);
     }
-    if (!cache->torch_tensor) {
-        PyObject *torch = PyDict_GetItemString(modules, "torch");
-        if (torch && PyObject_HasAttrString(torch, "Tensor")) {
-            nb::handle t(torch);
-            cache->torch_tensor = reinterpret_cast<PyTypeObject *>(t.attr("Tensor").ptr());
-            Py_INCREF(cache->torch_tensor);
-            cache->torch_empty_like = t.attr("empty_like");
-            cache->torch_int64 = t.attr("int64");
-            nb::object c = t.attr("_C");
-            if (!PyObject_HasAttrString(c.ptr(), "_to_dlpack")) {  // not a torch the common path knows
-                cache->torch_tensor = nullptr;
-                return;
-            }
-            cache->torch_to_dlpack = c.attr("_to_dlpack");
-            if (PyObject_HasAttrString(c.ptr(), "_cuda_getCurrentRawStream"))
-                cache->torch_raw_stream = c.attr("_cuda_getCurrentRawStream");
-        }
-    }
+    operand.ndim = ndim;
+    operand.count = count;
+    operand.last = ndim ? static_cast<std::uint64_t>(lengths[ndim - 1]) : 1;
+    return true;
 }
 
 bool read_numpy(PyObject *object, Operand &operand) {
@@ -184,7 +233,6 @@ bool read_torch(PyObject *object, Operand &operand) {
         return false;
     }
     const nb::dlpack::dltensor &tensor = managed->tensor;
-    if (tensor.ndim > max_axes || tensor.ndim < 0) return false;
     operand.code = dlpack_code(tensor.dtype, operand.is_bool);
     if (operand.code < 0) return false;
     if (tensor.device.device_type == 1) {  // kDLCPU
@@ -196,28 +244,88 @@ bool read_torch(PyObject *object, Operand &operand) {
     } else {
         return false;
     }
-    std::uint64_t count = 1;
-    std::int64_t expected_stride = 1;
-    for (int axis = tensor.ndim - 1; axis >= 0; --axis) {  // C-contiguous (any stride on a length-1 axis)
-        std::int64_t length = tensor.shape[axis];
-        if (tensor.strides && length != 1 && tensor.strides[axis] != expected_stride) return false;
-        expected_stride *= length;
-        operand.shape[axis] = length;
-        count *= static_cast<std::uint64_t>(length);
-    }
+    if (!read_c_contiguous_shape(operand, tensor.ndim, tensor.shape, tensor.strides, 1)) return false;
     operand.object = object;
     operand.kind = Kind::torch;
     operand.data = static_cast<char *>(tensor.data) + tensor.byte_offset;
-    operand.count = count;
-    operand.ndim = tensor.ndim;
-    operand.last = tensor.ndim ? static_cast<std::uint64_t>(tensor.shape[tensor.ndim - 1]) : 1;
     operand.writeable = true;  // torch has no read-only tensors
     operand.dtype = nullptr;
     return true;
 }
 
-// Reads x when it is of the common path: numpy array or torch tensor (exact
-// types), C-contiguous, a supported dtype, not empty.
+std::int64_t item_size(int code) {
+    switch (code) {
+    case GPUPRIM_DTYPE_I8: case GPUPRIM_DTYPE_U8: return 1;
+    case GPUPRIM_DTYPE_I16: case GPUPRIM_DTYPE_U16: case GPUPRIM_DTYPE_F16: case GPUPRIM_DTYPE_BF16: return 2;
+    case GPUPRIM_DTYPE_I32: case GPUPRIM_DTYPE_U32: case GPUPRIM_DTYPE_F32: return 4;
+    default: return 8;
+    }
+}
+
+std::uintptr_t framework_stream(std::uintptr_t stream) { return stream ? stream : legacy_stream; }
+
+// A CuPy array through its __cuda_array_interface__ (version 3: data
+// address and read-only flag, shape, strides, stream). The dtype is read
+// as the general path reads it, x.dtype (the interface's typestr spells
+// bfloat16 "<V2", as any 2-byte void); the device is x.data.device_id.
+// The call runs on CuPy's current stream on that device (the general
+// path's stream), which must be the interface's stream (the protocol: the
+// consumer orders its work after that stream): they differ only for an
+// array off the current device, or CuPy's null stream with per-thread
+// default streams on, both left to the general path. Anything unexpected
+// declines too.
+bool read_cupy(PyObject *object, Operand &operand) {
+    try {
+        nb::handle x(object);
+        nb::object described = x.attr(cache->s_array_interface);
+        if (!PyDict_CheckExact(described.ptr())) return false;
+        auto entry = [&](const nb::str &key) {  // borrowed; nullptr when absent
+            PyObject *value = PyDict_GetItemWithError(described.ptr(), key.ptr());
+            if (!value && PyErr_Occurred()) throw nb::python_error();
+            return value;
+        };
+        PyObject *data = entry(cache->s_data), *shape = entry(cache->s_shape), *strides = entry(cache->s_strides),
+                 *stream = entry(cache->s_stream);
+        if (!data || !PyTuple_Check(data) || PyTuple_GET_SIZE(data) != 2 || !shape || !PyTuple_Check(shape))
+            return false;
+        Py_ssize_t ndim = PyTuple_GET_SIZE(shape);
+        bool has_strides = strides && strides != Py_None;
+        if (ndim > max_axes || (has_strides && (!PyTuple_Check(strides) || PyTuple_GET_SIZE(strides) != ndim)))
+            return false;
+        std::int64_t lengths[max_axes], steps[max_axes];
+        for (Py_ssize_t axis = 0; axis < ndim; ++axis) {
+            lengths[axis] = nb::cast<std::int64_t>(nb::handle(PyTuple_GET_ITEM(shape, axis)));
+            if (has_strides) steps[axis] = nb::cast<std::int64_t>(nb::handle(PyTuple_GET_ITEM(strides, axis)));
+        }
+        operand.keep = x.attr(cache->s_dtype);
+        if (!dtype_of(operand.keep.ptr(), operand)) return false;
+        if (!read_c_contiguous_shape(operand, static_cast<int>(ndim), lengths, has_strides ? steps : nullptr,
+                                     item_size(operand.code)))
+            return false;
+        int device = nb::cast<int>(x.attr(cache->s_data).attr(cache->s_device_id));
+        if (nb::cast<int>(cache->cupy_get_device()) != device) return false;
+        std::uintptr_t call_stream =
+            framework_stream(nb::cast<std::uintptr_t>(cache->cupy_current_stream().attr(cache->s_ptr)));
+        if (stream && stream != Py_None && nb::cast<std::uintptr_t>(nb::handle(stream)) != call_stream) return false;
+        operand.object = object;
+        operand.kind = Kind::cupy;
+        operand.data = reinterpret_cast<void *>(nb::cast<std::uintptr_t>(nb::handle(PyTuple_GET_ITEM(data, 0))));
+        operand.on_device = true;
+        operand.device = device;
+        operand.stream = call_stream;
+        int read_only = PyObject_IsTrue(PyTuple_GET_ITEM(data, 1));
+        if (read_only < 0) throw nb::python_error();
+        operand.writeable = !read_only;
+        return true;
+    } catch (const nb::python_error &) {
+        return false;
+    } catch (const nb::cast_error &) {
+        return false;
+    }
+}
+
+// Reads x when it is of the common path: numpy array, torch tensor or CuPy
+// array (exact types), C-contiguous, a supported dtype, not empty.
 bool read(PyObject *object, Operand &operand, bool zero_dimensional = false) {
     find_frameworks();
     PyTypeObject *type = Py_TYPE(object);
@@ -226,6 +334,8 @@ bool read(PyObject *object, Operand &operand, bool zero_dimensional = false) {
         ok = read_numpy(object, operand);
     } else if (type == cache->torch_tensor) {
         ok = read_torch(object, operand);
+    } else if (type == cache->cupy_array) {
+        ok = read_cupy(object, operand);
     } else {
         return false;
     }
@@ -249,12 +359,11 @@ struct ThreadContexts {
 // The context for the operand (and its wrap cache); nullptr with a Python
 // error set on failure.
 WrapCache *context_for(const Operand &x, nb::object &context) {
-    std::uintptr_t stream = 0;
-    if (x.on_device) {
-        nb::object raw = cache->torch_raw_stream(x.device);
-        stream = static_cast<std::uintptr_t>(nb::cast<std::uint64_t>(raw));
-        if (stream == 0) stream = 1;  // cudaStreamLegacy: what stream 0 means to a framework
-    }
+    std::uintptr_t stream = 0;  // the CPU
+    if (x.kind == Kind::cupy)
+        stream = x.stream;
+    else if (x.on_device)
+        stream = framework_stream(nb::cast<std::uintptr_t>(cache->torch_raw_stream(x.device)));
     PyObject *state = PyThreadState_GetDict();
     if (!state) throw nb::python_error();
     PyObject *holder = PyDict_GetItemWithError(state, cache->s_contexts_key.ptr());
@@ -324,21 +433,33 @@ bool same_shape_prefix(const Operand &out, const Operand &x) {
     return true;
 }
 
+// New arrays of x's framework and device. CuPy's go on the current device
+// (read_cupy took x only there) and come from CuPy's memory pool, as the
+// general path's do.
 nb::object empty_like(const Operand &x) {
-    if (x.kind == Kind::numpy) return cache->numpy_empty_like(nb::handle(x.object));
-    return cache->torch_empty_like(nb::handle(x.object));
+    switch (x.kind) {
+    case Kind::numpy: return cache->numpy_empty_like(nb::handle(x.object));
+    case Kind::cupy: return cache->cupy_empty_like(nb::handle(x.object));
+    default: return cache->torch_empty_like(nb::handle(x.object));
+    }
 }
 
-// A new int64 array of x's framework and device, of x's shape with the last
-// axis `last` long (0: of x's shape without its last axis).
+// int64, of `shape`.
 nb::object empty_indices(const Operand &x, nb::handle shape) {
-    if (x.kind == Kind::numpy) return cache->numpy_empty(shape, cache->numpy_int64);
-    return nb::handle(x.object).attr(cache->s_new_empty)(shape, nb::arg("dtype") = cache->torch_int64);
+    switch (x.kind) {
+    case Kind::numpy: return cache->numpy_empty(shape, cache->numpy_int64);
+    case Kind::cupy: return cache->cupy_empty(shape, cache->numpy_int64);
+    default: return nb::handle(x.object).attr(cache->s_new_empty)(shape, nb::arg("dtype") = cache->torch_int64);
+    }
 }
 
+// x's dtype, of `shape`.
 nb::object empty_of_dtype(const Operand &x, nb::handle shape) {
-    if (x.kind == Kind::numpy) return cache->numpy_empty(shape, nb::handle(x.dtype));
-    return nb::handle(x.object).attr(cache->s_new_empty)(shape);
+    switch (x.kind) {
+    case Kind::numpy: return cache->numpy_empty(shape, nb::handle(x.dtype));
+    case Kind::cupy: return cache->cupy_empty(shape, nb::handle(x.dtype));
+    default: return nb::handle(x.object).attr(cache->s_new_empty)(shape);
+    }
 }
 
 // x's shape with the last axis `last` long, or (last < 0) without it.
@@ -516,8 +637,8 @@ nb::object fast_reduce(int op, nb::handle x, nb::handle axis, nb::handle out) {
         result = cache->numpy_empty(1, nb::handle(source.dtype));
         if (!read(result.ptr(), target)) return nb::none();
     } else if (source.on_device) {
-        // A 0-d tensor on x's device, as torch's own sum gives.
-        result = nb::handle(source.object).attr(cache->s_new_empty)(nb::tuple());
+        // A 0-d array on x's device, as torch's and CuPy's own sums give.
+        result = empty_of_dtype(source, nb::tuple());
         if (!read(result.ptr(), target, true)) return nb::none();
     } else {
         return nb::none();  // a CPU tensor's 0-d result: the general path

@@ -2,6 +2,9 @@
 """Arrays of frameworks the package has no reader of its own for, through
 the DLPack protocol: a numpy-backed producer here (CPU backend), JAX on the
 GPU when it is importable there."""
+import sys
+import types
+
 import numpy as np
 import pytest
 
@@ -89,6 +92,59 @@ def test_results_outlive_their_call():
     gc.collect()
     for result in results:
         np.testing.assert_array_equal(back(result), np.arange(1, 101))
+
+
+class FrameworkArray:
+    """The array type of a fake framework's from_dlpack (its data: numpy)."""
+
+    def __init__(self, a):
+        self.a = a
+
+
+def producer_of_framework(monkeypatch, **module_attributes):
+    """A Producer type of the fake framework "fakearrays" (its type's module
+    "fakearrays.core"), the framework's top-level module registered in
+    sys.modules with module_attributes."""
+    module = types.ModuleType("fakearrays")
+    for name, value in module_attributes.items():
+        setattr(module, name, value)
+    monkeypatch.setitem(sys.modules, "fakearrays", module)
+    return type("FrameworkProducer", (Producer,), {"__module__": "fakearrays.core"})
+
+
+def test_results_come_back_through_the_producers_from_dlpack(monkeypatch):
+    taken = []
+
+    def from_dlpack(obj):
+        taken.append(obj)
+        return FrameworkArray(np.from_dlpack(obj))
+    producer = producer_of_framework(monkeypatch, from_dlpack=from_dlpack)
+    x = producer(FLOATS.copy())
+    result = gpuprim.sort(x)
+    assert type(result) is FrameworkArray
+    np.testing.assert_array_equal(result.a, gpuprim.sort(FLOATS))
+    values, indices = gpuprim.topk(x, 3, largest=False)
+    assert type(values) is FrameworkArray and type(indices) is FrameworkArray
+    expected = gpuprim.topk(FLOATS, 3, largest=False)
+    np.testing.assert_array_equal(values.a, expected[0])
+    np.testing.assert_array_equal(indices.a, expected[1])
+    assert indices.a.dtype == np.int64
+    rows = producer(np.arange(12, dtype=np.int64).reshape(3, 4))
+    sums = gpuprim.sum(rows, axis=-1)
+    assert type(sums) is FrameworkArray
+    np.testing.assert_array_equal(sums.a, [6, 22, 38])
+    assert len(taken) == 4  # one from_dlpack per output
+    assert all(type(obj) is not FrameworkArray and hasattr(obj, "__dlpack__") for obj in taken)
+
+
+@pytest.mark.parametrize("module_attributes", [{}, {"from_dlpack": "not callable"}],
+                         ids=["no from_dlpack", "from_dlpack not callable"])
+def test_results_without_the_producers_from_dlpack_stay_dlpack_arrays(monkeypatch, module_attributes):
+    producer = producer_of_framework(monkeypatch, **module_attributes)
+    result = gpuprim.sort(producer(FLOATS.copy()))
+    today = gpuprim.sort(Producer(FLOATS.copy()))  # this module has no from_dlpack either
+    assert type(result) is type(today) and type(result) is not FrameworkArray
+    np.testing.assert_array_equal(back(result), gpuprim.sort(FLOATS))
 
 
 def test_jax_on_its_device():

@@ -1,15 +1,19 @@
 # SPDX-License-Identifier: Apache-2.0
 """The compiled layer (gpuprim._ext): its constants match gpuprim.h, the
 package has no ctypes left, and the common path (fast_*) gives exactly what
-the general path gives, declining what it does not handle."""
+the general path gives, declining what it does not handle: on numpy arrays,
+on CuPy arrays on a GPU (skipped without CuPy or a CUDA device), and on
+fake_cupy.py's numpy-backed stand-in for CuPy everywhere."""
 import os
 import re
+import subprocess
+import sys
 
 import numpy as np
 import pytest
 
 import gpuprim
-from gpuprim import _ext, _lib
+from gpuprim import _arrays, _ext, _lib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 HEADER = os.path.join(HERE, "..", "..", "include", "gpuprim", "gpuprim.h")
@@ -122,6 +126,175 @@ def test_common_path_declines_what_it_does_not_handle():
         gpuprim.sort(x, out=frozen)
     with pytest.raises(gpuprim.InvalidArgumentError, match="k = 13"):
         gpuprim.topk(x, 13)
+
+
+# -- CuPy: the checks run on real CuPy arrays (below) and on fake_cupy.py's ----
+
+
+def keeps_its_dtype(op, dtype):
+    """Whether the common path takes reduction op of a dtype: not bools, and
+    sums only of dtypes a sum keeps (narrower integers widen: a cast)."""
+    return dtype != np.bool_ and (op != _ext.OP_SUM or dtype in (np.float32, np.float64, np.float16,
+                                                                 np.int64, np.uint64))
+
+
+def check_cupy_common_path(cupy, a, expected):
+    """fast_* on the CuPy array a (1-D, or rows along the last axis) against
+    expected(name, *args, **options): the general path's result of
+    Context.<name> on a's values, as numpy arrays. The common path must take
+    every call; its outputs are CuPy arrays (made by CuPy) on a's device,
+    and out= is written and returned."""
+    def taken(result):
+        assert result is not None  # the common path took the call
+        for array in result if isinstance(result, tuple) else (result,):
+            assert type(array) is cupy.ndarray and array.device.id == a.device.id
+        return result
+    dtype = a.dtype.type
+    for descending in (False, True):
+        want = expected("sort", axis=-1, descending=descending)
+        fast = taken(_ext.fast_sort(a, -1, descending, None))
+        assert fast.dtype == a.dtype and fast.shape == a.shape
+        np.testing.assert_array_equal(cupy.asnumpy(fast), want)
+        out = cupy.empty_like(a)
+        assert _ext.fast_sort(a, -1, descending, out) is out
+        np.testing.assert_array_equal(cupy.asnumpy(out), want)
+        indices = taken(_ext.fast_argsort(a, -1, descending))
+        assert indices.dtype == np.int64 and indices.shape == a.shape
+        np.testing.assert_array_equal(cupy.asnumpy(indices), expected("argsort", axis=-1, descending=descending))
+    k = min(3, a.shape[-1])
+    for largest in (True, False):
+        values, indices = taken(_ext.fast_topk(a, k, largest, -1))
+        want_values, want_indices = expected("topk", k, largest=largest, axis=-1)
+        assert values.dtype == a.dtype and indices.dtype == np.int64
+        np.testing.assert_array_equal(cupy.asnumpy(values), want_values)
+        np.testing.assert_array_equal(cupy.asnumpy(indices), want_indices)
+    for op, name in ((_ext.OP_MIN, "min"), (_ext.OP_MAX, "max"), (_ext.OP_SUM, "sum")):
+        for axis in (None, -1):
+            fast = _ext.fast_reduce(op, a, axis)
+            if not keeps_its_dtype(op, dtype):
+                assert fast is None  # bools, and sums that widen: the general path
+                continue
+            taken(fast)
+            assert fast.dtype == a.dtype and fast.shape == (() if axis is None else a.shape[:-1])
+            want = expected(name, axis=axis)
+            np.testing.assert_array_equal(cupy.asnumpy(fast), want)
+            out = cupy.empty(fast.shape, a.dtype)
+            assert _ext.fast_reduce(op, a, axis, out) is out
+            np.testing.assert_array_equal(cupy.asnumpy(out), want)
+
+
+def check_cupy_declines(cupy):
+    """What the common path leaves to the general path on CuPy arrays, as on
+    numpy arrays and torch tensors."""
+    class Subclass(cupy.ndarray):
+        pass
+    a = cupy.asarray(np.arange(12, dtype=np.float32))
+    rows = a.reshape(3, 4)
+    assert _ext.fast_sort(a, -1, False, None) is not None  # (the path is there)
+    assert _ext.fast_sort(a[::2], -1, False, None) is None             # not contiguous
+    assert _ext.fast_sort(rows, None, False, None) is None             # axis=None of 2-D
+    assert _ext.fast_sort(rows, 0, False, None) is None                # another axis
+    assert _ext.fast_sort(a[:0], -1, False, None) is None              # empty
+    assert _ext.fast_sort(a, -1, 1, None) is None                      # descending not a bool
+    assert _ext.fast_sort(a.view(type=Subclass), -1, False, None) is None  # a subclass
+    assert _ext.fast_sort(a.astype(np.complex64), -1, False, None) is None  # dtype
+    assert _ext.fast_sort(a, -1, False, cupy.empty(12, np.float64)) is None   # out's dtype
+    assert _ext.fast_sort(rows, -1, False, cupy.empty((4, 3), np.float32)) is None  # out's shape
+    assert _ext.fast_sort(a, -1, False, np.empty(12, np.float32)) is None     # out of another kind
+    assert _ext.fast_sort(a, -1, False, cupy.empty(24, np.float32)[::2]) is None  # strided out
+    assert _ext.fast_argsort(a[::2], -1, False) is None
+    assert _ext.fast_topk(a, 13, True, -1) is None                     # k past the length
+    assert _ext.fast_topk(a, 0, True, -1) is None
+    assert _ext.fast_topk(rows, 5, True, -1) is None                   # k past the rows' length
+    assert _ext.fast_reduce(_ext.OP_MAX, a[::2], None) is None
+    assert _ext.fast_reduce(_ext.OP_MAX, rows, -1, cupy.empty(4, np.float32)) is None  # out's shape
+    assert _ext.fast_reduce(_ext.OP_MAX, a, None, cupy.empty(1, np.float32)) is None   # not 0-d
+    assert _ext.fast_reduce(_ext.OP_MAX, a, None, np.empty((), np.float32)) is None    # another kind
+    assert _ext.fast_reduce(_ext.OP_SUM, a.astype(np.int32), None) is None              # a sum that widens
+
+
+def gpu_cupy():
+    """CuPy with a CUDA device; the test skips, saying which is missing, otherwise."""
+    cupy = pytest.importorskip("cupy", reason="CuPy is not installed")
+    try:
+        count = cupy.cuda.runtime.getDeviceCount()
+    except Exception as error:  # no driver, or one too old for this CuPy
+        pytest.skip(f"no CUDA device for CuPy ({type(error).__name__}: {error})")
+    if count == 0:
+        pytest.skip("no CUDA device for CuPy")
+    return cupy
+
+
+def cupy_results(cupy, result):
+    return tuple(map(cupy.asnumpy, result)) if isinstance(result, tuple) else cupy.asnumpy(result)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(1,), (1000,), (7, 33)])
+def test_cupy_common_path_matches_the_general_path(dtype, shape):
+    cupy = gpu_cupy()
+    a = cupy.asarray(sample(dtype, shape))
+    general = gpuprim.context_for(_arrays.describe(a, "x"))  # the context both paths use
+    check_cupy_common_path(cupy, a, lambda name, *args, **options: cupy_results(
+        cupy, getattr(general, name)(a, *args, **options)))
+
+
+def test_cupy_common_path_declines_what_it_does_not_handle():
+    cupy = gpu_cupy()
+    check_cupy_declines(cupy)
+    # and the general path then says why, as before
+    a = cupy.arange(12, dtype=cupy.float32)
+    with pytest.raises(ValueError, match="C-contiguous"):
+        gpuprim.sort(a[::2])
+    with pytest.raises(gpuprim.InvalidArgumentError, match="k = 13"):
+        gpuprim.topk(a, 13)
+    if cupy.cuda.runtime.getDeviceCount() > 1:  # an array off the current device: the general path
+        with cupy.cuda.Device(1):
+            other = cupy.arange(5, 0, -1, dtype=cupy.float32)
+        assert _ext.fast_sort(other, -1, False, None) is None
+        result = gpuprim.sort(other)
+        assert result.device.id == 1
+        np.testing.assert_array_equal(cupy.asnumpy(result), [1, 2, 3, 4, 5])
+
+
+def test_cupy_common_path_runs_on_the_current_stream_with_cupys_memory():
+    """CuPy work queued on a side stream, then the common path's calls with
+    no synchronization between: they run on that stream (the one the array
+    interface names), after it; the outputs come from CuPy's memory pool."""
+    cupy = gpu_cupy()
+    n = 1 << 22
+    spin = cupy.RawKernel(r"""extern "C" __global__ void spin(long long cycles) {
+        long long start = clock64();
+        while (clock64() - start < cycles) {}
+    }""", "spin")
+    stream = cupy.cuda.Stream(non_blocking=True)
+    pool = cupy.get_default_memory_pool()
+    with stream:
+        a = cupy.zeros(n, dtype=cupy.int64)
+        spin((1,), (1,), (np.int64(200_000_000),))  # ~0.1 s on the stream: calls not after it would see zeros
+        a.fill(1)
+        used = pool.used_bytes()
+        total = _ext.fast_reduce(_ext.OP_SUM, a, None)
+        ordered = _ext.fast_sort(a, -1, True, None)
+        assert pool.used_bytes() - used >= ordered.nbytes + total.nbytes
+        assert a.__cuda_array_interface__["stream"] == stream.ptr
+        assert gpuprim.context_for(_arrays.describe(a, "a")).stream == stream.ptr
+    stream.synchronize()
+    assert int(total) == n
+    assert int(ordered.min()) == 1 and int(ordered.max()) == 1
+
+
+def test_cupy_common_path_on_a_numpy_stand_in():
+    """fake_cupy.py's tests (these checks on a numpy-backed CuPy, CPU
+    backend), in an interpreter of their own: the compiled layer keeps the
+    first cupy module a process shows it."""
+    fake = os.path.join(HERE, "fake_cupy.py")
+    path = os.pathsep.join(p for p in (os.path.dirname(HERE), HERE, os.environ.get("PYTHONPATH")) if p)
+    result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--rootdir", HERE,
+                             fake], env=dict(os.environ, PYTHONPATH=path), capture_output=True, text=True,
+                            timeout=600)
+    assert result.returncode == 0, result.stdout[-6000:] + result.stderr[-3000:]
+    assert " passed" in result.stdout, result.stdout[-2000:]
 
 
 def test_out_in_place_and_errors_through_the_common_path():
