@@ -40,19 +40,6 @@ __device__ __forceinline__ Bits shuffle_bits(Bits x, int source) {
         return Bits(__shfl_sync(kFullWarp, static_cast<unsigned long long>(x), source));
     else return Bits(__shfl_sync(kFullWarp, static_cast<uint32_t>(x), source));
 }
-template <typename Bits>
-__device__ __forceinline__ Bits shuffle_bits_up(Bits x) {
-    if constexpr (sizeof(Bits) == 8)
-        return Bits(__shfl_up_sync(kFullWarp, static_cast<unsigned long long>(x), 1));
-    else return Bits(__shfl_up_sync(kFullWarp, static_cast<uint32_t>(x), 1));
-}
-template <typename Bits>
-__device__ __forceinline__ Bits shuffle_bits_down(Bits x) {
-    if constexpr (sizeof(Bits) == 8)
-        return Bits(__shfl_down_sync(kFullWarp, static_cast<unsigned long long>(x), 1));
-    else return Bits(__shfl_down_sync(kFullWarp, static_cast<uint32_t>(x), 1));
-}
-
 template <typename T>
 struct CompareRule {
     using Bits = bits_t<T>;
@@ -118,10 +105,15 @@ struct FlagRule {
 };
 
 // A run starts at i where i == 0 or key[i - 1] != key[i] (bits) and ends at
-// i where i == count - 1 or key[i + 1] != key[i]. The neighbours come from
-// the lanes beside (the warp's previous or next round at its ends) and,
-// for a warp's first and last key, from global memory (another warp's or
-// tile's key).
+// i where i == count - 1 or key[i + 1] != key[i]. So one flag a key says
+// both: "differs", the key differs from the one before it (or is the first,
+// or lies past the input). A key heads a run when it differs and ends one
+// when the key after it differs: round k's ballot of the flags, shifted by
+// one lane, gives the tails (lane 31 takes lane 0 of the next round, and the
+// warp's last key the key after the warp). The key before each comes from
+// one rotating shuffle a round (lane 0 takes lane 31's key of the round
+// before); the keys just outside the warp come from global memory, read
+// before any key is used so that they load beside the keys.
 template <typename KeyBits>
 struct RunRule {
     using Bits = KeyBits;
@@ -133,23 +125,41 @@ struct RunRule {
                                          bool (&keep)[kItems], bool (&tail)[kItems]) const {
         const Bits *input = static_cast<const Bits *>(p.keys);
         const int lane = int(spot.base % 32);
+        const uint32_t warp_first = spot.base - uint32_t(lane);  // the warp's first key in the tile
+        const uint32_t warp_last = warp_first + uint32_t(kItems) * 32 - 1;
+        const uint64_t first_position = spot.first + warp_first;
+        Bits before_warp{}, after_warp{};
+        if (lane == 0 && first_position > 0 && warp_first < spot.valid) before_warp = input[first_position - 1];
+        const bool warp_last_valid = warp_last < spot.valid;
+        const bool has_after = warp_last_valid && spot.first + warp_last + 1 < p.count;
+        if (lane == 31 && has_after) after_warp = input[spot.first + warp_last + 1];
+
+        bool differs[kItems];
+        uint32_t differs_mask[kItems];
+        Bits rotated_before = before_warp;  // lane 0: the key before its key of round k
 #pragma unroll
         for (int k = 0; k < kItems; ++k) {
-            // Every lane shuffles; only then do the lanes that need memory read it.
-            const Bits up = shuffle_bits_up(keys[k]);
-            const Bits from_previous_round = shuffle_bits(keys[k > 0 ? k - 1 : 0], 31);
-            const Bits down = shuffle_bits_down(keys[k]);
-            const Bits from_next_round = shuffle_bits(keys[k + 1 < kItems ? k + 1 : k], 0);
-            const uint64_t i = spot.first + spot.local(k);
+            const Bits rotated = shuffle_bits(keys[k], (lane + 31) % 32);  // lane 0 gets lane 31's
+            const Bits previous = lane > 0 ? rotated : rotated_before;
+            rotated_before = rotated;
             const bool valid = spot.local(k) < spot.valid;
-            Bits previous = lane > 0 ? up : from_previous_round;
-            if (lane == 0 && k == 0 && valid && i > 0) previous = input[i - 1];
-            Bits next = lane < 31 ? down : from_next_round;
-            if (lane == 31 && k == kItems - 1 && valid && i + 1 < p.count) next = input[i + 1];
-            const bool head = valid && (i == 0 || previous != keys[k]);
-            const bool continues = valid && i + 1 < p.count && next == keys[k];
-            keep[k] = p.non_trivial ? head && continues : head;
-            tail[k] = p.non_trivial ? valid && !continues && !head : valid && !continues;
+            const bool input_start = k == 0 && lane == 0 && first_position == 0;
+            differs[k] = !valid || input_start || previous != keys[k];
+            differs_mask[k] = __ballot_sync(kFullWarp, differs[k]);
+        }
+        // The warp's last key (lane 31, round kItems - 1) against the key after the warp.
+        const bool after_differs = !has_after || after_warp != keys[kItems - 1];
+#pragma unroll
+        for (int k = 0; k < kItems; ++k) {
+            bool next_differs;
+            if (lane < 31) next_differs = (differs_mask[k] >> (lane + 1)) & 1u;
+            else if (k + 1 < kItems) next_differs = differs_mask[k + 1] & 1u;
+            else next_differs = after_differs;
+            const bool valid = spot.local(k) < spot.valid;
+            const bool head = valid && differs[k];
+            const bool ends = valid && next_differs;
+            keep[k] = p.non_trivial ? head && !next_differs : head;
+            tail[k] = p.non_trivial ? ends && !differs[k] : ends;
         }
     }
 };
