@@ -289,7 +289,11 @@ def test_cupy_common_path_on_a_numpy_stand_in():
     backend), in an interpreter of their own: the compiled layer keeps the
     first cupy module a process shows it."""
     fake = os.path.join(HERE, "fake_cupy.py")
-    path = os.pathsep.join(p for p in (os.path.dirname(HERE), HERE, os.environ.get("PYTHONPATH")) if p)
+    # The package this process imported (the installed one in CI, the source
+    # tree under ctest), not whatever python/ holds: the child must see the
+    # same gpuprim, compiled layer included.
+    package_root = os.path.dirname(os.path.dirname(os.path.abspath(gpuprim.__file__)))
+    path = os.pathsep.join(p for p in (package_root, HERE, os.environ.get("PYTHONPATH")) if p)
     result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--rootdir", HERE,
                              fake], env=dict(os.environ, PYTHONPATH=path), capture_output=True, text=True,
                             timeout=600)
