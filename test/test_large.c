@@ -78,6 +78,15 @@ static uint64_t reader_next(Reader *r, uint64_t j) {
     return value;
 }
 
+/* Fills count elements of width bytes with 0xA5 bytes, so an output a call
+ * leaves unwritten fails its check (the buffers are reused between calls). */
+static void poison(gpuprim_context_t ctx, gpuprim_buffer_t buffer, uint64_t count, size_t width, void *chunk) {
+    uint64_t base;
+    memset(chunk, 0xA5, CHUNK * width);
+    for (base = 0; base < count; base += CHUNK)
+        REQUIRE_OK(gpuprim_buffer_upload(ctx, buffer, base, chunk, count - base < CHUNK ? count - base : CHUNK));
+}
+
 static void upload_u8(gpuprim_context_t ctx, gpuprim_buffer_t buffer, uint64_t n, uint8_t *chunk, unsigned run_shift,
                       int values) {
     uint64_t base, i;
@@ -96,6 +105,7 @@ static void check_runs(gpuprim_context_t ctx, gpuprim_buffer_t keys, gpuprim_buf
     uint64_t count = 0, r, bad = 0, first_bad = 0;
     Reader got_keys, got_results;
 
+    poison(ctx, out, n, 1, chunk_a);
     step(run_shift ? "u8 unique, runs of 4" : "u8 unique, runs of 1");
     CHECK_OK(gpuprim_unique(ctx, keys, NULL, out, NULL, &count, NULL));
     step_done();
@@ -105,6 +115,8 @@ static void check_runs(gpuprim_context_t ctx, gpuprim_buffer_t keys, gpuprim_buf
         if ((uint8_t)reader_next(&got_keys, r) != run_key(r << run_shift, run_shift) && bad++ == 0) first_bad = r;
     CHECKF(bad == 0, "unique: %llu wrong keys, first at [%llu]", (unsigned long long)bad, (unsigned long long)first_bad);
 
+    poison(ctx, out, n, 1, chunk_a);
+    poison(ctx, results, n, 1, chunk_b);
     step(run_shift ? "u8 reduce-by-key SUM, runs of 4" : "u8 reduce-by-key SUM, runs of 1");
     count = 0;
     CHECK_OK(gpuprim_reduce_by_key(ctx, keys, values, GPUPRIM_OP_SUM, out, results, NULL, &count, NULL));
@@ -149,6 +161,7 @@ static void test_toolbox(gpuprim_context_t ctx, uint64_t n) {
     step_done();
 
     /* select keeping every key: the count and the output past 2^32 */
+    poison(ctx, out, n, 1, chunk_a);
     step("u8 select, every key kept");
     CHECK_OK(gpuprim_select(ctx, keys, NULL, &all, out, NULL, NULL, &count, NULL));
     step_done();
@@ -162,6 +175,8 @@ static void test_toolbox(gpuprim_context_t ctx, uint64_t n) {
     /* select keeping half, with U64 positions past 2^32 */
     for (i = 0; i < n; ++i) expected += run_key(i, 0) < half;
     REQUIRE_OK(gpuprim_buffer_create(ctx, GPUPRIM_DTYPE_U64, n, &positions));  /* outputs hold the input's count */
+    poison(ctx, out, n, 1, chunk_a);
+    poison(ctx, positions, n, 8, chunk_b);
     step("u8 select, keys < 128, with U64 positions");
     count = 0;
     CHECK_OK(gpuprim_select(ctx, keys, NULL, &below_half, out, NULL, positions, &count, NULL));
