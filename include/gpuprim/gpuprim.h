@@ -190,7 +190,15 @@ typedef enum gpuprim_status {
     /* The CUDA runtime reported an error; the message holds CUDA's text. */
     GPUPRIM_ERROR_DEVICE = 12,
     /* A bug in libgpuprim. Please report it with the message. */
-    GPUPRIM_ERROR_INTERNAL = 13
+    GPUPRIM_ERROR_INTERNAL = 13,
+    /* (Experimental.) The context's CUDA stream is capturing a CUDA graph
+     * and the call cannot be captured: it waits for the device, reads a
+     * result back to the host, allocates or frees device memory, or its
+     * workspace would have to grow (see "CUDA graphs" in the experimental
+     * section). Refused before anything was enqueued: the capture is intact
+     * and nothing changed. Any call may return it while its context's stream
+     * captures. */
+    GPUPRIM_ERROR_NOT_CAPTURABLE = 14
 } gpuprim_status_t;
 
 /* Static, never-NULL English name of a status ("invalid handle"). Unknown
@@ -299,6 +307,23 @@ typedef struct gpuprim_buffer_s *gpuprim_buffer_t;
  * default. Any other struct_size smaller than this version's, or above 4096,
  * is INVALID_ARGUMENT.
  */
+/*
+ * (Experimental.) A host's allocator for the context's memory (PyTorch's
+ * caching allocator, CuPy's pool, RMM, a database's buffer manager): see
+ * gpuprim_context_options_t.allocate. allocate returns 0 and sets *memory to
+ * at least `bytes` bytes (bytes > 0), aligned to 256 bytes, usable on
+ * `stream` (the context's cudaStream_t; NULL on the CPU backend), or returns
+ * nonzero when it cannot. deallocate gives back a block allocate returned,
+ * with the same bytes, ordered on `stream`: work libgpuprim enqueued on the
+ * stream before it may still read the block (a stream-ordered allocator
+ * such as cudaFreeAsync honours that; one that frees at once must
+ * synchronize the stream first). Both are called on the thread making the
+ * libgpuprim call, with the context's lock held: they must not call
+ * libgpuprim on the same context. user: passed through untouched.
+ */
+typedef int (*gpuprim_allocate_fn)(void *user, uint64_t bytes, void *stream, void **memory);
+typedef void (*gpuprim_deallocate_fn)(void *user, void *memory, uint64_t bytes, void *stream);
+
 typedef struct gpuprim_context_options {
     uint64_t struct_size;   /* sizeof(gpuprim_context_options_t) */
     int32_t backend;        /* a gpuprim_backend_t; default AUTO */
@@ -330,6 +355,22 @@ typedef struct gpuprim_context_options {
                                (see the float rules at gpuprim_op_t). Calls
                                on inputs of a few thousand elements run on
                                the calling thread alone. (Since 0.3.0.) */
+    /* (Experimental.) The host's allocator: when allocate is set (then
+       deallocate must be too; INVALID_ARGUMENT otherwise), every block of
+       the context's memory comes from it: buffers made by the context, the
+       workspace, and on CUDA the context's own zeroed counters; only
+       the 64-byte slot that values returned to the host land in is pinned
+       host memory from cudaHostAlloc. Memory is device memory on
+       CUDA and host memory on the CPU backend. NULL (default): cudaMalloc /
+       the C allocator. An allocate that fails makes the call fail with
+       OUT_OF_MEMORY with nothing changed; a block not aligned to 256 bytes
+       is given back and the call fails with INVALID_ARGUMENT. Every block
+       is given back by gpuprim_buffer_destroy, a workspace that grows or is
+       released, or gpuprim_context_destroy, which gives back all that is
+       left. */
+    gpuprim_allocate_fn allocate;
+    gpuprim_deallocate_fn deallocate;
+    void *allocator_user;  /* passed to allocate and deallocate */
 } gpuprim_context_options_t;
 
 /* Fill *options with the defaults. Does nothing if options is NULL. */
@@ -648,6 +689,70 @@ GPUPRIM_API gpuprim_status_t gpuprim_sort_with_options(gpuprim_context_t context
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* ------------------------------------------------------------------------ */
+/* Embedding: the workspace held still, CUDA graphs                          */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * Grow the context's workspace so that it holds at least `bytes` in all
+ * (gpuprim_context_get_workspace_size), then, with fix != 0, hold it still:
+ * until gpuprim_context_release_workspace (or this call with fix = 0) the
+ * workspace neither grows nor moves, and a call that would need more fails
+ * with OUT_OF_MEMORY naming the bytes it needs and the bytes held, with
+ * nothing changed. bytes = 0 keeps the size held now, e.g. after running
+ * the calls once to warm them up, which leaves the workspace at the largest
+ * need of those shapes (a few calls size their workspace by the data too:
+ * group-by on the CPU backend by the number of distinct keys; the calls on
+ * CSR offsets by the longest segment). Growth comes from the context's
+ * allocator and goes to the block most calls use (see "CUDA graphs"
+ * below).
+ * Why: a CUDA graph keeps the workspace's address it captured; a workspace
+ * that grows or is released afterwards would leave the graph pointing at
+ * memory given back.
+ * Errors: OUT_OF_MEMORY (the growth; the old workspace is kept),
+ *   NOT_CAPTURABLE (growth while the stream captures).
+ */
+GPUPRIM_API gpuprim_status_t gpuprim_context_reserve_workspace(gpuprim_context_t context, uint64_t bytes,
+                                                               int32_t fix);
+
+/*
+ * CUDA graphs (CUDA backend). A call on a context whose stream is capturing
+ * (cudaStreamBeginCapture on the stream given in the options, or on the
+ * context's own stream, gpuprim_context_get_stream) is captured into the
+ * graph when it only enqueues work:
+ * - every stream-ordered call: reduce and dot to a buffer, scan, sort,
+ *   argsort, segmented calls on uniform rows (row_length), top-k on
+ *   uniform rows, searchsorted, merge, histograms, and select, partition,
+ *   unique, run-length encode, reduce-by-key and group-by with their count
+ *   going to a device buffer only;
+ * - provided the workspace already holds what the call needs: warm up the
+ *   same calls on the same shapes once before capture, then hold the
+ *   workspace still. (gpuprim_context_reserve_workspace by bytes grows the
+ *   block most calls use; argsort without keys_out, group-by, top-k of rows
+ *   past 8192 keys and segmented sorts also keep a second block, which only
+ *   a warm-up sizes.)
+ * These are refused with NOT_CAPTURABLE, before anything is enqueued: calls
+ * returning a value or count to the host, argmin/argmax, segmented calls
+ * and top-k on CSR offsets (their offsets check waits for the device),
+ * segmented sorts of uniform rows longer than the largest sorting network
+ * (4096 keys at most; their row table comes from host memory), upload,
+ * download, synchronize, buffer create and destroy, workspace growth or
+ * release, and the distributed calls.
+ * A captured graph reads and writes the buffers and the workspace the
+ * calls saw: replay it on the context's stream (or ordered with it), after
+ * writing new data into the same buffers, while those buffers live and the
+ * workspace is held still (gpuprim_context_reserve_workspace with fix).
+ * Replays compute what the calls would compute on the data then present.
+ */
+
+/*
+ * The cudaStream_t the context orders its work on (the options' stream, or
+ * the one it created), as void *, for capture and for ordering a host's own
+ * work with the context's; NULL on the CPU backend.
+ * Errors: NULL_POINTER (stream).
+ */
+GPUPRIM_API gpuprim_status_t gpuprim_context_get_stream(gpuprim_context_t context, void **stream);
 
 /* ------------------------------------------------------------------------ */
 /* Argmin / argmax                                                           */

@@ -68,6 +68,19 @@ keys. dot refuses bools (TypeError), as do sums asked to be made in bool
 (``dtype=bool``, a bool ``out=``); bool offsets and index dtypes are
 refused.
 
+Memory: the library's workspace (and any buffer a context makes) comes
+from the framework's allocator for CUDA tensors (PyTorch's caching
+allocator: it shows in ``torch.cuda.memory_allocated()``) and CuPy arrays
+(CuPy's memory pool), from the library's own for everything else;
+``Context(..., allocator=...)`` chooses ("torch", "cupy", None, or an
+object with ``allocate(bytes, stream)`` and ``free(address, bytes,
+stream)``). CUDA graphs (experimental): calls that only enqueue work
+(sorts, scans, top-k, reductions to an array, ...) capture into
+``torch.cuda.graph`` once warmed up on the capture stream and the
+context's workspace is held still (``gpuprim.context_for(x)
+.reserve_workspace(fix=True)``); the others raise NotCapturableError
+before enqueueing anything.
+
 Distributed (experimental): one process per rank, started by mpirun or
 torchrun; ``distributed_sort``, ``distributed_argsort``, ``distributed_topk``,
 ``distributed_scan`` and ``distributed_reduce`` take this rank's part of the
@@ -89,7 +102,8 @@ if _os.environ.get("GPUPRIM_EXTENSION_DIR"):
 from . import _arrays
 from ._core import Context, context_for, distributed_context as _distributed_context
 from ._lib import (LIBRARY_PATH, DeviceError, DtypeError, GpuprimError, InvalidArgumentError,
-                   OutOfMemoryError, HAS_DISTRIBUTED as _HAS_DISTRIBUTED, LIB as _LIB)
+                   NotCapturableError, OutOfMemoryError, HAS_DISTRIBUTED as _HAS_DISTRIBUTED,
+                   LIB as _LIB)
 from . import _core
 
 # The common path of sort, argsort, topk, sum, min and max runs in the
@@ -105,8 +119,8 @@ __all__ = ["sort", "sort_by_key", "argsort", "topk", "cumsum", "scan", "sum", "m
            "segment_min", "segment_max", "searchsorted", "histogram", "bincount", "merge", "select", "compress", "flatnonzero", "nonzero",
            "stable_partition", "unique", "unique_consecutive", "run_length_encode", "reduce_by_key",
            "groupby_sum", "groupby_min", "groupby_max", "distributed_reduce", "distributed_scan",
-           "distributed_sort", "distributed_argsort", "distributed_topk", "has_distributed", "Context", "GpuprimError", "InvalidArgumentError", "DtypeError", "OutOfMemoryError",
-           "DeviceError", "library_version", "__version__"]
+           "distributed_sort", "distributed_argsort", "distributed_topk", "has_distributed", "Context", "context_for", "GpuprimError", "InvalidArgumentError", "DtypeError", "OutOfMemoryError",
+           "DeviceError", "NotCapturableError", "library_version", "__version__"]
 
 __version__ = "0.3.0"
 

@@ -29,20 +29,60 @@ class Context:
     close(); a context is for one thread at a time. cpu_threads: how many
     threads one call on the CPU backend may use (0: every core; results are
     the same for every count).
+
+    allocator (experimental): where every block of the context's memory
+    comes from (its workspace, the buffers it makes, on CUDA its own
+    counters):
+
+    - None (default): the library's own, cudaMalloc on CUDA, the C
+      allocator on the CPU.
+    - ``"torch"``: PyTorch's CUDA caching allocator
+      (``torch.cuda.caching_allocator_alloc`` on the context's device and
+      stream), so the memory shows in ``torch.cuda.memory_allocated()`` and
+      is reused from torch's cache. CUDA contexts only.
+    - ``"cupy"``: CuPy's current allocator (``cupy.cuda.alloc``, by default
+      its memory pool) on the context's device and stream. CUDA only.
+    - any object with ``allocate(bytes, stream) -> int`` and ``free(address,
+      bytes, stream)``, on both backends: allocate returns the address of at
+      least ``bytes`` bytes aligned to 256 (device memory on CUDA, host
+      memory on the CPU), usable on ``stream`` (the context's
+      cudaStream_t as an int; 0 on the CPU), or returns 0 / raises when it
+      cannot (the call then raises OutOfMemoryError, the allocator's
+      exception as its ``__cause__``; a block not aligned to 256 is given
+      back to free and the call raises InvalidArgumentError). free gives
+      back a block, with the bytes asked for, ordered on ``stream``: work
+      the library enqueued before it may still use the block (a
+      stream-ordered pool is fine; one that frees at once must synchronize
+      the stream). An exception from free is reported through
+      ``sys.unraisablehook`` and otherwise ignored. Both are called with
+      the GIL held from inside the library's calls, on the calling thread,
+      with the context's lock held: they must not call gpuprim on this
+      context, and the context must not be shared between threads. The
+      context keeps the object until close(), which gives back every block
+      still held.
+
+    The module-level functions' contexts for CUDA tensors use ``"torch"``,
+    for CuPy arrays ``"cupy"``: the library's memory comes from the
+    framework's allocator (gpuprim.context_for(x).allocator says which).
     """
 
     def __init__(self, backend: str = "auto", device: int = 0, stream: int = None,
-                 cpu_threads: int = 0):
+                 cpu_threads: int = 0, allocator=None):
         if backend not in _BACKENDS:
             raise ValueError(f"gpuprim: backend must be one of {', '.join(_BACKENDS)}, not {backend!r}")
         for value, what in ((device, "device"), (cpu_threads, "cpu_threads")):
             if isinstance(value, bool) or not isinstance(value, int) or not -2**31 <= value < 2**31:
                 raise TypeError(f"gpuprim: {what} must be a 32-bit integer, not {value!r}")
+        bridge = None if allocator is None else _Allocator(_allocator_object(allocator, backend, device))
         status, handle, message = LIB.gpuprim_context_create(_BACKENDS[backend], device, stream or 0,
-                                                             cpu_threads)
+                                                             cpu_threads, bridge)
         if status:
-            raise error_for(status, message)
+            _raise_with_cause(error_for(status, message), status, bridge)
         self._handle = handle
+        # The allocator's object (the library holds only its address): kept
+        # until the context is destroyed, which gives back its last blocks.
+        self._bridge = bridge
+        self._allocator = allocator
         self._wraps = _lib.LIB.WrapCache(handle)  # buffers over callers' memory (wrap_cache.h)
         self._communicator = None      # the attached communicator's object, kept alive
         self._communicator_key = None  # (kind code, address) given to the library
@@ -55,14 +95,22 @@ class Context:
         self.device_name = name
         self.stream = stream
         self._stream_owner = None  # the framework's stream object, kept alive while we use it
+        if isinstance(allocator, str) and self.backend != "cuda":
+            self.close()
+            raise ValueError(_cpu_framework_allocator(allocator, backend))
         _open_contexts.add(self)
+        if allocator is not None:
+            # closed at exit before the framework (or the allocator's module)
+            # that its last blocks go back to
+            _close_before_the_frameworks()
 
     def __repr__(self):
         state = "closed" if self._handle is None else f"device {self.device} ({self.device_name})"
         return f"gpuprim.Context({self.backend!r}, {state})"
 
     def close(self) -> None:
-        """Destroy the context: waits for its work and frees what it holds."""
+        """Destroy the context: waits for its work and frees what it holds
+        (giving every block back to its allocator)."""
         handle, self._handle = self._handle, None
         self._wraps.close()
         self._communicator = self._communicator_key = None
@@ -85,6 +133,52 @@ class Context:
         """Wait until every call made on this context has finished."""
         self._check(LIB.gpuprim_context_synchronize(self._live()))
 
+    @property
+    def allocator(self):
+        """The allocator given: None (the library's own), "torch", "cupy" or
+        the object."""
+        return self._allocator
+
+    @property
+    def cuda_stream(self) -> int:
+        """(Experimental.) The cudaStream_t every call of this context is
+        ordered on, as an int: the stream given (1 for the legacy default
+        stream that a framework's stream 0 means) or the one the context
+        made; 0 on the CPU (gpuprim_context_get_stream). Capture this stream
+        into a CUDA graph to capture the context's calls."""
+        status, stream = LIB.gpuprim_context_get_stream(self._live())
+        self._check(status)
+        return stream
+
+    @property
+    def workspace_size(self) -> int:
+        """Bytes of workspace the context holds for its calls' temporary
+        storage (gpuprim_context_get_workspace_size): it grows to the
+        largest need seen and is kept, so later calls allocate nothing."""
+        status, size = LIB.gpuprim_context_get_workspace_size(self._live())
+        self._check(status)
+        return size
+
+    def reserve_workspace(self, bytes: int = 0, fix: bool = True) -> None:
+        """(Experimental.) Grow the workspace to at least ``bytes`` in all
+        (0: keep the size held now, e.g. after running the calls once to
+        warm them up), then with fix=True hold it still: until
+        release_workspace() (or reserve_workspace(fix=False)) it neither
+        grows nor moves, and a call that would need more raises
+        OutOfMemoryError naming the bytes it needs, with nothing changed.
+        For CUDA graphs: a captured call keeps the workspace's address, so
+        hold it before capture (the calls refuse to grow it during capture:
+        NotCapturableError). A growth that fails raises OutOfMemoryError
+        and keeps the old workspace."""
+        size = _count(bytes, "bytes")
+        self._check(LIB.gpuprim_context_reserve_workspace(self._live(), size, 1 if fix else 0))
+
+    def release_workspace(self) -> None:
+        """Wait for the context's work and give its workspace back (to its
+        allocator); a workspace held still is let go too. Later calls grow
+        it again as they need."""
+        self._check(LIB.gpuprim_context_release_workspace(self._live()))
+
     # -- internals ---------------------------------------------------------
     def _live(self):
         if self._handle is None:
@@ -94,7 +188,7 @@ class Context:
     def _check(self, status):
         if status:
             message = LIB.gpuprim_context_last_error(self._handle)
-            raise error_for(status, message or "")
+            _raise_with_cause(error_for(status, message or ""), status, self._bridge)
 
     def _wrap(self, array):
         """A buffer over the array's own memory, cached: a wrap holds only the
@@ -1761,7 +1855,155 @@ def _one_dimensional(array, what):
 
 
 # ---------------------------------------------------------------------------
-# Default contexts: one per thread, backend, device and stream.
+# A context's allocator (gpuprim_context_options_t.allocate, experimental).
+# ---------------------------------------------------------------------------
+_FRAMEWORK_ALLOCATORS = ("torch", "cupy")
+_OUT_OF_MEMORY = _lib.STATUS_CODES["OUT_OF_MEMORY"]
+
+
+class _Allocator:
+    """What the library calls (python/src/raw_calls.cpp: allocate(bytes,
+    stream) -> address, 0 when it cannot; free(address, bytes, stream)):
+    the given allocator, its failure kept as `error` for the error the call
+    then raises (the library knows only that it failed)."""
+
+    __slots__ = ("target", "error")
+
+    def __init__(self, target):
+        self.target = target
+        self.error = None  # the last allocate's exception, until taken or a later allocate succeeds
+
+    def allocate(self, size, stream):
+        try:
+            address = self.target.allocate(size, stream)
+            if address is None:
+                raise TypeError("gpuprim: the allocator's allocate returned None, not an address")
+            address = operator.index(address)
+            if not 0 <= address < (1 << 64):
+                raise ValueError(f"gpuprim: the allocator's allocate returned {address}, not an "
+                                 "address in [0, 2^64)")
+        except Exception as error:  # noqa: BLE001 (the library must see a status, not an exception)
+            self.error = error
+            return 0
+        self.error = None
+        return address
+
+    def free(self, address, size, stream):
+        self.target.free(address, size, stream)  # an exception: sys.unraisablehook (raw_calls.cpp)
+
+
+class _TorchAllocator:
+    """PyTorch's CUDA caching allocator on `device`: the blocks are taken on
+    the context's stream (torch reuses a freed block on that stream only, so
+    frees are stream-ordered) and counted by torch.cuda.memory_allocated()."""
+
+    def __init__(self, device):
+        self.device = device
+        self._cuda = None  # torch.cuda, imported by load()
+
+    def load(self):
+        if self._cuda is None:
+            self._cuda = _framework("torch").cuda
+        return self._cuda
+
+    def allocate(self, size, stream):
+        _device_stream(stream, "torch")
+        # cudaStreamLegacy (1) is the default stream, which torch calls 0
+        return self.load().caching_allocator_alloc(size, self.device,
+                                                   0 if stream == _CUDA_STREAM_LEGACY else stream)
+
+    def free(self, address, size, stream):
+        self._cuda.caching_allocator_delete(address)
+
+
+class _CupyAllocator:
+    """CuPy's current allocator (cupy.cuda.alloc: its memory pool unless
+    the program set another) on `device`, with the context's stream as
+    CuPy's current stream so that the pool orders the block on it; the
+    MemoryPointer is held until the library frees the block."""
+
+    def __init__(self, device):
+        self.device = device
+        self._cupy = None  # imported by load()
+        self._blocks = {}  # address -> cupy.cuda.MemoryPointer
+
+    def load(self):
+        if self._cupy is None:
+            self._cupy = _framework("cupy")
+        return self._cupy
+
+    def allocate(self, size, stream):
+        _device_stream(stream, "cupy")
+        cupy = self.load()
+        target = 0 if stream == _CUDA_STREAM_LEGACY else stream  # CuPy's null stream is 0
+        with cupy.cuda.Device(self.device):
+            if cupy.cuda.get_current_stream().ptr == target:
+                memory = cupy.cuda.alloc(size)
+            else:
+                with cupy.cuda.Stream.null if target == 0 else cupy.cuda.ExternalStream(target):
+                    memory = cupy.cuda.alloc(size)
+        self._blocks[memory.ptr] = memory
+        return memory.ptr
+
+    def free(self, address, size, stream):
+        self._blocks.pop(address, None)  # back to CuPy's pool, on the stream it was taken on
+
+
+def _device_stream(stream, name):
+    """A framework's allocator gives device memory: never to a CPU context
+    (whose stream is 0; a CUDA context's never is)."""
+    if not stream:
+        raise ValueError(f"gpuprim: {name}'s allocator gives device memory, not host memory for a "
+                         "CPU context")
+
+
+def _framework(name):
+    try:
+        return __import__(name)
+    except ImportError as error:
+        raise ImportError(f"gpuprim: allocator={name!r} needs {name} ({error})") from error
+
+
+def _cpu_framework_allocator(allocator, backend):
+    found = "" if backend == "cpu" else f" (backend={backend!r} chose the CPU)"
+    return (f"gpuprim: allocator={allocator!r} is for CUDA contexts: {allocator}'s allocator gives "
+            f"device memory; this context is on the CPU{found}. Pass allocator=None, or an object "
+            "with allocate(bytes, stream) and free(address, bytes, stream) giving host memory")
+
+
+def _allocator_object(allocator, backend, device):
+    """The object whose allocate and free the context's memory comes from."""
+    if isinstance(allocator, str):
+        if allocator not in _FRAMEWORK_ALLOCATORS:
+            raise ValueError(f"gpuprim: allocator must be None, 'torch', 'cupy' or an object with "
+                             f"allocate and free methods, not {allocator!r}")
+        if backend == "cpu":
+            raise ValueError(_cpu_framework_allocator(allocator, backend))
+        adapter = _TorchAllocator(device) if allocator == "torch" else _CupyAllocator(device)
+        if backend == "cuda":
+            adapter.load()  # ImportError now; for "auto", once the context is known to be on CUDA
+        return adapter
+    if not (callable(getattr(allocator, "allocate", None)) and callable(getattr(allocator, "free", None))):
+        raise TypeError("gpuprim: allocator must be None, 'torch', 'cupy' or an object with "
+                        "allocate(bytes, stream) -> int and free(address, bytes, stream) methods, not "
+                        f"{type(allocator).__module__}.{type(allocator).__qualname__}")
+    return allocator
+
+
+def _raise_with_cause(error, status, bridge):
+    """Raises error; an OUT_OF_MEMORY one from the allocator's exception
+    that caused it (when it raised)."""
+    cause = None
+    if bridge is not None:
+        cause, bridge.error = bridge.error, None
+    if cause is not None and status == _OUT_OF_MEMORY:
+        raise error from cause
+    raise error
+
+
+# ---------------------------------------------------------------------------
+# Default contexts: one per thread, backend, device, stream and, on CUDA,
+# the framework whose allocator the context's memory comes from.
 # ---------------------------------------------------------------------------
 _local = threading.local()
 _MAX_CONTEXTS_PER_THREAD = 16
@@ -1789,15 +2031,23 @@ atexit.register(_close_open_contexts)
 
 
 def context_for(array) -> Context:
-    """The calling thread's context for an operand: the CPU backend for host
-    arrays (and for None); for CUDA arrays the array's device and its framework's current
-    stream, so work is ordered with the framework's own."""
+    """The calling thread's context for an operand (an array, or None): the
+    one the module-level functions use for it. The CPU backend for host
+    arrays (and for None); for CUDA arrays the array's device and its
+    framework's current stream, so work is ordered with the framework's own
+    (inside ``torch.cuda.graph`` / ``torch.cuda.stream(s)``: that stream),
+    and the framework's allocator: ``"torch"`` for CUDA tensors (PyTorch's
+    caching allocator), ``"cupy"`` for CuPy arrays (CuPy's memory pool),
+    the library's own for other CUDA arrays (DLPack, JAX)."""
+    if array is not None and not isinstance(array, _arrays.Array):
+        array = _arrays.describe(array, "array")
     contexts = getattr(_local, "contexts", None)
     if contexts is None:
         contexts = _local.contexts = OrderedDict()
     if array is not None and array.on_device:
         stream = _arrays.current_stream(array) or _CUDA_STREAM_LEGACY
-        key = (array.device, stream)
+        allocator = array.kind if array.kind in _FRAMEWORK_ALLOCATORS else None
+        key = (array.device, stream, allocator)
     else:
         key = None
     context = contexts.get(key)
@@ -1805,7 +2055,7 @@ def context_for(array) -> Context:
         if key is None:
             context = Context("cpu")
         else:
-            context = Context("cuda", device=array.device, stream=key[1])
+            context = Context("cuda", device=array.device, stream=key[1], allocator=key[2])
             # A framework may destroy a stream its user dropped (CuPy does);
             # holding its object keeps the stream alive while we use it.
             context._stream_owner = _arrays.current_stream_object(array)

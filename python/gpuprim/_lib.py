@@ -56,10 +56,18 @@ class DeviceError(GpuprimError, RuntimeError):
     """The CUDA runtime failed, the backend is unavailable, or an internal error."""
 
 
+class NotCapturableError(GpuprimError, RuntimeError):
+    """(Experimental.) The context's CUDA stream is capturing a CUDA graph and
+    the call cannot be captured (it waits for the device, returns a value to
+    the host, allocates, or its workspace would have to grow): refused before
+    anything was enqueued, the capture is intact."""
+
+
 _ERROR_CLASSES = {STATUS_CODES[name]: cls for name, cls in (
     ("DTYPE_MISMATCH", DtypeError), ("OUT_OF_MEMORY", OutOfMemoryError),
     ("BACKEND_UNAVAILABLE", DeviceError), ("DEVICE", DeviceError), ("INTERNAL", DeviceError),
-    ("NULL_POINTER", DeviceError), ("INVALID_HANDLE", DeviceError))}
+    ("NULL_POINTER", DeviceError), ("INVALID_HANDLE", DeviceError),
+    ("NOT_CAPTURABLE", NotCapturableError))}
 
 
 def error_for(status, message):

@@ -342,14 +342,19 @@ bool read(PyObject *object, Operand &operand, bool zero_dimensional = false) {
     return ok && operand.count > 0 && (operand.ndim > 0 || zero_dimensional);
 }
 
-// The thread's contexts by (device, stream): the Context objects the general
-// path's context_for() made, kept here too so the common path finds them
-// without Python code. Lives in the thread's state dict (so a thread's
-// entries go with it, and a forked child keeps its forking thread's).
+// The thread's contexts by (device, stream, framework): the Context objects
+// the general path's context_for() made, kept here too so the common path
+// finds them without Python code. The framework counts on the GPU only: a
+// CUDA array's context allocates from its framework's allocator (torch's
+// caching allocator, CuPy's pool), so torch tensors and CuPy arrays on one
+// stream have a context each, as context_for() keys them. Lives in the
+// thread's state dict (so a thread's entries go with it, and a forked child
+// keeps its forking thread's).
 struct ThreadContexts {
     struct Entry {
         int device;
         std::uintptr_t stream;
+        int framework;  // Kind of a CUDA array's framework; -1 on the CPU
         nb::object context;
         WrapCache *wraps;
     };
@@ -364,6 +369,7 @@ WrapCache *context_for(const Operand &x, nb::object &context) {
         stream = x.stream;
     else if (x.on_device)
         stream = framework_stream(nb::cast<std::uintptr_t>(cache->torch_raw_stream(x.device)));
+    const int framework = x.on_device ? static_cast<int>(x.kind) : -1;
     PyObject *state = PyThreadState_GetDict();
     if (!state) throw nb::python_error();
     PyObject *holder = PyDict_GetItemWithError(state, cache->s_contexts_key.ptr());
@@ -377,7 +383,7 @@ WrapCache *context_for(const Operand &x, nb::object &context) {
         contexts = nb::inst_ptr<ThreadContexts>(nb::handle(holder));
     }
     for (auto entry = contexts->entries.begin(); entry != contexts->entries.end(); ++entry) {
-        if (entry->device == x.device && entry->stream == stream) {
+        if (entry->device == x.device && entry->stream == stream && entry->framework == framework) {
             if (entry->wraps->context()) {
                 context = entry->context;
                 return entry->wraps;
@@ -389,7 +395,7 @@ WrapCache *context_for(const Operand &x, nb::object &context) {
     context = cache->context_for_object(nb::handle(x.object));
     WrapCache *wraps = nb::cast<WrapCache *>(context.attr(cache->s_wraps));
     if (contexts->entries.size() >= 16) contexts->entries.erase(contexts->entries.begin());
-    contexts->entries.push_back({x.device, stream, context, wraps});
+    contexts->entries.push_back({x.device, stream, framework, context, wraps});
     return wraps;
 }
 

@@ -24,7 +24,9 @@ namespace gpuprim_ext {
     X(segments_init_offsets) X(segmented_sort) X(segmented_argsort) X(segmented_reduce)              \
     X(segmented_scan) X(topk) X(segmented_topk) X(searchsorted) X(searchsorted_rows) X(histogram_even)  \
     X(histogram_range) X(bincount) X(histogram_even_rows) X(histogram_range_rows) X(bincount_rows) X(merge)      \
-    X(select) X(partition) X(unique) X(run_length_encode) X(reduce_by_key) X(group_by)
+    X(select) X(partition) X(unique) X(run_length_encode) X(reduce_by_key) X(group_by)                \
+    X(context_get_workspace_size) X(context_release_workspace) X(context_reserve_workspace)            \
+    X(context_get_stream)
 
 // The distributed calls: optional as a group (a library from before them
 // still loads; has_distributed says which).

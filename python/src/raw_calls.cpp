@@ -121,11 +121,80 @@ template <class T> T *as(Address value) { return static_cast<T *>(value.pointer)
 using Context = gpuprim_context_s;
 using Buffer = gpuprim_buffer_s;
 
+// A context's allocator in Python (gpuprim_context_options_t.allocate): an
+// object with allocate(bytes, stream) -> address (0, or an exception, when
+// it cannot) and free(address, bytes, stream), the C `user` pointer being
+// the object itself (borrowed: whoever creates the context keeps it alive
+// until gpuprim_context_destroy has returned; gpuprim.Context does). The
+// library calls these from inside its calls, which the bindings make with
+// the GIL released (some with it held), on the calling thread with the
+// context's lock held: each takes the GIL (PyGILState_Ensure, which nests),
+// keeps any error the thread had pending, and lets no exception out.
+class PendingError {  // the thread's pending Python error, set aside and put back
+public:
+#if PY_VERSION_HEX >= 0x030C0000
+    PendingError() : error_(PyErr_GetRaisedException()) {}
+    ~PendingError() { PyErr_SetRaisedException(error_); }
+
+private:
+    PyObject *error_;
+#else
+    PendingError() { PyErr_Fetch(&type_, &value_, &traceback_); }
+    ~PendingError() { PyErr_Restore(type_, value_, traceback_); }
+
+private:
+    PyObject *type_ = nullptr, *value_ = nullptr, *traceback_ = nullptr;
+#endif
+};
+
+int python_allocate(void *user, std::uint64_t bytes, void *stream, void **memory) noexcept {
+    PyGILState_STATE gil = PyGILState_Ensure();
+    int result = 1;
+    {
+        PendingError pending;
+        PyObject *answer = PyObject_CallMethod(static_cast<PyObject *>(user), "allocate", "KK",
+                                               static_cast<unsigned long long>(bytes),
+                                               static_cast<unsigned long long>(reinterpret_cast<std::uintptr_t>(stream)));
+        if (answer && PyLong_Check(answer)) {
+            unsigned long long address = PyLong_AsUnsignedLongLong(answer);
+            if (!PyErr_Occurred() && address != 0) {
+                *memory = reinterpret_cast<void *>(static_cast<std::uintptr_t>(address));
+                result = 0;
+            }
+        }
+        Py_XDECREF(answer);
+        PyErr_Clear();  // the failure is the status (gpuprim.Context keeps the exception itself)
+    }
+    PyGILState_Release(gil);
+    return result;
+}
+
+void python_deallocate(void *user, void *memory, std::uint64_t bytes, void *stream) noexcept {
+    PyGILState_STATE gil = PyGILState_Ensure();
+    {
+        PendingError pending;
+        PyObject *allocator = static_cast<PyObject *>(user);
+        PyObject *answer = PyObject_CallMethod(allocator, "free", "KKK",
+                                               static_cast<unsigned long long>(reinterpret_cast<std::uintptr_t>(memory)),
+                                               static_cast<unsigned long long>(bytes),
+                                               static_cast<unsigned long long>(reinterpret_cast<std::uintptr_t>(stream)));
+        if (answer) {
+            Py_DECREF(answer);
+        } else {
+            // Nothing to report it to (a free cannot fail in C): sys.unraisablehook.
+            PyErr_WriteUnraisable(allocator);
+        }
+    }
+    PyGILState_Release(gil);
+}
+
 }  // namespace
 
 void define_raw_calls(nb::module_ &m) {
     GPUPRIM_EXT_RAW(context_destroy);
     GPUPRIM_EXT_RAW(context_synchronize);
+    GPUPRIM_EXT_RAW(context_release_workspace);
+    GPUPRIM_EXT_RAW(context_reserve_workspace);  // (context, bytes, fix) -> status
     GPUPRIM_EXT_RAW(buffer_destroy);
     GPUPRIM_EXT_RAW(buffer_upload);
     GPUPRIM_EXT_RAW(buffer_download);
@@ -161,15 +230,24 @@ void define_raw_calls(nb::module_ &m) {
         if (!text) return nb::none();
         return nb::str(text);
     });
-    // (status, context handle or None, the library's message on failure)
+    // (status, context handle or None, the library's message on failure).
+    // allocator: None (cudaMalloc / the C allocator), or an object with
+    // allocate(bytes, stream) -> int and free(address, bytes, stream) that
+    // the caller keeps alive until gpuprim_context_destroy has returned.
     m.def("gpuprim_context_create",
-          [](std::int64_t backend, std::int32_t device, Address stream, std::int32_t cpu_threads) {
+          [](std::int64_t backend, std::int32_t device, Address stream, std::int32_t cpu_threads,
+             nb::handle allocator) {
               gpuprim_context_options_t options;
               library().context_options_init(&options);
               options.backend = static_cast<std::int32_t>(backend);
               options.device_ordinal = device;
               options.cuda_stream = address(stream);
               options.cpu_threads = cpu_threads;
+              if (!allocator.is_none()) {
+                  options.allocate = python_allocate;
+                  options.deallocate = python_deallocate;
+                  options.allocator_user = allocator.ptr();
+              }
               gpuprim_context_t context = nullptr;
               char message[512] = {0};
               int status;
@@ -178,7 +256,31 @@ void define_raw_calls(nb::module_ &m) {
                   status = library().context_create(&options, &context, message, sizeof message);
               }
               return nb::make_tuple(status, handle_or_none(context), nb::str(message));
-          });
+          },
+          nb::arg("backend"), nb::arg("device"), nb::arg("stream").none(), nb::arg("cpu_threads"),
+          nb::arg("allocator").none() = nb::none());
+    // (status, stream): the context's cudaStream_t as an int, 0 on the CPU.
+    m.def("gpuprim_context_get_stream", [](Address context) {
+        void *stream = nullptr;
+        gpuprim_context_t c = as<Context>(context);
+        int status;
+        {
+            nb::gil_scoped_release unlocked;
+            status = library().context_get_stream(c, &stream);
+        }
+        return nb::make_tuple(status, reinterpret_cast<std::uintptr_t>(stream));
+    });
+    // (status, bytes)
+    m.def("gpuprim_context_get_workspace_size", [](Address context) {
+        std::uint64_t bytes = 0;
+        gpuprim_context_t c = as<Context>(context);
+        int status;
+        {
+            nb::gil_scoped_release unlocked;
+            status = library().context_get_workspace_size(c, &bytes);
+        }
+        return nb::make_tuple(status, bytes);
+    });
     m.def("gpuprim_context_get_backend", [](Address context) {
         gpuprim_backend_t backend = GPUPRIM_BACKEND_AUTO;
         int status = library().context_get_backend(as<Context>(context), &backend);

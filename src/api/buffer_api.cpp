@@ -79,7 +79,10 @@ gpuprim_status_t gpuprim_buffer_destroy(gpuprim_context_t context, gpuprim_buffe
         Buffer &resolved = ctx.resolve(buffer, "buffer");
         // Work queued on the buffer must finish before its memory goes back;
         // nothing changes when that fails, and nothing after it can fail.
-        if (resolved.owned) ctx.backend->synchronize();
+        if (resolved.owned) {
+            ctx.backend->refuse_during_capture(__func__, "it waits for the device and gives the memory back");
+            ctx.backend->synchronize();
+        }
         ctx.destroy_buffer(buffer);
     });
 }

@@ -53,8 +53,12 @@ gpuprim_status_t gpuprim_context_create(const gpuprim_context_options_t *options
         if (chosen.cpu_threads < 0)
             fail(GPUPRIM_ERROR_INVALID_ARGUMENT, "options->cpu_threads = %d is negative (0 means every core)",
                  static_cast<int>(chosen.cpu_threads));
+        if ((chosen.allocate == nullptr) != (chosen.deallocate == nullptr))
+            fail(GPUPRIM_ERROR_INVALID_ARGUMENT, "options->%s is set but options->%s is NULL (set both or neither)",
+                 chosen.allocate ? "allocate" : "deallocate", chosen.allocate ? "deallocate" : "allocate");
+        const gpuprim::HostAllocator allocator(chosen.allocate, chosen.deallocate, chosen.allocator_user);
         auto backend = gpuprim::create_backend(static_cast<gpuprim_backend_t>(chosen.backend), chosen.device_ordinal,
-                                               chosen.cuda_stream, chosen.cpu_threads);
+                                               chosen.cuda_stream, chosen.cpu_threads, allocator);
         *context = Registry::instance().add_context(std::make_shared<Context>(std::move(backend)));
         return GPUPRIM_SUCCESS;
     } catch (const gpuprim::Error &error) {
@@ -134,9 +138,26 @@ gpuprim_status_t gpuprim_context_get_workspace_size(gpuprim_context_t context, u
 
 gpuprim_status_t gpuprim_context_release_workspace(gpuprim_context_t context) {
     return guarded(__func__, context, [&](Context &ctx) {
+        ctx.backend->refuse_during_capture(__func__, "it waits for the device and gives the workspace back");
         ctx.backend->synchronize();
         ctx.backend->release_workspace();
         ctx.distributed_workspace.release();
+    });
+}
+
+gpuprim_status_t gpuprim_context_reserve_workspace(gpuprim_context_t context, uint64_t bytes, int32_t fix) {
+    return guarded(__func__, context, [&](Context &ctx) {
+        // The distributed calls' block is counted, and held, with the rest.
+        const uint64_t distributed = ctx.distributed_workspace.capacity();
+        ctx.backend->reserve_workspace(bytes > distributed ? bytes - distributed : 0, fix != 0);
+        ctx.distributed_workspace.hold(fix != 0);
+    });
+}
+
+gpuprim_status_t gpuprim_context_get_stream(gpuprim_context_t context, void **stream) {
+    return guarded(__func__, context, [&](Context &ctx) {
+        require(stream, "stream");
+        *stream = ctx.backend->native_stream();
     });
 }
 

@@ -25,6 +25,7 @@ using namespace gpuprim::api;  // guarded() and the argument rules
 namespace {
 
 Communicator &require_communicator(Context &ctx, const char *call) {
+    ctx.backend->refuse_during_capture(call, "it exchanges data with the other ranks and waits for them");
     if (!ctx.communicator)
         fail(GPUPRIM_ERROR_INVALID_ARGUMENT,
              "%s: this context has no communicator; attach the caller's with "

@@ -39,6 +39,7 @@ const char *gpuprim_get_error_string(gpuprim_status_t status) {
     case GPUPRIM_ERROR_BACKEND_UNAVAILABLE: return "backend unavailable";
     case GPUPRIM_ERROR_DEVICE: return "device error";
     case GPUPRIM_ERROR_INTERNAL: return "internal error";
+    case GPUPRIM_ERROR_NOT_CAPTURABLE: return "not capturable into a CUDA graph";
     }
     return "unknown status";
 }

@@ -8,6 +8,7 @@
 #include "core/dtype.h"
 #include "core/error.h"
 #include "core/histogram_bins.h"
+#include "core/host_allocator.h"
 #include "core/portable.h"
 
 // The requests use the header's experimental types (gpuprim_keep_t): every
@@ -372,6 +373,18 @@ public:
 
     virtual uint64_t workspace_bytes() const = 0;
     virtual void release_workspace() = 0;
+    // Grows the workspace to hold at least `bytes` in all (the growth goes
+    // to the main block), then holds every block still when `hold`, or lets
+    // them grow again when not (gpuprim_context_reserve_workspace).
+    virtual void reserve_workspace(uint64_t bytes, bool hold) = 0;
+
+    // Throws NOT_CAPTURABLE, before anything is enqueued, when the context's
+    // stream is capturing a CUDA graph: `call` cannot be captured because
+    // `why`. The CPU backend captures nothing.
+    virtual void refuse_during_capture(const char *call, const char *why) const {
+        static_cast<void>(call);
+        static_cast<void>(why);
+    }
 
     // result_on_host: result is a host pointer and the call blocks until it is
     // written; otherwise result is backend memory and the call is stream-ordered.
@@ -461,6 +474,10 @@ public:
 protected:
     virtual void *allocate_memory(uint64_t bytes) = 0;
 
+    // The host's allocator from the context's options; when present, every
+    // allocate_memory takes its blocks from it.
+    HostAllocator host_allocator_;
+
 private:
     int64_t injected_successes_left_ = 0;
     int64_t injected_failures_left_ = 0;
@@ -468,13 +485,14 @@ private:
 };
 
 // threads: how many threads one call may use; 0 for every core.
-std::unique_ptr<Backend> make_cpu_backend(int32_t threads);
+std::unique_ptr<Backend> make_cpu_backend(int32_t threads, const HostAllocator &allocator = HostAllocator());
 
 // True when libgpuprim was built with the CUDA backend.
 bool cuda_backend_built();
 // Throws BACKEND_UNAVAILABLE (not built, no device, bad ordinal) or DEVICE.
 // stream: a cudaStream_t or NULL for a stream of the context's own.
-std::unique_ptr<Backend> make_cuda_backend(int32_t device_ordinal, void *stream);
+std::unique_ptr<Backend> make_cuda_backend(int32_t device_ordinal, void *stream,
+                                          const HostAllocator &allocator = HostAllocator());
 // Whether make_cuda_backend(device_ordinal, ...) would find a device; never throws.
 bool cuda_device_usable(int32_t device_ordinal);
 

@@ -105,15 +105,15 @@ gpuprim_backend_t backend_from_environment() {
 }  // namespace
 
 std::unique_ptr<Backend> create_backend(gpuprim_backend_t requested, int32_t device_ordinal,
-                                        void *stream, int32_t cpu_threads) {
+                                        void *stream, int32_t cpu_threads, const HostAllocator &allocator) {
     if (requested == GPUPRIM_BACKEND_AUTO) requested = backend_from_environment();
     switch (requested) {
-    case GPUPRIM_BACKEND_CPU: return make_cpu_backend(cpu_threads);
-    case GPUPRIM_BACKEND_CUDA: return make_cuda_backend(device_ordinal, stream);
+    case GPUPRIM_BACKEND_CPU: return make_cpu_backend(cpu_threads, allocator);
+    case GPUPRIM_BACKEND_CUDA: return make_cuda_backend(device_ordinal, stream, allocator);
     case GPUPRIM_BACKEND_AUTO:
         if (cuda_backend_built() && cuda_device_usable(device_ordinal))
-            return make_cuda_backend(device_ordinal, stream);
-        return make_cpu_backend(cpu_threads);
+            return make_cuda_backend(device_ordinal, stream, allocator);
+        return make_cpu_backend(cpu_threads, allocator);
     }
     fail(GPUPRIM_ERROR_INVALID_ENUM, "options.backend = %d is not a gpuprim_backend_t",
          static_cast<int>(requested));

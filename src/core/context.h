@@ -74,8 +74,9 @@ private:
 };
 
 // Chooses and creates the backend for the options (after defaults are applied).
-// cpu_threads: the CPU backend's thread count (0: every core).
+// cpu_threads: the CPU backend's thread count (0: every core); allocator:
+// the host's, or an empty one.
 std::unique_ptr<Backend> create_backend(gpuprim_backend_t requested, int32_t device_ordinal,
-                                        void *stream, int32_t cpu_threads);
+                                        void *stream, int32_t cpu_threads, const HostAllocator &allocator);
 
 }  // namespace gpuprim

@@ -4,6 +4,8 @@
 // kept for the next call, so steady-state calls allocate nothing.
 #pragma once
 
+#include "core/error.h"
+
 #include <cstdint>
 #include <functional>
 #include <utility>
@@ -26,16 +28,25 @@ public:
     // had: the new block is taken before the old one is freed, and only when
     // that fails for want of memory is the old one given back first and,
     // should the bigger one still not fit, taken again.
+    // Only a shortage (OUT_OF_MEMORY) takes that path; any other failure
+    // (NOT_CAPTURABLE during a graph capture, a device error) leaves the
+    // block as it is. A workspace held still (hold()) never grows: a call
+    // that needs more fails with OUT_OF_MEMORY.
     void *reserve(uint64_t bytes) {
-        if (bytes <= capacity_ && memory_) return memory_;
+        if (bytes <= capacity_) return memory_;  // null only for 0 bytes and no block
+        if (held_)
+            fail(GPUPRIM_ERROR_OUT_OF_MEMORY,
+                 "the call needs %llu bytes of workspace; the workspace is held still at %llu bytes "
+                 "(gpuprim_context_reserve_workspace with fix)",
+                 static_cast<unsigned long long>(bytes), static_cast<unsigned long long>(capacity_));
         // Round up so a slowly growing sequence of sizes does not reallocate every call.
         uint64_t rounded = (bytes + (uint64_t(1) << 20) - 1) & ~((uint64_t(1) << 20) - 1);
         if (rounded < bytes) rounded = bytes;
         void *grown = nullptr;
         try {
             grown = allocate_(rounded);
-        } catch (...) {
-            if (!memory_) throw;
+        } catch (const Error &error) {
+            if (!memory_ || error.status() != GPUPRIM_ERROR_OUT_OF_MEMORY) throw;
             const uint64_t kept = capacity_;
             release();
             try {
@@ -56,10 +67,30 @@ public:
         return memory_;
     }
 
+    // Gives the block back; a workspace held still is let go too.
     void release() {
         if (memory_) deallocate_(memory_);
         memory_ = nullptr;
         capacity_ = 0;
+        held_ = false;
+    }
+
+    // Held still, the block neither grows nor moves (a CUDA graph keeps its
+    // address) until release() or hold(false).
+    void hold(bool held) { held_ = held; }
+
+    // Grows to at least `bytes` (0: as it is), then holds still or not; a
+    // failed growth keeps the block (as reserve() says) and the old hold.
+    void grow_and_hold(uint64_t bytes, bool held) {
+        const bool was_held = held_;
+        held_ = false;
+        try {
+            if (bytes > capacity_) reserve(bytes);
+        } catch (...) {
+            held_ = was_held;
+            throw;
+        }
+        held_ = held;
     }
 
     uint64_t capacity() const { return capacity_; }
@@ -69,6 +100,7 @@ private:
     Deallocate deallocate_;
     void *memory_ = nullptr;
     uint64_t capacity_ = 0;
+    bool held_ = false;
 };
 
 }  // namespace gpuprim

@@ -49,6 +49,7 @@ public:
 
     void *allocate_memory(uint64_t bytes) override {
         if (bytes == 0) return nullptr;
+        if (host_allocator_.present()) return host_allocator_.allocate(bytes, nullptr, "host memory");
         // 64-byte alignment suits every dtype and keeps vector loads aligned.
         // Large blocks: whole 2 MiB pages, which Linux is asked to back with
         // huge pages (as numpy does for its arrays): the memory-bound calls
@@ -68,7 +69,9 @@ public:
 #endif
         return memory;
     }
-    void deallocate(void *memory) noexcept override { std::free(memory); }
+    void deallocate(void *memory) noexcept override {
+        if (!host_allocator_.deallocate(memory, nullptr)) std::free(memory);
+    }
     void check_wrappable(const void *, uint64_t) override {}
     void upload(void *destination, const void *source, uint64_t bytes) override {
         std::memmove(destination, source, bytes);
@@ -81,6 +84,7 @@ public:
     // Scratch (the sort's packed keys) is kept between calls, as on CUDA.
     uint64_t workspace_bytes() const override { return workspace_.capacity(); }
     void release_workspace() override { workspace_.release(); }
+    void reserve_workspace(uint64_t bytes, bool hold) override { workspace_.grow_and_hold(bytes, hold); }
 
     void reduce(gpuprim_op_t op, gpuprim_dtype_t dtype, const void *input, uint64_t count,
                 void *result, bool) override {
@@ -180,10 +184,12 @@ public:
         cpu::merge_sorted_runs(parallel_, request, run_starts, runs, spare_keys, spare_values);
     }
 
-    explicit CpuBackend(int32_t threads)
+    CpuBackend(int32_t threads, const HostAllocator &allocator)
         : parallel_(threads),
           workspace_([this](uint64_t bytes) { return allocate(bytes); },
-                     [this](void *memory) { deallocate(memory); }) {}
+                     [this](void *memory) { deallocate(memory); }) {
+        host_allocator_ = allocator;
+    }
     ~CpuBackend() override { workspace_.release(); }
 
 private:
@@ -230,8 +236,8 @@ private:
 
 }  // namespace
 
-std::unique_ptr<Backend> make_cpu_backend(int32_t threads) {
-    return std::make_unique<CpuBackend>(threads);
+std::unique_ptr<Backend> make_cpu_backend(int32_t threads, const HostAllocator &allocator) {
+    return std::make_unique<CpuBackend>(threads, allocator);
 }
 
 }  // namespace gpuprim

@@ -19,6 +19,7 @@
 #include "cuda/segmented_sort/segmented_sort.h"
 #include "cuda/sort/sort.h"
 #include "cuda/topk/topk.h"
+#include "cuda/util/capture.h"
 
 #include <cuda_runtime.h>
 
@@ -84,13 +85,22 @@ int device_count() {
          cudaGetErrorString(counted));
 }
 
+// Why calls cannot be captured into a CUDA graph (refuse_during_capture).
+constexpr const char *kHostResultWaits =
+    "the result goes to the host, which waits for the device (use the _to_buffer form)";
+constexpr const char *kOffsetsCheckWaits =
+    "its CSR offsets are checked on the host, which waits for the device (uniform rows can be captured)";
+constexpr const char *kHostCountWaits =
+    "the count goes to the host, which waits for the device (give only a device count buffer)";
+
 class CudaBackend final : public Backend {
 public:
-    CudaBackend(int32_t ordinal, void *user_stream)
+    CudaBackend(int32_t ordinal, void *user_stream, const HostAllocator &allocator)
         : workspace_([this](uint64_t bytes) { return allocate(bytes); },
                      [this](void *memory) { deallocate(memory); }),
           side_workspace_([this](uint64_t bytes) { return allocate(bytes); },
                           [this](void *memory) { deallocate(memory); }) {
+        host_allocator_ = allocator;
         int count = 0;
         cudaError_t counted = cudaGetDeviceCount(&count);
         if (counted != cudaSuccess || count == 0) fail_no_device(counted, count);
@@ -123,9 +133,7 @@ public:
             owns_stream_ = true;
         }
         try {
-            check(cudaMalloc(reinterpret_cast<void **>(&env_.zeroed_counters),
-                             kZeroedCounterWords * sizeof(uint32_t)),
-                  "cudaMalloc (counters)");
+            env_.zeroed_counters = static_cast<uint32_t *>(allocate(kZeroedCounterWords * sizeof(uint32_t)));
             check(cudaMemsetAsync(env_.zeroed_counters, 0, kZeroedCounterWords * sizeof(uint32_t),
                                   env_.stream),
                   "cudaMemsetAsync (counters)");
@@ -166,11 +174,17 @@ public:
     void *allocate_memory(uint64_t bytes) override {
         if (bytes == 0) return nullptr;
         DeviceScope scope(env_.device_ordinal);
+        // A block taken during capture would be taken once, not at each
+        // replay, and a growing workspace would free the block the graph holds.
+        refuse_during_capture("allocating device memory",
+                              "the context's memory cannot change while its stream captures (make buffers "
+                              "before capture; warm the calls up or reserve the workspace before it)");
         void *memory = nullptr;
         // Whole 16-byte words: cudaMalloc hands out 256-byte granules anyway,
         // and NCCL's transfer kernels read a buffer's last partial word whole
         // (compute-sanitizer flags that on a 7-byte buffer).
         const uint64_t granted = bytes > UINT64_MAX - 15 ? bytes : (bytes + 15) & ~uint64_t(15);
+        if (host_allocator_.present()) return host_allocator_.allocate(granted, env_.stream, "device memory");
         cudaError_t result = cudaMalloc(&memory, granted);
         if (result != cudaSuccess) {
             (void)cudaGetLastError();
@@ -188,7 +202,7 @@ public:
         int previous = 0;
         bool switched = cudaGetDevice(&previous) == cudaSuccess && previous != env_.device_ordinal &&
                         cudaSetDevice(env_.device_ordinal) == cudaSuccess;
-        (void)cudaFree(memory);
+        if (!host_allocator_.deallocate(memory, env_.stream)) (void)cudaFree(memory);
         if (switched) (void)cudaSetDevice(previous);
     }
 
@@ -214,6 +228,7 @@ public:
 
     void upload(void *destination, const void *source, uint64_t bytes) override {
         DeviceScope scope(env_.device_ordinal);
+        refuse_during_capture("gpuprim_buffer_upload", "it copies from host memory and waits for the device");
         check(cudaMemcpyAsync(destination, source, bytes, cudaMemcpyHostToDevice, env_.stream),
               "upload (cudaMemcpyAsync host to device)");
         check(cudaStreamSynchronize(env_.stream), "upload (cudaStreamSynchronize)");
@@ -221,6 +236,7 @@ public:
 
     void download(void *destination, const void *source, uint64_t bytes) override {
         DeviceScope scope(env_.device_ordinal);
+        refuse_during_capture("gpuprim_buffer_download", "it waits for the device");
         check(cudaMemcpyAsync(destination, source, bytes, cudaMemcpyDeviceToHost, env_.stream),
               "download (cudaMemcpyAsync device to host)");
         check(cudaStreamSynchronize(env_.stream), "download (cudaStreamSynchronize)");
@@ -228,6 +244,7 @@ public:
 
     void synchronize() override {
         DeviceScope scope(env_.device_ordinal);
+        refuse_during_capture("gpuprim_context_synchronize", "it waits for the device");
         check(cudaStreamSynchronize(env_.stream), "cudaStreamSynchronize");
     }
 
@@ -236,11 +253,22 @@ public:
         workspace_.release();
         side_workspace_.release();
     }
+    void reserve_workspace(uint64_t bytes, bool hold) override {
+        DeviceScope scope(env_.device_ordinal);
+        const uint64_t held = workspace_bytes();
+        const uint64_t main_bytes = bytes > held ? workspace_.capacity() + (bytes - held) : 0;
+        workspace_.grow_and_hold(main_bytes, hold);
+        side_workspace_.hold(hold);
+    }
+    void refuse_during_capture(const char *call, const char *why) const override {
+        cuda::refuse_during_capture(env_.stream, call, why);
+    }
 
     void reduce(gpuprim_op_t op, gpuprim_dtype_t dtype, const void *input, uint64_t count,
                 void *result, bool result_on_host) override {
         DeviceScope scope(env_.device_ordinal);
         if (!result_on_host) return cuda::reduce(env_, op, dtype, input, count, result);
+        refuse_during_capture("gpuprim_reduce", kHostResultWaits);
         cuda::reduce(env_, op, dtype, input, count, host_result_device_);
         finish_host_result(result, dtype);
     }
@@ -249,6 +277,7 @@ public:
              bool result_on_host) override {
         DeviceScope scope(env_.device_ordinal);
         if (!result_on_host) return cuda::dot(env_, dtype, a, b, count, result);
+        refuse_during_capture("gpuprim_dot", kHostResultWaits);
         cuda::dot(env_, dtype, a, b, count, host_result_device_);
         finish_host_result(result, dtype);
     }
@@ -256,6 +285,7 @@ public:
     void argreduce(gpuprim_op_t op, gpuprim_dtype_t dtype, const void *input, uint64_t count,
                    uint64_t *index) override {
         DeviceScope scope(env_.device_ordinal);
+        refuse_during_capture("gpuprim_argreduce", "the position goes to the host, which waits for the device");
         cuda::argreduce(env_, op, dtype, input, count, static_cast<uint64_t *>(host_result_device_));
         finish_host_result(index, sizeof(uint64_t), "argreduce (cudaStreamSynchronize)");
     }
@@ -283,23 +313,27 @@ public:
 
     void segmented_sort(const SortRequest &request, const SegmentLayout &layout) override {
         DeviceScope scope(env_.device_ordinal);
+        if (layout.offsets) refuse_during_capture("segmented sort", kOffsetsCheckWaits);
         cuda::segmented_sort(env_, request, layout);
     }
 
     void topk(const TopkRequest &request, const SegmentLayout &layout) override {
         DeviceScope scope(env_.device_ordinal);
+        if (layout.offsets) refuse_during_capture("gpuprim_topk", kOffsetsCheckWaits);
         cuda::topk(env_, request, layout);
     }
 
     void segmented_reduce(gpuprim_op_t op, gpuprim_dtype_t dtype, const SegmentLayout &layout, const void *input,
                           void *output) override {
         DeviceScope scope(env_.device_ordinal);
+        if (layout.offsets) refuse_during_capture("gpuprim_segmented_reduce", kOffsetsCheckWaits);
         cuda::segmented_reduce(env_, op, dtype, layout, input, output);
     }
 
     void segmented_scan(gpuprim_op_t op, gpuprim_scan_kind_t kind, gpuprim_dtype_t dtype, const SegmentLayout &layout,
                         const void *input, void *output) override {
         DeviceScope scope(env_.device_ordinal);
+        if (layout.offsets) refuse_during_capture("gpuprim_segmented_scan", kOffsetsCheckWaits);
         cuda::segmented_scan(env_, op, kind, dtype, layout, input, output);
     }
 
@@ -334,21 +368,25 @@ public:
 
     void select(const SelectRequest &request) override {
         DeviceScope scope(env_.device_ordinal);
+        if (request.kept.host) refuse_during_capture("gpuprim_select / gpuprim_partition", kHostCountWaits);
         cuda::select_elements(env_, request);
     }
 
     void runs(const RunsRequest &request) override {
         DeviceScope scope(env_.device_ordinal);
+        if (request.runs.host) refuse_during_capture("gpuprim_unique / gpuprim_run_length_encode", kHostCountWaits);
         cuda::find_runs(env_, request);
     }
 
     void reduce_by_key(const ReduceByKeyRequest &request) override {
         DeviceScope scope(env_.device_ordinal);
+        if (request.runs.host) refuse_during_capture("gpuprim_reduce_by_key", kHostCountWaits);
         cuda::reduce_by_key(env_, request);
     }
 
     void group_by(const GroupByRequest &request) override {
         DeviceScope scope(env_.device_ordinal);
+        if (request.groups.host) refuse_during_capture("gpuprim_group_by", kHostCountWaits);
         cuda::group_by(env_, request);
     }
 
@@ -370,7 +408,7 @@ private:
     void free_resources() noexcept {
         if (env_.stream) (void)cudaStreamSynchronize(env_.stream);
         if (host_result_) (void)cudaFreeHost(host_result_);
-        if (env_.zeroed_counters) (void)cudaFree(env_.zeroed_counters);
+        if (env_.zeroed_counters) deallocate(env_.zeroed_counters);
         if (owns_stream_ && env_.stream) (void)cudaStreamDestroy(env_.stream);
         host_result_ = nullptr;
         env_.zeroed_counters = nullptr;
@@ -397,8 +435,8 @@ bool cuda_device_usable(int32_t device_ordinal) {
     return device_ordinal >= 0 && device_ordinal < cuda::device_count();
 }
 
-std::unique_ptr<Backend> make_cuda_backend(int32_t device_ordinal, void *stream) {
-    return std::make_unique<cuda::CudaBackend>(device_ordinal, stream);
+std::unique_ptr<Backend> make_cuda_backend(int32_t device_ordinal, void *stream, const HostAllocator &allocator) {
+    return std::make_unique<cuda::CudaBackend>(device_ordinal, stream, allocator);
 }
 
 }  // namespace gpuprim

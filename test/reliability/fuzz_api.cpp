@@ -101,6 +101,7 @@ constexpr Codes kContextCodes = kNull | kHandle;
 constexpr Codes kDocCreateContext = kNull | kArg | kEnum | kUnavailable | kDevice | kOom;
 constexpr Codes kDocContextQuery = kContextCodes;  // get_backend, get_device, workspace
 constexpr Codes kDocSynchronize = kContextCodes | kDevice;
+constexpr Codes kDocReserveWorkspace = kContextCodes | kOom;
 constexpr Codes kDocBufferCreate = kContextCodes | kEnum | kOverflow | kOom | kDevice;
 constexpr Codes kDocBufferWrap = kContextCodes | kEnum | kOverflow | kArg | kDevice | kOom;
 constexpr Codes kDocBufferDestroy = kContextCodes | kMismatch | kDevice;
@@ -2637,7 +2638,7 @@ private:
         Expect expect;
         expect.must = context.slot < 0 ? context.error : 0;
         gpuprim_status_t status;
-        switch (which % 7) {
+        switch (which % 9) {
         case 0: {
             bool null_out = which & 8;
             gpuprim_backend_t backend = static_cast<gpuprim_backend_t>(GPUPRIM_BACKEND_AUTO);
@@ -2697,6 +2698,36 @@ private:
             check_status("gpuprim_context_release_workspace", kDocContextQuery, expect, status,
                          &context);
             break;
+        case 7: {
+            // Grow (up to 4 MiB, or past any memory) and hold still, then let
+            // go, so the other ops' workspaces may grow as before.
+            const uint64_t bytes = (which & 16) ? (uint64_t(1) << 62) + in.u16() : uint64_t(in.u16()) << (which & 6);
+            const int32_t fix = (which >> 5) & 1;
+            uint64_t before = 0, after = 0;
+            expect.may |= kOom;  // 2^62 bytes never fit; a few MiB may not either
+            if (context.slot >= 0) (void)gpuprim_context_get_workspace_size(context.handle, &before);
+            status = gpuprim_context_reserve_workspace(context.handle, bytes, fix);
+            check_status("gpuprim_context_reserve_workspace", kDocReserveWorkspace, expect, status, &context);
+            if (context.slot < 0) break;
+            (void)gpuprim_context_get_workspace_size(context.handle, &after);
+            if (status == GPUPRIM_SUCCESS && after < bytes)
+                violation("reserve_workspace(%llu) holds %llu bytes", (unsigned long long)bytes,
+                          (unsigned long long)after);
+            if (status != GPUPRIM_SUCCESS && after > before) violation("a failed reserve_workspace grew it");
+            if (gpuprim_context_reserve_workspace(context.handle, 0, 0) != GPUPRIM_SUCCESS)
+                violation("reserve_workspace(0, 0) failed: %s", gpuprim_context_last_error(context.handle));
+            break;
+        }
+        case 8: {
+            bool null_out = which & 8;
+            void *stream = &expect;
+            if (context.slot >= 0 && null_out) expect.must |= kNull;
+            status = gpuprim_context_get_stream(context.handle, null_out ? nullptr : &stream);
+            check_status("gpuprim_context_get_stream", kDocContextQuery, expect, status, &context);
+            if (status == GPUPRIM_SUCCESS && stream != nullptr) violation("a CPU context's stream is %p", stream);
+            if (status != GPUPRIM_SUCCESS && !null_out && stream != &expect) violation("failed get_stream wrote its output");
+            break;
+        }
         case 6: {
             // Destroy a context with its buffers and make a new one: the
             // buffers become stale handles.
@@ -2823,7 +2854,7 @@ private:
         int status = in.u8() < 128 ? in.u8() % 16 : kStatuses[in.u8() % 10];
         const char *name = shim_get_error_string(status);
         if (!name || !*name) violation("get_error_string(%d) empty", status);
-        bool known = status >= 0 && status <= GPUPRIM_ERROR_INTERNAL;
+        bool known = status >= 0 && status <= GPUPRIM_ERROR_NOT_CAPTURABLE;
         if (known == (std::strcmp(name, "unknown status") == 0))
             violation("get_error_string(%d) = '%s'", status, name);
         int dtype = draw_enum(in, kDtypeCount);

@@ -34,6 +34,7 @@
 #include "cuda/engine/segment_check.h"
 #include "cuda/engine/segment_network.h"
 #include "cuda/sort/sort.h"
+#include "cuda/util/capture.h"
 #include "cuda/util/check.h"
 #include "cuda/util/workspace_layout.h"
 
@@ -309,6 +310,10 @@ void sort_segments(const DeviceEnv &env, const SortRequest &request, const Segme
             launch_network_sort<K, kValueBytes, kWithIndex>(env, args);
             return;
         }
+        // Nothing of this call is enqueued yet: the long rows' paths stage
+        // tables from host memory, which a graph cannot replay.
+        refuse_during_capture(env.stream, "segmented sort",
+                              "rows longer than the sorting networks' stage their bounds from host memory");
         for (uint64_t s = 0; s < layout.segments; ++s) {
             long_bounds.push_back(s * layout.row_length);
             long_bounds.push_back((s + 1) * layout.row_length);
