@@ -180,7 +180,7 @@ void mixed_workload(gpuprim_context_t ctx) {
     gpuprim_buffer_t csr = make(GPUPRIM_DTYPE_I64, rows + 1), top = make(GPUPRIM_DTYPE_U32, rows * 32);
     gpuprim_buffer_t indices = make(GPUPRIM_DTYPE_I64, n), sums = make(GPUPRIM_DTYPE_U32, rows);
     gpuprim_buffer_t group_keys = make(GPUPRIM_DTYPE_U32, n), group_counts = make(GPUPRIM_DTYPE_U64, n);
-    gpuprim_buffer_t counts = make(GPUPRIM_DTYPE_U32, 1024);
+    gpuprim_buffer_t counts = make(GPUPRIM_DTYPE_U32, 1024), flat_top = make(GPUPRIM_DTYPE_U32, 5000);
     CHECK_GP(ctx, gpuprim_buffer_upload(ctx, keys, 0, host.data(), n));
     CHECK_GP(ctx, gpuprim_buffer_upload(ctx, values, 0, host.data(), n));
     CHECK_GP(ctx, gpuprim_buffer_upload(ctx, csr, 0, offsets.data(), rows + 1));
@@ -191,7 +191,7 @@ void mixed_workload(gpuprim_context_t ctx) {
     CHECK_GP(ctx, gpuprim_segmented_sort(ctx, &segments, keys, values, out, values_out, nullptr));
     CHECK_GP(ctx, gpuprim_segmented_reduce(ctx, GPUPRIM_OP_SUM, &segments, keys, sums));
     CHECK_GP(ctx, gpuprim_segmented_topk(ctx, &segments, keys, 32, GPUPRIM_ORDER_DESCENDING, top, nullptr));
-    CHECK_GP(ctx, gpuprim_topk(ctx, keys, 5000, GPUPRIM_ORDER_DESCENDING, out, nullptr));
+    CHECK_GP(ctx, gpuprim_topk(ctx, keys, 5000, GPUPRIM_ORDER_DESCENDING, flat_top, nullptr));
     uint64_t groups = 0, kept = 0;
     CHECK_GP(ctx, gpuprim_group_by(ctx, keys, values, GPUPRIM_OP_SUM, group_keys, group_counts, values_out, nullptr,
                                    &groups, nullptr));
@@ -208,7 +208,7 @@ void mixed_workload(gpuprim_context_t ctx) {
     CHECK_GP(ctx, gpuprim_reduce(ctx, GPUPRIM_OP_MAX, keys, &largest));
     CHECK_GP(ctx, gpuprim_context_synchronize(ctx));
     for (gpuprim_buffer_t b : {keys, values, out, values_out, csr, top, indices, sums, group_keys, group_counts,
-                               counts})
+                               counts, flat_top})
         CHECK_GP(ctx, gpuprim_buffer_destroy(ctx, b));
 }
 
