@@ -43,6 +43,9 @@ static void expect_not_a_context(gpuprim_context_t bad, gpuprim_buffer_t buffer,
     CHECK_STATUS(gpuprim_context_synchronize(bad), H);
     CHECK_STATUS(gpuprim_context_get_workspace_size(bad, &bytes), H);
     CHECK_STATUS(gpuprim_context_release_workspace(bad), H);
+    CHECK_STATUS(gpuprim_context_reserve_workspace(bad, 1u << 20, 1), H);
+    CHECK_STATUS(gpuprim_context_get_stream(bad, &data), H);
+    CHECK(data == (void *)&count);
     CHECK_STATUS(gpuprim_buffer_create(bad, GPUPRIM_DTYPE_U32, 4, &out), H);
     CHECK_STATUS(gpuprim_buffer_wrap(bad, GPUPRIM_DTYPE_U32, host, 4, &out), H);
     CHECK_STATUS(gpuprim_buffer_destroy(bad, buffer), H);

@@ -387,6 +387,17 @@ std::vector<Scenario> scenarios() {
     list.push_back({"download", [](Fixture &f, std::vector<uint8_t> &out) {
         return gpuprim_buffer_download(f.context, f.i64, 10, host_result(out, 80), 10);
     }, false});
+    list.push_back({"reserve workspace", [](Fixture &f, std::vector<uint8_t> &out) {
+        // A growth of 3 MiB past what the context holds, held still, then let go.
+        uint64_t held = 0, after = 0;
+        gpuprim_context_get_workspace_size(f.context, &held);
+        gpuprim_status_t s = gpuprim_context_reserve_workspace(f.context, held + (uint64_t(3) << 20), 1);
+        if (!s) s = gpuprim_context_get_workspace_size(f.context, &after);
+        if (!s && after < held + (uint64_t(3) << 20)) report("reserve_workspace: holds %llu bytes", (unsigned long long)after);
+        if (!s) s = gpuprim_context_reserve_workspace(f.context, 0, 0);
+        out.clear();
+        return s;
+    }, true});
     list.push_back({"queries", [](Fixture &f, std::vector<uint8_t> &out) {
         gpuprim_backend_t backend;
         int32_t ordinal;
@@ -396,6 +407,8 @@ std::vector<Scenario> scenarios() {
         gpuprim_status_t s = gpuprim_context_get_backend(f.context, &backend);
         if (!s) s = gpuprim_context_get_device(f.context, &ordinal, name, sizeof name);
         if (!s) s = gpuprim_context_get_workspace_size(f.context, &bytes);
+        void *stream = nullptr;
+        if (!s) s = gpuprim_context_get_stream(f.context, &stream);
         if (!s) s = gpuprim_buffer_get_info(f.context, f.f32_a, &dtype, &count, nullptr);
         if (!s) s = gpuprim_context_synchronize(f.context);
         (void)gpuprim_context_last_error(f.context);

@@ -145,6 +145,10 @@ static void *worker_main(void *argument) {
                "thread %d: the shared read-only functions", w->index);
         if (iteration % 4 == 3) CHECKF(gpuprim_context_release_workspace(ctx) == GPUPRIM_SUCCESS,
                                        "thread %d: release_workspace", w->index);
+        /* Growth by another thread between calls; never held, so the others' calls may grow it too. */
+        if (iteration % 4 == 1)
+            CHECKF(gpuprim_context_reserve_workspace(ctx, (uint64_t)(w->index + 1) << 20, 0) == GPUPRIM_SUCCESS,
+                   "thread %d: reserve_workspace", w->index);
     }
     if (!w->shared) CHECKF(gpuprim_context_destroy(ctx) == GPUPRIM_SUCCESS, "thread %d: context_destroy", w->index);
     return NULL;
