@@ -352,6 +352,18 @@ static void test_options_rules(void) {
     CHECK(options.struct_size == 24);
     options.cpu_threads = -5;
     CHECK_STATUS(create_with(&options, &made, message, sizeof message), GPUPRIM_SUCCESS);
+    /* 0.3.0's struct (it ends after cpu_threads): accepted, the allocator left
+       at its default however the bytes after it are set */
+    gpuprim_context_options_init(&options);
+    options.backend = GPUPRIM_BACKEND_CPU;
+    options.struct_size = offsetof(gpuprim_context_options_t, allocate);
+    CHECK(options.struct_size == 32);
+    options.allocate = (gpuprim_allocate_fn)(uintptr_t)0x10; /* past the struct: never called */
+    CHECK_STATUS(create_with(&options, &made, message, sizeof message), GPUPRIM_SUCCESS);
+    options.allocate = NULL;
+    options.struct_size = 28;
+    CHECK_STATUS(create_with(&options, &made, message, sizeof message), GPUPRIM_ERROR_INVALID_ARGUMENT);
+    CHECKF(tc_contains(message, "24 or 32"), "message: %s", message);
     /* other sizes smaller than this version's, or absurdly large */
     options.cpu_threads = 0;
     options.struct_size = sizeof options - 4;

@@ -302,10 +302,11 @@ typedef struct gpuprim_buffer_s *gpuprim_buffer_t;
  * than the header the caller was built with accepts the larger struct when
  * every byte past the fields it knows is zero (the newer options are left at
  * their defaults), and refuses it with INVALID_ARGUMENT otherwise, never
- * ignoring an option that was set. The struct of a 0.2.0 header (struct_size
- * 24: the fields up to cuda_stream) is accepted too, cpu_threads taking its
- * default. Any other struct_size smaller than this version's, or above 4096,
- * is INVALID_ARGUMENT.
+ * ignoring an option that was set. The structs of older headers are
+ * accepted too, the fields they lack taking their defaults: 0.2.0's
+ * (struct_size 24: the fields up to cuda_stream) and 0.3.0's (32: up to
+ * cpu_threads). Any other struct_size smaller than this version's, or above
+ * 4096, is INVALID_ARGUMENT.
  */
 /*
  * (Experimental.) A host's allocator for the context's memory (PyTorch's

@@ -38,11 +38,15 @@ gpuprim_status_t gpuprim_context_create(const gpuprim_context_options_t *options
     }
     *context = nullptr;
     try {
-        // 0.2.0's struct ends after cuda_stream (cpu_threads came later).
+        // 0.2.0's struct ends after cuda_stream (cpu_threads came in 0.3.0),
+        // 0.3.0's after cpu_threads and its padding (the allocator came later).
         constexpr uint64_t kOptions020Bytes = offsetof(gpuprim_context_options_t, cpu_threads);
+        constexpr uint64_t kOptions030Bytes = offsetof(gpuprim_context_options_t, allocate);
         static_assert(kOptions020Bytes == 24, "0.2.0's options struct is 24 bytes");
-        gpuprim_context_options_t chosen = read_options(options, "options", gpuprim_context_options_init,
-                                                        "gpuprim_context_options_init", kOptions020Bytes);
+        static_assert(kOptions030Bytes == 32, "0.3.0's options struct is 32 bytes");
+        gpuprim_context_options_t chosen =
+            read_options(options, "options", gpuprim_context_options_init, "gpuprim_context_options_init",
+                         {kOptions020Bytes, kOptions030Bytes});
         if (chosen.backend < GPUPRIM_BACKEND_AUTO || chosen.backend > GPUPRIM_BACKEND_CUDA)
             fail(GPUPRIM_ERROR_INVALID_ENUM, "options->backend = %d is not a gpuprim_backend_t",
                  static_cast<int>(chosen.backend));

@@ -2,6 +2,8 @@
 // The argument rules the C entry points share (validate.h).
 #include "api/validate.h"
 
+#include <initializer_list>
+
 #include "core/checked_size.h"
 #include "core/dtype.h"
 
@@ -177,21 +179,23 @@ CountSink count_sink(Context &context, uint64_t *count, gpuprim_buffer_t count_o
     return sink;
 }
 
-uint64_t options_bytes_to_read(const void *options, uint64_t size, size_t known, uint64_t oldest_size, const char *name,
-                               const char *init_name) {
+uint64_t options_bytes_to_read(const void *options, uint64_t size, size_t known,
+                               std::initializer_list<uint64_t> older_sizes, const char *name, const char *init_name) {
     constexpr uint64_t kLargestAccepted = 4096;
-    if ((size < known && size != oldest_size) || size > kLargestAccepted) {
-        if (oldest_size != known)
-            fail(GPUPRIM_ERROR_INVALID_ARGUMENT,
-                 "%s->struct_size = %llu, expected %zu (or 0.2.0's %llu, or a newer header's "
-                 "larger size): initialize it with %s()",
-                 name, static_cast<unsigned long long>(size), known, static_cast<unsigned long long>(oldest_size),
-                 init_name);
-        fail(GPUPRIM_ERROR_INVALID_ARGUMENT,
-             "%s->struct_size = %llu, expected %zu (or a newer header's larger size): "
-             "initialize it with %s()",
-             name, static_cast<unsigned long long>(size), known, init_name);
+    bool older = false;
+    char accepted[96] = "";  // ", 24 or 32 (older releases')"
+    size_t used = 0;
+    for (uint64_t older_size : older_sizes) {
+        older = older || size == older_size;
+        const int wrote = std::snprintf(accepted + used, sizeof accepted - used, "%s%llu",
+                                        used ? " or " : ", or an older release's ",
+                                        static_cast<unsigned long long>(older_size));
+        if (wrote > 0 && size_t(wrote) < sizeof accepted - used) used += size_t(wrote);
     }
+    if ((size < known && !older) || size > kLargestAccepted)
+        fail(GPUPRIM_ERROR_INVALID_ARGUMENT,
+             "%s->struct_size = %llu, expected %zu%s (or a newer header's larger size): initialize it with %s()",
+             name, static_cast<unsigned long long>(size), known, accepted, init_name);
     if (size < known) return size;  // an older release's struct
     const auto *bytes = static_cast<const unsigned char *>(options);
     for (uint64_t i = known; i < size; ++i)

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <initializer_list>
 #include <exception>
 #include <memory>
 #include <mutex>
@@ -156,24 +157,24 @@ CountSink count_sink(Context &context, uint64_t *count, gpuprim_buffer_t count_o
 
 // How many bytes of a caller's options struct of `size` bytes to read (see
 // read_options), or fails; known: this version's size of the struct.
-uint64_t options_bytes_to_read(const void *options, uint64_t size, size_t known, uint64_t oldest_size, const char *name,
-                               const char *init_name);
+uint64_t options_bytes_to_read(const void *options, uint64_t size, size_t known,
+                               std::initializer_list<uint64_t> older_sizes, const char *name, const char *init_name);
 
 // The caller's options struct (context or sort options, or segments),
 // defaults where NULL; `name` is the argument messages name ("options",
 // "segments"). A struct from a newer header (struct_size larger than this
 // version's) is accepted when every byte this version does not know is
 // zero, i.e. the newer fields keep their defaults. One of an older release's
-// size (oldest_size: its fields are a prefix of this version's) gives the
-// fields it lacks their defaults.
+// size (older_sizes: each release's fields are a prefix of this version's)
+// gives the fields it lacks their defaults.
 template <typename Options>
 Options read_options(const Options *options, const char *name, void (*init)(Options *), const char *init_name,
-                     uint64_t oldest_size = sizeof(Options)) {
+                     std::initializer_list<uint64_t> older_sizes = {}) {
     Options chosen;
     init(&chosen);
     if (!options) return chosen;
     const uint64_t bytes =
-        options_bytes_to_read(options, options->struct_size, sizeof chosen, oldest_size, name, init_name);
+        options_bytes_to_read(options, options->struct_size, sizeof chosen, older_sizes, name, init_name);
     // All of it, or an older release's fields (the newer ones keep their defaults).
     std::memcpy(&chosen, options, bytes);
     chosen.struct_size = sizeof chosen;

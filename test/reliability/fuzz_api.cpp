@@ -2797,9 +2797,11 @@ private:
         if (shape % 8 == 1) options.struct_size = 0;
         if (shape % 8 == 2) options.struct_size = sizeof options + 1 + in.u8() % sizeof storage.newer;
         options.cpu_threads = kThreads[in.u8() % (sizeof kThreads / sizeof kThreads[0])];
-        // 0.2.0's struct (24 bytes, up to cuda_stream: cpu_threads is not read), or a
-        // size between that and this version's.
-        if (shape % 8 == 6) options.struct_size = sizeof options - 8 + (shape & 0x40 ? 4 : 0);
+        // 0.2.0's struct (24 bytes, up to cuda_stream: cpu_threads is not read),
+        // 0.3.0's (32 bytes, up to cpu_threads: the allocator is not read), or a
+        // size between them and this version's.
+        static const uint64_t kOlderSizes[] = {24, 28, 32, 36, 40, sizeof(gpuprim_context_options_t) - 8};
+        if (shape % 8 == 6) options.struct_size = kOlderSizes[(shape >> 4) % 6];
         bool tail_set = false;
         if (shape % 8 == 2 && shape & 0x80) {
             size_t at = in.u8() % (options.struct_size - sizeof options);
@@ -2816,11 +2818,12 @@ private:
         Expect expect;
         if (null_context) expect.must |= kNull;
         if (!null_options) {
-            const bool old_layout = options.struct_size == offsetof(gpuprim_context_options_t, cpu_threads);
-            if ((options.struct_size < sizeof options && !old_layout) ||
+            const bool layout_020 = options.struct_size == offsetof(gpuprim_context_options_t, cpu_threads);
+            const bool layout_030 = options.struct_size == offsetof(gpuprim_context_options_t, allocate);
+            if ((options.struct_size < sizeof options && !layout_020 && !layout_030) ||
                 options.struct_size > sizeof storage || tail_set)
                 expect.must |= kArg;
-            if (!old_layout && options.cpu_threads < 0) expect.must |= kArg;
+            if (!layout_020 && options.cpu_threads < 0) expect.must |= kArg;
             if (options.backend < 0 || options.backend > 2) expect.must |= kEnum;
             if (options.device_ordinal < 0) expect.must |= kArg;
         }
