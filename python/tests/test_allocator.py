@@ -24,6 +24,7 @@ import pytest
 
 import gpuprim
 from gpuprim import _lib
+from test_gpu import _cupy, _torch  # the frameworks on a CUDA device, or a skip
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 EXAMPLE = os.path.join(HERE, "..", "..", "examples", "python", "torch_cuda_graph.py")
@@ -333,23 +334,6 @@ def test_reserve_workspace_fix_and_grow():
 
 
 # -- on a GPU: the frameworks' allocators ----------------------------------------
-def _torch():
-    torch = pytest.importorskip("torch")
-    if not torch.cuda.is_available():
-        pytest.skip("no CUDA device for torch")
-    return torch
-
-
-def _cupy():
-    cupy = pytest.importorskip("cupy")
-    try:
-        if cupy.cuda.runtime.getDeviceCount() == 0:
-            pytest.skip("no CUDA device for CuPy")
-    except Exception:  # noqa: BLE001
-        pytest.skip("no CUDA device for CuPy")
-    return cupy
-
-
 def test_torch_tensors_use_torchs_caching_allocator():
     torch = _torch()
     stream = torch.cuda.Stream()  # a stream of its own: a new context, its workspace empty
