@@ -360,7 +360,7 @@ typedef struct gpuprim_context_options {
        deallocate must be too; INVALID_ARGUMENT otherwise), every block of
        the context's memory comes from it: buffers made by the context, the
        workspace, and on CUDA the context's own zeroed counters; only
-       the 64-byte slot that values returned to the host land in is pinned
+       the small slot that values returned to the host land in is pinned
        host memory from cudaHostAlloc. Memory is device memory on
        CUDA and host memory on the CPU backend. NULL (default): cudaMalloc /
        the C allocator. An allocate that fails makes the call fail with
@@ -427,7 +427,10 @@ GPUPRIM_API gpuprim_status_t gpuprim_context_get_device(gpuprim_context_t contex
                                                         size_t name_capacity);
 
 /* Block until every call made on the context so far has finished on the
- * device. Errors: INVALID_HANDLE, DEVICE. */
+ * device. Then, like gpuprim_context_check_deferred (experimental), report
+ * a bad CSR offset that a deferred offsets check found.
+ * Errors: INVALID_HANDLE, DEVICE, INVALID_ARGUMENT (a deferred offsets
+ * check's failure; the wait itself has completed). */
 GPUPRIM_API gpuprim_status_t gpuprim_context_synchronize(gpuprim_context_t context);
 
 /*
@@ -723,8 +726,10 @@ GPUPRIM_API gpuprim_status_t gpuprim_context_reserve_workspace(gpuprim_context_t
  * context's own stream, gpuprim_context_get_stream) is captured into the
  * graph when it only enqueues work:
  * - every stream-ordered call: reduce and dot to a buffer, scan, sort,
- *   argsort, segmented calls on uniform rows (row_length), top-k on
- *   uniform rows, searchsorted, merge, histograms, and select, partition,
+ *   argsort, segmented calls and top-k on uniform rows (row_length) or,
+ *   with their offsets check deferred, on CSR offsets (see
+ *   gpuprim_context_set_offsets_check for the exceptions), searchsorted,
+ *   merge, histograms, and select, partition,
  *   unique, run-length encode, reduce-by-key and group-by with their count
  *   going to a device buffer only;
  * - provided the workspace already holds what the call needs: warm up the
@@ -735,8 +740,9 @@ GPUPRIM_API gpuprim_status_t gpuprim_context_reserve_workspace(gpuprim_context_t
  *   a warm-up sizes.)
  * These are refused with NOT_CAPTURABLE, before anything is enqueued: calls
  * returning a value or count to the host, argmin/argmax, segmented calls
- * and top-k on CSR offsets (their offsets check waits for the device),
- * segmented sorts of uniform rows longer than the largest sorting network
+ * and top-k on CSR offsets whose check is not deferred (the call waits for
+ * it), the deferred ones that gpuprim_context_set_offsets_check names,
+ * check_deferred, segmented sorts of uniform rows longer than the largest sorting network
  * (4096 keys at most; their row table comes from host memory), upload,
  * download, synchronize, buffer create and destroy, workspace growth or
  * release, and the distributed calls.
@@ -746,6 +752,57 @@ GPUPRIM_API gpuprim_status_t gpuprim_context_reserve_workspace(gpuprim_context_t
  * workspace is held still (gpuprim_context_reserve_workspace with fix).
  * Replays compute what the calls would compute on the data then present.
  */
+
+/*
+ * How calls on CSR offsets (segmented sort, argsort, reduce, scan and
+ * top-k) check them. The check finds a bad offset (the rules at
+ * gpuprim_segments_t), a segment longer than segments->max_segment_length,
+ * and, for argsort and top-k, a segment whose last index the indices'
+ * dtype cannot hold.
+ * - GPUPRIM_OFFSETS_CHECK_WAIT (the default): the call waits for the check
+ *   (on CUDA it runs on the device) and returns INVALID_ARGUMENT naming the
+ *   first fault.
+ * - GPUPRIM_OFFSETS_CHECK_DEFERRED: the check runs in stream order, before
+ *   the call's other work, and the call returns without waiting for it. A
+ *   call whose offsets fail writes nothing: its outputs (a reduce's
+ *   identities for empty segments included) keep what they held. The
+ *   first failure is kept, and later ones counted, until
+ *   gpuprim_context_check_deferred or gpuprim_context_synchronize reports
+ *   it: INVALID_ARGUMENT, with gpuprim_context_last_error naming the entry
+ *   point, the call's number among the context's calls on CSR offsets (a
+ *   graph replay reports the number of the captured call), the fault as
+ *   the waiting check words it, and how many more calls failed. The next
+ *   call on offsets does its work as usual.
+ *   On CUDA, deferred calls can be captured into a CUDA graph, except two,
+ *   refused with NOT_CAPTURABLE before anything is enqueued: a segmented
+ *   sort whose segments may be longer than the largest sorting network
+ *   (4096 keys, less for 8-byte keys with 8-byte values), and a segmented
+ *   top-k whose segments may be longer than 8192 keys. "May be": by
+ *   segments->max_segment_length when given, else by the data's count n.
+ *   Outside capture, those two wait for the lengths of their long segments
+ *   (not for the check's verdict). Deferred checks cost one small kernel
+ *   and no wait; they read whole buffers (no narrowing to what the
+ *   segments cover) and pick their path by max_segment_length or n rather
+ *   than by the longest segment, so give max_segment_length where it is
+ *   known. The CPU backend checks at the call, as in waiting mode, and
+ *   reports in the same deferred way.
+ * Setting the mode affects later calls only.
+ * Errors: INVALID_ENUM (mode).
+ */
+typedef enum gpuprim_offsets_check {
+    GPUPRIM_OFFSETS_CHECK_WAIT = 0,
+    GPUPRIM_OFFSETS_CHECK_DEFERRED = 1
+} gpuprim_offsets_check_t;
+GPUPRIM_API gpuprim_status_t gpuprim_context_set_offsets_check(gpuprim_context_t context,
+                                                               gpuprim_offsets_check_t mode);
+
+/*
+ * Waits for the context's work, then reports the first failure a deferred
+ * offsets check found since the last report (and forgets it): SUCCESS when
+ * none. Refused while the stream captures (it waits).
+ * Errors: INVALID_ARGUMENT (the failure), NOT_CAPTURABLE, DEVICE.
+ */
+GPUPRIM_API gpuprim_status_t gpuprim_context_check_deferred(gpuprim_context_t context);
 
 /*
  * The cudaStream_t the context orders its work on (the options' stream, or
@@ -1203,7 +1260,12 @@ GPUPRIM_API gpuprim_status_t gpuprim_argsort(gpuprim_context_t context, gpuprim_
  *   A bad offset is INVALID_ARGUMENT with a message naming the first bad
  *   index; it is found before anything is written (on CUDA by a check on the
  *   device, whose result the call waits for: calls with offsets block until
- *   that check has run, calls with uniform rows do not).
+ *   that check has run, calls with uniform rows do not; the experimental
+ *   gpuprim_context_set_offsets_check defers that result instead).
+ *   max_segment_length (experimental; 0: none) promises that no segment is
+ *   longer: a longer one is reported as a bad offset is. Calls then pick
+ *   their path, workspace and CUDA graph capture by the promise instead of
+ *   by n, which matters to deferred checks (see there).
  * Fill with gpuprim_segments_init_rows() or gpuprim_segments_init_offsets();
  * struct_size follows the rules of gpuprim_context_options_t.
  */
@@ -1212,6 +1274,10 @@ typedef struct gpuprim_segments {
     gpuprim_buffer_t offsets; /* CSR offsets, or NULL for uniform rows */
     uint64_t row_count;       /* uniform rows only (ignored with offsets) */
     uint64_t row_length;      /* uniform rows only (ignored with offsets) */
+    uint64_t max_segment_length; /* (Experimental.) offsets only: the most
+                                    elements a segment has; 0 (the init
+                                    functions' value): not promised. A 0.3.0
+                                    struct (struct_size 32) reads as 0. */
 } gpuprim_segments_t;
 
 /* Uniform rows. Does nothing if segments is NULL. */

@@ -114,7 +114,24 @@ gpuprim_status_t gpuprim_context_get_device(gpuprim_context_t context, int32_t *
 }
 
 gpuprim_status_t gpuprim_context_synchronize(gpuprim_context_t context) {
-    return guarded(__func__, context, [&](Context &ctx) { ctx.backend->synchronize(); });
+    // The wait also reports what a deferred offsets check found.
+    return guarded(__func__, context, [&](Context &ctx) { ctx.backend->check_deferred(); });
+}
+
+gpuprim_status_t gpuprim_context_set_offsets_check(gpuprim_context_t context, gpuprim_offsets_check_t mode) {
+    return guarded(__func__, context, [&](Context &ctx) {
+        const int32_t value = enum_bits(mode);
+        if (value != GPUPRIM_OFFSETS_CHECK_WAIT && value != GPUPRIM_OFFSETS_CHECK_DEFERRED)
+            fail(GPUPRIM_ERROR_INVALID_ENUM,
+                 "mode = %d is not a gpuprim_offsets_check_t (GPUPRIM_OFFSETS_CHECK_WAIT = 0 or "
+                 "GPUPRIM_OFFSETS_CHECK_DEFERRED = 1)",
+                 static_cast<int>(value));
+        ctx.backend->set_offsets_check_deferred(value == GPUPRIM_OFFSETS_CHECK_DEFERRED);
+    });
+}
+
+gpuprim_status_t gpuprim_context_check_deferred(gpuprim_context_t context) {
+    return guarded(__func__, context, [&](Context &ctx) { ctx.backend->check_deferred(); });
 }
 
 const char *gpuprim_context_last_error(gpuprim_context_t context) {

@@ -99,8 +99,10 @@ void segments_defaults(gpuprim_segments_t *segments) { gpuprim_segments_init_row
 
 SegmentLayout segment_layout(Context &ctx, const gpuprim_segments_t *segments, uint64_t data_count) {
     require(segments, "segments");
-    const gpuprim_segments_t chosen = read_options(segments, "segments", segments_defaults,
-                                                   "gpuprim_segments_init_rows() or gpuprim_segments_init_offsets");
+    // 0.3.0's struct (32 bytes) ends before max_segment_length.
+    const gpuprim_segments_t chosen =
+        read_options(segments, "segments", segments_defaults,
+                     "gpuprim_segments_init_rows() or gpuprim_segments_init_offsets", {32});
     SegmentLayout layout{};
     layout.data_count = data_count;
     if (!chosen.offsets) {
@@ -135,6 +137,7 @@ SegmentLayout segment_layout(Context &ctx, const gpuprim_segments_t *segments, u
     layout.offsets = offsets.data;
     layout.offset_bytes = static_cast<uint32_t>(gpuprim::dtype_size(offsets.dtype));
     layout.offsets_signed = offsets.dtype == GPUPRIM_DTYPE_I32 || offsets.dtype == GPUPRIM_DTYPE_I64;
+    layout.max_length = chosen.max_segment_length;
     return layout;
 }
 

@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "core/histogram_bins.h"
 #include "core/host_allocator.h"
+#include "core/offsets_check.h"
 #include "core/portable.h"
 
 // The requests use the header's experimental types (gpuprim_keep_t): every
@@ -267,6 +268,13 @@ struct SegmentLayout {
     // cuda/engine/segment_check.cu). Offsets as kernels read them are
     // offsets[s] - origin.
     uint64_t origin = 0;
+    // The caller's promise that no segment is longer (offsets only,
+    // segments->max_segment_length; 0: none). A longer one fails the check.
+    uint64_t max_length = 0;
+    // CUDA, offsets checked in deferred mode (cuda/engine/segment_check.h):
+    // a device word the check sets nonzero when the offsets fail it; every
+    // kernel that reads the offsets then returns at once, writing nothing.
+    const uint32_t *skip = nullptr;
 };
 
 // The first index of a CSR offsets array that breaks the rules (negative,
@@ -274,8 +282,11 @@ struct SegmentLayout {
 // names. Throws INVALID_ARGUMENT naming it.
 [[noreturn]] void fail_bad_offset(const SegmentLayout &layout, uint64_t index, int64_t value, int64_t previous);
 
-// Checks offsets that lie in host memory (the CPU backend's), index by index.
-void check_offsets_on_host(const SegmentLayout &layout);
+// Checks offsets that lie in host memory (the CPU backend's), index by
+// index, then each segment's length against the promise (max_length) and,
+// for calls writing indices, the indices' type (largest_index; UINT64_MAX:
+// none). Throws INVALID_ARGUMENT naming the first fault (core/offsets_check.h).
+void check_offsets_on_host(const SegmentLayout &layout, uint64_t largest_index = UINT64_MAX);
 
 // Reads offsets[index] of a host copy of the array as a 64-bit value: I32
 // and I64 sign-extended, U32 and U64 as their bits (a U64 past INT64_MAX
@@ -370,6 +381,15 @@ public:
     virtual void upload(void *destination, const void *host_source, uint64_t bytes) = 0;
     virtual void download(void *host_destination, const void *source, uint64_t bytes) = 0;
     virtual void synchronize() = 0;
+
+    // How calls on CSR offsets check them (gpuprim_context_set_offsets_check):
+    // waiting for the check (the default) or deferring its result.
+    void set_offsets_check_deferred(bool deferred) { offsets_report_.set_deferred(deferred); }
+    bool offsets_check_deferred() const { return offsets_report_.deferred(); }
+    // Waits for the context's work, then throws INVALID_ARGUMENT with the
+    // first failure a deferred offsets check found since the last report,
+    // and forgets it (gpuprim_context_check_deferred).
+    virtual void check_deferred() = 0;
 
     virtual uint64_t workspace_bytes() const = 0;
     virtual void release_workspace() = 0;
@@ -477,6 +497,8 @@ protected:
     // The host's allocator from the context's options; when present, every
     // allocate_memory takes its blocks from it.
     HostAllocator host_allocator_;
+    // The calls on CSR offsets and the first failure of a deferred check.
+    DeferredOffsetsReport offsets_report_;
 
 private:
     int64_t injected_successes_left_ = 0;

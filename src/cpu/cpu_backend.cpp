@@ -80,6 +80,7 @@ public:
         std::memmove(destination, source, bytes);
     }
     void synchronize() override {}
+    void check_deferred() override { offsets_report_.report_and_clear(); }
 
     // Scratch (the sort's packed keys) is kept between calls, as on CUDA.
     uint64_t workspace_bytes() const override { return workspace_.capacity(); }
@@ -144,17 +145,24 @@ public:
     }
 
     void segmented_sort(const SortRequest &request, const SegmentLayout &layout) override {
+        const bool argsort = request.values_are_indices;
+        if (deferred_fault(layout, argsort ? request.largest_index : UINT64_MAX,
+                           argsort ? SegmentedEntry::kArgsort : SegmentedEntry::kSort))
+            return;
         cpu::segmented_sort(parallel_, workspace_, request, layout);
     }
     void segmented_reduce(gpuprim_op_t op, gpuprim_dtype_t dtype, const SegmentLayout &layout, const void *input,
                           void *output) override {
+        if (deferred_fault(layout, UINT64_MAX, SegmentedEntry::kReduce)) return;
         cpu::segmented_reduce(parallel_, op, dtype, layout, input, output);
     }
     void segmented_scan(gpuprim_op_t op, gpuprim_scan_kind_t kind, gpuprim_dtype_t dtype, const SegmentLayout &layout,
                         const void *input, void *output) override {
+        if (deferred_fault(layout, UINT64_MAX, SegmentedEntry::kScan)) return;
         cpu::segmented_scan(parallel_, op, kind, dtype, layout, input, output);
     }
     void topk(const TopkRequest &request, const SegmentLayout &layout) override {
+        if (deferred_fault(layout, request.largest_index, SegmentedEntry::kTopk)) return;
         cpu::topk(parallel_, workspace_, request, layout);
     }
 
@@ -197,6 +205,20 @@ private:
     // count only (the results do not depend on them at all).
     static constexpr uint64_t kIndexGrain = 1 << 16;
     static constexpr uint64_t kCandidateGrain = 1 << 10;
+
+    // A call on offsets in deferred mode checks them here first, as the CUDA
+    // backend's device check does: on a fault it keeps the message for
+    // check_deferred(), writes nothing and returns true.
+    bool deferred_fault(const SegmentLayout &layout, uint64_t largest_index, SegmentedEntry entry) {
+        if (!layout.offsets) return false;
+        const uint64_t call = offsets_report_.next_call();
+        if (!offsets_report_.deferred()) return false;
+        const uint64_t limit = segment_length_limit(layout, largest_index);
+        const SegmentFault fault = find_segment_fault_on_host(layout, limit);
+        if (fault.kind == SegmentFaultKind::kNone) return false;
+        offsets_report_.keep(entry, call, segment_fault_message(layout, limit, fault));
+        return true;
+    }
 
     template <typename U>
     void add_offset(U *indices, uint64_t count, U offset) {

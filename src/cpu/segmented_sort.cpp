@@ -120,7 +120,9 @@ uint64_t scratch_bytes(uint64_t count, uint64_t size) {
 
 void segmented_sort(Parallel &parallel, Workspace &workspace, const SortRequest &request,
                     const SegmentLayout &layout) {
-    check_offsets_on_host(layout);
+    // Offsets, then each segment's last index against the indices' type
+    // (rows: checked by the api).
+    check_offsets_on_host(layout, request.values_are_indices ? request.largest_index : UINT64_MAX);
     if (!layout.offsets && layout.row_length == 0) return;  // no keys (the row count may be anything)
     const bool threaded = parallel.threads() > 1;
     // Long: the flat sort would cut it into several runs (or, on one thread,
@@ -129,12 +131,6 @@ void segmented_sort(Parallel &parallel, Workspace &workspace, const SortRequest 
         return length > kShortSegment && (!threaded || sort_runs(parallel, length) > 1);
     };
     const SegmentPlan plan = plan_segments(layout, is_long);
-    if (request.values_are_indices && plan.longest > 0 && plan.longest - 1 > request.largest_index)
-        fail(GPUPRIM_ERROR_INVALID_ARGUMENT,
-             "segmented argsort: a segment of %llu keys has index %llu, which does not fit the 'indices' "
-             "(at most %llu)",
-             static_cast<unsigned long long>(plan.longest), static_cast<unsigned long long>(plan.longest - 1),
-             static_cast<unsigned long long>(request.largest_index));
 
     // What the short segments use: the packed elements (or radix keys), one
     // per data element, then the staging of in-place gathers.

@@ -286,18 +286,13 @@ void run_topk(Parallel &parallel, const TopkRequest &request, const SegmentLayou
 }  // namespace
 
 void topk(Parallel &parallel, Workspace &workspace, const TopkRequest &request, const SegmentLayout &layout) {
-    check_offsets_on_host(layout);
-    const bool threaded = parallel.threads() > 1;
-    const std::function<bool(uint64_t)> is_long = [&](uint64_t length) { return threaded && length > kChunk; };
-    const SegmentPlan plan = plan_segments(layout, is_long);
     // largest_index is UINT64_MAX without indices. Not request.indices: an
     // indices buffer of no elements (k = 0) has no data pointer, and its
     // dtype must still hold every position (as gpuprim_topk and rows check).
-    if (plan.longest > 0 && plan.longest - 1 > request.largest_index)
-        fail(GPUPRIM_ERROR_INVALID_ARGUMENT,
-             "segmented top-k: a segment of %llu keys has index %llu, which does not fit the 'indices' (at most %llu)",
-             static_cast<unsigned long long>(plan.longest), static_cast<unsigned long long>(plan.longest - 1),
-             static_cast<unsigned long long>(request.largest_index));
+    check_offsets_on_host(layout, request.largest_index);
+    const bool threaded = parallel.threads() > 1;
+    const std::function<bool(uint64_t)> is_long = [&](uint64_t length) { return threaded && length > kChunk; };
+    const SegmentPlan plan = plan_segments(layout, is_long);
     if (request.k == 0 || layout.data_count == 0) return;
     // (radix key << 32 | position) while both fit 32 bits, else 128 bits.
     const bool packed64 = request.key_bytes <= 4 && plan.longest <= (uint64_t(1) << 32);

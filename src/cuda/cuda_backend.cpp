@@ -7,6 +7,7 @@
 #include "cuda/argreduce/argreduce.h"
 #include "cuda/device_env.h"
 #include "cuda/distributed/distributed.h"
+#include "cuda/engine/segment_check.h"
 #include "cuda/group_by/group_by.h"
 #include "cuda/histogram/histogram.h"
 #include "cuda/merge/merge.h"
@@ -89,7 +90,8 @@ int device_count() {
 constexpr const char *kHostResultWaits =
     "the result goes to the host, which waits for the device (use the _to_buffer form)";
 constexpr const char *kOffsetsCheckWaits =
-    "its CSR offsets are checked on the host, which waits for the device (uniform rows can be captured)";
+    "the call waits for the device's check of its CSR offsets (uniform rows can be captured, and so can calls "
+    "on offsets whose check is deferred: gpuprim_context_set_offsets_check)";
 constexpr const char *kHostCountWaits =
     "the count goes to the host, which waits for the device (give only a device count buffer)";
 
@@ -133,16 +135,19 @@ public:
             owns_stream_ = true;
         }
         try {
-            env_.zeroed_counters = static_cast<uint32_t *>(allocate(kZeroedCounterWords * sizeof(uint32_t)));
-            check(cudaMemsetAsync(env_.zeroed_counters, 0, kZeroedCounterWords * sizeof(uint32_t),
-                                  env_.stream),
+            // The counters, then the deferred offsets check's skip word.
+            constexpr size_t kWords = kZeroedCounterWords + 1;
+            env_.zeroed_counters = static_cast<uint32_t *>(allocate(kWords * sizeof(uint32_t)));
+            check(cudaMemsetAsync(env_.zeroed_counters, 0, kWords * sizeof(uint32_t), env_.stream),
                   "cudaMemsetAsync (counters)");
+            env_.offsets_skip = env_.zeroed_counters + kZeroedCounterWords;
             // Host-result reductions land here straight from the kernel: no
             // extra copy launch, one synchronization.
             check(cudaHostAlloc(&host_result_, kHostResultBytes, cudaHostAllocMapped),
                   "cudaHostAlloc (result slot)");
             check(cudaHostGetDevicePointer(&host_result_device_, host_result_, 0),
                   "cudaHostGetDevicePointer");
+            std::memset(host_result_, 0, kHostResultBytes);
             check(cudaStreamSynchronize(env_.stream), "cudaStreamSynchronize");
         } catch (...) {
             free_resources();
@@ -153,7 +158,8 @@ public:
         env_.kernels = &kernels_;
         env_.host_slot = host_result_;
         env_.host_slot_device = host_result_device_;
-        env_.host_slot_bytes = kHostResultBytes;
+        env_.host_slot_bytes = kDeferredRecordAt;
+        env_.deferred_record = static_cast<char *>(host_result_device_) + kDeferredRecordAt;
     }
 
     ~CudaBackend() override {
@@ -248,6 +254,13 @@ public:
         check(cudaStreamSynchronize(env_.stream), "cudaStreamSynchronize");
     }
 
+    void check_deferred() override {
+        DeviceScope scope(env_.device_ordinal);
+        refuse_during_capture("gpuprim_context_check_deferred", "it waits for the device");
+        check(cudaStreamSynchronize(env_.stream), "gpuprim_context_check_deferred (cudaStreamSynchronize)");
+        report_deferred();
+    }
+
     uint64_t workspace_bytes() const override { return workspace_.capacity() + side_workspace_.capacity(); }
     void release_workspace() override {
         workspace_.release();
@@ -313,28 +326,29 @@ public:
 
     void segmented_sort(const SortRequest &request, const SegmentLayout &layout) override {
         DeviceScope scope(env_.device_ordinal);
-        if (layout.offsets) refuse_during_capture("segmented sort", kOffsetsCheckWaits);
-        cuda::segmented_sort(env_, request, layout);
+        const DeviceEnv env = segmented_env(
+            request.values_are_indices ? SegmentedEntry::kArgsort : SegmentedEntry::kSort, layout);
+        cuda::segmented_sort(env, request, layout);
     }
 
     void topk(const TopkRequest &request, const SegmentLayout &layout) override {
         DeviceScope scope(env_.device_ordinal);
-        if (layout.offsets) refuse_during_capture("gpuprim_topk", kOffsetsCheckWaits);
-        cuda::topk(env_, request, layout);
+        const DeviceEnv env = segmented_env(SegmentedEntry::kTopk, layout);
+        cuda::topk(env, request, layout);
     }
 
     void segmented_reduce(gpuprim_op_t op, gpuprim_dtype_t dtype, const SegmentLayout &layout, const void *input,
                           void *output) override {
         DeviceScope scope(env_.device_ordinal);
-        if (layout.offsets) refuse_during_capture("gpuprim_segmented_reduce", kOffsetsCheckWaits);
-        cuda::segmented_reduce(env_, op, dtype, layout, input, output);
+        const DeviceEnv env = segmented_env(SegmentedEntry::kReduce, layout);
+        cuda::segmented_reduce(env, op, dtype, layout, input, output);
     }
 
     void segmented_scan(gpuprim_op_t op, gpuprim_scan_kind_t kind, gpuprim_dtype_t dtype, const SegmentLayout &layout,
                         const void *input, void *output) override {
         DeviceScope scope(env_.device_ordinal);
-        if (layout.offsets) refuse_during_capture("gpuprim_segmented_scan", kOffsetsCheckWaits);
-        cuda::segmented_scan(env_, op, kind, dtype, layout, input, output);
+        const DeviceEnv env = segmented_env(SegmentedEntry::kScan, layout);
+        cuda::segmented_scan(env, op, kind, dtype, layout, input, output);
     }
 
     void copy(void *destination, const void *source, uint64_t bytes) override {
@@ -393,7 +407,44 @@ public:
     void *native_stream() const override { return static_cast<void *>(env_.stream); }
 
 private:
-    static constexpr size_t kHostResultBytes = 64;
+    // The pinned slot: host results first, then the deferred offsets
+    // check's record.
+    static constexpr size_t kDeferredRecordAt = 64;
+    static constexpr size_t kHostResultBytes = kDeferredRecordAt + sizeof(DeferredRecord);
+
+    // The environment of a segmented call: on offsets it is numbered for
+    // the deferred report and, unless its check is deferred, refused while
+    // the stream captures (the check's result is waited for).
+    DeviceEnv segmented_env(SegmentedEntry entry, const SegmentLayout &layout) {
+        DeviceEnv env = env_;
+        if (!layout.offsets) return env;
+        if (!offsets_check_deferred()) refuse_during_capture(segmented_entry_name(entry), kOffsetsCheckWaits);
+        env.defer_offsets_check = offsets_check_deferred();
+        env.offsets_entry = uint32_t(entry);
+        env.offsets_call = offsets_report_.next_call();
+        return env;
+    }
+
+    // After a wait: moves a failure the device kept into the report, then
+    // reports it (clearing both).
+    void report_deferred() {
+        volatile DeferredRecord &record =
+            *reinterpret_cast<DeferredRecord *>(static_cast<char *>(host_result_) + kDeferredRecordAt);
+        if (record.kind != 0) {
+            SegmentLayout layout{};
+            layout.data_count = record.data_count;
+            layout.offsets_signed = record.offsets_signed != 0;
+            layout.max_length = record.max_length;
+            const SegmentFault fault{SegmentFaultKind(record.kind), record.index, record.value, record.previous};
+            const auto entry = record.entry < uint32_t(SegmentedEntry::kCount) ? SegmentedEntry(record.entry)
+                                                                                : SegmentedEntry::kCount;
+            offsets_report_.keep(entry, record.call, segment_fault_message(layout, record.limit, fault));
+            offsets_report_.count_more(record.more);
+            record.more = 0;
+            record.kind = 0;
+        }
+        offsets_report_.report_and_clear();
+    }
 
     void finish_host_result(void *result, gpuprim_dtype_t dtype) {
         finish_host_result(result, dtype_size(dtype), "reduce (cudaStreamSynchronize)");

@@ -48,6 +48,17 @@ struct DeviceEnv {
     void *host_slot;
     void *host_slot_device;
     size_t host_slot_bytes;
+    // Calls on CSR offsets (engine/segment_check.h): whether their check is
+    // deferred (gpuprim_context_set_offsets_check), and for the deferred
+    // report which call this is (SegmentedEntry, its number on the
+    // context), the device word the check sets when the offsets fail
+    // (SegmentLayout::skip) and where it keeps the first failure (the
+    // device address of a DeferredRecord in mapped host memory).
+    bool defer_offsets_check;
+    uint32_t offsets_entry;
+    uint64_t offsets_call;
+    uint32_t *offsets_skip;
+    void *deferred_record;
 };
 
 // Per-context memo of what a kernel needs once before its first launch: the

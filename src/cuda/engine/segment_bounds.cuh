@@ -3,7 +3,8 @@
 // (segment s starts at s * row_length) or CSR offsets of 4 or 8 bytes. The
 // offsets have been checked (segment_check.cu) before any kernel that uses
 // this runs, so every one is in [0, count] and they do not decrease: signed
-// and unsigned offsets of one width read alike.
+// and unsigned offsets of one width read alike. A deferred check may still
+// be failing them: such a kernel asks skipped() before it reads any.
 #pragma once
 
 #include "core/backend.h"
@@ -18,10 +19,17 @@ struct SegmentBounds {
     uint64_t row_length;
     uint64_t segments;
     uint64_t origin;  // subtracted from every offset (SegmentLayout::origin)
+    // Deferred offsets check: nonzero when the offsets failed it
+    // (SegmentLayout::skip); nullptr otherwise.
+    const uint32_t *skip;
 
     static SegmentBounds of(const SegmentLayout &layout) {
-        return {layout.offsets, layout.offset_bytes, layout.row_length, layout.segments, layout.origin};
+        return {layout.offsets, layout.offset_bytes, layout.row_length, layout.segments, layout.origin, layout.skip};
     }
+
+    // True when the call's offsets failed a deferred check: a kernel that
+    // reads them returns at once (every thread alike), writing nothing.
+    __device__ __forceinline__ bool skipped() const { return skip && *skip != 0; }
 
     // Segment s's first element; s == segments gives the end of the last one.
     __device__ __forceinline__ uint64_t offset(uint64_t s) const {

@@ -1,14 +1,19 @@
 // SPDX-License-Identifier: Apache-2.0
 // The device check of CSR offsets. One launch reads offsets[0..segments]
-// once: each block finds its first bad index and its longest segment, stores
-// them in the workspace and takes a ticket; the last block folds the blocks'
-// results in block order, writes them to the mapped host slot and resets the
-// ticket (env.zeroed_counters must read zero after every call). The host
-// waits for the stream, then reads the slot: a bad offset is reported before
-// any kernel that would write has been launched.
+// once: each block finds its first bad index, its first segment longer than
+// the call's limit and its longest segment, stores them in the workspace
+// and takes a ticket; the last block folds the blocks' results in block
+// order, reads the offsets the message names, and resets the ticket
+// (env.zeroed_counters must read zero after every call). Then:
+// - waiting mode: it writes the result to the mapped host slot; the host
+//   waits for the stream and reads it, so a fault is reported before any
+//   kernel that would write has been launched;
+// - deferred mode: it sets the call's skip word (0 or 1) for the kernels
+//   that follow, and keeps a fault in the context's DeferredRecord.
 
 #include "cuda/engine/segment_check.h"
 
+#include "core/offsets_check.h"
 #include "cuda/device_env.h"
 #include "cuda/util/check.h"
 #include "cuda/util/counters.h"
@@ -21,13 +26,16 @@ namespace gpuprim::cuda {
 namespace {
 
 constexpr int kCheckThreads = 256;
-constexpr uint64_t kNoBadIndex = ~uint64_t(0);
+constexpr uint64_t kNone = ~uint64_t(0);
 
 struct CheckResult {
-    unsigned long long first_bad;
+    unsigned long long first_bad;   // kNone: every offset keeps the rules
+    unsigned long long first_long;  // the first segment longer than the limit (kNone: none)
     unsigned long long longest;
     unsigned long long first_offset;  // offsets[0] and offsets[segments]: what the segments cover
     unsigned long long last_offset;
+    long long value;     // the fault's values, as SegmentFault holds them
+    long long previous;
 };
 
 struct CheckArgs {
@@ -36,9 +44,16 @@ struct CheckArgs {
     bool offsets_signed;
     uint64_t segments;
     uint64_t data_count;
+    uint64_t limit;         // segment_length_limit
     CheckResult *partials;  // one per block
     uint32_t *ticket;
-    CheckResult *result;    // mapped host memory
+    CheckResult *result;  // waiting mode: mapped host memory; deferred: nullptr
+    // Deferred mode.
+    uint32_t *skip;
+    DeferredRecord *record;  // mapped host memory
+    uint32_t entry;
+    uint64_t call;
+    uint64_t max_length;
 };
 
 // offsets[i] as a signed 64-bit value (U64 past INT64_MAX reads negative,
@@ -51,61 +66,125 @@ __device__ __forceinline__ int64_t offset_at(const CheckArgs &args, uint64_t i) 
     return int64_t(__ldg(static_cast<const unsigned long long *>(args.offsets) + i));
 }
 
+// The folded result of all blocks, with the fault's values read back.
+__device__ CheckResult fold(const CheckArgs &args) {
+    CheckResult total{kNone, kNone, 0, 0, 0, 0, 0};
+    for (uint32_t b = 0; b < gridDim.x; ++b) {
+        const volatile CheckResult &part = args.partials[b];
+        total.first_bad = min(total.first_bad, part.first_bad);
+        total.first_long = min(total.first_long, part.first_long);
+        total.longest = max(total.longest, part.longest);
+    }
+    total.first_offset = (unsigned long long)offset_at(args, 0);
+    total.last_offset = (unsigned long long)offset_at(args, args.segments);
+    if (total.first_bad != kNone) {
+        const uint64_t i = total.first_bad;
+        total.value = offset_at(args, i);
+        total.previous = i > 0 ? offset_at(args, i - 1) : 0;
+    } else if (total.first_long != kNone) {
+        const uint64_t s = total.first_long;
+        total.value = int64_t(uint64_t(offset_at(args, s + 1)) - uint64_t(offset_at(args, s)));
+    }
+    return total;
+}
+
+// Deferred mode: the skip word for the call's kernels, and the first fault
+// kept for the host.
+__device__ void defer(const CheckArgs &args, const CheckResult &total) {
+    const bool bad = total.first_bad != kNone;
+    const bool failed = bad || total.first_long != kNone;
+    *args.skip = failed ? 1u : 0u;
+    if (!failed) return;
+    volatile DeferredRecord &record = *args.record;
+    if (record.kind != 0) {
+        record.more = record.more + 1;
+        return;
+    }
+    record.entry = args.entry;
+    record.call = args.call;
+    record.index = bad ? total.first_bad : total.first_long;
+    record.value = total.value;
+    record.previous = bad ? total.previous : 0;
+    record.data_count = args.data_count;
+    record.max_length = args.max_length;
+    record.limit = args.limit;
+    record.offsets_signed = args.offsets_signed;
+    record.more = 0;
+    __threadfence_system();  // the fields before the kind that says they are there
+    record.kind = uint32_t(bad ? SegmentFaultKind::kBadOffset : SegmentFaultKind::kTooLong);
+}
+
 __global__ void __launch_bounds__(kCheckThreads) segment_check_kernel(const CheckArgs args) {
     __shared__ unsigned long long block_bad;
+    __shared__ unsigned long long block_long;
     __shared__ unsigned long long block_longest;
     __shared__ bool last_block;
     if (threadIdx.x == 0) {
-        block_bad = kNoBadIndex;
+        block_bad = kNone;
+        block_long = kNone;
         block_longest = 0;
     }
     __syncthreads();
-    unsigned long long bad = kNoBadIndex, longest = 0;
+    unsigned long long bad = kNone, first_long = kNone, longest = 0;
     const uint64_t stride = uint64_t(gridDim.x) * kCheckThreads;
     for (uint64_t i = uint64_t(blockIdx.x) * kCheckThreads + threadIdx.x; i <= args.segments; i += stride) {
         const int64_t value = offset_at(args, i);
         const int64_t previous = i > 0 ? offset_at(args, i - 1) : 0;
-        const bool wrong = offset_is_bad(args.offsets_signed, value, previous, i == 0, args.data_count);
-        // A bad previous offset makes this length meaningless, but then the
-        // call fails and the length is never used.
-        if (!wrong && i > 0) longest = max(longest, (unsigned long long)(uint64_t(value) - uint64_t(previous)));
-        if (wrong) {
+        if (offset_is_bad(args.offsets_signed, value, previous, i == 0, args.data_count)) {
             bad = i;  // the first of this thread: later ones are larger
             break;
         }
+        // A bad previous offset makes this length meaningless, but then the
+        // call fails on that offset first.
+        if (i > 0) {
+            const unsigned long long length = uint64_t(value) - uint64_t(previous);
+            longest = max(longest, length);
+            if (length > args.limit && first_long == kNone) first_long = i - 1;
+        }
     }
-    if (bad != kNoBadIndex) atomicMin(&block_bad, bad);
+    if (bad != kNone) atomicMin(&block_bad, bad);
+    if (first_long != kNone) atomicMin(&block_long, first_long);
     if (longest != 0) atomicMax(&block_longest, longest);
     __syncthreads();
     if (threadIdx.x == 0) {
-        args.partials[blockIdx.x] = {block_bad, block_longest};
+        args.partials[blockIdx.x] = {block_bad, block_long, block_longest, 0, 0, 0, 0};
         __threadfence();
         last_block = atomicAdd(args.ticket, 1u) == gridDim.x - 1;
     }
     __syncthreads();
     if (!last_block || threadIdx.x != 0) return;
     __threadfence();
-    CheckResult total{kNoBadIndex, 0, 0, 0};
-    for (uint32_t b = 0; b < gridDim.x; ++b) {
-        const volatile CheckResult &part = args.partials[b];
-        total.first_bad = min(total.first_bad, part.first_bad);
-        total.longest = max(total.longest, part.longest);
+    const CheckResult total = fold(args);
+    if (args.skip) {
+        defer(args, total);
+    } else {
+        volatile CheckResult &result = *args.result;
+        result.first_bad = total.first_bad;
+        result.first_long = total.first_long;
+        result.longest = total.longest;
+        result.first_offset = total.first_offset;
+        result.last_offset = total.last_offset;
+        result.value = total.value;
+        result.previous = total.previous;
     }
-    volatile CheckResult &result = *args.result;
-    result.first_bad = total.first_bad;
-    result.longest = total.longest;
-    result.first_offset = (unsigned long long)offset_at(args, 0);
-    result.last_offset = (unsigned long long)offset_at(args, args.segments);
     *args.ticket = 0;
 }
 
 }  // namespace
 
-SegmentSummary check_segments(const DeviceEnv &env, const SegmentLayout &layout) {
+uint64_t longest_segment_bound(const SegmentLayout &layout, uint64_t largest_index) {
+    if (!layout.offsets) return layout.segments ? layout.row_length : 0;
+    return std::min(layout.data_count, segment_length_limit(layout, largest_index));
+}
+
+SegmentSummary check_segments(const DeviceEnv &env, const SegmentLayout &layout, uint64_t largest_index) {
     if (!layout.offsets) return {layout.row_length, 0, layout.data_count};
     static_assert(sizeof(CheckResult) <= 64, "the result fits the host slot");
     if (env.host_slot_bytes < sizeof(CheckResult))
         fail(GPUPRIM_ERROR_INTERNAL, "segment check: the host result slot is too small");
+    const bool deferred = check_is_deferred(env, layout);
+    if (deferred && (!env.offsets_skip || !env.deferred_record))
+        fail(GPUPRIM_ERROR_INTERNAL, "segment check: no deferred record");
     const uint64_t entries = layout.segments + 1;
     const uint64_t wanted = (entries + kCheckThreads * 8 - 1) / (kCheckThreads * 8);
     const uint32_t blocks = uint32_t(std::max<uint64_t>(1, std::min<uint64_t>(wanted, uint64_t(env.sm_count) * 4)));
@@ -115,28 +194,30 @@ SegmentSummary check_segments(const DeviceEnv &env, const SegmentLayout &layout)
     args.offsets_signed = layout.offsets_signed;
     args.segments = layout.segments;
     args.data_count = layout.data_count;
+    args.limit = segment_length_limit(layout, largest_index);
     args.partials = static_cast<CheckResult *>(env.workspace->reserve(uint64_t(blocks) * sizeof(CheckResult)));
     args.ticket = env.zeroed_counters + SegmentCounterWords::kCheckTicket;
-    args.result = static_cast<CheckResult *>(env.host_slot_device);
+    if (deferred) {
+        args.skip = env.offsets_skip;
+        args.record = static_cast<DeferredRecord *>(env.deferred_record);
+        args.entry = env.offsets_entry;
+        args.call = env.offsets_call;
+        args.max_length = layout.max_length;
+    } else {
+        args.result = static_cast<CheckResult *>(env.host_slot_device);
+    }
     segment_check_kernel<<<blocks, kCheckThreads, 0, env.stream>>>(args);
     check_launch("segment offsets check launch");
+    if (deferred) return {longest_segment_bound(layout, largest_index), 0, layout.data_count, env.offsets_skip};
     check(cudaStreamSynchronize(env.stream), "segment offsets check (cudaStreamSynchronize)");
     const volatile CheckResult &slot = *static_cast<CheckResult *>(env.host_slot);
-    const CheckResult result{slot.first_bad, slot.longest, slot.first_offset, slot.last_offset};
-    if (result.first_bad != kNoBadIndex) {
-        // The two offsets the message names, read back from the device.
-        const uint64_t i = result.first_bad;
-        unsigned char pair[16] = {};
-        const uint64_t first = i > 0 ? i - 1 : i;
-        const char *base = static_cast<const char *>(layout.offsets);
-        check(cudaMemcpyAsync(pair, base + first * layout.offset_bytes, (i - first + 1) * layout.offset_bytes,
-                              cudaMemcpyDeviceToHost, env.stream),
-              "segment offsets check (cudaMemcpyAsync)");
-        check(cudaStreamSynchronize(env.stream), "segment offsets check (cudaStreamSynchronize)");
-        const int64_t value = read_offset(pair, layout.offset_bytes, layout.offsets_signed, i - first);
-        const int64_t previous = i > 0 ? read_offset(pair, layout.offset_bytes, layout.offsets_signed, 0) : 0;
-        fail_bad_offset(layout, i, value, previous);
-    }
+    const CheckResult result{slot.first_bad,    slot.first_long, slot.longest, slot.first_offset,
+                             slot.last_offset, slot.value,      slot.previous};
+    if (result.first_bad != kNone)
+        fail_segment_fault(layout, args.limit,
+                           {SegmentFaultKind::kBadOffset, result.first_bad, result.value, result.previous});
+    if (result.first_long != kNone)
+        fail_segment_fault(layout, args.limit, {SegmentFaultKind::kTooLong, result.first_long, result.value, 0});
     return {result.longest, result.first_offset, result.last_offset - result.first_offset};
 }
 
@@ -144,6 +225,7 @@ SegmentLayout narrowed_to_covered(const SegmentLayout &layout, const SegmentSumm
     SegmentLayout narrowed = layout;
     narrowed.origin = summary.covered_begin;
     narrowed.data_count = summary.covered_length;
+    narrowed.skip = summary.skip;
     return narrowed;
 }
 

@@ -13,26 +13,69 @@
 
 namespace gpuprim::cuda {
 
+// The first failure a deferred check found, in the context's mapped host
+// memory (DeviceEnv::deferred_record): the check kernel fills it when kind
+// is 0 and counts later failures in `more`; the host reads and clears it in
+// gpuprim_context_check_deferred and gpuprim_context_synchronize. A
+// context's calls run in stream order, graph replays too: no atomics.
+struct DeferredRecord {
+    uint32_t kind;   // SegmentFaultKind; 0: none kept
+    uint32_t entry;  // SegmentedEntry
+    uint64_t call;   // the call's number on the context, as enqueued (captured)
+    uint64_t index;  // SegmentFault
+    int64_t value;
+    int64_t previous;
+    uint64_t data_count;  // what the message needs of the call's layout
+    uint64_t max_length;
+    uint64_t limit;
+    uint32_t offsets_signed;
+    uint32_t more;  // failures after this one
+};
+
 // What the device check of CSR offsets learns about the segments, for the
 // drivers that pick a path by shape.
 struct SegmentSummary {
-    uint64_t longest;  // the longest segment's length
+    // The longest segment's length; in deferred mode a bound on it
+    // (longest_segment_bound).
+    uint64_t longest;
     // The elements the segments cover together, [covered_begin,
     // covered_begin + covered_length): CSR segments follow each other from
     // offsets[0] to offsets[segments]; rows cover all the data. Scratch
-    // sized by this stays proportional to the work, not to the buffer.
+    // sized by this stays proportional to the work. Deferred mode: all the
+    // data.
     uint64_t covered_begin;
     uint64_t covered_length;
+    // Deferred mode: the word the check sets when the offsets fail it
+    // (SegmentLayout::skip), else nullptr.
+    const uint32_t *skip = nullptr;
 };
+
 // Uniform rows: computed on the host. Offsets: one kernel reads them all,
-// the call waits for its result (written to the context's mapped host slot),
-// and throws INVALID_ARGUMENT naming the first bad index (fail_bad_offset).
-SegmentSummary check_segments(const DeviceEnv &env, const SegmentLayout &layout);
+// checks the rules (offset_is_bad) and each segment's length against
+// segment_length_limit(layout, largest_index) (UINT64_MAX: no indices).
+// - Waiting mode (the default): the call waits for its result (written to
+//   the context's mapped host slot), and throws INVALID_ARGUMENT naming the
+//   first fault (core/offsets_check.h).
+// - Deferred mode (env.defer_offsets_check): nothing waits. The kernel sets
+//   the skip word when the offsets fail, which every later kernel of the
+//   call reads (SegmentBounds::skipped) to write nothing, and keeps the
+//   fault in the context's DeferredRecord. The summary holds bounds, not
+//   the data's values: nothing narrowed, longest = longest_segment_bound.
+SegmentSummary check_segments(const DeviceEnv &env, const SegmentLayout &layout,
+                              uint64_t largest_index = UINT64_MAX);
+// The most a segment of the call can have, known without reading the
+// offsets: the data's count, the caller's promise, the indices' type.
+uint64_t longest_segment_bound(const SegmentLayout &layout, uint64_t largest_index = UINT64_MAX);
+// Whether this call's offsets check is deferred (offsets given, deferred mode).
+inline bool check_is_deferred(const DeviceEnv &env, const SegmentLayout &layout) {
+    return layout.offsets && env.defer_offsets_check;
+}
 // The call narrowed to the elements its segments cover (checked offsets):
 // data_count becomes summary.covered_length and origin covered_begin, so
 // tiles, scratch and workspace follow the segments, not the whole buffer.
 // The caller moves its data pointers by the same covered_begin elements
-// (at_covered). Rows cover all the data: nothing changes.
+// (at_covered). Rows cover all the data: nothing changes. The skip word
+// travels with it.
 SegmentLayout narrowed_to_covered(const SegmentLayout &layout, const SegmentSummary &summary);
 template <typename Pointer>
 Pointer at_covered(Pointer data, const SegmentSummary &summary, uint64_t element_bytes) {

@@ -37,6 +37,7 @@ __device__ __forceinline__ uint64_t list_entry(const SegmentNetworkArgs &args, u
 
 template <typename K, int kValueBytes, bool kWithIndex>
 __global__ void __launch_bounds__(kMaxNetwork / kItems) segment_network_sort_kernel(const SegmentNetworkArgs args) {
+    if (args.bounds.skipped()) return;  // offsets failed a deferred check
     using N = NetworkKey<K>;
     using Item = NetworkItem<K, kWithIndex>;
     using V = typename UnsignedBits<kValueBytes == 0 ? 4 : kValueBytes>::type;
@@ -45,9 +46,13 @@ __global__ void __launch_bounds__(kMaxNetwork / kItems) segment_network_sort_ker
 
     const uint32_t group_threads = args.network / kItems;
     const uint32_t lane = threadIdx.x % group_threads;  // thread within the segment's group
-    const uint64_t group = uint64_t(blockIdx.x) * (blockDim.x / group_threads) + threadIdx.x / group_threads;
+    const uint64_t block_first = uint64_t(blockIdx.x) * (blockDim.x / group_threads);
+    uint64_t groups = args.groups;
+    if (args.group_count) groups = min(groups, uint64_t(*args.group_count));
+    if (block_first >= groups) return;  // every thread of the block alike
+    const uint64_t group = block_first + threadIdx.x / group_threads;
     uint64_t s = 0, begin = 0, length = 0;
-    if (group < args.groups) {
+    if (group < groups) {
         s = list_entry(args, group);
         begin = args.bounds.offset(s);
         length = args.bounds.offset(s + 1) - begin;

@@ -44,7 +44,11 @@ struct SegmentNetworkArgs {
     SegmentBounds bounds;
     const void *list;  // the segment ids to sort (a length class), or nullptr (segment = group)
     bool list_wide;    // ids are 8 bytes
-    uint64_t groups;   // segments this launch sorts
+    uint64_t groups;   // segments this launch sorts (with group_count: at most)
+    // nullptr, or the device count of the list's entries, written by an
+    // earlier kernel of the call: the launch is sized by `groups`, a bound
+    // known on the host, and the blocks past the count return at once.
+    const unsigned long long *group_count;
     uint32_t network;  // positions a segment
     // Top-k (network_topk): segment s writes only its first min(k, length)
     // ranks, to [s * topk, ...) of keys_out (if given) and values_out; 0: a sort.

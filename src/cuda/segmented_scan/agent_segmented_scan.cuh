@@ -435,6 +435,7 @@ __device__ __forceinline__ void item_outputs(const Acc (&x)[kItems], uint32_t he
 template <typename T, typename Op, typename Config, bool kReduce>
 __global__ void __launch_bounds__(Config::kThreads, Config::kMinBlocks)
     segmented_scan_kernel(const SegmentedScanParams p) {
+    if (p.bounds.skipped()) return;  // offsets failed a deferred check: every block alike
     using Accumulate = Accumulation<T, Op>;
     using Acc = typename Accumulate::Acc;
     using Combine = typename Accumulate::Combine;
@@ -555,9 +556,11 @@ __global__ void __launch_bounds__(Config::kThreads, Config::kMinBlocks)
 }
 
 // Fills n elements with one bit pattern (a reduce whose segments are all
-// empty: every output is the identity). A grid-stride loop: n may pass 2^32.
+// empty: every output is the identity), unless offsets failed a deferred
+// check (skip). A grid-stride loop: n may pass 2^32.
 template <typename Bits>
-__global__ void fill_kernel(Bits *out, uint64_t n, Bits value) {
+__global__ void fill_kernel(Bits *out, uint64_t n, Bits value, const uint32_t *skip) {
+    if (skip && *skip != 0) return;
     const uint64_t stride = uint64_t(gridDim.x) * blockDim.x;
     for (uint64_t i = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) out[i] = value;
 }

@@ -57,13 +57,13 @@ namespace segmented_scan_detail {
 
 // Every output the identity (a reduce of empty segments only).
 template <typename T, typename Op>
-void fill_identity(const DeviceEnv &env, void *output, uint64_t segments) {
+void fill_identity(const DeviceEnv &env, void *output, uint64_t segments, const uint32_t *skip) {
     using Bits = bits_t<T>;
     constexpr int kThreads = 256;
     const uint64_t wanted = segments / kThreads + (segments % kThreads != 0);
     const uint64_t blocks = std::max<uint64_t>(1, std::min<uint64_t>(wanted, uint64_t(std::max(env.sm_count, 1)) * 8));
     fill_kernel<Bits><<<unsigned(blocks), kThreads, 0, env.stream>>>(static_cast<Bits *>(output), segments,
-                                                                     bit_cast<Bits>(identity_element<T, Op>()));
+                                                                     bit_cast<Bits>(identity_element<T, Op>()), skip);
     check_launch("segmented reduce fill launch");
 }
 
@@ -100,7 +100,7 @@ template <typename T, typename Op, typename Config, bool kReduce>
 void run(const DeviceEnv &env, const SegmentLayout &layout, const void *input, void *output, bool exclusive) {
     if (layout.data_count == 0) {
         // No elements (rows of length 0 among them): every segment is empty.
-        if constexpr (kReduce) fill_identity<T, Op>(env, output, layout.segments);
+        if constexpr (kReduce) fill_identity<T, Op>(env, output, layout.segments, layout.skip);
         return;
     }
     launch_tiles<T, Op, Config, kReduce>(env, layout, input, output, exclusive);

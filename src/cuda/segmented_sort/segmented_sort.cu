@@ -60,6 +60,7 @@ template <typename Id>
 __global__ void __launch_bounds__(256) segment_classify_kernel(SegmentBounds bounds, uint64_t long_limit, Id *lists,
                                                                uint64_t list_room, unsigned long long *counts,
                                                                unsigned long long *long_bounds) {
+    if (bounds.skipped()) return;  // offsets failed a deferred check: every class stays empty
     __shared__ unsigned int block_count[kClasses + 1];
     __shared__ unsigned long long block_base[kClasses + 1];
     const uint64_t stride = uint64_t(gridDim.x) * blockDim.x;
@@ -337,11 +338,27 @@ void sort_segments(const DeviceEnv &env, const SortRequest &request, const Segme
             segment_classify_kernel<uint32_t><<<blocks, 256, 0, env.stream>>>(
                 args.bounds, largest, static_cast<uint32_t *>(lists), room, counts, long_device);
         check_launch("segmented sort classify launch");
+        args.list_wide = wide;
+        if (summary.skip) {
+            // Deferred check, no segment past the networks: the classes'
+            // sizes stay on the device. Each class's launch is sized by the
+            // most segments of its lengths the data holds, and its blocks
+            // past the class's count return at once.
+            for (int c = 0; c < kClasses; ++c) {
+                const uint64_t shortest = c == 0 ? 0 : (uint64_t(kMinNetwork) << (c - 1)) + 1;
+                if (shortest > summary.longest) break;
+                args.list = static_cast<const char *>(lists) + uint64_t(c) * room * id_bytes;
+                args.groups = c == 0 ? layout.segments : std::min(layout.segments, layout.data_count / shortest);
+                args.group_count = counts + c;
+                args.network = kMinNetwork << c;
+                launch_network_sort<K, kValueBytes, kWithIndex>(env, args);
+            }
+            return;
+        }
         unsigned long long host_counts[kClasses + 1];
         check(cudaMemcpyAsync(host_counts, counts, sizeof host_counts, cudaMemcpyDeviceToHost, env.stream),
               "segmented sort (cudaMemcpyAsync)");
         check(cudaStreamSynchronize(env.stream), "segmented sort (cudaStreamSynchronize)");
-        args.list_wide = wide;
         for (int c = 0; c < kClasses; ++c) {
             if (host_counts[c] == 0) continue;
             args.list = static_cast<const char *>(lists) + uint64_t(c) * room * id_bytes;
@@ -363,6 +380,24 @@ void sort_segments(const DeviceEnv &env, const SortRequest &request, const Segme
     for (size_t i = 0; i < long_bounds.size(); i += 2) sort(env, slice(work, long_bounds[i], long_bounds[i + 1]));
 }
 
+// The longest segment this request's networks sort (as sort_segments
+// picks them), known before the call enqueues anything.
+uint32_t largest_network_for(const DeviceEnv &env, const SortRequest &request) {
+    uint32_t largest = 0;
+    dispatch_width(request.key_bytes, "segmented sort: unsupported key width", [&](auto key_bits) {
+        using K = decltype(key_bits);
+        if (request.value_bytes == 0) {
+            largest = sorts_whole_key(request) ? largest_network<K, 0, false>(env)
+                                               : largest_network<K, int(sizeof(K)), true>(env);
+            return;
+        }
+        dispatch_width(request.value_bytes, "segmented sort: unsupported value width", [&](auto value_bits) {
+            largest = largest_network<K, int(sizeof(value_bits)), true>(env);
+        });
+    });
+    return largest;
+}
+
 template <typename K>
 void dispatch_values(const DeviceEnv &env, const SortRequest &request, const SegmentLayout &layout,
                      const SegmentSummary &summary) {
@@ -382,13 +417,19 @@ void dispatch_values(const DeviceEnv &env, const SortRequest &request, const Seg
 void segmented_sort(const DeviceEnv &env, const SortRequest &request, const SegmentLayout &layout) {
     if (!is_dtype_width(request.key_bytes))
         fail(GPUPRIM_ERROR_INTERNAL, "segmented sort: unsupported key width %u", request.key_bytes);
-    const SegmentSummary summary = check_segments(env, layout);
-    if (request.values_are_indices && summary.longest > 0 && summary.longest - 1 > request.largest_index)
-        fail(GPUPRIM_ERROR_INVALID_ARGUMENT,
-             "segmented argsort: the longest segment has %llu keys; its last index, %llu, does not fit the "
-             "indices' type (at most %llu)",
-             (unsigned long long)summary.longest, (unsigned long long)(summary.longest - 1),
-             (unsigned long long)request.largest_index);
+    // An argsort's check also holds each segment's last index to the
+    // indices' type.
+    const uint64_t largest_index = request.values_are_indices ? request.largest_index : UINT64_MAX;
+    // Deferred: the long segments' sorts read their bounds back to the host
+    // (sort_segments), which a graph cannot replay. Refused while nothing of
+    // the call is enqueued yet.
+    if (check_is_deferred(env, layout) &&
+        longest_segment_bound(layout, largest_index) > largest_network_for(env, request))
+        refuse_during_capture(env.stream, "segmented sort",
+                              "its CSR offsets may hold segments longer than the largest sorting network (4096 "
+                              "keys at most), whose sort reads their bounds back to the host (promise shorter "
+                              "segments with segments->max_segment_length)");
+    const SegmentSummary summary = check_segments(env, layout, largest_index);
     if (layout.segments == 0 || request.count == 0) return;
     // Only what the segments cover is sorted: scratch and tiles follow it.
     SortRequest covered = request;

@@ -36,6 +36,7 @@ __host__ __device__ constexpr size_t block_select_shared_bytes(uint32_t max_leng
 template <typename K>
 __global__ void __launch_bounds__(BlockSelectPolicy::kThreads)
     block_select_kernel(const TopkArgs args, uint32_t max_length, uint32_t slots) {
+    if (args.bounds.skipped()) return;  // offsets failed a deferred check
     using R = SelectKey<K>;
     constexpr int kThreads = BlockSelectPolicy::kThreads;
     constexpr int kDigitBits = BlockSelectPolicy::kDigitBits;

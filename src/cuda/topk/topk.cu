@@ -25,6 +25,7 @@
 #include "cuda/topk/block_select.cuh"
 #include "cuda/topk/radix_select.cuh"
 #include "cuda/topk/warp_select.cuh"
+#include "cuda/util/capture.h"
 #include "cuda/util/check.h"
 #include "cuda/util/workspace_layout.h"
 
@@ -81,6 +82,7 @@ void launch_block_select(const DeviceEnv &env, const TopkArgs &args, uint32_t ma
 __global__ void __launch_bounds__(256) list_long_segments_kernel(SegmentBounds bounds, uint64_t limit,
                                                                  unsigned long long *list,
                                                                  unsigned long long *count) {
+    if (bounds.skipped()) return;  // offsets failed a deferred check: no long segments
     const uint64_t stride = uint64_t(gridDim.x) * blockDim.x;
     for (uint64_t s = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x; s < bounds.segments; s += stride) {
         const uint64_t length = bounds.offset(s + 1) - bounds.offset(s);
@@ -329,15 +331,19 @@ void topk_of_width(const DeviceEnv &env, const TopkRequest &request, const Segme
 void topk(const DeviceEnv &env, const TopkRequest &request, const SegmentLayout &layout) {
     if (!is_dtype_width(request.key_bytes))
         fail(GPUPRIM_ERROR_INTERNAL, "top-k: unsupported key width %u", request.key_bytes);
-    const SegmentSummary summary = check_segments(env, layout);
+    // Deferred: segments past a block's select are listed, and the list's
+    // length read back to the host, which a graph cannot replay. Refused
+    // while nothing of the call is enqueued yet.
+    if (check_is_deferred(env, layout) &&
+        longest_segment_bound(layout, request.largest_index) > selection::BlockSelectPolicy::kMaxLength)
+        refuse_during_capture(env.stream, "gpuprim_segmented_topk",
+                              "its CSR offsets may hold segments longer than 8192 keys, which are listed on the "
+                              "device and counted on the host (promise shorter segments with "
+                              "segments->max_segment_length)");
+    // The check also holds each segment's last index to the indices' type:
     // largest_index is UINT64_MAX when no indices are wanted (a k = 0 call's
     // empty indices buffer has no memory, but still its dtype).
-    if (summary.longest > 0 && summary.longest - 1 > request.largest_index)
-        fail(GPUPRIM_ERROR_INVALID_ARGUMENT,
-             "segmented top-k: the longest segment has %llu keys; its last index, %llu, does not fit the "
-             "indices' type (at most %llu)",
-             (unsigned long long)summary.longest, (unsigned long long)(summary.longest - 1),
-             (unsigned long long)request.largest_index);
+    const SegmentSummary summary = check_segments(env, layout, request.largest_index);
     if (request.k == 0 || layout.segments == 0 || summary.longest == 0) return;
     // Only what the segments cover is read: candidates and scratch follow it.
     TopkRequest covered = request;

@@ -16,6 +16,7 @@ namespace gpuprim::cuda::selection {
 
 template <typename K>
 __global__ void __launch_bounds__(WarpSelectPolicy::kWarps * 32) warp_select_kernel(const TopkArgs args) {
+    if (args.bounds.skipped()) return;  // offsets failed a deferred check
     using R = SelectKey<K>;
     constexpr int kWarps = WarpSelectPolicy::kWarps;
     constexpr int kItems = WarpSelectPolicy::kMaxLength / 32;
