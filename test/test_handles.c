@@ -46,6 +46,11 @@ static void expect_not_a_context(gpuprim_context_t bad, gpuprim_buffer_t buffer,
     CHECK_STATUS(gpuprim_context_reserve_workspace(bad, 1u << 20, 1), H);
     CHECK_STATUS(gpuprim_context_get_stream(bad, &data), H);
     CHECK(data == (void *)&count);
+    /* the deferred offsets check (experimental): the handle comes before the mode */
+    CHECK_STATUS(gpuprim_context_set_offsets_check(bad, GPUPRIM_OFFSETS_CHECK_DEFERRED), H);
+    CHECK_STATUS(gpuprim_context_set_offsets_check(bad, GPUPRIM_OFFSETS_CHECK_WAIT), H);
+    CHECK_STATUS(gpuprim_context_set_offsets_check(bad, (gpuprim_offsets_check_t)7), H);
+    CHECK_STATUS(gpuprim_context_check_deferred(bad), H);
     CHECK_STATUS(gpuprim_buffer_create(bad, GPUPRIM_DTYPE_U32, 4, &out), H);
     CHECK_STATUS(gpuprim_buffer_wrap(bad, GPUPRIM_DTYPE_U32, host, 4, &out), H);
     CHECK_STATUS(gpuprim_buffer_destroy(bad, buffer), H);
