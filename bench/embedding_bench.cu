@@ -5,7 +5,11 @@
 //    sequence between events (what a caller waits) and 100 sequences between
 //    events, divided (throughput). The inputs stay in L2 on both sides: at
 //    2^10 every call is bound by launches, not memory.
-// 2. Device memory outside the host's allocator: the free memory
+// 2. A small segmented call on CSR offsets (4 segments of 8) with its
+//    offsets check deferred, against the same call on uniform rows and on
+//    offsets in waiting mode: one call between events (median; the inputs
+//    stay in L2, the calls are bound by launches) and 100 calls, divided.
+// 3. Device memory outside the host's allocator: the free memory
 //    (cudaMemGetInfo) before a context with a pool allocator is made and
 //    after a mixed workload on it, less what the pool handed out; the same
 //    workload first runs on an ordinary context, so the CUDA modules it
@@ -258,6 +262,60 @@ void memory_outside_allocator(cudaStream_t stream) {
     CHECK_CUDA(cudaFree(pool.base));
 }
 
+// Segmented sort, reduce, scan and top-4 of 4 x 8 floats: rows, offsets
+// waited for, offsets deferred.
+void small_offsets_calls(cudaStream_t stream, gpuprim_context_t ctx) {
+    constexpr uint64_t kRows = 4, kLength = 8, kCount = kRows * kLength;
+    std::vector<float> host(kCount);
+    for (uint64_t i = 0; i < kCount; ++i) host[i] = float((i * 7919) % 101) - 50.0f;
+    const uint32_t offsets_host[kRows + 1] = {0, 8, 16, 24, 32};
+    gpuprim_buffer_t keys, out, sums, top, offsets;
+    CHECK_GP(ctx, gpuprim_buffer_create(ctx, GPUPRIM_DTYPE_F32, kCount, &keys));
+    CHECK_GP(ctx, gpuprim_buffer_create(ctx, GPUPRIM_DTYPE_F32, kCount, &out));
+    CHECK_GP(ctx, gpuprim_buffer_create(ctx, GPUPRIM_DTYPE_F32, kRows, &sums));
+    CHECK_GP(ctx, gpuprim_buffer_create(ctx, GPUPRIM_DTYPE_F32, kRows * 4, &top));
+    CHECK_GP(ctx, gpuprim_buffer_create(ctx, GPUPRIM_DTYPE_U32, kRows + 1, &offsets));
+    CHECK_GP(ctx, gpuprim_buffer_upload(ctx, keys, 0, host.data(), kCount));
+    CHECK_GP(ctx, gpuprim_buffer_upload(ctx, offsets, 0, offsets_host, kRows + 1));
+    gpuprim_segments_t rows, csr;
+    gpuprim_segments_init_rows(&rows, kRows, kLength);
+    gpuprim_segments_init_offsets(&csr, offsets);
+    csr.max_segment_length = kLength;
+    struct Call {
+        const char *name;
+        std::function<void(const gpuprim_segments_t *)> run;
+    };
+    const Call calls[] = {
+        {"segmented sort", [&](const gpuprim_segments_t *seg) {
+             CHECK_GP(ctx, gpuprim_segmented_sort(ctx, seg, keys, nullptr, out, nullptr, nullptr));
+         }},
+        {"segmented reduce (sum)", [&](const gpuprim_segments_t *seg) {
+             CHECK_GP(ctx, gpuprim_segmented_reduce(ctx, GPUPRIM_OP_SUM, seg, keys, sums));
+         }},
+        {"segmented scan (inclusive sum)", [&](const gpuprim_segments_t *seg) {
+             CHECK_GP(ctx, gpuprim_segmented_scan(ctx, GPUPRIM_OP_SUM, GPUPRIM_SCAN_INCLUSIVE, seg, keys, out));
+         }},
+        {"segmented top-4", [&](const gpuprim_segments_t *seg) {
+             CHECK_GP(ctx, gpuprim_segmented_topk(ctx, seg, keys, 4, GPUPRIM_ORDER_DESCENDING, top, nullptr));
+         }},
+    };
+    printf("a small segmented call, 4 x 8 f32 (one call between events, median of 51 | 100 calls, divided; us)\n");
+    printf("  %-32s %14s %14s %14s %9s\n", "", "rows", "offsets, wait", "deferred", "def/rows");
+    for (const Call &call : calls) {
+        CHECK_GP(ctx, gpuprim_context_set_offsets_check(ctx, GPUPRIM_OFFSETS_CHECK_WAIT));
+        const Timing on_rows = time_call(stream, 51, [&](int) { call.run(&rows); }, 1, true);
+        const Timing waited = time_call(stream, 51, [&](int) { call.run(&csr); }, 1, true);
+        CHECK_GP(ctx, gpuprim_context_set_offsets_check(ctx, GPUPRIM_OFFSETS_CHECK_DEFERRED));
+        const Timing deferred = time_call(stream, 51, [&](int) { call.run(&csr); }, 1, true);
+        CHECK_GP(ctx, gpuprim_context_check_deferred(ctx));
+        printf("  %-32s %6.2f | %5.2f %6.2f | %5.2f %6.2f | %5.2f %9.2f\n", call.name, on_rows.single_us,
+               on_rows.batched_us, waited.single_us, waited.batched_us, deferred.single_us, deferred.batched_us,
+               deferred.single_us / on_rows.single_us);
+    }
+    CHECK_GP(ctx, gpuprim_context_set_offsets_check(ctx, GPUPRIM_OFFSETS_CHECK_WAIT));
+    for (gpuprim_buffer_t b : {keys, out, sums, top, offsets}) CHECK_GP(ctx, gpuprim_buffer_destroy(ctx, b));
+}
+
 }  // namespace
 
 int main() {
@@ -272,6 +330,7 @@ int main() {
     CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
     printf("embedding_bench: %s, libgpuprim %s\n", prop.name, gpuprim_version_string());
     graph_against_calls(stream, ctx);
+    small_offsets_calls(stream, ctx);
     gpuprim_context_destroy(ctx);
     memory_outside_allocator(stream);
     CHECK_CUDA(cudaStreamDestroy(stream));
