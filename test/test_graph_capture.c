@@ -18,13 +18,28 @@
  *    poisoned), then replayed three times, each on new data of another
  *    pattern uploaded into the same buffers with the outputs poisoned, and
  *    compared with references written from the header (test_common.h). The
- *    workspace keeps its size throughout.
+ *    workspace keeps its size throughout. The CSR family (segmented sort and
+ *    argsort with max_segment_length 4096, reduce and scan without a
+ *    promise, top-k with 8192) runs with its offsets check deferred
+ *    (gpuprim_context_set_offsets_check), and each replay writes new
+ *    offsets into the same buffer.
+ * 1b. Deferred checks in replays of the CSR family's graph: bad offsets (the
+ *    last past the end; one decreasing) write nothing, and check_deferred
+ *    then reports the captured sort's call number and "4 more"; a segment
+ *    past the sorts' promise fails only them (synchronize reports it, the
+ *    other calls' results are right); good offsets again replay correctly.
  * 2. The refusals (GPUPRIM_ERROR_NOT_CAPTURABLE) inside a capture: results
  *    or counts to the host (reduce, dot, argreduce, select, unique,
  *    reduce-by-key, group-by), synchronize, upload, download, buffer create,
  *    destroy of an owned buffer (which still works afterwards), releasing or
- *    growing the workspace, segmented sort / reduce / top-k on CSR offsets,
- *    and a sort whose workspace would have to grow: OUT_OF_MEMORY while the
+ *    growing the workspace, segmented sort / reduce / top-k on CSR offsets
+ *    with their check waiting; with it deferred, a segmented sort or argsort
+ *    whose segments may pass the largest sorting network (no promise and
+ *    n > 4096; max_segment_length 4097; f64 keys with u64 values at 4096),
+ *    a top-k whose segments may pass 8192 keys (max_segment_length 8193; no
+ *    promise and n = 9000), and check_deferred (a deferred reduce is
+ *    captured between the frame's scans instead); and a sort whose
+ *    workspace would have to grow: OUT_OF_MEMORY while the
  *    workspace is held, NOT_CAPTURABLE once it is let go. After each refusal
  *    the capture is still active, takes another call, ends, instantiates and
  *    replays correctly, and whatever the refused call would have written is
@@ -1143,6 +1158,167 @@ static void grp_check(void *state) {
     free(want_count);
 }
 
+/* --- segmented calls on CSR offsets, their offsets check deferred -------- */
+
+/* gpuprim_context_set_offsets_check(DEFERRED) (set by the family's setup;
+ * main and test_refusals set WAIT again): segmented sort of f32 pairs and
+ * argsort (max_segment_length 4096, the largest sorting network), reduce
+ * and scan (no promise), top-k (max_segment_length 8192), on U32 offsets
+ * that each round writes anew into the same buffer: short random lengths,
+ * lengths up to 4096 (one of exactly 4096), mostly empty segments, and
+ * offsets that start past 0 and end before n. Outputs outside the segments
+ * (and top-k's slots past a short segment) stay poisoned. */
+
+typedef struct csr {
+    base_t b;
+    uint64_t n, segments, k;
+    uint64_t *off; /* segments + 1, this round's */
+    void *keys, *values, *x, *off_host;
+    gpuprim_buffer_t offsets, keys_in, values_in, x_in, keys_out, values_out, indices, sums, scanned, topk_keys,
+        topk_indices;
+} csr_t;
+
+#define CSR_SORT_PROMISE 4096
+#define CSR_TOPK_PROMISE 8192
+
+static void *csr_setup(uint64_t n) {
+    csr_t *s = (csr_t *)new_state(sizeof *s);
+    s->n = n;
+    s->segments = n / 100 ? n / 100 : 1; /* 50 at n = 5,000, 3,000 at 300,001 */
+    s->k = 5;
+    s->off = (uint64_t *)new_host(&s->b, s->segments + 1);
+    s->off_host = new_host(&s->b, s->segments + 1);
+    s->keys = new_host(&s->b, n);
+    s->values = new_host(&s->b, n);
+    s->x = new_host(&s->b, n);
+    s->offsets = new_input(&s->b, GPUPRIM_DTYPE_U32, s->segments + 1);
+    s->keys_in = new_input(&s->b, GPUPRIM_DTYPE_F32, n);
+    s->values_in = new_input(&s->b, GPUPRIM_DTYPE_U32, n);
+    s->x_in = new_input(&s->b, GPUPRIM_DTYPE_I32, n);
+    s->keys_out = new_output(&s->b, GPUPRIM_DTYPE_F32, n);
+    s->values_out = new_output(&s->b, GPUPRIM_DTYPE_U32, n);
+    s->indices = new_output(&s->b, GPUPRIM_DTYPE_I32, n);
+    s->sums = new_output(&s->b, GPUPRIM_DTYPE_I32, s->segments);
+    s->scanned = new_output(&s->b, GPUPRIM_DTYPE_I32, n);
+    s->topk_keys = new_output(&s->b, GPUPRIM_DTYPE_F32, s->segments * s->k);
+    s->topk_indices = new_output(&s->b, GPUPRIM_DTYPE_I64, s->segments * s->k);
+    REQUIRE_OK(gpuprim_context_set_offsets_check(ctx, GPUPRIM_OFFSETS_CHECK_DEFERRED));
+    return s;
+}
+
+/* s->off (host) into the offsets buffer. */
+static void csr_put_offsets(csr_t *s) {
+    uint64_t i;
+    for (i = 0; i <= s->segments; ++i) tc_set(GPUPRIM_DTYPE_U32, s->off_host, i, s->off[i]);
+    put(s->offsets, s->off_host, s->segments + 1);
+}
+
+static void csr_fill(void *state, int round) {
+    static const tc_pattern_t patterns[ROUNDS] = {TC_MODERATE, TC_SMALL_RANGE, TC_NAN_SPARSE, TC_SORTED};
+    static const uint64_t longest[ROUNDS] = {300, CSR_SORT_PROMISE, 40, 64};
+    csr_t *s = (csr_t *)state;
+    const uint64_t lead = round == 3 ? 11 : 0, tail = round == 3 ? 7 : 0;
+    uint64_t budget = s->n > lead + tail ? s->n - lead - tail : 0, at = lead, i;
+    for (i = 0; i < s->segments; ++i) {
+        uint64_t length = tc_below(longest[round] + 1);
+        if (round == 1 && i == 1) length = CSR_SORT_PROMISE;
+        if (round == 2 && i % 3 != 0) length = 0;
+        if (length > budget) length = budget;
+        budget -= length;
+        s->off[i] = at;
+        at += length;
+    }
+    s->off[s->segments] = at;
+    csr_put_offsets(s);
+    tc_fill(GPUPRIM_DTYPE_F32, s->keys, s->n, patterns[round]);
+    tc_fill(GPUPRIM_DTYPE_U32, s->values, s->n, TC_RANDOM_BITS);
+    tc_fill(GPUPRIM_DTYPE_I32, s->x, s->n, round == 3 ? TC_SMALL_RANGE : TC_MODERATE);
+    put(s->keys_in, s->keys, s->n);
+    put(s->values_in, s->values, s->n);
+    put(s->x_in, s->x, s->n);
+}
+
+static void csr_call(void *state) {
+    csr_t *s = (csr_t *)state;
+    gpuprim_segments_t sorts, plain, topk;
+    gpuprim_sort_options_t descending;
+    gpuprim_segments_init_offsets(&plain, s->offsets);
+    sorts = plain;
+    sorts.max_segment_length = CSR_SORT_PROMISE;
+    topk = plain;
+    topk.max_segment_length = CSR_TOPK_PROMISE;
+    gpuprim_sort_options_init(&descending);
+    descending.order = GPUPRIM_ORDER_DESCENDING;
+    CHECK_OK(gpuprim_segmented_sort(ctx, &sorts, s->keys_in, s->values_in, s->keys_out, s->values_out, NULL));
+    CHECK_OK(gpuprim_segmented_argsort(ctx, &sorts, s->keys_in, NULL, s->indices, &descending));
+    CHECK_OK(gpuprim_segmented_reduce(ctx, GPUPRIM_OP_SUM, &plain, s->x_in, s->sums));
+    CHECK_OK(gpuprim_segmented_scan(ctx, GPUPRIM_OP_SUM, GPUPRIM_SCAN_INCLUSIVE, &plain, s->x_in, s->scanned));
+    CHECK_OK(gpuprim_segmented_topk(ctx, &topk, s->keys_in, s->k, GPUPRIM_ORDER_DESCENDING, s->topk_keys,
+                                    s->topk_indices));
+}
+
+/* The sort's and argsort's outputs against the reference of this round. */
+static void csr_check_sorts(csr_t *s) {
+    uint64_t *perm = (uint64_t *)tc_xmalloc(s->n * sizeof *perm + 8), i, j;
+    void *want_keys = poisoned(GPUPRIM_DTYPE_F32, s->n), *want_values = poisoned(GPUPRIM_DTYPE_U32, s->n);
+    void *want_indices = poisoned(GPUPRIM_DTYPE_I32, s->n);
+    for (i = 0; i < s->segments; ++i) {
+        const uint64_t at = s->off[i], len = s->off[i + 1] - at;
+        tc_reference_sort_permutation(GPUPRIM_DTYPE_F32, (const char *)s->keys + at * 4, len, 0, perm);
+        for (j = 0; j < len; ++j) {
+            tc_set(GPUPRIM_DTYPE_F32, want_keys, at + j, tc_get(GPUPRIM_DTYPE_F32, s->keys, at + perm[j]));
+            tc_set(GPUPRIM_DTYPE_U32, want_values, at + j, tc_get(GPUPRIM_DTYPE_U32, s->values, at + perm[j]));
+        }
+        tc_reference_sort_permutation(GPUPRIM_DTYPE_F32, (const char *)s->keys + at * 4, len, 1, perm);
+        for (j = 0; j < len; ++j) tc_set(GPUPRIM_DTYPE_I32, want_indices, at + j, perm[j]);
+    }
+    CHECK_BUFFER_EQ(ctx, s->keys_out, GPUPRIM_DTYPE_F32, want_keys, s->n, "segmented sort's keys (CSR, deferred)");
+    CHECK_BUFFER_EQ(ctx, s->values_out, GPUPRIM_DTYPE_U32, want_values, s->n,
+                    "segmented sort's values (CSR, deferred)");
+    CHECK_BUFFER_EQ(ctx, s->indices, GPUPRIM_DTYPE_I32, want_indices, s->n,
+                    "segmented argsort's indices (CSR, deferred)");
+    free(want_keys);
+    free(want_values);
+    free(want_indices);
+    free(perm);
+}
+
+/* Reduce, scan and top-k against the reference of this round. */
+static void csr_check_rest(csr_t *s) {
+    uint64_t *perm = (uint64_t *)tc_xmalloc(s->n * sizeof *perm + 8), i, j;
+    void *want_sums = host_array(s->segments), *want_scan = poisoned(GPUPRIM_DTYPE_I32, s->n);
+    void *want_keys = poisoned(GPUPRIM_DTYPE_F32, s->segments * s->k);
+    void *want_indices = poisoned(GPUPRIM_DTYPE_I64, s->segments * s->k);
+    for (i = 0; i < s->segments; ++i) {
+        const uint64_t at = s->off[i], len = s->off[i + 1] - at;
+        inclusive_sum_i32((const char *)s->x + at * 4, len, (char *)want_scan + at * 4);
+        tc_set(GPUPRIM_DTYPE_I32, want_sums, i, len ? tc_get(GPUPRIM_DTYPE_I32, want_scan, at + len - 1) : 0);
+        tc_reference_sort_permutation(GPUPRIM_DTYPE_F32, (const char *)s->keys + at * 4, len, 1, perm);
+        for (j = 0; j < len && j < s->k; ++j) {
+            tc_set(GPUPRIM_DTYPE_F32, want_keys, i * s->k + j, tc_get(GPUPRIM_DTYPE_F32, s->keys, at + perm[j]));
+            tc_set(GPUPRIM_DTYPE_I64, want_indices, i * s->k + j, perm[j]);
+        }
+    }
+    CHECK_BUFFER_EQ(ctx, s->sums, GPUPRIM_DTYPE_I32, want_sums, s->segments, "segmented reduce (CSR, deferred)");
+    CHECK_BUFFER_EQ(ctx, s->scanned, GPUPRIM_DTYPE_I32, want_scan, s->n, "segmented scan (CSR, deferred)");
+    CHECK_BUFFER_EQ(ctx, s->topk_keys, GPUPRIM_DTYPE_F32, want_keys, s->segments * s->k,
+                    "segmented top-k keys (CSR, deferred)");
+    CHECK_BUFFER_EQ(ctx, s->topk_indices, GPUPRIM_DTYPE_I64, want_indices, s->segments * s->k,
+                    "segmented top-k indices (CSR, deferred)");
+    free(want_sums);
+    free(want_scan);
+    free(want_keys);
+    free(want_indices);
+    free(perm);
+}
+
+static void csr_check(void *state) {
+    csr_t *s = (csr_t *)state;
+    CHECK_OK(gpuprim_context_check_deferred(ctx)); /* good offsets: nothing to report */
+    csr_check_sorts(s);
+    csr_check_rest(s);
+}
+
 static const family_t families[] = {
     {"sort of u32 keys (ascending; out of place and in place)", sort_u32_setup, sort_keys_fill, sort_keys_call,
      sort_keys_check},
@@ -1160,6 +1336,8 @@ static const family_t families[] = {
     {"unique and run-length encode, count to a buffer", runs_setup, runs_fill, runs_call, runs_check},
     {"reduce-by-key, count to a buffer", rbk_setup, rbk_fill, rbk_call, rbk_check},
     {"group-by, count to a buffer", grp_setup, grp_fill, grp_call, grp_check},
+    {"segmented sort, argsort, reduce, scan and top-k on CSR offsets, their check deferred", csr_setup, csr_fill,
+     csr_call, csr_check},
 };
 
 /* One family at n: warm-up, hold, capture, three replays on new data. */
@@ -1203,6 +1381,137 @@ static void run_family(const family_t *f, uint64_t n) {
            (unsigned long long)workspace_size(), (unsigned long long)held);
     destroy_exec(exec);
     free_state(state);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Deferred checks in replays                                               */
+/* ------------------------------------------------------------------------ */
+
+/* The number the context's last error gives a deferred failure ("(call N
+ * on CSR offsets"), or 0. */
+static uint64_t reported_call(void) {
+    const char *message = gpuprim_context_last_error(ctx);
+    const char *at = message ? strstr(message, "(call ") : NULL;
+    unsigned long long call = 0;
+    if (!at || sscanf(at, "(call %llu on CSR offsets", &call) != 1) return 0;
+    return (uint64_t)call;
+}
+
+/* The CSR family's graph replayed on bad offsets (its calls write nothing,
+ * check_deferred reports the captured sort's number and the four others),
+ * on offsets that break the sorts' promise only (the sorts write nothing,
+ * the others run), and on good offsets again. */
+static void test_csr_deferred_replays(uint64_t n) {
+    csr_t *s;
+    cudaGraphExec_t exec;
+    uint64_t first = 0, i;
+    char fault[256];
+    int replays;
+
+    tc_where("deferred replays, n = %llu: setup", (unsigned long long)n);
+    s = (csr_t *)csr_setup(n);
+    CHECK_OK(gpuprim_context_reserve_workspace(ctx, 0, 0));
+    /* a bad call outside capture first: its number gives the captured calls' */
+    csr_fill(s, 0);
+    s->off[s->segments] = n + 1;
+    csr_put_offsets(s);
+    poison_outputs(&s->b);
+    {
+        gpuprim_segments_t plain;
+        gpuprim_segments_init_offsets(&plain, s->offsets);
+        CHECK_OK(gpuprim_segmented_reduce(ctx, GPUPRIM_OP_SUM, &plain, s->x_in, s->sums));
+    }
+    CHECK_STATUS(gpuprim_context_check_deferred(ctx), GPUPRIM_ERROR_INVALID_ARGUMENT);
+    first = reported_call();
+    CHECKF(first > 0, "no call number in \"%s\"", gpuprim_context_last_error(ctx));
+    check_poisoned(&s->b, "after an uncaptured call on bad offsets");
+    /* warm-up (calls first + 1 to first + 5), then the capture (+ 6 to + 10) */
+    csr_fill(s, 0);
+    poison_outputs(&s->b);
+    csr_call(s);
+    csr_check(s);
+    CHECK_OK(gpuprim_context_reserve_workspace(ctx, 0, 1));
+    poison_outputs(&s->b);
+    begin_capture(stream);
+    csr_call(s);
+    exec = end_capture(stream, NULL);
+    check_poisoned(&s->b, "after the capture, before any launch (a captured call ran)");
+
+    for (replays = 0; replays < 2 && exec; ++replays) {
+        tc_where("deferred replays, n = %llu: a replay on bad offsets (%d)", (unsigned long long)n, replays);
+        csr_fill(s, 1 + replays);
+        if (replays == 0) {
+            s->off[s->segments] = n + 1; /* the last past the end */
+            snprintf(fault, sizeof fault,
+                     "segment offsets: offsets[%llu] = %llu is past the end of the data (%llu elements)",
+                     (unsigned long long)s->segments, (unsigned long long)(n + 1), (unsigned long long)n);
+        } else {
+            i = s->segments / 2;
+            if (s->off[i - 1] == 0) s->off[i - 1] = 2; /* every one before is 0 too */
+            s->off[i] = s->off[i - 1] - 1;
+            snprintf(fault, sizeof fault,
+                     "segment offsets: offsets[%llu] = %llu is less than offsets[%llu] = %llu (offsets must not "
+                     "decrease)",
+                     (unsigned long long)i, (unsigned long long)s->off[i], (unsigned long long)(i - 1),
+                     (unsigned long long)s->off[i - 1]);
+        }
+        csr_put_offsets(s);
+        poison_outputs(&s->b);
+        if (!replay(exec, stream)) break;
+        check_poisoned(&s->b, "after a replay on bad offsets");
+        CHECK_STATUS(gpuprim_context_check_deferred(ctx), GPUPRIM_ERROR_INVALID_ARGUMENT);
+        CHECK_MESSAGE(ctx, "gpuprim_segmented_sort (call ");
+        CHECK_MESSAGE(ctx, fault);
+        CHECK_MESSAGE(ctx, "; 4 more call(s) on offsets failed their deferred check after it");
+        CHECKF(reported_call() == first + 6, "a replay reports call %llu, the captured sort was call %llu",
+               (unsigned long long)reported_call(), (unsigned long long)(first + 6));
+        CHECK_OK(gpuprim_context_check_deferred(ctx));
+    }
+
+    if (exec && n > CSR_SORT_PROMISE) {
+        tc_where("deferred replays, n = %llu: a segment past the sorts' promise", (unsigned long long)n);
+        csr_fill(s, 0);
+        s->off[0] = 0;
+        s->off[1] = CSR_SORT_PROMISE + 1;
+        for (i = 2; i <= s->segments; ++i) s->off[i] = s->off[1] + (i - 1 < n - s->off[1] ? i - 1 : n - s->off[1]);
+        csr_put_offsets(s);
+        poison_outputs(&s->b);
+        if (replay(exec, stream)) {
+            /* the sort and argsort fail their check and write nothing; the others run */
+            CHECK_STATUS(gpuprim_context_synchronize(ctx), GPUPRIM_ERROR_INVALID_ARGUMENT);
+            snprintf(fault, sizeof fault,
+                     "segments: segment 0 has %llu elements, more than segments->max_segment_length = %llu",
+                     (unsigned long long)(CSR_SORT_PROMISE + 1), (unsigned long long)CSR_SORT_PROMISE);
+            CHECK_MESSAGE(ctx, "gpuprim_segmented_sort (call ");
+            CHECK_MESSAGE(ctx, fault);
+            CHECK_MESSAGE(ctx, "; 1 more call(s) on offsets failed their deferred check after it");
+            CHECK_OK(gpuprim_context_check_deferred(ctx));
+            {
+                void *want = poisoned(GPUPRIM_DTYPE_F32, n);
+                CHECK_BUFFER_EQ(ctx, s->keys_out, GPUPRIM_DTYPE_F32, want, n, "sort's keys past its promise");
+                free(want);
+                want = poisoned(GPUPRIM_DTYPE_U32, n);
+                CHECK_BUFFER_EQ(ctx, s->values_out, GPUPRIM_DTYPE_U32, want, n, "sort's values past its promise");
+                free(want);
+                want = poisoned(GPUPRIM_DTYPE_I32, n);
+                CHECK_BUFFER_EQ(ctx, s->indices, GPUPRIM_DTYPE_I32, want, n, "argsort's indices past its promise");
+                free(want);
+            }
+            csr_check_rest(s);
+        }
+    }
+
+    for (replays = 0; replays < 2 && exec; ++replays) {
+        tc_where("deferred replays, n = %llu: good offsets again (%d)", (unsigned long long)n, replays);
+        csr_fill(s, 3 - replays);
+        poison_outputs(&s->b);
+        if (!replay(exec, stream)) break;
+        csr_check(s);
+    }
+    destroy_exec(exec);
+    CHECK_OK(gpuprim_context_reserve_workspace(ctx, 0, 0));
+    REQUIRE_OK(gpuprim_context_set_offsets_check(ctx, GPUPRIM_OFFSETS_CHECK_WAIT));
+    free_state(s);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1344,6 +1653,11 @@ static void test_refusals(void) {
     gpuprim_segments_t csr;
     gpuprim_buffer_t values, seg_keys, offsets, made;
     tc_known_t victim, seg_out, seg_sums, topk_keys, topk_indices, sel_out, sel_count, unique_out, rbk_out, grp_out;
+    /* the deferred refusals: 8-byte pairs, argsort indices, 9,000 keys in 2 segments */
+    gpuprim_segments_t promised, long_csr;
+    gpuprim_buffer_t wide_keys, wide_values, long_keys, long_offsets;
+    tc_known_t seg_indices, wide_keys_out, wide_values_out, long_topk;
+    static const uint64_t long_offsets_host[3] = {0, 100, 9000};
     static const int32_t zero = 0;
     static const uint64_t offsets_host[5] = {0, 1000, 1000, 3500, 5000}; /* an empty segment too */
     uint32_t fresh[64], downloaded[64], sorted_victim[64];
@@ -1355,6 +1669,7 @@ static void test_refusals(void) {
     cudaGraphExec_t exec;
 
     tc_where("refusals: setup");
+    REQUIRE_OK(gpuprim_context_set_offsets_check(ctx, GPUPRIM_OFFSETS_CHECK_WAIT)); /* CSR calls refused below */
     CHECK_OK(gpuprim_context_reserve_workspace(ctx, 0, 0));
     frame_setup(n);
     CHECK_OK(gpuprim_context_reserve_workspace(ctx, 0, 1));
@@ -1369,6 +1684,20 @@ static void test_refusals(void) {
     free(host);
     offsets = tc_buffer_from(ctx, GPUPRIM_DTYPE_U64, offsets_host, 5);
     gpuprim_segments_init_offsets(&csr, offsets);
+    host = host_array(9000);
+    tc_fill(GPUPRIM_DTYPE_F64, host, n, TC_MODERATE);
+    wide_keys = tc_buffer_from(ctx, GPUPRIM_DTYPE_F64, host, n);
+    tc_fill(GPUPRIM_DTYPE_U64, host, n, TC_RANDOM_BITS);
+    wide_values = tc_buffer_from(ctx, GPUPRIM_DTYPE_U64, host, n);
+    tc_fill(GPUPRIM_DTYPE_F32, host, 9000, TC_MODERATE);
+    long_keys = tc_buffer_from(ctx, GPUPRIM_DTYPE_F32, host, 9000);
+    free(host);
+    long_offsets = tc_buffer_from(ctx, GPUPRIM_DTYPE_U64, long_offsets_host, 3);
+    gpuprim_segments_init_offsets(&long_csr, long_offsets);
+    seg_indices = tc_known(ctx, GPUPRIM_DTYPE_I32, n);
+    wide_keys_out = tc_known(ctx, GPUPRIM_DTYPE_F64, n);
+    wide_values_out = tc_known(ctx, GPUPRIM_DTYPE_U64, n);
+    long_topk = tc_known(ctx, GPUPRIM_DTYPE_F32, 2 * 5);
     victim = tc_known(ctx, GPUPRIM_DTYPE_U32, 64);
     seg_out = tc_known(ctx, GPUPRIM_DTYPE_F32, n);
     seg_sums = tc_known(ctx, GPUPRIM_DTYPE_I32, 4);
@@ -1470,6 +1799,70 @@ static void test_refusals(void) {
     frame_close(1);
     TC_CHECK_UNCHANGED(ctx, topk_keys);
     TC_CHECK_UNCHANGED(ctx, topk_indices);
+
+    /* The same with their offsets check deferred: captured (the CSR family),
+     * except a segmented sort whose segments may be longer than the largest
+     * sorting network (4096 keys; less for 8-byte keys with 8-byte values)
+     * and a top-k whose segments may be longer than 8192 keys: "may" by
+     * max_segment_length when given, else by n. check_deferred waits. */
+    REQUIRE_OK(gpuprim_context_set_offsets_check(ctx, GPUPRIM_OFFSETS_CHECK_DEFERRED));
+    frame_open("deferred gpuprim_segmented_sort on CSR offsets, no promise, n = 5,000 > 4,096");
+    CHECK_REFUSED(gpuprim_segmented_sort(ctx, &csr, seg_keys, NULL, seg_out.b, NULL, NULL));
+    frame_close(1);
+    TC_CHECK_UNCHANGED(ctx, seg_out);
+
+    promised = csr;
+    promised.max_segment_length = 4097;
+    frame_open("deferred gpuprim_segmented_sort and _argsort on CSR offsets, max_segment_length 4,097");
+    CHECK_REFUSED(gpuprim_segmented_sort(ctx, &promised, seg_keys, NULL, seg_out.b, NULL, NULL));
+    CHECK_REFUSED(gpuprim_segmented_argsort(ctx, &promised, seg_keys, NULL, seg_indices.b, NULL));
+    frame_close(1);
+    TC_CHECK_UNCHANGED(ctx, seg_out);
+    TC_CHECK_UNCHANGED(ctx, seg_indices);
+
+    promised.max_segment_length = 4096;
+    frame_open("deferred gpuprim_segmented_sort of f64 keys with u64 values, max_segment_length 4,096");
+    CHECK_REFUSED(gpuprim_segmented_sort(ctx, &promised, wide_keys, wide_values, wide_keys_out.b, wide_values_out.b,
+                                         NULL));
+    frame_close(1);
+    TC_CHECK_UNCHANGED(ctx, wide_keys_out);
+    TC_CHECK_UNCHANGED(ctx, wide_values_out);
+
+    promised.max_segment_length = 8193;
+    frame_open("deferred gpuprim_segmented_topk on CSR offsets, max_segment_length 8,193");
+    CHECK_REFUSED(gpuprim_segmented_topk(ctx, &promised, seg_keys, 5, GPUPRIM_ORDER_DESCENDING, topk_keys.b,
+                                         topk_indices.b));
+    frame_close(1);
+    TC_CHECK_UNCHANGED(ctx, topk_keys);
+    TC_CHECK_UNCHANGED(ctx, topk_indices);
+
+    frame_open("deferred gpuprim_segmented_topk on CSR offsets, no promise, n = 9,000 > 8,192");
+    CHECK_REFUSED(gpuprim_segmented_topk(ctx, &long_csr, long_keys, 5, GPUPRIM_ORDER_DESCENDING, long_topk.b,
+                                         NULL));
+    frame_close(1);
+    TC_CHECK_UNCHANGED(ctx, long_topk);
+
+    frame_open("gpuprim_context_check_deferred");
+    CHECK_STATUS(gpuprim_context_check_deferred(ctx), GPUPRIM_ERROR_NOT_CAPTURABLE);
+    frame_close(1);
+
+    /* a deferred reduce between the frame's scans is captured, and replays */
+    frame_open("deferred gpuprim_segmented_reduce on CSR offsets, captured between the scans");
+    CHECK_OK(gpuprim_segmented_reduce(ctx, GPUPRIM_OP_SUM, &csr, frame.in, seg_sums.b));
+    frame_close(0);
+    CHECK_OK(gpuprim_context_check_deferred(ctx)); /* the refusals kept nothing */
+    {
+        int32_t want[4] = {0, 0, 0, 0};
+        uint64_t s;
+        for (s = 0; s < 4; ++s)
+            for (i = offsets_host[s]; i < offsets_host[s + 1]; ++i)
+                want[s] = (int32_t)((uint32_t)want[s] + (uint32_t)tc_get(GPUPRIM_DTYPE_I32, frame.x, i));
+        CHECK_BUFFER_EQ(ctx, seg_sums.b, GPUPRIM_DTYPE_I32, want, 4,
+                        "a deferred segmented reduce captured in the frame, after its last replay");
+        tc_poison_host(GPUPRIM_DTYPE_I32, seg_sums.host, 4);
+        put(seg_sums.b, seg_sums.host, 4);
+    }
+    REQUIRE_OK(gpuprim_context_set_offsets_check(ctx, GPUPRIM_OFFSETS_CHECK_WAIT));
 
     /* Counts to the host. */
     frame_open("gpuprim_select with the count to the host");
@@ -1587,6 +1980,14 @@ static void test_refusals(void) {
     tc_free_known(ctx, unique_out);
     tc_free_known(ctx, rbk_out);
     tc_free_known(ctx, grp_out);
+    tc_free_known(ctx, seg_indices);
+    tc_free_known(ctx, wide_keys_out);
+    tc_free_known(ctx, wide_values_out);
+    tc_free_known(ctx, long_topk);
+    CHECK_OK(gpuprim_buffer_destroy(ctx, wide_keys));
+    CHECK_OK(gpuprim_buffer_destroy(ctx, wide_values));
+    CHECK_OK(gpuprim_buffer_destroy(ctx, long_keys));
+    CHECK_OK(gpuprim_buffer_destroy(ctx, long_offsets));
     CHECK_OK(gpuprim_buffer_destroy(ctx, values));
     CHECK_OK(gpuprim_buffer_destroy(ctx, seg_keys));
     CHECK_OK(gpuprim_buffer_destroy(ctx, offsets));
@@ -1716,6 +2117,10 @@ int main(void) {
         if (sizes[s] > max_count) continue;
         for (f = 0; f < sizeof families / sizeof families[0]; ++f) run_family(&families[f], sizes[s]);
         printf("test_graph_capture: every family captured and replayed at n = %llu (%.1f s)\n",
+               (unsigned long long)sizes[s], tc_seconds() - start);
+        REQUIRE_OK(gpuprim_context_set_offsets_check(ctx, GPUPRIM_OFFSETS_CHECK_WAIT)); /* the CSR family's DEFERRED */
+        test_csr_deferred_replays(sizes[s]);
+        printf("test_graph_capture: deferred offsets checks in replays done at n = %llu (%.1f s)\n",
                (unsigned long long)sizes[s], tc_seconds() - start);
     }
     test_refusals();
