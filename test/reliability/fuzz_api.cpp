@@ -100,7 +100,10 @@ constexpr Codes kDevice = bit(GPUPRIM_ERROR_DEVICE);
 constexpr Codes kContextCodes = kNull | kHandle;
 constexpr Codes kDocCreateContext = kNull | kArg | kEnum | kUnavailable | kDevice | kOom;
 constexpr Codes kDocContextQuery = kContextCodes;  // get_backend, get_device, workspace
-constexpr Codes kDocSynchronize = kContextCodes | kDevice;
+// synchronize also reports a deferred offsets check's failure (INVALID_ARGUMENT)
+constexpr Codes kDocSynchronize = kContextCodes | kDevice | kArg;
+constexpr Codes kDocSetOffsetsCheck = kContextCodes | kEnum;
+constexpr Codes kDocCheckDeferred = kContextCodes | kArg | kDevice;  // NOT_CAPTURABLE: no capture here
 constexpr Codes kDocReserveWorkspace = kContextCodes | kOom;
 constexpr Codes kDocBufferCreate = kContextCodes | kEnum | kOverflow | kOom | kDevice;
 constexpr Codes kDocBufferWrap = kContextCodes | kEnum | kOverflow | kArg | kDevice | kOom;
@@ -454,6 +457,10 @@ struct Buffer {
 
 struct ContextSlot {
     gpuprim_context_t handle = nullptr;
+    // gpuprim_context_set_offsets_check: DEFERRED, and whether a deferred
+    // check's failure waits for check_deferred / synchronize.
+    bool deferred = false;
+    bool pending = false;
 };
 
 // Objects that are not contexts / buffer handles: handles are never read
@@ -2044,6 +2051,14 @@ private:
         int temp_dtype = 0;
         std::vector<uint64_t> temp_values;  // as the buffer holds them (bits, zero-extended)
         int temp_context = -1;
+        // max_segment_length as the library reads it (0 for a 0.3.0 struct)
+        uint64_t promise = 0;
+        // Set by segments_errors: the offsets are bad or a segment is longer
+        // than the promise, the faults the offsets check finds (WAIT:
+        // INVALID_ARGUMENT; DEFERRED: success, nothing written, reported
+        // later). Added to the codes by offsets_fault_errors.
+        mutable bool offsets_fault = false;
+        mutable bool deferred_now = false;  // the call is expected to defer it
         const gpuprim_segments_t *pointer() const { return null ? nullptr : &storage.segments; }
     };
 
@@ -2131,17 +2146,35 @@ private:
             if (!offsets) gpuprim_segments_init_rows(&seg, in.u8() % 3, in.u8() % 3);
         }
         const uint8_t size_mode = in.u8();
+        // max_segment_length (offsets; rows ignore it), from the same byte:
+        // mostly none, else small, around the data's count, or huge.
+        if (seg.offsets) {
+            switch (size_mode >> 5) {
+            case 4: seg.max_segment_length = 1 + (size_mode & 3); break;
+            case 5: seg.max_segment_length = 5 + (size_mode & 7); break;
+            case 6: seg.max_segment_length = data_count / 2 + (size_mode & 3); break;
+            case 7: seg.max_segment_length = UINT64_MAX - (size_mode & 7); break;
+            default: break;
+            }
+        }
+        arg.promise = seg.max_segment_length;
         if (size_mode < 8) {
             switch (size_mode % 4) {
             case 0: seg.struct_size = 0; break;
-            case 1: seg.struct_size = sizeof seg - 8; break;
+            // 32: 0.3.0's struct, before max_segment_length (accepted, the
+            // field not read); 36: between two releases' sizes (refused)
+            case 1: seg.struct_size = size_mode & 4 ? 36 : 32; break;
             case 2: seg.struct_size = sizeof seg + 8; break;  // zero tail: accepted
             default:
                 seg.struct_size = sizeof seg + 16;
                 arg.storage.newer[3] = 1;
                 break;
             }
-            arg.bad_struct = seg.struct_size < sizeof seg || size_mode % 4 == 3;
+            arg.bad_struct = (seg.struct_size < sizeof seg && seg.struct_size != 32) || size_mode % 4 == 3;
+            if (seg.struct_size == 32) {
+                arg.promise = 0;
+                seg.max_segment_length = 1 + (size_mode & 7); /* past the struct: not read */
+            }
         }
     }
 
@@ -2209,10 +2242,44 @@ private:
             if ((offsets_signed && v < 0) || position > data_count || (i > 0 && position < previous)) bad = true;
             previous = position;
         }
-        if (bad) return errors | kArg;
-        for (size_t i = 0; i + 1 < values.size(); ++i)
+        if (bad) {
+            arg.offsets_fault = true;
+            return errors;
+        }
+        for (size_t i = 0; i + 1 < values.size(); ++i) {
             spans->push_back({values[i], values[i + 1] - values[i]});
+            if (arg.promise != 0 && values[i + 1] - values[i] > arg.promise) arg.offsets_fault = true;
+        }
+        if (arg.offsets_fault) spans->clear();
         return errors;
+    }
+
+    // The offsets check's fault (segments_errors), once the call's other
+    // errors are known: WAIT, INVALID_ARGUMENT; DEFERRED, and no other error,
+    // success with nothing written (deferred_now) and the fault kept.
+    void offsets_fault_errors(const ContextArg &context, const SegmentsArg &arg, Expect &expect) {
+        if (!arg.offsets_fault || context.slot < 0) return;
+        if (contexts_[context.slot].deferred && expect.must == 0) arg.deferred_now = true;
+        else if (!contexts_[context.slot].deferred) expect.must |= kArg;
+    }
+
+    // check_deferred or synchronize on a live context: a kept failure is
+    // reported (with the deferred report's words) and forgotten.
+    void deferred_reported(const ContextArg &context, gpuprim_status_t status) {
+        ContextSlot &slot = contexts_[context.slot];
+        if (slot.pending && status == GPUPRIM_ERROR_INVALID_ARGUMENT) {
+            const char *message = gpuprim_context_last_error(context.handle);
+            if (!message || !std::strstr(message, "on CSR offsets on this context, its offsets check deferred"))
+                violation("a deferred offsets check's report reads '%s'", message ? message : "(null)");
+        }
+        slot.pending = false;
+    }
+
+    // After the call: a deferred fault is kept on the context.
+    bool deferred_fault_kept(const ContextArg &context, const SegmentsArg &arg, gpuprim_status_t status) {
+        if (!arg.deferred_now || status != GPUPRIM_SUCCESS) return false;
+        contexts_[context.slot].pending = true;
+        return true;
     }
 
     // The segments of a layout, or the whole data as one segment (flat calls).
@@ -2247,10 +2314,11 @@ private:
                 if (bo && forbidden_alias(*bi, *bo, false)) expect.must |= kArg;
             }
         }
+        offsets_fault_errors(context, seg, expect);
         gpuprim_status_t status = shim_segmented_reduce(context.handle, op, seg.pointer(), input, output);
         release_segments(seg);
         check_status("gpuprim_segmented_reduce", kDocSegmented, expect, status, &context);
-        if (status != GPUPRIM_SUCCESS) return;
+        if (status != GPUPRIM_SUCCESS || deferred_fault_kept(context, seg, status)) return;
         const size_t size = size_of(bi->dtype);
         std::vector<uint8_t> got(bo->count * size);
         if (bo->count && gpuprim_buffer_download(context.handle, output, 0, got.data(), bo->count) != GPUPRIM_SUCCESS)
@@ -2284,10 +2352,11 @@ private:
         }
         std::vector<uint8_t> before;
         if (bi) before.assign(contents(*bi), contents(*bi) + bi->bytes());
+        offsets_fault_errors(context, seg, expect);
         gpuprim_status_t status = shim_segmented_scan(context.handle, op, kind, seg.pointer(), input, output);
         release_segments(seg);
         check_status("gpuprim_segmented_scan", kDocSegmented, expect, status, &context);
-        if (status != GPUPRIM_SUCCESS) return;
+        if (status != GPUPRIM_SUCCESS || deferred_fault_kept(context, seg, status)) return;
         scan_reference(op, kind == GPUPRIM_SCAN_EXCLUSIVE, bi->dtype, before, spans, context.handle, output, *bo);
     }
 
@@ -2433,6 +2502,7 @@ private:
             expect.must |= kNull;
         }
         if (ki && !segmented) spans = whole(ki->count);
+        if (segmented) offsets_fault_errors(context, seg, expect);
         std::vector<uint8_t> keys_before, values_before;
         if (ki) keys_before.assign(contents(*ki), contents(*ki) + ki->bytes());
         if (vi) values_before.assign(contents(*vi), contents(*vi) + vi->bytes());
@@ -2466,7 +2536,7 @@ private:
         }
         release_segments(seg);
         check_status(name, documented, expect, status, &context);
-        if (status != GPUPRIM_SUCCESS) return;
+        if (status != GPUPRIM_SUCCESS || deferred_fault_kept(context, seg, status)) return;
 
         size_t value_size = vi ? size_of(vi->dtype) : vo ? size_of(vo->dtype) : 0;
         with_type(ki->dtype, [&](auto zero) {
@@ -2576,6 +2646,7 @@ private:
                 if (ko && forbidden_alias(*ko, *io, false)) expect.must |= kArg;
             }
         }
+        if (segmented) offsets_fault_errors(context, seg, expect);
         std::vector<uint8_t> keys_before;
         if (ki) keys_before.assign(contents(*ki), contents(*ki) + ki->bytes());
         gpuprim_status_t status =
@@ -2583,7 +2654,7 @@ private:
                       : shim_topk(context.handle, keys_in, k, order, keys_out, indices);
         release_segments(seg);
         check_status(segmented ? "gpuprim_segmented_topk" : "gpuprim_topk", kDocTopk, expect, status, &context);
-        if (status != GPUPRIM_SUCCESS) return;
+        if (status != GPUPRIM_SUCCESS || deferred_fault_kept(context, seg, status)) return;
         const size_t index_size = io ? size_of(io->dtype) : 0;
         with_type(ki->dtype, [&](auto zero) {
             using T = decltype(zero);
@@ -2638,7 +2709,7 @@ private:
         Expect expect;
         expect.must = context.slot < 0 ? context.error : 0;
         gpuprim_status_t status;
-        switch (which % 9) {
+        switch (which % 11) {
         case 0: {
             bool null_out = which & 8;
             gpuprim_backend_t backend = static_cast<gpuprim_backend_t>(GPUPRIM_BACKEND_AUTO);
@@ -2672,8 +2743,26 @@ private:
             break;
         }
         case 2:
+            // a deferred offsets check's failure comes back here (or from check_deferred)
+            if (context.slot >= 0 && contexts_[context.slot].pending) expect.must |= kArg;
             status = gpuprim_context_synchronize(context.handle);
             check_status("gpuprim_context_synchronize", kDocSynchronize, expect, status, &context);
+            if (context.slot >= 0) deferred_reported(context, status);
+            break;
+        case 9: {
+            // The offsets check's mode: WAIT, DEFERRED, or not a mode (nothing changes).
+            const int mode = draw_enum(in, 2);
+            if (context.slot >= 0 && !in_range(mode, 2)) expect.must |= kEnum;
+            status = shim_context_set_offsets_check(context.handle, mode);
+            check_status("gpuprim_context_set_offsets_check", kDocSetOffsetsCheck, expect, status, &context);
+            if (status == GPUPRIM_SUCCESS) contexts_[context.slot].deferred = mode == GPUPRIM_OFFSETS_CHECK_DEFERRED;
+            break;
+        }
+        case 10:
+            if (context.slot >= 0 && contexts_[context.slot].pending) expect.must |= kArg;
+            status = gpuprim_context_check_deferred(context.handle);
+            check_status("gpuprim_context_check_deferred", kDocCheckDeferred, expect, status, &context);
+            if (context.slot >= 0) deferred_reported(context, status);
             break;
         case 3: {
             const char *message = gpuprim_context_last_error(context.handle);
@@ -2743,6 +2832,7 @@ private:
             for (size_t i = buffers_.size(); i-- > 0;)
                 if (buffers_[i].context == context.slot) forget(i);
             if (stale_contexts_.size() < kMaxStale) stale_contexts_.push_back(context.handle);
+            contexts_[context.slot] = ContextSlot{};
             contexts_[context.slot].handle = create_cpu_context();
             for (gpuprim_context_t old : stale_contexts_)
                 if (old == contexts_[context.slot].handle)

@@ -113,6 +113,10 @@ gpuprim_status_t shim_distributed_topk(gpuprim_context_t context, gpuprim_buffer
     return gpuprim_distributed_topk(context, keys_in, k, order, keys_out, indices);
 }
 
+gpuprim_status_t shim_context_set_offsets_check(gpuprim_context_t context, int mode) {
+    return gpuprim_context_set_offsets_check(context, mode);
+}
+
 const char *shim_get_error_string(int status) { return gpuprim_get_error_string(status); }
 
 size_t shim_dtype_size(int dtype) { return gpuprim_dtype_size(dtype); }

@@ -54,6 +54,7 @@ gpuprim_status_t shim_distributed_scan(gpuprim_context_t context, int op, int ki
                                        gpuprim_buffer_t output);
 gpuprim_status_t shim_distributed_topk(gpuprim_context_t context, gpuprim_buffer_t keys_in, uint64_t k, int order,
                                        gpuprim_buffer_t keys_out, gpuprim_buffer_t indices);
+gpuprim_status_t shim_context_set_offsets_check(gpuprim_context_t context, int mode);
 const char *shim_get_error_string(int status);
 size_t shim_dtype_size(int dtype);
 
