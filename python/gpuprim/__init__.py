@@ -353,34 +353,41 @@ def dot(a: Array, b: Array) -> Any:
 # Offsets must not decrease and lie in [0, len(x)]; segments may be empty. A
 # bad offset raises InvalidArgumentError naming the first bad index (nothing
 # is written). On CUDA the library checks the offsets on the device and
-# waits for that check: calls with offsets synchronize with the stream.
+# waits for that check: calls with offsets synchronize with the stream
+# (a Context's set_offsets_check("deferred") defers it instead, experimental).
+# max_segment_length (experimental): None, or a promise that no segment is
+# longer (a longer one is reported as a bad offset is); calls pick their path
+# by it.
 
 def segment_sort(x: Array, offsets: Array, *, descending: bool = False,
                  values: Optional[Values] = None, out: Optional[Array] = None,
                  values_out: Optional[Values] = None, begin_bit: Optional[int] = None,
-                 end_bit: Optional[int] = None) -> Union[Array, Tuple[Array, Values]]:
+                 end_bit: Optional[int] = None,
+                 max_segment_length: Optional[int] = None) -> Union[Array, Tuple[Array, Values]]:
     """Sorts every segment of x on its own, stably (options as for sort()).
     Elements outside every segment (before offsets[0] or from offsets[-1]
     on) are copied from x / values into new outputs and left as they are in
     a given ``out`` / ``values_out``."""
     context, array = _described(x)
     return context.segment_sort(array, offsets, descending=descending, values=values, out=out,
-                                values_out=values_out, begin_bit=begin_bit, end_bit=end_bit)
+                                values_out=values_out, begin_bit=begin_bit, end_bit=end_bit,
+                                max_segment_length=max_segment_length)
 
 
 def segment_argsort(x: Array, offsets: Array, *, descending: bool = False,
                     dtype: Any = "int64", begin_bit: Optional[int] = None,
-                    end_bit: Optional[int] = None) -> Array:
+                    end_bit: Optional[int] = None, max_segment_length: Optional[int] = None) -> Array:
     """Every segment's stable permutation, indices within the segment (0 at
     its first element); dtype and bits as for argsort(). Positions outside
     every segment are 0."""
     context, array = _described(x)
     return context.segment_argsort(array, offsets, descending=descending, dtype=dtype,
-                                   begin_bit=begin_bit, end_bit=end_bit)
+                                   begin_bit=begin_bit, end_bit=end_bit,
+                                   max_segment_length=max_segment_length)
 
 
 def segment_topk(x: Array, offsets: Array, k: int, *, largest: bool = True,
-                 dtype: Any = "int64") -> Tuple[Array, Array]:
+                 dtype: Any = "int64", max_segment_length: Optional[int] = None) -> Tuple[Array, Array]:
     """topk() of every segment: ``(values, indices)`` of shape
     ``(len(offsets) - 1, k)``, row s the top k of segment s (indices within
     the segment, 0 at its first element). A segment shorter than k (an empty
@@ -390,48 +397,54 @@ def segment_topk(x: Array, offsets: Array, k: int, *, largest: bool = True,
     segment count times k past 2^64 raises InvalidArgumentError before any
     output is allocated."""
     context, array = _described(x)
-    return context.segment_topk(array, offsets, k, largest=largest, dtype=dtype)
+    return context.segment_topk(array, offsets, k, largest=largest, dtype=dtype,
+                                max_segment_length=max_segment_length)
 
 
 def segment_scan(x: Array, offsets: Array, op: str = "sum", *, exclusive: bool = False,
-                 out: Optional[Array] = None, dtype: Any = None) -> Array:
+                 out: Optional[Array] = None, dtype: Any = None,
+                 max_segment_length: Optional[int] = None) -> Array:
     """Prefix scan ("sum", "min", "max") of every segment on its own; an
     exclusive scan starts each segment at the identity. Elements outside
     every segment are copied from x into a new output (left as they are in a
     given ``out``, which may be x). dtype as for scan()."""
     context, array = _described(x)
-    return context.segment_scan(array, offsets, op, exclusive=exclusive, out=out, dtype=dtype)
+    return context.segment_scan(array, offsets, op, exclusive=exclusive, out=out, dtype=dtype,
+                                max_segment_length=max_segment_length)
 
 
 def segment_cumsum(x: Array, offsets: Array, *, exclusive: bool = False,
-                   out: Optional[Array] = None, dtype: Any = None) -> Array:
+                   out: Optional[Array] = None, dtype: Any = None,
+                   max_segment_length: Optional[int] = None) -> Array:
     """Inclusive (or exclusive) prefix sum of every segment, in cumsum()'s
     dtype (integers narrower than 64 bits widened), ``dtype``, or out's."""
     context, array = _described(x)
-    return context.segment_scan(array, offsets, "sum", exclusive=exclusive, out=out, dtype=dtype)
+    return context.segment_scan(array, offsets, "sum", exclusive=exclusive, out=out, dtype=dtype,
+                                max_segment_length=max_segment_length)
 
 
-def segment_sum(x: Array, offsets: Array, *, dtype: Any = None) -> Array:
+def segment_sum(x: Array, offsets: Array, *, dtype: Any = None,
+                max_segment_length: Optional[int] = None) -> Array:
     """The sum of every segment: a 1-D array of len(offsets) - 1 elements,
     of x's kind and device, in sum()'s dtype (integers narrower than 64 bits
     widened, x cast first) or ``dtype`` (0 for an empty segment; floats
     deterministic, float16/bfloat16 accumulate in float32)."""
     context, array = _described(x)
-    return context.segment_sum(array, offsets, dtype=dtype)
+    return context.segment_sum(array, offsets, dtype=dtype, max_segment_length=max_segment_length)
 
 
-def segment_min(x: Array, offsets: Array) -> Array:
+def segment_min(x: Array, offsets: Array, *, max_segment_length: Optional[int] = None) -> Array:
     """The smallest element of every segment (NaN wins; the dtype's largest
     value, +inf for floats, for an empty segment)."""
     context, array = _described(x)
-    return context.segment_min(array, offsets)
+    return context.segment_min(array, offsets, max_segment_length=max_segment_length)
 
 
-def segment_max(x: Array, offsets: Array) -> Array:
+def segment_max(x: Array, offsets: Array, *, max_segment_length: Optional[int] = None) -> Array:
     """The largest element of every segment (NaN wins; the dtype's smallest
     value, -inf for floats, for an empty segment)."""
     context, array = _described(x)
-    return context.segment_max(array, offsets)
+    return context.segment_max(array, offsets, max_segment_length=max_segment_length)
 
 
 # Search, histograms and merge (experimental; issue 38). Results are of the

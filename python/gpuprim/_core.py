@@ -14,6 +14,7 @@ from ._lib import LIB, error_for
 _BACKENDS = {"auto": _lib.BACKEND_AUTO, "cpu": _lib.BACKEND_CPU, "cuda": _lib.BACKEND_CUDA}
 _OPS = {"sum": _lib.OP_SUM, "min": _lib.OP_MIN, "max": _lib.OP_MAX}
 _INDEX_DTYPES = ("int64", "int32", "uint32", "uint64")
+_OFFSETS_CHECKS = {"wait": _lib.OFFSETS_CHECK_WAIT, "deferred": _lib.OFFSETS_CHECK_DEFERRED}
 _INOUT = "inout"  # an operand the call writes, whose prior contents it may keep
 _CUDA_STREAM_LEGACY = 1  # cudaStreamLegacy: what stream 0 means to a framework
 
@@ -79,6 +80,7 @@ class Context:
         if status:
             _raise_with_cause(error_for(status, message), status, bridge)
         self._handle = handle
+        self._offsets_check = "wait"  # set_offsets_check's mode (the library's default)
         # The allocator's object (the library holds only its address): kept
         # until the context is destroyed, which gives back its last blocks.
         self._bridge = bridge
@@ -130,8 +132,44 @@ class Context:
             pass
 
     def synchronize(self) -> None:
-        """Wait until every call made on this context has finished."""
+        """Wait until every call made on this context has finished. Then, as
+        check_deferred() does, raise InvalidArgumentError for a bad offset a
+        deferred offsets check found (the wait itself has completed)."""
         self._check(LIB.gpuprim_context_synchronize(self._live()))
+
+    def set_offsets_check(self, mode: str) -> None:
+        """(Experimental.) How the segment_* calls check their CSR offsets
+        (gpuprim_context_set_offsets_check), for later calls of this context:
+        "wait" (the default): a bad offset, a segment longer than
+        max_segment_length, or one whose last index the indices' dtype cannot
+        hold raises InvalidArgumentError from the call itself (on CUDA the
+        call waits for the check on the device). "deferred": the call does
+        not wait for the check; one whose offsets fail it writes nothing into
+        the library's outputs (the arrays it returns then hold unspecified
+        values), and the first failure is raised by check_deferred() or
+        synchronize(), naming the call. Deferred calls on CUDA can be
+        captured into a CUDA graph (see the header for the exceptions)."""
+        if mode not in _OFFSETS_CHECKS:
+            raise ValueError(f"gpuprim: set_offsets_check: mode {mode!r} is not one of "
+                             f"{', '.join(repr(m) for m in _OFFSETS_CHECKS)}")
+        self._check(LIB.gpuprim_context_set_offsets_check(self._live(), _OFFSETS_CHECKS[mode]))
+        self._offsets_check = mode
+
+    @property
+    def offsets_check(self) -> str:
+        """(Experimental.) The mode set_offsets_check() set: "wait" (the
+        default) or "deferred"."""
+        return self._offsets_check
+
+    def check_deferred(self) -> None:
+        """(Experimental.) Wait for the context's work, then raise
+        InvalidArgumentError for the first failure a deferred offsets check
+        found since the last report (and forget it): its message names the
+        segment_* call's C entry point, the call's number among this
+        context's calls on offsets, the fault, and how many more calls
+        failed. Returns None when none failed. Raises NotCapturableError
+        while the context's stream is capturing a CUDA graph."""
+        self._check(LIB.gpuprim_context_check_deferred(self._live()))
 
     @property
     def allocator(self):
@@ -258,14 +296,15 @@ class Context:
         """call(context, segments, *buffers) over layout's segments: uniform
         rows, or CSR offsets (bound as one more input, ahead of operands)."""
         # segments: (offsets buffer or 0, row count, row length), the
-        # three values the _ext calls take for a gpuprim_segments_t.
+        # three values the _ext calls take for a gpuprim_segments_t; with
+        # offsets the third is max_segment_length (0: no promise).
         if layout.offsets is None:
             segments = (0, layout.rows, layout.length)
             self._run(operands, lambda c, *b: call(c, segments, *b))
             return
 
         def with_offsets(c, offsets, *b):
-            return call(c, (offsets, 0, 0), *b)
+            return call(c, (offsets, 0, layout.max_length), *b)
         self._run([(layout.offsets, True)] + operands, with_offsets)
 
     def _output(self, like, out, what, size=None, dtype_name=None, shape=None):
@@ -309,14 +348,18 @@ class Context:
         return self._sort(keys, layout, descending, values, out, values_out, begin_bit, end_bit)
 
     def segment_sort(self, x, offsets, *, descending=False, values=None, out=None,
-                     values_out=None, begin_bit=None, end_bit=None):
+                     values_out=None, begin_bit=None, end_bit=None, max_segment_length=None):
         """Sorts every segment [offsets[s], offsets[s+1]) of the 1-D x on its
         own, as sort() would (stable; values, out, values_out, descending and
         the bit range as for sort). Elements outside every segment (before
         offsets[0], from offsets[-1] on) are copied from x (and values) into
-        new outputs, and left as they are in a given out / values_out."""
+        new outputs, and left as they are in a given out / values_out.
+        max_segment_length (experimental; every segment_* call takes it):
+        None (or 0, as in C: no promise), or a promise that no segment is
+        longer (a longer one fails the offsets check, as a bad offset does);
+        calls pick their path by it (see set_offsets_check)."""
         keys = _one_dimensional(_arrays.describe(x, "x"), "x")
-        layout = _offset_layout(keys, offsets)
+        layout = _offset_layout(keys, offsets, max_segment_length)
         result = self._sort(keys, layout, descending, values, out, values_out, begin_bit, end_bit)
         if out is None or (values is not None and values_out is None):
             first, last = _arrays.offset_ends(layout.offsets)
@@ -377,12 +420,12 @@ class Context:
         return self._argsort(keys, layout, descending, dtype, begin_bit, end_bit)
 
     def segment_argsort(self, x, offsets, *, descending=False, dtype="int64", begin_bit=None,
-                        end_bit=None):
+                        end_bit=None, max_segment_length=None):
         """argsort() of every segment [offsets[s], offsets[s+1]) of the 1-D
         x: indices within the segment (0 at its first element). Positions
-        outside every segment are 0."""
+        outside every segment are 0. max_segment_length: see segment_sort()."""
         keys = _one_dimensional(_arrays.describe(x, "x"), "x")
-        layout = _offset_layout(keys, offsets)
+        layout = _offset_layout(keys, offsets, max_segment_length)
         result = self._argsort(keys, layout, descending, dtype, begin_bit, end_bit)
         first, last = _arrays.offset_ends(layout.offsets)
         _arrays.copy_outside(_arrays.describe(result, "indices"), None, first, last)
@@ -434,7 +477,7 @@ class Context:
                                 lambda c, s, kin, v, i: LIB.gpuprim_segmented_topk(c, *s, kin, k, order, v, i))
         return values.obj, indices.obj
 
-    def segment_topk(self, x, offsets, k, *, largest=True, dtype="int64"):
+    def segment_topk(self, x, offsets, k, *, largest=True, dtype="int64", max_segment_length=None):
         """topk() of every segment [offsets[s], offsets[s+1]) of the 1-D x:
         (values, indices) of shape (segments, k), indices within the segment.
         A segment shorter than k (an empty one too) fills its first
@@ -442,9 +485,10 @@ class Context:
         largest value for uint32/uint64 indices). k may exceed every
         segment's length (gpuprim_segmented_topk's contract): the outputs
         still have k columns. segments * k past 2^64 raises
-        InvalidArgumentError before any output is made."""
+        InvalidArgumentError before any output is made. max_segment_length:
+        see segment_sort()."""
         keys = _one_dimensional(_arrays.describe(x, "x"), "x")
-        layout = _offset_layout(keys, offsets)
+        layout = _offset_layout(keys, offsets, max_segment_length)
         k = _count(k, "k")
         dtype = _index_dtype(dtype)
         segments = layout.offsets.size - 1
@@ -486,14 +530,16 @@ class Context:
         like C in that dtype); x is cast first where the dtype differs."""
         return self.scan(x, "sum", axis=axis, exclusive=exclusive, out=out, dtype=dtype)
 
-    def segment_scan(self, x, offsets, op="sum", *, exclusive=False, out=None, dtype=None):
+    def segment_scan(self, x, offsets, op="sum", *, exclusive=False, out=None, dtype=None,
+                     max_segment_length=None):
         """Prefix scan of every segment [offsets[s], offsets[s+1]) of the 1-D
         x on its own (an exclusive scan starts each segment at the identity).
         Elements outside every segment are copied from x into a new output,
-        and left as they are in a given out. dtype as for scan()."""
+        and left as they are in a given out. dtype as for scan().
+        max_segment_length: see segment_sort()."""
         code = _op_code(op)
         source = _one_dimensional(_arrays.describe(x, "x"), "x")
-        layout = _offset_layout(source, offsets)
+        layout = _offset_layout(source, offsets, max_segment_length)
         source = _accumulated(source, op, dtype, out)
         result = _bool_min_fixed(self._scan(source, layout, code, exclusive, out), source, op)
         if out is None:
@@ -501,10 +547,12 @@ class Context:
             _arrays.copy_outside(_arrays.describe(result, "out"), source, first, last)
         return result
 
-    def segment_cumsum(self, x, offsets, *, exclusive=False, out=None, dtype=None):
+    def segment_cumsum(self, x, offsets, *, exclusive=False, out=None, dtype=None,
+                       max_segment_length=None):
         """Inclusive (or exclusive) prefix sum of every segment (dtype as for
         cumsum())."""
-        return self.segment_scan(x, offsets, "sum", exclusive=exclusive, out=out, dtype=dtype)
+        return self.segment_scan(x, offsets, "sum", exclusive=exclusive, out=out, dtype=dtype,
+                                 max_segment_length=max_segment_length)
 
     def _scan(self, source, layout, code, exclusive, out):
         shape = source.shape if layout is not None and layout.offsets is None else None
@@ -613,31 +661,31 @@ class Context:
         self._run([(source, True)], call)
         return int(index[0])
 
-    def _segment_op(self, op, x, offsets, dtype=None):
+    def _segment_op(self, op, x, offsets, dtype=None, max_segment_length=None):
         source = _one_dimensional(_arrays.describe(x, "x"), "x")
-        layout = _offset_layout(source, offsets)
+        layout = _offset_layout(source, offsets, max_segment_length)
         if op == "sum":
             source = _accumulated(source, op, dtype)
         return _bool_min_fixed(
             self._segment_reduction(_OPS[op], source, layout, (layout.offsets.size - 1,)),
             source, op)
 
-    def segment_sum(self, x, offsets, *, dtype=None):
+    def segment_sum(self, x, offsets, *, dtype=None, max_segment_length=None):
         """The sum of every segment [offsets[s], offsets[s+1]) of the 1-D x:
         a 1-D array of len(offsets) - 1 elements (0 for an empty segment;
         floats deterministic), in sum()'s dtype (integers narrower than 64
-        bits widened) or in dtype."""
-        return self._segment_op("sum", x, offsets, dtype)
+        bits widened) or in dtype. max_segment_length: see segment_sort()."""
+        return self._segment_op("sum", x, offsets, dtype, max_segment_length)
 
-    def segment_min(self, x, offsets):
+    def segment_min(self, x, offsets, *, max_segment_length=None):
         """The smallest element of every segment (the dtype's largest value,
         +inf for floats, for an empty one)."""
-        return self._segment_op("min", x, offsets)
+        return self._segment_op("min", x, offsets, max_segment_length=max_segment_length)
 
-    def segment_max(self, x, offsets):
+    def segment_max(self, x, offsets, *, max_segment_length=None):
         """The largest element of every segment (the dtype's smallest value,
         -inf for floats, for an empty one)."""
-        return self._segment_op("max", x, offsets)
+        return self._segment_op("max", x, offsets, max_segment_length=max_segment_length)
 
     def dot(self, a, b):
         """Sum of a[i] * b[i] (same dtype and size; floats deterministic)."""
@@ -1515,12 +1563,13 @@ def _edges_like(array, edges):
 
 class _Layout:
     """How a call's data divides into segments: `rows` rows of `length`
-    elements (offsets None), or the CSR `offsets` (an Array)."""
+    elements (offsets None), or the CSR `offsets` (an Array) with the
+    promise `max_length` (max_segment_length; 0: none)."""
 
-    __slots__ = ("rows", "length", "offsets")
+    __slots__ = ("rows", "length", "offsets", "max_length")
 
-    def __init__(self, rows=0, length=0, offsets=None):
-        self.rows, self.length, self.offsets = rows, length, offsets
+    def __init__(self, rows=0, length=0, offsets=None, max_length=0):
+        self.rows, self.length, self.offsets, self.max_length = rows, length, offsets, max_length
 
 
 def _row_layout(array, axis):
@@ -1542,9 +1591,12 @@ def _row_layout(array, axis):
     return _Layout(math.prod(shape[:-1]), shape[-1])
 
 
-def _offset_layout(x, offsets):
+def _offset_layout(x, offsets, max_segment_length=None):
     """CSR offsets for x: a 1-D index array of x's kind and device (the
-    library checks their values)."""
+    library checks their values), and max_segment_length (None or 0: no
+    promise; the library's gpuprim_segments_t field)."""
+    # 0, as in the C struct, promises nothing (not "every segment empty")
+    max_length = 0 if max_segment_length is None else _count(max_segment_length, "max_segment_length")
     array = _arrays.describe(offsets, "offsets")
     if array.kind != x.kind or array.on_device != x.on_device or array.device != x.device:
         raise TypeError("gpuprim: offsets must be of the same kind and device as x")
@@ -1554,7 +1606,7 @@ def _offset_layout(x, offsets):
     if array.ndim != 1 or array.size == 0:
         raise ValueError(f"gpuprim: offsets has shape {array.shape}; it must be 1-D with segment "
                          "count + 1 elements (at least 1)")
-    return _Layout(offsets=array)
+    return _Layout(offsets=array, max_length=max_length)
 
 
 def _index_dtype(dtype, allowed=_INDEX_DTYPES, what="index dtype"):

@@ -20,6 +20,8 @@ ASCENDING, DESCENDING = _ext.ASCENDING, _ext.DESCENDING
 SIDE_LEFT, SIDE_RIGHT = _ext.SIDE_LEFT, _ext.SIDE_RIGHT  # gpuprim_side_t (experimental)
 RUNS_ALL, RUNS_NON_TRIVIAL = _ext.RUNS_ALL, _ext.RUNS_NON_TRIVIAL  # gpuprim_runs_t (experimental)
 COMM_NCCL, COMM_MPI = _ext.COMM_NCCL, _ext.COMM_MPI  # gpuprim_comm_kind_t (experimental)
+# gpuprim_offsets_check_t (experimental)
+OFFSETS_CHECK_WAIT, OFFSETS_CHECK_DEFERRED = _ext.OFFSETS_CHECK_WAIT, _ext.OFFSETS_CHECK_DEFERRED
 # dtype names as numpy, PyTorch and CuPy spell them. bfloat16: torch.bfloat16,
 # or numpy arrays of ml_dtypes.bfloat16 (when ml_dtypes is installed).
 DTYPE_CODES = dict(_ext.DTYPE_CODES)

@@ -106,13 +106,15 @@ gpuprim_sort_options_t sort_options(std::int64_t order, std::uint32_t begin_bit,
 }
 
 // Segments as three values: the CSR offsets buffer (0: uniform rows),
-// the row count and the row length.
+// the row count and the row length; with offsets (where the row count and
+// length mean nothing) the third is max_segment_length (0: no promise).
 gpuprim_segments_t segments(Address offsets, std::uint64_t rows, std::uint64_t length) {
     gpuprim_segments_t result;
     if (!offsets.pointer) {
         library().segments_init_rows(&result, rows, length);
     } else {
         library().segments_init_offsets(&result, static_cast<gpuprim_buffer_t>(address(offsets)));
+        result.max_segment_length = length;
     }
     return result;
 }
@@ -195,6 +197,8 @@ void define_raw_calls(nb::module_ &m) {
     GPUPRIM_EXT_RAW(context_synchronize);
     GPUPRIM_EXT_RAW(context_release_workspace);
     GPUPRIM_EXT_RAW(context_reserve_workspace);  // (context, bytes, fix) -> status
+    GPUPRIM_EXT_RAW(context_set_offsets_check);  // (context, mode) -> status
+    GPUPRIM_EXT_RAW(context_check_deferred);
     GPUPRIM_EXT_RAW(buffer_destroy);
     GPUPRIM_EXT_RAW(buffer_upload);
     GPUPRIM_EXT_RAW(buffer_download);
