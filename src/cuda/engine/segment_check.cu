@@ -15,6 +15,7 @@
 
 #include "core/offsets_check.h"
 #include "cuda/device_env.h"
+#include "cuda/engine/in_kernel_check.cuh"
 #include "cuda/util/check.h"
 #include "cuda/util/counters.h"
 
@@ -26,7 +27,7 @@ namespace gpuprim::cuda {
 namespace {
 
 constexpr int kCheckThreads = 256;
-constexpr uint64_t kNone = ~uint64_t(0);
+constexpr uint64_t kNone = kNoFault;
 
 struct CheckResult {
     unsigned long long first_bad;   // kNone: every offset keeps the rules
@@ -56,14 +57,8 @@ struct CheckArgs {
     uint64_t max_length;
 };
 
-// offsets[i] as a signed 64-bit value (U64 past INT64_MAX reads negative,
-// which the rules reject), as the host's read_offset does.
 __device__ __forceinline__ int64_t offset_at(const CheckArgs &args, uint64_t i) {
-    if (args.offset_bytes == 4) {
-        const uint32_t bits = __ldg(static_cast<const uint32_t *>(args.offsets) + i);
-        return args.offsets_signed ? int64_t(int32_t(bits)) : int64_t(bits);
-    }
-    return int64_t(__ldg(static_cast<const unsigned long long *>(args.offsets) + i));
+    return checked_offset_at(args.offsets, args.offset_bytes, args.offsets_signed, i);
 }
 
 // The folded result of all blocks, with the fault's values read back.
@@ -95,23 +90,10 @@ __device__ void defer(const CheckArgs &args, const CheckResult &total) {
     const bool failed = bad || total.first_long != kNone;
     *args.skip = failed ? 1u : 0u;
     if (!failed) return;
-    volatile DeferredRecord &record = *args.record;
-    if (record.kind != 0) {
-        record.more = record.more + 1;
-        return;
-    }
-    record.entry = args.entry;
-    record.call = args.call;
-    record.index = bad ? total.first_bad : total.first_long;
-    record.value = total.value;
-    record.previous = bad ? total.previous : 0;
-    record.data_count = args.data_count;
-    record.max_length = args.max_length;
-    record.limit = args.limit;
-    record.offsets_signed = args.offsets_signed;
-    record.more = 0;
-    __threadfence_system();  // the fields before the kind that says they are there
-    record.kind = uint32_t(bad ? SegmentFaultKind::kBadOffset : SegmentFaultKind::kTooLong);
+    keep_deferred_fault(args.record, args.entry, args.call,
+                        bad ? SegmentFaultKind::kBadOffset : SegmentFaultKind::kTooLong,
+                        bad ? total.first_bad : total.first_long, total.value, bad ? total.previous : 0,
+                        args.data_count, args.max_length, args.limit, args.offsets_signed);
 }
 
 __global__ void __launch_bounds__(kCheckThreads) segment_check_kernel(const CheckArgs args) {
@@ -171,6 +153,29 @@ __global__ void __launch_bounds__(kCheckThreads) segment_check_kernel(const Chec
 }
 
 }  // namespace
+
+bool can_check_in_kernel(const DeviceEnv &env, const SegmentLayout &layout) {
+    return check_is_deferred(env, layout) && layout.segments < kInKernelCheckMax;
+}
+
+SegmentSummary check_in_kernel(const DeviceEnv &env, const SegmentLayout &layout, uint64_t largest_index) {
+    if (!can_check_in_kernel(env, layout) || !env.deferred_record)
+        fail(GPUPRIM_ERROR_INTERNAL, "segment check: %llu offsets cannot be checked in the call's kernel",
+             (unsigned long long)(layout.segments + 1));
+    SegmentSummary summary{longest_segment_bound(layout, largest_index), 0, layout.data_count};
+    InKernelCheck &check = summary.in_kernel;
+    check.offsets = layout.offsets;
+    check.offset_bytes = layout.offset_bytes;
+    check.offsets_signed = layout.offsets_signed;
+    check.segments = layout.segments;
+    check.data_count = layout.data_count;
+    check.limit = segment_length_limit(layout, largest_index);
+    check.max_length = layout.max_length;
+    check.record = static_cast<DeferredRecord *>(env.deferred_record);
+    check.entry = env.offsets_entry;
+    check.call = env.offsets_call;
+    return summary;
+}
 
 uint64_t longest_segment_bound(const SegmentLayout &layout, uint64_t largest_index) {
     if (!layout.offsets) return layout.segments ? layout.row_length : 0;

@@ -32,6 +32,24 @@ struct DeferredRecord {
     uint32_t more;  // failures after this one
 };
 
+// A deferred check done by the call's one kernel itself, in every block,
+// before it reads the offsets (engine/in_kernel_check.cuh): for small
+// offsets arrays (kInKernelCheckMax entries) it saves the check's launch.
+// offsets == nullptr: none.
+constexpr uint64_t kInKernelCheckMax = 1024;
+struct InKernelCheck {
+    const void *offsets;
+    uint32_t offset_bytes;
+    bool offsets_signed;
+    uint64_t segments;
+    uint64_t data_count;
+    uint64_t limit;  // segment_length_limit
+    uint64_t max_length;
+    DeferredRecord *record;  // the context's (DeviceEnv::deferred_record)
+    uint32_t entry;
+    uint64_t call;
+};
+
 // What the device check of CSR offsets learns about the segments, for the
 // drivers that pick a path by shape.
 struct SegmentSummary {
@@ -48,6 +66,8 @@ struct SegmentSummary {
     // Deferred mode: the word the check sets when the offsets fail it
     // (SegmentLayout::skip), else nullptr.
     const uint32_t *skip = nullptr;
+    // Deferred mode, checked by the call's kernel (check_in_kernel).
+    InKernelCheck in_kernel{};
 };
 
 // Uniform rows: computed on the host. Offsets: one kernel reads them all,
@@ -63,6 +83,13 @@ struct SegmentSummary {
 //   the data's values: nothing narrowed, longest = longest_segment_bound.
 SegmentSummary check_segments(const DeviceEnv &env, const SegmentLayout &layout,
                               uint64_t largest_index = UINT64_MAX);
+// Deferred mode, for a call that reads its offsets in one kernel only and
+// has at most kInKernelCheckMax of them: nothing is launched, and the
+// summary's in_kernel says what that kernel checks (the drivers put it in
+// the kernel's arguments). Its bounds are check_segments' deferred ones.
+bool can_check_in_kernel(const DeviceEnv &env, const SegmentLayout &layout);
+SegmentSummary check_in_kernel(const DeviceEnv &env, const SegmentLayout &layout,
+                               uint64_t largest_index = UINT64_MAX);
 // The most a segment of the call can have, known without reading the
 // offsets: the data's count, the caller's promise, the indices' type.
 uint64_t longest_segment_bound(const SegmentLayout &layout, uint64_t largest_index = UINT64_MAX);

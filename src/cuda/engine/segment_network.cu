@@ -7,6 +7,7 @@
 #include "core/dtype.h"
 #include "core/key_transform.h"
 #include "cuda/block/block_bitonic_sort.cuh"
+#include "cuda/engine/in_kernel_check.cuh"
 #include "cuda/util/check.h"
 
 #include <cuda_runtime.h>
@@ -38,6 +39,7 @@ __device__ __forceinline__ uint64_t list_entry(const SegmentNetworkArgs &args, u
 template <typename K, int kValueBytes, bool kWithIndex>
 __global__ void __launch_bounds__(kMaxNetwork / kItems) segment_network_sort_kernel(const SegmentNetworkArgs args) {
     if (args.bounds.skipped()) return;  // offsets failed a deferred check
+    if (args.in_kernel.offsets && in_kernel_offsets_fail(args.in_kernel)) return;  // every thread alike
     using N = NetworkKey<K>;
     using Item = NetworkItem<K, kWithIndex>;
     using V = typename UnsignedBits<kValueBytes == 0 ? 4 : kValueBytes>::type;

@@ -16,6 +16,7 @@
 #include "core/backend.h"
 #include "cuda/device_env.h"
 #include "cuda/engine/segment_bounds.cuh"
+#include "cuda/engine/segment_check.h"
 
 #include <cstdint>
 
@@ -50,6 +51,9 @@ struct SegmentNetworkArgs {
     // known on the host, and the blocks past the count return at once.
     const unsigned long long *group_count;
     uint32_t network;  // positions a segment
+    // A deferred offsets check this launch does itself (offsets == nullptr:
+    // none): the call's only kernel, on a small offsets array.
+    InKernelCheck in_kernel;
     // Top-k (network_topk): segment s writes only its first min(k, length)
     // ranks, to [s * topk, ...) of keys_out (if given) and values_out; 0: a sort.
     uint64_t topk;

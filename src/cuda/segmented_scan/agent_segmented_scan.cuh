@@ -7,6 +7,7 @@
 #pragma once
 
 #include "core/ops.h"
+#include "cuda/engine/in_kernel_check.cuh"
 #include "cuda/engine/segment_bounds.cuh"
 #include "cuda/util/tile_status.cuh"
 #include "cuda/warp/warp_scan.cuh"
@@ -66,6 +67,9 @@ struct SegmentedScanParams {
     uint64_t tile_base;      // the tile of block 0 (a grid holds fewer than 2^31 tiles)
     unsigned long long *status_slots;
     bool exclusive;
+    // A deferred offsets check every block does itself (offsets == nullptr:
+    // none; engine/in_kernel_check.cuh).
+    InKernelCheck in_kernel;
 };
 
 // ---- the tile in shared memory --------------------------------------------
@@ -436,6 +440,7 @@ template <typename T, typename Op, typename Config, bool kReduce>
 __global__ void __launch_bounds__(Config::kThreads, Config::kMinBlocks)
     segmented_scan_kernel(const SegmentedScanParams p) {
     if (p.bounds.skipped()) return;  // offsets failed a deferred check: every block alike
+    if (p.in_kernel.offsets && in_kernel_offsets_fail(p.in_kernel)) return;  // every block alike
     using Accumulate = Accumulation<T, Op>;
     using Acc = typename Accumulate::Acc;
     using Combine = typename Accumulate::Combine;

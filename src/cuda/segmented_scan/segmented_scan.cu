@@ -29,9 +29,14 @@
 // running value once; float sums give the canonical NaN, as the flat scan.
 //
 // Status slots (one per tile, in the workspace) are zeroed by a memset on the
-// stream before the launch; more tiles than one grid holds (2^31 - 1) take
+// stream before the launch (one tile looks back at nothing: no memset); more tiles than one grid holds (2^31 - 1) take
 // further launches, whose tiles look back into the finished slots of the
 // ones before.
+//
+// Offsets checked in deferred mode (engine/segment_check.h): the tiles cover
+// the whole data (nothing narrowed), every block returns at once when the
+// check failed, and a small call (few offsets, few elements) has its tiles
+// check the offsets themselves instead of a check kernel.
 #include "cuda/segmented_scan/segmented_scan.h"
 
 #include "core/checked_size.h"
@@ -69,7 +74,7 @@ void fill_identity(const DeviceEnv &env, void *output, uint64_t segments, const 
 
 template <typename T, typename Op, typename Config, bool kReduce>
 void launch_tiles(const DeviceEnv &env, const SegmentLayout &layout, const void *input, void *output,
-                  bool exclusive) {
+                  bool exclusive, const InKernelCheck &in_kernel) {
     using Acc = typename Accumulation<T, Op>::Acc;
     using Status = TileStatus<Acc>;
     const char *what = kReduce ? "segmented reduce launch" : "segmented scan launch";
@@ -78,8 +83,11 @@ void launch_tiles(const DeviceEnv &env, const SegmentLayout &layout, const void 
     const uint64_t tiles = ceil_div(count, kTileItems);
     const uint64_t slot_bytes = checked_mul(tiles, Status::kSlotBytes, "the segmented scan's tile states");
     auto *slots = static_cast<unsigned long long *>(env.workspace->reserve(slot_bytes));
-    check(cudaMemsetAsync(slots, 0, slot_bytes, env.stream),
-          kReduce ? "segmented reduce (cudaMemsetAsync)" : "segmented scan (cudaMemsetAsync)");
+    // One tile only publishes (it has nothing to look back at): no zeroed
+    // slots needed, one launch less for small calls.
+    if (tiles > 1)
+        check(cudaMemsetAsync(slots, 0, slot_bytes, env.stream),
+              kReduce ? "segmented reduce (cudaMemsetAsync)" : "segmented scan (cudaMemsetAsync)");
     SegmentedScanParams p{};
     p.input = input;
     p.output = output;
@@ -87,6 +95,7 @@ void launch_tiles(const DeviceEnv &env, const SegmentLayout &layout, const void 
     p.bounds = SegmentBounds::of(layout);
     p.status_slots = slots;
     p.exclusive = exclusive;
+    p.in_kernel = in_kernel;
     constexpr uint64_t kMaxGrid = 0x7fffffff;
     for (uint64_t base = 0; base < tiles; base += kMaxGrid) {
         p.tile_base = base;
@@ -97,27 +106,28 @@ void launch_tiles(const DeviceEnv &env, const SegmentLayout &layout, const void 
 }
 
 template <typename T, typename Op, typename Config, bool kReduce>
-void run(const DeviceEnv &env, const SegmentLayout &layout, const void *input, void *output, bool exclusive) {
+void run(const DeviceEnv &env, const SegmentLayout &layout, const void *input, void *output, bool exclusive,
+         const InKernelCheck &in_kernel) {
     if (layout.data_count == 0) {
         // No elements (rows of length 0 among them): every segment is empty.
         if constexpr (kReduce) fill_identity<T, Op>(env, output, layout.segments, layout.skip);
         return;
     }
-    launch_tiles<T, Op, Config, kReduce>(env, layout, input, output, exclusive);
+    launch_tiles<T, Op, Config, kReduce>(env, layout, input, output, exclusive, in_kernel);
 }
 
 // Integer SUM wraps: the same bits signed or unsigned, so it is compiled once
 // per width, on the unsigned type. MIN/MAX keep the element's own order.
 template <bool kReduce, typename T>
 void run_typed(const DeviceEnv &env, gpuprim_op_t op, const SegmentLayout &layout, const void *input, void *output,
-               bool exclusive) {
+               bool exclusive, const InKernelCheck &in_kernel) {
     using SumT = std::conditional_t<std::is_integral_v<T>, bits_t<T>, T>;
     with_segmented_scan_tuning<int(sizeof(T))>(env.compute_capability, [&](auto tuning) {
         using Config = typename decltype(tuning)::Config;
         switch (op) {
-        case GPUPRIM_OP_SUM: return run<SumT, SumOpFor<SumT>, Config, kReduce>(env, layout, input, output, exclusive);
-        case GPUPRIM_OP_MIN: return run<T, MinOpFor<T>, Config, kReduce>(env, layout, input, output, exclusive);
-        case GPUPRIM_OP_MAX: return run<T, MaxOpFor<T>, Config, kReduce>(env, layout, input, output, exclusive);
+        case GPUPRIM_OP_SUM: return run<SumT, SumOpFor<SumT>, Config, kReduce>(env, layout, input, output, exclusive, in_kernel);
+        case GPUPRIM_OP_MIN: return run<T, MinOpFor<T>, Config, kReduce>(env, layout, input, output, exclusive, in_kernel);
+        case GPUPRIM_OP_MAX: return run<T, MaxOpFor<T>, Config, kReduce>(env, layout, input, output, exclusive, in_kernel);
         }
         fail(GPUPRIM_ERROR_INTERNAL, "%s: unknown op %d", kReduce ? "segmented reduce" : "segmented scan",
              static_cast<int>(op));
@@ -126,9 +136,27 @@ void run_typed(const DeviceEnv &env, gpuprim_op_t op, const SegmentLayout &layou
 
 }  // namespace segmented_scan_detail
 
+namespace {
+
+// Past this many elements a call's tiles are many, and each would read all
+// the offsets again: one check kernel costs less there.
+constexpr uint64_t kInKernelCheckMaxElements = uint64_t(1) << 16;
+
+// The check of a call on offsets: in its one tile kernel when the check is
+// deferred, the offsets few and the data small but not empty (else no tile
+// would run it); else the check kernel.
+SegmentSummary check_for_tiles(const DeviceEnv &env, const SegmentLayout &layout) {
+    if (can_check_in_kernel(env, layout) && layout.segments != 0 && layout.data_count != 0 &&
+        layout.data_count <= kInKernelCheckMaxElements)
+        return check_in_kernel(env, layout);
+    return check_segments(env, layout);
+}
+
+}  // namespace
+
 void segmented_reduce(const DeviceEnv &env, gpuprim_op_t op, gpuprim_dtype_t dtype, const SegmentLayout &layout,
                       const void *input, void *output) {
-    const SegmentSummary summary = check_segments(env, layout);
+    const SegmentSummary summary = check_for_tiles(env, layout);
     if (layout.segments == 0) return;
     // Uniform rows need no look-back (segmented_reduce_rows.cu).
     if (!layout.offsets && reduce_uniform_rows(env, op, dtype, layout.segments, layout.row_length, input, output))
@@ -137,13 +165,14 @@ void segmented_reduce(const DeviceEnv &env, gpuprim_op_t op, gpuprim_dtype_t dty
     const SegmentLayout narrowed = narrowed_to_covered(layout, summary);
     const void *covered_input = at_covered(input, summary, dtype_size(dtype));
     dispatch_dtype(dtype, [&](auto zero) {
-        segmented_scan_detail::run_typed<true, decltype(zero)>(env, op, narrowed, covered_input, output, false);
+        segmented_scan_detail::run_typed<true, decltype(zero)>(env, op, narrowed, covered_input, output, false,
+                                                               summary.in_kernel);
     });
 }
 
 void segmented_scan(const DeviceEnv &env, gpuprim_op_t op, gpuprim_scan_kind_t kind, gpuprim_dtype_t dtype,
                     const SegmentLayout &layout, const void *input, void *output) {
-    const SegmentSummary summary = check_segments(env, layout);
+    const SegmentSummary summary = check_for_tiles(env, layout);
     if (layout.segments == 0 || summary.covered_length == 0) return;
     const bool exclusive = kind == GPUPRIM_SCAN_EXCLUSIVE;
     // Tiles over what the segments cover only.
@@ -153,7 +182,7 @@ void segmented_scan(const DeviceEnv &env, gpuprim_op_t op, gpuprim_scan_kind_t k
     void *covered_output = at_covered(output, summary, element_bytes);
     dispatch_dtype(dtype, [&](auto zero) {
         segmented_scan_detail::run_typed<false, decltype(zero)>(env, op, narrowed, covered_input, covered_output,
-                                                                exclusive);
+                                                                exclusive, summary.in_kernel);
     });
 }
 

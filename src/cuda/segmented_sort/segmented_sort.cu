@@ -18,6 +18,15 @@
 //   key's bits (1- and 2-byte keys, whose bits leave room for the ordinal);
 // - one flat sort call per segment.
 //
+// With the offsets check deferred (engine/segment_check.h) paths are picked
+// by a bound on the longest segment (the caller's max_segment_length, or
+// the data's count): one network when it fits all (its kernel checks up to
+// kInKernelCheckMax offsets itself), else the classes with their counts
+// kept on the device, each class's launch sized by the most segments of its
+// lengths the data can hold. Long segments may exist only when the bound
+// passes the largest network; their bounds come back to the host as above,
+// so such a call cannot be captured into a CUDA graph.
+//
 // Workspace: the class lists live in env.side_workspace (the long segments'
 // sorts reserve env.workspace): 4 or 8 bytes per segment and class with
 // offsets, plus one copy of the keys when an argsort does not return them;
@@ -260,6 +269,14 @@ bool sort_long_packed(const DeviceEnv &env, const SegmentNetworkArgs &args,
     return true;
 }
 
+// Offsets whose lengths (at most `longest`) are alike enough that one
+// network size for all wastes little: one launch, no classes (a small call
+// then costs the offsets check and one launch).
+bool fits_one_network(const SegmentLayout &layout, uint64_t longest, uint32_t largest) {
+    return layout.offsets && longest <= largest &&
+           layout.segments * uint64_t(network_for(longest)) <= 4 * std::max<uint64_t>(layout.data_count, 1024);
+}
+
 template <typename K, int kValueBytes, bool kWithIndex>
 void sort_segments(const DeviceEnv &env, const SortRequest &request, const SegmentLayout &layout,
                    const SegmentSummary &summary) {
@@ -288,12 +305,9 @@ void sort_segments(const DeviceEnv &env, const SortRequest &request, const Segme
     const uint64_t room = layout.offsets ? layout.segments : 0;
     WorkspaceLayout side_layout;
     const WorkspacePart scratch_part = side_layout.add(request.keys_out ? 0 : request.count, request.key_bytes);
-    // Offsets whose lengths are alike enough that one network size for all
-    // wastes little: one launch, no classes (a small call then costs the
-    // offsets check and one launch).
-    const bool one_network =
-        layout.offsets && summary.longest <= largest &&
-        layout.segments * uint64_t(network_for(summary.longest)) <= 4 * std::max<uint64_t>(layout.data_count, 1024);
+    const bool one_network = fits_one_network(layout, summary.longest, largest);
+    if (summary.in_kernel.offsets && !one_network)
+        fail(GPUPRIM_ERROR_INTERNAL, "segmented sort: an offsets check in the kernel, but not one network");
     const bool classes = layout.offsets && !one_network;
     const WorkspacePart counts_part = side_layout.add(classes ? (kClasses + 1) * 8 : 0);
     const WorkspacePart long_part = side_layout.add(classes && summary.longest > largest ? room : 0, 16);
@@ -322,6 +336,7 @@ void sort_segments(const DeviceEnv &env, const SortRequest &request, const Segme
     } else if (one_network) {
         args.groups = layout.segments;
         args.network = network_for(summary.longest);
+        args.in_kernel = summary.in_kernel;
         launch_network_sort<K, kValueBytes, kWithIndex>(env, args);
         return;
     } else {
@@ -423,13 +438,19 @@ void segmented_sort(const DeviceEnv &env, const SortRequest &request, const Segm
     // Deferred: the long segments' sorts read their bounds back to the host
     // (sort_segments), which a graph cannot replay. Refused while nothing of
     // the call is enqueued yet.
-    if (check_is_deferred(env, layout) &&
-        longest_segment_bound(layout, largest_index) > largest_network_for(env, request))
+    const bool deferred = check_is_deferred(env, layout);
+    const uint32_t largest = deferred ? largest_network_for(env, request) : 0;
+    const uint64_t bound = longest_segment_bound(layout, largest_index);
+    if (deferred && bound > largest)
         refuse_during_capture(env.stream, "segmented sort",
                               "its CSR offsets may hold segments longer than the largest sorting network (4096 "
                               "keys at most), whose sort reads their bounds back to the host (promise shorter "
                               "segments with segments->max_segment_length)");
-    const SegmentSummary summary = check_segments(env, layout, largest_index);
+    // One network for all: its kernel checks a small offsets array itself.
+    const SegmentSummary summary = deferred && can_check_in_kernel(env, layout) && layout.segments != 0 &&
+                                           request.count != 0 && fits_one_network(layout, bound, largest)
+                                       ? check_in_kernel(env, layout, largest_index)
+                                       : check_segments(env, layout, largest_index);
     if (layout.segments == 0 || request.count == 0) return;
     // Only what the segments cover is sorted: scratch and tiles follow it.
     SortRequest covered = request;

@@ -12,6 +12,11 @@
 //   block_select.cuh takes the others), then the chosen of each segment are
 //   sorted, in one block each or, for k past kBlockSortMax, by two stable
 //   flat radix sorts (by position, then by key).
+// With the offsets check deferred (engine/segment_check.h) the path is
+// picked by a bound on the longest segment (max_segment_length, or the
+// data's count); the networks' one launch then checks a small offsets array
+// itself, and past 8192 keys the list's count comes back to the host, so
+// such a call cannot be captured into a CUDA graph.
 // Workspace: env.side_workspace (the flat sorts reserve env.workspace).
 #include "cuda/topk/topk.h"
 
@@ -252,7 +257,8 @@ void select_long(const DeviceEnv &env, const TopkRequest &request, TopkArgs args
 // short-segment networks (engine/segment_network.h), storing each segment's
 // first k ranks. False (nothing done) when longest is past what a network
 // holds on this device.
-bool network_topk(const DeviceEnv &env, const TopkRequest &request, const SegmentLayout &layout, uint64_t longest) {
+bool network_topk(const DeviceEnv &env, const TopkRequest &request, const SegmentLayout &layout, uint64_t longest,
+                  const InKernelCheck &in_kernel) {
     if (longest > kMaxNetwork) return false;
     SegmentNetworkArgs args{};
     args.keys_in = request.keys_in;
@@ -266,6 +272,7 @@ bool network_topk(const DeviceEnv &env, const TopkRequest &request, const Segmen
     args.groups = layout.segments;
     args.network = network_for(longest);
     args.topk = request.k;
+    args.in_kernel = in_kernel;
     // The argsort's instances: keys with their positions, 4- or 8-byte indices.
     bool fits = false;
     dispatch_width(request.key_bytes, "top-k: unsupported key width", [&](auto key_bits) {
@@ -279,14 +286,36 @@ bool network_topk(const DeviceEnv &env, const TopkRequest &request, const Segmen
     return fits;
 }
 
+// Networks take the shortest segments, and all up to 256 keys when k is
+// past what the warp select ranks cheaply.
+uint64_t network_topk_max(const TopkRequest &request) {
+    return request.k <= WarpSelectPolicy::kMaxK ? kNetworkMaxLength : WarpSelectPolicy::kMaxLength;
+}
+
+// Whether segments of up to `longest` keys take the networks on this device.
+bool takes_network_topk(const DeviceEnv &env, const TopkRequest &request, uint64_t longest) {
+    if (longest > network_topk_max(request) || longest > kMaxNetwork) return false;
+    uint32_t largest = 0;
+    dispatch_width(request.key_bytes, "top-k: unsupported key width", [&](auto key_bits) {
+        using K = decltype(key_bits);
+        largest = request.indices && request.index_bytes == 8 ? largest_network<K, 8, true>(env)
+                                                              : largest_network<K, 4, true>(env);
+    });
+    return network_for(longest) <= largest;
+}
+
 template <typename K>
 void topk_of_width(const DeviceEnv &env, const TopkRequest &request, const SegmentLayout &layout,
-                   uint64_t longest) {
+                   const SegmentSummary &summary) {
+    const uint64_t longest = summary.longest;
     TopkArgs args = args_of(request, layout);
-    // Networks take the shortest segments, and all up to 256 keys when k is
-    // past what the warp select ranks cheaply.
-    const uint64_t network_max = request.k <= WarpSelectPolicy::kMaxK ? kNetworkMaxLength : WarpSelectPolicy::kMaxLength;
-    if (longest <= network_max && network_topk(env, request, layout, longest)) return;
+    if (summary.in_kernel.offsets) {
+        // The networks' kernel checks the offsets (check_in_kernel): nothing else may read them.
+        if (!network_topk(env, request, layout, longest, summary.in_kernel))
+            fail(GPUPRIM_ERROR_INTERNAL, "top-k: an offsets check in the kernel, but no network");
+        return;
+    }
+    if (longest <= network_topk_max(request) && network_topk(env, request, layout, longest, InKernelCheck{})) return;
     if (longest <= WarpSelectPolicy::kMaxLength && request.k <= WarpSelectPolicy::kMaxK) {
         const uint64_t per_block = WarpSelectPolicy::kWarps;
         warp_select_kernel<K><<<grid_for((args.groups + per_block - 1) / per_block), WarpSelectPolicy::kWarps * 32, 0,
@@ -343,14 +372,20 @@ void topk(const DeviceEnv &env, const TopkRequest &request, const SegmentLayout 
     // The check also holds each segment's last index to the indices' type:
     // largest_index is UINT64_MAX when no indices are wanted (a k = 0 call's
     // empty indices buffer has no memory, but still its dtype).
-    const SegmentSummary summary = check_segments(env, layout, request.largest_index);
+    // One network launch for all: its kernel checks a small offsets array itself.
+    const SegmentSummary summary =
+        check_is_deferred(env, layout) && can_check_in_kernel(env, layout) && request.k != 0 &&
+                layout.segments != 0 && layout.data_count != 0 &&
+                selection::takes_network_topk(env, request, longest_segment_bound(layout, request.largest_index))
+            ? check_in_kernel(env, layout, request.largest_index)
+            : check_segments(env, layout, request.largest_index);
     if (request.k == 0 || layout.segments == 0 || summary.longest == 0) return;
     // Only what the segments cover is read: candidates and scratch follow it.
     TopkRequest covered = request;
     covered.keys_in = at_covered(request.keys_in, summary, request.key_bytes);
     const SegmentLayout narrowed = narrowed_to_covered(layout, summary);
     dispatch_width(request.key_bytes, "top-k: unsupported key width", [&](auto key_bits) {
-        selection::topk_of_width<decltype(key_bits)>(env, covered, narrowed, summary.longest);
+        selection::topk_of_width<decltype(key_bits)>(env, covered, narrowed, summary);
     });
 }
 
