@@ -393,6 +393,22 @@ static void test_valid_offsets(void) {
     L.od = GPUPRIM_DTYPE_I64;
     run_shape(&L, 0, 2);
     tc_layout_free(&L);
+    /* around the CUDA in-kernel check (offsets arrays of up to 1024 entries,
+       scan/reduce over up to 2^16 elements): 1023 and 1024 segments, short
+       and long enough to pass 2^16 elements */
+    for (i = 0; i < 1024; ++i) lengths[i] = tc_below(41);
+    L = tc_layout_csr("1023 segments of 0..40", lengths, 1023, 0, 0, GPUPRIM_DTYPE_I32);
+    run_shape(&L, 40, 20);
+    L.od = GPUPRIM_DTYPE_U64;
+    run_shape(&L, 0, 3);
+    tc_layout_free(&L);
+    L = tc_layout_csr("1024 segments of 0..40", lengths, 1024, 2, 1, GPUPRIM_DTYPE_U32);
+    run_shape(&L, 40, 20);
+    tc_layout_free(&L);
+    for (i = 0; i < 1023; ++i) lengths[i] = tc_below(201);
+    L = tc_layout_csr("1023 segments of 0..200 (past 2^16 elements)", lengths, 1023, 0, 0, GPUPRIM_DTYPE_I64);
+    run_shape(&L, 200, 20);
+    tc_layout_free(&L);
     /* offsets that start past 0 and end before n */
     for (o = 0; o < 4; ++o) {
         for (i = 0; i < 50; ++i) lengths[i] = tc_below(40);
@@ -570,6 +586,12 @@ static void test_bad_offsets(void) {
             CHECK(tc_contains(fault, "offsets[3] = 7 is less than offsets[2] = 8 (offsets must not decrease)"));
             expect_fault("last offset decreasing", od, w, 4, 8, 0, fault, ALL_KINDS);
         }
+        /* no segments: the one offset negative (unsigned: past the end) */
+        {
+            const int64_t v[1] = {-1};
+            bad_offset_text(fault, sizeof fault, od, v, 1, 8);
+            expect_fault("the only offset negative", od, v, 1, 8, 0, fault, ALL_KINDS);
+        }
         /* decreasing in the middle; a negative one in the middle */
         {
             const int64_t v[5] = {0, 4, 3, 8, 8};
@@ -629,6 +651,45 @@ static void test_bad_offsets(void) {
         promise_text(fault, sizeof fault, 10, 5, 3);
         expect_fault("two segments longer than the promise", GPUPRIM_DTYPE_I64, v, count, n, 3, fault, ALL_KINDS);
         free(v);
+    }
+    /* around the CUDA in-kernel check: 1024 offsets (1023 segments) of short
+       segments (one tile and many), and 1025; faults at the first, a middle
+       and the last index, and a broken promise in the last segment */
+    {
+        static const struct {
+            uint64_t count, longest, where;
+            int how; /* 0 decreasing, 1 past the end, 2 negative (offset `where`); 3 segment `where` past the promise */
+        } cases[] = {{1024, 40, 1023, 0}, {1024, 40, 700, 1}, {1024, 40, 0, 2},  {1024, 200, 1000, 0},
+                     {1024, 200, 1023, 1}, {1025, 40, 1024, 0}, {1025, 40, 3, 2},  {1024, 40, 1022, 3},
+                     {1024, 200, 1022, 3}, {1025, 40, 1023, 3}, {2, 40, 1, 0},     {1024, 2, 1022, 3}};
+        unsigned c;
+        for (c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
+            const uint64_t count = cases[c].count, where = cases[c].where;
+            const gpuprim_dtype_t od = offset_dtypes[c % 4];
+            int64_t *v = (int64_t *)tc_xmalloc(count * sizeof *v);
+            uint64_t i, n, promise = 0;
+            char what[96];
+            v[0] = 0;
+            for (i = 1; i < count; ++i) v[i] = v[i - 1] + 1 + (int64_t)tc_below(cases[c].longest);
+            n = (uint64_t)v[count - 1] + 3;
+            switch (cases[c].how) {
+            case 0: v[where] = v[where - 1] - 1; break;
+            case 1: v[where] = (int64_t)n + 1; break;
+            case 2: v[where] = -2; break;
+            default:
+                promise = cases[c].longest + 1;
+                v[where + 1] = v[where] + (int64_t)promise + 1;
+                for (i = where + 2; i < count; ++i) v[i] = v[i - 1] + 1;
+                n = (uint64_t)v[count - 1] + 3;
+                break;
+            }
+            if (cases[c].how == 3) promise_text(fault, sizeof fault, where, promise + 1, promise);
+            else bad_offset_text(fault, sizeof fault, od, v, count, n);
+            snprintf(what, sizeof what, "%llu offsets, fault %d at %llu", (unsigned long long)count, cases[c].how,
+                     (unsigned long long)where);
+            expect_fault(what, od, v, count, n, promise, fault, ALL_KINDS);
+            free(v);
+        }
     }
     /* small: the promise broken by the last segment only; the promise equal
        to the longest segment is kept (checked in test_structs) */
@@ -859,6 +920,23 @@ static void test_reports(void) {
     outs_free(&b);
     outs_free(&c);
     outs_free(&w);
+
+    /* top-k with k = 0 (no slots): its offsets are checked even so */
+    tc_where("reports: top-k with k = 0 on bad offsets");
+    {
+        gpuprim_buffer_t none = tc_buffer(ctx, GPUPRIM_DTYPE_U32, 0);
+        set_mode(GPUPRIM_OFFSETS_CHECK_WAIT);
+        ++csr_calls;
+        TC_EXPECT_FAIL(ctx, gpuprim_segmented_topk(ctx, &bad_seg, in.kin, 0, GPUPRIM_ORDER_ASCENDING, NULL, none),
+                       GPUPRIM_ERROR_INVALID_ARGUMENT, fault);
+        set_mode(GPUPRIM_OFFSETS_CHECK_DEFERRED);
+        ++csr_calls;
+        CHECK_OK(gpuprim_segmented_topk(ctx, &bad_seg, in.kin, 0, GPUPRIM_ORDER_ASCENDING, NULL, none));
+        CHECK_STATUS(gpuprim_context_check_deferred(ctx), GPUPRIM_ERROR_INVALID_ARGUMENT);
+        check_report("gpuprim_segmented_topk", csr_calls, fault, 0);
+        set_mode(GPUPRIM_OFFSETS_CHECK_WAIT);
+        destroy(none);
+    }
 
     /* the number counts calls of both modes: a WAIT failure, then a
        deferred one */

@@ -1804,8 +1804,18 @@ static void test_refusals(void) {
      * except a segmented sort whose segments may be longer than the largest
      * sorting network (4096 keys; less for 8-byte keys with 8-byte values)
      * and a top-k whose segments may be longer than 8192 keys: "may" by
-     * max_segment_length when given, else by n. check_deferred waits. */
+     * max_segment_length when given, else by n. check_deferred waits.
+     * First, uncaptured, the deferred reduce captured below: the workspace
+     * (let go, then held again) holds what it needs. */
+    tc_where("refusals: a deferred segmented reduce warmed up");
     REQUIRE_OK(gpuprim_context_set_offsets_check(ctx, GPUPRIM_OFFSETS_CHECK_DEFERRED));
+    CHECK_OK(gpuprim_context_reserve_workspace(ctx, 0, 0));
+    CHECK_OK(gpuprim_segmented_reduce(ctx, GPUPRIM_OP_SUM, &csr, frame.in, seg_sums.b));
+    CHECK_OK(gpuprim_context_check_deferred(ctx));
+    put(seg_sums.b, seg_sums.host, 4);
+    CHECK_OK(gpuprim_context_reserve_workspace(ctx, 0, 1));
+    held = workspace_size();
+    frame_baseline();
     frame_open("deferred gpuprim_segmented_sort on CSR offsets, no promise, n = 5,000 > 4,096");
     CHECK_REFUSED(gpuprim_segmented_sort(ctx, &csr, seg_keys, NULL, seg_out.b, NULL, NULL));
     frame_close(1);
