@@ -276,14 +276,31 @@ def rows(length, extra_rows=0):
     return u8(0) + u8(length) + u8(twist) + u8(100)
 
 
-def fresh_offsets(dtype_index, steps, lead=0, bad=None):
+def fresh_offsets(dtype_index, steps, lead=0, bad=None, size=100):
     """draw_segments: a fresh offsets buffer (dtype_index: I32, U32, I64, U64)
     of len(steps) - 1 segments; `lead` elements before the first; steps are
-    the step bytes (64..199: length step % (left + 1) % 9); bad: (where, how)."""
+    the step bytes (64..199: length step % (left + 1) % 9); bad: (where, how);
+    size: the size_mode byte (< 8: struct_size cases; >> 5: max_segment_length,
+    4: 1 + size % 4, 5: 5 + size % 8, 6: n / 2 + size % 4, 7: huge, else none)."""
     body = u8(1) + u8(dtype_index) + u8(len(steps) - 1) + u8(lead) + u8(200 if lead else 0)
     body += b"".join(u8(x) for x in steps)
     body += u8(0) + u8(bad[0]) + u8(bad[1]) if bad else u8(100)
-    return body + u8(100)
+    return body + u8(size)
+
+
+def offsets_check(mode, ctx=CTX0):
+    """op_context_queries 9: gpuprim_context_set_offsets_check (mode byte: < 232 mode % 2, else not a mode)."""
+    return u8(QUERIES) + u8(ctx) + u8(9) + u8(mode)
+
+
+def check_deferred(ctx=CTX0):
+    """op_context_queries 10: gpuprim_context_check_deferred."""
+    return u8(QUERIES) + u8(ctx) + u8(10)
+
+
+def synchronize(ctx=CTX0):
+    """op_context_queries 2: gpuprim_context_synchronize (which reports a deferred failure too)."""
+    return u8(QUERIES) + u8(ctx) + u8(2)
 
 
 def argsort(order, keys_in, indices, keys_out="null", segments=None, ctx=CTX0):
@@ -441,6 +458,31 @@ SEEDS = {
         + segmented_scan(0, 0, buf(0), rows(4), buf(5)) + segmented_scan(2, 1, buf(4), rows(2))
         + segmented_scan(0, 1, buf(0), fresh_offsets(2, [67, 0, 70, 66], lead=1), buf(5))
         + segmented_scan(1, 0, buf(3), fresh_offsets(0, [70, 71], bad=(2, 1)))),
+    # The deferred offsets check (issue 39): DEFERRED, a reduce, scan, sort and top-k on bad offsets
+    # (negative, past the end, decreasing) or past max_segment_length succeed and write nothing, then
+    # check_deferred and synchronize report; a 0.3.0 struct (32 bytes) with its promise unread; an
+    # invalid mode; back to WAIT, where the same faults fail at the call; bad contexts.
+    "seed_deferred_offsets": (
+        create(I32, small_count(16)) + create(I32, small_count(4)) + create(I32, small_count(16))
+        + create(I32, small_count(16)) + create(U32, small_count(8))
+        + fill_palette(0, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15], False)
+        + check_deferred() + offsets_check(1)
+        + segmented_reduce(0, buf(0), buf(1), fresh_offsets(0, [66, 67, 0, 68, 69], bad=(2, 0)))
+        + check_deferred() + check_deferred()
+        + segmented_scan(0, 0, buf(0), fresh_offsets(1, [66, 67, 70], bad=(3, 1)), buf(2))
+        + segmented_sort(1, fresh_offsets(2, [70, 68, 64], size=129), buf(0), buf(3))
+        + topk(1, buf(0), k=2, indices=buf(4), segments=fresh_offsets(3, [70, 72, 0, 71, 68], bad=(3, 2)))
+        + synchronize() + synchronize()
+        + segmented_reduce(2, buf(0), buf(1), fresh_offsets(3, [66, 67, 0, 68, 69], size=194))
+        + segmented_reduce(1, buf(0), buf(1), fresh_offsets(1, [66, 70, 0, 68, 69], size=1))
+        + check_deferred() + offsets_check(240) + offsets_check(255)
+        + segmented_reduce(0, buf(0), buf(1), fresh_offsets(0, [66, 67, 0, 68, 69], bad=(4, 0)))
+        + offsets_check(0) + check_deferred()
+        + segmented_reduce(0, buf(0), buf(1), fresh_offsets(0, [66, 67, 0, 68, 69], bad=(1, 0)))
+        + segmented_sort(0, fresh_offsets(2, [70, 68, 64], size=136), buf(0), buf(3))
+        + check_deferred() + offsets_check(1, ctx=CTX1) + check_deferred(ctx=CTX1)
+        + check_deferred(ctx=NULL_CTX) + check_deferred(ctx=FAKE_CTX) + offsets_check(1, ctx=FAKE_CTX)
+        + offsets_check(1, ctx=NULL_CTX)),
     # Top-k: flat and per segment (rows, CSR offsets with segments shorter
     # than k), both orders, keys and/or indices of each index dtype; NaNs of
     # both signs, signed zeros, ties; k = 0, k = n; errors: k > n, rows
