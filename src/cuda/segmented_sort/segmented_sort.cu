@@ -354,7 +354,7 @@ void sort_segments(const DeviceEnv &env, const SortRequest &request, const Segme
                 args.bounds, largest, static_cast<uint32_t *>(lists), room, counts, long_device);
         check_launch("segmented sort classify launch");
         args.list_wide = wide;
-        if (summary.skip) {
+        if (summary.skip && summary.longest <= largest) {
             // Deferred check, no segment past the networks: the classes'
             // sizes stay on the device. Each class's launch is sized by the
             // most segments of its lengths the data holds, and its blocks
