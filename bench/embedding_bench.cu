@@ -130,6 +130,15 @@ void graph_against_calls(cudaStream_t stream, gpuprim_context_t ctx) {
     size_t nodes = 0;
     CHECK_CUDA(cudaGraphGetNodes(graph, nullptr, &nodes));
     for (int w = 0; w < 3; ++w) CHECK_CUDA(cudaGraphLaunch(exec, stream));
+    if (profile_one_call()) {
+        // GPUPRIM_BENCH_PROFILE=1 under `ncu --profile-from-start off`: one
+        // sequence of the ten calls, kernel by kernel (what the graph replays).
+        CHECK_CUDA(cudaStreamSynchronize(stream));
+        CHECK_CUDA(cudaProfilerStart());
+        calls.run();
+        CHECK_CUDA(cudaStreamSynchronize(stream));
+        CHECK_CUDA(cudaProfilerStop());
+    }
 
     cudaEvent_t start, stop;
     CHECK_CUDA(cudaEventCreate(&start));

@@ -776,7 +776,8 @@ GPUPRIM_API gpuprim_status_t gpuprim_context_reserve_workspace(gpuprim_context_t
  *   On CUDA, deferred calls can be captured into a CUDA graph, except two,
  *   refused with NOT_CAPTURABLE before anything is enqueued: a segmented
  *   sort whose segments may be longer than the largest sorting network
- *   (4096 keys, less for 8-byte keys with 8-byte values), and a segmented
+ *   (4096 keys, less on a device whose shared memory cannot hold that network
+ *   for the call's keys and values), and a segmented
  *   top-k whose segments may be longer than 8192 keys. "May be": by
  *   segments->max_segment_length when given, else by the data's count n.
  *   Outside capture, those two wait for the lengths of their long segments
