@@ -48,6 +48,12 @@ struct DeviceEnv {
     void *host_slot;
     void *host_slot_device;
     size_t host_slot_bytes;
+    // A workspace query (gpuprim_context_begin_workspace_query): both
+    // workspaces are recorders, and each driver returns after its reserves,
+    // before it enqueues, waits for or reads anything (the guards
+    // `if (env.measuring) return ...;`). Outer drivers still call the inner
+    // ones, so every nested reserve is recorded.
+    bool measuring = false;
 };
 
 // Per-context memo of what a kernel needs once before its first launch: the
