@@ -116,6 +116,8 @@ SegmentSummary check_segments(const DeviceEnv &env, const SegmentLayout &layout)
     args.segments = layout.segments;
     args.data_count = layout.data_count;
     args.partials = static_cast<CheckResult *>(env.workspace->reserve(uint64_t(blocks) * sizeof(CheckResult)));
+    // A workspace query reads no offsets: the bound, every segment possibly the whole data.
+    if (env.measuring) return {layout.data_count, 0, layout.data_count};
     args.ticket = env.zeroed_counters + SegmentCounterWords::kCheckTicket;
     args.result = static_cast<CheckResult *>(env.host_slot_device);
     segment_check_kernel<<<blocks, kCheckThreads, 0, env.stream>>>(args);

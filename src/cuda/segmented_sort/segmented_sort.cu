@@ -194,6 +194,38 @@ __global__ void __launch_bounds__(256) unpack_long_kernel(const SegmentNetworkAr
     }
 }
 
+// sort_long_packed's side workspace for `count` long segments of `total`
+// keys in all.
+template <typename K, int kValueBytes, bool kWithIndex>
+uint64_t packed_long_bytes(const SegmentNetworkArgs &args, uint64_t count, uint64_t total) {
+    WorkspaceLayout layout;
+    layout.add(CheckedSize(count, "the long segments' bounds").times(2).plus(1).value(), 8);
+    layout.add(total, 8);
+    layout.add(kWithIndex ? total : 0, 4);
+    layout.add(args.gather_keys ? total : 0, sizeof(K));
+    layout.add(args.values == SegmentValueSource::kCopy ? total : 0, kValueBytes);
+    return layout.bytes();
+}
+
+// sort_long_packed's flat sort of `total` composite keys of end_bit bits,
+// in place, carrying their positions when with_positions.
+SortRequest composite_sort(unsigned long long *composite, uint32_t *positions, uint64_t total, uint32_t end_bit,
+                           bool with_positions) {
+    SortRequest flat{};
+    flat.key_kind = KeyKind::Unsigned;
+    flat.key_bytes = 8;
+    flat.end_bit = end_bit;
+    flat.keys_in = composite;
+    flat.keys_out = composite;
+    if (with_positions) {
+        flat.value_bytes = 4;
+        flat.values_in = positions;
+        flat.values_out = positions;
+    }
+    flat.count = total;
+    return flat;
+}
+
 template <typename K, int kValueBytes, bool kWithIndex>
 bool sort_long_packed(const DeviceEnv &env, const SegmentNetworkArgs &args,
                       const std::vector<unsigned long long> &long_bounds) {
@@ -227,6 +259,12 @@ bool sort_long_packed(const DeviceEnv &env, const SegmentNetworkArgs &args,
     const WorkspacePart values_part = layout.add(args.values == SegmentValueSource::kCopy ? total : 0, kValueBytes);
     void *side = env.side_workspace->reserve(layout.bytes());
     auto *table = WorkspaceLayout::at<unsigned long long>(side, table_part);
+    if (env.measuring) {  // a query: what is left to record is the flat sort's main block
+        sort(env, composite_sort(WorkspaceLayout::at<unsigned long long>(side, composite_part),
+                                 WorkspaceLayout::at<uint32_t>(side, positions_part), total, key_bits + id_bits,
+                                 with_positions));
+        return true;
+    }
     check(cudaMemcpyAsync(table, host.data(), host.size() * 8, cudaMemcpyHostToDevice, env.stream),
           "segmented sort (cudaMemcpyAsync)");
     PackedLong packed{table, table + count + 1, count, total, key_bits};
@@ -257,6 +295,27 @@ bool sort_long_packed(const DeviceEnv &env, const SegmentNetworkArgs &args,
                                                                        value_copy);
     check_launch("segmented sort unpack launch");
     return true;
+}
+
+// A workspace query's long class (offsets not read): at most
+// min(segments, n / (largest + 1)) segments past the largest network, n keys
+// in all, any of them as long as the data. Every path the class may take
+// (it depends on the lengths) records the most it can reserve: the
+// segmented radix sort, the packed sort and its flat sort, the flat sort of
+// one segment.
+template <typename K, int kValueBytes, bool kWithIndex>
+void measure_long_class(const DeviceEnv &env, const SortRequest &work, const SegmentNetworkArgs &args,
+                        uint64_t segments, uint32_t largest) {
+    const uint64_t n = work.count;
+    if (n <= largest) return;  // no segment can pass the networks
+    const uint64_t count = std::min<uint64_t>(segments, n / (uint64_t(largest) + 1));
+    segmented_radix_sort_bound(env, work, count);
+    void *side = env.side_workspace->reserve(packed_long_bytes<K, kValueBytes, kWithIndex>(args, count, n));
+    // 63 bits: a bit range, which takes the radix path whatever the count,
+    // as the composite keys of fewer than 64 bits do.
+    sort(env, composite_sort(static_cast<unsigned long long *>(side), static_cast<uint32_t *>(side), n, 63,
+                             kWithIndex));
+    sort(env, slice(work, 0, n));
 }
 
 template <typename K, int kValueBytes, bool kWithIndex>
@@ -312,8 +371,9 @@ void sort_segments(const DeviceEnv &env, const SortRequest &request, const Segme
         }
         // Nothing of this call is enqueued yet: the long rows' paths stage
         // tables from host memory, which a graph cannot replay.
-        refuse_during_capture(env.stream, "segmented sort",
-                              "rows longer than the sorting networks' stage their bounds from host memory");
+        if (!env.measuring)  // a query stages nothing
+            refuse_during_capture(env.stream, "segmented sort",
+                                  "rows longer than the sorting networks' stage their bounds from host memory");
         for (uint64_t s = 0; s < layout.segments; ++s) {
             long_bounds.push_back(s * layout.row_length);
             long_bounds.push_back((s + 1) * layout.row_length);
@@ -324,6 +384,8 @@ void sort_segments(const DeviceEnv &env, const SortRequest &request, const Segme
         launch_network_sort<K, kValueBytes, kWithIndex>(env, args);
         return;
     } else {
+        if (env.measuring)
+            return measure_long_class<K, kValueBytes, kWithIndex>(env, work, args, layout.segments, largest);
         auto *counts = WorkspaceLayout::at<unsigned long long>(side, counts_part);
         auto *long_device = WorkspaceLayout::at<unsigned long long>(side, long_part);
         void *lists = WorkspaceLayout::at<void>(side, lists_part);
@@ -383,7 +445,8 @@ void segmented_sort(const DeviceEnv &env, const SortRequest &request, const Segm
     if (!is_dtype_width(request.key_bytes))
         fail(GPUPRIM_ERROR_INTERNAL, "segmented sort: unsupported key width %u", request.key_bytes);
     const SegmentSummary summary = check_segments(env, layout);
-    if (request.values_are_indices && summary.longest > 0 && summary.longest - 1 > request.largest_index)
+    if (!env.measuring && request.values_are_indices && summary.longest > 0 &&  // a query reads no lengths
+        summary.longest - 1 > request.largest_index)
         fail(GPUPRIM_ERROR_INVALID_ARGUMENT,
              "segmented argsort: the longest segment has %llu keys; its last index, %llu, does not fit the "
              "indices' type (at most %llu)",
