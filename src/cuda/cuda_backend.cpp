@@ -411,7 +411,8 @@ public:
 
     void runs(const RunsRequest &request) override {
         DeviceScope scope(env_.device_ordinal);
-        if (request.runs.host) refuse_call_during_capture("gpuprim_unique / gpuprim_run_length_encode", kHostCountWaits);
+        if (request.runs.host)
+            refuse_call_during_capture("gpuprim_unique / gpuprim_run_length_encode", kHostCountWaits);
         cuda::find_runs(call_env(), request);
     }
 

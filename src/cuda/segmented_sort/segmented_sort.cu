@@ -445,7 +445,8 @@ void segmented_sort(const DeviceEnv &env, const SortRequest &request, const Segm
     if (!is_dtype_width(request.key_bytes))
         fail(GPUPRIM_ERROR_INTERNAL, "segmented sort: unsupported key width %u", request.key_bytes);
     const SegmentSummary summary = check_segments(env, layout);
-    if (!env.measuring && request.values_are_indices && summary.longest > 0 &&  // a query reads no lengths
+    // (A query reads no lengths: the real call checks.)
+    if (!env.measuring && request.values_are_indices && summary.longest > 0 &&
         summary.longest - 1 > request.largest_index)
         fail(GPUPRIM_ERROR_INVALID_ARGUMENT,
              "segmented argsort: the longest segment has %llu keys; its last index, %llu, does not fit the "

@@ -315,7 +315,8 @@ template <typename K>
 void measure_long_list(const DeviceEnv &env, const TopkRequest &request, TopkArgs args, const SegmentLayout &layout,
                        uint64_t longest, unsigned long long *list) {
     args.list = list;
-    args.groups = std::min<uint64_t>(layout.segments, layout.data_count / (uint64_t(BlockSelectPolicy::kMaxLength) + 1));
+    const uint64_t most = layout.data_count / (uint64_t(BlockSelectPolicy::kMaxLength) + 1);
+    args.groups = std::min<uint64_t>(layout.segments, most);
     if (args.groups == 0) return;
     const std::vector<unsigned long long> no_list;
     if (longest <= UINT32_MAX) select_long<K, uint32_t>(env, request, args, layout.data_count, longest, no_list);
@@ -379,7 +380,8 @@ void topk(const DeviceEnv &env, const TopkRequest &request, const SegmentLayout 
     const SegmentSummary summary = check_segments(env, layout);
     // largest_index is UINT64_MAX when no indices are wanted (a k = 0 call's
     // empty indices buffer has no memory, but still its dtype).
-    if (!env.measuring && summary.longest > 0 && summary.longest - 1 > request.largest_index)  // a query reads no lengths
+    // (A query reads no lengths: the real call checks.)
+    if (!env.measuring && summary.longest > 0 && summary.longest - 1 > request.largest_index)
         fail(GPUPRIM_ERROR_INVALID_ARGUMENT,
              "segmented top-k: the longest segment has %llu keys; its last index, %llu, does not fit the "
              "indices' type (at most %llu)",
