@@ -753,7 +753,9 @@ typedef struct gpuprim_workspace_sizes {
  * (from any thread) checks its arguments and returns their status exactly
  * as it would, but runs nothing: it enqueues nothing, allocates nothing,
  * writes no output (host results and counts included) and reads no
- * buffer's contents (CSR offsets included: their check is the real call's).
+ * buffer's contents (CSR offsets included: the errors that depend on the
+ * data, a bad offset or a segment too long for the indices' dtype, come
+ * from the real call only).
  * It records the workspace that call of that shape would take, per block:
  * the query's sizes are the largest over its calls. A query enqueues
  * nothing, so it is allowed while the stream captures a CUDA graph (the
