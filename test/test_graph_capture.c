@@ -28,6 +28,11 @@
  *    then reports the captured sort's call number and "4 more"; a segment
  *    past the sorts' promise fails only them (synchronize reports it, the
  *    other calls' results are right); good offsets again replay correctly.
+ * 1c. Each family again, sized by a workspace query instead of the warm-up:
+ *    the query, made while the stream captures, adds no node to the graph,
+ *    allocates nothing and runs nothing; its sizes reserved held still
+ *    (gpuprim_context_reserve_workspace_sizes with fix) serve the capture
+ *    and the replays without growing.
  * 2. The refusals (GPUPRIM_ERROR_NOT_CAPTURABLE) inside a capture: results
  *    or counts to the host (reduce, dot, argreduce, select, unique,
  *    reduce-by-key, group-by), synchronize, upload, download, buffer create,
@@ -1382,6 +1387,72 @@ static void run_family(const family_t *f, uint64_t n) {
     free_state(state);
 }
 
+/* Ends a capture that must have recorded nothing: its graph has no nodes. */
+static void end_empty_capture(cudaStream_t s, const char *what) {
+    cudaGraph_t graph = NULL;
+    size_t nodes = 0;
+    if (!CUDA_OK(cudaStreamEndCapture(s, &graph)) || !graph) return;
+    if (CUDA_OK(cudaGraphGetNodes(graph, NULL, &nodes)))
+        CHECKF(nodes == 0, "%s: the graph has %llu nodes, expected none", what, (unsigned long long)nodes);
+    CUDA_OK(cudaGraphDestroy(graph));
+}
+
+/* One family at n sized by a workspace query instead of a warm-up: from a
+ * released workspace, the calls measured in a query made while the stream
+ * captures (the graph gets no nodes, nothing is allocated, the outputs stay
+ * poisoned), the query's sizes reserved held still
+ * (gpuprim_context_reserve_workspace_sizes with fix), then captured and
+ * replayed as run_family does, the workspace never growing. */
+static void run_family_by_query(const family_t *f, uint64_t n) {
+    gpuprim_workspace_sizes_t sizes;
+    void *state;
+    base_t *b;
+    cudaGraphExec_t exec;
+    uint64_t held;
+    int round;
+
+    tc_where("%s, n = %llu, sized by a query: setup", f->name, (unsigned long long)n);
+    state = f->setup(n);
+    b = (base_t *)state;
+    CHECK_OK(gpuprim_context_release_workspace(ctx));
+    CHECK(workspace_size() == 0);
+
+    tc_where("%s, n = %llu: workspace query while capturing", f->name, (unsigned long long)n);
+    memset(&sizes, 0, sizeof sizes);
+    sizes.struct_size = sizeof sizes;
+    f->fill(state, 0);
+    poison_outputs(b);
+    begin_capture(stream);
+    CHECK_OK(gpuprim_context_begin_workspace_query(ctx));
+    f->call(state);
+    CHECK_OK(gpuprim_context_end_workspace_query(ctx, &sizes));
+    CHECKF(capture_state(stream) == 1, "the capture did not survive the query");
+    end_empty_capture(stream, "a workspace query");
+    CUDA_OK(cudaStreamSynchronize(stream));
+    check_poisoned(b, "after a workspace query (a measured call ran)");
+    CHECKF(workspace_size() == 0, "the query allocated workspace: %llu bytes", (unsigned long long)workspace_size());
+
+    tc_where("%s, n = %llu: the query's sizes held, capture", f->name, (unsigned long long)n);
+    CHECK_OK(gpuprim_context_reserve_workspace_sizes(ctx, &sizes, 1));
+    held = workspace_size();
+    begin_capture(stream);
+    f->call(state);
+    exec = end_capture(stream, NULL);
+    check_poisoned(b, "after the capture, before any launch (a captured call ran)");
+    for (round = 1; round < ROUNDS && exec; ++round) {
+        tc_where("%s, n = %llu, sized by a query: replay %d on new data", f->name, (unsigned long long)n, round);
+        f->fill(state, round);
+        poison_outputs(b);
+        if (!replay(exec, stream)) break;
+        f->check(state);
+    }
+    CHECKF(workspace_size() == held, "the held workspace changed size: %llu bytes, held %llu",
+           (unsigned long long)workspace_size(), (unsigned long long)held);
+    destroy_exec(exec);
+    CHECK_OK(gpuprim_context_reserve_workspace(ctx, 0, 0));
+    free_state(state);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Deferred checks in replays                                               */
 /* ------------------------------------------------------------------------ */
@@ -2110,6 +2181,9 @@ int main(void) {
         if (sizes[s] > max_count) continue;
         for (f = 0; f < sizeof families / sizeof families[0]; ++f) run_family(&families[f], sizes[s]);
         printf("test_graph_capture: every family captured and replayed at n = %llu (%.1f s)\n",
+               (unsigned long long)sizes[s], tc_seconds() - start);
+        for (f = 0; f < sizeof families / sizeof families[0]; ++f) run_family_by_query(&families[f], sizes[s]);
+        printf("test_graph_capture: every family sized by a workspace query at n = %llu (%.1f s)\n",
                (unsigned long long)sizes[s], tc_seconds() - start);
         REQUIRE_OK(gpuprim_context_set_offsets_check(ctx, GPUPRIM_OFFSETS_CHECK_WAIT)); /* the CSR family's DEFERRED */
         test_csr_deferred_replays(sizes[s]);

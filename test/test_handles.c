@@ -51,6 +51,15 @@ static void expect_not_a_context(gpuprim_context_t bad, gpuprim_buffer_t buffer,
     CHECK_STATUS(gpuprim_context_set_offsets_check(bad, GPUPRIM_OFFSETS_CHECK_WAIT), H);
     CHECK_STATUS(gpuprim_context_set_offsets_check(bad, (gpuprim_offsets_check_t)7), H);
     CHECK_STATUS(gpuprim_context_check_deferred(bad), H);
+    CHECK_STATUS(gpuprim_context_begin_workspace_query(bad), H);
+    {
+        gpuprim_workspace_sizes_t sizes;
+        memset(&sizes, 0x5A, sizeof sizes);
+        sizes.struct_size = sizeof sizes;
+        CHECK_STATUS(gpuprim_context_end_workspace_query(bad, &sizes), H);
+        CHECK(sizes.main_bytes == 0x5A5A5A5A5A5A5A5Aull && sizes.bounded == 0x5A5A5A5A);
+        CHECK_STATUS(gpuprim_context_reserve_workspace_sizes(bad, &sizes, 1), H);
+    }
     CHECK_STATUS(gpuprim_buffer_create(bad, GPUPRIM_DTYPE_U32, 4, &out), H);
     CHECK_STATUS(gpuprim_buffer_wrap(bad, GPUPRIM_DTYPE_U32, host, 4, &out), H);
     CHECK_STATUS(gpuprim_buffer_destroy(bad, buffer), H);

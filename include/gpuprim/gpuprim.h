@@ -708,9 +708,11 @@ extern "C" {
  * the calls once to warm them up, which leaves the workspace at the largest
  * need of those shapes (a few calls size their workspace by the data too:
  * group-by on the CPU backend by the number of distinct keys; the calls on
- * CSR offsets by the longest segment). Growth comes from the context's
- * allocator and goes to the block most calls use (see "CUDA graphs"
- * below).
+ * CSR offsets by the longest segment), or after a workspace query
+ * (gpuprim_context_begin_workspace_query), which finds those sizes without
+ * running the calls. Growth comes from the context's allocator and goes to
+ * the block most calls use (see "CUDA graphs" below);
+ * gpuprim_context_reserve_workspace_sizes grows each block by its own size.
  * Why: a CUDA graph keeps the workspace's address it captured; a workspace
  * that grows or is released afterwards would leave the graph pointing at
  * memory given back.
@@ -719,6 +721,78 @@ extern "C" {
  */
 GPUPRIM_API gpuprim_status_t gpuprim_context_reserve_workspace(gpuprim_context_t context, uint64_t bytes,
                                                                int32_t fix);
+
+/*
+ * The workspace of calls, found without running them (the sizes to reserve
+ * before capturing a CUDA graph, or for a query planner's budget).
+ * main_bytes: the block most calls use (the one
+ *   gpuprim_context_reserve_workspace(bytes) grows).
+ * side_bytes: the second block (CUDA): argsort without keys_out, group-by,
+ *   top-k past 8192 keys, segmented sorts; 0 on the CPU backend, which has
+ *   one block.
+ * bounded: nonzero when some size depends on the data, and is then the
+ *   most the calls can take: the calls on CSR offsets (by the longest
+ *   segment, taken as the whole data), group-by on the CPU backend (by the
+ *   number of distinct keys). Zero: the sizes are what the calls take.
+ * struct_size: sizeof(gpuprim_workspace_sizes_t), set by the caller before
+ *   either call below. Smaller, or above 4096, is INVALID_ARGUMENT. A larger
+ *   one (a newer header's) is accepted: gpuprim_context_end_workspace_query
+ *   writes the fields this version knows and zeroes the bytes past them;
+ *   gpuprim_context_reserve_workspace_sizes needs those bytes to be zero
+ *   (as gpuprim_context_options_t's rules say).
+ */
+typedef struct gpuprim_workspace_sizes {
+    uint64_t struct_size; /* sizeof(gpuprim_workspace_sizes_t) */
+    uint64_t main_bytes;  /* the block most calls use (what reserve_workspace(bytes) grows) */
+    uint64_t side_bytes;  /* the second block: argsort without keys_out, group-by, top-k past
+                             8192 keys, segmented sorts */
+    int32_t bounded;      /* nonzero: some size depends on the data (e.g. the longest CSR
+                             segment) and is the most it can take */
+} gpuprim_workspace_sizes_t;
+
+/*
+ * Start a workspace query on the context. Until
+ * gpuprim_context_end_workspace_query, each primitive call on the context
+ * (from any thread) checks its arguments and returns their status exactly
+ * as it would, but runs nothing: it enqueues nothing, allocates nothing,
+ * writes no output (host results and counts included) and reads no
+ * buffer's contents (CSR offsets included: the errors that depend on the
+ * data, a bad offset or a segment too long for the indices' dtype, come
+ * from the real call only).
+ * It records the workspace that call of that shape would take, per block:
+ * the query's sizes are the largest over its calls. A query enqueues
+ * nothing, so it is allowed while the stream captures a CUDA graph (the
+ * graph gets no nodes). Buffer create, destroy, upload, download, the
+ * workspace calls and synchronize work as usual during a query; the
+ * distributed calls are INVALID_ARGUMENT.
+ * Errors: INVALID_ARGUMENT (a query is already open on the context).
+ */
+GPUPRIM_API gpuprim_status_t gpuprim_context_begin_workspace_query(gpuprim_context_t context);
+
+/*
+ * End the context's workspace query and write its sizes to *sizes (see
+ * gpuprim_workspace_sizes_t). The query ends whatever the error: with sizes
+ * NULL or a bad struct_size its sizes are lost, nothing written.
+ * Errors: INVALID_ARGUMENT (no query open; struct_size), NULL_POINTER
+ *   (sizes).
+ */
+GPUPRIM_API gpuprim_status_t gpuprim_context_end_workspace_query(gpuprim_context_t context,
+                                                                 gpuprim_workspace_sizes_t *sizes);
+
+/*
+ * Grow each block of the workspace to at least its size in *sizes (0: as it
+ * is; bounded is not read), then, with fix != 0, hold both still as
+ * gpuprim_context_reserve_workspace does (fix = 0 lets them grow again).
+ * With the sizes of a query over the calls to be captured, those calls then
+ * run and capture without growing the workspace. On the CPU backend the one
+ * block grows to main_bytes + side_bytes.
+ * Errors: NULL_POINTER (sizes), INVALID_ARGUMENT (struct_size),
+ *   OUT_OF_MEMORY (a growth; both blocks and their hold are then as they
+ *   were), NOT_CAPTURABLE (growth while the stream captures).
+ */
+GPUPRIM_API gpuprim_status_t gpuprim_context_reserve_workspace_sizes(gpuprim_context_t context,
+                                                                     const gpuprim_workspace_sizes_t *sizes,
+                                                                     int32_t fix);
 
 /*
  * CUDA graphs (CUDA backend). A call on a context whose stream is capturing
@@ -732,12 +806,15 @@ GPUPRIM_API gpuprim_status_t gpuprim_context_reserve_workspace(gpuprim_context_t
  *   merge, histograms, and select, partition,
  *   unique, run-length encode, reduce-by-key and group-by with their count
  *   going to a device buffer only;
- * - provided the workspace already holds what the call needs: warm up the
- *   same calls on the same shapes once before capture, then hold the
- *   workspace still. (gpuprim_context_reserve_workspace by bytes grows the
- *   block most calls use; argsort without keys_out, group-by, top-k of rows
- *   past 8192 keys and segmented sorts also keep a second block, which only
- *   a warm-up sizes.)
+ * - provided the workspace already holds what the call needs: before
+ *   capture, run the same calls on the same shapes inside a workspace query
+ *   and reserve its sizes held still (gpuprim_context_reserve_workspace_sizes
+ *   with fix), or warm the calls up by running them once and then hold the
+ *   workspace still. (gpuprim_context_reserve_workspace by bytes grows only
+ *   the block most calls use; argsort without keys_out, group-by, top-k of
+ *   rows past 8192 keys and segmented sorts also keep a second block, which
+ *   a query's side_bytes or a warm-up sizes.) A workspace query may itself
+ *   run while the stream captures: it adds nothing to the graph.
  * These are refused with NOT_CAPTURABLE, before anything is enqueued: calls
  * returning a value or count to the host, argmin/argmax, segmented calls
  * and top-k on CSR offsets whose check is not deferred (the call waits for

@@ -100,7 +100,7 @@ if _os.environ.get("GPUPRIM_EXTENSION_DIR"):
     __path__.insert(0, _os.environ["GPUPRIM_EXTENSION_DIR"])
 
 from . import _arrays
-from ._core import Context, context_for, distributed_context as _distributed_context
+from ._core import Context, WorkspaceSizes, context_for, distributed_context as _distributed_context
 from ._lib import (LIBRARY_PATH, DeviceError, DtypeError, GpuprimError, InvalidArgumentError,
                    NotCapturableError, OutOfMemoryError, HAS_DISTRIBUTED as _HAS_DISTRIBUTED,
                    LIB as _LIB)
@@ -119,7 +119,8 @@ __all__ = ["sort", "sort_by_key", "argsort", "topk", "cumsum", "scan", "sum", "m
            "segment_min", "segment_max", "searchsorted", "histogram", "bincount", "merge", "select", "compress", "flatnonzero", "nonzero",
            "stable_partition", "unique", "unique_consecutive", "run_length_encode", "reduce_by_key",
            "groupby_sum", "groupby_min", "groupby_max", "distributed_reduce", "distributed_scan",
-           "distributed_sort", "distributed_argsort", "distributed_topk", "has_distributed", "Context", "context_for", "GpuprimError", "InvalidArgumentError", "DtypeError", "OutOfMemoryError",
+           "distributed_sort", "distributed_argsort", "distributed_topk", "has_distributed", "Context",
+           "WorkspaceSizes", "context_for", "GpuprimError", "InvalidArgumentError", "DtypeError", "OutOfMemoryError",
            "DeviceError", "NotCapturableError", "library_version", "__version__"]
 
 __version__ = "0.3.0"

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """Contexts and the operations, over the C ABI."""
 import atexit
+import contextlib
 import math
 import operator
 import sys
@@ -17,6 +18,27 @@ _INDEX_DTYPES = ("int64", "int32", "uint32", "uint64")
 _OFFSETS_CHECKS = {"wait": _lib.OFFSETS_CHECK_WAIT, "deferred": _lib.OFFSETS_CHECK_DEFERRED}
 _INOUT = "inout"  # an operand the call writes, whose prior contents it may keep
 _CUDA_STREAM_LEGACY = 1  # cudaStreamLegacy: what stream 0 means to a framework
+
+
+class WorkspaceSizes:
+    """(Experimental.) The workspace calls take, per block
+    (gpuprim_workspace_sizes_t): ``main_bytes`` the block most calls use
+    (what reserve_workspace(bytes) grows), ``side_bytes`` the second block
+    (CUDA: argsort without the sorted keys, group-by, top-k past 8192 keys,
+    segmented sorts; 0 on the CPU), ``bounded`` True when a size depends on
+    the data and is the most it can take. Context.workspace_query() fills
+    one; Context.reserve_workspace_sizes() takes one."""
+
+    __slots__ = ("main_bytes", "side_bytes", "bounded")
+
+    def __init__(self, main_bytes: int = 0, side_bytes: int = 0, bounded: bool = False):
+        self.main_bytes = main_bytes
+        self.side_bytes = side_bytes
+        self.bounded = bounded
+
+    def __repr__(self):
+        return (f"gpuprim.WorkspaceSizes(main_bytes={self.main_bytes}, side_bytes={self.side_bytes}, "
+                f"bounded={self.bounded})")
 
 
 class Context:
@@ -210,6 +232,52 @@ class Context:
         and keeps the old workspace."""
         size = _count(bytes, "bytes")
         self._check(LIB.gpuprim_context_reserve_workspace(self._live(), size, 1 if fix else 0))
+
+    @contextlib.contextmanager
+    def workspace_query(self):
+        """(Experimental.) Measure the workspace of calls without running
+        them (gpuprim_context_begin_workspace_query), e.g. to reserve it
+        before capturing a CUDA graph. A context manager yielding a
+        WorkspaceSizes that is filled when the block ends::
+
+            with ctx.workspace_query() as sizes:
+                ctx.sort(x)                      # checked and measured, not run
+            ctx.reserve_workspace_sizes(sizes)   # then hold that much still
+
+        Inside the block each call on this context checks its arguments and
+        raises as it would, but runs nothing: it writes no output (arrays it
+        returns hold no results, host results and counts are not computed),
+        reads no data (CSR offsets included) and allocates no workspace.
+        Staging host data for a CUDA context still copies it. The sizes are
+        the largest over the block's calls; ``bounded`` says some size
+        depends on the data (calls on CSR offsets; group-by on the CPU) and
+        is the most it can take. Queries do not nest (InvalidArgumentError);
+        distributed calls inside one raise InvalidArgumentError. The query
+        ends when the block does, also when it raises."""
+        self._check(LIB.gpuprim_context_begin_workspace_query(self._live()))
+        sizes = WorkspaceSizes()
+        try:
+            yield sizes
+        except BaseException:
+            LIB.gpuprim_context_end_workspace_query(self._handle)  # ends it; the block's error goes on
+            raise
+        status, sizes.main_bytes, sizes.side_bytes, sizes.bounded = \
+            LIB.gpuprim_context_end_workspace_query(self._live())
+        self._check(status)
+
+    def reserve_workspace_sizes(self, sizes, fix: bool = True) -> None:
+        """(Experimental.) Grow each block of the workspace to at least its
+        size in ``sizes`` (a WorkspaceSizes, from workspace_query(), or any
+        object with ``main_bytes`` and ``side_bytes``; 0 keeps a block as it
+        is), then with fix=True hold both still as reserve_workspace() does
+        (fix=False lets them grow again). The calls the query measured then
+        run, and capture into a CUDA graph, without growing the workspace.
+        A growth that fails raises OutOfMemoryError with both blocks as they
+        were (gpuprim_context_reserve_workspace_sizes)."""
+        main_bytes = _count(sizes.main_bytes, "sizes.main_bytes")
+        side_bytes = _count(sizes.side_bytes, "sizes.side_bytes")
+        self._check(LIB.gpuprim_context_reserve_workspace_sizes(self._live(), main_bytes, side_bytes,
+                                                                1 if fix else 0))
 
     def release_workspace(self) -> None:
         """Wait for the context's work and give its workspace back (to its

@@ -26,7 +26,8 @@ namespace gpuprim_ext {
     X(histogram_range) X(bincount) X(histogram_even_rows) X(histogram_range_rows) X(bincount_rows) X(merge)      \
     X(select) X(partition) X(unique) X(run_length_encode) X(reduce_by_key) X(group_by)                \
     X(context_get_workspace_size) X(context_release_workspace) X(context_reserve_workspace)            \
-    X(context_get_stream) X(context_set_offsets_check) X(context_check_deferred)
+    X(context_get_stream) X(context_set_offsets_check) X(context_check_deferred)                       \
+    X(context_begin_workspace_query) X(context_end_workspace_query) X(context_reserve_workspace_sizes)
 
 // The distributed calls: optional as a group (a library from before them
 // still loads; has_distributed says which).

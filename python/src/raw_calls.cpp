@@ -199,6 +199,7 @@ void define_raw_calls(nb::module_ &m) {
     GPUPRIM_EXT_RAW(context_reserve_workspace);  // (context, bytes, fix) -> status
     GPUPRIM_EXT_RAW(context_set_offsets_check);  // (context, mode) -> status
     GPUPRIM_EXT_RAW(context_check_deferred);
+    GPUPRIM_EXT_RAW(context_begin_workspace_query);
     GPUPRIM_EXT_RAW(buffer_destroy);
     GPUPRIM_EXT_RAW(buffer_upload);
     GPUPRIM_EXT_RAW(buffer_download);
@@ -285,6 +286,27 @@ void define_raw_calls(nb::module_ &m) {
         }
         return nb::make_tuple(status, bytes);
     });
+    // (status, main_bytes, side_bytes, bounded); the query ends whatever the status.
+    m.def("gpuprim_context_end_workspace_query", [](Address context) {
+        gpuprim_workspace_sizes_t sizes{};
+        sizes.struct_size = sizeof sizes;
+        int status = library().context_end_workspace_query(as<Context>(context), &sizes);
+        return nb::make_tuple(status, sizes.main_bytes, sizes.side_bytes, sizes.bounded != 0);
+    });
+    m.def("gpuprim_context_reserve_workspace_sizes",
+          [](Address context, std::uint64_t main_bytes, std::uint64_t side_bytes, std::int32_t fix) {
+              gpuprim_workspace_sizes_t sizes{};
+              sizes.struct_size = sizeof sizes;
+              sizes.main_bytes = main_bytes;
+              sizes.side_bytes = side_bytes;
+              gpuprim_context_t c = as<Context>(context);
+              int status;
+              {
+                  nb::gil_scoped_release unlocked;  // a growth may call a Python allocator
+                  status = library().context_reserve_workspace_sizes(c, &sizes, fix);
+              }
+              return status;
+          });
     m.def("gpuprim_context_get_backend", [](Address context) {
         gpuprim_backend_t backend = GPUPRIM_BACKEND_AUTO;
         int status = library().context_get_backend(as<Context>(context), &backend);

@@ -9,7 +9,9 @@ results right), one that fails (OutOfMemoryError, the output unchanged),
 one that gives a misaligned block (InvalidArgumentError, the block given
 back), one whose free raises (reported, ignored), threads with allocators
 of their own; "torch"/"cupy" refused for CPU contexts; reserve_workspace
-with and without fix. On a GPU (skipped without one, or without torch /
+with and without fix; the workspace query (nothing run, written or
+allocated; its sizes reserved by reserve_workspace_sizes serve the calls
+without growth). On a GPU (skipped without one, or without torch /
 CuPy): the module-level functions' contexts take torch's caching allocator
 for CUDA tensors and CuPy's pool for CuPy arrays, and the example
 examples/python/torch_cuda_graph.py captures and replays a graph."""
@@ -331,6 +333,69 @@ def test_reserve_workspace_fix_and_grow():
             context.reserve_workspace(True)
     with pytest.raises(ValueError, match="closed"):
         context.reserve_workspace()
+
+
+# -- the workspace query (Context.workspace_query, reserve_workspace_sizes) -------
+def test_workspace_query_measures_without_running():
+    x = floats(1 << 20)
+    allocator = CountingAllocator()
+    with gpuprim.Context("cpu", allocator=allocator) as context:
+        out = np.full_like(x, 3.0)
+        keys = x.copy()
+        with context.workspace_query() as sizes:
+            assert isinstance(sizes, gpuprim.WorkspaceSizes)
+            context.sort(x, out=out)
+            context.argsort(x)
+            context.sort(keys, out=keys)  # in place: not even that is written
+        assert np.all(out == 3.0) and np.array_equal(keys, x)
+        assert allocator.allocated == [] and allocator.freed == [] and context.workspace_size == 0
+        assert sizes.main_bytes > 0 and sizes.side_bytes == 0 and sizes.bounded is False
+        assert "main_bytes=" in repr(sizes)
+        # Reserved and held, the same calls run without the workspace growing.
+        context.reserve_workspace_sizes(sizes)
+        held = context.workspace_size
+        assert held >= sizes.main_bytes
+        blocks = len(allocator.allocated)
+        np.testing.assert_array_equal(context.sort(x, out=out), np.sort(x))
+        np.testing.assert_array_equal(context.argsort(x), np.argsort(x, kind="stable"))
+        assert context.workspace_size == held and len(allocator.allocated) == blocks
+        # A larger sort needs more than the query measured: refused while held.
+        with pytest.raises(gpuprim.OutOfMemoryError, match="held still"):
+            context.argsort(floats(1 << 22))
+        context.reserve_workspace_sizes(gpuprim.WorkspaceSizes(), fix=False)  # 0: as is, let go
+        assert context.workspace_size == held
+        context.argsort(floats(1 << 22))
+
+
+def test_workspace_query_rules():
+    x = floats(1000)
+    with gpuprim.Context("cpu") as context:
+        with context.workspace_query() as sizes:
+            with pytest.raises(gpuprim.InvalidArgumentError, match="already open"):
+                with context.workspace_query():
+                    pass
+            with pytest.raises(gpuprim.InvalidArgumentError, match="k = 2000"):
+                context.topk(x, 2000)  # the real call's error
+        assert sizes.main_bytes == 0
+        # Offsets are not read in a query: their sizes are a bound.
+        offsets = np.array([0, 10, 1000], np.int64)
+        with context.workspace_query() as sizes:
+            context.segment_sort(x, offsets)
+        assert sizes.bounded is True
+        # An error in the block ends the query, and goes on.
+        with pytest.raises(KeyError):
+            with context.workspace_query():
+                raise KeyError("inside")
+        with context.workspace_query() as sizes:  # a new one opens
+            pass
+        assert (sizes.main_bytes, sizes.side_bytes, sizes.bounded) == (0, 0, False)
+        with pytest.raises(gpuprim.OutOfMemoryError):
+            context.reserve_workspace_sizes(gpuprim.WorkspaceSizes(main_bytes=1 << 62))
+        assert context.workspace_size == 0
+        with pytest.raises(ValueError):
+            context.reserve_workspace_sizes(gpuprim.WorkspaceSizes(main_bytes=-1))
+        with pytest.raises(AttributeError):
+            context.reserve_workspace_sizes(None)
 
 
 # -- on a GPU: the frameworks' allocators ----------------------------------------

@@ -175,6 +175,74 @@ gpuprim_status_t gpuprim_context_reserve_workspace(gpuprim_context_t context, ui
     });
 }
 
+namespace {
+
+// How many bytes of a caller's gpuprim_workspace_sizes_t this version
+// knows: struct_size must be at least that, and at most 4096 (a newer
+// header's struct).
+uint64_t checked_sizes_bytes(uint64_t size) {
+    constexpr uint64_t kLargestAccepted = 4096;
+    if (size < sizeof(gpuprim_workspace_sizes_t) || size > kLargestAccepted)
+        fail(GPUPRIM_ERROR_INVALID_ARGUMENT,
+             "sizes->struct_size = %llu, expected %zu (sizeof(gpuprim_workspace_sizes_t), or a newer header's "
+             "larger size)",
+             static_cast<unsigned long long>(size), sizeof(gpuprim_workspace_sizes_t));
+    return size;
+}
+
+}  // namespace
+
+gpuprim_status_t gpuprim_context_begin_workspace_query(gpuprim_context_t context) {
+    return guarded(__func__, context, [&](Context &ctx) {
+        if (ctx.backend->measuring())
+            fail(GPUPRIM_ERROR_INVALID_ARGUMENT,
+                 "gpuprim_context_begin_workspace_query: a workspace query is already open on this context "
+                 "(end it with gpuprim_context_end_workspace_query first)");
+        ctx.backend->begin_measure();
+    });
+}
+
+gpuprim_status_t gpuprim_context_end_workspace_query(gpuprim_context_t context, gpuprim_workspace_sizes_t *sizes) {
+    return guarded(__func__, context, [&](Context &ctx) {
+        if (!ctx.backend->measuring())
+            fail(GPUPRIM_ERROR_INVALID_ARGUMENT,
+                 "gpuprim_context_end_workspace_query: no workspace query is open on this context "
+                 "(gpuprim_context_begin_workspace_query starts one)");
+        // Ended first: a bad argument ends the query too (the header says so).
+        const gpuprim::Backend::WorkspaceSizes measured = ctx.backend->end_measure();
+        require(sizes, "sizes");
+        const uint64_t size = checked_sizes_bytes(sizes->struct_size);
+        gpuprim_workspace_sizes_t written;
+        std::memset(&written, 0, sizeof written);
+        written.struct_size = size;
+        written.main_bytes = measured.main_bytes;
+        written.side_bytes = measured.side_bytes;
+        written.bounded = measured.bounded ? 1 : 0;
+        // A newer header's fields past this version's are zero: their defaults.
+        std::memset(reinterpret_cast<unsigned char *>(sizes) + sizeof written, 0, size - sizeof written);
+        std::memcpy(sizes, &written, sizeof written);
+    });
+}
+
+gpuprim_status_t gpuprim_context_reserve_workspace_sizes(gpuprim_context_t context,
+                                                         const gpuprim_workspace_sizes_t *sizes, int32_t fix) {
+    return guarded(__func__, context, [&](Context &ctx) {
+        require(sizes, "sizes");
+        const uint64_t size = checked_sizes_bytes(sizes->struct_size);
+        const auto *bytes = reinterpret_cast<const unsigned char *>(sizes);
+        for (uint64_t i = sizeof *sizes; i < size; ++i)
+            if (bytes[i] != 0)
+                fail(GPUPRIM_ERROR_INVALID_ARGUMENT,
+                     "sizes->struct_size = %llu: byte %llu, past the %zu bytes this version (libgpuprim %s) knows, "
+                     "is not zero: a newer field was set that this version cannot honour",
+                     static_cast<unsigned long long>(size), static_cast<unsigned long long>(i), sizeof *sizes,
+                     gpuprim_version_string());
+        ctx.backend->reserve_workspace_sizes(sizes->main_bytes, sizes->side_bytes, fix != 0);
+        // The distributed calls' block is held with the rest (as reserve_workspace does).
+        ctx.distributed_workspace.hold(fix != 0);
+    });
+}
+
 gpuprim_status_t gpuprim_context_get_stream(gpuprim_context_t context, void **stream) {
     return guarded(__func__, context, [&](Context &ctx) {
         require(stream, "stream");

@@ -34,6 +34,17 @@ Communicator &require_communicator(Context &ctx, const char *call) {
     return *ctx.communicator;
 }
 
+// The distributed calls communicate before their workspace is known (the
+// counts after the exchange depend on every rank's data), so a workspace
+// query cannot measure them. Checked before the other ranks are met.
+void refuse_during_query(Context &ctx, const char *call) {
+    if (ctx.backend->measuring())
+        fail(GPUPRIM_ERROR_INVALID_ARGUMENT,
+             "%s: a workspace query is open on this context, and distributed calls cannot be measured "
+             "(end the query with gpuprim_context_end_workspace_query first)",
+             call);
+}
+
 // What identifies a buffer's dtype in the agreement (none: no buffer).
 uint64_t dtype_field(const Buffer *buffer) { return buffer ? uint64_t(buffer->dtype) : UINT64_MAX; }
 
@@ -55,6 +66,7 @@ void must_match_sort(Agreement &agreement, const gpuprim::SortRequest &request, 
 template <typename BuildRequest>
 gpuprim_status_t distributed_sort_call(const char *name, gpuprim_context_t context, BuildRequest &&build_request) {
     return guarded(name, context, [&](Context &ctx) {
+        refuse_during_query(ctx, name);
         Communicator &communicator = require_communicator(ctx, name);
         Agreement agreement(communicator, name);
         gpuprim::SortRequest request{};
@@ -107,6 +119,7 @@ gpuprim_status_t gpuprim_distributed_reduce(gpuprim_context_t context, gpuprim_o
                                             void *result) {
     const char *const name = __func__;
     return guarded(name, context, [&](Context &ctx) {
+        refuse_during_query(ctx, name);
         Communicator &communicator = require_communicator(ctx, name);
         Agreement agreement(communicator, name);
         const Buffer *in = nullptr;
@@ -126,6 +139,7 @@ gpuprim_status_t gpuprim_distributed_scan(gpuprim_context_t context, gpuprim_op_
                                           gpuprim_buffer_t input, gpuprim_buffer_t output) {
     const char *const name = __func__;
     return guarded(name, context, [&](Context &ctx) {
+        refuse_during_query(ctx, name);
         Communicator &communicator = require_communicator(ctx, name);
         Agreement agreement(communicator, name);
         const Buffer *in = nullptr;
@@ -177,6 +191,7 @@ gpuprim_status_t gpuprim_distributed_topk(gpuprim_context_t context, gpuprim_buf
                                           gpuprim_buffer_t indices) {
     const char *const name = __func__;
     return guarded(name, context, [&](Context &ctx) {
+        refuse_during_query(ctx, name);
         Communicator &communicator = require_communicator(ctx, name);
         Agreement agreement(communicator, name);
         gpuprim::TopkRequest request{};

@@ -397,6 +397,28 @@ public:
     // to the main block), then holds every block still when `hold`, or lets
     // them grow again when not (gpuprim_context_reserve_workspace).
     virtual void reserve_workspace(uint64_t bytes, bool hold) = 0;
+    // Grows the main block to at least main_bytes and the second block (the
+    // CUDA backend's side workspace) to at least side_bytes (0: as it is),
+    // then holds both still or not. On failure neither block has changed,
+    // nor has either hold (gpuprim_context_reserve_workspace_sizes).
+    virtual void reserve_workspace_sizes(uint64_t main_bytes, uint64_t side_bytes, bool hold) = 0;
+
+    // The workspace query (gpuprim_context_begin_workspace_query). While
+    // measuring, every primitive call checks its arguments as usual but runs
+    // nothing: it enqueues, allocates, reads and writes nothing, and its
+    // workspace reserves go to recorders. end_measure() gives the largest
+    // request of each block over the calls since begin_measure().
+    struct WorkspaceSizes {
+        uint64_t main_bytes = 0;
+        uint64_t side_bytes = 0;
+        bool bounded = false;  // some size depends on the data: it is the most the call can take
+    };
+    virtual void begin_measure() = 0;
+    virtual WorkspaceSizes end_measure() = 0;
+    bool measuring() const { return measuring_; }
+    // Testing hook (test_workspace_query): the largest request each real
+    // block has seen since the backend was made.
+    virtual WorkspaceSizes largest_requests() const = 0;
 
     // Throws NOT_CAPTURABLE, before anything is enqueued, when the context's
     // stream is capturing a CUDA graph: `call` cannot be captured because
@@ -499,6 +521,9 @@ protected:
     HostAllocator host_allocator_;
     // The calls on CSR offsets and the first failure of a deferred check.
     DeferredOffsetsReport offsets_report_;
+
+    // Between begin_measure() and end_measure().
+    bool measuring_ = false;
 
 private:
     int64_t injected_successes_left_ = 0;

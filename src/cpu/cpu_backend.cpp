@@ -86,9 +86,31 @@ public:
     uint64_t workspace_bytes() const override { return workspace_.capacity(); }
     void release_workspace() override { workspace_.release(); }
     void reserve_workspace(uint64_t bytes, bool hold) override { workspace_.grow_and_hold(bytes, hold); }
+    // One block: the side bytes a query reports here are 0, and any asked
+    // for anyway are room in it too.
+    void reserve_workspace_sizes(uint64_t main_bytes, uint64_t side_bytes, bool hold) override {
+        workspace_.grow_and_hold(checked_add(main_bytes, side_bytes, "workspace"), hold);
+    }
+
+    // While measuring, the calls that use no workspace return at once; the
+    // others compute what they would reserve (measure_) and return.
+    void begin_measure() override {
+        measuring_ = true;
+        measured_ = WorkspaceSizes{};
+    }
+    WorkspaceSizes end_measure() override {
+        measuring_ = false;
+        return measured_;
+    }
+    WorkspaceSizes largest_requests() const override {
+        WorkspaceSizes sizes;
+        sizes.main_bytes = workspace_.largest_request();
+        return sizes;
+    }
 
     void reduce(gpuprim_op_t op, gpuprim_dtype_t dtype, const void *input, uint64_t count,
                 void *result, bool) override {
+        if (measuring_) return;
         dispatch_dtype(dtype, [&](auto zero) {
             using T = decltype(zero);
             T value = cpu::reduce<T>(parallel_, op, static_cast<const T *>(input), count);
@@ -98,6 +120,7 @@ public:
 
     void dot(gpuprim_dtype_t dtype, const void *a, const void *b, uint64_t count, void *result,
              bool) override {
+        if (measuring_) return;
         dispatch_dtype(dtype, [&](auto zero) {
             using T = decltype(zero);
             T value = cpu::dot<T>(parallel_, static_cast<const T *>(a), static_cast<const T *>(b),
@@ -108,25 +131,42 @@ public:
 
     void argreduce(gpuprim_op_t op, gpuprim_dtype_t dtype, const void *input, uint64_t count,
                    uint64_t *index) override {
+        if (measuring_) return;
         *index = cpu::argreduce(parallel_, op, dtype, input, count);
     }
 
-    void searchsorted(const SearchRequest &request) override { cpu::searchsorted(parallel_, request); }
+    void searchsorted(const SearchRequest &request) override {
+        if (!measuring_) cpu::searchsorted(parallel_, request);
+    }
 
-    void histogram(const HistogramRequest &request) override { cpu::histogram(parallel_, request); }
+    void histogram(const HistogramRequest &request) override {
+        if (!measuring_) cpu::histogram(parallel_, request);
+    }
 
-    void merge(const MergeRequest &request) override { cpu::merge_two(parallel_, request); }
+    void merge(const MergeRequest &request) override {
+        if (!measuring_) cpu::merge_two(parallel_, request);
+    }
 
-    void select(const SelectRequest &request) override { cpu::select(parallel_, request); }
+    void select(const SelectRequest &request) override {
+        if (!measuring_) cpu::select(parallel_, request);
+    }
 
-    void runs(const RunsRequest &request) override { cpu::runs(parallel_, request); }
+    void runs(const RunsRequest &request) override {
+        if (!measuring_) cpu::runs(parallel_, request);
+    }
 
-    void reduce_by_key(const ReduceByKeyRequest &request) override { cpu::reduce_by_key(parallel_, request); }
+    void reduce_by_key(const ReduceByKeyRequest &request) override {
+        if (!measuring_) cpu::reduce_by_key(parallel_, request);
+    }
 
-    void group_by(const GroupByRequest &request) override { cpu::group_by(parallel_, workspace_, request); }
+    void group_by(const GroupByRequest &request) override {
+        if (measuring_) return measure(cpu::group_by_bytes(parallel_, workspace_, request, &measured_.bounded));
+        cpu::group_by(parallel_, workspace_, request);
+    }
 
     void scan(gpuprim_op_t op, gpuprim_scan_kind_t kind, gpuprim_dtype_t dtype, const void *input,
               void *output, uint64_t count, const void *initial) override {
+        if (measuring_) return;
         dispatch_dtype(dtype, [&](auto zero) {
             using T = decltype(zero);
             // A host pointer of any alignment: copied out.
@@ -140,30 +180,43 @@ public:
 
     void sort(const SortRequest &request) override {
         if (request.count == 0) return;
-        if (request.key_bytes <= 2) cpu::sort_narrow_keys(parallel_, workspace_, request);
-        else cpu::sort_wide_keys(parallel_, workspace_, request);
+        uint64_t bytes = 0;
+        uint64_t *measure = measuring_ ? &bytes : nullptr;
+        if (request.key_bytes <= 2) cpu::sort_narrow_keys(parallel_, workspace_, request, measure);
+        else cpu::sort_wide_keys(parallel_, workspace_, request, measure);
+        if (measure) this->measure(bytes);
     }
 
     void segmented_sort(const SortRequest &request, const SegmentLayout &layout) override {
+        uint64_t bytes = 0;
+        if (measuring_) {
+            cpu::segmented_sort(parallel_, workspace_, request, layout, &bytes);
+            return measure(bytes, layout.offsets != nullptr);
+        }
         const bool argsort = request.values_are_indices;
         if (deferred_fault(layout, argsort ? request.largest_index : UINT64_MAX,
                            argsort ? SegmentedEntry::kArgsort : SegmentedEntry::kSort))
             return;
-        cpu::segmented_sort(parallel_, workspace_, request, layout);
+        cpu::segmented_sort(parallel_, workspace_, request, layout, nullptr);
     }
     void segmented_reduce(gpuprim_op_t op, gpuprim_dtype_t dtype, const SegmentLayout &layout, const void *input,
                           void *output) override {
-        if (deferred_fault(layout, UINT64_MAX, SegmentedEntry::kReduce)) return;
+        if (measuring_ || deferred_fault(layout, UINT64_MAX, SegmentedEntry::kReduce)) return;
         cpu::segmented_reduce(parallel_, op, dtype, layout, input, output);
     }
     void segmented_scan(gpuprim_op_t op, gpuprim_scan_kind_t kind, gpuprim_dtype_t dtype, const SegmentLayout &layout,
                         const void *input, void *output) override {
-        if (deferred_fault(layout, UINT64_MAX, SegmentedEntry::kScan)) return;
+        if (measuring_ || deferred_fault(layout, UINT64_MAX, SegmentedEntry::kScan)) return;
         cpu::segmented_scan(parallel_, op, kind, dtype, layout, input, output);
     }
     void topk(const TopkRequest &request, const SegmentLayout &layout) override {
+        uint64_t bytes = 0;
+        if (measuring_) {
+            cpu::topk(parallel_, workspace_, request, layout, &bytes);
+            return measure(bytes, layout.offsets != nullptr);
+        }
         if (deferred_fault(layout, request.largest_index, SegmentedEntry::kTopk)) return;
-        cpu::topk(parallel_, workspace_, request, layout);
+        cpu::topk(parallel_, workspace_, request, layout, nullptr);
     }
 
     void copy(void *destination, const void *source, uint64_t bytes) override {
@@ -220,6 +273,13 @@ private:
         return true;
     }
 
+    // A measured call's workspace; bounded: it depends on the data (CSR
+    // offsets: the longest segment), and this is the most it can take.
+    void measure(uint64_t bytes, bool bounded = false) {
+        measured_.main_bytes = std::max(measured_.main_bytes, bytes);
+        measured_.bounded = measured_.bounded || bounded;
+    }
+
     template <typename U>
     void add_offset(U *indices, uint64_t count, U offset) {
         parallel_.for_ranges(count, kIndexGrain, [&](uint64_t begin, uint64_t end) {
@@ -254,6 +314,7 @@ private:
 
     Parallel parallel_;
     Workspace workspace_;
+    WorkspaceSizes measured_;
 };
 
 }  // namespace

@@ -19,6 +19,7 @@
 #include "cpu/reduce_by_key.h"
 #include "cpu/sort_by_width.h"
 
+#include <algorithm>
 #include <cstdint>
 
 namespace gpuprim {
@@ -52,21 +53,21 @@ void gather_values(Parallel &parallel, uint32_t value_bytes, const void *values,
     });
 }
 
-}  // namespace
-
-void group_by(Parallel &parallel, Workspace &workspace, const GroupByRequest &request) {
+// The sort path: a stable argsort of the keys (by position, order_bytes
+// each), then its sorted keys, the order and the gathered values side by
+// side in the workspace.
+struct SortPath {
+    SortRequest sort;
+    uint64_t keys_at, order_at, values_at, total;
+};
+SortPath sort_path(Parallel &parallel, Workspace &workspace, const GroupByRequest &request) {
     const uint64_t n = request.count;
-    if (n == 0) {
-        write_count(request.groups, 0);
-        return;
-    }
-    if (group_by_few_keys(parallel, workspace, request)) return;
     const uint32_t key_bytes = request.key_bytes;
     const uint32_t value_bytes = request.values ? static_cast<uint32_t>(dtype_size(request.value_dtype)) : 0;
     // Positions below 2^32 fit 4 bytes.
     const uint32_t order_bytes = n <= (uint64_t(1) << 32) ? 4 : 8;
-
-    SortRequest sort{};
+    SortPath path{};
+    SortRequest &sort = path.sort;
     sort.key_kind = request.key_kind;
     sort.key_bytes = key_bytes;
     sort.begin_bit = 0;
@@ -81,10 +82,35 @@ void group_by(Parallel &parallel, Workspace &workspace, const GroupByRequest &re
     stable_argsort(parallel, workspace, sort, &sort_bytes);
 
     const char *what = "group-by scratch";
-    const uint64_t keys_at = CheckedSize(sort_bytes, what).aligned(64).value();
-    const uint64_t order_at = CheckedSize(n, what).times(key_bytes).plus(keys_at).aligned(64).value();
-    const uint64_t values_at = CheckedSize(n, what).times(order_bytes).plus(order_at).aligned(64).value();
-    const uint64_t total = CheckedSize(n, what).times(value_bytes).plus(values_at).value();
+    path.keys_at = CheckedSize(sort_bytes, what).aligned(64).value();
+    path.order_at = CheckedSize(n, what).times(key_bytes).plus(path.keys_at).aligned(64).value();
+    path.values_at = CheckedSize(n, what).times(order_bytes).plus(path.order_at).aligned(64).value();
+    path.total = CheckedSize(n, what).times(value_bytes).plus(path.values_at).value();
+    return path;
+}
+
+}  // namespace
+
+uint64_t group_by_bytes(Parallel &parallel, Workspace &workspace, const GroupByRequest &request, bool *bounded) {
+    if (request.count == 0) return 0;
+    const uint64_t few = group_by_few_keys_bytes(request);
+    if (few != 0) *bounded = true;
+    return std::max(few, sort_path(parallel, workspace, request).total);
+}
+
+void group_by(Parallel &parallel, Workspace &workspace, const GroupByRequest &request) {
+    const uint64_t n = request.count;
+    if (n == 0) {
+        write_count(request.groups, 0);
+        return;
+    }
+    if (group_by_few_keys(parallel, workspace, request)) return;
+    const uint32_t value_bytes = request.values ? static_cast<uint32_t>(dtype_size(request.value_dtype)) : 0;
+    SortPath path = sort_path(parallel, workspace, request);
+    SortRequest &sort = path.sort;
+    const uint32_t order_bytes = sort.value_bytes;
+    const uint64_t keys_at = path.keys_at, order_at = path.order_at, values_at = path.values_at;
+    const uint64_t total = path.total;
     auto *base = static_cast<unsigned char *>(workspace.reserve(total));
     void *sorted_keys = base + keys_at;
     void *order = base + order_at;

@@ -130,17 +130,31 @@ bool rank_groups(std::vector<Stretch> &stretches, KeyKind kind, std::vector<uint
     return true;
 }
 
+// The scratch: each element's id (16 bits), then the keys and the values
+// grouped.
+struct FewKeysScratch {
+    uint64_t keys_at, values_at, total;
+};
+FewKeysScratch few_keys_scratch(const GroupByRequest &request, uint64_t key_bytes) {
+    const uint64_t n = request.count;
+    const uint32_t value_bytes = request.values ? static_cast<uint32_t>(dtype_size(request.value_dtype)) : 0;
+    const char *what = "group-by scratch";
+    FewKeysScratch scratch;
+    scratch.keys_at = CheckedSize(n, what).times(sizeof(uint16_t)).aligned(64).value();
+    scratch.values_at = CheckedSize(n, what).times(key_bytes).plus(scratch.keys_at).aligned(64).value();
+    scratch.total = CheckedSize(n, what).times(value_bytes).plus(scratch.values_at).value();
+    return scratch;
+}
+
 template <typename Bits>
 bool group_by_few_keys_of(Parallel &parallel, Workspace &workspace, const GroupByRequest &request) {
     const uint64_t n = request.count;
     const uint32_t value_bytes = request.values ? static_cast<uint32_t>(dtype_size(request.value_dtype)) : 0;
     const uint64_t stretch_count =
         std::max<uint64_t>(1, std::min<uint64_t>(uint64_t(parallel.workers()), n / kSmallestStretch));
-    const char *what = "group-by scratch";
-    const uint64_t keys_at = CheckedSize(n, what).times(sizeof(uint16_t)).aligned(64).value();
-    const uint64_t values_at = CheckedSize(n, what).times(sizeof(Bits)).plus(keys_at).aligned(64).value();
-    const uint64_t total = CheckedSize(n, what).times(value_bytes).plus(values_at).value();
-    auto *base = static_cast<unsigned char *>(workspace.reserve(total));
+    const FewKeysScratch scratch = few_keys_scratch(request, sizeof(Bits));
+    auto *base = static_cast<unsigned char *>(workspace.reserve(scratch.total));
+    const uint64_t keys_at = scratch.keys_at, values_at = scratch.values_at;
     auto *ids = reinterpret_cast<uint16_t *>(base);
     auto *grouped_keys = reinterpret_cast<Bits *>(base + keys_at);
     unsigned char *grouped_values = value_bytes ? base + values_at : nullptr;
@@ -206,11 +220,19 @@ bool group_by_few_keys_of(Parallel &parallel, Workspace &workspace, const GroupB
     return true;
 }
 
+// 1- and 2-byte keys sort by counting already (cpu/sort_narrow_keys.cpp).
+bool few_keys_apply(const GroupByRequest &request) {
+    return request.count >= kFewestElements && request.key_bytes >= 4;
+}
+
 }  // namespace
 
+uint64_t group_by_few_keys_bytes(const GroupByRequest &request) {
+    return few_keys_apply(request) ? few_keys_scratch(request, request.key_bytes).total : 0;
+}
+
 bool group_by_few_keys(Parallel &parallel, Workspace &workspace, const GroupByRequest &request) {
-    // 1- and 2-byte keys sort by counting already (cpu/sort_narrow_keys.cpp).
-    if (request.count < kFewestElements || request.key_bytes < 4) return false;
+    if (!few_keys_apply(request)) return false;
     if (request.key_bytes == 4) return group_by_few_keys_of<uint32_t>(parallel, workspace, request);
     if (request.key_bytes == 8) return group_by_few_keys_of<uint64_t>(parallel, workspace, request);
     fail(GPUPRIM_ERROR_INTERNAL, "group-by: %u-byte keys", request.key_bytes);

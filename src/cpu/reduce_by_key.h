@@ -29,6 +29,10 @@ void reduce_by_key(Parallel &parallel, const ReduceByKeyRequest &request, const 
 
 // gpuprim_group_by (core/backend.h GroupByRequest).
 void group_by(Parallel &parallel, Workspace &workspace, const GroupByRequest &request);
+// The most workspace group_by reserves for this request, reading no data:
+// the larger of its two paths where the few-keys one applies (which of them
+// runs depends on the keys: *bounded is set), else the sort path's exactly.
+uint64_t group_by_bytes(Parallel &parallel, Workspace &workspace, const GroupByRequest &request, bool *bounded);
 
 // The reduce-by-key both group-by paths end with: the request's keys in
 // group order (sorted_keys) with their values in the same order
@@ -55,6 +59,8 @@ inline ReduceByKeyRequest reduce_of_groups(const GroupByRequest &request, const 
 // (group_by_few_keys.cpp). False, with nothing written, where it does not
 // apply; group_by then sorts.
 bool group_by_few_keys(Parallel &parallel, Workspace &workspace, const GroupByRequest &request);
+// The workspace group_by_few_keys reserves when it applies; 0 where it does not.
+uint64_t group_by_few_keys_bytes(const GroupByRequest &request);
 
 }  // namespace cpu
 }  // namespace gpuprim

@@ -22,14 +22,19 @@
 namespace gpuprim {
 namespace cpu {
 
+// measure non-null (segmented_sort, topk): nothing is read or written,
+// *measure is set to the workspace bytes the call reserves: exactly with
+// uniform rows, with CSR offsets the most it can (any segment as long as the
+// data), the offsets left unread and unchecked.
 void segmented_sort(Parallel &parallel, Workspace &workspace, const SortRequest &request,
-                    const SegmentLayout &layout);
+                    const SegmentLayout &layout, uint64_t *measure = nullptr);
 void segmented_reduce(Parallel &parallel, gpuprim_op_t op, gpuprim_dtype_t dtype, const SegmentLayout &layout,
                       const void *input, void *output);
 void segmented_scan(Parallel &parallel, gpuprim_op_t op, gpuprim_scan_kind_t kind, gpuprim_dtype_t dtype,
                     const SegmentLayout &layout, const void *input, void *output);
 // Top-k of every segment (cpu/topk.cpp); a flat top-k is one row.
-void topk(Parallel &parallel, Workspace &workspace, const TopkRequest &request, const SegmentLayout &layout);
+void topk(Parallel &parallel, Workspace &workspace, const TopkRequest &request, const SegmentLayout &layout,
+          uint64_t *measure = nullptr);
 
 // A task's weight: its elements plus kSegmentCost per segment (the fixed
 // cost of a segment, so that many empty or tiny segments still split).

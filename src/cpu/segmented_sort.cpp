@@ -116,42 +116,73 @@ uint64_t scratch_bytes(uint64_t count, uint64_t size) {
     return CheckedSize(count, "segmented sort scratch").times(size).aligned(64).value();
 }
 
+// What the short segments use over n covered elements: the packed elements
+// (or radix keys), one per element, then the staging of in-place gathers.
+struct ShortScratch {
+    bool keys_only, packed64, stage;
+    uint64_t stride;      // a staged element's bytes
+    uint64_t staging_at;  // where the staging starts
+    uint64_t bytes;       // in all
+};
+ShortScratch short_scratch(const SortRequest &request, uint64_t n) {
+    ShortScratch scratch{};
+    const bool whole = sorts_whole_key(request);
+    scratch.keys_only = whole && request.value_bytes == 0 && !request.values_are_indices;
+    const uint32_t sort_width = sort_end_bit(request) - request.begin_bit;
+    scratch.packed64 = sort_width <= 32;
+    const uint64_t element_bytes =
+        scratch.keys_only ? request.key_bytes : scratch.packed64 ? sizeof(uint64_t) : sizeof(Wide);
+    scratch.stage = (!whole && request.keys_out && request.keys_out == request.keys_in) ||
+                    (!request.values_are_indices && request.value_bytes != 0 &&
+                     request.values_out == request.values_in);
+    scratch.stride = std::max(request.key_bytes, request.value_bytes);
+    scratch.staging_at = scratch_bytes(n, element_bytes);
+    scratch.bytes = checked_add(scratch.staging_at, scratch.stage ? scratch_bytes(n, scratch.stride) : 0,
+                                "segmented sort scratch");
+    return scratch;
+}
+
 }  // namespace
 
 void segmented_sort(Parallel &parallel, Workspace &workspace, const SortRequest &request,
-                    const SegmentLayout &layout) {
+                    const SegmentLayout &layout, uint64_t *measure) {
     // Offsets, then each segment's last index against the indices' type
-    // (rows: checked by the api).
-    check_offsets_on_host(layout, request.values_are_indices ? request.largest_index : UINT64_MAX);
-    if (!layout.offsets && layout.row_length == 0) return;  // no keys (the row count may be anything)
+    // (rows: checked by the api). A measure reads no offsets.
+    if (!measure) check_offsets_on_host(layout, request.values_are_indices ? request.largest_index : UINT64_MAX);
+    if (!layout.offsets && layout.row_length == 0) {  // no keys (the row count may be anything)
+        if (measure) *measure = 0;
+        return;
+    }
     const bool threaded = parallel.threads() > 1;
     // Long: the flat sort would cut it into several runs (or, on one thread,
     // it is too long for 32-bit positions in the packed form).
     const auto is_long = [&](uint64_t length) {
         return length > kShortSegment && (!threaded || sort_runs(parallel, length) > 1);
     };
+    if (measure) {
+        // Rows: every segment is long or none is. Offsets (not read): any
+        // segment may be short, and one may be as long as the data.
+        const uint64_t longest = layout.offsets ? layout.data_count : layout.row_length;
+        uint64_t need = 0;
+        if (layout.segments != 0 && (layout.offsets || !is_long(longest)))
+            need = short_scratch(request, layout.data_count).bytes;
+        if (layout.segments != 0 && is_long(longest)) {
+            uint64_t bytes = 0;
+            flat_sort(parallel, workspace, slice_of(request, 0, longest), &bytes);
+            need = std::max(need, bytes);
+        }
+        *measure = need;
+        return;
+    }
     const SegmentPlan plan = plan_segments(layout, is_long);
 
-    // What the short segments use: the packed elements (or radix keys), one
-    // per data element, then the staging of in-place gathers.
-    const bool whole = sorts_whole_key(request);
-    const bool keys_only = whole && request.value_bytes == 0 && !request.values_are_indices;
-    const uint32_t sort_width = sort_end_bit(request) - request.begin_bit;
-    const bool packed64 = sort_width <= 32;
-    const uint64_t element_bytes = keys_only ? request.key_bytes : packed64 ? sizeof(uint64_t) : sizeof(Wide);
-    const bool stage = (!whole && request.keys_out && request.keys_out == request.keys_in) ||
-                       (!request.values_are_indices && request.value_bytes != 0 &&
-                        request.values_out == request.values_in);
     // Scratch for what the segments cover, not the whole buffer (which may
     // be far longer): a segment's slice starts at its offset from covered.begin.
     const SegmentSpan covered = covered_span(layout);
-    const uint64_t n = covered.length;
-    const uint64_t stride = std::max(request.key_bytes, request.value_bytes);
-    uint64_t short_bytes = 0, staging_at = 0;
-    if (plan.long_segments.size() < layout.segments) {
-        staging_at = scratch_bytes(n, element_bytes);
-        short_bytes = checked_add(staging_at, stage ? scratch_bytes(n, stride) : 0, "segmented sort scratch");
-    }
+    const bool any_short = plan.long_segments.size() < layout.segments;
+    const ShortScratch shorts = any_short ? short_scratch(request, covered.length) : ShortScratch{};
+    const bool keys_only = shorts.keys_only, packed64 = shorts.packed64, stage = shorts.stage;
+    const uint64_t stride = shorts.stride, staging_at = shorts.staging_at, short_bytes = shorts.bytes;
     uint64_t need = short_bytes;
     for (const uint64_t s : plan.long_segments) {
         const SegmentSpan span = segment_span(layout, s);

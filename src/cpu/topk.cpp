@@ -283,25 +283,42 @@ void run_topk(Parallel &parallel, const TopkRequest &request, const SegmentLayou
     }
 }
 
+// The scratch bytes for segments of at most `longest` keys covering
+// `covered` elements, `any_long` of them past kChunk.
+uint64_t topk_bytes(const Parallel &parallel, const TopkRequest &request, uint64_t longest, uint64_t covered,
+                    bool any_long) {
+    // (radix key << 32 | position) while both fit 32 bits, else 128 bits.
+    const bool packed64 = request.key_bytes <= 4 && longest <= (uint64_t(1) << 32);
+    const uint64_t element = packed64 ? sizeof(uint64_t) : sizeof(Wide);
+    // One packed value per key the segments cover (not the whole buffer,
+    // which may be far longer), then the long segments' merge scratch.
+    const uint64_t merge_elements = any_long ? sort_scratch_elements(parallel, longest) : 0;
+    return CheckedSize(covered, "top-k scratch").plus(merge_elements).times(element).value();
+}
+
 }  // namespace
 
-void topk(Parallel &parallel, Workspace &workspace, const TopkRequest &request, const SegmentLayout &layout) {
+void topk(Parallel &parallel, Workspace &workspace, const TopkRequest &request, const SegmentLayout &layout,
+          uint64_t *measure) {
+    const bool threaded = parallel.threads() > 1;
+    const std::function<bool(uint64_t)> is_long = [&](uint64_t length) { return threaded && length > kChunk; };
+    if (measure) {
+        // No offsets read: with CSR offsets a segment may be as long as the data.
+        const uint64_t longest = layout.offsets ? layout.data_count : layout.row_length;
+        *measure = request.k == 0 || layout.data_count == 0 || layout.segments == 0
+                       ? 0
+                       : topk_bytes(parallel, request, longest, layout.data_count, is_long(longest));
+        return;
+    }
     // largest_index is UINT64_MAX without indices. Not request.indices: an
     // indices buffer of no elements (k = 0) has no data pointer, and its
     // dtype must still hold every position (as gpuprim_topk and rows check).
     check_offsets_on_host(layout, request.largest_index);
-    const bool threaded = parallel.threads() > 1;
-    const std::function<bool(uint64_t)> is_long = [&](uint64_t length) { return threaded && length > kChunk; };
     const SegmentPlan plan = plan_segments(layout, is_long);
     if (request.k == 0 || layout.data_count == 0) return;
-    // (radix key << 32 | position) while both fit 32 bits, else 128 bits.
     const bool packed64 = request.key_bytes <= 4 && plan.longest <= (uint64_t(1) << 32);
-    const uint64_t element = packed64 ? sizeof(uint64_t) : sizeof(Wide);
-    // One packed value per key the segments cover (not the whole buffer,
-    // which may be far longer), then the long segments' merge scratch.
-    const uint64_t merge_elements = plan.long_segments.empty() ? 0 : sort_scratch_elements(parallel, plan.longest);
-    const uint64_t bytes =
-        CheckedSize(covered_span(layout).length, "top-k scratch").plus(merge_elements).times(element).value();
+    const uint64_t bytes = topk_bytes(parallel, request, plan.longest, covered_span(layout).length,
+                                      !plan.long_segments.empty());
     // Allocated before the workspace grows: a failure here changes nothing.
     std::vector<uint64_t> piece_kept(plan.long_segments.empty() ? 0 : pieces_per_segment(parallel));
     void *scratch = workspace.reserve(bytes);

@@ -101,7 +101,9 @@ public:
         : workspace_([this](uint64_t bytes) { return allocate(bytes); },
                      [this](void *memory) { deallocate(memory); }),
           side_workspace_([this](uint64_t bytes) { return allocate(bytes); },
-                          [this](void *memory) { deallocate(memory); }) {
+                          [this](void *memory) { deallocate(memory); }),
+          main_recorder_(Workspace::Record{}),
+          side_recorder_(Workspace::Record{}) {
         host_allocator_ = allocator;
         int count = 0;
         cudaError_t counted = cudaGetDeviceCount(&count);
@@ -273,6 +275,37 @@ public:
         workspace_.grow_and_hold(main_bytes, hold);
         side_workspace_.hold(hold);
     }
+    void reserve_workspace_sizes(uint64_t main_bytes, uint64_t side_bytes, bool hold) override {
+        DeviceScope scope(env_.device_ordinal);
+        Workspace::grow_and_hold(workspace_, main_bytes, side_workspace_, side_bytes, hold);
+    }
+
+    // The query's calls run on measure_env_: env_ with recorders for
+    // workspaces and `measuring` set (DeviceEnv).
+    void begin_measure() override {
+        main_recorder_.forget_requests();
+        side_recorder_.forget_requests();
+        measure_env_ = env_;
+        measure_env_.workspace = &main_recorder_;
+        measure_env_.side_workspace = &side_recorder_;
+        measure_env_.measuring = true;
+        measured_bounded_ = false;
+        measuring_ = true;
+    }
+    WorkspaceSizes end_measure() override {
+        measuring_ = false;
+        WorkspaceSizes sizes;
+        sizes.main_bytes = main_recorder_.largest_request();
+        sizes.side_bytes = side_recorder_.largest_request();
+        sizes.bounded = measured_bounded_;
+        return sizes;
+    }
+    WorkspaceSizes largest_requests() const override {
+        WorkspaceSizes sizes;
+        sizes.main_bytes = workspace_.largest_request();
+        sizes.side_bytes = side_workspace_.largest_request();
+        return sizes;
+    }
     void refuse_during_capture(const char *call, const char *why) const override {
         cuda::refuse_during_capture(env_.stream, call, why);
     }
@@ -280,48 +313,48 @@ public:
     void reduce(gpuprim_op_t op, gpuprim_dtype_t dtype, const void *input, uint64_t count,
                 void *result, bool result_on_host) override {
         DeviceScope scope(env_.device_ordinal);
-        if (!result_on_host) return cuda::reduce(env_, op, dtype, input, count, result);
-        refuse_during_capture("gpuprim_reduce", kHostResultWaits);
-        cuda::reduce(env_, op, dtype, input, count, host_result_device_);
+        if (!result_on_host) return cuda::reduce(call_env(), op, dtype, input, count, result);
+        refuse_call_during_capture("gpuprim_reduce", kHostResultWaits);
+        cuda::reduce(call_env(), op, dtype, input, count, host_result_device_);
         finish_host_result(result, dtype);
     }
 
     void dot(gpuprim_dtype_t dtype, const void *a, const void *b, uint64_t count, void *result,
              bool result_on_host) override {
         DeviceScope scope(env_.device_ordinal);
-        if (!result_on_host) return cuda::dot(env_, dtype, a, b, count, result);
-        refuse_during_capture("gpuprim_dot", kHostResultWaits);
-        cuda::dot(env_, dtype, a, b, count, host_result_device_);
+        if (!result_on_host) return cuda::dot(call_env(), dtype, a, b, count, result);
+        refuse_call_during_capture("gpuprim_dot", kHostResultWaits);
+        cuda::dot(call_env(), dtype, a, b, count, host_result_device_);
         finish_host_result(result, dtype);
     }
 
     void argreduce(gpuprim_op_t op, gpuprim_dtype_t dtype, const void *input, uint64_t count,
                    uint64_t *index) override {
         DeviceScope scope(env_.device_ordinal);
-        refuse_during_capture("gpuprim_argreduce", "the position goes to the host, which waits for the device");
-        cuda::argreduce(env_, op, dtype, input, count, static_cast<uint64_t *>(host_result_device_));
+        refuse_call_during_capture("gpuprim_argreduce", "the position goes to the host, which waits for the device");
+        cuda::argreduce(call_env(), op, dtype, input, count, static_cast<uint64_t *>(host_result_device_));
         finish_host_result(index, sizeof(uint64_t), "argreduce (cudaStreamSynchronize)");
     }
 
     void searchsorted(const SearchRequest &request) override {
         DeviceScope scope(env_.device_ordinal);
-        cuda::searchsorted(env_, request);
+        cuda::searchsorted(call_env(), request);
     }
 
     void histogram(const HistogramRequest &request) override {
         DeviceScope scope(env_.device_ordinal);
-        cuda::histogram(env_, request);
+        cuda::histogram(call_env(), request);
     }
 
     void scan(gpuprim_op_t op, gpuprim_scan_kind_t kind, gpuprim_dtype_t dtype, const void *input,
               void *output, uint64_t count, const void *initial) override {
         DeviceScope scope(env_.device_ordinal);
-        cuda::scan(env_, op, kind, dtype, input, output, count, initial);
+        cuda::scan(call_env(), op, kind, dtype, input, output, count, initial);
     }
 
     void sort(const SortRequest &request) override {
         DeviceScope scope(env_.device_ordinal);
-        cuda::sort(env_, request);
+        cuda::sort(call_env(), request);
     }
 
     void segmented_sort(const SortRequest &request, const SegmentLayout &layout) override {
@@ -377,31 +410,32 @@ public:
 
     void merge(const MergeRequest &request) override {
         DeviceScope scope(env_.device_ordinal);
-        cuda::merge_two(env_, request);
+        cuda::merge_two(call_env(), request);
     }
 
     void select(const SelectRequest &request) override {
         DeviceScope scope(env_.device_ordinal);
-        if (request.kept.host) refuse_during_capture("gpuprim_select / gpuprim_partition", kHostCountWaits);
-        cuda::select_elements(env_, request);
+        if (request.kept.host) refuse_call_during_capture("gpuprim_select / gpuprim_partition", kHostCountWaits);
+        cuda::select_elements(call_env(), request);
     }
 
     void runs(const RunsRequest &request) override {
         DeviceScope scope(env_.device_ordinal);
-        if (request.runs.host) refuse_during_capture("gpuprim_unique / gpuprim_run_length_encode", kHostCountWaits);
-        cuda::find_runs(env_, request);
+        if (request.runs.host)
+            refuse_call_during_capture("gpuprim_unique / gpuprim_run_length_encode", kHostCountWaits);
+        cuda::find_runs(call_env(), request);
     }
 
     void reduce_by_key(const ReduceByKeyRequest &request) override {
         DeviceScope scope(env_.device_ordinal);
-        if (request.runs.host) refuse_during_capture("gpuprim_reduce_by_key", kHostCountWaits);
-        cuda::reduce_by_key(env_, request);
+        if (request.runs.host) refuse_call_during_capture("gpuprim_reduce_by_key", kHostCountWaits);
+        cuda::reduce_by_key(call_env(), request);
     }
 
     void group_by(const GroupByRequest &request) override {
         DeviceScope scope(env_.device_ordinal);
-        if (request.groups.host) refuse_during_capture("gpuprim_group_by", kHostCountWaits);
-        cuda::group_by(env_, request);
+        if (request.groups.host) refuse_call_during_capture("gpuprim_group_by", kHostCountWaits);
+        cuda::group_by(call_env(), request);
     }
 
     void *native_stream() const override { return static_cast<void *>(env_.stream); }
@@ -415,11 +449,17 @@ private:
     // The environment of a segmented call: on offsets it is numbered for
     // the deferred report and, unless its check is deferred, refused while
     // the stream captures (the check's result is waited for).
+    // A query measures the mode's paths; it numbers nothing and, reading
+    // no offsets, gives sizes bounded by what they may hold.
     DeviceEnv segmented_env(SegmentedEntry entry, const SegmentLayout &layout) {
-        DeviceEnv env = env_;
+        DeviceEnv env = call_env();
         if (!layout.offsets) return env;
-        if (!offsets_check_deferred()) refuse_during_capture(segmented_entry_name(entry), kOffsetsCheckWaits);
         env.defer_offsets_check = offsets_check_deferred();
+        if (measuring_) {
+            measured_bounded_ = true;
+            return env;
+        }
+        if (!env.defer_offsets_check) refuse_during_capture(segmented_entry_name(entry), kOffsetsCheckWaits);
         env.offsets_entry = uint32_t(entry);
         env.offsets_call = offsets_report_.next_call();
         return env;
@@ -446,12 +486,21 @@ private:
         offsets_report_.report_and_clear();
     }
 
+    // What a primitive call runs on: env_, or measure_env_ during a query.
+    DeviceEnv &call_env() { return measuring_ ? measure_env_ : env_; }
+    // A primitive call's refusal: a query enqueues nothing, so it measures
+    // while capturing too.
+    void refuse_call_during_capture(const char *call, const char *why) const {
+        if (!measuring_) refuse_during_capture(call, why);
+    }
+
     void finish_host_result(void *result, gpuprim_dtype_t dtype) {
         finish_host_result(result, dtype_size(dtype), "reduce (cudaStreamSynchronize)");
     }
     // The kernel's result in the pinned slot (bytes <= kHostResultBytes),
     // copied to the caller's host memory once the stream has reached it.
     void finish_host_result(void *result, size_t bytes, const char *what) {
+        if (measuring_) return;  // nothing ran: the result is left as it was
         check(cudaStreamSynchronize(env_.stream), what);
         std::memcpy(result, host_result_, bytes);
     }
@@ -470,6 +519,10 @@ private:
     DeviceEnv env_{};
     Workspace workspace_;
     Workspace side_workspace_;
+    Workspace main_recorder_;
+    Workspace side_recorder_;
+    DeviceEnv measure_env_{};
+    bool measured_bounded_ = false;
     KernelCache kernels_;
     std::string name_;
     bool owns_stream_ = false;

@@ -59,6 +59,12 @@ struct DeviceEnv {
     uint64_t offsets_call;
     uint32_t *offsets_skip;
     void *deferred_record;
+    // A workspace query (gpuprim_context_begin_workspace_query): both
+    // workspaces are recorders, and each driver returns after its reserves,
+    // before it enqueues, waits for or reads anything (the guards
+    // `if (env.measuring) return ...;`). Outer drivers still call the inner
+    // ones, so every nested reserve is recorded.
+    bool measuring = false;
 };
 
 // Per-context memo of what a kernel needs once before its first launch: the

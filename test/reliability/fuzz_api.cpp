@@ -105,6 +105,9 @@ constexpr Codes kDocSynchronize = kContextCodes | kDevice | kArg;
 constexpr Codes kDocSetOffsetsCheck = kContextCodes | kEnum;
 constexpr Codes kDocCheckDeferred = kContextCodes | kArg | kDevice;  // NOT_CAPTURABLE: no capture here
 constexpr Codes kDocReserveWorkspace = kContextCodes | kOom;
+constexpr Codes kDocBeginWorkspaceQuery = kContextCodes | kArg;
+constexpr Codes kDocEndWorkspaceQuery = kContextCodes | kArg | kNull;
+constexpr Codes kDocReserveWorkspaceSizes = kContextCodes | kNull | kArg | kOom;
 constexpr Codes kDocBufferCreate = kContextCodes | kEnum | kOverflow | kOom | kDevice;
 constexpr Codes kDocBufferWrap = kContextCodes | kEnum | kOverflow | kArg | kDevice | kOom;
 constexpr Codes kDocBufferDestroy = kContextCodes | kMismatch | kDevice;
@@ -2709,7 +2712,7 @@ private:
         Expect expect;
         expect.must = context.slot < 0 ? context.error : 0;
         gpuprim_status_t status;
-        switch (which % 11) {
+        switch (which % 13) {
         case 0: {
             bool null_out = which & 8;
             gpuprim_backend_t backend = static_cast<gpuprim_backend_t>(GPUPRIM_BACKEND_AUTO);
@@ -2815,6 +2818,68 @@ private:
             check_status("gpuprim_context_get_stream", kDocContextQuery, expect, status, &context);
             if (status == GPUPRIM_SUCCESS && stream != nullptr) violation("a CPU context's stream is %p", stream);
             if (status != GPUPRIM_SUCCESS && !null_out && stream != &expect) violation("failed get_stream wrote its output");
+            break;
+        }
+        case 11: {
+            // A workspace query with nothing in it, opened once or twice,
+            // ended with sizes NULL, a bad struct_size or good ones: every
+            // way ends it (a second end finds none open), and the sizes of
+            // no calls are 0.
+            gpuprim_workspace_sizes_t sizes;
+            std::memset(&sizes, 0x3C, sizeof sizes);
+            sizes.struct_size = (which & 16) ? in.u8() % sizeof sizes : sizeof sizes;  // smaller: refused
+            const bool null_out = which & 32;
+            status = gpuprim_context_begin_workspace_query(context.handle);
+            check_status("gpuprim_context_begin_workspace_query", kDocBeginWorkspaceQuery, expect, status, &context);
+            if (which & 64) {
+                Expect twice = expect;
+                if (context.slot >= 0) twice.must |= kArg;
+                status = gpuprim_context_begin_workspace_query(context.handle);
+                check_status("gpuprim_context_begin_workspace_query", kDocBeginWorkspaceQuery, twice, status, &context);
+            }
+            Expect end = expect;
+            if (context.slot >= 0 && null_out) end.must |= kNull;
+            else if (context.slot >= 0 && sizes.struct_size < sizeof sizes) end.must |= kArg;
+            status = gpuprim_context_end_workspace_query(context.handle, null_out ? nullptr : &sizes);
+            check_status("gpuprim_context_end_workspace_query", kDocEndWorkspaceQuery, end, status, &context);
+            if (status == GPUPRIM_SUCCESS && (sizes.main_bytes != 0 || sizes.side_bytes != 0 || sizes.bounded != 0))
+                violation("an empty workspace query measured main %llu, side %llu bytes",
+                          (unsigned long long)sizes.main_bytes, (unsigned long long)sizes.side_bytes);
+            if (status != GPUPRIM_SUCCESS && !null_out && sizes.main_bytes != 0x3C3C3C3C3C3C3C3Cull)
+                violation("failed end_workspace_query wrote its output");
+            Expect again = expect;
+            if (context.slot >= 0) again.must |= kArg;
+            status = gpuprim_context_end_workspace_query(context.handle, &sizes);
+            check_status("gpuprim_context_end_workspace_query", kDocEndWorkspaceQuery, again, status, &context);
+            break;
+        }
+        case 12: {
+            // Grow each block by its own size (up to 4 MiB, or past any
+            // memory) and hold still, then let go; a failure changes nothing.
+            gpuprim_workspace_sizes_t sizes;
+            std::memset(&sizes, 0, sizeof sizes);
+            sizes.struct_size = sizeof sizes;
+            sizes.main_bytes = (which & 16) ? (uint64_t(1) << 62) + in.u16() : uint64_t(in.u16()) << (which & 6);
+            sizes.side_bytes = (which & 64) ? (uint64_t(1) << 62) : uint64_t(in.u16()) << 4;
+            const int32_t fix = (which >> 5) & 1;
+            const bool null_in = (which & 128) && !(which & 1);
+            uint64_t before = 0, after = 0;
+            if (context.slot >= 0 && null_in) expect.must |= kNull;
+            expect.may |= kOom;
+            if (context.slot >= 0) (void)gpuprim_context_get_workspace_size(context.handle, &before);
+            status = gpuprim_context_reserve_workspace_sizes(context.handle, null_in ? nullptr : &sizes, fix);
+            check_status("gpuprim_context_reserve_workspace_sizes", kDocReserveWorkspaceSizes, expect, status,
+                         &context);
+            if (context.slot < 0) break;
+            (void)gpuprim_context_get_workspace_size(context.handle, &after);
+            if (status == GPUPRIM_SUCCESS && after < sizes.main_bytes)
+                violation("reserve_workspace_sizes(%llu, %llu) holds %llu bytes", (unsigned long long)sizes.main_bytes,
+                          (unsigned long long)sizes.side_bytes, (unsigned long long)after);
+            if (status != GPUPRIM_SUCCESS && after != before)
+                violation("a failed reserve_workspace_sizes changed the workspace: %llu -> %llu bytes",
+                          (unsigned long long)before, (unsigned long long)after);
+            if (gpuprim_context_reserve_workspace(context.handle, 0, 0) != GPUPRIM_SUCCESS)
+                violation("reserve_workspace(0, 0) failed: %s", gpuprim_context_last_error(context.handle));
             break;
         }
         case 6: {

@@ -398,6 +398,35 @@ std::vector<Scenario> scenarios() {
         out.clear();
         return s;
     }, true});
+    list.push_back({"reserve workspace by sizes", [](Fixture &f, std::vector<uint8_t> &out) {
+        // Both blocks grown past what the context holds, held still, then
+        // let go; a failure leaves both as they were (the sweep checks).
+        uint64_t held = 0, after = 0;
+        gpuprim_context_get_workspace_size(f.context, &held);
+        gpuprim_workspace_sizes_t sizes;
+        std::memset(&sizes, 0, sizeof sizes);
+        sizes.struct_size = sizeof sizes;
+        sizes.main_bytes = held + (uint64_t(3) << 20);
+        sizes.side_bytes = uint64_t(2) << 20;
+        gpuprim_status_t s = gpuprim_context_reserve_workspace_sizes(f.context, &sizes, 1);
+        if (!s) s = gpuprim_context_get_workspace_size(f.context, &after);
+        if (!s && after < sizes.main_bytes)
+            report("reserve_workspace_sizes: holds %llu bytes", (unsigned long long)after);
+        if (!s) s = gpuprim_context_reserve_workspace(f.context, 0, 0);
+        out.clear();
+        return s;
+    }, true});
+    list.push_back({"workspace query", [](Fixture &f, std::vector<uint8_t> &out) {
+        // Measures a sort and a reduce: nothing is allocated or written.
+        gpuprim_workspace_sizes_t sizes;
+        std::memset(&sizes, 0, sizeof sizes);
+        sizes.struct_size = sizeof sizes;
+        gpuprim_status_t s = gpuprim_context_begin_workspace_query(f.context);
+        if (!s) s = gpuprim_sort(f.context, f.big_keys, nullptr, f.big_keys, nullptr, GPUPRIM_ORDER_ASCENDING);
+        if (!s) s = gpuprim_reduce(f.context, GPUPRIM_OP_SUM, f.f32_a, host_result(out, 4));
+        const gpuprim_status_t ended = gpuprim_context_end_workspace_query(f.context, &sizes);
+        return s ? s : ended;
+    }, false});
     list.push_back({"queries", [](Fixture &f, std::vector<uint8_t> &out) {
         gpuprim_backend_t backend;
         int32_t ordinal;

@@ -57,6 +57,7 @@ void launch(const DeviceEnv &env, const ArgreduceTuning &tuning, const T *input,
     if (grid > 1)
         partials = static_cast<Candidate *>(
             env.workspace->reserve(checked_mul(grid, sizeof(Candidate), "argreduce partials")));
+    if (env.measuring) return;
     kernel<<<grid, kArgreduceBlockThreads, 0, env.stream>>>(input, count, partials, position);
     check_launch(what);
     if (grid > 1) {

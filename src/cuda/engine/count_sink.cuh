@@ -33,14 +33,16 @@ inline uint64_t *host_count_slot(const DeviceEnv &env, const CountSink &sink) {
 }
 
 // After the launches: a host count waits for the stream, then is copied out.
+// A workspace query ran nothing: the count is left as it was.
 inline void finish_host_count(const DeviceEnv &env, const CountSink &sink, const char *what) {
-    if (!sink.host) return;
+    if (!sink.host || env.measuring) return;
     check(cudaStreamSynchronize(env.stream), what);
     std::memcpy(sink.host, env.host_slot, sizeof(uint64_t));
 }
 
 // An empty input: the count is 0.
 inline void write_zero_count(const DeviceEnv &env, const CountSink &sink, const char *what) {
+    if (env.measuring) return;
     if (sink.device) check(cudaMemsetAsync(sink.device, 0, sink.device_bytes, env.stream), what);
     if (sink.host) *sink.host = 0;
 }

@@ -201,6 +201,10 @@ SegmentSummary check_segments(const DeviceEnv &env, const SegmentLayout &layout,
     args.data_count = layout.data_count;
     args.limit = segment_length_limit(layout, largest_index);
     args.partials = static_cast<CheckResult *>(env.workspace->reserve(uint64_t(blocks) * sizeof(CheckResult)));
+    // A workspace query reads no offsets: the bound (the promise, the
+    // indices' type, else the whole data), nothing narrowed.
+    if (env.measuring)
+        return {longest_segment_bound(layout, largest_index), 0, layout.data_count, deferred ? env.offsets_skip : nullptr};
     args.ticket = env.zeroed_counters + SegmentCounterWords::kCheckTicket;
     if (deferred) {
         args.skip = env.offsets_skip;

@@ -115,6 +115,8 @@ inline void histogram_with(const DeviceEnv &env, const HistogramTuning &tuning, 
     if (request.rows == 0) fail(GPUPRIM_ERROR_INTERNAL, "histogram: no rows (the API refuses them)");
     const uint64_t bytes =
         CheckedSize(request.bins, "histogram counts").times(request.rows).times(request.count_bytes).value();
+    // No workspace: a query has nothing to record.
+    if (env.measuring) return;
     check(cudaMemsetAsync(request.counts, 0, bytes, env.stream), "histogram (cudaMemsetAsync of the counts)");
     if (request.count == 0) return;
     dispatch_dtype(request.dtype, [&](auto tag) {

@@ -464,6 +464,7 @@ void merge_two_by_width(const DeviceEnv &env, const MergeRequest &request) {
     const MergePairs pairs{nullptr, 1, MergePair{0, request.count_a, total, 0}};
     const uint64_t split_bytes = checked_mul(tiles + 1, sizeof(uint64_t), "merge splits");
     auto *splits = static_cast<uint64_t *>(env.workspace->reserve(split_bytes));
+    if (env.measuring) return;
     const KeyOrder order = key_order(request.key_kind, request.descending, 0, request.key_bytes * 8, request.key_bytes);
     launch_round<KeyBits, ValueBits, kValues>(
         env, static_cast<const KeyBits *>(request.keys_a), static_cast<const ValueBits *>(request.values_a),

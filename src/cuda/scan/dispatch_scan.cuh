@@ -113,6 +113,7 @@ void launch_scan_with(const DeviceEnv &env, bool exclusive, const T *input, T *o
     const bool single_block = path == ScanPath::SingleBlock ||
                               (path == ScanPath::Auto && tiles <= Tuning::kSingleBlockMaxTiles);
     if (single_block) {
+        if (env.measuring) return;
         scan_single_block_kernel<T, Op, Config><<<1, Config::kThreads, 0, env.stream>>>(p);
         check_launch("scan (single block) launch");
         return;
@@ -129,6 +130,7 @@ void launch_scan_with(const DeviceEnv &env, bool exclusive, const T *input, T *o
     p.trace = hooks.trace;
 #endif
 
+    if (env.measuring) return;
     if constexpr (Config::kStages == 1) {
         scan_tile_per_block_kernel<T, Op, Config>
             <<<static_cast<unsigned>(tiles), Config::kThreads, 0, env.stream>>>(p);
@@ -159,6 +161,7 @@ void launch_narrow_scan_three_pass(const DeviceEnv &env, bool exclusive, const T
     const bool in_vectors = reinterpret_cast<uintptr_t>(input) % 16 == 0;
     const bool out_vectors = reinterpret_cast<uintptr_t>(output) % 16 == 0;
     Acc *prefixes = static_cast<Acc *>(env.workspace->reserve(checked_mul(tiles, sizeof(Acc), "the scan's tile totals")));
+    if (env.measuring) return;
     tile_totals_kernel<T, Op><<<unsigned(tiles), kThreads, 0, env.stream>>>(input, count, in_vectors, prefixes);
     check_launch("scan (tile totals) launch");
     Acc start = Op::Combine::identity();
@@ -211,6 +214,7 @@ void launch_narrow_scan(const DeviceEnv &env, bool exclusive, const T *input, T 
             checked_mul(status_slot_count(tiles, kOrdered), TileStatus<Acc>::kSlotBytes, "the scan's tile states"));
         const bool in_vectors = reinterpret_cast<uintptr_t>(input) % 16 == 0;
         const bool out_vectors = reinterpret_cast<uintptr_t>(output) % 16 == 0;
+        if (env.measuring) return;
         narrow_scan::narrow_scan_kernel<T, Op, Config>
             <<<unsigned(tiles), narrow_scan::kThreads, 0, env.stream>>>(p, in_vectors, out_vectors);
         check_launch("scan launch");

@@ -60,6 +60,8 @@ inline void searchsorted_with(const DeviceEnv &env, const SearchTuning &tuning, 
     if (request.query_count == 0 || request.rows == 0) return;
     if (request.index_bytes != 4 && request.index_bytes != 8)
         fail(GPUPRIM_ERROR_INTERNAL, "searchsorted: %u-byte indices", request.index_bytes);
+    // No workspace: a query has nothing to record.
+    if (env.measuring) return;
     if (request.count == 0) {
         const uint64_t bytes = checked_mul(checked_mul(request.query_count, request.rows, "searchsorted indices"),
                                            request.index_bytes, "searchsorted indices");

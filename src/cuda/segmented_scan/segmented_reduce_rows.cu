@@ -163,6 +163,7 @@ void reduce_rows_typed(const DeviceEnv &env, uint64_t rows, uint64_t length, con
         while (group < 32 && uint64_t(group) * 4 < length) group <<= 1;
         const uint64_t threads = rows * group;
         const uint64_t blocks = std::max<uint64_t>(1, std::min(most_blocks * 4, ceil_div(threads, kThreads)));
+        if (env.measuring) return;
         reduce_short_rows_kernel<T, Op><<<uint32_t(blocks), kThreads, 0, env.stream>>>(in, out, rows, length, group);
         check_launch("segmented reduce (rows) launch");
         return;
@@ -171,6 +172,7 @@ void reduce_rows_typed(const DeviceEnv &env, uint64_t rows, uint64_t length, con
     Acc *partials = nullptr;
     if (chunks > 1) partials = static_cast<Acc *>(env.workspace->reserve(
                         CheckedSize(rows, "the row reduce's partials").times(chunks).times(sizeof(Acc)).value()));
+    if (env.measuring) return;
     reduce_row_chunks_kernel<T, Op><<<uint32_t(rows * chunks), kThreads, 0, env.stream>>>(in, out, partials, length,
                                                                                           chunks);
     check_launch("segmented reduce (row chunks) launch");

@@ -67,6 +67,7 @@ void fill_identity(const DeviceEnv &env, void *output, uint64_t segments, const 
     constexpr int kThreads = 256;
     const uint64_t wanted = segments / kThreads + (segments % kThreads != 0);
     const uint64_t blocks = std::max<uint64_t>(1, std::min<uint64_t>(wanted, uint64_t(std::max(env.sm_count, 1)) * 8));
+    if (env.measuring) return;
     fill_kernel<Bits><<<unsigned(blocks), kThreads, 0, env.stream>>>(static_cast<Bits *>(output), segments,
                                                                      bit_cast<Bits>(identity_element<T, Op>()), skip);
     check_launch("segmented reduce fill launch");
@@ -83,6 +84,7 @@ void launch_tiles(const DeviceEnv &env, const SegmentLayout &layout, const void 
     const uint64_t tiles = ceil_div(count, kTileItems);
     const uint64_t slot_bytes = checked_mul(tiles, Status::kSlotBytes, "the segmented scan's tile states");
     auto *slots = static_cast<unsigned long long *>(env.workspace->reserve(slot_bytes));
+    if (env.measuring) return;
     // One tile only publishes (it has nothing to look back at): no zeroed
     // slots needed, one launch less for small calls.
     if (tiles > 1)

@@ -204,6 +204,38 @@ __global__ void __launch_bounds__(256) unpack_long_kernel(const SegmentNetworkAr
     }
 }
 
+// sort_long_packed's side workspace for `count` long segments of `total`
+// keys in all.
+template <typename K, int kValueBytes, bool kWithIndex>
+uint64_t packed_long_bytes(const SegmentNetworkArgs &args, uint64_t count, uint64_t total) {
+    WorkspaceLayout layout;
+    layout.add(CheckedSize(count, "the long segments' bounds").times(2).plus(1).value(), 8);
+    layout.add(total, 8);
+    layout.add(kWithIndex ? total : 0, 4);
+    layout.add(args.gather_keys ? total : 0, sizeof(K));
+    layout.add(args.values == SegmentValueSource::kCopy ? total : 0, kValueBytes);
+    return layout.bytes();
+}
+
+// sort_long_packed's flat sort of `total` composite keys of end_bit bits,
+// in place, carrying their positions when with_positions.
+SortRequest composite_sort(unsigned long long *composite, uint32_t *positions, uint64_t total, uint32_t end_bit,
+                           bool with_positions) {
+    SortRequest flat{};
+    flat.key_kind = KeyKind::Unsigned;
+    flat.key_bytes = 8;
+    flat.end_bit = end_bit;
+    flat.keys_in = composite;
+    flat.keys_out = composite;
+    if (with_positions) {
+        flat.value_bytes = 4;
+        flat.values_in = positions;
+        flat.values_out = positions;
+    }
+    flat.count = total;
+    return flat;
+}
+
 template <typename K, int kValueBytes, bool kWithIndex>
 bool sort_long_packed(const DeviceEnv &env, const SegmentNetworkArgs &args,
                       const std::vector<unsigned long long> &long_bounds) {
@@ -237,6 +269,12 @@ bool sort_long_packed(const DeviceEnv &env, const SegmentNetworkArgs &args,
     const WorkspacePart values_part = layout.add(args.values == SegmentValueSource::kCopy ? total : 0, kValueBytes);
     void *side = env.side_workspace->reserve(layout.bytes());
     auto *table = WorkspaceLayout::at<unsigned long long>(side, table_part);
+    if (env.measuring) {  // a query: what is left to record is the flat sort's main block
+        sort(env, composite_sort(WorkspaceLayout::at<unsigned long long>(side, composite_part),
+                                 WorkspaceLayout::at<uint32_t>(side, positions_part), total, key_bits + id_bits,
+                                 with_positions));
+        return true;
+    }
     check(cudaMemcpyAsync(table, host.data(), host.size() * 8, cudaMemcpyHostToDevice, env.stream),
           "segmented sort (cudaMemcpyAsync)");
     PackedLong packed{table, table + count + 1, count, total, key_bits};
@@ -275,6 +313,27 @@ bool sort_long_packed(const DeviceEnv &env, const SegmentNetworkArgs &args,
 bool fits_one_network(const SegmentLayout &layout, uint64_t longest, uint32_t largest) {
     return layout.offsets && longest <= largest &&
            layout.segments * uint64_t(network_for(longest)) <= 4 * std::max<uint64_t>(layout.data_count, 1024);
+}
+
+// A workspace query's long class (offsets not read): at most
+// min(segments, n / (largest + 1)) segments past the largest network, n keys
+// in all, any of them as long as the data. Every path the class may take
+// (it depends on the lengths) records the most it can reserve: the
+// segmented radix sort, the packed sort and its flat sort, the flat sort of
+// one segment.
+template <typename K, int kValueBytes, bool kWithIndex>
+void measure_long_class(const DeviceEnv &env, const SortRequest &work, const SegmentNetworkArgs &args,
+                        uint64_t segments, uint64_t longest, uint32_t largest) {
+    const uint64_t n = work.count;
+    if (longest <= largest) return;  // no segment can pass the networks (longest: a bound)
+    const uint64_t count = std::min<uint64_t>(segments, n / (uint64_t(largest) + 1));
+    segmented_radix_sort_bound(env, work, count);
+    void *side = env.side_workspace->reserve(packed_long_bytes<K, kValueBytes, kWithIndex>(args, count, n));
+    // 63 bits: a bit range, which takes the radix path whatever the count,
+    // as the composite keys of fewer than 64 bits do.
+    sort(env, composite_sort(static_cast<unsigned long long *>(side), static_cast<uint32_t *>(side), n, 63,
+                             kWithIndex));
+    sort(env, slice(work, 0, n));
 }
 
 template <typename K, int kValueBytes, bool kWithIndex>
@@ -327,8 +386,9 @@ void sort_segments(const DeviceEnv &env, const SortRequest &request, const Segme
         }
         // Nothing of this call is enqueued yet: the long rows' paths stage
         // tables from host memory, which a graph cannot replay.
-        refuse_during_capture(env.stream, "segmented sort",
-                              "rows longer than the sorting networks' stage their bounds from host memory");
+        if (!env.measuring)  // a query stages nothing
+            refuse_during_capture(env.stream, "segmented sort",
+                                  "rows longer than the sorting networks' stage their bounds from host memory");
         for (uint64_t s = 0; s < layout.segments; ++s) {
             long_bounds.push_back(s * layout.row_length);
             long_bounds.push_back((s + 1) * layout.row_length);
@@ -340,6 +400,9 @@ void sort_segments(const DeviceEnv &env, const SortRequest &request, const Segme
         launch_network_sort<K, kValueBytes, kWithIndex>(env, args);
         return;
     } else {
+        if (env.measuring)
+            return measure_long_class<K, kValueBytes, kWithIndex>(env, work, args, layout.segments,
+                                                                  summary.longest, largest);
         auto *counts = WorkspaceLayout::at<unsigned long long>(side, counts_part);
         auto *long_device = WorkspaceLayout::at<unsigned long long>(side, long_part);
         void *lists = WorkspaceLayout::at<void>(side, lists_part);
@@ -437,11 +500,11 @@ void segmented_sort(const DeviceEnv &env, const SortRequest &request, const Segm
     const uint64_t largest_index = request.values_are_indices ? request.largest_index : UINT64_MAX;
     // Deferred: the long segments' sorts read their bounds back to the host
     // (sort_segments), which a graph cannot replay. Refused while nothing of
-    // the call is enqueued yet.
+    // the call is enqueued yet (a query enqueues nothing: not refused).
     const bool deferred = check_is_deferred(env, layout);
     const uint32_t largest = deferred ? largest_network_for(env, request) : 0;
     const uint64_t bound = longest_segment_bound(layout, largest_index);
-    if (deferred && bound > largest)
+    if (deferred && bound > largest && !env.measuring)
         refuse_during_capture(env.stream, "segmented sort",
                               "its CSR offsets may hold segments longer than the largest sorting network (4096 "
                               "keys at most), whose sort reads their bounds back to the host (promise shorter "

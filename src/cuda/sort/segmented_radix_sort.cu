@@ -93,9 +93,36 @@ __global__ void __launch_bounds__(kCountThreads) segment_positions_kernel(const 
 }
 
 template <typename K, int kValueBytes>
+using LongShape = MaskedDigitsShape<typename OnesweepLargeShape<int(sizeof(K)), kValueBytes>::type>;
+
+// The workspace of sort_long_segments: the temporary keys and values of n
+// keys, look-back words of each tile, digit counts and bases of each
+// segment, then the staged table (plan, tiles, segment starts).
+template <typename K, int kValueBytes>
+struct LongSegmentsLayout {
+    WorkspaceLayout layout;
+    WorkspacePart keys_part, values_part, lookback_part, counts_part, bases_part, table_part;
+
+    LongSegmentsLayout(uint64_t n, uint64_t tiles, uint64_t segments) {
+        constexpr int kPassCount = kPasses<K>;
+        keys_part = layout.add(n, sizeof(K));
+        values_part = layout.add(kValueBytes != 0 ? n : 0, sizeof(RadixValue<kValueBytes>));
+        lookback_part = layout.add(tiles, kDigits * 4);
+        counts_part = layout.add(segments, uint64_t(kPassCount) * kDigits * 4);
+        bases_part = layout.add(segments, uint64_t(kPassCount) * kDigits * 8);
+        table_part = layout.add(table_bytes(tiles, segments));
+    }
+    static uint64_t table_bytes(uint64_t tiles, uint64_t segments) {
+        const char *what = "the segmented radix sort's tile table";
+        return CheckedSize(tiles, what).times(sizeof(SegmentTile)).plus(sizeof(RadixPlan))
+            .plus(checked_mul(segments, 8, what)).value();
+    }
+};
+
+template <typename K, int kValueBytes>
 void sort_long_segments(const DeviceEnv &env, const SortRequest &request, const unsigned long long *bounds,
                         uint64_t segments) {
-    using Shape = MaskedDigitsShape<typename OnesweepLargeShape<int(sizeof(K)), kValueBytes>::type>;
+    using Shape = LongShape<K, kValueBytes>;
     using V = RadixValue<kValueBytes>;
     constexpr bool kHasValues = kValueBytes != 0;
     constexpr int kPassCount = kPasses<K>;
@@ -120,21 +147,14 @@ void sort_long_segments(const DeviceEnv &env, const SortRequest &request, const 
     make_radix_plan(kPassCount, varies, keys_in_place, kHasValues, values_in_place, plan);
 
     // The plan, tiles and segment starts, staged on the host and copied in one piece.
-    const char *staged_what = "the segmented radix sort's tile table";
-    std::vector<unsigned char> staged = host_array<unsigned char>(
-        CheckedSize(tiles.size(), staged_what).times(sizeof(SegmentTile)).plus(sizeof(RadixPlan))
-            .plus(checked_mul(segments, 8, staged_what)).value(),
-        staged_what);
-
-    const uint64_t n = request.count;
-    WorkspaceLayout layout;
-    const WorkspacePart keys_part = layout.add(n, sizeof(K));
-    const WorkspacePart values_part = layout.add(kHasValues ? n : 0, sizeof(V));
-    const WorkspacePart lookback_part = layout.add(tiles.size(), kDigits * 4);
-    const WorkspacePart counts_part = layout.add(segments, uint64_t(kPassCount) * kDigits * 4);
-    const WorkspacePart bases_part = layout.add(segments, uint64_t(kPassCount) * kDigits * 8);
-    const WorkspacePart table_part = layout.add(staged.size());
-    void *workspace = env.workspace->reserve(layout.bytes());
+    const LongSegmentsLayout<K, kValueBytes> parts(request.count, tiles.size(), segments);
+    std::vector<unsigned char> staged =
+        host_array<unsigned char>(parts.table_bytes(tiles.size(), segments), "the segmented radix sort's tile table");
+    const WorkspacePart keys_part = parts.keys_part, values_part = parts.values_part;
+    const WorkspacePart lookback_part = parts.lookback_part, counts_part = parts.counts_part;
+    const WorkspacePart bases_part = parts.bases_part, table_part = parts.table_part;
+    void *workspace = env.workspace->reserve(parts.layout.bytes());
+    if (env.measuring) return;
     auto *lookback = WorkspaceLayout::at<uint32_t>(workspace, lookback_part);
     auto *counts = WorkspaceLayout::at<uint32_t>(workspace, counts_part);
     auto *bases = WorkspaceLayout::at<uint64_t>(workspace, bases_part);
@@ -204,14 +224,38 @@ void sort_long_segments(const DeviceEnv &env, const SortRequest &request, const 
     }
 }
 
+// Whether sort_long_segments takes the request's widths (segmented_radix_sort).
+bool takes_widths(const SortRequest &request) {
+    return (request.key_bytes == 4 || request.key_bytes == 8) &&
+           (request.value_bytes == 0 || request.value_bytes == 4 || request.value_bytes == 8) && request.keys_out;
+}
+
 }  // namespace
+
+void segmented_radix_sort_bound(const DeviceEnv &env, const SortRequest &request, uint64_t segments) {
+    if (segments == 0 || !takes_widths(request)) return;
+    auto reserve = [&](auto key_bits, auto value_bytes) {
+        using K = decltype(key_bits);
+        constexpr int kValueBytes = decltype(value_bytes)::value;
+        // Each segment's last tile may be partial: at most one tile more each.
+        const uint64_t tiles = ceil_div(request.count, LongShape<K, kValueBytes>::kTile) + segments;
+        env.workspace->reserve(LongSegmentsLayout<K, kValueBytes>(request.count, tiles, segments).layout.bytes());
+    };
+    auto by_values = [&](auto key_bits) {
+        switch (request.value_bytes) {
+        case 0: return reserve(key_bits, std::integral_constant<int, 0>{});
+        case 4: return reserve(key_bits, std::integral_constant<int, 4>{});
+        default: return reserve(key_bits, std::integral_constant<int, 8>{});
+        }
+    };
+    if (request.key_bytes == 4) by_values(uint32_t{});
+    else by_values(uint64_t{});
+}
 
 bool segmented_radix_sort(const DeviceEnv &env, const SortRequest &request, const unsigned long long *bounds,
                           uint64_t segments) {
     if (segments == 0) return true;
-    if (request.key_bytes != 4 && request.key_bytes != 8) return false;
-    if (request.value_bytes != 0 && request.value_bytes != 4 && request.value_bytes != 8) return false;
-    if (!request.keys_out) return false;
+    if (!takes_widths(request)) return false;
     if (segments > (uint64_t(1) << 24)) return false;  // the tile table and bases stay small
     for (uint64_t s = 0; s < segments; ++s)
         if (bounds[2 * s + 1] - bounds[2 * s] > kMaxPortionKeys) return false;  // 30-bit look-back counts

@@ -20,5 +20,9 @@ void sort(const DeviceEnv &env, const SortRequest &request);
 // segments.
 bool segmented_radix_sort(const DeviceEnv &env, const SortRequest &request, const unsigned long long *bounds,
                           uint64_t segments);
+// A workspace query's bound on segmented_radix_sort: reserves (on
+// env.workspace, a recorder) the most it takes for up to `segments` segments
+// of request.count keys in all; nothing for widths it does not take.
+void segmented_radix_sort_bound(const DeviceEnv &env, const SortRequest &request, uint64_t segments);
 
 }  // namespace gpuprim::cuda

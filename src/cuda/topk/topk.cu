@@ -78,6 +78,7 @@ void launch_block_select(const DeviceEnv &env, const TopkArgs &args, uint32_t ma
     auto kernel = block_select_kernel<K>;
     require_shared(env, reinterpret_cast<const void *>(kernel), BlockSelectPolicy::kThreads, shared,
                    "top-k block select");
+    if (env.measuring) return;
     kernel<<<grid_for(args.groups), BlockSelectPolicy::kThreads, shared, env.stream>>>(args, max_length, slots);
     check_launch("top-k block select launch");
 }
@@ -133,6 +134,32 @@ PassDigit digit_of(uint32_t pass, uint32_t key_bits, uint32_t index_bits) {
     return {in_index ? 1u : 0u, top - width, width};
 }
 
+// A workspace query's record of select_long's sorts of the chosen: a
+// stable sort by position then one by key of up to `wanted` pairs for each
+// long segment, when there are too many for one block.
+template <typename R, typename I>
+void measure_chosen_sorts(const DeviceEnv &env, uint64_t wanted, R *keys, I *positions) {
+    if (wanted <= RadixSelectPolicy::kBlockSortMax) return;
+    SortRequest by_position{};
+    by_position.key_kind = KeyKind::Unsigned;
+    by_position.key_bytes = sizeof(I);
+    by_position.keys_in = positions;
+    by_position.keys_out = positions;
+    by_position.value_bytes = sizeof(R);
+    by_position.values_in = keys;
+    by_position.values_out = keys;
+    by_position.count = wanted;
+    sort(env, by_position);
+    SortRequest by_key = by_position;
+    by_key.key_bytes = sizeof(R);
+    by_key.keys_in = keys;
+    by_key.keys_out = keys;
+    by_key.value_bytes = sizeof(I);
+    by_key.values_in = positions;
+    by_key.values_out = positions;
+    sort(env, by_key);
+}
+
 template <typename K, typename I>
 void select_long(const DeviceEnv &env, const TopkRequest &request, TopkArgs args, uint64_t data_count,
                  uint64_t longest, const std::vector<unsigned long long> &host_list) {
@@ -161,6 +188,10 @@ void select_long(const DeviceEnv &env, const TopkRequest &request, TopkArgs args
     const WorkspacePart result_key_part = layout.add(results, sizeof(R));
     const WorkspacePart result_position_part = layout.add(results, sizeof(I));
     void *side = env.side_workspace->reserve(layout.bytes());
+    if (env.measuring)
+        return measure_chosen_sorts(env, std::min<uint64_t>(request.k, longest),
+                                    WorkspaceLayout::at<R>(side, result_key_part),
+                                    WorkspaceLayout::at<I>(side, result_position_part));
     if (args.list) {
         auto *list = WorkspaceLayout::at<unsigned long long>(side, list_part);
         check(cudaMemcpyAsync(list, host_list.data(), segments * 8, cudaMemcpyHostToDevice, env.stream),
@@ -304,6 +335,21 @@ bool takes_network_topk(const DeviceEnv &env, const TopkRequest &request, uint64
     return network_for(longest) <= largest;
 }
 
+// A workspace query's long segments of offsets (none listed: no offsets
+// are read): as many as there can be past block_max keys each, any of them
+// as long as the data.
+template <typename K>
+void measure_long_list(const DeviceEnv &env, const TopkRequest &request, TopkArgs args, const SegmentLayout &layout,
+                       uint64_t longest, unsigned long long *list) {
+    args.list = list;
+    const uint64_t most = layout.data_count / (uint64_t(BlockSelectPolicy::kMaxLength) + 1);
+    args.groups = std::min<uint64_t>(layout.segments, most);
+    if (args.groups == 0) return;
+    const std::vector<unsigned long long> no_list;
+    if (longest <= UINT32_MAX) select_long<K, uint32_t>(env, request, args, layout.data_count, longest, no_list);
+    else select_long<K, unsigned long long>(env, request, args, layout.data_count, longest, no_list);
+}
+
 template <typename K>
 void topk_of_width(const DeviceEnv &env, const TopkRequest &request, const SegmentLayout &layout,
                    const SegmentSummary &summary) {
@@ -318,6 +364,7 @@ void topk_of_width(const DeviceEnv &env, const TopkRequest &request, const Segme
     if (longest <= network_topk_max(request) && network_topk(env, request, layout, longest, InKernelCheck{})) return;
     if (longest <= WarpSelectPolicy::kMaxLength && request.k <= WarpSelectPolicy::kMaxK) {
         const uint64_t per_block = WarpSelectPolicy::kWarps;
+        if (env.measuring) return;
         warp_select_kernel<K><<<grid_for((args.groups + per_block - 1) / per_block), WarpSelectPolicy::kWarps * 32, 0,
                                 env.stream>>>(args);
         return check_launch("top-k warp select launch");
@@ -335,6 +382,7 @@ void topk_of_width(const DeviceEnv &env, const TopkRequest &request, const Segme
         void *side = env.side_workspace->reserve(parts.bytes());
         auto *count = WorkspaceLayout::at<unsigned long long>(side, count_part);
         auto *list = WorkspaceLayout::at<unsigned long long>(side, list_part);
+        if (env.measuring) return measure_long_list<K>(env, request, args, layout, longest, list);
         check(cudaMemsetAsync(count, 0, 8, env.stream), "top-k (cudaMemsetAsync)");
         const uint32_t blocks =
             uint32_t(std::max<uint64_t>(1, std::min<uint64_t>((layout.segments + 255) / 256, uint64_t(env.sm_count) * 8)));
@@ -362,8 +410,8 @@ void topk(const DeviceEnv &env, const TopkRequest &request, const SegmentLayout 
         fail(GPUPRIM_ERROR_INTERNAL, "top-k: unsupported key width %u", request.key_bytes);
     // Deferred: segments past a block's select are listed, and the list's
     // length read back to the host, which a graph cannot replay. Refused
-    // while nothing of the call is enqueued yet.
-    if (check_is_deferred(env, layout) &&
+    // while nothing of the call is enqueued yet (a query enqueues nothing).
+    if (check_is_deferred(env, layout) && !env.measuring &&
         longest_segment_bound(layout, request.largest_index) > selection::BlockSelectPolicy::kMaxLength)
         refuse_during_capture(env.stream, "gpuprim_segmented_topk",
                               "its CSR offsets may hold segments longer than 8192 keys, which are listed on the "
@@ -371,8 +419,8 @@ void topk(const DeviceEnv &env, const TopkRequest &request, const SegmentLayout 
                               "segments->max_segment_length)");
     // The check also holds each segment's last index to the indices' type:
     // largest_index is UINT64_MAX when no indices are wanted (a k = 0 call's
-    // empty indices buffer has no memory, but still its dtype).
-    // One network launch for all: its kernel checks a small offsets array itself.
+    // empty indices buffer has no memory, but still its dtype). One network
+    // launch for all: its kernel checks a small offsets array itself.
     const SegmentSummary summary =
         check_is_deferred(env, layout) && can_check_in_kernel(env, layout) && request.k != 0 &&
                 layout.segments != 0 && layout.data_count != 0 &&
