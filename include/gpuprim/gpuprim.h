@@ -732,7 +732,8 @@ GPUPRIM_API gpuprim_status_t gpuprim_context_reserve_workspace(gpuprim_context_t
  *   one block.
  * bounded: nonzero when some size depends on the data, and is then the
  *   most the calls can take: the calls on CSR offsets (by the longest
- *   segment, taken as the whole data), group-by on the CPU backend (by the
+ *   segment, taken as segments->max_segment_length when given, else the
+ *   whole data), group-by on the CPU backend (by the
  *   number of distinct keys). Zero: the sizes are what the calls take.
  * struct_size: sizeof(gpuprim_workspace_sizes_t), set by the caller before
  *   either call below. Smaller, or above 4096, is INVALID_ARGUMENT. A larger
