@@ -65,6 +65,10 @@ struct DeviceEnv {
     // `if (env.measuring) return ...;`). Outer drivers still call the inner
     // ones, so every nested reserve is recorded.
     bool measuring = false;
+    // A query's bound on a sort of any count up to the one asked for
+    // (sort_bound): paths that switch at a count of their own (the fused
+    // radix sort, by the tiles resident at once) record their largest.
+    bool measuring_any_count = false;
 };
 
 // Per-context memo of what a kernel needs once before its first launch: the

@@ -330,10 +330,11 @@ void measure_long_class(const DeviceEnv &env, const SortRequest &work, const Seg
     segmented_radix_sort_bound(env, work, count);
     void *side = env.side_workspace->reserve(packed_long_bytes<K, kValueBytes, kWithIndex>(args, count, n));
     // 63 bits: a bit range, which takes the radix path whatever the count,
-    // as the composite keys of fewer than 64 bits do.
-    sort(env, composite_sort(static_cast<unsigned long long *>(side), static_cast<uint32_t *>(side), n, 63,
-                             kWithIndex));
-    sort(env, slice(work, 0, n));
+    // as the composite keys of fewer than 64 bits do. The long segments hold
+    // up to n keys in all, and one of them up to n: any count up to n.
+    sort_bound(env, composite_sort(static_cast<unsigned long long *>(side), static_cast<uint32_t *>(side), n, 63,
+                                   kWithIndex));
+    sort_bound(env, slice(work, 0, n));
 }
 
 template <typename K, int kValueBytes, bool kWithIndex>

@@ -44,4 +44,16 @@ void sort(const DeviceEnv &env, const SortRequest &request) {
     radix_sort(env, request, tuning);
 }
 
+void sort_bound(const DeviceEnv &env, const SortRequest &request) {
+    if (!env.measuring) fail(GPUPRIM_ERROR_INTERNAL, "sort_bound: not in a workspace query");
+    DeviceEnv any_count = env;
+    any_count.measuring_any_count = true;
+    SortRequest part = request;
+    for (uint64_t count = 1; count < request.count; count <<= 1) {
+        part.count = count;
+        sort(any_count, part);
+    }
+    sort(any_count, request);
+}
+
 }  // namespace gpuprim::cuda

@@ -24,5 +24,12 @@ bool segmented_radix_sort(const DeviceEnv &env, const SortRequest &request, cons
 // env.workspace, a recorder) the most it takes for up to `segments` segments
 // of request.count keys in all; nothing for widths it does not take.
 void segmented_radix_sort_bound(const DeviceEnv &env, const SortRequest &request, uint64_t segments);
+// A workspace query's bound on one flat sort of any count up to
+// request.count (a segment's, known only to the real call): the sort's
+// workspace follows its size tiers (sort_policy.cuh, at powers of two) and
+// the fused path's limit (the tiles resident at once) as well as the count,
+// so it records the sort at every power of two below the count, at the
+// count, and the fused path at its largest (DeviceEnv::measuring_any_count).
+void sort_bound(const DeviceEnv &env, const SortRequest &request);
 
 }  // namespace gpuprim::cuda

@@ -138,7 +138,9 @@ PassDigit digit_of(uint32_t pass, uint32_t key_bits, uint32_t index_bits) {
 // stable sort by position then one by key of up to `wanted` pairs for each
 // long segment, when there are too many for one block.
 template <typename R, typename I>
-void measure_chosen_sorts(const DeviceEnv &env, uint64_t wanted, R *keys, I *positions) {
+void measure_chosen_sorts(const DeviceEnv &env, uint64_t wanted, R *keys, I *positions, bool any_count) {
+    // Offsets: each segment sorts min(k, its length), any count up to wanted.
+    const auto record = [&](const SortRequest &request) { any_count ? sort_bound(env, request) : sort(env, request); };
     if (wanted <= RadixSelectPolicy::kBlockSortMax) return;
     SortRequest by_position{};
     by_position.key_kind = KeyKind::Unsigned;
@@ -149,7 +151,7 @@ void measure_chosen_sorts(const DeviceEnv &env, uint64_t wanted, R *keys, I *pos
     by_position.values_in = keys;
     by_position.values_out = keys;
     by_position.count = wanted;
-    sort(env, by_position);
+    record(by_position);
     SortRequest by_key = by_position;
     by_key.key_bytes = sizeof(R);
     by_key.keys_in = keys;
@@ -157,7 +159,7 @@ void measure_chosen_sorts(const DeviceEnv &env, uint64_t wanted, R *keys, I *pos
     by_key.value_bytes = sizeof(I);
     by_key.values_in = positions;
     by_key.values_out = positions;
-    sort(env, by_key);
+    record(by_key);
 }
 
 template <typename K, typename I>
@@ -191,7 +193,7 @@ void select_long(const DeviceEnv &env, const TopkRequest &request, TopkArgs args
     if (env.measuring)
         return measure_chosen_sorts(env, std::min<uint64_t>(request.k, longest),
                                     WorkspaceLayout::at<R>(side, result_key_part),
-                                    WorkspaceLayout::at<I>(side, result_position_part));
+                                    WorkspaceLayout::at<I>(side, result_position_part), args.list != nullptr);
     if (args.list) {
         auto *list = WorkspaceLayout::at<unsigned long long>(side, list_part);
         check(cudaMemcpyAsync(list, host_list.data(), segments * 8, cudaMemcpyHostToDevice, env.stream),
