@@ -114,8 +114,12 @@ gpuprim_status_t gpuprim_context_get_device(gpuprim_context_t context, int32_t *
 }
 
 gpuprim_status_t gpuprim_context_synchronize(gpuprim_context_t context) {
-    // The wait also reports what a deferred offsets check found.
-    return guarded(__func__, context, [&](Context &ctx) { ctx.backend->check_deferred(); });
+    // The wait (refused under its own name while capturing), then what a
+    // deferred offsets check found.
+    return guarded(__func__, context, [&](Context &ctx) {
+        ctx.backend->synchronize();
+        ctx.backend->check_deferred();
+    });
 }
 
 gpuprim_status_t gpuprim_context_set_offsets_check(gpuprim_context_t context, gpuprim_offsets_check_t mode) {
