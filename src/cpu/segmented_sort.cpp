@@ -161,8 +161,8 @@ void segmented_sort(Parallel &parallel, Workspace &workspace, const SortRequest 
     };
     if (measure) {
         // Rows: every segment is long or none is. Offsets (not read): any
-        // segment may be short, and one may be as long as the data.
-        const uint64_t longest = layout.offsets ? layout.data_count : layout.row_length;
+        // segment may be short, and one as long as the data or the promise.
+        const uint64_t longest = layout.offsets ? longest_possible(layout) : layout.row_length;
         uint64_t need = 0;
         if (layout.segments != 0 && (layout.offsets || !is_long(longest)))
             need = short_scratch(request, layout.data_count).bytes;

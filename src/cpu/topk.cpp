@@ -303,8 +303,8 @@ void topk(Parallel &parallel, Workspace &workspace, const TopkRequest &request, 
     const bool threaded = parallel.threads() > 1;
     const std::function<bool(uint64_t)> is_long = [&](uint64_t length) { return threaded && length > kChunk; };
     if (measure) {
-        // No offsets read: with CSR offsets a segment may be as long as the data.
-        const uint64_t longest = layout.offsets ? layout.data_count : layout.row_length;
+        // No offsets read: a CSR segment may be as long as the data or the promise.
+        const uint64_t longest = layout.offsets ? longest_possible(layout) : layout.row_length;
         *measure = request.k == 0 || layout.data_count == 0 || layout.segments == 0
                        ? 0
                        : topk_bytes(parallel, request, longest, layout.data_count, is_long(longest));
