@@ -286,21 +286,8 @@ bool sort_long_packed(const DeviceEnv &env, const SegmentNetworkArgs &args,
     pack_long_kernel<K, kValueBytes><<<blocks, 256, 0, env.stream>>>(args, packed, composite, positions, key_copy,
                                                                      value_copy);
     check_launch("segmented sort pack launch");
-    SortRequest flat{};
-    flat.key_kind = KeyKind::Unsigned;
-    flat.key_bytes = 8;
-    flat.begin_bit = 0;
-    flat.end_bit = key_bits + id_bits;
-    flat.descending = false;  // the composite keys are already in sort order
-    flat.keys_in = composite;
-    flat.keys_out = composite;
-    if (with_positions) {
-        flat.value_bytes = 4;
-        flat.values_in = positions;
-        flat.values_out = positions;
-    }
-    flat.count = total;
-    sort(env, flat);
+    // Ascending: the composite keys are already in sort order.
+    sort(env, composite_sort(composite, positions, total, key_bits + id_bits, with_positions));
     unpack_long_kernel<K, kValueBytes><<<blocks, 256, 0, env.stream>>>(args, packed, composite, positions, key_copy,
                                                                        value_copy);
     check_launch("segmented sort unpack launch");

@@ -38,6 +38,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <initializer_list>
 #include <utility>
 #include <vector>
 
@@ -134,15 +135,15 @@ PassDigit digit_of(uint32_t pass, uint32_t key_bits, uint32_t index_bits) {
     return {in_index ? 1u : 0u, top - width, width};
 }
 
-// A workspace query's record of select_long's sorts of the chosen: a
-// stable sort by position then one by key of up to `wanted` pairs for each
-// long segment, when there are too many for one block.
+// The two stable sorts that order a long segment's `count` chosen (pairs
+// in place): by position, then by key.
+struct ChosenSorts {
+    SortRequest by_position, by_key;
+};
 template <typename R, typename I>
-void measure_chosen_sorts(const DeviceEnv &env, uint64_t wanted, R *keys, I *positions, bool any_count) {
-    // Offsets: each segment sorts min(k, its length), any count up to wanted.
-    const auto record = [&](const SortRequest &request) { any_count ? sort_bound(env, request) : sort(env, request); };
-    if (wanted <= RadixSelectPolicy::kBlockSortMax) return;
-    SortRequest by_position{};
+ChosenSorts chosen_sorts(R *keys, I *positions, uint64_t count) {
+    ChosenSorts sorts{};
+    SortRequest &by_position = sorts.by_position;
     by_position.key_kind = KeyKind::Unsigned;
     by_position.key_bytes = sizeof(I);
     by_position.keys_in = positions;
@@ -150,16 +151,28 @@ void measure_chosen_sorts(const DeviceEnv &env, uint64_t wanted, R *keys, I *pos
     by_position.value_bytes = sizeof(R);
     by_position.values_in = keys;
     by_position.values_out = keys;
-    by_position.count = wanted;
-    record(by_position);
-    SortRequest by_key = by_position;
+    by_position.count = count;
+    SortRequest &by_key = sorts.by_key;
+    by_key = by_position;
     by_key.key_bytes = sizeof(R);
     by_key.keys_in = keys;
     by_key.keys_out = keys;
     by_key.value_bytes = sizeof(I);
     by_key.values_in = positions;
     by_key.values_out = positions;
-    record(by_key);
+    return sorts;
+}
+
+// A workspace query's record of select_long's sorts of the chosen, up to
+// `wanted` pairs for each long segment, when there are too many for one
+// block.
+template <typename R, typename I>
+void measure_chosen_sorts(const DeviceEnv &env, uint64_t wanted, R *keys, I *positions, bool any_count) {
+    if (wanted <= RadixSelectPolicy::kBlockSortMax) return;
+    // Offsets: each segment sorts min(k, its length), any count up to wanted.
+    const ChosenSorts sorts = chosen_sorts(keys, positions, wanted);
+    for (const SortRequest *request : {&sorts.by_position, &sorts.by_key})
+        any_count ? sort_bound(env, *request) : sort(env, *request);
 }
 
 template <typename K, typename I>
@@ -262,24 +275,9 @@ void select_long(const DeviceEnv &env, const TopkRequest &request, TopkArgs args
     for (uint64_t j = 0; j < segments; ++j) {
         R *keys = buffers.result_keys + j * result_stride;
         I *positions = buffers.result_positions + j * result_stride;
-        SortRequest by_position{};
-        by_position.key_kind = KeyKind::Unsigned;
-        by_position.key_bytes = sizeof(I);
-        by_position.keys_in = positions;
-        by_position.keys_out = positions;
-        by_position.value_bytes = sizeof(R);
-        by_position.values_in = keys;
-        by_position.values_out = keys;
-        by_position.count = counts[j];
-        sort(env, by_position);
-        SortRequest by_key = by_position;
-        by_key.key_bytes = sizeof(R);
-        by_key.keys_in = keys;
-        by_key.keys_out = keys;
-        by_key.value_bytes = sizeof(I);
-        by_key.values_in = positions;
-        by_key.values_out = positions;
-        sort(env, by_key);
+        const ChosenSorts sorts = chosen_sorts(keys, positions, counts[j]);
+        sort(env, sorts.by_position);
+        sort(env, sorts.by_key);
         const uint32_t blocks = uint32_t(std::min<uint64_t>((counts[j] + 255) / 256, uint64_t(env.sm_count) * 8));
         write_chosen_kernel<K, I><<<std::max(blocks, 1u), 256, 0, env.stream>>>(args, keys, positions, j, counts[j]);
         check_launch("top-k write launch");
