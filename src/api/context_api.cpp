@@ -181,9 +181,11 @@ gpuprim_status_t gpuprim_context_reserve_workspace(gpuprim_context_t context, ui
 
 namespace {
 
-// How many bytes of a caller's gpuprim_workspace_sizes_t this version
-// knows: struct_size must be at least that, and at most 4096 (a newer
-// header's struct).
+// The bytes end_workspace_query writes to the caller's struct: all of
+// struct_size, which must be at least this version's size and at most 4096
+// (a newer header's struct, its unknown tail then zeroed). The struct is an
+// output here, so its tail is not read (reserve_workspace_sizes reads it
+// by the options' rules).
 uint64_t checked_sizes_bytes(uint64_t size) {
     constexpr uint64_t kLargestAccepted = 4096;
     if (size < sizeof(gpuprim_workspace_sizes_t) || size > kLargestAccepted)
@@ -232,15 +234,9 @@ gpuprim_status_t gpuprim_context_reserve_workspace_sizes(gpuprim_context_t conte
                                                          const gpuprim_workspace_sizes_t *sizes, int32_t fix) {
     return guarded(__func__, context, [&](Context &ctx) {
         require(sizes, "sizes");
-        const uint64_t size = checked_sizes_bytes(sizes->struct_size);
-        const auto *bytes = reinterpret_cast<const unsigned char *>(sizes);
-        for (uint64_t i = sizeof *sizes; i < size; ++i)
-            if (bytes[i] != 0)
-                fail(GPUPRIM_ERROR_INVALID_ARGUMENT,
-                     "sizes->struct_size = %llu: byte %llu, past the %zu bytes this version (libgpuprim %s) knows, "
-                     "is not zero: a newer field was set that this version cannot honour",
-                     static_cast<unsigned long long>(size), static_cast<unsigned long long>(i), sizeof *sizes,
-                     gpuprim_version_string());
+        // The options structs' rules: this size, or a newer header's with its tail zero.
+        options_bytes_to_read(sizes, sizes->struct_size, sizeof *sizes, {}, "sizes",
+                              "gpuprim_context_end_workspace_query");
         ctx.backend->reserve_workspace_sizes(sizes->main_bytes, sizes->side_bytes, fix != 0);
         // The distributed calls' block is held with the rest (as reserve_workspace does).
         ctx.distributed_workspace.hold(fix != 0);
