@@ -298,8 +298,10 @@ bool sort_long_packed(const DeviceEnv &env, const SegmentNetworkArgs &args,
 // network size for all wastes little: one launch, no classes (a small call
 // then costs the offsets check and one launch).
 bool fits_one_network(const SegmentLayout &layout, uint64_t longest, uint32_t largest) {
+    // In 128 bits: segments times the network passes 64 bits past 2^52 segments.
+    using Wide = unsigned __int128;
     return layout.offsets && longest <= largest &&
-           layout.segments * uint64_t(network_for(longest)) <= 4 * std::max<uint64_t>(layout.data_count, 1024);
+           Wide(layout.segments) * network_for(longest) <= Wide(4) * std::max<uint64_t>(layout.data_count, 1024);
 }
 
 // A workspace query's long class (offsets not read): at most
