@@ -47,7 +47,7 @@
 #include "cuda/device_env.h"
 #include "cuda/engine/segment_check.h"
 #include "cuda/segmented_scan/agent_segmented_scan.cuh"
-#include "cuda/segmented_scan/segmented_reduce_rows.h"
+#include "cuda/segmented_scan/segmented_reduce_direct.h"
 #include "cuda/segmented_scan/segmented_scan_policy.cuh"
 #include "cuda/util/check.h"
 
@@ -158,11 +158,23 @@ SegmentSummary check_for_tiles(const DeviceEnv &env, const SegmentLayout &layout
 
 void segmented_reduce(const DeviceEnv &env, gpuprim_op_t op, gpuprim_dtype_t dtype, const SegmentLayout &layout,
                       const void *input, void *output) {
+    // Uniform rows need no look-back (segmented_reduce_direct.cu).
+    if (!layout.offsets && reduce_uniform_rows(env, op, dtype, layout, input, output)) return;
+    // Neither do CSR segments all short by a bound known before the offsets
+    // are read (the data's count, the promise): the path is the same whether
+    // the check waits or is deferred, and so are float sums' bits.
+    const uint64_t longest_bound = longest_segment_bound(layout);
+    if (layout.offsets && layout.segments != 0 && layout.data_count != 0 && longest_bound <= kShortSegmentsMax) {
+        // The kernel's blocks depend on the segments only: with few offsets
+        // it checks them itself.
+        const SegmentSummary summary =
+            can_check_in_kernel(env, layout) ? check_in_kernel(env, layout) : check_segments(env, layout);
+        reduce_short_segments(env, op, dtype, narrowed_to_covered(layout, summary), longest_bound, summary.in_kernel,
+                              at_covered(input, summary, dtype_size(dtype)), output);
+        return;
+    }
     const SegmentSummary summary = check_for_tiles(env, layout);
     if (layout.segments == 0) return;
-    // Uniform rows need no look-back (segmented_reduce_rows.cu).
-    if (!layout.offsets && reduce_uniform_rows(env, op, dtype, layout.segments, layout.row_length, input, output))
-        return;
     // Tiles over what the segments cover only.
     const SegmentLayout narrowed = narrowed_to_covered(layout, summary);
     const void *covered_input = at_covered(input, summary, dtype_size(dtype));

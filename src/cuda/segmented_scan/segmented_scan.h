@@ -2,7 +2,7 @@
 // The front door of the segmented scan and the segmented reduce
 // (segmented_scan.cu): one primitive, since both are the same single-pass
 // tile kernel (segmented_scan/agent_segmented_scan.cuh), the reduce storing one
-// value a segment; uniform rows reduce without it (segmented_reduce_rows.cu).
+// value a segment; uniform rows reduce without it (segmented_reduce_direct.cu).
 #pragma once
 
 #include "core/backend.h"

@@ -1,24 +1,31 @@
 // SPDX-License-Identifier: Apache-2.0
-// Segmented reduce of uniform rows, without the look-back of the general
-// kernel (segmented_scan.cu): every row's work is known from its index.
+// Segmented reduce without the look-back of the general kernel
+// (segmented_scan.cu), where every segment's work is known from its own
+// bounds: uniform rows, and CSR segments that are all short.
 //
-// - Rows shorter than kChunkItems: kGroup lanes a row (a power of two up to a
-//   warp, from the row length), each lane folding every kGroup-th element into
-//   four running values in turn (four loads in flight), then the four and the
-//   group's lanes combined in a fixed tree (shuffles).
+// - Segments shorter than kChunkItems (rows), or CSR segments bounded by
+//   kShortSegmentsMax: kGroup lanes a segment (a power of two up to a warp,
+//   from the bound on the segments' length), each lane folding every
+//   kGroup-th element into four running values in turn (four loads in
+//   flight), then the four and the group's lanes combined in a fixed tree
+//   (shuffles).
 // - Longer rows: chunks of kChunkItems elements, one block each (16 loads in
 //   flight a thread); a row of one chunk is written by its block, otherwise
 //   the chunks' results go to the workspace and a second launch folds each
 //   row's chunks in order.
-// Which path, group size and chunking a call uses depend on the row length
-// alone, and every combination is in a fixed order: float sums are bitwise
-// the same run to run.
+// Which path, group size and chunking a call uses depend on the call's shape
+// alone (the row length; for offsets the bound known without reading them:
+// the data's count, the promise), never on the offsets' values: float sums
+// are bitwise the same run to run, and the same whether the offsets check
+// waits or is deferred.
 #include "core/portable.h"
-#include "cuda/segmented_scan/segmented_reduce_rows.h"
+#include "cuda/segmented_scan/segmented_reduce_direct.h"
 
 #include "core/checked_size.h"
 #include "core/dtype.h"
 #include "core/ops.h"
+#include "cuda/engine/in_kernel_check.cuh"
+#include "cuda/engine/segment_bounds.cuh"
 #include "cuda/segmented_scan/agent_segmented_scan.cuh"
 #include "cuda/util/check.h"
 
@@ -68,22 +75,30 @@ __device__ __forceinline__ Acc combine_block(Acc value, const Combine &combine, 
     return total;
 }
 
-// Rows of fewer than kChunkItems elements: `group` lanes a row.
+// Short segments: `group` lanes a segment. A deferred offsets check may have
+// failed (skip word) or be this kernel's own (in_kernel): then every block
+// returns before it reads anything, and nothing is written.
 template <typename T, typename Op>
-__global__ void __launch_bounds__(kThreads) reduce_short_rows_kernel(const T *input, T *output, uint64_t rows,
-                                                                     uint64_t length, uint32_t group) {
+__global__ void __launch_bounds__(kThreads) reduce_short_segments_kernel(const T *input, T *output,
+                                                                         SegmentBounds bounds, uint32_t group,
+                                                                         InKernelCheck in_kernel) {
     using Accumulate = Accumulation<T, Op>;
     using Acc = typename Accumulate::Acc;
     using Combine = typename Accumulate::Combine;
+    if (bounds.skipped()) return;
+    if (in_kernel.offsets && in_kernel_offsets_fail(in_kernel)) return;
     const Combine combine{};
+    const uint64_t segments = bounds.segments;
     const uint64_t stride = uint64_t(gridDim.x) * kThreads;
     const uint32_t lane = threadIdx.x % group;
     // The loop bound is the same for the whole block (shuffles need every lane).
-    for (uint64_t base = uint64_t(blockIdx.x) * kThreads; base < rows * group; base += stride) {
-        const uint64_t row = (base + threadIdx.x) / group;
+    for (uint64_t base = uint64_t(blockIdx.x) * kThreads; base < segments * group; base += stride) {
+        const uint64_t segment = (base + threadIdx.x) / group;
         Acc acc[4] = {Combine::identity(), Combine::identity(), Combine::identity(), Combine::identity()};
-        if (row < rows) {
-            const T *source = input + row * length;
+        if (segment < segments) {
+            const uint64_t begin = bounds.offset(segment);
+            const uint64_t length = bounds.offset(segment + 1) - begin;
+            const T *source = input + begin;
             uint64_t i = lane;
             for (; i + 3 * uint64_t(group) < length; i += 4 * uint64_t(group)) {
                 const T x0 = source[i], x1 = source[i + group], x2 = source[i + 2 * group], x3 = source[i + 3 * group];
@@ -97,7 +112,7 @@ __global__ void __launch_bounds__(kThreads) reduce_short_rows_kernel(const T *in
                 if (i + uint64_t(k) * group < length) acc[k] = combine(acc[k], Accumulate::load(source[i + uint64_t(k) * group]));
         }
         const Acc value = combine_lanes(combine(combine(acc[0], acc[1]), combine(acc[2], acc[3])), group, combine);
-        if (row < rows && lane == 0) output[row] = Accumulate::store(value);
+        if (segment < segments && lane == 0) output[segment] = Accumulate::store(value);
     }
 }
 
@@ -152,22 +167,34 @@ __global__ void __launch_bounds__(kThreads) fold_row_chunks_kernel(const typenam
     if (threadIdx.x == 0) output[row] = Accumulate::store(total);
 }
 
+// The lanes a short segment gets: the smallest power of two that leaves a
+// lane at most four elements of the longest, at most a warp.
+uint32_t lanes_for(uint64_t longest) {
+    uint32_t group = 1;
+    while (group < 32 && uint64_t(group) * 4 < longest) group <<= 1;
+    return group;
+}
+
 template <typename T, typename Op>
-void reduce_rows_typed(const DeviceEnv &env, uint64_t rows, uint64_t length, const void *input, void *output) {
+void reduce_short_typed(const DeviceEnv &env, const SegmentLayout &layout, uint64_t longest,
+                        const InKernelCheck &in_kernel, const void *input, void *output) {
+    const uint32_t group = lanes_for(longest);
+    const uint64_t most_blocks = uint64_t(std::max(env.sm_count, 1)) * 64;
+    const uint64_t threads = CheckedSize(layout.segments, "the short segments' lanes").times(group).value();
+    const uint64_t blocks = std::max<uint64_t>(1, std::min(most_blocks, ceil_div(threads, kThreads)));
+    if (env.measuring) return;
+    reduce_short_segments_kernel<T, Op><<<uint32_t(blocks), kThreads, 0, env.stream>>>(
+        static_cast<const T *>(input), static_cast<T *>(output), SegmentBounds::of(layout), group, in_kernel);
+    check_launch("segmented reduce (short segments) launch");
+}
+
+template <typename T, typename Op>
+void reduce_rows_typed(const DeviceEnv &env, const SegmentLayout &layout, const void *input, void *output) {
     using Acc = typename Accumulation<T, Op>::Acc;
+    const uint64_t rows = layout.segments, length = layout.row_length;
+    if (length < kChunkItems) return reduce_short_typed<T, Op>(env, layout, length, InKernelCheck{}, input, output);
     const T *in = static_cast<const T *>(input);
     T *out = static_cast<T *>(output);
-    const uint64_t most_blocks = uint64_t(std::max(env.sm_count, 1)) * 16;
-    if (length < kChunkItems) {
-        uint32_t group = 1;
-        while (group < 32 && uint64_t(group) * 4 < length) group <<= 1;
-        const uint64_t threads = rows * group;
-        const uint64_t blocks = std::max<uint64_t>(1, std::min(most_blocks * 4, ceil_div(threads, kThreads)));
-        if (env.measuring) return;
-        reduce_short_rows_kernel<T, Op><<<uint32_t(blocks), kThreads, 0, env.stream>>>(in, out, rows, length, group);
-        check_launch("segmented reduce (rows) launch");
-        return;
-    }
     const uint64_t chunks = ceil_div(length, kChunkItems);
     Acc *partials = nullptr;
     if (chunks > 1) partials = static_cast<Acc *>(env.workspace->reserve(
@@ -182,6 +209,12 @@ void reduce_rows_typed(const DeviceEnv &env, uint64_t rows, uint64_t length, con
     }
 }
 
+template <typename Element, typename Operator>
+struct Reduction {
+    using T = Element;
+    using Op = Operator;
+};
+
 template <typename T, bool = std::is_integral_v<T>>
 struct Wrap {
     using type = T;
@@ -191,24 +224,46 @@ struct Wrap<T, true> {
     using type = std::make_unsigned_t<T>;
 };
 
-}  // namespace
-
-bool reduce_uniform_rows(const DeviceEnv &env, gpuprim_op_t op, gpuprim_dtype_t dtype, uint64_t rows,
-                         uint64_t length, const void *input, void *output) {
-    if (rows == 0 || length == 0) return false;  // the identity fill of the general driver
-    // One block per chunk: the grid must hold every chunk.
-    if (length >= kChunkItems && rows * (ceil_div(length, kChunkItems)) > 0x7fffffffull) return false;
+// The dtype and op dispatch of both entry points. Integer SUM wraps: one
+// instantiation per width, on the unsigned type.
+template <typename Run>
+void dispatch_reduce(gpuprim_op_t op, gpuprim_dtype_t dtype, const Run &run) {
     dispatch_dtype(dtype, [&](auto zero) {
         using T = decltype(zero);
-        using W = typename Wrap<T>::type;  // wrapping sums: one instantiation per width
+        using W = typename Wrap<T>::type;
         switch (op) {
-        case GPUPRIM_OP_SUM: return reduce_rows_typed<W, SumOpFor<W>>(env, rows, length, input, output);
-        case GPUPRIM_OP_MIN: return reduce_rows_typed<T, MinOpFor<T>>(env, rows, length, input, output);
-        case GPUPRIM_OP_MAX: return reduce_rows_typed<T, MaxOpFor<T>>(env, rows, length, input, output);
+        case GPUPRIM_OP_SUM: return run(Reduction<W, SumOpFor<W>>{});
+        case GPUPRIM_OP_MIN: return run(Reduction<T, MinOpFor<T>>{});
+        case GPUPRIM_OP_MAX: return run(Reduction<T, MaxOpFor<T>>{});
         }
         fail(GPUPRIM_ERROR_INTERNAL, "segmented reduce: unknown op %d", static_cast<int>(op));
     });
+}
+
+}  // namespace
+
+bool reduce_uniform_rows(const DeviceEnv &env, gpuprim_op_t op, gpuprim_dtype_t dtype, const SegmentLayout &layout,
+                         const void *input, void *output) {
+    const uint64_t rows = layout.segments, length = layout.row_length;
+    if (layout.offsets || rows == 0 || length == 0) return false;  // the identity fill of the general driver
+    // One block per chunk: the grid must hold every chunk.
+    if (length >= kChunkItems && rows * (ceil_div(length, kChunkItems)) > 0x7fffffffull) return false;
+    dispatch_reduce(op, dtype, [&](auto reduction) {
+        using R = decltype(reduction);
+        reduce_rows_typed<typename R::T, typename R::Op>(env, layout, input, output);
+    });
     return true;
+}
+
+void reduce_short_segments(const DeviceEnv &env, gpuprim_op_t op, gpuprim_dtype_t dtype, const SegmentLayout &layout,
+                           uint64_t longest_bound, const InKernelCheck &in_kernel, const void *input, void *output) {
+    if (longest_bound > kShortSegmentsMax)
+        fail(GPUPRIM_ERROR_INTERNAL, "segmented reduce: segments of up to %llu elements are not short",
+             (unsigned long long)longest_bound);
+    dispatch_reduce(op, dtype, [&](auto reduction) {
+        using R = decltype(reduction);
+        reduce_short_typed<typename R::T, typename R::Op>(env, layout, longest_bound, in_kernel, input, output);
+    });
 }
 
 }  // namespace gpuprim::cuda
