@@ -428,6 +428,34 @@ __device__ __forceinline__ void item_outputs(const Acc (&x)[kItems], uint32_t he
     }
 }
 
+// ---- the tile's loads -------------------------------------------------------
+// A full tile at a 16-byte address loads as striped 16-byte vectors into
+// registers, which stay in flight through the segment search and are staged
+// after it (stage_vectors); any other tile loads element by element straight
+// into the shared tile.
+template <typename T, typename Elements, int kThreads, int kItems, int kVectors>
+__device__ __forceinline__ void load_tile(const T *in, int valid, bool vector_in, typename Elements::Unit *elements,
+                                          uint4 (&vectors)[kVectors]) {
+    if (vector_in) {
+#pragma unroll
+        for (int k = 0; k < kVectors; ++k)
+            vectors[k] = __ldg(reinterpret_cast<const uint4 *>(in) + k * kThreads + threadIdx.x);
+    } else {
+#pragma unroll
+        for (int k = 0; k < kItems; ++k) {
+            const int e = k * kThreads + threadIdx.x;
+            if (e < valid)
+                Elements::put(elements, e, bit_cast<T>(__ldg(reinterpret_cast<const bits_t<T> *>(in) + e)));
+        }
+    }
+}
+
+template <typename Elements, int kThreads, int kVectors>
+__device__ __forceinline__ void stage_vectors(typename Elements::Unit *elements, const uint4 (&vectors)[kVectors]) {
+#pragma unroll
+    for (int k = 0; k < kVectors; ++k) Elements::put_vector(elements, k * kThreads + threadIdx.x, vectors[k]);
+}
+
 // ---- the kernel ---------------------------------------------------------------
 // Block b scans tile tile_base + b: loads it (striped, into the padded
 // shared tile), marks its segment heads in a bitmap, folds each thread's
@@ -481,30 +509,16 @@ __global__ void __launch_bounds__(Config::kThreads, Config::kMinBlocks)
     const T *in = static_cast<const T *>(p.input) + tile_start;
     auto *elements = reinterpret_cast<typename Elements::Unit *>(stage);
 
-    // Loads first (the vectors stay in flight through the segment search).
+    // Loads first (load_tile).
     const bool vector_in = full && reinterpret_cast<uintptr_t>(in) % 16 == 0;
     uint4 vectors[kVectors];
-    if (vector_in) {
-#pragma unroll
-        for (int k = 0; k < kVectors; ++k)
-            vectors[k] = __ldg(reinterpret_cast<const uint4 *>(in) + k * kThreads + threadIdx.x);
-    } else {
-#pragma unroll
-        for (int k = 0; k < kItems; ++k) {
-            const int e = k * kThreads + threadIdx.x;
-            if (e < valid)
-                Elements::put(elements, e, bit_cast<T>(__ldg(reinterpret_cast<const bits_t<T> *>(in) + e)));
-        }
-    }
+    load_tile<T, Elements, kThreads, kItems>(in, valid, vector_in, elements, vectors);
     if (threadIdx.x < kHeadWords) head_bits[threadIdx.x] = 0;
     // Offsets at positions [tile_start, tile_end) are the tile's heads; a
     // reduce also needs those at tile_end (segments ending there).
     find_tile_segments<kReduce>(p, tile_start, tile_end, warp, lane, offsets_begin, offsets_end, cover_begin,
                                 cover_end);
-    if (vector_in) {
-#pragma unroll
-        for (int k = 0; k < kVectors; ++k) Elements::put_vector(elements, k * kThreads + threadIdx.x, vectors[k]);
-    }
+    if (vector_in) stage_vectors<Elements, kThreads>(elements, vectors);
     __syncthreads();  // tile staged, bitmap cleared, segment range known
 
     // Mark the heads: offset k of the range lies at position offset(k); equal
