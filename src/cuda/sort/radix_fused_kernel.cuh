@@ -44,6 +44,105 @@ struct FusedStorage {
     bool digit_constant[kPasses<K>];
 };
 
+// ---- the fused kernel's steps ------------------------------------------------
+// Block 0 clears the global digit counts and raises the flag the other
+// blocks wait for before adding to them; every block clears its look-back
+// rows of every pass.
+template <int kPassCount, int kThreads>
+__device__ __forceinline__ void clear_fused_counts(const FusedArgs &args, uint32_t tile, uint32_t tiles) {
+    if (blockIdx.x == 0) {
+        for (int i = threadIdx.x; i < kPassCount * kDigits; i += kThreads) args.digit_counts[i] = 0;
+        __threadfence();
+        __syncthreads();
+        if (threadIdx.x == 0) atomicExch(args.zeroed_flag, 1u);
+    }
+    for (int i = threadIdx.x; i < kPassCount * kDigits; i += kThreads)
+        args.lookback[(uint64_t(i / kDigits) * tiles + tile) * kDigits + i % kDigits] = 0;
+}
+
+// The tile's input keys in warp slots, as radix keys (past the end: all
+// ones, which sort last).
+template <typename K, int kItems>
+__device__ __forceinline__ void load_radix_keys(K (&keys)[kItems], const FusedArgs &args, uint32_t tile_offset,
+                                                uint32_t warp_first, bool full, uint32_t tile_keys) {
+    read_warp_slots(keys, static_cast<const K *>(args.keys[kInputBuffer]) + tile_offset, warp_first, full,
+                    tile_keys);
+#pragma unroll
+    for (int i = 0; i < kItems; ++i) {
+        const uint32_t position = warp_first + i * 32;
+        keys[i] = (full || position < tile_keys) ? to_radix_key<K>(keys[i], args.kind, args.descending) : ~K(0);
+    }
+}
+
+// The tile's digit counts of every pass in shared memory; returns when
+// block 0 has cleared the global counts they are added to.
+template <int kPassCount, int kThreads, typename K, int kItems>
+__device__ __forceinline__ void count_tile_digits(const FusedArgs &args, const K (&keys)[kItems],
+                                                  uint32_t *histogram, uint32_t warp_first, bool full,
+                                                  uint32_t tile_keys) {
+#pragma unroll
+    for (int i = 0; i < kItems; ++i) {
+        const uint32_t position = warp_first + i * 32;
+        if (full || position < tile_keys) {
+#pragma unroll
+            for (int p = 0; p < kPassCount; ++p)
+                if (args.windows.pass[p].mask != 0)
+                    atomicAdd(&histogram[p * kDigits + digit_of(keys[i], args.windows.pass[p])], 1u);
+        }
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        while (load_relaxed(args.zeroed_flag) == 0) {
+        }
+        __threadfence();
+    }
+    __syncthreads();
+}
+
+// The passes' plan, the same in every block: which passes run (a digit
+// that holds every key skips its pass) and between which buffers.
+template <int kPassCount>
+__device__ __forceinline__ void make_fused_plan(const FusedArgs &args, const bool (&digit_constant)[kPassCount],
+                                                RadixPlan &plan) {
+    bool varies[kMaxPasses];
+    for (int p = 0; p < kPassCount; ++p) varies[p] = !digit_constant[p];
+    make_radix_plan(kPassCount, varies, args.keys_in_place, args.has_values, args.values_in_place, plan);
+}
+
+// A pass's keys, already radix keys, from the buffer the pass before wrote
+// (past the end: all ones).
+template <typename K, int kItems>
+__device__ __forceinline__ void load_pass_keys(K (&keys)[kItems], const K *key_source, uint32_t warp_first, bool full,
+                                               uint32_t tile_keys) {
+#pragma unroll
+    for (int i = 0; i < kItems; ++i) {
+        const uint32_t position = warp_first + i * 32;
+        keys[i] = (full || position < tile_keys) ? key_source[position] : ~K(0);
+    }
+}
+
+// A pass's values: read (from the stage, or from global memory), exchanged
+// into the keys' ranks, scattered to the keys' destinations.
+template <typename Tile, typename V, int kItems>
+__device__ __forceinline__ void move_fused_values(typename Tile::Storage &t, const V *value_source,
+                                                  V *value_destination, const uint32_t (&ranks)[kItems],
+                                                  const uint32_t (&out_digits)[Tile::kDigitWords],
+                                                  uint32_t warp_first, bool full, uint32_t tile_keys) {
+    V values[kItems];
+    if constexpr (Tile::Storage::kStage) {
+        cp_async_wait<0>();
+        read_warp_slots(values, t.staged_values, warp_first, full, tile_keys);
+    } else {
+        read_warp_slots(values, value_source, warp_first, full, tile_keys);
+    }
+    __syncthreads();
+    Tile::exchange_values(t, values, ranks, warp_first, full, tile_keys);
+    __syncthreads();
+    Tile::scatter_values(full, tile_keys, out_digits, [&](uint32_t position, uint32_t digit) {
+        value_destination[t.global_base[digit] + position] = t.exchange.values[position];
+    });
+}
+
 template <typename K, int kValueBytes, typename Shape>
 __global__ void __launch_bounds__(Shape::kThreads) radix_fused_kernel(const FusedArgs args) {
     constexpr bool kHasValues = kValueBytes != 0;
@@ -71,48 +170,15 @@ __global__ void __launch_bounds__(Shape::kThreads) radix_fused_kernel(const Fuse
     const uint32_t lane = radix_lane_id();
     const uint32_t warp_first = warp * 32 * kItems + lane;
 
-    // Phase 0: clear the global counts (block 0) and this block's look-back
-    // rows; count the tile's digits of every pass.
-    if (blockIdx.x == 0) {
-        for (int i = threadIdx.x; i < kPassCount * kDigits; i += kThreads) args.digit_counts[i] = 0;
-        __threadfence();
-        __syncthreads();
-        if (threadIdx.x == 0) atomicExch(args.zeroed_flag, 1u);
-    }
-    for (int i = threadIdx.x; i < kPassCount * kDigits; i += kThreads)
-        args.lookback[(uint64_t(i / kDigits) * tiles + tile) * kDigits + i % kDigits] = 0;
-
+    // Phase 0: clear the global counts and this block's look-back rows,
+    // load the tile's keys, count their digits of every pass.
+    clear_fused_counts<kPassCount, kThreads>(args, tile, tiles);
     uint32_t *histogram = &t.rank.warp_counts[0][0];
     for (int i = threadIdx.x; i < kPassCount * kDigits; i += kThreads) histogram[i] = 0;
     K keys[kItems];
-    {
-        read_warp_slots(keys, static_cast<const K *>(args.keys[kInputBuffer]) + tile_offset, warp_first, full,
-                        tile_keys);
-#pragma unroll
-        for (int i = 0; i < kItems; ++i) {
-            const uint32_t position = warp_first + i * 32;
-            keys[i] = (full || position < tile_keys) ? to_radix_key<K>(keys[i], args.kind, args.descending)
-                                                     : ~K(0);
-        }
-    }
+    load_radix_keys(keys, args, tile_offset, warp_first, full, tile_keys);
     __syncthreads();
-#pragma unroll
-    for (int i = 0; i < kItems; ++i) {
-        const uint32_t position = warp_first + i * 32;
-        if (full || position < tile_keys) {
-#pragma unroll
-            for (int p = 0; p < kPassCount; ++p)
-                if (args.windows.pass[p].mask != 0)
-                    atomicAdd(&histogram[p * kDigits + digit_of(keys[i], args.windows.pass[p])], 1u);
-        }
-    }
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        while (load_relaxed(args.zeroed_flag) == 0) {
-        }
-        __threadfence();
-    }
-    __syncthreads();
+    count_tile_digits<kPassCount, kThreads>(args, keys, histogram, warp_first, full, tile_keys);
     for (int i = threadIdx.x; i < kPassCount * kDigits; i += kThreads)
         if (histogram[i]) atomicAdd(&args.digit_counts[i], histogram[i]);
     if (threadIdx.x < kPassCount) s.digit_constant[threadIdx.x] = false;
@@ -143,11 +209,7 @@ __global__ void __launch_bounds__(Shape::kThreads) radix_fused_kernel(const Fuse
         __syncthreads();
     }
     RadixPlan plan;
-    {
-        bool varies[kMaxPasses];
-        for (int p = 0; p < kPassCount; ++p) varies[p] = !s.digit_constant[p];
-        make_radix_plan(kPassCount, varies, args.keys_in_place, args.has_values, args.values_in_place, plan);
-    }
+    make_fused_plan<kPassCount>(args, s.digit_constant, plan);
 
     bool keys_loaded = true;  // phase 0 left the input's radix keys in registers
     for (int p = 0; p < kPassCount; ++p) {
@@ -167,13 +229,7 @@ __global__ void __launch_bounds__(Shape::kThreads) radix_fused_kernel(const Fuse
             Tile::stage_values(t, value_source, warp_first, full, tile_keys);
             cp_async_commit();
         }
-        if (!keys_loaded) {
-#pragma unroll
-            for (int i = 0; i < kItems; ++i) {
-                const uint32_t position = warp_first + i * 32;
-                keys[i] = (full || position < tile_keys) ? key_source[position] : ~K(0);
-            }
-        }
+        if (!keys_loaded) load_pass_keys(keys, key_source, warp_first, full, tile_keys);
         keys_loaded = false;
 
         uint32_t ranks[kItems];
@@ -195,21 +251,9 @@ __global__ void __launch_bounds__(Shape::kThreads) radix_fused_kernel(const Fuse
             key_destination[t.global_base[digit] + position] =
                 pass.transform_out ? from_radix_key<K>(key, args.kind, args.descending) : key;
         });
-        if constexpr (kHasValues) {
-            V values[kItems];
-            if constexpr (Storage::Tile::kStage) {
-                cp_async_wait<0>();
-                read_warp_slots(values, t.staged_values, warp_first, full, tile_keys);
-            } else {
-                read_warp_slots(values, value_source, warp_first, full, tile_keys);
-            }
-            __syncthreads();
-            Tile::exchange_values(t, values, ranks, warp_first, full, tile_keys);
-            __syncthreads();
-            Tile::scatter_values(full, tile_keys, out_digits, [&](uint32_t position, uint32_t digit) {
-                value_destination[t.global_base[digit] + position] = t.exchange.values[position];
-            });
-        }
+        if constexpr (kHasValues)
+            move_fused_values<Tile>(t, value_source, value_destination, ranks, out_digits, warp_first, full,
+                                    tile_keys);
         if (!pass.transform_out) grid.sync();  // the next pass reads what every tile wrote
         __syncthreads();
     }
