@@ -39,17 +39,22 @@ void load_library(const std::string &path) {
         throw std::runtime_error("gpuprim: " + path + " has no gpuprim_" #name                        \
                                  ": it is not libgpuprim, or one older than this package");            \
     }
-    GPUPRIM_EXT_CORE_ENTRIES(GPUPRIM_EXT_REQUIRE)
+#define GPUPRIM_EXT_SKIP(name)
+    GPUPRIM_EXT_VALUE_CALLS(GPUPRIM_EXT_REQUIRE, GPUPRIM_EXT_SKIP)
+    GPUPRIM_EXT_WRITTEN_CALLS(GPUPRIM_EXT_REQUIRE, GPUPRIM_EXT_SKIP)
 #undef GPUPRIM_EXT_REQUIRE
     bool all = true;
 #define GPUPRIM_EXT_OPTIONAL(name) all = find(lib, "gpuprim_" #name, table.name) && all;
-    GPUPRIM_EXT_DISTRIBUTED_ENTRIES(GPUPRIM_EXT_OPTIONAL)
+    GPUPRIM_EXT_VALUE_CALLS(GPUPRIM_EXT_SKIP, GPUPRIM_EXT_OPTIONAL)
+    GPUPRIM_EXT_WRITTEN_CALLS(GPUPRIM_EXT_SKIP, GPUPRIM_EXT_OPTIONAL)
 #undef GPUPRIM_EXT_OPTIONAL
     if (!all) {  // all or none
 #define GPUPRIM_EXT_CLEAR(name) table.name = nullptr;
-        GPUPRIM_EXT_DISTRIBUTED_ENTRIES(GPUPRIM_EXT_CLEAR)
+        GPUPRIM_EXT_VALUE_CALLS(GPUPRIM_EXT_SKIP, GPUPRIM_EXT_CLEAR)
+        GPUPRIM_EXT_WRITTEN_CALLS(GPUPRIM_EXT_SKIP, GPUPRIM_EXT_CLEAR)
 #undef GPUPRIM_EXT_CLEAR
     }
+#undef GPUPRIM_EXT_SKIP
     table.has_distributed = all;
     table.path = path;
     loaded = table;

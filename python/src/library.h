@@ -13,33 +13,43 @@
 
 namespace gpuprim_ext {
 
-// Every entry point the package calls. Core: all present, or the library is
-// refused at load.
-#define GPUPRIM_EXT_CORE_ENTRIES(X)                                                                     \
-    X(get_error_string) X(version_string) X(context_options_init) X(context_create)                   \
-    X(context_destroy) X(context_get_backend) X(context_get_device) X(context_last_error)              \
-    X(context_synchronize) X(buffer_create) X(buffer_wrap) X(buffer_destroy) X(buffer_upload)         \
-    X(buffer_download) X(buffer_get_info) X(reduce) X(reduce_to_buffer) X(argreduce) X(dot) X(dot_to_buffer) X(scan)     \
-    X(sort) X(sort_options_init) X(sort_with_options) X(argsort) X(segments_init_rows)                \
-    X(segments_init_offsets) X(segmented_sort) X(segmented_argsort) X(segmented_reduce)              \
-    X(segmented_scan) X(topk) X(segmented_topk) X(searchsorted) X(searchsorted_rows) X(histogram_even)  \
-    X(histogram_range) X(bincount) X(histogram_even_rows) X(histogram_range_rows) X(bincount_rows) X(merge)      \
-    X(select) X(partition) X(unique) X(run_length_encode) X(reduce_by_key) X(group_by)                \
-    X(context_get_workspace_size) X(context_release_workspace) X(context_reserve_workspace)            \
-    X(context_get_stream) X(context_set_offsets_check) X(context_check_deferred)                       \
-    X(context_begin_workspace_query) X(context_end_workspace_query) X(context_reserve_workspace_sizes)
+// Every entry point the package calls, each named once, as
+// LIST(CORE, DISTRIBUTED): CORE entries must all be in the library or it is
+// refused at load; the DISTRIBUTED ones are optional as a group (a library
+// from before them still loads; has_distributed says which).
+//
+// Calls whose C signature is all values (integers, enums, handles, host
+// addresses) and whose result is the status alone: the module gets each as
+// gpuprim_<name> with the same arguments from this line alone (Raw<> in
+// raw_calls.cpp), so such a new C call is one line here.
+#define GPUPRIM_EXT_VALUE_CALLS(CORE, DISTRIBUTED)                                                      \
+    CORE(context_destroy) CORE(context_synchronize) CORE(context_release_workspace)                    \
+    CORE(context_reserve_workspace) CORE(context_set_offsets_check) CORE(context_check_deferred)        \
+    CORE(context_begin_workspace_query) CORE(buffer_destroy) CORE(buffer_upload) CORE(buffer_download) \
+    CORE(reduce) CORE(reduce_to_buffer) CORE(dot) CORE(dot_to_buffer) CORE(scan) CORE(sort) CORE(topk)  \
+    DISTRIBUTED(context_attach_communicator) DISTRIBUTED(context_detach_communicator)                  \
+    DISTRIBUTED(distributed_reduce) DISTRIBUTED(distributed_scan) DISTRIBUTED(distributed_topk)        \
+    CORE(searchsorted) CORE(searchsorted_rows) CORE(histogram_even) CORE(histogram_range)             \
+    CORE(bincount) CORE(histogram_even_rows) CORE(histogram_range_rows) CORE(bincount_rows) CORE(merge)
 
-// The distributed calls: optional as a group (a library from before them
-// still loads; has_distributed says which).
-#define GPUPRIM_EXT_DISTRIBUTED_ENTRIES(X)                                                              \
-    X(context_attach_communicator) X(context_detach_communicator) X(context_get_rank)                  \
-    X(distributed_reduce) X(distributed_scan) X(distributed_sort) X(distributed_argsort)              \
-    X(distributed_topk)
+// The others: their Python functions are written out in raw_calls.cpp (a
+// struct argument, values given back), or raw_calls.cpp uses them itself
+// (the *_init calls).
+#define GPUPRIM_EXT_WRITTEN_CALLS(CORE, DISTRIBUTED)                                                    \
+    CORE(get_error_string) CORE(version_string) CORE(context_options_init) CORE(context_create)         \
+    CORE(context_get_backend) CORE(context_get_device) CORE(context_last_error) CORE(buffer_create)     \
+    CORE(buffer_wrap) CORE(buffer_get_info) CORE(argreduce) CORE(sort_options_init)                    \
+    CORE(sort_with_options) CORE(argsort) CORE(segments_init_rows) CORE(segments_init_offsets)         \
+    CORE(segmented_sort) CORE(segmented_argsort) CORE(segmented_reduce) CORE(segmented_scan)           \
+    CORE(segmented_topk) CORE(select) CORE(partition) CORE(unique) CORE(run_length_encode)             \
+    CORE(reduce_by_key) CORE(group_by) CORE(context_get_workspace_size) CORE(context_get_stream)        \
+    CORE(context_end_workspace_query) CORE(context_reserve_workspace_sizes)                           \
+    DISTRIBUTED(context_get_rank) DISTRIBUTED(distributed_sort) DISTRIBUTED(distributed_argsort)
 
 struct Library {
 #define GPUPRIM_EXT_FIELD(name) decltype(&::gpuprim_##name) name = nullptr;
-    GPUPRIM_EXT_CORE_ENTRIES(GPUPRIM_EXT_FIELD)
-    GPUPRIM_EXT_DISTRIBUTED_ENTRIES(GPUPRIM_EXT_FIELD)
+    GPUPRIM_EXT_VALUE_CALLS(GPUPRIM_EXT_FIELD, GPUPRIM_EXT_FIELD)
+    GPUPRIM_EXT_WRITTEN_CALLS(GPUPRIM_EXT_FIELD, GPUPRIM_EXT_FIELD)
 #undef GPUPRIM_EXT_FIELD
     bool has_distributed = false;
     std::string path;

@@ -80,11 +80,12 @@ template <class T> struct PyValue<T *> {  // handles, buffers' host addresses
     throw std::runtime_error(std::string("gpuprim: this libgpuprim has no gpuprim_") + name);
 }
 
-template <class Field, Field Library::*Member, class Signature> struct Raw;
-template <class Field, Field Library::*Member, class R, class... A> struct Raw<Field, Member, R (*)(A...)> {
+template <class Field, Field Library::*Member, const char *Name, class Signature> struct Raw;
+template <class Field, Field Library::*Member, const char *Name, class R, class... A>
+struct Raw<Field, Member, Name, R (*)(A...)> {
     static int call(typename PyValue<A>::type... arguments) {
         auto function = library().*Member;
-        if (!function) missing("call");
+        if (!function) missing(Name);
         // Arguments converted with the GIL held, the call made without it.
         std::tuple<A...> converted{PyValue<A>::to_c(arguments)...};
         nb::gil_scoped_release unlocked;
@@ -93,8 +94,10 @@ template <class Field, Field Library::*Member, class R, class... A> struct Raw<F
 };
 
 #define GPUPRIM_EXT_RAW(name)                                                                          \
-    m.def("gpuprim_" #name,                                                                            \
-          &Raw<decltype(Library::name), &Library::name, decltype(Library::name)>::call)
+    {                                                                                                  \
+        static constexpr char kName[] = #name;                                                         \
+        m.def("gpuprim_" #name, &Raw<decltype(Library::name), &Library::name, kName, decltype(Library::name)>::call); \
+    }
 
 gpuprim_sort_options_t sort_options(std::int64_t order, std::uint32_t begin_bit, std::uint32_t end_bit) {
     gpuprim_sort_options_t options;
@@ -193,37 +196,10 @@ void python_deallocate(void *user, void *memory, std::uint64_t bytes, void *stre
 }  // namespace
 
 void define_raw_calls(nb::module_ &m) {
-    GPUPRIM_EXT_RAW(context_destroy);
-    GPUPRIM_EXT_RAW(context_synchronize);
-    GPUPRIM_EXT_RAW(context_release_workspace);
-    GPUPRIM_EXT_RAW(context_reserve_workspace);  // (context, bytes, fix) -> status
-    GPUPRIM_EXT_RAW(context_set_offsets_check);  // (context, mode) -> status
-    GPUPRIM_EXT_RAW(context_check_deferred);
-    GPUPRIM_EXT_RAW(context_begin_workspace_query);
-    GPUPRIM_EXT_RAW(buffer_destroy);
-    GPUPRIM_EXT_RAW(buffer_upload);
-    GPUPRIM_EXT_RAW(buffer_download);
-    GPUPRIM_EXT_RAW(reduce);
-    GPUPRIM_EXT_RAW(reduce_to_buffer);
-    GPUPRIM_EXT_RAW(dot);
-    GPUPRIM_EXT_RAW(dot_to_buffer);
-    GPUPRIM_EXT_RAW(scan);
-    GPUPRIM_EXT_RAW(sort);
-    GPUPRIM_EXT_RAW(topk);
-    GPUPRIM_EXT_RAW(context_attach_communicator);
-    GPUPRIM_EXT_RAW(context_detach_communicator);
-    GPUPRIM_EXT_RAW(distributed_reduce);
-    GPUPRIM_EXT_RAW(distributed_scan);
-    GPUPRIM_EXT_RAW(distributed_topk);
-    GPUPRIM_EXT_RAW(searchsorted);
-    GPUPRIM_EXT_RAW(searchsorted_rows);
-    GPUPRIM_EXT_RAW(histogram_even);  // lower, upper: host addresses of one element each
-    GPUPRIM_EXT_RAW(histogram_range);
-    GPUPRIM_EXT_RAW(bincount);
-    GPUPRIM_EXT_RAW(histogram_even_rows);  // lower, upper: as for histogram_even
-    GPUPRIM_EXT_RAW(histogram_range_rows);
-    GPUPRIM_EXT_RAW(bincount_rows);
-    GPUPRIM_EXT_RAW(merge);
+    // Every all-values call, from library.h's list (comments there). The
+    // histogram calls' lower and upper are host addresses of one element
+    // each; the distributed ones raise when the library has none of them.
+    GPUPRIM_EXT_VALUE_CALLS(GPUPRIM_EXT_RAW, GPUPRIM_EXT_RAW)
 
     m.def("gpuprim_get_error_string", [](std::int64_t status) {
         const char *text = library().get_error_string(static_cast<gpuprim_status_t>(status));
