@@ -90,7 +90,8 @@ and CPU tensors; an NCCL communicator for CUDA arrays):
     from mpi4py import MPI
     part = gpuprim.distributed_sort(local_keys, comm=MPI.COMM_WORLD)
 """
-from typing import Any, Optional, Sequence, Tuple, TypeVar, Union
+import inspect as _inspect
+from typing import Any, Callable, Concatenate, Optional, ParamSpec, Sequence, Tuple, TypeVar, Union
 
 import os as _os
 
@@ -100,7 +101,8 @@ if _os.environ.get("GPUPRIM_EXTENSION_DIR"):
     __path__.insert(0, _os.environ["GPUPRIM_EXTENSION_DIR"])
 
 from . import _arrays
-from ._core import Context, WorkspaceSizes, context_for, distributed_context as _distributed_context
+# Array (Values): an array (values) of any framework the package takes; results are of its kind.
+from ._core import Array, Context, Values, WorkspaceSizes, context_for, distributed_context as _distributed_context
 from ._lib import (LIBRARY_PATH, DeviceError, DtypeError, GpuprimError, InvalidArgumentError,
                    NotCapturableError, OutOfMemoryError, HAS_DISTRIBUTED as _HAS_DISTRIBUTED,
                    LIB as _LIB)
@@ -125,10 +127,6 @@ __all__ = ["sort", "sort_by_key", "argsort", "topk", "cumsum", "scan", "sum", "m
 
 __version__ = "0.3.0"
 
-# A numpy array, a PyTorch tensor or a CuPy array; results are of its kind.
-Array = TypeVar("Array")
-Values = TypeVar("Values")
-
 
 def library_version() -> str:
     """The version of the libgpuprim this package runs on ("0.3.0")."""
@@ -138,6 +136,53 @@ def library_version() -> str:
 def _described(x: Any, what: str = "x") -> Tuple[Context, Any]:
     array = _arrays.describe(x, what)
     return context_for(array), array
+
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _module_function(method: Callable[Concatenate[Context, _P], _R]) -> Callable[_P, _R]:
+    """The module-level form of a Context method: the same parameters and
+    docstring without self, run on the context its first argument picks
+    (context_for: the array's framework, device and stream). So an entry
+    point is written once, as the method. The function is compiled from the
+    signature (as dataclasses makes its methods): a call costs what a
+    written-out one does, with no *args/**kwargs repacking."""
+    signature = _inspect.signature(method)
+    parameters = list(signature.parameters.values())[1:]
+    defaults = {}
+    declared, passed = [], []
+    kind = _inspect.Parameter
+    for number, parameter in enumerate(parameters):
+        if parameter.kind in (kind.VAR_POSITIONAL, kind.VAR_KEYWORD):
+            raise TypeError(f"gpuprim: {method.__name__}: *args and **kwargs are not forwarded")
+        if parameter.kind is kind.KEYWORD_ONLY and "*" not in declared:
+            declared.append("*")
+        text = parameter.name
+        if parameter.default is not kind.empty:
+            defaults[f"_default{number}"] = parameter.default
+            text += f"=_default{number}"
+        declared.append(text)
+        if parameter.kind is kind.POSITIONAL_ONLY and (
+                number + 1 == len(parameters) or parameters[number + 1].kind is not kind.POSITIONAL_ONLY):
+            declared.append("/")
+        passed.append(parameter.name if parameter.kind is not kind.KEYWORD_ONLY
+                      else f"{parameter.name}={parameter.name}")
+    first = parameters[0].name
+    passed[0] = "array"
+    source = (f"def {method.__name__}({', '.join(declared)}):\n"
+              f"    context, array = _described({first}, {first!r})\n"
+              f"    return _method(context, {', '.join(passed)})\n")
+    scope = dict(defaults, _described=_described, _method=method)
+    exec(source, scope)  # noqa: S102 (source built above from the method's own signature)
+    function = scope[method.__name__]
+    function.__qualname__ = method.__name__
+    function.__doc__ = method.__doc__
+    function.__module__ = __name__
+    function.__signature__ = signature.replace(parameters=parameters)
+    function.__wrapped__ = method
+    return function
 
 
 def sort(x: Array, /, *, axis: Optional[int] = -1, descending: bool = False, stable: bool = True,
@@ -242,16 +287,7 @@ def topk(x: Array, k: int, /, *, largest: bool = True, axis: Optional[int] = -1,
     return context.topk(array, k, largest=largest, axis=axis, dtype=dtype)
 
 
-def scan(x: Array, op: str = "sum", *, axis: Optional[int] = None, exclusive: bool = False,
-         out: Optional[Array] = None, dtype: Any = None) -> Array:
-    """Prefix scan of the 1-D array x with op "sum", "min" or "max",
-    inclusive (default) or exclusive; ``out`` may be x (in place).
-    ``axis=-1``: every row (last axis) of a C-contiguous N-D array on its own.
-    The scan's dtype (and the result's): ``dtype`` if given, else out's
-    dtype if ``out`` is given, else for "sum" that of cumsum() (integers
-    narrower than 64 bits widened), for "min"/"max" x's own."""
-    context, array = _described(x)
-    return context.scan(array, op, axis=axis, exclusive=exclusive, out=out, dtype=dtype)
+scan = _module_function(Context.scan)
 
 
 def cumsum(x: Array, *, axis: Optional[int] = None, exclusive: bool = False,
@@ -322,31 +358,9 @@ def max(x: Array, /, *, axis: Optional[int] = None, out: Optional[Array] = None)
     return context.max(array, axis=axis, out=out)
 
 
-def argmin(x: Array, *, axis: Optional[int] = None) -> int:
-    """Position of the smallest element of x, flattened (any shape,
-    C-contiguous), as numpy's ``np.argmin(x)``: the first of equal smallest
-    elements; a NaN anywhere gives the first NaN's position (numpy
-    propagates NaN); -0.0 equals +0.0; bool arrays as numpy's (False before
-    True). Returns a Python int (for GPU arrays the call waits for it). An
-    empty x raises InvalidArgumentError (a ValueError, as numpy raises).
-    Only ``axis=None``: another axis raises ValueError."""
-    context, array = _described(x)
-    return context.argmin(array, axis=axis)
-
-
-def argmax(x: Array, *, axis: Optional[int] = None) -> int:
-    """Position of the largest element of x, flattened, as
-    ``np.argmax(x)``: the first of equal largest; the first NaN if x holds
-    one; -0.0 equals +0.0. As argmin() otherwise."""
-    context, array = _described(x)
-    return context.argmax(array, axis=axis)
-
-
-def dot(a: Array, b: Array) -> Any:
-    """Sum of a[i] * b[i] over two arrays of the same dtype and size (fused
-    multiply-add for floats, deterministic)."""
-    context, array = _described(a, "a")
-    return context.dot(array, b)
+argmin = _module_function(Context.argmin)
+argmax = _module_function(Context.argmax)
+dot = _module_function(Context.dot)
 
 
 # Segments (CSR): segment s of the 1-D x is x[offsets[s]:offsets[s+1]], for a
@@ -360,58 +374,10 @@ def dot(a: Array, b: Array) -> Any:
 # longer (a longer one is reported as a bad offset is); calls pick their path
 # by it.
 
-def segment_sort(x: Array, offsets: Array, *, descending: bool = False,
-                 values: Optional[Values] = None, out: Optional[Array] = None,
-                 values_out: Optional[Values] = None, begin_bit: Optional[int] = None,
-                 end_bit: Optional[int] = None,
-                 max_segment_length: Optional[int] = None) -> Union[Array, Tuple[Array, Values]]:
-    """Sorts every segment of x on its own, stably (options as for sort()).
-    Elements outside every segment (before offsets[0] or from offsets[-1]
-    on) are copied from x / values into new outputs and left as they are in
-    a given ``out`` / ``values_out``."""
-    context, array = _described(x)
-    return context.segment_sort(array, offsets, descending=descending, values=values, out=out,
-                                values_out=values_out, begin_bit=begin_bit, end_bit=end_bit,
-                                max_segment_length=max_segment_length)
-
-
-def segment_argsort(x: Array, offsets: Array, *, descending: bool = False,
-                    dtype: Any = "int64", begin_bit: Optional[int] = None,
-                    end_bit: Optional[int] = None, max_segment_length: Optional[int] = None) -> Array:
-    """Every segment's stable permutation, indices within the segment (0 at
-    its first element); dtype and bits as for argsort(). Positions outside
-    every segment are 0."""
-    context, array = _described(x)
-    return context.segment_argsort(array, offsets, descending=descending, dtype=dtype,
-                                   begin_bit=begin_bit, end_bit=end_bit,
-                                   max_segment_length=max_segment_length)
-
-
-def segment_topk(x: Array, offsets: Array, k: int, *, largest: bool = True,
-                 dtype: Any = "int64", max_segment_length: Optional[int] = None) -> Tuple[Array, Array]:
-    """topk() of every segment: ``(values, indices)`` of shape
-    ``(len(offsets) - 1, k)``, row s the top k of segment s (indices within
-    the segment, 0 at its first element). A segment shorter than k (an empty
-    one included) fills its first len(segment) slots, sorted; its other
-    slots hold value 0 and index -1 (the largest value of uint32/uint64
-    indices). k may exceed every segment (the outputs keep k columns); a
-    segment count times k past 2^64 raises InvalidArgumentError before any
-    output is allocated."""
-    context, array = _described(x)
-    return context.segment_topk(array, offsets, k, largest=largest, dtype=dtype,
-                                max_segment_length=max_segment_length)
-
-
-def segment_scan(x: Array, offsets: Array, op: str = "sum", *, exclusive: bool = False,
-                 out: Optional[Array] = None, dtype: Any = None,
-                 max_segment_length: Optional[int] = None) -> Array:
-    """Prefix scan ("sum", "min", "max") of every segment on its own; an
-    exclusive scan starts each segment at the identity. Elements outside
-    every segment are copied from x into a new output (left as they are in a
-    given ``out``, which may be x). dtype as for scan()."""
-    context, array = _described(x)
-    return context.segment_scan(array, offsets, op, exclusive=exclusive, out=out, dtype=dtype,
-                                max_segment_length=max_segment_length)
+segment_sort = _module_function(Context.segment_sort)
+segment_argsort = _module_function(Context.segment_argsort)
+segment_topk = _module_function(Context.segment_topk)
+segment_scan = _module_function(Context.segment_scan)
 
 
 def segment_cumsum(x: Array, offsets: Array, *, exclusive: bool = False,
@@ -424,124 +390,25 @@ def segment_cumsum(x: Array, offsets: Array, *, exclusive: bool = False,
                                 max_segment_length=max_segment_length)
 
 
-def segment_sum(x: Array, offsets: Array, *, dtype: Any = None,
-                max_segment_length: Optional[int] = None) -> Array:
-    """The sum of every segment: a 1-D array of len(offsets) - 1 elements,
-    of x's kind and device, in sum()'s dtype (integers narrower than 64 bits
-    widened, x cast first) or ``dtype`` (0 for an empty segment; floats
-    deterministic, float16/bfloat16 accumulate in float32)."""
-    context, array = _described(x)
-    return context.segment_sum(array, offsets, dtype=dtype, max_segment_length=max_segment_length)
-
-
-def segment_min(x: Array, offsets: Array, *, max_segment_length: Optional[int] = None) -> Array:
-    """The smallest element of every segment (NaN wins; the dtype's largest
-    value, +inf for floats, for an empty segment)."""
-    context, array = _described(x)
-    return context.segment_min(array, offsets, max_segment_length=max_segment_length)
-
-
-def segment_max(x: Array, offsets: Array, *, max_segment_length: Optional[int] = None) -> Array:
-    """The largest element of every segment (NaN wins; the dtype's smallest
-    value, -inf for floats, for an empty segment)."""
-    context, array = _described(x)
-    return context.segment_max(array, offsets, max_segment_length=max_segment_length)
+segment_sum = _module_function(Context.segment_sum)
+segment_min = _module_function(Context.segment_min)
+segment_max = _module_function(Context.segment_max)
 
 
 # Search, histograms and merge (experimental; issue 38). Results are of the
 # input's kind on its device.
 
-def searchsorted(a: Array, v: Array, /, *, side: str = "left", descending: bool = False,
-                 dtype: Any = "int64") -> Array:
-    """np.searchsorted(a, v, side=side) for the sorted a (ascending, or
-    descending=True); an N-D a searches row by row (last axis) with v of
-    shape a.shape[:-1] + (m,), like torch.searchsorted. v: a's dtype, kind
-    and device. Indices int64 by default (int32, uint32, uint64 accepted).
-    Floats follow the library's sort order, not numpy's: -0.0 comes before
-    +0.0 and NaNs of distinct payloads are distinct keys after +inf (numpy
-    ties -0.0 with +0.0 and all NaNs).
-
-    Example::
-
-        >>> gpuprim.searchsorted(np.array([1, 2, 2, 3]), np.array([2, 5]), side="right")
-        array([3, 4])
-    """
-    context, array = _described(a, "a")
-    return context.searchsorted(array, v, side=side, descending=descending, dtype=dtype)
-
-
-def histogram(x: Array, bins: Union[int, Array, Sequence[Any]] = 10, range: Optional[Tuple[Any, Any]] = None,
-              *, axis: Optional[int] = None) -> Tuple[Array, Array]:
-    """np.histogram(x, bins, range): (counts int64, edges), of x's kind and
-    device. bins an int: edges as numpy makes them (x's float dtype, float64
-    for integers); range defaults to (x.min(), x.max()); floats are binned
-    in float64 by gpuprim_histogram_even's rule, so an element within a
-    rounding of an inner edge may land in the bin next to numpy's. bins a
-    1-D array of increasing edges: numpy's counts exactly
-    (edges[b] <= x < edges[b + 1], x == edges[-1] in the last bin, compared
-    in np.result_type(x, edges)); range is ignored. Either way elements
-    equal to the upper bound count in the last bin (numpy's closed last
-    bin), others outside and NaNs are ignored. axis=-1 (x of 2 or more
-    dimensions): one histogram per row, counts of shape x.shape[:-1] +
-    (bins,), the same edges for every row (returned once; an int bins'
-    default range spans the whole array); the default axis=None counts x
-    flattened, as numpy does.
-
-    Example::
-
-        >>> gpuprim.histogram(np.array([[0, 1, 1], [2, 2, 3]]), bins=[0, 1, 2, 3], axis=-1)[0]
-        array([[1, 2, 0],
-               [0, 0, 3]])
-    """
-    context, array = _described(x)
-    return context.histogram(array, bins, range, axis=axis)
-
-
-def bincount(x: Array, minlength: int = 0, *, axis: Optional[int] = None) -> Array:
-    """np.bincount(x, minlength=minlength) of a non-negative integer array
-    (int64 counts, length max(x.max() + 1, minlength)); a negative value
-    raises ValueError naming x. axis=-1 (x of 2 or more dimensions): one
-    bincount per row, counts of shape x.shape[:-1] + (bins,) with bins =
-    max(x.max() + 1, minlength) over the whole array; the default counts x
-    flattened."""
-    context, array = _described(x)
-    return context.bincount(array, minlength, axis=axis)
-
-
-def merge(a: Array, b: Array, /, *, values_a: Optional[Values] = None, values_b: Optional[Values] = None,
-          descending: bool = False) -> Union[Array, Tuple[Array, Values]]:
-    """The stable merge of two sorted 1-D runs (both ascending, or both
-    descending): keys, or (keys, values) with values_a and values_b; ties
-    take a's elements first, so the result equals a stable sort of the
-    concatenation. Floats in the library's sort order (-0.0 before +0.0,
-    NaNs after +inf by bit pattern; numpy ties -0.0 with +0.0)."""
-    context, array = _described(a, "a")
-    return context.merge(array, b, values_a=values_a, values_b=values_b, descending=descending)
+searchsorted = _module_function(Context.searchsorted)
+histogram = _module_function(Context.histogram)
+bincount = _module_function(Context.bincount)
+merge = _module_function(Context.merge)
 
 
 # Select, partition, unique, run-length encode (experimental; gpuprim.h's
 # gpuprim_select, gpuprim_partition, gpuprim_unique,
 # gpuprim_run_length_encode). The counts come back to the host (the call
 # waits for them); results are views of arrays of the input's length.
-def select(x: Array, mask: Optional[Array] = None, /, *, op: Optional[str] = None, value: Any = None,
-           upper: Any = None, values: Optional[Values] = None, output: bool = True, positions: bool = False,
-           positions_dtype: Any = "int64") -> Any:
-    """The elements of the 1-D x the predicate keeps, in order: ``x[mask]``
-    (mask: bool or integer, nonzero keeps) or ``x[x op value]`` with op one
-    of "<", "<=", ">", ">=", "==", "!=", "in_range" (value <= x < upper),
-    "isnan", "notnan" (by value as numpy compares: -0.0 == 0.0, NaN false
-    but for "!="). Returns the kept elements, and as asked the values moved
-    with them (values=) and their positions (positions=True), a tuple where
-    more than one.
-
-    Example::
-
-        >>> gpuprim.select(np.array([3, 1, 4, 1, 5]), op=">", value=2)
-        array([3, 4, 5])
-    """
-    context, array = _described(x)
-    return context.select(array, mask, op=op, value=value, upper=upper, values=values, output=output,
-                          positions=positions, positions_dtype=positions_dtype)
+select = _module_function(Context.select)
 
 
 def compress(condition: Array, a: Array, /) -> Array:
@@ -564,96 +431,19 @@ def nonzero(x: Array, /) -> Tuple[Array]:
     return (flatnonzero(x),)
 
 
-def stable_partition(x: Array, mask: Optional[Array] = None, /, *, op: Optional[str] = None, value: Any = None,
-                     upper: Any = None, values: Optional[Values] = None) -> Tuple[Any, ...]:
-    """A stable two-way split of the 1-D x: the elements the predicate (as
-    for select) keeps, in order, then the others, in order. Returns
-    (result, count) or, with values, (result, values_result, count); count
-    is how many were kept: result[:count] is select's result."""
-    context, array = _described(x)
-    return context.stable_partition(array, mask, op=op, value=value, upper=upper, values=values)
-
-
-def unique(x: Array, /, *, return_inverse: bool = False, return_counts: bool = False) -> Any:
-    """np.unique(x, return_inverse=..., return_counts=...): the sorted
-    distinct values of x (flattened), numpy's way for floats (-0.0 and
-    +0.0 one value, all NaNs one value, last); one library group-by call
-    (keys, counts and inverse together). inverse has x's shape; inverse and
-    counts int64."""
-    context, array = _described(x)
-    return context.unique(array, return_inverse=return_inverse, return_counts=return_counts)
-
-
-def unique_consecutive(x: Array, /, *, return_counts: bool = False, values: Optional[Values] = None) -> Any:
-    """torch.unique_consecutive(x, return_counts=...) of a 1-D x: the first
-    element of each run of equal consecutive elements (and the runs'
-    lengths, int64). Equal means equal bits: -0.0 and +0.0 are different
-    runs, and a run of NaNs with the same bits is one run (torch compares
-    values). values=: each run's first value too."""
-    context, array = _described(x)
-    return context.unique_consecutive(array, return_counts=return_counts, values=values)
-
-
-def run_length_encode(x: Array, /, *, non_trivial: bool = False, dtype: Any = "int64") -> Tuple[Array, Array, Array]:
-    """The runs of equal consecutive elements of the 1-D x (equal bits):
-    (keys, starts, lengths), indices int64 by default; non_trivial=True:
-    only the runs of 2 or more (cub::DeviceRunLengthEncode::NonTrivialRuns)."""
-    context, array = _described(x)
-    return context.run_length_encode(array, non_trivial=non_trivial, dtype=dtype)
+stable_partition = _module_function(Context.stable_partition)
+unique = _module_function(Context.unique)
+unique_consecutive = _module_function(Context.unique_consecutive)
+run_length_encode = _module_function(Context.run_length_encode)
 
 
 # Reduce-by-key and group-by (experimental; gpuprim.h's
 # gpuprim_reduce_by_key, gpuprim_group_by). The counts come back to the host
 # (the call waits for them); results are views of arrays of keys' length.
-def reduce_by_key(keys: Array, values: Values, /, op: str = "sum", *, return_counts: bool = False,
-                  dtype: Any = None) -> Tuple[Any, ...]:
-    """Each run of equal consecutive keys of the 1-D keys reduced with op
-    ("sum", "min", "max") over its values in order
-    (cub::DeviceReduce::ReduceByKey): (unique_keys, results) or with
-    return_counts (unique_keys, results, lengths), lengths int64. Keys are
-    equal when their bits are (as unique_consecutive). Sums as sum() makes
-    them (integers narrower than 64 bits widened; dtype= to choose).
-
-    Example::
-
-        >>> gpuprim.reduce_by_key(np.array([1, 1, 2, 1]), np.array([1.0, 2.0, 3.0, 4.0]))
-        (array([1, 2, 1]), array([3., 3., 4.]))
-    """
-    context, array = _described(keys, "keys")
-    return context.reduce_by_key(array, values, op, return_counts=return_counts, dtype=dtype)
-
-
-def groupby_sum(keys: Array, values: Values, /, *, return_counts: bool = False,
-                dtype: Any = None) -> Tuple[Any, ...]:
-    """The sum of values per distinct key of the 1-D keys (any order):
-    (sorted distinct keys, sums) or with return_counts (keys, sums, counts),
-    as ``pd.Series(values).groupby(keys, dropna=False).sum()`` (float keys
-    grouped as np.unique groups them: -0.0 and +0.0 one key, every NaN one
-    key, last) but NaN values propagate (numpy's sum, not pandas' skipna).
-    Float sums deterministic; integers narrower than 64 bits summed widened
-    (dtype= to choose); counts int64.
-
-    Example::
-
-        >>> gpuprim.groupby_sum(np.array([3, 1, 3]), np.array([1, 2, 4]))
-        (array([1, 3]), array([2, 5]))
-    """
-    context, array = _described(keys, "keys")
-    return context.groupby_sum(array, values, return_counts=return_counts, dtype=dtype)
-
-
-def groupby_min(keys: Array, values: Values, /, *, return_counts: bool = False) -> Tuple[Any, ...]:
-    """groupby_sum's groups with each group's smallest value (values'
-    dtype; NaN wins, -0.0 < +0.0)."""
-    context, array = _described(keys, "keys")
-    return context.groupby_min(array, values, return_counts=return_counts)
-
-
-def groupby_max(keys: Array, values: Values, /, *, return_counts: bool = False) -> Tuple[Any, ...]:
-    """groupby_sum's groups with each group's largest value (values'
-    dtype; NaN wins, -0.0 < +0.0)."""
-    context, array = _described(keys, "keys")
-    return context.groupby_max(array, values, return_counts=return_counts)
+reduce_by_key = _module_function(Context.reduce_by_key)
+groupby_sum = _module_function(Context.groupby_sum)
+groupby_min = _module_function(Context.groupby_min)
+groupby_max = _module_function(Context.groupby_max)
 
 
 # Distributed calls (experimental; gpuprim.h's distributed section). The data

@@ -8,9 +8,14 @@ import sys
 import threading
 import weakref
 from collections import OrderedDict
+from typing import Any, Optional, Sequence, Tuple, TypeVar, Union
 
 from . import _arrays, _lib
 from ._lib import LIB, error_for
+
+# A numpy array, a PyTorch tensor or a CuPy array; results are of its kind.
+Array = TypeVar("Array")
+Values = TypeVar("Values")
 
 _BACKENDS = {"auto": _lib.BACKEND_AUTO, "cpu": _lib.BACKEND_CPU, "cuda": _lib.BACKEND_CUDA}
 _OPS = {"sum": _lib.OP_SUM, "min": _lib.OP_MIN, "max": _lib.OP_MAX}
@@ -415,8 +420,11 @@ class Context:
             _one_dimensional(keys, "x")
         return self._sort(keys, layout, descending, values, out, values_out, begin_bit, end_bit)
 
-    def segment_sort(self, x, offsets, *, descending=False, values=None, out=None,
-                     values_out=None, begin_bit=None, end_bit=None, max_segment_length=None):
+    def segment_sort(self, x: Array, offsets: Array, *, descending: bool = False,
+                     values: Optional[Values] = None, out: Optional[Array] = None,
+                     values_out: Optional[Values] = None, begin_bit: Optional[int] = None,
+                     end_bit: Optional[int] = None,
+                     max_segment_length: Optional[int] = None) -> Union[Array, Tuple[Array, Values]]:
         """Sorts every segment [offsets[s], offsets[s+1]) of the 1-D x on its
         own, as sort() would (stable; values, out, values_out, descending and
         the bit range as for sort). Elements outside every segment (before
@@ -487,11 +495,13 @@ class Context:
             _one_dimensional(keys, "x")
         return self._argsort(keys, layout, descending, dtype, begin_bit, end_bit)
 
-    def segment_argsort(self, x, offsets, *, descending=False, dtype="int64", begin_bit=None,
-                        end_bit=None, max_segment_length=None):
+    def segment_argsort(self, x: Array, offsets: Array, *, descending: bool = False,
+                        dtype: Any = "int64", begin_bit: Optional[int] = None,
+                        end_bit: Optional[int] = None, max_segment_length: Optional[int] = None) -> Array:
         """argsort() of every segment [offsets[s], offsets[s+1]) of the 1-D
         x: indices within the segment (0 at its first element). Positions
-        outside every segment are 0. max_segment_length: see segment_sort()."""
+        outside every segment are 0. dtype and the bit range as for
+        argsort(). max_segment_length: see segment_sort()."""
         keys = _one_dimensional(_arrays.describe(x, "x"), "x")
         layout = _offset_layout(keys, offsets, max_segment_length)
         result = self._argsort(keys, layout, descending, dtype, begin_bit, end_bit)
@@ -545,11 +555,12 @@ class Context:
                                 lambda c, s, kin, v, i: LIB.gpuprim_segmented_topk(c, *s, kin, k, order, v, i))
         return values.obj, indices.obj
 
-    def segment_topk(self, x, offsets, k, *, largest=True, dtype="int64", max_segment_length=None):
+    def segment_topk(self, x: Array, offsets: Array, k: int, *, largest: bool = True,
+                     dtype: Any = "int64", max_segment_length: Optional[int] = None) -> Tuple[Array, Array]:
         """topk() of every segment [offsets[s], offsets[s+1]) of the 1-D x:
         (values, indices) of shape (segments, k), indices within the segment.
         A segment shorter than k (an empty one too) fills its first
-        len(segment) slots; the others hold value 0 and index -1 (the dtype's
+        len(segment) slots, sorted; the others hold value 0 and index -1 (the dtype's
         largest value for uint32/uint64 indices). k may exceed every
         segment's length (gpuprim_segmented_topk's contract): the outputs
         still have k columns. segments * k past 2^64 raises
@@ -576,7 +587,8 @@ class Context:
         return (self._output(keys, None, "values", shape=shape),
                 self._output(keys, None, "indices", dtype_name=dtype, shape=shape))
 
-    def scan(self, x, op="sum", *, axis=None, exclusive=False, out=None, dtype=None):
+    def scan(self, x: Array, op: str = "sum", *, axis: Optional[int] = None, exclusive: bool = False,
+             out: Optional[Array] = None, dtype: Any = None) -> Array:
         """Prefix scan with op ("sum", "min", "max"); out may be x (in place).
         Float sums are deterministic run to run. axis=-1: every row (last
         axis) of a C-contiguous N-D array scanned on its own. The dtype of
@@ -598,12 +610,14 @@ class Context:
         like C in that dtype); x is cast first where the dtype differs."""
         return self.scan(x, "sum", axis=axis, exclusive=exclusive, out=out, dtype=dtype)
 
-    def segment_scan(self, x, offsets, op="sum", *, exclusive=False, out=None, dtype=None,
-                     max_segment_length=None):
+    def segment_scan(self, x: Array, offsets: Array, op: str = "sum", *, exclusive: bool = False,
+                     out: Optional[Array] = None, dtype: Any = None,
+                     max_segment_length: Optional[int] = None) -> Array:
         """Prefix scan of every segment [offsets[s], offsets[s+1]) of the 1-D
         x on its own (an exclusive scan starts each segment at the identity).
         Elements outside every segment are copied from x into a new output,
-        and left as they are in a given out. dtype as for scan().
+        and left as they are in a given out (which may be x). dtype as for
+        scan().
         max_segment_length: see segment_sort()."""
         code = _op_code(op)
         source = _one_dimensional(_arrays.describe(x, "x"), "x")
@@ -698,17 +712,18 @@ class Context:
         axis=-1 and out as for sum (an empty row gives the dtype's smallest value)."""
         return self._reduction("max", x, axis, out=out)
 
-    def argmin(self, x, *, axis=None):
+    def argmin(self, x: Array, *, axis: Optional[int] = None) -> int:
         """Position of the smallest element of x, flattened (any shape,
         C-contiguous), like ``np.argmin(x)``: the first of equal smallest
         elements; if x holds a NaN, the position of the first NaN (numpy's
-        rule, whatever its sign); -0.0 equals +0.0. A Python int (on the GPU
+        rule, whatever its sign); -0.0 equals +0.0; bool arrays as numpy's
+        (False before True). A Python int (on the GPU
         the call waits for the result). An empty x raises
         InvalidArgumentError (a ValueError, as numpy raises). axis: None only
         (ValueError otherwise)."""
         return self._argreduce("min", x, axis)
 
-    def argmax(self, x, *, axis=None):
+    def argmax(self, x: Array, *, axis: Optional[int] = None) -> int:
         """Position of the largest element of x, flattened, like
         ``np.argmax(x)``: the first of equal largest; the first NaN if there
         is one; -0.0 equals +0.0. As argmin() otherwise."""
@@ -738,25 +753,28 @@ class Context:
             self._segment_reduction(_OPS[op], source, layout, (layout.offsets.size - 1,)),
             source, op)
 
-    def segment_sum(self, x, offsets, *, dtype=None, max_segment_length=None):
+    def segment_sum(self, x: Array, offsets: Array, *, dtype: Any = None,
+                    max_segment_length: Optional[int] = None) -> Array:
         """The sum of every segment [offsets[s], offsets[s+1]) of the 1-D x:
         a 1-D array of len(offsets) - 1 elements (0 for an empty segment;
         floats deterministic), in sum()'s dtype (integers narrower than 64
-        bits widened) or in dtype. max_segment_length: see segment_sort()."""
+        bits widened, x cast first; float16/bfloat16 accumulate in float32)
+        or in dtype. max_segment_length: see segment_sort()."""
         return self._segment_op("sum", x, offsets, dtype, max_segment_length)
 
-    def segment_min(self, x, offsets, *, max_segment_length=None):
-        """The smallest element of every segment (the dtype's largest value,
-        +inf for floats, for an empty one)."""
+    def segment_min(self, x: Array, offsets: Array, *, max_segment_length: Optional[int] = None) -> Array:
+        """The smallest element of every segment (NaN wins; the dtype's largest
+        value, +inf for floats, for an empty one)."""
         return self._segment_op("min", x, offsets, max_segment_length=max_segment_length)
 
-    def segment_max(self, x, offsets, *, max_segment_length=None):
-        """The largest element of every segment (the dtype's smallest value,
-        -inf for floats, for an empty one)."""
+    def segment_max(self, x: Array, offsets: Array, *, max_segment_length: Optional[int] = None) -> Array:
+        """The largest element of every segment (NaN wins; the dtype's smallest
+        value, -inf for floats, for an empty one)."""
         return self._segment_op("max", x, offsets, max_segment_length=max_segment_length)
 
-    def dot(self, a, b):
-        """Sum of a[i] * b[i] (same dtype and size; floats deterministic)."""
+    def dot(self, a: Array, b: Array) -> Any:
+        """Sum of a[i] * b[i] (same dtype and size; fused multiply-add for
+        floats, deterministic)."""
         left, right = _arrays.describe(a, "a"), _arrays.describe(b, "b")
         if left.kind != right.kind or left.on_device != right.on_device:
             raise TypeError("gpuprim: a and b must be of the same kind and device")
@@ -768,7 +786,8 @@ class Context:
 
 
     # -- search, histograms, merge (experimental: issue 38) -----------------
-    def searchsorted(self, a, v, *, side="left", descending=False, dtype="int64"):
+    def searchsorted(self, a: Array, v: Array, /, *, side: str = "left", descending: bool = False,
+                     dtype: Any = "int64") -> Array:
         """Where each element of v would go in the sorted a to keep it
         sorted: np.searchsorted(a, v, side) (side="left": the first position
         whose key is not before the query; "right": past the equal keys),
@@ -776,11 +795,17 @@ class Context:
         result has v's shape (v any C-contiguous shape). a N-D: each row
         (last axis) of a with the row of v of the same leading index, v of
         shape a.shape[:-1] + (m,) (torch.searchsorted's batched rule),
-        indices within the row. v must have a's dtype. Floats follow the
+        indices within the row. v must have a's dtype, kind and device.
+        Floats follow the
         sort's order, which differs from numpy's: -0.0 comes before +0.0 and
         NaNs of distinct payloads (or signs) are distinct keys, after +inf
         (numpy ties -0.0 with +0.0, and all NaNs). Indices: int64 by default
-        (int32, uint32, uint64 accepted; a's length must fit)."""
+        (int32, uint32, uint64 accepted; a's length must fit).
+
+        Example::
+
+            >>> gpuprim.searchsorted(np.array([1, 2, 2, 3]), np.array([2, 5]), side="right")
+            array([3, 4])"""
         keys = _arrays.describe(a, "a")
         queries = _arrays.describe(v, "v")
         if side not in _SIDES:
@@ -810,7 +835,8 @@ class Context:
                   lambda c, k, q, i: LIB.gpuprim_searchsorted_rows(c, k, q, rows, code, order, i))
         return indices.obj
 
-    def histogram(self, x, bins=10, range=None, *, axis=None):
+    def histogram(self, x: Array, bins: Union[int, Array, Sequence[Any]] = 10,
+                  range: Optional[Tuple[Any, Any]] = None, *, axis: Optional[int] = None) -> Tuple[Array, Array]:
         """np.histogram(x, bins, range) for x of any shape: (counts, edges),
         counts int64 of x's kind and device, edges of x's kind and device.
 
@@ -842,7 +868,13 @@ class Context:
         x.shape[:-1] + (bins,), row r's counts those of np.histogram(x[r],
         edges) with the one edges array returned, which are the same for
         every row (an int bins' default range: x.min() and x.max() over
-        the whole array)."""
+        the whole array).
+
+        Example::
+
+            >>> gpuprim.histogram(np.array([[0, 1, 1], [2, 2, 3]]), bins=[0, 1, 2, 3], axis=-1)[0]
+            array([[1, 2, 0],
+                   [0, 0, 3]])"""
         source = _arrays.describe(x, "x")
         if source.dtype_name == "bool":
             raise TypeError("gpuprim: histogram does not take bool arrays; pass x.astype(...)")
@@ -968,7 +1000,7 @@ class Context:
             _add_to_last(counts_obj, ext_obj[..., bins], layout)
         return counts_obj, _edges_like(source, edges)
 
-    def bincount(self, x, minlength=0, *, axis=None):
+    def bincount(self, x: Array, minlength: int = 0, *, axis: Optional[int] = None) -> Array:
         """np.bincount(x, minlength=minlength): counts[v] = the number of
         elements of the non-negative integer array x (any shape, flattened)
         equal to v, for v = 0 .. max(x.max() + 1, minlength) - 1, int64 of x's
@@ -1001,7 +1033,8 @@ class Context:
                       lambda c, i, o: LIB.gpuprim_bincount_rows(c, i, rows, o))
         return counts_obj
 
-    def merge(self, a, b, *, values_a=None, values_b=None, descending=False):
+    def merge(self, a: Array, b: Array, /, *, values_a: Optional[Values] = None, values_b: Optional[Values] = None,
+              descending: bool = False) -> Union[Array, Tuple[Array, Values]]:
         """The stable merge of the sorted 1-D runs a and b (same dtype, both
         ascending, or descending=True both descending): the keys of a and b
         in order, equal keys from a first, so the same as a stable sort of
@@ -1032,8 +1065,9 @@ class Context:
         return keys_out.obj, values_out.obj
 
     # -- select, partition, unique, run-length encode (experimental: issue 37) --
-    def select(self, x, mask=None, *, op=None, value=None, upper=None, values=None, output=True,
-               positions=False, positions_dtype="int64"):
+    def select(self, x: Array, mask: Optional[Array] = None, /, *, op: Optional[str] = None, value: Any = None,
+               upper: Any = None, values: Optional[Values] = None, output: bool = True, positions: bool = False,
+               positions_dtype: Any = "int64") -> Any:
         """The elements of the 1-D x that the predicate keeps, in order
         (gpuprim_select; np.compress(mask, x), x[mask], x[x < value]).
         The predicate: mask (a bool or integer array of x's size, kind and
@@ -1044,7 +1078,12 @@ class Context:
         [kept] + [values moved with them] + [their positions] as given
         (output, values=, positions=True), a tuple where more than one;
         each of its kind and device, views of arrays of x's length (the
-        count comes back to the host: the call waits for it)."""
+        count comes back to the host: the call waits for it).
+
+        Example::
+
+            >>> gpuprim.select(np.array([3, 1, 4, 1, 5]), op=">", value=2)
+            array([3, 4, 5])"""
         source = _one_dimensional(_arrays.describe(x, "x"), "x")
         predicate = _predicate(source, mask, op, value, upper, "select")
         vals = None if values is None else _same_length(source, values, "values")
@@ -1069,12 +1108,14 @@ class Context:
         results = [a.obj[:count] for a in (out, values_out, where) if a is not None]
         return results[0] if len(results) == 1 else tuple(results)
 
-    def stable_partition(self, x, mask=None, *, op=None, value=None, upper=None, values=None):
+    def stable_partition(self, x: Array, mask: Optional[Array] = None, /, *, op: Optional[str] = None,
+                         value: Any = None, upper: Any = None,
+                         values: Optional[Values] = None) -> Tuple[Any, ...]:
         """The 1-D x split in two, stably (gpuprim_partition): the elements
         the predicate (as for select) keeps, in order, then the others, in
         order (not reversed as by cub::DevicePartition). Returns (result,
         count) or, with values, (result, values_result, count); count: how
-        many were kept (the split point)."""
+        many were kept (the split point): result[:count] is select's result."""
         source = _one_dimensional(_arrays.describe(x, "x"), "x")
         kind, flags, scalar, high = _predicate(source, mask, op, value, upper, "stable_partition")
         vals = None if values is None else _same_length(source, values, "values")
@@ -1091,7 +1132,8 @@ class Context:
             return out.obj, kept[0]
         return out.obj, values_out.obj, kept[0]
 
-    def run_length_encode(self, x, *, non_trivial=False, dtype="int64"):
+    def run_length_encode(self, x: Array, /, *, non_trivial: bool = False,
+                          dtype: Any = "int64") -> Tuple[Array, Array, Array]:
         """The runs of equal consecutive elements of the 1-D x
         (gpuprim_run_length_encode): (keys, starts, lengths), each run's
         element, first position and length (indices of dtype, int64 by
@@ -1113,7 +1155,7 @@ class Context:
         count = found[0]
         return keys.obj[:count], starts.obj[:count], lengths.obj[:count]
 
-    def unique_consecutive(self, x, *, return_counts=False, values=None):
+    def unique_consecutive(self, x: Array, /, *, return_counts: bool = False, values: Optional[Values] = None) -> Any:
         """torch.unique_consecutive(x, return_counts=...) of the 1-D x: the
         first element of every run of equal consecutive elements
         (gpuprim_unique; std::unique), and with return_counts the runs'
@@ -1141,7 +1183,7 @@ class Context:
             results.append(lengths)
         return results[0] if len(results) == 1 else tuple(results)
 
-    def unique(self, x, *, return_inverse=False, return_counts=False):
+    def unique(self, x: Array, /, *, return_inverse: bool = False, return_counts: bool = False) -> Any:
         """np.unique(x, return_inverse=..., return_counts=...): the sorted
         distinct values of x (flattened), by value as numpy has them
         (-0.0 and +0.0 are one value, every NaN one value, last): one
@@ -1162,7 +1204,8 @@ class Context:
         return results[0] if len(results) == 1 else tuple(results)
 
     # -- reduce-by-key, group-by (experimental: issue 37) --------------------
-    def reduce_by_key(self, keys, values, op="sum", *, return_counts=False, dtype=None):
+    def reduce_by_key(self, keys: Array, values: Values, /, op: str = "sum", *, return_counts: bool = False,
+                      dtype: Any = None) -> Tuple[Any, ...]:
         """Reduce every run of equal consecutive keys of the 1-D keys
         (gpuprim_reduce_by_key; cub::DeviceReduce::ReduceByKey): returns
         (unique_keys, results) or with return_counts (unique_keys, results,
@@ -1174,7 +1217,12 @@ class Context:
         than 64 bits widened; floats deterministic, float16/bfloat16 in
         float32 rounded once) or in dtype; min/max in values' dtype (NaN
         wins). Results are views of arrays of keys' length (the count comes
-        back to the host: the call waits for it)."""
+        back to the host: the call waits for it).
+
+        Example::
+
+            >>> gpuprim.reduce_by_key(np.array([1, 1, 2, 1]), np.array([1.0, 2.0, 3.0, 4.0]))
+            (array([1, 2, 1]), array([3., 3., 4.]))"""
         code = _op_code(op)
         source = _one_dimensional(_arrays.describe(keys, "keys"), "keys")
         vals = _keyed_values(source, values, "reduce_by_key")
@@ -1193,7 +1241,8 @@ class Context:
         count = found[0]
         return tuple(a.obj[:count] for a in (keys_out, results, lengths) if a is not None)
 
-    def groupby_sum(self, keys, values, *, return_counts=False, dtype=None):
+    def groupby_sum(self, keys: Array, values: Values, /, *, return_counts: bool = False,
+                    dtype: Any = None) -> Tuple[Any, ...]:
         """pandas' Series(values).groupby(keys, sort=True, dropna=False).sum()
         in one gpuprim_group_by call: (keys, sums) or with return_counts
         (keys, sums, counts): the distinct keys of the 1-D keys, sorted
@@ -1201,15 +1250,20 @@ class Context:
         each group's sum of its values taken in input order (floats
         deterministic; a NaN value makes its group's sum NaN: pandas skips
         them), and its count (int64). The sum's dtype as for reduce_by_key
-        (integers narrower than 64 bits widened, or dtype)."""
+        (integers narrower than 64 bits widened, or dtype).
+
+        Example::
+
+            >>> gpuprim.groupby_sum(np.array([3, 1, 3]), np.array([1, 2, 4]))
+            (array([1, 3]), array([2, 5]))"""
         return self._groupby("sum", keys, values, return_counts, dtype)
 
-    def groupby_min(self, keys, values, *, return_counts=False):
+    def groupby_min(self, keys: Array, values: Values, /, *, return_counts: bool = False) -> Tuple[Any, ...]:
         """groupby_sum's groups, each group's smallest value (values' dtype;
         NaN wins, -0.0 < +0.0)."""
         return self._groupby("min", keys, values, return_counts, None)
 
-    def groupby_max(self, keys, values, *, return_counts=False):
+    def groupby_max(self, keys: Array, values: Values, /, *, return_counts: bool = False) -> Tuple[Any, ...]:
         """groupby_sum's groups, each group's largest value (values' dtype;
         NaN wins, -0.0 < +0.0)."""
         return self._groupby("max", keys, values, return_counts, None)
