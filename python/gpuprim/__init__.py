@@ -91,7 +91,7 @@ and CPU tensors; an NCCL communicator for CUDA arrays):
     part = gpuprim.distributed_sort(local_keys, comm=MPI.COMM_WORLD)
 """
 import inspect as _inspect
-from typing import Any, Callable, Concatenate, Optional, ParamSpec, Sequence, Tuple, TypeVar, Union
+from typing import Any, Callable, Concatenate, Optional, ParamSpec, Tuple, TypeVar, Union
 
 import os as _os
 

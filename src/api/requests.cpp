@@ -141,7 +141,7 @@ SegmentLayout segment_layout(Context &ctx, const gpuprim_segments_t *segments, u
     return layout;
 }
 
-uint64_t longest_segment_bound(const SegmentLayout &layout, uint64_t data_count) {
+uint64_t longest_segment_by_shape(const SegmentLayout &layout, uint64_t data_count) {
     if (layout.offsets) return data_count;
     return layout.segments ? layout.row_length : 0;
 }

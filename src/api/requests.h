@@ -57,7 +57,7 @@ SegmentLayout segment_layout(Context &ctx, const gpuprim_segments_t *segments, u
 // The most elements one segment can have: the rows' length (none when there
 // are no rows, whatever length they declare), or with offsets the data's
 // count (the backend checks the real longest segment).
-uint64_t longest_segment_bound(const SegmentLayout &layout, uint64_t data_count);
+uint64_t longest_segment_by_shape(const SegmentLayout &layout, uint64_t data_count);
 
 // Offsets are read by the call: they must not be written by it.
 void require_offsets_apart(const gpuprim_segments_t *segments, Context &ctx, const Buffer &output,

@@ -55,7 +55,7 @@ gpuprim_status_t gpuprim_segmented_argsort(gpuprim_context_t context, const gpup
         // Rows: the longest segment is known here; offsets: the backend
         // checks the longest segment against the indices' dtype.
         add_argsort_indices(ctx, keys.request, *keys.in, keys.out, indices,
-                            longest_segment_bound(layout, keys.in->count), layout.offsets == nullptr);
+                            longest_segment_by_shape(layout, keys.in->count), layout.offsets == nullptr);
         if (keys.out) require_offsets_apart(segments, ctx, *keys.out, "keys_out");
         require_offsets_apart(segments, ctx, ctx.resolve(indices, "indices"), "indices");
         if (layout.segments == 0 && !layout.offsets) return;  // offsets: checked even so

@@ -50,7 +50,7 @@ gpuprim_status_t gpuprim_segmented_topk(gpuprim_context_t context, const gpuprim
         // Rows: the longest segment is known here; offsets: the backend
         // checks the longest segment against the indices' dtype.
         const gpuprim::TopkRequest request =
-            topk_request_for(ctx, kin, k, order, keys_out, indices, slots, longest_segment_bound(layout, kin.count),
+            topk_request_for(ctx, kin, k, order, keys_out, indices, slots, longest_segment_by_shape(layout, kin.count),
                              layout.offsets == nullptr);
         if (keys_out) require_offsets_apart(segments, ctx, ctx.resolve(keys_out, "keys_out"), "keys_out");
         if (indices) require_offsets_apart(segments, ctx, ctx.resolve(indices, "indices"), "indices");

@@ -322,12 +322,6 @@ inline SegmentSpan segment_span(const SegmentLayout &layout, uint64_t s) {
     return {begin, end - begin};
 }
 
-// The most elements a segment of CSR offsets may hold, known without
-// reading them: the data's count, or the caller's promise when less.
-inline uint64_t longest_possible(const SegmentLayout &layout) {
-    return layout.max_length != 0 && layout.max_length < layout.data_count ? layout.max_length : layout.data_count;
-}
-
 // The elements the segments cover together: CSR segments follow each other
 // without gaps, from offsets[0] to offsets[segments] (offsets already
 // checked, in host memory); rows cover all the data. Scratch sized by this,

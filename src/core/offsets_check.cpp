@@ -47,6 +47,11 @@ uint64_t segment_length_limit(const SegmentLayout &layout, uint64_t largest_inde
     return limit;
 }
 
+uint64_t longest_segment_bound(const SegmentLayout &layout, uint64_t largest_index) {
+    if (!layout.offsets) return layout.segments ? layout.row_length : 0;
+    return std::min(layout.data_count, segment_length_limit(layout, largest_index));
+}
+
 SegmentFault find_segment_fault_on_host(const SegmentLayout &layout, uint64_t limit) {
     if (!layout.offsets) return {};
     int64_t previous = 0;

@@ -34,6 +34,11 @@ const char *segmented_entry_name(SegmentedEntry entry);
 // (largest_index < UINT64_MAX), the indices' type.
 uint64_t segment_length_limit(const SegmentLayout &layout, uint64_t largest_index);
 
+// The most a segment of the call can have, known without reading the
+// offsets: rows their length; offsets the data's count, the caller's
+// promise, the indices' type (largest_index; UINT64_MAX: none).
+uint64_t longest_segment_bound(const SegmentLayout &layout, uint64_t largest_index = UINT64_MAX);
+
 // The first fault of host offsets (the CPU backend's), or kNone.
 SegmentFault find_segment_fault_on_host(const SegmentLayout &layout, uint64_t limit);
 

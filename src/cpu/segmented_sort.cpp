@@ -12,6 +12,7 @@
 #include "core/dtype.h"
 #include "core/error.h"
 #include "core/key_transform.h"
+#include "core/offsets_check.h"
 #include "cpu/segmented.h"
 #include "cpu/sort.h"
 #include "cpu/sort_by_width.h"
@@ -162,7 +163,7 @@ void segmented_sort(Parallel &parallel, Workspace &workspace, const SortRequest 
     if (measure) {
         // Rows: every segment is long or none is. Offsets (not read): any
         // segment may be short, and one as long as the data or the promise.
-        const uint64_t longest = layout.offsets ? longest_possible(layout) : layout.row_length;
+        const uint64_t longest = longest_segment_bound(layout);
         uint64_t need = 0;
         if (layout.segments != 0 && (layout.offsets || !is_long(longest)))
             need = short_scratch(request, layout.data_count).bytes;

@@ -26,6 +26,7 @@
 #include "core/dtype.h"
 #include "core/error.h"
 #include "core/key_transform.h"
+#include "core/offsets_check.h"
 #include "core/portable.h"
 #include "cpu/segmented.h"
 #include "cpu/sort.h"
@@ -304,7 +305,7 @@ void topk(Parallel &parallel, Workspace &workspace, const TopkRequest &request, 
     const std::function<bool(uint64_t)> is_long = [&](uint64_t length) { return threaded && length > kChunk; };
     if (measure) {
         // No offsets read: a CSR segment may be as long as the data or the promise.
-        const uint64_t longest = layout.offsets ? longest_possible(layout) : layout.row_length;
+        const uint64_t longest = longest_segment_bound(layout);
         *measure = request.k == 0 || layout.data_count == 0 || layout.segments == 0
                        ? 0
                        : topk_bytes(parallel, request, longest, layout.data_count, is_long(longest));

@@ -177,11 +177,6 @@ SegmentSummary check_in_kernel(const DeviceEnv &env, const SegmentLayout &layout
     return summary;
 }
 
-uint64_t longest_segment_bound(const SegmentLayout &layout, uint64_t largest_index) {
-    if (!layout.offsets) return layout.segments ? layout.row_length : 0;
-    return std::min(layout.data_count, segment_length_limit(layout, largest_index));
-}
-
 SegmentSummary check_segments(const DeviceEnv &env, const SegmentLayout &layout, uint64_t largest_index) {
     if (!layout.offsets) return {layout.row_length, 0, layout.data_count};
     static_assert(sizeof(CheckResult) <= 64, "the result fits the host slot");

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "core/backend.h"
+#include "core/offsets_check.h"
 #include "cuda/device_env.h"
 
 #include <cstdint>
@@ -90,9 +91,8 @@ SegmentSummary check_segments(const DeviceEnv &env, const SegmentLayout &layout,
 bool can_check_in_kernel(const DeviceEnv &env, const SegmentLayout &layout);
 SegmentSummary check_in_kernel(const DeviceEnv &env, const SegmentLayout &layout,
                                uint64_t largest_index = UINT64_MAX);
-// The most a segment of the call can have, known without reading the
-// offsets: the data's count, the caller's promise, the indices' type.
-uint64_t longest_segment_bound(const SegmentLayout &layout, uint64_t largest_index = UINT64_MAX);
+// longest_segment_bound (core/offsets_check.h): the most a segment of the
+// call can have, known without reading the offsets.
 // Whether this call's offsets check is deferred (offsets given, deferred mode).
 inline bool check_is_deferred(const DeviceEnv &env, const SegmentLayout &layout) {
     return layout.offsets && env.defer_offsets_check;
