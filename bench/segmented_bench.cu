@@ -7,8 +7,9 @@
 // segmented sort keys and pairs (ours by rows and by offsets, CUB
 // DeviceSegmentedSort), our flat sort of the same total, segmented reduce
 // sum (CUB DeviceSegmentedReduce), segmented inclusive sum scan (beside a
-// device copy of the same bytes), and flat argsort (CUB: a pair sort whose
-// values are an iota buffer made beforehand, outside the timing).
+// device copy of the same bytes), and flat argsort of u32 keys into u32 and
+// u64 indices at 2^20-2^28 (CUB: a pair sort whose values are an iota buffer
+// made beforehand, outside the timing).
 //
 // Timing: CUDA events around one call, warm-up, median of the repetitions;
 // inputs rotate over copies that together exceed L2 (each 2^24 f32 input is
@@ -288,18 +289,62 @@ void run_shape(const Shape &shape, uint64_t total, const std::string &filter) {
     CHECK_GP(ctx, gpuprim_context_release_workspace(ctx));
 }
 
-__global__ void iota_kernel(uint32_t *p, uint64_t n) {
+template <typename I>
+__global__ void iota_kernel(I *p, uint64_t n) {
     for (uint64_t i = blockIdx.x * uint64_t(blockDim.x) + threadIdx.x; i < n; i += uint64_t(gridDim.x) * blockDim.x)
-        p[i] = uint32_t(i);
+        p[i] = I(i);
+}
+
+// The same argsort into u64 indices (the positions travel as 4 bytes and the
+// last pass writes them wide) against CUB's pair sort with a u64 iota; the
+// indices checked against CUB's and against the u32 ones widened.
+void run_argsort_wide(int log2n, const std::vector<std::unique_ptr<Device>> &keys,
+                      const std::vector<gpuprim_buffer_t> &wk, const Device &narrow_indices) {
+    const uint64_t n = uint64_t(1) << log2n;
+    const int copies = int(keys.size());
+    Device indices(n * 8), iota(n * 8), cub_keys(n * 4), cub_values(n * 8);
+    iota_kernel<<<1024, 256, 0, stream>>>(static_cast<uint64_t *>(iota.p), n);
+    gpuprim_buffer_t wi = wrap(ctx, GPUPRIM_DTYPE_U64, indices.p, n);
+    report("argsort 2^" + std::to_string(log2n), "argsort", "ours (u64 indices)", n,
+           time_call(stream, repeats, [&](int c) { CHECK_GP(ctx, gpuprim_argsort(ctx, wk[c], nullptr, wi, nullptr)); }, copies, false),
+           12.0 * n);
+    size_t need = 0;
+    CHECK_CUDA(cub::DeviceRadixSort::SortPairs(nullptr, need, (const uint32_t *)nullptr, (uint32_t *)nullptr,
+                                               (const uint64_t *)nullptr, (uint64_t *)nullptr, int64_t(n), 0, 32, stream));
+    Device temp(need);
+    auto cub_sort = [&](int c) {
+        size_t b = need;
+        CHECK_CUDA(cub::DeviceRadixSort::SortPairs(temp.p, b, static_cast<const uint32_t *>(keys[c]->p),
+                                                   static_cast<uint32_t *>(cub_keys.p), static_cast<const uint64_t *>(iota.p),
+                                                   static_cast<uint64_t *>(cub_values.p), int64_t(n), 0, 32, stream));
+    };
+    report("argsort 2^" + std::to_string(log2n), "argsort", "CUB SortPairs with u64 iota", n,
+           time_call(stream, repeats, cub_sort, copies, false), 12.0 * n);
+    // Both on copy 0, which the u32 indices hold too.
+    CHECK_GP(ctx, gpuprim_argsort(ctx, wk[0], nullptr, wi, nullptr));
+    cub_sort(0);
+    CHECK_CUDA(cudaStreamSynchronize(stream));
+    if (!same_bytes(indices.p, cub_values.p, n * 8)) mismatch("argsort", "u64 indices");
+    std::vector<uint32_t> narrow(n);
+    std::vector<uint64_t> wide(n);
+    CHECK_CUDA(cudaMemcpy(narrow.data(), narrow_indices.p, n * 4, cudaMemcpyDeviceToHost));
+    CHECK_CUDA(cudaMemcpy(wide.data(), indices.p, n * 8, cudaMemcpyDeviceToHost));
+    for (uint64_t i = 0; i < n; ++i)
+        if (wide[i] != narrow[i]) {
+            mismatch("argsort", "u64 indices against u32");
+            break;
+        }
+    gpuprim_buffer_destroy(ctx, wi);
 }
 
 // Flat argsort of u32 keys into u32 indices against CUB's pair sort of the
-// keys with an iota buffer (made once, outside the timing).
+// keys with an iota buffer (made once, outside the timing); then into u64
+// indices (run_argsort_wide).
 void run_argsort(int log2n) {
     const uint64_t n = uint64_t(1) << log2n;
     printf("\n== argsort u32 keys, 2^%d ==\n", log2n);
     std::vector<std::unique_ptr<Device>> keys;
-    const int copies = 2;
+    const int copies = int(std::max<uint64_t>(2, (uint64_t(128) << 20) / (n * 4)));  // past the 50 MB L2
     for (int c = 0; c < copies; ++c) {
         keys.emplace_back(new Device(n * 4));
         fill_random(keys.back()->p, n, 100 + c);  // float bits read as u32: any patterns
@@ -335,6 +380,7 @@ void run_argsort(int log2n) {
     }
     CHECK_CUDA(cudaStreamSynchronize(stream));
     if (!same_bytes(indices.p, cub_values.p, n * 4)) mismatch("argsort", "indices");
+    run_argsort_wide(log2n, keys, wk, indices);
     for (auto b : wk) gpuprim_buffer_destroy(ctx, b);
     gpuprim_buffer_destroy(ctx, wi);
     CHECK_GP(ctx, gpuprim_context_release_workspace(ctx));
@@ -374,8 +420,7 @@ int main(int argc, char **argv) {
                                        {"", 4, 8},        {"", 64, 100}};
     for (const Shape &shape : shapes) run_shape(shape, total, filter);
     if (filter.empty() || filter == "argsort") {
-        run_argsort(28);
-        run_argsort(24);
+        for (int log2n : {28, 24, 22, 20}) run_argsort(log2n);
     }
     if (csv) fclose(csv);
     gpuprim_context_destroy(ctx);

@@ -1505,6 +1505,49 @@ static void test_sort_distributions(gpuprim_context_t ctx) {
     dist_argsort_run(ctx, GPUPRIM_DTYPE_U64, 600001, 0);
 }
 
+/* Argsort of 4-byte keys into 8-byte indices past the medium tile (2^19
+ * keys): the positions travel as 4-byte halves of packed pairs and the last
+ * executed pass writes them wide. The key patterns set how many passes
+ * execute (1 to 4: keys below 2^8, 2^16, 2^24 or any); with 3 the first
+ * pass writes the output's values as 4-byte words and the next reads them
+ * back. Full-entropy floats bring NaNs of both signs, infinities and
+ * subnormals; few distinct values bring long runs of ties. */
+static void test_argsort_wide_indices(gpuprim_context_t ctx) {
+    static const gpuprim_dtype_t key_dtypes[] = {GPUPRIM_DTYPE_U32, GPUPRIM_DTYPE_I32, GPUPRIM_DTYPE_F32};
+    static const uint64_t sizes[] = {(1u << 19) + 5, (1u << 21) + 1};
+    static const unsigned live_bits[] = {8, 16, 24, 32};
+    size_t s, k, b;
+    unsigned rotation = 0;
+    for (s = 0; s < sizeof sizes / sizeof sizes[0]; ++s) {
+        const uint64_t n = sizes[s];
+        uint32_t *keys;
+        if (n > tc_max_count()) continue;
+        keys = (uint32_t *)tc_xmalloc(n * 4);
+        for (k = 0; k < sizeof key_dtypes / sizeof key_dtypes[0]; ++k)
+            for (b = 0; b < sizeof live_bits / sizeof live_bits[0] + 1; ++b, ++rotation) {
+                const gpuprim_dtype_t kd = key_dtypes[k];
+                const gpuprim_dtype_t id = rotation % 2 ? GPUPRIM_DTYPE_U64 : GPUPRIM_DTYPE_I64;
+                const int descending = (int)(rotation / 2 % 2);
+                const int keys_out_mode = (int)(rotation % 3); /* NULL, apart, in place (not packed) */
+                uint64_t i;
+                if (b < sizeof live_bits / sizeof live_bits[0]) {
+                    const uint32_t mask = live_bits[b] == 32 ? 0xffffffffu : (1u << live_bits[b]) - 1;
+                    for (i = 0; i < n; ++i) keys[i] = (uint32_t)tc_rand() & mask;
+                } else {
+                    tc_fill(kd, keys, n, TC_SMALL_RANGE);
+                }
+                tc_where("argsort %s -> %s indices, n=%llu, %s %u, %s, keys_out %s", tc_dtype_name(kd),
+                         tc_dtype_name(id), (unsigned long long)n,
+                         b < sizeof live_bits / sizeof live_bits[0] ? "random bits below bit" : "distinct values:",
+                         b < sizeof live_bits / sizeof live_bits[0] ? live_bits[b] : 8,
+                         descending ? "descending" : "ascending",
+                         keys_out_mode == 0 ? "NULL" : keys_out_mode == 1 ? "apart" : "in place");
+                dist_argsort(ctx, kd, id, keys, n, descending, keys_out_mode, 0, 0);
+            }
+        free(keys);
+    }
+}
+
 int main(void) {
     gpuprim_context_t ctx = tc_init("test_sort");
     test_sort_known_float_order(ctx);
@@ -1517,5 +1560,6 @@ int main(void) {
     test_sort_unaligned_views(ctx, 5003);
     test_sort_unaligned_views(ctx, 700001);
     test_sort_distributions(ctx);
+    test_argsort_wide_indices(ctx);
     return tc_finish();
 }

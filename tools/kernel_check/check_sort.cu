@@ -80,12 +80,12 @@ void run_sort(TestEnv &t, const SortRequest &request, Path path, uint64_t portio
         else if (path == kMedium)
             rd::onesweep_sort_with<K, VB, typename gc::OnesweepMediumShape<sizeof(K), VB>::type>(t.env, request, tuning,
                                                                                            {portion_limit});
-        else if constexpr (sizeof(K) == 4 && VB == 4) {  // as the library: packed when the placements agree
-            if (rd::placed_alike(request))
-                rd::onesweep_sort_with<K, 4, gc::OnesweepPackedPairShape, true>(t.env, request, tuning, {portion_limit});
+        else if constexpr (sizeof(K) == 4 && (VB == 4 || VB == 8)) {  // as the library: packed where packs_pairs says
+            if (rd::packs_pairs(request))
+                rd::onesweep_sort_with<K, VB, gc::OnesweepPackedPairShape, true>(t.env, request, tuning, {portion_limit});
             else
-                rd::onesweep_sort_with<K, 4, typename gc::OnesweepLargeShape<4, 4>::type>(t.env, request, tuning,
-                                                                                     {portion_limit});
+                rd::onesweep_sort_with<K, VB, typename gc::OnesweepLargeShape<4, VB>::type>(t.env, request, tuning,
+                                                                                       {portion_limit});
         } else
             rd::onesweep_sort_with<K, VB, typename gc::OnesweepLargeShape<sizeof(K), VB>::type>(t.env, request, tuning,
                                                                                           {portion_limit});

@@ -82,6 +82,7 @@ inline bool placed_alike(const SortRequest &request) {
 struct SeparateValues {
     static constexpr bool kPacked = false;
     static constexpr bool kMakeValues = false;
+    static constexpr bool kWideOutput = false;
 };
 // PackedPairs: 4-byte keys with 4-byte values sorted as one 8-byte element,
 // the radix key in the high half and the value in the low half (K =
@@ -94,13 +95,36 @@ struct SeparateValues {
 struct PackedPairs {
     static constexpr bool kPacked = true;
     static constexpr bool kMakeValues = false;
+    static constexpr bool kWideOutput = false;
 };
 // PackedArgsort: packed pairs whose values are the keys' positions, made in
 // the first pass (an argsort), not read.
 struct PackedArgsort {
     static constexpr bool kPacked = true;
     static constexpr bool kMakeValues = true;
+    static constexpr bool kWideOutput = false;
 };
+// PackedArgsortWide: an argsort with 8-byte indices of fewer than 2^32 keys.
+// The positions travel as PackedArgsort's 4-byte halves, and the last
+// executed pass writes them to the output as 8-byte indices: a pair sort of
+// 8-byte values would move twice the bytes in every pass. The passes before
+// it that write the split output buffer use the first half of its values as
+// 4-byte words (the last pass never reads the output: argsorts are out of
+// place).
+struct PackedArgsortWide {
+    static constexpr bool kPacked = true;
+    static constexpr bool kMakeValues = true;
+    static constexpr bool kWideOutput = true;
+};
+
+// Whether a sort's pairs travel packed: 4-byte keys with 4-byte values, both
+// in place or both not; or an argsort (no values_in) of 4-byte keys with
+// 8-byte indices whose positions fit 4 bytes (PackedArgsortWide).
+inline bool packs_pairs(const SortRequest &request) {
+    if (request.key_bytes != 4 || !placed_alike(request)) return false;
+    if (request.value_bytes == 4) return true;
+    return request.value_bytes == 8 && request.values_in == nullptr && request.count - 1 <= uint64_t(UINT32_MAX);
+}
 
 // Where a launch's tiles lie (radix_onesweep_kernel's Tiles).
 // PortionTiles: tile t of one portion of a flat input (radix_sort.cuh).
@@ -415,8 +439,9 @@ struct OnesweepAgent {
             // Split: 4-byte keys and values; packed: 8-byte elements.
             s.key_address[digit] =
                 reinterpret_cast<uint64_t>(key_destination) + first_index * (split_destination ? 4 : 8);
+            const uint64_t value_bytes = Pairs::kWideOutput && plan.transform_out ? 8 : 4;
             s.value_address[digit] =
-                reinterpret_cast<uint64_t>(pick_buffer(args.values, plan.key_destination)) + first_index * 4;
+                reinterpret_cast<uint64_t>(pick_buffer(args.values, plan.key_destination)) + first_index * value_bytes;
         } else {
             s.key_address[digit] = reinterpret_cast<uint64_t>(key_destination) + first_index * sizeof(K);
             if constexpr (kHasValues)
@@ -447,7 +472,11 @@ struct OnesweepAgent {
                 const uint32_t high = uint32_t(uint64_t(key) >> 32);
                 *reinterpret_cast<uint32_t *>(s.key_address[digit] + uint64_t(position) * 4) =
                     kTransform ? from_radix_key<uint32_t>(high, args.kind, args.descending) : high;
-                *reinterpret_cast<uint32_t *>(s.value_address[digit] + uint64_t(position) * 4) = uint32_t(key);
+                // kTransform: the last executed pass (plan.transform_out).
+                if constexpr (Pairs::kWideOutput && kTransform)
+                    *reinterpret_cast<uint64_t *>(s.value_address[digit] + uint64_t(position) * 8) = uint32_t(key);
+                else
+                    *reinterpret_cast<uint32_t *>(s.value_address[digit] + uint64_t(position) * 4) = uint32_t(key);
             } else {
                 K *address = reinterpret_cast<K *>(s.key_address[digit] + uint64_t(position) * sizeof(K));
                 *address = kTransform ? from_radix_key<K>(key, args.kind, args.descending) : key;

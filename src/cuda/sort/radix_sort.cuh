@@ -170,7 +170,8 @@ void onesweep_sort_with(const DeviceEnv &env, const SortRequest &asked, const So
     const SortRequest request = kPacked ? asked : with_positions<kValueBytes>(env, asked);
     using V = RadixValue<kValueBytes>;
     constexpr bool kHasValues = kValueBytes != 0;
-    static_assert(!kPacked || (sizeof(K) == 4 && kValueBytes == 4), "packed pairs: 4-byte keys and values");
+    static_assert(!kPacked || (sizeof(K) == 4 && (kValueBytes == 4 || kValueBytes == 8)),
+                  "packed pairs: 4-byte keys with 4-byte values or 8-byte argsort indices");
     constexpr int kPassCount = kPasses<K>;
     constexpr uint64_t kTile = Shape::kTile;
     const uint64_t n = request.count;
@@ -186,7 +187,7 @@ void onesweep_sort_with(const DeviceEnv &env, const SortRequest &asked, const So
     // the running offsets between portions, the plan.
     const uint64_t lookback_words = uint64_t(tiles) * kDigits;
     WorkspaceLayout layout;
-    const WorkspacePart keys_part = layout.add(n, sizeof(K) + (kPacked ? sizeof(V) : 0));
+    const WorkspacePart keys_part = layout.add(n, kPacked ? 8 : sizeof(K));  // packed: 4-byte halves
     const WorkspacePart values_part = layout.add(kHasValues && !kPacked ? n : 0, sizeof(V));
     const WorkspacePart lookback_part = layout.add(lookback_words, 4);
     const WorkspacePart counts_part = layout.add(uint64_t(kPassCount) * kDigits * 8);
@@ -205,8 +206,8 @@ void onesweep_sort_with(const DeviceEnv &env, const SortRequest &asked, const So
 
     const bool keys_in_place = request.keys_out == request.keys_in;
     const bool values_in_place = kHasValues && request.values_out == request.values_in;
-    if (kPacked && !placed_alike(request))
-        fail(GPUPRIM_ERROR_INTERNAL, "radix sort: packed pairs need keys and values both in place or both not");
+    if (kPacked && !packs_pairs(request))
+        fail(GPUPRIM_ERROR_INTERNAL, "radix sort: these pairs do not travel packed (packs_pairs)");
     const bool programmatic = tuning.programmatic_launch;  // sm_90+ (sort_policy.cuh)
     const PassWindows windows = pass_windows(request.begin_bit, sort_end_bit(request));
 
@@ -266,9 +267,12 @@ void onesweep_sort_with(const DeviceEnv &env, const SortRequest &asked, const So
     constexpr int kKernelValueBytes = kPacked ? 0 : kValueBytes;
     // Packed pairs read keys and values in one step: an argsort's (no
     // values_in) has a kernel of its own, so a pair sort's pays no branch.
-    using Pairs = std::conditional_t<kPacked, PackedPairs, SeparateValues>;
+    // An argsort's 8-byte indices are its positions as 4-byte halves,
+    // written wide by the last pass.
+    using Pairs = std::conditional_t<!kPacked, SeparateValues,
+                                     std::conditional_t<kValueBytes == 8, PackedArgsortWide, PackedPairs>>;
     auto kernel = radix_onesweep_kernel<KernelKey, kKernelValueBytes, Shape, Pairs>;
-    if constexpr (kPacked) {
+    if constexpr (kPacked && kValueBytes == 4) {
         if (request.values_in == nullptr) kernel = radix_onesweep_kernel<KernelKey, kKernelValueBytes, Shape, PackedArgsort>;
     }
     const size_t shared_bytes =
@@ -317,10 +321,10 @@ void onesweep_sort_with(const DeviceEnv &env, const SortRequest &asked, const So
     }
 }
 
-// Sorts request.count >= 1 keys with the given pass shape. kPacked (4-byte
-// keys with 4-byte values whose keys and values are both in place or both
-// not): the pairs run packed (PackedPairs), the temporary buffer
-// holds 8-byte elements.
+// Sorts request.count >= 1 keys with the given pass shape. kPacked (pairs
+// that packs_pairs takes): the pairs run packed (PackedPairs, an argsort's
+// PackedArgsort or PackedArgsortWide), the temporary buffer holds 8-byte
+// elements.
 template <typename K, int kValueBytes, typename Shape, bool kPacked = false,
           typename HistogramShape = typename RadixHistogramShapeFor<sizeof(K)>::type>
 void onesweep_sort(const DeviceEnv &env, const SortRequest &request, const SortTuning &tuning) {

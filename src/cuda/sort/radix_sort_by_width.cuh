@@ -14,7 +14,7 @@ namespace radix_detail {
 template <typename K, int kValueBytes>
 void sort_by_size(const DeviceEnv &env, const SortRequest &request, const SortTuning &tuning) {
     radix_size_ladder<K, kValueBytes>(
-        tuning, request.count, placed_alike(request), sorts_whole_key(request),
+        tuning, request.count, packs_pairs(request), sorts_whole_key(request),
         [&](auto shape) { return fused_sort<K, kValueBytes, typename decltype(shape)::type>(env, request); },
         [&](auto shape, auto packed) {
             onesweep_sort<K, kValueBytes, typename decltype(shape)::type, decltype(packed)::value>(env, request,

@@ -238,10 +238,11 @@ struct ShapeTag {
 // key and value width the tiles measured best for each range. Calls
 // fused(ShapeTag<Shape>) (false: it did not run, go on) or
 // onesweep(ShapeTag<Shape>, std::bool_constant<kPacked>).
-// placed_alike: keys and values both in place or both not (packed pairs);
+// packed: the pairs may travel packed (packs_pairs: 4-byte keys with 4-byte
+// values placed alike, or an argsort's 8-byte indices below 2^32 keys);
 // whole_key: not a bit-range sort.
 template <typename K, int kValueBytes, typename Fused, typename Onesweep>
-void radix_size_ladder(const SortTuning &tuning, uint64_t count, bool placed_alike, bool whole_key, Fused &&fused,
+void radix_size_ladder(const SortTuning &tuning, uint64_t count, bool packed, bool whole_key, Fused &&fused,
                        Onesweep &&onesweep) {
     using FusedShape = typename OnesweepFusedShape<sizeof(K), kValueBytes>::type;
     if (!whole_key) {  // a bit range: the masked fused launch, else the masked large tile
@@ -268,13 +269,13 @@ void radix_size_ladder(const SortTuning &tuning, uint64_t count, bool placed_ali
             onesweep(ShapeTag<OnesweepKeys8MidShape>{}, std::false_type{});
         else
             onesweep(ShapeTag<typename OnesweepLargeShape<8, 0>::type>{}, std::false_type{});
-    } else if constexpr (sizeof(K) == 4 && kValueBytes == 4) {
-        if (placed_alike && count <= tuning.pairs4_mid_max)
+    } else if constexpr (sizeof(K) == 4 && (kValueBytes == 4 || kValueBytes == 8)) {
+        if (packed && count <= tuning.pairs4_mid_max)
             onesweep(ShapeTag<OnesweepPackedPairMidShape>{}, std::true_type{});
-        else if (placed_alike)
+        else if (packed)
             onesweep(ShapeTag<OnesweepPackedPairShape>{}, std::true_type{});
         else
-            onesweep(ShapeTag<typename OnesweepLargeShape<4, 4>::type>{}, std::false_type{});
+            onesweep(ShapeTag<typename OnesweepLargeShape<4, kValueBytes>::type>{}, std::false_type{});
     } else
         onesweep(ShapeTag<typename OnesweepLargeShape<sizeof(K), kValueBytes>::type>{}, std::false_type{});
 }
