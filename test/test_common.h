@@ -93,6 +93,15 @@ static inline uint64_t tc_max_count(void) {
     return v && *v ? (uint64_t)strtoull(v, NULL, 10) : UINT64_MAX;
 }
 
+/* Whether a test program's section of this name runs: every one does
+ * unless GPUPRIM_TEST_ONLY names one, so that a slow instrumented run
+ * (compute-sanitizer) can take just the code a change touched. Programs
+ * whose main asks by section name them in their header comment. */
+static inline int tc_section(const char *name) {
+    const char *v = getenv("GPUPRIM_TEST_ONLY");
+    return !v || !*v || strcmp(v, name) == 0;
+}
+
 /* Seconds on a monotonic clock, for the examples' and the large test's timings. */
 static inline double tc_seconds(void) {
 #if defined(CLOCK_MONOTONIC) && !defined(_WIN32)

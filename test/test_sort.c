@@ -12,7 +12,11 @@
  * reversed in the requested order and their near misses, non-increasing with
  * ties, low-entropy keys, float orders with NaNs and +-0, bit ranges sorted
  * in the range but not as whole keys and the other way round, argsort) up to
- * the CUDA sort's large-input sizes.
+ * the CUDA sort's large-input sizes. test_argsort_wide_indices: 4-byte keys
+ * into 8-byte indices past the medium tile, 1 to 4 executed passes.
+ * Sections (GPUPRIM_TEST_ONLY=name runs one): known_orders, bit_ranges,
+ * bit_patterns, matrix, stability, unaligned_views, distributions,
+ * argsort_wide.
  */
 #include "test_common.h"
 
@@ -1550,16 +1554,22 @@ static void test_argsort_wide_indices(gpuprim_context_t ctx) {
 
 int main(void) {
     gpuprim_context_t ctx = tc_init("test_sort");
-    test_sort_known_float_order(ctx);
-    test_sort_known_half_order(ctx);
-    test_sort_bit_ranges(ctx);
-    test_sort_all_bit_patterns(ctx);
-    test_sort_matrix(ctx);
-    test_sort_stability(ctx);
-    test_sort_bit_patterns(ctx);
-    test_sort_unaligned_views(ctx, 5003);
-    test_sort_unaligned_views(ctx, 700001);
-    test_sort_distributions(ctx);
-    test_argsort_wide_indices(ctx);
+    if (tc_section("known_orders")) {
+        test_sort_known_float_order(ctx);
+        test_sort_known_half_order(ctx);
+    }
+    if (tc_section("bit_ranges")) test_sort_bit_ranges(ctx);
+    if (tc_section("bit_patterns")) {
+        test_sort_all_bit_patterns(ctx);
+        test_sort_bit_patterns(ctx);
+    }
+    if (tc_section("matrix")) test_sort_matrix(ctx);
+    if (tc_section("stability")) test_sort_stability(ctx);
+    if (tc_section("unaligned_views")) {
+        test_sort_unaligned_views(ctx, 5003);
+        test_sort_unaligned_views(ctx, 700001);
+    }
+    if (tc_section("distributions")) test_sort_distributions(ctx);
+    if (tc_section("argsort_wide")) test_argsort_wide_indices(ctx);
     return tc_finish();
 }
