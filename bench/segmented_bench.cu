@@ -417,7 +417,8 @@ int main(int argc, char **argv) {
     const uint64_t total = uint64_t(1) << 24;
     const std::vector<Shape> shapes = {{"", 1 << 20, 16}, {"", 1 << 16, 256}, {"", 1 << 12, 1 << 12},
                                        {"", 1 << 8, 1 << 16}, {"", 1 << 4, 1 << 20}, {"", 0, 0},
-                                       {"", 4, 8},        {"", 64, 100}};
+                                       {"", 4, 8},        {"", 64, 100},     {"", 1, 1024},
+                                       {"", 256, 1024}};
     for (const Shape &shape : shapes) run_shape(shape, total, filter);
     if (filter.empty() || filter == "argsort") {
         for (int log2n : {28, 24, 22, 20}) run_argsort(log2n);

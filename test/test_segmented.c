@@ -547,6 +547,24 @@ static void test_segmented_reduce_scan(void) {
         run_segmented_scan(&L, GPUPRIM_DTYPE_U16, GPUPRIM_OP_SUM, GPUPRIM_SCAN_EXCLUSIVE, TC_RANDOM_BITS, 1);
         tc_layout_free(&L);
     }
+    /* Rows around the CUDA reduce's paths: a group of lanes a row (255
+     * elements; 513 rows), a block a row for up to 512 rows of 256 to 4095
+     * elements (partial chunks), one chunk a row at 4096. */
+    {
+        static const uint64_t shapes[][2] = {{1, 1024}, {3, 4095}, {512, 257}, {7, 256}, {2, 255}, {513, 300},
+                                             {1, 4096}};
+        size_t s;
+        for (s = 0; s < sizeof shapes / sizeof shapes[0]; ++s)
+            for (di = 0; di < TC_DTYPE_COUNT; di += 1 + (unsigned)(s % 2)) {
+                const gpuprim_dtype_t d = tc_all_dtypes[di];
+                tc_layout_t L;
+                if (shapes[s][0] * shapes[s][1] > max_count) continue;
+                L = tc_layout_rows(shapes[s][0], shapes[s][1]);
+                oi = (unsigned)((s + di) % 3);
+                run_segmented_reduce(&L, d, ops[oi], reduce_pattern(d, ops[oi], turn++));
+                tc_layout_free(&L);
+            }
+    }
     /* Long segments (the parallel paths of each segment) */
     if (max_count >= 200000) {
         tc_layout_t L = tc_layout_rows(2, 100000);

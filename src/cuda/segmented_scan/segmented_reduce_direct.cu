@@ -9,7 +9,8 @@
 //   kGroup-th element into four running values in turn (four loads in
 //   flight), then the four and the group's lanes combined in a fixed tree
 //   (shuffles).
-// - Longer rows: chunks of kChunkItems elements, one block each (16 loads in
+// - Longer rows, and few rows (kFewRowsMax) of kBlockRowMinLength elements
+//   or more: chunks of kChunkItems elements, one block each (16 loads in
 //   flight a thread); a row of one chunk is written by its block, otherwise
 //   the chunks' results go to the workspace and a second launch folds each
 //   row's chunks in order.
@@ -42,6 +43,14 @@ using segmented_scan_detail::Accumulation;
 constexpr int kThreads = 256;
 constexpr int kChunkPerThread = 16;
 constexpr uint64_t kChunkItems = uint64_t(kThreads) * kChunkPerThread;  // 4096
+// Few rows of a few hundred elements or more take a block a row: with a
+// group of lanes a row they are too few warps to hide their loads' latency,
+// and a lane waits for its four loads a round (a row of 1,024 f32: eight
+// rounds of one warp), where a block has all of the row's loads in flight
+// at once. Constants, not the device's size: the path, and so float sums'
+// bits, depend on the call's shape alone.
+constexpr uint64_t kFewRowsMax = 512;
+constexpr uint64_t kBlockRowMinLength = 256;
 
 template <typename Acc>
 __device__ __forceinline__ Acc shuffle_xor(Acc value, int mask) {
@@ -137,10 +146,16 @@ __global__ void __launch_bounds__(kThreads) reduce_row_chunks_kernel(
 #pragma unroll
         for (int k = 0; k < kChunkPerThread; ++k) acc[k % 4] = combine(acc[k % 4], Accumulate::load(x[k]));
     } else {
+        // Every load of the thread issued before the first use (predicated).
+        T x[kChunkPerThread];
+#pragma unroll
         for (int k = 0; k < kChunkPerThread; ++k) {
             const uint64_t i = begin + uint64_t(k) * kThreads + threadIdx.x;
-            if (i < end) acc[k % 4] = combine(acc[k % 4], Accumulate::load(source[i]));
+            if (i < end) x[k] = source[i];
         }
+#pragma unroll
+        for (int k = 0; k < kChunkPerThread; ++k)
+            if (begin + uint64_t(k) * kThreads + threadIdx.x < end) acc[k % 4] = combine(acc[k % 4], Accumulate::load(x[k]));
     }
     const Acc total = combine_block(combine(combine(acc[0], acc[1]), combine(acc[2], acc[3])), combine, warp_values);
     if (threadIdx.x == 0) {
@@ -192,7 +207,9 @@ template <typename T, typename Op>
 void reduce_rows_typed(const DeviceEnv &env, const SegmentLayout &layout, const void *input, void *output) {
     using Acc = typename Accumulation<T, Op>::Acc;
     const uint64_t rows = layout.segments, length = layout.row_length;
-    if (length < kChunkItems) return reduce_short_typed<T, Op>(env, layout, length, InKernelCheck{}, input, output);
+    const bool block_a_row = rows <= kFewRowsMax && length >= kBlockRowMinLength;
+    if (length < kChunkItems && !block_a_row)
+        return reduce_short_typed<T, Op>(env, layout, length, InKernelCheck{}, input, output);
     const T *in = static_cast<const T *>(input);
     T *out = static_cast<T *>(output);
     const uint64_t chunks = ceil_div(length, kChunkItems);
