@@ -1501,9 +1501,17 @@ static void test_sort_distributions(gpuprim_context_t ctx) {
     dist_range_run(ctx, GPUPRIM_DTYPE_F32, 600001, 20, 32, 0);
     dist_range_run(ctx, GPUPRIM_DTYPE_U64, 600001, 16, 48, 0);
     dist_range_run(ctx, GPUPRIM_DTYPE_U32, 1048583, 8, 24, 0);
+    /* ... within the one-block sort's 4096 keys (radix passes over the range) */
+    dist_range_run(ctx, GPUPRIM_DTYPE_U32, 4096, 8, 24, 1);
+    dist_range_run(ctx, GPUPRIM_DTYPE_F32, 1000, 20, 32, 1);
+    dist_range_run(ctx, GPUPRIM_DTYPE_U64, 2048, 16, 48, 1);
+    dist_range_run(ctx, GPUPRIM_DTYPE_I16, 4095, 8, 16, 1);
+    dist_range_run(ctx, GPUPRIM_DTYPE_U8, 300, 2, 6, 1);
+    dist_range_run(ctx, GPUPRIM_DTYPE_F64, 1025, 0, 13, 1);
 
     /* gpuprim_argsort. */
     for (di = 0; di < TC_DTYPE_COUNT; ++di) dist_argsort_run(ctx, tc_all_dtypes[di], 5000, 1);
+    for (di = 0; di < TC_DTYPE_COUNT; ++di) dist_argsort_run(ctx, tc_all_dtypes[di], di % 2 ? 4096 : 1500, 0);
     dist_argsort_run(ctx, GPUPRIM_DTYPE_U32, 1048583, 1);
     dist_argsort_run(ctx, GPUPRIM_DTYPE_F32, 1048583, 0);
     dist_argsort_run(ctx, GPUPRIM_DTYPE_U64, 600001, 0);

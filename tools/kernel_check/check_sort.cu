@@ -799,20 +799,23 @@ int big(TestEnv &t) {
     return failed;
 }
 
-// Small sizes: the one-block sort against the fused radix launch, mean per
-// call of 100 back-to-back calls (the host queues a call in ~5 us, so calls
-// shorter than that measure the host).
+// Small sizes: the one-block sorts (bitonic network, radix passes) against
+// the fused radix launch, mean per call of 100 back-to-back calls (the host
+// queues a call in ~5 us, so calls shorter than that measure the host); then
+// one call between events (median of 51), CUB's DeviceRadixSort beside.
 void time_paths(TestEnv &t) {
     struct PathCase {
         const char *name;
         int dtype, value_bytes;
     };
-    const PathCase cases[] = {{"u32 keys", 0, 0}, {"u32/u32 pairs", 0, 4}, {"u64 keys", 3, 0}, {"u64/u64 pairs", 3, 8}};
-    std::printf("\n%-16s %7s %10s %10s   (us per call, batch of 100)\n", "case", "n", "block", "fused");
+    const PathCase cases[] = {{"u32 keys", 0, 0},      {"f32 keys", 2, 0},       {"u32/u32 pairs", 0, 4},
+                              {"u32/u64 pairs", 0, 8}, {"u64 keys", 3, 0},       {"u64/u64 pairs", 3, 8}};
+    std::printf("\n%-14s %6s | %8s %8s %8s | %8s %8s %8s   (us; batch of 100 per call | one call, median)\n", "case",
+                "n", "network", "radix", "fused", "network", "radix", "CUB");
     for (const PathCase &c : cases) {
-        for (uint64_t n : {uint64_t(1024), uint64_t(2048), uint64_t(4096)}) {
+        for (uint64_t n : {uint64_t(256), uint64_t(1024), uint64_t(2048), uint64_t(4096)}) {
             const Dtype &dt = kDtypes[c.dtype];
-            TimingBuffers buffers(n, dt.bytes, c.value_bytes, 1);
+            TimingBuffers buffers(n, dt.bytes, c.value_bytes, 3);
             SortRequest request{};
             request.key_kind = dt.kind;
             request.key_bytes = dt.bytes;
@@ -837,11 +840,27 @@ void time_paths(TestEnv &t) {
                 CK(cudaEventDestroy(e1));
                 return ms * 1e3 / 100;
             };
-            const double block = gc::block_sort_fits(t.env, request)
-                                     ? batch_us([&] { gc::block_sort(t.env, request); })
-                                     : -1;
+            auto single_us = [&](auto call) {
+                return median_ms(t.env.stream, 51, [&](int copy) {
+                           SortRequest r = request;
+                           r.keys_in = buffers.keys_in[copy];
+                           r.values_in = buffers.values_in[copy];
+                           call(r);
+                       }) * 1e3;
+            };
+            const bool network_fits = gc::block_sort_fits(t.env, request);
+            const bool radix_fits = gc::block_radix_sort_fits(t.env, request);
+            auto network = [&](const SortRequest &r) { gc::block_sort(t.env, r); };
+            auto radix = [&](const SortRequest &r) { gc::block_radix_sort(t.env, r); };
+            const double network_batch = network_fits ? batch_us([&] { network(request); }) : -1;
+            const double radix_batch = radix_fits ? batch_us([&] { radix(request); }) : -1;
             const double fused = batch_us([&] { run_sort(t, request, kFused, 0); });
-            std::printf("%-16s %7llu %10.2f %10.2f\n", c.name, (unsigned long long)n, block, fused);
+            const double network_one = network_fits ? single_us(network) : -1;
+            const double radix_one = radix_fits ? single_us(radix) : -1;
+            const double cub = cub_time(t.env.stream, dt.cub_id, c.value_bytes, buffers.keys_in, buffers.keys_out,
+                                        buffers.values_in, buffers.values_out, n, 51) * 1e3;
+            std::printf("%-14s %6llu | %8.2f %8.2f %8.2f | %8.2f %8.2f %8.2f\n", c.name, (unsigned long long)n,
+                        network_batch, radix_batch, fused, network_one, radix_one, cub);
         }
     }
 }

@@ -97,13 +97,20 @@ struct BlockRadixRank {
     // 1.36x slower than uniform ones that way. match.any costs more the more
     // distinct digits a warp holds (3x the AtomicOr ranking on uniform
     // digits), so the caller decides per pass (Onesweep: from its histogram).
-    template <typename DigitOf, typename OnCounts, typename Place = std::nullptr_t>
+    // valid(i) (instead of nullptr; AtomicOr ranking without early counts,
+    // not skewed): whether item i takes part. The others are neither counted
+    // nor ranked (their ranks[i] are left meaningless), as if absent: a
+    // block sorting fewer items than its tile leaves its padding out.
+    template <typename DigitOf, typename OnCounts, typename Place = std::nullptr_t, typename Valid = std::nullptr_t>
     __device__ __forceinline__ static void rank(Storage &s, DigitOf &&digit_of,
                                                 uint32_t (&ranks)[kItems], uint32_t &digit_count,
                                                 uint32_t &digit_exclusive, OnCounts &&on_counts,
-                                                Place &&place = nullptr, bool skewed = false) {
+                                                Place &&place = nullptr, bool skewed = false,
+                                                Valid &&valid = nullptr) {
         constexpr bool kPlace = !std::is_same_v<std::decay_t<Place>, std::nullptr_t>;
+        constexpr bool kAllValid = std::is_same_v<std::decay_t<Valid>, std::nullptr_t>;
         static_assert(!kPlace || kEarlyCounts, "ranks are final only with early counts");
+        static_assert(kAllValid || (kMasks && !kEarlyCounts), "valid(i): AtomicOr ranking without early counts");
         auto deliver = [&](int i, uint32_t rank) {
             if constexpr (kPlace) place(i, rank);
             else ranks[i] = rank;
@@ -121,6 +128,8 @@ struct BlockRadixRank {
         const bool match_any_peers = kMasks && skewed;
         if constexpr (kEarlyCounts) {
             count_digits(counts, digit_of, match_any_peers);
+        } else if constexpr (!kAllValid) {
+            rank_valid_in_warp(s, counts, warp, lane, digit_of, deliver, valid);
         } else {
             if (match_any_peers) rank_in_warp<true>(s, counts, warp, lane, digit_of, deliver);
             else rank_in_warp<false>(s, counts, warp, lane, digit_of, deliver);
@@ -182,6 +191,34 @@ struct BlockRadixRank {
                 if (lane == leader) s.match_masks[warp][digit] = 0;
                 __syncwarp();
             }
+        }
+    }
+
+    // rank_in_warp's AtomicOr ranking of the items for which valid(i) holds;
+    // the others' lanes only keep the warp's steps.
+    template <typename DigitOf, typename Deliver, typename Valid>
+    __device__ __forceinline__ static void rank_valid_in_warp(Storage &s, uint32_t *counts, uint32_t warp,
+                                                              uint32_t lane, DigitOf &digit_of, Deliver &deliver,
+                                                              Valid &valid) {
+        const uint32_t lanes_below = radix_lanemask_lt();
+#pragma unroll
+        for (int i = 0; i < kItems; ++i) {
+            if (!__any_sync(kFullWarpMask, valid(i))) continue;  // a warp of padding: nothing to rank
+            const bool present = valid(i);
+            const uint32_t digit = present ? digit_of(i) : 0u;
+            uint32_t *mask = &s.match_masks[warp][digit];
+            if (present) atomicOr(mask, 1u << lane);
+            __syncwarp();
+            const uint32_t peers = present ? *mask : 0u;
+            const uint32_t leader = present ? 31 - __clz(peers) : 0u;
+            uint32_t before = 0;
+            if (present && lane == leader) before = atomicAdd(&counts[digit], __popc(peers));
+            before = __shfl_sync(kFullWarpMask, before, int(leader));
+            deliver(i, before + __popc(peers & lanes_below));
+            // Every lane has read its mask (the shuffle waited for all):
+            // clear it for the next item.
+            if (present && lane == leader) *mask = 0;
+            __syncwarp();
         }
     }
 

@@ -167,7 +167,8 @@ constexpr int kBlockSortMaxThreads = 1024;
 constexpr int kBlockSortItemsPerThread = 4;
 
 struct SortTuning {
-    uint64_t block_sort_max;   // count <= this: one block (block_sort.cu)
+    uint64_t block_sort_max;   // count <= this: one block
+    bool block_radix;          // that block sorts by radix passes (block_radix_sort.cu), else a network (block_sort.cu)
     bool fused;                // middle sizes in one cooperative launch
     uint64_t medium_max;       // count <= this: Onesweep with the medium tile
     // Past medium_max, count <= these: smaller tiles than the large ones
@@ -191,6 +192,7 @@ struct SortTuningSm90 {
         // (u32/u32 pairs), 19.4 vs 42.6 (u64 keys); u64/u64 pairs 54.1 vs 54.6,
         // a tie, and 59.4 vs 55.0 before the network was unrolled: kept fused.
         tuning.block_sort_max = key_bytes == 8 && value_bytes != 0 ? 2048 : 4096;
+        tuning.block_radix = true;
         tuning.fused = true;
         tuning.medium_max = uint64_t(1) << 19;  // the large tile was 3-6% faster at 2^20 and 2^21
         tuning.keys4_small_max = uint64_t(1) << 20;
