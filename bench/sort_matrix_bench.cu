@@ -9,7 +9,7 @@
 // Rows: every distribution below x {u32, u64 keys} x {keys only, pairs with
 // u32 values} x 2^20, 2^22 ... 2^28, ascending, out of place; then the
 // presorted shortcuts (sorted in place, sorted out of place, strictly
-// decreasing out of place) and small sizes 2^11 ... 2^14 (u32 keys, u32/u32
+// decreasing out of place) and small sizes 2^10 ... 2^20 (u32 keys, u32/u32
 // pairs; one call between events and batched).
 //
 // Timing: CUDA events around one call, 3 warm-up calls, median; inputs
@@ -317,7 +317,7 @@ int main(int argc, char **argv) {
         }
     }
     if (small) {
-        for (int log2n = 11; log2n <= 14; ++log2n) {
+        for (int log2n = 10; log2n <= 20; ++log2n) {
             const uint64_t n = uint64_t(1) << log2n;
             run_row<uint32_t>(Dist::Uniform, n, false, Mode::OutOfPlace, 1.0, true, filter, "small");
             run_row<uint32_t>(Dist::Uniform, n, true, Mode::OutOfPlace, 1.0, true, filter, "small");
