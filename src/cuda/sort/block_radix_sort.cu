@@ -227,14 +227,16 @@ void launch_by_shape(const DeviceEnv &env, const BlockRadixArgs &args, bool with
 
 bool block_radix_sort_fits(const DeviceEnv &env, const SortRequest &request) {
     if (request.count > uint64_t(kBlockSortMaxThreads) * kItems) return false;
-    const uint32_t threads = threads_for(request.count);
-    const uint64_t tile = uint64_t(threads) * kItems;
-    const bool with_positions = request.value_bytes != 0;
-    // The rank's storage: a count and a match mask per warp and digit.
-    const uint64_t rank_bytes = uint64_t(threads / 32) * kRadixRankDigits * 8 + 64;
-    const uint64_t shared = rank_bytes + tile * request.key_bytes + (with_positions ? tile * 2 : 0) +
-                            (request.values_in ? request.count * request.value_bytes : 0) + 16 * 4;
-    return shared <= std::max<uint64_t>(48 * 1024, env.max_shared_per_block_optin);
+    const bool small = threads_for(request.count) == 256, with_positions = request.value_bytes != 0;
+    const uint32_t count = uint32_t(request.count);
+    const uint32_t staged_bytes = request.values_in ? request.value_bytes : 0;
+    // Dynamic and static shared memory of the kernel launch() would run.
+    const size_t shared = dispatch_width(request.key_bytes, "block radix sort: unsupported key width", [&](auto key_bits) {
+        using K = decltype(key_bits);
+        return small ? BlockRadixLayout<K, 256>::bytes(with_positions, count, staged_bytes) + 2 * 8 * sizeof(K)
+                     : BlockRadixLayout<K, 1024>::bytes(with_positions, count, staged_bytes) + 2 * 32 * sizeof(K);
+    });
+    return shared <= std::max<size_t>(48 * 1024, env.max_shared_per_block_optin);
 }
 
 void block_radix_sort(const DeviceEnv &env, const SortRequest &request) {
