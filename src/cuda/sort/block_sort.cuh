@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Small inputs: one block sorts everything in shared memory, by a bitonic
 // network (block_sort.cu) or by 8-bit radix passes (block_radix_sort.cu);
-// the sort's tuning picks (sort_policy.cuh, block_radix).
+// the sort's tuning picks (sort_policy.cuh, block_network_max).
 #pragma once
 
 #include "core/backend.h"

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // gpuprim::cuda::sort: picks the path by size (thresholds in sort_policy.cuh).
-// Up to 4096 keys (2048 for 8-byte keys with values): one block, by radix
-// passes (block_radix_sort.cu) or a bitonic network (block_sort.cu). Up to
-// 128 tiles of 2048 keys: the whole radix sort in one cooperative launch.
+// Up to 4096 keys: one block, by a bitonic network (block_sort.cu; keys
+// alone, pairs up to 2048) or radix passes (block_radix_sort.cu; pairs past
+// 2048, bit ranges). Up to 128 tiles of 2048 keys: the whole radix sort in
+// one cooperative launch.
 // Beyond: Onesweep, one
 // histogram kernel and one kernel per pass, with a small tile up to 2^19
 // keys and a large one after (radix_sort.cu).
@@ -40,8 +41,10 @@ void sort(const DeviceEnv &env, const SortRequest &request) {
     if (request.values_are_indices && request.value_bytes != 4 && request.value_bytes != 8)
         fail(GPUPRIM_ERROR_INTERNAL, "argsort: unsupported index width %u", request.value_bytes);
     if (request.count <= tuning.block_sort_max) {
-        if (tuning.block_radix && block_radix_sort_fits(env, request)) return block_radix_sort(env, request);
-        if (block_sort_fits(env, request)) return block_sort(env, request);
+        // The network compares whole keys: a bit range takes radix passes.
+        const bool network = request.count <= tuning.block_network_max && sorts_whole_key(request);
+        if (network && block_sort_fits(env, request)) return block_sort(env, request);
+        if (block_radix_sort_fits(env, request)) return block_radix_sort(env, request);
     }
     if (request.values_are_indices) return radix_sort(env, argsort_as_pairs(env, request), tuning);
     radix_sort(env, request, tuning);

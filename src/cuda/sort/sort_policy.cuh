@@ -167,8 +167,9 @@ constexpr int kBlockSortMaxThreads = 1024;
 constexpr int kBlockSortItemsPerThread = 4;
 
 struct SortTuning {
-    uint64_t block_sort_max;   // count <= this: one block
-    bool block_radix;          // that block sorts by radix passes (block_radix_sort.cu), else a network (block_sort.cu)
+    uint64_t block_sort_max;     // count <= this: one block, ...
+    uint64_t block_network_max;  // ... a bitonic network up to this count (block_sort.cu), radix passes past it
+                                 // and for bit ranges (block_radix_sort.cu)
     bool fused;                // middle sizes in one cooperative launch
     uint64_t medium_max;       // count <= this: Onesweep with the medium tile
     // Past medium_max, count <= these: smaller tiles than the large ones
@@ -185,14 +186,16 @@ struct SortTuning {
 
 // Hopper (sm_90), measured on H100 (docs/tuning/sort.md).
 struct SortTuningSm90 {
-    static SortTuning tuning(uint32_t key_bytes, uint32_t value_bytes) {
+    static SortTuning tuning(uint32_t /*key_bytes*/, uint32_t value_bytes) {
         SortTuning tuning{};
-        // H100, 4096 keys (docs/tuning/sort.md, `check_sort paths`, us per call):
-        // one block 12.8 vs the fused launch 22.4 (u32 keys), 20.5 vs 26.2
-        // (u32/u32 pairs), 19.4 vs 42.6 (u64 keys); u64/u64 pairs 54.1 vs 54.6,
-        // a tie, and 59.4 vs 55.0 before the network was unrolled: kept fused.
-        tuning.block_sort_max = key_bytes == 8 && value_bytes != 0 ? 2048 : 4096;
-        tuning.block_radix = true;
+        // H100, `check_sort paths` (docs/tuning/sort.md), us per call in a
+        // batch of 100, network / radix passes / fused launch: u32 keys 4096
+        // 13.5 / 14.0 / 25.5, 2048 7.0 / 11.7; u64 keys 4096 19.7 / 27.2 / 46.0;
+        // pairs at 4096 u32/u32 20.9 / 16.1 / 28.9, u32/u64 22.1 / 16.3 / 30.0,
+        // u64/u64 55.6 / 30.3 / 55.5; at 2048 u32/u32 10.6 / 13.1, u64/u64
+        // 24.6 / 24.0. Keys sort by the network; pairs past 2048 by radix.
+        tuning.block_sort_max = 4096;
+        tuning.block_network_max = value_bytes == 0 ? 4096 : 2048;
         tuning.fused = true;
         tuning.medium_max = uint64_t(1) << 19;  // the large tile was 3-6% faster at 2^20 and 2^21
         tuning.keys4_small_max = uint64_t(1) << 20;
