@@ -3,10 +3,9 @@
 // Up to 4096 keys: one block, by a bitonic network (block_sort.cu; keys
 // alone, pairs up to 2048) or radix passes (block_radix_sort.cu; pairs past
 // 2048, bit ranges). Up to 128 tiles of 2048 keys: the whole radix sort in
-// one cooperative launch.
-// Beyond: Onesweep, one
-// histogram kernel and one kernel per pass, with a small tile up to 2^19
-// keys and a large one after (radix_sort.cu).
+// one cooperative launch. Beyond: Onesweep, one histogram kernel and one
+// kernel per pass, with a small tile up to 2^19 keys and a large one after
+// (radix_sort.cu).
 #include "cuda/sort/sort.h"
 
 #include "core/checked_size.h"

@@ -168,10 +168,10 @@ constexpr int kBlockSortItemsPerThread = 4;
 
 struct SortTuning {
     uint64_t block_sort_max;     // count <= this: one block, ...
-    uint64_t block_network_max;  // ... a bitonic network up to this count (block_sort.cu), radix passes past it
-                                 // and for bit ranges (block_radix_sort.cu)
-    bool fused;                // middle sizes in one cooperative launch
-    uint64_t medium_max;       // count <= this: Onesweep with the medium tile
+    uint64_t block_network_max;  // ... by a bitonic network up to this count (block_sort.cu), by radix
+                                 // passes past it and for bit ranges (block_radix_sort.cu)
+    bool fused;                  // middle sizes in one cooperative launch
+    uint64_t medium_max;         // count <= this: Onesweep with the medium tile
     // Past medium_max, count <= these: smaller tiles than the large ones
     // (OnesweepKeys4SmallShape, OnesweepKeys4MidShape for 4-byte keys without
     // values, OnesweepKeys8MidShape for 8-byte ones, OnesweepPackedPairMidShape).
