@@ -129,7 +129,7 @@ struct BlockRadixRank {
         if constexpr (kEarlyCounts) {
             count_digits(counts, digit_of, match_any_peers);
         } else if constexpr (!kAllValid) {
-            rank_valid_in_warp(s, counts, warp, lane, digit_of, deliver, valid);
+            rank_in_warp<false>(s, counts, warp, lane, digit_of, deliver, valid);
         } else {
             if (match_any_peers) rank_in_warp<true>(s, counts, warp, lane, digit_of, deliver);
             else rank_in_warp<false>(s, counts, warp, lane, digit_of, deliver);
@@ -148,13 +148,23 @@ struct BlockRadixRank {
     // Ranks each item among the warp's items of its digit, counting on from
     // counts[digit] (zero, or with kEarlyCounts the warp's final offset), and
     // hands deliver(i, rank) each item's rank.
-    template <bool kMatchAnyPeers, typename DigitOf, typename Deliver>
+    // valid (AtomicOr only): as rank()'s; the lanes of absent items only keep
+    // the warp's steps, and a warp with none present skips the item.
+    template <bool kMatchAnyPeers, typename DigitOf, typename Deliver, typename Valid = std::nullptr_t>
     __device__ __forceinline__ static void rank_in_warp(Storage &s, uint32_t *counts, uint32_t warp, uint32_t lane,
-                                                        DigitOf &digit_of, Deliver &deliver) {
+                                                        DigitOf &digit_of, Deliver &deliver,
+                                                        const Valid &valid = nullptr) {
+        constexpr bool kAllValid = std::is_same_v<Valid, std::nullptr_t>;
+        static_assert(kAllValid || (kMasks && !kMatchAnyPeers), "valid(i): AtomicOr ranking only");
         const uint32_t lanes_below = radix_lanemask_lt();
 #pragma unroll
         for (int i = 0; i < kItems; ++i) {
-            const uint32_t digit = digit_of(i);
+            bool present = true;
+            if constexpr (!kAllValid) {
+                present = valid(i);
+                if (!__any_sync(kFullWarpMask, present)) continue;  // a warp of padding: nothing to rank
+            }
+            const uint32_t digit = present ? digit_of(i) : 0u;
             if constexpr (kMatchAnyPeers) {  // the lowest peer writes the new count
                 const uint32_t peers = __match_any_sync(kFullWarpMask, digit);
                 uint32_t *count = &counts[digit * kCountStride + kCountSlot];
@@ -178,47 +188,19 @@ struct BlockRadixRank {
                 __syncwarp();
             } else {
                 uint32_t *mask = &s.match_masks[warp][digit];
-                atomicOr(mask, 1u << lane);
+                if (present) atomicOr(mask, 1u << lane);
                 __syncwarp();
-                const uint32_t peers = *mask;
-                const uint32_t leader = 31 - __clz(peers);
+                const uint32_t peers = present ? *mask : 0u;
+                const uint32_t leader = present ? 31 - __clz(peers) : 0u;
                 uint32_t before = 0;
-                if (lane == leader) before = atomicAdd(&counts[digit], __popc(peers));
+                if (present && lane == leader) before = atomicAdd(&counts[digit], __popc(peers));
                 before = __shfl_sync(kFullWarpMask, before, leader);
                 deliver(i, before + __popc(peers & lanes_below));
                 // Every lane has read its mask (the shuffle waited for all):
                 // clear it for the next item.
-                if (lane == leader) s.match_masks[warp][digit] = 0;
+                if (present && lane == leader) s.match_masks[warp][digit] = 0;
                 __syncwarp();
             }
-        }
-    }
-
-    // rank_in_warp's AtomicOr ranking of the items for which valid(i) holds;
-    // the others' lanes only keep the warp's steps.
-    template <typename DigitOf, typename Deliver, typename Valid>
-    __device__ __forceinline__ static void rank_valid_in_warp(Storage &s, uint32_t *counts, uint32_t warp,
-                                                              uint32_t lane, DigitOf &digit_of, Deliver &deliver,
-                                                              Valid &valid) {
-        const uint32_t lanes_below = radix_lanemask_lt();
-#pragma unroll
-        for (int i = 0; i < kItems; ++i) {
-            if (!__any_sync(kFullWarpMask, valid(i))) continue;  // a warp of padding: nothing to rank
-            const bool present = valid(i);
-            const uint32_t digit = present ? digit_of(i) : 0u;
-            uint32_t *mask = &s.match_masks[warp][digit];
-            if (present) atomicOr(mask, 1u << lane);
-            __syncwarp();
-            const uint32_t peers = present ? *mask : 0u;
-            const uint32_t leader = present ? 31 - __clz(peers) : 0u;
-            uint32_t before = 0;
-            if (present && lane == leader) before = atomicAdd(&counts[digit], __popc(peers));
-            before = __shfl_sync(kFullWarpMask, before, int(leader));
-            deliver(i, before + __popc(peers & lanes_below));
-            // Every lane has read its mask (the shuffle waited for all):
-            // clear it for the next item.
-            if (present && lane == leader) *mask = 0;
-            __syncwarp();
         }
     }
 
