@@ -15,6 +15,7 @@
 // and whole warps of padding do no atomics.
 #include "cuda/sort/block_sort.cuh"
 
+#include "core/checked_size.h"
 #include "core/dtype.h"
 #include "core/key_transform.h"
 #include "cuda/block/block_radix_rank.cuh"
@@ -55,7 +56,10 @@ struct BlockRadixLayout {
     static constexpr size_t kKeysBytes = (size_t(kTile) * sizeof(K) + 15) / 16 * 16;
     static constexpr size_t kPositionsBytes = size_t(kTile) * sizeof(uint16_t);
     static size_t bytes(bool with_positions, uint32_t count, uint32_t value_bytes) {
-        return kRankBytes + kKeysBytes + (with_positions ? kPositionsBytes : 0) + size_t(count) * value_bytes;
+        return size_t(CheckedSize(count, "the block radix sort's staged values")
+                          .times(value_bytes)
+                          .plus(kRankBytes + kKeysBytes + (with_positions ? kPositionsBytes : 0))
+                          .value());
     }
 };
 
