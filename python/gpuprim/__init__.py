@@ -111,7 +111,7 @@ from . import _core
 # The common path of sort, argsort, topk, sum, min and max runs in the
 # compiled layer (python/src/fast_calls.cpp): it returns None for anything
 # off that path, which then takes the general one below.
-_LIB.fast_init(_arrays._fast_dtype_code, _core._context_for_object, _core._raise_status)
+_LIB.fast_init(_arrays._fast_dtype_code, _arrays._fast_index_code, _core._context_for_object, _core._raise_status)
 _fast_sort, _fast_argsort, _fast_topk, _fast_reduce = (
     _LIB.fast_sort, _LIB.fast_argsort, _LIB.fast_topk, _LIB.fast_reduce)
 _OP_SUM, _OP_MIN, _OP_MAX = _LIB.OP_SUM, _LIB.OP_MIN, _LIB.OP_MAX
@@ -247,8 +247,8 @@ def argsort(x: Array, /, *, axis: Optional[int] = -1, descending: bool = False,
         >>> gpuprim.argsort(torch.tensor([2, 1, 2, 0], device="cuda"))
         tensor([3, 1, 0, 2], device='cuda:0')
     """
-    if (dtype == "int64" or dtype is None) and begin_bit is None and end_bit is None:
-        result = _fast_argsort(x, axis, descending)
+    if begin_bit is None and end_bit is None:
+        result = _fast_argsort(x, axis, descending, dtype)
         if result is not None:
             return result
     context, array = _described(x)
@@ -279,10 +279,9 @@ def topk(x: Array, k: int, /, *, largest: bool = True, axis: Optional[int] = -1,
         >>> values, indices
         (array([5., 5.]), array([1, 3]))
     """
-    if dtype == "int64" or dtype is None:
-        result = _fast_topk(x, k, largest, axis)
-        if result is not None:
-            return result
+    result = _fast_topk(x, k, largest, axis, dtype)
+    if result is not None:
+        return result
     context, array = _described(x)
     return context.topk(array, k, largest=largest, axis=axis, dtype=dtype)
 

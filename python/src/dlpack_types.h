@@ -25,6 +25,24 @@ struct ManagedTensorVersioned {
     nanobind::dlpack::dltensor tensor;
 };
 
+// DLPack 1.3's C exchange API (dlpack.h's DLPackExchangeAPI): the function
+// table a framework puts on its array type as __dlpack_c_exchange_api__, a
+// "dlpack_exchange_api" capsule. The common path reads a tensor through
+// dltensor_from_py_object_no_sync (a view filled in place: no allocation, no
+// capsule) and the framework's stream through current_work_stream.
+struct ExchangeApiHeader {
+    std::uint32_t major, minor;
+    ExchangeApiHeader *previous;  // an older table, or null
+};
+struct ExchangeApi {
+    ExchangeApiHeader header;
+    void *managed_tensor_allocator;
+    void *managed_tensor_from_py_object_no_sync;
+    void *managed_tensor_to_py_object_no_sync;
+    int (*dltensor_from_py_object_no_sync)(void *py_object, nanobind::dlpack::dltensor *out);
+    int (*current_work_stream)(std::int32_t device_type, std::int32_t device_id, void **stream);
+};
+
 // The library's dtype of a DLPack dtype (bool: U8 with is_bool set), or -1.
 inline int dlpack_code(const nanobind::dlpack::dtype &dtype, bool &is_bool) {
     using nanobind::dlpack::dtype_code;

@@ -53,7 +53,8 @@ struct Operand {
     bool writeable = true;
     std::uintptr_t stream = 0;  // cupy: the call's stream, the one the general path picks
     PyObject *dtype = nullptr;  // numpy: the array's descr (borrowed); cupy: its dtype (in keep)
-    nb::object keep;            // torch: the DLPack capsule, alive until the call returns; cupy: the dtype
+    nb::object keep;            // torch without the exchange table: the DLPack capsule, alive until the
+                                // call returns; cupy: the dtype
 };
 
 // numpy's PyArrayObject (numpy/ndarraytypes.h, PyArrayObject_fields): the
@@ -77,19 +78,26 @@ struct Cache {
     PyTypeObject *numpy_array = nullptr;
     nb::object numpy_empty, numpy_empty_like;
     PyTypeObject *torch_tensor = nullptr;
-    nb::object torch_empty_like, torch_raw_stream, torch_int64, torch_to_dlpack;
+    nb::object torch_empty_like, torch_raw_stream, torch_to_dlpack;
+    nb::object torch_exchange_capsule;           // keeps torch_exchange alive
+    const ExchangeApi *torch_exchange = nullptr;  // torch >= 2.10; else _to_dlpack and the raw stream
+    bool torch_exchange_off = false;              // testing hook (fast_use_torch_exchange)
     PyTypeObject *cupy_array = nullptr;
     nb::object cupy_empty, cupy_empty_like, cupy_get_device, cupy_current_stream;
     nb::object dtype_code;             // _arrays._fast_dtype_code(dtype) -> (code, is_bool) or None
+    nb::object index_code;             // _arrays._fast_index_code(dtype) -> code or None
     nb::object context_for_object;     // _core._context_for_object(x) -> Context
     nb::object raise_status;           // _core._raise_status(context, status)
-    nb::object numpy_int64;
+    // The index dtypes' objects, by index_slot(): int32, uint32, int64,
+    // uint64 (a torch without uint32/uint64: those two invalid).
+    nb::object numpy_index[4], torch_index[4];
     struct Dtype {
         nb::object keep;  // holds the dtype object, so its address stays its own
         int code;
         bool is_bool;
     };
     std::unordered_map<PyObject *, Dtype> dtypes;
+    std::unordered_map<PyObject *, Dtype> index_dtypes;  // dtype= arguments of argsort and topk
     nb::str s_new_empty{"new_empty"}, s_wraps{"_wraps"}, s_contexts_key{"gpuprim._ext.contexts"};
     nb::str s_array_interface{"__cuda_array_interface__"}, s_data{"data"}, s_shape{"shape"},
         s_strides{"strides"}, s_stream{"stream"}, s_dtype{"dtype"}, s_device_id{"device_id"}, s_ptr{"ptr"};
@@ -129,7 +137,28 @@ void find_numpy(PyObject *modules) {
     Py_INCREF(cache->numpy_array);
     cache->numpy_empty = np.attr("empty");
     cache->numpy_empty_like = np.attr("empty_like");
-    cache->numpy_int64 = np.attr("dtype")("int64");
+    const char *names[4] = {"int32", "uint32", "int64", "uint64"};
+    for (int slot = 0; slot < 4; ++slot) cache->numpy_index[slot] = np.attr("dtype")(names[slot]);
+}
+
+// The type's DLPack C exchange table of major version 1 (walking its
+// chain of older tables), with the two calls the common path makes; none
+// (null): the type has no table, or none this layer knows.
+void find_exchange_api(PyObject *type, nb::object &capsule, const ExchangeApi *&api) {
+    PyObject *found = PyObject_GetAttrString(type, "__dlpack_c_exchange_api__");
+    if (!found) {
+        PyErr_Clear();
+        return;
+    }
+    nb::object held = nb::steal(found);
+    if (!PyCapsule_IsValid(found, "dlpack_exchange_api")) return;
+    auto *header = static_cast<ExchangeApiHeader *>(PyCapsule_GetPointer(found, "dlpack_exchange_api"));
+    while (header && header->major > 1) header = header->previous;
+    if (!header || header->major != 1) return;
+    const auto *table = reinterpret_cast<const ExchangeApi *>(header);
+    if (!table->dltensor_from_py_object_no_sync || !table->current_work_stream) return;
+    capsule = std::move(held);
+    api = table;
 }
 
 void find_torch(PyObject *modules) {
@@ -139,12 +168,17 @@ void find_torch(PyObject *modules) {
     nb::object c = t.attr("_C");
     if (!PyObject_HasAttrString(c.ptr(), "_to_dlpack")) return;  // not a torch the common path knows
     cache->torch_empty_like = t.attr("empty_like");
-    cache->torch_int64 = t.attr("int64");
+    const char *names[4] = {"int32", "uint32", "int64", "uint64"};
+    for (int slot = 0; slot < 4; ++slot)
+        if (PyObject_HasAttrString(torch, names[slot])) cache->torch_index[slot] = t.attr(names[slot]);
     cache->torch_to_dlpack = c.attr("_to_dlpack");
     if (PyObject_HasAttrString(c.ptr(), "_cuda_getCurrentRawStream"))
         cache->torch_raw_stream = c.attr("_cuda_getCurrentRawStream");
     cache->torch_tensor = reinterpret_cast<PyTypeObject *>(t.attr("Tensor").ptr());
     Py_INCREF(cache->torch_tensor);
+    if (!cache->torch_exchange_off)
+        find_exchange_api(reinterpret_cast<PyObject *>(cache->torch_tensor), cache->torch_exchange_capsule,
+                      cache->torch_exchange);
 }
 
 void find_cupy(PyObject *modules) {
@@ -217,28 +251,39 @@ bool read_numpy(PyObject *object, Operand &operand) {
     return true;
 }
 
-// A torch tensor through torch._C._to_dlpack (one C call; its Python
-// methods would be eight). The capsule stays unconsumed: its destructor,
-// torch's, frees the export when the operand goes.
+// A torch tensor through torch's DLPack C exchange table (a view filled in
+// place, valid while the tensor is), or else torch._C._to_dlpack (one C
+// call, a capsule kept unconsumed until the operand goes: its destructor,
+// torch's, frees the export).
 bool read_torch(PyObject *object, Operand &operand) {
-    PyObject *capsule = PyObject_CallOneArg(cache->torch_to_dlpack.ptr(), object);
-    if (!capsule) {
-        PyErr_Clear();
-        return false;
+    nb::dlpack::dltensor viewed{};
+    const nb::dlpack::dltensor *found = &viewed;
+    if (cache->torch_exchange) {
+        if (cache->torch_exchange->dltensor_from_py_object_no_sync(object, &viewed) != 0) {
+            PyErr_Clear();
+            return false;
+        }
+    } else {
+        PyObject *capsule = PyObject_CallOneArg(cache->torch_to_dlpack.ptr(), object);
+        if (!capsule) {
+            PyErr_Clear();
+            return false;
+        }
+        operand.keep = nb::steal(capsule);
+        auto *managed = static_cast<ManagedTensor *>(PyCapsule_GetPointer(capsule, "dltensor"));
+        if (!managed) {
+            PyErr_Clear();
+            return false;
+        }
+        found = &managed->tensor;
     }
-    operand.keep = nb::steal(capsule);
-    auto *managed = static_cast<ManagedTensor *>(PyCapsule_GetPointer(capsule, "dltensor"));
-    if (!managed) {
-        PyErr_Clear();
-        return false;
-    }
-    const nb::dlpack::dltensor &tensor = managed->tensor;
+    const nb::dlpack::dltensor &tensor = *found;
     operand.code = dlpack_code(tensor.dtype, operand.is_bool);
     if (operand.code < 0) return false;
     if (tensor.device.device_type == 1) {  // kDLCPU
         operand.on_device = false;
         operand.device = -1;
-    } else if (tensor.device.device_type == 2 && cache->torch_raw_stream.is_valid()) {  // kDLCUDA
+    } else if (tensor.device.device_type == 2 && (cache->torch_exchange || cache->torch_raw_stream.is_valid())) {  // kDLCUDA
         operand.on_device = true;
         operand.device = tensor.device.device_id;
     } else {
@@ -342,6 +387,17 @@ bool read(PyObject *object, Operand &operand, bool zero_dimensional = false) {
     return ok && operand.count > 0 && (operand.ndim > 0 || zero_dimensional);
 }
 
+// torch's current stream on the device (0: the default stream).
+std::uintptr_t torch_current_stream(int device) {
+    if (cache->torch_exchange) {
+        void *stream = nullptr;
+        if (cache->torch_exchange->current_work_stream(2 /* kDLCUDA */, device, &stream) != 0)
+            throw nb::python_error();
+        return reinterpret_cast<std::uintptr_t>(stream);
+    }
+    return nb::cast<std::uintptr_t>(cache->torch_raw_stream(device));
+}
+
 // The thread's contexts by (device, stream, framework): the Context objects
 // the general path's context_for() made, kept here too so the common path
 // finds them without Python code. The framework counts on the GPU only: a
@@ -368,7 +424,7 @@ WrapCache *context_for(const Operand &x, nb::object &context) {
     if (x.kind == Kind::cupy)
         stream = x.stream;
     else if (x.on_device)
-        stream = framework_stream(nb::cast<std::uintptr_t>(cache->torch_raw_stream(x.device)));
+        stream = framework_stream(torch_current_stream(x.device));
     const int framework = x.on_device ? static_cast<int>(x.kind) : -1;
     PyObject *state = PyThreadState_GetDict();
     if (!state) throw nb::python_error();
@@ -450,12 +506,34 @@ nb::object empty_like(const Operand &x) {
     }
 }
 
-// int64, of `shape`.
-nb::object empty_indices(const Operand &x, nb::handle shape) {
+// The slot of an index dtype (dtype= of argsort and topk: None is int64)
+// in Cache's numpy_index / torch_index, or -1: not an index dtype, or one
+// x's framework lacks (the general path says which are allowed).
+int index_slot(const Operand &x, nb::handle dtype) {
+    int code = GPUPRIM_DTYPE_I64;
+    if (!dtype.is_none()) {
+        auto found = cache->index_dtypes.find(dtype.ptr());
+        if (found != cache->index_dtypes.end()) {
+            code = found->second.code;
+        } else {
+            nb::object answer = cache->index_code(dtype);
+            code = answer.is_none() ? -1 : nb::cast<int>(answer);
+            if (cache->index_dtypes.size() < 64)  // held, so the address stays the object's
+                cache->index_dtypes.emplace(dtype.ptr(), Cache::Dtype{nb::borrow(dtype), code, false});
+        }
+    }
+    const int slot = code == GPUPRIM_DTYPE_I32 ? 0 : code == GPUPRIM_DTYPE_U32 ? 1 : code == GPUPRIM_DTYPE_I64 ? 2
+                   : code == GPUPRIM_DTYPE_U64 ? 3 : -1;
+    if (slot >= 0 && x.kind == Kind::torch && !cache->torch_index[slot].is_valid()) return -1;
+    return slot;
+}
+
+// Indices of the dtype in `slot` (index_slot), of `shape`.
+nb::object empty_indices(const Operand &x, nb::handle shape, int slot) {
     switch (x.kind) {
-    case Kind::numpy: return cache->numpy_empty(shape, cache->numpy_int64);
-    case Kind::cupy: return cache->cupy_empty(shape, cache->numpy_int64);
-    default: return nb::handle(x.object).attr(cache->s_new_empty)(shape, nb::arg("dtype") = cache->torch_int64);
+    case Kind::numpy: return cache->numpy_empty(shape, cache->numpy_index[slot]);
+    case Kind::cupy: return cache->cupy_empty(shape, cache->numpy_index[slot]);
+    default: return nb::handle(x.object).attr(cache->s_new_empty)(shape, nb::arg("dtype") = cache->torch_index[slot]);
     }
 }
 
@@ -540,12 +618,14 @@ nb::object fast_sort(nb::handle x, nb::handle axis, nb::handle descending, nb::h
     return result;
 }
 
-nb::object fast_argsort(nb::handle x, nb::handle axis, nb::handle descending) {
+nb::object fast_argsort(nb::handle x, nb::handle axis, nb::handle descending, nb::handle dtype) {
     Operand keys;
     if (!is_bool_value(descending) || !read(x.ptr(), keys)) return nb::none();
     int layout = layout_of(keys, axis);
     if (layout < 0 || keys.last == 0) return nb::none();
-    nb::object result = empty_indices(keys, shape_of(keys, static_cast<std::int64_t>(keys.last)));
+    const int slot = index_slot(keys, dtype);
+    if (slot < 0) return nb::none();
+    nb::object result = empty_indices(keys, shape_of(keys, static_cast<std::int64_t>(keys.last)), slot);
     Operand indices;
     if (!read(result.ptr(), indices)) return nb::none();
     Call call;
@@ -568,7 +648,7 @@ nb::object fast_argsort(nb::handle x, nb::handle axis, nb::handle descending) {
     return result;
 }
 
-nb::object fast_topk(nb::handle x, nb::handle k_object, nb::handle largest, nb::handle axis) {
+nb::object fast_topk(nb::handle x, nb::handle k_object, nb::handle largest, nb::handle axis, nb::handle dtype) {
     Operand keys;
     if (!is_bool_value(largest) || !PyLong_CheckExact(k_object.ptr()) || !read(x.ptr(), keys)) return nb::none();
     int layout = layout_of(keys, axis);
@@ -579,9 +659,11 @@ nb::object fast_topk(nb::handle x, nb::handle k_object, nb::handle largest, nb::
         return nb::none();
     }
     if (k <= 0 || static_cast<std::uint64_t>(k) > keys.last) return nb::none();  // the general path's errors
+    const int slot = index_slot(keys, dtype);
+    if (slot < 0) return nb::none();
     nb::object shape = shape_of(keys, k);
     nb::object values = empty_of_dtype(keys, shape);
-    nb::object positions = empty_indices(keys, shape);
+    nb::object positions = empty_indices(keys, shape, slot);
     Operand values_out, indices_out;
     if (!read(values.ptr(), values_out) || !read(positions.ptr(), indices_out)) return nb::none();
     Call call;
@@ -710,18 +792,34 @@ void define_fast_calls(nb::module_ &m) {
         return result;
     });
     nb::class_<ThreadContexts>(m, "_ThreadContexts");
-    m.def("fast_init", [](nb::handle dtype_code, nb::handle context_for_object, nb::handle raise_status) {
+    m.def("fast_init", [](nb::handle dtype_code, nb::handle index_code, nb::handle context_for_object,
+                          nb::handle raise_status) {
         if (!cache) cache = new Cache();  // lives as long as the process (the module is never unloaded)
         cache->dtype_code = nb::borrow(dtype_code);
+        cache->index_code = nb::borrow(index_code);
         cache->context_for_object = nb::borrow(context_for_object);
         cache->raise_status = nb::borrow(raise_status);
     });
+    // Testing hook: whether the common path reads torch tensors through
+    // torch's DLPack C exchange table (use=True: when torch has one) or
+    // through torch._C._to_dlpack (use=False); returns whether it now does.
+    m.def("fast_use_torch_exchange", [](bool use) {
+        if (!cache) throw nb::value_error("fast_init first");
+        find_frameworks();
+        cache->torch_exchange_off = !use;
+        cache->torch_exchange = nullptr;
+        cache->torch_exchange_capsule = nb::object();
+        if (use && cache->torch_tensor)
+            find_exchange_api(reinterpret_cast<PyObject *>(cache->torch_tensor), cache->torch_exchange_capsule,
+                              cache->torch_exchange);
+        return cache->torch_exchange != nullptr;
+    }, nb::arg("use"));
     m.def("fast_sort", &fast_sort, nb::arg("x").none(), nb::arg("axis").none(), nb::arg("descending").none(),
           nb::arg("out").none());
     m.def("fast_argsort", &fast_argsort, nb::arg("x").none(), nb::arg("axis").none(),
-          nb::arg("descending").none());
+          nb::arg("descending").none(), nb::arg("dtype").none());
     m.def("fast_topk", &fast_topk, nb::arg("x").none(), nb::arg("k").none(), nb::arg("largest").none(),
-          nb::arg("axis").none());
+          nb::arg("axis").none(), nb::arg("dtype").none());
     m.def("fast_reduce",
           [](int op, nb::handle x, nb::handle axis, nb::handle out) { return fast_reduce(op, x, axis, out); },
           nb::arg("op"), nb::arg("x").none(), nb::arg("axis").none(), nb::arg("out").none() = nb::none());

@@ -80,14 +80,25 @@ def test_common_path_matches_the_general_path(dtype, shape):
         assert fast is not None  # taken
         np.testing.assert_array_equal(fast, general.sort(x, axis=-1, descending=descending))
         assert fast.dtype == x.dtype
-        indices = _ext.fast_argsort(x, axis, descending)
+        indices = _ext.fast_argsort(x, axis, descending, None)
         assert indices is not None and indices.dtype == np.int64
         np.testing.assert_array_equal(indices, general.argsort(x, axis=-1, descending=descending))
     k = min(3, shape[-1])
-    values, indices = _ext.fast_topk(x, k, True, axis)
+    values, indices = _ext.fast_topk(x, k, True, axis, None)
     expected = general.topk(x, k, axis=-1)
     np.testing.assert_array_equal(values, expected[0])
     np.testing.assert_array_equal(indices, expected[1])
+    # dtype= of the indices, in each spelling the general path takes
+    for index in ("int32", np.uint32, np.dtype("int64"), "uint64"):
+        name = np.dtype(index).name
+        poisoned = _ext.fast_argsort(x, axis, False, index)
+        assert poisoned is not None and poisoned.dtype == np.dtype(index)
+        np.testing.assert_array_equal(poisoned, general.argsort(x, axis=-1, dtype=name))
+        values, indices = _ext.fast_topk(x, k, False, axis, index)
+        assert indices.dtype == np.dtype(index)
+        expected = general.topk(x, k, largest=False, axis=-1, dtype=name)
+        np.testing.assert_array_equal(values, expected[0])
+        np.testing.assert_array_equal(indices, expected[1])
     for op, name in ((_ext.OP_MIN, "min"), (_ext.OP_MAX, "max"), (_ext.OP_SUM, "sum")):
         for reduce_axis in (None, -1):
             fast = _ext.fast_reduce(op, x, reduce_axis)
@@ -117,8 +128,11 @@ def test_common_path_declines_what_it_does_not_handle():
     frozen = np.empty(12, np.float32)
     frozen.flags.writeable = False
     assert _ext.fast_sort(x, -1, False, frozen) is None                # read-only out
-    assert _ext.fast_topk(x, 13, True, -1) is None                     # k past the length
-    assert _ext.fast_topk(x, 0, True, -1) is None
+    assert _ext.fast_topk(x, 13, True, -1, None) is None               # k past the length
+    assert _ext.fast_topk(x, 0, True, -1, None) is None
+    for index in ("float32", np.int16, "bool", "not a dtype"):            # not an index dtype
+        assert _ext.fast_argsort(x, -1, False, index) is None
+        assert _ext.fast_topk(x, 3, True, -1, index) is None
     # and the general path then says why, as before
     with pytest.raises(ValueError, match="C-contiguous"):
         gpuprim.sort(x[::2])
@@ -126,6 +140,10 @@ def test_common_path_declines_what_it_does_not_handle():
         gpuprim.sort(x, out=frozen)
     with pytest.raises(gpuprim.InvalidArgumentError, match="k = 13"):
         gpuprim.topk(x, 13)
+    with pytest.raises(TypeError, match="index dtype must be one of"):
+        gpuprim.argsort(x, dtype=np.int16)
+    with pytest.raises(TypeError, match="index dtype must be one of"):
+        gpuprim.topk(x, 3, dtype="float32")
 
 
 # -- CuPy: the checks run on real CuPy arrays (below) and on fake_cupy.py's ----
@@ -158,12 +176,15 @@ def check_cupy_common_path(cupy, a, expected):
         out = cupy.empty_like(a)
         assert _ext.fast_sort(a, -1, descending, out) is out
         np.testing.assert_array_equal(cupy.asnumpy(out), want)
-        indices = taken(_ext.fast_argsort(a, -1, descending))
+        indices = taken(_ext.fast_argsort(a, -1, descending, None))
         assert indices.dtype == np.int64 and indices.shape == a.shape
         np.testing.assert_array_equal(cupy.asnumpy(indices), expected("argsort", axis=-1, descending=descending))
+    indices = taken(_ext.fast_argsort(a, -1, False, "int32"))
+    assert indices.dtype == np.int32
+    np.testing.assert_array_equal(cupy.asnumpy(indices), expected("argsort", axis=-1, dtype="int32"))
     k = min(3, a.shape[-1])
     for largest in (True, False):
-        values, indices = taken(_ext.fast_topk(a, k, largest, -1))
+        values, indices = taken(_ext.fast_topk(a, k, largest, -1, None))
         want_values, want_indices = expected("topk", k, largest=largest, axis=-1)
         assert values.dtype == a.dtype and indices.dtype == np.int64
         np.testing.assert_array_equal(cupy.asnumpy(values), want_values)
@@ -202,10 +223,10 @@ def check_cupy_declines(cupy):
     assert _ext.fast_sort(rows, -1, False, cupy.empty((4, 3), np.float32)) is None  # out's shape
     assert _ext.fast_sort(a, -1, False, np.empty(12, np.float32)) is None     # out of another kind
     assert _ext.fast_sort(a, -1, False, cupy.empty(24, np.float32)[::2]) is None  # strided out
-    assert _ext.fast_argsort(a[::2], -1, False) is None
-    assert _ext.fast_topk(a, 13, True, -1) is None                     # k past the length
-    assert _ext.fast_topk(a, 0, True, -1) is None
-    assert _ext.fast_topk(rows, 5, True, -1) is None                   # k past the rows' length
+    assert _ext.fast_argsort(a[::2], -1, False, None) is None
+    assert _ext.fast_topk(a, 13, True, -1, None) is None                    # k past the length
+    assert _ext.fast_topk(a, 0, True, -1, None) is None
+    assert _ext.fast_topk(rows, 5, True, -1, None) is None                  # k past the rows' length
     assert _ext.fast_reduce(_ext.OP_MAX, a[::2], None) is None
     assert _ext.fast_reduce(_ext.OP_MAX, rows, -1, cupy.empty(4, np.float32)) is None  # out's shape
     assert _ext.fast_reduce(_ext.OP_MAX, a, None, cupy.empty(1, np.float32)) is None   # not 0-d
@@ -299,6 +320,48 @@ def test_cupy_common_path_on_a_numpy_stand_in():
                             timeout=600)
     assert result.returncode == 0, result.stdout[-6000:] + result.stderr[-3000:]
     assert " passed" in result.stdout, result.stdout[-2000:]
+
+
+def test_torch_common_path_matches_the_general_path():
+    """fast_* on CPU torch tensors (skipped without torch), read through
+    torch's DLPack C exchange table (torch >= 2.10) and through
+    torch._C._to_dlpack: the general path's results, of torch's kind."""
+    torch = pytest.importorskip("torch")
+    general = gpuprim.Context("cpu")
+    has_table = hasattr(torch.Tensor, "__dlpack_c_exchange_api__")
+    x = torch.from_numpy(sample(np.float32, (5, 40)))
+    leaf = x.clone().requires_grad_(True)  # read as its values (torch.sort's too)
+    try:
+        for use in (True, False):
+            assert _ext.fast_use_torch_exchange(use) == (use and has_table)
+            for a in (x, x[1], leaf):
+                expected = general.sort(a.detach().numpy(), axis=-1, descending=True)
+                sorted_ = _ext.fast_sort(a, -1, True, None)
+                assert type(sorted_) is torch.Tensor
+                np.testing.assert_array_equal(sorted_.numpy(), expected)
+                out = torch.empty_like(x[0]) if a.dim() == 1 else torch.empty_like(x)
+                assert _ext.fast_sort(a, -1, True, out) is out
+                np.testing.assert_array_equal(out.numpy(), expected)
+                for index, torch_dtype in ((None, torch.int64), ("int32", torch.int32), (torch.int32, torch.int32)):
+                    indices = _ext.fast_argsort(a, -1, False, index)
+                    assert indices.dtype == torch_dtype
+                    name = "int64" if index is None else "int32"
+                    np.testing.assert_array_equal(indices.numpy(),
+                                                  general.argsort(a.detach().numpy(), axis=-1, dtype=name))
+                    values, indices = _ext.fast_topk(a, 4, True, -1, index)
+                    want = general.topk(a.detach().numpy(), 4, axis=-1, dtype=name)
+                    np.testing.assert_array_equal(values.numpy(), want[0])
+                    np.testing.assert_array_equal(indices.numpy(), want[1])
+                if a.dim() == 2:  # (a CPU tensor's 0-d result takes the general path)
+                    largest = _ext.fast_reduce(_ext.OP_MAX, a, -1)
+                    np.testing.assert_array_equal(largest.numpy(), general.max(a.detach().numpy(), axis=-1))
+            assert _ext.fast_sort(x[:, ::2], -1, False, None) is None      # not contiguous
+            assert _ext.fast_sort(x.t(), -1, False, None) is None          # transposed
+            assert _ext.fast_sort(x.to(torch.complex64), -1, False, None) is None
+            assert _ext.fast_argsort(x, -1, False, torch.float32) is None   # not an index dtype
+    finally:
+        _ext.fast_use_torch_exchange(True)
+        general.close()
 
 
 def test_out_in_place_and_errors_through_the_common_path():

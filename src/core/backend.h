@@ -44,6 +44,9 @@ struct SortRequest {
     // position (within its segment for a segmented sort), value_bytes 4 or 8.
     // keys_out may then be NULL (the sorted keys are not wanted).
     bool values_are_indices = false;
+    // Set by a backend that gave an argsort's NULL keys_out scratch memory
+    // of its own: the last pass need not write the sorted keys there.
+    bool keys_discarded = false;
     // Argsort: the largest index the indices' dtype holds (I32: 2^31 - 1).
     // The API checks it where the longest segment is known (flat argsort,
     // uniform rows); with CSR offsets the backend checks the longest segment

@@ -34,6 +34,7 @@ struct OnesweepArgs {
     uint32_t portion, portions;
     KeyKind kind;
     bool descending;
+    bool keys_discarded;  // an argsort's sorted keys are not wanted (SortRequest)
     // Segmented sorts (SegmentTiles): where each tile lies, and base_in holds
     // 256 offsets per segment.
     const SegmentTile *segment_tiles;
@@ -470,8 +471,10 @@ struct OnesweepAgent {
         Tile::scatter_keys(s, window, kFull, tile_keys, out_digits, [&](uint32_t position, K key, uint32_t digit) {
             if constexpr (kSplit) {
                 const uint32_t high = uint32_t(uint64_t(key) >> 32);
-                *reinterpret_cast<uint32_t *>(s.key_address[digit] + uint64_t(position) * 4) =
-                    kTransform ? from_radix_key<uint32_t>(high, args.kind, args.descending) : high;
+                // An argsort whose keys are not returned: its last pass writes the positions only.
+                if (!(Pairs::kMakeValues && kTransform && args.keys_discarded))
+                    *reinterpret_cast<uint32_t *>(s.key_address[digit] + uint64_t(position) * 4) =
+                        kTransform ? from_radix_key<uint32_t>(high, args.kind, args.descending) : high;
                 // kTransform: the last executed pass (plan.transform_out).
                 if constexpr (Pairs::kWideOutput && kTransform)
                     *reinterpret_cast<uint64_t *>(s.value_address[digit] + uint64_t(position) * 8) = uint32_t(key);

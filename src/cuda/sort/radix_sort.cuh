@@ -302,6 +302,7 @@ void onesweep_sort_with(const DeviceEnv &env, const SortRequest &asked, const So
     args.portions = uint32_t(portions);
     args.kind = request.key_kind;
     args.descending = request.descending;
+    args.keys_discarded = request.keys_discarded;
 #if defined(GPUPRIM_SORT_TRACE)
     args.trace = hooks.trace;
 #endif

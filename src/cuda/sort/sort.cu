@@ -20,11 +20,15 @@ namespace {
 
 // An argsort on the radix path: the pass kernels make the values (the keys'
 // positions) in the first pass, where a pair sort reads values_in. Keys not
-// returned go to the side workspace.
+// returned go to the side workspace (the passes before the last need the
+// room), and the last pass leaves them unwritten.
 SortRequest argsort_as_pairs(const DeviceEnv &env, const SortRequest &request) {
     SortRequest pairs = request;
     pairs.values_in = nullptr;
-    if (!pairs.keys_out) pairs.keys_out = env.side_workspace->reserve(checked_mul(request.count, request.key_bytes, "argsort's sorted keys"));
+    if (!pairs.keys_out) {
+        pairs.keys_out = env.side_workspace->reserve(checked_mul(request.count, request.key_bytes, "argsort's sorted keys"));
+        pairs.keys_discarded = true;
+    }
     return pairs;
 }
 
