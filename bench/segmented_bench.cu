@@ -318,6 +318,13 @@ void run_argsort_wide(int log2n, const std::vector<std::unique_ptr<Device>> &key
     report("argsort 2^" + std::to_string(log2n), "argsort", "ours (u64 indices)", n,
            time_call(stream, repeats, [&](int c) { CHECK_GP(ctx, gpuprim_argsort(ctx, wk[c], nullptr, wi, nullptr)); }, copies, false),
            12.0 * n);
+    // The sorted keys returned too: what the last pass's key writes cost (a
+    // NULL keys_out leaves them out).
+    Device sorted_keys(n * 4);
+    gpuprim_buffer_t wsk = wrap(ctx, GPUPRIM_DTYPE_U32, sorted_keys.p, n);
+    report("argsort 2^" + std::to_string(log2n), "argsort", "ours (u64 indices, sorted keys too)", n,
+           time_call(stream, repeats, [&](int c) { CHECK_GP(ctx, gpuprim_argsort(ctx, wk[c], wsk, wi, nullptr)); }, copies, false),
+           16.0 * n);
     size_t need = 0;
     CHECK_CUDA(cub::DeviceRadixSort::SortPairs(nullptr, need, (const uint32_t *)nullptr, (uint32_t *)nullptr,
                                                (const uint64_t *)nullptr, (uint64_t *)nullptr, int64_t(n), 0, 32, stream));
@@ -335,6 +342,10 @@ void run_argsort_wide(int log2n, const std::vector<std::unique_ptr<Device>> &key
     cub_sort(0);
     CHECK_CUDA(cudaStreamSynchronize(stream));
     if (!same_bytes(indices.p, cub_values.p, n * 8)) mismatch("argsort", "u64 indices");
+    CHECK_GP(ctx, gpuprim_argsort(ctx, wk[0], wsk, wi, nullptr));
+    CHECK_CUDA(cudaStreamSynchronize(stream));
+    if (!same_bytes(indices.p, cub_values.p, n * 8) || !same_bytes(sorted_keys.p, cub_keys.p, n * 4))
+        mismatch("argsort", "u64 indices with the sorted keys");
     std::vector<uint32_t> narrow(n);
     std::vector<uint64_t> wide(n);
     CHECK_CUDA(cudaMemcpy(narrow.data(), narrow_indices.p, n * 4, cudaMemcpyDeviceToHost));
@@ -344,6 +355,7 @@ void run_argsort_wide(int log2n, const std::vector<std::unique_ptr<Device>> &key
             mismatch("argsort", "u64 indices against u32");
             break;
         }
+    gpuprim_buffer_destroy(ctx, wsk);
     gpuprim_buffer_destroy(ctx, wi);
 }
 

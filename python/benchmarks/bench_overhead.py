@@ -9,7 +9,8 @@ for gpuprim.sort(x, out=y) and gpuprim.sum(x, out=r) (and both allocating
 their results), minus the same for the bare library call on the same cached
 buffers (gpuprim._ext.c_call_times), which allocates nothing. On
 numpy arrays (CPU backend) and, when a GPU is there, on torch's CUDA
-tensors and CuPy's arrays (each when installed).
+tensors (read through torch's DLPack C exchange table, and again through
+torch._C._to_dlpack) and CuPy's arrays (each when installed).
 
 Against torch: one call between CUDA events, synchronized, median of
 --repeats after warm-up, inputs rotated over a 64 MB pool (so nothing is
@@ -100,7 +101,15 @@ def main():
     if torch is not None and torch.cuda.is_available():
         print(f"torch {torch.__version__}, {torch.cuda.get_device_name()}")
         x = torch.randn(1024, device="cuda")
-        rows += overhead_rows("torch", x, args.repeats, torch.cuda.synchronize, x.new_empty)
+        # torch >= 2.10 is read through its DLPack C exchange table; the
+        # rows again through torch._C._to_dlpack show what that saves.
+        exchange = _ext.fast_use_torch_exchange(True)
+        rows += overhead_rows("torch" + (", C exchange" if exchange else ""), x, args.repeats,
+                              torch.cuda.synchronize, x.new_empty)
+        if exchange:
+            _ext.fast_use_torch_exchange(False)
+            rows += overhead_rows("torch, _to_dlpack", x, args.repeats, torch.cuda.synchronize, x.new_empty)
+            _ext.fast_use_torch_exchange(True)
     try:
         import cupy
         has_cupy_device = cupy.cuda.runtime.getDeviceCount() > 0

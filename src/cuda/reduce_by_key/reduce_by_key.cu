@@ -13,15 +13,19 @@
 //    bits on every run. (An integer or MIN/MAX result could ride the
 //    look-back; one path for all until measured: docs/tuning/reduce_by_key.md.)
 // Keys travel by width (runs are by bits), values by dtype, the op a
-// template: 4 x 12 x 3 tile kernels, 12 x 3 crossing kernels.
+// template: 4 x 12 x 3 tile kernels, one key width per file
+// (tiles_<n>byte_keys.cu), and 12 x 3 crossing kernels (crossing_runs.cu);
+// this file is the driver (launch_runs.h).
 #include "cuda/reduce_by_key/reduce_by_key.h"
 
 #include "core/checked_size.h"
 #include "core/dtype.h"
 #include "core/error.h"
 #include "core/portable.h"
-#include "cuda/reduce_by_key/agent_reduce_by_key.cuh"
-#include "cuda/reduce_by_key/crossing_runs_kernel.cuh"
+#include "cuda/engine/count_lookback.cuh"
+#include "cuda/engine/count_sink.cuh"
+#include "cuda/reduce_by_key/launch_runs.h"
+#include "cuda/reduce_by_key/reduce_by_key_policy.cuh"
 #include "cuda/util/check.h"
 #include "cuda/util/counters.h"
 #include "cuda/util/workspace_layout.h"
@@ -37,8 +41,6 @@ namespace reduce_by_key_detail {
 // Marks ((last head position + 1) << 2 | flag) must fit 64 bits.
 constexpr uint64_t kMostElements = uint64_t(1) << 61;
 
-// The look-back's status words (zeroed: kTileInvalid) and the tile records,
-// in env.workspace; nothing for one tile.
 void lay_out_workspace(const DeviceEnv &env, ReduceByKeyParams &p, const char *what) {
     p.status_slots = nullptr;
     p.records = TileRecords{};
@@ -57,44 +59,6 @@ void lay_out_workspace(const DeviceEnv &env, ReduceByKeyParams &p, const char *w
     p.records.open_runs = WorkspaceLayout::at<unsigned long long>(base, open_runs);
     if (env.measuring) return;
     check(cudaMemsetAsync(p.status_slots, 0, slots.bytes, env.stream), what);
-}
-
-// The tiles (their size depends on the key's and running value's widths),
-// the workspace, then the two kernels.
-template <typename Bits, typename Op>
-void launch(const DeviceEnv &env, ReduceByKeyParams p, const char *what) {
-    using Agent = ReduceByKeyAgent<Bits, Op>;
-    const uint64_t num_tiles = ceil_div(p.count, uint64_t(Agent::kTileItems));
-    if (num_tiles > uint64_t(INT32_MAX))
-        fail(GPUPRIM_ERROR_INVALID_ARGUMENT, "%s: %llu tiles; at most 2^31 - 1", what,
-             static_cast<unsigned long long>(num_tiles));
-    p.num_tiles = uint32_t(num_tiles);
-    lay_out_workspace(env, p, what);
-    if (env.measuring) return;
-    reduce_by_key_tiles_kernel<Bits, Op><<<p.num_tiles, Agent::kThreads, 0, env.stream>>>(p);
-    check_launch(what);
-    if (p.num_tiles > 1 && p.results) {
-        const uint64_t blocks = ceil_div(uint64_t(p.num_tiles), uint64_t(CrossingRunsShape::kWarps));
-        crossing_runs_kernel<Op><<<unsigned(blocks), CrossingRunsShape::kThreads, 0, env.stream>>>(p);
-        check_launch(what);
-    }
-}
-
-// The kernels for the keys' width, the values' dtype and the op.
-template <typename Bits>
-void launch_for_values(const DeviceEnv &env, const ReduceByKeyParams &p, const ReduceByKeyRequest &request,
-                       const char *what) {
-    if (!p.values) return launch<Bits, RunOp<uint32_t, GPUPRIM_OP_SUM>>(env, p, what);  // no aggregate
-    dispatch_dtype(request.value_dtype, [&](auto type) {
-        using T = decltype(type);
-        switch (request.op) {
-        case GPUPRIM_OP_SUM: return launch<Bits, RunOp<T, GPUPRIM_OP_SUM>>(env, p, what);
-        case GPUPRIM_OP_MIN: return launch<Bits, RunOp<T, GPUPRIM_OP_MIN>>(env, p, what);
-        case GPUPRIM_OP_MAX: return launch<Bits, RunOp<T, GPUPRIM_OP_MAX>>(env, p, what);
-        default:
-            fail(GPUPRIM_ERROR_INTERNAL, "%s: op %d is not SUM, MIN or MAX", what, static_cast<int>(request.op));
-        }
-    });
 }
 
 void run(const DeviceEnv &env, const SortedGroupsRequest &groups, const char *what) {

@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: Apache-2.0
+// reduce-by-key's tile kernels by key width (launch_runs.h): each
+// tiles_<n>byte_keys.cu instantiates launch_for_values for its width.
+#pragma once
+
+#include "core/dtype.h"
+#include "core/error.h"
+#include "core/portable.h"
+#include "cuda/reduce_by_key/agent_reduce_by_key.cuh"
+#include "cuda/reduce_by_key/launch_runs.h"
+#include "cuda/util/check.h"
+
+namespace gpuprim::cuda {
+namespace reduce_by_key_detail {
+
+template <typename Bits, typename Op>
+void launch(const DeviceEnv &env, ReduceByKeyParams p, const ReduceByKeyRequest &request, const char *what) {
+    using Agent = ReduceByKeyAgent<Bits, Op>;
+    const uint64_t num_tiles = ceil_div(p.count, uint64_t(Agent::kTileItems));
+    if (num_tiles > uint64_t(INT32_MAX))
+        fail(GPUPRIM_ERROR_INVALID_ARGUMENT, "%s: %llu tiles; at most 2^31 - 1", what,
+             static_cast<unsigned long long>(num_tiles));
+    p.num_tiles = uint32_t(num_tiles);
+    lay_out_workspace(env, p, what);
+    if (env.measuring) return;
+    reduce_by_key_tiles_kernel<Bits, Op><<<p.num_tiles, Agent::kThreads, 0, env.stream>>>(p);
+    check_launch(what);
+    if (p.num_tiles > 1 && p.results) launch_crossing_runs(env, p, request, what);
+}
+
+template <typename Bits>
+void launch_for_values(const DeviceEnv &env, const ReduceByKeyParams &p, const ReduceByKeyRequest &request,
+                       const char *what) {
+    if (!p.values) return launch<Bits, RunOp<uint32_t, GPUPRIM_OP_SUM>>(env, p, request, what);  // no aggregate
+    dispatch_dtype(request.value_dtype, [&](auto type) {
+        using T = decltype(type);
+        switch (request.op) {
+        case GPUPRIM_OP_SUM: return launch<Bits, RunOp<T, GPUPRIM_OP_SUM>>(env, p, request, what);
+        case GPUPRIM_OP_MIN: return launch<Bits, RunOp<T, GPUPRIM_OP_MIN>>(env, p, request, what);
+        case GPUPRIM_OP_MAX: return launch<Bits, RunOp<T, GPUPRIM_OP_MAX>>(env, p, request, what);
+        default:
+            fail(GPUPRIM_ERROR_INTERNAL, "%s: op %d is not SUM, MIN or MAX", what, static_cast<int>(request.op));
+        }
+    });
+}
+
+}  // namespace reduce_by_key_detail
+}  // namespace gpuprim::cuda
