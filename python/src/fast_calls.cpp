@@ -178,7 +178,7 @@ void find_torch(PyObject *modules) {
     Py_INCREF(cache->torch_tensor);
     if (!cache->torch_exchange_off)
         find_exchange_api(reinterpret_cast<PyObject *>(cache->torch_tensor), cache->torch_exchange_capsule,
-                      cache->torch_exchange);
+                          cache->torch_exchange);
 }
 
 void find_cupy(PyObject *modules) {
@@ -283,7 +283,8 @@ bool read_torch(PyObject *object, Operand &operand) {
     if (tensor.device.device_type == 1) {  // kDLCPU
         operand.on_device = false;
         operand.device = -1;
-    } else if (tensor.device.device_type == 2 && (cache->torch_exchange || cache->torch_raw_stream.is_valid())) {  // kDLCUDA
+    } else if (tensor.device.device_type == 2 &&  // kDLCUDA
+               (cache->torch_exchange || cache->torch_raw_stream.is_valid())) {
         operand.on_device = true;
         operand.device = tensor.device.device_id;
     } else {

@@ -26,7 +26,8 @@ SortRequest argsort_as_pairs(const DeviceEnv &env, const SortRequest &request) {
     SortRequest pairs = request;
     pairs.values_in = nullptr;
     if (!pairs.keys_out) {
-        pairs.keys_out = env.side_workspace->reserve(checked_mul(request.count, request.key_bytes, "argsort's sorted keys"));
+        pairs.keys_out =
+            env.side_workspace->reserve(checked_mul(request.count, request.key_bytes, "argsort's sorted keys"));
         pairs.keys_discarded = true;
     }
     return pairs;
