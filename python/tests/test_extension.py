@@ -91,9 +91,9 @@ def test_common_path_matches_the_general_path(dtype, shape):
     # dtype= of the indices, in each spelling the general path takes
     for index in ("int32", np.uint32, np.dtype("int64"), "uint64"):
         name = np.dtype(index).name
-        poisoned = _ext.fast_argsort(x, axis, False, index)
-        assert poisoned is not None and poisoned.dtype == np.dtype(index)
-        np.testing.assert_array_equal(poisoned, general.argsort(x, axis=-1, dtype=name))
+        indices = _ext.fast_argsort(x, axis, False, index)
+        assert indices is not None and indices.dtype == np.dtype(index)
+        np.testing.assert_array_equal(indices, general.argsort(x, axis=-1, dtype=name))
         values, indices = _ext.fast_topk(x, k, False, axis, index)
         assert indices.dtype == np.dtype(index)
         expected = general.topk(x, k, largest=False, axis=-1, dtype=name)
