@@ -111,7 +111,8 @@ from . import _core
 # The common path of sort, argsort, topk, sum, min and max runs in the
 # compiled layer (python/src/fast_calls.cpp): it returns None for anything
 # off that path, which then takes the general one below.
-_LIB.fast_init(_arrays._fast_dtype_code, _arrays._fast_index_code, _core._context_for_object, _core._raise_status)
+_LIB.fast_init(_arrays._fast_dtype_code, _core._fast_index_code, _core._context_for_object,
+               _core._raise_status)
 _fast_sort, _fast_argsort, _fast_topk, _fast_reduce = (
     _LIB.fast_sort, _LIB.fast_argsort, _LIB.fast_topk, _LIB.fast_reduce)
 _OP_SUM, _OP_MIN, _OP_MAX = _LIB.OP_SUM, _LIB.OP_MIN, _LIB.OP_MAX

@@ -181,17 +181,6 @@ def _fast_dtype_code(dtype):
     return CODES[name], name == "bool"
 
 
-def _fast_index_code(dtype):
-    """The library code of an index dtype= argument (argsort's, topk's)
-    spelled any way dtype_name() takes, for the compiled common path; None
-    when it is no dtype or not an index dtype (the general path says why)."""
-    try:
-        name = dtype_name(dtype)
-    except TypeError:
-        return None
-    return CODES[name] if name in ("int32", "uint32", "int64", "uint64") else None
-
-
 def address(array):
     """The address of a numpy array's first element."""
     return array.__array_interface__["data"][0]

@@ -1743,6 +1743,16 @@ def _index_dtype(dtype, allowed=_INDEX_DTYPES, what="index dtype"):
     return name
 
 
+def _fast_index_code(dtype):
+    """The library code of an index dtype= argument (argsort's, topk's) for
+    the compiled common path, by _index_dtype's rules; None where those
+    raise (the general path then says why)."""
+    try:
+        return _arrays.CODES[_index_dtype(dtype)]
+    except TypeError:
+        return None
+
+
 def _invalid(message):
     """The library's INVALID_ARGUMENT error (InvalidArgumentError, a
     ValueError) for a check the package makes before the library's call."""

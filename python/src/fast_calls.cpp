@@ -72,6 +72,10 @@ struct NumpyArrayFields {
 constexpr int numpy_c_contiguous = 0x0001;
 constexpr int numpy_writeable = 0x0400;
 
+// The index dtypes of argsort and topk, in the order of their slots
+// (index_slot).
+constexpr const char *kIndexDtypeNames[4] = {"int32", "uint32", "int64", "uint64"};
+
 // What is looked up once: the frameworks' types and callables, interned
 // names, the dtype objects seen (to their codes).
 struct Cache {
@@ -85,11 +89,11 @@ struct Cache {
     PyTypeObject *cupy_array = nullptr;
     nb::object cupy_empty, cupy_empty_like, cupy_get_device, cupy_current_stream;
     nb::object dtype_code;             // _arrays._fast_dtype_code(dtype) -> (code, is_bool) or None
-    nb::object index_code;             // _arrays._fast_index_code(dtype) -> code or None
+    nb::object index_code;             // _core._fast_index_code(dtype) -> code or None
     nb::object context_for_object;     // _core._context_for_object(x) -> Context
     nb::object raise_status;           // _core._raise_status(context, status)
-    // The index dtypes' objects, by index_slot(): int32, uint32, int64,
-    // uint64 (a torch without uint32/uint64: those two invalid).
+    // The index dtypes' objects, by index_slot() (kIndexDtypeNames' order;
+    // a torch without uint32/uint64: those two invalid).
     nb::object numpy_index[4], torch_index[4];
     struct Dtype {
         nb::object keep;  // holds the dtype object, so its address stays its own
@@ -137,8 +141,7 @@ void find_numpy(PyObject *modules) {
     Py_INCREF(cache->numpy_array);
     cache->numpy_empty = np.attr("empty");
     cache->numpy_empty_like = np.attr("empty_like");
-    const char *names[4] = {"int32", "uint32", "int64", "uint64"};
-    for (int slot = 0; slot < 4; ++slot) cache->numpy_index[slot] = np.attr("dtype")(names[slot]);
+    for (int slot = 0; slot < 4; ++slot) cache->numpy_index[slot] = np.attr("dtype")(kIndexDtypeNames[slot]);
 }
 
 // The type's DLPack C exchange table of major version 1 (walking its
@@ -168,9 +171,9 @@ void find_torch(PyObject *modules) {
     nb::object c = t.attr("_C");
     if (!PyObject_HasAttrString(c.ptr(), "_to_dlpack")) return;  // not a torch the common path knows
     cache->torch_empty_like = t.attr("empty_like");
-    const char *names[4] = {"int32", "uint32", "int64", "uint64"};
     for (int slot = 0; slot < 4; ++slot)
-        if (PyObject_HasAttrString(torch, names[slot])) cache->torch_index[slot] = t.attr(names[slot]);
+        if (PyObject_HasAttrString(torch, kIndexDtypeNames[slot]))
+            cache->torch_index[slot] = t.attr(kIndexDtypeNames[slot]);
     cache->torch_to_dlpack = c.attr("_to_dlpack");
     if (PyObject_HasAttrString(c.ptr(), "_cuda_getCurrentRawStream"))
         cache->torch_raw_stream = c.attr("_cuda_getCurrentRawStream");

@@ -101,12 +101,12 @@ def cpu_context():
     """The common path's context for fake arrays, a CPU one (their memory is
     the host's); the current device and stream back to 0 afterwards."""
     with gpuprim.Context("cpu") as context:
-        _ext.fast_init(_arrays._fast_dtype_code, _arrays._fast_index_code, lambda x: context,
+        _ext.fast_init(_arrays._fast_dtype_code, _core._fast_index_code, lambda x: context,
                        _core._raise_status)
         try:
             yield context
         finally:
-            _ext.fast_init(_arrays._fast_dtype_code, _arrays._fast_index_code, _core._context_for_object,
+            _ext.fast_init(_arrays._fast_dtype_code, _core._fast_index_code, _core._context_for_object,
                            _core._raise_status)
             state.device = state.stream = 0
 
