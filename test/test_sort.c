@@ -1560,6 +1560,51 @@ static void test_argsort_wide_indices(gpuprim_context_t ctx) {
     }
 }
 
+/* Past 2^21 keys the CUDA sort counts digits with its many-keys histogram
+ * (1,024 threads, a replica of each counter per half warp); below, the
+ * few-keys one. Every key width, keys alone and pairs (packed and split),
+ * both orders, a bit range, and the distributions that crowd counters:
+ * special floats, few distinct values, all equal but the last. */
+static void test_sort_many_keys_histogram(gpuprim_context_t ctx) {
+    static const struct {
+        gpuprim_dtype_t keys;
+        int values; /* -1: keys only */
+        tc_pattern_t pattern;
+        int descending, placement;
+        unsigned begin_bit, end_bit; /* both 0: the whole key */
+    } cases[] = {
+        {GPUPRIM_DTYPE_U32, -1, TC_RANDOM_BITS, 0, 0, 0, 0},
+        {GPUPRIM_DTYPE_F32, -1, TC_SPECIAL, 1, 2, 0, 0},
+        {GPUPRIM_DTYPE_I32, GPUPRIM_DTYPE_U32, TC_SMALL_RANGE, 0, 0, 0, 0},
+        {GPUPRIM_DTYPE_U32, GPUPRIM_DTYPE_U32, TC_MODERATE, 1, 3, 0, 0},
+        {GPUPRIM_DTYPE_U32, -1, TC_RANDOM_BITS, 0, 0, 8, 24},
+        {GPUPRIM_DTYPE_U8, -1, TC_RANDOM_BITS, 1, 0, 0, 0},
+        {GPUPRIM_DTYPE_F16, GPUPRIM_DTYPE_U32, TC_NAN_SPARSE, 0, 1, 0, 0},
+        {GPUPRIM_DTYPE_U64, -1, TC_RANDOM_BITS, 0, 0, 0, 0},
+        {GPUPRIM_DTYPE_F64, GPUPRIM_DTYPE_I64, TC_MODERATE, 1, 0, 0, 0},
+        {GPUPRIM_DTYPE_I64, -1, TC_EQUAL, 0, 2, 0, 0},
+    };
+    const uint64_t n = ((uint64_t)1 << 21) + 3;
+    size_t c;
+    if (n > tc_max_count()) return;
+    for (c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
+        const gpuprim_dtype_t kd = cases[c].keys;
+        sort_spec_t spec = whole_sort;
+        void *keys = tc_xmalloc(n * tc_size(kd));
+        tc_fill(kd, keys, n, cases[c].pattern);
+        /* all equal but the last: one digit takes every count but one */
+        if (cases[c].pattern == TC_EQUAL) tc_set(kd, keys, n - 1, tc_get(kd, keys, 0) ^ 0x0101);
+        if (cases[c].end_bit != 0) {
+            spec.call = CALL_OPTIONS_RANGE;
+            spec.begin_bit = cases[c].begin_bit;
+            spec.end_bit = cases[c].end_bit;
+        }
+        where_sort(kd, n, (int)cases[c].pattern, cases[c].values, cases[c].descending, cases[c].placement);
+        run_sort_spec(ctx, kd, keys, n, cases[c].values, cases[c].descending, cases[c].placement, spec);
+        free(keys);
+    }
+}
+
 int main(void) {
     gpuprim_context_t ctx = tc_init("test_sort");
     if (tc_section("known_orders")) {
@@ -1579,5 +1624,6 @@ int main(void) {
     }
     if (tc_section("distributions")) test_sort_distributions(ctx);
     if (tc_section("argsort_wide")) test_argsort_wide_indices(ctx);
+    if (tc_section("many_keys_histogram")) test_sort_many_keys_histogram(ctx);
     return tc_finish();
 }

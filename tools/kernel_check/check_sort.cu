@@ -5,6 +5,8 @@
 //   check_sort time      targets vs CUB on the same data
 //   check_sort sweep     tile-shape variants (sweep_shapes.cu)
 //   check_sort big       u32 keys past 2^32, verified on the device
+//   check_sort histogram the upfront histogram per counter shape and key distribution,
+//                        whole sorts with each histogram shape (checked)
 #include "sort_env.h"
 
 #include "core/key_transform.h"
@@ -679,6 +681,165 @@ void time_cases(TestEnv &t) {
     t.workspace.release();
 }
 
+// Key distributions of the histogram mode, as 32-bit patterns: uniform bits,
+// the AND of 2 and 4 random words, f32 normal, uniform [0, 1) and [-1, 1),
+// and 16 distinct random values.
+enum HistogramDistribution { kUniformBits, kAnd2, kAnd4, kNormal, kUnit, kSymmetric, kSixteen, kDistributions };
+const char *kDistributionNames[] = {"uniform bits", "AND of 2", "AND of 4", "f32 normal",
+                                    "f32 [0,1)", "f32 [-1,1)", "16 distinct"};
+
+__global__ void fill_distribution(uint32_t *out, uint64_t n, uint64_t seed, int distribution) {
+    for (uint64_t i = blockIdx.x * uint64_t(blockDim.x) + threadIdx.x; i < n; i += uint64_t(gridDim.x) * blockDim.x) {
+        const uint64_t a = mix64(i ^ (seed << 40) ^ seed), b = mix64(a ^ 0x9e3779b97f4a7c15ull);
+        const float u1 = (float(uint32_t(a >> 40)) + 1.0f) * 0x1p-24f, u2 = float(uint32_t(b >> 40)) * 0x1p-24f;
+        float f = 0;
+        uint32_t bits = 0;
+        switch (distribution) {
+        case kUniformBits: bits = uint32_t(a); break;
+        case kAnd2: bits = uint32_t(a) & uint32_t(b); break;
+        case kAnd4: bits = uint32_t(a) & uint32_t(b) & uint32_t(a >> 32) & uint32_t(b >> 32); break;
+        case kNormal: f = sqrtf(-2.0f * logf(u1)) * cospif(2.0f * u2); bits = __float_as_uint(f); break;
+        case kUnit: bits = __float_as_uint(u2); break;
+        case kSymmetric: bits = __float_as_uint(2.0f * u2 - 1.0f); break;
+        default: bits = uint32_t(mix64(a & 15)); break;
+        }
+        out[i] = bits;
+    }
+}
+
+// One histogram shape for every count.
+template <typename HistogramShape>
+struct OnlyHistogram {
+    using few = HistogramShape;
+    using many = HistogramShape;
+};
+
+// The upfront histogram alone (order check included) with one shape.
+template <typename K, typename HistogramShape>
+double time_histogram(TestEnv &t, SortRequest request, void *const *keys_in) {
+    using Shape = typename gc::OnesweepLargeShape<sizeof(K), 0>::type;
+    const gc::SortTuning tuning = gc::sort_tuning(t.env.compute_capability, sizeof(K), 0);
+    const int reps = request.count * sizeof(K) >= (1ull << 28) ? 25 : 101;
+    return median_ms(t.env.stream, reps, [&](int copy) {
+        request.keys_in = keys_in[copy];
+        rd::onesweep_sort_with<K, 0, Shape, false, OnlyHistogram<HistogramShape>>(t.env, request, tuning,
+                                                                                  {rd::kMaxPortionKeys, 0});
+    }) * 1e3;
+}
+
+void fill_keys(const TimingBuffers &buffers, int key_bytes, uint64_t n, int distribution) {
+    for (int c = 0; c < buffers.copies; ++c)
+        fill_distribution<<<2048, 256>>>(static_cast<uint32_t *>(buffers.keys_in[c]), n * key_bytes / 4, 1000 + c,
+                                         distribution);
+    CK(cudaDeviceSynchronize());
+}
+
+// `check_sort histogram`: the upfront histogram per counter shape and key
+// distribution, then whole sorts (radix path) with the few-keys shape
+// against the many-keys shape, u32 keys checked.
+int histogram_shapes(TestEnv &t) {
+    int failed = 0;
+    for (const uint64_t n : {1ull << 24, 1ull << 28}) {
+        TimingBuffers buffers(n, 4, 0);
+        std::printf("\nu32 histogram n=2^%d (us, order check + histogram; median)\n%-14s %8s %8s %8s %8s\n",
+                    __builtin_ctzll(n), "keys", "256x8", "256x16", "1024x16", "1024x32");
+        for (const int d : {int(kUniformBits), int(kAnd4), int(kNormal), int(kSixteen)}) {
+            fill_keys(buffers, 4, n, d);
+            SortRequest request{};
+            request.key_kind = d == kNormal ? KeyKind::Float : KeyKind::Unsigned;
+            request.key_bytes = 4;
+            request.keys_out = buffers.keys_out;
+            request.count = n;
+            std::printf("%-14s %8.1f %8.1f %8.1f %8.1f\n", kDistributionNames[d],
+                        time_histogram<uint32_t, gc::HistogramShape<256, 16, 8>>(t, request, buffers.keys_in),
+                        time_histogram<uint32_t, gc::HistogramShape<256, 16, 16>>(t, request, buffers.keys_in),
+                        time_histogram<uint32_t, gc::HistogramShape<1024, 16, 16>>(t, request, buffers.keys_in),
+                        time_histogram<uint32_t, gc::HistogramShape<1024, 16, 32>>(t, request, buffers.keys_in));
+            std::fflush(stdout);
+        }
+    }
+    for (const uint64_t n : {1ull << 24, 1ull << 26}) {
+        TimingBuffers buffers(n, 8, 0);
+        std::printf("\nu64 histogram n=2^%d (us, order check + histogram; median)\n%-14s %8s %8s %8s %8s\n",
+                    __builtin_ctzll(n), "keys", "256x1", "256x4", "1024x8", "1024x16");
+        for (const int d : {int(kUniformBits), int(kAnd2), int(kSixteen)}) {
+            fill_keys(buffers, 8, n, d);
+            SortRequest request{};
+            request.key_kind = KeyKind::Unsigned;
+            request.key_bytes = 8;
+            request.keys_out = buffers.keys_out;
+            request.count = n;
+            std::printf("%-14s %8.1f %8.1f %8.1f %8.1f\n", kDistributionNames[d],
+                        time_histogram<uint64_t, gc::HistogramShape<256, 16, 1>>(t, request, buffers.keys_in),
+                        time_histogram<uint64_t, gc::HistogramShape<256, 16, 4>>(t, request, buffers.keys_in),
+                        time_histogram<uint64_t, gc::HistogramShape<1024, 16, 8>>(t, request, buffers.keys_in),
+                        time_histogram<uint64_t, gc::HistogramShape<1024, 16, 16>>(t, request, buffers.keys_in));
+            std::fflush(stdout);
+        }
+    }
+
+    struct WholeCase {
+        const char *name;
+        int key_bytes, value_bytes;
+        bool argsort;
+        uint64_t n;
+    };
+    const WholeCase cases[] = {
+        {"u32 keys", 4, 0, false, 1ull << 19},  {"u32 keys", 4, 0, false, 1ull << 20},
+        {"u32 keys", 4, 0, false, 1ull << 21},  {"u32 keys", 4, 0, false, 1ull << 22},
+        {"u32 keys", 4, 0, false, 1ull << 23},  {"u32 keys", 4, 0, false, 1ull << 24},
+        {"u32 keys", 4, 0, false, 1ull << 26},  {"u32 keys", 4, 0, false, 1ull << 28},
+        {"u32/u32 pairs", 4, 4, false, 1ull << 21}, {"u32/u32 pairs", 4, 4, false, 1ull << 22},
+        {"u32/u32 pairs", 4, 4, false, 1ull << 24}, {"u32/u32 pairs", 4, 4, false, 1ull << 28},
+        {"u32 argsort u64", 4, 8, true, 1ull << 22}, {"u32 argsort u64", 4, 8, true, 1ull << 24},
+        {"u64 keys", 8, 0, false, 1ull << 21},  {"u64 keys", 8, 0, false, 1ull << 22},
+        {"u64 keys", 8, 0, false, 1ull << 24},  {"u64 keys", 8, 0, false, 1ull << 26},
+    };
+    unsigned long long *sums = static_cast<unsigned long long *>(device_alloc(3 * 8));
+    std::printf("\nwhole radix sorts, uniform keys (us, median): few-keys histogram shape vs many-keys\n");
+    for (const WholeCase &c : cases) {
+        const uint64_t n = c.n;
+        TimingBuffers buffers(n, c.key_bytes, c.argsort ? 0 : c.value_bytes);
+        if (c.argsort) buffers.values_out = device_alloc(n * c.value_bytes);  // freed with the buffers
+        SortRequest request{};
+        request.key_kind = KeyKind::Unsigned;
+        request.key_bytes = uint32_t(c.key_bytes);
+        request.value_bytes = uint32_t(c.value_bytes);
+        request.keys_out = buffers.keys_out;
+        request.values_out = buffers.values_out;
+        request.count = n;
+        const int reps = n >= (1ull << 26) ? 25 : 101;
+        double us[2];
+        for (int v = 0; v < 2; ++v) {
+            gc::SortTuning tuning = gc::sort_tuning(t.env.compute_capability, request.key_bytes, request.value_bytes);
+            tuning.histogram_many_min = v == 0 ? ~0ull : 0;
+            us[v] = median_ms(t.env.stream, reps, [&](int copy) {
+                request.keys_in = buffers.keys_in[copy];
+                request.values_in = c.argsort ? nullptr : buffers.values_in[copy];
+                gc::radix_sort(t.env, request, tuning);
+            }) * 1e3;
+        }
+        bool ok = true;
+        if (c.key_bytes == 4) {  // the last run sorted copy (reps - 1) % 3
+            unsigned long long in[3], out[3];
+            CK(cudaMemset(sums, 0, 3 * 8));
+            fingerprint<<<1024, 256>>>(static_cast<const uint32_t *>(buffers.keys_in[(reps - 1) % 3]), n, sums);
+            CK(cudaMemcpy(in, sums, sizeof in, cudaMemcpyDeviceToHost));
+            CK(cudaMemset(sums, 0, 3 * 8));
+            fingerprint<<<1024, 256>>>(static_cast<const uint32_t *>(buffers.keys_out), n, sums);
+            CK(cudaMemcpy(out, sums, sizeof out, cudaMemcpyDeviceToHost));
+            ok = in[0] == out[0] && in[1] == out[1] && out[2] == 0;
+        }
+        failed += !ok;
+        std::printf("%-16s 2^%-2d %9.1f %9.1f  %+5.1f%%  %s\n", c.name, __builtin_ctzll(n), us[0], us[1],
+                    (us[1] / us[0] - 1) * 100, c.key_bytes == 4 ? (ok ? "sorted" : "WRONG") : "");
+        std::fflush(stdout);
+    }
+    CK(cudaFree(sums));
+    t.workspace.release();
+    return failed;
+}
+
 void sweep(TestEnv &t) {
     struct Size {
         int key_bytes, value_bytes;
@@ -882,6 +1043,7 @@ int main(int argc, char **argv) {
     else if (mode == "sweep") sweep(t);
     else if (mode == "big") failed = big(t);
     else if (mode == "trace") trace_cases(t);
+    else if (mode == "histogram") failed = histogram_shapes(t);
     else if (mode == "profile") profile(t, argc > 2 ? argv[2] : "k32", argc > 3 ? argv[3] : "ours");
     std::printf("%s: %s\n", mode.c_str(), failed ? "FAILED" : "done");
     return failed ? 1 : 0;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Shape variants timed by `check_sort sweep`. Each applies to one key/value
-// width and a range of counts. H* variants time the histogram kernel alone.
+// width and a range of counts.
 #include "sort_env.h"
 
 #include "cuda/sort/block_sort.cuh"
@@ -16,7 +16,7 @@ namespace {
 
 constexpr RadixMatch O = RadixMatch::AtomicOr;
 
-template <typename K, int VB, typename Shape, typename Histogram = typename gc::RadixHistogramShapeFor<sizeof(K)>::type>
+template <typename K, int VB, typename Shape, typename Histogram = gc::RadixHistogramShapesFor<sizeof(K)>>
 SortVariant onesweep(const char *name, uint64_t min_n, uint64_t max_n) {
     return {name, int(sizeof(K)), VB, min_n, max_n, [](TestEnv &t, const gpuprim::SortRequest &r) {
                 const gc::SortTuning tuning = gc::sort_tuning(t.env.compute_capability, r.key_bytes, r.value_bytes);

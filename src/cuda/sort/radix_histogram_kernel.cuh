@@ -56,6 +56,10 @@ __device__ __forceinline__ void write_plan(const HistogramArgs &args, bool in_or
     args.counters[kHistogramDoneWord] = 0;
 }
 
+// The counters' shared memory: kReplicas copies of every pass's digits.
+template <typename K, typename Shape>
+constexpr size_t radix_histogram_shared_bytes = sizeof(uint32_t) * kPasses<K> * kDigits * Shape::kReplicas;
+
 // Runs after radix_order_kernel (waits for it when launched as its
 // programmatic dependent): an input it found in order is not counted, and the
 // plan runs no pass.
@@ -68,7 +72,10 @@ __global__ void __launch_bounds__(Shape::kThreads) radix_histogram_kernel(const 
     constexpr int kCounters = kPassCount * kDigits;
     static_assert(kThreads >= kDigits, "one thread per digit in the final scan");
 
-    __shared__ uint32_t histogram[kCounters * kReplicas];
+    // kCounters x kReplicas words of dynamic shared memory
+    // (radix_histogram_shared_bytes): lane-private replicas take 128 KiB.
+    extern __shared__ uint4 dynamic_shared[];
+    uint32_t *const histogram = reinterpret_cast<uint32_t *>(dynamic_shared);
     __shared__ uint64_t scan_totals[kDigits / 32];
     __shared__ uint32_t ticket;
     __shared__ bool last_block;
@@ -138,9 +145,11 @@ __global__ void __launch_bounds__(Shape::kThreads) radix_histogram_kernel(const 
     }
     __syncthreads();
     for (int i = threadIdx.x; i < kCounters; i += kThreads) {
+        // Each lane starts at another replica, so that a warp's reads of 32
+        // counters' replicas fall in different banks.
         uint32_t sum = 0;
 #pragma unroll
-        for (int r = 0; r < kReplicas; ++r) sum += histogram[i * kReplicas + r];
+        for (int r = 0; r < kReplicas; ++r) sum += histogram[i * kReplicas + (r + i) % kReplicas];
         if (sum) atomicAdd(reinterpret_cast<unsigned long long *>(&args.digit_counts[i]),
                            static_cast<unsigned long long>(sum));
     }

@@ -152,6 +152,28 @@ SortRequest with_positions(const DeviceEnv &env, const SortRequest &request) {
     }
 }
 
+// Launches the upfront histogram with the given shape, one wave of blocks;
+// false (nothing launched) when its counters do not fit a multiprocessor.
+template <typename K, typename HistogramShape>
+bool launch_radix_histogram(const DeviceEnv &env, const SortTuning &tuning, const HistogramArgs &args,
+                            bool programmatic) {
+    const auto kernel = radix_histogram_kernel<K, HistogramShape>;
+    constexpr size_t kShared = radix_histogram_shared_bytes<K, HistogramShape>;
+    // Opts in to the shared memory once per context.
+    const int resident = resident_blocks(env, reinterpret_cast<const void *>(kernel), HistogramShape::kThreads,
+                                         kShared, "radix sort histogram occupancy");
+    if (resident == 0) return false;
+    constexpr uint64_t kTile = uint64_t(HistogramShape::kThreads) * HistogramShape::kItems;
+    // Enough blocks for the keys, and for clearing the look-back words.
+    const uint64_t wanted = std::max<uint64_t>(ceil_div(args.count, kTile),
+                                               ceil_div(args.lookback_words / 4, HistogramShape::kThreads));
+    const uint64_t most = uint64_t(env.sm_count) * uint64_t(std::min(tuning.histogram_blocks_per_sm, resident));
+    const uint32_t blocks = uint32_t(std::max<uint64_t>(1, std::min(wanted, most)));
+    launch_radix_kernel(kernel, blocks, HistogramShape::kThreads, kShared, env.stream, programmatic, args,
+                        "radix sort histogram launch");
+    return true;
+}
+
 // What the kernel checkers (tools/kernel_check) may ask of the Onesweep
 // driver beyond the library's calls; the library passes the defaults.
 struct OnesweepHooks {
@@ -163,7 +185,7 @@ struct OnesweepHooks {
 // Sorts request.count >= 1 keys with the given pass shape, as onesweep_sort
 // below, with the checkers' hooks.
 template <typename K, int kValueBytes, typename Shape, bool kPacked = false,
-          typename HistogramShape = typename RadixHistogramShapeFor<sizeof(K)>::type>
+          typename HistogramShapes = RadixHistogramShapesFor<sizeof(K)>>
 void onesweep_sort_with(const DeviceEnv &env, const SortRequest &asked, const SortTuning &tuning,
                         const OnesweepHooks &hooks) {
     // Packed pairs make an argsort's positions themselves; the others read them.
@@ -253,14 +275,13 @@ void onesweep_sort_with(const DeviceEnv &env, const SortRequest &asked, const So
         args.counters = env.zeroed_counters;
         args.windows = windows;
         args.skewed_collisions = uint32_t(tuning.skewed_collisions * 1073741824.0);
-        constexpr uint64_t kHistogramTile = uint64_t(HistogramShape::kThreads) * HistogramShape::kItems;
-        const uint64_t wanted = std::max<uint64_t>(ceil_div(n, kHistogramTile),
-                                                   (lookback_words / 4 + HistogramShape::kThreads - 1) /
-                                                       HistogramShape::kThreads);
-        const uint64_t most = uint64_t(env.sm_count) * tuning.histogram_blocks_per_sm;
-        const uint32_t blocks = uint32_t(std::max<uint64_t>(1, std::min(wanted, most)));
-        launch_radix_kernel(radix_histogram_kernel<K, HistogramShape>, blocks, HistogramShape::kThreads,
-                            0, env.stream, programmatic, args, "radix sort histogram launch");
+        // The many-keys shape where its shared memory fits (not on parts with
+        // 100 KiB a multiprocessor, which run the sm_80 code too).
+        if (n < tuning.histogram_many_min ||
+            !launch_radix_histogram<K, typename HistogramShapes::many>(env, tuning, args, programmatic))
+            if (!launch_radix_histogram<K, typename HistogramShapes::few>(env, tuning, args, programmatic))
+                fail(GPUPRIM_ERROR_INTERNAL, "radix sort: the histogram's counters do not fit this device's "
+                                             "shared memory");
     }
 
     using KernelKey = std::conditional_t<kPacked, uint64_t, K>;
@@ -327,9 +348,9 @@ void onesweep_sort_with(const DeviceEnv &env, const SortRequest &asked, const So
 // PackedArgsort or PackedArgsortWide), the temporary buffer holds 8-byte
 // elements.
 template <typename K, int kValueBytes, typename Shape, bool kPacked = false,
-          typename HistogramShape = typename RadixHistogramShapeFor<sizeof(K)>::type>
+          typename HistogramShapes = RadixHistogramShapesFor<sizeof(K)>>
 void onesweep_sort(const DeviceEnv &env, const SortRequest &request, const SortTuning &tuning) {
-    onesweep_sort_with<K, kValueBytes, Shape, kPacked, HistogramShape>(env, request, tuning, OnesweepHooks{});
+    onesweep_sort_with<K, kValueBytes, Shape, kPacked, HistogramShapes>(env, request, tuning, OnesweepHooks{});
 }
 
 // The fused path; false (nothing launched) when the tiles cannot all be

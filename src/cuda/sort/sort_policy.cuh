@@ -132,21 +132,32 @@ struct OnesweepFusedShape {
 constexpr int kFusedMaxTiles = 128;
 
 // The upfront histogram kernel: kThreads x kItems keys per tile, kReplicas
-// copies of each shared counter (lane % kReplicas picks one) so that runs of
-// equal digits do not serialize on one address.
+// copies of each shared counter (lane % kReplicas picks one) so that lanes
+// counting the same digit do not serialize on one address.
 template <int kThreads_, int kItems_, int kReplicas_>
 struct HistogramShape {
     static constexpr int kThreads = kThreads_;
     static constexpr int kItems = kItems_;
     static constexpr int kReplicas = kReplicas_;
 };
+// Two shapes, chosen by count (SortTuning::histogram_many_min). The shared
+// atomics bound the kernel (H200: about 7 lanes' adds a cycle on each
+// multiprocessor, whatever the conflicts); more threads a multiprocessor
+// and fewer conflicts bring it to that bound. Many keys: 1,024 threads, 16
+// replicas (64 KiB for 4-byte keys, 128 KiB for 8-byte ones); u32 keys 2^28
+// 830 -> 599 us, whole sort -4.4%; u64 keys with two-word AND 2^26 344 ->
+// 292 us. Few keys: 256 threads, 32 KiB or less, so that the first pass's
+// blocks start beside the histogram's (programmatic launch): the many-keys
+// shape made whole u32 sorts of 2^19 / 2^20 keys 10% / 6% slower.
 template <int kKeyBytes>
-struct RadixHistogramShapeFor {
-    using type = HistogramShape<256, 16, 8>;
+struct RadixHistogramShapesFor {
+    using few = HistogramShape<256, 16, 8>;
+    using many = HistogramShape<1024, 16, 16>;
 };
 template <>
-struct RadixHistogramShapeFor<8> {
-    using type = HistogramShape<256, 16, 1>;
+struct RadixHistogramShapesFor<8> {
+    using few = HistogramShape<256, 16, 1>;
+    using many = HistogramShape<1024, 16, 16>;
 };
 
 // The order check before the histogram (radix_order_kernel): threads x
@@ -176,7 +187,8 @@ struct SortTuning {
     // (OnesweepKeys4SmallShape, OnesweepKeys4MidShape for 4-byte keys without
     // values, OnesweepKeys8MidShape for 8-byte ones, OnesweepPackedPairMidShape).
     uint64_t keys4_small_max, keys4_mid_max, keys8_mid_max, pairs4_mid_max;
-    int histogram_blocks_per_sm;
+    int histogram_blocks_per_sm;  // at most, of the few-keys histogram shape
+    uint64_t histogram_many_min;  // count >= this: the many-keys histogram shape (RadixHistogramShapesFor)
     bool programmatic_launch;  // overlap the radix kernels' launches (sm_90+)
     // A pass whose chance that two keys share a digit exceeds this ranks
     // with match.any (PassPlan::skewed; uniform digits: 1/256, keys ANDed
@@ -203,6 +215,9 @@ struct SortTuningSm90 {
         tuning.keys8_mid_max = uint64_t(1) << 22;
         tuning.pairs4_mid_max = uint64_t(1) << 20;
         tuning.histogram_blocks_per_sm = 4;
+        // H200, whole u32 sorts, few / many shapes (us): 2^20 80.7 / 85.5,
+        // 2^21 96.4 / 95.1, 2^22 140.9 / 137.0.
+        tuning.histogram_many_min = uint64_t(1) << 21;
         tuning.programmatic_launch = true;  // sm_90 and later
         // match.any against AtomicOr, u32 keys 2^26 (us): uniform 4462 / 1440,
         // AND of 2 words 3692 / 1629, 16 distinct 1399 / 1716, AND of 4
