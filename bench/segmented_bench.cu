@@ -469,7 +469,8 @@ int main(int argc, char **argv) {
     }
     cudaDeviceProp prop;
     CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
-    printf("segmented_bench: %s, libgpuprim %s\n", prop.name, gpuprim_version_string());
+    printf("segmented_bench: %s, libgpuprim %s, CUB %d.%d.%d\n", prop.name, gpuprim_version_string(),
+           GPUPRIM_BENCH_CUB_VERSION);
     const uint64_t total = uint64_t(1) << 24;
     const std::vector<Shape> shapes = {{"", 1 << 20, 16}, {"", 1 << 16, 256}, {"", 1 << 12, 1 << 12},
                                        {"", 1 << 8, 1 << 16}, {"", 1 << 4, 1 << 20}, {"", 0, 0},

@@ -295,6 +295,10 @@ int main(int argc, char **argv) {
         fprintf(stderr, "no CUDA context\n");
         return 1;
     }
+    cudaDeviceProp prop;
+    CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
+    printf("sort_matrix_bench: %s, libgpuprim %s, CUB %d.%d.%d\n", prop.name, gpuprim_version_string(),
+           GPUPRIM_BENCH_CUB_VERSION);
     printf("%-30s %-4s %13s %13s  %6s\n", "row (ascending)", "n", "gpuprim", "CUB", "CUB/us");
     if (matrix) {
         for (int log2n = min_log2; log2n <= max_log2; log2n += 2) {

@@ -145,10 +145,10 @@ struct HistogramShape {
 // multiprocessor, whatever the conflicts); more threads a multiprocessor
 // and fewer conflicts bring it to that bound. Many keys: 1,024 threads, 16
 // replicas (64 KiB for 4-byte keys, 128 KiB for 8-byte ones); u32 keys 2^28
-// 830 -> 599 us, whole sort -4.4%; u64 keys with two-word AND 2^26 344 ->
-// 292 us. Few keys: 256 threads, 32 KiB or less, so that the first pass's
+// 830 -> 598 us, whole sort -4.5%; u64 keys with two-word AND 2^26 345 ->
+// 289 us. Few keys: 256 threads, 32 KiB or less, so that the first pass's
 // blocks start beside the histogram's (programmatic launch): the many-keys
-// shape made whole u32 sorts of 2^19 / 2^20 keys 10% / 6% slower.
+// shape made whole u32 sorts of 2^19 / 2^20 keys 9% / 5% slower.
 template <int kKeyBytes>
 struct RadixHistogramShapesFor {
     using few = HistogramShape<256, 16, 8>;
@@ -215,8 +215,8 @@ struct SortTuningSm90 {
         tuning.keys8_mid_max = uint64_t(1) << 22;
         tuning.pairs4_mid_max = uint64_t(1) << 20;
         tuning.histogram_blocks_per_sm = 4;
-        // H200, whole u32 sorts, few / many shapes (us): 2^20 80.7 / 85.5,
-        // 2^21 96.4 / 95.1, 2^22 140.9 / 137.0.
+        // H200, whole u32 sorts, few / many shapes (us; `check_sort
+        // histogram`): 2^20 77.9 / 82.0, 2^21 97.0 / 93.2, 2^22 140.8 / 136.4.
         tuning.histogram_many_min = uint64_t(1) << 21;
         tuning.programmatic_launch = true;  // sm_90 and later
         // match.any against AtomicOr, u32 keys 2^26 (us): uniform 4462 / 1440,
