@@ -72,8 +72,7 @@ __global__ void __launch_bounds__(Shape::kThreads) radix_histogram_kernel(const 
     constexpr int kCounters = kPassCount * kDigits;
     static_assert(kThreads >= kDigits, "one thread per digit in the final scan");
 
-    // kCounters x kReplicas words of dynamic shared memory
-    // (radix_histogram_shared_bytes): lane-private replicas take 128 KiB.
+    // kCounters x kReplicas words (radix_histogram_shared_bytes).
     extern __shared__ uint4 dynamic_shared[];
     uint32_t *const histogram = reinterpret_cast<uint32_t *>(dynamic_shared);
     __shared__ uint64_t scan_totals[kDigits / 32];
@@ -145,8 +144,7 @@ __global__ void __launch_bounds__(Shape::kThreads) radix_histogram_kernel(const 
     }
     __syncthreads();
     for (int i = threadIdx.x; i < kCounters; i += kThreads) {
-        // Each lane starts at another replica, so that a warp's reads of 32
-        // counters' replicas fall in different banks.
+        // Each lane starts at another replica: a warp's reads hit other banks.
         uint32_t sum = 0;
 #pragma unroll
         for (int r = 0; r < kReplicas; ++r) sum += histogram[i * kReplicas + (r + i) % kReplicas];
