@@ -108,27 +108,33 @@ struct Cache {
 };
 Cache *cache = nullptr;
 
+// What the package's Python code answered for a dtype object.
+struct DtypeAnswer {
+    int code;  // -1: not one the common path takes
+    bool is_bool;
+};
+
+// The answer for a dtype object from `map`, else from compute() (the Python
+// code), kept while the map has fewer than `room` entries; each entry holds
+// its object, so that the address stays the object's.
+template <typename Compute>
+DtypeAnswer cached_answer(std::unordered_map<PyObject *, Cache::Dtype> &map, PyObject *dtype, std::size_t room,
+                          Compute &&compute) {
+    auto found = map.find(dtype);
+    if (found != map.end()) return {found->second.code, found->second.is_bool};
+    const DtypeAnswer answer = compute();
+    if (map.size() < room) map.emplace(dtype, Cache::Dtype{nb::borrow(dtype), answer.code, answer.is_bool});
+    return answer;
+}
+
 bool dtype_of(PyObject *dtype, Operand &operand) {
-    auto found = cache->dtypes.find(dtype);
-    if (found == cache->dtypes.end()) {
-        nb::object answer = cache->dtype_code(nb::handle(dtype));
-        int code = -1;
-        bool is_bool = false;
-        if (!answer.is_none()) {
-            code = nb::cast<int>(answer[0]);
-            is_bool = nb::cast<bool>(answer[1]);
-        }
-        if (cache->dtypes.size() < 256) {
-            found = cache->dtypes.emplace(dtype, Cache::Dtype{nb::borrow(dtype), code, is_bool}).first;
-        } else {
-            operand.code = code;
-            operand.is_bool = is_bool;
-            operand.dtype = dtype;
-            return code >= 0;
-        }
-    }
-    operand.code = found->second.code;
-    operand.is_bool = found->second.is_bool;
+    const DtypeAnswer answer = cached_answer(cache->dtypes, dtype, 256, [&] {
+        nb::object found = cache->dtype_code(nb::handle(dtype));
+        if (found.is_none()) return DtypeAnswer{-1, false};
+        return DtypeAnswer{nb::cast<int>(found[0]), nb::cast<bool>(found[1])};
+    });
+    operand.code = answer.code;
+    operand.is_bool = answer.is_bool;
     operand.dtype = dtype;
     return operand.code >= 0;
 }
@@ -515,17 +521,11 @@ nb::object empty_like(const Operand &x) {
 // x's framework lacks (the general path says which are allowed).
 int index_slot(const Operand &x, nb::handle dtype) {
     int code = GPUPRIM_DTYPE_I64;
-    if (!dtype.is_none()) {
-        auto found = cache->index_dtypes.find(dtype.ptr());
-        if (found != cache->index_dtypes.end()) {
-            code = found->second.code;
-        } else {
-            nb::object answer = cache->index_code(dtype);
-            code = answer.is_none() ? -1 : nb::cast<int>(answer);
-            if (cache->index_dtypes.size() < 64)  // held, so the address stays the object's
-                cache->index_dtypes.emplace(dtype.ptr(), Cache::Dtype{nb::borrow(dtype), code, false});
-        }
-    }
+    if (!dtype.is_none())
+        code = cached_answer(cache->index_dtypes, dtype.ptr(), 64, [&] {
+                   nb::object found = cache->index_code(dtype);
+                   return DtypeAnswer{found.is_none() ? -1 : nb::cast<int>(found), false};
+               }).code;
     const int slot = code == GPUPRIM_DTYPE_I32 ? 0 : code == GPUPRIM_DTYPE_U32 ? 1 : code == GPUPRIM_DTYPE_I64 ? 2
                    : code == GPUPRIM_DTYPE_U64 ? 3 : -1;
     if (slot >= 0 && x.kind == Kind::torch && !cache->torch_index[slot].is_valid()) return -1;
