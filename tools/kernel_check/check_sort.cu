@@ -17,6 +17,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <initializer_list>
 #include <random>
 
 using gpuprim::KeyKind;
@@ -731,49 +732,43 @@ void fill_keys(const TimingBuffers &buffers, int key_bytes, uint64_t n, int dist
     CK(cudaDeviceSynchronize());
 }
 
+// One table: the histogram of n keys of type K with each shape (columns
+// threads x replicas), a row a distribution.
+template <typename K, typename... Shapes>
+void histogram_table(TestEnv &t, uint64_t n, std::initializer_list<int> distributions) {
+    TimingBuffers buffers(n, sizeof(K), 0);
+    std::printf("\n%s histogram n=2^%d (us, order check + histogram; median)\n%-14s", sizeof(K) == 4 ? "u32" : "u64",
+                __builtin_ctzll(n), "keys");
+    (std::printf(" %5dx%-3d", Shapes::kThreads, Shapes::kReplicas), ...);
+    std::printf("\n");
+    for (const int d : distributions) {
+        fill_keys(buffers, sizeof(K), n, d);
+        SortRequest request{};
+        request.key_kind = d == kNormal ? KeyKind::Float : KeyKind::Unsigned;
+        request.key_bytes = sizeof(K);
+        request.keys_out = buffers.keys_out;
+        request.count = n;
+        std::printf("%-14s", kDistributionNames[d]);
+        (std::printf(" %9.1f", time_histogram<K, Shapes>(t, request, buffers.keys_in)), ...);
+        std::printf("\n");
+        std::fflush(stdout);
+    }
+}
+
 // `check_sort histogram`: the upfront histogram per counter shape and key
 // distribution, then whole sorts (radix path) with the few-keys shape
 // against the many-keys shape, u32 keys checked.
 int histogram_shapes(TestEnv &t) {
+    using gc::HistogramShape;
     int failed = 0;
-    for (const uint64_t n : {1ull << 24, 1ull << 28}) {
-        TimingBuffers buffers(n, 4, 0);
-        std::printf("\nu32 histogram n=2^%d (us, order check + histogram; median)\n%-14s %8s %8s %8s %8s\n",
-                    __builtin_ctzll(n), "keys", "256x8", "256x16", "1024x16", "1024x32");
-        for (const int d : {int(kUniformBits), int(kAnd4), int(kNormal), int(kSixteen)}) {
-            fill_keys(buffers, 4, n, d);
-            SortRequest request{};
-            request.key_kind = d == kNormal ? KeyKind::Float : KeyKind::Unsigned;
-            request.key_bytes = 4;
-            request.keys_out = buffers.keys_out;
-            request.count = n;
-            std::printf("%-14s %8.1f %8.1f %8.1f %8.1f\n", kDistributionNames[d],
-                        time_histogram<uint32_t, gc::HistogramShape<256, 16, 8>>(t, request, buffers.keys_in),
-                        time_histogram<uint32_t, gc::HistogramShape<256, 16, 16>>(t, request, buffers.keys_in),
-                        time_histogram<uint32_t, gc::HistogramShape<1024, 16, 16>>(t, request, buffers.keys_in),
-                        time_histogram<uint32_t, gc::HistogramShape<1024, 16, 32>>(t, request, buffers.keys_in));
-            std::fflush(stdout);
-        }
-    }
-    for (const uint64_t n : {1ull << 24, 1ull << 26}) {
-        TimingBuffers buffers(n, 8, 0);
-        std::printf("\nu64 histogram n=2^%d (us, order check + histogram; median)\n%-14s %8s %8s %8s %8s\n",
-                    __builtin_ctzll(n), "keys", "256x1", "256x4", "1024x8", "1024x16");
-        for (const int d : {int(kUniformBits), int(kAnd2), int(kSixteen)}) {
-            fill_keys(buffers, 8, n, d);
-            SortRequest request{};
-            request.key_kind = KeyKind::Unsigned;
-            request.key_bytes = 8;
-            request.keys_out = buffers.keys_out;
-            request.count = n;
-            std::printf("%-14s %8.1f %8.1f %8.1f %8.1f\n", kDistributionNames[d],
-                        time_histogram<uint64_t, gc::HistogramShape<256, 16, 1>>(t, request, buffers.keys_in),
-                        time_histogram<uint64_t, gc::HistogramShape<256, 16, 4>>(t, request, buffers.keys_in),
-                        time_histogram<uint64_t, gc::HistogramShape<1024, 16, 8>>(t, request, buffers.keys_in),
-                        time_histogram<uint64_t, gc::HistogramShape<1024, 16, 16>>(t, request, buffers.keys_in));
-            std::fflush(stdout);
-        }
-    }
+    for (const uint64_t n : {1ull << 24, 1ull << 28})
+        histogram_table<uint32_t, HistogramShape<256, 16, 8>, HistogramShape<256, 16, 16>,
+                        HistogramShape<1024, 16, 16>, HistogramShape<1024, 16, 32>>(
+            t, n, {kUniformBits, kAnd4, kNormal, kSixteen});
+    for (const uint64_t n : {1ull << 24, 1ull << 26})
+        histogram_table<uint64_t, HistogramShape<256, 16, 1>, HistogramShape<256, 16, 4>,
+                        HistogramShape<1024, 16, 8>, HistogramShape<1024, 16, 16>>(t, n,
+                                                                                   {kUniformBits, kAnd2, kSixteen});
 
     struct WholeCase {
         const char *name;
