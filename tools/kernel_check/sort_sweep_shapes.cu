@@ -16,11 +16,11 @@ namespace {
 
 constexpr RadixMatch O = RadixMatch::AtomicOr;
 
-template <typename K, int VB, typename Shape, typename Histogram = gc::RadixHistogramShapesFor<sizeof(K)>>
+template <typename K, int VB, typename Shape, typename HistogramShapes = gc::RadixHistogramShapesFor<sizeof(K)>>
 SortVariant onesweep(const char *name, uint64_t min_n, uint64_t max_n) {
     return {name, int(sizeof(K)), VB, min_n, max_n, [](TestEnv &t, const gpuprim::SortRequest &r) {
                 const gc::SortTuning tuning = gc::sort_tuning(t.env.compute_capability, r.key_bytes, r.value_bytes);
-                rd::onesweep_sort<K, VB, Shape, false, Histogram>(t.env, r, tuning);
+                rd::onesweep_sort<K, VB, Shape, false, HistogramShapes>(t.env, r, tuning);
                 return true;
             }};
 }

@@ -144,7 +144,7 @@ __global__ void __launch_bounds__(Shape::kThreads) radix_histogram_kernel(const 
     }
     __syncthreads();
     for (int i = threadIdx.x; i < kCounters; i += kThreads) {
-        // Each lane starts at another replica: a warp's reads hit other banks.
+        // Each lane starts at another replica: a warp's reads spread over banks.
         uint32_t sum = 0;
 #pragma unroll
         for (int r = 0; r < kReplicas; ++r) sum += histogram[i * kReplicas + (r + i) % kReplicas];

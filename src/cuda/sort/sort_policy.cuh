@@ -140,15 +140,15 @@ struct HistogramShape {
     static constexpr int kItems = kItems_;
     static constexpr int kReplicas = kReplicas_;
 };
-// Two shapes, chosen by count (SortTuning::histogram_many_min). The shared
-// atomics bound the kernel (H200: about 7 lanes' adds a cycle on each
-// multiprocessor, whatever the conflicts); more threads a multiprocessor
-// and fewer conflicts bring it to that bound. Many keys: 1,024 threads, 16
-// replicas (64 KiB for 4-byte keys, 128 KiB for 8-byte ones); u32 keys 2^28
-// 830 -> 598 us, whole sort -4.5%; u64 keys with two-word AND 2^26 345 ->
-// 289 us. Few keys: 256 threads, 32 KiB or less, so that the first pass's
-// blocks start beside the histogram's (programmatic launch): the many-keys
-// shape made whole u32 sorts of 2^19 / 2^20 keys 9% / 5% slower.
+// Two shapes, chosen by count (SortTuning::histogram_many_min). Many keys:
+// 1,024 threads, 16 replicas (64 KiB for 4-byte keys, 128 KiB for 8-byte
+// ones): more warps and fewer shared-counter conflicts. H200, histogram
+// alone: u32 keys 2^28 830 -> 598 us (whole sort -4.5%); u64 keys 2^26 with
+// two-word AND 345 -> 289 us, uniform level, 256 distinct 269 -> 291 us
+// (whole u64 sorts within 0.5%). Few keys: 256 threads, 32 KiB or less, so
+// that the first pass's blocks start beside the histogram's (programmatic
+// launch): the many-keys shape made whole u32 sorts of 2^19 / 2^20 keys 9%
+// / 5% slower.
 template <int kKeyBytes>
 struct RadixHistogramShapesFor {
     using few = HistogramShape<256, 16, 8>;
@@ -187,7 +187,7 @@ struct SortTuning {
     // (OnesweepKeys4SmallShape, OnesweepKeys4MidShape for 4-byte keys without
     // values, OnesweepKeys8MidShape for 8-byte ones, OnesweepPackedPairMidShape).
     uint64_t keys4_small_max, keys4_mid_max, keys8_mid_max, pairs4_mid_max;
-    int histogram_blocks_per_sm;  // at most, of the few-keys histogram shape
+    int histogram_blocks_per_sm;  // a multiprocessor at most, either histogram shape
     uint64_t histogram_many_min;  // count >= this: the many-keys histogram shape (RadixHistogramShapesFor)
     bool programmatic_launch;  // overlap the radix kernels' launches (sm_90+)
     // A pass whose chance that two keys share a digit exceeds this ranks
