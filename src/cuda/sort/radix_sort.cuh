@@ -153,7 +153,7 @@ SortRequest with_positions(const DeviceEnv &env, const SortRequest &request) {
 }
 
 // Launches the upfront histogram with the given shape, one wave of blocks;
-// false (nothing launched) when its counters do not fit a multiprocessor.
+// false (nothing launched) when its counters do not fit a block.
 template <typename K, typename HistogramShape>
 bool launch_radix_histogram(const DeviceEnv &env, const SortTuning &tuning, const HistogramArgs &args,
                             bool programmatic) {
