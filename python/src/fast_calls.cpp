@@ -102,6 +102,10 @@ struct Cache {
     };
     std::unordered_map<PyObject *, Dtype> dtypes;
     std::unordered_map<PyObject *, Dtype> index_dtypes;  // dtype= arguments of argsort and topk
+    // sys.modules' size when the frameworks not found were last looked for,
+    // each then absent (or of a version the common path does not know):
+    // until a module is imported, looking again would find the same.
+    Py_ssize_t modules_looked = -1;
     nb::str s_new_empty{"new_empty"}, s_wraps{"_wraps"}, s_contexts_key{"gpuprim._ext.contexts"};
     nb::str s_array_interface{"__cuda_array_interface__"}, s_data{"data"}, s_shape{"shape"},
         s_strides{"strides"}, s_stream{"stream"}, s_dtype{"dtype"}, s_device_id{"device_id"}, s_ptr{"ptr"};
@@ -139,15 +143,18 @@ bool dtype_of(PyObject *dtype, Operand &operand) {
     return operand.code >= 0;
 }
 
-void find_numpy(PyObject *modules) {
+// find_numpy, find_torch and find_cupy: false when the framework's module
+// is there but not yet usable (still importing): look again next call.
+bool find_numpy(PyObject *modules) {
     PyObject *numpy = PyDict_GetItemString(modules, "numpy");
-    if (!numpy) return;
+    if (!numpy) return true;
     nb::handle np(numpy);
     cache->numpy_array = reinterpret_cast<PyTypeObject *>(np.attr("ndarray").ptr());
     Py_INCREF(cache->numpy_array);
     cache->numpy_empty = np.attr("empty");
     cache->numpy_empty_like = np.attr("empty_like");
     for (int slot = 0; slot < 4; ++slot) cache->numpy_index[slot] = np.attr("dtype")(kIndexDtypeNames[slot]);
+    return true;
 }
 
 // The type's DLPack C exchange table of major version 1 (walking its
@@ -170,12 +177,13 @@ void find_exchange_api(PyObject *type, nb::object &capsule, const ExchangeApi *&
     api = table;
 }
 
-void find_torch(PyObject *modules) {
+bool find_torch(PyObject *modules) {
     PyObject *torch = PyDict_GetItemString(modules, "torch");
-    if (!torch || !PyObject_HasAttrString(torch, "Tensor")) return;
+    if (!torch) return true;
+    if (!PyObject_HasAttrString(torch, "Tensor") || !PyObject_HasAttrString(torch, "_C")) return false;
     nb::handle t(torch);
     nb::object c = t.attr("_C");
-    if (!PyObject_HasAttrString(c.ptr(), "_to_dlpack")) return;  // not a torch the common path knows
+    if (!PyObject_HasAttrString(c.ptr(), "_to_dlpack")) return true;  // not a torch the common path knows
     cache->torch_empty_like = t.attr("empty_like");
     for (int slot = 0; slot < 4; ++slot)
         if (PyObject_HasAttrString(torch, kIndexDtypeNames[slot]))
@@ -188,11 +196,13 @@ void find_torch(PyObject *modules) {
     if (!cache->torch_exchange_off)
         find_exchange_api(reinterpret_cast<PyObject *>(cache->torch_tensor), cache->torch_exchange_capsule,
                           cache->torch_exchange);
+    return true;
 }
 
-void find_cupy(PyObject *modules) {
+bool find_cupy(PyObject *modules) {
     PyObject *cupy = PyDict_GetItemString(modules, "cupy");
-    if (!cupy || !cache->numpy_array) return;  // (CuPy imports numpy: its dtypes are numpy's)
+    if (!cupy) return true;
+    if (!cache->numpy_array) return false;  // (CuPy imports numpy: its dtypes are numpy's)
     try {
         nb::handle c(cupy);
         nb::object cuda = c.attr("cuda"), array = c.attr("ndarray");
@@ -204,14 +214,24 @@ void find_cupy(PyObject *modules) {
     } catch (const nb::python_error &) {
         // A CuPy still importing, or without these: its arrays take the
         // general path (looked for again on the next call).
+        return false;
     }
+    return true;
 }
 
+// Looks for the frameworks not found yet, once per change in the number of
+// imported modules (a framework imported since changes it; one a module
+// replaced in sys.modules under the same count is found at the next import).
 void find_frameworks() {
+    if (cache->numpy_array && cache->torch_tensor && cache->cupy_array) return;
     PyObject *modules = PyImport_GetModuleDict();
-    if (!cache->numpy_array) find_numpy(modules);
-    if (!cache->torch_tensor) find_torch(modules);
-    if (!cache->cupy_array) find_cupy(modules);
+    const Py_ssize_t imported = PyDict_Size(modules);
+    if (imported == cache->modules_looked) return;
+    bool settled = true;
+    if (!cache->numpy_array) settled = find_numpy(modules) && settled;
+    if (!cache->torch_tensor) settled = find_torch(modules) && settled;
+    if (!cache->cupy_array) settled = find_cupy(modules) && settled;
+    cache->modules_looked = settled ? imported : -1;
 }
 
 // Sets operand's shape, ndim, count and last from lengths; false when

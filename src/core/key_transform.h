@@ -50,6 +50,38 @@ GPUPRIM_HD Bits to_radix_key(Bits bits, KeyKind kind, bool descending) {
     return descending ? Bits(~key) : key;
 }
 
+// to_radix_key as three word operations with constants of the kind and
+// order, for loops over many keys of one kind (no branch per key):
+// radix key = ((bits ^ flip) - subtract) ^ complement, where flip is
+// negative_flip for a key whose top bit is set, and always_flip otherwise
+// ORed in for every key. Floats: a negative key's every bit flips, a
+// positive one's sign bit (then the negative NaNs rotate to the top);
+// signed integers: the sign bit; descending: the complement.
+template <typename Bits>
+struct RadixKeyMap {
+    Bits negative_flip, always_flip, subtract, complement;
+
+    GPUPRIM_HD Bits operator()(Bits bits) const {
+        const Bits top_set = Bits(0) - Bits(bits >> (sizeof(Bits) * 8 - 1));  // all ones when the top bit is set
+        const Bits flip = Bits((top_set & negative_flip) | always_flip);
+        return Bits(Bits(Bits(bits ^ flip) - subtract) ^ complement);
+    }
+};
+
+template <typename Bits>
+GPUPRIM_HD RadixKeyMap<Bits> radix_key_map(KeyKind kind, bool descending) {
+    constexpr Bits sign = FloatLayout<Bits>::sign;
+    RadixKeyMap<Bits> map{Bits(0), Bits(0), Bits(0), descending ? Bits(~Bits(0)) : Bits(0)};
+    if (kind == KeyKind::Signed) {
+        map.always_flip = sign;
+    } else if (is_float_kind<Bits>(kind)) {
+        map.negative_flip = Bits(~Bits(0));
+        map.always_flip = sign;
+        map.subtract = FloatLayout<Bits>::negative_nan_count(kind);
+    }
+    return map;
+}
+
 template <typename Bits>
 GPUPRIM_HD Bits from_radix_key(Bits key, KeyKind kind, bool descending) {
     constexpr Bits sign = FloatLayout<Bits>::sign;

@@ -7,6 +7,7 @@
 #include "cuda/util/ptx.cuh"
 
 #include <cstdint>
+#include <cstring>
 
 namespace gpuprim::cuda {
 namespace radix_detail {
@@ -60,13 +61,84 @@ __device__ __forceinline__ void write_plan(const HistogramArgs &args, bool in_or
 template <typename K, typename Shape>
 constexpr size_t radix_histogram_shared_bytes = sizeof(uint32_t) * kPasses<K> * kDigits * Shape::kReplicas;
 
-// Runs after radix_order_kernel (waits for it when launched as its
-// programmatic dependent): an input it found in order is not counted, and the
-// plan runs no pass.
-template <typename K, typename Shape>
-__global__ void __launch_bounds__(Shape::kThreads) radix_histogram_kernel(const HistogramArgs args) {
+// Adds the digits of the keys [0, n) that this block's tiles hold to its
+// shared counters (kReplicas copies; lane % kReplicas picks one). Each key
+// is mapped by RadixKeyMap (no branch on the kind) and, in a whole-key sort
+// (kMaskedDigits false), its digits are its bytes at fixed shifts; a
+// bit-range sort reads each pass's window and skips empty ones. Whole tiles
+// load without bounds checks, as vectors where aligned. H200, 2^28 u32 keys, 1,024 x 16 x 16: 569 us
+// with run-time windows, kind and checks per key; 318 us so, 309 with
+// vectors (a loop that only reads the keys: 248; f32 normal keys 619 ->
+// 308).
+template <typename K, typename Shape, bool kMaskedDigits>
+__device__ __forceinline__ void count_digits(const HistogramArgs &args, uint64_t n, uint32_t *histogram) {
     constexpr int kThreads = Shape::kThreads;
     constexpr int kItems = Shape::kItems;
+    constexpr int kReplicas = Shape::kReplicas;
+    constexpr uint64_t kTile = uint64_t(kThreads) * kItems;
+    // A whole-key sort's passes read the key's bytes; a 1-byte key's second
+    // pass has an empty window (a constant digit, not counted).
+    constexpr int kCounted = kMaskedDigits ? kPasses<K> : int(sizeof(K));
+    const K *keys = static_cast<const K *>(args.keys);
+    const RadixKeyMap<K> map = radix_key_map<K>(args.kind, args.descending);
+    const uint32_t replica = threadIdx.x % kReplicas;
+    auto count_key = [&](K key) {
+        const K radix_key = map(key);
+#pragma unroll
+        for (int p = 0; p < kCounted; ++p) {
+            uint32_t digit;
+            if constexpr (kMaskedDigits) {
+                if (args.windows.pass[p].mask == 0) continue;
+                digit = digit_of(radix_key, args.windows.pass[p]);
+            } else {
+                digit = uint32_t(radix_key >> (p * kDigitBits)) & (kDigits - 1);
+            }
+            atomicAdd(&histogram[(p * kDigits + digit) * kReplicas + replica], 1u);
+        }
+    };
+    const uint64_t whole_tiles_end = n / kTile * kTile;
+    uint64_t base = uint64_t(blockIdx.x) * kTile;
+    // Whole tiles as 16-byte vectors where the keys start 16-byte aligned
+    // (a tile is a multiple of 16 bytes): which keys a thread counts does
+    // not matter to the counts.
+    constexpr int kPerVector = 16 / int(sizeof(K));
+    static_assert(kItems % kPerVector == 0, "whole vectors a thread");
+    if (reinterpret_cast<uintptr_t>(keys) % 16 == 0) {
+        for (; base < whole_tiles_end; base += uint64_t(gridDim.x) * kTile) {
+            const uint4 *vectors = reinterpret_cast<const uint4 *>(keys + base);
+            uint4 vector[kItems / kPerVector];
+#pragma unroll
+            for (int i = 0; i < kItems / kPerVector; ++i) vector[i] = vectors[i * kThreads + threadIdx.x];
+#pragma unroll
+            for (int i = 0; i < kItems / kPerVector; ++i) {
+                K key[kPerVector];
+                memcpy(key, &vector[i], sizeof(key));
+#pragma unroll
+                for (int j = 0; j < kPerVector; ++j) count_key(key[j]);
+            }
+        }
+    }
+    for (; base < whole_tiles_end; base += uint64_t(gridDim.x) * kTile) {
+        K key[kItems];
+#pragma unroll
+        for (int i = 0; i < kItems; ++i) key[i] = keys[base + uint64_t(i) * kThreads + threadIdx.x];
+#pragma unroll
+        for (int i = 0; i < kItems; ++i) count_key(key[i]);
+    }
+    if (base < n) {  // the last, partial tile (one block has it)
+        for (int i = 0; i < kItems; ++i) {
+            const uint64_t index = base + uint64_t(i) * kThreads + threadIdx.x;
+            if (index < n) count_key(keys[index]);
+        }
+    }
+}
+
+// Runs after radix_order_kernel (waits for it when launched as its
+// programmatic dependent): an input it found in order is not counted, and the
+// plan runs no pass. kMaskedDigits: the pass kernels' (a bit-range sort).
+template <typename K, typename Shape, bool kMaskedDigits>
+__global__ void __launch_bounds__(Shape::kThreads) radix_histogram_kernel(const HistogramArgs args) {
+    constexpr int kThreads = Shape::kThreads;
     constexpr int kReplicas = Shape::kReplicas;
     constexpr int kPassCount = kPasses<K>;
     constexpr int kCounters = kPassCount * kDigits;
@@ -110,31 +182,8 @@ __global__ void __launch_bounds__(Shape::kThreads) radix_histogram_kernel(const 
             words[i] = make_uint4(0, 0, 0, 0);
     }
 
-    const K *keys = static_cast<const K *>(args.keys);
     const uint64_t n = in_order ? 0 : args.count;  // in order: nothing to count
-    constexpr uint64_t kTile = uint64_t(kThreads) * kItems;
-    const uint32_t replica = threadIdx.x % kReplicas;
-    for (uint64_t base = uint64_t(blockIdx.x) * kTile; base < n; base += uint64_t(gridDim.x) * kTile) {
-        K key[kItems];
-#pragma unroll
-        for (int i = 0; i < kItems; ++i) {
-            const uint64_t index = base + uint64_t(i) * kThreads + threadIdx.x;
-            key[i] = index < n ? keys[index] : K(0);
-        }
-#pragma unroll
-        for (int i = 0; i < kItems; ++i) {
-            const uint64_t index = base + uint64_t(i) * kThreads + threadIdx.x;
-            if (index < n) {
-                const K radix_key = to_radix_key<K>(key[i], args.kind, args.descending);
-#pragma unroll
-                for (int p = 0; p < kPassCount; ++p) {
-                    if (args.windows.pass[p].mask == 0) continue;
-                    const uint32_t digit = digit_of(radix_key, args.windows.pass[p]);
-                    atomicAdd(&histogram[(p * kDigits + digit) * kReplicas + replica], 1u);
-                }
-            }
-        }
-    }
+    count_digits<K, Shape, kMaskedDigits>(args, n, histogram);
     __syncthreads();
 
     if (threadIdx.x == 0) {

@@ -154,10 +154,10 @@ SortRequest with_positions(const DeviceEnv &env, const SortRequest &request) {
 
 // Launches the upfront histogram with the given shape, one wave of blocks;
 // false (nothing launched) when its counters do not fit a block.
-template <typename K, typename HistogramShape>
+template <typename K, typename HistogramShape, bool kMaskedDigits>
 bool launch_radix_histogram(const DeviceEnv &env, const SortTuning &tuning, const HistogramArgs &args,
                             bool programmatic) {
-    const auto kernel = radix_histogram_kernel<K, HistogramShape>;
+    const auto kernel = radix_histogram_kernel<K, HistogramShape, kMaskedDigits>;
     constexpr size_t kShared = radix_histogram_shared_bytes<K, HistogramShape>;
     // Opts in to the shared memory once per context.
     const int resident = resident_blocks(env, reinterpret_cast<const void *>(kernel), HistogramShape::kThreads,
@@ -278,8 +278,10 @@ void onesweep_sort_with(const DeviceEnv &env, const SortRequest &asked, const So
         // The many-keys shape where its shared memory fits a block (8-byte
         // keys' 128 KiB does not where a block gets 99 KiB: sm_86, sm_89).
         if (n < tuning.histogram_many_min ||
-            !launch_radix_histogram<K, typename HistogramShapes::many>(env, tuning, args, programmatic))
-            if (!launch_radix_histogram<K, typename HistogramShapes::few>(env, tuning, args, programmatic))
+            !launch_radix_histogram<K, typename HistogramShapes::many, Shape::kMaskedDigits>(env, tuning, args,
+                                                                                              programmatic))
+            if (!launch_radix_histogram<K, typename HistogramShapes::few, Shape::kMaskedDigits>(env, tuning, args,
+                                                                                                 programmatic))
                 fail(GPUPRIM_ERROR_INTERNAL, "radix sort: the histogram's counters do not fit this device's "
                                              "shared memory");
     }

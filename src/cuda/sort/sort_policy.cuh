@@ -154,6 +154,13 @@ struct RadixHistogramShapesFor {
     using few = HistogramShape<256, 16, 8>;
     using many = HistogramShape<1024, 16, 16>;
 };
+// 4-byte keys: 32 replicas (128 KiB). H200, histogram of 2^28 u32 keys with
+// the loop of whole tiles (count_digits): 1,024 x 16 351.9, x 32 316.6 us.
+template <>
+struct RadixHistogramShapesFor<4> {
+    using few = HistogramShape<256, 16, 8>;
+    using many = HistogramShape<1024, 16, 32>;
+};
 template <>
 struct RadixHistogramShapesFor<8> {
     using few = HistogramShape<256, 16, 1>;
