@@ -7,7 +7,10 @@ Overhead: host time of one call (time.perf_counter_ns around it; the device
 idle before each call, not timed), median of --repeats calls after warm-up,
 for gpuprim.sort(x, out=y) and gpuprim.sum(x, out=r) (and both allocating
 their results), minus the same for the bare library call on the same cached
-buffers (gpuprim._ext.c_call_times), which allocates nothing. On
+buffers (gpuprim._ext.c_call_times), which allocates nothing; and, of that
+overhead, what the extension's own steps take without the library call
+(gpuprim._ext.c_layer_times: reading x and out, the thread's context with
+its stream, the two wraps). On
 numpy arrays (CPU backend) and, when a GPU is there, on torch's CUDA
 tensors (read through torch's DLPack C exchange table, and again through
 torch._C._to_dlpack) and CuPy's arrays (each when installed).
@@ -52,7 +55,8 @@ def overhead_rows(kind, x, repeats, sync, empty):
     for name, call, what, out in cases:
         py = statistics.median(host_times(call, repeats, sync))
         c = statistics.median(_ext.c_call_times(what, x, out, repeats + 10)[10:])
-        rows.append((f"{name} ({kind})", py / 1e3, c / 1e3, (py - c) / 1e3))
+        layer = statistics.median(_ext.c_layer_times(x, out, repeats + 10)[10:])
+        rows.append((f"{name} ({kind})", py / 1e3, c / 1e3, (py - c) / 1e3, layer / 1e3))
     return rows
 
 
@@ -120,9 +124,10 @@ def main():
         x = cupy.random.random(1024, dtype=cupy.float32)
         rows += overhead_rows("cupy", x, args.repeats, cupy.cuda.get_current_stream().synchronize,
                               lambda shape: cupy.empty(shape, cupy.float32))
-    print("\n| call | Python µs | C µs | overhead µs |\n|---|---|---|---|")
-    for name, py, c, extra in rows:
-        print(f"| {name} | {py:.2f} | {c:.2f} | {extra:.2f} |")
+    print("\n| call | Python µs | C µs | overhead µs | of it, reading x and out, context, wraps µs |"
+          "\n|---|---|---|---|---|")
+    for name, py, c, extra, layer in rows:
+        print(f"| {name} | {py:.2f} | {c:.2f} | {extra:.2f} | {layer:.2f} |")
     if torch is not None and torch.cuda.is_available():
         print("\n| case (float32, one call, synchronized) | gpuprim µs | torch µs | torch / gpuprim |\n|---|---|---|---|")
         for name, ours, theirs, ratio in torch_rows(torch, args.repeats):
