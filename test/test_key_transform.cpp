@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// White-box check of core/key_transform.h's RadixKeyMap (the radix sort's
-// upfront histogram maps keys with it, branch-free) against to_radix_key,
+// White-box check of core/key_transform.h's RadixKeyMap (the CUDA radix
+// sort's upfront histogram and the CPU top-k map keys with it, branch-free)
+// against to_radix_key,
 // the reference every sort path uses: every kind of every key width, both
 // orders; every bit pattern of 1- and 2-byte keys, and for 4- and 8-byte
 // keys the special values (+-0, +-inf, NaNs of both signs with low and high

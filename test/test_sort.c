@@ -1562,7 +1562,7 @@ static void test_argsort_wide_indices(gpuprim_context_t ctx) {
 }
 
 /* Past 2^21 keys the CUDA sort counts digits with its many-keys histogram
- * (1,024 threads, 16 replicas of each shared counter); below, the
+ * (1,024 threads, 16 or 32 replicas of each shared counter); below, the
  * few-keys one. Every key width, keys alone and pairs (packed and split),
  * both orders, a bit range, and the distributions that crowd counters:
  * special floats, few distinct values, all equal but one in the middle

@@ -143,8 +143,30 @@ bool dtype_of(PyObject *dtype, Operand &operand) {
     return operand.code >= 0;
 }
 
+// Whether a module in sys.modules is still running its import (its spec's
+// _initializing, as importlib sets it).
+bool still_importing(PyObject *module) {
+    PyObject *spec = PyObject_GetAttrString(module, "__spec__");
+    if (!spec) {
+        PyErr_Clear();
+        return false;
+    }
+    nb::object held = nb::steal(spec);
+    PyObject *initializing = PyObject_GetAttrString(spec, "_initializing");
+    if (!initializing) {
+        PyErr_Clear();
+        return false;
+    }
+    const int truth = PyObject_IsTrue(initializing);
+    Py_DECREF(initializing);
+    if (truth < 0) PyErr_Clear();
+    return truth > 0;
+}
+
 // find_numpy, find_torch and find_cupy: false when the framework's module
-// is there but not yet usable (still importing): look again next call.
+// is there but not usable yet (still importing): look again next call; a
+// module that has finished importing without what the common path needs is
+// settled (its arrays take the general path).
 bool find_numpy(PyObject *modules) {
     PyObject *numpy = PyDict_GetItemString(modules, "numpy");
     if (!numpy) return true;
@@ -180,7 +202,8 @@ void find_exchange_api(PyObject *type, nb::object &capsule, const ExchangeApi *&
 bool find_torch(PyObject *modules) {
     PyObject *torch = PyDict_GetItemString(modules, "torch");
     if (!torch) return true;
-    if (!PyObject_HasAttrString(torch, "Tensor") || !PyObject_HasAttrString(torch, "_C")) return false;
+    if (!PyObject_HasAttrString(torch, "Tensor") || !PyObject_HasAttrString(torch, "_C"))
+        return !still_importing(torch);
     nb::handle t(torch);
     nb::object c = t.attr("_C");
     if (!PyObject_HasAttrString(c.ptr(), "_to_dlpack")) return true;  // not a torch the common path knows
@@ -212,9 +235,9 @@ bool find_cupy(PyObject *modules) {
         cache->cupy_empty_like = c.attr("empty_like");
         cache->cupy_array = reinterpret_cast<PyTypeObject *>(array.release().ptr());
     } catch (const nb::python_error &) {
-        // A CuPy still importing, or without these: its arrays take the
-        // general path (looked for again on the next call).
-        return false;
+        // A CuPy still importing (looked for again on the next call), or
+        // without these: its arrays take the general path.
+        return !still_importing(cupy);
     }
     return true;
 }

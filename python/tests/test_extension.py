@@ -322,6 +322,36 @@ def test_cupy_common_path_on_a_numpy_stand_in():
     assert " passed" in result.stdout, result.stdout[-2000:]
 
 
+def test_a_framework_imported_after_the_first_calls_is_found():
+    """The common path looks for the frameworks it has not found once per
+    change in the number of imported modules: CuPy (fake_cupy.py's
+    stand-in) imported after calls on numpy arrays is read on the next
+    call, in an interpreter of its own."""
+    package_root = os.path.dirname(os.path.dirname(os.path.abspath(gpuprim.__file__)))
+    path = os.pathsep.join(p for p in (package_root, HERE, os.environ.get("PYTHONPATH")) if p)
+    script = "\n".join([
+        "import sys",
+        "import numpy as np",
+        "import gpuprim",
+        "from gpuprim import _arrays, _core, _ext",
+        "x = np.array([3, 1, 2], np.float32)",
+        "for _ in range(3):",
+        "    assert type(_ext.fast_sort(x, -1, False, None)) is np.ndarray",
+        "assert 'cupy' not in sys.modules",
+        "import fake_cupy",
+        "with gpuprim.Context('cpu') as context:",
+        "    _ext.fast_init(_arrays._fast_dtype_code, _core._fast_index_code, lambda a: context,",
+        "                   _core._raise_status)",
+        "    result = _ext.fast_sort(fake_cupy.asarray(x), -1, False, None)",
+        "    assert type(result) is fake_cupy.ndarray, result",
+        "    np.testing.assert_array_equal(fake_cupy.asnumpy(result), [1, 2, 3])",
+        "print('found')",
+    ])
+    result = subprocess.run([sys.executable, "-c", script], env=dict(os.environ, PYTHONPATH=path),
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0 and "found" in result.stdout, result.stdout[-3000:] + result.stderr[-3000:]
+
+
 def test_torch_common_path_matches_the_general_path():
     """fast_* on CPU torch tensors (skipped without torch), read through
     torch's DLPack C exchange table (torch >= 2.10) and through

@@ -51,7 +51,8 @@ GPUPRIM_HD Bits to_radix_key(Bits bits, KeyKind kind, bool descending) {
 }
 
 // to_radix_key as three word operations with constants of the kind and
-// order, for loops over many keys of one kind (no branch per key):
+// order, for loops over many keys of one kind (no branch per key; the CUDA
+// sort's upfront histogram, the CPU top-k's scans):
 // radix key = ((bits ^ flip) - subtract) ^ complement, where flip is
 // negative_flip for a key whose top bit is set, and always_flip otherwise
 // ORed in for every key. Floats: a negative key's every bit flips, a

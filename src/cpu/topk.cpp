@@ -58,31 +58,12 @@ void keep_smallest(Packed *p, uint64_t n, uint64_t m) {
     small_sort(p, m);
 }
 
-// to_radix_key(bits, kind, descending) without branches on the kind:
-// key = ((bits ^ (sign-fill & float_mask | sign_mask)) - offset) ^ flip.
-template <typename Bits>
-struct RadixMap {
-    Bits float_mask, sign_mask, offset, flip;
-    RadixMap(KeyKind kind, bool descending) {
-        const bool is_float = is_float_kind<Bits>(kind);
-        float_mask = is_float ? Bits(~Bits(0)) : Bits(0);
-        sign_mask = is_float || kind == KeyKind::Signed ? FloatLayout<Bits>::sign : Bits(0);
-        offset = is_float ? FloatLayout<Bits>::negative_nan_count(kind) : Bits(0);
-        flip = descending ? Bits(~Bits(0)) : Bits(0);
-    }
-    Bits operator()(Bits bits) const {
-        using Signed = std::make_signed_t<Bits>;
-        const Bits fill = Bits(Signed(bits) >> (sizeof(Bits) * 8 - 1));
-        return Bits(Bits(Bits(bits ^ Bits((fill & float_mask) | sign_mask)) - offset) ^ flip);
-    }
-};
-
 // The first i from `from` (in steps of kProbe) whose block keys[i, i +
 // kProbe) holds a radix key at or below limit, or the first i with fewer
 // than kProbe keys left. One body, inlined into a plain and (x86) an AVX2
 // entry, so the compiler vectorizes the block's minimum for each target.
 template <typename Bits>
-GPUPRIM_ALWAYS_INLINE uint64_t probe_blocks(const Bits *keys, uint64_t from, uint64_t n, const RadixMap<Bits> &map,
+GPUPRIM_ALWAYS_INLINE uint64_t probe_blocks(const Bits *keys, uint64_t from, uint64_t n, const RadixKeyMap<Bits> &map,
                                             Bits limit) {
     uint64_t i = from;
     for (; i + kProbe <= n; i += kProbe) {
@@ -96,13 +77,13 @@ GPUPRIM_ALWAYS_INLINE uint64_t probe_blocks(const Bits *keys, uint64_t from, uin
     return i;
 }
 template <typename Bits>
-uint64_t next_probe_hit(const Bits *keys, uint64_t from, uint64_t n, const RadixMap<Bits> &map, Bits limit) {
+uint64_t next_probe_hit(const Bits *keys, uint64_t from, uint64_t n, const RadixKeyMap<Bits> &map, Bits limit) {
     return probe_blocks(keys, from, n, map, limit);
 }
 #if defined(__x86_64__) && defined(__GNUC__)
 template <typename Bits>
 __attribute__((target("avx2"))) uint64_t next_probe_hit_avx2(const Bits *keys, uint64_t from, uint64_t n,
-                                                             const RadixMap<Bits> &map, Bits limit) {
+                                                             const RadixKeyMap<Bits> &map, Bits limit) {
     return probe_blocks(keys, from, n, map, limit);
 }
 #endif
@@ -129,7 +110,7 @@ struct SharedLimit {
 template <typename KeyBits, typename Packed>
 uint64_t filter_smallest(const TopkRequest &request, const KeyBits *keys, uint64_t first, uint64_t n, uint64_t m,
                          Packed *buffer, uint64_t capacity, SharedLimit *shared = nullptr) {
-    const RadixMap<KeyBits> map(request.key_kind, request.descending);
+    const RadixKeyMap<KeyBits> map = radix_key_map<KeyBits>(request.key_kind, request.descending);
 #if defined(__x86_64__) && defined(__GNUC__)
     const bool avx2 = __builtin_cpu_supports("avx2");
 #endif
@@ -181,7 +162,7 @@ inline uint64_t filter_capacity(uint64_t n, uint64_t m) {
 
 template <typename KeyBits, typename Packed>
 void pack_keys(const TopkRequest &request, const KeyBits *keys, uint64_t first, uint64_t n, Packed *to) {
-    const RadixMap<KeyBits> map(request.key_kind, request.descending);
+    const RadixKeyMap<KeyBits> map = radix_key_map<KeyBits>(request.key_kind, request.descending);
     for (uint64_t i = 0; i < n; ++i) to[i] = pack<Packed>(uint64_t(map(keys[i])), first + i);
 }
 

@@ -66,10 +66,11 @@ constexpr size_t radix_histogram_shared_bytes = sizeof(uint32_t) * kPasses<K> * 
 // is mapped by RadixKeyMap (no branch on the kind) and, in a whole-key sort
 // (kMaskedDigits false), its digits are its bytes at fixed shifts; a
 // bit-range sort reads each pass's window and skips empty ones. Whole tiles
-// load without bounds checks, as vectors where aligned. H200, 2^28 u32 keys, 1,024 x 16 x 16: 569 us
-// with run-time windows, kind and checks per key; 318 us so, 309 with
-// vectors (a loop that only reads the keys: 248; f32 normal keys 619 ->
-// 308).
+// load without bounds checks, as vectors where aligned. H200, 2^28 u32
+// keys, 1,024 x 16 x 16 (tools/kernel_check/histogram_loops.cu): 560 us
+// with run-time windows, kind and checks per key; 314 us so, 304 with
+// vectors (a loop that only reads the keys: 243; f32 normal keys 618 ->
+// 306).
 template <typename K, typename Shape, bool kMaskedDigits>
 __device__ __forceinline__ void count_digits(const HistogramArgs &args, uint64_t n, uint32_t *histogram) {
     constexpr int kThreads = Shape::kThreads;

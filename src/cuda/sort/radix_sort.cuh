@@ -275,8 +275,9 @@ void onesweep_sort_with(const DeviceEnv &env, const SortRequest &asked, const So
         args.counters = env.zeroed_counters;
         args.windows = windows;
         args.skewed_collisions = uint32_t(tuning.skewed_collisions * 1073741824.0);
-        // The many-keys shape where its shared memory fits a block (8-byte
-        // keys' 128 KiB does not where a block gets 99 KiB: sm_86, sm_89).
+        // The many-keys shape where its shared memory fits a block (4- and
+        // 8-byte keys' 128 KiB does not where a block gets 99 KiB: sm_86,
+        // sm_89; those then count with the few-keys shape).
         if (n < tuning.histogram_many_min ||
             !launch_radix_histogram<K, typename HistogramShapes::many, Shape::kMaskedDigits>(env, tuning, args,
                                                                                               programmatic))

@@ -141,11 +141,12 @@ struct HistogramShape {
     static constexpr int kReplicas = kReplicas_;
 };
 // Two shapes, chosen by count (SortTuning::histogram_many_min). Many keys:
-// 1,024 threads, 16 replicas (64 KiB for 4-byte keys, 128 KiB for 8-byte
-// ones): more warps and fewer shared-counter conflicts. H200, histogram
-// alone: u32 keys 2^28 830 -> 598 us (whole sort -4.5%); u64 keys 2^26 with
-// two-word AND 345 -> 289 us, uniform level, 256 distinct 269 -> 291 us
-// (whole u64 sorts within 0.5%). Few keys: 256 threads, 32 KiB or less, so
+// 1,024 threads, 16 replicas (32 KiB for 1- and 2-byte keys, 128 KiB for
+// 8-byte ones; 4-byte keys: 32 replicas, below): more warps and fewer
+// shared-counter conflicts. H200, histogram alone, with the loop before
+// count_digits: u32 keys 2^28 830 -> 598 us (whole sort -4.5%); u64 keys
+// 2^26 with two-word AND 345 -> 289 us, uniform level, 256 distinct 269 ->
+// 291 us (whole u64 sorts within 0.5%). Few keys: 256 threads, 32 KiB or less, so
 // that the first pass's blocks start beside the histogram's (programmatic
 // launch): the many-keys shape made whole u32 sorts of 2^19 / 2^20 keys 9%
 // / 5% slower.
@@ -155,7 +156,10 @@ struct RadixHistogramShapesFor {
     using many = HistogramShape<1024, 16, 16>;
 };
 // 4-byte keys: 32 replicas (128 KiB). H200, histogram of 2^28 u32 keys with
-// the loop of whole tiles (count_digits): 1,024 x 16 351.9, x 32 316.6 us.
+// the loop of whole tiles (count_digits): 1,024 x 16 351.9, x 32 316.6 us;
+// whole sorts 4721.2 and 4711.0 us (two runs): no gain measured there, and
+// where a block gets 99 KiB (sm_86, sm_89) 128 KiB does not fit, so those
+// count with the few-keys shape (1,024 x 16 fit them): see docs/tuning/sort.md.
 template <>
 struct RadixHistogramShapesFor<4> {
     using few = HistogramShape<256, 16, 8>;
