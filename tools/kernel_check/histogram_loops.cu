@@ -67,7 +67,7 @@ __global__ void __launch_bounds__(kThreads) hist(const Args args) {
             else atomicAdd(&histogram[(p * kDigits + digit) * kReplicas + replica], 1u);
         }
     };
-    if constexpr (V == 0) {
+    if constexpr (V <= 1) {
         for (uint64_t base = uint64_t(blockIdx.x) * kTile; base < n; base += uint64_t(gridDim.x) * kTile) {
             uint32_t key[kItems];
 #pragma unroll
@@ -78,7 +78,10 @@ __global__ void __launch_bounds__(kThreads) hist(const Args args) {
 #pragma unroll
             for (int i = 0; i < kItems; ++i) {
                 const uint64_t index = base + uint64_t(i) * kThreads + threadIdx.x;
-                if (index < n) {
+                if (index >= n) continue;
+                if constexpr (V == 1) {
+                    count(transform_raw<kFloat>(key[i]));
+                } else {
                     const uint32_t radix_key = transform_runtime(key[i], args.kind, args.descending);
 #pragma unroll
                     for (int p = 0; p < kPasses; ++p) {
@@ -87,20 +90,6 @@ __global__ void __launch_bounds__(kThreads) hist(const Args args) {
                         atomicAdd(&histogram[(p * kDigits + digit) * kReplicas + replica], 1u);
                     }
                 }
-            }
-        }
-    } else if constexpr (V == 1) {
-        for (uint64_t base = uint64_t(blockIdx.x) * kTile; base < n; base += uint64_t(gridDim.x) * kTile) {
-            uint32_t key[kItems];
-#pragma unroll
-            for (int i = 0; i < kItems; ++i) {
-                const uint64_t index = base + uint64_t(i) * kThreads + threadIdx.x;
-                key[i] = index < n ? keys[index] : 0u;
-            }
-#pragma unroll
-            for (int i = 0; i < kItems; ++i) {
-                const uint64_t index = base + uint64_t(i) * kThreads + threadIdx.x;
-                if (index < n) count(transform_raw<kFloat>(key[i]));
             }
         }
     } else if constexpr (V == 2) {

@@ -12,10 +12,14 @@
 // per key); "fixed shift, map, whole" (the top digit at a fixed shift, the
 // branch-free key map, whole tiles unchecked); "+ warp-slot writes" (the
 // same, candidates placed by one global atomic a warp, no block barrier);
-// "no candidates" (counting only); "reading only". The bins of every
+// "no candidates" (counting only); "reading only". The key map and the warp
+// scan are the library's (core/key_transform.h, cuda/topk/select_common.cuh). The bins of every
 // counting variant are compared with the first's.
 //
 //   topk_pass0_loops       (GPUPRIM_BUILD_TOOLS=ON builds it; no arguments)
+#include "core/key_transform.h"
+#include "cuda/topk/select_common.cuh"
+
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -46,25 +50,6 @@ __device__ __forceinline__ uint32_t to_radix_runtime(uint32_t bits, int kind, bo
     else if (kind == 2) { key = (bits & 0x80000000u) ? ~bits : (bits ^ 0x80000000u); key -= 0x7fffffu; }
     return descending ? ~key : key;
 }
-struct Map {
-    uint32_t negative_flip, always_flip, subtract, complement;
-    __device__ uint32_t operator()(uint32_t bits) const {
-        const uint32_t top = 0u - (bits >> 31);
-        return ((bits ^ ((top & negative_flip) | always_flip)) - subtract) ^ complement;
-    }
-};
-
-__device__ __forceinline__ uint32_t warp_exclusive_sum(uint32_t value) {
-    const int lane = threadIdx.x & 31;
-    uint32_t inclusive = value;
-#pragma unroll
-    for (int d = 1; d < 32; d <<= 1) {
-        const uint32_t other = __shfl_up_sync(0xffffffffu, inclusive, d);
-        if (lane >= d) inclusive += other;
-    }
-    return inclusive - value;
-}
-
 // V: 0 as the library; 1 fixed shift + key map + whole tiles unchecked; 2 = 1 without candidates;
 // 3 = reading only; 4 = 1 with the candidates' writes only where a warp has any (no block barrier)
 template <int V>
@@ -77,7 +62,7 @@ __global__ void __launch_bounds__(kThreads, 2) pass0(const Args a) {
     if (threadIdx.x == 0) tile_count = 0;
     __syncthreads();
     const uint32_t replica = threadIdx.x % kReplicas;
-    const Map map{~0u, 0x80000000u, 0x7fffffu, a.descending ? ~0u : 0u};
+    const gpuprim::RadixKeyMap<uint32_t> map = gpuprim::radix_key_map<uint32_t>(gpuprim::KeyKind::Float, a.descending);
     const uint64_t stride = uint64_t(gridDim.x) * kTile;
     uint32_t sink = 0;
     uint4 staged[kVectors];
@@ -136,7 +121,7 @@ __global__ void __launch_bounds__(kThreads, 2) pass0(const Args a) {
         if constexpr (V == 4) {
             // A warp with candidates takes its slots with one global atomic.
             if (__any_sync(0xffffffffu, candidates != 0)) {
-                uint32_t at = warp_exclusive_sum(candidates);
+                uint32_t at = gpuprim::cuda::selection::warp_exclusive_sum(candidates);
                 unsigned long long base = 0;
                 if ((threadIdx.x & 31) == 31) base = atomicAdd(a.buffered, (unsigned long long)(at + candidates));
                 base = __shfl_sync(0xffffffffu, base, 31);
@@ -153,7 +138,7 @@ __global__ void __launch_bounds__(kThreads, 2) pass0(const Args a) {
             continue;
         }
         if (__syncthreads_or(candidates)) {
-            uint32_t at = warp_exclusive_sum(candidates);
+            uint32_t at = gpuprim::cuda::selection::warp_exclusive_sum(candidates);
             if ((threadIdx.x & 31) == 31) {
                 const uint32_t warp_total = at + candidates;
                 warp_bases[threadIdx.x >> 5] = warp_total ? atomicAdd(&tile_count, warp_total) : 0;
