@@ -805,14 +805,27 @@ nb::object fast_reduce(int op, nb::handle x, nb::handle axis, nb::handle out) {
 // path caches, each after the context synchronized (not timed): nanoseconds
 // of each call as the host sees it. what: "sort" (x into out) or "sum" (x
 // into the one-element out, reduce_to_buffer).
-std::vector<std::int64_t> c_call_times(const std::string &what, nb::handle x, nb::handle out, int repeats) {
+// The benchmark hooks' steps before a library call: x and out read, the
+// thread's context, both wrapped (`who` names the hook in the error).
+struct Prepared {
+    Call call;
+    gpuprim_buffer_t source = nullptr, into = nullptr;
+};
+Prepared prepare(nb::handle x, nb::handle out, const char *who) {
     Operand in, target;
     if (!read(x.ptr(), in) || !read(out.ptr(), target))
-        throw nb::value_error("c_call_times: x and out must be on the common path");
-    Call call;
-    call.wraps = context_for(in, call.context);
-    gpuprim_buffer_t source = call.wrap(in), into = call.wrap(target);
-    gpuprim_context_t context = call.wraps->context();
+        throw nb::value_error((std::string(who) + ": x and out must be on the common path").c_str());
+    Prepared prepared;
+    prepared.call.wraps = context_for(in, prepared.call.context);
+    prepared.source = prepared.call.wrap(in);
+    prepared.into = prepared.call.wrap(target);
+    return prepared;
+}
+
+std::vector<std::int64_t> c_call_times(const std::string &what, nb::handle x, nb::handle out, int repeats) {
+    const Prepared prepared = prepare(x, out, "c_call_times");
+    gpuprim_buffer_t source = prepared.source, into = prepared.into;
+    gpuprim_context_t context = prepared.call.wraps->context();
     std::vector<std::int64_t> times;
     nb::gil_scoped_release unlocked;
     for (int i = 0; i < repeats; ++i) {
@@ -837,14 +850,8 @@ std::vector<std::int64_t> c_layer_times(nb::handle x, nb::handle out, int repeat
     std::vector<std::int64_t> times;
     for (int i = 0; i < repeats; ++i) {
         auto begin = std::chrono::steady_clock::now();
-        Operand in, target;
-        if (!read(x.ptr(), in) || !read(out.ptr(), target))
-            throw nb::value_error("c_layer_times: x and out must be on the common path");
-        Call call;
-        call.wraps = context_for(in, call.context);
-        call.wrap(in);
-        call.wrap(target);
-        auto end = std::chrono::steady_clock::now();
+        const Prepared prepared = prepare(x, out, "c_layer_times");
+        auto end = std::chrono::steady_clock::now();  // (prepared goes after the reading)
         times.push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(end - begin).count());
     }
     return times;
