@@ -16,6 +16,10 @@
 // bounds checks; +vec = the same with 16-byte loads; 1pass = +vec counting
 // one digit a key; noatom = +vec reading the keys only; [r][bin] = +vec
 // with the replicas outermost (lanes counting one digit meet in one bank).
+// RESULTS' figures came from this file with hand copies of both key maps
+// (the branch-free one with the float case fixed at compile time).
+#include "core/key_transform.h"
+
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -25,29 +29,16 @@
 
 #define CK(x) do { cudaError_t e = (x); if (e != cudaSuccess) { printf("%s: %s\n", #x, cudaGetErrorString(e)); return 1; } } while (0)
 
+// The key maps are the library's (core/key_transform.h): to_radix_key as
+// the loop before called it per key, RadixKeyMap as count_digits does now.
+using gpuprim::KeyKind;
+
 constexpr int kThreads = 1024, kItems = 16, kReplicas = 16, kPasses = 4, kDigits = 256;
 struct Window { uint32_t shift, mask; };
-struct Args { const uint32_t *keys; uint64_t n; int kind; bool descending; Window w[4]; unsigned long long *counts; };
-
-__device__ __forceinline__ uint32_t transform_runtime(uint32_t bits, int kind, bool descending) {
-    uint32_t key = bits;
-    if (kind == 1) key = bits ^ 0x80000000u;
-    else if (kind == 2) { key = (bits & 0x80000000u) ? ~bits : (bits ^ 0x80000000u); key -= 0x7fffffu; }
-    return descending ? ~key : key;
-}
-
-template <bool kFloat>
-__device__ __forceinline__ uint32_t transform_raw(uint32_t bits) {
-    if constexpr (kFloat) {
-        uint32_t mask = uint32_t(int32_t(bits) >> 31) | 0x80000000u;
-        return (bits ^ mask) - 0x7fffffu;
-    } else {
-        return bits;
-    }
-}
+struct Args { const uint32_t *keys; uint64_t n; KeyKind kind; bool descending; Window w[4]; unsigned long long *counts; };
 
 // V: 0 cur, 1 ct+hoist, 2 +full, 3 +vec, 4 1pass, 5 noatom, 6 [r][bin] (the header says what each is).
-template <int V, bool kFloat>
+template <int V>
 __global__ void __launch_bounds__(kThreads) hist(const Args args) {
     extern __shared__ uint32_t histogram[];
     for (int i = threadIdx.x; i < kPasses * kDigits * kReplicas; i += kThreads) histogram[i] = 0;
@@ -56,6 +47,7 @@ __global__ void __launch_bounds__(kThreads) hist(const Args args) {
     const uint64_t n = args.n;
     constexpr uint64_t kTile = uint64_t(kThreads) * kItems;
     const uint32_t replica = threadIdx.x % kReplicas;
+    const gpuprim::RadixKeyMap<uint32_t> map = gpuprim::radix_key_map<uint32_t>(args.kind, args.descending);
     uint32_t sink = 0;
     auto count = [&](uint32_t radix_key) {
         if constexpr (V == 5) { sink += radix_key; return; }
@@ -80,9 +72,9 @@ __global__ void __launch_bounds__(kThreads) hist(const Args args) {
                 const uint64_t index = base + uint64_t(i) * kThreads + threadIdx.x;
                 if (index >= n) continue;
                 if constexpr (V == 1) {
-                    count(transform_raw<kFloat>(key[i]));
+                    count(map(key[i]));
                 } else {
-                    const uint32_t radix_key = transform_runtime(key[i], args.kind, args.descending);
+                    const uint32_t radix_key = gpuprim::to_radix_key<uint32_t>(key[i], args.kind, args.descending);
 #pragma unroll
                     for (int p = 0; p < kPasses; ++p) {
                         if (args.w[p].mask == 0) continue;
@@ -100,12 +92,12 @@ __global__ void __launch_bounds__(kThreads) hist(const Args args) {
 #pragma unroll
             for (int i = 0; i < kItems; ++i) key[i] = keys[base + uint64_t(i) * kThreads + threadIdx.x];
 #pragma unroll
-            for (int i = 0; i < kItems; ++i) count(transform_raw<kFloat>(key[i]));
+            for (int i = 0; i < kItems; ++i) count(map(key[i]));
         }
         if (base < n) {
             for (int i = 0; i < kItems; ++i) {
                 const uint64_t index = base + uint64_t(i) * kThreads + threadIdx.x;
-                if (index < n) count(transform_raw<kFloat>(keys[index]));
+                if (index < n) count(map(keys[index]));
             }
         }
     } else {
@@ -118,16 +110,16 @@ __global__ void __launch_bounds__(kThreads) hist(const Args args) {
             for (int i = 0; i < kItems / 4; ++i) vec[i] = __ldg(&v[uint64_t(i) * kThreads + threadIdx.x]);
 #pragma unroll
             for (int i = 0; i < kItems / 4; ++i) {
-                count(transform_raw<kFloat>(vec[i].x));
-                count(transform_raw<kFloat>(vec[i].y));
-                count(transform_raw<kFloat>(vec[i].z));
-                count(transform_raw<kFloat>(vec[i].w));
+                count(map(vec[i].x));
+                count(map(vec[i].y));
+                count(map(vec[i].z));
+                count(map(vec[i].w));
             }
         }
         if (base < n) {
             for (int i = 0; i < kItems; ++i) {
                 const uint64_t index = base + uint64_t(i) * kThreads + threadIdx.x;
-                if (index < n) count(transform_raw<kFloat>(keys[index]));
+                if (index < n) count(map(keys[index]));
             }
         }
     }
@@ -160,7 +152,7 @@ __global__ void fill(uint32_t *out, uint64_t n, int dist) {
 template <int V, bool F>
 float time_variant(const uint32_t *pool, uint64_t n, int copies, unsigned long long *counts, int blocks,
                    std::vector<unsigned long long> &out) {
-    auto k = hist<V, F>;
+    auto k = hist<V>;
     size_t shared = size_t(kPasses) * kDigits * kReplicas * 4;
     cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared));
     cudaEvent_t a, b;
@@ -168,7 +160,7 @@ float time_variant(const uint32_t *pool, uint64_t n, int copies, unsigned long l
     cudaEventCreate(&b);
     std::vector<float> ms;
     for (int rep = 0; rep < 25; ++rep) {
-        Args args{pool + uint64_t(rep % copies) * n, n, F ? 2 : 0, false, {{0, 255}, {8, 255}, {16, 255}, {24, 255}}, counts};
+        Args args{pool + uint64_t(rep % copies) * n, n, F ? KeyKind::Float : KeyKind::Unsigned, false, {{0, 255}, {8, 255}, {16, 255}, {24, 255}}, counts};
         cudaMemset(counts, 0, 1024 * 8);
         cudaEventRecord(a);
         k<<<blocks, kThreads, shared>>>(args);

@@ -12,8 +12,9 @@
 // per key); "fixed shift, map, whole" (the top digit at a fixed shift, the
 // branch-free key map, whole tiles unchecked); "+ warp-slot writes" (the
 // same, candidates placed by one global atomic a warp, no block barrier);
-// "no candidates" (counting only); "reading only". The key map and the warp
-// scan are the library's (core/key_transform.h, cuda/topk/select_common.cuh). The bins of every
+// "no candidates" (counting only); "reading only". The key maps and the warp
+// scan are the library's (core/key_transform.h, cuda/topk/select_common.cuh;
+// RESULTS' figures came from this file with hand copies of them). The bins of every
 // counting variant are compared with the first's.
 //
 //   topk_pass0_loops       (GPUPRIM_BUILD_TOOLS=ON builds it; no arguments)
@@ -35,7 +36,7 @@ constexpr uint32_t kTile = kThreads * kItems;
 struct Args {
     const uint32_t *in;
     uint64_t size;
-    int kind;
+    gpuprim::KeyKind kind;
     bool descending;
     uint32_t shift, mask, first_bound;
     bool first_writes;
@@ -44,12 +45,6 @@ struct Args {
     uint64_t capacity;
 };
 
-__device__ __forceinline__ uint32_t to_radix_runtime(uint32_t bits, int kind, bool descending) {
-    uint32_t key = bits;
-    if (kind == 1) key = bits ^ 0x80000000u;
-    else if (kind == 2) { key = (bits & 0x80000000u) ? ~bits : (bits ^ 0x80000000u); key -= 0x7fffffu; }
-    return descending ? ~key : key;
-}
 // V: 0 as the library; 1 fixed shift + key map + whole tiles unchecked; 2 = 1 without candidates;
 // 3 = reading only; 4 = 1 with the candidates' writes only where a warp has any (no block barrier)
 template <int V>
@@ -62,7 +57,7 @@ __global__ void __launch_bounds__(kThreads, 2) pass0(const Args a) {
     if (threadIdx.x == 0) tile_count = 0;
     __syncthreads();
     const uint32_t replica = threadIdx.x % kReplicas;
-    const gpuprim::RadixKeyMap<uint32_t> map = gpuprim::radix_key_map<uint32_t>(gpuprim::KeyKind::Float, a.descending);
+    const gpuprim::RadixKeyMap<uint32_t> map = gpuprim::radix_key_map<uint32_t>(a.kind, a.descending);
     const uint64_t stride = uint64_t(gridDim.x) * kTile;
     uint32_t sink = 0;
     uint4 staged[kVectors];
@@ -87,7 +82,7 @@ __global__ void __launch_bounds__(kThreads, 2) pass0(const Args a) {
                 memcpy(unpacked, &current[v], 16);
 #pragma unroll
                 for (int u = 0; u < 4; ++u) {
-                    keys[v * 4 + u] = V == 0 ? to_radix_runtime(unpacked[u], a.kind, a.descending) : map(unpacked[u]);
+                    keys[v * 4 + u] = V == 0 ? gpuprim::to_radix_key<uint32_t>(unpacked[u], a.kind, a.descending) : map(unpacked[u]);
                     positions[v * 4 + u] = uint32_t(first + u);
                 }
             }
@@ -96,7 +91,7 @@ __global__ void __launch_bounds__(kThreads, 2) pass0(const Args a) {
                 const uint64_t at = tile + (uint64_t(e / 4) * kThreads + threadIdx.x) * 4 + e % 4;
                 keys[e] = ~0u;
                 positions[e] = uint32_t(at);
-                if (at < a.size) keys[e] = to_radix_runtime(a.in[at], a.kind, a.descending);
+                if (at < a.size) keys[e] = gpuprim::to_radix_key<uint32_t>(a.in[at], a.kind, a.descending);
             }
         }
         if constexpr (V == 3) {
@@ -234,7 +229,7 @@ int main() {
     cudaMalloc(&cp, n / 16 * 4);
     cudaMalloc(&bins, kBins * 8);
     cudaMalloc(&buffered, 8);
-    Args a{pool, n, 2, true, 21, 0x7ff, bound, true, bins, buffered, ck, cp, n / 16};
+    Args a{pool, n, gpuprim::KeyKind::Float, true, 21, 0x7ff, bound, true, bins, buffered, ck, cp, n / 16};
     const int blocks = prop.multiProcessorCount * 2;
     std::vector<unsigned long long> ref, got;
     unsigned long long w0, w;
