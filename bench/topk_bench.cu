@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-// Top-k (issue 20): flat and per-row f32, the k largest with u32 indices,
-// beside the time of reading the input once (a kernel that reads every
-// element and writes one word a block). torch.topk runs in the same device
-// command from python/benchmarks/bench_torch.py --topk.
+// Top-k (issues 20 and 34): flat and per-row f32, the k largest with u32
+// indices, beside the time of reading the input once (a kernel that reads
+// every element and writes one word a block) and, for flat inputs, CUB's
+// DeviceTopK::MaxPairs (CCCL 3.3 and later: build against the wheel's
+// headers with GPUPRIM_BENCH_CCCL_INCLUDE). CUB's is unsorted and
+// non-deterministic (the only mode CUB 3.6 implements); ours is sorted,
+// stable and deterministic. torch.topk runs in the same device command from
+// python/benchmarks/bench_torch.py --topk.
 //
 //   topk_bench [--quick] [--filter SUBSTRING] [--csv FILE] [--uniform]
 //
@@ -27,6 +31,18 @@
 #include <vector>
 
 #include "bench_util.h"
+
+#include <cub/version.cuh>
+#if CUB_VERSION >= 300300
+#include <cub/device/device_topk.cuh>
+
+#include <cuda/__execution/determinism.h>
+#include <cuda/__execution/output_ordering.h>
+#include <cuda/__execution/require.h>
+#include <cuda/iterator>
+#include <cuda/stream>
+#define TOPK_BENCH_HAS_CUB_TOPK 1
+#endif
 
 namespace {
 
@@ -58,6 +74,46 @@ __global__ void read_once_kernel(const float4 *in, uint64_t n4, float *out) {
     }
     if (acc == 12345.678f) out[blockIdx.x] = acc;  // keeps the loads alive
 }
+
+#ifdef TOPK_BENCH_HAS_CUB_TOPK
+// CUB's DeviceTopK::MaxPairs of n f32 keys with u32 indices (a counting
+// iterator), the mode CUB 3.6 implements: unsorted, not deterministic.
+// temp == nullptr: sets temp_bytes only.
+cudaError_t cub_topk(void *temp, size_t &temp_bytes, const float *keys, float *out_keys, uint32_t *out_indices,
+                     uint64_t n, uint64_t k) {
+    const auto requirements = cuda::execution::require(cuda::execution::determinism::not_guaranteed,
+                                                       cuda::execution::output_ordering::unsorted);
+    const auto env = cuda::std::execution::env{cuda::stream_ref{stream}, requirements};
+    return cub::DeviceTopK::MaxPairs(temp, temp_bytes, keys, out_keys, cuda::counting_iterator<uint32_t>{0u},
+                                     out_indices, n, k, env);
+}
+
+// CUB's time for the flat case, its indices checked as a set against the
+// reference's first k (ties at the k-th key may differ: then the keys are
+// compared).
+void report_cub(const std::string &name, const std::vector<std::unique_ptr<Device>> &keys, int copies, uint64_t n,
+                uint64_t k, const std::vector<float> &want_keys) {
+    Device out_keys(k * 4), out_indices(k * 4);
+    size_t temp_bytes = 0;
+    CHECK_CUDA(cub_topk(nullptr, temp_bytes, static_cast<const float *>(keys[0]->p), static_cast<float *>(out_keys.p),
+                        static_cast<uint32_t *>(out_indices.p), n, k));
+    Device temp(std::max<size_t>(temp_bytes, 1));
+    auto call = [&](int c) {
+        CHECK_CUDA(cub_topk(temp.p, temp_bytes, static_cast<const float *>(keys[c]->p), static_cast<float *>(out_keys.p),
+                            static_cast<uint32_t *>(out_indices.p), n, k));
+    };
+    call(0);
+    CHECK_CUDA(cudaStreamSynchronize(stream));
+    std::vector<float> got(k);
+    CHECK_CUDA(cudaMemcpy(got.data(), out_keys.p, k * 4, cudaMemcpyDeviceToHost));
+    std::sort(got.begin(), got.end(), std::greater<float>());
+    if (!std::equal(got.begin(), got.end(), want_keys.begin())) {
+        printf("MISMATCH %s k=%llu (CUB)\n", name.c_str(), (unsigned long long)k);
+        if (csv) fprintf(csv, "%s,%llu,MISMATCH cub,%llu,0,0\n", name.c_str(), (unsigned long long)k, (unsigned long long)n);
+    }
+    report(name, k, "cub DeviceTopK", n, time_call(stream, repeats, call, copies, n <= (1u << 20)));
+}
+#endif
 
 void run_case(uint64_t rows, uint64_t length, const std::vector<uint64_t> &ks, const std::string &filter) {
     const uint64_t n = rows * length;
@@ -102,6 +158,8 @@ void run_case(uint64_t rows, uint64_t length, const std::vector<uint64_t> &ks, c
     else CHECK_GP(ctx, gpuprim_segmented_argsort(ctx, &segments, wk[0], rk, ri, &options));
     std::vector<uint32_t> want(n);
     CHECK_CUDA(cudaMemcpy(want.data(), sorted_indices.p, n * 4, cudaMemcpyDeviceToHost));
+    std::vector<float> want_keys(rows == 1 ? n : 0);
+    if (rows == 1) CHECK_CUDA(cudaMemcpy(want_keys.data(), sorted_keys.p, n * 4, cudaMemcpyDeviceToHost));
 
     for (const uint64_t k : ks) {
         Device out_keys(rows * k * 4), out_indices(rows * k * 4);
@@ -127,6 +185,9 @@ void run_case(uint64_t rows, uint64_t length, const std::vector<uint64_t> &ks, c
             if (csv) fprintf(csv, "%s,%llu,MISMATCH,%llu,0,0\n", name, (unsigned long long)k, (unsigned long long)n);
         }
         report(name, k, "gpuprim", n, time_call(stream, repeats, call, copies, n <= (1u << 20)));
+#ifdef TOPK_BENCH_HAS_CUB_TOPK
+        if (rows == 1) report_cub(name, keys, copies, n, k, want_keys);
+#endif
         CHECK_GP(ctx, gpuprim_buffer_destroy(ctx, ok));
         CHECK_GP(ctx, gpuprim_buffer_destroy(ctx, oi));
     }
@@ -161,9 +222,18 @@ int main(int argc, char **argv) {
         fprintf(stderr, "no CUDA context\n");
         return 1;
     }
-    printf("top-k, f32 %s keys, the k largest with u32 indices\n", uniform ? "uniform [0,1)" : "normal");
+    printf("top-k, f32 %s keys, the k largest with u32 indices; CUB %d.%d.%d%s\n", uniform ? "uniform [0,1)" : "normal",
+           GPUPRIM_BENCH_CUB_VERSION,
+#ifdef TOPK_BENCH_HAS_CUB_TOPK
+           " (DeviceTopK beside the flat rows)"
+#else
+           " (no DeviceTopK before 3.3: ours alone)"
+#endif
+    );
     run_case(1, 1 << 10, {16}, filter);
     run_case(1, 1 << 16, {16, 1024}, filter);
+    run_case(1, 1 << 20, {16, 1024}, filter);
+    run_case(1, 1 << 22, {16, 1024}, filter);
     run_case(1, 1 << 24, {16, 1024}, filter);
     run_case(1, 1 << 26, {16, 1024}, filter);
     run_case(1048576, 16, {8}, filter);

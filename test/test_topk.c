@@ -592,6 +592,63 @@ static void test_filter_arrangements(void) {
     }
 }
 
+/* The CUDA long-segment select's sampled threshold (4,096 keys sampled at
+ * positions i * n / 4096; its first pass writes the keys at or better than the
+ * sample's r-th best, r about twice the wanted share plus 8) on inputs that
+ * mislead it (both backends run them; the CPU's filter sees them as any input):
+ * - "the sample sees the best": the sampled positions hold the 4,096 best keys,
+ *   so fewer than k keys are at or better than the threshold and the select
+ *   must read the input again;
+ * - "ties at the threshold": 1% of the keys (every hundredth) are the best,
+ *   3% one tied value just behind them, where the sample's rank falls; k cuts
+ *   into the tie, which positions decide among the candidates;
+ * - "best at the end": the keys in the reverse of the requested order, so one
+ *   block's tiles hold every candidate, more than its shared stage takes. */
+static void test_sampled_threshold(void) {
+    static const gpuprim_dtype_t dtypes[] = {GPUPRIM_DTYPE_F32, GPUPRIM_DTYPE_I64, GPUPRIM_DTYPE_U16,
+                                             GPUPRIM_DTYPE_F64};
+    static const char *const names[3] = {"the sample sees the best", "ties at the threshold", "best at the end"};
+    const uint64_t n = 4096 * 64;
+    unsigned di, order, arrangement;
+    tc_layout_t L;
+    if (n > max_count) return;
+    L = layout_flat(n);
+    for (di = 0; di < sizeof dtypes / sizeof dtypes[0]; ++di)
+        for (order = 0; order < 2; ++order) {
+            const gpuprim_dtype_t d = dtypes[di];
+            const size_t size = tc_size(d);
+            char *random = (char *)tc_xmalloc(n * size), *sorted = (char *)tc_xmalloc(n * size);
+            char *keys = (char *)tc_xmalloc(n * size);
+            uint64_t *perm = (uint64_t *)tc_xmalloc(n * sizeof *perm), i;
+            tc_fill(d, random, n, TC_RANDOM_BITS);
+            tc_reference_sort_permutation(d, random, n, (int)order, perm);
+            tc_permute(d, random, perm, n, sorted); /* the requested order: best first */
+            for (arrangement = 0; arrangement < 3; ++arrangement) {
+                const uint64_t ks[] = {16, 1024, n / 100 + 5, n / 100 + 3000};
+                unsigned ki;
+                data_t D;
+                for (i = 0; i < n; ++i) {
+                    uint64_t from;
+                    if (arrangement == 0) from = i % 64 == 0 ? i / 64 : 4096 + (i - i / 64 - 1);
+                    else if (arrangement == 1) from = i % 100 == 0 ? i / 100 : i % 100 <= 3 ? n / 100 + 1 : n / 10 + i % (n / 2);
+                    else from = n - 1 - i;
+                    memcpy(keys + i * size, sorted + from * size, size);
+                }
+                D = data_make_from(&L, d, (int)order, TC_RANDOM_BITS, keys, names[arrangement]);
+                for (ki = 0; ki < sizeof ks / sizeof ks[0]; ++ki) {
+                    run_topk(&D, ks[ki], index_dtypes[turn % 4], (out_mode_t)((turn / 4) % OUT_MODES));
+                    ++turn;
+                }
+                data_free(&D);
+            }
+            free(random);
+            free(sorted);
+            free(keys);
+            free(perm);
+        }
+    tc_layout_free(&L);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Errors                                                                   */
 /* ------------------------------------------------------------------------ */
@@ -892,5 +949,7 @@ int main(void) {
     printf("test_topk: CSR offsets done (%.1f s)\n", tc_seconds() - start);
     test_filter_arrangements();
     printf("test_topk: filter arrangements done (%.1f s)\n", tc_seconds() - start);
+    test_sampled_threshold();
+    printf("test_topk: sampled threshold done (%.1f s)\n", tc_seconds() - start);
     return tc_finish();
 }
