@@ -592,22 +592,37 @@ static void test_filter_arrangements(void) {
     }
 }
 
-/* The CUDA long-segment select's sampled threshold (4,096 keys sampled at
- * positions i * n / 4096; its first pass writes the keys at or better than the
- * sample's r-th best, r about twice the wanted share plus 8) on inputs that
- * mislead it (both backends run them; the CPU's filter sees them as any input):
- * - "the sample sees the best": the sampled positions hold the 4,096 best keys,
- *   so fewer than k keys are at or better than the threshold and the select
- *   must read the input again;
+/* Inputs that mislead the CUDA long-segment select's sample (evenly spaced
+ * keys, taken before the first pass to bound the candidates it keeps; both
+ * backends run them, the CPU's filter sees them as any input), 262,144 keys:
+ * - "the sample sees the best": every 64th position holds the 4,096 best
+ *   keys, so a sample of evenly spaced keys ranks them too high and fewer
+ *   than k keys may pass its bound: the select must read the input again;
  * - "ties at the threshold": 1% of the keys (every hundredth) are the best,
- *   3% one tied value just behind them, where the sample's rank falls; k cuts
- *   into the tie, which positions decide among the candidates;
+ *   3% one tied value just behind them, where the sample's rank falls for k
+ *   about n / 100; k cuts into the tie, which positions decide;
  * - "best at the end": the keys in the reverse of the requested order, so one
- *   block's tiles hold every candidate, more than its shared stage takes. */
+ *   block's tiles hold every candidate;
+ * - "narrow range": every key shares its leading bits (f32 / f64 in [1, 2),
+ *   i64 in [2^40, 2^40 + 2^24), u16 in [0x4000, 0x4100)), so the first digit's
+ *   bin holds far more keys than the candidates a sample keeps, and the
+ *   later passes must not count the keys past the bound. */
+/* A key whose leading bits are the same for every call (see above). */
+static uint64_t narrow_key(gpuprim_dtype_t d) {
+    const uint64_t r = tc_rand();
+    switch (d) {
+    case GPUPRIM_DTYPE_F32: return 0x3F800000u | (r & 0x7FFFFFu);
+    case GPUPRIM_DTYPE_F64: return 0x3FF0000000000000ull | (r & 0xFFFFFFFFFFFFFull);
+    case GPUPRIM_DTYPE_I64: return (1ull << 40) | (r & 0xFFFFFFu);
+    default: return 0x4000u | (r & 0xFFu); /* U16 */
+    }
+}
+
 static void test_sampled_threshold(void) {
     static const gpuprim_dtype_t dtypes[] = {GPUPRIM_DTYPE_F32, GPUPRIM_DTYPE_I64, GPUPRIM_DTYPE_U16,
                                              GPUPRIM_DTYPE_F64};
-    static const char *const names[3] = {"the sample sees the best", "ties at the threshold", "best at the end"};
+    static const char *const names[4] = {"the sample sees the best", "ties at the threshold", "best at the end",
+                                         "narrow range"};
     const uint64_t n = 4096 * 64;
     unsigned di, order, arrangement;
     tc_layout_t L;
@@ -623,7 +638,7 @@ static void test_sampled_threshold(void) {
             tc_fill(d, random, n, TC_RANDOM_BITS);
             tc_reference_sort_permutation(d, random, n, (int)order, perm);
             tc_permute(d, random, perm, n, sorted); /* the requested order: best first */
-            for (arrangement = 0; arrangement < 3; ++arrangement) {
+            for (arrangement = 0; arrangement < 4; ++arrangement) {
                 const uint64_t ks[] = {16, 1024, n / 100 + 5, n / 100 + 3000};
                 unsigned ki;
                 data_t D;
@@ -633,6 +648,7 @@ static void test_sampled_threshold(void) {
                     else if (arrangement == 1) from = i % 100 == 0 ? i / 100 : i % 100 <= 3 ? n / 100 + 1 : n / 10 + i % (n / 2);
                     else from = n - 1 - i;
                     memcpy(keys + i * size, sorted + from * size, size);
+                    if (arrangement == 3) tc_set(d, keys, i, narrow_key(d));
                 }
                 D = data_make_from(&L, d, (int)order, TC_RANDOM_BITS, keys, names[arrangement]);
                 for (ki = 0; ki < sizeof ks / sizeof ks[0]; ++ki) {
