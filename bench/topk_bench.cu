@@ -36,9 +36,7 @@
 #if CUB_VERSION >= 300300
 #include <cub/device/device_topk.cuh>
 
-#include <cuda/__execution/determinism.h>
-#include <cuda/__execution/output_ordering.h>
-#include <cuda/__execution/require.h>
+#include <cuda/execution>
 #include <cuda/iterator>
 #include <cuda/stream>
 #define TOPK_BENCH_HAS_CUB_TOPK 1
@@ -78,26 +76,32 @@ __global__ void read_once_kernel(const float4 *in, uint64_t n4, float *out) {
 #ifdef TOPK_BENCH_HAS_CUB_TOPK
 // CUB's DeviceTopK::MaxPairs of n f32 keys with u32 indices (a counting
 // iterator), the mode CUB 3.6 implements: unsorted, not deterministic.
+// Counts as 32-bit integers where they fit (CUB picks its offset type from
+// the count's type, and a caller with fewer than 2^32 keys passes an int).
 // temp == nullptr: sets temp_bytes only.
 cudaError_t cub_topk(void *temp, size_t &temp_bytes, const float *keys, float *out_keys, uint32_t *out_indices,
                      uint64_t n, uint64_t k) {
     const auto requirements = cuda::execution::require(cuda::execution::determinism::not_guaranteed,
                                                        cuda::execution::output_ordering::unsorted);
     const auto env = cuda::std::execution::env{cuda::stream_ref{stream}, requirements};
+    if (n <= UINT32_MAX)
+        return cub::DeviceTopK::MaxPairs(temp, temp_bytes, keys, out_keys, cuda::counting_iterator<uint32_t>{0u},
+                                         out_indices, uint32_t(n), uint32_t(k), env);
     return cub::DeviceTopK::MaxPairs(temp, temp_bytes, keys, out_keys, cuda::counting_iterator<uint32_t>{0u},
                                      out_indices, n, k, env);
 }
 
-// CUB's time for the flat case, its indices checked as a set against the
-// reference's first k (ties at the k-th key may differ: then the keys are
-// compared).
+// CUB's time for the flat case. Its output is unordered and, at a tie on
+// the k-th key, any of the tied keys: its keys, sorted, must be the
+// reference's first k, and each index must be distinct, inside the input
+// and point at a key with the bits CUB gave for it.
 void report_cub(const std::string &name, const std::vector<std::unique_ptr<Device>> &keys, int copies, uint64_t n,
-                uint64_t k, const std::vector<float> &want_keys) {
+                uint64_t k, const std::vector<float> &want_keys, const std::vector<float> &input) {
     Device out_keys(k * 4), out_indices(k * 4);
     size_t temp_bytes = 0;
     CHECK_CUDA(cub_topk(nullptr, temp_bytes, static_cast<const float *>(keys[0]->p), static_cast<float *>(out_keys.p),
                         static_cast<uint32_t *>(out_indices.p), n, k));
-    Device temp(std::max<size_t>(temp_bytes, 1));
+    Device temp(temp_bytes);
     auto call = [&](int c) {
         CHECK_CUDA(cub_topk(temp.p, temp_bytes, static_cast<const float *>(keys[c]->p), static_cast<float *>(out_keys.p),
                             static_cast<uint32_t *>(out_indices.p), n, k));
@@ -105,9 +109,18 @@ void report_cub(const std::string &name, const std::vector<std::unique_ptr<Devic
     call(0);
     CHECK_CUDA(cudaStreamSynchronize(stream));
     std::vector<float> got(k);
+    std::vector<uint32_t> got_indices(k);
     CHECK_CUDA(cudaMemcpy(got.data(), out_keys.p, k * 4, cudaMemcpyDeviceToHost));
+    CHECK_CUDA(cudaMemcpy(got_indices.data(), out_indices.p, k * 4, cudaMemcpyDeviceToHost));
+    bool same = true;
+    std::vector<bool> taken(n, false);
+    for (uint64_t j = 0; j < k && same; ++j) {
+        const uint32_t at = got_indices[j];
+        same = at < n && !taken[at] && memcmp(&input[at], &got[j], 4) == 0;
+        if (same) taken[at] = true;
+    }
     std::sort(got.begin(), got.end(), std::greater<float>());
-    if (!std::equal(got.begin(), got.end(), want_keys.begin())) {
+    if (!same || !std::equal(got.begin(), got.end(), want_keys.begin())) {
         printf("MISMATCH %s k=%llu (CUB)\n", name.c_str(), (unsigned long long)k);
         if (csv) fprintf(csv, "%s,%llu,MISMATCH cub,%llu,0,0\n", name.c_str(), (unsigned long long)k, (unsigned long long)n);
     }
@@ -125,6 +138,7 @@ void run_case(uint64_t rows, uint64_t length, const std::vector<uint64_t> &ks, c
     const int copies = small ? (n * 4 < (1u << 20) ? 1 : 2) : 2;
     std::vector<std::unique_ptr<Device>> keys;
     std::vector<gpuprim_buffer_t> wk;
+    std::vector<float> first_copy;  // copy 0's keys, for CUB's indices
     for (int c = 0; c < copies; ++c) {
         keys.emplace_back(new Device(n * 4));
         std::vector<float> host(n);
@@ -132,6 +146,7 @@ void run_case(uint64_t rows, uint64_t length, const std::vector<uint64_t> &ks, c
         std::normal_distribution<float> normal(0.f, 1.f);
         std::uniform_real_distribution<float> u01(0.f, 1.f);
         for (auto &x : host) x = uniform ? u01(rng) : normal(rng);
+        if (c == 0 && rows == 1) first_copy = host;
         CHECK_CUDA(cudaMemcpy(keys.back()->p, host.data(), n * 4, cudaMemcpyHostToDevice));
         wk.push_back(wrap(ctx, GPUPRIM_DTYPE_F32, keys.back()->p, n));
     }
@@ -156,6 +171,9 @@ void run_case(uint64_t rows, uint64_t length, const std::vector<uint64_t> &ks, c
     gpuprim_segments_init_rows(&segments, rows, length);
     if (rows == 1) CHECK_GP(ctx, gpuprim_argsort(ctx, wk[0], rk, ri, &options));
     else CHECK_GP(ctx, gpuprim_segmented_argsort(ctx, &segments, wk[0], rk, ri, &options));
+    // The copies below are on the default stream, which does not wait for
+    // this non-blocking one.
+    CHECK_CUDA(cudaStreamSynchronize(stream));
     std::vector<uint32_t> want(n);
     CHECK_CUDA(cudaMemcpy(want.data(), sorted_indices.p, n * 4, cudaMemcpyDeviceToHost));
     std::vector<float> want_keys(rows == 1 ? n : 0);
@@ -186,7 +204,7 @@ void run_case(uint64_t rows, uint64_t length, const std::vector<uint64_t> &ks, c
         }
         report(name, k, "gpuprim", n, time_call(stream, repeats, call, copies, n <= (1u << 20)));
 #ifdef TOPK_BENCH_HAS_CUB_TOPK
-        if (rows == 1) report_cub(name, keys, copies, n, k, want_keys);
+        if (rows == 1) report_cub(name, keys, copies, n, k, want_keys, first_copy);
 #endif
         CHECK_GP(ctx, gpuprim_buffer_destroy(ctx, ok));
         CHECK_GP(ctx, gpuprim_buffer_destroy(ctx, oi));

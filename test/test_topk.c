@@ -18,7 +18,9 @@
  * segments, segments shorter than k (only min(k, length) slots written, the
  * rest left as poisoned), segments longer than 2^16, power-law lengths,
  * elements outside every segment holding the value that would rank first;
- * and the CPU filter's hardest arrangements (test_filter_arrangements).
+ * the CPU filter's hardest arrangements (test_filter_arrangements); and
+ * inputs that mislead the CUDA long select's sample of evenly spaced keys
+ * (test_sampled_threshold).
  * Outputs are views into larger poisoned buffers, so a write past the k
  * slots is caught too. Errors: every documented status, each leaving every
  * buffer unchanged, with a message naming the problem.
@@ -598,9 +600,10 @@ static void test_filter_arrangements(void) {
  * - "the sample sees the best": every 64th position holds the 4,096 best
  *   keys, so a sample of evenly spaced keys ranks them too high and fewer
  *   than k keys may pass its bound: the select must read the input again;
- * - "ties at the threshold": 1% of the keys (every hundredth) are the best,
- *   3% one tied value just behind them, where the sample's rank falls for k
- *   about n / 100; k cuts into the tie, which positions decide;
+ * - "ties at the threshold": 1% of the keys (every 101st: evenly spaced
+ *   samples, 64 or 256 apart, meet both kinds) are the best, 3% one tied
+ *   value just behind them, where the sample's rank falls for k past
+ *   n / 101; k cuts into the tie, which positions decide;
  * - "best at the end": the keys in the reverse of the requested order, so one
  *   block's tiles hold every candidate;
  * - "narrow range": every key shares its leading bits (f32 / f64 in [1, 2),
@@ -639,13 +642,13 @@ static void test_sampled_threshold(void) {
             tc_reference_sort_permutation(d, random, n, (int)order, perm);
             tc_permute(d, random, perm, n, sorted); /* the requested order: best first */
             for (arrangement = 0; arrangement < 4; ++arrangement) {
-                const uint64_t ks[] = {16, 1024, n / 100 + 5, n / 100 + 3000};
+                const uint64_t ks[] = {16, 1024, n / 101 + 5, n / 101 + 3000};
                 unsigned ki;
                 data_t D;
                 for (i = 0; i < n; ++i) {
                     uint64_t from;
                     if (arrangement == 0) from = i % 64 == 0 ? i / 64 : 4096 + (i - i / 64 - 1);
-                    else if (arrangement == 1) from = i % 100 == 0 ? i / 100 : i % 100 <= 3 ? n / 100 + 1 : n / 10 + i % (n / 2);
+                    else if (arrangement == 1) from = i % 101 == 0 ? i / 101 : i % 101 <= 3 ? n / 101 + 1 : n / 10 + i % (n / 2);
                     else from = n - 1 - i;
                     memcpy(keys + i * size, sorted + from * size, size);
                     if (arrangement == 3) tc_set(d, keys, i, narrow_key(d));
