@@ -535,6 +535,31 @@ static void test_csr(void) {
             }
 }
 
+/* n keys of `pattern` in the requested order, best first (the reference's
+ * order); the caller frees them. */
+static char *keys_best_first(gpuprim_dtype_t d, uint64_t n, int descending, tc_pattern_t pattern) {
+    const size_t size = tc_size(d);
+    char *random = (char *)tc_xmalloc(n * size), *sorted = (char *)tc_xmalloc(n * size);
+    uint64_t *perm = (uint64_t *)tc_xmalloc(n * sizeof *perm);
+    tc_fill(d, random, n, pattern);
+    tc_reference_sort_permutation(d, random, n, descending, perm);
+    tc_permute(d, random, perm, n, sorted);
+    free(random);
+    free(perm);
+    return sorted;
+}
+
+/* Each of `count` k values up to the data's count, the index dtype and the
+ * outputs taken in turn. */
+static void run_listed_ks(const data_t *D, const uint64_t *ks, unsigned count) {
+    unsigned ki;
+    for (ki = 0; ki < count; ++ki) {
+        if (ks[ki] > D->L->n) continue;
+        run_topk(D, ks[ki], index_dtypes[turn % 4], (out_mode_t)((turn / 4) % OUT_MODES));
+        ++turn;
+    }
+}
+
 /* The CPU backend's filter (segments of 1024 keys or more, k at most a
  * quarter of them; several chunks sharing a limit on several threads) on
  * arrangements that work it hardest: keys in the requested order (few
@@ -558,15 +583,11 @@ static void test_filter_arrangements(void) {
             for (order = 0; order < 2; ++order) {
                 const gpuprim_dtype_t d = dtypes[di];
                 const size_t size = tc_size(d);
-                char *random = (char *)tc_xmalloc(n * size), *sorted = (char *)tc_xmalloc(n * size);
+                char *sorted = keys_best_first(d, n, (int)order, TC_MODERATE);
                 char *keys = (char *)tc_xmalloc(n * size);
-                uint64_t *perm = (uint64_t *)tc_xmalloc(n * sizeof *perm), i;
-                tc_fill(d, random, n, TC_MODERATE);
-                tc_reference_sort_permutation(d, random, n, (int)order, perm);
-                tc_permute(d, random, perm, n, sorted); /* the requested order: best first */
+                uint64_t i;
                 for (arrangement = 0; arrangement < 5; ++arrangement) {
                     const uint64_t ks[] = {1, 16, 255, 1024, n / 4, n / 4 + 1};
-                    unsigned ki;
                     data_t D;
                     for (i = 0; i < n; ++i) {
                         uint64_t from = i;
@@ -578,17 +599,11 @@ static void test_filter_arrangements(void) {
                         if (arrangement == 4) tc_set(d, keys, i, first_in_order(d, (int)order));
                     }
                     D = data_make_from(&L, d, (int)order, TC_MODERATE, keys, names[arrangement]);
-                    for (ki = 0; ki < sizeof ks / sizeof ks[0]; ++ki) {
-                        if (ks[ki] > n) continue;
-                        run_topk(&D, ks[ki], index_dtypes[turn % 4], (out_mode_t)((turn / 4) % OUT_MODES));
-                        ++turn;
-                    }
+                    run_listed_ks(&D, ks, sizeof ks / sizeof ks[0]);
                     data_free(&D);
                 }
-                free(random);
                 free(sorted);
                 free(keys);
-                free(perm);
             }
         tc_layout_free(&L);
     }
@@ -635,35 +650,29 @@ static void test_sampled_threshold(void) {
         for (order = 0; order < 2; ++order) {
             const gpuprim_dtype_t d = dtypes[di];
             const size_t size = tc_size(d);
-            char *random = (char *)tc_xmalloc(n * size), *sorted = (char *)tc_xmalloc(n * size);
+            char *sorted = keys_best_first(d, n, (int)order, TC_RANDOM_BITS);
             char *keys = (char *)tc_xmalloc(n * size);
-            uint64_t *perm = (uint64_t *)tc_xmalloc(n * sizeof *perm), i;
-            tc_fill(d, random, n, TC_RANDOM_BITS);
-            tc_reference_sort_permutation(d, random, n, (int)order, perm);
-            tc_permute(d, random, perm, n, sorted); /* the requested order: best first */
+            uint64_t i;
             for (arrangement = 0; arrangement < 4; ++arrangement) {
                 const uint64_t ks[] = {16, 1024, n / 101 + 5, n / 101 + 3000};
-                unsigned ki;
                 data_t D;
                 for (i = 0; i < n; ++i) {
                     uint64_t from;
+                    if (arrangement == 3) {
+                        tc_set(d, keys, i, narrow_key(d));
+                        continue;
+                    }
                     if (arrangement == 0) from = i % 64 == 0 ? i / 64 : 4096 + (i - i / 64 - 1);
                     else if (arrangement == 1) from = i % 101 == 0 ? i / 101 : i % 101 <= 3 ? n / 101 + 1 : n / 10 + i % (n / 2);
                     else from = n - 1 - i;
                     memcpy(keys + i * size, sorted + from * size, size);
-                    if (arrangement == 3) tc_set(d, keys, i, narrow_key(d));
                 }
                 D = data_make_from(&L, d, (int)order, TC_RANDOM_BITS, keys, names[arrangement]);
-                for (ki = 0; ki < sizeof ks / sizeof ks[0]; ++ki) {
-                    run_topk(&D, ks[ki], index_dtypes[turn % 4], (out_mode_t)((turn / 4) % OUT_MODES));
-                    ++turn;
-                }
+                run_listed_ks(&D, ks, sizeof ks / sizeof ks[0]);
                 data_free(&D);
             }
-            free(random);
             free(sorted);
             free(keys);
-            free(perm);
         }
     tc_layout_free(&L);
 }
