@@ -851,7 +851,7 @@ std::vector<std::int64_t> c_layer_times(nb::handle x, nb::handle out, int repeat
     for (int i = 0; i < repeats; ++i) {
         auto begin = std::chrono::steady_clock::now();
         const Prepared prepared = prepare(x, out, "c_layer_times");
-        auto end = std::chrono::steady_clock::now();  // (prepared goes after the reading)
+        auto end = std::chrono::steady_clock::now();  // the wraps are released after it, untimed
         times.push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(end - begin).count());
     }
     return times;
