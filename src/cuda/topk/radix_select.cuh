@@ -188,8 +188,13 @@ struct SelectPassAgent {
           size(shared.view.source == 0 ? segment_length : shared.view.source_count),
           reading(shared.view.source == 0 ? 0 : shared.view.source - 1),
           writing(pass_index & 1),
+          // A pass that reads a buffer writes its candidates (at most what
+          // it reads: they fit) even when `matching`, a count over the input
+          // after pass 0's sampled buffer, says more: the input holds keys
+          // past the sample's threshold that the buffer's counts left out, so
+          // a later pass must not go back to it.
           write_candidates(shared.view.phase != kCollecting &&
-                           shared.view.matching <= candidate_capacity(segment_length)),
+                           (shared.view.source != 0 || shared.view.matching <= candidate_capacity(segment_length))),
           key_prefix(R(shared.view.key_prefix)),
           key_mask(R(shared.view.key_mask)),
           index_prefix(I(shared.view.index_prefix)),
