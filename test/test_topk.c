@@ -20,7 +20,7 @@
  * elements outside every segment holding the value that would rank first;
  * the CPU filter's hardest arrangements (test_filter_arrangements); and
  * inputs that mislead the CUDA long select's sample of evenly spaced keys
- * (test_sampled_threshold).
+ * (test_sampled_threshold, test_sampled_threshold_counts).
  * Outputs are views into larger poisoned buffers, so a write past the k
  * slots is caught too. Errors: every documented status, each leaving every
  * buffer unchanged, with a message naming the problem.
@@ -668,6 +668,46 @@ static void test_sampled_threshold(void) {
     tc_layout_free(&L);
 }
 
+/* Two inputs where the keys a sample keeps are far fewer than the keys of
+ * the first digit's bin, so a select that counts the kept keys must never
+ * go back to the input for that bin (262,144 keys, flat):
+ * - "101 values": I32 keys in [-50, 50], about 2,600 copies of each, k = 3,
+ *   16 and 100 in both orders (the ties decide every position);
+ * - "the smallest at the sampled positions": U32, the 16 smallest keys
+ *   (0x100) at positions 0, 64, ..., 960, every other key 0x101 + i % 0x2ff,
+ *   so every key shares the top 22 bits; k = 16 ascending takes exactly the
+ *   0x100s. */
+static void test_sampled_threshold_counts(void) {
+    const uint64_t n = 4096 * 64;
+    tc_layout_t L;
+    char *keys;
+    uint64_t i;
+    unsigned order, ki;
+    if (n > max_count) return;
+    L = layout_flat(n);
+    keys = (char *)tc_xmalloc(n * 4);
+    for (i = 0; i < n; ++i) tc_set(GPUPRIM_DTYPE_I32, keys, i, (uint64_t)(uint32_t)((int32_t)tc_below(101) - 50));
+    for (order = 0; order < 2; ++order) {
+        static const uint64_t ks[] = {3, 16, 100};
+        data_t D = data_make_from(&L, GPUPRIM_DTYPE_I32, (int)order, TC_MODERATE, keys, "101 values");
+        for (ki = 0; ki < 3; ++ki) {
+            run_topk(&D, ks[ki], index_dtypes[turn % 4], OUT_BOTH);
+            ++turn;
+        }
+        data_free(&D);
+    }
+    for (i = 0; i < n; ++i) tc_set(GPUPRIM_DTYPE_U32, keys, i, i % 64 == 0 && i < 1024 ? 0x100 : 0x101 + i % 0x2ff);
+    for (order = 0; order < 2; ++order) {
+        data_t D = data_make_from(&L, GPUPRIM_DTYPE_U32, (int)order, TC_MODERATE, keys,
+                                  "the smallest at the sampled positions");
+        run_topk(&D, 16, index_dtypes[turn % 4], OUT_BOTH);
+        ++turn;
+        data_free(&D);
+    }
+    free(keys);
+    tc_layout_free(&L);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Errors                                                                   */
 /* ------------------------------------------------------------------------ */
@@ -969,6 +1009,7 @@ int main(void) {
     test_filter_arrangements();
     printf("test_topk: filter arrangements done (%.1f s)\n", tc_seconds() - start);
     test_sampled_threshold();
+    test_sampled_threshold_counts();
     printf("test_topk: sampled threshold done (%.1f s)\n", tc_seconds() - start);
     return tc_finish();
 }
