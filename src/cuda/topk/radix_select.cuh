@@ -365,29 +365,37 @@ struct SelectPassAgent {
 
     // Pass 0's candidates into the block's stage: a warp's slots from one
     // shared counter, no block barrier (a tile rarely holds any: the sample's
-    // threshold takes a few keys in a thousand). Past the stage, a key takes
-    // its slot in the buffer directly.
+    // threshold takes a few keys in a thousand). The warp's slots past the
+    // stage take one range of the buffer (one global atomic a warp).
     __device__ __forceinline__ void stage_candidates(const R (&keys)[kItems], const I (&positions)[kItems],
                                                      const SelectMarks &marks) {
         if (!__any_sync(0xffffffffu, marks.candidates)) return;
+        constexpr uint32_t kSlots = uint32_t(kStageSlots);
         uint32_t at = warp_exclusive_sum(marks.candidates);
         const uint32_t warp_count = __shfl_sync(0xffffffffu, at + marks.candidates, 31);
         uint32_t base = 0;
-        if ((threadIdx.x & 31) == 31) base = atomicAdd(&sh.staged, warp_count);
-        at += __shfl_sync(0xffffffffu, base, 31);
+        unsigned long long direct_base = 0;
+        if ((threadIdx.x & 31) == 31) {
+            base = atomicAdd(&sh.staged, warp_count);
+            const uint32_t staged_end = base + warp_count;
+            if (staged_end > kSlots)
+                direct_base = atomicAdd(&state.buffered[writing],
+                                        (unsigned long long)(staged_end - (base > kSlots ? base : kSlots)));
+        }
+        base = __shfl_sync(0xffffffffu, base, 31);
+        direct_base = __shfl_sync(0xffffffffu, direct_base, 31);
+        const uint32_t first_direct = base > kSlots ? base : kSlots;  // the warp's first slot past the stage
+        at += base;
 #pragma unroll
         for (int e = 0; e < kItems; ++e) {
             if (!(marks.is_candidate & (1u << e))) continue;
             const uint32_t slot = at++;
-            if (slot < uint32_t(kStageSlots)) {
+            if (slot < kSlots) {
                 sh.staged_keys[slot] = keys[e];
                 sh.staged_positions[slot] = positions[e];
-            } else {
-                const unsigned long long direct = atomicAdd(&state.buffered[writing], 1ull);
-                if (direct < capacity) {
-                    buffers.candidate_keys[writing][capacity_at + direct] = keys[e];
-                    buffers.candidate_positions[writing][capacity_at + direct] = positions[e];
-                }
+            } else if (const unsigned long long direct = direct_base + (slot - first_direct); direct < capacity) {
+                buffers.candidate_keys[writing][capacity_at + direct] = keys[e];
+                buffers.candidate_positions[writing][capacity_at + direct] = positions[e];
             }
         }
     }
@@ -434,12 +442,16 @@ struct SelectPassAgent {
 #pragma unroll
         for (int e = 0; e < kItems; ++e) {
             if (marks.is_result & (1u << e)) {
-                const uint64_t slot = j * buffers.result_stride + sh.result_base + result_at++;
+                // A segment chooses at most result_stride; never write into
+                // the next one's slots.
+                const uint64_t rank = sh.result_base + result_at++;
+                if (rank >= buffers.result_stride) continue;
+                const uint64_t slot = j * buffers.result_stride + rank;
                 buffers.result_keys[slot] = keys[e];
                 buffers.result_positions[slot] = positions[e];
             } else if (marks.is_candidate & (1u << e)) {
                 const uint64_t slot = sh.candidate_base + candidate_at++;
-                if (slot < capacity) {  // pass 0 may find more than the sample promised
+                if (slot < capacity) {  // a guard: `matching` or the buffer read bounds them
                     buffers.candidate_keys[writing][capacity_at + slot] = keys[e];
                     buffers.candidate_positions[writing][capacity_at + slot] = positions[e];
                 }
