@@ -19,6 +19,11 @@
 //   exactly the keys still wanted, marks the segment "collecting": the next
 //   pass writes the keys of the bin to the results too and the segment is
 //   finished; later passes return at once.
+// Pass 0 counts every key; a sample taken before it (radix_select_init_kernel)
+// gives a threshold that about 2k keys plus 8 in 4,096 pass, and pass 0
+// writes the keys at or below it as candidates, gathered in shared memory
+// (no block barrier a tile). When at least k of them came, pass 1 reads
+// them instead of the input.
 // Results are written in any order (block-aggregated atomics); they are a
 // unique set, sorted afterwards (topk.cu), so the output does not depend on
 // that order.
@@ -46,9 +51,10 @@ struct SelectState {
     uint32_t phase;   // SelectPhase
     uint32_t ticket;  // blocks of this pass finished
     // From a sample (radix_select_init_kernel): pass 0 also writes the keys
-    // whose first digit is at most first_bound to buffer 0, when expected to
-    // hold the wanted ones and fit; pass 1 then reads them, not the input.
-    uint32_t first_bound;
+    // whose select key is at most first_threshold to buffer 0, when they are
+    // expected to hold the wanted ones and fit; when they do (at least
+    // `remaining` of them, within capacity), pass 1 reads them, not the input.
+    unsigned long long first_threshold;
     uint32_t first_writes;
 };
 
@@ -105,6 +111,7 @@ struct SelectPassAgent {
     static constexpr uint32_t kTile = kThreads * kItems;
     static constexpr int kBinsPerThread = kBins / kThreads;
     static constexpr int kReplicas = RadixSelectPolicy::kReplicas;
+    static constexpr int kStageSlots = RadixSelectPolicy::kStageBytes / int(sizeof(R) + sizeof(I));
 
     // The kernel's shared variables (declared there one by one, as the
     // compiler lays them out best).
@@ -118,6 +125,11 @@ struct SelectPassAgent {
         uint32_t &last_block;
         uint32_t &chosen_bin;
         unsigned long long &chosen_below, &chosen_count;
+        // Pass 0's candidates, gathered here and written out once a block
+        // (stage_candidates, write_staged).
+        R (&staged_keys)[kStageSlots];
+        I (&staged_positions)[kStageSlots];
+        uint32_t &staged;
     };
 
     const Shared sh;
@@ -144,6 +156,7 @@ struct SelectPassAgent {
     const uint64_t capacity_at;
     const uint64_t capacity;
     const bool first_writes;
+    const R first_threshold;
     const uint32_t replica;
     // Full tiles of a 16-byte aligned input load 16 bytes at a time.
     const bool vector_input;
@@ -175,8 +188,13 @@ struct SelectPassAgent {
           size(shared.view.source == 0 ? segment_length : shared.view.source_count),
           reading(shared.view.source == 0 ? 0 : shared.view.source - 1),
           writing(pass_index & 1),
+          // A pass that reads a buffer writes its candidates (at most what
+          // it reads: they fit) even when `matching`, a count over the input
+          // after pass 0's sampled buffer, says more: the input holds keys
+          // past the sample's threshold that the buffer's counts left out, so
+          // a later pass must not go back to it.
           write_candidates(shared.view.phase != kCollecting &&
-                           shared.view.matching <= candidate_capacity(segment_length)),
+                           (shared.view.source != 0 || shared.view.matching <= candidate_capacity(segment_length))),
           key_prefix(R(shared.view.key_prefix)),
           key_mask(R(shared.view.key_mask)),
           index_prefix(I(shared.view.index_prefix)),
@@ -188,6 +206,7 @@ struct SelectPassAgent {
           capacity_at(candidate_first(begin)),
           capacity(candidate_capacity(segment_length)),
           first_writes(pass_index == 0 && shared.view.first_writes),
+          first_threshold(R(shared.view.first_threshold)),
           replica(threadIdx.x % kReplicas),
           vector_input(shared.view.source == 0 && (reinterpret_cast<uintptr_t>(in) % 16) == 0),
           keys_only((shared.view.index_mask | shared.view.previous_index_mask) == 0) {}
@@ -200,10 +219,12 @@ struct SelectPassAgent {
 
     __device__ __forceinline__ void run() {
         if (threadIdx.x < 2) sh.tile_counts[threadIdx.x] = 0;
+        if (threadIdx.x == 0) sh.staged = 0;
         if (!collecting)
             for (int b = threadIdx.x; b < kBins * kReplicas; b += kThreads) sh.bins[b] = 0;
         __syncthreads();
         read_tiles();
+        if (first_writes) write_staged();
         add_block_counts();
         if (!last_block()) return;
         __threadfence();
@@ -234,8 +255,12 @@ struct SelectPassAgent {
             load_tile(tile, tile_stride, staged, keys, positions);
             SelectMarks marks;
             const bool full = tile + kTile <= size;  // every item valid
-            if (pass == 0) mark_first_pass(tile, full, keys, marks);
-            else mark(tile, full, keys, positions, marks);
+            if (pass == 0) {
+                mark_first_pass(tile, full, keys, marks);
+                if (first_writes) stage_candidates(keys, positions, marks);
+                continue;
+            }
+            mark(tile, full, keys, positions, marks);
             if (__syncthreads_or(marks.results | marks.candidates)) write_marked(keys, positions, marks);
         }
     }
@@ -284,8 +309,8 @@ struct SelectPassAgent {
     }
 
     // Pass 0, nothing chosen yet: every key counts; keys at or below the
-    // sample's bound go to buffer 0 (past its capacity they are dropped, and
-    // pass 1 reads the input).
+    // sample's threshold go to buffer 0 (past its capacity they are dropped,
+    // and pass 1 reads the input).
     __device__ __forceinline__ void mark_first_pass(uint64_t tile, bool full, const R (&keys)[kItems],
                                                     SelectMarks &marks) {
 #pragma unroll
@@ -293,7 +318,7 @@ struct SelectPassAgent {
             if (!full && item_position(tile, e) >= size) continue;
             const uint32_t d = uint32_t(keys[e] >> digit.shift) & digit_mask;
             atomicAdd(&sh.bins[d * kReplicas + replica], 1u);
-            if (first_writes && d <= view.first_bound) {
+            if (first_writes && keys[e] <= first_threshold) {
                 marks.is_candidate |= 1u << e;
                 ++marks.candidates;
             }
@@ -338,6 +363,59 @@ struct SelectPassAgent {
         }
     }
 
+    // Pass 0's candidates into the block's stage: a warp's slots from one
+    // shared counter, no block barrier (a tile rarely holds any: the sample's
+    // threshold takes a few keys in a thousand). The warp's slots past the
+    // stage take one range of the buffer (one global atomic a warp).
+    __device__ __forceinline__ void stage_candidates(const R (&keys)[kItems], const I (&positions)[kItems],
+                                                     const SelectMarks &marks) {
+        if (!__any_sync(0xffffffffu, marks.candidates)) return;
+        constexpr uint32_t kSlots = uint32_t(kStageSlots);
+        uint32_t at = warp_exclusive_sum(marks.candidates);
+        const uint32_t warp_count = __shfl_sync(0xffffffffu, at + marks.candidates, 31);
+        uint32_t base = 0;
+        unsigned long long direct_base = 0;
+        if ((threadIdx.x & 31) == 31) {
+            base = atomicAdd(&sh.staged, warp_count);
+            const uint32_t staged_end = base + warp_count;
+            if (staged_end > kSlots)
+                direct_base = atomicAdd(&state.buffered[writing],
+                                        (unsigned long long)(staged_end - (base > kSlots ? base : kSlots)));
+        }
+        base = __shfl_sync(0xffffffffu, base, 31);
+        direct_base = __shfl_sync(0xffffffffu, direct_base, 31);
+        const uint32_t first_direct = base > kSlots ? base : kSlots;  // the warp's first slot past the stage
+        at += base;
+#pragma unroll
+        for (int e = 0; e < kItems; ++e) {
+            if (!(marks.is_candidate & (1u << e))) continue;
+            const uint32_t slot = at++;
+            if (slot < kSlots) {
+                sh.staged_keys[slot] = keys[e];
+                sh.staged_positions[slot] = positions[e];
+            } else if (const unsigned long long direct = direct_base + (slot - first_direct); direct < capacity) {
+                buffers.candidate_keys[writing][capacity_at + direct] = keys[e];
+                buffers.candidate_positions[writing][capacity_at + direct] = positions[e];
+            }
+        }
+    }
+
+    // The block's staged candidates into buffer 0 (one global atomic).
+    __device__ __forceinline__ void write_staged() {
+        __syncthreads();
+        const uint32_t count = sh.staged < uint32_t(kStageSlots) ? sh.staged : uint32_t(kStageSlots);
+        if (threadIdx.x == 0)
+            sh.candidate_base = count ? atomicAdd(&state.buffered[writing], (unsigned long long)count) : 0;
+        __syncthreads();
+        for (uint32_t i = threadIdx.x; i < count; i += kThreads) {
+            const uint64_t slot = sh.candidate_base + i;
+            if (slot < capacity) {
+                buffers.candidate_keys[writing][capacity_at + slot] = sh.staged_keys[i];
+                buffers.candidate_positions[writing][capacity_at + slot] = sh.staged_positions[i];
+            }
+        }
+    }
+
     // Writes the marked keys: a warp's slots from one shared counter each
     // (its lanes' by a warp scan), the block's from one global atomic each;
     // the order of the writes does not matter.
@@ -364,12 +442,16 @@ struct SelectPassAgent {
 #pragma unroll
         for (int e = 0; e < kItems; ++e) {
             if (marks.is_result & (1u << e)) {
-                const uint64_t slot = j * buffers.result_stride + sh.result_base + result_at++;
+                // A segment chooses at most result_stride; never write into
+                // the next one's slots.
+                const uint64_t rank = sh.result_base + result_at++;
+                if (rank >= buffers.result_stride) continue;
+                const uint64_t slot = j * buffers.result_stride + rank;
                 buffers.result_keys[slot] = keys[e];
                 buffers.result_positions[slot] = positions[e];
             } else if (marks.is_candidate & (1u << e)) {
                 const uint64_t slot = sh.candidate_base + candidate_at++;
-                if (slot < capacity) {  // pass 0 may find more than the sample promised
+                if (slot < capacity) {  // a guard: `matching` or the buffer read bounds them
                     buffers.candidate_keys[writing][capacity_at + slot] = keys[e];
                     buffers.candidate_positions[writing][capacity_at + slot] = positions[e];
                 }
@@ -456,9 +538,12 @@ struct SelectPassAgent {
         next.matching = sh.chosen_count;
         // Counters other blocks added to: read past the L1 (view is stale).
         const unsigned long long written = __ldcg(&state.buffered[writing]);
-        // Pass 0 wrote the keys up to the sample's bound: they hold the
-        // chosen bin and everything below it if the bound is not below it.
-        const bool wrote = pass == 0 ? view.first_writes && sh.chosen_bin <= view.first_bound &&
+        // Pass 0 wrote the keys up to the sample's threshold T. When there
+        // are at least `remaining` of them, the wanted keys are all at most T,
+        // so the buffer holds every key below the chosen bin and the chosen
+        // bin's keys up to T, which rank first in it: the later passes count
+        // only those, and their choices are the same as over the input's.
+        const bool wrote = pass == 0 ? view.first_writes && written >= view.remaining &&
                                            written <= candidate_capacity(length)
                                      : write_candidates;
         next.source = wrote ? 1 + writing : 0;
@@ -487,8 +572,12 @@ __global__ void __launch_bounds__(RadixSelectPolicy::kThreads, RadixSelectPolicy
     __shared__ uint32_t last_block;
     __shared__ uint32_t chosen_bin;
     __shared__ unsigned long long chosen_below, chosen_count;
-    const typename Agent::Shared shared{bins,           view,       warp_sums,  warp_bases,   tile_counts, result_base,
-                                        candidate_base, last_block, chosen_bin, chosen_below, chosen_count};
+    __shared__ SelectKey<K> staged_keys[Agent::kStageSlots];
+    __shared__ I staged_positions[Agent::kStageSlots];
+    __shared__ uint32_t staged;
+    const typename Agent::Shared shared{bins,         view,         warp_sums,   warp_bases,     tile_counts,
+                                        result_base,  candidate_base, last_block, chosen_bin,   chosen_below,
+                                        chosen_count, staged_keys,  staged_positions, staged};
     // Launched as a programmatic dependent of the previous pass: wait for it
     // to finish (and its writes to show), and let the next pass's blocks
     // launch while this one runs, hiding the launch latency.
@@ -504,21 +593,82 @@ __global__ void __launch_bounds__(RadixSelectPolicy::kThreads, RadixSelectPolicy
 
 // One block a long segment: zeroes its state and bins, gives its
 // `remaining` (its wanted count), and samples kSampleKeys of its keys evenly
-// for pass 0's bound: the first digit of the sample's r-th smallest, r about
+// for pass 0's threshold: the sample's r-th smallest select key, r about
 // twice the wanted share of the sample plus a margin, so that the keys up to
-// that bin are expected to hold the wanted ones; pass 0 writes them when
-// they are expected to fill at most half of the candidate buffer.
-constexpr uint32_t kSampleKeys = 1024;
+// it are expected to hold the wanted ones; pass 0 writes them when they are
+// expected to fill at most half of the candidate buffer. The r-th smallest
+// is found exactly, by a radix select over the sample in shared memory
+// (sample_rank_key). A larger sample gives a tighter threshold: pass 0
+// writes about r / kSampleKeys of the keys.
+constexpr uint32_t kSampleKeys = 4096;
+constexpr int kSampleThreads = 256;
+
+// The rank-th smallest (1-based) of the block's sampled select keys, each
+// thread holding kPerThread of them (those at or past `samples` ignored).
+// Every thread of the block calls it; every thread gets the key. It stops
+// early once one sampled key matches the digits chosen so far.
+template <typename R, int kPerThread>
+__device__ __forceinline__ R sample_rank_key(const R (&sampled)[kPerThread], uint32_t samples, uint32_t rank,
+                                             uint32_t *bins, uint32_t *warp_sums) {
+    constexpr int kDigit = RadixSelectPolicy::kDigitBits;
+    constexpr int kBins = RadixSelectPolicy::kBins;
+    constexpr int kBinsPerThread = kBins / kSampleThreads;
+    __shared__ R chosen_prefix;
+    __shared__ uint32_t chosen_rank, chosen_count;
+    R prefix = 0, mask = 0;
+    for (int top = int(8 * sizeof(R)); top > 0; top -= kDigit) {
+        const int width = top < kDigit ? top : kDigit;
+        const int shift = top - width;
+        for (int b = threadIdx.x; b < kBins; b += kSampleThreads) bins[b] = 0;
+        __syncthreads();
+#pragma unroll
+        for (int u = 0; u < kPerThread; ++u) {
+            const uint32_t i = u * kSampleThreads + threadIdx.x;
+            if (i < samples && (sampled[u] & mask) == prefix)
+                atomicAdd(&bins[uint32_t(sampled[u] >> shift) & ((1u << width) - 1)], 1u);
+        }
+        __syncthreads();
+        uint32_t counts[kBinsPerThread], mine = 0;
+#pragma unroll
+        for (int b = 0; b < kBinsPerThread; ++b) mine += counts[b] = bins[threadIdx.x * kBinsPerThread + b];
+        uint32_t total;
+        uint32_t below = block_exclusive_sum(mine, warp_sums, total);
+#pragma unroll
+        for (int b = 0; b < kBinsPerThread; ++b) {
+            if (below < rank && rank <= below + counts[b]) {
+                chosen_prefix = prefix | (R(threadIdx.x * kBinsPerThread + b) << shift);
+                chosen_rank = rank - below;
+                chosen_count = counts[b];
+            }
+            below += counts[b];
+        }
+        __syncthreads();
+        prefix = chosen_prefix;
+        rank = chosen_rank;
+        mask |= R((1u << width) - 1) << shift;
+        if (chosen_count == 1) {  // one sampled key left: it is the one
+            __syncthreads();      // every thread has read chosen_*
+#pragma unroll
+            for (int u = 0; u < kPerThread; ++u) {
+                const uint32_t i = u * kSampleThreads + threadIdx.x;
+                if (i < samples && (sampled[u] & mask) == prefix) chosen_prefix = sampled[u];
+            }
+            __syncthreads();
+            return chosen_prefix;
+        }
+        __syncthreads();  // chosen_* are the next round's
+    }
+    return prefix;
+}
 
 template <typename K>
-__global__ void __launch_bounds__(256) radix_select_init_kernel(const TopkArgs args, SelectState *states,
-                                                                unsigned long long *all_bins, PassDigit first) {
+__global__ void __launch_bounds__(kSampleThreads) radix_select_init_kernel(const TopkArgs args, SelectState *states,
+                                                                           unsigned long long *all_bins) {
+    using R = SelectKey<K>;
     constexpr int kBins = RadixSelectPolicy::kBins;
-    constexpr int kPerThread = kBins / 256;
+    constexpr int kSamplesPerThread = kSampleKeys / kSampleThreads;
     __shared__ uint32_t sample_bins[kBins];
     __shared__ uint32_t warp_sums[33];
-    __shared__ uint32_t bound;
-    __shared__ unsigned long long bound_count;
     allow_next_grid();  // pass 0 may launch (it waits for this grid to finish)
     for (uint64_t j = blockIdx.x; j < args.groups; j += gridDim.x) {
         const uint64_t s = segment_of(args, j);
@@ -526,57 +676,36 @@ __global__ void __launch_bounds__(256) radix_select_init_kernel(const TopkArgs a
         const uint64_t length = args.bounds.offset(s + 1) - begin;
         const uint64_t wanted = args.k < length ? args.k : length;
         unsigned long long *bins = all_bins + j * kBins;
-        for (int b = threadIdx.x; b < kBins; b += 256) {
-            bins[b] = 0;
-            sample_bins[b] = 0;
-        }
-        __syncthreads();
-        const uint64_t samples = length < kSampleKeys ? length : kSampleKeys;
+        for (int b = threadIdx.x; b < kBins; b += kSampleThreads) bins[b] = 0;
+        const uint32_t samples = uint32_t(length < kSampleKeys ? length : kSampleKeys);
         const K *in = static_cast<const K *>(args.keys_in) + begin;
-        const uint32_t digit_mask = (1u << first.width) - 1;
         // Every sample load of a thread issued before any is used (they are
-        // scattered: each its own memory round trip).
-        constexpr int kSamplesPerThread = kSampleKeys / 256;
-        K sampled[kSamplesPerThread];
+        // scattered: each its own memory round trip). Sample i is key
+        // i * length / kSampleKeys (a shift: kSampleKeys is a power of two,
+        // and the product stays below 2^64 for any segment a device holds).
+        K raw[kSamplesPerThread] = {};
 #pragma unroll
         for (int u = 0; u < kSamplesPerThread; ++u) {
-            const uint32_t i = u * 256 + threadIdx.x;
-            if (i < samples) sampled[u] = in[uint64_t(i) * length / samples];
+            const uint32_t i = u * kSampleThreads + threadIdx.x;
+            if (i < samples) raw[u] = in[samples == kSampleKeys ? (uint64_t(i) * length) / kSampleKeys : i];
         }
+        R sampled[kSamplesPerThread];
 #pragma unroll
-        for (int u = 0; u < kSamplesPerThread; ++u) {
-            const uint32_t i = u * 256 + threadIdx.x;
-            if (i < samples) {
-                const SelectKey<K> key = select_key<K>(args, sampled[u]);
-                atomicAdd(&sample_bins[uint32_t(key >> first.shift) & digit_mask], 1u);
-            }
-        }
-        __syncthreads();
-        // The rank r in the sample, then the bin holding it.
+        for (int u = 0; u < kSamplesPerThread; ++u) sampled[u] = select_key<K>(args, raw[u]);
+        // The rank r in the sample (at most `samples`: else no threshold).
         const uint64_t rank = (2 * wanted * samples + length - 1) / length + 8;
-        uint32_t counts[kPerThread], mine = 0;
-#pragma unroll
-        for (int b = 0; b < kPerThread; ++b) mine += counts[b] = sample_bins[threadIdx.x * kPerThread + b];
-        if (threadIdx.x == 0) bound = kBins;  // none: the sample is too small for the rank
-        uint32_t total;
-        uint32_t below = block_exclusive_sum(mine, warp_sums, total);
-#pragma unroll
-        for (int b = 0; b < kPerThread; ++b) {
-            if (below < rank && rank <= below + counts[b]) {
-                bound = threadIdx.x * kPerThread + b;
-                bound_count = below + counts[b];
-            }
-            below += counts[b];
-        }
-        __syncthreads();
+        const bool bounded = wanted > 0 && rank <= samples;
+        const R threshold =
+            bounded ? sample_rank_key<R, kSamplesPerThread>(sampled, samples, uint32_t(rank), sample_bins, warp_sums)
+                    : ~R(0);
         if (threadIdx.x == 0) {
             SelectState state{};
             state.remaining = wanted;
             state.matching = length;
             state.phase = wanted == 0 ? kFinished : kSelecting;
-            const uint64_t expected = bound < kBins ? bound_count * length / samples : length;
-            state.first_bound = bound;
-            state.first_writes = bound < kBins && expected <= candidate_capacity(length) / 2;
+            const uint64_t expected = bounded ? rank * length / samples : length;
+            state.first_threshold = threshold;
+            state.first_writes = bounded && expected <= candidate_capacity(length) / 2;
             states[j] = state;
         }
         __syncthreads();

@@ -224,8 +224,8 @@ void select_long(const DeviceEnv &env, const TopkRequest &request, TopkArgs args
     buffers.result_positions = WorkspaceLayout::at<I>(side, result_position_part);
     buffers.result_stride = result_stride;
 
-    radix_select_init_kernel<K><<<grid_for(segments), 256, 0, env.stream>>>(args, buffers.states, buffers.bins,
-                                                                           digit_of(0, key_bits, index_bits));
+    radix_select_init_kernel<K><<<grid_for(segments), kSampleThreads, 0, env.stream>>>(args, buffers.states,
+                                                                                     buffers.bins);
     check_launch("top-k select init launch");
 
     constexpr uint64_t kTile = uint64_t(RadixSelectPolicy::kThreads) * RadixSelectPolicy::kItems;

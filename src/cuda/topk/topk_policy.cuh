@@ -50,6 +50,11 @@ struct RadixSelectPolicy {
     // reads the input again instead.
     static constexpr uint32_t kCandidateShare = 16;
     static constexpr int kBlocksPerSm = 2;  // 64 registers a thread
+    // Shared memory a block gathers the first pass's candidates in (the keys
+    // at or below the sampled threshold) before writing them out at once:
+    // 1,024 pairs of 4-byte keys and positions; past it, a candidate is
+    // written on its own.
+    static constexpr int kStageBytes = 8192;
     // The k chosen of a long segment are sorted in one block up to this
     // many, else by two flat radix sorts.
     static constexpr uint32_t kBlockSortMax = 4096;
