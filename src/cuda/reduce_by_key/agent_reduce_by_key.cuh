@@ -159,14 +159,17 @@ struct ReduceByKeyAgent {
             const T *my_values = static_cast<const T *>(p.values) + first + threadIdx.x;
 #pragma unroll
             for (int k = 0; k < kItems; ++k)
-                if (uint32_t(k) * kThreads + threadIdx.x < valid) striped_values[k] = Op::load(my_values[k * kThreads]);
+                if (uint32_t(k) * kThreads + threadIdx.x < valid)
+                    striped_values[k] = Op::load(flip_value(my_values[k * kThreads], p.value_flip));
             return;
         }
         const T *values = static_cast<const T *>(p.values);
 #pragma unroll
         for (int k = 0; k < kItems; ++k) {
             const uint32_t s = uint32_t(k) * kThreads + threadIdx.x;
-            if (s < valid) striped_values[k] = Op::load(values[load_index(p.value_order, p.value_order_bytes, first + s)]);
+            if (s < valid)
+                striped_values[k] = Op::load(
+                    flip_value(values[load_index(p.value_order, p.value_order_bytes, first + s)], p.value_flip));
         }
     }
 
@@ -319,7 +322,7 @@ struct ReduceByKeyAgent {
             extend(run, (heads >> k) & 1u, local, value(k));
             if ((tails >> k) & 1u) {
                 if (run.heads > 0) {
-                    staged[run.heads - 1 + open] = Op::store(run.value);
+                    staged[run.heads - 1 + open] = flip_value(Op::store(run.value), p.value_flip);
                 } else {  // the crossing-runs kernel folds it with the pieces before
                     storage.open_value = to_slot(run.value);
                     storage.open_run = prefix.count - 1;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // reduce-by-key's crossing-runs kernels (crossing_runs_kernel.cuh), one per
-// value dtype and op, whatever the keys' width (launch_runs.h).
+// value operator (integers by width: run_ops.cuh dispatch_run_op) and op,
+// whatever the keys' width (launch_runs.h).
 #include "core/dtype.h"
 #include "core/error.h"
 #include "core/portable.h"
@@ -23,16 +24,8 @@ void launch_crossing(const DeviceEnv &env, const ReduceByKeyParams &p, const cha
 
 void launch_crossing_runs(const DeviceEnv &env, const ReduceByKeyParams &p, const ReduceByKeyRequest &request,
                           const char *what) {
-    dispatch_dtype(request.value_dtype, [&](auto type) {
-        using T = decltype(type);
-        switch (request.op) {
-        case GPUPRIM_OP_SUM: return launch_crossing<RunOp<T, GPUPRIM_OP_SUM>>(env, p, what);
-        case GPUPRIM_OP_MIN: return launch_crossing<RunOp<T, GPUPRIM_OP_MIN>>(env, p, what);
-        case GPUPRIM_OP_MAX: return launch_crossing<RunOp<T, GPUPRIM_OP_MAX>>(env, p, what);
-        default:
-            fail(GPUPRIM_ERROR_INTERNAL, "%s: op %d is not SUM, MIN or MAX", what, static_cast<int>(request.op));
-        }
-    });
+    dispatch_run_op(request.value_dtype, request.op, what,
+                    [&](auto op) { launch_crossing<decltype(op)>(env, p, what); });
 }
 
 }  // namespace reduce_by_key_detail

@@ -70,7 +70,7 @@ __global__ void __launch_bounds__(CrossingRunsShape::kThreads)
         Acc total = from_slot<Acc>(records.last_values[a]);
         if (any) total = Op::combine(total, folded);
         total = Op::combine(total, from_slot<Acc>(records.open_values[b]));
-        static_cast<typename Op::Value *>(p.results)[run] = Op::store(total);
+        static_cast<typename Op::Value *>(p.results)[run] = flip_value(Op::store(total), p.value_flip);
     }
 }
 

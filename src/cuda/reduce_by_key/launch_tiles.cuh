@@ -32,16 +32,8 @@ template <typename Bits>
 void launch_for_values(const DeviceEnv &env, const ReduceByKeyParams &p, const ReduceByKeyRequest &request,
                        const char *what) {
     if (!p.values) return launch<Bits, RunOp<uint32_t, GPUPRIM_OP_SUM>>(env, p, request, what);  // no aggregate
-    dispatch_dtype(request.value_dtype, [&](auto type) {
-        using T = decltype(type);
-        switch (request.op) {
-        case GPUPRIM_OP_SUM: return launch<Bits, RunOp<T, GPUPRIM_OP_SUM>>(env, p, request, what);
-        case GPUPRIM_OP_MIN: return launch<Bits, RunOp<T, GPUPRIM_OP_MIN>>(env, p, request, what);
-        case GPUPRIM_OP_MAX: return launch<Bits, RunOp<T, GPUPRIM_OP_MAX>>(env, p, request, what);
-        default:
-            fail(GPUPRIM_ERROR_INTERNAL, "%s: op %d is not SUM, MIN or MAX", what, static_cast<int>(request.op));
-        }
-    });
+    dispatch_run_op(request.value_dtype, request.op, what,
+                    [&](auto op) { launch<Bits, decltype(op)>(env, p, request, what); });
 }
 
 }  // namespace reduce_by_key_detail

@@ -26,6 +26,7 @@
 #include "cuda/engine/count_sink.cuh"
 #include "cuda/reduce_by_key/launch_runs.h"
 #include "cuda/reduce_by_key/reduce_by_key_policy.cuh"
+#include "cuda/reduce_by_key/run_ops.cuh"
 #include "cuda/util/check.h"
 #include "cuda/util/counters.h"
 #include "cuda/util/workspace_layout.h"
@@ -73,6 +74,7 @@ void run(const DeviceEnv &env, const SortedGroupsRequest &groups, const char *wh
     p.keys = request.keys;
     p.count = request.count;
     p.values = request.values;
+    p.value_flip = request.values ? value_flip(request.value_dtype, request.op) : 0;
     p.value_order = groups.value_order;
     p.value_order_bytes = groups.value_order_bytes;
     p.keys_out = request.keys_out;

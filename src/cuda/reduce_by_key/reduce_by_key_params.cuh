@@ -27,6 +27,10 @@ struct ReduceByKeyParams {
     uint64_t count;
     uint32_t num_tiles;
     const void *values;       // nullptr: no values, no results (group-by without an aggregate)
+    // XORed into each integer value as it is read and out of each result as
+    // it is written: the sign bit of a signed MIN/MAX, run as unsigned
+    // (run_ops.cuh dispatch_run_op), else 0.
+    unsigned long long value_flip;
     const void *value_order;  // nullptr, or the value of element j is values[value_order[j]] (group-by's permutation)
     uint32_t value_order_bytes;
     void *keys_out;  // each output nullptr when not wanted

@@ -13,6 +13,8 @@
 // Running values travel through memory as 8-byte slots (to_slot/from_slot).
 #pragma once
 
+#include "core/dtype.h"
+#include "core/error.h"
 #include "core/ops.h"
 
 #include <cstdint>
@@ -57,6 +59,53 @@ struct RunOp {
         else return a;  // MIN/MAX: the NaN that won, its bits kept
     }
 };
+
+// The type a value dtype runs as: integers as the unsigned type of their
+// width, the rest as themselves.
+template <typename T, bool = std::is_integral_v<T>>
+struct RunValueOf {
+    using type = T;
+};
+template <typename T>
+struct RunValueOf<T, true> {
+    using type = std::make_unsigned_t<T>;
+};
+
+// Integer values run by width, so each key width compiles 8 integer
+// operators instead of 24: every integer SUM as unsigned (wrapping sums, and
+// the narrow dtypes' 32-bit running value cut back to the element, give the
+// same bits signed or not), a signed MIN/MAX as unsigned with the sign bit
+// flipped on the way in and out (value_flip). Calls f(RunOp<...>{}).
+template <typename F>
+void dispatch_run_op(gpuprim_dtype_t value_dtype, gpuprim_op_t op, const char *what, F &&f) {
+    dispatch_dtype(value_dtype, [&](auto type) {
+        using T = decltype(type);
+        using V = typename RunValueOf<T>::type;
+        switch (op) {
+        case GPUPRIM_OP_SUM: return f(RunOp<V, GPUPRIM_OP_SUM>{});
+        case GPUPRIM_OP_MIN: return f(RunOp<V, GPUPRIM_OP_MIN>{});
+        case GPUPRIM_OP_MAX: return f(RunOp<V, GPUPRIM_OP_MAX>{});
+        default: fail(GPUPRIM_ERROR_INTERNAL, "%s: op %d is not SUM, MIN or MAX", what, static_cast<int>(op));
+        }
+    });
+}
+
+// ReduceByKeyParams::value_flip for (value dtype, op).
+inline unsigned long long value_flip(gpuprim_dtype_t value_dtype, gpuprim_op_t op) {
+    return dispatch_dtype(value_dtype, [&](auto type) -> unsigned long long {
+        using T = decltype(type);
+        if constexpr (std::is_integral_v<T> && std::is_signed_v<T>)
+            return op == GPUPRIM_OP_SUM ? 0 : 1ull << (8 * sizeof(T) - 1);
+        else return 0;
+    });
+}
+
+// A value (or result) with value_flip applied; floats pass as they are.
+template <typename T>
+__device__ __forceinline__ T flip_value(T x, unsigned long long flip) {
+    if constexpr (std::is_integral_v<T>) return T(x ^ T(flip));
+    else return x;
+}
 
 template <typename Acc>
 __device__ __forceinline__ unsigned long long to_slot(Acc a) {
