@@ -717,6 +717,49 @@ static void test_sampled_threshold_counts(void) {
     tc_layout_free(&L);
 }
 
+/* CSR segments past a block's select whose selects take different courses
+ * in one call: few candidates after the first pass (random keys), every key
+ * tied (the position digits decide), three values (ties on every key
+ * digit), the best keys last (the sample sees them only at its end), and
+ * one just past the block select's limit; with a short and an empty one
+ * between. On CUDA some finish early in one block while others still need
+ * passes over all their keys, and k takes the values around the one-block
+ * sort of the chosen (4096). */
+static void test_mixed_segment_rounds(void) {
+    static const uint64_t lengths[] = {40000, 0, 70000, 5000, 20000, 100000, 9000};
+    static const tc_pattern_t patterns[] = {TC_MODERATE, TC_MODERATE, TC_EQUAL, TC_MODERATE,
+                                            TC_SMALL_RANGE, TC_REVERSED, TC_RANDOM_BITS};
+    static const gpuprim_dtype_t dtypes[] = {GPUPRIM_DTYPE_F32, GPUPRIM_DTYPE_U64, GPUPRIM_DTYPE_I16,
+                                             GPUPRIM_DTYPE_F64, GPUPRIM_DTYPE_U8};
+    static const uint64_t ks[] = {1, 16, 1000, 4096, 4097};
+    const unsigned segments = sizeof lengths / sizeof lengths[0];
+    unsigned di, order, si;
+    tc_layout_t L = tc_layout_csr("mixed rounds", lengths, segments, 3, 2, GPUPRIM_DTYPE_I64);
+    if (L.n > max_count) {
+        tc_layout_free(&L);
+        return;
+    }
+    for (di = 0; di < sizeof dtypes / sizeof dtypes[0]; ++di)
+        for (order = 0; order < 2; ++order) {
+            const gpuprim_dtype_t d = dtypes[di];
+            char *keys = (char *)tc_xmalloc(L.n * tc_size(d));
+            data_t D;
+            tc_fill(d, keys, L.n, TC_MODERATE);
+            for (si = 0; si < segments; ++si) {
+                char *at = keys + L.off[si] * tc_size(d);
+                const uint64_t length = L.off[si + 1] - L.off[si];
+                /* TC_REVERSED here: the best last, in either order */
+                if (patterns[si] == TC_REVERSED) tc_fill(d, at, length, order ? TC_SORTED : TC_REVERSED);
+                else tc_fill(d, at, length, patterns[si]);
+            }
+            D = data_make_from(&L, d, (int)order, TC_MODERATE, keys, "mixed rounds");
+            run_listed_ks(&D, ks, sizeof ks / sizeof ks[0]);
+            data_free(&D);
+            free(keys);
+        }
+    tc_layout_free(&L);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Errors                                                                   */
 /* ------------------------------------------------------------------------ */
@@ -1020,5 +1063,7 @@ int main(void) {
     test_sampled_threshold();
     test_sampled_threshold_counts();
     printf("test_topk: sampled threshold done (%.1f s)\n", tc_seconds() - start);
+    test_mixed_segment_rounds();
+    printf("test_topk: mixed segment rounds done (%.1f s)\n", tc_seconds() - start);
     return tc_finish();
 }
