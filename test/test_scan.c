@@ -5,6 +5,11 @@
  * wrap mod 2^8 / 2^16) and MIN/MAX bit for bit; f16/bf16 SUM outputs each
  * between the roundings of exact +- n * 2^-24 * sum|x| (f32 accumulation in
  * any order, each output rounded once), bit-exact where f32 is exact.
+ * Sections (GPUPRIM_TEST_ONLY / GPUPRIM_TEST_SKIP, test_common.h):
+ * known_answers, bit_patterns, all (every size, pattern, op and kind),
+ * unaligned_views, pipelined_wide and pipelined_narrow (the 25-190 MB
+ * inputs of 4/8-byte and of 1/2-byte dtypes; ctest runs these three as
+ * entries of their own).
  */
 #include "test_common.h"
 
@@ -210,20 +215,21 @@ static void test_scan_unaligned_views(gpuprim_context_t ctx) {
  * its pipelined kernel (persistent blocks with several tiles in flight; ~76
  * MB on an H100), through views one element off alignment in and out, and
  * in place. Float sums are also repeated and compared bit for bit. */
-static void test_scan_pipelined_sizes(gpuprim_context_t ctx) {
+/* narrow: the 1- and 2-byte dtypes, else the 4- and 8-byte ones. */
+static void test_scan_pipelined_sizes(gpuprim_context_t ctx, int narrow) {
     size_t di;
     /* The CPU backend has no pipelined kernel: there the 6 dtypes of 4 and 8
      * bytes run (as before the narrow dtypes came), the 6 narrow ones only on
      * CUDA, to keep the CPU suite quick. */
-    size_t dtypes = tc_backend_is_cuda(ctx) ? TC_DTYPE_COUNT : 6;
-    for (di = 0; di < dtypes; ++di) {
+    if (narrow && !tc_backend_is_cuda(ctx)) return;
+    for (di = 0; di < TC_DTYPE_COUNT; ++di) {
         gpuprim_dtype_t d = tc_all_dtypes[di];
         /* about 190 MB for 4 and 8-byte elements, 96 MB for 1 and 2-byte ones */
         const uint64_t n = tc_size(d) == 1 ? 96000011u : tc_size(d) == 2 ? 48000017u
                          : tc_size(d) == 4 ? 48000017u : 24000007u;
         void *x, *got;
         gpuprim_buffer_t in_base, out_base, in_view, out_view;
-        if (n + 1 > tc_max_count()) continue;
+        if ((tc_size(d) <= 2) != (narrow != 0) || n + 1 > tc_max_count()) continue;
         x = tc_xmalloc((n + 1) * tc_size(d));
         tc_fill(d, x, n + 1, TC_MODERATE);
         in_base = tc_buffer_from(ctx, d, x, n + 1);
@@ -491,11 +497,14 @@ static void test_scan_all_bit_patterns(gpuprim_context_t ctx) {
 
 int main(void) {
     gpuprim_context_t ctx = tc_init("test_scan");
-    test_scan_known_answers(ctx);
-    test_scan_known_answers_narrow(ctx);
-    test_scan_all_bit_patterns(ctx);
-    test_scan_all(ctx);
-    test_scan_unaligned_views(ctx);
-    test_scan_pipelined_sizes(ctx);
+    if (tc_section("known_answers")) {
+        test_scan_known_answers(ctx);
+        test_scan_known_answers_narrow(ctx);
+    }
+    if (tc_section("bit_patterns")) test_scan_all_bit_patterns(ctx);
+    if (tc_section("all")) test_scan_all(ctx);
+    if (tc_section("unaligned_views")) test_scan_unaligned_views(ctx);
+    if (tc_section("pipelined_wide")) test_scan_pipelined_sizes(ctx, 0);
+    if (tc_section("pipelined_narrow")) test_scan_pipelined_sizes(ctx, 1);
     return tc_finish();
 }
