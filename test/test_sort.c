@@ -15,9 +15,11 @@
  * the CUDA sort's large-input sizes. test_argsort_wide_indices: 4-byte keys
  * into 8-byte indices past the medium tile, 1 to 4 executed passes.
  * test_sort_many_keys_histogram: past 2^21 keys (the CUDA sort's many-keys
- * histogram). Sections (GPUPRIM_TEST_ONLY=name runs one): known_orders,
- * bit_ranges, bit_patterns, matrix, stability, unaligned_views,
- * distributions, argsort_wide, many_keys_histogram.
+ * histogram). Sections (GPUPRIM_TEST_ONLY / GPUPRIM_TEST_SKIP,
+ * test_common.h): known_orders, bit_ranges, bit_patterns, matrix,
+ * stability, unaligned_views, distributions, argsort_wide,
+ * many_keys_histogram (ctest runs matrix, distributions and
+ * unaligned_views as entries of their own).
  */
 #include "test_common.h"
 
