@@ -214,8 +214,8 @@ static void test_scan_unaligned_views(gpuprim_context_t ctx) {
 /* Sum scans of about 190 MB: past the size where the CUDA backend switches to
  * its pipelined kernel (persistent blocks with several tiles in flight; ~76
  * MB on an H100), through views one element off alignment in and out, and
- * in place. Float sums are also repeated and compared bit for bit. */
-/* narrow: the 1- and 2-byte dtypes, else the 4- and 8-byte ones. */
+ * in place. Float sums are also repeated and compared bit for bit. narrow:
+ * the 1- and 2-byte dtypes, else the 4- and 8-byte ones. */
 static void test_scan_pipelined_sizes(gpuprim_context_t ctx, int narrow) {
     size_t di;
     /* The CPU backend has no pipelined kernel: there the 6 dtypes of 4 and 8
