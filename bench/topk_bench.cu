@@ -259,6 +259,10 @@ int main(int argc, char **argv) {
     run_case(131072, 128, {8}, filter);
     run_case(65536, 256, {8, 64}, filter);
     run_case(4096, 4096, {8, 64}, filter);
+    // Rows past the block select: fewer long rows than blocks resident at
+    // once, and more.
+    run_case(256, 65536, {8, 64}, filter);
+    run_case(1024, 16384, {8, 64}, filter);
     run_case(16, 1048576, {8, 64}, filter);
     gpuprim_context_destroy(ctx);
     if (csv) fclose(csv);
