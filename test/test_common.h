@@ -1140,6 +1140,21 @@ static inline void tc_fill(gpuprim_dtype_t d, void *p, uint64_t n, tc_pattern_t 
     }
 }
 
+/* n keys of pattern p in the sort order (descending or not): the
+ * reference's order, best first. 8 bytes of room past the last key; the
+ * caller frees them. */
+static inline void *tc_sorted_keys(gpuprim_dtype_t d, uint64_t n, tc_pattern_t p, int descending) {
+    void *raw = tc_xmalloc(n * tc_size(d) + 8), *keys = tc_xmalloc(n * tc_size(d) + 8);
+    uint64_t *perm = (uint64_t *)tc_xmalloc((n + 1) * sizeof(uint64_t));
+    memset(raw, 0, n * tc_size(d) + 8); /* newer GCC at -O3 -Werror: maybe-uninitialized */
+    tc_fill(d, raw, n, p);
+    tc_reference_sort_permutation(d, raw, n, descending, perm);
+    tc_permute(d, raw, perm, n, keys);
+    free(raw);
+    free(perm);
+    return keys;
+}
+
 /* ------------------------------------------------------------------------ */
 /* Buffers                                                                  */
 /* ------------------------------------------------------------------------ */

@@ -18,18 +18,6 @@
 static const gpuprim_dtype_t value_dtypes[5] = {GPUPRIM_DTYPE_U32, GPUPRIM_DTYPE_U8, GPUPRIM_DTYPE_U64,
                                                 GPUPRIM_DTYPE_F16, GPUPRIM_DTYPE_I32};
 
-/* n keys of pattern p sorted in the order. */
-static void *sorted_run(gpuprim_dtype_t d, uint64_t n, tc_pattern_t p, int descending) {
-    void *raw = tc_xmalloc(n * tc_size(d) + 8), *keys = tc_xmalloc(n * tc_size(d) + 8);
-    uint64_t *perm = (uint64_t *)tc_xmalloc((n + 1) * sizeof(uint64_t));
-    tc_fill(d, raw, n, p);
-    tc_reference_sort_permutation(d, raw, n, descending, perm);
-    tc_permute(d, raw, perm, n, keys);
-    free(raw);
-    free(perm);
-    return keys;
-}
-
 /* One merge of runs a and b (with_values: values vd holding the positions); check_result 0: only that it
  * succeeds and leaves the inputs alone (runs out of order). */
 static void check_merge(gpuprim_context_t ctx, gpuprim_dtype_t d, int with_values, gpuprim_dtype_t vd, const void *a,
@@ -111,8 +99,8 @@ static void test_shapes(gpuprim_context_t ctx) {
                 const tc_pattern_t p = patterns[combo % 7];
                 void *a, *b;
                 ++combo;
-                a = sorted_run(d, na, p, descending);
-                b = sorted_run(d, nb, patterns[(combo + 3) % 7], descending);
+                a = tc_sorted_keys(d, na, p, descending);
+                b = tc_sorted_keys(d, nb, patterns[(combo + 3) % 7], descending);
                 tc_where("merge %s na=%llu nb=%llu (%s) %s%s%s", tc_dtype_name(d), (unsigned long long)na,
                          (unsigned long long)nb, tc_pattern_names[p], descending ? "descending" : "ascending",
                          with_values ? ", values " : "", with_values ? tc_dtype_name(vd) : "");
@@ -131,8 +119,8 @@ static void test_ties(gpuprim_context_t ctx) {
     for (di = 0; di < TC_DTYPE_COUNT; ++di)
         for (descending = 0; descending < 2; ++descending) {
             const gpuprim_dtype_t d = tc_all_dtypes[di];
-            void *a = sorted_run(d, 20011, TC_SMALL_RANGE, descending), *b = sorted_run(d, 30013, TC_SMALL_RANGE,
-                                                                                        descending);
+            void *a = tc_sorted_keys(d, 20011, TC_SMALL_RANGE, descending);
+            void *b = tc_sorted_keys(d, 30013, TC_SMALL_RANGE, descending);
             tc_where("merge ties %s %s", tc_dtype_name(d), descending ? "descending" : "ascending");
             check_merge(ctx, d, 1, GPUPRIM_DTYPE_U32, a, 20011, b, 30013, descending, 1);
             free(a);
@@ -251,8 +239,8 @@ static void test_cpu_threads(void) {
     for (t = 0; t < 3; ++t) {
         gpuprim_context_options_t options;
         gpuprim_context_t cpu = NULL;
-        void *a = sorted_run(GPUPRIM_DTYPE_F64, 300007, TC_NAN_SPARSE, t & 1);
-        void *b = sorted_run(GPUPRIM_DTYPE_F64, 200003, TC_SMALL_RANGE, t & 1);
+        void *a = tc_sorted_keys(GPUPRIM_DTYPE_F64, 300007, TC_NAN_SPARSE, t & 1);
+        void *b = tc_sorted_keys(GPUPRIM_DTYPE_F64, 200003, TC_SMALL_RANGE, t & 1);
         gpuprim_context_options_init(&options);
         options.backend = GPUPRIM_BACKEND_CPU;
         options.cpu_threads = threads[t];

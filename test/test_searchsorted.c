@@ -52,19 +52,6 @@ static uint64_t reference_bound(gpuprim_dtype_t d, const void *keys, uint64_t n,
     return lo;
 }
 
-/* Keys sorted in the order: pattern p, then the reference sort. */
-static void *sorted_keys(gpuprim_dtype_t d, uint64_t n, tc_pattern_t p, int descending) {
-    void *raw = tc_xmalloc(n * tc_size(d) + 8), *keys = tc_xmalloc(n * tc_size(d) + 8);
-    uint64_t *perm = (uint64_t *)tc_xmalloc((n + 1) * sizeof(uint64_t));
-    memset(raw, 0, n * tc_size(d) + 8); /* newer GCC at -O3 -Werror: maybe-uninitialized */
-    tc_fill(d, raw, n, p);
-    tc_reference_sort_permutation(d, raw, n, descending, perm);
-    tc_permute(d, raw, perm, n, keys);
-    free(raw);
-    free(perm);
-    return keys;
-}
-
 typedef enum query_kind {
     Q_FROM_KEYS,  /* keys of the buffer: duplicates at every bound */
     Q_MIXED,      /* keys, their neighbours in bits, random values and the specials */
@@ -175,7 +162,7 @@ static void test_sizes(gpuprim_context_t ctx) {
                 void *keys, *queries;
                 ++combo;
                 if (n > 4097 && m > 4097 && (combo & 3) != 0) continue; /* keep the run short */
-                keys = sorted_keys(d, n, p, descending);
+                keys = tc_sorted_keys(d, n, p, descending);
                 queries = make_queries(d, keys, n, m, kind, order, descending);
                 tc_where("searchsorted %s n=%llu (%s) m=%llu (%s, %s) %s %s -> %s", tc_dtype_name(d),
                          (unsigned long long)n, tc_pattern_names[p], (unsigned long long)m, query_kind_names[kind],
@@ -202,7 +189,7 @@ static void test_every_combination(gpuprim_context_t ctx) {
                     for (order = 0; order < O_ORDER_COUNT; ++order) {
                         const uint64_t n = 3001, m = 5003;
                         const gpuprim_dtype_t id = index_dtypes[(kind + order + upper) & 3];
-                        void *keys = sorted_keys(d, n, tc_is_float(d) ? TC_NAN_HEAVY : TC_SMALL_RANGE, descending);
+                        void *keys = tc_sorted_keys(d, n, tc_is_float(d) ? TC_NAN_HEAVY : TC_SMALL_RANGE, descending);
                         void *queries = make_queries(d, keys, n, m, (query_kind_t)kind, (query_order_t)order,
                                                      descending);
                         tc_where("searchsorted %s %s %s, %s queries %s -> %s", tc_dtype_name(d),
@@ -228,7 +215,7 @@ static void test_densities(gpuprim_context_t ctx) {
             const gpuprim_dtype_t d = dtypes[di];
             const uint64_t n = shapes[si][0], m = shapes[si][1];
             const int descending = (int)(si & 1), upper = (int)(di & 1);
-            void *keys = sorted_keys(d, n, TC_MODERATE, descending);
+            void *keys = tc_sorted_keys(d, n, TC_MODERATE, descending);
             void *queries = make_queries(d, keys, n, m, Q_MIXED, O_SORTED, descending);
             tc_where("searchsorted %s n=%llu m=%llu sorted queries", tc_dtype_name(d), (unsigned long long)n,
                      (unsigned long long)m);
@@ -255,7 +242,7 @@ static void test_whole_tiles(gpuprim_context_t ctx) {
                 const gpuprim_dtype_t d = dtypes[di];
                 const uint64_t n = key_counts[ni];
                 const int descending = (int)ni, upper = (int)(di & 1);
-                void *keys = sorted_keys(d, n, TC_MODERATE, descending);
+                void *keys = tc_sorted_keys(d, n, TC_MODERATE, descending);
                 void *queries = make_queries(d, keys, n, m, Q_MIXED, order ? O_SORTED : O_RANDOM, descending);
                 tc_where("searchsorted %s n=%llu m=%llu %s queries (whole tiles)", tc_dtype_name(d),
                          (unsigned long long)n, (unsigned long long)m, order ? "sorted" : "random");
@@ -454,7 +441,7 @@ static void test_rows(gpuprim_context_t ctx) {
             long reported = 0;
             ++combo;
             for (r = 0; r < rows; ++r) {
-                void *row_keys = sorted_keys(d, n, (r & 1) ? TC_SMALL_RANGE : TC_NAN_HEAVY, descending);
+                void *row_keys = tc_sorted_keys(d, n, (r & 1) ? TC_SMALL_RANGE : TC_NAN_HEAVY, descending);
                 void *row_queries = make_queries(d, row_keys, n, m, Q_MIXED, order, descending);
                 memcpy((char *)keys + r * n * tc_size(d), row_keys, n * tc_size(d));
                 memcpy((char *)queries + r * m * tc_size(d), row_queries, m * tc_size(d));
@@ -535,7 +522,7 @@ static void test_cpu_threads(void) {
         for (order = 0; order < O_ORDER_COUNT; ++order) {
             const gpuprim_dtype_t d = order == 1 ? GPUPRIM_DTYPE_BF16 : GPUPRIM_DTYPE_F64;
             const uint64_t n = 100003, m = 50021;
-            void *keys = sorted_keys(d, n, TC_NAN_SPARSE, 0);
+            void *keys = tc_sorted_keys(d, n, TC_NAN_SPARSE, 0);
             void *queries = make_queries(d, keys, n, m, Q_MIXED, (query_order_t)order, 0);
             tc_where("searchsorted on %d CPU threads, %s %s", threads[t], tc_dtype_name(d), query_order_names[order]);
             check_search(cpu, d, GPUPRIM_DTYPE_I64, keys, n, queries, m, 0, order & 1);

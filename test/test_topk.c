@@ -535,20 +535,6 @@ static void test_csr(void) {
             }
 }
 
-/* n keys of `pattern` in the requested order, best first (the reference's
- * order); the caller frees them. */
-static char *keys_best_first(gpuprim_dtype_t d, uint64_t n, int descending, tc_pattern_t pattern) {
-    const size_t size = tc_size(d);
-    char *random = (char *)tc_xmalloc(n * size), *sorted = (char *)tc_xmalloc(n * size);
-    uint64_t *perm = (uint64_t *)tc_xmalloc(n * sizeof *perm);
-    tc_fill(d, random, n, pattern);
-    tc_reference_sort_permutation(d, random, n, descending, perm);
-    tc_permute(d, random, perm, n, sorted);
-    free(random);
-    free(perm);
-    return sorted;
-}
-
 /* Each of `count` k values up to the data's count, the index dtype and the
  * outputs taken in turn. */
 static void run_listed_ks(const data_t *D, const uint64_t *ks, unsigned count) {
@@ -583,7 +569,7 @@ static void test_filter_arrangements(void) {
             for (order = 0; order < 2; ++order) {
                 const gpuprim_dtype_t d = dtypes[di];
                 const size_t size = tc_size(d);
-                char *sorted = keys_best_first(d, n, (int)order, TC_MODERATE);
+                char *sorted = (char *)tc_sorted_keys(d, n, TC_MODERATE, (int)order);
                 char *keys = (char *)tc_xmalloc(n * size);
                 uint64_t i;
                 for (arrangement = 0; arrangement < 5; ++arrangement) {
@@ -650,7 +636,7 @@ static void test_sampled_threshold(void) {
         for (order = 0; order < 2; ++order) {
             const gpuprim_dtype_t d = dtypes[di];
             const size_t size = tc_size(d);
-            char *sorted = keys_best_first(d, n, (int)order, TC_RANDOM_BITS);
+            char *sorted = (char *)tc_sorted_keys(d, n, TC_RANDOM_BITS, (int)order);
             char *keys = (char *)tc_xmalloc(n * size);
             uint64_t i;
             for (arrangement = 0; arrangement < 4; ++arrangement) {
