@@ -746,6 +746,30 @@ static void test_mixed_segment_rounds(void) {
     tc_layout_free(&L);
 }
 
+/* Many long rows: the CUDA select finishes them in one launch with at most
+ * one row a resident block (200 rows: teams of one block on an H200's 264),
+ * and takes the launches a pass past that (300 and 600 rows). */
+static void test_many_long_rows(void) {
+    static const uint64_t shapes[3][2] = {{200, 9000}, {300, 16500}, {600, 8200}};
+    static const gpuprim_dtype_t dtypes[] = {GPUPRIM_DTYPE_F32, GPUPRIM_DTYPE_U8, GPUPRIM_DTYPE_I64};
+    static const uint64_t ks[] = {1, 16, 1000};
+    const uint64_t limit = tc_max_count();
+    unsigned si;
+    for (si = 0; si < 3; ++si) {
+        tc_layout_t L;
+        unsigned di;
+        if (shapes[si][0] * shapes[si][1] > limit) continue;
+        L = tc_layout_rows(shapes[si][0], shapes[si][1]);
+        for (di = 0; di < sizeof dtypes / sizeof dtypes[0]; ++di) {
+            data_t D = data_make(&L, dtypes[di], (int)((si + di) & 1), (tc_pattern_t)(turn % TC_PATTERN_COUNT));
+            run_listed_ks(&D, ks, sizeof ks / sizeof ks[0]);
+            data_free(&D);
+            ++turn;
+        }
+        tc_layout_free(&L);
+    }
+}
+
 /* ------------------------------------------------------------------------ */
 /* Errors                                                                   */
 /* ------------------------------------------------------------------------ */
@@ -1051,5 +1075,7 @@ int main(void) {
     printf("test_topk: sampled threshold done (%.1f s)\n", tc_seconds() - start);
     test_mixed_segment_rounds();
     printf("test_topk: mixed segment rounds done (%.1f s)\n", tc_seconds() - start);
+    test_many_long_rows();
+    printf("test_topk: many long rows done (%.1f s)\n", tc_seconds() - start);
     return tc_finish();
 }

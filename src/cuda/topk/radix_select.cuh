@@ -65,6 +65,31 @@ struct PassDigit {
     uint32_t width;     // 1..11
 };
 
+// The digits of a select: key_bits of the select key, then index_bits of
+// the position; `passes` of them, and one pass after them that collects.
+struct SelectDigits {
+    uint32_t key_bits, index_bits, passes;
+
+    __host__ __device__ static SelectDigits of(uint32_t key_bits, uint32_t index_bits) {
+        constexpr uint32_t kDigit = RadixSelectPolicy::kDigitBits;
+        return {key_bits, index_bits, (key_bits + kDigit - 1) / kDigit + (index_bits + kDigit - 1) / kDigit};
+    }
+    // The digit of pass p < passes: the select key's digits from the top,
+    // then the position's, 11 bits each (the last of each shorter). Pass
+    // `passes` reads no digit: it only collects the chosen bin.
+    __host__ __device__ PassDigit digit(uint32_t pass) const {
+        constexpr uint32_t kDigit = RadixSelectPolicy::kDigitBits;
+        if (pass >= passes) return {0, 0, 1};
+        const uint32_t key_passes = (key_bits + kDigit - 1) / kDigit;
+        const bool in_index = pass >= key_passes;
+        const uint32_t bits = in_index ? index_bits : key_bits;
+        const uint32_t q = in_index ? pass - key_passes : pass;
+        const uint32_t top = bits - q * kDigit;
+        const uint32_t width = top < kDigit ? top : kDigit;
+        return {in_index ? 1u : 0u, top - width, width};
+    }
+};
+
 // Workspace of the long segments (j: the long segment's ordinal).
 template <typename R, typename I>
 struct SelectBuffers {
@@ -158,22 +183,33 @@ struct SelectPassAgent {
     const bool first_writes;
     const R first_threshold;
     const uint32_t replica;
+    // The blocks that share this segment's pass (the pass kernel: the grid's
+    // x dimension; the finishing launch: the segment's team) and this one's
+    // rank among them.
+    const uint32_t block_rank, block_count;
     // Full tiles of a 16-byte aligned input load 16 bytes at a time.
     const bool vector_input;
     const bool keys_only;  // no position digit chosen yet
 
     // Reads the segment's state into shared memory (written only by the last
     // block, after every block has read it); false: the segment is finished.
+    // Read past the L1: in the finishing launch another block wrote it in
+    // an earlier round of the same kernel.
     __device__ __forceinline__ static bool read_view(const Shared &sh, const SelectState &state) {
+        static_assert(sizeof(SelectState) % 8 == 0, "the state is read as 8-byte words");
+        constexpr int kWords = int(sizeof(SelectState) / 8);
         __syncthreads();  // the previous segment's view is no longer read
-        if (threadIdx.x == 0) sh.view = state;
+        if (threadIdx.x < kWords)
+            reinterpret_cast<unsigned long long *>(&sh.view)[threadIdx.x] =
+                __ldcg(reinterpret_cast<const unsigned long long *>(&state) + threadIdx.x);
         __syncthreads();
         return sh.view.phase != kFinished;
     }
 
     __device__ __forceinline__ SelectPassAgent(const Shared &shared, const TopkArgs &a, const SelectBuffers<R, I> &b,
                                                uint32_t pass_index, PassDigit pass_digit, uint64_t segment,
-                                               uint64_t begin, uint64_t segment_length)
+                                               uint64_t begin, uint64_t segment_length, uint32_t rank,
+                                               uint32_t blocks)
         : sh(shared),
           args(a),
           buffers(b),
@@ -208,6 +244,8 @@ struct SelectPassAgent {
           first_writes(pass_index == 0 && shared.view.first_writes),
           first_threshold(R(shared.view.first_threshold)),
           replica(threadIdx.x % kReplicas),
+          block_rank(rank),
+          block_count(blocks),
           vector_input(shared.view.source == 0 && (reinterpret_cast<uintptr_t>(in) % 16) == 0),
           keys_only((shared.view.index_mask | shared.view.previous_index_mask) == 0) {}
 
@@ -217,7 +255,9 @@ struct SelectPassAgent {
         return tile + (uint64_t(e / kPerVector) * kThreads + threadIdx.x) * kPerVector + e % kPerVector;
     }
 
-    __device__ __forceinline__ void run() {
+    // True in the block that marks the segment finished (the last block of
+    // a collecting pass).
+    __device__ __forceinline__ bool run() {
         if (threadIdx.x < 2) sh.tile_counts[threadIdx.x] = 0;
         if (threadIdx.x == 0) sh.staged = 0;
         if (!collecting)
@@ -226,30 +266,32 @@ struct SelectPassAgent {
         read_tiles();
         if (first_writes) write_staged();
         add_block_counts();
-        if (!last_block()) return;
+        if (!last_block()) return false;
         __threadfence();
         if (collecting) {
             if (threadIdx.x == 0) {
                 state.phase = kFinished;
                 state.ticket = 0;
             }
-            return;
+            return true;
         }
         choose_bin();
         __syncthreads();
         unsigned long long *global_bins = buffers.bins + j * kBins;
         for (int b = threadIdx.x; b < kBins; b += kThreads) global_bins[b] = 0;
         if (threadIdx.x == 0) advance_state();
+        return false;
     }
 
     // The block's tiles, grid-strided. Full tiles of a vector input are
     // double-buffered: the next tile's loads are in flight while this one is
     // counted.
     __device__ __forceinline__ void read_tiles() {
-        const uint64_t tile_stride = uint64_t(gridDim.x) * kTile;
+        const uint64_t tile_stride = uint64_t(block_count) * kTile;
+        const uint64_t first_tile = uint64_t(block_rank) * kTile;
         uint4 staged[kVectors];
-        if (vector_input && uint64_t(blockIdx.x) * kTile + kTile <= size) stage(staged, uint64_t(blockIdx.x) * kTile);
-        for (uint64_t tile = uint64_t(blockIdx.x) * kTile; tile < size; tile += tile_stride) {
+        if (vector_input && first_tile + kTile <= size) stage(staged, first_tile);
+        for (uint64_t tile = first_tile; tile < size; tile += tile_stride) {
             R keys[kItems];
             I positions[kItems];
             load_tile(tile, tile_stride, staged, keys, positions);
@@ -302,8 +344,9 @@ struct SelectPassAgent {
             if (from_input) {
                 keys[e] = select_key<K>(args, in[at]);
             } else {
-                keys[e] = buffers.candidate_keys[reading][capacity_at + at];
-                positions[e] = buffers.candidate_positions[reading][capacity_at + at];
+                // Past the L1: the finishing launch rewrites a buffer between rounds.
+                keys[e] = __ldcg(&buffers.candidate_keys[reading][capacity_at + at]);
+                positions[e] = __ldcg(&buffers.candidate_positions[reading][capacity_at + at]);
             }
         }
     }
@@ -477,7 +520,7 @@ struct SelectPassAgent {
     __device__ __forceinline__ bool last_block() {
         __threadfence();
         __syncthreads();
-        if (threadIdx.x == 0) sh.last_block = atomicAdd(&state.ticket, 1u) == gridDim.x - 1;
+        if (threadIdx.x == 0) sh.last_block = atomicAdd(&state.ticket, 1u) == block_count - 1;
         __syncthreads();
         return sh.last_block;
     }
@@ -587,7 +630,8 @@ __global__ void __launch_bounds__(RadixSelectPolicy::kThreads, RadixSelectPolicy
         if (!Agent::read_view(shared, buffers.states[j])) continue;
         const uint64_t s = segment_of(args, j);
         const uint64_t begin = args.bounds.offset(s);
-        Agent(shared, args, buffers, pass, digit, j, begin, args.bounds.offset(s + 1) - begin).run();
+        Agent(shared, args, buffers, pass, digit, j, begin, args.bounds.offset(s + 1) - begin, blockIdx.x, gridDim.x)
+            .run();
     }
 }
 
@@ -661,15 +705,24 @@ __device__ __forceinline__ R sample_rank_key(const R (&sampled)[kPerThread], uin
     return prefix;
 }
 
+// Rounds of the finishing launch (radix_select_finish.cuh): one a pass
+// after pass 0, at most 6 for a 64-bit key and 6 for a 64-bit position,
+// and the collecting pass.
+constexpr uint32_t kSelectRounds = 16;
+
+// finished_by_round (kSelectRounds counters, or nullptr): zeroed here for
+// the finishing launch.
 template <typename K>
 __global__ void __launch_bounds__(kSampleThreads) radix_select_init_kernel(const TopkArgs args, SelectState *states,
-                                                                           unsigned long long *all_bins) {
+                                                                           unsigned long long *all_bins,
+                                                                           unsigned long long *finished_by_round) {
     using R = SelectKey<K>;
     constexpr int kBins = RadixSelectPolicy::kBins;
     constexpr int kSamplesPerThread = kSampleKeys / kSampleThreads;
     __shared__ uint32_t sample_bins[kBins];
     __shared__ uint32_t warp_sums[33];
     allow_next_grid();  // pass 0 may launch (it waits for this grid to finish)
+    if (finished_by_round && blockIdx.x == 0 && threadIdx.x < kSelectRounds) finished_by_round[threadIdx.x] = 0;
     for (uint64_t j = blockIdx.x; j < args.groups; j += gridDim.x) {
         const uint64_t s = segment_of(args, j);
         const uint64_t begin = args.bounds.offset(s);
@@ -712,30 +765,47 @@ __global__ void __launch_bounds__(kSampleThreads) radix_select_init_kernel(const
     }
 }
 
-// The chosen pairs of each long segment (at most kBlockSortMax), sorted in
-// one block and written out.
+// Shared memory of the sort of `slots` chosen pairs: the keys, then the
+// positions from the next 16-byte boundary (8-byte positions after an odd
+// number of 4-byte keys would be misaligned).
+template <typename R, typename I>
+__host__ __device__ constexpr size_t chosen_positions_offset(uint32_t slots) {
+    return (size_t(slots) * sizeof(R) + 15) / 16 * 16;
+}
+template <typename R, typename I>
+__host__ __device__ constexpr size_t chosen_sort_bytes(uint32_t slots) {
+    return chosen_positions_offset<R, I>(slots) + size_t(slots) * sizeof(I);
+}
+
+// Long segment j's chosen pairs (at most kBlockSortMax), sorted by one block
+// in `shared` (chosen_sort_bytes of the padded count) and written out.
+template <typename K, typename I>
+__device__ __forceinline__ void sort_chosen_of(const TopkArgs &args, const SelectBuffers<SelectKey<K>, I> &buffers,
+                                               uint64_t j, unsigned char *shared) {
+    using R = SelectKey<K>;
+    const uint64_t s = segment_of(args, j);
+    const uint64_t length = args.bounds.offset(s + 1) - args.bounds.offset(s);
+    const uint32_t wanted = uint32_t(args.k < length ? args.k : length);
+    const uint32_t padded = next_power_of_two(wanted);
+    R *keys = reinterpret_cast<R *>(shared);
+    I *positions = reinterpret_cast<I *>(shared + chosen_positions_offset<R, I>(padded));
+    for (uint32_t i = threadIdx.x; i < padded; i += blockDim.x) {
+        keys[i] = i < wanted ? __ldcg(&buffers.result_keys[j * buffers.result_stride + i]) : ~R(0);
+        positions[i] = i < wanted ? __ldcg(&buffers.result_positions[j * buffers.result_stride + i]) : ~I(0);
+    }
+    __syncthreads();
+    block_sort_pairs(keys, positions, padded);
+    for (uint32_t r = threadIdx.x; r < wanted; r += blockDim.x) write_result<K>(args, s, r, keys[r], positions[r]);
+    __syncthreads();  // shared memory is the next segment's
+}
+
+// The chosen pairs of each long segment, sorted one block a segment.
 template <typename K, typename I>
 __global__ void __launch_bounds__(RadixSelectPolicy::kThreads)
-    sort_chosen_kernel(const TopkArgs args, const SelectBuffers<SelectKey<K>, I> buffers, uint32_t slots) {
-    using R = SelectKey<K>;
+    sort_chosen_kernel(const TopkArgs args, const SelectBuffers<SelectKey<K>, I> buffers) {
     extern __shared__ __align__(16) unsigned char shared_bytes[];
-    R *keys = reinterpret_cast<R *>(shared_bytes);
-    I *positions = reinterpret_cast<I *>(keys + slots);
     wait_for_previous_grid();  // launched as a programmatic dependent of the last pass
-    for (uint64_t j = blockIdx.x; j < args.groups; j += gridDim.x) {
-        const uint64_t s = segment_of(args, j);
-        const uint64_t length = args.bounds.offset(s + 1) - args.bounds.offset(s);
-        const uint32_t wanted = uint32_t(args.k < length ? args.k : length);
-        const uint32_t padded = next_power_of_two(wanted);
-        for (uint32_t i = threadIdx.x; i < padded; i += blockDim.x) {
-            keys[i] = i < wanted ? buffers.result_keys[j * buffers.result_stride + i] : ~R(0);
-            positions[i] = i < wanted ? buffers.result_positions[j * buffers.result_stride + i] : ~I(0);
-        }
-        __syncthreads();
-        block_sort_pairs(keys, positions, padded);
-        for (uint32_t r = threadIdx.x; r < wanted; r += blockDim.x) write_result<K>(args, s, r, keys[r], positions[r]);
-        __syncthreads();
-    }
+    for (uint64_t j = blockIdx.x; j < args.groups; j += gridDim.x) sort_chosen_of<K, I>(args, buffers, j, shared_bytes);
 }
 
 // The chosen pairs after the flat sorts (k past kBlockSortMax), written out.

@@ -29,6 +29,7 @@
 #include "cuda/sort/sort.h"
 #include "cuda/topk/block_select.cuh"
 #include "cuda/topk/radix_select.cuh"
+#include "cuda/topk/radix_select_finish.cuh"
 #include "cuda/topk/warp_select.cuh"
 #include "cuda/util/capture.h"
 #include "cuda/util/check.h"
@@ -122,17 +123,22 @@ uint32_t bit_width(uint64_t x) {
     return bits;
 }
 
-// The digit of pass p: the select key's digits from the top, then the
-// position's (index_bits of them), 11 bits each (the last of each shorter).
-PassDigit digit_of(uint32_t pass, uint32_t key_bits, uint32_t index_bits) {
-    constexpr uint32_t kDigit = RadixSelectPolicy::kDigitBits;
-    const uint32_t key_passes = (key_bits + kDigit - 1) / kDigit;
-    const bool in_index = pass >= key_passes;
-    const uint32_t bits = in_index ? index_bits : key_bits;
-    const uint32_t q = in_index ? pass - key_passes : pass;
-    const uint32_t top = bits - q * kDigit;
-    const uint32_t width = std::min(kDigit, top);
-    return {in_index ? 1u : 0u, top - width, width};
+// Launches every block of `grid` resident at once, so that they may wait
+// for each other (cooperative_groups grid barriers).
+template <typename... Params, typename... Args>
+void launch_cooperative(void (*kernel)(Params...), dim3 grid, int threads, size_t shared, cudaStream_t stream,
+                        const char *what, Args &&...args) {
+    cudaLaunchConfig_t config = {};
+    config.gridDim = grid;
+    config.blockDim = dim3(threads);
+    config.dynamicSmemBytes = shared;
+    config.stream = stream;
+    cudaLaunchAttribute attribute[1];
+    attribute[0].id = cudaLaunchAttributeCooperative;
+    attribute[0].val.cooperative = 1;
+    config.attrs = attribute;
+    config.numAttrs = 1;
+    check(cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...), what);
 }
 
 // The two stable sorts that order a long segment's `count` chosen (pairs
@@ -175,15 +181,29 @@ void measure_chosen_sorts(const DeviceEnv &env, uint64_t wanted, R *keys, I *pos
         any_count ? sort_bound(env, *request) : sort(env, *request);
 }
 
+// Blocks of the finishing launch (radix_select_finish.cuh), every one
+// resident at once; 0 where the launches a pass run instead: more chosen
+// than one block sorts, or more long segments than resident blocks (one
+// team a segment; several segments a block were not measured).
+template <typename K, typename I>
+uint32_t finish_blocks(const DeviceEnv &env, uint64_t segments, uint64_t wanted) {
+    if (wanted > RadixSelectPolicy::kBlockSortMax) return 0;
+    auto kernel = radix_select_finish_kernel<K, I>;
+    const size_t shared = finish_shared_bytes<K, I>(next_power_of_two(uint32_t(wanted)));
+    const int per_sm = resident_blocks(env, reinterpret_cast<const void *>(kernel), RadixSelectPolicy::kThreads,
+                                       shared, "top-k finishing launch occupancy");
+    const uint64_t resident = uint64_t(per_sm) * uint64_t(env.sm_count);
+    return segments <= resident ? uint32_t(std::min<uint64_t>(resident, UINT32_MAX)) : 0;
+}
+
 template <typename K, typename I>
 void select_long(const DeviceEnv &env, const TopkRequest &request, TopkArgs args, uint64_t data_count,
                  uint64_t longest, const std::vector<unsigned long long> &host_list) {
     using R = SelectKey<K>;
-    constexpr uint32_t kDigit = RadixSelectPolicy::kDigitBits;
     const uint64_t segments = args.groups;
     const uint32_t key_bits = uint32_t(8 * sizeof(K));
     const uint32_t index_bits = std::max<uint32_t>(1, bit_width(longest - 1));
-    const uint32_t passes = (key_bits + kDigit - 1) / kDigit + (index_bits + kDigit - 1) / kDigit;
+    const SelectDigits digits = SelectDigits::of(key_bits, index_bits);
     const uint64_t candidates = data_count / RadixSelectPolicy::kCandidateShare + 1;
 
     // The list of long segments (offsets) came in args.list from the
@@ -191,6 +211,7 @@ void select_long(const DeviceEnv &env, const TopkRequest &request, TopkArgs args
     WorkspaceLayout layout;
     const WorkspacePart list_part = layout.add(args.list ? segments : 0, 8);
     const WorkspacePart states_part = layout.add(segments, sizeof(SelectState));
+    const WorkspacePart rounds_part = layout.add(kSelectRounds, 8);
     const WorkspacePart bins_part = layout.add(segments, RadixSelectPolicy::kBins * 8);
     WorkspacePart candidate_key_part[2], candidate_position_part[2];
     for (int b = 0; b < 2; ++b) {
@@ -224,8 +245,11 @@ void select_long(const DeviceEnv &env, const TopkRequest &request, TopkArgs args
     buffers.result_positions = WorkspaceLayout::at<I>(side, result_position_part);
     buffers.result_stride = result_stride;
 
-    radix_select_init_kernel<K><<<grid_for(segments), kSampleThreads, 0, env.stream>>>(args, buffers.states,
-                                                                                     buffers.bins);
+    const uint64_t wanted = std::min<uint64_t>(request.k, longest);
+    const uint32_t finishing_blocks = finish_blocks<K, I>(env, segments, wanted);
+    auto *finished_by_round = WorkspaceLayout::at<unsigned long long>(side, rounds_part);
+    radix_select_init_kernel<K><<<grid_for(segments), kSampleThreads, 0, env.stream>>>(
+        args, buffers.states, buffers.bins, finishing_blocks ? finished_by_round : nullptr);
     check_launch("top-k select init launch");
 
     constexpr uint64_t kTile = uint64_t(RadixSelectPolicy::kThreads) * RadixSelectPolicy::kItems;
@@ -233,23 +257,29 @@ void select_long(const DeviceEnv &env, const TopkRequest &request, TopkArgs args
     const uint64_t tiles = ceil_div(longest, kTile);
     dim3 grid(uint32_t(std::max<uint64_t>(1, std::min(tiles, resident / std::max<uint64_t>(1, segments)))),
               uint32_t(std::min<uint64_t>(segments, kMaxGridY)));
-    // One launch a digit, plus the one that collects the last bin; a
-    // segment done early skips the rest.
-    for (uint32_t pass = 0; pass <= passes; ++pass) {
-        const PassDigit digit = pass < passes ? digit_of(pass, key_bits, index_bits) : PassDigit{0, 0, 1};
-        launch_dependent(radix_select_pass_kernel<K, I>, grid, RadixSelectPolicy::kThreads, 0, env.stream,
-                         "top-k select pass launch", args, buffers, pass, digit);
+    // Pass 0 reads every key: its own launch, many blocks a segment.
+    launch_dependent(radix_select_pass_kernel<K, I>, grid, RadixSelectPolicy::kThreads, 0, env.stream,
+                     "top-k select pass launch", args, buffers, 0u, digits.digit(0));
+    if (finishing_blocks) {
+        // The rest, and the sort of the chosen, in one launch.
+        const size_t shared = finish_shared_bytes<K, I>(next_power_of_two(uint32_t(wanted)));
+        launch_cooperative(radix_select_finish_kernel<K, I>, dim3(finishing_blocks), RadixSelectPolicy::kThreads,
+                           shared, env.stream, "top-k finishing launch", args, buffers, digits, finished_by_round);
+        return;
     }
+    // Else one launch a digit, plus the one that collects the last bin; a
+    // segment done early skips the rest.
+    for (uint32_t pass = 1; pass <= digits.passes; ++pass)
+        launch_dependent(radix_select_pass_kernel<K, I>, grid, RadixSelectPolicy::kThreads, 0, env.stream,
+                         "top-k select pass launch", args, buffers, pass, digits.digit(pass));
 
-    const uint64_t wanted = std::min<uint64_t>(request.k, longest);
     if (wanted <= RadixSelectPolicy::kBlockSortMax) {
-        const uint32_t slots = next_power_of_two(uint32_t(wanted));
-        const size_t shared = size_t(slots) * (sizeof(R) + sizeof(I));
+        const size_t shared = chosen_sort_bytes<R, I>(next_power_of_two(uint32_t(wanted)));
         auto kernel = sort_chosen_kernel<K, I>;
         require_shared(env, reinterpret_cast<const void *>(kernel), RadixSelectPolicy::kThreads, shared,
                        "top-k sort of the chosen");
         launch_dependent(kernel, dim3(grid_for(segments)), RadixSelectPolicy::kThreads, shared, env.stream,
-                         "top-k sort of the chosen launch", args, buffers, slots);
+                         "top-k sort of the chosen launch", args, buffers);
         return;
     }
     // Many chosen: a stable sort by position, then a stable sort by key,

@@ -1,0 +1,338 @@
+// SPDX-License-Identifier: Apache-2.0
+// The rest of a long-segment select after pass 0 (radix_select.cuh), in one
+// cooperative launch instead of a launch a pass: up to 2^22 keys a call was
+// mostly launches (nine of them, four finding the select already done).
+//
+// The blocks are split into one team a long segment (so at most one long
+// segment a resident block: topk.cu keeps the per-pass launches past that).
+// Each round runs one pass of every unfinished segment:
+// - a segment with at most kFinishMaxKeys keys in play is finished by its
+//   team's first block alone (BlockFinish: the same passes, counted in
+//   shared memory, a block barrier between them instead of a launch);
+// - any other runs the grid pass (SelectPassAgent) on its team's blocks.
+// A grid barrier ends the round; each round's count of segments finished
+// in it (finished_by_round) tells every block alike when all are done.
+// Then each team's first block sorts its segment's chosen (sort_chosen_of).
+//
+// Between rounds a block's L1 may hold what another block has since
+// rewritten (states, candidate buffers): those are read with __ldcg.
+#pragma once
+
+#include "cuda/topk/radix_select.cuh"
+
+#include <cooperative_groups.h>
+
+namespace gpuprim::cuda::selection {
+
+static_assert(SelectDigits{64, 64, 12}.passes < kSelectRounds, "a round counter for every pass after pass 0");
+
+// One block finishes long segment j's select from the state the last pass
+// left, when at most kFinishMaxKeys keys are in play. Each pass sweeps the
+// keys in play (sweep: the pass's source at first, then the ones kept in
+// shared memory once they fit a half of it), writing the keys that fell
+// below the chosen prefix as results and counting the digit of those still
+// matching it; choose_bin then extends the prefix as the grid pass's last
+// block does. The collecting pass writes the chosen bin's keys too.
+template <typename K, typename I>
+struct BlockFinish {
+    using R = SelectKey<K>;
+    static constexpr int kThreads = RadixSelectPolicy::kThreads;
+    static constexpr int kBins = RadixSelectPolicy::kBins;
+    static constexpr int kReplicas = RadixSelectPolicy::kReplicas;
+    static constexpr int kBinsPerThread = kBins / kThreads;
+    // Pairs a half of the kept memory holds (a multiple of 4, so that the
+    // positions after the keys stay aligned).
+    static constexpr uint32_t kKeptSlots =
+        uint32_t(RadixSelectPolicy::kFinishKeptBytes / 2 / int(sizeof(R) + sizeof(I))) & ~3u;
+
+    struct Shared {
+        uint32_t *bins;       // kBins * kReplicas
+        uint32_t *warp_sums;  // 33
+        unsigned char *kept;  // kFinishKeptBytes: two halves of kKeptSlots pairs
+        uint32_t &kept_count;  // pairs written to the half being written
+        unsigned long long &results;  // results written to the segment
+        uint32_t &chosen_bin, &chosen_below, &chosen_count;
+    };
+
+    const Shared sh;
+    const TopkArgs &args;
+    const SelectBuffers<R, I> &buffers;
+    SelectState &state;
+    const SelectDigits digits;
+    const uint64_t j;
+    const K *const in;
+    const bool from_input;
+    const uint32_t reading;  // the candidate buffer read, when not the input
+    const uint64_t capacity_at;
+    const uint32_t replica;
+
+    // The pass: the prefix chosen so far and the one before the last choice.
+    uint32_t pass;
+    R key_prefix, key_mask, previous_key_mask;
+    I index_prefix, index_mask, previous_index_mask;
+    uint32_t remaining;  // keys matching the prefix still wanted (at most kBlockSortMax)
+    uint32_t matching;   // at most this many keys match the prefix
+    bool collecting;
+    // Where the pass reads: the source (size keys), or kept half `half` (count pairs).
+    bool from_kept;
+    uint32_t half;
+    uint32_t count;
+
+    __device__ __forceinline__ BlockFinish(const Shared &shared, const TopkArgs &a, const SelectBuffers<R, I> &b,
+                                           const SelectState &view, SelectDigits select_digits, uint32_t first_pass,
+                                           uint64_t segment, uint64_t begin, uint64_t length)
+        : sh(shared),
+          args(a),
+          buffers(b),
+          state(b.states[segment]),
+          digits(select_digits),
+          j(segment),
+          in(static_cast<const K *>(a.keys_in) + begin),
+          from_input(view.source == 0),
+          reading(view.source == 0 ? 0 : view.source - 1),
+          capacity_at(candidate_first(begin)),
+          replica(threadIdx.x % kReplicas),
+          pass(first_pass),
+          key_prefix(R(view.key_prefix)),
+          key_mask(R(view.key_mask)),
+          previous_key_mask(R(view.previous_key_mask)),
+          index_prefix(I(view.index_prefix)),
+          index_mask(I(view.index_mask)),
+          previous_index_mask(I(view.previous_index_mask)),
+          remaining(uint32_t(view.remaining)),
+          matching(uint32_t(view.matching < kKeptSlots + 1 ? view.matching : kKeptSlots + 1)),
+          collecting(view.phase == kCollecting),
+          from_kept(false),
+          half(0),
+          count(uint32_t(view.source == 0 ? length : view.source_count)) {}
+
+    __device__ __forceinline__ R *kept_keys(uint32_t h) const {
+        return reinterpret_cast<R *>(sh.kept + h * (RadixSelectPolicy::kFinishKeptBytes / 2));
+    }
+    __device__ __forceinline__ I *kept_positions(uint32_t h) const {
+        return reinterpret_cast<I *>(reinterpret_cast<unsigned char *>(kept_keys(h)) + kKeptSlots * sizeof(R));
+    }
+
+    // Runs the passes to the end and marks the segment finished.
+    __device__ __forceinline__ void run() {
+        if (threadIdx.x == 0) sh.results = __ldcg(&state.results);
+        while (true) {
+            // Pass `passes` only collects (the position's last digit left
+            // one key a bin); a guard against a loop without end.
+            if (pass >= digits.passes) collecting = true;
+            const PassDigit digit = digits.digit(pass);
+            // Keep the keys still in play when they surely fit a half.
+            const bool keep = !collecting && matching <= kKeptSlots;
+            sweep(digit, keep);
+            if (collecting) break;
+            choose_bin(digit);
+            if (keep) {
+                from_kept = true;
+                half ^= 1;
+                count = sh.kept_count;
+            }
+            ++pass;
+            __syncthreads();  // kept_count and the chosen bin are read
+        }
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            state.results = sh.results;
+            state.phase = kFinished;
+        }
+    }
+
+    // Pass `pass` over the keys in play: results written, the digit of the
+    // ones matching the prefix counted, and those kept (keep) in the other half.
+    __device__ __forceinline__ void sweep(PassDigit digit, bool keep) {
+        const uint32_t digit_mask = (1u << digit.width) - 1;
+        for (int b = threadIdx.x; b < kBins * kReplicas; b += kThreads) sh.bins[b] = 0;
+        if (threadIdx.x == 0) sh.kept_count = 0;
+        __syncthreads();
+        const uint32_t lane = threadIdx.x & 31;
+        const uint32_t lanes_below = (1u << lane) - 1;
+        R *const next_keys = kept_keys(half ^ 1);
+        I *const next_positions = kept_positions(half ^ 1);
+        for (uint32_t first = 0; first < count; first += kThreads) {  // uniform: whole warps
+            const uint32_t i = first + threadIdx.x;
+            bool is_result = false, in_play = false;
+            R key = 0;
+            I position = 0;
+            if (i < count) {
+                load(i, key, position);
+                const bool matched_before = (key & previous_key_mask) == (key_prefix & previous_key_mask) &&
+                                            (position & previous_index_mask) == (index_prefix & previous_index_mask);
+                const R masked_key = key & key_mask;
+                const I masked_position = position & index_mask;
+                const bool equal = masked_key == key_prefix && masked_position == index_prefix;
+                const bool below =
+                    masked_key < key_prefix || (masked_key == key_prefix && masked_position < index_prefix);
+                is_result = matched_before && (below || (equal && collecting));
+                in_play = matched_before && equal && !collecting;
+            }
+            if (in_play) {
+                const uint64_t field = digit.in_index ? uint64_t(position) : uint64_t(key);
+                atomicAdd(&sh.bins[(uint32_t(field >> digit.shift) & digit_mask) * kReplicas + replica], 1u);
+            }
+            // A warp's slots from one shared atomic.
+            const uint32_t results = __ballot_sync(0xffffffffu, is_result);
+            if (results) {
+                unsigned long long base = 0;
+                if (lane == 0) base = atomicAdd(&sh.results, (unsigned long long)__popc(results));
+                base = __shfl_sync(0xffffffffu, base, 0);
+                const unsigned long long rank = base + __popc(results & lanes_below);
+                if (is_result && rank < buffers.result_stride) {  // never into the next segment's slots
+                    buffers.result_keys[j * buffers.result_stride + rank] = key;
+                    buffers.result_positions[j * buffers.result_stride + rank] = position;
+                }
+            }
+            const uint32_t kept = keep ? __ballot_sync(0xffffffffu, in_play) : 0u;
+            if (kept) {
+                uint32_t base = 0;
+                if (lane == 0) base = atomicAdd(&sh.kept_count, uint32_t(__popc(kept)));
+                base = __shfl_sync(0xffffffffu, base, 0);
+                const uint32_t slot = base + __popc(kept & lanes_below);
+                if (in_play && slot < kKeptSlots) {  // matching bounds it; a guard
+                    next_keys[slot] = key;
+                    next_positions[slot] = position;
+                }
+            }
+        }
+        __syncthreads();
+    }
+
+    // Key i in play: from the kept half, the input or the candidate buffer.
+    __device__ __forceinline__ void load(uint32_t i, R &key, I &position) const {
+        if (from_kept) {
+            key = kept_keys(half)[i];
+            position = kept_positions(half)[i];
+        } else if (from_input) {
+            key = select_key<K>(args, in[i]);
+            position = I(i);
+        } else {
+            key = __ldcg(&buffers.candidate_keys[reading][capacity_at + i]);
+            position = __ldcg(&buffers.candidate_positions[reading][capacity_at + i]);
+        }
+    }
+
+    // The bin holding rank `remaining`: the prefix extended by it.
+    __device__ __forceinline__ void choose_bin(PassDigit digit) {
+        uint32_t counts[kBinsPerThread], mine = 0;
+#pragma unroll
+        for (int b = 0; b < kBinsPerThread; ++b) {
+            uint32_t c = 0;
+#pragma unroll
+            for (int r = 0; r < kReplicas; ++r) c += sh.bins[(threadIdx.x * kBinsPerThread + b) * kReplicas + r];
+            counts[b] = c;
+            mine += c;
+        }
+        uint32_t total;
+        uint32_t below = block_exclusive_sum(mine, sh.warp_sums, total);
+#pragma unroll
+        for (int b = 0; b < kBinsPerThread; ++b) {
+            if (below < remaining && remaining <= below + counts[b]) {
+                sh.chosen_bin = threadIdx.x * kBinsPerThread + b;
+                sh.chosen_below = below;
+                sh.chosen_count = counts[b];
+            }
+            below += counts[b];
+        }
+        __syncthreads();
+        previous_key_mask = key_mask;
+        previous_index_mask = index_mask;
+        const uint64_t field_mask = uint64_t((1u << digit.width) - 1) << digit.shift;
+        const uint64_t field_prefix = uint64_t(sh.chosen_bin) << digit.shift;
+        if (digit.in_index) {
+            index_mask |= I(field_mask);
+            index_prefix |= I(field_prefix);
+        } else {
+            key_mask |= R(field_mask);
+            key_prefix |= R(field_prefix);
+        }
+        remaining -= sh.chosen_below;
+        matching = sh.chosen_count;
+        collecting = matching == remaining;
+    }
+};
+
+// Everything after pass 0, every long segment (at most one a block), in
+// rounds with a grid barrier between them; then the sort of the chosen.
+// Dynamic shared memory: finish_shared_bytes.
+template <typename K, typename I>
+__global__ void __launch_bounds__(RadixSelectPolicy::kThreads, RadixSelectPolicy::kBlocksPerSm)
+    radix_select_finish_kernel(const TopkArgs args, const SelectBuffers<SelectKey<K>, I> buffers,
+                               const SelectDigits digits, unsigned long long *finished_by_round) {
+    using Agent = SelectPassAgent<K, I>;
+    using Finish = BlockFinish<K, I>;
+    __shared__ uint32_t bins[Agent::kBins * Agent::kReplicas];
+    __shared__ SelectState view;
+    __shared__ uint32_t warp_sums[33];
+    __shared__ uint32_t warp_bases[Agent::kThreads / 32][2];
+    __shared__ uint32_t tile_counts[2];
+    __shared__ unsigned long long result_base, candidate_base;
+    __shared__ uint32_t last_block;
+    __shared__ uint32_t chosen_bin;
+    __shared__ unsigned long long chosen_below, chosen_count;
+    __shared__ uint32_t staged;
+    __shared__ uint32_t finish_chosen_below, finish_chosen_count, kept_count;
+    __shared__ unsigned long long finish_results;
+    extern __shared__ __align__(16) unsigned char dynamic_shared[];
+    // Pass 0's stage is not used after it: its names point at the dynamic memory.
+    auto &staged_keys = *reinterpret_cast<SelectKey<K>(*)[Agent::kStageSlots]>(dynamic_shared);
+    auto &staged_positions = *reinterpret_cast<I(*)[Agent::kStageSlots]>(dynamic_shared);
+    const typename Agent::Shared shared{bins,         view,         warp_sums,   warp_bases,     tile_counts,
+                                        result_base,  candidate_base, last_block, chosen_bin,   chosen_below,
+                                        chosen_count, staged_keys,  staged_positions, staged};
+    const typename Finish::Shared finish_shared{bins,          warp_sums,  dynamic_shared,      kept_count,
+                                                finish_results, chosen_bin, finish_chosen_below, finish_chosen_count};
+
+    // Teams: block b works on segment b % groups, as member b / groups.
+    const uint64_t groups = args.groups;
+    const uint32_t team = uint32_t(gridDim.x / groups);
+    const uint64_t j = blockIdx.x % groups;
+    const uint32_t rank = uint32_t(blockIdx.x / groups);
+    const uint64_t s = segment_of(args, j);
+    const uint64_t begin = args.bounds.offset(s);
+    const uint64_t length = args.bounds.offset(s + 1) - begin;
+    cooperative_groups::grid_group grid = cooperative_groups::this_grid();
+    for (uint32_t pass = 1; pass <= digits.passes; ++pass) {
+        if (rank < team && Agent::read_view(shared, buffers.states[j])) {
+            const uint64_t size = view.source == 0 ? length : view.source_count;
+            bool finished = false;
+            if (size <= RadixSelectPolicy::kFinishMaxKeys) {
+                // The other members see the state finished or still small: they wait.
+                if (rank == 0) {
+                    Finish(finish_shared, args, buffers, view, digits, pass, j, begin, length).run();
+                    finished = true;
+                }
+            } else {
+                // As many members as the keys in play have tiles.
+                const uint64_t tiles = (size + Agent::kTile - 1) / Agent::kTile;
+                const uint32_t members = uint32_t(tiles < team ? tiles : team);
+                if (rank < members)
+                    finished = Agent(shared, args, buffers, pass, digits.digit(pass), j, begin, length, rank, members)
+                                   .run();
+            }
+            if (finished && threadIdx.x == 0) atomicAdd(&finished_by_round[pass], 1ull);
+        }
+        grid.sync();
+        // Nothing adds to rounds up to this one any more: every block reads the same sum.
+        unsigned long long done = 0;
+        for (uint32_t r = 1; r <= pass; ++r) done += __ldcg(&finished_by_round[r]);
+        if (done == groups) break;
+    }
+    if (rank == 0) sort_chosen_of<K, I>(args, buffers, j, dynamic_shared);
+}
+
+// Dynamic shared memory of the finishing kernel when each segment sorts up
+// to `slots` chosen (a power of two).
+template <typename K, typename I>
+__host__ __device__ constexpr size_t finish_shared_bytes(uint32_t slots) {
+    using R = SelectKey<K>;
+    const size_t kept = size_t(RadixSelectPolicy::kFinishKeptBytes);
+    const size_t stage = size_t(RadixSelectPolicy::kStageBytes);
+    const size_t sort = chosen_sort_bytes<R, I>(slots);
+    const size_t most = kept > stage ? kept : stage;
+    return most > sort ? most : sort;
+}
+
+}  // namespace gpuprim::cuda::selection
