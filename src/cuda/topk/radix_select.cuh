@@ -29,6 +29,7 @@
 // that order.
 #pragma once
 
+#include "cuda/block/block_bitonic_sort.cuh"
 #include "cuda/topk/select_common.cuh"
 #include "cuda/topk/topk_policy.cuh"
 #include "cuda/util/ptx.cuh"
@@ -772,9 +773,55 @@ template <typename R, typename I>
 __host__ __device__ constexpr size_t chosen_positions_offset(uint32_t slots) {
     return (size_t(slots) * sizeof(R) + 15) / 16 * 16;
 }
+
+// Chosen counts past kChosenRegisterMin up to one item a thread more than
+// the block's threads, with 32-bit positions, are sorted in registers
+// (block/block_bitonic_sort.cuh: 10 block barriers for 1,024 where the
+// shared-memory network takes 55).
+constexpr int kChosenRegisterItems = 2;
+constexpr uint32_t kChosenRegisterMin = 64;
+using ChosenRegisterSort32 = BlockBitonicSort<SortKeyIndex<uint32_t>, kChosenRegisterItems>;
+using ChosenRegisterSort64 = BlockBitonicSort<SortKeyIndex<uint64_t>, kChosenRegisterItems>;
+template <typename R>
+using ChosenRegisterSort = std::conditional_t<sizeof(R) == 8, ChosenRegisterSort64, ChosenRegisterSort32>;
+template <typename R, typename I>
+__host__ __device__ constexpr bool chosen_in_registers(uint32_t slots) {
+    return sizeof(I) == 4 && slots > kChosenRegisterMin &&
+           slots <= uint32_t(RadixSelectPolicy::kThreads) * kChosenRegisterItems;
+}
+
 template <typename R, typename I>
 __host__ __device__ constexpr size_t chosen_sort_bytes(uint32_t slots) {
+    if (chosen_in_registers<R, I>(slots))
+        return 2 * size_t(ChosenRegisterSort<R>::buffer_items(RadixSelectPolicy::kThreads * kChosenRegisterItems)) *
+               sizeof(SortKeyIndex<R>);
     return chosen_positions_offset<R, I>(slots) + size_t(slots) * sizeof(I);
+}
+
+// Sorts and writes segment s's `wanted` chosen in registers
+// (chosen_in_registers): a block of RadixSelectPolicy::kThreads threads.
+template <typename K>
+__device__ __forceinline__ void sort_chosen_in_registers(const TopkArgs &args, const SelectKey<K> *keys,
+                                                         const uint32_t *positions, uint64_t s, uint32_t wanted,
+                                                         unsigned char *shared) {
+    using R = SelectKey<K>;
+    using Sort = ChosenRegisterSort<R>;
+    using Item = SortKeyIndex<R>;
+    Item items[kChosenRegisterItems];
+#pragma unroll
+    for (int e = 0; e < kChosenRegisterItems; ++e) {
+        const uint32_t i = threadIdx.x * kChosenRegisterItems + e;
+        // Past the chosen: the largest item (a position no segment of
+        // 32-bit positions reaches).
+        items[e] = i < wanted ? sort_make_item(__ldcg(keys + i), __ldcg(positions + i)) : sort_make_item(~R(0), ~0u);
+    }
+    Sort::sort(items, reinterpret_cast<Item *>(shared));
+#pragma unroll
+    for (int e = 0; e < kChosenRegisterItems; ++e) {
+        const uint32_t r = threadIdx.x * kChosenRegisterItems + e;
+        if (r < wanted) write_result<K>(args, s, r, sort_item_key(items[e]), sort_item_index(items[e]));
+    }
+    __syncthreads();  // shared memory is the next segment's
 }
 
 // Long segment j's chosen pairs (at most kBlockSortMax), sorted by one block
@@ -787,6 +834,12 @@ __device__ __forceinline__ void sort_chosen_of(const TopkArgs &args, const Selec
     const uint64_t length = args.bounds.offset(s + 1) - args.bounds.offset(s);
     const uint32_t wanted = uint32_t(args.k < length ? args.k : length);
     const uint32_t padded = next_power_of_two(wanted);
+    if constexpr (sizeof(I) == 4) {
+        if (chosen_in_registers<R, I>(padded))
+            return sort_chosen_in_registers<K>(args, buffers.result_keys + j * buffers.result_stride,
+                                               buffers.result_positions + j * buffers.result_stride, s, wanted,
+                                               shared);
+    }
     R *keys = reinterpret_cast<R *>(shared);
     I *positions = reinterpret_cast<I *>(shared + chosen_positions_offset<R, I>(padded));
     for (uint32_t i = threadIdx.x; i < padded; i += blockDim.x) {

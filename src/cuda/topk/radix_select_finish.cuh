@@ -122,7 +122,7 @@ struct BlockFinish {
             if (pass >= digits.passes) collecting = true;
             const PassDigit digit = digits.digit(pass);
             // Keep the keys still in play when they surely fit a half.
-            const bool keep = !collecting && matching <= kKeptSlots;
+            const bool keep = !collecting && (matching <= kKeptSlots || count <= kKeptSlots);
             sweep(digit, keep);
             if (collecting) break;
             choose_bin(digit);
