@@ -42,6 +42,7 @@ struct BlockFinish {
     static constexpr int kBinsPerThread = kBins / kThreads;
     // Pairs a half of the kept memory holds (a multiple of 4, so that the
     // positions after the keys stay aligned).
+    static constexpr int kSweepItems = 4;
     static constexpr uint32_t kKeptSlots =
         uint32_t(RadixSelectPolicy::kFinishKeptBytes / 2 / int(sizeof(R) + sizeof(I))) & ~3u;
 
@@ -152,48 +153,61 @@ struct BlockFinish {
         const uint32_t lanes_below = (1u << lane) - 1;
         R *const next_keys = kept_keys(half ^ 1);
         I *const next_positions = kept_positions(half ^ 1);
-        for (uint32_t first = 0; first < count; first += kThreads) {  // uniform: whole warps
-            const uint32_t i = first + threadIdx.x;
-            bool is_result = false, in_play = false;
-            R key = 0;
-            I position = 0;
-            if (i < count) {
-                load(i, key, position);
-                const bool matched_before = (key & previous_key_mask) == (key_prefix & previous_key_mask) &&
-                                            (position & previous_index_mask) == (index_prefix & previous_index_mask);
-                const R masked_key = key & key_mask;
-                const I masked_position = position & index_mask;
-                const bool equal = masked_key == key_prefix && masked_position == index_prefix;
-                const bool below =
-                    masked_key < key_prefix || (masked_key == key_prefix && masked_position < index_prefix);
-                is_result = matched_before && (below || (equal && collecting));
-                in_play = matched_before && equal && !collecting;
+        // kSweepItems loads a thread in flight (from the L2 each is a round
+        // trip of about a microsecond), then their marks.
+        for (uint32_t first = 0; first < count; first += kThreads * kSweepItems) {  // uniform: whole warps
+            R keys[kSweepItems];
+            I positions[kSweepItems];
+#pragma unroll
+            for (int e = 0; e < kSweepItems; ++e) {
+                const uint32_t i = first + e * kThreads + threadIdx.x;
+                keys[e] = 0;
+                positions[e] = 0;
+                if (i < count) load(i, keys[e], positions[e]);
             }
-            if (in_play) {
-                const uint64_t field = digit.in_index ? uint64_t(position) : uint64_t(key);
-                atomicAdd(&sh.bins[(uint32_t(field >> digit.shift) & digit_mask) * kReplicas + replica], 1u);
-            }
-            // A warp's slots from one shared atomic.
-            const uint32_t results = __ballot_sync(0xffffffffu, is_result);
-            if (results) {
-                unsigned long long base = 0;
-                if (lane == 0) base = atomicAdd(&sh.results, (unsigned long long)__popc(results));
-                base = __shfl_sync(0xffffffffu, base, 0);
-                const unsigned long long rank = base + __popc(results & lanes_below);
-                if (is_result && rank < buffers.result_stride) {  // never into the next segment's slots
-                    buffers.result_keys[j * buffers.result_stride + rank] = key;
-                    buffers.result_positions[j * buffers.result_stride + rank] = position;
+#pragma unroll
+            for (int e = 0; e < kSweepItems; ++e) {
+                const R key = keys[e];
+                const I position = positions[e];
+                bool is_result = false, in_play = false;
+                if (first + e * kThreads + threadIdx.x < count) {
+                    const bool matched_before =
+                        (key & previous_key_mask) == (key_prefix & previous_key_mask) &&
+                        (position & previous_index_mask) == (index_prefix & previous_index_mask);
+                    const R masked_key = key & key_mask;
+                    const I masked_position = position & index_mask;
+                    const bool equal = masked_key == key_prefix && masked_position == index_prefix;
+                    const bool below =
+                        masked_key < key_prefix || (masked_key == key_prefix && masked_position < index_prefix);
+                    is_result = matched_before && (below || (equal && collecting));
+                    in_play = matched_before && equal && !collecting;
                 }
-            }
-            const uint32_t kept = keep ? __ballot_sync(0xffffffffu, in_play) : 0u;
-            if (kept) {
-                uint32_t base = 0;
-                if (lane == 0) base = atomicAdd(&sh.kept_count, uint32_t(__popc(kept)));
-                base = __shfl_sync(0xffffffffu, base, 0);
-                const uint32_t slot = base + __popc(kept & lanes_below);
-                if (in_play && slot < kKeptSlots) {  // matching bounds it; a guard
-                    next_keys[slot] = key;
-                    next_positions[slot] = position;
+                if (in_play) {
+                    const uint64_t field = digit.in_index ? uint64_t(position) : uint64_t(key);
+                    atomicAdd(&sh.bins[(uint32_t(field >> digit.shift) & digit_mask) * kReplicas + replica], 1u);
+                }
+                // A warp's slots from one shared atomic.
+                const uint32_t results = __ballot_sync(0xffffffffu, is_result);
+                if (results) {
+                    unsigned long long base = 0;
+                    if (lane == 0) base = atomicAdd(&sh.results, (unsigned long long)__popc(results));
+                    base = __shfl_sync(0xffffffffu, base, 0);
+                    const unsigned long long rank = base + __popc(results & lanes_below);
+                    if (is_result && rank < buffers.result_stride) {  // never into the next segment's slots
+                        buffers.result_keys[j * buffers.result_stride + rank] = key;
+                        buffers.result_positions[j * buffers.result_stride + rank] = position;
+                    }
+                }
+                const uint32_t kept = keep ? __ballot_sync(0xffffffffu, in_play) : 0u;
+                if (kept) {
+                    uint32_t base = 0;
+                    if (lane == 0) base = atomicAdd(&sh.kept_count, uint32_t(__popc(kept)));
+                    base = __shfl_sync(0xffffffffu, base, 0);
+                    const uint32_t slot = base + __popc(kept & lanes_below);
+                    if (in_play && slot < kKeptSlots) {  // matching bounds it; a guard
+                        next_keys[slot] = key;
+                        next_positions[slot] = position;
+                    }
                 }
             }
         }
