@@ -57,6 +57,14 @@ struct SelectState {
     // `remaining` of them, within capacity), pass 1 reads them, not the input.
     unsigned long long first_threshold;
     uint32_t first_writes;
+    // Passes finished, set last (store_release) by the pass's last block:
+    // the finishing launch's other blocks of the segment wait for it.
+    uint32_t passes_done;
+    // Blocks the finishing launch lets take part in the next pass: 1 once
+    // one block finishes alone (or the segment is done), else the tiles in
+    // play, never more than before (so a block once left out never needs
+    // the state again, and may stop reading it while it changes).
+    uint32_t members;
 };
 
 // Where a pass's digit lies: in the select key or in the position.
@@ -273,6 +281,8 @@ struct SelectPassAgent {
             if (threadIdx.x == 0) {
                 state.phase = kFinished;
                 state.ticket = 0;
+                state.members = 1;
+                store_release(&state.passes_done, pass + 1);
             }
             return true;
         }
@@ -280,6 +290,7 @@ struct SelectPassAgent {
         __syncthreads();
         unsigned long long *global_bins = buffers.bins + j * kBins;
         for (int b = threadIdx.x; b < kBins; b += kThreads) global_bins[b] = 0;
+        __syncthreads();  // the zeroed bins come before the state's release
         if (threadIdx.x == 0) advance_state();
         return false;
     }
@@ -597,7 +608,12 @@ struct SelectPassAgent {
         next.results = __ldcg(&state.results);
         next.phase = next.matching == next.remaining ? kCollecting : kSelecting;
         next.ticket = 0;
+        const uint64_t in_play = next.source == 0 ? length : next.source_count;
+        const uint64_t wanted_blocks =
+            in_play <= RadixSelectPolicy::kFinishMaxKeys ? 1 : (in_play + kTile - 1) / kTile;
+        next.members = uint32_t(wanted_blocks < view.members ? wanted_blocks : view.members);
         state = next;
+        store_release(&state.passes_done, pass + 1);
     }
 };
 
@@ -706,24 +722,15 @@ __device__ __forceinline__ R sample_rank_key(const R (&sampled)[kPerThread], uin
     return prefix;
 }
 
-// Rounds of the finishing launch (radix_select_finish.cuh): one a pass
-// after pass 0, at most 6 for a 64-bit key and 6 for a 64-bit position,
-// and the collecting pass.
-constexpr uint32_t kSelectRounds = 16;
-
-// finished_by_round (kSelectRounds counters, or nullptr): zeroed here for
-// the finishing launch.
 template <typename K>
 __global__ void __launch_bounds__(kSampleThreads) radix_select_init_kernel(const TopkArgs args, SelectState *states,
-                                                                           unsigned long long *all_bins,
-                                                                           unsigned long long *finished_by_round) {
+                                                                           unsigned long long *all_bins) {
     using R = SelectKey<K>;
     constexpr int kBins = RadixSelectPolicy::kBins;
     constexpr int kSamplesPerThread = kSampleKeys / kSampleThreads;
     __shared__ uint32_t sample_bins[kBins];
     __shared__ uint32_t warp_sums[33];
     allow_next_grid();  // pass 0 may launch (it waits for this grid to finish)
-    if (finished_by_round && blockIdx.x == 0 && threadIdx.x < kSelectRounds) finished_by_round[threadIdx.x] = 0;
     for (uint64_t j = blockIdx.x; j < args.groups; j += gridDim.x) {
         const uint64_t s = segment_of(args, j);
         const uint64_t begin = args.bounds.offset(s);
@@ -757,6 +764,7 @@ __global__ void __launch_bounds__(kSampleThreads) radix_select_init_kernel(const
             state.remaining = wanted;
             state.matching = length;
             state.phase = wanted == 0 ? kFinished : kSelecting;
+            state.members = ~0u;
             const uint64_t expected = bounded ? rank * length / samples : length;
             state.first_threshold = threshold;
             state.first_writes = bounded && expected <= candidate_capacity(length) / 2;

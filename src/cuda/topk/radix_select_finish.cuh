@@ -4,27 +4,26 @@
 // mostly launches (nine of them, four finding the select already done).
 //
 // The blocks are split into one team a long segment (so at most one long
-// segment a resident block: topk.cu keeps the per-pass launches past that).
-// Each round runs one pass of every unfinished segment:
-// - a segment with at most kFinishMaxKeys keys in play is finished by its
-//   team's first block alone (BlockFinish: the same passes, counted in
-//   shared memory, a block barrier between them instead of a launch);
-// - any other runs the grid pass (SelectPassAgent) on its team's blocks.
-// A grid barrier ends the round; each round's count of segments finished
-// in it (finished_by_round) tells every block alike when all are done.
-// Then each team's first block sorts its segment's chosen (sort_chosen_of).
+// segment a resident block: topk.cu keeps the per-pass launches past that),
+// and each team runs its segment's passes on its own:
+// - while more than kFinishMaxKeys keys are in play, the grid pass
+//   (SelectPassAgent) on as many of the team's blocks as the keys have
+//   tiles (state.members); its last block writes the next state and then
+//   passes_done (a release), which the others wait for;
+// - then the team's first block finishes alone (BlockFinish: the same
+//   passes, counted in shared memory, a block barrier between them instead
+//   of a launch) and the others end.
+// Then the first block sorts the segment's chosen (sort_chosen_of). The
+// cooperative launch only guarantees that every block is resident, so
+// that waiting for another cannot hang.
 //
-// Between rounds a block's L1 may hold what another block has since
+// Between passes a block's L1 may hold what another block has since
 // rewritten (states, candidate buffers): those are read with __ldcg.
 #pragma once
 
 #include "cuda/topk/radix_select.cuh"
 
-#include <cooperative_groups.h>
-
 namespace gpuprim::cuda::selection {
-
-static_assert(SelectDigits{64, 64, 12}.passes < kSelectRounds, "a round counter for every pass after pass 0");
 
 // One block finishes long segment j's select from the state the last pass
 // left, when at most kFinishMaxKeys keys are in play. Each pass sweeps the
@@ -268,13 +267,12 @@ struct BlockFinish {
     }
 };
 
-// Everything after pass 0, every long segment (at most one a block), in
-// rounds with a grid barrier between them; then the sort of the chosen.
-// Dynamic shared memory: finish_shared_bytes.
+// Everything after pass 0, every long segment (at most one a block), then
+// the sort of the chosen. Dynamic shared memory: finish_shared_bytes.
 template <typename K, typename I>
 __global__ void __launch_bounds__(RadixSelectPolicy::kThreads, RadixSelectPolicy::kBlocksPerSm)
     radix_select_finish_kernel(const TopkArgs args, const SelectBuffers<SelectKey<K>, I> buffers,
-                               const SelectDigits digits, unsigned long long *finished_by_round) {
+                               const SelectDigits digits) {
     using Agent = SelectPassAgent<K, I>;
     using Finish = BlockFinish<K, I>;
     __shared__ uint32_t bins[Agent::kBins * Agent::kReplicas];
@@ -304,35 +302,35 @@ __global__ void __launch_bounds__(RadixSelectPolicy::kThreads, RadixSelectPolicy
     const uint32_t team = uint32_t(gridDim.x / groups);
     const uint64_t j = blockIdx.x % groups;
     const uint32_t rank = uint32_t(blockIdx.x / groups);
+    if (rank >= team) return;
     const uint64_t s = segment_of(args, j);
     const uint64_t begin = args.bounds.offset(s);
     const uint64_t length = args.bounds.offset(s + 1) - begin;
-    cooperative_groups::grid_group grid = cooperative_groups::this_grid();
+    SelectState &state = buffers.states[j];
+    __shared__ uint32_t members;
     for (uint32_t pass = 1; pass <= digits.passes; ++pass) {
-        if (rank < team && Agent::read_view(shared, buffers.states[j])) {
-            const uint64_t size = view.source == 0 ? length : view.source_count;
-            bool finished = false;
-            if (size <= RadixSelectPolicy::kFinishMaxKeys) {
-                // The other members see the state finished or still small: they wait.
-                if (rank == 0) {
-                    Finish(finish_shared, args, buffers, view, digits, pass, j, begin, length).run();
-                    finished = true;
-                }
-            } else {
-                // As many members as the keys in play have tiles.
-                const uint64_t tiles = (size + Agent::kTile - 1) / Agent::kTile;
-                const uint32_t members = uint32_t(tiles < team ? tiles : team);
-                if (rank < members)
-                    finished = Agent(shared, args, buffers, pass, digits.digit(pass), j, begin, length, rank, members)
-                                   .run();
-            }
-            if (finished && threadIdx.x == 0) atomicAdd(&finished_by_round[pass], 1ull);
+        // The pass's members (state.members, one word: it never grows, so
+        // a block it leaves out reads no more and cannot be misled by a
+        // state changing under it). A member reads the state safely: the
+        // pass's last block changes it only after every member took part.
+        if (threadIdx.x == 0) {
+            const uint32_t wanted = __ldcg(&state.members);
+            members = wanted < team ? wanted : team;
         }
-        grid.sync();
-        // Nothing adds to rounds up to this one any more: every block reads the same sum.
-        unsigned long long done = 0;
-        for (uint32_t r = 1; r <= pass; ++r) done += __ldcg(&finished_by_round[r]);
-        if (done == groups) break;
+        __syncthreads();
+        if (rank >= members) return;
+        if (!Agent::read_view(shared, state)) break;
+        const uint64_t size = view.source == 0 ? length : view.source_count;
+        if (size <= RadixSelectPolicy::kFinishMaxKeys) {
+            // One block finishes (members is 1 by now).
+            if (rank == 0) Finish(finish_shared, args, buffers, view, digits, pass, j, begin, length).run();
+            break;
+        }
+        Agent(shared, args, buffers, pass, digits.digit(pass), j, begin, length, rank, members).run();
+        // Wait for the pass's last block to write the next state.
+        if (threadIdx.x == 0)
+            while (load_acquire(&state.passes_done) <= pass) __nanosleep(64);
+        __syncthreads();
     }
     if (rank == 0) sort_chosen_of<K, I>(args, buffers, j, dynamic_shared);
 }

@@ -123,8 +123,8 @@ uint32_t bit_width(uint64_t x) {
     return bits;
 }
 
-// Launches every block of `grid` resident at once, so that they may wait
-// for each other (cooperative_groups grid barriers).
+// Launches every block of `grid` resident at once (or fails), so that a
+// block may wait for another without hanging.
 template <typename... Params, typename... Args>
 void launch_cooperative(void (*kernel)(Params...), dim3 grid, int threads, size_t shared, cudaStream_t stream,
                         const char *what, Args &&...args) {
@@ -211,7 +211,6 @@ void select_long(const DeviceEnv &env, const TopkRequest &request, TopkArgs args
     WorkspaceLayout layout;
     const WorkspacePart list_part = layout.add(args.list ? segments : 0, 8);
     const WorkspacePart states_part = layout.add(segments, sizeof(SelectState));
-    const WorkspacePart rounds_part = layout.add(kSelectRounds, 8);
     const WorkspacePart bins_part = layout.add(segments, RadixSelectPolicy::kBins * 8);
     WorkspacePart candidate_key_part[2], candidate_position_part[2];
     for (int b = 0; b < 2; ++b) {
@@ -247,9 +246,8 @@ void select_long(const DeviceEnv &env, const TopkRequest &request, TopkArgs args
 
     const uint64_t wanted = std::min<uint64_t>(request.k, longest);
     const uint32_t finishing_blocks = finish_blocks<K, I>(env, segments, wanted);
-    auto *finished_by_round = WorkspaceLayout::at<unsigned long long>(side, rounds_part);
-    radix_select_init_kernel<K><<<grid_for(segments), kSampleThreads, 0, env.stream>>>(
-        args, buffers.states, buffers.bins, finishing_blocks ? finished_by_round : nullptr);
+    radix_select_init_kernel<K><<<grid_for(segments), kSampleThreads, 0, env.stream>>>(args, buffers.states,
+                                                                                     buffers.bins);
     check_launch("top-k select init launch");
 
     constexpr uint64_t kTile = uint64_t(RadixSelectPolicy::kThreads) * RadixSelectPolicy::kItems;
@@ -264,7 +262,7 @@ void select_long(const DeviceEnv &env, const TopkRequest &request, TopkArgs args
         // The rest, and the sort of the chosen, in one launch.
         const size_t shared = finish_shared_bytes<K, I>(next_power_of_two(uint32_t(wanted)));
         launch_cooperative(radix_select_finish_kernel<K, I>, dim3(finishing_blocks), RadixSelectPolicy::kThreads,
-                           shared, env.stream, "top-k finishing launch", args, buffers, digits, finished_by_round);
+                           shared, env.stream, "top-k finishing launch", args, buffers, digits);
         return;
     }
     // Else one launch a digit, plus the one that collects the last bin; a

@@ -51,6 +51,17 @@ __device__ __forceinline__ uint32_t load_relaxed(const uint32_t *address) {
 __device__ __forceinline__ void store_relaxed(uint32_t *address, uint32_t value) {
     asm volatile("st.relaxed.gpu.global.u32 [%0], %1;" ::"l"(address), "r"(value) : "memory");
 }
+// A flag other blocks wait on: the release orders this thread's earlier
+// writes (and those a barrier ordered before them) before the flag; the
+// acquire orders the reader's later reads after it.
+__device__ __forceinline__ uint32_t load_acquire(const uint32_t *address) {
+    uint32_t value;
+    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(value) : "l"(address) : "memory");
+    return value;
+}
+__device__ __forceinline__ void store_release(uint32_t *address, uint32_t value) {
+    asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(address), "r"(value) : "memory");
+}
 
 // Programmatic dependent launch (sm_90+): a kernel may start while the one
 // before it finishes; it waits here before touching anything that one wrote.
