@@ -46,7 +46,9 @@
 #   SANITIZER_ENV="VAR=VALUE ..."  extra environment for the sanitized programs
 #                        (default GPUPRIM_TEST_MAX_COUNT=70000: the suite's size
 #                        loops stop there, which keeps instrumented runs quick)
-#   TEST_TIMEOUT=S       whole ctest run (default 300); BENCH_TIMEOUT=S (default 420)
+#   TEST_TIMEOUT=S       whole ctest run (default 900: on an H200 the suite's 110
+#                        entries take over 300 s at -j 10); BENCH_TIMEOUT=S (default 420)
+#   TEST_JOBS=N          ctest entries at once (default 10)
 #   CUDA_ARCH=NN         override the detected architecture (e.g. 90)
 #   BUILD_DIR=DIR        build tree (default build-gpu)
 #   CCCL_INCLUDE=DIR     CCCL headers for the benchmark's CUB side (e.g. .cccl/include
@@ -156,8 +158,8 @@ else
 
     if [ "$CONFIGURED" = 1 ]; then
         t0=$(now)
-        GPUPRIM_BACKEND=cuda timeout -k 10 "${TEST_TIMEOUT:-300}" \
-            ctest --test-dir "$BUILD" --output-on-failure -V -j 4 --no-tests=error \
+        GPUPRIM_BACKEND=cuda timeout -k 10 "${TEST_TIMEOUT:-900}" \
+            ctest --test-dir "$BUILD" --output-on-failure -V -j "${TEST_JOBS:-10}" --no-tests=error \
             > "$RESULTS/ctest.log" 2>&1
         rc=$?
         # Each test program prints "<name>: libgpuprim X, backend cuda, device ...".
@@ -168,7 +170,7 @@ else
         if [ "$rc" = 0 ] && [ "$n_cuda" -gt 0 ] && [ "$n_cpu" = 0 ]; then
             summary_add tests PASS "$detail"
         else
-            [ "$rc" = 124 ] && detail="timed out after ${TEST_TIMEOUT:-300}s; $detail"
+            [ "$rc" = 124 ] && detail="timed out after ${TEST_TIMEOUT:-900}s; $detail"
             [ "$n_cuda" = 0 ] && detail="$detail; NO TEST RAN ON THE GPU"
             summary_add tests FAIL "$detail (ctest rc $rc)"
             # per-test results, then the first failure messages of the programs
