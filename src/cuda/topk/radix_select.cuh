@@ -206,6 +206,7 @@ struct SelectPassAgent {
     // an earlier round of the same kernel.
     __device__ __forceinline__ static bool read_view(const Shared &sh, const SelectState &state) {
         static_assert(sizeof(SelectState) % 8 == 0, "the state is read as 8-byte words");
+        static_assert(sizeof(SelectState) / 8 <= kThreads, "a thread a word");
         constexpr int kWords = int(sizeof(SelectState) / 8);
         __syncthreads();  // the previous segment's view is no longer read
         if (threadIdx.x < kWords)

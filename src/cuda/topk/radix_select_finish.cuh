@@ -288,7 +288,8 @@ __global__ void __launch_bounds__(RadixSelectPolicy::kThreads, RadixSelectPolicy
     __shared__ uint32_t finish_chosen_below, finish_chosen_count, kept_count;
     __shared__ unsigned long long finish_results;
     extern __shared__ __align__(16) unsigned char dynamic_shared[];
-    // Pass 0's stage is not used after it: its names point at the dynamic memory.
+    // Pass 0's stage is not used after it (first_writes is false from pass
+    // 1): both its names point at the start of the dynamic memory.
     auto &staged_keys = *reinterpret_cast<SelectKey<K>(*)[Agent::kStageSlots]>(dynamic_shared);
     auto &staged_positions = *reinterpret_cast<I(*)[Agent::kStageSlots]>(dynamic_shared);
     const typename Agent::Shared shared{bins,         view,         warp_sums,   warp_bases,     tile_counts,

@@ -68,4 +68,10 @@ struct RadixSelectPolicy {
     static constexpr int kFinishKeptBytes = 65536;
 };
 
+// Every long segment (past BlockSelectPolicy::kMaxLength) chooses all k
+// when k is at most kBlockSortMax, so the host sizes the sort of the chosen
+// for one count, the same for every segment.
+static_assert(BlockSelectPolicy::kMaxLength >= RadixSelectPolicy::kBlockSortMax,
+              "long segments hold at least kBlockSortMax keys");
+
 }  // namespace gpuprim::cuda::selection
