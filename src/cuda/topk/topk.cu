@@ -187,16 +187,23 @@ void measure_chosen_sorts(const DeviceEnv &env, uint64_t wanted, R *keys, I *pos
 // Blocks of the finishing launch (radix_select_finish.cuh), every one
 // resident at once; 0 where the launches a pass run instead: more chosen
 // than one block sorts, or more long segments than resident blocks (one
-// team a segment; several segments a block were not measured).
+// team a segment; several segments a block were not measured). Segments
+// of 2^32 keys or more (8-byte positions) keep the launches a pass too: no
+// finishing kernel is compiled for them (it doubled topk.cu's compile
+// time with them).
 template <typename K, typename I>
 uint32_t finish_blocks(const DeviceEnv &env, uint64_t segments, uint64_t wanted) {
-    if (wanted > RadixSelectPolicy::kBlockSortMax) return 0;
-    auto kernel = radix_select_finish_kernel<K, I>;
-    const size_t shared = finish_shared_bytes<K, I>(next_power_of_two(uint32_t(wanted)));
-    const int per_sm = resident_blocks(env, reinterpret_cast<const void *>(kernel), RadixSelectPolicy::kThreads,
-                                       shared, "top-k finishing launch occupancy");
-    const uint64_t resident = uint64_t(per_sm) * uint64_t(env.sm_count);
-    return segments <= resident ? uint32_t(std::min<uint64_t>(resident, UINT32_MAX)) : 0;
+    if constexpr (sizeof(I) != 4) {
+        return 0;
+    } else {
+        if (wanted > RadixSelectPolicy::kBlockSortMax) return 0;
+        auto kernel = radix_select_finish_kernel<K, I>;
+        const size_t shared = finish_shared_bytes<K, I>(next_power_of_two(uint32_t(wanted)));
+        const int per_sm = resident_blocks(env, reinterpret_cast<const void *>(kernel), RadixSelectPolicy::kThreads,
+                                           shared, "top-k finishing launch occupancy");
+        const uint64_t resident = uint64_t(per_sm) * uint64_t(env.sm_count);
+        return segments <= resident ? uint32_t(std::min<uint64_t>(resident, UINT32_MAX)) : 0;
+    }
 }
 
 template <typename K, typename I>
@@ -261,12 +268,14 @@ void select_long(const DeviceEnv &env, const TopkRequest &request, TopkArgs args
     // Pass 0 reads every key: its own launch, many blocks a segment.
     launch_dependent(radix_select_pass_kernel<K, I>, grid, RadixSelectPolicy::kThreads, 0, env.stream,
                      "top-k select pass launch", args, buffers, 0u, digits.digit(0));
-    if (finishing_blocks) {
-        // The rest, and the sort of the chosen, in one launch.
-        const size_t shared = finish_shared_bytes<K, I>(next_power_of_two(uint32_t(wanted)));
-        launch_cooperative(radix_select_finish_kernel<K, I>, dim3(finishing_blocks), RadixSelectPolicy::kThreads,
-                           shared, env.stream, "top-k finishing launch", args, buffers, digits);
-        return;
+    if constexpr (sizeof(I) == 4) {
+        if (finishing_blocks) {
+            // The rest, and the sort of the chosen, in one launch.
+            const size_t shared = finish_shared_bytes<K, I>(next_power_of_two(uint32_t(wanted)));
+            launch_cooperative(radix_select_finish_kernel<K, I>, dim3(finishing_blocks), RadixSelectPolicy::kThreads,
+                               shared, env.stream, "top-k finishing launch", args, buffers, digits);
+            return;
+        }
     }
     // Else one launch a digit, plus the one that collects the last bin; a
     // segment done early skips the rest.
