@@ -203,7 +203,7 @@ struct SelectPassAgent {
     // Reads the segment's state into shared memory (written only by the last
     // block, after every block has read it); false: the segment is finished.
     // Read past the L1: in the finishing launch another block wrote it in
-    // an earlier round of the same kernel.
+    // an earlier pass of the same kernel.
     __device__ __forceinline__ static bool read_view(const Shared &sh, const SelectState &state) {
         static_assert(sizeof(SelectState) % 8 == 0, "the state is read as 8-byte words");
         static_assert(sizeof(SelectState) / 8 <= kThreads, "a thread a word");
@@ -357,7 +357,7 @@ struct SelectPassAgent {
             if (from_input) {
                 keys[e] = select_key<K>(args, in[at]);
             } else {
-                // Past the L1: the finishing launch rewrites a buffer between rounds.
+                // Past the L1: the finishing launch rewrites a buffer between passes.
                 keys[e] = __ldcg(&buffers.candidate_keys[reading][capacity_at + at]);
                 positions[e] = __ldcg(&buffers.candidate_positions[reading][capacity_at + at]);
             }

@@ -39,9 +39,10 @@ struct BlockFinish {
     static constexpr int kBins = RadixSelectPolicy::kBins;
     static constexpr int kReplicas = RadixSelectPolicy::kReplicas;
     static constexpr int kBinsPerThread = kBins / kThreads;
+    // Loads a thread has in flight a sweep (8 made the kernel spill).
+    static constexpr int kSweepItems = 4;
     // Pairs a half of the kept memory holds (a multiple of 4, so that the
     // positions after the keys stay aligned).
-    static constexpr int kSweepItems = 4;
     static constexpr uint32_t kKeptSlots =
         uint32_t(RadixSelectPolicy::kFinishKeptBytes / 2 / int(sizeof(R) + sizeof(I))) & ~3u;
 
@@ -73,7 +74,7 @@ struct BlockFinish {
     uint32_t remaining;  // keys matching the prefix still wanted (at most kBlockSortMax)
     uint32_t matching;   // at most this many keys match the prefix
     bool collecting;
-    // Where the pass reads: the source (size keys), or kept half `half` (count pairs).
+    // Where the pass reads (count keys): the source, or kept half `half`.
     bool from_kept;
     uint32_t half;
     uint32_t count;

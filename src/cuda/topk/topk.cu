@@ -10,11 +10,12 @@
 // - longer ones: radix_select.cuh over all of them at once (rows: every row;
 //   offsets: the segments too long for a block, listed by a kernel, while
 //   block_select.cuh takes the others): the sample and pass 0, then, for k
-//   up to kBlockSortMax and at most one long segment a resident block, the
-//   rest and the sort of the chosen in one cooperative launch
-//   (radix_select_finish.cuh); else a launch a pass, then the chosen of
-//   each segment sorted in one block each or, for k past kBlockSortMax, by
-//   two stable flat radix sorts (by position, then by key).
+//   up to kBlockSortMax, segments under 2^32 keys and at most one long
+//   segment a resident block, the rest and the sort of the chosen in one
+//   cooperative launch (radix_select_finish.cuh); else a launch a pass,
+//   then the chosen of each segment sorted in one block each or, for k
+//   past kBlockSortMax, by two stable flat radix sorts (by position, then
+//   by key).
 // With the offsets check deferred (engine/segment_check.h) the path is
 // picked by a bound on the longest segment (max_segment_length, or the
 // data's count); the networks' one launch then checks a small offsets array
