@@ -102,47 +102,44 @@ __global__ void __launch_bounds__(256) list_long_segments_kernel(SegmentBounds b
     }
 }
 
-// Launches a kernel that waits for the previous one on the stream with
-// griddepcontrol (programmatic dependent launch): it may start launching
-// while that one still runs.
+// Launches a kernel with one launch attribute (programmatic_dependent or
+// cooperative below).
 template <typename... Params, typename... Args>
-void launch_dependent(void (*kernel)(Params...), dim3 grid, int threads, size_t shared, cudaStream_t stream,
-                      const char *what, Args &&...args) {
+void launch_with(cudaLaunchAttribute attribute, void (*kernel)(Params...), dim3 grid, int threads, size_t shared,
+                 cudaStream_t stream, const char *what, Args &&...args) {
     cudaLaunchConfig_t config = {};
     config.gridDim = grid;
     config.blockDim = dim3(threads);
     config.dynamicSmemBytes = shared;
     config.stream = stream;
-    cudaLaunchAttribute attribute[1];
-    attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attribute[0].val.programmaticStreamSerializationAllowed = 1;
-    config.attrs = attribute;
+    config.attrs = &attribute;
     config.numAttrs = 1;
     check(cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...), what);
+}
+
+// The kernel waits for the previous one on the stream with griddepcontrol
+// (programmatic dependent launch): it may start launching while that one
+// still runs.
+cudaLaunchAttribute programmatic_dependent() {
+    cudaLaunchAttribute attribute = {};
+    attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attribute.val.programmaticStreamSerializationAllowed = 1;
+    return attribute;
+}
+
+// Every block of the grid resident at once (or the launch fails), so that a
+// block may wait for another without hanging.
+cudaLaunchAttribute cooperative() {
+    cudaLaunchAttribute attribute = {};
+    attribute.id = cudaLaunchAttributeCooperative;
+    attribute.val.cooperative = 1;
+    return attribute;
 }
 
 uint32_t bit_width(uint64_t x) {
     uint32_t bits = 0;
     while (bits < 64 && (x >> bits) != 0) ++bits;
     return bits;
-}
-
-// Launches every block of `grid` resident at once (or fails), so that a
-// block may wait for another without hanging.
-template <typename... Params, typename... Args>
-void launch_cooperative(void (*kernel)(Params...), dim3 grid, int threads, size_t shared, cudaStream_t stream,
-                        const char *what, Args &&...args) {
-    cudaLaunchConfig_t config = {};
-    config.gridDim = grid;
-    config.blockDim = dim3(threads);
-    config.dynamicSmemBytes = shared;
-    config.stream = stream;
-    cudaLaunchAttribute attribute[1];
-    attribute[0].id = cudaLaunchAttributeCooperative;
-    attribute[0].val.cooperative = 1;
-    config.attrs = attribute;
-    config.numAttrs = 1;
-    check(cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...), what);
 }
 
 // The two stable sorts that order a long segment's `count` chosen (pairs
@@ -191,15 +188,14 @@ void measure_chosen_sorts(const DeviceEnv &env, uint64_t wanted, R *keys, I *pos
 // team a segment; several segments a block were not measured). Segments
 // of 2^32 keys or more (8-byte positions) keep the launches a pass too: no
 // finishing kernel is compiled for them (it doubled topk.cu's compile
-// time with them).
+// time with them). shared: the launch's dynamic shared memory.
 template <typename K, typename I>
-uint32_t finish_blocks(const DeviceEnv &env, uint64_t segments, uint64_t wanted) {
+uint32_t finish_blocks(const DeviceEnv &env, uint64_t segments, uint64_t wanted, size_t shared) {
     if constexpr (sizeof(I) != 4) {
         return 0;
     } else {
         if (wanted > RadixSelectPolicy::kBlockSortMax) return 0;
         auto kernel = radix_select_finish_kernel<K, I>;
-        const size_t shared = finish_shared_bytes<K, I>(next_power_of_two(uint32_t(wanted)));
         const int per_sm = resident_blocks(env, reinterpret_cast<const void *>(kernel), RadixSelectPolicy::kThreads,
                                            shared, "top-k finishing launch occupancy");
         const uint64_t resident = uint64_t(per_sm) * uint64_t(env.sm_count);
@@ -256,7 +252,11 @@ void select_long(const DeviceEnv &env, const TopkRequest &request, TopkArgs args
     buffers.result_stride = result_stride;
 
     const uint64_t wanted = std::min<uint64_t>(request.k, longest);
-    const uint32_t finishing_blocks = finish_blocks<K, I>(env, segments, wanted);
+    // The finishing launch's shared memory (it sorts at most kBlockSortMax chosen).
+    const size_t finish_shared = wanted <= RadixSelectPolicy::kBlockSortMax
+                                     ? finish_shared_bytes<K, I>(next_power_of_two(uint32_t(wanted)))
+                                     : 0;
+    const uint32_t finishing_blocks = finish_blocks<K, I>(env, segments, wanted, finish_shared);
     radix_select_init_kernel<K><<<grid_for(segments), kSampleThreads, 0, env.stream>>>(args, buffers.states,
                                                                                      buffers.bins);
     check_launch("top-k select init launch");
@@ -267,30 +267,30 @@ void select_long(const DeviceEnv &env, const TopkRequest &request, TopkArgs args
     dim3 grid(uint32_t(std::max<uint64_t>(1, std::min(tiles, resident / std::max<uint64_t>(1, segments)))),
               uint32_t(std::min<uint64_t>(segments, kMaxGridY)));
     // Pass 0 reads every key: its own launch, many blocks a segment.
-    launch_dependent(radix_select_pass_kernel<K, I>, grid, RadixSelectPolicy::kThreads, 0, env.stream,
-                     "top-k select pass launch", args, buffers, 0u, digits.digit(0));
+    launch_with(programmatic_dependent(), radix_select_pass_kernel<K, I>, grid, RadixSelectPolicy::kThreads, 0,
+                env.stream, "top-k select pass launch", args, buffers, 0u, digits.digit(0));
     if constexpr (sizeof(I) == 4) {
         if (finishing_blocks) {
             // The rest, and the sort of the chosen, in one launch.
-            const size_t shared = finish_shared_bytes<K, I>(next_power_of_two(uint32_t(wanted)));
-            launch_cooperative(radix_select_finish_kernel<K, I>, dim3(finishing_blocks), RadixSelectPolicy::kThreads,
-                               shared, env.stream, "top-k finishing launch", args, buffers, digits);
+            launch_with(cooperative(), radix_select_finish_kernel<K, I>, dim3(finishing_blocks),
+                        RadixSelectPolicy::kThreads, finish_shared, env.stream, "top-k finishing launch", args,
+                        buffers, digits);
             return;
         }
     }
     // Else one launch a digit, plus the one that collects the last bin; a
     // segment done early skips the rest.
     for (uint32_t pass = 1; pass <= digits.passes; ++pass)
-        launch_dependent(radix_select_pass_kernel<K, I>, grid, RadixSelectPolicy::kThreads, 0, env.stream,
-                         "top-k select pass launch", args, buffers, pass, digits.digit(pass));
+        launch_with(programmatic_dependent(), radix_select_pass_kernel<K, I>, grid, RadixSelectPolicy::kThreads, 0,
+                    env.stream, "top-k select pass launch", args, buffers, pass, digits.digit(pass));
 
     if (wanted <= RadixSelectPolicy::kBlockSortMax) {
         const size_t shared = chosen_sort_bytes<R, I>(next_power_of_two(uint32_t(wanted)));
         auto kernel = sort_chosen_kernel<K, I>;
         require_shared(env, reinterpret_cast<const void *>(kernel), RadixSelectPolicy::kThreads, shared,
                        "top-k sort of the chosen");
-        launch_dependent(kernel, dim3(grid_for(segments)), RadixSelectPolicy::kThreads, shared, env.stream,
-                         "top-k sort of the chosen launch", args, buffers);
+        launch_with(programmatic_dependent(), kernel, dim3(grid_for(segments)), RadixSelectPolicy::kThreads, shared,
+                    env.stream, "top-k sort of the chosen launch", args, buffers);
         return;
     }
     // Many chosen: a stable sort by position, then a stable sort by key,
