@@ -130,7 +130,13 @@ __version__ = "0.3.0"
 
 
 def library_version() -> str:
-    """The version of the libgpuprim this package runs on ("0.3.0")."""
+    """The version of the libgpuprim this package runs on ("0.3.0").
+
+    Example::
+
+        >>> gpuprim.library_version() == gpuprim.__version__
+        True
+    """
     return _LIB.gpuprim_version_string()
 
 
@@ -226,7 +232,13 @@ def sort(x: Array, /, *, axis: Optional[int] = -1, descending: bool = False, sta
 
 def sort_by_key(keys: Array, values: Values, *,
                 descending: bool = False) -> Tuple[Array, Values]:
-    """Sort (keys, values) pairs by key, stably; returns new (keys, values)."""
+    """Sort (keys, values) pairs by key, stably; returns new (keys, values).
+
+    Example::
+
+        >>> gpuprim.sort_by_key(np.array([2, 1, 2, 0]), np.array([10., 20., 30., 40.]))
+        (array([0, 1, 2, 2]), array([40., 20., 10., 30.]))
+    """
     return sort(keys, values=values, descending=descending)
 
 
@@ -245,6 +257,8 @@ def argsort(x: Array, /, *, axis: Optional[int] = -1, descending: bool = False,
 
     Example::
 
+        >>> gpuprim.argsort(np.array([2, 1, 2, 0]))
+        array([3, 1, 0, 2])
         >>> gpuprim.argsort(torch.tensor([2, 1, 2, 0], device="cuda"))
         tensor([3, 1, 0, 2], device='cuda:0')
     """
@@ -298,7 +312,15 @@ def cumsum(x: Array, *, axis: Optional[int] = None, exclusive: bool = False,
     sum() does (numpy/CuPy: int64, or uint64 for unsigned; torch: int64),
     x cast first (a copy); ``dtype`` chooses the dtype instead (``x.dtype``:
     no copy, integers wrap like C), and a given ``out`` is summed in its own
-    dtype (numpy's rule; ``out=x`` scans in place, wrapping)."""
+    dtype (numpy's rule; ``out=x`` scans in place, wrapping).
+
+    Example::
+
+        >>> gpuprim.cumsum(np.array([1, 2, 3, 4], np.int32))
+        array([ 1,  3,  6, 10])
+        >>> gpuprim.cumsum(np.array([1, 2, 3, 4]), exclusive=True)
+        array([0, 1, 3, 6])
+    """
     context, array = _described(x)
     return context.scan(array, "sum", axis=axis, exclusive=exclusive, out=out, dtype=dtype)
 
@@ -339,7 +361,15 @@ def sum(x: Array, /, *, axis: Optional[int] = None, dtype: Any = None,
 def min(x: Array, /, *, axis: Optional[int] = None, out: Optional[Array] = None) -> Any:
     """Smallest element of x (IEEE 754-2019 minimum for floats: NaN wins,
     -0.0 < +0.0). The identity (the dtype's largest value, +inf) when empty.
-    ``axis=-1``: every row's, as for sum()."""
+    ``axis=-1``: every row's, as for sum().
+
+    Example::
+
+        >>> print(gpuprim.min(np.array([2.0, -1.0, 3.0])))
+        -1.0
+        >>> gpuprim.min(np.array([[2, 5], [7, 1]]), axis=-1)
+        array([2, 1])
+    """
     result = _fast_reduce(_OP_MIN, x, axis, out)
     if result is not None:
         return result
@@ -350,7 +380,13 @@ def min(x: Array, /, *, axis: Optional[int] = None, out: Optional[Array] = None)
 def max(x: Array, /, *, axis: Optional[int] = None, out: Optional[Array] = None) -> Any:
     """Largest element of x (IEEE 754-2019 maximum for floats: NaN wins,
     -0.0 < +0.0). The identity (the dtype's smallest value, -inf) when empty.
-    ``axis=-1``: every row's, as for sum()."""
+    ``axis=-1``: every row's, as for sum().
+
+    Example::
+
+        >>> print(gpuprim.max(np.array([2.0, np.nan, 3.0])))
+        nan
+    """
     result = _fast_reduce(_OP_MAX, x, axis, out)
     if result is not None:
         return result
@@ -384,7 +420,13 @@ def segment_cumsum(x: Array, offsets: Array, *, exclusive: bool = False,
                    out: Optional[Array] = None, dtype: Any = None,
                    max_segment_length: Optional[int] = None) -> Array:
     """Inclusive (or exclusive) prefix sum of every segment, in cumsum()'s
-    dtype (integers narrower than 64 bits widened), ``dtype``, or out's."""
+    dtype (integers narrower than 64 bits widened), ``dtype``, or out's.
+
+    Example::
+
+        >>> gpuprim.segment_cumsum(np.array([1, 2, 3, 4, 5]), np.array([0, 2, 5]))
+        array([ 1,  3,  3,  7, 12])
+    """
     context, array = _described(x)
     return context.segment_scan(array, offsets, "sum", exclusive=exclusive, out=out, dtype=dtype,
                                 max_segment_length=max_segment_length)
@@ -413,21 +455,39 @@ select = _module_function(Context.select)
 
 def compress(condition: Array, a: Array, /) -> Array:
     """np.compress(condition, a) of a 1-D a and a condition of its length
-    (bool or integer: nonzero keeps)."""
+    (bool or integer: nonzero keeps).
+
+    Example::
+
+        >>> gpuprim.compress(np.array([True, False, True]), np.array([7, 8, 9]))
+        array([7, 9])
+    """
     context, array = _described(a, "a")
     return context.select(array, condition)
 
 
 def flatnonzero(x: Array, /, *, dtype: Any = "int64") -> Array:
     """np.flatnonzero(x) of a 1-D x: the positions of the nonzero elements
-    (NaN is nonzero, -0.0 is zero), int64 by default."""
+    (NaN is nonzero, -0.0 is zero), int64 by default.
+
+    Example::
+
+        >>> gpuprim.flatnonzero(np.array([0.0, 2.0, -0.0, np.nan]))
+        array([1, 3])
+    """
     context, array = _described(x)
     return context.select(array, op="!=", value=0, output=False, positions=True, positions_dtype=dtype)
 
 
 def nonzero(x: Array, /) -> Tuple[Array]:
     """np.nonzero(x) of a 1-D x: a tuple of one array, the positions of the
-    nonzero elements (int64)."""
+    nonzero elements (int64).
+
+    Example::
+
+        >>> gpuprim.nonzero(np.array([0, 5, 0, 7]))
+        (array([1, 3]),)
+    """
     return (flatnonzero(x),)
 
 
@@ -460,7 +520,13 @@ groupby_max = _module_function(Context.groupby_max)
 def has_distributed() -> bool:
     """Whether the loaded libgpuprim has the distributed calls (whether it
     was built with the MPI or NCCL engine shows when a communicator is
-    attached: DeviceError, BACKEND_UNAVAILABLE, without it)."""
+    attached: DeviceError, BACKEND_UNAVAILABLE, without it).
+
+    On a build with MPI or NCCL:
+
+        >>> gpuprim.has_distributed()
+        True
+    """
     return _HAS_DISTRIBUTED
 
 
@@ -469,7 +535,15 @@ def distributed_reduce(x: Array, op: str = "sum", *, comm: Any, dtype: Any = Non
     result, of the kind and dtype sum() returns (integers narrower than 64
     bits summed in a 64-bit integer; ``dtype`` as for sum()). Float sums
     are deterministic for a given layout of the data over the ranks (each
-    rank's sum, then the ranks' sums in rank order)."""
+    rank's sum, then the ranks' sums in rank order).
+
+    On one rank (``python script.py``; under ``mpirun -n N`` every rank
+    gets the sum of all ranks' elements):
+
+        >>> from mpi4py import MPI
+        >>> print(gpuprim.distributed_reduce(np.array([1.0, 2.0]), comm=MPI.COMM_WORLD))
+        3.0
+    """
     return _distributed_context(x, comm).distributed_reduce(x, op, dtype=dtype)
 
 
@@ -478,7 +552,14 @@ def distributed_scan(x: Array, op: str = "sum", *, comm: Any, exclusive: bool = 
     """Prefix scan ("sum", "min", "max") of the global data: this rank's part
     (x's size) of the inclusive (or exclusive) scan of the concatenation of
     every rank's 1-D x. ``out`` may be x (in place); the dtype as for
-    scan()."""
+    scan().
+
+    On one rank (with more, each rank gets its part of the scan):
+
+        >>> from mpi4py import MPI
+        >>> gpuprim.distributed_scan(np.array([1, 2, 3]), comm=MPI.COMM_WORLD)
+        array([1, 3, 6])
+    """
     return _distributed_context(x, comm).distributed_scan(x, op, exclusive=exclusive, out=out,
                                                           dtype=dtype)
 
@@ -490,7 +571,14 @@ def distributed_sort(x: Array, *, comm: Any, descending: bool = False,
     """Stable sort of the global data: each rank gets as many elements as
     it gave, its part of the sorted concatenation of every rank's 1-D x
     (equal keys in global order: rank, then position). values, out,
-    values_out, descending, begin_bit and end_bit as for sort()."""
+    values_out, descending, begin_bit and end_bit as for sort().
+
+    On one rank (with more, each rank gets its share of the sorted data):
+
+        >>> from mpi4py import MPI
+        >>> gpuprim.distributed_sort(np.array([3, 1, 2]), comm=MPI.COMM_WORLD)
+        array([1, 2, 3])
+    """
     return _distributed_context(x, comm).distributed_sort(
         x, descending=descending, values=values, out=out, values_out=values_out,
         begin_bit=begin_bit, end_bit=end_bit)
@@ -500,7 +588,14 @@ def distributed_argsort(x: Array, *, comm: Any, descending: bool = False, dtype:
                         begin_bit: Optional[int] = None, end_bit: Optional[int] = None) -> Array:
     """The global positions (offset of the rank + position in x) of the
     elements distributed_sort() puts on this rank's part, int64 (or
-    uint64)."""
+    uint64).
+
+    On one rank (with more, positions count from rank 0's first element):
+
+        >>> from mpi4py import MPI
+        >>> gpuprim.distributed_argsort(np.array([3, 1, 2]), comm=MPI.COMM_WORLD)
+        array([1, 2, 0])
+    """
     return _distributed_context(x, comm).distributed_argsort(
         x, descending=descending, dtype=dtype, begin_bit=begin_bit, end_bit=end_bit)
 
@@ -512,5 +607,12 @@ def distributed_topk(x: Array, k: int, *, comm: Any, largest: bool = True,
     global position. k (the same on every rank) may be up to the global
     count; past it every rank raises InvalidArgumentError naming k, before
     any output is allocated (for k past 65536 the ranks first sum their
-    counts: one more collective step)."""
+    counts: one more collective step).
+
+    On one rank (with more, every rank gets the k of all ranks' data):
+
+        >>> from mpi4py import MPI
+        >>> gpuprim.distributed_topk(np.array([3.0, 1.0, 2.0]), 2, comm=MPI.COMM_WORLD)
+        (array([3., 2.]), array([0, 2]))
+    """
     return _distributed_context(x, comm).distributed_topk(x, k, largest=largest, dtype=dtype)

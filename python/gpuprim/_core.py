@@ -433,7 +433,13 @@ class Context:
         max_segment_length (experimental; every segment_* call takes it):
         None (or 0, as in C: no promise), or a promise that no segment is
         longer (a longer one fails the offsets check, as a bad offset does);
-        calls pick their path by it (see set_offsets_check)."""
+        calls pick their path by it (see set_offsets_check).
+
+        Example::
+
+            >>> gpuprim.segment_sort(np.array([3, 1, 2, 9, 8, 7]), np.array([0, 3, 3, 6]))
+            array([1, 2, 3, 7, 8, 9])
+        """
         keys = _one_dimensional(_arrays.describe(x, "x"), "x")
         layout = _offset_layout(keys, offsets, max_segment_length)
         result = self._sort(keys, layout, descending, values, out, values_out, begin_bit, end_bit)
@@ -501,7 +507,13 @@ class Context:
         """argsort() of every segment [offsets[s], offsets[s+1]) of the 1-D
         x: indices within the segment (0 at its first element). Positions
         outside every segment are 0. dtype and the bit range as for
-        argsort(). max_segment_length: see segment_sort()."""
+        argsort(). max_segment_length: see segment_sort().
+
+        Example::
+
+            >>> gpuprim.segment_argsort(np.array([3.0, 1.0, 2.0, 9.0, 8.0]), np.array([0, 3, 5]))
+            array([1, 2, 0, 1, 0])
+        """
         keys = _one_dimensional(_arrays.describe(x, "x"), "x")
         layout = _offset_layout(keys, offsets, max_segment_length)
         result = self._argsort(keys, layout, descending, dtype, begin_bit, end_bit)
@@ -565,7 +577,16 @@ class Context:
         segment's length (gpuprim_segmented_topk's contract): the outputs
         still have k columns. segments * k past 2^64 raises
         InvalidArgumentError before any output is made. max_segment_length:
-        see segment_sort()."""
+        see segment_sort().
+
+        Example::
+
+            >>> values, indices = gpuprim.segment_topk(np.array([3.0, 1.0, 2.0, 9.0]), np.array([0, 3, 4]), 2)
+            >>> values, indices
+            (array([[3., 2.],
+                   [9., 0.]]), array([[ 0,  2],
+                   [ 0, -1]]))
+        """
         keys = _one_dimensional(_arrays.describe(x, "x"), "x")
         layout = _offset_layout(keys, offsets, max_segment_length)
         k = _count(k, "k")
@@ -594,7 +615,13 @@ class Context:
         axis) of a C-contiguous N-D array scanned on its own. The dtype of
         the scan and its result: dtype if given, else out's dtype if out is
         given, else for "sum" that of sum() (integers narrower than 64 bits
-        widened), for "min"/"max" x's; x is cast to it first (a copy)."""
+        widened), for "min"/"max" x's; x is cast to it first (a copy).
+
+        Example::
+
+            >>> gpuprim.scan(np.array([3, 1, 4, 1, 5]), "max")
+            array([3, 3, 4, 4, 5])
+        """
         code = _op_code(op)
         source = _arrays.describe(x, "x")
         layout = _row_layout(source, axis)
@@ -618,7 +645,13 @@ class Context:
         Elements outside every segment are copied from x into a new output,
         and left as they are in a given out (which may be x). dtype as for
         scan().
-        max_segment_length: see segment_sort()."""
+        max_segment_length: see segment_sort().
+
+        Example::
+
+            >>> gpuprim.segment_scan(np.array([3, 1, 4, 1, 5]), np.array([0, 2, 5]), "min")
+            array([3, 1, 4, 1, 1])
+        """
         code = _op_code(op)
         source = _one_dimensional(_arrays.describe(x, "x"), "x")
         layout = _offset_layout(source, offsets, max_segment_length)
@@ -720,13 +753,25 @@ class Context:
         (False before True). A Python int (on the GPU
         the call waits for the result). An empty x raises
         InvalidArgumentError (a ValueError, as numpy raises). axis: None only
-        (ValueError otherwise)."""
+        (ValueError otherwise).
+
+        Example::
+
+            >>> gpuprim.argmin(np.array([3.0, 1.0, 1.0, 2.0]))
+            1
+        """
         return self._argreduce("min", x, axis)
 
     def argmax(self, x: Array, *, axis: Optional[int] = None) -> int:
         """Position of the largest element of x, flattened, like
         ``np.argmax(x)``: the first of equal largest; the first NaN if there
-        is one; -0.0 equals +0.0. As argmin() otherwise."""
+        is one; -0.0 equals +0.0. As argmin() otherwise.
+
+        Example::
+
+            >>> gpuprim.argmax(np.array([[1, 9], [9, 4]]))
+            1
+        """
         return self._argreduce("max", x, axis)
 
     def _argreduce(self, op, x, axis):
@@ -759,22 +804,46 @@ class Context:
         a 1-D array of len(offsets) - 1 elements (0 for an empty segment;
         floats deterministic), in sum()'s dtype (integers narrower than 64
         bits widened, x cast first; float16/bfloat16 accumulate in float32)
-        or in dtype. max_segment_length: see segment_sort()."""
+        or in dtype. max_segment_length: see segment_sort().
+
+        Example::
+
+            >>> gpuprim.segment_sum(np.array([1.0, 2.0, 3.0, 4.0]), np.array([0, 1, 1, 4]))
+            array([1., 0., 9.])
+        """
         return self._segment_op("sum", x, offsets, dtype, max_segment_length)
 
     def segment_min(self, x: Array, offsets: Array, *, max_segment_length: Optional[int] = None) -> Array:
         """The smallest element of every segment (NaN wins; the dtype's largest
-        value, +inf for floats, for an empty one)."""
+        value, +inf for floats, for an empty one).
+
+        Example::
+
+            >>> gpuprim.segment_min(np.array([3.0, 1.0, 2.0]), np.array([0, 2, 2, 3]))
+            array([ 1., inf,  2.])
+        """
         return self._segment_op("min", x, offsets, max_segment_length=max_segment_length)
 
     def segment_max(self, x: Array, offsets: Array, *, max_segment_length: Optional[int] = None) -> Array:
         """The largest element of every segment (NaN wins; the dtype's smallest
-        value, -inf for floats, for an empty one)."""
+        value, -inf for floats, for an empty one).
+
+        Example::
+
+            >>> gpuprim.segment_max(np.array([3, 1, 2], np.int32), np.array([0, 2, 3]))
+            array([3, 2], dtype=int32)
+        """
         return self._segment_op("max", x, offsets, max_segment_length=max_segment_length)
 
     def dot(self, a: Array, b: Array) -> Any:
         """Sum of a[i] * b[i] (same dtype and size; fused multiply-add for
-        floats, deterministic)."""
+        floats, deterministic).
+
+        Example::
+
+            >>> print(gpuprim.dot(np.array([1.0, 2.0, 3.0]), np.array([4.0, 5.0, 6.0])))
+            32.0
+        """
         left, right = _arrays.describe(a, "a"), _arrays.describe(b, "b")
         if left.kind != right.kind or left.on_device != right.on_device:
             raise TypeError("gpuprim: a and b must be of the same kind and device")
@@ -1010,7 +1079,13 @@ class Context:
         its own (gpuprim_bincount_rows), counts of shape x.shape[:-1] +
         (bins,) with bins = max(x.max() + 1, minlength) over the whole
         array, so every row has the same length (numpy has no axis here:
-        row r is np.bincount(x[r], minlength=bins))."""
+        row r is np.bincount(x[r], minlength=bins)).
+
+        Example::
+
+            >>> gpuprim.bincount(np.array([1, 1, 3], np.uint8), minlength=5)
+            array([0, 2, 0, 1, 0])
+        """
         source = _arrays.describe(x, "x")
         minlength = _count(minlength, "minlength")
         if source.dtype_name not in _INTEGER_DTYPES:
@@ -1042,7 +1117,13 @@ class Context:
         run's length) returns (keys, values), the values moving with their
         keys. Floats follow the sort's order (-0.0 before +0.0, NaNs last
         after +inf by bit pattern), where numpy ties -0.0 with +0.0. Runs
-        out of order give unspecified output."""
+        out of order give unspecified output.
+
+        Example::
+
+            >>> gpuprim.merge(np.array([1, 4, 6]), np.array([2, 4, 5]))
+            array([1, 2, 4, 4, 5, 6])
+        """
         left = _one_dimensional(_arrays.describe(a, "a"), "a")
         right = _one_dimensional(_arrays.describe(b, "b"), "b")
         if right.kind != left.kind or right.on_device != left.on_device:
@@ -1115,7 +1196,13 @@ class Context:
         the predicate (as for select) keeps, in order, then the others, in
         order (not reversed as by cub::DevicePartition). Returns (result,
         count) or, with values, (result, values_result, count); count: how
-        many were kept (the split point): result[:count] is select's result."""
+        many were kept (the split point): result[:count] is select's result.
+
+        Example::
+
+            >>> gpuprim.stable_partition(np.array([5, 1, 7, 2, 8]), op=">", value=4)
+            (array([5, 7, 8, 1, 2]), 3)
+        """
         source = _one_dimensional(_arrays.describe(x, "x"), "x")
         kind, flags, scalar, high = _predicate(source, mask, op, value, upper, "stable_partition")
         vals = None if values is None else _same_length(source, values, "values")
@@ -1139,7 +1226,13 @@ class Context:
         element, first position and length (indices of dtype, int64 by
         default); non_trivial=True: only runs of 2 or more. Elements are
         equal when their bits are (-0.0 and +0.0 differ, NaNs with the same
-        bits are equal)."""
+        bits are equal).
+
+        Example::
+
+            >>> gpuprim.run_length_encode(np.array([5, 5, 6, 7, 7, 7]))
+            (array([5, 6, 7]), array([0, 2, 3]), array([2, 1, 3]))
+        """
         source = _one_dimensional(_arrays.describe(x, "x"), "x")
         dtype = _index_dtype(dtype)
         keys = self._output(source, None, "keys")
@@ -1162,7 +1255,13 @@ class Context:
         lengths (int64). With values (x's length), each run's first value
         comes back too: (keys, values[, counts]). Elements are equal when
         their bits are (torch compares values: there -0.0 joins a run of
-        +0.0 and every NaN is a run of its own)."""
+        +0.0 and every NaN is a run of its own).
+
+        Example::
+
+            >>> gpuprim.unique_consecutive(np.array([1, 1, 2, 2, 2, 1]), return_counts=True)
+            (array([1, 2, 1]), array([2, 3, 1]))
+        """
         source = _one_dimensional(_arrays.describe(x, "x"), "x")
         results = []
         if values is not None or not return_counts:
@@ -1189,7 +1288,13 @@ class Context:
         (-0.0 and +0.0 are one value, every NaN one value, last): one
         gpuprim_group_by call giving the keys, and as asked the counts and
         the inverse. inverse: x's shape, int64, x == unique[inverse];
-        counts: int64."""
+        counts: int64.
+
+        Example::
+
+            >>> gpuprim.unique(np.array([3, 1, 3, 2, 1]), return_counts=True)
+            (array([1, 2, 3]), array([2, 1, 2]))
+        """
         shape = tuple(_arrays.describe(x, "x").shape)
         source = _arrays.describe(x, "x")
         if source.ndim != 1:
@@ -1260,12 +1365,24 @@ class Context:
 
     def groupby_min(self, keys: Array, values: Values, /, *, return_counts: bool = False) -> Tuple[Any, ...]:
         """groupby_sum's groups, each group's smallest value (values' dtype;
-        NaN wins, -0.0 < +0.0)."""
+        NaN wins, -0.0 < +0.0).
+
+        Example::
+
+            >>> gpuprim.groupby_min(np.array([3, 1, 3]), np.array([1.0, 2.0, -4.0]))
+            (array([1, 3]), array([ 2., -4.]))
+        """
         return self._groupby("min", keys, values, return_counts, None)
 
     def groupby_max(self, keys: Array, values: Values, /, *, return_counts: bool = False) -> Tuple[Any, ...]:
         """groupby_sum's groups, each group's largest value (values' dtype;
-        NaN wins, -0.0 < +0.0)."""
+        NaN wins, -0.0 < +0.0).
+
+        Example::
+
+            >>> gpuprim.groupby_max(np.array([3, 1, 3]), np.array([1.0, 2.0, -4.0]))
+            (array([1, 3]), array([2., 1.]))
+        """
         return self._groupby("max", keys, values, return_counts, None)
 
     def _groupby(self, op, keys, values, return_counts, dtype):
@@ -2222,7 +2339,13 @@ def context_for(array) -> Context:
     (inside ``torch.cuda.graph`` / ``torch.cuda.stream(s)``: that stream),
     and the framework's allocator: ``"torch"`` for CUDA tensors (PyTorch's
     caching allocator), ``"cupy"`` for CuPy arrays (CuPy's memory pool),
-    the library's own for other CUDA arrays (DLPack, JAX)."""
+    the library's own for other CUDA arrays (DLPack, JAX).
+
+    Example::
+
+        >>> gpuprim.context_for(np.zeros(3)).backend
+        'cpu'
+    """
     if array is not None and not isinstance(array, _arrays.Array):
         array = _arrays.describe(array, "array")
     contexts = getattr(_local, "contexts", None)
