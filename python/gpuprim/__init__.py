@@ -522,9 +522,9 @@ def has_distributed() -> bool:
     was built with the MPI or NCCL engine shows when a communicator is
     attached: DeviceError, BACKEND_UNAVAILABLE, without it).
 
-    On a build with MPI or NCCL:
+    Example::
 
-        >>> gpuprim.has_distributed()
+        >>> gpuprim.has_distributed()  # a library built with MPI or NCCL
         True
     """
     return _HAS_DISTRIBUTED

@@ -36,6 +36,8 @@ def examples_of(name):
     (and counted)."""
     docstring = getattr(gpuprim, name).__doc__ or ""
     examples = doctest.DocTestParser().get_examples(docstring)
+    # An example naming MPI (mpi4py, or a comment saying it needs a library
+    # built with it) runs only where the distributed calls can.
     needs = {"torch": torch_on_a_gpu() is not None, "MPI": distributed_available()}
     kept = [e for e in examples if all(available or need not in e.source for need, available in needs.items())]
     return examples, kept
