@@ -298,7 +298,7 @@ class Context:
 
     def _check(self, status):
         if status:
-            message = LIB.gpuprim_context_last_error(self._handle)
+            message = LIB.gpuprim_context_last_error(self._handle) if self._handle is not None else ""
             _raise_with_cause(error_for(status, message or ""), status, self._bridge)
 
     def _wrap(self, array):
@@ -391,6 +391,8 @@ class Context:
             raise ValueError(f"gpuprim: {what}: output array is read-only")
         if result.kind != like.kind:
             raise TypeError(f"gpuprim: {what} is a {result.kind} array, the input a {like.kind} one")
+        if (result.on_device, result.device) != (like.on_device, like.device):
+            raise ValueError(f"gpuprim: {what} is on {_place(result)}, the input on {_place(like)}")
         expected = dtype_name or like.dtype_name
         if result.dtype_name != expected:
             raise TypeError(f"gpuprim: {what} has dtype {result.dtype_name}, expected {expected}")
@@ -2358,7 +2360,7 @@ def context_for(array) -> Context:
     else:
         key = None
     context = contexts.get(key)
-    if context is None:
+    if context is None or context._handle is None:  # none yet, or closed (e.g. by a with block)
         if key is None:
             context = Context("cpu")
         else:
@@ -2371,6 +2373,11 @@ def context_for(array) -> Context:
         if len(contexts) > _MAX_CONTEXTS_PER_THREAD:
             contexts.popitem(last=False)[1].close()
     return context
+
+
+def _place(array):
+    """Where an operand's memory is, in words."""
+    return f"CUDA device {array.device}" if array.on_device else "the CPU"
 
 
 def _context_for_object(x):

@@ -362,6 +362,14 @@ std::int64_t item_size(int code) {
 
 std::uintptr_t framework_stream(std::uintptr_t stream) { return stream ? stream : legacy_stream; }
 
+// Whether two C-contiguous operands share any byte.
+bool overlap(const Operand &a, const Operand &b) {
+    const auto begin_a = reinterpret_cast<std::uintptr_t>(a.data), begin_b = reinterpret_cast<std::uintptr_t>(b.data);
+    const std::uintptr_t end_a = begin_a + a.count * std::uint64_t(item_size(a.code)),
+                         end_b = begin_b + b.count * std::uint64_t(item_size(b.code));
+    return begin_a < end_b && begin_b < end_a;
+}
+
 // A CuPy array through its __cuda_array_interface__ (version 3: data
 // address and read-only flag, shape, strides, stream). The dtype is read
 // as the general path reads it, x.dtype (the interface's typestr spells
@@ -612,6 +620,10 @@ int layout_of(const Operand &x, nb::handle axis) {
     if (axis.is_none()) return x.ndim == 1 ? 0 : -1;
     if (!PyLong_CheckExact(axis.ptr())) return -1;
     long value = PyLong_AsLong(axis.ptr());
+    if (value == -1 && PyErr_Occurred()) {  // past a C long: the general path says why
+        PyErr_Clear();
+        return -1;
+    }
     if (value != -1 && value != x.ndim - 1) return -1;
     return x.ndim == 1 ? 0 : 1;
 }
@@ -756,8 +768,11 @@ nb::object fast_reduce(int op, nb::handle x, nb::handle axis, nb::handle out) {
         // out= of the result's dtype, kind and device: 0-d for the whole
         // array, x.shape[:-1] for rows; written in place, returned.
         if (!read(out.ptr(), target, true) || target.kind != source.kind || target.on_device != source.on_device ||
-            target.device != source.device || target.code != source.code || !target.writeable)
+            target.device != source.device || target.code != source.code || target.is_bool != source.is_bool ||
+            !target.writeable)
             return nb::none();
+        // An out inside x: the general path reduces into a new array first.
+        if (overlap(target, source)) return nb::none();
         if (rows) {
             if (!same_shape_prefix(target, source))
                 return nb::none();

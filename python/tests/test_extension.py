@@ -434,6 +434,35 @@ def test_reductions_into_out(dtype):
             function(x, out=frozen)
 
 
+def test_common_path_takes_the_general_paths_answers_on_odd_arguments():
+    """Arguments the common path once got wrong (a review found them): an
+    axis past a C long, a bool out= for uint8 x, out= inside x, a thread
+    context closed by a with block."""
+    x = np.array([3.0, 1.0, 2.0])
+    for function in (gpuprim.sort, gpuprim.argsort, gpuprim.min, gpuprim.sum):
+        for axis in (2**64, -2**64):
+            with pytest.raises(ValueError, match="only the last axis"):
+                function(x, axis=axis)
+    small = np.array([5, 200, 7], np.uint8)
+    for name in ("min", "max"):
+        out = np.zeros((), bool)
+        with pytest.raises(TypeError, match="dtype bool"):
+            getattr(gpuprim, name)(small, out=out)
+        assert not out
+        rows = np.zeros(2, bool)
+        with pytest.raises(TypeError, match="dtype bool"):
+            getattr(gpuprim, name)(np.array([[5, 200], [7, 9]], np.uint8), axis=-1, out=rows)
+        assert not rows.any()
+    y = np.array([3.0, 1.0, 2.0])
+    assert gpuprim.min(y, out=y[0, ...]) == 1.0
+    np.testing.assert_array_equal(y, [1.0, 1.0, 2.0])
+    with gpuprim.context_for(x):
+        pass
+    np.testing.assert_array_equal(gpuprim.sort(x), [1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(gpuprim.cumsum(x), [3.0, 4.0, 6.0])
+    assert gpuprim.context_for(x)._handle is not None
+
+
 def test_committed_stubs_match_the_extension(tmp_path):
     """python/gpuprim/_ext.pyi is what nanobind's stubgen writes for the
     built layer (regenerate: python -m nanobind.stubgen -m gpuprim._ext -o
