@@ -268,8 +268,8 @@ static void test_host_allocator_failures(gpuprim_context_t owner, int cuda) {
     gpuprim_buffer_t keys, out, spare = NULL;
     uint32_t *host = (uint32_t *)tc_xmalloc(N * sizeof(uint32_t));
     uint32_t *poison = (uint32_t *)tc_xmalloc(N * sizeof(uint32_t));
-    uint64_t i, workspace = 0;
-    long frees_before;
+    uint64_t i, workspace = 0, grown = 0;
+    long frees_before, attempts_before;
 
     snprintf(tc.where, sizeof tc.where, "the host's allocator fails at creation");
     pool.fail_from_attempt = 0;
@@ -310,6 +310,28 @@ static void test_host_allocator_failures(gpuprim_context_t owner, int cuda) {
     pool.fail_from_attempt = -1;
     CHECK_OK(gpuprim_sort(c, keys, NULL, out, NULL, GPUPRIM_ORDER_ASCENDING));
     CHECK_OK(gpuprim_context_get_workspace_size(c, &workspace));
+
+    /* A reserve that cannot grow the workspace leaves its block where it
+     * was, held or not: never given back first (a held block is one a CUDA
+     * graph may hold). */
+    for (i = 0; i < 2; ++i) {
+        snprintf(tc.where, sizeof tc.where, "the host's allocator fails a reserve that grows the workspace, %s",
+                 i ? "held" : "not held");
+        CHECK_OK(gpuprim_context_reserve_workspace(c, 0, (int)i));
+        frees_before = pool.frees;
+        pool.fail_from_attempt = pool.attempts;
+        CHECK_STATUS(gpuprim_context_reserve_workspace(c, workspace + (1u << 20), 1), GPUPRIM_ERROR_OUT_OF_MEMORY);
+        pool.fail_from_attempt = -1;
+        CHECKF(pool.frees == frees_before, "the workspace's block was given back (%ld frees)",
+               pool.frees - frees_before);
+        CHECK_OK(gpuprim_context_get_workspace_size(c, &grown));
+        CHECK(grown == workspace);
+        attempts_before = pool.attempts;
+        CHECK_OK(gpuprim_sort(c, keys, NULL, out, NULL, GPUPRIM_ORDER_DESCENDING));
+        CHECKF(pool.attempts == attempts_before, "the sort after it allocated (%ld attempts)",
+               pool.attempts - attempts_before);
+    }
+    CHECK_OK(gpuprim_context_reserve_workspace(c, 0, 0));
 
     snprintf(tc.where, sizeof tc.where, "a misaligned block");
     frees_before = pool.frees;

@@ -87,16 +87,16 @@ public:
     // address) until release() or hold(false).
     void hold(bool held) { held_ = held; }
 
-    // Grows to at least `bytes` (0: as it is), then holds still or not; a
-    // failed growth keeps the block (as reserve() says) and the old hold.
+    // Grows to at least `bytes` (0: as it is), then holds still or not. The
+    // new block is taken before the old one is given back, so a failed
+    // growth leaves the block where it was, and the old hold (unlike
+    // reserve(), no retry with the old block freed: that could move a block
+    // a CUDA graph holds, or leave a held workspace empty).
     void grow_and_hold(uint64_t bytes, bool held) {
-        const bool was_held = held_;
-        held_ = false;
-        try {
-            if (bytes > capacity_) reserve(bytes);
-        } catch (...) {
-            held_ = was_held;
-            throw;
+        if (recording_) {
+            reserve(bytes);
+        } else {
+            adopt(take(bytes), bytes);
         }
         held_ = held;
     }

@@ -52,19 +52,27 @@ void count_into(const Binner<T> &binner, const T *x, uint64_t begin, uint64_t en
     }
 }
 
-// One row: the n elements at x into the bins counts at counts.
-template <typename T, typename Count>
-void histogram_row(Parallel &parallel, const Binner<T> &binner, const T *x, uint64_t n, Count *counts) {
-    const uint64_t bins = binner.request.bins;
+// How many pieces a row of n elements is counted in (1: one thread).
+uint64_t row_pieces(const Parallel &parallel, uint64_t n, uint64_t bins) {
     uint64_t pieces = std::min<uint64_t>(ceil_div(n, kPieceElements), uint64_t(std::max(parallel.threads(), 1)));
     pieces = std::min(pieces, kMostPieces);
-    pieces = std::min(pieces, std::max<uint64_t>(1, kPrivateBytes / (bins * sizeof(uint64_t))));
+    return std::min(pieces, std::max<uint64_t>(1, kPrivateBytes / (bins * sizeof(uint64_t))));
+}
+
+// One row: the n elements at x into the bins counts at counts; `partial`
+// holds row_pieces() * bins counters (allocated by the caller once for
+// every row, so that a failing allocation comes before any row is written).
+template <typename T, typename Count>
+void histogram_row(Parallel &parallel, const Binner<T> &binner, const T *x, uint64_t n, Count *counts,
+                   std::vector<uint64_t> &partial) {
+    const uint64_t bins = binner.request.bins;
+    const uint64_t pieces = row_pieces(parallel, n, bins);
     if (pieces <= 1) {
         std::memset(counts, 0, bins * sizeof(Count));
         count_into(binner, x, 0, n, counts);
         return;
     }
-    std::vector<uint64_t> partial(pieces * bins, 0);
+    std::fill(partial.begin(), partial.end(), uint64_t(0));
     parallel.for_each(static_cast<size_t>(pieces), [&](size_t p) {
         const uint64_t begin = n / pieces * p + std::min<uint64_t>(p, n % pieces);
         const uint64_t end = begin + n / pieces + (p < n % pieces ? 1 : 0);
@@ -85,12 +93,11 @@ void histogram_typed(Parallel &parallel, const HistogramRequest &request) {
     Count *counts = static_cast<Count *>(request.counts);
     const Binner<T> binner{request, static_cast<const T *>(request.edges)};
     const uint64_t n = request.count, bins = request.bins, rows = request.rows;
-    if (rows == 1) {
-        histogram_row(parallel, binner, x, n, counts);
-        return;
-    }
-    if (n >= kPieceElements && rows < uint64_t(std::max(parallel.threads(), 1))) {
-        for (uint64_t r = 0; r < rows; ++r) histogram_row(parallel, binner, x + r * n, n, counts + r * bins);
+    const bool row_by_row = rows == 1 || (n >= kPieceElements && rows < uint64_t(std::max(parallel.threads(), 1)));
+    if (row_by_row) {
+        const uint64_t pieces = row_pieces(parallel, n, bins);
+        std::vector<uint64_t> partial(pieces > 1 ? pieces * bins : 0);
+        for (uint64_t r = 0; r < rows; ++r) histogram_row(parallel, binner, x + r * n, n, counts + r * bins, partial);
         return;
     }
     // Whole rows a thread, about kPieceElements elements and counts a range of rows.
