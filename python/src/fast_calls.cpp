@@ -362,11 +362,16 @@ std::int64_t item_size(int code) {
 
 std::uintptr_t framework_stream(std::uintptr_t stream) { return stream ? stream : legacy_stream; }
 
-// Whether two C-contiguous operands share any byte.
+// Whether two C-contiguous operands may share a byte (true too where a
+// byte count would not fit 64 bits: the general path then decides).
 bool overlap(const Operand &a, const Operand &b) {
-    const auto begin_a = reinterpret_cast<std::uintptr_t>(a.data), begin_b = reinterpret_cast<std::uintptr_t>(b.data);
-    const std::uintptr_t end_a = begin_a + a.count * std::uint64_t(item_size(a.code)),
-                         end_b = begin_b + b.count * std::uint64_t(item_size(b.code));
+    const std::uint64_t begin_a = reinterpret_cast<std::uintptr_t>(a.data),
+                        begin_b = reinterpret_cast<std::uintptr_t>(b.data);
+    std::uint64_t bytes_a, bytes_b, end_a, end_b;
+    if (__builtin_mul_overflow(a.count, std::uint64_t(item_size(a.code)), &bytes_a) ||
+        __builtin_mul_overflow(b.count, std::uint64_t(item_size(b.code)), &bytes_b) ||
+        __builtin_add_overflow(begin_a, bytes_a, &end_a) || __builtin_add_overflow(begin_b, bytes_b, &end_b))
+        return true;
     return begin_a < end_b && begin_b < end_a;
 }
 

@@ -59,14 +59,14 @@ uint64_t row_pieces(const Parallel &parallel, uint64_t n, uint64_t bins) {
     return std::min(pieces, std::max<uint64_t>(1, kPrivateBytes / (bins * sizeof(uint64_t))));
 }
 
-// One row: the n elements at x into the bins counts at counts; `partial`
-// holds row_pieces() * bins counters (allocated by the caller once for
-// every row, so that a failing allocation comes before any row is written).
+// One row: the n elements at x into the bins counts at counts, in `pieces`
+// (row_pieces()); past one, `partial` holds pieces * bins counters
+// (allocated by the caller once for every row, so that a failing
+// allocation comes before any row is written).
 template <typename T, typename Count>
 void histogram_row(Parallel &parallel, const Binner<T> &binner, const T *x, uint64_t n, Count *counts,
-                   std::vector<uint64_t> &partial) {
+                   uint64_t pieces, std::vector<uint64_t> &partial) {
     const uint64_t bins = binner.request.bins;
-    const uint64_t pieces = row_pieces(parallel, n, bins);
     if (pieces <= 1) {
         std::memset(counts, 0, bins * sizeof(Count));
         count_into(binner, x, 0, n, counts);
@@ -97,7 +97,8 @@ void histogram_typed(Parallel &parallel, const HistogramRequest &request) {
     if (row_by_row) {
         const uint64_t pieces = row_pieces(parallel, n, bins);
         std::vector<uint64_t> partial(pieces > 1 ? pieces * bins : 0);
-        for (uint64_t r = 0; r < rows; ++r) histogram_row(parallel, binner, x + r * n, n, counts + r * bins, partial);
+        for (uint64_t r = 0; r < rows; ++r)
+            histogram_row(parallel, binner, x + r * n, n, counts + r * bins, pieces, partial);
         return;
     }
     // Whole rows a thread, about kPieceElements elements and counts a range of rows.
