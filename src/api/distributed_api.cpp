@@ -60,9 +60,9 @@ void must_match_sort(Agreement &agreement, const gpuprim::SortRequest &request, 
 
 // The sort and argsort entry points: the request build_request makes from
 // the arguments (checked on this rank, its must-match fields registered),
-// the sort's scratch from the context's distributed workspace (inside the
-// local checks: a rank short of memory fails the call on every rank), the
-// agreement, then the distributed sort.
+// the sort's scratch from the context's distributed workspace and its local
+// steps' workspace (inside the local checks: a rank short of memory fails the
+// call on every rank), the agreement, then the distributed sort.
 template <typename BuildRequest>
 gpuprim_status_t distributed_sort_call(const char *name, gpuprim_context_t context, BuildRequest &&build_request) {
     return guarded(name, context, [&](Context &ctx) {
@@ -77,6 +77,7 @@ gpuprim_status_t distributed_sort_call(const char *name, gpuprim_context_t conte
             request = build_request(ctx, agreement);
             scratch = gpuprim::dist::plan_sort_scratch(request, communicator.size());
             block = scratch.plan.bytes() ? ctx.distributed_workspace.reserve(scratch.plan.bytes()) : nullptr;
+            gpuprim::dist::take_sort_workspace(*ctx.backend, request, scratch, block, communicator.size());
             checked = true;
         });
         const GlobalLayout layout = agreement.agree(checked ? request.count : 0);
@@ -129,6 +130,7 @@ gpuprim_status_t gpuprim_distributed_reduce(gpuprim_context_t context, gpuprim_o
             require(result, "result");
             agreement.must_match("op", uint64_t(enum_bits(op)));
             agreement.must_match("the input's dtype", dtype_field(in));
+            gpuprim::dist::take_reduce_workspace(*ctx.backend, op, in->dtype, in->data, in->count);
         });
         const GlobalLayout layout = agreement.agree(in ? in->count : 0);
         gpuprim::dist::reduce(*ctx.backend, communicator, layout, op, in->dtype, in->data, result);
@@ -151,6 +153,8 @@ gpuprim_status_t gpuprim_distributed_scan(gpuprim_context_t context, gpuprim_op_
             agreement.must_match("op", uint64_t(enum_bits(op)));
             agreement.must_match("kind", uint64_t(enum_bits(kind)));
             agreement.must_match("the input's dtype", dtype_field(in));
+            gpuprim::dist::take_scan_workspace(*ctx.backend, communicator.size(), op, kind, in->dtype, in->data, out,
+                                               in->count);
         });
         const GlobalLayout layout = agreement.agree(in ? in->count : 0);
         gpuprim::dist::scan(*ctx.backend, communicator, layout, op, kind, in->dtype, in->data, out);
@@ -222,6 +226,7 @@ gpuprim_status_t gpuprim_distributed_topk(gpuprim_context_t context, gpuprim_buf
         agreement.confirm([&] {
             scratch = gpuprim::dist::plan_topk_scratch(request, layout);
             block = scratch.plan.bytes() ? ctx.distributed_workspace.reserve(scratch.plan.bytes()) : nullptr;
+            gpuprim::dist::take_topk_workspace(*ctx.backend, layout, request, scratch, block);
         });
         gpuprim::dist::topk(*ctx.backend, communicator, layout, request, scratch, block);
     });

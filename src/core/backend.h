@@ -418,6 +418,13 @@ public:
     };
     virtual void begin_measure() = 0;
     virtual WorkspaceSizes end_measure() = 0;
+    // Grows each block to at least its size in `sizes`, as the calls' own
+    // reserves do (a block held still and too small: OUT_OF_MEMORY; the hold
+    // is left as it is): for a call that must know before it starts that
+    // its steps will find their workspace (the distributed calls, whose
+    // other ranks would otherwise wait in a collective for a rank that
+    // failed).
+    virtual void take_workspace(const WorkspaceSizes &sizes) = 0;
     bool measuring() const { return measuring_; }
     // Testing hook (test_workspace_query): the largest request each real
     // block has seen since the backend was made.

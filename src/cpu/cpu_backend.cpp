@@ -91,6 +91,9 @@ public:
     void reserve_workspace_sizes(uint64_t main_bytes, uint64_t side_bytes, bool hold) override {
         workspace_.grow_and_hold(checked_add(main_bytes, side_bytes, "workspace"), hold);
     }
+    void take_workspace(const WorkspaceSizes &sizes) override {
+        workspace_.reserve(checked_add(sizes.main_bytes, sizes.side_bytes, "workspace"));
+    }
 
     // While measuring, the calls that use no workspace return at once; the
     // others compute what they would reserve (measure_) and return.
@@ -242,6 +245,7 @@ public:
 
     void merge_sorted_runs(const SortRequest &request, const uint64_t *run_starts, uint32_t runs, void *spare_keys,
                            void *spare_values) override {
+        if (measuring_) return;  // no workspace
         cpu::merge_sorted_runs(parallel_, request, run_starts, runs, spare_keys, spare_values);
     }
 

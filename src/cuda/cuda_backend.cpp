@@ -279,6 +279,11 @@ public:
         DeviceScope scope(env_.device_ordinal);
         Workspace::grow_and_hold(workspace_, main_bytes, side_workspace_, side_bytes, hold);
     }
+    void take_workspace(const WorkspaceSizes &sizes) override {
+        DeviceScope scope(env_.device_ordinal);
+        workspace_.reserve(sizes.main_bytes);
+        side_workspace_.reserve(sizes.side_bytes);
+    }
 
     // The query's calls run on measure_env_: env_ with recorders for
     // workspaces and `measuring` set (DeviceEnv).
@@ -405,7 +410,7 @@ public:
     void merge_sorted_runs(const SortRequest &request, const uint64_t *run_starts, uint32_t runs, void *spare_keys,
                            void *spare_values) override {
         DeviceScope scope(env_.device_ordinal);
-        cuda::merge_sorted_runs(env_, request, run_starts, runs, spare_keys, spare_values);
+        cuda::merge_sorted_runs(call_env(), request, run_starts, runs, spare_keys, spare_values);
     }
 
     void merge(const MergeRequest &request) override {

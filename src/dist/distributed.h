@@ -24,6 +24,10 @@ struct SortScratch {
     size_t own_keys, received_keys, received_values, spare_keys, spare_values, candidates, counts;
 };
 SortScratch plan_sort_scratch(const SortRequest &request, int32_t ranks);
+// The local steps' workspace (dist/local_workspace.h), taken inside the
+// agreement's local checks, after the scratch; ranks: the communicator's.
+void take_sort_workspace(Backend &backend, const SortRequest &request, const SortScratch &scratch, void *block,
+                         int32_t ranks);
 void sort(Backend &backend, Communicator &communicator, const GlobalLayout &layout, const SortRequest &request,
           const SortScratch &scratch, void *block);
 
@@ -37,9 +41,18 @@ struct TopkScratch {
 // Sized from the layout (every rank's candidates: min(k, its count)), so
 // taken after the agreement and confirmed across ranks (Agreement::confirm).
 TopkScratch plan_topk_scratch(const TopkRequest &request, const GlobalLayout &layout);
+// The local steps' workspace, taken with the scratch in the confirmation.
+void take_topk_workspace(Backend &backend, const GlobalLayout &layout, const TopkRequest &request,
+                         const TopkScratch &scratch, void *block);
 void topk(Backend &backend, Communicator &communicator, const GlobalLayout &layout, const TopkRequest &request,
           const TopkScratch &scratch, void *block);
 
+// The local steps' workspace of a reduce or scan of this rank's count
+// elements, taken inside the agreement's local checks.
+void take_reduce_workspace(Backend &backend, gpuprim_op_t op, gpuprim_dtype_t dtype, const void *input,
+                           uint64_t count);
+void take_scan_workspace(Backend &backend, int32_t ranks, gpuprim_op_t op, gpuprim_scan_kind_t kind,
+                         gpuprim_dtype_t dtype, const void *input, void *output, uint64_t count);
 // Reduce: the global result to host memory at result.
 void reduce(Backend &backend, Communicator &communicator, const GlobalLayout &layout, gpuprim_op_t op,
             gpuprim_dtype_t dtype, const void *input, void *result);

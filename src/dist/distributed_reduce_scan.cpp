@@ -5,6 +5,7 @@
 // for a given layout. The scan starts each rank's local scan from the
 // combination of the totals of the ranks before it (no second pass).
 #include "dist/distributed.h"
+#include "dist/local_workspace.h"
 
 #include "core/dtype.h"
 #include "core/ops.h"
@@ -82,6 +83,28 @@ std::vector<Partial> gather_partials(Backend &backend, Communicator &communicato
 }
 
 }  // namespace
+
+void take_reduce_workspace(Backend &backend, gpuprim_op_t op, gpuprim_dtype_t dtype, const void *input,
+                           uint64_t count) {
+    if (count == 0) return;
+    take_local_workspace(backend, [&] {
+        Partial mine{};
+        backend.reduce(op, dtype, input, count, mine.bytes, true);
+    });
+}
+
+void take_scan_workspace(Backend &backend, int32_t ranks, gpuprim_op_t op, gpuprim_scan_kind_t kind,
+                         gpuprim_dtype_t dtype, const void *input, void *output, uint64_t count) {
+    if (count == 0) return;
+    take_local_workspace(backend, [&] {
+        if (ranks == 1) return backend.scan(op, kind, dtype, input, output, count, nullptr);
+        Partial mine{};
+        backend.reduce(op, dtype, input, count, mine.bytes, true);
+        // A carry, as every rank but the first with elements before it has.
+        const unsigned char carry[8] = {};
+        backend.scan(op, kind, dtype, input, output, count, carry);
+    });
+}
 
 void reduce(Backend &backend, Communicator &communicator, const GlobalLayout &layout, gpuprim_op_t op,
             gpuprim_dtype_t dtype, const void *input, void *result) {

@@ -6,6 +6,7 @@
 // source-rank order: equal keys end up in (rank, position) order, the global
 // stable order.
 #include "dist/distributed.h"
+#include "dist/local_workspace.h"
 #include "dist/splitters.h"
 
 #include "core/checked_size.h"
@@ -110,7 +111,59 @@ bool already_in_rank_order(Backend &backend, Communicator &communicator, const S
     return true;
 }
 
+// The scratch parts the steps use (values' parts null without values).
+struct SortParts {
+    void *own_keys, *received_keys, *received_values, *spare_keys, *spare_values;
+};
+
+SortParts parts_of(const SortRequest &request, const SortScratch &scratch, void *block) {
+    const bool values = request.value_bytes != 0;
+    return {scratch.plan.part(block, scratch.own_keys), scratch.plan.part(block, scratch.received_keys),
+            values ? scratch.plan.part(block, scratch.received_values) : nullptr,
+            scratch.plan.part(block, scratch.spare_keys),
+            values ? scratch.plan.part(block, scratch.spare_values) : nullptr};
+}
+
+// Step 1's request: the local stable sort straight into the outputs; an
+// argsort without keys_out sorts its keys into scratch.
+SortRequest local_sort_of(const SortRequest &request, const SortParts &parts) {
+    SortRequest local = request;
+    if (!local.keys_out) local.keys_out = parts.own_keys;
+    return local;
+}
+
+// Step 4's request: the runs received merged back into the outputs.
+SortRequest merge_of(const SortRequest &request, const SortRequest &local, const SortParts &parts) {
+    SortRequest runs = request;
+    runs.keys_in = parts.received_keys;
+    runs.keys_out = local.keys_out;
+    runs.values_in = parts.received_values;
+    runs.values_out = local.values_out;
+    runs.values_are_indices = false;
+    runs.largest_index = UINT64_MAX;
+    return runs;
+}
+
 }  // namespace
+
+void take_sort_workspace(Backend &backend, const SortRequest &request, const SortScratch &scratch, void *block,
+                         int32_t ranks) {
+    const uint64_t n = request.count;
+    if (n == 0) return;
+    take_local_workspace(backend, [&] {
+        if (ranks == 1) return backend.sort(request);
+        const SortParts parts = parts_of(request, scratch, block);
+        const SortRequest local = local_sort_of(request, parts);
+        backend.sort(local);
+        // What the merge takes depends on the count and the number of runs
+        // only (Backend::merge_sorted_runs), so any runs of n keys measure it.
+        std::vector<uint64_t> run_starts(size_t(ranks) + 1);
+        for (size_t r = 0; r <= size_t(ranks); ++r) run_starts[r] = n / uint64_t(ranks) * r;
+        run_starts[size_t(ranks)] = n;
+        backend.merge_sorted_runs(merge_of(request, local, parts), run_starts.data(), uint32_t(ranks),
+                                  parts.spare_keys, parts.spare_values);
+    });
+}
 
 void sort(Backend &backend, Communicator &communicator, const GlobalLayout &layout, const SortRequest &request,
           const SortScratch &scratch, void *block) {
@@ -124,8 +177,8 @@ void sort(Backend &backend, Communicator &communicator, const GlobalLayout &layo
 
     // 1. The local stable sort, straight into the outputs (argsort: global
     // positions); what moves later is exchanged from there.
-    SortRequest local = request;
-    if (!local.keys_out) local.keys_out = scratch.plan.part(block, scratch.own_keys);
+    const SortParts parts = parts_of(request, scratch, block);
+    const SortRequest local = local_sort_of(request, parts);
     if (n) {
         backend.sort(local);
         if (request.values_are_indices && layout.local_offset())
@@ -145,13 +198,11 @@ void sort(Backend &backend, Communicator &communicator, const GlobalLayout &layo
 
     // 3. One exchange of keys (and values), into scratch: block p of what
     // lands comes from rank p.
-    void *received_keys = scratch.plan.part(block, scratch.received_keys);
-    void *received_values = request.value_bytes ? scratch.plan.part(block, scratch.received_values) : nullptr;
     const std::vector<PeerTransfer> key_transfers =
-        transfers_of(layout, splits, request.key_bytes, local.keys_out, received_keys);
+        transfers_of(layout, splits, request.key_bytes, local.keys_out, parts.received_keys);
     communicator.exchange(key_transfers);
     if (request.value_bytes)
-        communicator.exchange(transfers_of(layout, splits, request.value_bytes, local.values_out, received_values));
+        communicator.exchange(transfers_of(layout, splits, request.value_bytes, local.values_out, parts.received_values));
 
     // 4. The runs received, in source-rank order, each sorted: their stable
     // merge (equal keys: lower rank first) back into the outputs.
@@ -159,16 +210,8 @@ void sort(Backend &backend, Communicator &communicator, const GlobalLayout &layo
         std::vector<uint64_t> run_starts(key_transfers.size() + 1, 0);
         for (size_t peer = 0; peer < key_transfers.size(); ++peer)
             run_starts[peer + 1] = run_starts[peer] + key_transfers[peer].receive_bytes / request.key_bytes;
-        SortRequest runs = request;
-        runs.keys_in = received_keys;
-        runs.keys_out = local.keys_out;
-        runs.values_in = received_values;
-        runs.values_out = local.values_out;
-        runs.values_are_indices = false;
-        runs.largest_index = UINT64_MAX;
-        backend.merge_sorted_runs(runs, run_starts.data(), static_cast<uint32_t>(key_transfers.size()),
-                                  scratch.plan.part(block, scratch.spare_keys),
-                                  request.value_bytes ? scratch.plan.part(block, scratch.spare_values) : nullptr);
+        backend.merge_sorted_runs(merge_of(request, local, parts), run_starts.data(),
+                                  static_cast<uint32_t>(key_transfers.size()), parts.spare_keys, parts.spare_values);
     }
     backend.synchronize();
 }

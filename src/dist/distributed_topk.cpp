@@ -7,6 +7,7 @@
 #include "dist/distributed.h"
 
 #include "core/checked_size.h"
+#include "dist/local_workspace.h"
 
 #include <algorithm>
 
@@ -35,6 +36,58 @@ std::vector<PeerTransfer> gather_transfers(const GlobalLayout &layout, uint64_t 
     return transfers;
 }
 
+SegmentLayout one_row_of(uint64_t n) {
+    SegmentLayout one_row{};
+    one_row.segments = 1;
+    one_row.row_length = n;
+    one_row.data_count = n;
+    return one_row;
+}
+
+// The steps' requests and where this rank's candidates start in the
+// gathered arrays.
+struct TopkSteps {
+    uint64_t mine = 0;   // this rank's candidates
+    uint64_t start = 0;  // where they go in the gathered arrays
+    uint64_t total = 0;  // every rank's
+    char *keys = nullptr, *indices = nullptr;  // the gathered arrays (indices: null without)
+    TopkRequest local{};
+    SortRequest order{};
+};
+
+TopkSteps steps_of(const GlobalLayout &layout, const TopkRequest &request, const TopkScratch &scratch, void *block) {
+    TopkSteps steps;
+    const size_t me = size_t(layout.rank);
+    for (size_t r = 0; r < size_t(layout.ranks); ++r) {
+        if (r == me) steps.start = steps.total;
+        steps.total += candidates_of(layout, request.k, r);
+    }
+    steps.mine = candidates_of(layout, request.k, me);
+    steps.keys = scratch.plan.part<char>(block, scratch.keys);
+    steps.indices = request.indices ? scratch.plan.part<char>(block, scratch.indices) : nullptr;
+
+    // 1. This rank's candidates, straight into its block of the gathered arrays.
+    steps.local = request;
+    steps.local.k = steps.mine;
+    steps.local.keys_out = steps.keys + steps.start * request.key_bytes;
+    steps.local.indices = steps.indices ? steps.indices + steps.start * request.index_bytes : nullptr;
+
+    // 3. The stable sort of every rank's candidates.
+    SortRequest &order = steps.order;
+    order.key_kind = request.key_kind;
+    order.key_bytes = request.key_bytes;
+    order.descending = request.descending;
+    order.keys_in = steps.keys;
+    order.keys_out = scratch.plan.part(block, scratch.sorted_keys);
+    order.count = steps.total;
+    if (steps.indices) {
+        order.value_bytes = request.index_bytes;
+        order.values_in = steps.indices;
+        order.values_out = scratch.plan.part(block, scratch.sorted_indices);
+    }
+    return steps;
+}
+
 }  // namespace
 
 TopkScratch plan_topk_scratch(const TopkRequest &request, const GlobalLayout &layout) {
@@ -52,60 +105,45 @@ TopkScratch plan_topk_scratch(const TopkRequest &request, const GlobalLayout &la
     return scratch;
 }
 
+void take_topk_workspace(Backend &backend, const GlobalLayout &layout, const TopkRequest &request,
+                         const TopkScratch &scratch, void *block) {
+    if (request.k == 0) return;
+    const SegmentLayout one_row = one_row_of(layout.local_count());
+    take_local_workspace(backend, [&] {
+        if (layout.ranks == 1) return backend.topk(request, one_row);
+        const TopkSteps steps = steps_of(layout, request, scratch, block);
+        if (steps.mine) backend.topk(steps.local, one_row);
+        backend.sort(steps.order);
+    });
+}
+
 void topk(Backend &backend, Communicator &communicator, const GlobalLayout &layout, const TopkRequest &request,
           const TopkScratch &scratch, void *block) {
     const uint64_t n = layout.local_count(), k = request.k;
     if (k == 0) return;
-    const size_t ranks = size_t(layout.ranks), me = size_t(layout.rank);
-    SegmentLayout one_row{};
-    one_row.segments = 1;
-    one_row.row_length = n;
-    one_row.data_count = n;
-    if (ranks == 1) {
+    const SegmentLayout one_row = one_row_of(n);
+    if (layout.ranks == 1) {
         backend.topk(request, one_row);
         backend.synchronize();
         return;
     }
 
     // 1. This rank's candidates, straight into its block of the gathered arrays.
-    uint64_t start = 0, total = 0;
-    for (size_t r = 0; r < ranks; ++r) {
-        if (r == me) start = total;
-        total += candidates_of(layout, k, r);
-    }
-    char *keys = scratch.plan.part<char>(block, scratch.keys);
-    char *indices = request.indices ? scratch.plan.part<char>(block, scratch.indices) : nullptr;
-    const uint64_t mine = candidates_of(layout, k, me);
-    if (mine) {
-        TopkRequest local = request;
-        local.k = mine;
-        local.keys_out = keys + start * request.key_bytes;
-        local.indices = indices ? indices + start * request.index_bytes : nullptr;
-        backend.topk(local, one_row);
-        if (indices && layout.local_offset())
-            backend.add_to_indices(local.indices, mine, request.index_bytes, layout.local_offset());
+    const TopkSteps steps = steps_of(layout, request, scratch, block);
+    if (steps.mine) {
+        backend.topk(steps.local, one_row);
+        if (steps.local.indices && layout.local_offset())
+            backend.add_to_indices(steps.local.indices, steps.mine, request.index_bytes, layout.local_offset());
     }
 
     // 2. Every rank's candidates on every rank.
-    communicator.exchange(gather_transfers(layout, k, request.key_bytes, keys));
-    if (indices) communicator.exchange(gather_transfers(layout, k, request.index_bytes, indices));
+    communicator.exchange(gather_transfers(layout, k, request.key_bytes, steps.keys));
+    if (steps.indices) communicator.exchange(gather_transfers(layout, k, request.index_bytes, steps.indices));
 
     // 3. The first k of their stable sort.
-    SortRequest order{};
-    order.key_kind = request.key_kind;
-    order.key_bytes = request.key_bytes;
-    order.descending = request.descending;
-    order.keys_in = keys;
-    order.keys_out = scratch.plan.part(block, scratch.sorted_keys);
-    order.count = total;
-    if (indices) {
-        order.value_bytes = request.index_bytes;
-        order.values_in = indices;
-        order.values_out = scratch.plan.part(block, scratch.sorted_indices);
-    }
-    backend.sort(order);
-    if (request.keys_out) backend.copy(request.keys_out, order.keys_out, k * request.key_bytes);
-    if (request.indices) backend.copy(request.indices, order.values_out, k * request.index_bytes);
+    backend.sort(steps.order);
+    if (request.keys_out) backend.copy(request.keys_out, steps.order.keys_out, k * request.key_bytes);
+    if (request.indices) backend.copy(request.indices, steps.order.values_out, k * request.index_bytes);
     backend.synchronize();
 }
 

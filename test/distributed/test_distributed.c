@@ -23,6 +23,7 @@
 static int g_rank, g_ranks;
 static MPI_Comm g_world;
 static int g_cuda;
+static gpuprim_context_options_t g_options; /* the options setup() made tc.ctx with */
 #if defined(GPUPRIM_TEST_NCCL)
 static ncclComm_t g_nccl;
 #endif
@@ -83,6 +84,7 @@ static void setup(void) {
     }
 #endif
     if (!g_cuda) options.backend = GPUPRIM_BACKEND_CPU;
+    g_options = options;
     if (gpuprim_context_create(&options, &tc.ctx, message, sizeof message) != GPUPRIM_SUCCESS) {
         fprintf(stderr, "test_distributed: gpuprim_context_create failed: %s\n", message);
         exit(1);
@@ -504,6 +506,167 @@ static void check_agreement(void) {
     REQUIRE_OK(gpuprim_buffer_destroy(tc.ctx, f32));
 }
 
+/* One rank whose allocator refuses the workspace of the call's local steps
+ * (its sort, top-k, reduce or scan, the merge): every rank must fail alike
+ * (OUT_OF_MEMORY) before any data moves, with the outputs untouched; a rank
+ * failing after the others had entered a collective would leave them
+ * waiting (a hang). The checks run on a second context, attached to the
+ * same communicator, whose allocator gives the failing rank one more block
+ * (the distributed scratch, the call's first) and refuses the next. */
+typedef struct refusing_allocator {
+    long allowed; /* blocks still given before refusing; -1: all */
+    long refused;
+} refusing_allocator_t;
+
+static int refusing_allocate(void *user, uint64_t bytes, void *stream, void **memory) {
+    refusing_allocator_t *allocator = (refusing_allocator_t *)user;
+    (void)stream;
+    if (allocator->allowed == 0) {
+        allocator->refused++;
+        return 1;
+    }
+    if (allocator->allowed > 0) allocator->allowed--;
+#if defined(GPUPRIM_TEST_NCCL)
+    if (g_cuda) return cudaMalloc(memory, bytes) == cudaSuccess ? 0 : 1;
+#endif
+    {
+        /* 256-byte aligned from malloc (C99 has no aligned_alloc): the raw
+         * pointer is kept just before the block. */
+        char *raw = (char *)malloc((size_t)bytes + 256 + sizeof(void *));
+        uintptr_t start;
+        if (!raw) return 1;
+        start = ((uintptr_t)(raw + sizeof(void *)) + 255) & ~(uintptr_t)255;
+        ((void **)start)[-1] = raw;
+        *memory = (void *)start;
+    }
+    return 0;
+}
+
+static void refusing_deallocate(void *user, void *memory, uint64_t bytes, void *stream) {
+    (void)user;
+    (void)bytes;
+#if defined(GPUPRIM_TEST_NCCL)
+    if (g_cuda) {
+        cudaStreamSynchronize((cudaStream_t)stream); /* the header's rule for an allocator that frees at once */
+        cudaFree(memory);
+        return;
+    }
+#endif
+    (void)stream;
+    free(((void **)memory)[-1]);
+}
+
+/* The call's status on every rank: the same everywhere, and success or
+ * OUT_OF_MEMORY. Returns whether it failed. */
+static int failed_everywhere(gpuprim_context_t ctx, gpuprim_status_t status, int bad, const char *call) {
+    int mine = (int)status, all[64], r, same = 1;
+    MPI_Allgather(&mine, 1, MPI_INT, all, 1, MPI_INT, MPI_COMM_WORLD);
+    for (r = 0; r < g_ranks; ++r) same = same && all[r] == mine;
+    CHECKF(same, "%s: rank %d got status %d, not every rank's", call, g_rank, mine);
+    CHECKF(status == GPUPRIM_SUCCESS || status == GPUPRIM_ERROR_OUT_OF_MEMORY, "%s: status %d (%s)", call, mine,
+           gpuprim_context_last_error(ctx));
+    if (status != GPUPRIM_SUCCESS && g_ranks > 1 && g_rank != bad) CHECK_MESSAGE(ctx, "failed on rank");
+    return status != GPUPRIM_SUCCESS;
+}
+
+static void check_untouched(gpuprim_context_t ctx, gpuprim_buffer_t b, gpuprim_dtype_t d, uint64_t n) {
+    uint64_t i, changed = 0;
+    void *host = tc_xmalloc(n * tc_size(d));
+    REQUIRE_OK(gpuprim_buffer_download(ctx, b, 0, host, n));
+    for (i = 0; i < n; ++i) changed += tc_get(d, host, i) != tc_poison_bits(d);
+    CHECKF(changed == 0, "%llu of %llu outputs written by a call that failed", (unsigned long long)changed,
+           (unsigned long long)n);
+    free(host);
+}
+
+static gpuprim_buffer_t poisoned_in(gpuprim_context_t ctx, gpuprim_dtype_t d, uint64_t n) {
+    uint64_t i;
+    void *host = tc_xmalloc(n * tc_size(d));
+    gpuprim_buffer_t b;
+    for (i = 0; i < n; ++i) tc_set(d, host, i, tc_poison_bits(d));
+    b = tc_buffer_from(ctx, d, host, n);
+    free(host);
+    return b;
+}
+
+static void check_refused_workspace(void) {
+    enum { kBuffers = 7 };
+    const uint64_t n = 5000, k = 16;
+    const int bad = g_ranks - 1;
+    refusing_allocator_t allocator = {-1, 0};
+    gpuprim_context_options_t options = g_options;
+    gpuprim_context_t ctx = NULL;
+    gpuprim_buffer_t b[kBuffers];
+    char message[512] = "";
+    unsigned char result[8];
+    void *host = tc_xmalloc(n * 4);
+    int i;
+
+    options.allocate = refusing_allocate;
+    options.deallocate = refusing_deallocate;
+    options.allocator_user = &allocator;
+    if (gpuprim_context_create(&options, &ctx, message, sizeof message) != GPUPRIM_SUCCESS) {
+        CHECKF(0, "gpuprim_context_create with an allocator: %s", message);
+        free(host);
+        return;
+    }
+#if defined(GPUPRIM_TEST_NCCL)
+    if (g_cuda) REQUIRE_OK(gpuprim_context_attach_communicator(ctx, GPUPRIM_COMM_NCCL, g_nccl));
+#endif
+    if (!g_cuda) REQUIRE_OK(gpuprim_context_attach_communicator(ctx, GPUPRIM_COMM_MPI, &g_world));
+    tc_fill(GPUPRIM_DTYPE_U32, host, n, TC_RANDOM_BITS);
+    b[0] = tc_buffer_from(ctx, GPUPRIM_DTYPE_U32, host, n); /* keys */
+    b[1] = tc_buffer_from(ctx, GPUPRIM_DTYPE_U32, host, n); /* values */
+    b[2] = poisoned_in(ctx, GPUPRIM_DTYPE_U32, n);          /* keys out */
+    b[3] = poisoned_in(ctx, GPUPRIM_DTYPE_U32, n);          /* values out */
+    b[4] = poisoned_in(ctx, GPUPRIM_DTYPE_I64, n);          /* argsort's indices */
+    b[5] = poisoned_in(ctx, GPUPRIM_DTYPE_U32, k);          /* top-k's keys */
+    b[6] = poisoned_in(ctx, GPUPRIM_DTYPE_I64, k);          /* top-k's indices */
+    free(host);
+
+    /* The context's first call: its first block is the distributed scratch,
+     * its second the local sort's workspace. */
+    tc_where("refused workspace: rank %d's allocator refuses the local steps' block; distributed sort", bad);
+    if (g_rank == bad) allocator.allowed = 1;
+    if (failed_everywhere(ctx, gpuprim_distributed_sort(ctx, b[0], b[1], b[2], b[3], NULL), bad, "sort")) {
+        check_untouched(ctx, b[2], GPUPRIM_DTYPE_U32, n);
+        check_untouched(ctx, b[3], GPUPRIM_DTYPE_U32, n);
+    } else {
+        CHECKF(0, "the sort's local steps took no block: the check proves nothing");
+    }
+    if (g_rank == bad) CHECKF(allocator.refused > 0, "no block was refused");
+
+    tc_where("refused workspace: rank %d; distributed argsort without keys_out", bad);
+    if (g_rank == bad) allocator.allowed = 1;
+    if (failed_everywhere(ctx, gpuprim_distributed_argsort(ctx, b[0], NULL, b[4], NULL), bad, "argsort"))
+        check_untouched(ctx, b[4], GPUPRIM_DTYPE_I64, n);
+
+    tc_where("refused workspace: rank %d; distributed top-k", bad);
+    if (g_rank == bad) allocator.allowed = 1;
+    if (failed_everywhere(ctx, gpuprim_distributed_topk(ctx, b[0], k, GPUPRIM_ORDER_DESCENDING, b[5], b[6]), bad,
+                          "topk")) {
+        check_untouched(ctx, b[5], GPUPRIM_DTYPE_U32, k);
+        check_untouched(ctx, b[6], GPUPRIM_DTYPE_I64, k);
+    }
+
+    tc_where("refused workspace: rank %d refuses every block; distributed reduce and scan", bad);
+    if (g_rank == bad) allocator.allowed = 0;
+    memset(result, 0x5a, sizeof result);
+    if (failed_everywhere(ctx, gpuprim_distributed_reduce(ctx, GPUPRIM_OP_SUM, b[0], result), bad, "reduce"))
+        CHECK(result[0] == 0x5a && result[3] == 0x5a);
+    if (failed_everywhere(ctx, gpuprim_distributed_scan(ctx, GPUPRIM_OP_SUM, GPUPRIM_SCAN_INCLUSIVE, b[0], b[2]), bad,
+                          "scan"))
+        check_untouched(ctx, b[2], GPUPRIM_DTYPE_U32, n);
+
+    tc_where("refused workspace: rank %d's allocator gives again; the ranks are still in step", bad);
+    allocator.allowed = -1;
+    CHECK_STATUS(gpuprim_distributed_sort(ctx, b[0], b[1], b[2], b[3], NULL), GPUPRIM_SUCCESS);
+    CHECK_STATUS(gpuprim_distributed_topk(ctx, b[0], k, GPUPRIM_ORDER_DESCENDING, b[5], b[6]), GPUPRIM_SUCCESS);
+
+    for (i = 0; i < kBuffers; ++i) REQUIRE_OK(gpuprim_buffer_destroy(ctx, b[i]));
+    REQUIRE_OK(gpuprim_context_destroy(ctx));
+}
+
 /* Attaching and detaching: local calls, no communication. */
 static void check_attach(void) {
     int32_t rank = -1, ranks = -1;
@@ -593,6 +756,7 @@ int main(int argc, char **argv) {
     setup();
     check_attach();
     check_agreement();
+    check_refused_workspace();
 
     for (t = 0; t < dtypes; ++t) {
         gpuprim_dtype_t d = sort_dtypes[t];

@@ -363,7 +363,6 @@ struct MergePlan {
     std::vector<MergePair> pairs;
     std::vector<uint32_t> round_begin;  // pairs of round r: [round_begin[r], round_begin[r + 1])
     std::vector<uint64_t> round_tiles;
-    uint64_t most_tiles = 0;
 };
 
 inline MergePlan plan_merge(const uint64_t *run_starts, uint32_t runs, uint64_t tile) {
@@ -383,7 +382,6 @@ inline MergePlan plan_merge(const uint64_t *run_starts, uint32_t runs, uint64_t 
         next.push_back(starts.back());
         starts.swap(next);
         plan.round_tiles.push_back(tiles);
-        plan.most_tiles = std::max(plan.most_tiles, tiles);
     }
     plan.round_begin.push_back(uint32_t(plan.pairs.size()));
     return plan;
@@ -397,6 +395,7 @@ void merge_by_width(const DeviceEnv &env, const SortRequest &request, const uint
     const uint64_t n = request.count;
     if (n == 0) return;
     if (runs <= 1) {
+        if (env.measuring) return;
         check(cudaMemcpyAsync(request.keys_out, request.keys_in, n * sizeof(KeyBits), cudaMemcpyDeviceToDevice,
                               env.stream),
               "merge_sorted_runs copy of one run's keys");
@@ -409,9 +408,15 @@ void merge_by_width(const DeviceEnv &env, const SortRequest &request, const uint
     using Shape = MergeShape<KeyBits, ValueBits, kValues>;
     const MergePlan plan = plan_merge(run_starts, runs, Shape::kTile);
     const uint32_t rounds = uint32_t(plan.round_tiles.size());
+    // Sized by n and the number of runs, never by the runs' lengths (a round
+    // has at most n / tile + one tile a pair), so that a query, given any
+    // runs of the same count, measures what the merge takes (the distributed
+    // sort reserves it before the ranks exchange their keys).
+    const uint64_t most_tiles = ceil_div(n, Shape::kTile) + runs;
     const uint64_t pair_bytes = aligned_256(plan.pairs.size() * sizeof(MergePair));
-    const uint64_t split_bytes = aligned_256((plan.most_tiles + 1) * sizeof(uint64_t));
+    const uint64_t split_bytes = aligned_256((most_tiles + 1) * sizeof(uint64_t));
     char *block = static_cast<char *>(env.workspace->reserve(pair_bytes + split_bytes));
+    if (env.measuring) return;
     auto *pairs = reinterpret_cast<MergePair *>(block);
     auto *splits = reinterpret_cast<uint64_t *>(block + pair_bytes);
     check(cudaMemcpyAsync(pairs, plan.pairs.data(), plan.pairs.size() * sizeof(MergePair), cudaMemcpyHostToDevice,
