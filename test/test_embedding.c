@@ -431,6 +431,74 @@ static void test_workspace_held_still(gpuprim_context_t c) {
     free(poison);
 }
 
+/* A segmented call held to the workspace of a shorter long segment: many
+ * short segments (the networks, or a block's select) and one long one whose
+ * sort or select needs more than the held workspace. The call must fail
+ * before it writes anything: the CUDA drivers take the long segment's
+ * workspace before they write the short ones (they wrote them first). */
+static void test_long_segment_held(gpuprim_context_t c, int cuda, int topk) {
+    enum { SHORT = 2000, SHORT_LENGTH = 50, K = 16 };
+    const uint64_t warm_long = 9000, big_long = 400000;
+    const uint64_t n = (uint64_t)SHORT * SHORT_LENGTH + big_long;
+    const uint64_t slots = topk ? (uint64_t)(SHORT + 1) * K : n;
+    uint32_t *keys = (uint32_t *)tc_xmalloc(n * sizeof(uint32_t));
+    uint32_t *poison = (uint32_t *)tc_xmalloc(slots * sizeof(uint32_t));
+    uint64_t offsets[SHORT + 2], i, held = 0, now = 0;
+    int64_t *index_poison = (int64_t *)tc_xmalloc(slots * sizeof(int64_t));
+    gpuprim_buffer_t keys_in, out, indices, warm_offsets, big_offsets;
+    gpuprim_segments_t warm, big;
+    gpuprim_status_t status;
+
+    for (i = 0; i < n; ++i) keys[i] = (uint32_t)tc_rand();
+    for (i = 0; i < slots; ++i) poison[i] = 0xA5A5A5A5u, index_poison[i] = -7;
+    for (i = 0; i <= SHORT; ++i) offsets[i] = i * SHORT_LENGTH;
+    offsets[SHORT + 1] = offsets[SHORT] + warm_long;
+    warm_offsets = tc_buffer_from(c, GPUPRIM_DTYPE_U64, offsets, SHORT + 2);
+    offsets[SHORT + 1] = offsets[SHORT] + big_long;
+    big_offsets = tc_buffer_from(c, GPUPRIM_DTYPE_U64, offsets, SHORT + 2);
+    gpuprim_segments_init_offsets(&warm, warm_offsets);
+    gpuprim_segments_init_offsets(&big, big_offsets);
+    keys_in = tc_buffer_from(c, GPUPRIM_DTYPE_U32, keys, n);
+    out = tc_buffer_from(c, GPUPRIM_DTYPE_U32, poison, slots);
+    indices = tc_buffer_from(c, GPUPRIM_DTYPE_I64, index_poison, slots);
+
+    tc_where("workspace held at a %llu-key segment's need, then a %s of a %llu-key segment",
+             (unsigned long long)warm_long, topk ? "segmented top-k" : "segmented sort", (unsigned long long)big_long);
+    CHECK_OK(gpuprim_context_release_workspace(c));
+    if (topk) CHECK_OK(gpuprim_segmented_topk(c, &warm, keys_in, K, GPUPRIM_ORDER_DESCENDING, out, indices));
+    else CHECK_OK(gpuprim_segmented_sort(c, &warm, keys_in, NULL, out, NULL, NULL));
+    CHECK_OK(gpuprim_context_get_workspace_size(c, &held));
+    CHECK_OK(gpuprim_context_reserve_workspace(c, 0, 1));
+    /* Poisoned again: the warm-up wrote its results. */
+    CHECK_OK(gpuprim_buffer_upload(c, out, 0, poison, slots));
+    CHECK_OK(gpuprim_buffer_upload(c, indices, 0, index_poison, slots));
+    if (topk) status = gpuprim_segmented_topk(c, &big, keys_in, K, GPUPRIM_ORDER_DESCENDING, out, indices);
+    else status = gpuprim_segmented_sort(c, &big, keys_in, NULL, out, NULL, NULL);
+    /* On CUDA the longer segment's sort or select takes more workspace; on
+     * the CPU backend it may not (then the call succeeds). */
+    CHECKF(status == GPUPRIM_ERROR_OUT_OF_MEMORY || (!cuda && status == GPUPRIM_SUCCESS), "status %d", (int)status);
+    if (status == GPUPRIM_ERROR_OUT_OF_MEMORY) {
+        CHECK_MESSAGE(c, "held still");
+        CHECK_BUFFER_EQ(c, out, GPUPRIM_DTYPE_U32, poison, slots, "the keys of a refused call");
+        CHECK_BUFFER_EQ(c, indices, GPUPRIM_DTYPE_I64, index_poison, slots, "the indices of a refused call");
+        CHECK_OK(gpuprim_context_get_workspace_size(c, &now));
+        CHECK(now == held);
+    }
+    CHECK_OK(gpuprim_context_reserve_workspace(c, 0, 0));
+    if (topk) CHECK_OK(gpuprim_segmented_topk(c, &big, keys_in, K, GPUPRIM_ORDER_DESCENDING, out, indices));
+    else CHECK_OK(gpuprim_segmented_sort(c, &big, keys_in, NULL, out, NULL, NULL));
+    CHECK_OK(gpuprim_context_release_workspace(c));
+
+    CHECK_OK(gpuprim_buffer_destroy(c, keys_in));
+    CHECK_OK(gpuprim_buffer_destroy(c, out));
+    CHECK_OK(gpuprim_buffer_destroy(c, indices));
+    CHECK_OK(gpuprim_buffer_destroy(c, warm_offsets));
+    CHECK_OK(gpuprim_buffer_destroy(c, big_offsets));
+    free(keys);
+    free(poison);
+    free(index_poison);
+}
+
 int main(void) {
     gpuprim_context_t ctx = tc_init("test_embedding");
     const int cuda = tc_backend_is_cuda(ctx);
@@ -441,5 +509,7 @@ int main(void) {
     test_every_block_from_the_host(ctx, cuda);
     test_host_allocator_failures(ctx, cuda);
     test_workspace_held_still(ctx);
+    test_long_segment_held(ctx, cuda, 0);
+    test_long_segment_held(ctx, cuda, 1);
     return tc_finish();
 }

@@ -39,6 +39,7 @@
 #include "core/dtype.h"
 #include "core/key_transform.h"
 #include "cuda/device_env.h"
+#include "cuda/engine/reserve_first.h"
 #include "cuda/engine/segment_bounds.cuh"
 #include "cuda/engine/segment_check.h"
 #include "cuda/engine/segment_network.h"
@@ -326,6 +327,18 @@ void measure_long_class(const DeviceEnv &env, const SortRequest &work, const Seg
     sort_bound(env, slice(work, 0, n));
 }
 
+// The long segments' sorts, by the first path that takes them: one
+// segmented radix sort, one packed flat sort, a flat sort each. keys_out:
+// the caller's (NULL for an argsort without keys: the unpack writes none).
+template <typename K, int kValueBytes, bool kWithIndex>
+void sort_long_class(const DeviceEnv &env, const SortRequest &work, SegmentNetworkArgs args, void *keys_out,
+                     const std::vector<unsigned long long> &long_bounds) {
+    if (segmented_radix_sort(env, work, long_bounds.data(), long_bounds.size() / 2)) return;
+    args.keys_out = keys_out;
+    if (sort_long_packed<K, kValueBytes, kWithIndex>(env, args, long_bounds)) return;
+    for (size_t i = 0; i < long_bounds.size(); i += 2) sort(env, slice(work, long_bounds[i], long_bounds[i + 1]));
+}
+
 template <typename K, int kValueBytes, bool kWithIndex>
 void sort_segments(const DeviceEnv &env, const SortRequest &request, const SegmentLayout &layout,
                    const SegmentSummary &summary) {
@@ -393,19 +406,27 @@ void sort_segments(const DeviceEnv &env, const SortRequest &request, const Segme
         if (env.measuring)
             return measure_long_class<K, kValueBytes, kWithIndex>(env, work, args, layout.segments,
                                                                   summary.longest, largest);
-        auto *counts = WorkspaceLayout::at<unsigned long long>(side, counts_part);
-        auto *long_device = WorkspaceLayout::at<unsigned long long>(side, long_part);
-        void *lists = WorkspaceLayout::at<void>(side, lists_part);
-        check(cudaMemsetAsync(counts, 0, (kClasses + 1) * 8, env.stream), "segmented sort (cudaMemsetAsync)");
-        const uint32_t blocks =
-            uint32_t(std::max<uint64_t>(1, std::min<uint64_t>((room + 255) / 256, uint64_t(env.sm_count) * 8)));
-        if (wide)
-            segment_classify_kernel<unsigned long long><<<blocks, 256, 0, env.stream>>>(
-                args.bounds, largest, static_cast<unsigned long long *>(lists), room, counts, long_device);
-        else
-            segment_classify_kernel<uint32_t><<<blocks, 256, 0, env.stream>>>(
-                args.bounds, largest, static_cast<uint32_t *>(lists), room, counts, long_device);
-        check_launch("segmented sort classify launch");
+        unsigned long long *counts = nullptr, *long_device = nullptr;
+        void *lists = nullptr;
+        // The class lists, their counts and the long segments' bounds, in
+        // the side block at `side` (the argsort's scratch keys there too).
+        auto classify = [&] {
+            counts = WorkspaceLayout::at<unsigned long long>(side, counts_part);
+            long_device = WorkspaceLayout::at<unsigned long long>(side, long_part);
+            lists = WorkspaceLayout::at<void>(side, lists_part);
+            if (!request.keys_out) work.keys_out = args.keys_out = WorkspaceLayout::at<void>(side, scratch_part);
+            check(cudaMemsetAsync(counts, 0, (kClasses + 1) * 8, env.stream), "segmented sort (cudaMemsetAsync)");
+            const uint32_t blocks =
+                uint32_t(std::max<uint64_t>(1, std::min<uint64_t>((room + 255) / 256, uint64_t(env.sm_count) * 8)));
+            if (wide)
+                segment_classify_kernel<unsigned long long><<<blocks, 256, 0, env.stream>>>(
+                    args.bounds, largest, static_cast<unsigned long long *>(lists), room, counts, long_device);
+            else
+                segment_classify_kernel<uint32_t><<<blocks, 256, 0, env.stream>>>(
+                    args.bounds, largest, static_cast<uint32_t *>(lists), room, counts, long_device);
+            check_launch("segmented sort classify launch");
+        };
+        classify();
         args.list_wide = wide;
         if (summary.skip && summary.longest <= largest) {
             // Deferred check, no segment past the networks: the classes'
@@ -427,6 +448,26 @@ void sort_segments(const DeviceEnv &env, const SortRequest &request, const Segme
         check(cudaMemcpyAsync(host_counts, counts, sizeof host_counts, cudaMemcpyDeviceToHost, env.stream),
               "segmented sort (cudaMemcpyAsync)");
         check(cudaStreamSynchronize(env.stream), "segmented sort (cudaStreamSynchronize)");
+        if (host_counts[kLongClass] != 0) {
+            long_bounds.resize(2 * host_counts[kLongClass]);
+            check(cudaMemcpyAsync(long_bounds.data(), long_device, long_bounds.size() * 8, cudaMemcpyDeviceToHost,
+                                  env.stream),
+                  "segmented sort (cudaMemcpyAsync)");
+            check(cudaStreamSynchronize(env.stream), "segmented sort (cudaStreamSynchronize)");
+            // Before any segment is written, the long segments' sorts take
+            // their workspace, so that a shortage fails the call with the
+            // outputs untouched. A side block that must grow moves, and the
+            // lists are made again in the new one (the same classes; the
+            // long bounds read above stay valid whatever their order).
+            const WorkspaceNeeds needs = workspace_needs(env, [&](const DeviceEnv &recording) {
+                sort_long_class<K, kValueBytes, kWithIndex>(recording, work, args, request.keys_out, long_bounds);
+            });
+            env.workspace->reserve(needs.main_bytes);
+            if (needs.side_bytes > env.side_workspace->capacity()) {
+                side = env.side_workspace->reserve(std::max(needs.side_bytes, side_layout.bytes()));
+                classify();
+            }
+        }
         for (int c = 0; c < kClasses; ++c) {
             if (host_counts[c] == 0) continue;
             args.list = static_cast<const char *>(lists) + uint64_t(c) * room * id_bytes;
@@ -434,18 +475,8 @@ void sort_segments(const DeviceEnv &env, const SortRequest &request, const Segme
             args.network = kMinNetwork << c;
             launch_network_sort<K, kValueBytes, kWithIndex>(env, args);
         }
-        if (host_counts[kLongClass] != 0) {
-            long_bounds.resize(2 * host_counts[kLongClass]);
-            check(cudaMemcpyAsync(long_bounds.data(), long_device, long_bounds.size() * 8, cudaMemcpyDeviceToHost,
-                                  env.stream),
-                  "segmented sort (cudaMemcpyAsync)");
-            check(cudaStreamSynchronize(env.stream), "segmented sort (cudaStreamSynchronize)");
-        }
     }
-    if (segmented_radix_sort(env, work, long_bounds.data(), long_bounds.size() / 2)) return;
-    args.keys_out = request.keys_out;  // may be NULL here: the unpack then writes no keys
-    if (sort_long_packed<K, kValueBytes, kWithIndex>(env, args, long_bounds)) return;
-    for (size_t i = 0; i < long_bounds.size(); i += 2) sort(env, slice(work, long_bounds[i], long_bounds[i + 1]));
+    sort_long_class<K, kValueBytes, kWithIndex>(env, work, args, request.keys_out, long_bounds);
 }
 
 // The longest segment this request's networks sort (as sort_segments

@@ -28,6 +28,7 @@
 #include "core/portable.h"
 #include "core/dtype.h"
 #include "cuda/device_env.h"
+#include "cuda/engine/reserve_first.h"
 #include "cuda/engine/segment_check.h"
 #include "cuda/engine/segment_network.h"
 #include "cuda/sort/sort.h"
@@ -414,16 +415,19 @@ void topk_of_width(const DeviceEnv &env, const TopkRequest &request, const Segme
     if (longest <= block_max) return launch_block_select<K>(env, args, uint32_t(longest));
 
     std::vector<unsigned long long> host_list;
+    const TopkArgs every_segment = args;
     if (layout.offsets) {
-        // The segments a block holds, then the list of the others.
-        launch_block_select<K>(env, args, block_max);
+        // The list of the segments longer than a block holds.
         WorkspaceLayout parts;
         const WorkspacePart count_part = parts.add(8);
         const WorkspacePart list_part = parts.add(layout.segments, 8);
         void *side = env.side_workspace->reserve(parts.bytes());
         auto *count = WorkspaceLayout::at<unsigned long long>(side, count_part);
         auto *list = WorkspaceLayout::at<unsigned long long>(side, list_part);
-        if (env.measuring) return measure_long_list<K>(env, request, args, layout, longest, list);
+        if (env.measuring) {
+            launch_block_select<K>(env, every_segment, block_max);
+            return measure_long_list<K>(env, request, args, layout, longest, list);
+        }
         check(cudaMemsetAsync(count, 0, 8, env.stream), "top-k (cudaMemsetAsync)");
         const uint32_t blocks =
             uint32_t(std::max<uint64_t>(1, std::min<uint64_t>((layout.segments + 255) / 256, uint64_t(env.sm_count) * 8)));
@@ -437,10 +441,27 @@ void topk_of_width(const DeviceEnv &env, const TopkRequest &request, const Segme
             check(cudaMemcpy(host_list.data(), list, host_count * 8, cudaMemcpyDeviceToHost), "top-k (cudaMemcpy)");
         args.list = list;  // replaced by select_long's own copy
         args.groups = host_count;
-        if (host_count == 0) return;
     }
-    if (longest <= UINT32_MAX) select_long<K, uint32_t>(env, request, args, layout.data_count, longest, host_list);
-    else select_long<K, unsigned long long>(env, request, args, layout.data_count, longest, host_list);
+    auto select_long_segments = [&](const DeviceEnv &select_env) {
+        if (longest <= UINT32_MAX)
+            select_long<K, uint32_t>(select_env, request, args, layout.data_count, longest, host_list);
+        else
+            select_long<K, unsigned long long>(select_env, request, args, layout.data_count, longest, host_list);
+    };
+    if (layout.offsets) {
+        // Before the segments a block holds are written, the long ones'
+        // select takes its workspace (the list is uploaded again from the
+        // host into select_long's block), so that a shortage fails the call
+        // with the outputs untouched.
+        if (args.groups != 0) {
+            const WorkspaceNeeds needs = workspace_needs(env, select_long_segments);
+            env.workspace->reserve(needs.main_bytes);
+            env.side_workspace->reserve(needs.side_bytes);
+        }
+        launch_block_select<K>(env, every_segment, block_max);
+        if (args.groups == 0) return;
+    }
+    select_long_segments(env);
 }
 
 }  // namespace
