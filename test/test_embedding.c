@@ -438,7 +438,7 @@ static void test_workspace_held_still(gpuprim_context_t c) {
  * workspace before they write the short ones (they wrote them first). */
 static void test_long_segment_held(gpuprim_context_t c, int cuda, int topk) {
     enum { SHORT = 2000, SHORT_LENGTH = 50, K = 16 };
-    const uint64_t warm_long = 9000, big_long = 400000;
+    const uint64_t warm_long = 9000, big_long = 3000000;
     const uint64_t n = (uint64_t)SHORT * SHORT_LENGTH + big_long;
     const uint64_t slots = topk ? (uint64_t)(SHORT + 1) * K : n;
     uint32_t *keys = (uint32_t *)tc_xmalloc(n * sizeof(uint32_t));
