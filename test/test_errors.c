@@ -631,6 +631,16 @@ static void test_sort_options(void) {
     CHECK_UNCHANGED(keys);
     CHECK_UNCHANGED(out);
 
+    /* reserved: where the struct had padding until 0.4.0 */
+    tc_where("sort options: reserved");
+    gpuprim_sort_options_init(&o);
+    CHECK(o.reserved == 0);
+    o.reserved = 0x80000000u;
+    EXPECT_ERROR(gpuprim_sort_with_options(ctx, keys.buffer, NULL, out.buffer, NULL, &o),
+                 GPUPRIM_ERROR_INVALID_ARGUMENT, "options->reserved = 2147483648");
+    CHECK_UNCHANGED(keys);
+    CHECK_UNCHANGED(out);
+
     /* accepted: NULL options, a larger struct with a zero tail (up to 4096 bytes), both orders */
     tc_where("sort options: accepted");
     tc_reference_sort_permutation(GPUPRIM_DTYPE_U32, keys.host, 50, 0, perm);

@@ -373,8 +373,16 @@ static void test_options_rules(void) {
     options.struct_size = offsetof(gpuprim_context_options_t, allocate);
     CHECK(options.struct_size == 32);
     options.allocate = (gpuprim_allocate_fn)(uintptr_t)0x10; /* past the struct: never called */
+    options.reserved = 7; /* padding in 0.3.0's struct: not read */
     CHECK_STATUS(create_with(&options, &made, message, sizeof message), GPUPRIM_SUCCESS);
     options.allocate = NULL;
+    /* this version's struct: reserved, where 0.3.0 had padding, must be 0 */
+    options.struct_size = sizeof options;
+    made = (gpuprim_context_t)(uintptr_t)0x99;
+    CHECK_STATUS(create_with(&options, &made, message, sizeof message), GPUPRIM_ERROR_INVALID_ARGUMENT);
+    CHECKF(tc_contains(message, "options->reserved = 7"), "message: %s", message);
+    CHECK(made == NULL);
+    options.reserved = 0;
     options.struct_size = 28;
     CHECK_STATUS(create_with(&options, &made, message, sizeof message), GPUPRIM_ERROR_INVALID_ARGUMENT);
     CHECKF(tc_contains(message, "24 or 32"), "message: %s", message);

@@ -254,6 +254,18 @@ static void test_rules(gpuprim_context_t ctx) {
     sizes.struct_size = 8192;
     CHECK_STATUS(gpuprim_context_reserve_workspace_sizes(ctx, &sizes, 1), GPUPRIM_ERROR_INVALID_ARGUMENT);
     sizes = sizes_init();
+    {
+        /* The field where the struct had padding until 0.4.0: refused unless 0, the workspace unchanged. */
+        uint64_t before = 0, after = 0;
+        CHECK_OK(gpuprim_context_get_workspace_size(ctx, &before));
+        sizes.main_bytes = before + (8u << 20);
+        sizes.reserved = 1;
+        CHECK_STATUS(gpuprim_context_reserve_workspace_sizes(ctx, &sizes, 0), GPUPRIM_ERROR_INVALID_ARGUMENT);
+        CHECK_MESSAGE(ctx, "sizes->reserved = 1");
+        CHECK_OK(gpuprim_context_get_workspace_size(ctx, &after));
+        CHECK(after == before);
+        sizes = sizes_init();
+    }
 
     tc_where("the query's sizes are the largest over its calls");
     CHECK_OK(gpuprim_context_begin_workspace_query(ctx));

@@ -356,6 +356,13 @@ typedef struct gpuprim_context_options {
                                (see the float rules at gpuprim_op_t). Calls
                                on inputs of a few thousand elements run on
                                the calling thread alone. (Since 0.3.0.) */
+    int32_t reserved;       /* 0 (what the init function and any
+                               initializer that leaves it out give): room
+                               for a later option, named so that no byte of
+                               the struct is padding a newer header could
+                               use unseen. Nonzero is INVALID_ARGUMENT.
+                               (Since 0.4.0; 0.3.0's struct_size 32 covers
+                               it as padding, which is not read.) */
     /* (Experimental.) The host's allocator: when allocate is set (then
        deallocate must be too; INVALID_ARGUMENT otherwise), every block of
        the context's memory comes from it: buffers made by the context, the
@@ -655,6 +662,11 @@ typedef struct gpuprim_sort_options {
        Default 0 and 0: end_bit 0 means the key's width (8 * its size). */
     uint32_t begin_bit;
     uint32_t end_bit;
+    uint32_t reserved; /* 0 (what the init function and any initializer that
+                          leaves it out give): room for a later option, named
+                          so that no byte of the struct is padding a newer
+                          header could use unseen. Nonzero is
+                          INVALID_ARGUMENT. (Since 0.4.0.) */
 } gpuprim_sort_options_t;
 
 /* Fill *options with the defaults. Does nothing if options is NULL. */
@@ -749,6 +761,8 @@ typedef struct gpuprim_workspace_sizes {
                              8192 keys, segmented sorts */
     int32_t bounded;      /* nonzero: some size depends on the data (e.g. the longest CSR
                              segment) and is the most it can take */
+    int32_t reserved;     /* 0: room for a later field (no byte of the struct is padding);
+                             written 0; reserve_workspace_sizes refuses nonzero */
 } gpuprim_workspace_sizes_t;
 
 /*

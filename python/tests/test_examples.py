@@ -3,8 +3,9 @@
 function has at least one, and each runs as written and prints what its
 docstring shows (doctest, numpy arrays on the CPU backend). The MPI ones
 run with mpi4py and a library built with the distributed calls (on one
-rank). The torch ones (CUDA tensors) are shown, not run: they have not yet
-run on a GPU machine."""
+rank). The torch ones (CUDA tensors) run where torch has a CUDA device
+(the GPU machine's python_package run); elsewhere they are shown, not
+run."""
 import doctest
 import importlib.util
 import inspect
@@ -24,16 +25,27 @@ def distributed_available():
     return gpuprim.has_distributed() and importlib.util.find_spec("mpi4py") is not None
 
 
+def torch_with_cuda():
+    """torch where it is importable and has a CUDA device, else None."""
+    if importlib.util.find_spec("torch") is None:
+        return None
+    import torch
+    return torch if torch.cuda.is_available() else None
+
+
 def examples_of(name):
-    """The docstring's examples, and those of them that run here (not the
-    torch ones; the MPI ones where the distributed calls can run)."""
+    """The docstring's examples, and those of them that run here (the torch
+    ones where torch has a CUDA device; the MPI ones where the distributed
+    calls can run)."""
     docstring = getattr(gpuprim, name).__doc__ or ""
     examples = doctest.DocTestParser().get_examples(docstring)
-    # One naming torch does not run (see above); one naming MPI (mpi4py, or
-    # a comment saying it needs a library built with it) runs only where
-    # the distributed calls can.
+    # One naming torch runs only on a CUDA device; one naming MPI (mpi4py,
+    # or a comment saying it needs a library built with it) only where the
+    # distributed calls can.
+    cuda = torch_with_cuda() is not None
     distributed = distributed_available()
-    kept = [e for e in examples if "torch" not in e.source and (distributed or "MPI" not in e.source)]
+    kept = [e for e in examples
+            if (cuda or "torch" not in e.source) and (distributed or "MPI" not in e.source)]
     return examples, kept
 
 
@@ -48,8 +60,18 @@ def test_the_examples_print_what_they_show(name):
     _, kept = examples_of(name)
     if not kept:
         pytest.skip(f"gpuprim.{name}'s examples need the distributed calls")
-    test = doctest.DocTest(kept, {"gpuprim": gpuprim, "np": np}, f"gpuprim.{name}", None, 0, None)
+    names = {"gpuprim": gpuprim, "np": np}
+    if torch_with_cuda() is not None:
+        names["torch"] = torch_with_cuda()
+    test = doctest.DocTest(kept, names, f"gpuprim.{name}", None, 0, None)
     report = []
     runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
     result = runner.run(test, out=report.append)
     assert result.failed == 0, "".join(report)
+
+
+def test_the_torch_examples_run_where_torch_has_a_cuda_device():
+    if torch_with_cuda() is None:
+        pytest.skip("torch with a CUDA device is not here: the torch examples are shown, not run")
+    ran = [name for name in public_functions() if any("torch" in e.source for e in examples_of(name)[1])]
+    assert ran, "no torch example ran"

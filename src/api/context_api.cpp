@@ -44,9 +44,16 @@ gpuprim_status_t gpuprim_context_create(const gpuprim_context_options_t *options
         constexpr uint64_t kOptions030Bytes = offsetof(gpuprim_context_options_t, allocate);
         static_assert(kOptions020Bytes == 24, "0.2.0's options struct is 24 bytes");
         static_assert(kOptions030Bytes == 32, "0.3.0's options struct is 32 bytes");
+        // No padding: every byte is a named field (reserved fills what was
+        // padding before 0.4.0), so a newer header's field cannot hide in one.
+        static_assert(sizeof(gpuprim_context_options_t) == 8 + 4 + 4 + 8 + 4 + 4 + 3 * sizeof(void *),
+                      "gpuprim_context_options_t has padding");
         gpuprim_context_options_t chosen =
             read_options(options, "options", gpuprim_context_options_init, "gpuprim_context_options_init",
                          {kOptions020Bytes, kOptions030Bytes});
+        // 0.3.0's 32 bytes end with padding where reserved is now: not read.
+        if (options && options->struct_size < sizeof chosen) chosen.reserved = 0;
+        require_reserved_zero(uint64_t(uint32_t(chosen.reserved)), "options->reserved");
         if (chosen.backend < GPUPRIM_BACKEND_AUTO || chosen.backend > GPUPRIM_BACKEND_CUDA)
             fail(GPUPRIM_ERROR_INVALID_ENUM, "options->backend = %d is not a gpuprim_backend_t",
                  static_cast<int>(chosen.backend));
@@ -237,6 +244,8 @@ gpuprim_status_t gpuprim_context_reserve_workspace_sizes(gpuprim_context_t conte
         // The options structs' rules: this size, or a newer header's with its tail zero.
         options_bytes_to_read(sizes, sizes->struct_size, sizeof *sizes, {}, "sizes",
                               "gpuprim_context_end_workspace_query");
+        static_assert(sizeof(gpuprim_workspace_sizes_t) == 8 + 8 + 8 + 4 + 4, "gpuprim_workspace_sizes_t has padding");
+        require_reserved_zero(uint64_t(uint32_t(sizes->reserved)), "sizes->reserved");
         ctx.backend->reserve_workspace_sizes(sizes->main_bytes, sizes->side_bytes, fix != 0);
         // The distributed calls' block is held with the rest (as reserve_workspace does).
         ctx.distributed_workspace.hold(fix != 0);

@@ -15,6 +15,8 @@ namespace {
 SortRequest sort_request_for(const gpuprim_sort_options_t *options, const Buffer &keys_in, const Buffer *keys_out) {
     const gpuprim_sort_options_t chosen =
         read_options(options, "options", gpuprim_sort_options_init, "gpuprim_sort_options_init");
+    static_assert(sizeof(gpuprim_sort_options_t) == 8 + 4 + 4 + 4 + 4, "gpuprim_sort_options_t has padding");
+    require_reserved_zero(chosen.reserved, "options->reserved");
     if (chosen.order != GPUPRIM_ORDER_ASCENDING && chosen.order != GPUPRIM_ORDER_DESCENDING)
         fail(GPUPRIM_ERROR_INVALID_ENUM, "options->order = %d is not a gpuprim_order_t",
              static_cast<int>(chosen.order));

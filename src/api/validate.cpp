@@ -209,6 +209,14 @@ uint64_t options_bytes_to_read(const void *options, uint64_t size, size_t known,
     return known;
 }
 
+void require_reserved_zero(uint64_t value, const char *field) {
+    if (value != 0)
+        fail(GPUPRIM_ERROR_INVALID_ARGUMENT,
+             "%s = %llu: it must be 0 (room for a later option, which this version, libgpuprim %s, does not "
+             "know)",
+             field, static_cast<unsigned long long>(value), gpuprim_version_string());
+}
+
 void copy_message(char *destination, size_t capacity, const char *message) {
     if (!destination || capacity == 0) return;
     std::snprintf(destination, capacity, "%s", message);

@@ -181,6 +181,11 @@ Options read_options(const Options *options, const char *name, void (*init)(Opti
     return chosen;
 }
 
+// An options struct's `reserved` field (named so that the struct has no
+// padding a newer header could put a field in unseen): INVALID_ARGUMENT
+// unless 0. field: as messages name it ("options->reserved").
+void require_reserved_zero(uint64_t value, const char *field);
+
 // Copies message into the caller's buffer (NULL or capacity 0: nothing).
 void copy_message(char *destination, size_t capacity, const char *message);
 
