@@ -2,7 +2,7 @@
 // The NCCL engine of the Communicator (core/communicator.h), for CUDA
 // contexts: the caller's ncclComm_t, borrowed. Transfers are enqueued on the
 // context's stream; host_allgather stages through a small device buffer of
-// its own and waits for the stream.
+// its own, taken when the communicator is attached, and waits for the stream.
 #include "core/communicator.h"
 #include "core/error.h"
 
@@ -42,6 +42,10 @@ public:
                  device, static_cast<int>(backend.device_ordinal()));
         rank_ = rank;
         size_ = count;
+        // The staging of host_allgather, taken now for the largest one (a
+        // rank failing to grow it inside a distributed call would leave the
+        // others waiting in ncclAllGather).
+        staging_ = backend_.allocate((uint64_t(size_) + 1) * most_allgather_bytes());
     }
     ~NcclCommunicator() override {
         if (staging_) backend_.deallocate(staging_);
@@ -50,8 +54,11 @@ public:
     gpuprim_comm_kind_t kind() const override { return GPUPRIM_COMM_NCCL; }
 
     void host_allgather(const void *send, void *receive, uint64_t bytes) override {
+        if (bytes > most_allgather_bytes())
+            fail(GPUPRIM_ERROR_INTERNAL, "host_allgather of %llu bytes a rank, past the %llu its staging holds",
+                 static_cast<unsigned long long>(bytes), static_cast<unsigned long long>(most_allgather_bytes()));
         const uint64_t total = bytes * uint64_t(size_);
-        char *staging = staging_for(bytes + total);
+        char *staging = static_cast<char *>(staging_);
         check_cuda(cudaMemcpyAsync(staging, send, bytes, cudaMemcpyHostToDevice, stream_), "cudaMemcpyAsync");
         check_nccl(ncclAllGather(staging, staging + bytes, bytes, ncclChar, comm_, stream_), "ncclAllGather");
         check_cuda(cudaMemcpyAsync(receive, staging + bytes, total, cudaMemcpyDeviceToHost, stream_),
@@ -86,27 +93,10 @@ public:
     }
 
 private:
-    // A device buffer of at least bytes, kept between calls (freed with the
-    // communicator).
-    char *staging_for(uint64_t bytes) {
-        if (bytes > staging_bytes_) {
-            void *grown = backend_.allocate(bytes);
-            if (staging_) {
-                // The stream may still read the old one.
-                check_cuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
-                backend_.deallocate(staging_);
-            }
-            staging_ = grown;
-            staging_bytes_ = bytes;
-        }
-        return static_cast<char *>(staging_);
-    }
-
     ncclComm_t comm_;
     Backend &backend_;
     cudaStream_t stream_;
     void *staging_ = nullptr;
-    uint64_t staging_bytes_ = 0;
 };
 
 }  // namespace

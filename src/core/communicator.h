@@ -40,8 +40,18 @@ public:
 
     // Every rank's `bytes` bytes of host memory at send, gathered in rank
     // order into receive (size() * bytes). Blocks. The agreement step and
-    // the small exchanges of counts go through here.
+    // the small exchanges of counts go through here. bytes: at most
+    // most_allgather_bytes(); an engine takes the memory it needs for that
+    // when it is made, so that no rank can fail for memory on its way into
+    // the collective while the others wait in it (INTERNAL past it).
     virtual void host_allgather(const void *send, void *receive, uint64_t bytes) = 0;
+    // A rank's record in the agreement, its key range or partial result fit
+    // kHostRecordBytes; the splitters take 16 bytes a rank.
+    static constexpr uint64_t kHostRecordBytes = 1024;
+    uint64_t most_allgather_bytes() const {
+        const uint64_t splitters = 16 * uint64_t(size_);
+        return splitters > kHostRecordBytes ? splitters : kHostRecordBytes;
+    }
 
     // Element-wise sum over ranks of count uint64 values in backend memory,
     // in place. Ordered on the stream (NCCL): download to read it.

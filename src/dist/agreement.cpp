@@ -19,6 +19,8 @@ struct Record {
     char message[Agreement::kMessageBytes];
 };
 
+static_assert(sizeof(Record) <= Communicator::kHostRecordBytes, "the agreement's record outgrew host_allgather's");
+
 uint64_t name_hash(const char *name) {
     uint64_t hash = 1469598103934665603ull;  // FNV-1a
     for (; *name; ++name) hash = (hash ^ uint8_t(*name)) * 1099511628211ull;
@@ -101,6 +103,7 @@ void Agreement::trade_outcomes() {
         int32_t status;
         char message[Agreement::kMessageBytes];
     };
+    static_assert(sizeof(Outcome) <= Communicator::kHostRecordBytes, "the outcome outgrew host_allgather's");
     Outcome mine{};
     mine.status = status_;
     std::memcpy(mine.message, message_, sizeof mine.message);

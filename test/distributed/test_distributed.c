@@ -589,6 +589,31 @@ static gpuprim_buffer_t poisoned_in(gpuprim_context_t ctx, gpuprim_dtype_t d, ui
     return b;
 }
 
+/* Every rank empties the context's workspace; the failing rank's allocator
+ * then gives `allowed` more blocks and refuses the rest. */
+static void arm(gpuprim_context_t ctx, refusing_allocator_t *allocator, int bad, long allowed) {
+    REQUIRE_OK(gpuprim_context_release_workspace(ctx));
+    allocator->refused = 0;
+    allocator->allowed = g_rank == bad ? allowed : -1;
+}
+
+/* After a call made with arm(): whether the failing rank's allocator refused
+ * a block (told to every rank) must match whether the call failed, on
+ * every rank alike. must_refuse: the call's local steps are known to take a
+ * block on both backends (else the case proves nothing). Returns whether
+ * the call succeeded; the allocator gives again. */
+static int refusal_fails_everywhere(gpuprim_context_t ctx, refusing_allocator_t *allocator, int bad,
+                                    const char *call, gpuprim_status_t status, int must_refuse) {
+    int refused = g_rank == bad && allocator->refused > 0;
+    const int failed = failed_everywhere(ctx, status, bad, call);
+    MPI_Bcast(&refused, 1, MPI_INT, bad, MPI_COMM_WORLD);
+    allocator->allowed = -1;
+    CHECKF(failed == refused, "%s: rank %d's allocator %s a block, yet the call %s", call, bad,
+           refused ? "refused" : "refused no", failed ? "failed" : "succeeded");
+    if (must_refuse) CHECKF(refused, "%s: its local steps took no block: the case proves nothing", call);
+    return !failed;
+}
+
 static void check_refused_workspace(void) {
     enum { kBuffers = 7 };
     const uint64_t n = 5000, k = 16;
@@ -624,38 +649,44 @@ static void check_refused_workspace(void) {
     b[6] = poisoned_in(ctx, GPUPRIM_DTYPE_I64, k);          /* top-k's indices */
     free(host);
 
-    /* The context's first call: its first block is the distributed scratch,
-     * its second the local sort's workspace. */
+    /* Each case starts from an empty workspace: on the failing rank the
+     * call's first block is its distributed scratch (sort, argsort, top-k;
+     * reduce and scan have none) and the next, the local steps', is
+     * refused. Whenever a block was refused, every rank must fail. */
     tc_where("refused workspace: rank %d's allocator refuses the local steps' block; distributed sort", bad);
-    if (g_rank == bad) allocator.allowed = 1;
-    if (failed_everywhere(ctx, gpuprim_distributed_sort(ctx, b[0], b[1], b[2], b[3], NULL), bad, "sort")) {
+    arm(ctx, &allocator, bad, 1);
+    if (!refusal_fails_everywhere(ctx, &allocator, bad, "sort",
+                                  gpuprim_distributed_sort(ctx, b[0], b[1], b[2], b[3], NULL), 1)) {
         check_untouched(ctx, b[2], GPUPRIM_DTYPE_U32, n);
         check_untouched(ctx, b[3], GPUPRIM_DTYPE_U32, n);
-    } else {
-        CHECKF(0, "the sort's local steps took no block: the check proves nothing");
     }
-    if (g_rank == bad) CHECKF(allocator.refused > 0, "no block was refused");
 
     tc_where("refused workspace: rank %d; distributed argsort without keys_out", bad);
-    if (g_rank == bad) allocator.allowed = 1;
-    if (failed_everywhere(ctx, gpuprim_distributed_argsort(ctx, b[0], NULL, b[4], NULL), bad, "argsort"))
+    arm(ctx, &allocator, bad, 1);
+    if (!refusal_fails_everywhere(ctx, &allocator, bad, "argsort",
+                                  gpuprim_distributed_argsort(ctx, b[0], NULL, b[4], NULL), 1))
         check_untouched(ctx, b[4], GPUPRIM_DTYPE_I64, n);
 
     tc_where("refused workspace: rank %d; distributed top-k", bad);
-    if (g_rank == bad) allocator.allowed = 1;
-    if (failed_everywhere(ctx, gpuprim_distributed_topk(ctx, b[0], k, GPUPRIM_ORDER_DESCENDING, b[5], b[6]), bad,
-                          "topk")) {
+    arm(ctx, &allocator, bad, 1);
+    if (!refusal_fails_everywhere(ctx, &allocator, bad, "topk",
+                                  gpuprim_distributed_topk(ctx, b[0], k, GPUPRIM_ORDER_DESCENDING, b[5], b[6]), 0)) {
         check_untouched(ctx, b[5], GPUPRIM_DTYPE_U32, k);
         check_untouched(ctx, b[6], GPUPRIM_DTYPE_I64, k);
     }
 
-    tc_where("refused workspace: rank %d refuses every block; distributed reduce and scan", bad);
-    if (g_rank == bad) allocator.allowed = 0;
+    tc_where("refused workspace: rank %d refuses every block; distributed reduce", bad);
+    arm(ctx, &allocator, bad, 0);
     memset(result, 0x5a, sizeof result);
-    if (failed_everywhere(ctx, gpuprim_distributed_reduce(ctx, GPUPRIM_OP_SUM, b[0], result), bad, "reduce"))
+    if (!refusal_fails_everywhere(ctx, &allocator, bad, "reduce",
+                                  gpuprim_distributed_reduce(ctx, GPUPRIM_OP_SUM, b[0], result), 0))
         CHECK(result[0] == 0x5a && result[3] == 0x5a);
-    if (failed_everywhere(ctx, gpuprim_distributed_scan(ctx, GPUPRIM_OP_SUM, GPUPRIM_SCAN_INCLUSIVE, b[0], b[2]), bad,
-                          "scan"))
+
+    tc_where("refused workspace: rank %d refuses every block; distributed scan", bad);
+    arm(ctx, &allocator, bad, 0);
+    if (!refusal_fails_everywhere(ctx, &allocator, bad, "scan",
+                                  gpuprim_distributed_scan(ctx, GPUPRIM_OP_SUM, GPUPRIM_SCAN_INCLUSIVE, b[0], b[2]),
+                                  0))
         check_untouched(ctx, b[2], GPUPRIM_DTYPE_U32, n);
 
     tc_where("refused workspace: rank %d's allocator gives again; the ranks are still in step", bad);
