@@ -3,6 +3,7 @@
 // contexts: the caller's ncclComm_t, borrowed. Transfers are enqueued on the
 // context's stream; host_allgather stages through a small device buffer of
 // its own, taken when the communicator is attached, and waits for the stream.
+#include "core/checked_size.h"
 #include "core/communicator.h"
 #include "core/error.h"
 
@@ -45,7 +46,8 @@ public:
         // The staging of host_allgather, taken now for the largest one (a
         // rank failing to grow it inside a distributed call would leave the
         // others waiting in ncclAllGather).
-        staging_ = backend_.allocate((uint64_t(size_) + 1) * most_allgather_bytes());
+        staging_ = backend_.allocate(
+            checked_mul(uint64_t(size_) + 1, most_allgather_bytes(), "the NCCL engine's staging buffer"));
     }
     ~NcclCommunicator() override {
         if (staging_) backend_.deallocate(staging_);

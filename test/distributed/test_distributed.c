@@ -148,21 +148,25 @@ static gpuprim_buffer_t local_buffer(const global_data_t *g, gpuprim_dtype_t d, 
     return tc_buffer_from(tc.ctx, d, local_part(g, d, global), local_count(g));
 }
 
-static gpuprim_buffer_t poisoned(gpuprim_dtype_t d, uint64_t n) {
+static gpuprim_buffer_t poisoned_in(gpuprim_context_t ctx, gpuprim_dtype_t d, uint64_t n) {
     uint64_t i;
     void *host = tc_xmalloc(n * tc_size(d));
     gpuprim_buffer_t b;
     for (i = 0; i < n; ++i) tc_set(d, host, i, tc_poison_bits(d));
-    b = tc_buffer_from(tc.ctx, d, host, n);
+    b = tc_buffer_from(ctx, d, host, n);
     free(host);
     return b;
 }
 
-static void *download(gpuprim_buffer_t b, gpuprim_dtype_t d, uint64_t n) {
+static gpuprim_buffer_t poisoned(gpuprim_dtype_t d, uint64_t n) { return poisoned_in(tc.ctx, d, n); }
+
+static void *download_from(gpuprim_context_t ctx, gpuprim_buffer_t b, gpuprim_dtype_t d, uint64_t n) {
     void *host = tc_xmalloc(n * tc_size(d));
-    if (n) REQUIRE_OK(gpuprim_buffer_download(tc.ctx, b, 0, host, n));
+    if (n) REQUIRE_OK(gpuprim_buffer_download(ctx, b, 0, host, n));
     return host;
 }
+
+static void *download(gpuprim_buffer_t b, gpuprim_dtype_t d, uint64_t n) { return download_from(tc.ctx, b, d, n); }
 
 /* Every rank's verdict: failures anywhere fail rank 0's summary too. */
 static long global_failures(void) {
@@ -571,22 +575,11 @@ static int failed_everywhere(gpuprim_context_t ctx, gpuprim_status_t status, int
 
 static void check_untouched(gpuprim_context_t ctx, gpuprim_buffer_t b, gpuprim_dtype_t d, uint64_t n) {
     uint64_t i, changed = 0;
-    void *host = tc_xmalloc(n * tc_size(d));
-    REQUIRE_OK(gpuprim_buffer_download(ctx, b, 0, host, n));
+    void *host = download_from(ctx, b, d, n);
     for (i = 0; i < n; ++i) changed += tc_get(d, host, i) != tc_poison_bits(d);
     CHECKF(changed == 0, "%llu of %llu outputs written by a call that failed", (unsigned long long)changed,
            (unsigned long long)n);
     free(host);
-}
-
-static gpuprim_buffer_t poisoned_in(gpuprim_context_t ctx, gpuprim_dtype_t d, uint64_t n) {
-    uint64_t i;
-    void *host = tc_xmalloc(n * tc_size(d));
-    gpuprim_buffer_t b;
-    for (i = 0; i < n; ++i) tc_set(d, host, i, tc_poison_bits(d));
-    b = tc_buffer_from(ctx, d, host, n);
-    free(host);
-    return b;
 }
 
 /* Every rank empties the context's workspace; the failing rank's allocator

@@ -414,7 +414,7 @@ void merge_by_width(const DeviceEnv &env, const SortRequest &request, const uint
     // sort reserves it before the ranks exchange their keys).
     const uint64_t most_tiles = ceil_div(n, Shape::kTile) + runs;
     const uint64_t pair_bytes = aligned_256(plan.pairs.size() * sizeof(MergePair));
-    const uint64_t split_bytes = aligned_256((most_tiles + 1) * sizeof(uint64_t));
+    const uint64_t split_bytes = aligned_256(checked_mul(most_tiles + 1, sizeof(uint64_t), "merge splits"));
     char *block = static_cast<char *>(env.workspace->reserve(pair_bytes + split_bytes));
     if (env.measuring) return;
     auto *pairs = reinterpret_cast<MergePair *>(block);
