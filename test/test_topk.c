@@ -703,6 +703,41 @@ static void test_sampled_threshold_counts(void) {
     tc_layout_free(&L);
 }
 
+/* The best key tied at every 43rd of 262,144 positions (6,097 copies), every
+ * other key from the worse half: the sample's threshold is the tied key, so
+ * the candidates are the ties, more than one sweep's 2,048 loads and fewer
+ * than the 8,192 pairs the CUDA finishing block keeps in shared memory. Each
+ * later pass (the key's digits, then the position's: k cuts into the tie)
+ * compacts the kept keys in place over several rounds, which must read
+ * every key before a later slot is written. f32 and u16 keys (8,192 and
+ * 10,920 pairs kept), both orders, k = 1, 1024, 3000 and all the ties but 5. */
+static void test_kept_in_place(void) {
+    static const gpuprim_dtype_t dtypes[] = {GPUPRIM_DTYPE_F32, GPUPRIM_DTYPE_U16};
+    const uint64_t n = 4096 * 64;
+    const uint64_t ties = (n + 42) / 43;
+    const uint64_t ks[] = {1, 1024, 3000, ties - 5};
+    tc_layout_t L;
+    unsigned di, order;
+    uint64_t i;
+    if (n > max_count) return;
+    L = layout_flat(n);
+    for (di = 0; di < sizeof dtypes / sizeof dtypes[0]; ++di)
+        for (order = 0; order < 2; ++order) {
+            const gpuprim_dtype_t d = dtypes[di];
+            const size_t size = tc_size(d);
+            char *sorted = (char *)tc_sorted_keys(d, n, TC_RANDOM_BITS, (int)order);
+            char *keys = (char *)tc_xmalloc(n * size);
+            data_t D;
+            for (i = 0; i < n; ++i) memcpy(keys + i * size, sorted + (i % 43 == 0 ? 0 : n / 2 + i % (n / 2)) * size, size);
+            D = data_make_from(&L, d, (int)order, TC_RANDOM_BITS, keys, "ties kept in place");
+            run_listed_ks(&D, ks, sizeof ks / sizeof ks[0]);
+            data_free(&D);
+            free(sorted);
+            free(keys);
+        }
+    tc_layout_free(&L);
+}
+
 /* CSR segments past a block's select whose selects take different courses
  * in one call: few candidates after the first pass (random keys), every key
  * tied (the position digits decide), three values (ties on every key
@@ -1072,6 +1107,7 @@ int main(void) {
     printf("test_topk: filter arrangements done (%.1f s)\n", tc_seconds() - start);
     test_sampled_threshold();
     test_sampled_threshold_counts();
+    test_kept_in_place();
     printf("test_topk: sampled threshold done (%.1f s)\n", tc_seconds() - start);
     test_mixed_segment_rounds();
     printf("test_topk: mixed segment rounds done (%.1f s)\n", tc_seconds() - start);

@@ -667,8 +667,12 @@ constexpr int kSampleThreads = 256;
 
 // The rank-th smallest (1-based) of the block's sampled select keys, each
 // thread holding kPerThread of them (those at or past `samples` ignored).
-// Every thread of the block calls it; every thread gets the key. It stops
-// early once one sampled key matches the digits chosen so far.
+// Every thread of the block calls it; every thread gets the key. A radix
+// select over 11-bit digits, until the chosen bin holds at most a key a
+// thread: those are gathered and ranked by comparing each with all (one
+// round of counts instead of up to two more, each a 2048-bin count with
+// five block barriers; a sample's wanted rank is small, so the first
+// round's bin is usually that small).
 template <typename R, int kPerThread>
 __device__ __forceinline__ R sample_rank_key(const R (&sampled)[kPerThread], uint32_t samples, uint32_t rank,
                                              uint32_t *bins, uint32_t *warp_sums) {
@@ -677,11 +681,14 @@ __device__ __forceinline__ R sample_rank_key(const R (&sampled)[kPerThread], uin
     constexpr int kBinsPerThread = kBins / kSampleThreads;
     __shared__ R chosen_prefix;
     __shared__ uint32_t chosen_rank, chosen_count;
+    __shared__ R gathered[kSampleThreads];
+    __shared__ uint32_t gathered_count;
     R prefix = 0, mask = 0;
     for (int top = int(8 * sizeof(R)); top > 0; top -= kDigit) {
         const int width = top < kDigit ? top : kDigit;
         const int shift = top - width;
         for (int b = threadIdx.x; b < kBins; b += kSampleThreads) bins[b] = 0;
+        if (threadIdx.x == 0) gathered_count = 0;
         __syncthreads();
 #pragma unroll
         for (int u = 0; u < kPerThread; ++u) {
@@ -707,13 +714,27 @@ __device__ __forceinline__ R sample_rank_key(const R (&sampled)[kPerThread], uin
         __syncthreads();
         prefix = chosen_prefix;
         rank = chosen_rank;
+        const uint32_t count = chosen_count;
         mask |= R((1u << width) - 1) << shift;
-        if (chosen_count == 1) {  // one sampled key left: it is the one
-            __syncthreads();      // every thread has read chosen_*
+        if (count <= uint32_t(kSampleThreads)) {
 #pragma unroll
             for (int u = 0; u < kPerThread; ++u) {
                 const uint32_t i = u * kSampleThreads + threadIdx.x;
-                if (i < samples && (sampled[u] & mask) == prefix) chosen_prefix = sampled[u];
+                if (i < samples && (sampled[u] & mask) == prefix) gathered[atomicAdd(&gathered_count, 1u)] = sampled[u];
+            }
+            __syncthreads();  // every thread has read chosen_* and gathered its keys
+            if (threadIdx.x < count) {
+                // Key x with `less` smaller ones and `equal` copies holds
+                // ranks less + 1 ... less + equal; its first copy writes it.
+                const R key = gathered[threadIdx.x];
+                uint32_t less = 0, equal = 0, equal_before = 0;
+                for (uint32_t g = 0; g < count; ++g) {
+                    const R other = gathered[g];
+                    less += other < key;
+                    equal += other == key;
+                    equal_before += other == key && g < threadIdx.x;
+                }
+                if (equal_before == 0 && less < rank && rank <= less + equal) chosen_prefix = key;
             }
             __syncthreads();
             return chosen_prefix;

@@ -28,7 +28,7 @@ namespace gpuprim::cuda::selection {
 // One block finishes long segment j's select from the state the last pass
 // left, when at most kFinishMaxKeys keys are in play. Each pass sweeps the
 // keys in play (sweep: the pass's source at first, then the ones kept in
-// shared memory once they fit a half of it), writing the keys that fell
+// shared memory once they fit it), writing the keys that fell
 // below the chosen prefix as results and counting the digit of those still
 // matching it; choose_bin then extends the prefix as the grid pass's last
 // block does. The collecting pass writes the chosen bin's keys too.
@@ -41,16 +41,19 @@ struct BlockFinish {
     static constexpr int kBinsPerThread = kBins / kThreads;
     // Loads a thread has in flight a sweep (8 made the kernel spill).
     static constexpr int kSweepItems = 4;
-    // Pairs a half of the kept memory holds (a multiple of 4, so that the
-    // positions after the keys stay aligned).
+    // Pairs the kept memory holds (a multiple of 4, so that the positions
+    // after the keys stay aligned). A sweep over the kept keys compacts them
+    // in place (sweep), so one area serves: 8,192 pairs of 4-byte keys and
+    // positions, which keeps 2^22 keys' k = 1024 bin (about 4,700 keys) where
+    // two halves of 4,096 sent the next pass back to the candidate buffer.
     static constexpr uint32_t kKeptSlots =
-        uint32_t(RadixSelectPolicy::kFinishKeptBytes / 2 / int(sizeof(R) + sizeof(I))) & ~3u;
+        uint32_t(RadixSelectPolicy::kFinishKeptBytes / int(sizeof(R) + sizeof(I))) & ~3u;
 
     struct Shared {
         uint32_t *bins;       // kBins * kReplicas
         uint32_t *warp_sums;  // 33
-        unsigned char *kept;  // kFinishKeptBytes: two halves of kKeptSlots pairs
-        uint32_t &kept_count;  // pairs written to the half being written
+        unsigned char *kept;  // kFinishKeptBytes: kKeptSlots pairs
+        uint32_t &kept_count;  // pairs kept by the sweep running
         // Results written to the segment: at most kBlockSortMax, and 32 bits
         // wide because a 64-bit shared atomicAdd is a compare-and-swap loop
         // (826 of them at 2^22, k = 1024, in the forty-ninth run).
@@ -77,9 +80,8 @@ struct BlockFinish {
     uint32_t remaining;  // keys matching the prefix still wanted (at most kBlockSortMax)
     uint32_t matching;   // at most this many keys match the prefix
     bool collecting;
-    // Where the pass reads (count keys): the source, or kept half `half`.
+    // Where the pass reads (count keys): the source, or the kept keys.
     bool from_kept;
-    uint32_t half;
     uint32_t count;
 
     __device__ __forceinline__ BlockFinish(const Shared &shared, const TopkArgs &a, const SelectBuffers<R, I> &b,
@@ -107,14 +109,11 @@ struct BlockFinish {
           matching(uint32_t(view.matching < kKeptSlots + 1 ? view.matching : kKeptSlots + 1)),
           collecting(view.phase == kCollecting),
           from_kept(false),
-          half(0),
           count(uint32_t(view.source == 0 ? length : view.source_count)) {}
 
-    __device__ __forceinline__ R *kept_keys(uint32_t h) const {
-        return reinterpret_cast<R *>(sh.kept + h * (RadixSelectPolicy::kFinishKeptBytes / 2));
-    }
-    __device__ __forceinline__ I *kept_positions(uint32_t h) const {
-        return reinterpret_cast<I *>(reinterpret_cast<unsigned char *>(kept_keys(h)) + kKeptSlots * sizeof(R));
+    __device__ __forceinline__ R *kept_keys() const { return reinterpret_cast<R *>(sh.kept); }
+    __device__ __forceinline__ I *kept_positions() const {
+        return reinterpret_cast<I *>(sh.kept + kKeptSlots * sizeof(R));
     }
 
     // Runs the passes to the end and marks the segment finished.
@@ -125,14 +124,13 @@ struct BlockFinish {
             // one key a bin); a guard against a loop without end.
             if (pass >= digits.passes) collecting = true;
             const PassDigit digit = digits.digit(pass);
-            // Keep the keys still in play when they surely fit a half.
+            // Keep the keys still in play when they surely fit.
             const bool keep = !collecting && (matching <= kKeptSlots || count <= kKeptSlots);
             sweep(digit, keep);
             if (collecting) break;
             choose_bin(digit);
             if (keep) {
                 from_kept = true;
-                half ^= 1;
                 count = sh.kept_count;
             }
             ++pass;
@@ -146,7 +144,11 @@ struct BlockFinish {
     }
 
     // Pass `pass` over the keys in play: results written, the digit of the
-    // ones matching the prefix counted, and those kept (keep) in the other half.
+    // ones matching the prefix counted, and those kept (keep) in the kept
+    // memory. A sweep over the kept keys writes them back in place: a key's
+    // slot is below the number of keys kept so far, which is at most the
+    // number read so far, and a block barrier after each round's loads puts
+    // every read of those before any write.
     __device__ __forceinline__ void sweep(PassDigit digit, bool keep) {
         const uint32_t digit_mask = (1u << digit.width) - 1;
         for (int b = threadIdx.x; b < kBins * kReplicas; b += kThreads) sh.bins[b] = 0;
@@ -154,8 +156,8 @@ struct BlockFinish {
         __syncthreads();
         const uint32_t lane = threadIdx.x & 31;
         const uint32_t lanes_below = (1u << lane) - 1;
-        R *const next_keys = kept_keys(half ^ 1);
-        I *const next_positions = kept_positions(half ^ 1);
+        R *const next_keys = kept_keys();
+        I *const next_positions = kept_positions();
         // kSweepItems loads a thread in flight (from the L2 each is a round
         // trip of about a microsecond), then their marks.
         for (uint32_t first = 0; first < count; first += kThreads * kSweepItems) {  // uniform: whole warps
@@ -168,6 +170,7 @@ struct BlockFinish {
                 positions[e] = 0;
                 if (i < count) load(i, keys[e], positions[e]);
             }
+            if (from_kept && keep) __syncthreads();  // uniform: in place, reads before writes
 #pragma unroll
             for (int e = 0; e < kSweepItems; ++e) {
                 const R key = keys[e];
@@ -217,11 +220,11 @@ struct BlockFinish {
         __syncthreads();
     }
 
-    // Key i in play: from the kept half, the input or the candidate buffer.
+    // Key i in play: from the kept memory, the input or the candidate buffer.
     __device__ __forceinline__ void load(uint32_t i, R &key, I &position) const {
         if (from_kept) {
-            key = kept_keys(half)[i];
-            position = kept_positions(half)[i];
+            key = kept_keys()[i];
+            position = kept_positions()[i];
         } else if (from_input) {
             key = select_key<K>(args, in[i]);
             position = I(i);

@@ -61,9 +61,9 @@ struct RadixSelectPolicy {
     // After pass 0, one cooperative launch finishes the select
     // (radix_select_finish.cuh): a segment with at most kFinishMaxKeys keys
     // in play is finished by one block (a grid pass over 36,900 keys took
-    // 12.5 us, one block 37.5), which keeps them in shared memory, in two
-    // halves of kFinishKeptBytes, once they fit (4,096 pairs of 4-byte keys
-    // and positions a half; two blocks an SM still fit).
+    // 12.5 us, one block 37.5), which keeps them in kFinishKeptBytes of
+    // shared memory once they fit (8,192 pairs of 4-byte keys and positions;
+    // two blocks an SM still fit).
     static constexpr uint32_t kFinishMaxKeys = 16384;
     static constexpr int kFinishKeptBytes = 65536;
 };
