@@ -2405,6 +2405,7 @@ private:
             case 5: options.struct_size = 4096; break;
             case 6: options.struct_size = 4097; break;
             case 7: options.struct_size = UINT64_MAX; break;
+            case 8: options.reserved = in.u8() | 1; break;  // room for a later option: must be 0
             default: break;
             }
             if (null_options) {
@@ -2412,7 +2413,8 @@ private:
             } else {
                 bool tail_set = false;
                 for (size_t i = 0; i < sizeof storage.newer; ++i) tail_set |= storage.newer[i] != 0;
-                bad_struct = options.struct_size < sizeof options || options.struct_size > 4096 || tail_set;
+                bad_struct = options.struct_size < sizeof options || options.struct_size > 4096 || tail_set ||
+                             options.reserved != 0;
             }
         }
         uint8_t shape = in.u8();
@@ -2863,8 +2865,11 @@ private:
             sizes.side_bytes = (which & 64) ? (uint64_t(1) << 62) : uint64_t(in.u16()) << 4;
             const int32_t fix = (which >> 5) & 1;
             const bool null_in = (which & 128) && !(which & 1);
+            // Now and then a nonzero reserved field, which is refused.
+            if (in.u8() % 8 == 0) sizes.reserved = int32_t(in.u8() | 1);
             uint64_t before = 0, after = 0;
             if (context.slot >= 0 && null_in) expect.must |= kNull;
+            else if (context.slot >= 0 && sizes.reserved != 0) expect.must |= kArg;
             expect.may |= kOom;
             if (context.slot >= 0) (void)gpuprim_context_get_workspace_size(context.handle, &before);
             status = gpuprim_context_reserve_workspace_sizes(context.handle, null_in ? nullptr : &sizes, fix);
@@ -2964,6 +2969,8 @@ private:
             tail_set = true;
         }
         if (shape % 8 == 3) options.struct_size = UINT64_MAX;
+        // Room for a later option, read from this version's layout on: must be 0.
+        if (shape % 8 == 0 && (shape & 0xF0) == 0x40) options.reserved = int32_t(in.u8() | 1);
         bool null_options = shape % 8 == 4;
         bool null_context = shape == 255;
         size_t capacity = shape % 16 == 5 ? 0 : in.u8() % 96;
@@ -2978,6 +2985,7 @@ private:
             if ((options.struct_size < sizeof options && !layout_020 && !layout_030) ||
                 options.struct_size > sizeof storage || tail_set)
                 expect.must |= kArg;
+            if (options.struct_size >= sizeof options && options.reserved != 0) expect.must |= kArg;
             if (!layout_020 && options.cpu_threads < 0) expect.must |= kArg;
             if (options.backend < 0 || options.backend > 2) expect.must |= kEnum;
             if (options.device_ordinal < 0) expect.must |= kArg;
