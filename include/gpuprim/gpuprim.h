@@ -268,6 +268,14 @@ typedef enum gpuprim_dtype {
  *   A NaN result of SUM is the canonical quiet NaN (0x7E00, 0x7FC0).
  * - I8, U8, I16, U16: SUM and dot wrap modulo 2^8 or 2^16 like the wider
  *   integers (computed in 32 bits; the low bits are the same).
+ * - The caller's floating-point environment does not reach the results:
+ *   every call computes with IEEE defaults (round to nearest even,
+ *   subnormals kept, no traps) on every thread it uses, whatever rounding
+ *   mode, flush-to-zero / denormals-are-zero setting (-ffast-math,
+ *   torch.set_flush_denormal) or enabled trap the calling thread has; and
+ *   the call leaves that environment as it was, exception flags included
+ *   (the library's own compares of NaNs raise none the caller sees).
+ *   (Since 0.4.0; before, the CPU backend computed in the caller's.)
  */
 typedef enum gpuprim_op {
     GPUPRIM_OP_SUM = 0,

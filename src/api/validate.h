@@ -7,6 +7,7 @@
 
 #include "core/context.h"
 #include "core/error.h"
+#include "core/float_environment.h"
 #include "core/registry.h"
 
 #include <gpuprim/gpuprim.h>
@@ -38,7 +39,8 @@ int enum_bits(const Enum &value) {
 gpuprim_status_t record(Context &context, gpuprim_status_t status, const char *message);
 
 // Runs body(context) on the live context behind handle, holding the context's
-// lock (calls on one context are serialized, so threads may share it), with
+// lock (calls on one context are serialized, so threads may share it), in
+// the default floating-point environment (core/float_environment.h), with
 // every failure mapped to a status and message. The handle is looked up in
 // the registry, never read through.
 // function: the entry point's name, for the message of an allocation failure
@@ -54,6 +56,7 @@ gpuprim_status_t guarded(const char *function, gpuprim_context_t handle, Body &&
         // Destroyed by another thread while this call waited for the lock.
         if (context->destroyed) return GPUPRIM_ERROR_INVALID_HANDLE;
         try {
+            const DefaultFloatEnvironment float_environment;  // the caller's is back on return
             body(*context);
             return GPUPRIM_SUCCESS;
         } catch (const gpuprim::Error &error) {

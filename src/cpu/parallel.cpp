@@ -14,6 +14,8 @@
 // children are children too), and is read with one relaxed atomic load.
 #include "cpu/parallel.h"
 
+#include "core/float_environment.h"
+
 #include <algorithm>
 #include <atomic>
 #include <climits>
@@ -146,6 +148,7 @@ void on_threads_of_the_call(size_t count, int workers, void (*call)(void *, size
     std::exception_ptr failure;
     std::atomic<bool> failed{false};
     auto work = [&] {
+        const DefaultFloatEnvironment float_environment;  // (a started thread inherits the caller's)
         for (size_t i; (i = next.fetch_add(1)) < count;) {
             try {
                 call(body, i);
@@ -176,6 +179,9 @@ void Parallel::run_in_parallel(size_t count, PieceFunction call, void *body) {
     if (!engine_ || in_forked_child()) return on_threads_of_the_call(count, workers_, call, body);
     engine_->arena.execute([&] {
         tbb::parallel_for(tbb::blocked_range<size_t>(0, count, 1), [&](const tbb::blocked_range<size_t> &range) {
+            // oneTBB's workers belong to the process: each piece runs in the
+            // default floating-point environment and leaves theirs as it was.
+            const DefaultFloatEnvironment float_environment;
             for (size_t i = range.begin(); i != range.end(); ++i) call(body, i);
         });
     });
@@ -186,6 +192,7 @@ void Parallel::run_in_parallel(size_t count, PieceFunction call, void *body) {
 #  pragma omp parallel for num_threads(workers_) schedule(dynamic, 1)
     for (long long i = 0; i < n; ++i) {
         try {
+            const DefaultFloatEnvironment float_environment;  // as oneTBB's pieces above
             call(body, static_cast<size_t>(i));
         } catch (...) {
 #  pragma omp critical(gpuprim_parallel_failure)
