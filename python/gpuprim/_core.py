@@ -949,6 +949,10 @@ class Context:
         source = _arrays.describe(x, "x")
         if source.dtype_name == "bool":
             raise TypeError("gpuprim: histogram does not take bool arrays; pass x.astype(...)")
+        if source.kind in ("jax", "dlpack"):
+            # Before any work: numpy's closed last bin is added to the counts
+            # after the call, which an exported (immutable) output cannot take.
+            _arrays._no_writes(source, "histogram")
         layout = _row_layout(source, axis)
         if isinstance(bins, str):
             raise ValueError(f"gpuprim: histogram: bins={bins!r}: numpy's estimators are not "
@@ -1100,7 +1104,7 @@ class Context:
             bins = max(bins, int(_python_number(self.max(source))) + 1)
         counts_obj = _arrays.empty_like(source, _counts_shape(source, layout, bins), "int64")
         if bins == 0 or (layout is not None and layout.rows == 0):
-            return counts_obj
+            return _framework_array(counts_obj)
         counts = _as_uint64(_arrays.describe(counts_obj, "counts"))
         if layout is None:
             self._run([(source, True), (counts, False)], lambda c, i, o: LIB.gpuprim_bincount(c, i, o))
@@ -1108,7 +1112,7 @@ class Context:
             rows = layout.rows
             self._run([(source, True), (counts, False)],
                       lambda c, i, o: LIB.gpuprim_bincount_rows(c, i, rows, o))
-        return counts_obj
+        return _framework_array(counts_obj)
 
     def merge(self, a: Array, b: Array, /, *, values_a: Optional[Values] = None, values_b: Optional[Values] = None,
               descending: bool = False) -> Union[Array, Tuple[Array, Values]]:
@@ -1130,6 +1134,11 @@ class Context:
         right = _one_dimensional(_arrays.describe(b, "b"), "b")
         if right.kind != left.kind or right.on_device != left.on_device:
             raise TypeError("gpuprim: merge: a and b must be of the same kind and device")
+        # The library tells dtypes by width and kind, so bool and uint8 (one
+        # code) are told apart here, as searchsorted does.
+        if right.dtype_name != left.dtype_name:
+            raise TypeError(f"gpuprim: merge: b has dtype {right.dtype_name}, a has {left.dtype_name}; "
+                            f"cast one (b.astype(a.dtype))")
         if (values_a is None) != (values_b is None):
             raise ValueError("gpuprim: merge: pass both values_a and values_b, or neither")
         total = left.size + right.size
@@ -1141,6 +1150,9 @@ class Context:
             return keys_out.obj
         va = _one_dimensional(_arrays.describe(values_a, "values_a"), "values_a")
         vb = _one_dimensional(_arrays.describe(values_b, "values_b"), "values_b")
+        if vb.dtype_name != va.dtype_name:
+            raise TypeError(f"gpuprim: merge: values_b has dtype {vb.dtype_name}, values_a has "
+                            f"{va.dtype_name}; cast one (values_b.astype(values_a.dtype))")
         values_out = self._output(va, None, "values_out", shape=(total,))
         self._run([(left, True), (va, True), (right, True), (vb, True), (keys_out, False),
                    (values_out, False)],
@@ -1669,9 +1681,14 @@ def _python_number(value):
 
 
 def _as_uint64(array):
-    """An int64 output seen by the library as uint64 (counts; the same bytes)."""
-    return _arrays.Array(array.obj, array.kind, array.ptr, "uint64", array.size, array.on_device,
-                         array.device, array.ndim, array.writeable)
+    """An int64 output seen by the library as uint64 (counts; the same bytes).
+    An exported output stays one: reading its obj would make the framework's
+    array now, before the call writes it (JAX without x64 copies int64 into
+    int32 then)."""
+    kind = _arrays._ExportedArray if type(array) is _arrays._ExportedArray else _arrays.Array
+    source = array.exported if kind is _arrays._ExportedArray else array.obj
+    return kind(source, array.kind, array.ptr, "uint64", array.size, array.on_device, array.device, array.ndim,
+                array.writeable)
 
 
 def _bounds_of(dtype_name, lower, upper):
@@ -1772,6 +1789,12 @@ def _next_up(last):
         return None
     with np.errstate(over="ignore"):
         return np.nextafter(last, np.array([np.inf], last.dtype))
+
+
+def _framework_array(obj):
+    """A new output as the caller's framework's array: an export (JAX or
+    another DLPack producer's input) becomes that framework's array."""
+    return obj.result() if isinstance(obj, _arrays.Exported) else obj
 
 
 def _equal_counts(work, rows, value):

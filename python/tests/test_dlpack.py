@@ -166,3 +166,13 @@ def test_jax_on_its_device():
         # a JAX array is never written, not even as out=
         with pytest.raises(ValueError, match="read-only"):
             gpuprim.sort(x, out=x)
+        # counts come back as JAX arrays; a histogram (which adds numpy's
+        # closed last bin after the call) is refused before any work
+        labels = jax.device_put(jnp.asarray([1, 1, 3], dtype=jnp.int32), device)
+        counts = gpuprim.bincount(labels, minlength=5)
+        assert isinstance(counts, jax.Array)
+        np.testing.assert_array_equal(np.asarray(counts), [0, 2, 0, 1, 0])
+        assert isinstance(gpuprim.bincount(labels[:0]), jax.Array)
+        for bins in (3, [0.0, 1.0, 2.0]):
+            with pytest.raises(TypeError, match="histogram on jax arrays is not supported"):
+                gpuprim.histogram(x, bins)

@@ -436,3 +436,18 @@ def test_merge_numpy_ties():
     np.testing.assert_array_equal(values, [20, 10, 11, 12, 21, 13, 22, 23])
     with pytest.raises(ValueError):
         gpuprim.merge(a, b, values_a=np.arange(4))
+
+
+def test_merge_refuses_dtypes_of_one_width():
+    # bool and uint8 are one dtype code to the library: their merge would
+    # write uint8 bytes (2, 200) into a bool result, or the result's dtype
+    # would follow the order of the arguments.
+    flags = np.array([False, True, True])
+    small = np.array([2, 200], np.uint8)
+    for a, b in ((flags, small), (small, flags)):
+        with pytest.raises(TypeError, match="merge: b has dtype"):
+            gpuprim.merge(a, b)
+    keys = np.array([1, 2], np.int32)
+    with pytest.raises(TypeError, match="values_b has dtype"):
+        gpuprim.merge(keys, keys, values_a=flags[:2], values_b=small)
+    np.testing.assert_array_equal(gpuprim.merge(flags, np.array([False, True])), [False, False, True, True, True])
