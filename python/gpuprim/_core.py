@@ -1166,8 +1166,10 @@ class Context:
         """The elements of the 1-D x that the predicate keeps, in order
         (gpuprim_select; np.compress(mask, x), x[mask], x[x < value]).
         The predicate: mask (a bool or integer array of x's size, kind and
-        device: nonzero keeps) or op with value (a value of x's dtype):
-        "<", "<=", ">", ">=", "==", "!=" (x op value, compared as numpy and C
+        device: nonzero keeps) or op with value (a value of x's dtype; a
+        Python float or int is rounded to it, as numpy takes such scalars,
+        and a typed scalar x's dtype cannot hold, np.float64(0.1) for a
+        float32 x, raises ValueError): "<", "<=", ">", ">=", "==", "!=" (x op value, compared as numpy and C
         compare: -0.0 == 0.0, a NaN compares false, so only "!=" keeps NaNs),
         "in_range" (value <= x < upper), "isnan", "notnan". Returns
         [kept] + [values moved with them] + [their positions] as given
@@ -2074,9 +2076,23 @@ def _same_length(source, values, what):
 def _scalar_of(source, value, what, function):
     """value as a one-element host numpy array of x's dtype; ValueError where
     it is not a value of that dtype (an integer x compared with 0.5 or
-    with 300 for uint8: numpy would compare in another dtype)."""
+    with 300 for uint8, a float32 x with np.float64(0.1): numpy would
+    compare in another dtype). A Python float or int for a float x is
+    rounded to x's dtype, as numpy takes such weakly typed scalars (NEP 50).
+    A value that is no number at all: TypeError or ValueError naming it."""
     np = _arrays.numpy()
     name = source.dtype_name
+    try:
+        return _scalar_of_dtype(np, source, name, value, what, function)
+    except (TypeError, ValueError, OverflowError) as error:
+        if str(error).startswith("gpuprim:"):
+            raise
+        kind = TypeError if isinstance(error, TypeError) else ValueError
+        raise kind(f"gpuprim: {function}: {what}={value!r:.40} is not a value of x's dtype {name} "
+                   f"({error})") from None
+
+
+def _scalar_of_dtype(np, source, name, value, what, function):
     if name in _INTEGER_DTYPES or name == "bool":
         number = _python_number(value)
         if isinstance(number, float):
@@ -2097,7 +2113,17 @@ def _scalar_of(source, value, what, function):
             torch = sys.modules["torch"]
             host[0] = torch.tensor([float(_python_number(value))], dtype=torch.bfloat16).view(torch.int16).item() & 0xFFFF
             return host
-    return np.array([_python_number(value)], dtype=_arrays.numpy_dtype(name))
+    number = _python_number(value)
+    if isinstance(number, complex) or not isinstance(number, (int, float)):
+        raise TypeError(f"not a real number: {type(number).__name__}")
+    host = np.array([number], dtype=_arrays.numpy_dtype(name))
+    weak = type(value) in (int, float, bool)  # not np.float64, a float subclass
+    if not weak and float(host[0]) != float(number) and not math.isnan(number):
+        # a typed scalar (np.float64(0.1), a 0-d float64 array or tensor):
+        # numpy compares in its dtype, which x's cannot hold it in
+        raise ValueError(f"gpuprim: {function}: {what}={number!r} ({type(value).__name__}) is not a value of "
+                         f"x's dtype {name}; round it first (np.{name}(value)) or compare in a wider dtype")
+    return host
 
 
 def _predicate(source, mask, op, value, upper, function):

@@ -94,6 +94,26 @@ def test_select_errors():
         gpuprim.select(x, np.ones(5, bool), op="<", value=1)
 
 
+def test_select_float_values_as_numpy_takes_them():
+    x = np.array([0.1, 0.5, np.nan, np.inf, -0.0], np.float32)
+    # Python floats are weakly typed (NEP 50): rounded to x's dtype, as numpy does
+    np.testing.assert_array_equal(gpuprim.select(x, op="<=", value=0.1), x[x <= 0.1])
+    # a typed scalar x's dtype holds exactly: the same compare as numpy's
+    for value in (np.float64(0.5), np.float16(0.5), np.float64(np.inf), np.float64(-0.0)):
+        np.testing.assert_array_equal(gpuprim.select(x, op="<", value=value), x[x < value])
+    np.testing.assert_array_equal(gpuprim.select(x, op="!=", value=np.float64("nan")), x)
+    # one it cannot hold: numpy would compare in float64 (x[x <= v] is empty here)
+    with pytest.raises(ValueError, match=r"value=0\.1 \(float64\) is not a value of x's dtype float32"):
+        gpuprim.select(x, op="<=", value=np.float64(0.1))
+    with pytest.raises(ValueError, match="upper="):
+        gpuprim.select(x, op="in_range", value=0.0, upper=np.float64(0.3))
+    # not numbers: errors naming the argument
+    for value, error in (("a", TypeError), (1j, TypeError), (np.array([1.0, 2.0]), ValueError),
+                         (10**400, ValueError)):
+        with pytest.raises(error, match="select: value="):
+            gpuprim.select(x, op=">", value=value)
+
+
 @pytest.mark.parametrize("dtype", ALL_DTYPES)
 def test_stable_partition(dtype):
     for n in SIZES:
