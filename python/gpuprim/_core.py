@@ -921,8 +921,11 @@ class Context:
           Elements in [lower, upper) count by the library's rule
           (gpuprim_histogram_even: integers exactly, floats in float64, so
           an element within a rounding of an inner edge may count in the bin
-          next to numpy's). Bounds that are not values of x's dtype (and
-          bfloat16 x) bin x cast to float64 (a copy).
+          next to numpy's). Python bounds of a float16 or float32 x are
+          rounded to its dtype first, as numpy takes them (so an element
+          equal to the rounded bound counts, as in numpy). Other bounds
+          that are not values of x's dtype (typed float64 ones, and every
+          bound of a bfloat16 x) bin x cast to float64 (a copy).
         - edges: numpy's rule exactly: counts[b] = the elements with
           edges[b] <= x < edges[b + 1], and the last bin closed (x ==
           edges[-1] counts in it); range is ignored, as numpy ignores it.
@@ -998,6 +1001,15 @@ class Context:
         counts_obj = _arrays.empty_like(source, _counts_shape(source, layout, bins), "int64")
         work = source
         bounds = _bounds_of(work.dtype_name, lower, upper)
+        if bounds is None and range is not None and source.dtype_name in ("float16", "float32") and \
+                all(type(bound) in (int, float) for bound in range):
+            # numpy takes Python bounds in x's float dtype (NEP 50: its
+            # edges, and the outer compares, are x's dtype), so an element
+            # equal to the rounded bound is counted
+            dtype = _arrays.numpy_dtype(source.dtype_name)
+            rounded_lower, rounded_upper = float(dtype.type(lower)), float(dtype.type(upper))
+            if rounded_lower < rounded_upper:
+                bounds = _bounds_of(work.dtype_name, rounded_lower, rounded_upper)
         if bounds is None:
             work = _arrays.describe(_arrays.convert(source, "float64"), "x")
             bounds = _bounds_of("float64", lower, upper)

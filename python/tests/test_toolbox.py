@@ -186,6 +186,20 @@ def test_histogram_bounds_nan_and_outside():
     np.testing.assert_array_equal(gpuprim.histogram(y, 256, range=(0, 1))[0][-1], 5)
 
 
+def test_histogram_python_bounds_in_the_float_dtype():
+    # numpy rounds Python bounds to a float16/float32 x's dtype (NEP 50), so
+    # float32(0.3) counts in range=(0.1, 0.3); comparing in float64 lost it
+    for x, bounds in ((np.array([0.1, 0.2, 0.3], np.float32), (0.1, 0.3)),
+                      (np.array([0.7, 0.9], np.float32), (0.7, 1.0)),
+                      (np.array([0.1, 0.5, 0.9], np.float16), (0.1, 0.9))):
+        for bins in (1, 3):
+            counts = gpuprim.histogram(x, bins, range=bounds)[0]
+            assert counts.sum() == x.size
+            np.testing.assert_array_equal(counts.sum(), np.histogram(x, bins, range=bounds)[0].sum())
+    x = np.array([0.1, 0.2, 0.3], np.float32)
+    np.testing.assert_array_equal(gpuprim.histogram(x, 1, range=(0.1, 0.3))[0], [3])
+
+
 def test_histogram_empty_and_constant():
     counts, edges = gpuprim.histogram(np.empty(0, np.float32), 4)
     want = np.histogram(np.empty(0, np.float32), 4)
