@@ -128,6 +128,9 @@ def _spelled(dtype, what):
 def _numpy(obj, what):
     if not obj.flags.c_contiguous:
         raise ValueError(f"gpuprim: {what} is not C-contiguous; pass np.ascontiguousarray(...)")
+    if not obj.flags.aligned:
+        raise ValueError(f"gpuprim: {what} is not aligned to its {obj.dtype} elements (e.g. np.frombuffer "
+                         "at an odd offset); pass an aligned copy (np.require(a, requirements='A'))")
     dtype = obj.dtype
     if not dtype.isnative:
         raise TypeError(f"gpuprim: {what} is not in native byte order")

@@ -70,6 +70,7 @@ struct NumpyArrayFields {
     int flags;
 };
 constexpr int numpy_c_contiguous = 0x0001;
+constexpr int numpy_aligned = 0x0100;  // NPY_ARRAY_ALIGNED
 constexpr int numpy_writeable = 0x0400;
 
 // The index dtypes of argsort and topk, in the order of their slots
@@ -283,7 +284,9 @@ bool read_c_contiguous_shape(Operand &operand, int ndim, const std::int64_t *len
 
 bool read_numpy(PyObject *object, Operand &operand) {
     auto *fields = reinterpret_cast<NumpyArrayFields *>(object);
-    if (!(fields->flags & numpy_c_contiguous)) return false;
+    // Misaligned data (np.frombuffer at an odd offset): the general path
+    // says which argument it is.
+    if (!(fields->flags & numpy_c_contiguous) || !(fields->flags & numpy_aligned)) return false;
     if (!dtype_of(fields->descr, operand)) return false;
     if (fields->nd > max_axes) return false;
     std::uint64_t count = 1;

@@ -231,6 +231,18 @@ def test_reduce_any_shape():
     assert gpuprim.sum(x) == x.sum() and gpuprim.max(x) == x.max()
 
 
+def test_misaligned_arrays_are_refused_naming_them():
+    # np.frombuffer at an odd offset: C-contiguous but not aligned; both the
+    # common path and the general one name the argument
+    misaligned = np.frombuffer(bytearray(8 * 4 + 1), np.float64, offset=1)
+    assert misaligned.flags.c_contiguous and not misaligned.flags.aligned
+    for call, name in ((lambda: gpuprim.sort(misaligned), "x"), (lambda: gpuprim.sum(misaligned), "x"),
+                       (lambda: gpuprim.argsort(misaligned), "x"),
+                       (lambda: gpuprim.sort(np.arange(4.0), out=misaligned), "out")):
+        with pytest.raises(ValueError, match=f"gpuprim: {name} is not aligned"):
+            call()
+
+
 def test_errors():
     x = np.arange(10, dtype=np.float32)
     with pytest.raises(ValueError, match="C-contiguous"):
