@@ -402,6 +402,10 @@ class Context:
         elif result.size != (like.size if size is None else size):
             raise ValueError(f"gpuprim: {what} has {result.size} elements, expected "
                              f"{like.size if size is None else size}")
+        elif size is None and tuple(result.shape) != tuple(like.shape):
+            # an output of x's shape, as numpy asks of out= (the common
+            # path takes only that shape too)
+            raise ValueError(f"gpuprim: {what} has shape {tuple(result.shape)}, expected {tuple(like.shape)}")
         return result
 
     # -- operations --------------------------------------------------------
@@ -613,7 +617,11 @@ class Context:
     def scan(self, x: Array, op: str = "sum", *, axis: Optional[int] = None, exclusive: bool = False,
              out: Optional[Array] = None, dtype: Any = None) -> Array:
         """Prefix scan with op ("sum", "min", "max"); out may be x (in place).
-        Float sums are deterministic run to run. axis=-1: every row (last
+        Float sums are deterministic run to run; float16 and bfloat16 sums
+        accumulate in float32 and round each output once (the header's rule),
+        so they can differ from numpy's, which accumulates in float16 (its
+        [2048, 1, 1, 1] gives 2048 at every step; ours 2048, 2048, 2050,
+        2052). axis=-1: every row (last
         axis) of a C-contiguous N-D array scanned on its own. The dtype of
         the scan and its result: dtype if given, else out's dtype if out is
         given, else for "sum" that of sum() (integers narrower than 64 bits
@@ -636,7 +644,8 @@ class Context:
         """Inclusive (or exclusive) prefix sum, in sum()'s dtype (integers
         narrower than 64 bits widened, as numpy's and torch's cumsum do),
         or in dtype, or in out's dtype when out is given (integers then wrap
-        like C in that dtype); x is cast first where the dtype differs."""
+        like C in that dtype); x is cast first where the dtype differs.
+        float16 and bfloat16 accumulate in float32 (see scan())."""
         return self.scan(x, "sum", axis=axis, exclusive=exclusive, out=out, dtype=dtype)
 
     def segment_scan(self, x: Array, offsets: Array, op: str = "sum", *, exclusive: bool = False,
@@ -1939,11 +1948,17 @@ def _order(descending):
 
 
 def _bit(value, what):
+    """A bit position (numpy integers too, as k and axis take them); else
+    ValueError naming it."""
     if value is None:
         return 0
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < (1 << 32):
+    try:
+        number = None if isinstance(value, bool) else operator.index(value)
+    except TypeError:
+        number = None
+    if number is None or not 0 <= number < (1 << 32):
         raise ValueError(f"gpuprim: {what} must be an integer in [0, 2^32), not {value!r}")
-    return value
+    return number
 
 
 def _sort_options(descending, begin_bit, end_bit):

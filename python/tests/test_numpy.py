@@ -243,6 +243,16 @@ def test_misaligned_arrays_are_refused_naming_them():
             call()
 
 
+def test_out_of_another_shape_is_refused_as_numpy_refuses_it():
+    x = np.array([3.0, 1.0, 2.0])
+    for call in (lambda out: gpuprim.sort(x, out=out), lambda out: gpuprim.cumsum(x, out=out),
+                 lambda out: gpuprim.sort(x, out=out, descending=True)):
+        out = np.full((3, 1), -7.0)
+        with pytest.raises(ValueError, match=r"out has shape \(3, 1\), expected \(3,\)"):
+            call(out)
+        assert (out == -7.0).all()
+
+
 def test_errors():
     x = np.arange(10, dtype=np.float32)
     with pytest.raises(ValueError, match="C-contiguous"):
@@ -443,10 +453,13 @@ def test_sort_bit_range_errors():
         gpuprim.argsort(np.zeros(4, np.int8), end_bit=9)
     with pytest.raises(gpuprim.InvalidArgumentError, match="begin_bit"):
         gpuprim.sort(np.zeros(4, np.float16), values=np.zeros(4, np.int8), begin_bit=16)
-    for bad in (-1, 1 << 32, 2.5, True, "3"):
+    for bad in (-1, 1 << 32, 2.5, True, "3", np.int64(-1), np.float32(3)):
         with pytest.raises(ValueError, match="begin_bit"):
             gpuprim.sort(x, begin_bit=bad)
     np.testing.assert_array_equal(x, keep)
+    # numpy integers, as k and axis take them
+    np.testing.assert_array_equal(gpuprim.sort(x, begin_bit=np.uint8(0), end_bit=np.int64(8)),
+                                  gpuprim.sort(x, begin_bit=0, end_bit=8))
 
 
 
