@@ -448,6 +448,7 @@ class Context:
         """
         keys = _one_dimensional(_arrays.describe(x, "x"), "x")
         layout = _offset_layout(keys, offsets, max_segment_length)
+        _refuse_outside_writes(keys, layout, "segment_sort")
         result = self._sort(keys, layout, descending, values, out, values_out, begin_bit, end_bit)
         if out is None or (values is not None and values_out is None):
             first, last = _arrays.offset_ends(layout.offsets)
@@ -522,6 +523,7 @@ class Context:
         """
         keys = _one_dimensional(_arrays.describe(x, "x"), "x")
         layout = _offset_layout(keys, offsets, max_segment_length)
+        _refuse_outside_writes(keys, layout, "segment_argsort")
         result = self._argsort(keys, layout, descending, dtype, begin_bit, end_bit)
         first, last = _arrays.offset_ends(layout.offsets)
         _arrays.copy_outside(_arrays.describe(result, "indices"), None, first, last)
@@ -666,6 +668,8 @@ class Context:
         code = _op_code(op)
         source = _one_dimensional(_arrays.describe(x, "x"), "x")
         layout = _offset_layout(source, offsets, max_segment_length)
+        if out is None:
+            _refuse_outside_writes(source, layout, "segment_scan")
         source = _accumulated(source, op, dtype, out)
         result = _bool_min_fixed(self._scan(source, layout, code, exclusive, out), source, op)
         if out is None:
@@ -1812,6 +1816,18 @@ def _next_up(last):
         return None
     with np.errstate(over="ignore"):
         return np.nextafter(last, np.array([np.inf], last.dtype))
+
+
+def _refuse_outside_writes(array, layout, function):
+    """Before a segmented call on a JAX (or other DLPack producer's) array,
+    whose outputs are exported and cannot be written after the call: a
+    TypeError when elements lie outside every segment (they are copied in
+    after the call), so that nothing runs first."""
+    if array.kind not in ("jax", "dlpack"):
+        return
+    first, last = _arrays.offset_ends(layout.offsets)
+    if first > 0 or last < array.size:
+        _arrays._no_writes(array, f"{function} with elements outside every segment")
 
 
 def _framework_array(obj):

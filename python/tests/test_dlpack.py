@@ -82,8 +82,14 @@ def test_producer_arrays_are_never_written_and_errors_are_clear():
         gpuprim.sort(Producer(np.zeros(3, np.complex64)))
     with pytest.raises(TypeError, match="DLPack"):
         gpuprim.sort(object())
+    # segmented calls whose offsets cover x run; elements outside every
+    # segment are copied in after the call, which an export cannot take
+    keys = np.array([1.0, 0.0, 3.0, 2.0], np.float32)
+    np.testing.assert_array_equal(back(gpuprim.segment_sort(Producer(keys), Producer(np.array([0, 2, 4])))),
+                                  [0, 1, 2, 3])
     with pytest.raises(TypeError, match="not supported"):
-        gpuprim.segment_sort(Producer(np.arange(4, dtype=np.float32)), Producer(np.array([0, 2, 4])))
+        gpuprim.segment_sort(Producer(keys), Producer(np.array([0, 2, 3])))
+    np.testing.assert_array_equal(keys, [1, 0, 3, 2])
 
 
 def test_results_outlive_their_call():
@@ -176,3 +182,14 @@ def test_jax_on_its_device():
         for bins in (3, [0.0, 1.0, 2.0]):
             with pytest.raises(TypeError, match="histogram on jax arrays is not supported"):
                 gpuprim.histogram(x, bins)
+        # segmented calls: offsets covering x run; elements outside every
+        # segment (copied in after the call) are refused before it
+        keys = jax.device_put(jnp.asarray([3.0, 1.0, 2.0, 9.0, 8.0, 7.0], dtype=jnp.float32), device)
+        whole = jnp.asarray([0, 3, 6], dtype=jnp.int32)
+        np.testing.assert_array_equal(np.asarray(gpuprim.segment_sort(keys, whole)), [1, 2, 3, 7, 8, 9])
+        np.testing.assert_array_equal(np.asarray(gpuprim.segment_argsort(keys, whole)), [1, 2, 0, 2, 1, 0])
+        np.testing.assert_array_equal(np.asarray(gpuprim.segment_cumsum(keys, whole)), [3, 4, 6, 9, 17, 24])
+        inner = jnp.asarray([1, 3, 6], dtype=jnp.int32)
+        for call in (gpuprim.segment_sort, gpuprim.segment_argsort, gpuprim.segment_cumsum):
+            with pytest.raises(TypeError, match="outside every segment on jax arrays"):
+                call(keys, inner)
