@@ -729,6 +729,13 @@ class Context:
 
     def _segment_reduction(self, code, source, layout, shape, out=None):
         result = self._output(source, out, "out" if out is not None else "result", shape=shape)
+        if out is not None and _may_overlap(result, source):
+            # out inside x (x.sum(axis=-1, out=x[:, 0])): numpy reads x
+            # first; the library refuses the overlap. Reduce into a new
+            # array, then copy it into out.
+            fresh = self._segment_reduction(code, source, layout, shape)
+            result.obj[...] = fresh
+            return result.obj
         self._run_segmented(layout, [(source, True), (result, False)],
                             lambda c, s, i, o: LIB.gpuprim_segmented_reduce(c, code, *s, i, o))
         return result.obj
@@ -1816,6 +1823,20 @@ def _next_up(last):
         return None
     with np.errstate(over="ignore"):
         return np.nextafter(last, np.array([np.inf], last.dtype))
+
+
+_ELEMENT_BYTES = {"bool": 1, "int8": 1, "uint8": 1, "int16": 2, "uint16": 2, "float16": 2, "bfloat16": 2,
+                  "int32": 4, "uint32": 4, "float32": 4, "int64": 8, "uint64": 8, "float64": 8}
+
+
+def _may_overlap(a, b):
+    """Whether two described arrays of one device may share a byte (their
+    address ranges meet)."""
+    if not a.size or not b.size or a.on_device != b.on_device or a.device != b.device:
+        return False
+    a_end = a.ptr + a.size * _ELEMENT_BYTES[a.dtype_name]
+    b_end = b.ptr + b.size * _ELEMENT_BYTES[b.dtype_name]
+    return a.ptr < b_end and b.ptr < a_end
 
 
 def _refuse_outside_writes(array, layout, function):
