@@ -489,6 +489,10 @@ class Context:
             vals = _arrays.describe(values, "values")
             if vals.kind != keys.kind or vals.on_device != keys.on_device:
                 raise TypeError("gpuprim: values must be of the same kind and device as x")
+            if _may_overlap(vals, keys):
+                # (the library's refusal names its own parameters, keys_in and values_in)
+                raise ValueError("gpuprim: values shares memory with x; the sort moves both: pass a copy "
+                                 "(values.copy())")
             if shape is not None and vals.shape != shape:
                 raise ValueError(f"gpuprim: values has shape {vals.shape}, x {shape}; "
                                  "per-row sorts need values of x's shape")

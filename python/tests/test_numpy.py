@@ -243,6 +243,17 @@ def test_misaligned_arrays_are_refused_naming_them():
             call()
 
 
+def test_values_sharing_x_memory_are_refused_naming_values():
+    a = np.array([2, 1, 3])
+    for values in (a, a[:], a.view(np.uint64)):
+        with pytest.raises(ValueError, match="values shares memory with x"):
+            gpuprim.sort(a, values=values)
+    np.testing.assert_array_equal(a, [2, 1, 3])
+    keys, values = gpuprim.sort(a, values=a.copy())
+    np.testing.assert_array_equal(keys, [1, 2, 3])
+    np.testing.assert_array_equal(values, [1, 2, 3])
+
+
 def test_row_reductions_into_an_out_inside_x():
     # numpy reads x before writing out; so does gpuprim (through a new array)
     for op in ("sum", "min", "max"):
