@@ -24,6 +24,10 @@ using namespace gpuprim::api;  // guarded() and the argument rules
 
 namespace {
 
+// The context's communicator, on a stream not being captured. A rank
+// without one, or capturing (its collectives would be recorded into the
+// graph, not run), cannot take part in the agreement at all: it fails
+// alone, before it (the header's early returns).
 Communicator &require_communicator(Context &ctx, const char *call) {
     ctx.backend->refuse_during_capture(call, "it exchanges data with the other ranks and waits for them");
     if (!ctx.communicator)
@@ -36,7 +40,9 @@ Communicator &require_communicator(Context &ctx, const char *call) {
 
 // The distributed calls communicate before their workspace is known (the
 // counts after the exchange depend on every rank's data), so a workspace
-// query cannot measure them. Checked before the other ranks are met.
+// query cannot measure them. Checked first inside the agreement's local
+// checks, so that every rank fails with this one: returning before the
+// agreement left the other ranks waiting in it.
 void refuse_during_query(Context &ctx, const char *call) {
     if (ctx.backend->measuring())
         fail(GPUPRIM_ERROR_INVALID_ARGUMENT,
@@ -66,7 +72,6 @@ void must_match_sort(Agreement &agreement, const gpuprim::SortRequest &request, 
 template <typename BuildRequest>
 gpuprim_status_t distributed_sort_call(const char *name, gpuprim_context_t context, BuildRequest &&build_request) {
     return guarded(name, context, [&](Context &ctx) {
-        refuse_during_query(ctx, name);
         Communicator &communicator = require_communicator(ctx, name);
         Agreement agreement(communicator, name);
         gpuprim::SortRequest request{};
@@ -74,6 +79,7 @@ gpuprim_status_t distributed_sort_call(const char *name, gpuprim_context_t conte
         void *block = nullptr;
         bool checked = false;
         agreement.check_locally([&] {
+            refuse_during_query(ctx, name);
             request = build_request(ctx, agreement);
             scratch = gpuprim::dist::plan_sort_scratch(request, communicator.size());
             block = scratch.plan.bytes() ? ctx.distributed_workspace.reserve(scratch.plan.bytes()) : nullptr;
@@ -120,11 +126,11 @@ gpuprim_status_t gpuprim_distributed_reduce(gpuprim_context_t context, gpuprim_o
                                             void *result) {
     const char *const name = __func__;
     return guarded(name, context, [&](Context &ctx) {
-        refuse_during_query(ctx, name);
         Communicator &communicator = require_communicator(ctx, name);
         Agreement agreement(communicator, name);
         const Buffer *in = nullptr;
         agreement.check_locally([&] {
+            refuse_during_query(ctx, name);
             require_op(op);
             in = &ctx.resolve(input, "input");
             require(result, "result");
@@ -141,12 +147,12 @@ gpuprim_status_t gpuprim_distributed_scan(gpuprim_context_t context, gpuprim_op_
                                           gpuprim_buffer_t input, gpuprim_buffer_t output) {
     const char *const name = __func__;
     return guarded(name, context, [&](Context &ctx) {
-        refuse_during_query(ctx, name);
         Communicator &communicator = require_communicator(ctx, name);
         Agreement agreement(communicator, name);
         const Buffer *in = nullptr;
         void *out = nullptr;
         agreement.check_locally([&] {
+            refuse_during_query(ctx, name);
             const ScanOperands operands = scan_operands(ctx, op, kind, input, output);
             in = operands.in;
             out = operands.out->data;
@@ -195,13 +201,13 @@ gpuprim_status_t gpuprim_distributed_topk(gpuprim_context_t context, gpuprim_buf
                                           gpuprim_buffer_t indices) {
     const char *const name = __func__;
     return guarded(name, context, [&](Context &ctx) {
-        refuse_during_query(ctx, name);
         Communicator &communicator = require_communicator(ctx, name);
         Agreement agreement(communicator, name);
         gpuprim::TopkRequest request{};
         const Buffer *in = nullptr;
         const Buffer *idx = nullptr;
         agreement.check_locally([&] {
+            refuse_during_query(ctx, name);
             in = &ctx.resolve(keys_in, "keys_in");
             // The index dtype's reach is checked against the global count below.
             request = topk_request_for(ctx, *in, k, order, keys_out, indices, k, in->count, false);

@@ -446,6 +446,8 @@ static void check_scan(gpuprim_dtype_t d, tc_pattern_t pattern, enum layout_kind
 /* Agreement: failures on one rank, arguments that differ                   */
 /* ------------------------------------------------------------------------ */
 
+static void check_untouched(gpuprim_context_t ctx, gpuprim_buffer_t b, gpuprim_dtype_t d, uint64_t n);
+
 static void check_agreement(void) {
     const uint64_t n = 100;
     gpuprim_buffer_t keys = poisoned(GPUPRIM_DTYPE_U32, n), out = poisoned(GPUPRIM_DTYPE_U32, n);
@@ -494,6 +496,43 @@ static void check_agreement(void) {
         CHECK_STATUS(gpuprim_distributed_topk(tc.ctx, keys, k, GPUPRIM_ORDER_ASCENDING, slots, NULL),
                      GPUPRIM_ERROR_INVALID_ARGUMENT);
         CHECK_MESSAGE(tc.ctx, "together");
+        REQUIRE_OK(gpuprim_buffer_destroy(tc.ctx, slots));
+    }
+
+    /* A workspace query open on one rank: every distributed call refuses
+     * it on every rank (the old library returned on that rank alone, before
+     * the agreement, and the others waited in it for good), then the ranks
+     * are still in step. */
+    {
+        gpuprim_buffer_t indices = poisoned(GPUPRIM_DTYPE_I64, n), slots = poisoned(GPUPRIM_DTYPE_U32, 2);
+        gpuprim_workspace_sizes_t sizes;
+        int call;
+        if (g_rank == bad) REQUIRE_OK(gpuprim_context_begin_workspace_query(tc.ctx));
+        for (call = 0; call < 5; ++call) {
+            static const char *const names[5] = {"reduce", "scan", "sort", "argsort", "topk"};
+            tc_where("agreement: a workspace query open on rank %d, distributed %s", bad, names[call]);
+            switch (call) {
+            case 0: status = gpuprim_distributed_reduce(tc.ctx, GPUPRIM_OP_SUM, keys, &result); break;
+            case 1: status = gpuprim_distributed_scan(tc.ctx, GPUPRIM_OP_SUM, GPUPRIM_SCAN_INCLUSIVE, keys, out); break;
+            case 2: status = gpuprim_distributed_sort(tc.ctx, keys, NULL, out, NULL, NULL); break;
+            case 3: status = gpuprim_distributed_argsort(tc.ctx, keys, NULL, indices, NULL); break;
+            default: status = gpuprim_distributed_topk(tc.ctx, keys, 2, GPUPRIM_ORDER_ASCENDING, slots, NULL); break;
+            }
+            CHECKF(status == GPUPRIM_ERROR_INVALID_ARGUMENT, "status %d", (int)status);
+            if (g_rank == bad) CHECK_MESSAGE(tc.ctx, "workspace query is open");
+            else if (g_ranks > 1) CHECK_MESSAGE(tc.ctx, "failed on rank");
+        }
+        if (g_rank == bad) {
+            memset(&sizes, 0, sizeof sizes);
+            sizes.struct_size = sizeof sizes;
+            REQUIRE_OK(gpuprim_context_end_workspace_query(tc.ctx, &sizes));
+        }
+        check_untouched(tc.ctx, out, GPUPRIM_DTYPE_U32, n);
+        check_untouched(tc.ctx, indices, GPUPRIM_DTYPE_I64, n);
+        check_untouched(tc.ctx, slots, GPUPRIM_DTYPE_U32, 2);
+        tc_where("agreement: after the query, a distributed reduce on every rank");
+        REQUIRE_OK(gpuprim_distributed_reduce(tc.ctx, GPUPRIM_OP_MAX, keys, &result));
+        REQUIRE_OK(gpuprim_buffer_destroy(tc.ctx, indices));
         REQUIRE_OK(gpuprim_buffer_destroy(tc.ctx, slots));
     }
 
