@@ -1535,7 +1535,8 @@ GPUPRIM_API gpuprim_status_t gpuprim_segmented_topk(gpuprim_context_t context, c
  * - GPUPRIM_COMM_MPI: communicator points to an MPI_Comm (MPI_Comm is a
  *   pointer in Open MPI and an int in MPICH, so its address is what
  *   travels: `MPI_Comm comm = MPI_COMM_WORLD; ...(&comm)`), for a CPU
- *   context. The MPI_Comm is read when attached and kept by value. MPI must
+ *   context. The MPI_Comm is read when attached and kept by value; an
+ *   intracommunicator (an intercommunicator is INVALID_ARGUMENT). MPI must
  *   be initialized, with MPI_THREAD_SERIALIZED or more when several threads
  *   make calls. Needs a libgpuprim built with MPI (GPUPRIM_WITH_MPI).
  */

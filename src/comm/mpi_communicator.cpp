@@ -63,6 +63,15 @@ public:
                  finalized ? "finalized" : "not initialized");
         if (comm == MPI_COMM_NULL)
             fail(GPUPRIM_ERROR_INVALID_ARGUMENT, "argument 'communicator' points to MPI_COMM_NULL");
+        // An intercommunicator's collectives gather from the remote group
+        // while MPI_Comm_size counts the local one: every exchange would be
+        // sized wrong (ranks waiting, records written past their room).
+        int inter = 0;
+        check_mpi(MPI_Comm_test_inter(comm, &inter), "MPI_Comm_test_inter");
+        if (inter)
+            fail(GPUPRIM_ERROR_INVALID_ARGUMENT,
+                 "argument 'communicator' is an MPI intercommunicator; the distributed calls need an "
+                 "intracommunicator (MPI_Intercomm_merge makes one)");
         int rank = 0, size = 0;
         check_mpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
         check_mpi(MPI_Comm_size(comm, &size), "MPI_Comm_size");

@@ -753,6 +753,20 @@ static void check_attach(void) {
         gpuprim_status_t s = gpuprim_context_attach_communicator(tc.ctx, GPUPRIM_COMM_NCCL, &g_world);
         CHECKF(s == GPUPRIM_ERROR_INVALID_ARGUMENT || s == GPUPRIM_ERROR_BACKEND_UNAVAILABLE, "status %d", (int)s);
     }
+    if (!g_cuda && g_ranks >= 2) {
+        /* An intercommunicator (the even and the odd ranks): its collectives
+         * gather from the other group, MPI_Comm_size counts this one; the
+         * old library took it and its calls hung. */
+        MPI_Comm half = MPI_COMM_NULL, inter = MPI_COMM_NULL;
+        tc_where("attach: an MPI intercommunicator");
+        MPI_Comm_split(MPI_COMM_WORLD, g_rank % 2, g_rank, &half);
+        MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, g_rank % 2 == 0 ? 1 : 0, 77, &inter);
+        CHECK_STATUS(gpuprim_context_attach_communicator(tc.ctx, GPUPRIM_COMM_MPI, &inter),
+                     GPUPRIM_ERROR_INVALID_ARGUMENT);
+        CHECK_MESSAGE(tc.ctx, "intercommunicator");
+        MPI_Comm_free(&inter);
+        MPI_Comm_free(&half);
+    }
     /* A failed attach keeps the communicator attached before. */
     CHECK_OK(gpuprim_context_get_rank(tc.ctx, &rank, &ranks));
     CHECK(rank == g_rank);
