@@ -536,6 +536,31 @@ static void check_agreement(void) {
         REQUIRE_OK(gpuprim_buffer_destroy(tc.ctx, slots));
     }
 
+    /* keys_out given on the even ranks only (each rank's own business, as
+     * in top-k): the same indices as without it anywhere, and the sorted
+     * keys where given. */
+    {
+        gpuprim_buffer_t mixed = poisoned(GPUPRIM_DTYPE_I64, n), plain = poisoned(GPUPRIM_DTYPE_I64, n);
+        gpuprim_buffer_t sorted = poisoned(GPUPRIM_DTYPE_U32, n), random_keys = poisoned(GPUPRIM_DTYPE_U32, n);
+        void *host_keys = tc_xmalloc(n * 4), *a, *b;
+        for (i = 0; i < n; ++i) tc_set(GPUPRIM_DTYPE_U32, host_keys, i, tc_rand() % 50);
+        REQUIRE_OK(gpuprim_buffer_upload(tc.ctx, random_keys, 0, host_keys, n));
+        tc_where("agreement: argsort with keys_out on the even ranks only");
+        CHECK_OK(gpuprim_distributed_argsort(tc.ctx, random_keys, g_rank % 2 == 0 ? sorted : NULL, mixed, NULL));
+        CHECK_OK(gpuprim_distributed_argsort(tc.ctx, random_keys, NULL, plain, NULL));
+        a = download(mixed, GPUPRIM_DTYPE_I64, n);
+        b = download(plain, GPUPRIM_DTYPE_I64, n);
+        CHECK(memcmp(a, b, n * 8) == 0);
+        free(a);
+        free(b);
+        if (g_rank % 2 != 0) check_untouched(tc.ctx, sorted, GPUPRIM_DTYPE_U32, n);
+        free(host_keys);
+        REQUIRE_OK(gpuprim_buffer_destroy(tc.ctx, mixed));
+        REQUIRE_OK(gpuprim_buffer_destroy(tc.ctx, plain));
+        REQUIRE_OK(gpuprim_buffer_destroy(tc.ctx, sorted));
+        REQUIRE_OK(gpuprim_buffer_destroy(tc.ctx, random_keys));
+    }
+
     tc_where("agreement: argsort into U32 indices");
     CHECK_STATUS(gpuprim_distributed_argsort(tc.ctx, keys, NULL, out, NULL), GPUPRIM_ERROR_DTYPE_MISMATCH);
     CHECK_MESSAGE(tc.ctx, "I64 or U64");
