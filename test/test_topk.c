@@ -610,7 +610,15 @@ static void test_filter_arrangements(void) {
  * - "narrow range": every key shares its leading bits (f32 / f64 in [1, 2),
  *   i64 in [2^40, 2^40 + 2^24), u16 in [0x4000, 0x4100)), so the first digit's
  *   bin holds far more keys than the candidates a sample keeps, and the
- *   later passes must not count the keys past the bound. */
+ *   later passes must not count the keys past the bound;
+ * - "ties kept in place": the best key at every 43rd position (6,097
+ *   copies), every other key from the worse half: the sample's threshold is
+ *   the tied key, so the candidates are the ties, more than one sweep's
+ *   2,048 loads and fewer than the pairs the CUDA finishing block keeps in
+ *   shared memory (8,192 of 4-byte keys and positions); each later pass (the
+ *   key's digits, then the position's: k cuts into the tie) compacts the
+ *   kept keys in place over several rounds, which must read every key before
+ *   a later slot is written. */
 /* A key whose leading bits are the same for every call (see above). */
 static uint64_t narrow_key(gpuprim_dtype_t d) {
     const uint64_t r = tc_rand();
@@ -625,8 +633,8 @@ static uint64_t narrow_key(gpuprim_dtype_t d) {
 static void test_sampled_threshold(void) {
     static const gpuprim_dtype_t dtypes[] = {GPUPRIM_DTYPE_F32, GPUPRIM_DTYPE_I64, GPUPRIM_DTYPE_U16,
                                              GPUPRIM_DTYPE_F64};
-    static const char *const names[4] = {"the sample sees the best", "ties at the threshold", "best at the end",
-                                         "narrow range"};
+    static const char *const names[5] = {"the sample sees the best", "ties at the threshold", "best at the end",
+                                         "narrow range", "ties kept in place"};
     const uint64_t n = 4096 * 64;
     unsigned di, order, arrangement;
     tc_layout_t L;
@@ -639,8 +647,10 @@ static void test_sampled_threshold(void) {
             char *sorted = (char *)tc_sorted_keys(d, n, TC_RANDOM_BITS, (int)order);
             char *keys = (char *)tc_xmalloc(n * size);
             uint64_t i;
-            for (arrangement = 0; arrangement < 4; ++arrangement) {
-                const uint64_t ks[] = {16, 1024, n / 101 + 5, n / 101 + 3000};
+            for (arrangement = 0; arrangement < 5; ++arrangement) {
+                const uint64_t ties = (n + 42) / 43;
+                const uint64_t ks[] = {arrangement == 4 ? 1 : 16, 1024, arrangement == 4 ? 3000 : n / 101 + 5,
+                                       arrangement == 4 ? ties - 5 : n / 101 + 3000};
                 data_t D;
                 for (i = 0; i < n; ++i) {
                     uint64_t from;
@@ -648,7 +658,8 @@ static void test_sampled_threshold(void) {
                         tc_set(d, keys, i, narrow_key(d));
                         continue;
                     }
-                    if (arrangement == 0) from = i % 64 == 0 ? i / 64 : 4096 + (i - i / 64 - 1);
+                    if (arrangement == 4) from = i % 43 == 0 ? 0 : n / 2 + i % (n / 2);
+                    else if (arrangement == 0) from = i % 64 == 0 ? i / 64 : 4096 + (i - i / 64 - 1);
                     else if (arrangement == 1) from = i % 101 == 0 ? i / 101 : i % 101 <= 3 ? n / 101 + 1 : n / 10 + i % (n / 2);
                     else from = n - 1 - i;
                     memcpy(keys + i * size, sorted + from * size, size);
@@ -700,41 +711,6 @@ static void test_sampled_threshold_counts(void) {
         data_free(&D);
     }
     free(keys);
-    tc_layout_free(&L);
-}
-
-/* The best key tied at every 43rd of 262,144 positions (6,097 copies), every
- * other key from the worse half: the sample's threshold is the tied key, so
- * the candidates are the ties, more than one sweep's 2,048 loads and fewer
- * than the 8,192 pairs the CUDA finishing block keeps in shared memory. Each
- * later pass (the key's digits, then the position's: k cuts into the tie)
- * compacts the kept keys in place over several rounds, which must read
- * every key before a later slot is written. f32 and u16 keys (8,192 and
- * 10,920 pairs kept), both orders, k = 1, 1024, 3000 and all the ties but 5. */
-static void test_kept_in_place(void) {
-    static const gpuprim_dtype_t dtypes[] = {GPUPRIM_DTYPE_F32, GPUPRIM_DTYPE_U16};
-    const uint64_t n = 4096 * 64;
-    const uint64_t ties = (n + 42) / 43;
-    const uint64_t ks[] = {1, 1024, 3000, ties - 5};
-    tc_layout_t L;
-    unsigned di, order;
-    uint64_t i;
-    if (n > max_count) return;
-    L = layout_flat(n);
-    for (di = 0; di < sizeof dtypes / sizeof dtypes[0]; ++di)
-        for (order = 0; order < 2; ++order) {
-            const gpuprim_dtype_t d = dtypes[di];
-            const size_t size = tc_size(d);
-            char *sorted = (char *)tc_sorted_keys(d, n, TC_RANDOM_BITS, (int)order);
-            char *keys = (char *)tc_xmalloc(n * size);
-            data_t D;
-            for (i = 0; i < n; ++i) memcpy(keys + i * size, sorted + (i % 43 == 0 ? 0 : n / 2 + i % (n / 2)) * size, size);
-            D = data_make_from(&L, d, (int)order, TC_RANDOM_BITS, keys, "ties kept in place");
-            run_listed_ks(&D, ks, sizeof ks / sizeof ks[0]);
-            data_free(&D);
-            free(sorted);
-            free(keys);
-        }
     tc_layout_free(&L);
 }
 
@@ -1107,7 +1083,6 @@ int main(void) {
     printf("test_topk: filter arrangements done (%.1f s)\n", tc_seconds() - start);
     test_sampled_threshold();
     test_sampled_threshold_counts();
-    test_kept_in_place();
     printf("test_topk: sampled threshold done (%.1f s)\n", tc_seconds() - start);
     test_mixed_segment_rounds();
     printf("test_topk: mixed segment rounds done (%.1f s)\n", tc_seconds() - start);
