@@ -1591,9 +1591,12 @@ GPUPRIM_API gpuprim_status_t gpuprim_context_get_rank(gpuprim_context_t context,
  *   and message; the others report the same status, with a message naming
  *   the rank that refused and why. Arguments that must agree across ranks
  *   and do not (a dtype, an order, k) are INVALID_ARGUMENT on every rank.
- *   A rank whose context handle is bad, or whose context has no
- *   communicator attached, cannot reach the others: it returns at once, and
- *   the other ranks wait for it as in any collective.
+ *   A rank whose context handle is bad, whose context has no communicator
+ *   attached, or (CUDA) whose stream is being captured into a graph (its
+ *   collectives would be recorded, not run) cannot reach the others: it
+ *   returns at once, and the other ranks wait for it as in any collective.
+ *   A workspace query open on a rank is a bad argument like the others:
+ *   every rank fails (since 0.4.0; before, that rank returned alone).
  * - A failure of the device or of the communicator after the ranks agreed
  *   (DEVICE, or INTERNAL naming the engine's error) may leave outputs
  *   partly written, and the communicator unusable, as NCCL and MPI say.
