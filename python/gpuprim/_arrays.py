@@ -516,7 +516,9 @@ def offset_ends(offsets):
     return first & mask, last & mask
 
 
-_ITEM_SIZES = {"int32": 4, "uint32": 4, "int64": 8, "uint64": 8}
+# Bytes of one element of each dtype name the package takes.
+_ITEM_SIZES = {"bool": 1, "int8": 1, "uint8": 1, "int16": 2, "uint16": 2, "float16": 2, "bfloat16": 2,
+               "int32": 4, "uint32": 4, "float32": 4, "int64": 8, "uint64": 8, "float64": 8}
 
 
 def copy_outside(out, source, first, last):
@@ -542,8 +544,8 @@ def fill(array, value):
 
 
 def itemsize(dtype_name):
-    """Bytes of one element of an index dtype name."""
-    return {"int32": 4, "uint32": 4, "int64": 8, "uint64": 8}[dtype_name]
+    """Bytes of one element of a dtype name."""
+    return _ITEM_SIZES[dtype_name]
 
 
 def empty_scalar(array):

@@ -1829,17 +1829,13 @@ def _next_up(last):
         return np.nextafter(last, np.array([np.inf], last.dtype))
 
 
-_ELEMENT_BYTES = {"bool": 1, "int8": 1, "uint8": 1, "int16": 2, "uint16": 2, "float16": 2, "bfloat16": 2,
-                  "int32": 4, "uint32": 4, "float32": 4, "int64": 8, "uint64": 8, "float64": 8}
-
-
 def _may_overlap(a, b):
     """Whether two described arrays of one device may share a byte (their
     address ranges meet)."""
     if not a.size or not b.size or a.on_device != b.on_device or a.device != b.device:
         return False
-    a_end = a.ptr + a.size * _ELEMENT_BYTES[a.dtype_name]
-    b_end = b.ptr + b.size * _ELEMENT_BYTES[b.dtype_name]
+    a_end = a.ptr + a.size * _arrays.itemsize(a.dtype_name)
+    b_end = b.ptr + b.size * _arrays.itemsize(b.dtype_name)
     return a.ptr < b_end and b.ptr < a_end
 
 
