@@ -88,7 +88,7 @@ struct Cache {
     const ExchangeApi *torch_exchange = nullptr;  // torch >= 2.10; else _to_dlpack and the raw stream
     bool torch_exchange_off = false;              // testing hook (fast_use_torch_exchange)
     PyTypeObject *cupy_array = nullptr;
-    nb::object cupy_empty, cupy_empty_like, cupy_get_device, cupy_current_stream;
+    nb::object cupy_get_device, cupy_current_stream;
     nb::object dtype_code;             // _arrays._fast_dtype_code(dtype) -> (code, is_bool) or None
     nb::object index_code;             // _core._fast_index_code(dtype) -> code or None
     nb::object context_for_object;     // _core._context_for_object(x) -> Context
@@ -108,8 +108,8 @@ struct Cache {
     // until a module is imported, looking again would find the same.
     Py_ssize_t modules_looked = -1;
     nb::str s_new_empty{"new_empty"}, s_wraps{"_wraps"}, s_contexts_key{"gpuprim._ext.contexts"};
-    nb::str s_array_interface{"__cuda_array_interface__"}, s_data{"data"}, s_shape{"shape"},
-        s_strides{"strides"}, s_stream{"stream"}, s_dtype{"dtype"}, s_device_id{"device_id"}, s_ptr{"ptr"};
+    nb::str s_data{"data"}, s_shape{"shape"}, s_strides{"strides"}, s_dtype{"dtype"}, s_device_id{"device_id"},
+        s_ptr{"ptr"};
 };
 Cache *cache = nullptr;
 
@@ -232,8 +232,6 @@ bool find_cupy(PyObject *modules) {
         nb::object cuda = c.attr("cuda"), array = c.attr("ndarray");
         cache->cupy_get_device = cuda.attr("runtime").attr("getDevice");
         cache->cupy_current_stream = cuda.attr("get_current_stream");
-        cache->cupy_empty = c.attr("empty");
-        cache->cupy_empty_like = c.attr("empty_like");
         cache->cupy_array = reinterpret_cast<PyTypeObject *>(array.release().ptr());
     } catch (const nb::python_error &) {
         // A CuPy still importing (looked for again on the next call), or
@@ -378,58 +376,42 @@ bool overlap(const Operand &a, const Operand &b) {
     return begin_a < end_b && begin_b < end_a;
 }
 
-// A CuPy array through its __cuda_array_interface__ (version 3: data
-// address and read-only flag, shape, strides, stream). The dtype is read
-// as the general path reads it, x.dtype (the interface's typestr spells
-// bfloat16 "<V2", as any 2-byte void); the device is x.data.device_id.
-// The call runs on CuPy's current stream on that device (the general
-// path's stream), which must be the interface's stream (the protocol: the
-// consumer orders its work after that stream): they differ only for an
-// array off the current device, or CuPy's null stream with per-thread
-// default streams on, both left to the general path. Anything unexpected
-// declines too.
+// A CuPy array, read as the general path reads it (_arrays._cupy): its
+// attributes, not its __cuda_array_interface__, whose dictionary CuPy
+// builds in Python code on every read (dtype.descr, a list, among it; 2-4
+// us a call). The data address and device from x.data (a MemoryPointer),
+// shape and strides (bytes) from x.shape and x.strides, the dtype from
+// x.dtype. CuPy arrays have no read-only flag: always writeable. The call
+// runs on CuPy's current stream on that device (the general path's
+// stream); an array off the current device is left to the general path.
+// Anything unexpected declines too.
 bool read_cupy(PyObject *object, Operand &operand) {
     try {
         nb::handle x(object);
-        nb::object described = x.attr(cache->s_array_interface);
-        if (!PyDict_CheckExact(described.ptr())) return false;
-        auto entry = [&](const nb::str &key) {  // borrowed; nullptr when absent
-            PyObject *value = PyDict_GetItemWithError(described.ptr(), key.ptr());
-            if (!value && PyErr_Occurred()) throw nb::python_error();
-            return value;
-        };
-        PyObject *data = entry(cache->s_data), *shape = entry(cache->s_shape), *strides = entry(cache->s_strides),
-                 *stream = entry(cache->s_stream);
-        if (!data || !PyTuple_Check(data) || PyTuple_GET_SIZE(data) != 2 || !shape || !PyTuple_Check(shape))
-            return false;
-        Py_ssize_t ndim = PyTuple_GET_SIZE(shape);
-        bool has_strides = strides && strides != Py_None;
-        if (ndim > max_axes || (has_strides && (!PyTuple_Check(strides) || PyTuple_GET_SIZE(strides) != ndim)))
-            return false;
+        nb::object shape = x.attr(cache->s_shape), strides = x.attr(cache->s_strides);
+        if (!PyTuple_Check(shape.ptr()) || !PyTuple_Check(strides.ptr())) return false;
+        Py_ssize_t ndim = PyTuple_GET_SIZE(shape.ptr());
+        if (ndim > max_axes || PyTuple_GET_SIZE(strides.ptr()) != ndim) return false;
         std::int64_t lengths[max_axes], steps[max_axes];
         for (Py_ssize_t axis = 0; axis < ndim; ++axis) {
-            lengths[axis] = nb::cast<std::int64_t>(nb::handle(PyTuple_GET_ITEM(shape, axis)));
-            if (has_strides) steps[axis] = nb::cast<std::int64_t>(nb::handle(PyTuple_GET_ITEM(strides, axis)));
+            lengths[axis] = nb::cast<std::int64_t>(nb::handle(PyTuple_GET_ITEM(shape.ptr(), axis)));
+            steps[axis] = nb::cast<std::int64_t>(nb::handle(PyTuple_GET_ITEM(strides.ptr(), axis)));
         }
         operand.keep = x.attr(cache->s_dtype);
         if (!dtype_of(operand.keep.ptr(), operand)) return false;
-        if (!read_c_contiguous_shape(operand, static_cast<int>(ndim), lengths, has_strides ? steps : nullptr,
-                                     item_size(operand.code)))
+        if (!read_c_contiguous_shape(operand, static_cast<int>(ndim), lengths, steps, item_size(operand.code)))
             return false;
-        int device = nb::cast<int>(x.attr(cache->s_data).attr(cache->s_device_id));
+        nb::object memory = x.attr(cache->s_data);
+        int device = nb::cast<int>(memory.attr(cache->s_device_id));
         if (nb::cast<int>(cache->cupy_get_device()) != device) return false;
-        std::uintptr_t call_stream =
-            framework_stream(nb::cast<std::uintptr_t>(cache->cupy_current_stream().attr(cache->s_ptr)));
-        if (stream && stream != Py_None && nb::cast<std::uintptr_t>(nb::handle(stream)) != call_stream) return false;
         operand.object = object;
         operand.kind = Kind::cupy;
-        operand.data = reinterpret_cast<void *>(nb::cast<std::uintptr_t>(nb::handle(PyTuple_GET_ITEM(data, 0))));
+        operand.data = reinterpret_cast<void *>(nb::cast<std::uintptr_t>(memory.attr(cache->s_ptr)));
         operand.on_device = true;
         operand.device = device;
-        operand.stream = call_stream;
-        int read_only = PyObject_IsTrue(PyTuple_GET_ITEM(data, 1));
-        if (read_only < 0) throw nb::python_error();
-        operand.writeable = !read_only;
+        operand.stream =
+            framework_stream(nb::cast<std::uintptr_t>(cache->cupy_current_stream().attr(cache->s_ptr)));
+        operand.writeable = true;
         return true;
     } catch (const nb::python_error &) {
         return false;
@@ -564,13 +546,32 @@ bool same_shape_prefix(const Operand &out, const Operand &x) {
     return true;
 }
 
-// New arrays of x's framework and device. CuPy's go on the current device
-// (read_cupy took x only there) and come from CuPy's memory pool, as the
-// general path's do.
+// x's shape with the last axis `last` long, or (last < 0) without it.
+nb::tuple shape_of(const Operand &x, std::int64_t last) {
+    int n = last < 0 ? x.ndim - 1 : x.ndim;
+    PyObject *result = PyTuple_New(n);
+    if (!result) throw nb::python_error();
+    for (int axis = 0; axis < n; ++axis) {
+        std::int64_t length = axis == x.ndim - 1 ? last : x.shape[axis];
+        PyTuple_SET_ITEM(result, axis, PyLong_FromLongLong(length));
+    }
+    return nb::steal<nb::tuple>(result);
+}
+
+// A new CuPy array: cupy.ndarray(shape, dtype) itself, which is what
+// cupy.empty and cupy.empty_like (the general path's) end in after their
+// Python-level argument handling (about a microsecond): C order, on the
+// current device (read_cupy took x only there), from CuPy's memory pool on
+// its current stream.
+nb::object new_cupy_array(nb::handle shape, nb::handle dtype) {
+    return nb::handle(reinterpret_cast<PyObject *>(cache->cupy_array))(shape, dtype);
+}
+
+// New arrays of x's framework and device.
 nb::object empty_like(const Operand &x) {
     switch (x.kind) {
     case Kind::numpy: return cache->numpy_empty_like(nb::handle(x.object));
-    case Kind::cupy: return cache->cupy_empty_like(nb::handle(x.object));
+    case Kind::cupy: return new_cupy_array(shape_of(x, static_cast<std::int64_t>(x.last)), nb::handle(x.dtype));
     default: return cache->torch_empty_like(nb::handle(x.object));
     }
 }
@@ -595,7 +596,7 @@ int index_slot(const Operand &x, nb::handle dtype) {
 nb::object empty_indices(const Operand &x, nb::handle shape, int slot) {
     switch (x.kind) {
     case Kind::numpy: return cache->numpy_empty(shape, cache->numpy_index[slot]);
-    case Kind::cupy: return cache->cupy_empty(shape, cache->numpy_index[slot]);
+    case Kind::cupy: return new_cupy_array(shape, cache->numpy_index[slot]);
     default: return nb::handle(x.object).attr(cache->s_new_empty)(shape, nb::arg("dtype") = cache->torch_index[slot]);
     }
 }
@@ -604,22 +605,11 @@ nb::object empty_indices(const Operand &x, nb::handle shape, int slot) {
 nb::object empty_of_dtype(const Operand &x, nb::handle shape) {
     switch (x.kind) {
     case Kind::numpy: return cache->numpy_empty(shape, nb::handle(x.dtype));
-    case Kind::cupy: return cache->cupy_empty(shape, nb::handle(x.dtype));
+    case Kind::cupy: return new_cupy_array(shape, nb::handle(x.dtype));
     default: return nb::handle(x.object).attr(cache->s_new_empty)(shape);
     }
 }
 
-// x's shape with the last axis `last` long, or (last < 0) without it.
-nb::tuple shape_of(const Operand &x, std::int64_t last) {
-    int n = last < 0 ? x.ndim - 1 : x.ndim;
-    PyObject *result = PyTuple_New(n);
-    if (!result) throw nb::python_error();
-    for (int axis = 0; axis < n; ++axis) {
-        std::int64_t length = axis == x.ndim - 1 ? last : x.shape[axis];
-        PyTuple_SET_ITEM(result, axis, PyLong_FromLongLong(length));
-    }
-    return nb::steal<nb::tuple>(result);
-}
 
 // The layout of a per-axis call: 0 flat (1-D x), 1 rows (N-D x along the
 // last axis), -1 not on the common path (another axis: the general path

@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
 """A numpy stand-in for the little of CuPy that the compiled common path
 (python/src/fast_calls.cpp) reads and calls, and that path's tests on it:
-cupy.ndarray with __cuda_array_interface__ (version 3), dtype and
-data.device_id; cupy.empty, empty_like; cupy.cuda.runtime.getDevice and
+cupy.ndarray (its constructor, shape, strides, dtype, data.ptr and
+data.device_id; no __cuda_array_interface__, which the path does not read);
+cupy.empty, empty_like; cupy.cuda.runtime.getDevice and
 cupy.cuda.get_current_stream. Its "device memory" is host memory, so the
 path runs on the CPU backend (the fast path is given a CPU context) where
 there is no GPU or no CuPy; the checks are test_extension.py's, which runs
@@ -20,54 +21,50 @@ import pytest
 # What CuPy would report: the current device, and the current stream's
 # pointer (0: the null stream).
 state = types.SimpleNamespace(device=0, stream=0)
-LEGACY_STREAM = 1
-ABSENT = object()  # an interface_changes value: leave the entry out
 
 
 class ndarray:  # noqa: N801 (CuPy's name)
-    """A "CUDA array" over a numpy array a on device `device`.
-    interface_changes: entries of __cuda_array_interface__ to replace
-    (ABSENT: to leave out)."""
+    """A "CUDA array" over a numpy array on a device. ndarray(shape, dtype)
+    makes a new one on the current device, as CuPy's constructor does;
+    _wrap(a, device) wraps a numpy array. strides_override: strides (bytes)
+    to report instead of the numpy array's."""
 
-    def __init__(self, a, device=None):
-        self._a = a
-        self._device = state.device if device is None else device
-        self.interface_changes = {}
-
-    @property
-    def __cuda_array_interface__(self):
-        a = self._a
-        interface = {
-            "shape": a.shape, "typestr": a.dtype.str, "descr": a.dtype.descr, "version": 3,
-            "strides": None if a.flags.c_contiguous else a.strides,
-            "data": (a.__array_interface__["data"][0] if a.size else 0, False),
-            # CuPy's: the current stream, the null stream's 0 given as the legacy stream (the protocol forbids 0)
-            "stream": state.stream or LEGACY_STREAM,
-        }
-        interface.update(self.interface_changes)
-        return {key: value for key, value in interface.items() if value is not ABSENT}
+    def __init__(self, shape, dtype=float):
+        self._a = np.empty(shape, dtype)
+        self._device = state.device
+        self.strides_override = None
 
     dtype = property(lambda self: self._a.dtype)
     shape = property(lambda self: self._a.shape)
+    strides = property(lambda self: self._a.strides if self.strides_override is None else self.strides_override)
+    size = property(lambda self: self._a.size)
     data = property(lambda self: types.SimpleNamespace(ptr=self._a.__array_interface__["data"][0],
                                                         device_id=self._device))
     device = property(lambda self: types.SimpleNamespace(id=self._device))
 
     def __getitem__(self, index):
-        return type(self)(self._a[index], self._device)
+        return _wrap(self._a[index], self._device)
 
     def reshape(self, *shape):
-        return type(self)(self._a.reshape(*shape), self._device)
+        return _wrap(self._a.reshape(*shape), self._device)
 
     def astype(self, dtype):
-        return type(self)(self._a.astype(dtype), self._device)
+        return _wrap(self._a.astype(dtype), self._device)
 
     def view(self, dtype=None, type=None):  # noqa: A002 (CuPy's name)
-        return (type or ndarray)(self._a if dtype is None else self._a.view(dtype), self._device)
+        return _wrap(self._a if dtype is None else self._a.view(dtype), self._device, type or ndarray)
+
+
+def _wrap(a, device=None, cls=ndarray):
+    array = cls.__new__(cls)
+    array._a = a
+    array._device = state.device if device is None else device
+    array.strides_override = None
+    return array
 
 
 def asarray(a):
-    return ndarray(np.array(a))
+    return _wrap(np.array(a))
 
 
 def asnumpy(x):
@@ -75,11 +72,11 @@ def asnumpy(x):
 
 
 def empty(shape, dtype=float):
-    return ndarray(np.empty(shape, dtype))
+    return ndarray(shape, dtype)
 
 
 def empty_like(x):
-    return ndarray(np.empty_like(x._a))
+    return ndarray(x.shape, x.dtype)
 
 
 cupy = types.ModuleType("cupy")
@@ -119,7 +116,7 @@ def numpy_results(result):
 @pytest.mark.parametrize("shape", [(1,), (1000,), (7, 33)])
 def test_common_path_matches_the_general_path(cpu_context, dtype, shape):
     x = sample(dtype, shape)
-    state.stream = 0x5000  # a side stream: the interface's, so taken
+    state.stream = 0x5000  # a side stream, CuPy's current one
     def general(name, *args, **options):  # the general path on x's numpy original
         return numpy_results(getattr(cpu_context, name)(x, *args, **options))
     check_cupy_common_path(cupy, asarray(x), general)
@@ -129,18 +126,21 @@ def test_declines():
     check_cupy_declines(cupy)
 
 
-def test_the_interfaces_stream_must_be_the_calls():
+def test_each_current_stream_has_its_context():
+    """The call takes CuPy's current stream (the general path's): the
+    thread's contexts are kept by stream, so a new current stream looks its
+    context up (here: a CPU one for every stream) and the same stream finds
+    it again."""
     x = np.arange(10, 0, -1, dtype=np.int32)
     a = asarray(x)
-    state.stream = 0x5000
-    a.interface_changes = {"stream": 0x6000}  # work pending on a stream the call would not follow
-    assert _ext.fast_sort(a, -1, False, None) is None
-    for stream in (ABSENT, None):  # version 2's interface, or "nothing to wait for": no order to keep
-        a.interface_changes = {"stream": stream}
-        np.testing.assert_array_equal(asnumpy(_ext.fast_sort(a, -1, False, None)), np.sort(x))
-    state.stream = 0  # CuPy's null stream is the legacy default stream for both
-    a.interface_changes = {}
-    np.testing.assert_array_equal(asnumpy(_ext.fast_sort(a, -1, False, None)), np.sort(x))
+    looked_up = []
+    with gpuprim.Context("cpu") as context:
+        _ext.fast_init(_arrays._fast_dtype_code, _core._fast_index_code,
+                       lambda array: looked_up.append(state.stream) or context, _core._raise_status)
+        for stream in (0x5000, 0x5000, 0x6000, 0, 0x5000, 0):
+            state.stream = stream
+            np.testing.assert_array_equal(asnumpy(_ext.fast_sort(a, -1, False, None)), np.sort(x))
+    assert looked_up == [0x5000, 0x6000, 0]
 
 
 def test_arrays_off_the_current_device_decline():
@@ -155,28 +155,18 @@ def test_arrays_off_the_current_device_decline():
 def test_strides_that_are_c_contiguous_are_taken():
     x = np.arange(12, dtype=np.float32)[::-1].reshape(3, 1, 4).copy()
     a = asarray(x)
-    a.interface_changes = {"strides": (16, 999, 4)}  # bytes; any stride on the length-1 axis
+    a.strides_override = (16, 999, 4)  # bytes; any stride on the length-1 axis
     np.testing.assert_array_equal(asnumpy(_ext.fast_sort(a, -1, False, None)), np.sort(x, axis=-1))
-    a.interface_changes = {"strides": (16, 16, 8)}  # not C-contiguous
+    a.strides_override = (16, 16, 8)  # not C-contiguous
     assert _ext.fast_sort(a, -1, False, None) is None
 
 
-def test_read_only_data_is_not_an_output():
-    a = asarray(np.arange(4, dtype=np.float32))
-    out = empty(4, np.float32)
-    out.interface_changes = {"data": (out.data.ptr, True)}
-    assert _ext.fast_sort(a, -1, False, out) is None
-    a.interface_changes = {"data": (a.data.ptr, True)}  # a read-only input is only read
-    np.testing.assert_array_equal(asnumpy(_ext.fast_sort(a, -1, True, None)), [3, 2, 1, 0])
-
-
 def test_bfloat16_is_read_by_its_dtype(cpu_context):
-    """The interface's typestr spells bfloat16 "<V2", as any 2-byte void;
-    x.dtype names it (CuPy's arrays of ml_dtypes.bfloat16)."""
+    """x.dtype names bfloat16 (CuPy's arrays of ml_dtypes.bfloat16); a
+    2-byte void of the same bits is not a dtype of ours."""
     ml_dtypes = pytest.importorskip("ml_dtypes", reason="bfloat16 numpy arrays need ml_dtypes")
     x = sample(np.float32, (5, 40)).astype(ml_dtypes.bfloat16)
     a = asarray(x)
-    assert a.__cuda_array_interface__["typestr"] == "<V2"
 
     def bits(array):  # numpy's testing takes bfloat16 NaNs as unequal
         return asnumpy(array).view(np.uint16)

@@ -280,8 +280,9 @@ def test_cupy_common_path_declines_what_it_does_not_handle():
 
 def test_cupy_common_path_runs_on_the_current_stream_with_cupys_memory():
     """CuPy work queued on a side stream, then the common path's calls with
-    no synchronization between: they run on that stream (the one the array
-    interface names), after it; the outputs come from CuPy's memory pool."""
+    no synchronization between: they run on that stream (CuPy's current
+    one, which its array interface names too), after it; the outputs come
+    from CuPy's memory pool."""
     cupy = gpu_cupy()
     n = 1 << 22
     spin = cupy.RawKernel(r"""extern "C" __global__ void spin(long long cycles) {
