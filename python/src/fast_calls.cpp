@@ -384,8 +384,11 @@ bool overlap(const Operand &a, const Operand &b) {
 // x.dtype. CuPy arrays have no read-only flag: always writeable. The call
 // runs on CuPy's current stream on that device (the general path's
 // stream); an array off the current device is left to the general path.
-// Anything unexpected declines too.
-bool read_cupy(PyObject *object, Operand &operand) {
+// Anything unexpected declines too. An output of the call (`input`: the
+// call's x, read already) skips the device and stream lookups (half of the
+// reading's time): its device is compared with x's by the caller, and the
+// call's stream is x's.
+bool read_cupy(PyObject *object, Operand &operand, const Operand *input) {
     try {
         nb::handle x(object);
         nb::object shape = x.attr(cache->s_shape), strides = x.attr(cache->s_strides);
@@ -403,14 +406,16 @@ bool read_cupy(PyObject *object, Operand &operand) {
             return false;
         nb::object memory = x.attr(cache->s_data);
         int device = nb::cast<int>(memory.attr(cache->s_device_id));
-        if (nb::cast<int>(cache->cupy_get_device()) != device) return false;
+        const bool of_cupy_input = input && input->kind == Kind::cupy;
+        if (!of_cupy_input && nb::cast<int>(cache->cupy_get_device()) != device) return false;
         operand.object = object;
         operand.kind = Kind::cupy;
         operand.data = reinterpret_cast<void *>(nb::cast<std::uintptr_t>(memory.attr(cache->s_ptr)));
         operand.on_device = true;
         operand.device = device;
-        operand.stream =
-            framework_stream(nb::cast<std::uintptr_t>(cache->cupy_current_stream().attr(cache->s_ptr)));
+        operand.stream = of_cupy_input ? input->stream
+                                       : framework_stream(nb::cast<std::uintptr_t>(
+                                             cache->cupy_current_stream().attr(cache->s_ptr)));
         operand.writeable = true;
         return true;
     } catch (const nb::python_error &) {
@@ -421,8 +426,9 @@ bool read_cupy(PyObject *object, Operand &operand) {
 }
 
 // Reads x when it is of the common path: numpy array, torch tensor or CuPy
-// array (exact types), C-contiguous, a supported dtype, not empty.
-bool read(PyObject *object, Operand &operand, bool zero_dimensional = false) {
+// array (exact types), C-contiguous, a supported dtype, not empty. `input`:
+// the call's x when this is one of its outputs (read_cupy).
+bool read(PyObject *object, Operand &operand, bool zero_dimensional = false, const Operand *input = nullptr) {
     find_frameworks();
     PyTypeObject *type = Py_TYPE(object);
     bool ok;
@@ -431,11 +437,16 @@ bool read(PyObject *object, Operand &operand, bool zero_dimensional = false) {
     } else if (type == cache->torch_tensor) {
         ok = read_torch(object, operand);
     } else if (type == cache->cupy_array) {
-        ok = read_cupy(object, operand);
+        ok = read_cupy(object, operand, input);
     } else {
         return false;
     }
     return ok && operand.count > 0 && (operand.ndim > 0 || zero_dimensional);
+}
+
+// Reads an output of the call whose x is `input`.
+bool read_output(PyObject *object, Operand &operand, const Operand &input, bool zero_dimensional = false) {
+    return read(object, operand, zero_dimensional, &input);
 }
 
 // torch's current stream on the device (0: the default stream).
@@ -647,9 +658,9 @@ nb::object fast_sort(nb::handle x, nb::handle axis, nb::handle descending, nb::h
     Operand target;
     if (out.is_none()) {
         result = empty_like(keys);
-        if (!read(result.ptr(), target)) return nb::none();
+        if (!read_output(result.ptr(), target, keys)) return nb::none();
     } else {
-        if (!read(out.ptr(), target) || !output_matches(target, keys, keys.code, keys.count) ||
+        if (!read_output(out.ptr(), target, keys) || !output_matches(target, keys, keys.code, keys.count) ||
             !same_shape(target, keys))
             return nb::none();
         result = nb::borrow(out);
@@ -684,7 +695,7 @@ nb::object fast_argsort(nb::handle x, nb::handle axis, nb::handle descending, nb
     if (slot < 0) return nb::none();
     nb::object result = empty_indices(keys, shape_of(keys, static_cast<std::int64_t>(keys.last)), slot);
     Operand indices;
-    if (!read(result.ptr(), indices)) return nb::none();
+    if (!read_output(result.ptr(), indices, keys)) return nb::none();
     Call call;
     call.wraps = context_for(keys, call.context);
     gpuprim_buffer_t in = call.wrap(keys), positions = call.wrap(indices);
@@ -722,7 +733,8 @@ nb::object fast_topk(nb::handle x, nb::handle k_object, nb::handle largest, nb::
     nb::object values = empty_of_dtype(keys, shape);
     nb::object positions = empty_indices(keys, shape, slot);
     Operand values_out, indices_out;
-    if (!read(values.ptr(), values_out) || !read(positions.ptr(), indices_out)) return nb::none();
+    if (!read_output(values.ptr(), values_out, keys) || !read_output(positions.ptr(), indices_out, keys))
+        return nb::none();
     Call call;
     call.wraps = context_for(keys, call.context);
     gpuprim_buffer_t in = call.wrap(keys), chosen = call.wrap(values_out), where = call.wrap(indices_out);
@@ -765,7 +777,7 @@ nb::object fast_reduce(int op, nb::handle x, nb::handle axis, nb::handle out) {
     if (!out.is_none()) {
         // out= of the result's dtype, kind and device: 0-d for the whole
         // array, x.shape[:-1] for rows; written in place, returned.
-        if (!read(out.ptr(), target, true) || target.kind != source.kind || target.on_device != source.on_device ||
+        if (!read_output(out.ptr(), target, source, true) || target.kind != source.kind || target.on_device != source.on_device ||
             target.device != source.device || target.code != source.code || target.is_bool != source.is_bool ||
             !target.writeable)
             return nb::none();
@@ -780,14 +792,14 @@ nb::object fast_reduce(int op, nb::handle x, nb::handle axis, nb::handle out) {
         result = nb::borrow(out);
     } else if (rows) {
         result = empty_of_dtype(source, shape_of(source, -1));
-        if (!read(result.ptr(), target)) return nb::none();
+        if (!read_output(result.ptr(), target, source)) return nb::none();
     } else if (source.kind == Kind::numpy) {
         result = cache->numpy_empty(1, nb::handle(source.dtype));
-        if (!read(result.ptr(), target)) return nb::none();
+        if (!read_output(result.ptr(), target, source)) return nb::none();
     } else if (source.on_device) {
         // A 0-d array on x's device, as torch's and CuPy's own sums give.
         result = empty_of_dtype(source, nb::tuple());
-        if (!read(result.ptr(), target, true)) return nb::none();
+        if (!read_output(result.ptr(), target, source, true)) return nb::none();
     } else {
         return nb::none();  // a CPU tensor's 0-d result: the general path
     }
@@ -826,7 +838,7 @@ struct Prepared {
 };
 Prepared prepare(nb::handle x, nb::handle out, const char *who) {
     Operand in, target;
-    if (!read(x.ptr(), in) || !read(out.ptr(), target))
+    if (!read(x.ptr(), in) || !read_output(out.ptr(), target, in))
         throw nb::value_error((std::string(who) + ": x and out must be on the common path").c_str());
     Prepared prepared;
     prepared.call.wraps = context_for(in, prepared.call.context);

@@ -150,6 +150,12 @@ def test_arrays_off_the_current_device_decline():
     assert _ext.fast_reduce(_ext.OP_MAX, a, None) is None
     state.device = 0
     assert _ext.fast_sort(a, -1, False, None) is not None
+    # out= on another device than x (read without the device lookup: x's is compared)
+    assert _ext.fast_sort(a, -1, False, _wrap(np.empty(4, np.float32), device=1)) is None
+    assert _ext.fast_reduce(_ext.OP_MAX, a, None, _wrap(np.empty((), np.float32), device=1)) is None
+    assert _ext.fast_reduce(_ext.OP_MAX, a.reshape(2, 2), -1, _wrap(np.empty(2, np.float32), device=1)) is None
+    out = _wrap(np.empty(4, np.float32), device=0)
+    assert _ext.fast_sort(a, -1, False, out) is out
 
 
 def test_strides_that_are_c_contiguous_are_taken():
