@@ -383,7 +383,8 @@ static void test_ranges_and_sizes(void) {
     memset(host, 0x77, sizeof host);
     memcpy(poison, host, sizeof host);
 
-    EXPECT_ERROR(gpuprim_buffer_upload(ctx, k.buffer, 10, host, 7), GPUPRIM_ERROR_OUT_OF_RANGE, "16");
+    EXPECT_ERROR(gpuprim_buffer_upload(ctx, k.buffer, 10, host, 7), GPUPRIM_ERROR_OUT_OF_RANGE,
+                 "'offset' 10 + 'count' 7 is past the end of 'buffer' (16 elements)");
     EXPECT_ERROR(gpuprim_buffer_upload(ctx, k.buffer, 0, host, 17), GPUPRIM_ERROR_OUT_OF_RANGE, "16");
     EXPECT_ERROR(gpuprim_buffer_upload(ctx, k.buffer, 17, host, 0), GPUPRIM_ERROR_OUT_OF_RANGE, "17");
     /* offset + count wraps around 2^64: still out of range, not a small range */

@@ -25,7 +25,7 @@ struct DeviceSpan {
 // count is 0 (host_data may then be NULL).
 DeviceSpan copy_span(Context &ctx, gpuprim_buffer_t buffer, uint64_t offset, const void *host_data, uint64_t count) {
     Buffer &resolved = ctx.resolve(buffer, "buffer");
-    require_range(resolved, offset, count);
+    require_range(resolved, "buffer", offset, count);
     if (count == 0) return DeviceSpan{nullptr, 0};
     require(host_data, "host_data");
     size_t size = gpuprim::dtype_size(resolved.dtype);

@@ -89,11 +89,11 @@ void require_output_for(const Buffer &output, const char *output_name, const Buf
     require_no_overlap(input, input_name, output, output_name, true);
 }
 
-void require_range(const Buffer &buffer, uint64_t offset, uint64_t count) {
+void require_range(const Buffer &buffer, const char *buffer_name, uint64_t offset, uint64_t count) {
     if (offset > buffer.count || count > buffer.count - offset)
-        fail(GPUPRIM_ERROR_OUT_OF_RANGE, "range [%llu, %llu + %llu) is outside the buffer of %llu elements",
-             static_cast<unsigned long long>(offset), static_cast<unsigned long long>(offset),
-             static_cast<unsigned long long>(count), static_cast<unsigned long long>(buffer.count));
+        fail(GPUPRIM_ERROR_OUT_OF_RANGE, "'offset' %llu + 'count' %llu is past the end of '%s' (%llu elements)",
+             static_cast<unsigned long long>(offset), static_cast<unsigned long long>(count), buffer_name,
+             static_cast<unsigned long long>(buffer.count));
 }
 
 bool is_index_dtype(gpuprim_dtype_t dtype) {

@@ -115,7 +115,7 @@ void require_no_overlap(const Buffer &a, const char *a_name, const Buffer &b, co
 void require_output_for(const Buffer &output, const char *output_name, const Buffer &input, const char *input_name);
 
 // [offset, offset + count) lies inside the buffer.
-void require_range(const Buffer &buffer, uint64_t offset, uint64_t count);
+void require_range(const Buffer &buffer, const char *buffer_name, uint64_t offset, uint64_t count);
 
 // The index dtypes (I32, U32, I64, U64), the largest index a buffer of one
 // holds, and the rules for an indices output (writer: "argsort", "top-k").
