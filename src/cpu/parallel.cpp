@@ -2,8 +2,9 @@
 // What cpu/parallel.h asks of the process: how many CPUs it may run on, and
 // whether it is a child made by fork() since libgpuprim was loaded.
 //
-// The fork flag is the one piece of global state here (besides the handle
-// registry, core/registry.h), and safety needs it: oneTBB's and OpenMP's
+// The fork flag and the pool of idle oneTBB arenas (ArenaPool, below) are
+// the global state here (besides the handle registry, core/registry.h), and
+// safety needs each. The fork flag: oneTBB's and OpenMP's
 // worker pools belong to the process, not to a context, and do not survive
 // fork(). The child inherits the pools' bookkeeping without their threads:
 // GNU libgomp then waits forever for workers that do not exist (GCC bug
@@ -20,6 +21,8 @@
 #include <atomic>
 #include <climits>
 #include <exception>
+#include <memory>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -112,10 +115,72 @@ constexpr bool kHasEngine =
 
 }  // namespace
 
+#if defined(GPUPRIM_CPU_TBB)
+namespace {
+
+// Arenas of contexts since destroyed, for the next contexts to use: a
+// oneTBB arena that has run work does not give all of its memory back when
+// destroyed (about 7 KiB each with oneTBB 2021.8; oneTBB issue #967), so a
+// program that makes and destroys contexts in a loop would grow without
+// bound. Reused instead, the arenas number at most the contexts alive at
+// once. An arena here runs nothing: each is used by one context at a time,
+// as before. The pool is the one piece of global state this needs (beside
+// the fork flag above), behind its lock; it is made once and never
+// destroyed (its arenas live as long as the process, as oneTBB's workers
+// do), and never touched in a forked child (its lock may have been held by
+// a parent's thread at fork()).
+class ArenaPool {
+public:
+    static ArenaPool &instance() {
+        static ArenaPool *const pool = new ArenaPool;
+        return *pool;
+    }
+
+    // An idle arena of `workers` workers, or a new one.
+    std::unique_ptr<tbb::task_arena> take(int workers) {
+        {
+            std::lock_guard<std::mutex> guard(lock_);
+            for (auto entry = idle_.begin(); entry != idle_.end(); ++entry) {
+                if (entry->workers == workers) {
+                    std::unique_ptr<tbb::task_arena> taken = std::move(entry->arena);
+                    idle_.erase(entry);
+                    return taken;
+                }
+            }
+        }
+        return std::make_unique<tbb::task_arena>(workers);
+    }
+
+    // Back for the next context (destroyed when the pool cannot keep it:
+    // memory for the list's entry was refused).
+    void give_back(int workers, std::unique_ptr<tbb::task_arena> arena) noexcept {
+        std::lock_guard<std::mutex> guard(lock_);
+        try {
+            idle_.push_back(Idle{workers, std::move(arena)});
+        } catch (...) {
+        }
+    }
+
+private:
+    struct Idle {
+        int workers;
+        std::unique_ptr<tbb::task_arena> arena;
+    };
+    std::mutex lock_;
+    std::vector<Idle> idle_;
+};
+
+}  // namespace
+#endif
+
 struct Parallel::Engine {
 #if defined(GPUPRIM_CPU_TBB)
-    explicit Engine(int workers) : arena(workers) {}
-    tbb::task_arena arena;
+    explicit Engine(int arena_workers) : workers(arena_workers), arena(ArenaPool::instance().take(workers)) {}
+    ~Engine() { ArenaPool::instance().give_back(workers, std::move(arena)); }
+    Engine(const Engine &) = delete;
+    Engine &operator=(const Engine &) = delete;
+    const int workers;
+    std::unique_ptr<tbb::task_arena> arena;
 #endif
 };
 
@@ -133,8 +198,9 @@ Parallel::Parallel(int threads)
 
 Parallel::~Parallel() {
     // An arena the parent made, destroyed in a child: left alone (a few
-    // bytes of the child's copy), since ending it takes oneTBB's locks,
-    // which a parent's worker may have held when fork() copied them.
+    // bytes of the child's copy), since ending it (or giving it back to the
+    // pool) takes locks a parent's thread may have held when fork() copied
+    // them.
     if (engine_ && in_forked_child()) static_cast<void>(engine_.release());
 }
 
@@ -177,7 +243,7 @@ void Parallel::run_in_parallel(size_t count, PieceFunction call, void *body) {
     // A context made in a forked child has no arena; one made before the
     // fork must not use it either.
     if (!engine_ || in_forked_child()) return on_threads_of_the_call(count, workers_, call, body);
-    engine_->arena.execute([&] {
+    engine_->arena->execute([&] {
         tbb::parallel_for(tbb::blocked_range<size_t>(0, count, 1), [&](const tbb::blocked_range<size_t> &range) {
             // oneTBB's workers belong to the process: each piece runs in the
             // default floating-point environment and leaves theirs as it was.
