@@ -675,6 +675,9 @@ static void test_errors(void) {
     /* NULL offsets are named, not read as "0 rows of 0 elements". */
     gpuprim_segments_init_offsets(&seg, NULL);
     expect_all_fail(&seg, 0, GPUPRIM_ERROR_NULL_POINTER, "segments->offsets is NULL");
+    /* Rows of UINT64_MAX x UINT64_MAX are rows that overflow, not missing offsets. */
+    gpuprim_segments_init_rows(&seg, UINT64_MAX, UINT64_MAX);
+    expect_all_fail(&seg, 0, GPUPRIM_ERROR_SIZE_MISMATCH, "overflow 64 bits");
     /* A bad segments struct_size names the segments, not the sort options. */
     gpuprim_segments_init_rows(&seg, 2, 4);
     seg.struct_size = 3;

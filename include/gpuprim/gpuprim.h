@@ -1387,7 +1387,8 @@ GPUPRIM_API void gpuprim_segments_init_rows(gpuprim_segments_t *segments, uint64
 /* CSR offsets (offsets' count - 1 segments). Does nothing if segments is NULL.
  * NULL offsets leave segments that every call refuses with NULL_POINTER
  * naming segments->offsets (uniform rows come from
- * gpuprim_segments_init_rows()). */
+ * gpuprim_segments_init_rows()): offsets NULL and row_count, row_length and
+ * max_segment_length all UINT64_MAX. */
 GPUPRIM_API void gpuprim_segments_init_offsets(gpuprim_segments_t *segments, gpuprim_buffer_t offsets);
 
 /*

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The merge entry point (experimental): the stable merge of two sorted runs.
 #include "api/validate.h"
-#include "core/checked_size.h"
 #include "core/context.h"
 #include "core/dtype.h"
 
@@ -29,8 +28,13 @@ gpuprim_status_t gpuprim_merge(gpuprim_context_t context, gpuprim_buffer_t keys_
                  !values_a ? "values_a" : !values_b ? "values_b" : "values_out");
         require_same_dtype(kb, "keys_b", ka, "keys_a");
         require_same_dtype(ko, "keys_out", ka, "keys_a");
-        const uint64_t total = gpuprim::checked_add(ka.count, kb.count, "merge: the counts of 'keys_a' and 'keys_b'",
-                                                    GPUPRIM_ERROR_SIZE_MISMATCH);
+        uint64_t total = 0;
+        if (__builtin_add_overflow(ka.count, kb.count, &total))
+            fail(GPUPRIM_ERROR_SIZE_MISMATCH,
+                 "'keys_a' (%llu elements) and 'keys_b' (%llu) hold more than 2^64 - 1 keys together, more than "
+                 "any 'keys_out' (%llu elements) can hold",
+                 static_cast<unsigned long long>(ka.count), static_cast<unsigned long long>(kb.count),
+                 static_cast<unsigned long long>(ko.count));
         if (ko.count != total)
             fail(GPUPRIM_ERROR_SIZE_MISMATCH, "'keys_out' has %llu elements but 'keys_a' and 'keys_b' hold %llu",
                  static_cast<unsigned long long>(ko.count), static_cast<unsigned long long>(total));

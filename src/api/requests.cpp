@@ -109,7 +109,7 @@ SegmentLayout segment_layout(Context &ctx, const gpuprim_segments_t *segments, u
     layout.data_count = data_count;
     if (!chosen.offsets) {
         const uint64_t rows = chosen.row_count, length = chosen.row_length;
-        if (rows == kNullOffsetsMark && length == kNullOffsetsMark)
+        if (rows == kNullOffsetsMark && length == kNullOffsetsMark && chosen.max_segment_length == kNullOffsetsMark)
             fail(GPUPRIM_ERROR_NULL_POINTER,
                  "segments->offsets is NULL: gpuprim_segments_init_offsets() was given no offsets buffer "
                  "(uniform rows are made by gpuprim_segments_init_rows())");

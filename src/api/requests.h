@@ -45,9 +45,11 @@ struct ScanOperands {
 ScanOperands scan_operands(Context &ctx, const gpuprim_op_t &op, const gpuprim_scan_kind_t &kind,
                            gpuprim_buffer_t input, gpuprim_buffer_t output);
 
-// What gpuprim_segments_init_offsets(segments, NULL) leaves in both row
-// fields: no real rows (they would overflow 64 bits), so a call given these
-// segments names the NULL offsets instead of reading "0 rows of 0".
+// What gpuprim_segments_init_offsets(segments, NULL) leaves in row_count,
+// row_length and max_segment_length (the header says so), so that a call
+// given these segments names the NULL offsets instead of reading "0 rows of
+// 0". init_rows() always leaves max_segment_length 0, so its rows of
+// UINT64_MAX x UINT64_MAX stay rows (SIZE_MISMATCH: they overflow).
 constexpr uint64_t kNullOffsetsMark = UINT64_MAX;
 
 // The layout a segments descriptor gives data of data_count elements: rows

@@ -29,7 +29,7 @@ void gpuprim_segments_init_offsets(gpuprim_segments_t *segments, gpuprim_buffer_
     if (!segments) return;
     gpuprim_segments_init_rows(segments, 0, 0);
     segments->offsets = offsets;
-    if (!offsets) segments->row_count = segments->row_length = kNullOffsetsMark;
+    if (!offsets) segments->row_count = segments->row_length = segments->max_segment_length = kNullOffsetsMark;
 }
 
 gpuprim_status_t gpuprim_segmented_sort(gpuprim_context_t context, const gpuprim_segments_t *segments,

@@ -2104,6 +2104,7 @@ private:
             if (twist < 16) rows += 1 + twist % 3;
             else if (twist < 20) rows = UINT64_MAX / (length ? length : 1) + 1, length = length ? length : 2;
             else if (twist < 24) length = in.u64();
+            else if (twist < 26) rows = length = UINT64_MAX;  // what NULL offsets leave, but rows
             gpuprim_segments_init_rows(&seg, rows, length);
         } else if (mode % 3 == 1 && slot >= 0) {  // a fresh offsets buffer
             static const int kDtypes[4] = {GPUPRIM_DTYPE_I32, GPUPRIM_DTYPE_U32, GPUPRIM_DTYPE_I64, GPUPRIM_DTYPE_U64};
@@ -2204,7 +2205,9 @@ private:
         if (!seg.offsets) {
             const uint64_t rows = seg.row_count, length = seg.row_length;
             // What gpuprim_segments_init_offsets(&s, NULL) leaves: NULL offsets, named.
-            if (rows == UINT64_MAX && length == UINT64_MAX) return errors | kNull;
+            // (init_rows(UINT64_MAX, UINT64_MAX) leaves max_segment_length 0: rows that overflow.)
+            if (rows == UINT64_MAX && length == UINT64_MAX && seg.max_segment_length == UINT64_MAX)
+                return errors | kNull;
             if (length != 0 && rows > UINT64_MAX / length) return errors | kSize;
             if (rows * length != data_count) return errors | kSize;
             *segments_count = rows;

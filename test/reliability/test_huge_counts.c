@@ -24,6 +24,7 @@
 #include "rel_common.h"
 
 #include <stdint.h>
+#include <string.h>
 
 const char *__asan_default_options(void);
 const char *__asan_default_options(void) { return "allocator_may_return_null=1"; }
@@ -389,6 +390,29 @@ static void test_flat_calls_fail_cleanly(Arena *arena, int which) {
     REL_CHECK(rel_small_sort(arena->context, 1000) == GPUPRIM_SUCCESS, "context unusable after huge flat calls");
 }
 
+/* Two runs whose counts add past 2^64 - 1: no keys_out can hold them
+ * (SIZE_MISMATCH, the message naming the three buffers), nothing written. */
+static void test_merge_counts_past_2_64(Arena *arena) {
+    gpuprim_buffer_t a, b, out;
+    gpuprim_status_t status;
+    const char *message;
+    arena_fill(arena);
+    a = wrap(arena, 0, GPUPRIM_DTYPE_U8, huge_count(huge_data(arena, 0), 1, 0));
+    b = wrap(arena, 1, GPUPRIM_DTYPE_U8, huge_count(huge_data(arena, 1), 1, 0));
+    out = wrap_small(arena, GPUPRIM_DTYPE_U8, 1024, 16);
+    status = gpuprim_merge(arena->context, a, NULL, b, NULL, out, NULL, GPUPRIM_ORDER_ASCENDING);
+    message = gpuprim_context_last_error(arena->context);
+    REL_CHECK(status == GPUPRIM_ERROR_SIZE_MISMATCH, "merge of counts past 2^64 -> %d: %s", (int)status, message);
+    REL_CHECK(strstr(message, "'keys_a'") && strstr(message, "'keys_b'") && strstr(message, "'keys_out'") &&
+                  strstr(message, "more than 2^64 - 1 keys"),
+              "merge of counts past 2^64: the message names the counts and keys_out: %s", message);
+    arena_check(arena, 0, 0, 0, "a refused merge");
+    arena_check(arena, 1, 0, 0, "a refused merge");
+    gpuprim_buffer_destroy(arena->context, a);
+    gpuprim_buffer_destroy(arena->context, b);
+    gpuprim_buffer_destroy(arena->context, out);
+}
+
 int main(void) {
     static const uint64_t kFromZero[] = {0, 10};
     static const uint64_t kFurtherIn[] = {5, 17};
@@ -425,6 +449,7 @@ int main(void) {
         if (which < 3) test_flat_calls_fail_cleanly(&arena, which);
     }
     test_topk_huge_k(&arena);
+    test_merge_counts_past_2_64(&arena);
     printf("  segmented calls on the segments only, flat calls refused cleanly\n");
     arena_close(&arena);
     printf("huge counts: passed\n");
