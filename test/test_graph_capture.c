@@ -54,6 +54,9 @@
  *    (instead of a warm-up) serves a captured sort.
  * 4. A context on the caller's own stream (options.cuda_stream): get_stream
  *    returns it, and a capture on it replays. A CPU context's stream is NULL.
+ *    Made while that stream captures: NOT_CAPTURABLE, the capture intact.
+ *    A group-by on a fresh context whose reduce-by-key needs main workspace
+ *    its sort does not: refused with no node captured, OUT_OF_MEMORY held.
  *
  * Skipped (exit 77) unless the default context runs on CUDA (set
  * GPUPRIM_BACKEND=cuda on a machine with a GPU). GPUPRIM_TEST_SEED repeats
@@ -2116,6 +2119,91 @@ done:
     free(perm);
 }
 
+/* A fresh context on the caller's stream, its main workspace empty:
+ * - made while that stream captures: NOT_CAPTURABLE, and the caller's
+ *   capture still active and empty (the failed creation must not
+ *   synchronize the stream: that would invalidate the capture);
+ * - a group-by whose sort needs no main workspace (3,000 pairs: one block)
+ *   but whose reduce-by-key does (two tiles), with only the side block
+ *   reserved: while capturing, NOT_CAPTURABLE with no node in the graph
+ *   (reduce-by-key's block is taken before the sort is enqueued); held
+ *   still, OUT_OF_MEMORY with the outputs as they were; let go, right. */
+static void test_fresh_context_refusals(void) {
+    const uint64_t n = 3000;
+    cudaStream_t mine = NULL;
+    gpuprim_context_options_t options;
+    gpuprim_workspace_sizes_t sizes;
+    gpuprim_context_t own = NULL, main_ctx = ctx;
+    char message[512] = "";
+    tc_known_t keys_out, counts, sums, groups;
+    gpuprim_buffer_t keys, values;
+    uint32_t *host_keys = (uint32_t *)tc_xmalloc(n * 4);
+    double *host_values = (double *)tc_xmalloc(n * 8);
+    uint64_t i, count = 0;
+
+    tc_where("a context made while its stream captures");
+    if (!CUDA_OK(cudaStreamCreateWithFlags(&mine, cudaStreamNonBlocking))) goto done;
+    gpuprim_context_options_init(&options);
+    options.backend = GPUPRIM_BACKEND_CUDA;
+    options.device_ordinal = ordinal;
+    options.cuda_stream = (void *)mine;
+    begin_capture(mine);
+    CHECK_STATUS(gpuprim_context_create(&options, &own, message, sizeof message), GPUPRIM_ERROR_NOT_CAPTURABLE);
+    CHECKF(own == NULL, "a refused context_create left a handle");
+    CHECKF(capture_state(mine) == 1, "the capture is no longer active after the refused context_create");
+    end_empty_capture(mine, "the capture around a refused context_create");
+    if (own) goto done;
+
+    tc_where("group-by on a fresh context: reduce-by-key's workspace before the sort");
+    CHECK_OK(gpuprim_context_create(&options, &own, message, sizeof message));
+    if (!own) goto done;
+    ctx = tc.ctx = own;
+    for (i = 0; i < n; ++i) {
+        host_keys[i] = (uint32_t)((i * 2654435761u) % 97u);
+        host_values[i] = (double)(i % 13) - 6.0;
+    }
+    keys = tc_buffer_from(own, GPUPRIM_DTYPE_U32, host_keys, n);
+    values = tc_buffer_from(own, GPUPRIM_DTYPE_F64, host_values, n);
+    keys_out = tc_known(own, GPUPRIM_DTYPE_U32, n);
+    counts = tc_known(own, GPUPRIM_DTYPE_U64, n);
+    sums = tc_known(own, GPUPRIM_DTYPE_F64, n);
+    groups = tc_known(own, GPUPRIM_DTYPE_U64, 1);
+    memset(&sizes, 0, sizeof sizes);
+    sizes.struct_size = sizeof sizes;
+    sizes.side_bytes = (uint64_t)1 << 20;
+    CHECK_OK(gpuprim_context_reserve_workspace_sizes(own, &sizes, 0));
+    CHECK_OK(gpuprim_context_synchronize(own));
+    begin_capture(mine);
+    CHECK_STATUS(gpuprim_group_by(own, keys, values, GPUPRIM_OP_SUM, keys_out.b, counts.b, sums.b, NULL, NULL,
+                                  groups.b),
+                 GPUPRIM_ERROR_NOT_CAPTURABLE);
+    CHECKF(capture_state(mine) == 1, "the capture is no longer active after the refused group-by");
+    end_empty_capture(mine, "the capture around a group-by refused for its workspace");
+    CHECK_OK(gpuprim_context_reserve_workspace_sizes(own, &sizes, 1));
+    CHECK_STATUS(gpuprim_group_by(own, keys, values, GPUPRIM_OP_SUM, keys_out.b, counts.b, sums.b, NULL, NULL,
+                                  groups.b),
+                 GPUPRIM_ERROR_OUT_OF_MEMORY);
+    TC_CHECK_UNCHANGED(own, keys_out);
+    TC_CHECK_UNCHANGED(own, counts);
+    TC_CHECK_UNCHANGED(own, sums);
+    TC_CHECK_UNCHANGED(own, groups);
+    CHECK_OK(gpuprim_context_reserve_workspace(own, 0, 0));
+    CHECK_OK(gpuprim_group_by(own, keys, values, GPUPRIM_OP_SUM, keys_out.b, counts.b, sums.b, NULL, &count, NULL));
+    CHECKF(count == 97, "group-by of 97 distinct keys: %llu groups", (unsigned long long)count);
+    CHECK_OK(gpuprim_buffer_destroy(own, keys));
+    CHECK_OK(gpuprim_buffer_destroy(own, values));
+    tc_free_known(own, keys_out);
+    tc_free_known(own, counts);
+    tc_free_known(own, sums);
+    tc_free_known(own, groups);
+    CHECK_OK(gpuprim_context_destroy(own));
+done:
+    ctx = tc.ctx = main_ctx;
+    if (mine) CUDA_OK(cudaStreamDestroy(mine));
+    free(host_keys);
+    free(host_values);
+}
+
 static void test_stream_queries(void) {
     gpuprim_context_options_t options;
     gpuprim_context_t cpu = NULL;
@@ -2193,6 +2281,7 @@ int main(void) {
     test_refusals();
     printf("test_graph_capture: refusals and the held workspace done (%.1f s)\n", tc_seconds() - start);
     test_user_stream();
+    test_fresh_context_refusals();
     printf("test_graph_capture: the caller's stream done (%.1f s)\n", tc_seconds() - start);
     return tc_finish();
 }

@@ -511,7 +511,12 @@ private:
     }
 
     void free_resources() noexcept {
-        if (env_.stream) (void)cudaStreamSynchronize(env_.stream);
+        // Not a stream that captures: synchronizing it would invalidate the
+        // caller's capture (a context made on such a stream is refused,
+        // NOT_CAPTURABLE, before it enqueued anything).
+        cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+        if (env_.stream && cudaStreamIsCapturing(env_.stream, &capture) != cudaSuccess) (void)cudaGetLastError();
+        if (env_.stream && capture == cudaStreamCaptureStatusNone) (void)cudaStreamSynchronize(env_.stream);
         if (host_result_) (void)cudaFreeHost(host_result_);
         if (env_.zeroed_counters) deallocate(env_.zeroed_counters);
         if (owns_stream_ && env_.stream) (void)cudaStreamDestroy(env_.stream);

@@ -17,6 +17,7 @@
 #include "core/dtype.h"
 #include "core/error.h"
 #include "cuda/engine/count_sink.cuh"
+#include "cuda/engine/reserve_first.h"
 #include "cuda/reduce_by_key/reduce_by_key.h"
 #include "cuda/sort/sort.h"
 #include "cuda/util/check.h"
@@ -65,7 +66,6 @@ void group_by(const DeviceEnv &env, const GroupByRequest &request) {
         sort_request.values_in = request.values;
         sort_request.values_out = sorted_values;
     }
-    sort(env, sort_request);
 
     SortedGroupsRequest groups{};
     groups.runs.key_bytes = request.key_bytes;
@@ -83,6 +83,13 @@ void group_by(const DeviceEnv &env, const GroupByRequest &request) {
     groups.value_order_bytes = permuted ? index_bytes : 0;
     groups.element_runs = request.inverse;
     groups.element_run_bytes = request.inverse_bytes;
+    // Reduce-by-key's workspace, taken before the sort enqueues anything: a
+    // shortage (a workspace held still, growth while the stream captures)
+    // then fails the call before any work is on the stream. It reserves the
+    // main block only (the side block holds the sorted keys).
+    env.workspace->reserve(
+        workspace_needs(env, [&](const DeviceEnv &recording) { reduce_sorted_groups(recording, groups); }).main_bytes);
+    sort(env, sort_request);
     reduce_sorted_groups(env, groups);
 }
 
