@@ -7,6 +7,7 @@
 #include "cuda/argreduce/argreduce.h"
 #include "cuda/device_env.h"
 #include "cuda/distributed/distributed.h"
+#include "cuda/engine/reserve_first.h"
 #include "cuda/engine/segment_check.h"
 #include "cuda/group_by/group_by.h"
 #include "cuda/histogram/histogram.h"
@@ -366,27 +367,31 @@ public:
         DeviceScope scope(env_.device_ordinal);
         const DeviceEnv env = segmented_env(
             request.values_are_indices ? SegmentedEntry::kArgsort : SegmentedEntry::kSort, layout);
-        cuda::segmented_sort(env, request, layout);
+        reserve_then_run(env, layout, [&](const DeviceEnv &run_env) { cuda::segmented_sort(run_env, request, layout); });
     }
 
     void topk(const TopkRequest &request, const SegmentLayout &layout) override {
         DeviceScope scope(env_.device_ordinal);
         const DeviceEnv env = segmented_env(SegmentedEntry::kTopk, layout);
-        cuda::topk(env, request, layout);
+        reserve_then_run(env, layout, [&](const DeviceEnv &run_env) { cuda::topk(run_env, request, layout); });
     }
 
     void segmented_reduce(gpuprim_op_t op, gpuprim_dtype_t dtype, const SegmentLayout &layout, const void *input,
                           void *output) override {
         DeviceScope scope(env_.device_ordinal);
         const DeviceEnv env = segmented_env(SegmentedEntry::kReduce, layout);
-        cuda::segmented_reduce(env, op, dtype, layout, input, output);
+        reserve_then_run(env, layout, [&](const DeviceEnv &run_env) {
+            cuda::segmented_reduce(run_env, op, dtype, layout, input, output);
+        });
     }
 
     void segmented_scan(gpuprim_op_t op, gpuprim_scan_kind_t kind, gpuprim_dtype_t dtype, const SegmentLayout &layout,
                         const void *input, void *output) override {
         DeviceScope scope(env_.device_ordinal);
         const DeviceEnv env = segmented_env(SegmentedEntry::kScan, layout);
-        cuda::segmented_scan(env, op, kind, dtype, layout, input, output);
+        reserve_then_run(env, layout, [&](const DeviceEnv &run_env) {
+            cuda::segmented_scan(run_env, op, kind, dtype, layout, input, output);
+        });
     }
 
     void copy(void *destination, const void *source, uint64_t bytes) override {
@@ -468,6 +473,24 @@ private:
         env.offsets_entry = uint32_t(entry);
         env.offsets_call = offsets_report_.next_call();
         return env;
+    }
+
+    // A deferred offsets check runs as a kernel of its own before the
+    // driver takes its workspace: growth refused while the stream captures
+    // would fail the call (NOT_CAPTURABLE) with the check already in the
+    // caller's graph. The calls that capture size their workspace as a
+    // query does (by the offsets' bound; no count is read back), so a pass
+    // on recorders (nothing enqueued) gives what they will reserve: taken
+    // first. Outside capture the driver reserves what it then finds it
+    // needs, which may be less than the bound.
+    template <typename Driver>
+    static void reserve_then_run(const DeviceEnv &env, const SegmentLayout &layout, Driver &&driver) {
+        if (layout.offsets && env.defer_offsets_check && !env.measuring && stream_capturing(env.stream)) {
+            const WorkspaceNeeds needs = workspace_needs(env, driver);
+            env.workspace->reserve(needs.main_bytes);
+            env.side_workspace->reserve(needs.side_bytes);
+        }
+        driver(env);
     }
 
     // After a wait: moves a failure the device kept into the report, then
