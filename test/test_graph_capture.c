@@ -57,7 +57,7 @@
  *    Made while that stream captures: NOT_CAPTURABLE, the capture intact.
  *    A group-by on a fresh context whose reduce-by-key needs main workspace
  *    its sort does not: refused with no node captured, OUT_OF_MEMORY held.
- *    A deferred segmented sort whose main workspace must grow past what its
+ *    A deferred segmented scan whose main workspace must grow past what its
  *    offsets check took: refused with no node captured, runs outside.
  *
  * Skipped (exit 77) unless the default context runs on CUDA (set
@@ -2207,23 +2207,29 @@ done:
 }
 
 /* A deferred offsets check is a kernel of its own, enqueued before the
- * driver's workspace: a segmented sort of many 2-key segments (promised)
- * on a fresh context whose main workspace is one 1 MiB granule (enough for
- * the check's partials, not for the sort's per-segment lists) is refused
- * while capturing with no node in the graph (the sort's workspace is taken
- * before the check is enqueued), writes nothing, and runs outside capture. */
+ * driver's workspace: a segmented scan of f64 past 2^27 elements (its tile
+ * states need more than 1 MiB) in 2,048 segments, on a fresh context whose
+ * main workspace is one 1 MiB granule (enough for the check's partials,
+ * not for the scan), is refused while capturing with no node in the graph
+ * (the scan's workspace is taken before the check is enqueued), writes
+ * nothing, and runs outside capture. Needs GPUPRIM_TEST_MAX_COUNT past n. */
 static void test_deferred_check_workspace_first(void) {
+    const uint64_t n = ((uint64_t)1 << 27) + ((uint64_t)1 << 22), segments = 2048, length = n / segments;
     cudaStream_t mine = NULL;
     gpuprim_context_options_t options;
     gpuprim_workspace_sizes_t sizes, granule;
     gpuprim_segments_t seg;
     gpuprim_context_t own = NULL, main_ctx = ctx;
-    gpuprim_buffer_t keys = NULL, offsets = NULL, scratch = NULL;
-    tc_known_t out;
-    uint32_t *host_keys = NULL, *got = NULL;
-    uint64_t *host_offsets = NULL, segments, n = 0, i;
+    gpuprim_buffer_t values = NULL, offsets = NULL, out = NULL;
+    double *host = NULL;
+    uint64_t *host_offsets = NULL, i;
 
-    tc_where("a deferred offsets check: the sort's workspace taken first");
+    if (tc_max_count() < n) {
+        printf("test_graph_capture: the deferred check's workspace-first case skipped (GPUPRIM_TEST_MAX_COUNT "
+               "below %llu)\n", (unsigned long long)n);
+        return;
+    }
+    tc_where("a deferred offsets check: the scan's workspace taken first");
     if (!CUDA_OK(cudaStreamCreateWithFlags(&mine, cudaStreamNonBlocking))) goto done;
     gpuprim_context_options_init(&options);
     options.backend = GPUPRIM_BACKEND_CUDA;
@@ -2233,73 +2239,67 @@ static void test_deferred_check_workspace_first(void) {
     if (!own) goto done;
     ctx = tc.ctx = own;
     REQUIRE_OK(gpuprim_context_set_offsets_check(own, GPUPRIM_OFFSETS_CHECK_DEFERRED));
-    /* The segment count whose sort needs more main workspace than a granule (a query measures it). */
-    for (segments = (uint64_t)1 << 16;; segments *= 2) {
-        n = 2 * segments;
-        free(host_keys);
-        free(host_offsets);
-        host_keys = (uint32_t *)tc_xmalloc(n * 4);
-        host_offsets = (uint64_t *)tc_xmalloc((segments + 1) * 8);
-        for (i = 0; i < n; ++i) host_keys[i] = (uint32_t)tc_rand();
-        for (i = 0; i <= segments; ++i) host_offsets[i] = 2 * i;
-        if (keys) CHECK_OK(gpuprim_buffer_destroy(own, keys));
-        if (offsets) CHECK_OK(gpuprim_buffer_destroy(own, offsets));
-        if (scratch) CHECK_OK(gpuprim_buffer_destroy(own, scratch));
-        keys = tc_buffer_from(own, GPUPRIM_DTYPE_U32, host_keys, n);
-        offsets = tc_buffer_from(own, GPUPRIM_DTYPE_U64, host_offsets, segments + 1);
-        scratch = tc_buffer(own, GPUPRIM_DTYPE_U32, n);
-        gpuprim_segments_init_offsets(&seg, offsets);
-        seg.max_segment_length = 2;
-        memset(&sizes, 0, sizeof sizes);
-        sizes.struct_size = sizeof sizes;
-        CHECK_OK(gpuprim_context_begin_workspace_query(own));
-        CHECK_OK(gpuprim_segmented_sort(own, &seg, keys, NULL, scratch, NULL, NULL));
-        CHECK_OK(gpuprim_context_end_workspace_query(own, &sizes));
-        if (sizes.main_bytes > ((uint64_t)1 << 20) || segments >= ((uint64_t)1 << 22)) break;
-    }
+    host = (double *)tc_xmalloc(n * 8);
+    host_offsets = (uint64_t *)tc_xmalloc((segments + 1) * 8);
+    for (i = 0; i < n; ++i) host[i] = 1.0;
+    for (i = 0; i <= segments; ++i) host_offsets[i] = i * length;
+    values = tc_buffer_from(own, GPUPRIM_DTYPE_F64, host, n);
+    offsets = tc_buffer_from(own, GPUPRIM_DTYPE_U64, host_offsets, segments + 1);
+    out = tc_buffer(own, GPUPRIM_DTYPE_F64, n);
+    if (!values || !offsets || !out) goto done;
+    tc_poison(own, out, GPUPRIM_DTYPE_F64, n);
+    gpuprim_segments_init_offsets(&seg, offsets);
+    memset(&sizes, 0, sizeof sizes);
+    sizes.struct_size = sizeof sizes;
+    CHECK_OK(gpuprim_context_begin_workspace_query(own));
+    CHECK_OK(gpuprim_segmented_scan(own, GPUPRIM_OP_SUM, GPUPRIM_SCAN_INCLUSIVE, &seg, values, out));
+    CHECK_OK(gpuprim_context_end_workspace_query(own, &sizes));
     CHECKF(sizes.main_bytes > ((uint64_t)1 << 20),
-           "the premise: %llu 2-key segments need more than 1 MiB of main workspace (the query says %llu bytes)",
-           (unsigned long long)segments, (unsigned long long)sizes.main_bytes);
-    out = tc_known(own, GPUPRIM_DTYPE_U32, n);
-    memset(&granule, 0, sizeof granule);
-    granule.struct_size = sizeof granule;
-    granule.main_bytes = 1;  /* one granule */
-    granule.side_bytes = sizes.side_bytes;
-    CHECK_OK(gpuprim_context_reserve_workspace_sizes(own, &granule, 0));
-    CHECK_OK(gpuprim_context_synchronize(own));
-    begin_capture(mine);
-    CHECK_STATUS(gpuprim_segmented_sort(own, &seg, keys, NULL, out.b, NULL, NULL), GPUPRIM_ERROR_NOT_CAPTURABLE);
-    CHECKF(capture_state(mine) == 1, "the capture is no longer active after the refused segmented sort");
-    end_empty_capture(mine, "the capture around a deferred segmented sort refused for its workspace");
+           "the premise: a segmented scan of %llu f64 needs more than 1 MiB of main workspace (the query says %llu "
+           "bytes)", (unsigned long long)n, (unsigned long long)sizes.main_bytes);
+    if (sizes.main_bytes > ((uint64_t)1 << 20)) {
+        memset(&granule, 0, sizeof granule);
+        granule.struct_size = sizeof granule;
+        granule.main_bytes = 1; /* one granule */
+        CHECK_OK(gpuprim_context_reserve_workspace_sizes(own, &granule, 0));
+        CHECK_OK(gpuprim_context_synchronize(own));
+        begin_capture(mine);
+        CHECK_STATUS(gpuprim_segmented_scan(own, GPUPRIM_OP_SUM, GPUPRIM_SCAN_INCLUSIVE, &seg, values, out),
+                     GPUPRIM_ERROR_NOT_CAPTURABLE);
+        CHECKF(capture_state(mine) == 1, "the capture is no longer active after the refused segmented scan");
+        end_empty_capture(mine, "the capture around a deferred segmented scan refused for its workspace");
+        CHECK_OK(gpuprim_context_check_deferred(own));
+        {
+            /* nothing written: a sample of the output is still the poison */
+            double probe[4], poison[4];
+            memset(poison, 0, sizeof poison);
+            tc_poison_host(GPUPRIM_DTYPE_F64, poison, 4);
+            CHECK_OK(gpuprim_buffer_download(own, out, n / 2, probe, 4));
+            CHECKF(memcmp(probe, poison, sizeof probe) == 0, "the refused segmented scan wrote its output");
+        }
+    }
+    /* Outside capture the workspace grows and the scan runs. */
+    CHECK_OK(gpuprim_segmented_scan(own, GPUPRIM_OP_SUM, GPUPRIM_SCAN_INCLUSIVE, &seg, values, out));
     CHECK_OK(gpuprim_context_check_deferred(own));
-    TC_CHECK_UNCHANGED(own, out);
-    /* Outside capture the workspace grows and the sort runs. */
-    CHECK_OK(gpuprim_segmented_sort(own, &seg, keys, NULL, out.b, NULL, NULL));
-    CHECK_OK(gpuprim_context_check_deferred(own));
-    got = (uint32_t *)tc_xmalloc(n * 4);
-    CHECK_OK(gpuprim_buffer_download(own, out.b, 0, got, n));
-    for (i = 0; i < segments; ++i) {
-        const uint32_t a = host_keys[2 * i], b = host_keys[2 * i + 1];
-        const uint32_t low = a < b ? a : b, high = a < b ? b : a;
-        if (got[2 * i] != low || got[2 * i + 1] != high) {
-            CHECKF(0, "segment %llu of the deferred sort: %u %u, expected %u %u", (unsigned long long)i,
-                   got[2 * i], got[2 * i + 1], low, high);
+    CHECK_OK(gpuprim_buffer_download(own, out, 0, host, n));
+    for (i = 0; i < n; ++i) {
+        if (host[i] != (double)(i % length + 1)) {
+            CHECKF(0, "deferred segmented scan: element %llu is %g, expected %g", (unsigned long long)i, host[i],
+                   (double)(i % length + 1));
             break;
         }
     }
-    tc_free_known(own, out);
 done:
     if (own) {
-        if (keys) CHECK_OK(gpuprim_buffer_destroy(own, keys));
+        if (values) CHECK_OK(gpuprim_buffer_destroy(own, values));
         if (offsets) CHECK_OK(gpuprim_buffer_destroy(own, offsets));
-        if (scratch) CHECK_OK(gpuprim_buffer_destroy(own, scratch));
+        if (out) CHECK_OK(gpuprim_buffer_destroy(own, out));
         CHECK_OK(gpuprim_context_destroy(own));
     }
     ctx = tc.ctx = main_ctx;
     if (mine) CUDA_OK(cudaStreamDestroy(mine));
-    free(host_keys);
+    free(host);
     free(host_offsets);
-    free(got);
 }
 
 static void test_stream_queries(void) {
