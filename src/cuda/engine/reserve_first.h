@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
-// Reserving a later step's workspace before the first output is written:
-// a driver that writes some segments' results and then sorts the rest
-// (segmented sort's long class, top-k's long segments) runs the later steps
+// Reserving a later step's workspace before the first work is enqueued: a
+// driver that writes some segments' results and then sorts the rest
+// (segmented sort's long class, top-k's long segments), group-by (its
+// reduce after its sort), and the backend's segmented calls whose deferred
+// offsets check runs first while the stream captures run the later steps
 // once in a workspace query's mode on recorders, which enqueues nothing,
-// and takes what they recorded now. A shortage then fails the call with the
-// outputs untouched, and the later steps' own reserves no longer grow.
+// and take what they recorded now. A shortage (or growth refused while the
+// stream captures) then fails the call before anything ran, and the later
+// steps' own reserves no longer grow.
 #pragma once
 
 #include "core/workspace.h"
