@@ -437,8 +437,13 @@ void topk_of_width(const DeviceEnv &env, const TopkRequest &request, const Segme
         check(cudaMemcpyAsync(&host_count, count, 8, cudaMemcpyDeviceToHost, env.stream), "top-k (cudaMemcpyAsync)");
         check(cudaStreamSynchronize(env.stream), "top-k (cudaStreamSynchronize)");
         host_list.resize(host_count);
-        if (host_count)
-            check(cudaMemcpy(host_list.data(), list, host_count * 8, cudaMemcpyDeviceToHost), "top-k (cudaMemcpy)");
+        if (host_count) {
+            // On the context's stream (cudaMemcpy would go through the legacy
+            // default stream, which waits for the program's other blocking streams).
+            check(cudaMemcpyAsync(host_list.data(), list, host_count * 8, cudaMemcpyDeviceToHost, env.stream),
+                  "top-k (cudaMemcpyAsync, long segments)");
+            check(cudaStreamSynchronize(env.stream), "top-k (cudaStreamSynchronize)");
+        }
         args.list = list;  // replaced by select_long's own copy
         args.groups = host_count;
     }
