@@ -57,6 +57,7 @@ static void check_merge(gpuprim_context_t ctx, gpuprim_dtype_t d, int with_value
     CHECK_BUFFER_EQ(ctx, kb, d, b, nb, "keys_b after the call");
     if (with_values) {
         CHECK_BUFFER_EQ(ctx, bva, vd, va, na, "values_a after the call");
+        CHECK_BUFFER_EQ(ctx, bvb, vd, vb, nb, "values_b after the call");
         CHECK_OK(gpuprim_buffer_destroy(ctx, bva));
         CHECK_OK(gpuprim_buffer_destroy(ctx, bvb));
         CHECK_OK(gpuprim_buffer_destroy(ctx, bvo));
@@ -218,6 +219,9 @@ static void test_errors(gpuprim_context_t ctx) {
                  GPUPRIM_ERROR_INVALID_HANDLE);
     TC_CHECK_UNCHANGED(ctx, out_short);
     TC_CHECK_UNCHANGED(ctx, vout_i8);
+    /* the outputs of the other failed calls */
+    TC_CHECK_UNCHANGED(ctx, out);
+    TC_CHECK_UNCHANGED(ctx, vout);
     CHECK_OK(gpuprim_buffer_destroy(other, foreign));
     CHECK_OK(gpuprim_context_destroy(other));
     tc_free_known(ctx, out);

@@ -55,9 +55,9 @@ def test_mode_and_defaults():
         assert context.offsets_check == "wait"
     closed = gpuprim.Context("cpu")
     closed.close()
-    with pytest.raises(Exception):
+    with pytest.raises(ValueError, match="closed"):
         closed.check_deferred()
-    with pytest.raises(Exception):
+    with pytest.raises(ValueError, match="closed"):
         closed.set_offsets_check("deferred")
 
 
