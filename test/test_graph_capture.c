@@ -2067,6 +2067,14 @@ static void test_refusals(void) {
 /* Other contexts: the caller's stream, and the CPU backend                 */
 /* ------------------------------------------------------------------------ */
 
+/* Options for a CUDA context on the test's device over the caller's stream s. */
+static void options_on_stream(gpuprim_context_options_t *options, cudaStream_t s) {
+    gpuprim_context_options_init(options);
+    options->backend = GPUPRIM_BACKEND_CUDA;
+    options->device_ordinal = ordinal;
+    options->cuda_stream = (void *)s;
+}
+
 static void test_user_stream(void) {
     const uint64_t n = 5000;
     cudaStream_t mine = NULL;
@@ -2080,10 +2088,7 @@ static void test_user_stream(void) {
 
     tc_where("a context on the caller's stream");
     if (!CUDA_OK(cudaStreamCreateWithFlags(&mine, cudaStreamNonBlocking))) goto done;
-    gpuprim_context_options_init(&options);
-    options.backend = GPUPRIM_BACKEND_CUDA;
-    options.device_ordinal = ordinal;
-    options.cuda_stream = (void *)mine;
+    options_on_stream(&options, mine);
     CHECK_OK(gpuprim_context_create(&options, &own, NULL, 0));
     if (!own) goto done;
     ctx = tc.ctx = own; /* the helpers (put, tc_poison, checks) work on ctx */
@@ -2145,10 +2150,7 @@ static void test_fresh_context_refusals(void) {
 
     tc_where("a context made while its stream captures");
     if (!CUDA_OK(cudaStreamCreateWithFlags(&mine, cudaStreamNonBlocking))) goto done;
-    gpuprim_context_options_init(&options);
-    options.backend = GPUPRIM_BACKEND_CUDA;
-    options.device_ordinal = ordinal;
-    options.cuda_stream = (void *)mine;
+    options_on_stream(&options, mine);
     begin_capture(mine);
     CHECK_STATUS(gpuprim_context_create(&options, &own, message, sizeof message), GPUPRIM_ERROR_NOT_CAPTURABLE);
     CHECKF(own == NULL, "a refused context_create left a handle");
@@ -2231,10 +2233,7 @@ static void test_deferred_check_workspace_first(void) {
     }
     tc_where("a deferred offsets check: the scan's workspace taken first");
     if (!CUDA_OK(cudaStreamCreateWithFlags(&mine, cudaStreamNonBlocking))) goto done;
-    gpuprim_context_options_init(&options);
-    options.backend = GPUPRIM_BACKEND_CUDA;
-    options.device_ordinal = ordinal;
-    options.cuda_stream = (void *)mine;
+    options_on_stream(&options, mine);
     CHECK_OK(gpuprim_context_create(&options, &own, NULL, 0));
     if (!own) goto done;
     ctx = tc.ctx = own;
