@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The merge entry point (experimental): the stable merge of two sorted runs.
 #include "api/validate.h"
+#include "core/checked_size.h"
 #include "core/context.h"
 #include "core/dtype.h"
 
@@ -29,7 +30,7 @@ gpuprim_status_t gpuprim_merge(gpuprim_context_t context, gpuprim_buffer_t keys_
         require_same_dtype(kb, "keys_b", ka, "keys_a");
         require_same_dtype(ko, "keys_out", ka, "keys_a");
         uint64_t total = 0;
-        if (__builtin_add_overflow(ka.count, kb.count, &total))
+        if (!gpuprim::add_fits(ka.count, kb.count, &total))
             fail(GPUPRIM_ERROR_SIZE_MISMATCH,
                  "'keys_a' (%llu elements) and 'keys_b' (%llu) hold more than 2^64 - 1 keys together, more than "
                  "any 'keys_out' (%llu elements) can hold",

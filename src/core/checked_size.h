@@ -19,9 +19,10 @@
 
 namespace gpuprim {
 
-// Whether a * b fits 64 bits (then *product holds it): for the checks that
-// fail with a message of their own.
+// Whether a * b (a + b) fits 64 bits (then *product, *sum holds it): for the
+// checks that fail with a message of their own.
 inline bool multiply_fits(uint64_t a, uint64_t b, uint64_t *product) { return !__builtin_mul_overflow(a, b, product); }
+inline bool add_fits(uint64_t a, uint64_t b, uint64_t *sum) { return !__builtin_add_overflow(a, b, sum); }
 
 [[noreturn]] inline void fail_size_overflow(const char *what, gpuprim_status_t status) {
     fail(status, "cannot allocate %s: it needs more than 2^64 bytes (its size overflows 64 bits)", what);
