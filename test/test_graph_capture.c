@@ -2194,6 +2194,17 @@ static void test_fresh_context_refusals(void) {
     CHECK_OK(gpuprim_context_reserve_workspace(own, 0, 0));
     CHECK_OK(gpuprim_group_by(own, keys, values, GPUPRIM_OP_SUM, keys_out.b, counts.b, sums.b, NULL, &count, NULL));
     CHECKF(count == 97, "group-by of 97 distinct keys: %llu groups", (unsigned long long)count);
+
+    tc_where("a context destroyed while its stream captures");
+    begin_capture(mine);
+    CHECK_STATUS(gpuprim_context_destroy(own), GPUPRIM_ERROR_NOT_CAPTURABLE);
+    CHECKF(strstr(gpuprim_context_last_error(own), "gpuprim_context_destroy") != NULL,
+           "the refused destroy's message does not name it: \"%s\"", gpuprim_context_last_error(own));
+    CHECKF(capture_state(mine) == 1, "the capture is no longer active after the refused context_destroy");
+    end_empty_capture(mine, "the capture around a refused context_destroy");
+    count = 0;
+    CHECK_OK(gpuprim_group_by(own, keys, values, GPUPRIM_OP_SUM, keys_out.b, counts.b, sums.b, NULL, &count, NULL));
+    CHECKF(count == 97, "group-by after the refused destroy: %llu groups", (unsigned long long)count);
     CHECK_OK(gpuprim_buffer_destroy(own, keys));
     CHECK_OK(gpuprim_buffer_destroy(own, values));
     tc_free_known(own, keys_out);

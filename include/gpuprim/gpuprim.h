@@ -422,8 +422,11 @@ GPUPRIM_API gpuprim_status_t gpuprim_context_create(const gpuprim_context_option
  * handle and its buffers' handles are invalid afterwards, forever. If
  * another thread is inside a call on the context, destroy waits for that
  * call to return. Never fails on a live context (device errors while waiting
- * are ignored: the memory is freed regardless).
- * Errors: INVALID_HANDLE (not a live context, e.g. destroyed already).
+ * are ignored: the memory is freed regardless), except while its stream is
+ * capturing into a CUDA graph: then NOT_CAPTURABLE, and the context and the
+ * capture are left as they were (end the capture, then destroy).
+ * Errors: INVALID_HANDLE (not a live context, e.g. destroyed already),
+ *   NOT_CAPTURABLE.
  */
 GPUPRIM_API gpuprim_status_t gpuprim_context_destroy(gpuprim_context_t context);
 
@@ -845,7 +848,8 @@ GPUPRIM_API gpuprim_status_t gpuprim_context_reserve_workspace_sizes(gpuprim_con
  * check_deferred, segmented sorts of uniform rows longer than the largest sorting network
  * (4096 keys at most; their row table comes from host memory), upload,
  * download, synchronize, buffer create and destroy, workspace growth or
- * release, and the distributed calls.
+ * release, the distributed calls, and gpuprim_context_destroy (the context
+ * stays live).
  * A captured graph reads and writes the buffers and the workspace the
  * calls saw: replay it on the context's stream (or ordered with it), after
  * writing new data into the same buffers, while those buffers live and the

@@ -139,12 +139,15 @@ class Context:
 
     def close(self) -> None:
         """Destroy the context: waits for its work and frees what it holds
-        (giving every block back to its allocator)."""
-        handle, self._handle = self._handle, None
+        (giving every block back to its allocator). While its CUDA stream is
+        capturing a graph, raises NotCapturableError and stays open (end the
+        capture, then close)."""
+        handle = self._handle
         self._wraps.close()
+        if handle is not None and LIB.gpuprim_context_destroy(handle) == _lib.STATUS_CODES["NOT_CAPTURABLE"]:
+            self._check(_lib.STATUS_CODES["NOT_CAPTURABLE"])
+        self._handle = None
         self._communicator = self._communicator_key = None
-        if handle is not None:
-            LIB.gpuprim_context_destroy(handle)
 
     def __enter__(self):
         return self

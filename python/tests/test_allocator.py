@@ -482,6 +482,32 @@ def test_torch_cuda_graph_capture_and_replay():
     context.release_workspace()
 
 
+def test_close_while_capturing_is_refused():
+    """Context.close() on a stream that captures raises NotCapturableError
+    and leaves the context open and the capture intact; after the capture it
+    closes."""
+    torch = _torch()
+    x = torch.randn(1 << 12, device="cuda")
+    y = torch.empty_like(x)
+    s = torch.cuda.Stream()
+    context = gpuprim.Context("cuda", stream=s.cuda_stream)
+    with torch.cuda.stream(s):
+        context.sort(x, out=y)  # sizes the workspace before the capture
+        context.reserve_workspace(fix=True)
+    s.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph, stream=s):
+        with pytest.raises(gpuprim.NotCapturableError, match="gpuprim_context_destroy"):
+            context.close()
+        context.sort(x, out=y)  # still open, and the capture still takes calls
+    x.copy_(torch.randn_like(x))
+    graph.replay()
+    torch.cuda.synchronize()
+    assert torch.equal(y, torch.sort(x).values)
+    context.close()
+    assert "closed" in repr(context)
+
+
 def test_torch_cuda_graph_example():
     _torch()
     env = dict(os.environ)

@@ -90,6 +90,15 @@ gpuprim_status_t gpuprim_context_create(const gpuprim_context_options_t *options
 
 gpuprim_status_t gpuprim_context_destroy(gpuprim_context_t context) {
     if (!context) return GPUPRIM_SUCCESS;
+    // While its stream captures the context stays: waiting for that stream
+    // or giving memory back would invalidate the caller's capture. Only
+    // that refusal counts here; a device error asking it does not stop the
+    // destroy.
+    const gpuprim_status_t capturing = guarded(__func__, context, [](Context &ctx) {
+        ctx.backend->refuse_during_capture("gpuprim_context_destroy",
+                                           "it waits for the device and gives the context's memory back");
+    });
+    if (capturing == GPUPRIM_ERROR_NOT_CAPTURABLE) return capturing;
     // Unregistered first: no call can find it any more. Calls already inside
     // finish first (the lock); those waiting for it then see `destroyed`.
     std::shared_ptr<Context> removed = Registry::instance().remove_context(context);
