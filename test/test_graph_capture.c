@@ -2219,6 +2219,53 @@ done:
     free(host_values);
 }
 
+/* Outside capture, with one granule held still: a deferred scan on bad
+ * offsets fails (OUT_OF_MEMORY) after its check kernel has run. That call
+ * changed nothing, the deferred report included: alone, nothing is
+ * reported; after a small call whose bad offsets were kept, that one is
+ * reported with no later call counted. The offsets and the workspace are
+ * put back as they were. */
+static void test_failed_call_keeps_no_fault(gpuprim_context_t own, gpuprim_buffer_t values, gpuprim_buffer_t offsets,
+                                            uint64_t *host_offsets, uint64_t segments, uint64_t n,
+                                            const gpuprim_segments_t *seg, gpuprim_buffer_t out,
+                                            const gpuprim_workspace_sizes_t *granule) {
+    static const double small_values[6] = {1, 2, 3, 4, 5, 6};
+    static const uint64_t small_bad_offsets[3] = {0, 3, 7}; /* 7: past the 6 values */
+    gpuprim_buffer_t small = NULL, small_offsets = NULL, small_out = NULL;
+    gpuprim_segments_t small_seg;
+    const char *message;
+    uint64_t good_last = host_offsets[segments];
+
+    tc_where("a deferred call that fails after its check keeps no fault");
+    host_offsets[segments] = n + 1;
+    put(offsets, host_offsets, segments + 1);
+    CHECK_OK(gpuprim_context_reserve_workspace_sizes(own, granule, 1));
+    CHECK_STATUS(gpuprim_segmented_scan(own, GPUPRIM_OP_SUM, GPUPRIM_SCAN_INCLUSIVE, seg, values, out),
+                 GPUPRIM_ERROR_OUT_OF_MEMORY);
+    CHECK_OK(gpuprim_context_check_deferred(own));
+
+    small = tc_buffer_from(own, GPUPRIM_DTYPE_F64, small_values, 6);
+    small_offsets = tc_buffer_from(own, GPUPRIM_DTYPE_U64, small_bad_offsets, 3);
+    small_out = tc_buffer(own, GPUPRIM_DTYPE_F64, 6);
+    if (small && small_offsets && small_out) {
+        gpuprim_segments_init_offsets(&small_seg, small_offsets);
+        CHECK_OK(gpuprim_segmented_scan(own, GPUPRIM_OP_SUM, GPUPRIM_SCAN_INCLUSIVE, &small_seg, small, small_out));
+        CHECK_STATUS(gpuprim_segmented_scan(own, GPUPRIM_OP_SUM, GPUPRIM_SCAN_INCLUSIVE, seg, values, out),
+                     GPUPRIM_ERROR_OUT_OF_MEMORY);
+        CHECK_STATUS(gpuprim_context_check_deferred(own), GPUPRIM_ERROR_INVALID_ARGUMENT);
+        message = gpuprim_context_last_error(own);
+        CHECKF(strstr(message, "more call") == NULL,
+               "the failed call was counted in the deferred report: \"%s\"", message);
+        CHECK_OK(gpuprim_context_check_deferred(own));
+    }
+    if (small) CHECK_OK(gpuprim_buffer_destroy(own, small));
+    if (small_offsets) CHECK_OK(gpuprim_buffer_destroy(own, small_offsets));
+    if (small_out) CHECK_OK(gpuprim_buffer_destroy(own, small_out));
+    CHECK_OK(gpuprim_context_reserve_workspace(own, 0, 0));
+    host_offsets[segments] = good_last;
+    put(offsets, host_offsets, segments + 1);
+}
+
 /* A deferred offsets check is a kernel of its own, enqueued before the
  * driver's workspace: a segmented scan of f64 past 2^27 elements (its tile
  * states need more than 1 MiB) in 2,048 segments, on a fresh context whose
@@ -2287,6 +2334,7 @@ static void test_deferred_check_workspace_first(void) {
             CHECK_OK(gpuprim_buffer_download(own, out, n / 2, probe, 4));
             CHECKF(memcmp(probe, poison, sizeof probe) == 0, "the refused segmented scan wrote its output");
         }
+        test_failed_call_keeps_no_fault(own, values, offsets, host_offsets, segments, n, &seg, out, &granule);
     }
     /* Outside capture the workspace grows and the scan runs. */
     CHECK_OK(gpuprim_segmented_scan(own, GPUPRIM_OP_SUM, GPUPRIM_SCAN_INCLUSIVE, &seg, values, out));

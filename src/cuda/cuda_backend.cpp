@@ -490,7 +490,12 @@ private:
             env.workspace->reserve(needs.main_bytes);
             env.side_workspace->reserve(needs.side_bytes);
         }
-        driver(env);
+        try {
+            driver(env);
+        } catch (...) {
+            if (check_is_deferred(env, layout)) discard_deferred_fault(env);
+            throw;
+        }
     }
 
     // After a wait: moves a failure the device kept into the report, then

@@ -34,6 +34,7 @@ __device__ inline void keep_deferred_fault(DeferredRecord *record_address, uint3
                                            uint64_t data_count, uint64_t max_length, uint64_t limit,
                                            bool offsets_signed) {
     volatile DeferredRecord &record = *record_address;
+    record.last_failed_call = call;
     if (record.kind != 0) {
         record.more = record.more + 1;
         return;

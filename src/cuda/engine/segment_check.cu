@@ -96,6 +96,18 @@ __device__ void defer(const CheckArgs &args, const CheckResult &total) {
                         args.data_count, args.max_length, args.limit, args.offsets_signed);
 }
 
+// One thread: takes back what call's check kept (the record's first fault,
+// or one count of `more`), the call having failed on the host after it.
+__global__ void discard_deferred_fault_kernel(DeferredRecord *record_address, uint64_t call) {
+    volatile DeferredRecord &record = *record_address;
+    if (record.last_failed_call != call) return;
+    if (record.kind != 0 && record.call == call)
+        record.kind = 0;  // the first fault kept: no later call has run
+    else if (record.more != 0)
+        record.more = record.more - 1;
+    record.last_failed_call = 0;
+}
+
 __global__ void __launch_bounds__(kCheckThreads) segment_check_kernel(const CheckArgs args) {
     __shared__ unsigned long long block_bad;
     __shared__ unsigned long long block_long;
@@ -223,6 +235,13 @@ SegmentSummary check_segments(const DeviceEnv &env, const SegmentLayout &layout,
     if (result.first_long != kNone)
         fail_segment_fault(layout, args.limit, {SegmentFaultKind::kTooLong, result.first_long, result.value, 0});
     return {result.longest, result.first_offset, result.last_offset - result.first_offset};
+}
+
+void discard_deferred_fault(const DeviceEnv &env) noexcept {
+    if (!env.deferred_record || env.measuring || env.offsets_call == 0) return;
+    discard_deferred_fault_kernel<<<1, 1, 0, env.stream>>>(static_cast<DeferredRecord *>(env.deferred_record),
+                                                           env.offsets_call);
+    (void)cudaGetLastError();  // the call's own failure is the one reported
 }
 
 SegmentLayout narrowed_to_covered(const SegmentLayout &layout, const SegmentSummary &summary) {

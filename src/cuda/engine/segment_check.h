@@ -31,6 +31,9 @@ struct DeferredRecord {
     uint64_t limit;
     uint32_t offsets_signed;
     uint32_t more;  // failures after this one
+    // The last call whose check failed (kept or counted): a call that then
+    // fails on the host takes its fault back (discard_deferred_fault).
+    uint64_t last_failed_call;
 };
 
 // A deferred check done by the call's one kernel itself, in every block,
@@ -91,6 +94,12 @@ SegmentSummary check_segments(const DeviceEnv &env, const SegmentLayout &layout,
 bool can_check_in_kernel(const DeviceEnv &env, const SegmentLayout &layout);
 SegmentSummary check_in_kernel(const DeviceEnv &env, const SegmentLayout &layout,
                                uint64_t largest_index = UINT64_MAX);
+// A call that fails after its deferred check was enqueued (its workspace
+// refused, say) changes nothing, the deferred report included: this
+// enqueues, in stream order after that check, the undoing of what the
+// check kept for env.offsets_call, if anything. Nothing is thrown; where
+// it cannot be enqueued the call's own failure is what the caller sees.
+void discard_deferred_fault(const DeviceEnv &env) noexcept;
 // longest_segment_bound (core/offsets_check.h): the most a segment of the
 // call can have, known without reading the offsets.
 // Whether this call's offsets check is deferred (offsets given, deferred mode).
