@@ -143,9 +143,9 @@ class Context:
         capturing a graph, raises NotCapturableError and stays open (end the
         capture, then close)."""
         handle = self._handle
-        self._wraps.close()
         if handle is not None and LIB.gpuprim_context_destroy(handle) == _lib.STATUS_CODES["NOT_CAPTURABLE"]:
             self._check(_lib.STATUS_CODES["NOT_CAPTURABLE"])
+        self._wraps.close()  # (their buffers went with the context)
         self._handle = None
         self._communicator = self._communicator_key = None
 

@@ -28,7 +28,8 @@ public:
     gpuprim_status_t wrap(int code, void *data, std::uint64_t count, gpuprim_buffer_t *buffer);
 
     // Destroys every cached buffer and forgets the context (Context.close()
-    // calls it before destroying the context).
+    // calls it once the context is destroyed, which took the buffers with
+    // it: their destroys then fail harmlessly).
     void close();
 
     gpuprim_context_t context() const { return context_; }

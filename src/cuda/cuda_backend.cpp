@@ -493,7 +493,10 @@ private:
         try {
             driver(env);
         } catch (...) {
-            if (check_is_deferred(env, layout)) discard_deferred_fault(env);
+            // A refusal while capturing comes before anything is enqueued
+            // (the workspace was taken first): nothing to take back, and a
+            // kernel now would be a node in the caller's graph.
+            if (check_is_deferred(env, layout) && !may_be_capturing(env.stream)) discard_deferred_fault(env);
             throw;
         }
     }

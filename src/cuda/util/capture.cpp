@@ -14,6 +14,15 @@ bool stream_capturing(cudaStream_t stream) {
     return status != cudaStreamCaptureStatusNone;
 }
 
+bool may_be_capturing(cudaStream_t stream) noexcept {
+    cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+    if (cudaStreamIsCapturing(stream, &status) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return true;
+    }
+    return status != cudaStreamCaptureStatusNone;
+}
+
 void refuse_during_capture(cudaStream_t stream, const char *call, const char *why) {
     if (stream_capturing(stream))
         fail(GPUPRIM_ERROR_NOT_CAPTURABLE, "%s cannot be captured into a CUDA graph: %s", call, why);

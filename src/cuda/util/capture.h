@@ -10,6 +10,8 @@
 namespace gpuprim::cuda {
 
 bool stream_capturing(cudaStream_t stream);
+// For failure paths: never throws; true also when the query itself fails.
+bool may_be_capturing(cudaStream_t stream) noexcept;
 
 // Throws NOT_CAPTURABLE when `stream` is capturing: "<call> cannot be
 // captured into a CUDA graph: <why>".
