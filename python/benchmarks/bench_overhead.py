@@ -122,16 +122,8 @@ def main():
     if has_cupy_device:
         print(f"cupy {cupy.__version__}")
         x = cupy.random.random(1024, dtype=cupy.float32)
-        # CuPy's current device and stream come through its C API where it
-        # has it; the rows again through its Python calls show what that saves.
-        c_api = _ext.fast_use_cupy_c_api(True)
-        rows += overhead_rows("cupy" + (", C API" if c_api else ""), x, args.repeats,
-                              cupy.cuda.get_current_stream().synchronize, lambda shape: cupy.empty(shape, cupy.float32))
-        if c_api:
-            _ext.fast_use_cupy_c_api(False)
-            rows += overhead_rows("cupy, Python calls", x, args.repeats, cupy.cuda.get_current_stream().synchronize,
-                                  lambda shape: cupy.empty(shape, cupy.float32))
-            _ext.fast_use_cupy_c_api(True)
+        rows += overhead_rows("cupy", x, args.repeats, cupy.cuda.get_current_stream().synchronize,
+                              lambda shape: cupy.empty(shape, cupy.float32))
     print("\n| call | Python µs | C µs | overhead µs | of it, reading x and out, context, wraps µs |"
           "\n|---|---|---|---|---|")
     for name, py, c, extra, layer in rows:

@@ -94,8 +94,6 @@ struct Cache {
     int (*cupy_device_function)(int skip_dispatch) = nullptr;
     std::intptr_t (*cupy_stream_function)() = nullptr;
     nb::object cupy_device_capsule, cupy_stream_capsule;  // keep the functions' modules' capsules
-    bool cupy_c_api_off = false;                          // testing hook (fast_use_cupy_c_api)
-    nb::object cupy_cuda;                                 // cupy.cuda, where they were looked for
     nb::object dtype_code;             // _arrays._fast_dtype_code(dtype) -> (code, is_bool) or None
     nb::object index_code;             // _core._fast_index_code(dtype) -> code or None
     nb::object context_for_object;     // _core._context_for_object(x) -> Context
@@ -254,9 +252,6 @@ void *cython_function(nb::handle module, const char *name, const char *signature
 // they cost 0.14 and 0.17 us a call (bench/RESULTS.md); a CuPy without them
 // (another signature, no __pyx_capi__) is read by those calls instead.
 void find_cupy_c_api(nb::handle cuda) {
-    cache->cupy_device_function = nullptr;
-    cache->cupy_stream_function = nullptr;
-    if (cache->cupy_c_api_off) return;
     PyObject *runtime_module = PyObject_GetAttrString(cuda.ptr(), "runtime");
     PyObject *stream_module = runtime_module ? PyObject_GetAttrString(cuda.ptr(), "stream") : nullptr;
     if (!stream_module) {
@@ -314,7 +309,6 @@ bool find_cupy(PyObject *modules) {
         nb::object cuda = c.attr("cuda"), array = c.attr("ndarray");
         cache->cupy_get_device = cuda.attr("runtime").attr("getDevice");
         cache->cupy_current_stream = cuda.attr("get_current_stream");
-        cache->cupy_cuda = cuda;
         find_cupy_c_api(cuda);
         cache->cupy_array = reinterpret_cast<PyTypeObject *>(array.release().ptr());
     } catch (const nb::python_error &) {
@@ -1006,16 +1000,6 @@ void define_fast_calls(nb::module_ &m) {
             find_exchange_api(reinterpret_cast<PyObject *>(cache->torch_tensor), cache->torch_exchange_capsule,
                               cache->torch_exchange);
         return cache->torch_exchange != nullptr;
-    }, nb::arg("use"));
-    // Testing hook: whether the common path reads CuPy's current device and
-    // stream through CuPy's C API (use=True: when this CuPy has it) or by
-    // Python calls (use=False); returns whether it now does.
-    m.def("fast_use_cupy_c_api", [](bool use) {
-        if (!cache) throw nb::value_error("fast_init first");
-        find_frameworks();
-        cache->cupy_c_api_off = !use;
-        if (cache->cupy_cuda.is_valid()) find_cupy_c_api(cache->cupy_cuda);
-        return cache->cupy_device_function != nullptr;
     }, nb::arg("use"));
     m.def("fast_sort", &fast_sort, nb::arg("x").none(), nb::arg("axis").none(), nb::arg("descending").none(),
           nb::arg("out").none());

@@ -227,11 +227,3 @@ def test_c_api_is_read_where_cupy_has_it():
     assert _ext.fast_sort(a, -1, False, out) is out
     expected = 2 if C_API else 0
     assert c_api_calls == {name: count + expected for name, count in before.items()}
-    # The testing hook turns it off and on again.
-    assert _ext.fast_use_cupy_c_api(False) is False
-    before = dict(c_api_calls)
-    assert _ext.fast_sort(a, -1, False, out) is out
-    assert c_api_calls == before
-    assert _ext.fast_use_cupy_c_api(True) is C_API
-    assert _ext.fast_sort(a, -1, False, out) is out
-    assert c_api_calls == {name: count + (1 if C_API else 0) for name, count in before.items()}
