@@ -89,11 +89,6 @@ struct Cache {
     bool torch_exchange_off = false;              // testing hook (fast_use_torch_exchange)
     PyTypeObject *cupy_array = nullptr;
     nb::object cupy_get_device, cupy_current_stream;
-    // CuPy's C API (find_cupy_c_api): the same two reads without a Python
-    // call each; null where this CuPy has not got them.
-    int (*cupy_device_function)(int skip_dispatch) = nullptr;
-    std::intptr_t (*cupy_stream_function)() = nullptr;
-    nb::object cupy_device_capsule, cupy_stream_capsule;  // keep the functions' modules' capsules
     nb::object dtype_code;             // _arrays._fast_dtype_code(dtype) -> (code, is_bool) or None
     nb::object index_code;             // _core._fast_index_code(dtype) -> code or None
     nb::object context_for_object;     // _core._context_for_object(x) -> Context
@@ -228,78 +223,6 @@ bool find_torch(PyObject *modules) {
     return true;
 }
 
-// A function a Cython module exports for other Cython modules' cimport:
-// its __pyx_capi__ holds a capsule per function, named by the C signature
-// (exception specifications are not part of it). Null when the module has
-// no such function of exactly that signature.
-void *cython_function(nb::handle module, const char *name, const char *signature, nb::object &keep) {
-    PyObject *table = PyObject_GetAttrString(module.ptr(), "__pyx_capi__");
-    if (!table) {
-        PyErr_Clear();
-        return nullptr;
-    }
-    nb::object held = nb::steal(table);
-    PyObject *capsule = PyDict_Check(table) ? PyDict_GetItemString(table, name) : nullptr;
-    if (!capsule || !PyCapsule_IsValid(capsule, signature)) return nullptr;
-    keep = nb::borrow(capsule);
-    return PyCapsule_GetPointer(capsule, signature);
-}
-
-// CuPy's current device and current stream through its C API, the calls
-// CuPy's own kernels make: cupy_backends' `cpdef int getDevice() except? -1`
-// and cupy.cuda.stream's `cdef intptr_t get_current_stream_ptr() except? -1`
-// (the pointer cupy.cuda.get_current_stream().ptr gives). As Python calls
-// they cost 0.14 and 0.17 us a call (bench/RESULTS.md); a CuPy without them
-// (another signature, no __pyx_capi__) is read by those calls instead.
-void find_cupy_c_api(nb::handle cuda) {
-    PyObject *runtime_module = PyObject_GetAttrString(cuda.ptr(), "runtime");
-    PyObject *stream_module = runtime_module ? PyObject_GetAttrString(cuda.ptr(), "stream") : nullptr;
-    if (!stream_module) {
-        Py_XDECREF(runtime_module);
-        PyErr_Clear();
-        return;
-    }
-    nb::object runtime = nb::steal(runtime_module), stream = nb::steal(stream_module);
-    void *device = cython_function(runtime, "getDevice", "int (int __pyx_skip_dispatch)", cache->cupy_device_capsule);
-    void *current = cython_function(stream, "get_current_stream_ptr", "intptr_t (void)", cache->cupy_stream_capsule);
-    if (!device || !current) {
-        cache->cupy_device_capsule.reset();
-        cache->cupy_stream_capsule.reset();
-        return;
-    }
-    cache->cupy_device_function = reinterpret_cast<int (*)(int)>(device);
-    cache->cupy_stream_function = reinterpret_cast<std::intptr_t (*)()>(current);
-}
-
-// CuPy's current device and stream; false (nothing raised) when CuPy
-// reports an error, so the general path makes the same reads and raises it.
-bool cupy_current_device(int &device) {
-    if (!cache->cupy_device_function) {
-        device = nb::cast<int>(cache->cupy_get_device());
-        return true;
-    }
-    device = cache->cupy_device_function(0);
-    if (device == -1 && PyErr_Occurred()) {
-        PyErr_Clear();
-        return false;
-    }
-    return true;
-}
-
-bool cupy_current_stream(std::uintptr_t &stream) {
-    if (!cache->cupy_stream_function) {
-        stream = nb::cast<std::uintptr_t>(cache->cupy_current_stream().attr(cache->s_ptr));
-        return true;
-    }
-    const std::intptr_t pointer = cache->cupy_stream_function();
-    if (pointer == -1 && PyErr_Occurred()) {
-        PyErr_Clear();
-        return false;
-    }
-    stream = static_cast<std::uintptr_t>(pointer);
-    return true;
-}
-
 bool find_cupy(PyObject *modules) {
     PyObject *cupy = PyDict_GetItemString(modules, "cupy");
     if (!cupy) return true;
@@ -309,7 +232,6 @@ bool find_cupy(PyObject *modules) {
         nb::object cuda = c.attr("cuda"), array = c.attr("ndarray");
         cache->cupy_get_device = cuda.attr("runtime").attr("getDevice");
         cache->cupy_current_stream = cuda.attr("get_current_stream");
-        find_cupy_c_api(cuda);
         cache->cupy_array = reinterpret_cast<PyTypeObject *>(array.release().ptr());
     } catch (const nb::python_error &) {
         // A CuPy still importing (looked for again on the next call), or
@@ -486,17 +408,15 @@ bool read_cupy(PyObject *object, Operand &operand, const Operand *input) {
         nb::object memory = x.attr(cache->s_data);
         int device = nb::cast<int>(memory.attr(cache->s_device_id));
         const bool of_cupy_input = input && input->kind == Kind::cupy;
-        int current_device = device;
-        std::uintptr_t stream = 0;
-        if (!of_cupy_input && (!cupy_current_device(current_device) || current_device != device ||
-                               !cupy_current_stream(stream)))
-            return false;
+        if (!of_cupy_input && nb::cast<int>(cache->cupy_get_device()) != device) return false;
         operand.object = object;
         operand.kind = Kind::cupy;
         operand.data = reinterpret_cast<void *>(nb::cast<std::uintptr_t>(memory.attr(cache->s_ptr)));
         operand.on_device = true;
         operand.device = device;
-        operand.stream = of_cupy_input ? input->stream : framework_stream(stream);
+        operand.stream = of_cupy_input ? input->stream
+                                       : framework_stream(nb::cast<std::uintptr_t>(
+                                             cache->cupy_current_stream().attr(cache->s_ptr)));
         operand.writeable = true;
         return true;
     } catch (const nb::python_error &) {

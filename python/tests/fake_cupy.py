@@ -4,7 +4,7 @@
 cupy.ndarray (its constructor, shape, strides, dtype, data.ptr and
 data.device_id; no __cuda_array_interface__, which the path does not read);
 cupy.empty, empty_like; cupy.cuda.runtime.getDevice and
-cupy.cuda.get_current_stream, and the same two as CuPy's C API. Its "device memory" is host memory, so the
+cupy.cuda.get_current_stream. Its "device memory" is host memory, so the
 path runs on the CPU backend (the fast path is given a CPU context) where
 there is no GPU or no CuPy; the checks are test_extension.py's, which runs
 them on real CuPy arrays on a GPU.
@@ -12,8 +12,6 @@ them on real CuPy arrays on a GPU.
 Not collected by the package's test run: test_extension.py runs this file
 in an interpreter of its own (python -m pytest fake_cupy.py), since the
 compiled layer keeps the first cupy module it sees for the process."""
-import ctypes
-import os
 import sys
 import types
 
@@ -81,41 +79,12 @@ def empty_like(x):
     return ndarray(x.shape, x.dtype)
 
 
-# CuPy's C API for the same two reads (Cython's __pyx_capi__ capsules,
-# named by their C signatures), which the compiled layer calls where they
-# are: FAKE_CUPY_C_API=0 leaves them out (then it makes the Python calls).
-# The calls are counted. (The ctypes callbacks and the capsule names live as
-# long as the module.)
-C_API = os.environ.get("FAKE_CUPY_C_API", "1") != "0"
-c_api_calls = {"getDevice": 0, "get_current_stream_ptr": 0}
-
-
-def _counted(name, value):
-    c_api_calls[name] += 1
-    return value
-
-
-_device_function = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int)(
-    lambda skip_dispatch: _counted("getDevice", state.device))
-_stream_function = ctypes.CFUNCTYPE(ctypes.c_ssize_t)(
-    lambda: _counted("get_current_stream_ptr", state.stream))
-_capsule_new = ctypes.pythonapi.PyCapsule_New
-_capsule_new.restype, _capsule_new.argtypes = ctypes.py_object, (ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p)
-_DEVICE_SIGNATURE, _STREAM_SIGNATURE = b"int (int __pyx_skip_dispatch)", b"intptr_t (void)"
-runtime = types.ModuleType("cupy_backends.cuda.api.runtime")
-runtime.getDevice = lambda: state.device
-stream = types.ModuleType("cupy.cuda.stream")
-if C_API:
-    runtime.__pyx_capi__ = {"getDevice": _capsule_new(ctypes.cast(_device_function, ctypes.c_void_p),
-                                                      _DEVICE_SIGNATURE, None)}
-    stream.__pyx_capi__ = {"get_current_stream_ptr": _capsule_new(ctypes.cast(_stream_function, ctypes.c_void_p),
-                                                                  _STREAM_SIGNATURE, None)}
-
 cupy = types.ModuleType("cupy")
 cupy.__dict__.update(ndarray=ndarray, asarray=asarray, asnumpy=asnumpy, empty=empty, empty_like=empty_like,
                      float32=np.float32, complex64=np.complex64, int64=np.int64)
-cupy.cuda = types.SimpleNamespace(runtime=runtime, stream=stream,
-                                  get_current_stream=lambda: types.SimpleNamespace(ptr=state.stream))
+cupy.cuda = types.SimpleNamespace(
+    runtime=types.SimpleNamespace(getDevice=lambda: state.device),
+    get_current_stream=lambda: types.SimpleNamespace(ptr=state.stream))
 assert "cupy" not in sys.modules, "fake_cupy runs in an interpreter of its own"
 sys.modules["cupy"] = cupy
 
@@ -213,17 +182,3 @@ def test_bfloat16_is_read_by_its_dtype(cpu_context):
         assert type(fast) is ndarray and fast.dtype == x.dtype
         np.testing.assert_array_equal(bits(fast), bits(general))
     assert _ext.fast_sort(a.view(np.dtype("V2")), -1, False, None) is None  # the same typestr, no dtype of ours
-
-
-def test_c_api_is_read_where_cupy_has_it():
-    """With CuPy's C API (FAKE_CUPY_C_API=1, the default) the current device
-    and stream come from it, once per call and not for the call's out=; without
-    it (=0) from the Python calls, which the C API's absence leaves in use."""
-    x = np.arange(10, 0, -1, dtype=np.int32)
-    a = asarray(x)
-    before = dict(c_api_calls)
-    out = _ext.fast_sort(a, -1, False, None)
-    np.testing.assert_array_equal(asnumpy(out), np.sort(x))
-    assert _ext.fast_sort(a, -1, False, out) is out
-    expected = 2 if C_API else 0
-    assert c_api_calls == {name: count + expected for name, count in before.items()}

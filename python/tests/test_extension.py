@@ -306,12 +306,10 @@ def test_cupy_common_path_runs_on_the_current_stream_with_cupys_memory():
     assert int(ordered.min()) == 1 and int(ordered.max()) == 1
 
 
-@pytest.mark.parametrize("c_api", ["1", "0"])
-def test_cupy_common_path_on_a_numpy_stand_in(c_api):
+def test_cupy_common_path_on_a_numpy_stand_in():
     """fake_cupy.py's tests (these checks on a numpy-backed CuPy, CPU
     backend), in an interpreter of their own: the compiled layer keeps the
-    first cupy module a process shows it. With and without CuPy's C API
-    (the current device and stream read through it, or by Python calls)."""
+    first cupy module a process shows it."""
     fake = os.path.join(HERE, "fake_cupy.py")
     # The package this process imported (the installed one in CI, the source
     # tree under ctest), not whatever python/ holds: the child must see the
@@ -319,7 +317,7 @@ def test_cupy_common_path_on_a_numpy_stand_in(c_api):
     package_root = os.path.dirname(os.path.dirname(os.path.abspath(gpuprim.__file__)))
     path = os.pathsep.join(p for p in (package_root, HERE, os.environ.get("PYTHONPATH")) if p)
     result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--rootdir", HERE,
-                             fake], env=dict(os.environ, PYTHONPATH=path, FAKE_CUPY_C_API=c_api), capture_output=True, text=True,
+                             fake], env=dict(os.environ, PYTHONPATH=path), capture_output=True, text=True,
                             timeout=600)
     assert result.returncode == 0, result.stdout[-6000:] + result.stderr[-3000:]
     assert " passed" in result.stdout, result.stdout[-2000:]
