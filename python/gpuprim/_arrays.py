@@ -163,7 +163,7 @@ def _cupy(obj, what):
                  True, obj.device.id, obj.ndim)
 
 
-def _masked(obj, what):
+def masked_refusal(obj, what):
     # A masked array's data without its mask: the results would be of the
     # masked values too, and come back with the input's mask or none.
     raise TypeError(f"gpuprim: masked arrays are not supported; pass {what}.filled(...) or "
@@ -252,11 +252,13 @@ class Exported:
     __slots__ = ("array", "address", "shape", "dtype_name", "kind", "device", "from_dlpack",
                  "_result")
 
-    def __init__(self, like, shape, dtype_name):
+    def __init__(self, like, shape, dtype_name, fill_byte=-1):
+        """fill_byte 0..255: every byte of the output set so before the call
+        (for what the call leaves unwritten)."""
         context = _export_context(like.device)
         status, made = _lib.LIB.export_empty(context, CODES[dtype_name], dtype_name == "bool", tuple(shape),
                                              _DLPACK_CUDA if like.on_device else _DLPACK_CPU,
-                                             max(like.device, 0))
+                                             max(like.device, 0), fill_byte)
         if status:
             raise _lib.error_for(status, _lib.LIB.gpuprim_context_last_error(context) or "")
         self.array, self.address = made
@@ -355,7 +357,7 @@ def describe(obj, what):
         framework = sys.modules.get(module)
         ma = sys.modules.get("numpy.ma")  # no masked array exists before numpy.ma is imported
         if ma is not None and isinstance(obj, ma.MaskedArray):
-            reader = _masked
+            reader = masked_refusal
         elif module == "numpy" and isinstance(obj, framework.ndarray):
             reader = _numpy
         elif module == "torch" and isinstance(obj, framework.Tensor):
@@ -537,7 +539,8 @@ def copy_outside(out, source, first, last):
 
 
 def fill(array, value):
-    """Every element of the described array set to value."""
+    """Every element of the described array set to value (an Exported
+    output takes none: make it with fill_byte instead)."""
     if array.kind in ("jax", "dlpack"):
         _no_writes(array, "segment_topk")
     array.obj[...] = value
@@ -575,7 +578,7 @@ def scalar_result(array, host):
         cupy = sys.modules["cupy"]
         with cupy.cuda.Device(array.device):
             return cupy.asarray(host.reshape(()))
-    if array.kind == "jax" and array.dtype_name != "bfloat16":
+    if array.kind == "jax":  # (bfloat16 too: JAX brings ml_dtypes, whose bfloat16 host holds)
         import jax.numpy
         return jax.numpy.asarray(host.reshape(()))
     return host[0]

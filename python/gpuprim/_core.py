@@ -484,6 +484,7 @@ class Context:
         checked (or new), values described; values and values_out None
         without values."""
         keys_out = self._output(keys, out, "out", shape=shape)
+        _refuse_partial_overlap(keys_out, keys, "out", "x")
         vals = vals_out = None
         if values is None:
             if values_out is not None:
@@ -492,14 +493,24 @@ class Context:
             vals = _arrays.describe(values, "values")
             if vals.kind != keys.kind or vals.on_device != keys.on_device:
                 raise TypeError("gpuprim: values must be of the same kind and device as x")
+            # (the library's refusals name its own parameters: keys_in, values_in, ...)
             if _may_overlap(vals, keys):
-                # (the library's refusal names its own parameters, keys_in and values_in)
                 raise ValueError("gpuprim: values shares memory with x; the sort moves both: pass a copy "
                                  "(values.copy())")
             if shape is not None and vals.shape != shape:
                 raise ValueError(f"gpuprim: values has shape {vals.shape}, x {shape}; "
                                  "per-row sorts need values of x's shape")
+            if vals.size != keys.size:
+                raise ValueError(f"gpuprim: values has {vals.size} elements, x {keys.size}; a sort by key "
+                                 "needs one value per key")
             vals_out = self._output(vals, values_out, "values_out", shape=shape)
+            _refuse_partial_overlap(vals_out, vals, "values_out", "values")
+            for output, output_name, other, other_name in ((keys_out, "out", vals, "values"),
+                                                           (vals_out, "values_out", keys, "x"),
+                                                           (vals_out, "values_out", keys_out, "out")):
+                if _may_overlap(output, other):
+                    raise ValueError(f"gpuprim: {output_name} shares memory with {other_name}; the sort writes "
+                                     f"{output_name} while it reads x and values: pass separate arrays")
         return keys_out, vals, vals_out
 
     def argsort(self, x, *, axis=None, descending=False, dtype="int64", begin_bit=None,
@@ -610,9 +621,15 @@ class Context:
         if segments * k >= 1 << 64:  # the library's check, before the outputs are made
             raise error_for(_SIZE_MISMATCH, f"gpuprim: segment_topk: {segments} segments of "
                                             f"k = {k} results overflow 64 bits")
-        values, indices = self._topk_outputs(keys, (segments, k), dtype)
-        _arrays.fill(values, 0)
-        _arrays.fill(indices, -1 if dtype.startswith("int") else (1 << (8 * _arrays.itemsize(dtype))) - 1)
+        if keys.kind in ("jax", "dlpack"):
+            # outputs exported after the call take no write: made holding the
+            # fill (value 0: zero bytes; index -1 or the unsigned maximum: 0xFF)
+            values = _arrays.describe(_arrays.Exported(keys, (segments, k), keys.dtype_name, 0), "values")
+            indices = _arrays.describe(_arrays.Exported(keys, (segments, k), dtype, 0xFF), "indices")
+        else:
+            values, indices = self._topk_outputs(keys, (segments, k), dtype)
+            _arrays.fill(values, 0)
+            _arrays.fill(indices, -1 if dtype.startswith("int") else (1 << (8 * _arrays.itemsize(dtype))) - 1)
         order = _order(largest)
         self._run_segmented(layout, [(keys, True), (values, _INOUT), (indices, _INOUT)],
                             lambda c, s, kin, v, i: LIB.gpuprim_segmented_topk(c, *s, kin, k, order, v, i))
@@ -647,7 +664,8 @@ class Context:
         if layout is None:
             _one_dimensional(source, "x")
         source = _accumulated(source, op, dtype, out)
-        return _bool_min_fixed(self._scan(source, layout, code, exclusive, out), source, op)
+        return _bool_min_fixed(self._scan(source, layout, code, exclusive, out), source, op,
+                               identity_written=exclusive)
 
     def cumsum(self, x, *, axis=None, exclusive=False, out=None, dtype=None):
         """Inclusive (or exclusive) prefix sum, in sum()'s dtype (integers
@@ -678,7 +696,8 @@ class Context:
         if out is None:
             _refuse_outside_writes(source, layout, "segment_scan")
         source = _accumulated(source, op, dtype, out)
-        result = _bool_min_fixed(self._scan(source, layout, code, exclusive, out), source, op)
+        result = _bool_min_fixed(self._scan(source, layout, code, exclusive, out), source, op,
+                                 identity_written=exclusive)
         if out is None:
             first, last = _arrays.offset_ends(layout.offsets)
             _arrays.copy_outside(_arrays.describe(result, "out"), source, first, last)
@@ -694,6 +713,12 @@ class Context:
     def _scan(self, source, layout, code, exclusive, out):
         shape = source.shape if layout is not None and layout.offsets is None else None
         target = self._output(source, out, "out", shape=shape)
+        if out is not None and _may_overlap(target, source) and not _same_memory(target, source):
+            # out partly over x (np.cumsum(a[:-1], out=a[1:])): numpy reads
+            # x first; the library refuses the overlap. Scan into a new
+            # array, then copy it into out.
+            out[...] = self._scan(source, layout, code, exclusive, None)
+            return out
         kind = _lib.SCAN_EXCLUSIVE if exclusive else _lib.SCAN_INCLUSIVE
         if layout is None:
             self._run([(source, True), (target, False)],
@@ -709,7 +734,7 @@ class Context:
         if first.on_device:
             result = _arrays.describe(_arrays.empty_scalar(first), "result")
             self._run([(a, True) for a in arrays] + [(result, False)], call_buffer)
-            return _bool_min_fixed(result.obj, first, op)
+            return _bool_min_fixed(result.obj, first, op, identity_written=first.size == 0)
         host = _arrays.host_scalar(first.dtype_name, first.kind)
         pointer = _arrays.address(host)
         self._run([(a, True) for a in arrays], lambda c, *b: call_host(c, *b, pointer))
@@ -724,7 +749,7 @@ class Context:
             source = _accumulated(source, op, dtype)
         if layout is not None:
             return _bool_min_fixed(self._segment_reduction(code, source, layout, source.shape[:-1], out),
-                                   source, op)
+                                   source, op, identity_written=source.shape[-1] == 0)
         target = None if out is None else self._output(source, out, "out", shape=())
         result = self._reduce([source],
                               lambda c, i, r: LIB.gpuprim_reduce(c, code, i, r),
@@ -808,6 +833,8 @@ class Context:
             raise ValueError(f"gpuprim: arg{op} takes axis=None only (the position in the flattened "
                              f"array, np.arg{op}(x)), not axis={axis!r}")
         source = _arrays.describe(x, "x")
+        if source.size == 0:  # (the library's message names its own parameter, input)
+            raise _invalid(f"gpuprim: arg{op}: x is empty; there is no arg{op} of an empty array")
         code = _OPS[op]
         index = []
 
@@ -825,7 +852,7 @@ class Context:
             source = _accumulated(source, op, dtype)
         return _bool_min_fixed(
             self._segment_reduction(_OPS[op], source, layout, (layout.offsets.size - 1,)),
-            source, op)
+            source, op, identity_written=lambda: _some_segment_empty(layout))
 
     def segment_sum(self, x: Array, offsets: Array, *, dtype: Any = None,
                     max_segment_length: Optional[int] = None) -> Array:
@@ -1355,7 +1382,7 @@ class Context:
         if source.ndim != 1:
             source = _arrays.describe(source.obj.reshape(-1), "x")
         keys, _, counts, inverse = self._group_by(source, None, None, keys=True, counts=return_counts,
-                                                  inverse=return_inverse)
+                                                  inverse=return_inverse, function="unique")
         results = [keys]
         if return_inverse:
             results.append(inverse.reshape(shape))
@@ -1445,16 +1472,16 @@ class Context:
         source = _one_dimensional(_arrays.describe(keys, "keys"), "keys")
         vals = _reduced_values(_keyed_values(source, values, function), op, dtype, function)
         out_keys, results, counts, _ = self._group_by(source, vals, _OPS[op], keys=True, counts=return_counts,
-                                                      inverse=False)
+                                                      inverse=False, function=function)
         return (out_keys, results, counts) if return_counts else (out_keys, results)
 
-    def _group_by(self, source, vals, code, *, keys, counts, inverse):
+    def _group_by(self, source, vals, code, *, keys, counts, inverse, function):
         """gpuprim_group_by of the 1-D source (float keys made canonical
         first: -0.0 as +0.0, every NaN the one quiet NaN) with vals (an Array
         or None) reduced by code: (keys, results, counts, inverse), each None
         where not asked; counts and inverse int64."""
         if source.dtype_name in ("float16", "bfloat16", "float32", "float64"):
-            source = _arrays.describe(_canonical_floats(source), "keys")
+            source = _arrays.describe(_canonical_floats(source, function), "keys")
         n = source.size
         keys_out = self._output(source, None, "keys_out") if keys else None
         results = None if vals is None else self._output(vals, None, "results", shape=(n,))
@@ -1640,7 +1667,7 @@ class Context:
             kind = _lib.SCAN_EXCLUSIVE if exclusive else _lib.SCAN_INCLUSIVE
             run([(source, True), (target, False)],
                 lambda c, i, o: LIB.gpuprim_distributed_scan(c, code, kind, i, o))
-            return _bool_min_fixed(target.obj, source, op)
+            return _bool_min_fixed(target.obj, source, op, identity_written=exclusive)
         return self._collective(prepare,
                                 lambda c: LIB.gpuprim_distributed_scan(c, 0, 0, 0, 0))
 
@@ -1793,6 +1820,8 @@ def _host_edges(bins):
         return tensor.numpy()
     if module == "cupy":
         return bins.get()
+    if isinstance(bins, np.ma.MaskedArray):
+        _arrays.masked_refusal(bins, "bins")
     return np.asarray(bins)
 
 
@@ -1840,6 +1869,21 @@ def _may_overlap(a, b):
     a_end = a.ptr + a.size * _arrays.itemsize(a.dtype_name)
     b_end = b.ptr + b.size * _arrays.itemsize(b.dtype_name)
     return a.ptr < b_end and b.ptr < a_end
+
+
+def _same_memory(a, b):
+    """Whether two described arrays are the same memory: one start, one
+    byte length (an in-place call)."""
+    return (a.ptr == b.ptr and a.size * _arrays.itemsize(a.dtype_name) == b.size * _arrays.itemsize(b.dtype_name)
+            and (a.on_device, a.device) == (b.on_device, b.device))
+
+
+def _refuse_partial_overlap(output, source, output_name, source_name):
+    """ValueError when output shares memory with source without being it
+    (the library refuses that too, naming its own parameters)."""
+    if _may_overlap(output, source) and not _same_memory(output, source):
+        raise ValueError(f"gpuprim: {output_name} shares memory with {source_name} without being it; pass "
+                         f"{source_name} itself (in place) or a separate array")
 
 
 def _refuse_outside_writes(array, layout, function):
@@ -2045,13 +2089,36 @@ def _accumulated(source, op, dtype, out=None):
     return _arrays.describe(_arrays.convert(source, name), "x")
 
 
-def _bool_min_fixed(result, source, op, kind=None):
+def _bool_min_fixed(result, source, op, kind=None, identity_written=True):
     """result, made valid bools where a min over bools (computed as uint8)
     wrote uint8's identity, 255, for no element (_arrays.clamp_bool): True,
-    the identity of a min over bools. Any other result as it is."""
-    if op == "min" and source.dtype_name == "bool":
-        _arrays.clamp_bool(result, kind or source.kind)
+    the identity of a min over bools. Any other result as it is.
+    identity_written: False (or a callable returning False) where every
+    result element covers at least one element (an inclusive scan, rows
+    that are not empty, no empty segment): then a JAX result, which takes
+    no write after the call, needs no fixing either."""
+    if op != "min" or source.dtype_name != "bool":
+        return result
+    if (kind or source.kind) in ("jax", "dlpack") and not (identity_written() if callable(identity_written)
+                                                           else identity_written):
+        return result
+    _arrays.clamp_bool(result, kind or source.kind)
     return result
+
+
+def _some_segment_empty(layout):
+    """Whether a segment of the CSR layout is empty (True where the offsets
+    cannot be read on the host here: a device array of another DLPack
+    producer)."""
+    offsets = layout.offsets
+    np = _arrays.numpy()
+    if offsets.kind == "jax":
+        host = np.asarray(offsets.obj)
+    elif offsets.kind == "dlpack" and not offsets.on_device:
+        host = np.from_dlpack(offsets.obj)
+    else:
+        return True
+    return bool((host[1:] == host[:-1]).any())
 
 
 def _op_code(op):
@@ -2149,6 +2216,8 @@ def _scalar_of(source, value, what, function):
     A value that is no number at all: TypeError or ValueError naming it."""
     np = _arrays.numpy()
     name = source.dtype_name
+    if isinstance(value, np.ma.MaskedArray):
+        _arrays.masked_refusal(value, what)
     try:
         return _scalar_of_dtype(np, source, name, value, what, function)
     except (TypeError, ValueError, OverflowError) as error:
@@ -2228,13 +2297,18 @@ def _module_of(array):
         if array.kind in ("numpy", "torch", "cupy") else None
 
 
-def _canonical_floats(array):
+def _canonical_floats(array, function):
     """A float array with -0.0 made +0.0 and every NaN the one quiet NaN,
     by the array's own library: numpy's unique treats them as one value."""
+    obj = array.obj
+    if array.kind == "jax":
+        import jax.numpy as jnp  # (no `+ 0`: a compiler may drop it, and it is -0.0's fix)
+        return jnp.where(jnp.isnan(obj), jnp.nan, jnp.where(obj == 0, jnp.zeros_like(obj), obj))
     module = _module_of(array)
     if module is None:
-        raise TypeError(f"gpuprim: unique of {array.kind} float arrays is not supported")
-    obj = array.obj
+        raise TypeError(f"gpuprim: {function} of float keys of {array.kind} arrays is not supported (their "
+                        "-0.0 and NaNs are made one value first, by the array's own library); pass "
+                        "numpy, PyTorch, CuPy or JAX arrays")
     if array.kind == "numpy":
         with module.errstate(invalid="ignore"):  # signaling NaNs: replaced below anyway
             # astype: numpy promotes ml_dtypes' bfloat16 with a Python float to float64

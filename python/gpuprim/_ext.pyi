@@ -207,7 +207,7 @@ def dlpack_view(capsule: object) -> tuple:
     (address, shape, dtype code or -1, is bool, read only, C-contiguous) of a DLPack capsule
     """
 
-def export_empty(context: int, code: int, is_bool: bool, shape: tuple, device_type: int, device_id: int) -> tuple:
+def export_empty(context: int, code: int, is_bool: bool, shape: tuple, device_type: int, device_id: int, fill_byte: int = -1) -> tuple:
     """
-    (status, (DLPack array, address) or None): a new buffer of the context, exported
+    (status, (DLPack array, address) or None): a new buffer of the context, exported (every byte fill_byte when 0..255)
     """

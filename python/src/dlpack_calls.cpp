@@ -85,15 +85,18 @@ struct Exported {
 
 // (array exporting the new buffer through DLPack, its address): count
 // elements of shape, dtype code (bool when is_bool), in a new buffer of
-// context on device (device_type 1 CPU, 2 CUDA; device_id).
+// context on device (device_type 1 CPU, 2 CUDA; device_id). fill_byte
+// 0..255: every byte of it set so before the export (an output the call
+// leaves partly unwritten; the framework's array takes no write after it).
 nb::tuple export_empty(std::uint64_t context_handle, int code, bool is_bool, nb::tuple shape_tuple,
-                       int device_type, int device_id) {
+                       int device_type, int device_id, int fill_byte) {
     auto context = reinterpret_cast<gpuprim_context_t>(static_cast<std::uintptr_t>(context_handle));
     std::vector<std::size_t> shape;
     std::uint64_t count = 1;
     for (nb::handle length : shape_tuple) {
         shape.push_back(nb::cast<std::size_t>(length));
-        count *= shape.back();
+        if (__builtin_mul_overflow(count, std::uint64_t(shape.back()), &count))
+            return nb::make_tuple(static_cast<int>(GPUPRIM_ERROR_OVERFLOW), nb::none());
     }
     gpuprim_buffer_t buffer = nullptr;
     // At least one element: a DLPack export of an empty array still needs an address.
@@ -105,6 +108,22 @@ nb::tuple export_empty(std::uint64_t context_handle, int code, bool is_bool, nb:
     if (status != GPUPRIM_SUCCESS) {
         library().buffer_destroy(context, buffer);
         return nb::make_tuple(static_cast<int>(status), nb::none());
+    }
+    if (fill_byte >= 0 && count) {
+        // count elements' bytes: the size of the buffer buffer_create just made (checked there)
+        const std::size_t bytes = static_cast<std::size_t>(count) * (dlpack_dtype(code, is_bool).bits / 8);
+        std::vector<unsigned char> pattern;
+        try {
+            pattern.assign(bytes, static_cast<unsigned char>(fill_byte));
+        } catch (const std::bad_alloc &) {
+            library().buffer_destroy(context, buffer);
+            return nb::make_tuple(static_cast<int>(GPUPRIM_ERROR_OUT_OF_MEMORY), nb::none());
+        }
+        status = library().buffer_upload(context, buffer, 0, pattern.data(), count);
+        if (status != GPUPRIM_SUCCESS) {
+            library().buffer_destroy(context, buffer);
+            return nb::make_tuple(static_cast<int>(status), nb::none());
+        }
     }
     auto *record = new Exported{context, buffer};
     nb::capsule owner(record, [](void *pointer) noexcept {
@@ -125,8 +144,9 @@ void define_dlpack_calls(nb::module_ &m) {
     m.def("dlpack_view", &view, nb::arg("capsule"),
           "(address, shape, dtype code or -1, is bool, read only, C-contiguous) of a DLPack capsule");
     m.def("export_empty", &export_empty, nb::arg("context"), nb::arg("code"), nb::arg("is_bool"),
-          nb::arg("shape"), nb::arg("device_type"), nb::arg("device_id"),
-          "(status, (DLPack array, address) or None): a new buffer of the context, exported");
+          nb::arg("shape"), nb::arg("device_type"), nb::arg("device_id"), nb::arg("fill_byte") = -1,
+          "(status, (DLPack array, address) or None): a new buffer of the context, exported "
+          "(every byte fill_byte when 0..255)");
 }
 
 }  // namespace gpuprim_ext

@@ -664,6 +664,9 @@ nb::object fast_sort(nb::handle x, nb::handle axis, nb::handle descending, nb::h
         if (!read_output(out.ptr(), target, keys) || !output_matches(target, keys, keys.code, keys.count) ||
             !same_shape(target, keys))
             return nb::none();
+        // In place, or apart; an out partly over x is the general path's
+        // to refuse, naming out and x.
+        if (target.data != keys.data && overlap(target, keys)) return nb::none();
         result = nb::borrow(out);
     }
     Call call;

@@ -534,15 +534,14 @@ def test_one_rank_signed_zero():
 
 @needs_mpi
 def test_bad_argument_on_one_rank_fails_every_rank():
-    """Rank 0's values have the wrong size (the library's SIZE_MISMATCH): every
+    """Rank 0's bit range is past its keys' bits (the library's check): every
     rank raises, the others naming rank 0; afterwards the ranks still line up."""
     keys = np.arange(10, dtype=np.int32)
-    values = np.arange(9 if RANK == 0 else 10, dtype=np.int32)
-    error = raised(lambda: gpuprim.distributed_sort(keys, comm=WORLD, values=values))
+    error = raised(lambda: gpuprim.distributed_sort(keys, comm=WORLD, end_bit=40 if RANK == 0 else None))
     after = gpuprim.distributed_sort(keys, comm=WORLD)
     whole, offset = gathered(keys)
     assert isinstance(error, gpuprim.InvalidArgumentError), error
-    assert error.status_name == "SIZE_MISMATCH"
+    assert error.status_name == "INVALID_ARGUMENT"
     if RANK != 0:
         assert "rank 0" in str(error)
     np.testing.assert_array_equal(after, np.sort(whole, kind="stable")[offset:offset + keys.size])

@@ -189,6 +189,32 @@ def test_jax_on_its_device():
         np.testing.assert_array_equal(np.asarray(gpuprim.segment_sort(keys, whole)), [1, 2, 3, 7, 8, 9])
         np.testing.assert_array_equal(np.asarray(gpuprim.segment_argsort(keys, whole)), [1, 2, 0, 2, 1, 0])
         np.testing.assert_array_equal(np.asarray(gpuprim.segment_cumsum(keys, whole)), [3, 4, 6, 9, 17, 24])
+        # segment_topk's short segments (their unused slots made before the call)
+        values, indices = gpuprim.segment_topk(keys, jnp.asarray([0, 2, 6], dtype=jnp.int32), 3)
+        np.testing.assert_array_equal(np.asarray(values), [[3, 1, 0], [9, 8, 7]])
+        np.testing.assert_array_equal(np.asarray(indices), [[0, 1, -1], [1, 2, 3]])
+        short = gpuprim.segment_topk(keys, jnp.asarray([0, 2, 2, 6], dtype=jnp.int32), 2, dtype="uint32")[1]
+        np.testing.assert_array_equal(np.asarray(short), [[0, 1], [2**32 - 1, 2**32 - 1], [1, 2]])
+        # mins over bools where every result covers an element: no fix after the call
+        flags = jax.device_put(jnp.asarray([True, False, True, True]), device)
+        np.testing.assert_array_equal(np.asarray(gpuprim.scan(flags, "min")), [True, False, False, False])
+        halves = jnp.asarray([0, 2, 4], jnp.int32)
+        np.testing.assert_array_equal(np.asarray(gpuprim.segment_min(flags, halves)), [False, True])
+        np.testing.assert_array_equal(np.asarray(gpuprim.min(flags.reshape(2, 2), axis=-1)), [False, True])
+        for call in (lambda: gpuprim.scan(flags, "min", exclusive=True),
+                     lambda: gpuprim.segment_min(flags, jnp.asarray([0, 2, 2, 4], jnp.int32))):
+            with pytest.raises(TypeError, match="a min over bools of jax arrays"):
+                call()
+        # bfloat16 reductions come back as JAX arrays; float keys' unique and group-by run
+        half = jax.device_put(jnp.asarray([1.0, 2.5, -3.0], dtype=jnp.bfloat16), device)
+        for result, expected in ((gpuprim.sum(half), 0.5), (gpuprim.min(half), -3.0), (gpuprim.dot(half, half), 16.25)):
+            assert isinstance(result, jax.Array) and result.dtype == jnp.bfloat16 and float(result) == expected
+        spread = jax.device_put(jnp.asarray([3.0, -0.0, 0.0, jnp.nan, -jnp.nan, 1.0]), device)
+        unique = np.asarray(gpuprim.unique(spread))
+        np.testing.assert_array_equal(unique, [0.0, 1.0, 3.0, np.nan])
+        group_keys, sums = gpuprim.groupby_sum(spread, jnp.arange(6.0))
+        np.testing.assert_array_equal(np.asarray(group_keys), [0.0, 1.0, 3.0, np.nan])
+        np.testing.assert_array_equal(np.asarray(sums), [3.0, 5.0, 0.0, 7.0])
         inner = jnp.asarray([1, 3, 6], dtype=jnp.int32)
         for call in (gpuprim.segment_sort, gpuprim.segment_argsort, gpuprim.segment_cumsum):
             with pytest.raises(TypeError, match="outside every segment on jax arrays"):

@@ -254,6 +254,64 @@ def test_values_sharing_x_memory_are_refused_naming_values():
     np.testing.assert_array_equal(values, [1, 2, 3])
 
 
+def test_sort_outputs_over_inputs_are_refused_naming_them():
+    """The library refuses partial overlaps and cross overlaps naming its C
+    parameters (keys_in, values_out, ...); the package names out,
+    values_out, values and x, before any work, leaving every array as it
+    was. In place (out is x, values_out is values) still runs."""
+    b = np.array([5, 3, 4, 1, 0, 2])
+    with pytest.raises(ValueError, match="out shares memory with x without being it"):
+        gpuprim.sort(b[:-1], out=b[1:])
+    k, v = np.array([3, 1, 2]), np.array([30, 10, 20])
+    w = np.zeros(6, np.int64)
+    for options, message in (({"values_out": k}, "values_out shares memory with x"),
+                             ({"out": v}, "out shares memory with values"),
+                             ({"out": w[:3], "values_out": w[2:5]}, "values_out shares memory with out"),
+                             ({"values_out": np.concatenate([v, v])[1:4]}, None)):
+        if message is None:  # apart from everything: runs
+            gpuprim.sort(k.copy(), values=v, **options)
+            continue
+        with pytest.raises(ValueError, match=message):
+            gpuprim.sort(k, values=v, **options)
+    spread = np.array([30, 10, 20, 0])
+    with pytest.raises(ValueError, match="values_out shares memory with values without being it"):
+        gpuprim.sort(k, values=spread[:3], values_out=spread[1:])
+    np.testing.assert_array_equal(spread, [30, 10, 20, 0])
+    np.testing.assert_array_equal(k, [3, 1, 2])
+    np.testing.assert_array_equal(v, [30, 10, 20])
+    np.testing.assert_array_equal(w, 0)
+    for values, call in ((np.arange(4), lambda values: gpuprim.sort(k, values=values)),
+                         (np.arange(2), lambda values: gpuprim.segment_sort(k, np.array([0, 3]), values=values))):
+        with pytest.raises(ValueError, match=f"values has {values.size} elements, x 3"):
+            call(values)
+    keys, values = gpuprim.sort(k, values=v, out=k, values_out=v)
+    assert keys is k and values is v
+    np.testing.assert_array_equal(k, [1, 2, 3])
+    np.testing.assert_array_equal(v, [10, 20, 30])
+
+
+def test_scan_into_an_out_over_x():
+    """np.cumsum(a[:-1], out=a[1:]) reads a before writing: so does gpuprim
+    (through a new array); flat, per row and exclusive."""
+    for exclusive in (False, True):
+        a, expected = np.arange(6, dtype=np.int64), np.arange(6, dtype=np.int64)
+        gpuprim.cumsum(a[:-1], out=a[1:], exclusive=exclusive)
+        scanned = np.cumsum(expected[:-1])
+        expected[1:] = np.concatenate([[0], scanned[:-1]]) if exclusive else scanned
+        np.testing.assert_array_equal(a, expected)
+    a = np.arange(6, dtype=np.int64)
+    gpuprim.cumsum(a[:4].reshape(2, 2), axis=-1, out=a[2:].reshape(2, 2))
+    np.testing.assert_array_equal(a, [0, 1, 0, 1, 2, 5])
+    a = np.arange(5.0)
+    assert gpuprim.scan(a, "max", out=a) is a  # in place, as before
+
+
+def test_argreduce_of_nothing_names_x():
+    for call in (gpuprim.argmin, gpuprim.argmax):
+        with pytest.raises(gpuprim.InvalidArgumentError, match=r"arg(min|max): x is empty"):
+            call(np.empty(0))
+
+
 def test_row_reductions_into_an_out_inside_x():
     # numpy reads x before writing out; so does gpuprim (through a new array)
     for op in ("sum", "min", "max"):
@@ -300,12 +358,13 @@ def test_errors():
         gpuprim.scan(x, "prod")
     with pytest.raises(TypeError, match="index dtype"):
         gpuprim.argsort(x, dtype="float32")
-    # the library's own checks: an exception carrying its message; nothing changed
+    # values of another length: named as the Python call names them (the
+    # library's message says keys_in and values_in); nothing changed
     keys = np.arange(10, dtype=np.int32)[::-1].copy()
-    with pytest.raises(gpuprim.InvalidArgumentError, match="'keys_in' has 10 elements") as info:
+    with pytest.raises(ValueError, match="values has 3 elements, x 10"):
         gpuprim.sort(keys, values=np.arange(3, dtype=np.int32))
-    assert isinstance(info.value, ValueError) and info.value.status_name == "SIZE_MISMATCH"
     np.testing.assert_array_equal(keys, np.arange(10)[::-1])
+    # the library's own checks: an exception carrying its message
     with pytest.raises(gpuprim.DtypeError) as info:
         gpuprim.dot(x, np.ones(10, np.float64))
     assert isinstance(info.value, TypeError)
@@ -578,6 +637,11 @@ def test_masked_arrays_are_refused():
         gpuprim.dot(data, m)
     with pytest.raises(TypeError, match=r"pass offsets.filled\(...\)"):
         gpuprim.segment_sum(data, np.ma.masked_array(offsets))
+    # host arguments too: histogram edges, select's value
+    with pytest.raises(TypeError, match=r"pass bins.filled\(...\)"):
+        gpuprim.histogram(np.arange(4.0), np.ma.array([0.0, 1.0, 2.0, 4.0], mask=[0, 1, 0, 0]))
+    with pytest.raises(TypeError, match=r"pass value.filled\(...\)"):
+        gpuprim.select(np.arange(4.0), op=">", value=np.ma.array(2.0, mask=True))
     # a mask of nothing is still a masked array; filled() / compressed() work
     with pytest.raises(TypeError, match=message):
         gpuprim.sort(np.ma.masked_array(data))
