@@ -54,11 +54,12 @@ void refuse_during_query(Context &ctx, const char *call) {
 // What identifies a buffer's dtype in the agreement (none: no buffer).
 uint64_t dtype_field(const Buffer *buffer) { return buffer ? uint64_t(buffer->dtype) : UINT64_MAX; }
 
-// The fields of a sort request that every rank must share.
+// The fields of a sort request that every rank must share. carried: the
+// values (sort) or the indices (argsort), named so by carried_name.
 void must_match_sort(Agreement &agreement, const gpuprim::SortRequest &request, const Buffer &keys,
-                     const Buffer *values) {
+                     const Buffer *carried, const char *carried_name) {
     agreement.must_match("the keys' dtype", dtype_field(&keys));
-    agreement.must_match("the values' dtype", dtype_field(values));
+    agreement.must_match(carried_name, dtype_field(carried));
     agreement.must_match("options->order", request.descending ? GPUPRIM_ORDER_DESCENDING : GPUPRIM_ORDER_ASCENDING);
     agreement.must_match("options->begin_bit", request.begin_bit);
     agreement.must_match("options->end_bit", gpuprim::sort_end_bit(request));
@@ -68,7 +69,9 @@ void must_match_sort(Agreement &agreement, const gpuprim::SortRequest &request, 
 // the arguments (checked on this rank, its must-match fields registered),
 // the sort's scratch from the context's distributed workspace and its local
 // steps' workspace (inside the local checks: a rank short of memory fails the
-// call on every rank), the agreement, then the distributed sort.
+// call on every rank), the agreement, then the distributed sort. An
+// argsort's indices must hold every global position (the same verdict on
+// every rank: the layout and the indices' dtype are shared).
 template <typename BuildRequest>
 gpuprim_status_t distributed_sort_call(const char *name, gpuprim_context_t context, BuildRequest &&build_request) {
     return guarded(name, context, [&](Context &ctx) {
@@ -87,6 +90,13 @@ gpuprim_status_t distributed_sort_call(const char *name, gpuprim_context_t conte
             checked = true;
         });
         const GlobalLayout layout = agreement.agree(checked ? request.count : 0);
+        if (request.values_are_indices && layout.total() > 0 && layout.total() - 1 > request.largest_index)
+            fail(GPUPRIM_ERROR_INVALID_ARGUMENT,
+                 "'indices' cannot hold global position %llu (its dtype holds at most %llu; the ranks hold %llu "
+                 "keys together)",
+                 static_cast<unsigned long long>(layout.total() - 1),
+                 static_cast<unsigned long long>(request.largest_index),
+                 static_cast<unsigned long long>(layout.total()));
         gpuprim::dist::sort(*ctx.backend, communicator, layout, request, scratch, block);
     });
 }
@@ -174,7 +184,7 @@ gpuprim_status_t gpuprim_distributed_sort(gpuprim_context_t context, gpuprim_buf
         SortKeys keys = sort_keys_for(ctx, options, keys_in, keys_out, false);
         add_sort_values(ctx, keys.request, *keys.in, *keys.out, values_in, values_out);
         must_match_sort(agreement, keys.request, *keys.in,
-                        values_in ? &ctx.resolve(values_in, "values_in") : nullptr);
+                        values_in ? &ctx.resolve(values_in, "values_in") : nullptr, "the values' dtype");
         return keys.request;
     });
 }
@@ -192,7 +202,7 @@ gpuprim_status_t gpuprim_distributed_argsort(gpuprim_context_t context, gpuprim_
                  gpuprim::dtype_name(idx.dtype));
         // keys_out is this rank's own business (without it the keys sort
         // into scratch; they travel alike), so it need not match.
-        must_match_sort(agreement, keys.request, *keys.in, &idx);
+        must_match_sort(agreement, keys.request, *keys.in, &idx, "the indices' dtype");
         return keys.request;
     });
 }

@@ -39,9 +39,15 @@ constexpr uint64_t kMessageBytes = uint64_t(1) << 30;
 uint64_t largest_message_bytes() {
     const char *text = std::getenv("GPUPRIM_MPI_LARGEST_MESSAGE");
     if (!text || !*text) return kMessageBytes;
-    char *end = nullptr;
-    const unsigned long long value = std::strtoull(text, &end, 10);
-    if (*end != '\0' || value == 0 || value > kMessageBytes)
+    // Digits only: strtoull alone takes a sign (and wraps "-1"), spaces and
+    // a value past 64 bits (clamped).
+    uint64_t value = 0;
+    bool digits = true;
+    for (const char *c = text; *c && digits; ++c) {
+        digits = *c >= '0' && *c <= '9';
+        if (digits && value <= kMessageBytes) value = value * 10 + uint64_t(*c - '0');
+    }
+    if (!digits || value == 0 || value > kMessageBytes)
         fail(GPUPRIM_ERROR_INVALID_ARGUMENT,
              "GPUPRIM_MPI_LARGEST_MESSAGE = '%s' is not a byte count from 1 to 2^30", text);
     return value;

@@ -448,6 +448,37 @@ static void check_scan(gpuprim_dtype_t d, tc_pattern_t pattern, enum layout_kind
 
 static void check_untouched(gpuprim_context_t ctx, gpuprim_buffer_t b, gpuprim_dtype_t d, uint64_t n);
 
+/* GPUPRIM_MPI_LARGEST_MESSAGE takes digits from 1 to 2^30 only: a sign,
+ * spaces or a value past 64 bits are refused at attach (strtoull took
+ * "-18446744073709551615" as 1 and " 4" / "+4" as 4). The test's own
+ * setting is put back afterwards. */
+static void check_message_size_setting(void) {
+    static const char *const refused[] = {"-18446744073709551615", "+4", " 4", "4 ", "0", "1073741825",
+                                          "99999999999999999999999", "0x10", "4k"};
+    const char *before = getenv("GPUPRIM_MPI_LARGEST_MESSAGE");
+    char *kept = before ? strdup(before) : NULL;
+    gpuprim_context_options_t options;
+    gpuprim_context_t ctx = NULL;
+    size_t i;
+    gpuprim_context_options_init(&options);
+    options.backend = GPUPRIM_BACKEND_CPU;
+    REQUIRE_OK(gpuprim_context_create(&options, &ctx, NULL, 0));
+    for (i = 0; i < sizeof refused / sizeof refused[0]; ++i) {
+        tc_where("GPUPRIM_MPI_LARGEST_MESSAGE = '%s'", refused[i]);
+        setenv("GPUPRIM_MPI_LARGEST_MESSAGE", refused[i], 1);
+        CHECK_STATUS(gpuprim_context_attach_communicator(ctx, GPUPRIM_COMM_MPI, &g_world),
+                     GPUPRIM_ERROR_INVALID_ARGUMENT);
+        CHECK_MESSAGE(ctx, "GPUPRIM_MPI_LARGEST_MESSAGE");
+    }
+    tc_where("GPUPRIM_MPI_LARGEST_MESSAGE = '1073741824'");
+    setenv("GPUPRIM_MPI_LARGEST_MESSAGE", "1073741824", 1);
+    CHECK_OK(gpuprim_context_attach_communicator(ctx, GPUPRIM_COMM_MPI, &g_world));
+    if (kept) setenv("GPUPRIM_MPI_LARGEST_MESSAGE", kept, 1);
+    else unsetenv("GPUPRIM_MPI_LARGEST_MESSAGE");
+    free(kept);
+    REQUIRE_OK(gpuprim_context_destroy(ctx));
+}
+
 static void check_agreement(void) {
     const uint64_t n = 100;
     gpuprim_buffer_t keys = poisoned(GPUPRIM_DTYPE_U32, n), out = poisoned(GPUPRIM_DTYPE_U32, n);
@@ -487,6 +518,15 @@ static void check_agreement(void) {
                          GPUPRIM_ERROR_INVALID_ARGUMENT);
             CHECK_MESSAGE(tc.ctx, "k =");
             REQUIRE_OK(gpuprim_buffer_destroy(tc.ctx, slots));
+        }
+
+        tc_where("agreement: rank %d argsorts into u64 indices, the others i64", bad);
+        {
+            gpuprim_buffer_t positions = poisoned(g_rank == bad ? GPUPRIM_DTYPE_U64 : GPUPRIM_DTYPE_I64, n);
+            CHECK_STATUS(gpuprim_distributed_argsort(tc.ctx, keys, NULL, positions, NULL),
+                         GPUPRIM_ERROR_INVALID_ARGUMENT);
+            CHECK_MESSAGE(tc.ctx, "the indices' dtype");
+            REQUIRE_OK(gpuprim_buffer_destroy(tc.ctx, positions));
         }
     }
     tc_where("agreement: top-k k past the global count");
@@ -858,6 +898,7 @@ int main(int argc, char **argv) {
     setup();
     check_attach();
     check_agreement();
+    check_message_size_setting();
     check_refused_workspace();
 
     for (t = 0; t < dtypes; ++t) {
