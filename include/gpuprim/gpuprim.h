@@ -736,6 +736,10 @@ extern "C" {
  * running the calls. Growth comes from the context's allocator and goes to
  * the block most calls use (see "CUDA graphs" below);
  * gpuprim_context_reserve_workspace_sizes grows each block by its own size.
+ * The distributed calls also keep a block of their own (their received
+ * data and plan), which no query can size and neither call grows: run the
+ * distributed calls once before holding; held smaller than a distributed
+ * call needs, that call fails with OUT_OF_MEMORY on every rank, saying so.
  * Why: a CUDA graph keeps the workspace's address it captured; a workspace
  * that grows or is released afterwards would leave the graph pointing at
  * memory given back.

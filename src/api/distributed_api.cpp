@@ -51,6 +51,22 @@ void refuse_during_query(Context &ctx, const char *call) {
              call);
 }
 
+// The distributed calls' own block (their plan: splitters, counts), which
+// no workspace query can size (the calls cannot be measured) and which
+// reserve_workspace(bytes) does not grow: held too small, the call fails
+// saying how to size it.
+void *distributed_block(Context &ctx, uint64_t bytes, const char *call) {
+    if (!bytes) return nullptr;
+    gpuprim::Workspace &block = ctx.distributed_workspace;
+    if (block.held() && bytes > block.capacity())
+        fail(GPUPRIM_ERROR_OUT_OF_MEMORY,
+             "%s needs %llu bytes in the distributed calls' own workspace block, which is held still at %llu "
+             "bytes: run the distributed calls once before holding the workspace "
+             "(gpuprim_context_reserve_workspace with fix), which sizes that block; a workspace query cannot",
+             call, static_cast<unsigned long long>(bytes), static_cast<unsigned long long>(block.capacity()));
+    return block.reserve(bytes);
+}
+
 // What identifies a buffer's dtype in the agreement (none: no buffer).
 uint64_t dtype_field(const Buffer *buffer) { return buffer ? uint64_t(buffer->dtype) : UINT64_MAX; }
 
@@ -85,7 +101,7 @@ gpuprim_status_t distributed_sort_call(const char *name, gpuprim_context_t conte
             refuse_during_query(ctx, name);
             request = build_request(ctx, agreement);
             scratch = gpuprim::dist::plan_sort_scratch(request, communicator.size());
-            block = scratch.plan.bytes() ? ctx.distributed_workspace.reserve(scratch.plan.bytes()) : nullptr;
+            block = distributed_block(ctx, scratch.plan.bytes(), name);
             gpuprim::dist::take_sort_workspace(*ctx.backend, request, scratch, block, communicator.size());
             checked = true;
         });
@@ -242,7 +258,7 @@ gpuprim_status_t gpuprim_distributed_topk(gpuprim_context_t context, gpuprim_buf
         void *block = nullptr;
         agreement.confirm([&] {
             scratch = gpuprim::dist::plan_topk_scratch(request, layout);
-            block = scratch.plan.bytes() ? ctx.distributed_workspace.reserve(scratch.plan.bytes()) : nullptr;
+            block = distributed_block(ctx, scratch.plan.bytes(), name);
             gpuprim::dist::take_topk_workspace(*ctx.backend, layout, request, scratch, block);
         });
         gpuprim::dist::topk(*ctx.backend, communicator, layout, request, scratch, block);

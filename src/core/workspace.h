@@ -86,6 +86,7 @@ public:
     // Held still, the block neither grows nor moves (a CUDA graph keeps its
     // address) until release() or hold(false).
     void hold(bool held) { held_ = held; }
+    bool held() const { return held_; }
 
     // Grows to at least `bytes` (0: as it is), then holds still or not. The
     // new block is taken before the old one is given back, so a failed

@@ -711,6 +711,55 @@ static int refusal_fails_everywhere(gpuprim_context_t ctx, refusing_allocator_t 
     return !failed;
 }
 
+/* A workspace held still (reserve_workspace with fix): the distributed
+ * calls' own block is sized only by running them (no query measures
+ * them), so held before any ran, however large the rest, they fail with
+ * OUT_OF_MEMORY saying how to size it, on every rank alike, outputs
+ * untouched; run once, then held, they run. */
+static void check_held_workspace(void) {
+    const uint64_t n = 1000, k = 5;
+    gpuprim_context_t ctx = NULL;
+    gpuprim_buffer_t keys, out, top;
+    uint32_t *host = (uint32_t *)tc_xmalloc(n * 4);
+    gpuprim_status_t status;
+    uint64_t i;
+    int round;
+
+    REQUIRE_OK(gpuprim_context_create(&g_options, &ctx, NULL, 0));
+#if defined(GPUPRIM_TEST_NCCL)
+    if (g_cuda) REQUIRE_OK(gpuprim_context_attach_communicator(ctx, GPUPRIM_COMM_NCCL, g_nccl));
+#endif
+    if (!g_cuda) REQUIRE_OK(gpuprim_context_attach_communicator(ctx, GPUPRIM_COMM_MPI, &g_world));
+    for (i = 0; i < n; ++i) host[i] = (uint32_t)(i * 2654435761u) ^ (uint32_t)g_rank;
+    keys = tc_buffer_from(ctx, GPUPRIM_DTYPE_U32, host, n);
+    out = poisoned_in(ctx, GPUPRIM_DTYPE_U32, n);
+    top = poisoned_in(ctx, GPUPRIM_DTYPE_U32, k);
+    tc_where("distributed calls on a workspace held (64 MiB) before they ran");
+    REQUIRE_OK(gpuprim_context_reserve_workspace(ctx, (uint64_t)64 << 20, 1));
+    status = gpuprim_distributed_sort(ctx, keys, NULL, out, NULL, NULL);
+    if (g_ranks > 1) {
+        /* every rank's own block is held: each fails with its own message */
+        CHECK_STATUS(status, GPUPRIM_ERROR_OUT_OF_MEMORY);
+        CHECK_MESSAGE(ctx, "run the distributed calls once before holding");
+        check_untouched(ctx, out, GPUPRIM_DTYPE_U32, n);
+        CHECK_STATUS(gpuprim_distributed_topk(ctx, keys, k, GPUPRIM_ORDER_ASCENDING, top, NULL),
+                     GPUPRIM_ERROR_OUT_OF_MEMORY);
+        check_untouched(ctx, top, GPUPRIM_DTYPE_U32, k);
+    }
+    tc_where("distributed calls run once, then held");
+    REQUIRE_OK(gpuprim_context_reserve_workspace(ctx, 0, 0));
+    for (round = 0; round < 2; ++round) {
+        CHECK_OK(gpuprim_distributed_sort(ctx, keys, NULL, out, NULL, NULL));
+        CHECK_OK(gpuprim_distributed_topk(ctx, keys, k, GPUPRIM_ORDER_ASCENDING, top, NULL));
+        if (round == 0) REQUIRE_OK(gpuprim_context_reserve_workspace(ctx, 0, 1));
+    }
+    REQUIRE_OK(gpuprim_buffer_destroy(ctx, keys));
+    REQUIRE_OK(gpuprim_buffer_destroy(ctx, out));
+    REQUIRE_OK(gpuprim_buffer_destroy(ctx, top));
+    REQUIRE_OK(gpuprim_context_destroy(ctx));
+    free(host);
+}
+
 static void check_refused_workspace(void) {
     enum { kBuffers = 7 };
     const uint64_t n = 5000, k = 16;
@@ -900,6 +949,7 @@ int main(int argc, char **argv) {
     check_agreement();
     check_message_size_setting();
     check_refused_workspace();
+    check_held_workspace();
 
     for (t = 0; t < dtypes; ++t) {
         gpuprim_dtype_t d = sort_dtypes[t];
