@@ -259,6 +259,8 @@ class Exported:
         status, made = _lib.LIB.export_empty(context, CODES[dtype_name], dtype_name == "bool", tuple(shape),
                                              _DLPACK_CUDA if like.on_device else _DLPACK_CPU,
                                              max(like.device, 0), fill_byte)
+        if status == _lib.STATUS_CODES["OVERFLOW"]:  # counted by the layer, not the library
+            raise _lib.error_for(status, f"gpuprim: an output of shape {tuple(shape)} has 2^64 elements or more")
         if status:
             raise _lib.error_for(status, _lib.LIB.gpuprim_context_last_error(context) or "")
         self.array, self.address = made
