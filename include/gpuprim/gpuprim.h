@@ -1547,7 +1547,14 @@ GPUPRIM_API gpuprim_status_t gpuprim_segmented_topk(gpuprim_context_t context, c
  *   context. The MPI_Comm is read when attached and kept by value; an
  *   intracommunicator (an intercommunicator is INVALID_ARGUMENT). MPI must
  *   be initialized, with MPI_THREAD_SERIALIZED or more when several threads
- *   make calls. Needs a libgpuprim built with MPI (GPUPRIM_WITH_MPI).
+ *   make distributed calls one at a time, and MPI_THREAD_MULTIPLE when
+ *   threads make them at the same time on different contexts (calls on
+ *   one context are serialized; calls on different contexts are not). The
+ *   calls use the communicator as it is (collectives, and point-to-point
+ *   messages of tag 0x6770 for blocks past 2^31 bytes): give them a
+ *   communicator of their own (MPI_Comm_dup) where the program may have a
+ *   receive of any source or tag pending on it during a call. Needs a
+ *   libgpuprim built with MPI (GPUPRIM_WITH_MPI).
  */
 typedef enum gpuprim_comm_kind {
     GPUPRIM_COMM_NCCL = 1,
