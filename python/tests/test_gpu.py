@@ -160,7 +160,7 @@ def test_torch_errors():
         gpuprim.sort(t.to(torch.complex64))  # (float16 is supported since issue #18)
     with pytest.raises(TypeError, match="same kind"):
         gpuprim.sort(t, values=np.arange(10))
-    with pytest.raises(gpuprim.InvalidArgumentError, match="elements"):
+    with pytest.raises(ValueError, match="values has 3 elements, x 10"):
         gpuprim.sort(t, values=torch.arange(3, device="cuda"))
 
 
@@ -394,7 +394,7 @@ def test_argmin_argmax_on_the_gpu(dtype):
         # a view off the 16-byte alignment (the kernels' head elements)
         if n > 3:
             assert gpuprim.argmax(t[3:]) == int(np.argmax(reference[3:]))
-    with pytest.raises(gpuprim.InvalidArgumentError, match="'input'"):
+    with pytest.raises(gpuprim.InvalidArgumentError, match="argmin: x is empty"):
         gpuprim.argmin(torch.empty(0, device="cuda"))
 
 
