@@ -10,6 +10,7 @@ bool arrays are read as the library's uint8 (their bytes are 0 or 1): an
 Array of dtype_name "bool" has uint8's code, and new arrays made like it
 are bool. Which calls take them, and how, is _core's choice."""
 import atexit
+import math
 import sys
 import threading
 
@@ -259,7 +260,7 @@ class Exported:
         status, made = _lib.LIB.export_empty(context, CODES[dtype_name], dtype_name == "bool", tuple(shape),
                                              _DLPACK_CUDA if like.on_device else _DLPACK_CPU,
                                              max(like.device, 0), fill_byte)
-        if status == _lib.STATUS_CODES["OVERFLOW"]:  # counted by the layer, not the library
+        if status == _lib.STATUS_CODES["OVERFLOW"] and math.prod(shape) >= 1 << 64:  # the layer's count, no message
             raise _lib.error_for(status, f"gpuprim: an output of shape {tuple(shape)} has 2^64 elements or more")
         if status:
             raise _lib.error_for(status, _lib.LIB.gpuprim_context_last_error(context) or "")

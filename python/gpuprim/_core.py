@@ -715,9 +715,12 @@ class Context:
         target = self._output(source, out, "out", shape=shape)
         if out is not None and _may_overlap(target, source) and not _same_memory(target, source):
             # out partly over x (np.cumsum(a[:-1], out=a[1:])): numpy reads
-            # x first; the library refuses the overlap. Scan into a new
-            # array, then copy it into out.
-            out[...] = self._scan(source, layout, code, exclusive, None)
+            # x first; the library refuses the overlap. Scan into a copy of
+            # out (elements outside every segment keep out's values), then
+            # copy it back.
+            staged = out.clone() if target.kind == "torch" else out.copy()
+            self._scan(source, layout, code, exclusive, staged)
+            out[...] = staged
             return out
         kind = _lib.SCAN_EXCLUSIVE if exclusive else _lib.SCAN_INCLUSIVE
         if layout is None:

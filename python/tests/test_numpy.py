@@ -302,6 +302,10 @@ def test_scan_into_an_out_over_x():
     a = np.arange(6, dtype=np.int64)
     gpuprim.cumsum(a[:4].reshape(2, 2), axis=-1, out=a[2:].reshape(2, 2))
     np.testing.assert_array_equal(a, [0, 1, 0, 1, 2, 5])
+    # segments: out's elements outside every segment keep their values
+    buffer = np.arange(100.0, 111.0)
+    gpuprim.segment_scan(buffer[0:10], np.array([2, 5]), out=buffer[1:11])
+    np.testing.assert_array_equal(buffer, [100, 101, 102, 102, 205, 309, 106, 107, 108, 109, 110])
     a = np.arange(5.0)
     assert gpuprim.scan(a, "max", out=a) is a  # in place, as before
 
