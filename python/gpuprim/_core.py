@@ -2515,7 +2515,31 @@ _open_contexts = weakref.WeakSet()
 
 def _close_open_contexts():
     for context in list(_open_contexts):
+        _close_or_keep(context)
+    _close_kept()
+
+
+# Contexts the package closes on its own (evicted from a thread's cache, or
+# at exit) whose stream was capturing a CUDA graph then, which refuses the
+# close: kept, and closed at the next eviction or at exit.
+_closing_later = []
+_closing_lock = threading.Lock()
+
+
+def _close_or_keep(context):
+    try:
         context.close()
+    except _lib.NotCapturableError:
+        with _closing_lock:
+            _closing_later.append(context)
+
+
+def _close_kept():
+    with _closing_lock:
+        kept = _closing_later[:]
+        del _closing_later[:]
+    for context in kept:
+        _close_or_keep(context)
 
 
 def _close_before_the_frameworks():
@@ -2564,7 +2588,8 @@ def context_for(array) -> Context:
             _close_before_the_frameworks()
         contexts[key] = context
         if len(contexts) > _MAX_CONTEXTS_PER_THREAD:
-            contexts.popitem(last=False)[1].close()
+            _close_kept()
+            _close_or_keep(contexts.popitem(last=False)[1])
     return context
 
 

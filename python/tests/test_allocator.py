@@ -89,6 +89,29 @@ def test_not_capturable_status():
     assert "NotCapturableError" in gpuprim.__all__
 
 
+def test_contexts_the_package_closes_while_capturing_are_kept():
+    """A context the package closes on its own (evicted from a thread's
+    cache, or at exit) whose close is refused (its stream captures a graph)
+    is kept and closed at the next try, not dropped open nor raised into an
+    unrelated call."""
+    from gpuprim import _core
+
+    class Capturing:  # a context whose first close is refused
+        def __init__(self):
+            self.tries = 0
+
+        def close(self):
+            self.tries += 1
+            if self.tries == 1:
+                raise _lib.error_for(14, "gpuprim_context_destroy cannot be captured into a CUDA graph")
+
+    context = Capturing()
+    _core._close_or_keep(context)
+    assert context in _core._closing_later and context.tries == 1
+    _core._close_kept()
+    assert context not in _core._closing_later and context.tries == 2
+
+
 def test_cpu_context_stream_and_default_allocator():
     with gpuprim.Context("cpu") as context:
         assert context.cuda_stream == 0  # NULL on the CPU
