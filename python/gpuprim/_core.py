@@ -713,7 +713,7 @@ class Context:
     def _scan(self, source, layout, code, exclusive, out):
         shape = source.shape if layout is not None and layout.offsets is None else None
         target = self._output(source, out, "out", shape=shape)
-        if out is not None and _may_overlap(target, source) and not _same_memory(target, source):
+        if out is not None and _partly_overlap(target, source):
             # out partly over x (np.cumsum(a[:-1], out=a[1:])): numpy reads
             # x first; the library refuses the overlap. Scan into a copy of
             # out (elements outside every segment keep out's values), then
@@ -1874,17 +1874,18 @@ def _may_overlap(a, b):
     return a.ptr < b_end and b.ptr < a_end
 
 
-def _same_memory(a, b):
-    """Whether two described arrays are the same memory: one start, one
-    byte length (an in-place call)."""
-    return (a.ptr == b.ptr and a.size * _arrays.itemsize(a.dtype_name) == b.size * _arrays.itemsize(b.dtype_name)
+def _partly_overlap(a, b):
+    """Whether two described arrays share memory without being the same
+    memory (one start, one byte length: an in-place call)."""
+    same = (a.ptr == b.ptr and a.size * _arrays.itemsize(a.dtype_name) == b.size * _arrays.itemsize(b.dtype_name)
             and (a.on_device, a.device) == (b.on_device, b.device))
+    return not same and _may_overlap(a, b)
 
 
 def _refuse_partial_overlap(output, source, output_name, source_name):
     """ValueError when output shares memory with source without being it
     (the library refuses that too, naming its own parameters)."""
-    if _may_overlap(output, source) and not _same_memory(output, source):
+    if _partly_overlap(output, source):
         raise ValueError(f"gpuprim: {output_name} shares memory with {source_name} without being it; pass "
                          f"{source_name} itself (in place) or a separate array")
 

@@ -380,8 +380,8 @@ bool overlap(const Operand &a, const Operand &b) {
 // attributes, not its __cuda_array_interface__, whose dictionary CuPy
 // builds in Python code on every read (dtype.descr, a list, among it: half
 // a microsecond, then its entries and dtype, device and stream read again;
-// 2.4-3.4 us in all, against 1.1 now: bench/RESULTS.md). The data address and device from x.data (a MemoryPointer),
-// shape and strides (bytes) from x.shape and x.strides, the dtype from
+// 2.4-3.4 us in all, against 1.1 now: bench/RESULTS.md). The data address
+// and device from x.data (a MemoryPointer), shape and strides (bytes) from x.shape and x.strides, the dtype from
 // x.dtype. CuPy arrays have no read-only flag: always writeable. The call
 // runs on CuPy's current stream on that device (the general path's
 // stream); an array off the current device is left to the general path.
