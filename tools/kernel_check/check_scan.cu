@@ -308,7 +308,7 @@ static std::vector<std::pair<std::string, std::vector<T>>> patterns(size_t n, bo
 // The single-block path and the look-back kernel of Tuning on the same
 // input: each checked against the reference by run_case, and the two equal
 // bit for bit (float sums combine tile aggregates by the same group rule of
-// block/tile_lookback.cuh on both).
+// engine/tile_lookback.cuh on both).
 template <typename T, typename Tuning, bool SumOnly>
 static void check_paths_agree(int op, int ex, const std::vector<T> &data, size_t tile, const char *label) {
     const size_t n = data.size();

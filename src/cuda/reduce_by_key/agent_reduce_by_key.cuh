@@ -17,7 +17,7 @@
 //    scan of fixed shape (lanes by shuffles, then warps in order), so every
 //    fold depends on the data alone, never on timing;
 // 6. find_prefix: warp 0 publishes the tile's head count and looks back
-//    (engine/count_lookback.cuh) for the runs of the tiles before it and
+//    (engine/tile_lookback.cuh) for the runs of the tiles before it and
 //    where the last of them began: integer counts, exact in any order;
 // 7. write_results, write_keys, write_lengths: each run that ends in the
 //    tile: its result when it also began in the tile (a run begun in an
@@ -29,7 +29,7 @@
 // 8. write_record: the tile's record for that kernel.
 #pragma once
 
-#include "cuda/engine/count_lookback.cuh"
+#include "cuda/engine/count_prefix.cuh"
 #include "cuda/engine/count_sink.cuh"
 #include "cuda/engine/tile_ticket.cuh"
 #include "cuda/reduce_by_key/reduce_by_key_params.cuh"
@@ -264,15 +264,8 @@ struct ReduceByKeyAgent {
             const SelectPrefix aggregate{tile_total.heads,
                                          tile_total.last_head >= 0 ? first + uint64_t(tile_total.last_head) + 1 : 0};
             SelectPrefix found{0, 0};
-            if (p.num_tiles > 1) {
-                if (tile == 0) {
-                    if (lane == 0) status.store(0, kTileInclusive, aggregate);
-                } else {
-                    if (lane == 0) status.store(tile, kTileAggregate, aggregate);
-                    found = look_back(status, tile, lane, p.poll_ns);
-                    if (lane == 0) status.store(tile, kTileInclusive, combine(found, aggregate));
-                }
-            }
+            if (p.num_tiles > 1)
+                found = publish_and_look_back<SelectPrefixFold>(status, tile, aggregate, lane, p.poll_ns);
             if (lane == 0) {
                 if (tile == p.num_tiles - 1)
                     write_count_sinks(p.count_out, p.count_out_bytes, p.count_host, found.count + tile_total.heads);

@@ -22,7 +22,7 @@
 #include "core/dtype.h"
 #include "core/error.h"
 #include "core/portable.h"
-#include "cuda/engine/count_lookback.cuh"
+#include "cuda/engine/count_prefix.cuh"
 #include "cuda/engine/count_sink.cuh"
 #include "cuda/reduce_by_key/launch_runs.h"
 #include "cuda/reduce_by_key/reduce_by_key_policy.cuh"

@@ -8,7 +8,8 @@
 #include "core/error.h"
 #include "core/ops.h"
 #include "cuda/block/block_scan.cuh"
-#include "cuda/scan/tile_lookback.cuh"
+#include "cuda/engine/tile_lookback.cuh"
+#include "cuda/scan/tile_tickets.cuh"
 #include "cuda/scan/scan_policy.cuh"
 #include "cuda/util/trace_clock.cuh"
 
@@ -58,7 +59,7 @@ struct ScanParams {
 
 // Everything before tile 0 combined: the scan's initial value where one is
 // given, else the operator's neutral element. For the ordered look-back
-// (float SUM) it is P_0, the prefix of group 0 (scan/tile_lookback.cuh); for
+// (float SUM) it is P_0, the prefix of group 0 (engine/tile_lookback.cuh); for
 // the others tile 0 publishes it combined with its aggregate
 // (published_aggregate), so later tiles find it through the look-back.
 template <typename T, typename Op>
@@ -194,18 +195,17 @@ __device__ __forceinline__ void take_tile_ticket(const ScanParams &p, uint32_t &
 // Warp 0 of tile `tile` (> 0), its aggregate published: the exclusive prefix,
 // by the look-back its operator needs, with what successors read from this
 // tile published: its inclusive prefix, or for float SUM the group prefixes
-// it learned (scan/tile_lookback.cuh; P_0 is scan_start: the initial value,
+// it learned (engine/tile_lookback.cuh; P_0 is scan_start: the initial value,
 // if any).
 template <typename T, typename Op, typename Config, typename Status>
 __device__ __forceinline__ T look_back(const ScanParams &p, const Status &status, uint32_t tile,
-                                       T aggregate, T *saved_aggregates, int lane, LookbackStats &stats) {
+                                       T aggregate, int lane, LookbackStats &stats) {
     if constexpr (ScanOpTraits<T, Op>::kOrdered) {
-        return lookback_ordered_prefix<T, Op, Config::kMaxSavedWindows>(status, p.num_tiles, tile, aggregate,
-                                                                        scan_start<T, Op>(p), lane, p.poll_ns,
-                                                                        stats);
+        return look_back_grouped<T, Op, Config::kMaxSavedGroups>(status, p.num_tiles, tile, aggregate,
+                                                                 scan_start<T, Op>(p), lane, p.poll_ns, stats);
     } else {
-        const T exclusive = lookback_exclusive_prefix<T, Op, Config::kMaxSavedWindows, Config::kWindowsPerPoll>(
-            status, tile, saved_aggregates, lane, p.poll_ns, stats);
+        const T exclusive = look_back_windows<OperatorFold<T, Op>, 0, Config::kWindowsPerPoll>(
+            status, tile, nullptr, lane, p.poll_ns, stats);
         if (lane == 0) status.store(tile, kTileInclusive, Op()(exclusive, aggregate));
         return exclusive;
     }
@@ -226,7 +226,6 @@ __global__ void __launch_bounds__(Config::kThreads, Config::kMinBlocks)
     const Op op;
     __shared__ alignas(16) T staged[Block::kTileItems];
     __shared__ typename Block::TempStorage temp;
-    __shared__ T saved_aggregates[Traits::kOrdered ? 1 : Config::kMaxSavedWindows * kWarpLanes];
     __shared__ uint32_t ticket, cleared;
     __shared__ T tile_prefix;
 
@@ -263,7 +262,7 @@ __global__ void __launch_bounds__(Config::kThreads, Config::kMinBlocks)
         } else {
             if (lane == 0) status.store(tile, kTileAggregate, aggregate);
             GPUPRIM_SCAN_TRACE_AT(lane == 0, p, tile, 2, global_timer_ns());
-            exclusive = look_back<T, Op, Config>(p, status, tile, aggregate, saved_aggregates, lane, stats);
+            exclusive = look_back<T, Op, Config>(p, status, tile, aggregate, lane, stats);
         }
         GPUPRIM_SCAN_TRACE_AT(lane == 0, p, tile, 3, global_timer_ns());
         GPUPRIM_SCAN_TRACE_AT(lane == 0, p, tile, 5, (uint64_t(stats.windows) << 32) | stats.polls);
@@ -279,7 +278,7 @@ __global__ void __launch_bounds__(Config::kThreads, Config::kMinBlocks)
 
 // Warp 0 publishes the aggregate of `tile` (the inclusive prefix for tile 0)
 // once the cleared watermark has passed it; the tile at the start of a
-// clearing chunk clears ahead first (scan/tile_lookback.cuh).
+// clearing chunk clears ahead first (scan/tile_tickets.cuh).
 template <typename T, typename Op, typename Status>
 __device__ __forceinline__ void publish_aggregate(const ScanParams &p, const Status &status,
                                                   uint32_t tile, uint32_t cleared_seen, T aggregate,
@@ -319,10 +318,10 @@ __device__ __forceinline__ void publish_aggregate(const ScanParams &p, const Sta
 // from the initial value or nothing).
 template <typename T, typename Op, typename Config, typename Status>
 __device__ __forceinline__ T tile_exclusive_prefix(const ScanParams &p, const Status &status, uint32_t tile,
-                                                   T aggregate, T *saved_aggregates, int lane) {
+                                                   T aggregate, int lane) {
     T exclusive = scan_start<T, Op>(p);
     LookbackStats stats;
-    if (tile != 0) exclusive = look_back<T, Op, Config>(p, status, tile, aggregate, saved_aggregates, lane, stats);
+    if (tile != 0) exclusive = look_back<T, Op, Config>(p, status, tile, aggregate, lane, stats);
     GPUPRIM_SCAN_TRACE_AT(lane == 0, p, tile, 3, global_timer_ns());
     GPUPRIM_SCAN_TRACE_AT(lane == 0, p, tile, 5, (uint64_t(stats.windows) << 32) | stats.polls);
     return exclusive;
@@ -422,7 +421,6 @@ __global__ void __launch_bounds__(Config::kThreads, Config::kMinBlocks)
     extern __shared__ uint4 stage_memory[];  // kStages tiles of Block::kTileItems elements
     __shared__ unsigned long long stage_landed[Ring::kBulkLoad ? kStages : 1];  // bulk fills: one barrier per stage
     __shared__ typename Block::TempStorage temp, next_temp;
-    __shared__ T saved_aggregates[Traits::kOrdered ? 1 : Config::kMaxSavedWindows * kWarpLanes];
     __shared__ T stage_aggregate[kStages];
     __shared__ uint32_t stage_ticket[kStages], stage_cleared[kStages];
     __shared__ uint32_t next_ticket, next_cleared;
@@ -495,7 +493,7 @@ __global__ void __launch_bounds__(Config::kThreads, Config::kMinBlocks)
                 if (lane == 0) stage_aggregate[s_next] = next_aggregate;
             }
             GPUPRIM_SCAN_TRACE_AT(lane == 0, p, tile, 2, global_timer_ns());
-            const T exclusive = tile_exclusive_prefix<T, Op, Config>(p, status, tile, aggregate, saved_aggregates, lane);
+            const T exclusive = tile_exclusive_prefix<T, Op, Config>(p, status, tile, aggregate, lane);
             if (lane == 0) tile_prefix = exclusive;
         } else if (threadIdx.x == kWarpLanes) {
             // The ticket that refills this stage, taken while warp 0 waits.
@@ -538,7 +536,7 @@ __global__ void __launch_bounds__(Config::kThreads) scan_single_block_kernel(con
     __shared__ typename Block::TempStorage temp;
 
     // Float SUM: the aggregates of the current group of tiles, to combine
-    // them exactly as the ordered look-back does (scan/tile_lookback.cuh).
+    // them exactly as the grouped look-back does (engine/tile_lookback.cuh).
     __shared__ T group_aggregates[Traits::kOrdered ? kLookbackGroupTiles : 1];
 
     const int warp = threadIdx.x / kWarpLanes;

@@ -12,7 +12,7 @@
 #include "cuda/scan/agent_scan.cuh"
 #include "cuda/scan/narrow_scan.cuh"
 #include "cuda/scan/scan_policy.cuh"
-#include "cuda/scan/tile_lookback.cuh"
+#include "cuda/scan/tile_tickets.cuh"
 
 #include <algorithm>
 #include <cstdint>

@@ -11,7 +11,7 @@
 #include "core/ops.h"
 #include "cuda/block/block_reduce.cuh"
 #include "cuda/scan/agent_scan.cuh"
-#include "cuda/scan/tile_lookback.cuh"
+#include "cuda/scan/tile_tickets.cuh"
 
 #include <cuda_runtime.h>
 
@@ -180,9 +180,10 @@ __global__ void __launch_bounds__(kThreads)
     store_items<T, Op>(out, first, count, out_vectors, exclusive, base, x);
 }
 
-// Inputs of up to kSinglePassMaxTiles tiles: one tile per block, tiles in ticket order, the decoupled look-back of the
-// wider dtypes' scan on the running values (scan/tile_lookback.cuh; float
-// SUM through its ordered look-back, so the association depends on tile
+// Inputs of up to kSinglePassMaxTiles tiles: one tile per block, tiles in
+// ticket order, the decoupled look-back of the wider dtypes' scan on the
+// running values (engine/tile_lookback.cuh; float
+// SUM through its grouped look-back, so the association depends on tile
 // numbers only). Config: the look-back parameters of a 4-byte scan.
 template <typename T, typename Op, typename Config>
 __global__ void __launch_bounds__(kThreads) narrow_scan_kernel(const scan_detail::ScanParams p, bool in_vectors,
@@ -194,7 +195,6 @@ __global__ void __launch_bounds__(kThreads) narrow_scan_kernel(const scan_detail
     constexpr int kWarps = kThreads / 32;
     __shared__ uint32_t ticket, cleared;
     __shared__ Acc warp_totals[kWarps];
-    __shared__ Acc saved_aggregates[Traits::kOrdered ? 1 : Config::kMaxSavedWindows * kWarpLanes];
     __shared__ Acc tile_aggregate, tile_prefix;
     const Combine op;
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -228,8 +228,7 @@ __global__ void __launch_bounds__(kThreads) narrow_scan_kernel(const scan_detail
             if (lane == 0) status.store(0, kTileInclusive, scan_detail::published_aggregate<Acc, Combine>(p, 0, aggregate));
         } else {
             if (lane == 0) status.store(tile, kTileAggregate, aggregate);
-            exclusive = scan_detail::look_back<Acc, Combine, Config>(p, status, tile, aggregate, saved_aggregates,
-                                                                     lane, stats);
+            exclusive = scan_detail::look_back<Acc, Combine, Config>(p, status, tile, aggregate, lane, stats);
         }
         if (lane == 0) tile_prefix = exclusive;
     }

@@ -2,7 +2,7 @@
 // Device-wide prefix scan (inclusive/exclusive; SUM, MIN, MAX).
 //
 // Inputs of more than one tile: one launch, tiles in ticket order with a
-// decoupled look-back (scan/tile_lookback.cuh). A tile waits several
+// decoupled look-back (engine/tile_lookback.cuh). A tile waits several
 // microseconds for its prefix, so SUM runs persistent blocks that keep
 // several tiles in flight in shared memory (a ring of stages filled by
 // cp.async, or by bulk copies on sm_90 where the tuning says so): the
@@ -18,7 +18,7 @@
 //
 // Float SUM is deterministic: within a tile the association is fixed by the
 // code, and across tiles by tile numbers alone (groups of 32 tiles, see
-// scan/tile_lookback.cuh), whatever the timing. Both paths give the same
+// engine/tile_lookback.cuh), whatever the timing. Both paths give the same
 // bits.
 //
 // An initial value (Backend::scan's `initial`, the distributed scan's carry)

@@ -14,23 +14,24 @@ namespace gpuprim::cuda {
 
 // What the kernels are compiled for: kThreads threads per block, kVectors
 // 16-byte vectors per thread (tile = kThreads * kVectors * 16 bytes), cache
-// hints for the single-block path's loads and the stores, how many 32-tile
-// windows of aggregates a look-back may hold before it waits for an
-// inclusive prefix instead of reading further back, the resident blocks per
+// hints for the single-block path's loads and the stores, how many groups of
+// 32 tiles float SUM's grouped look-back may walk before it waits for a group
+// prefix instead of reading further back (the other operators' look-back
+// walks without limit: engine/tile_lookback.cuh), the resident blocks per
 // SM the register allocator must allow, kStages, and the windows one
 // look-back poll reads at once, and how many bulk copies fill one stage of
 // the pipelined kernel (sm_90 and later; 0: cp.async by every thread).
 // kStages == 1: one block per tile (scan_tile_per_block_kernel); kStages >=
 // 2: persistent blocks with kStages tiles in flight each
 // (scan_pipelined_kernel).
-template <int Threads, int Vectors, CacheHint Load, CacheHint Store, int MaxSavedWindows,
+template <int Threads, int Vectors, CacheHint Load, CacheHint Store, int MaxSavedGroups,
           int MinBlocks, int Stages, int WindowsPerPoll, int BulkCopies = 0>
 struct ScanKernelConfig {
     static constexpr int kThreads = Threads;
     static constexpr int kVectors = Vectors;
     static constexpr CacheHint kLoad = Load;
     static constexpr CacheHint kStore = Store;
-    static constexpr int kMaxSavedWindows = MaxSavedWindows;
+    static constexpr int kMaxSavedGroups = MaxSavedGroups;
     static constexpr int kMinBlocks = MinBlocks;
     static constexpr int kStages = Stages;
     static constexpr int kWindowsPerPoll = WindowsPerPoll;
@@ -125,7 +126,7 @@ struct ScanTuningSm90 {
     // Inputs of at most this many tiles run in one block: no ticket, no
     // look-back, no workspace.
     static constexpr uint32_t kSingleBlockMaxTiles = 1;
-    // Status slots one clearing tile clears ahead (see scan/tile_lookback.cuh).
+    // Status slots one clearing tile clears ahead (see scan/tile_tickets.cuh).
     static constexpr uint32_t kClearChunk = 256;
     // Back-off between status polls of a look-back (ns); 0..200 measured
     // within noise of each other.

@@ -2,13 +2,15 @@
 // The segmented scan's tile agent (segmented_scan.cu has the design): the
 // running values of a dtype, the tile status of the look-back, the padded
 // shared-memory tile, the segment heads of a tile, the block-wide scan of
-// (head, value) pairs, the look-back for a tile's carry, and the one kernel
+// (head, value) pairs, a tile's carry through the look-back
+// (engine/tile_lookback.cuh), and the one kernel
 // that scans (or, kReduce, reduces) every segment.
 #pragma once
 
 #include "core/ops.h"
 #include "cuda/engine/in_kernel_check.cuh"
 #include "cuda/engine/segment_bounds.cuh"
+#include "cuda/engine/tile_lookback.cuh"
 #include "cuda/util/tile_status.cuh"
 #include "cuda/warp/warp_scan.cuh"
 
@@ -266,61 +268,6 @@ struct BlockSegmentedScan {
     }
 };
 
-// ---- the look-back ------------------------------------------------------------
-// The running value at the element before tile `tile` (> 0), by one whole
-// warp: walk back in windows of 32 tiles until a window has an inclusive
-// tile j with no unpublished tile after it, then fold left
-// ((I_j op a_{j+1}) op a_{j+2}) ... op a_{tile-1}. Every inclusive value is
-// itself that left fold from the last tile with a head, so float sums give
-// the same bits whichever j is found. (Exact operators fold the aggregates
-// by a warp reduction instead: any order gives their result.) saved:
-// kMaxSavedWindows * 32 values of shared memory for the windows walked past.
-template <typename Acc, typename Combine, int kMaxSavedWindows, typename Status>
-__device__ __forceinline__ Acc look_back_carry(const Status &status, uint64_t tile, Acc *saved, int lane,
-                                               uint32_t poll_ns) {
-    using Traits = ScanOpTraits<Acc, Combine>;
-    const Combine op;
-    int64_t window_end = int64_t(tile);  // the window being read is [window_end - 32, window_end)
-    int saved_windows = 0;
-    for (;;) {
-        const int64_t index = window_end - kWarpLanes + lane;
-        uint32_t flag = kTileInclusive;  // before tile 0: an empty inclusive value
-        Acc value = Traits::neutral();
-        if (index >= 0) status.load(uint64_t(index), flag, value);
-        const unsigned invalid = __ballot_sync(kWarpLaneMask, flag == kTileInvalid);
-        const unsigned inclusive = __ballot_sync(kWarpLaneMask, flag == kTileInclusive);
-        const int newest_inclusive = inclusive ? kWarpLanes - 1 - __clz(inclusive) : -1;
-        const int newest_invalid = invalid ? kWarpLanes - 1 - __clz(invalid) : -1;
-        if (newest_inclusive > newest_invalid) {
-            const Acc found = bit_cast<Acc>(__shfl_sync(kWarpLaneMask, bit_cast<bits_t<Acc>>(value), newest_inclusive));
-            if constexpr (Traits::kOrdered) {
-                Acc carry = warp_fold_ordered(found, value, newest_inclusive + 1, op);
-                for (int s = saved_windows - 1; s >= 0; --s) {  // older windows first
-#pragma unroll 8
-                    for (int k = 0; k < kWarpLanes; ++k) carry = op(carry, saved[s * kWarpLanes + k]);
-                }
-                return carry;
-            } else {
-                Acc mine = lane > newest_inclusive ? value : Traits::neutral();
-                for (int s = 0; s < saved_windows; ++s) mine = op(mine, saved[s * kWarpLanes + lane]);
-                return op(found, warp_reduce_exact(mine, op));
-            }
-        }
-        if (invalid == 0 && saved_windows < kMaxSavedWindows) {
-            // Aggregates only (they never change): keep them and read further back.
-            saved[saved_windows * kWarpLanes + lane] = value;
-            __syncwarp();
-            ++saved_windows;
-            window_end -= kWarpLanes;
-            continue;
-        }
-        // An unpublished tile after the newest inclusive one, or no room
-        // left: read this window again. Tiles wait only on older tiles, whose
-        // blocks were dispatched first, so this ends.
-        if (poll_ns) __nanosleep(poll_ns);
-    }
-}
-
 // The tile's offset indices: warp 0 the first offset at or after the tile's
 // start (offsets_begin), warp 1 the first at or after its end (a reduce:
 // past it, for the segments ending there), warp 2 the covered range.
@@ -341,11 +288,15 @@ __device__ __forceinline__ void find_tile_segments(const SegmentedScanParams &p,
     }
 }
 
-// Warp 0: publishes the tile's status, then its carry: a tile with a head
+// Warp 0: publishes the tile's status, then its carry, the running value at
+// the element before the tile (engine/tile_lookback.cuh): a tile with a head
 // publishes its inclusive value at once, before any wait, so a long run of
 // tiles without heads after it needs only aggregates up to it. Tile 0 has
 // nothing before it, and a tile whose first element is a head needs nothing
-// from before.
+// from before. Every inclusive value is the left fold from the last head, so
+// float sums fold left (the Fold's kLeftFold) and give the same bits
+// whichever inclusive value the look-back finds. saved_aggregates: the
+// windows a float sum's look-back passes (kMaxSavedWindows * 32 values).
 template <typename Acc, typename Combine, typename Config>
 __device__ __forceinline__ Acc publish_and_carry(const SegmentedScanParams &p, uint64_t tile, bool tile_head,
                                                  bool first_is_head, Acc tile_value, Acc *saved_aggregates, int lane) {
@@ -354,8 +305,9 @@ __device__ __forceinline__ Acc publish_and_carry(const SegmentedScanParams &p, u
     Acc carry = ScanOpTraits<Acc, Combine>::neutral();
     if (lane == 0) status.store(tile, tile_head || tile == 0 ? kTileInclusive : kTileAggregate, tile_value);
     if (tile > 0 && !first_is_head) {
-        carry = look_back_carry<Acc, Combine, Config::kMaxSavedWindows>(status, tile, saved_aggregates, lane,
-                                                                        Config::kPollNs);
+        LookbackStats stats;
+        carry = look_back_windows<OperatorFold<Acc, Combine>, Config::kMaxSavedWindows, 1>(
+            status, tile, saved_aggregates, lane, Config::kPollNs, stats);
         if (!tile_head && lane == 0) status.store(tile, kTileInclusive, op(carry, tile_value));
     }
     return carry;
@@ -493,7 +445,7 @@ __global__ void __launch_bounds__(Config::kThreads, Config::kMinBlocks)
     __shared__ alignas(16) unsigned char stage[kStageBytes];
     __shared__ uint32_t head_bits[kHeadWords];  // bit i: tile position i is a segment head
     __shared__ typename Scan::Storage scan_storage;
-    __shared__ Acc saved_aggregates[Config::kMaxSavedWindows * kWarpLanes];
+    __shared__ Acc saved_aggregates[ScanOpTraits<Acc, Combine>::kOrdered ? Config::kMaxSavedWindows * kWarpLanes : 1];
     __shared__ unsigned long long offsets_begin, offsets_end;  // offset indices [begin, end) of the tile
     __shared__ unsigned long long cover_begin, cover_end;      // the elements that belong to a segment
     __shared__ Acc tile_carry;

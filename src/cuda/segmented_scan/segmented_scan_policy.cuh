@@ -12,9 +12,10 @@ namespace gpuprim::cuda {
 // of kThreads * kItems elements: 16 KB of 4- and 8-byte elements, 8 and 4 KB
 // of the narrow ones, whose running values are 32-bit like a 4-byte tile's);
 // kMinBlocks resident blocks per SM the register allocator must allow; how
-// many 32-tile windows of aggregates a look-back keeps before it waits for an
-// inclusive value instead of reading further back; the back-off between
-// look-back polls (ns).
+// many 32-tile windows of aggregates a float sum's look-back keeps before it
+// waits for an inclusive value instead of reading further back (exact
+// operators fold the windows they pass and walk without limit:
+// engine/tile_lookback.cuh); the back-off between look-back polls (ns).
 template <int Threads, int Items, int MinBlocks, int MaxSavedWindows, uint32_t PollNs>
 struct SegmentedScanConfig {
     static constexpr int kThreads = Threads;

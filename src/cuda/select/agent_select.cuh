@@ -11,7 +11,7 @@
 // 4. summarize: the warps' counts through shared memory: each thread its
 //    warp's offset in the tile, the tile's count;
 // 5. find_prefix: warp 0 publishes the tile's count and looks back
-//    (engine/count_lookback.cuh) for what the tiles before kept; partition's
+//    (engine/tile_lookback.cuh) for what the tiles before kept; partition's
 //    second pass reads it instead from the first pass's slots;
 // 6. scatter: kept keys (then values, positions, run lengths) go to a
 //    shared staging array at their rank in the tile, then out to global
@@ -23,7 +23,7 @@
 // total + (others before the tile) + j.
 #pragma once
 
-#include "cuda/engine/count_lookback.cuh"
+#include "cuda/engine/count_prefix.cuh"
 #include "cuda/engine/count_sink.cuh"
 #include "cuda/engine/tile_ticket.cuh"
 #include "cuda/select/select_policy.cuh"
@@ -188,13 +188,7 @@ struct SelectAgent {
                     kept_total = last.count;
                 }
             } else if (p.num_tiles > 1) {
-                if (tile == 0) {
-                    if (lane == 0) status.store(0, kTileInclusive, aggregate);
-                } else {
-                    if (lane == 0) status.store(tile, kTileAggregate, aggregate);
-                    before = look_back(status, tile, lane, p.poll_ns);
-                    if (lane == 0) status.store(tile, kTileInclusive, combine(before, aggregate));
-                }
+                before = publish_and_look_back<SelectPrefixFold>(status, tile, aggregate, lane, p.poll_ns);
                 kept_total = before.count + tile_kept;
             } else {
                 kept_total = tile_kept;

@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// The status word of a tile in a single-pass scan's decoupled look-back (the
-// flat scan, scan/tile_lookback.cuh, and the segmented scan,
-// segmented_scan/agent_segmented_scan.cuh): a flag (invalid, aggregate, inclusive)
-// and a value in one single-copy-atomic access, so a reader never sees a
-// flag without its value.
+// The status word of a tile in a single-pass scan's decoupled look-back
+// (engine/tile_lookback.cuh; the flat and the segmented scan): a flag
+// (invalid, aggregate, inclusive) and a value in one single-copy-atomic
+// access, so a reader never sees a flag without its value.
 #pragma once
 
 #include "core/ops.h"

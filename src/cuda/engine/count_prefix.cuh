@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// The decoupled look-back of select / partition / runs (select/agent_select.cuh)
-// and reduce-by-key (reduce_by_key/agent_reduce_by_key.cuh), in engine/ as both share it:
-// each tile publishes what it kept, then finds what every earlier tile kept
-// together by reading the status words of the tiles before it, a warp-wide
-// window (32 tiles) per poll.
+// What the look-back (engine/tile_lookback.cuh) of select / partition / runs
+// (select/agent_select.cuh) and reduce-by-key
+// (reduce_by_key/agent_reduce_by_key.cuh) carries, in engine/ as both share
+// it.
 //
 // What a tile publishes is a SelectPrefix: the number of elements kept
 // (64 bits: counts past 2^32 are fine) and, for the runs, the position of the
@@ -18,11 +17,12 @@
 // memset of 16 bytes per tile, where the scan clears ahead inside its kernel
 // (its watermark scheme); only inputs of more than one tile have slots.
 //
-// Counts add exactly in any order, so the look-back takes the newest
-// inclusive prefix it finds and adds the aggregates after it, and a window
-// of aggregates only is folded at once, not kept: no saved windows.
+// Counts add exactly in any order and marks combine associatively, so the
+// look-back takes the newest inclusive prefix it finds and combines the
+// aggregates after it, folding a window of aggregates only as it passes it.
 #pragma once
 
+#include "cuda/engine/tile_lookback.cuh"
 #include "cuda/util/tile_status.cuh"
 
 #include <cstdint>
@@ -75,31 +75,17 @@ __device__ __forceinline__ SelectPrefix combine_lanes_from(const SelectPrefix &v
     return {count, marked ? newest_mark : 0};
 }
 
-// What tiles 0..tile-1 kept together (tile > 0), by one whole warp, once
-// this tile's aggregate is published. Older tiles never wait on newer ones,
-// and tickets are taken in launch order, so the polls end.
-__device__ __forceinline__ SelectPrefix look_back(const SelectTileStatus &status, uint32_t tile, int lane,
-                                                  uint32_t poll_ns) {
-    SelectPrefix newer{0, 0};  // the aggregates between the window and this tile
-    int64_t window_end = tile;  // the window is tiles [window_end - 32, window_end)
-    for (;;) {
-        const int64_t index = window_end - 32 + lane;
-        uint32_t flag = kTileInclusive;  // tiles before 0: an empty inclusive prefix
-        SelectPrefix value{0, 0};
-        if (index >= 0) status.load(static_cast<uint64_t>(index), flag, value);
-        const unsigned invalid = __ballot_sync(0xffffffffu, flag == kTileInvalid);
-        const unsigned inclusive = __ballot_sync(0xffffffffu, flag == kTileInclusive);
-        const int newest_inclusive = inclusive ? 31 - __clz(inclusive) : -1;
-        const int newest_invalid = invalid ? 31 - __clz(invalid) : -1;
-        if (newest_inclusive > newest_invalid)
-            return combine(combine_lanes_from(value, newest_inclusive, lane), newer);
-        if (invalid == 0) {  // aggregates only, all final: fold them and read further back
-            newer = combine(combine_lanes_from(value, 0, lane), newer);
-            window_end -= 32;
-            continue;
-        }
-        if (poll_ns) __nanosleep(poll_ns);  // a tile after the newest inclusive prefix is not out yet
+// The look-back's Fold of select and reduce-by-key (engine/tile_lookback.cuh).
+struct SelectPrefixFold {
+    using Value = SelectPrefix;
+    static constexpr bool kLeftFold = false;
+    __device__ __forceinline__ static SelectPrefix empty() { return {0, 0}; }
+    __device__ __forceinline__ static SelectPrefix combine(const SelectPrefix &older, const SelectPrefix &newer) {
+        return cuda::combine(older, newer);
     }
-}
+    __device__ __forceinline__ static SelectPrefix fold_lanes_from(const SelectPrefix &value, int first, int lane) {
+        return combine_lanes_from(value, first, lane);
+    }
+};
 
 }  // namespace gpuprim::cuda
