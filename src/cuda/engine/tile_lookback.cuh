@@ -26,11 +26,14 @@
 //   static Value combine(Value older, Value newer);
 //   static constexpr bool kLeftFold;
 //   static Value fold_lanes_from(Value v, int first, int lane);
-//       (kLeftFold false) every lane: lanes first..31's values combined in
-//       lane order. combine is associative; passed windows are folded as
-//       they are passed, in registers, and the walk has no limit.
+//       (kLeftFold false) every lane: lanes first..31's values combined, in
+//       lane order unless combine also commutes (then any order will do).
+//       combine is associative; passed windows are folded as they are
+//       passed, in registers, and the walk has no limit.
 //   static Value shuffle(Value v, int from_lane);
-//       (kLeftFold true) the result must be the left fold of the aggregates
+//       (kLeftFold true; the fold itself shuffles Value with __shfl_sync,
+//       so Value is a float or a double there) the result must be the left
+//       fold of the aggregates
 //       one at a time in tile order, as every inclusive prefix is (the
 //       segmented scan's float sums: each is the left fold from the last tile
 //       with a head). Passed windows are kept in shared memory (`saved`,
@@ -60,8 +63,9 @@ struct LookbackStats {
     uint32_t polls = 0;    // status reads of the warp in all
 };
 
-// The Fold of a scan operator on single values (integer SUM, MIN, MAX:
-// associative; float SUM: a left fold).
+// The Fold of a scan operator on single values (integer SUM, MIN, MAX and
+// float MIN, MAX by core/ops.h's total order: associative and commutative;
+// float SUM: a left fold).
 template <typename T, typename Op>
 struct OperatorFold {
     using Value = T;
@@ -69,7 +73,7 @@ struct OperatorFold {
     __device__ __forceinline__ static T empty() { return ScanOpTraits<T, Op>::neutral(); }
     __device__ __forceinline__ static T combine(T older, T newer) { return Op()(older, newer); }
     __device__ __forceinline__ static T fold_lanes_from(T value, int first, int lane) {
-        return warp_reduce_exact(lane >= first ? value : empty(), Op());  // integer ops commute too
+        return warp_reduce_exact(lane >= first ? value : empty(), Op());  // these operators commute
     }
     __device__ __forceinline__ static T shuffle(T value, int from_lane) {
         return __shfl_sync(kWarpLaneMask, value, from_lane);
@@ -105,7 +109,9 @@ __device__ __forceinline__ typename Fold::Value finish_left_fold(typename Fold::
 }  // namespace lookback_detail
 
 // What tiles 0..tile-1 combine to (tile > 0), by one whole warp, once this
-// tile's aggregate is published (the caller publishes its inclusive prefix).
+// tile's aggregate is published (the caller publishes its inclusive prefix)
+// and every slot it may read holds this launch's status (the scan: once its
+// cleared watermark has passed the tile; the others clear before launch).
 // saved: kMaxSavedWindows * 32 values of shared memory when Fold::kLeftFold,
 // else unused (may be null).
 template <typename Fold, int kMaxSavedWindows, int kWindowsPerPoll, typename Status>

@@ -33,7 +33,7 @@ struct ScanParams {
     // the low bytes of `initial`, as the kernel's running type (T; the
     // running value Op::Accumulator for the narrow dtypes). It is what comes
     // before tile 0 (scan_start below), read where that is needed: tile 0,
-    // the ordered look-back's P_0, an exclusive scan's element 0. Absent
+    // the grouped look-back's P_0, an exclusive scan's element 0. Absent
     // (has_initial false), the kernels compute what they did without it.
     bool has_initial;
     uint32_t poll_ns;    // back-off between look-back polls
@@ -58,7 +58,7 @@ struct ScanParams {
 #endif
 
 // Everything before tile 0 combined: the scan's initial value where one is
-// given, else the operator's neutral element. For the ordered look-back
+// given, else the operator's neutral element. For the grouped look-back
 // (float SUM) it is P_0, the prefix of group 0 (engine/tile_lookback.cuh); for
 // the others tile 0 publishes it combined with its aggregate
 // (published_aggregate), so later tiles find it through the look-back.
@@ -70,7 +70,7 @@ __device__ __forceinline__ T scan_start(const ScanParams &p) {
 
 // What a tile publishes first: its aggregate, which for tile 0 is its
 // inclusive prefix, so tile 0 puts the initial value in front where one is
-// given. Not the ordered look-back: its tile slots hold aggregates only (the
+// given. Not the grouped look-back: its tile slots hold aggregates only (the
 // initial value is its P_0).
 template <typename T, typename Op>
 __device__ __forceinline__ T published_aggregate(const ScanParams &p, uint32_t tile, T aggregate) {

@@ -26,7 +26,7 @@
 // narrow three-pass path's prefix kernel takes it as arguments): it is what
 // tile 0 starts from, its exclusive prefix. Exact operators publish it
 // combined with tile 0's aggregate as tile 0's inclusive prefix; float SUM
-// takes it as P_0 of the ordered look-back. No extra pass, and absent it
+// takes it as P_0 of the grouped look-back. No extra pass, and absent it
 // nothing changes.
 #include "cuda/scan/scan.h"
 

@@ -41,7 +41,7 @@ struct ScanKernelConfig {
 };
 
 // Tunings may give MIN/MAX (MinMaxConfig) and float SUM (OrderedSumConfig,
-// the ordered look-back) their own configurations; anything without one
+// the grouped look-back) their own configurations; anything without one
 // uses Config. Either way one configuration per operator.
 template <typename Op>
 struct ScanSumKind {
@@ -114,7 +114,7 @@ struct ScanTuningSm90 {
     // input runs in one block of 128 threads (2^10: 3.8 us vs 5.4 with the
     // 384-thread block).
     static constexpr uint64_t kPipelineMinTilesPerBlock = 8;
-    // Float SUM (ordered look-back: prefixes by groups of 32 tiles, so more,
+    // Float SUM (grouped look-back: prefixes by groups of 32 tiles, so more,
     // smaller tiles mean a longer chain of group prefixes) turns pipelined
     // sooner: f32 2^24 (7 pipelined tiles per block) 69 us vs 101 one tile
     // per block; 2^22 (2 per block) 23.9 vs 24.5, kept one tile per block.
