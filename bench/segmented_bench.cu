@@ -282,7 +282,7 @@ void run_shape(const Shape &shape, uint64_t total, const std::string &filter) {
                    CHECK_GP(ctx, gpuprim_segmented_scan(ctx, GPUPRIM_OP_SUM, GPUPRIM_SCAN_INCLUSIVE, ours_segments, wk[c], wko));
                }, copies, small),
                bytes);
-        report(label, "scan_inclusive_sum", "device copy, same bytes", n,
+        report(label, "scan_inclusive_sum", "device copy of the same bytes", n,
                time_call(stream, repeats, [&](int c) { CHECK_CUDA(cudaMemcpyAsync(keys_out.p, keys[c]->p, n * 4, cudaMemcpyDeviceToDevice, stream)); },
                          copies, small),
                bytes);
