@@ -239,7 +239,9 @@ def sort_by_key(keys: Array, values: Values, *,
         >>> gpuprim.sort_by_key(np.array([2, 1, 2, 0]), np.array([10., 20., 30., 40.]))
         (array([0, 1, 2, 2]), array([40., 20., 10., 30.]))
     """
-    return sort(keys, values=values, descending=descending)
+    context, array = _described(keys, "keys")
+    layout = _core._row_layout(array, -1)
+    return context._sort(array, layout, descending, values, None, None, None, None, keys_name="keys")
 
 
 def argsort(x: Array, /, *, axis: Optional[int] = -1, descending: bool = False,
@@ -463,6 +465,9 @@ def compress(condition: Array, a: Array, /) -> Array:
         array([7, 9])
     """
     context, array = _described(a, "a")
+    # checked here first, so that a refusal names compress's own arguments
+    _core._predicate(_core._one_dimensional(array, "a"), condition, None, None, None, "compress",
+                     "condition", "a")
     return context.select(array, condition)
 
 

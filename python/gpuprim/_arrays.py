@@ -27,7 +27,7 @@ class Array:
     """One operand: the object, its framework and where its data lives."""
 
     __slots__ = ("obj", "kind", "ptr", "dtype_name", "size", "on_device", "device", "ndim",
-                 "writeable", "keep")
+                 "writeable", "keep", "dims")
 
     def __init__(self, obj, kind, ptr, dtype_name, size, on_device, device, ndim, writeable=True):
         self.obj = obj
@@ -40,6 +40,7 @@ class Array:
         self.ndim = ndim
         self.writeable = writeable  # False: never written (numpy's flags.writeable)
         self.keep = None            # what must stay alive while the library uses ptr (a DLPack capsule)
+        self.dims = None            # the shape, where it is not obj's to read (a DLPack producer's capsule)
 
     @property
     def code(self):
@@ -47,7 +48,8 @@ class Array:
 
     @property
     def shape(self):
-        return tuple(self.obj.shape)
+        dims = self.dims
+        return tuple(self.obj.shape) if dims is None else dims
 
 
 # Reading an array is on every call's path, so the lookups are cached:
@@ -207,18 +209,22 @@ def _dlpack(obj, what):
     JAX's are). On CUDA the call runs on the legacy default stream, and the
     producer is asked (``__dlpack__(stream=1)``) to order its pending work
     on the array before it."""
-    device_type, device_id = obj.__dlpack_device__()[:2]
+    try:
+        device_type, device_id = (int(value) for value in tuple(obj.__dlpack_device__())[:2])
+    except (TypeError, ValueError) as error:
+        raise TypeError(f"gpuprim: {what}.__dlpack_device__() did not give (device type, device id): "
+                        f"{error}") from None
     if device_type == _DLPACK_CUDA:
-        try:
-            capsule = obj.__dlpack__(stream=_CUDA_STREAM_LEGACY)
-        except TypeError:  # a producer from before the stream keyword
-            capsule = obj.__dlpack__()
+        capsule = _dlpack_capsule(obj, stream=_CUDA_STREAM_LEGACY)
     elif device_type == _DLPACK_CPU:
-        capsule = obj.__dlpack__()
+        capsule = _dlpack_capsule(obj)
     else:
         raise TypeError(f"gpuprim: {what} is on DLPack device type {device_type}; only CPU (1) and "
                         "CUDA (2) memory is supported")
-    address, shape, code, is_bool, _read_only, contiguous = _lib.LIB.dlpack_view(capsule)
+    try:
+        address, shape, code, is_bool, _read_only, contiguous = _lib.LIB.dlpack_view(capsule)
+    except (TypeError, ValueError) as error:
+        raise type(error)(f"gpuprim: {what}.__dlpack__() gave {error}") from None
     if code < 0:
         raise TypeError(f"gpuprim: {what} has a dtype gpuprim does not support; supported: {SUPPORTED}")
     if not contiguous:
@@ -230,7 +236,26 @@ def _dlpack(obj, what):
     array = Array(obj, _dlpack_kind(obj), address if size else 0, "bool" if is_bool else _CODE_NAMES[code],
                   size, on_device, device_id if on_device else -1, len(shape), writeable=False)
     array.keep = capsule
+    array.dims = tuple(shape)
     return array
+
+
+def _dlpack_capsule(obj, **stream):
+    """obj.__dlpack__(), asking for a versioned capsule (DLPack 1.x carries
+    a read-only flag, so producers such as numpy export their read-only
+    arrays; the package only reads them) and, on CUDA, that the producer
+    order its pending work before the stream. Producers from before either
+    keyword get the call they know."""
+    try:
+        return obj.__dlpack__(max_version=(1, 0), **stream)
+    except TypeError:  # before max_version
+        pass
+    if not stream:
+        return obj.__dlpack__()
+    try:
+        return obj.__dlpack__(**stream)
+    except TypeError:  # before the stream keyword
+        return obj.__dlpack__()
 
 
 def _framework_from_dlpack(obj):
@@ -284,6 +309,19 @@ class Exported:
             else:
                 self._result = self.array
         return self._result
+
+
+def prefix(array, count):
+    """The first count elements of an output Array as its framework's array
+    (the count-sized results of select and friends): a slice, or for a
+    DLPack producer whose framework has no from_dlpack a DLPack array of
+    those elements sharing the output's buffer."""
+    if type(array) is _ExportedArray:
+        exported = array.exported
+        if exported.kind != "jax" and exported.from_dlpack is None:
+            exported.result()  # waits for the call's work once, as result() does
+            return _lib.LIB.export_prefix(exported.array, count)
+    return array.obj[:count]
 
 
 class _ExportedArray(Array):
@@ -358,10 +396,11 @@ def describe(obj, what):
             return obj
         module = type(obj).__module__.split(".", 1)[0]
         framework = sys.modules.get(module)
-        ma = sys.modules.get("numpy.ma")  # no masked array exists before numpy.ma is imported
+        np = sys.modules.get("numpy")  # no numpy array exists before numpy is imported
+        ma = sys.modules.get("numpy.ma")
         if ma is not None and isinstance(obj, ma.MaskedArray):
             reader = masked_refusal
-        elif module == "numpy" and isinstance(obj, framework.ndarray):
+        elif np is not None and isinstance(obj, np.ndarray):  # subclasses too, wherever defined
             reader = _numpy
         elif module == "torch" and isinstance(obj, framework.Tensor):
             reader = _torch

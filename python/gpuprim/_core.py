@@ -379,6 +379,11 @@ class Context:
             self._run(operands, lambda c, *b: call(c, segments, *b))
             return
 
+        for array, is_input in operands:
+            if not is_input and array is not None and _may_overlap(array, layout.offsets):
+                raise ValueError("gpuprim: an output (out= or values_out=) shares memory with offsets, which "
+                                 "the call reads while it writes: pass separate arrays")
+
         def with_offsets(c, offsets, *b):
             return call(c, (offsets, 0, layout.max_length), *b)
         self._run([(layout.offsets, True)] + operands, with_offsets)
@@ -391,6 +396,10 @@ class Context:
                                                        dtype_name), what)
         result = _arrays.describe(out, what)
         if not result.writeable:  # as numpy says it (np.sort(x, out=...) etc.)
+            if result.kind in ("jax", "dlpack"):
+                raise ValueError(f"gpuprim: {what}: an array taken through DLPack is read-only here (only "
+                                 "read, never written: its framework may share or freeze it); pass a numpy, "
+                                 "PyTorch or CuPy array, or no out=")
             raise ValueError(f"gpuprim: {what}: output array is read-only")
         if result.kind != like.kind:
             raise TypeError(f"gpuprim: {what} is a {result.kind} array, the input a {like.kind} one")
@@ -465,26 +474,26 @@ class Context:
                                          _arrays.describe(values, "values"), first, last)
         return result
 
-    def _sort(self, keys, layout, descending, values, out, values_out, begin_bit, end_bit):
+    def _sort(self, keys, layout, descending, values, out, values_out, begin_bit, end_bit, keys_name="x"):
         shape = keys.shape if layout is not None and layout.offsets is None else None
-        keys_out, vals, vals_out = self._sort_operands(keys, shape, values, out, values_out)
+        keys_out, vals, vals_out = self._sort_operands(keys, shape, values, out, values_out, keys_name)
         operands = [(keys, True), (vals, True), (keys_out, False), (vals_out, False)]
         if layout is None:
-            self._run(operands, _sort_call(descending, begin_bit, end_bit))
+            self._run(operands, _sort_call(keys, descending, begin_bit, end_bit))
         else:
-            options = _sort_options(descending, begin_bit, end_bit)
+            options = _sort_options(keys, descending, begin_bit, end_bit)
             self._run_segmented(
                 layout, operands,
                 lambda c, s, kin, vin, kout, vout: LIB.gpuprim_segmented_sort(
                     c, *s, kin, vin, kout, vout, *options))
         return keys_out.obj if vals is None else (keys_out.obj, vals_out.obj)
 
-    def _sort_operands(self, keys, shape, values, out, values_out):
+    def _sort_operands(self, keys, shape, values, out, values_out, keys_name="x"):
         """(keys_out, values, values_out) of a sort: out and values_out
         checked (or new), values described; values and values_out None
-        without values."""
+        without values. keys_name: what the caller calls the keys."""
         keys_out = self._output(keys, out, "out", shape=shape)
-        _refuse_partial_overlap(keys_out, keys, "out", "x")
+        _refuse_partial_overlap(keys_out, keys, "out", keys_name)
         vals = vals_out = None
         if values is None:
             if values_out is not None:
@@ -492,25 +501,25 @@ class Context:
         else:
             vals = _arrays.describe(values, "values")
             if vals.kind != keys.kind or vals.on_device != keys.on_device:
-                raise TypeError("gpuprim: values must be of the same kind and device as x")
+                raise TypeError(f"gpuprim: values must be of the same kind and device as {keys_name}")
             # (the library's refusals name its own parameters: keys_in, values_in, ...)
             if _may_overlap(vals, keys):
-                raise ValueError("gpuprim: values shares memory with x; the sort moves both: pass a copy "
+                raise ValueError(f"gpuprim: values shares memory with {keys_name}; the sort moves both: pass a copy "
                                  "(values.copy())")
             if shape is not None and vals.shape != shape:
-                raise ValueError(f"gpuprim: values has shape {vals.shape}, x {shape}; "
-                                 "per-row sorts need values of x's shape")
+                raise ValueError(f"gpuprim: values has shape {vals.shape}, {keys_name} {shape}; "
+                                 f"per-row sorts need values of {keys_name}'s shape")
             if vals.size != keys.size:
-                raise ValueError(f"gpuprim: values has {vals.size} elements, x {keys.size}; a sort by key "
+                raise ValueError(f"gpuprim: values has {vals.size} elements, {keys_name} {keys.size}; a sort by key "
                                  "needs one value per key")
             vals_out = self._output(vals, values_out, "values_out", shape=shape)
             _refuse_partial_overlap(vals_out, vals, "values_out", "values")
             for output, output_name, other, other_name in ((keys_out, "out", vals, "values"),
-                                                           (vals_out, "values_out", keys, "x"),
+                                                           (vals_out, "values_out", keys, keys_name),
                                                            (vals_out, "values_out", keys_out, "out")):
                 if _may_overlap(output, other):
                     raise ValueError(f"gpuprim: {output_name} shares memory with {other_name}; the sort writes "
-                                     f"{output_name} while it reads x and values: pass separate arrays")
+                                     f"{output_name} while it reads {keys_name} and values: pass separate arrays")
         return keys_out, vals, vals_out
 
     def argsort(self, x, *, axis=None, descending=False, dtype="int64", begin_bit=None,
@@ -550,7 +559,7 @@ class Context:
     def _argsort(self, keys, layout, descending, dtype, begin_bit, end_bit):
         dtype = _index_dtype(dtype)
         indices = self._output(keys, None, "indices", dtype_name=dtype, shape=keys.shape)
-        options = _sort_options(descending, begin_bit, end_bit)
+        options = _sort_options(keys, descending, begin_bit, end_bit)
         operands = [(keys, True), (indices, False)]
         if layout is None:
             self._run(operands, lambda c, k, i: LIB.gpuprim_argsort(c, k, 0, i, *options))
@@ -1039,6 +1048,11 @@ class Context:
                 if lower == upper:
                     lower, upper = lower - 0.5, upper + 0.5
         else:
+            ma = sys.modules.get("numpy.ma")  # no masked value exists before numpy.ma is imported
+            if ma is not None:
+                for masked in [range] + list(range):  # the pair, or a bound (np.ma.masked)
+                    if isinstance(masked, ma.MaskedArray):
+                        _arrays.masked_refusal(masked, "range")
             lower, upper = (_python_number(bound) for bound in range)
             if not (math.isfinite(lower) and math.isfinite(upper)):
                 raise ValueError(f"gpuprim: histogram: range ({lower}, {upper}) is not finite")
@@ -1222,6 +1236,11 @@ class Context:
         if vb.dtype_name != va.dtype_name:
             raise TypeError(f"gpuprim: merge: values_b has dtype {vb.dtype_name}, values_a has "
                             f"{va.dtype_name}; cast one (values_b.astype(values_a.dtype))")
+        for values_array, keys_array, values_name, keys_name in ((va, left, "values_a", "a"),
+                                                                 (vb, right, "values_b", "b")):
+            if values_array.size != keys_array.size:
+                raise ValueError(f"gpuprim: merge: {values_name} has {values_array.size} elements, {keys_name} "
+                                 f"has {keys_array.size}; one value per key")
         values_out = self._output(va, None, "values_out", shape=(total,))
         self._run([(left, True), (va, True), (right, True), (vb, True), (keys_out, False),
                    (values_out, False)],
@@ -1271,7 +1290,7 @@ class Context:
         self._run([(source, True), (flags, True), (vals, True), (out, False), (values_out, False),
                    (where, False)], call)
         count = kept[0]
-        results = [a.obj[:count] for a in (out, values_out, where) if a is not None]
+        results = [_arrays.prefix(a, count) for a in (out, values_out, where) if a is not None]
         return results[0] if len(results) == 1 else tuple(results)
 
     def stable_partition(self, x: Array, mask: Optional[Array] = None, /, *, op: Optional[str] = None,
@@ -1331,7 +1350,7 @@ class Context:
             return status
         self._run([(source, True), (keys, False), (starts, False), (lengths, False)], call)
         count = found[0]
-        return keys.obj[:count], starts.obj[:count], lengths.obj[:count]
+        return tuple(_arrays.prefix(a, count) for a in (keys, starts, lengths))
 
     def unique_consecutive(self, x: Array, /, *, return_counts: bool = False, values: Optional[Values] = None) -> Any:
         """torch.unique_consecutive(x, return_counts=...) of the 1-D x: the
@@ -1359,7 +1378,7 @@ class Context:
                 status, found[0] = LIB.gpuprim_unique(c, i, v, k, vo, 0)
                 return status
             self._run([(source, True), (vals, True), (keys, False), (values_out, False)], call)
-            results = [a.obj[:found[0]] for a in (keys, values_out) if a is not None]
+            results = [_arrays.prefix(a, found[0]) for a in (keys, values_out) if a is not None]
         if return_counts:
             keys, _, lengths = self.run_length_encode(source)
             if not results:
@@ -1429,7 +1448,7 @@ class Context:
             return status
         self._run([(source, True), (vals, True), (keys_out, False), (results, False), (lengths, False)], call)
         count = found[0]
-        return tuple(a.obj[:count] for a in (keys_out, results, lengths) if a is not None)
+        return tuple(_arrays.prefix(a, count) for a in (keys_out, results, lengths) if a is not None)
 
     def groupby_sum(self, keys: Array, values: Values, /, *, return_counts: bool = False,
                     dtype: Any = None) -> Tuple[Any, ...]:
@@ -1499,9 +1518,9 @@ class Context:
         self._run([(source, True), (vals, True), (keys_out, False), (counts_out, False), (results, False),
                    (inverse_out, False)], call)
         count = found[0]
-        return (None if keys_out is None else keys_out.obj[:count],
-                None if results is None else results.obj[:count],
-                None if counts_out is None else counts_out.obj[:count],
+        return (None if keys_out is None else _arrays.prefix(keys_out, count),
+                None if results is None else _arrays.prefix(results, count),
+                None if counts_out is None else _arrays.prefix(counts_out, count),
                 None if inverse_out is None else inverse_out.obj)
 
     # -- distributed calls (experimental: gpuprim.h's GPUPRIM_EXPERIMENTAL_API) --
@@ -1685,7 +1704,7 @@ class Context:
         def prepare(run):
             keys = _one_dimensional(_arrays.describe(x, "x"), "x")
             keys_out, vals, vals_out = self._sort_operands(keys, None, values, out, values_out)
-            options = _sort_options(descending, begin_bit, end_bit)
+            options = _sort_options(keys, descending, begin_bit, end_bit)
             run([(keys, True), (vals, True), (keys_out, False), (vals_out, False)],
                 lambda c, kin, vin, kout, vout: LIB.gpuprim_distributed_sort(
                     c, kin, vin, kout, vout, *options))
@@ -1705,7 +1724,7 @@ class Context:
             name = _index_dtype(dtype, _GLOBAL_INDEX_DTYPES,
                                 "distributed_argsort's indices are global positions: dtype")
             indices = self._output(keys, None, "indices", dtype_name=name)
-            options = _sort_options(descending, begin_bit, end_bit)
+            options = _sort_options(keys, descending, begin_bit, end_bit)
             run([(keys, True), (indices, False)],
                 lambda c, k, i: LIB.gpuprim_distributed_argsort(c, k, 0, i, *options))
             return indices.obj
@@ -1955,7 +1974,8 @@ def _row_layout(array, axis):
     axis = _integer(axis, "axis must be an integer or None")
     shape = array.shape
     if not shape:
-        raise ValueError("gpuprim: axis given for a 0-d array")
+        raise ValueError(f"gpuprim: a 0-d array has no axis {axis} to work along: pass an array of one "
+                         "dimension or more")
     if axis not in (-1, len(shape) - 1):
         raise ValueError(
             f"gpuprim: axis={axis} for an array of shape {shape}: only the last axis "
@@ -2049,20 +2069,32 @@ def _bit(value, what):
     return number
 
 
-def _sort_options(descending, begin_bit, end_bit):
+def _sort_options(keys, descending, begin_bit, end_bit):
     """(order, begin_bit, end_bit): the gpuprim_sort_options_t fields the
-    _ext calls take (the rest at gpuprim_sort_options_init's defaults)."""
-    return _order(descending), _bit(begin_bit, "begin_bit"), _bit(end_bit, "end_bit")
+    _ext calls take (the rest at gpuprim_sort_options_init's defaults). A
+    given bit range is checked here against the keys' width, as the library
+    checks it (begin_bit < end_bit <= the key's bits, end_bit 0 the width),
+    so that the refusal names begin_bit and end_bit as the caller wrote them."""
+    begin, end = _bit(begin_bit, "begin_bit"), _bit(end_bit, "end_bit")
+    if begin_bit is not None or end_bit is not None:
+        name = keys.dtype_name
+        bits = 8 if name == "bool" else int(name.lstrip("abcdefghijklmnopqrstuvwxyz"))
+        if not begin < (end or bits) <= bits:
+            raise _lib.InvalidArgumentError(
+                _lib.STATUS_CODES["INVALID_ARGUMENT"],
+                f"gpuprim: begin_bit={begin_bit} and end_bit={end_bit}: the bit range must satisfy "
+                f"begin_bit < end_bit <= {bits}, the bits of a {name} key (end_bit None or 0 means {bits})")
+    return _order(descending), begin, end
 
 
-def _sort_call(descending, begin_bit, end_bit):
+def _sort_call(keys, descending, begin_bit, end_bit):
     """call(context, keys_in, values_in, keys_out, values_out): gpuprim_sort,
-    or gpuprim_sort_with_options when a bit range is given (the library
-    checks it: begin_bit < end_bit <= the key's bits)."""
+    or gpuprim_sort_with_options when a bit range is given (_sort_options
+    checks it)."""
     order = _order(descending)
     if begin_bit is None and end_bit is None:
         return lambda c, kin, vin, kout, vout: LIB.gpuprim_sort(c, kin, vin, kout, vout, order)
-    options = _sort_options(descending, begin_bit, end_bit)
+    options = _sort_options(keys, descending, begin_bit, end_bit)
     return lambda c, kin, vin, kout, vout: LIB.gpuprim_sort_with_options(c, kin, vin, kout, vout,
                                                                          *options)
 
@@ -2266,19 +2298,20 @@ def _scalar_of_dtype(np, source, name, value, what, function):
     return host
 
 
-def _predicate(source, mask, op, value, upper, function):
+def _predicate(source, mask, op, value, upper, function, mask_name="mask", source_name="x"):
     """(kind, flags Array or None, scalar, upper scalar): gpuprim_predicate_t's fields."""
     if mask is not None:
         if op is not None:
-            raise ValueError(f"gpuprim: {function}: pass mask or op, not both")
-        flags = _one_dimensional(_arrays.describe(mask, "mask"), "mask")
+            raise ValueError(f"gpuprim: {function}: pass {mask_name} or op, not both")
+        flags = _one_dimensional(_arrays.describe(mask, mask_name), mask_name)
         if flags.dtype_name not in _INTEGER_DTYPES + ("bool",):
-            raise TypeError(f"gpuprim: {function}: mask must be of bool or an integer dtype, not "
+            raise TypeError(f"gpuprim: {function}: {mask_name} must be of bool or an integer dtype, not "
                             f"{flags.dtype_name}")
         if flags.kind != source.kind or flags.on_device != source.on_device:
-            raise TypeError(f"gpuprim: {function}: mask must be of x's kind and device")
+            raise TypeError(f"gpuprim: {function}: {mask_name} must be of {source_name}'s kind and device")
         if flags.size != source.size:
-            raise ValueError(f"gpuprim: {function}: mask has {flags.size} elements, x has {source.size}")
+            raise ValueError(f"gpuprim: {function}: {mask_name} has {flags.size} elements, {source_name} has "
+                             f"{source.size}")
         return _KEEP_FLAGGED, flags, None, None
     if op not in _KEEP_OPS:
         raise ValueError(f"gpuprim: {function}: pass mask, or op as one of {', '.join(_KEEP_OPS)}; "

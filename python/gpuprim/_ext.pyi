@@ -202,7 +202,7 @@ def fast_topk(x: object | None, k: object | None, largest: object | None, axis: 
 
 def fast_reduce(op: int, x: object | None, axis: object | None, out: object | None = None) -> object: ...
 
-def dlpack_view(capsule: object) -> tuple:
+def dlpack_view(capsule: object | None) -> tuple:
     """
     (address, shape, dtype code or -1, is bool, read only, C-contiguous) of a DLPack capsule
     """
@@ -210,4 +210,9 @@ def dlpack_view(capsule: object) -> tuple:
 def export_empty(context: int, code: int, is_bool: bool, shape: tuple, device_type: int, device_id: int, fill_byte: int = -1) -> tuple:
     """
     (status, (DLPack array, address) or None): a new buffer of the context, exported (every byte fill_byte when 0..255)
+    """
+
+def export_prefix(array: object, count: int) -> object:
+    """
+    the first count elements of a 1-D array of export_empty's, sharing its buffer
     """

@@ -54,25 +54,38 @@ nb::tuple view(nb::handle capsule) {
     bool read_only = false;
     if (PyCapsule_IsValid(capsule.ptr(), "dltensor_versioned")) {
         auto *managed = static_cast<ManagedTensorVersioned *>(PyCapsule_GetPointer(capsule.ptr(), "dltensor_versioned"));
-        if (managed->major != 1) throw nb::type_error("gpuprim: a DLPack capsule of a version other than 1.x");
+        if (managed->major != 1) throw nb::type_error("a DLPack capsule of a version other than 1.x");
         tensor = &managed->tensor;
         read_only = (managed->flags & read_only_flag) != 0;
     } else if (PyCapsule_IsValid(capsule.ptr(), "dltensor")) {
         tensor = &static_cast<ManagedTensor *>(PyCapsule_GetPointer(capsule.ptr(), "dltensor"))->tensor;
     } else {
-        throw nb::type_error("gpuprim: not an unconsumed DLPack capsule (\"dltensor\")");
+        throw nb::type_error("not an unconsumed DLPack capsule (\"dltensor\")");
     }
+    // The producer's tensor is read as it is, so what it claims is checked
+    // first: a shape to read, lengths that multiply without wrapping, and
+    // data where there are elements.
+    if (tensor->ndim < 0) throw nb::value_error("a DLPack tensor of a negative number of dimensions");
+    if (tensor->ndim > 0 && !tensor->shape) throw nb::value_error("a DLPack tensor without its shape");
+    std::uint64_t elements = 1;
+    for (int axis = 0; axis < tensor->ndim; ++axis) {
+        if (tensor->shape[axis] < 0) throw nb::value_error("a DLPack tensor with a negative length in its shape");
+        if (__builtin_mul_overflow(elements, std::uint64_t(tensor->shape[axis]), &elements) ||
+            elements > std::uint64_t(INT64_MAX))
+            throw nb::value_error("a DLPack tensor of 2^63 elements or more");
+    }
+    if (elements > 0 && !tensor->data) throw nb::value_error("a DLPack tensor of elements without data (NULL)");
     bool is_bool = false;
     int code = dlpack_code(tensor->dtype, is_bool);
     nb::list shape;
     bool contiguous = true;
-    std::int64_t expected = 1;
+    std::int64_t expected = 1;  // fits: the lengths' product does
     for (int axis = tensor->ndim - 1; axis >= 0; --axis) {
         std::int64_t length = tensor->shape[axis];
         if (tensor->strides && length != 1 && tensor->strides[axis] != expected) contiguous = false;
         expected *= length;
     }
-    if (expected == 0) contiguous = true;  // no elements: any strides
+    if (elements == 0) contiguous = true;  // no elements: any strides
     for (int axis = 0; axis < tensor->ndim; ++axis) shape.append(tensor->shape[axis]);
     auto address = reinterpret_cast<std::uintptr_t>(static_cast<char *>(tensor->data) + tensor->byte_offset);
     return nb::make_tuple(address, nb::tuple(shape), code, is_bool, read_only, contiguous);
@@ -138,15 +151,31 @@ nb::tuple export_empty(std::uint64_t context_handle, int code, bool is_bool, nb:
                                          reinterpret_cast<std::uintptr_t>(data)));
 }
 
+// The first count elements of `source`, a 1-D array of export_empty's, as a
+// DLPack array of its own that shares the buffer and keeps source alive: the
+// count-sized results (select and friends) for a producer whose framework
+// has no from_dlpack to slice them with.
+nb::object export_prefix(nb::object source, std::size_t count) {
+    auto array = nb::cast<nb::ndarray<>>(source);
+    if (array.ndim() != 1 || count > array.shape(0))
+        throw nb::value_error("export_prefix: not a 1-D array of at least count elements");
+    const std::size_t shape[1] = {count};
+    nb::ndarray<nb::array_api> prefix(array.data(), 1, shape, source, nullptr, array.dtype(), array.device_type(),
+                                      array.device_id());
+    return nb::cast(prefix, nb::rv_policy::reference);
+}
+
 }  // namespace
 
 void define_dlpack_calls(nb::module_ &m) {
-    m.def("dlpack_view", &view, nb::arg("capsule"),
+    m.def("dlpack_view", &view, nb::arg("capsule").none(),
           "(address, shape, dtype code or -1, is bool, read only, C-contiguous) of a DLPack capsule");
     m.def("export_empty", &export_empty, nb::arg("context"), nb::arg("code"), nb::arg("is_bool"),
           nb::arg("shape"), nb::arg("device_type"), nb::arg("device_id"), nb::arg("fill_byte") = -1,
           "(status, (DLPack array, address) or None): a new buffer of the context, exported "
           "(every byte fill_byte when 0..255)");
+    m.def("export_prefix", &export_prefix, nb::arg("array"), nb::arg("count"),
+          "the first count elements of a 1-D array of export_empty's, sharing its buffer");
 }
 
 }  // namespace gpuprim_ext

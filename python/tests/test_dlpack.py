@@ -2,6 +2,7 @@
 """Arrays of frameworks the package has no reader of its own for, through
 the DLPack protocol: a numpy-backed producer here (CPU backend), JAX on the
 GPU when it is importable there."""
+import ctypes
 import sys
 import types
 
@@ -219,3 +220,135 @@ def test_jax_on_its_device():
         for call in (gpuprim.segment_sort, gpuprim.segment_argsort, gpuprim.segment_cumsum):
             with pytest.raises(TypeError, match="outside every segment on jax arrays"):
                 call(keys, inner)
+
+
+class BareProducer:
+    """Only the protocol's two methods, no shape (as gpuprim's own DLPack
+    results, which the package must take back in): keywords passed on to
+    numpy's __dlpack__, which exports read-only arrays only when asked for a
+    versioned capsule (max_version)."""
+
+    def __init__(self, a):
+        self.a = a
+
+    def __dlpack__(self, **kwargs):
+        return self.a.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self.a.__dlpack_device__()
+
+
+def test_a_producer_without_a_shape_and_results_taken_back_in():
+    a = np.array([3.0, 1.0, 2.0, 0.0, 5.0])
+    x = BareProducer(a)
+    first = gpuprim.sort(x)
+    np.testing.assert_array_equal(back(first), np.sort(a))
+    assert not hasattr(first, "shape")  # the premise: the result has no shape of its own either
+    np.testing.assert_array_equal(back(gpuprim.cumsum(first)), np.cumsum(np.sort(a)))
+    np.testing.assert_array_equal(back(gpuprim.argsort(x)), np.argsort(a, kind="stable"))
+    values, indices = gpuprim.topk(x, 2)
+    np.testing.assert_array_equal(back(values), [5.0, 3.0])
+    np.testing.assert_array_equal(back(indices), [4, 0])
+    # the results sized by a count the call finds (select and friends)
+    np.testing.assert_array_equal(back(gpuprim.select(x, op=">", value=1.5)), [3.0, 2.0, 5.0])
+    runs = BareProducer(np.array([1, 1, 4, 4, 4, 2], np.int32))
+    keys, starts, lengths = gpuprim.run_length_encode(runs)
+    np.testing.assert_array_equal(back(keys), [1, 4, 2])
+    np.testing.assert_array_equal(back(lengths), [2, 3, 1])
+    np.testing.assert_array_equal(back(gpuprim.unique_consecutive(runs)), [1, 4, 2])
+    run_keys, sums = gpuprim.reduce_by_key(runs, BareProducer(np.arange(6.0)))
+    np.testing.assert_array_equal(back(run_keys), [1, 4, 2])
+    np.testing.assert_array_equal(back(sums), [1.0, 9.0, 5.0])
+    rows = np.arange(6.0).reshape(2, 3)[::-1].copy()
+    np.testing.assert_array_equal(back(gpuprim.sum(BareProducer(rows), axis=-1)), rows.sum(axis=-1))
+
+
+def test_a_read_only_array_through_dlpack_is_read():
+    a = np.array([3.0, 1.0, 2.0])
+    a.setflags(write=False)
+    np.testing.assert_array_equal(back(gpuprim.sort(BareProducer(a))), [1.0, 2.0, 3.0])
+    assert gpuprim.argmax(BareProducer(a)) == 0
+    np.testing.assert_array_equal(a, [3.0, 1.0, 2.0])
+
+
+def test_an_out_taken_through_dlpack_is_refused_as_such():
+    with pytest.raises(ValueError, match="out: an array taken through DLPack is read-only here"):
+        gpuprim.sort(np.array([2.0, 1.0]), out=BareProducer(np.zeros(2)))
+
+
+class _DLDevice(ctypes.Structure):
+    _fields_ = [("device_type", ctypes.c_int), ("device_id", ctypes.c_int)]
+
+
+class _DLDataType(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+
+
+class _DLTensor(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("device", _DLDevice), ("ndim", ctypes.c_int),
+                ("dtype", _DLDataType), ("shape", ctypes.POINTER(ctypes.c_int64)),
+                ("strides", ctypes.POINTER(ctypes.c_int64)), ("byte_offset", ctypes.c_uint64)]
+
+
+class _DLManagedTensor(ctypes.Structure):
+    _fields_ = [("dl_tensor", _DLTensor), ("manager_ctx", ctypes.c_void_p), ("deleter", ctypes.c_void_p)]
+
+
+class CraftedProducer:
+    """A producer whose capsule says what the test wants (float64 on the
+    CPU): a shape of ndim lengths (None: no shape array), data at `data`."""
+
+    def __init__(self, ndim, lengths, data):
+        self.lengths = None if lengths is None else (ctypes.c_int64 * len(lengths))(*lengths)
+        self.backing = (ctypes.c_double * 4)()
+        tensor = _DLTensor(ctypes.c_void_p(ctypes.addressof(self.backing)) if data else None,
+                           _DLDevice(1, 0), ndim, _DLDataType(2, 64, 1),
+                           ctypes.cast(self.lengths, ctypes.POINTER(ctypes.c_int64)) if lengths else None,
+                           None, 0)
+        self.managed = _DLManagedTensor(tensor, None, None)
+        new_capsule = ctypes.pythonapi.PyCapsule_New
+        new_capsule.restype = ctypes.py_object
+        new_capsule.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+        self.capsule = new_capsule(ctypes.addressof(self.managed), b"dltensor", None)
+
+    def __dlpack__(self, **kwargs):
+        return self.capsule
+
+    def __dlpack_device__(self):
+        return (1, 0)
+
+
+@pytest.mark.parametrize("ndim, lengths, data, message", [
+    (-1, None, True, "negative number of dimensions"),
+    (1, None, True, "without its shape"),
+    (1, [-3], True, "negative length"),
+    (2, [1 << 40, 1 << 40], True, "2\\^63 elements or more"),
+    (1, [3], False, "without data"),
+])
+def test_a_producer_claiming_an_impossible_tensor_is_refused(ndim, lengths, data, message):
+    crafted = CraftedProducer(ndim, lengths, data)
+    with pytest.raises(ValueError, match=f"gpuprim: x.__dlpack__\\(\\) gave a DLPack tensor.*{message}"):
+        gpuprim.sort(crafted)
+    assert crafted.backing[0] == 0.0  # nothing written
+
+
+class OddProducer:
+    def __init__(self, capsule, device=(1, 0)):
+        self.capsule, self.device = capsule, device
+
+    def __dlpack__(self, **kwargs):
+        return self.capsule
+
+    def __dlpack_device__(self):
+        return self.device
+
+
+@pytest.mark.parametrize("producer, message", [
+    (OddProducer(None), r"gpuprim: x.__dlpack__\(\) gave not an unconsumed DLPack capsule"),
+    (OddProducer(3), r"gpuprim: x.__dlpack__\(\) gave not an unconsumed DLPack capsule"),
+    (OddProducer(None, device=None), r"gpuprim: x.__dlpack_device__\(\) did not give"),
+    (OddProducer(None, device=(1,)), r"gpuprim: x.__dlpack_device__\(\) did not give"),
+])
+def test_a_producer_giving_no_capsule_or_device_is_named(producer, message):
+    with pytest.raises(TypeError, match=message):
+        gpuprim.sort(producer)

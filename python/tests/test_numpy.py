@@ -646,6 +646,9 @@ def test_masked_arrays_are_refused():
         gpuprim.histogram(np.arange(4.0), np.ma.array([0.0, 1.0, 2.0, 4.0], mask=[0, 1, 0, 0]))
     with pytest.raises(TypeError, match=r"pass value.filled\(...\)"):
         gpuprim.select(np.arange(4.0), op=">", value=np.ma.array(2.0, mask=True))
+    for bounds in (np.ma.array([0.0, 4.0], mask=[1, 0]), (np.ma.masked, 4.0)):
+        with pytest.raises(TypeError, match=r"pass range.filled\(...\)"):
+            gpuprim.histogram(np.arange(5.0), bins=4, range=bounds)
     # a mask of nothing is still a masked array; filled() / compressed() work
     with pytest.raises(TypeError, match=message):
         gpuprim.sort(np.ma.masked_array(data))
@@ -829,3 +832,61 @@ def test_bool_arrays():
         gpuprim.argsort(flat, dtype=bool)
     with pytest.raises(TypeError, match="expected bool"):
         gpuprim.sort(flat, out=np.empty(50, np.uint8))
+
+
+class UserArray(np.ndarray):
+    """A numpy subclass defined outside numpy (as astropy's Quantity or a
+    user's own): read as the numpy array it is."""
+
+
+def test_numpy_subclasses_are_numpy_arrays():
+    x = np.array([3.0, 1.0, 2.0]).view(UserArray)
+    result = gpuprim.sort(x)
+    assert isinstance(result, np.ndarray)
+    np.testing.assert_array_equal(result, [1.0, 2.0, 3.0])
+    out = np.zeros(3).view(UserArray)
+    assert gpuprim.sort(np.array([3.0, 1.0, 2.0]), out=out) is out
+    np.testing.assert_array_equal(out, [1.0, 2.0, 3.0])
+    frozen = x.copy()
+    frozen.setflags(write=False)
+    np.testing.assert_array_equal(gpuprim.sort(frozen), [1.0, 2.0, 3.0])
+    with pytest.raises(ValueError, match="out: output array is read-only"):
+        gpuprim.sort(x, out=frozen)
+    with pytest.raises(TypeError, match="native byte order"):
+        gpuprim.sort(np.arange(3, dtype=">f8").view(UserArray))
+    np.testing.assert_array_equal(gpuprim.cumsum(np.arange(3, dtype=np.int32).view(UserArray)), [0, 1, 3])
+    np.testing.assert_array_equal(gpuprim.unique(np.array([3, 1, 3]).view(UserArray)), [1, 3])
+    np.testing.assert_array_equal(gpuprim.segment_sort(x, np.array([0, 3])), [1.0, 2.0, 3.0])
+
+
+def test_refusals_name_the_functions_own_arguments():
+    with pytest.raises(ValueError, match="compress: condition has 1 elements, a has 4"):
+        gpuprim.compress(np.array([True]), np.arange(4))
+    with pytest.raises(TypeError, match="compress: condition must be of bool or an integer dtype"):
+        gpuprim.compress(np.ones(4), np.arange(4))
+    with pytest.raises(ValueError, match="condition is not C-contiguous"):
+        gpuprim.compress(np.ones(8, bool)[::2], np.arange(4))
+    keys = np.array([3, 2, 1, 0])
+    with pytest.raises(ValueError, match="keys is not C-contiguous"):
+        gpuprim.sort_by_key(np.arange(8)[::2], np.arange(4.0))
+    with pytest.raises(ValueError, match="values shares memory with keys"):
+        gpuprim.sort_by_key(keys, keys)
+    with pytest.raises(ValueError, match="values has 3 elements, keys 4"):
+        gpuprim.sort_by_key(keys, np.arange(3.0))
+    with pytest.raises(ValueError, match="merge: values_a has 3 elements, a has 4"):
+        gpuprim.merge(np.array([1, 2, 3, 4]), np.array([2, 5]), values_a=np.arange(3.0), values_b=np.arange(2.0))
+    with pytest.raises(ValueError, match="merge: values_b has 3 elements, b has 2"):
+        gpuprim.merge(np.array([1, 2, 3, 4]), np.array([2, 5]), values_a=np.arange(4.0), values_b=np.arange(3.0))
+    with pytest.raises(gpuprim.InvalidArgumentError, match=r"begin_bit=None and end_bit=65: .* <= 64"):
+        gpuprim.sort(np.arange(4, dtype=np.int64), end_bit=65)
+    with pytest.raises(gpuprim.InvalidArgumentError, match=r"begin_bit=8 and end_bit=4: .* <= 32"):
+        gpuprim.argsort(np.arange(4, dtype=np.int32), begin_bit=8, end_bit=4)
+    with pytest.raises(gpuprim.InvalidArgumentError, match=r"begin_bit=16 and end_bit=None: .* <= 16"):
+        gpuprim.segment_sort(np.arange(4, dtype=np.uint16), np.array([0, 4]), begin_bit=16)
+    for call in (gpuprim.sort, gpuprim.argsort, lambda x: gpuprim.topk(x, 1)):
+        with pytest.raises(ValueError, match="a 0-d array has no axis -1"):
+            call(np.array(5.0))
+    offsets_and_out = np.array([0, 2, 4, 9, 9, 9])
+    with pytest.raises(ValueError, match="an output .* shares memory with offsets"):
+        gpuprim.segment_sort(np.arange(6)[::-1].copy(), offsets_and_out[:3], out=offsets_and_out)
+    np.testing.assert_array_equal(offsets_and_out, [0, 2, 4, 9, 9, 9])
