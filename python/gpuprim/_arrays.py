@@ -222,9 +222,15 @@ def _dlpack(obj, what):
         raise TypeError(f"gpuprim: {what} is on DLPack device type {device_type}; only CPU (1) and "
                         "CUDA (2) memory is supported")
     try:
-        address, shape, code, is_bool, _read_only, contiguous = _lib.LIB.dlpack_view(capsule)
+        (address, shape, code, is_bool, _read_only, contiguous, capsule_type,
+         capsule_id) = _lib.LIB.dlpack_view(capsule)
     except (TypeError, ValueError) as error:
         raise type(error)(f"gpuprim: {what}.__dlpack__() gave {error}") from None
+    if (capsule_type, capsule_id if device_type == _DLPACK_CUDA else 0) != (
+            device_type, device_id if device_type == _DLPACK_CUDA else 0):
+        # the memory is where the capsule says; read as the other would be a wild read
+        raise ValueError(f"gpuprim: {what}.__dlpack__() gave a tensor on DLPack device ({capsule_type}, "
+                         f"{capsule_id}), its __dlpack_device__() says ({device_type}, {device_id})")
     if code < 0:
         raise TypeError(f"gpuprim: {what} has a dtype gpuprim does not support; supported: {SUPPORTED}")
     if not contiguous:

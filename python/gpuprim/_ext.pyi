@@ -204,7 +204,7 @@ def fast_reduce(op: int, x: object | None, axis: object | None, out: object | No
 
 def dlpack_view(capsule: object | None) -> tuple:
     """
-    (address, shape, dtype code or -1, is bool, read only, C-contiguous) of a DLPack capsule
+    (address, shape, dtype code or -1, is bool, read only, C-contiguous, device type, device id) of a DLPack capsule
     """
 
 def export_empty(context: int, code: int, is_bool: bool, shape: tuple, device_type: int, device_id: int, fill_byte: int = -1) -> tuple:

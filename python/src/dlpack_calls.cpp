@@ -48,7 +48,8 @@ nb::dlpack::dtype dlpack_dtype(int code, bool is_bool) {
     }
 }
 
-// (address, shape, dtype code or -1, is bool, read only, C-contiguous)
+// (address, shape, dtype code or -1, is bool, read only, C-contiguous,
+// device type, device id)
 nb::tuple view(nb::handle capsule) {
     const nb::dlpack::dltensor *tensor = nullptr;
     bool read_only = false;
@@ -88,7 +89,8 @@ nb::tuple view(nb::handle capsule) {
     if (elements == 0) contiguous = true;  // no elements: any strides
     for (int axis = 0; axis < tensor->ndim; ++axis) shape.append(tensor->shape[axis]);
     auto address = reinterpret_cast<std::uintptr_t>(static_cast<char *>(tensor->data) + tensor->byte_offset);
-    return nb::make_tuple(address, nb::tuple(shape), code, is_bool, read_only, contiguous);
+    return nb::make_tuple(address, nb::tuple(shape), code, is_bool, read_only, contiguous,
+                          static_cast<int>(tensor->device.device_type), tensor->device.device_id);
 }
 
 struct Exported {
@@ -169,7 +171,8 @@ nb::object export_prefix(nb::object source, std::size_t count) {
 
 void define_dlpack_calls(nb::module_ &m) {
     m.def("dlpack_view", &view, nb::arg("capsule").none(),
-          "(address, shape, dtype code or -1, is bool, read only, C-contiguous) of a DLPack capsule");
+          "(address, shape, dtype code or -1, is bool, read only, C-contiguous, device type, device id) of a "
+          "DLPack capsule");
     m.def("export_empty", &export_empty, nb::arg("context"), nb::arg("code"), nb::arg("is_bool"),
           nb::arg("shape"), nb::arg("device_type"), nb::arg("device_id"), nb::arg("fill_byte") = -1,
           "(status, (DLPack array, address) or None): a new buffer of the context, exported "

@@ -298,11 +298,11 @@ class CraftedProducer:
     """A producer whose capsule says what the test wants (float64 on the
     CPU): a shape of ndim lengths (None: no shape array), data at `data`."""
 
-    def __init__(self, ndim, lengths, data):
+    def __init__(self, ndim, lengths, data, device=(1, 0)):
         self.lengths = None if lengths is None else (ctypes.c_int64 * len(lengths))(*lengths)
         self.backing = (ctypes.c_double * 4)()
         tensor = _DLTensor(ctypes.c_void_p(ctypes.addressof(self.backing)) if data else None,
-                           _DLDevice(1, 0), ndim, _DLDataType(2, 64, 1),
+                           _DLDevice(*device), ndim, _DLDataType(2, 64, 1),
                            ctypes.cast(self.lengths, ctypes.POINTER(ctypes.c_int64)) if lengths else None,
                            None, 0)
         self.managed = _DLManagedTensor(tensor, None, None)
@@ -330,6 +330,13 @@ def test_a_producer_claiming_an_impossible_tensor_is_refused(ndim, lengths, data
     with pytest.raises(ValueError, match=f"gpuprim: x.__dlpack__\\(\\) gave a DLPack tensor.*{message}"):
         gpuprim.sort(crafted)
     assert crafted.backing[0] == 0.0  # nothing written
+
+
+def test_a_capsule_on_another_device_than_the_producer_says_is_refused():
+    crafted = CraftedProducer(1, [3], True, device=(2, 0))  # CUDA memory, by the capsule
+    with pytest.raises(ValueError, match=r"gave a tensor on DLPack device \(2, 0\), its __dlpack_device__\(\) "
+                                         r"says \(1, 0\)"):
+        gpuprim.sort(crafted)
 
 
 class OddProducer:
