@@ -1704,7 +1704,7 @@ class Context:
         def prepare(run):
             keys = _one_dimensional(_arrays.describe(x, "x"), "x")
             keys_out, vals, vals_out = self._sort_operands(keys, None, values, out, values_out)
-            options = _sort_options(keys, descending, begin_bit, end_bit)
+            options = _sort_options(None, descending, begin_bit, end_bit)  # checked by the agreement
             run([(keys, True), (vals, True), (keys_out, False), (vals_out, False)],
                 lambda c, kin, vin, kout, vout: LIB.gpuprim_distributed_sort(
                     c, kin, vin, kout, vout, *options))
@@ -1724,7 +1724,7 @@ class Context:
             name = _index_dtype(dtype, _GLOBAL_INDEX_DTYPES,
                                 "distributed_argsort's indices are global positions: dtype")
             indices = self._output(keys, None, "indices", dtype_name=name)
-            options = _sort_options(keys, descending, begin_bit, end_bit)
+            options = _sort_options(None, descending, begin_bit, end_bit)  # checked by the agreement
             run([(keys, True), (indices, False)],
                 lambda c, k, i: LIB.gpuprim_distributed_argsort(c, k, 0, i, *options))
             return indices.obj
@@ -2074,9 +2074,11 @@ def _sort_options(keys, descending, begin_bit, end_bit):
     _ext calls take (the rest at gpuprim_sort_options_init's defaults). A
     given bit range is checked here against the keys' width, as the library
     checks it (begin_bit < end_bit <= the key's bits, end_bit 0 the width),
-    so that the refusal names begin_bit and end_bit as the caller wrote them."""
+    so that the refusal names begin_bit and end_bit as the caller wrote them.
+    keys None: not checked here (the distributed calls: the library checks
+    the range in its agreement step, so every rank fails with the reason)."""
     begin, end = _bit(begin_bit, "begin_bit"), _bit(end_bit, "end_bit")
-    if begin_bit is not None or end_bit is not None:
+    if keys is not None and (begin_bit is not None or end_bit is not None):
         name = keys.dtype_name
         bits = 8 if name == "bool" else int(name.lstrip("abcdefghijklmnopqrstuvwxyz"))
         if not begin < (end or bits) <= bits:
