@@ -30,15 +30,13 @@
 //       lane order unless combine also commutes (then any order will do).
 //       combine is associative; passed windows are folded as they are
 //       passed, in registers, and the walk has no limit.
-//   static Value shuffle(Value v, int from_lane);
-//       (kLeftFold true; the fold itself shuffles Value with __shfl_sync,
-//       so Value is a float or a double there) the result must be the left
-//       fold of the aggregates
-//       one at a time in tile order, as every inclusive prefix is (the
-//       segmented scan's float sums: each is the left fold from the last tile
-//       with a head). Passed windows are kept in shared memory (`saved`,
+//   kLeftFold true: the result must be the left fold of the aggregates one
+//       at a time in tile order, as every inclusive prefix is (the segmented
+//       scan's float sums: each is the left fold from the last tile with a
+//       head). Passed windows are kept in shared memory (`saved`,
 //       kMaxSavedWindows windows) and folded at the end, oldest first; a walk
-//       that fills them waits where it is for an inclusive prefix.
+//       that fills them waits where it is for an inclusive prefix. The fold
+//       moves Value between lanes with __shfl_sync (a float or a double).
 // The flat scan's float SUM takes look_back_grouped below instead: its
 // association is fixed by tile numbers alone (groups of 32 tiles), so tiles
 // need not wait for their predecessors' inclusive prefixes one by one.
@@ -75,9 +73,6 @@ struct OperatorFold {
     __device__ __forceinline__ static T fold_lanes_from(T value, int first, int lane) {
         return warp_reduce_exact(lane >= first ? value : empty(), Op());  // these operators commute
     }
-    __device__ __forceinline__ static T shuffle(T value, int from_lane) {
-        return __shfl_sync(kWarpLaneMask, value, from_lane);
-    }
 };
 
 namespace lookback_detail {
@@ -97,7 +92,7 @@ __device__ __forceinline__ typename Fold::Value finish_left_fold(typename Fold::
                                                                  const typename Fold::Value *saved,
                                                                  int saved_windows) {
     const CombineOf<Fold> op;
-    typename Fold::Value acc = Fold::shuffle(value, newest_inclusive);
+    typename Fold::Value acc = __shfl_sync(kWarpLaneMask, value, newest_inclusive);
     acc = warp_fold_ordered(acc, value, newest_inclusive + 1, op);
     for (int s = saved_windows - 1; s >= 0; --s) {
 #pragma unroll 8

@@ -415,7 +415,6 @@ __global__ void __launch_bounds__(Config::kThreads, Config::kMinBlocks)
     using Ring = ScanStageRing<T, Op, Config>;
     using Io = TileIo<T, Op, Config>;
     using Block = typename Io::Block;
-    using Traits = ScanOpTraits<T, Op>;
     constexpr int kStages = Config::kStages;
     const Op op;
     extern __shared__ uint4 stage_memory[];  // kStages tiles of Block::kTileItems elements
