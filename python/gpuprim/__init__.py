@@ -465,10 +465,10 @@ def compress(condition: Array, a: Array, /) -> Array:
         array([7, 9])
     """
     context, array = _described(a, "a")
-    # checked here first, so that a refusal names compress's own arguments
-    _core._predicate(_core._one_dimensional(array, "a"), condition, None, None, None, "compress",
-                     "condition", "a")
-    return context.select(array, condition)
+    source = _core._one_dimensional(array, "a")
+    # a refusal names compress's own arguments
+    return context._select(source, _core._predicate(source, condition, None, None, None, "compress",
+                                                    "condition", "a"))
 
 
 def flatnonzero(x: Array, /, *, dtype: Any = "int64") -> Array:

@@ -1271,6 +1271,12 @@ class Context:
             array([3, 4, 5])"""
         source = _one_dimensional(_arrays.describe(x, "x"), "x")
         predicate = _predicate(source, mask, op, value, upper, "select")
+        return self._select(source, predicate, values, output, positions, positions_dtype)
+
+    def _select(self, source, predicate, values=None, output=True, positions=False, positions_dtype="int64"):
+        """select() on its described x and checked predicate (_predicate's
+        fields), so that a caller with its own names for them (compress)
+        checks them once."""
         vals = None if values is None else _same_length(source, values, "values")
         if not output and vals is None and not positions:
             raise ValueError("gpuprim: select: ask for at least one of output, values, positions")
