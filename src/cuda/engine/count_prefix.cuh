@@ -8,10 +8,9 @@
 // (64 bits: counts past 2^32 are fine) and, for the runs, the position of the
 // last element kept (the start of the last run, which a later tile needs to
 // know the length of a run that began before it). Both travel with the flag
-// in one 16-byte status word, written and read in single accesses (like the
-// scan's 8-byte TileStatus, util/tile_status.cuh: aligned 16-byte accesses
-// are single-copy atomic on sm_70 and later), so a reader never sees a flag
-// without its values.
+// in one 16-byte status word, written and read in single accesses
+// (store_slot_words / load_slot_words, util/tile_status.cuh, as the scan's
+// 8-byte TileStatus), so a reader never sees a flag without its values.
 //
 // The slots are zeroed (kTileInvalid) by the driver before the launch: a
 // memset of 16 bytes per tile, where the scan clears ahead inside its kernel
@@ -48,16 +47,11 @@ struct SelectTileStatus {
 
     __device__ __forceinline__ void store(uint64_t tile, uint32_t flag, const SelectPrefix &value) const {
         const unsigned long long head = (static_cast<unsigned long long>(value.mark) << 2) | flag;
-        asm volatile("st.relaxed.gpu.global.v2.u64 [%0], {%1, %2};" ::"l"(slots + 2 * tile), "l"(head),
-                     "l"(static_cast<unsigned long long>(value.count))
-                     : "memory");
+        store_slot_words(slots + 2 * tile, head, value.count);
     }
     __device__ __forceinline__ void load(uint64_t tile, uint32_t &flag, SelectPrefix &value) const {
         unsigned long long head, count;
-        asm volatile("ld.relaxed.gpu.global.v2.u64 {%0, %1}, [%2];"
-                     : "=l"(head), "=l"(count)
-                     : "l"(slots + 2 * tile)
-                     : "memory");
+        load_slot_words(slots + 2 * tile, head, count);
         flag = static_cast<uint32_t>(head & 3u);
         value.mark = head >> 2;
         value.count = count;

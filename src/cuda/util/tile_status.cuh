@@ -40,26 +40,31 @@ struct TileStatus<T, 4> {
     }
 };
 
-// 8-byte values: {flag, value} in one aligned 16-byte word. Like CUB's tile
-// state, this relies on aligned 16-byte accesses being single-copy atomic on
-// the GPUs we run on (sm_70 and later).
+// A 16-byte slot (two 64-bit words) written and read in single accesses.
+// Like CUB's tile state, this relies on aligned 16-byte accesses being
+// single-copy atomic on the GPUs we run on (sm_70 and later), so a reader
+// never sees one word without the other.
+__device__ __forceinline__ void store_slot_words(unsigned long long *slot, unsigned long long first,
+                                                 unsigned long long second) {
+    asm volatile("st.relaxed.gpu.global.v2.u64 [%0], {%1, %2};" ::"l"(slot), "l"(first), "l"(second) : "memory");
+}
+__device__ __forceinline__ void load_slot_words(const unsigned long long *slot, unsigned long long &first,
+                                                unsigned long long &second) {
+    asm volatile("ld.relaxed.gpu.global.v2.u64 {%0, %1}, [%2];" : "=l"(first), "=l"(second) : "l"(slot) : "memory");
+}
+
+// 8-byte values: {flag, value} in one 16-byte slot.
 template <typename T>
 struct TileStatus<T, 8> {
     static constexpr uint64_t kSlotBytes = 16;
     unsigned long long *slots;  // two words per slot: flag, value
 
     __device__ __forceinline__ void store(uint64_t tile, uint32_t flag, T value) const {
-        asm volatile("st.relaxed.gpu.global.v2.u64 [%0], {%1, %2};" ::"l"(slots + 2 * tile),
-                     "l"(static_cast<unsigned long long>(flag)),
-                     "l"(bit_cast<unsigned long long>(value))
-                     : "memory");
+        store_slot_words(slots + 2 * tile, flag, bit_cast<unsigned long long>(value));
     }
     __device__ __forceinline__ void load(uint64_t tile, uint32_t &flag, T &value) const {
         unsigned long long f, v;
-        asm volatile("ld.relaxed.gpu.global.v2.u64 {%0, %1}, [%2];"
-                     : "=l"(f), "=l"(v)
-                     : "l"(slots + 2 * tile)
-                     : "memory");
+        load_slot_words(slots + 2 * tile, f, v);
         flag = static_cast<uint32_t>(f);
         value = bit_cast<T>(v);
     }
