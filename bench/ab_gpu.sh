@@ -9,7 +9,9 @@
 #   bench/ab_gpu.sh run ROUNDS BENCH [ARGS...]
 #                                         on the GPU machine: ROUNDS rounds of
 #                                         base then new (new then base on odd
-#                                         rounds), csv into $OUT (or .ab/out)
+#                                         rounds), csv into $OUT (or .ab/out);
+#                                         FIRST_ROUND=K numbers them from K
+#                                         (more rounds in a later call)
 #   python3 bench/ab_table.py DIR         compare the csv files of DIR
 #
 # The device tool copies the working tree, not .git, so `prepare` exports
@@ -84,7 +86,8 @@ run)
         dir=$NEW_BUILD; [ $tree = base ] && dir=$BASE_BUILD
         [ -x "$dir/bench/$bench" ] || die "$dir/bench/$bench is not built (build $bench first)"
     done
-    for ((r = 0; r < rounds; ++r)); do
+    first=${FIRST_ROUND:-0}
+    for ((r = first; r < first + rounds; ++r)); do
         order="base new"; [ $((r % 2)) -eq 1 ] && order="new base"
         for tree in $order; do
             dir=$NEW_BUILD; [ $tree = base ] && dir=$BASE_BUILD
