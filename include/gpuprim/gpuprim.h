@@ -1602,11 +1602,12 @@ GPUPRIM_API gpuprim_status_t gpuprim_context_get_rank(gpuprim_context_t context,
  *   offset_r is the sum of the counts of the ranks before r.
  * - Blocking: the call returns when its outputs are complete.
  * - Arguments are checked on each rank before any data moves, then the ranks
- *   agree: when a rank finds a bad argument (or cannot get its workspace),
- *   every rank fails and changes nothing. That rank reports its own status
- *   and message; the others report the same status, with a message naming
- *   the rank that refused and why. Arguments that must agree across ranks
- *   and do not (a dtype, an order, k) are INVALID_ARGUMENT on every rank.
+ *   agree: when a rank finds a bad argument (or cannot get its workspace or
+ *   host memory), every rank fails and changes nothing. That rank reports
+ *   its own status and message; the others report the same status, with a
+ *   message naming the rank that refused and why. Arguments that must
+ *   agree across ranks and do not (a dtype, an order, k) are
+ *   INVALID_ARGUMENT on every rank.
  *   A rank whose context handle is bad, whose context has no communicator
  *   attached, or (CUDA) whose stream is being captured into a graph (its
  *   collectives would be recorded, not run) cannot reach the others: it

@@ -100,7 +100,7 @@ gpuprim_status_t distributed_sort_call(const char *name, gpuprim_context_t conte
         agreement.check_locally([&] {
             refuse_during_query(ctx, name);
             request = build_request(ctx, agreement);
-            scratch = gpuprim::dist::plan_sort_scratch(request, communicator.size());
+            scratch = gpuprim::dist::plan_sort_scratch(request, communicator);
             block = distributed_block(ctx, scratch.plan.bytes(), name);
             gpuprim::dist::take_sort_workspace(*ctx.backend, request, scratch, block, communicator.size());
             checked = true;
@@ -257,9 +257,10 @@ gpuprim_status_t gpuprim_distributed_topk(gpuprim_context_t context, gpuprim_buf
         gpuprim::dist::TopkScratch scratch{};
         void *block = nullptr;
         agreement.confirm([&] {
-            scratch = gpuprim::dist::plan_topk_scratch(request, layout);
+            scratch = gpuprim::dist::plan_topk_scratch(request, layout, communicator);
             block = distributed_block(ctx, scratch.plan.bytes(), name);
             gpuprim::dist::take_topk_workspace(*ctx.backend, layout, request, scratch, block);
+            gpuprim::dist::topk_candidates(*ctx.backend, layout, request, scratch, block);
         });
         gpuprim::dist::topk(*ctx.backend, communicator, layout, request, scratch, block);
     });

@@ -4,6 +4,7 @@
 // the communicator's error handler is the caller's, so with MPI's default
 // (MPI_ERRORS_ARE_FATAL) MPI itself ends the job on an error, and with
 // MPI_ERRORS_RETURN the failure comes back here as INTERNAL with MPI's text.
+#include "core/checked_size.h"
 #include "core/communicator.h"
 #include "core/error.h"
 
@@ -83,17 +84,45 @@ public:
         check_mpi(MPI_Comm_size(comm, &size), "MPI_Comm_size");
         rank_ = rank;
         size_ = size;
+        take_gather_area();
+        // MPI_Alltoallv's counts and displacements, taken now (no rank may
+        // fail for memory between the ranks' agreement and the exchange).
+        const uint64_t ints = CheckedSize(size_, "the MPI engine's all-to-all counts").times(4).value();
+        alltoallv_ints_ = host_array<int>(ints, "the MPI engine's all-to-all counts");
     }
 
     gpuprim_comm_kind_t kind() const override { return GPUPRIM_COMM_MPI; }
 
-    void host_allgather(const void *send, void *receive, uint64_t bytes) override {
+    // One request per message of at most message_bytes_ for each peer's
+    // block, both ways.
+    void reserve_exchange(uint64_t send_bytes, uint64_t receive_bytes) override {
+        const uint64_t peers = uint64_t(size_);
+        const uint64_t requests = CheckedSize(send_bytes / message_bytes_, "the MPI engine's requests")
+                                      .plus(receive_bytes / message_bytes_)
+                                      .plus(peers)
+                                      .plus(peers)
+                                      .value();
+        if (requests <= requests_.capacity()) return;
+        if (requests > requests_.max_size())
+            fail(GPUPRIM_ERROR_OUT_OF_MEMORY, "cannot allocate %llu MPI requests for the exchange",
+                 static_cast<unsigned long long>(requests));
+        try {
+            requests_.reserve(size_t(requests));
+        } catch (const std::bad_alloc &) {
+            fail(GPUPRIM_ERROR_OUT_OF_MEMORY, "cannot allocate %llu MPI requests for the exchange",
+                 static_cast<unsigned long long>(requests));
+        }
+    }
+
+protected:
+    void gather(const void *send, void *receive, uint64_t bytes) override {
         if (bytes > uint64_t(INT_MAX))
             fail(GPUPRIM_ERROR_INTERNAL, "host_allgather of %llu bytes a rank exceeds MPI's int count",
                  static_cast<unsigned long long>(bytes));
         check_mpi(MPI_Allgather(send, int(bytes), MPI_BYTE, receive, int(bytes), MPI_BYTE, comm_), "MPI_Allgather");
     }
 
+public:
     void allreduce_sum(uint64_t *values, uint64_t count) override {
         // Pieces of at most INT_MAX values.
         for (uint64_t done = 0; done < count;) {
@@ -145,7 +174,9 @@ private:
             if (t.receive_bytes && (!receive_base || static_cast<char *>(t.receive) < receive_base))
                 receive_base = static_cast<char *>(t.receive);
         }
-        std::vector<int> send_counts(p, 0), send_displacements(p, 0), receive_counts(p, 0), receive_displacements(p, 0);
+        std::fill(alltoallv_ints_.begin(), alltoallv_ints_.end(), 0);
+        int *send_counts = alltoallv_ints_.data(), *send_displacements = send_counts + p;
+        int *receive_counts = send_displacements + p, *receive_displacements = receive_counts + p;
         for (size_t peer = 0; peer < p; ++peer) {
             const PeerTransfer &t = transfers[peer];
             if (t.send_bytes) {
@@ -159,16 +190,26 @@ private:
         }
         // Open MPI wants a valid address even where every count is 0.
         char none = 0;
-        check_mpi(MPI_Alltoallv(send_base ? send_base : &none, send_counts.data(), send_displacements.data(),
-                                MPI_BYTE, receive_base ? receive_base : &none, receive_counts.data(),
-                                receive_displacements.data(), MPI_BYTE, comm_),
+        check_mpi(MPI_Alltoallv(send_base ? send_base : &none, send_counts, send_displacements, MPI_BYTE,
+                                receive_base ? receive_base : &none, receive_counts, receive_displacements, MPI_BYTE,
+                                comm_),
                   "MPI_Alltoallv");
     }
 
     // Blocks past MPI's int counts: every block in messages of at most
-    // message_bytes_, all posted at once, then waited for.
+    // message_bytes_, all posted at once, then waited for. The requests fit
+    // what reserve_exchange took (INTERNAL if a caller skipped it: growing
+    // here could fail on one rank with messages already posted).
     void point_to_point(const std::vector<PeerTransfer> &transfers) {
-        std::vector<MPI_Request> requests;
+        uint64_t messages = 0;
+        for (const PeerTransfer &t : transfers)
+            messages += (t.receive_bytes + message_bytes_ - 1) / message_bytes_ +
+                        (t.send_bytes + message_bytes_ - 1) / message_bytes_;
+        if (messages > requests_.capacity())
+            fail(GPUPRIM_ERROR_INTERNAL, "the exchange needs %llu MPI requests; %llu were reserved",
+                 static_cast<unsigned long long>(messages), static_cast<unsigned long long>(requests_.capacity()));
+        std::vector<MPI_Request> &requests = requests_;
+        requests.clear();
         const int tag = 0x6770;  // "gp"
         for (size_t peer = 0; peer < transfers.size(); ++peer) {
             const PeerTransfer &t = transfers[peer];
@@ -194,6 +235,8 @@ private:
     }
 
     MPI_Comm comm_;
+    std::vector<int> alltoallv_ints_;      // send counts, displacements, receive counts, displacements
+    std::vector<MPI_Request> requests_;  // reserved by reserve_exchange
     uint64_t message_bytes_;
     uint64_t alltoallv_reach_;  // blocks must end within this many bytes of their base
 };

@@ -48,6 +48,12 @@ public:
         // others waiting in ncclAllGather).
         staging_ = backend_.allocate(
             checked_mul(uint64_t(size_) + 1, most_allgather_bytes(), "the NCCL engine's staging buffer"));
+        try {
+            take_gather_area();
+        } catch (...) {
+            backend_.deallocate(staging_);
+            throw;
+        }
     }
     ~NcclCommunicator() override {
         if (staging_) backend_.deallocate(staging_);
@@ -55,10 +61,11 @@ public:
 
     gpuprim_comm_kind_t kind() const override { return GPUPRIM_COMM_NCCL; }
 
-    void host_allgather(const void *send, void *receive, uint64_t bytes) override {
-        if (bytes > most_allgather_bytes())
-            fail(GPUPRIM_ERROR_INTERNAL, "host_allgather of %llu bytes a rank, past the %llu its staging holds",
-                 static_cast<unsigned long long>(bytes), static_cast<unsigned long long>(most_allgather_bytes()));
+    // NCCL keeps no host state per message.
+    void reserve_exchange(uint64_t, uint64_t) override {}
+
+protected:
+    void gather(const void *send, void *receive, uint64_t bytes) override {
         const uint64_t total = bytes * uint64_t(size_);
         char *staging = static_cast<char *>(staging_);
         check_cuda(cudaMemcpyAsync(staging, send, bytes, cudaMemcpyHostToDevice, stream_), "cudaMemcpyAsync");
@@ -68,6 +75,7 @@ public:
         check_cuda(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
     }
 
+public:
     void allreduce_sum(uint64_t *values, uint64_t count) override {
         if (count == 0) return;
         check_nccl(ncclAllReduce(values, values, count, ncclUint64, ncclSum, comm_, stream_), "ncclAllReduce");

@@ -16,6 +16,7 @@
 #include <gpuprim/gpuprim.h>
 
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <vector>
 
@@ -39,12 +40,13 @@ public:
     int32_t size() const { return size_; }
 
     // Every rank's `bytes` bytes of host memory at send, gathered in rank
-    // order into receive (size() * bytes). Blocks. The agreement step and
-    // the small exchanges of counts go through here. bytes: at most
-    // most_allgather_bytes(); an engine takes the memory it needs for that
-    // when it is made, so that no rank can fail for memory on its way into
-    // the collective while the others wait in it (INTERNAL past it).
-    virtual void host_allgather(const void *send, void *receive, uint64_t bytes) = 0;
+    // order (size() * bytes) into the engine's own receive area, returned;
+    // it stays valid until the next host_allgather. Blocks. The agreement
+    // step and the small exchanges of counts go through here. bytes: at most
+    // most_allgather_bytes() (INTERNAL past it). The area (and an engine's
+    // staging) is taken when the engine is made, so that no rank can fail
+    // for memory on its way into the collective while the others wait in it.
+    const unsigned char *host_allgather(const void *send, uint64_t bytes);
     // A rank's record in the agreement, its key range or partial result fit
     // kHostRecordBytes; the splitters take 16 bytes a rank.
     static constexpr uint64_t kHostRecordBytes = 1024;
@@ -64,10 +66,33 @@ public:
     // stream (NCCL); complete on return (MPI).
     virtual void exchange(const std::vector<PeerTransfer> &transfers) = 0;
 
+    // Room for exchanges of at most send_bytes sent and receive_bytes
+    // received by this rank (what an engine keeps per message), taken
+    // before the ranks agree so that exchange() takes no memory once they
+    // have (OUT_OF_MEMORY). Kept for later calls.
+    virtual void reserve_exchange(uint64_t send_bytes, uint64_t receive_bytes) = 0;
+
 protected:
+    // The gather itself: every rank's bytes at send into receive, rank order.
+    virtual void gather(const void *send, void *receive, uint64_t bytes) = 0;
+    // Takes host_allgather's receive area: engines call it once rank_ and
+    // size_ are set.
+    void take_gather_area();
+
     int32_t rank_ = 0;
     int32_t size_ = 1;
+
+private:
+    std::vector<unsigned char> gathered_;
 };
+
+// Record r of a host_allgather's result whose records are sizeof(T) bytes.
+template <typename T>
+T gathered_record(const unsigned char *gathered, int32_t r) {
+    T record;
+    std::memcpy(&record, gathered + size_t(r) * sizeof(T), sizeof(T));
+    return record;
+}
 
 // Whether this build has the engine (GPUPRIM_WITH_NCCL, GPUPRIM_WITH_MPI).
 bool communicator_engine_built(gpuprim_comm_kind_t kind);

@@ -245,8 +245,8 @@ public:
 
     void merge_sorted_runs(const SortRequest &request, const uint64_t *run_starts, uint32_t runs, void *spare_keys,
                            void *spare_values) override {
-        if (measuring_) return;  // no workspace
-        cpu::merge_sorted_runs(parallel_, request, run_starts, runs, spare_keys, spare_values);
+        if (measuring_) return measure(cpu::merge_sorted_runs_bytes(request, runs));
+        cpu::merge_sorted_runs(parallel_, workspace_, request, run_starts, runs, spare_keys, spare_values);
     }
 
     CpuBackend(int32_t threads, const HostAllocator &allocator)

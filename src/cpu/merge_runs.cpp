@@ -9,13 +9,13 @@
 // carried as bits of their byte width.
 #include "cpu/merge_runs.h"
 
+#include "core/checked_size.h"
 #include "core/error.h"
 #include "core/key_transform.h"
 
 #include <algorithm>
 #include <cstring>
 #include <type_traits>
-#include <vector>
 
 namespace gpuprim {
 namespace cpu {
@@ -90,9 +90,48 @@ private:
     uint32_t begin_bit_, end_bit_;
 };
 
+// One piece of a pair's merge: outputs [d_begin, d_end) of pairs[pair].
+struct Piece {
+    size_t pair;
+    uint64_t d_begin, d_end;
+};
+
+// The merge's bookkeeping, in the workspace (a distributed sort merges after
+// the ranks agreed, when no rank may fail for memory): the run bounds of
+// this round and the next, the pairs and their pieces.
+struct MergeBookkeeping {
+    uint64_t *starts, *next;
+    Pair *pairs;
+    Piece *pieces;
+};
+
+uint64_t most_pieces(uint64_t n, uint32_t runs) {
+    // Each pair's pieces: ceil(its length / kGrain); the lengths sum to n.
+    return checked_add(n / kGrain, uint64_t(runs) + 1, "the merge's pieces");
+}
+
+uint64_t bookkeeping_bytes(uint64_t n, uint32_t runs) {
+    const char *what = "the merge's bookkeeping";
+    return CheckedSize(uint64_t(runs) + 1, what)
+        .times(2 * sizeof(uint64_t))
+        .plus(CheckedSize(uint64_t(runs) + 1, what).times(sizeof(Pair)).value())
+        .plus(CheckedSize(most_pieces(n, runs), what).times(sizeof(Piece)).value())
+        .value();
+}
+
+MergeBookkeeping bookkeeping_in(void *memory, uint32_t runs) {
+    static_assert(alignof(Pair) <= 8 && alignof(Piece) <= 8, "8-byte aligned parts");
+    MergeBookkeeping book;
+    book.starts = static_cast<uint64_t *>(memory);
+    book.next = book.starts + (runs + 1);
+    book.pairs = reinterpret_cast<Pair *>(book.next + (runs + 1));
+    book.pieces = reinterpret_cast<Piece *>(book.pairs + (runs + 1));
+    return book;
+}
+
 template <typename KeyBits, typename ValueBits>
 void merge_by_width(Parallel &parallel, const SortRequest &request, const uint64_t *run_starts, uint32_t runs,
-                    void *spare_keys, void *spare_values) {
+                    void *spare_keys, void *spare_values, MergeBookkeeping book) {
     constexpr bool kValues = !std::is_same_v<ValueBits, void>;
     using V = std::conditional_t<kValues, ValueBits, unsigned char>;
     const uint64_t n = request.count;
@@ -114,13 +153,9 @@ void merge_by_width(Parallel &parallel, const SortRequest &request, const uint64
     for (uint64_t left = runs; left > 1; left = (left + 1) / 2) ++rounds;
 
     const Merger<KeyBits, V> merger(request);
-    std::vector<uint64_t> starts(run_starts, run_starts + runs + 1);
-    std::vector<Pair> pairs;
-    struct Piece {
-        size_t pair;
-        uint64_t d_begin, d_end;
-    };
-    std::vector<Piece> pieces;
+    uint64_t *starts = book.starts, *next = book.next;
+    std::memcpy(starts, run_starts, (size_t(runs) + 1) * sizeof *starts);
+    size_t bounds = size_t(runs) + 1;  // entries of starts
     const KeyBits *keys_from = keys_in;
     const V *values_from = values_in;
     for (uint32_t round = 0; round < rounds; ++round) {
@@ -128,25 +163,26 @@ void merge_by_width(Parallel &parallel, const SortRequest &request, const uint64
         const bool to_out = (rounds - 1 - round) % 2 == 0;
         KeyBits *keys_to = to_out ? keys_out : keys_spare;
         V *values_to = to_out ? values_out : values_spare;
-        pairs.clear();
-        pieces.clear();
-        std::vector<uint64_t> next;
-        for (size_t r = 0; r + 1 < starts.size(); r += 2) {
-            const bool alone = r + 2 >= starts.size();
+        size_t pairs = 0, pieces = 0, next_bounds = 0;
+        for (size_t r = 0; r + 1 < bounds; r += 2) {
+            const bool alone = r + 2 >= bounds;
             const Pair pair{starts[r], starts[r + 1], alone ? starts[r + 1] : starts[r + 2]};
-            next.push_back(pair.a_begin);
+            next[next_bounds++] = pair.a_begin;
             const uint64_t length = pair.b_end - pair.a_begin;
             for (uint64_t d = 0; d < length; d += kGrain)
-                pieces.push_back({pairs.size(), d, std::min(length, d + kGrain)});
-            pairs.push_back(pair);
+                book.pieces[pieces++] = {pairs, d, std::min(length, d + kGrain)};
+            book.pairs[pairs++] = pair;
         }
-        next.push_back(starts.back());
-        parallel.for_each(pieces.size(), [&](size_t p) {
-            const Piece &piece = pieces[p];
-            merger.merge_piece(pairs[piece.pair], piece.d_begin, piece.d_end, keys_from,
+        next[next_bounds++] = starts[bounds - 1];
+        const Pair *pair_list = book.pairs;
+        const Piece *piece_list = book.pieces;
+        parallel.for_each(pieces, [&](size_t p) {
+            const Piece &piece = piece_list[p];
+            merger.merge_piece(pair_list[piece.pair], piece.d_begin, piece.d_end, keys_from,
                                kValues ? values_from : nullptr, keys_to, kValues ? values_to : nullptr);
         });
-        starts.swap(next);
+        std::swap(starts, next);
+        bounds = next_bounds;
         keys_from = keys_to;
         values_from = values_to;
     }
@@ -154,13 +190,17 @@ void merge_by_width(Parallel &parallel, const SortRequest &request, const uint64
 
 template <typename KeyBits>
 void merge_by_value_width(Parallel &parallel, const SortRequest &request, const uint64_t *run_starts, uint32_t runs,
-                          void *spare_keys, void *spare_values) {
+                          void *spare_keys, void *spare_values, MergeBookkeeping book) {
+    auto merge = [&](auto value) {
+        using ValueBits = std::conditional_t<std::is_same_v<decltype(value), bool>, void, decltype(value)>;
+        merge_by_width<KeyBits, ValueBits>(parallel, request, run_starts, runs, spare_keys, spare_values, book);
+    };
     switch (request.value_bytes) {
-    case 0: return merge_by_width<KeyBits, void>(parallel, request, run_starts, runs, spare_keys, spare_values);
-    case 1: return merge_by_width<KeyBits, uint8_t>(parallel, request, run_starts, runs, spare_keys, spare_values);
-    case 2: return merge_by_width<KeyBits, uint16_t>(parallel, request, run_starts, runs, spare_keys, spare_values);
-    case 4: return merge_by_width<KeyBits, uint32_t>(parallel, request, run_starts, runs, spare_keys, spare_values);
-    case 8: return merge_by_width<KeyBits, uint64_t>(parallel, request, run_starts, runs, spare_keys, spare_values);
+    case 0: return merge(false);
+    case 1: return merge(uint8_t());
+    case 2: return merge(uint16_t());
+    case 4: return merge(uint32_t());
+    case 8: return merge(uint64_t());
     }
     fail(GPUPRIM_ERROR_INTERNAL, "merge_sorted_runs: %u-byte values", request.value_bytes);
 }
@@ -209,14 +249,23 @@ void merge_two(Parallel &parallel, const MergeRequest &request) {
     fail(GPUPRIM_ERROR_INTERNAL, "merge: %u-byte keys", request.key_bytes);
 }
 
-void merge_sorted_runs(Parallel &parallel, const SortRequest &request, const uint64_t *run_starts, uint32_t runs,
-                       void *spare_keys, void *spare_values) {
+uint64_t merge_sorted_runs_bytes(const SortRequest &request, uint32_t runs) {
+    return runs <= 1 ? 0 : bookkeeping_bytes(request.count, runs);
+}
+
+void merge_sorted_runs(Parallel &parallel, Workspace &workspace, const SortRequest &request,
+                       const uint64_t *run_starts, uint32_t runs, void *spare_keys, void *spare_values) {
     if (!merge_runs_are_valid(request, run_starts, runs)) return;
+    MergeBookkeeping book{};
+    if (runs > 1) book = bookkeeping_in(workspace.reserve(merge_sorted_runs_bytes(request, runs)), runs);
+    auto merge = [&](auto key) {
+        merge_by_value_width<decltype(key)>(parallel, request, run_starts, runs, spare_keys, spare_values, book);
+    };
     switch (request.key_bytes) {
-    case 1: return merge_by_value_width<uint8_t>(parallel, request, run_starts, runs, spare_keys, spare_values);
-    case 2: return merge_by_value_width<uint16_t>(parallel, request, run_starts, runs, spare_keys, spare_values);
-    case 4: return merge_by_value_width<uint32_t>(parallel, request, run_starts, runs, spare_keys, spare_values);
-    case 8: return merge_by_value_width<uint64_t>(parallel, request, run_starts, runs, spare_keys, spare_values);
+    case 1: return merge(uint8_t());
+    case 2: return merge(uint16_t());
+    case 4: return merge(uint32_t());
+    case 8: return merge(uint64_t());
     }
     fail(GPUPRIM_ERROR_INTERNAL, "merge_sorted_runs: %u-byte keys", request.key_bytes);
 }

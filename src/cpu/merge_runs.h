@@ -5,6 +5,7 @@
 #pragma once
 
 #include "core/backend.h"
+#include "core/workspace.h"
 #include "cpu/parallel.h"
 
 #include <cstdint>
@@ -12,8 +13,11 @@
 namespace gpuprim {
 namespace cpu {
 
-void merge_sorted_runs(Parallel &parallel, const SortRequest &request, const uint64_t *run_starts, uint32_t runs,
-                       void *spare_keys, void *spare_values);
+// Its bookkeeping (run bounds, pairs, pieces) comes from the workspace:
+// merge_sorted_runs_bytes() of it, reading no data.
+void merge_sorted_runs(Parallel &parallel, Workspace &workspace, const SortRequest &request,
+                       const uint64_t *run_starts, uint32_t runs, void *spare_keys, void *spare_values);
+uint64_t merge_sorted_runs_bytes(const SortRequest &request, uint32_t runs);
 
 // gpuprim_merge: the stable merge of two sorted runs in separate buffers
 // (core/backend.h MergeRequest), in pieces of 2^16 outputs by merge-path

@@ -45,6 +45,14 @@ void Agreement::keep_failure(gpuprim_status_t status, const char *message) {
 }
 
 GlobalLayout Agreement::agree(uint64_t local_count) {
+    const int32_t ranks = communicator_.size();
+    // The layout's arrays before the trade: a rank that cannot have them
+    // says so in its record instead of failing alone after it.
+    GlobalLayout layout;
+    check_locally([&] {
+        layout.counts = host_array<uint64_t>(uint64_t(ranks), "the distributed call's layout");
+        layout.offsets = host_array<uint64_t>(uint64_t(ranks) + 1, "the distributed call's layout");
+    });
     Record mine{};
     mine.status = status_;
     mine.fields = fields_;
@@ -53,14 +61,11 @@ GlobalLayout Agreement::agree(uint64_t local_count) {
     std::memcpy(mine.values, field_values_, sizeof mine.values);
     std::memcpy(mine.message, message_, sizeof mine.message);
 
-    const int32_t ranks = communicator_.size();
-    std::vector<Record> records = host_array<Record>(uint64_t(ranks), "the distributed call's agreement records");
-    communicator_.host_allgather(&mine, records.data(), sizeof mine);
-
-    throw_any_failure(records);
-    const Record &first = records[0];
+    const unsigned char *records = communicator_.host_allgather(&mine, sizeof mine);
+    throw_any_failure<Record>(records);
+    const Record first = gathered_record<Record>(records, 0);
     for (int32_t r = 1; r < ranks; ++r) {
-        const Record &theirs = records[size_t(r)];
+        const Record theirs = gathered_record<Record>(records, r);
         if (theirs.call_hash != first.call_hash || theirs.fields != first.fields)
             fail(GPUPRIM_ERROR_INVALID_ARGUMENT,
                  "%s: rank %d made another distributed call at the same time (every rank must make the same "
@@ -75,16 +80,14 @@ GlobalLayout Agreement::agree(uint64_t local_count) {
         }
     }
 
-    GlobalLayout layout;
     layout.rank = communicator_.rank();
     layout.ranks = ranks;
-    layout.counts.resize(size_t(ranks));
-    layout.offsets.resize(size_t(ranks) + 1);
     uint64_t total = 0;
     for (int32_t r = 0; r < ranks; ++r) {
-        layout.counts[size_t(r)] = records[size_t(r)].count;
+        const uint64_t count = gathered_record<Record>(records, r).count;
+        layout.counts[size_t(r)] = count;
         layout.offsets[size_t(r)] = total;
-        if (__builtin_add_overflow(total, records[size_t(r)].count, &total))
+        if (__builtin_add_overflow(total, count, &total))
             fail(GPUPRIM_ERROR_OVERFLOW, "%s: the ranks' counts add up past 2^64 - 1 elements", call_);
     }
     layout.offsets[size_t(ranks)] = total;
@@ -107,9 +110,7 @@ void Agreement::trade_outcomes() {
     Outcome mine{};
     mine.status = status_;
     std::memcpy(mine.message, message_, sizeof mine.message);
-    std::vector<Outcome> outcomes = host_array<Outcome>(uint64_t(communicator_.size()), "the distributed call's outcomes");
-    communicator_.host_allgather(&mine, outcomes.data(), sizeof mine);
-    throw_any_failure(outcomes);
+    throw_any_failure<Outcome>(communicator_.host_allgather(&mine, sizeof mine));
 }
 
 }  // namespace gpuprim::dist

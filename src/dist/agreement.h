@@ -72,15 +72,17 @@ public:
     static constexpr int kMessageBytes = 400;
 
 private:
-    // This rank's failure, else the first failing rank's (each entry of
-    // `traded` has status and message), thrown on every rank alike.
+    // This rank's failure, else the first failing rank's (`traded`: every
+    // rank's Traded record, with status and message, as host_allgather
+    // gave them), thrown on every rank alike.
     template <typename Traded>
-    void throw_any_failure(const std::vector<Traded> &traded) const {
+    void throw_any_failure(const unsigned char *traded) const {
         if (status_ != GPUPRIM_SUCCESS) throw Error(status_, message_);
-        for (size_t r = 0; r < traded.size(); ++r)
-            if (traded[r].status != GPUPRIM_SUCCESS)
-                fail_as_rank(static_cast<int32_t>(r), static_cast<gpuprim_status_t>(traded[r].status),
-                             traded[r].message);
+        for (int32_t r = 0; r < communicator_.size(); ++r) {
+            const Traded record = gathered_record<Traded>(traded, r);
+            if (record.status != GPUPRIM_SUCCESS)
+                fail_as_rank(r, static_cast<gpuprim_status_t>(record.status), record.message);
+        }
     }
     [[noreturn]] void fail_as_rank(int32_t rank, gpuprim_status_t status, const char *message) const;
     void trade_outcomes();

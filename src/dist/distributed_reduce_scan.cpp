@@ -11,7 +11,6 @@
 #include "core/ops.h"
 
 #include <cstring>
-#include <vector>
 
 namespace gpuprim::dist {
 namespace {
@@ -20,6 +19,12 @@ namespace {
 struct Partial {
     uint64_t has_value;
     unsigned char bytes[8];
+};
+
+// Every rank's Partial, in rank order, as host_allgather gave them.
+struct Partials {
+    const unsigned char *gathered;
+    Partial operator[](size_t r) const { return gathered_record<Partial>(gathered, int32_t(r)); }
 };
 
 template <typename T>
@@ -33,14 +38,15 @@ T value_of(const Partial &partial) {
 // the kernels fold (narrow dtypes through their wide operator). Returns
 // false when none has a value.
 template <typename T, typename OpFor>
-bool fold(const std::vector<Partial> &partials, size_t end, T *result) {
+bool fold(const Partials &partials, size_t end, T *result) {
     bool any = false;
     if constexpr (kIsNarrow<T>) {
         typename OpFor::Accumulator running{};
         typename OpFor::Combine combine;
         for (size_t r = 0; r < end; ++r) {
-            if (!partials[r].has_value) continue;
-            const auto loaded = OpFor::load(value_of<T>(partials[r]));
+            const Partial partial = partials[r];
+            if (!partial.has_value) continue;
+            const auto loaded = OpFor::load(value_of<T>(partial));
             running = any ? combine(running, loaded) : loaded;
             any = true;
         }
@@ -49,8 +55,9 @@ bool fold(const std::vector<Partial> &partials, size_t end, T *result) {
         OpFor combine;
         T running{};
         for (size_t r = 0; r < end; ++r) {
-            if (!partials[r].has_value) continue;
-            const T value = value_of<T>(partials[r]);
+            const Partial partial = partials[r];
+            if (!partial.has_value) continue;
+            const T value = value_of<T>(partial);
             running = any ? combine(running, value) : value;
             any = true;
         }
@@ -60,7 +67,7 @@ bool fold(const std::vector<Partial> &partials, size_t end, T *result) {
 }
 
 template <typename T>
-bool combine_in_rank_order(gpuprim_op_t op, const std::vector<Partial> &partials, size_t end, T *result) {
+bool combine_in_rank_order(gpuprim_op_t op, const Partials &partials, size_t end, T *result) {
     switch (op) {
     case GPUPRIM_OP_SUM: return fold<T, SumOpFor<T>>(partials, end, result);
     case GPUPRIM_OP_MIN: return fold<T, MinOpFor<T>>(partials, end, result);
@@ -70,16 +77,14 @@ bool combine_in_rank_order(gpuprim_op_t op, const std::vector<Partial> &partials
 }
 
 // Every rank's reduction of its own elements, in rank order.
-std::vector<Partial> gather_partials(Backend &backend, Communicator &communicator, gpuprim_op_t op,
-                                     gpuprim_dtype_t dtype, const void *input, uint64_t count) {
+Partials gather_partials(Backend &backend, Communicator &communicator, gpuprim_op_t op, gpuprim_dtype_t dtype,
+                         const void *input, uint64_t count) {
     Partial mine{};
     if (count) {
         backend.reduce(op, dtype, input, count, mine.bytes, true);
         mine.has_value = 1;
     }
-    std::vector<Partial> partials = host_array<Partial>(uint64_t(communicator.size()), "the ranks' partial results");
-    communicator.host_allgather(&mine, partials.data(), sizeof mine);
-    return partials;
+    return {communicator.host_allgather(&mine, sizeof mine)};
 }
 
 }  // namespace
@@ -108,13 +113,12 @@ void take_scan_workspace(Backend &backend, int32_t ranks, gpuprim_op_t op, gpupr
 
 void reduce(Backend &backend, Communicator &communicator, const GlobalLayout &layout, gpuprim_op_t op,
             gpuprim_dtype_t dtype, const void *input, void *result) {
-    const std::vector<Partial> partials =
-        gather_partials(backend, communicator, op, dtype, input, layout.local_count());
+    const Partials partials = gather_partials(backend, communicator, op, dtype, input, layout.local_count());
     bool any = false;
     dispatch_dtype(dtype, [&](auto zero) {
         using T = decltype(zero);
         T value;
-        any = combine_in_rank_order(op, partials, partials.size(), &value);
+        any = combine_in_rank_order(op, partials, size_t(layout.ranks), &value);
         if (any) std::memcpy(result, &value, sizeof value);
     });
     // No elements anywhere: the identity, as gpuprim_reduce() of none gives it.
@@ -129,7 +133,7 @@ void scan(Backend &backend, Communicator &communicator, const GlobalLayout &layo
         backend.synchronize();
         return;
     }
-    const std::vector<Partial> partials = gather_partials(backend, communicator, op, dtype, input, n);
+    const Partials partials = gather_partials(backend, communicator, op, dtype, input, n);
     if (n == 0) return;
     dispatch_dtype(dtype, [&](auto zero) {
         using T = decltype(zero);

@@ -17,14 +17,15 @@
 namespace gpuprim::dist {
 namespace {
 
-// The blocks of one array (element bytes `width`) in the exchange: what this
-// rank sends each peer from `sorted` and where what each peer sends lands
-// in `received`, peers' blocks in rank order.
-std::vector<PeerTransfer> transfers_of(const GlobalLayout &layout, const std::vector<uint64_t> &splits,
-                                       uint32_t width, const void *sorted, void *received) {
+// The blocks of one array (element bytes `width`) in the exchange, into
+// transfers (ranks entries): what this rank sends each peer from `sorted`
+// and where what each peer sends lands in `received`, peers' blocks in rank
+// order.
+const std::vector<PeerTransfer> &transfers_of(const GlobalLayout &layout, const std::vector<uint64_t> &splits,
+                                              uint32_t width, const void *sorted, void *received,
+                                              std::vector<PeerTransfer> &transfers) {
     const size_t ranks = size_t(layout.ranks), me = size_t(layout.rank);
     const uint64_t *my_splits = &splits[me * (ranks + 1)];
-    std::vector<PeerTransfer> transfers(ranks);
     uint64_t landed = 0;
     for (size_t peer = 0; peer < ranks; ++peer) {
         const uint64_t *theirs = &splits[peer * (ranks + 1)];
@@ -41,7 +42,8 @@ std::vector<PeerTransfer> transfers_of(const GlobalLayout &layout, const std::ve
 
 }  // namespace
 
-SortScratch plan_sort_scratch(const SortRequest &request, int32_t ranks) {
+SortScratch plan_sort_scratch(const SortRequest &request, Communicator &communicator) {
+    const int32_t ranks = communicator.size();
     SortScratch scratch{};
     const uint64_t n = request.count;
     const uint64_t key_bytes = checked_mul(n, request.key_bytes, "the distributed sort's keys");
@@ -55,6 +57,15 @@ SortScratch plan_sort_scratch(const SortRequest &request, int32_t ranks) {
     scratch.spare_keys = scratch.plan.add(key_bytes);
     scratch.spare_values = scratch.plan.add(value_bytes);
     plan_splitter_scratch(scratch.plan, ranks, &scratch.candidates, &scratch.counts);
+    if (ranks > 1) {
+        scratch.splitter_host = SplitterHostArrays(ranks);
+        scratch.transfers = host_array<PeerTransfer>(uint64_t(ranks), "the distributed sort's exchange");
+        scratch.run_starts = host_array<uint64_t>(uint64_t(ranks) + 1, "the distributed sort's runs");
+        // Each exchange (keys, then values) sends at most and receives
+        // exactly this rank's count of elements.
+        const uint64_t widest = key_bytes > value_bytes ? key_bytes : value_bytes;
+        communicator.reserve_exchange(widest, widest);
+    }
     return scratch;
 }
 
@@ -98,11 +109,11 @@ bool already_in_rank_order(Backend &backend, Communicator &communicator, const S
                          sorted.key_bytes);
         mine = {1, sort_bits_of(sorted, first), sort_bits_of(sorted, last)};
     }
-    std::vector<KeyRange> ranges = host_array<KeyRange>(uint64_t(communicator.size()), "the ranks' key ranges");
-    communicator.host_allgather(&mine, ranges.data(), sizeof mine);
+    const unsigned char *ranges = communicator.host_allgather(&mine, sizeof mine);
     bool seen = false;
     uint64_t last = 0;
-    for (const KeyRange &range : ranges) {
+    for (int32_t r = 0; r < communicator.size(); ++r) {
+        const KeyRange range = gathered_record<KeyRange>(ranges, r);
         if (!range.has_keys) continue;
         if (seen && range.first < last) return false;
         seen = true;
@@ -166,7 +177,7 @@ void take_sort_workspace(Backend &backend, const SortRequest &request, const Sor
 }
 
 void sort(Backend &backend, Communicator &communicator, const GlobalLayout &layout, const SortRequest &request,
-          const SortScratch &scratch, void *block) {
+          SortScratch &scratch, void *block) {
     const uint64_t n = layout.local_count();
     if (layout.ranks == 1) {
         if (n) backend.sort(request);
@@ -192,27 +203,29 @@ void sort(Backend &backend, Communicator &communicator, const GlobalLayout &layo
     // 2. Exact splitters over the sorted keys.
     SortRequest sorted = request;
     sorted.keys_in = local.keys_out;
-    const std::vector<uint64_t> splits =
-        find_splits(backend, communicator, layout, sorted, scratch.plan.part<uint64_t>(block, scratch.candidates),
-                    scratch.plan.part<uint64_t>(block, scratch.counts));
+    find_splits(backend, communicator, layout, sorted, scratch.plan.part<uint64_t>(block, scratch.candidates),
+                scratch.plan.part<uint64_t>(block, scratch.counts), scratch.splitter_host);
+    const std::vector<uint64_t> &splits = scratch.splitter_host.splits;
 
     // 3. One exchange of keys (and values), into scratch: block p of what
-    // lands comes from rank p.
-    const std::vector<PeerTransfer> key_transfers =
-        transfers_of(layout, splits, request.key_bytes, local.keys_out, parts.received_keys);
+    // lands comes from rank p. The runs the keys make, for step 4.
+    const std::vector<PeerTransfer> &key_transfers =
+        transfers_of(layout, splits, request.key_bytes, local.keys_out, parts.received_keys, scratch.transfers);
+    std::vector<uint64_t> &run_starts = scratch.run_starts;
+    const size_t ranks = size_t(layout.ranks);
+    run_starts[0] = 0;
+    for (size_t peer = 0; peer < ranks; ++peer)
+        run_starts[peer + 1] = run_starts[peer] + key_transfers[peer].receive_bytes / request.key_bytes;
     communicator.exchange(key_transfers);
     if (request.value_bytes)
-        communicator.exchange(transfers_of(layout, splits, request.value_bytes, local.values_out, parts.received_values));
+        communicator.exchange(transfers_of(layout, splits, request.value_bytes, local.values_out,
+                                           parts.received_values, scratch.transfers));
 
     // 4. The runs received, in source-rank order, each sorted: their stable
     // merge (equal keys: lower rank first) back into the outputs.
-    if (n) {
-        std::vector<uint64_t> run_starts(key_transfers.size() + 1, 0);
-        for (size_t peer = 0; peer < key_transfers.size(); ++peer)
-            run_starts[peer + 1] = run_starts[peer] + key_transfers[peer].receive_bytes / request.key_bytes;
-        backend.merge_sorted_runs(merge_of(request, local, parts), run_starts.data(),
-                                  static_cast<uint32_t>(key_transfers.size()), parts.spare_keys, parts.spare_values);
-    }
+    if (n)
+        backend.merge_sorted_runs(merge_of(request, local, parts), run_starts.data(), static_cast<uint32_t>(ranks),
+                                  parts.spare_keys, parts.spare_values);
     backend.synchronize();
 }
 

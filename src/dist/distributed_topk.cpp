@@ -19,11 +19,15 @@ uint64_t candidates_of(const GlobalLayout &layout, uint64_t k, size_t rank) {
 }
 
 // Every rank's block of `width`-byte candidates, gathered in rank order into
-// `gathered`, where this rank's block is already in place.
-std::vector<PeerTransfer> gather_transfers(const GlobalLayout &layout, uint64_t k, uint32_t width, void *gathered) {
+// `gathered`, where this rank's block is already in place: the blocks, in
+// the scratch's host arrays.
+const std::vector<PeerTransfer> &gather_transfers(const GlobalLayout &layout, uint64_t k, uint32_t width,
+                                                  void *gathered, TopkScratch &scratch) {
     const size_t ranks = size_t(layout.ranks), me = size_t(layout.rank);
-    std::vector<PeerTransfer> transfers(ranks);
-    std::vector<uint64_t> starts(ranks + 1, 0);
+    std::vector<PeerTransfer> &transfers = scratch.transfers;
+    std::vector<uint64_t> &starts = scratch.starts;
+    std::fill(transfers.begin(), transfers.end(), PeerTransfer{});
+    starts[0] = 0;
     for (size_t r = 0; r < ranks; ++r) starts[r + 1] = starts[r] + candidates_of(layout, k, r);
     char *base = static_cast<char *>(gathered);
     for (size_t peer = 0; peer < ranks; ++peer) {
@@ -90,7 +94,7 @@ TopkSteps steps_of(const GlobalLayout &layout, const TopkRequest &request, const
 
 }  // namespace
 
-TopkScratch plan_topk_scratch(const TopkRequest &request, const GlobalLayout &layout) {
+TopkScratch plan_topk_scratch(const TopkRequest &request, const GlobalLayout &layout, Communicator &communicator) {
     uint64_t candidates = 0;
     for (size_t r = 0; r < size_t(layout.ranks); ++r)
         candidates = checked_add(candidates, candidates_of(layout, request.k, r), "the distributed top-k's candidates");
@@ -102,6 +106,19 @@ TopkScratch plan_topk_scratch(const TopkRequest &request, const GlobalLayout &la
     scratch.indices = scratch.plan.add(index_bytes);
     scratch.sorted_keys = scratch.plan.add(key_bytes);
     scratch.sorted_indices = scratch.plan.add(index_bytes);
+    if (layout.ranks > 1 && request.k > 0) {
+        scratch.transfers = host_array<PeerTransfer>(uint64_t(layout.ranks), "the distributed top-k's gather");
+        scratch.starts = host_array<uint64_t>(uint64_t(layout.ranks) + 1, "the distributed top-k's gather");
+        // Each gather sends this rank's candidates to every other rank and
+        // receives theirs: at most every rank's candidates, each way.
+        const uint64_t widest = key_bytes > index_bytes ? key_bytes : index_bytes;
+        const uint64_t mine = checked_mul(candidates_of(layout, request.k, size_t(layout.rank)),
+                                          request.key_bytes > request.index_bytes ? request.key_bytes
+                                                                                  : request.index_bytes,
+                                          "the distributed top-k's candidates");
+        communicator.reserve_exchange(checked_mul(mine, uint64_t(layout.ranks), "the distributed top-k's gather"),
+                                      widest);
+    }
     return scratch;
 }
 
@@ -117,28 +134,32 @@ void take_topk_workspace(Backend &backend, const GlobalLayout &layout, const Top
     });
 }
 
-void topk(Backend &backend, Communicator &communicator, const GlobalLayout &layout, const TopkRequest &request,
-          const TopkScratch &scratch, void *block) {
-    const uint64_t n = layout.local_count(), k = request.k;
-    if (k == 0) return;
-    const SegmentLayout one_row = one_row_of(n);
-    if (layout.ranks == 1) {
-        backend.topk(request, one_row);
-        backend.synchronize();
-        return;
-    }
-
-    // 1. This rank's candidates, straight into its block of the gathered arrays.
+void topk_candidates(Backend &backend, const GlobalLayout &layout, const TopkRequest &request,
+                     const TopkScratch &scratch, void *block) {
+    if (request.k == 0 || layout.ranks == 1) return;
     const TopkSteps steps = steps_of(layout, request, scratch, block);
     if (steps.mine) {
-        backend.topk(steps.local, one_row);
+        backend.topk(steps.local, one_row_of(layout.local_count()));
         if (steps.local.indices && layout.local_offset())
             backend.add_to_indices(steps.local.indices, steps.mine, request.index_bytes, layout.local_offset());
     }
+}
 
-    // 2. Every rank's candidates on every rank.
-    communicator.exchange(gather_transfers(layout, k, request.key_bytes, steps.keys));
-    if (steps.indices) communicator.exchange(gather_transfers(layout, k, request.index_bytes, steps.indices));
+void topk(Backend &backend, Communicator &communicator, const GlobalLayout &layout, const TopkRequest &request,
+          TopkScratch &scratch, void *block) {
+    const uint64_t k = request.k;
+    if (k == 0) return;
+    if (layout.ranks == 1) {
+        backend.topk(request, one_row_of(layout.local_count()));
+        backend.synchronize();
+        return;
+    }
+    const TopkSteps steps = steps_of(layout, request, scratch, block);
+
+    // 2. Every rank's candidates (step 1, topk_candidates, put this rank's
+    // in place) on every rank.
+    communicator.exchange(gather_transfers(layout, k, request.key_bytes, steps.keys, scratch));
+    if (steps.indices) communicator.exchange(gather_transfers(layout, k, request.index_bytes, steps.indices, scratch));
 
     // 3. The first k of their stable sort.
     backend.sort(steps.order);

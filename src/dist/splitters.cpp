@@ -13,6 +13,7 @@
 #include "core/error.h"
 
 #include <algorithm>
+#include <cstring>
 
 namespace gpuprim::dist {
 namespace {
@@ -29,8 +30,19 @@ void plan_splitter_scratch(ScratchPlan &plan, int32_t ranks, size_t *candidates_
     *counts_part = plan.add(checked_mul(slots, 8, "the splitter search's counts"));
 }
 
-std::vector<uint64_t> find_splits(Backend &backend, Communicator &communicator, const GlobalLayout &layout,
-                                  const SortRequest &sorted, uint64_t *candidates, uint64_t *counts) {
+SplitterHostArrays::SplitterHostArrays(int32_t ranks) {
+    const uint64_t p = uint64_t(ranks > 1 ? ranks : 1);
+    const char *what = "the splitter search's host arrays";
+    searched = host_array<size_t>(p, what);
+    value = host_array<uint64_t>(p, what);
+    candidates = host_array<uint64_t>(CheckedSize(p - 1, what).times(kCandidatesPerBoundary).plus(2).value(), what);
+    counts = host_array<uint64_t>(candidates.size(), what);
+    mine = host_array<uint64_t>(CheckedSize(p, what).times(2).value(), what);
+    splits = host_array<uint64_t>(CheckedSize(p, what).times(p + 1).value(), what);
+}
+
+void find_splits(Backend &backend, Communicator &communicator, const GlobalLayout &layout, const SortRequest &sorted,
+                 uint64_t *candidates, uint64_t *counts, SplitterHostArrays &host) {
     const size_t ranks = size_t(layout.ranks);
     const uint64_t total = layout.total();
     const uint64_t local = layout.local_count();
@@ -39,14 +51,16 @@ std::vector<uint64_t> find_splits(Backend &backend, Communicator &communicator, 
 
     // The boundaries that fall inside the data (a boundary at the end, after
     // trailing empty ranks, takes every key).
-    std::vector<size_t> searched;
+    if (host.value.size() < ranks || host.splits.size() < ranks * (ranks + 1))
+        fail(GPUPRIM_ERROR_INTERNAL, "the splitter search's host arrays were taken for fewer than %zu ranks", ranks);
+    std::vector<size_t> &searched = host.searched;  // capacity: ranks
+    searched.clear();
     for (size_t b = 1; b < ranks; ++b)
         if (layout.offsets[b] < total) searched.push_back(b);
-    std::vector<uint64_t> value(ranks, 0);
-    std::vector<uint64_t> host_candidates = host_array<uint64_t>(
-        checked_mul(searched.size(), kCandidatesPerBoundary, "the splitter search's candidates"),
-        "the splitter search's candidates");
-    std::vector<uint64_t> host_counts(host_candidates.size());
+    std::vector<uint64_t> &value = host.value;
+    std::fill(value.begin(), value.end(), 0);
+    std::vector<uint64_t> &host_candidates = host.candidates;
+    std::vector<uint64_t> &host_counts = host.counts;
 
     for (uint32_t bits_left = width; bits_left > 0 && !searched.empty();) {
         const uint32_t digit = std::min(bits_left, kDigitBits);
@@ -70,28 +84,35 @@ std::vector<uint64_t> find_splits(Backend &backend, Communicator &communicator, 
     }
 
     // Each rank's keys below the splitter key and up to it, per boundary.
-    std::vector<uint64_t> mine(2 * ranks, local);  // [lt, le] per boundary; unsearched: all of them
+    std::vector<uint64_t> &mine = host.mine;  // [lt, le] per boundary; unsearched: all of them
+    std::fill(mine.begin(), mine.begin() + 2 * ranks, local);
     if (!searched.empty()) {
-        std::vector<uint64_t> asked;
-        for (size_t b : searched) {
-            asked.push_back(value[b]);
-            asked.push_back(value[b] == largest ? value[b] : value[b] + 1);
+        // The keys asked: each splitter key and the one after it.
+        std::vector<uint64_t> &asked = host_candidates;
+        const size_t asked_count = 2 * searched.size();
+        for (size_t s = 0; s < searched.size(); ++s) {
+            const uint64_t key = value[searched[s]];
+            asked[2 * s] = key;
+            asked[2 * s + 1] = key == largest ? key : key + 1;
         }
-        backend.upload(candidates, asked.data(), asked.size() * 8);
-        backend.count_keys_below(sorted, candidates, asked.size(), counts);
-        backend.download(host_counts.data(), counts, asked.size() * 8);
+        backend.upload(candidates, asked.data(), asked_count * 8);
+        backend.count_keys_below(sorted, candidates, asked_count, counts);
+        backend.download(host_counts.data(), counts, asked_count * 8);
         for (size_t s = 0; s < searched.size(); ++s) {
             const size_t b = searched[s];
             mine[2 * b] = host_counts[2 * s];
             mine[2 * b + 1] = value[b] == largest ? local : host_counts[2 * s + 1];
         }
     }
-    std::vector<uint64_t> everyone = host_array<uint64_t>(
-        CheckedSize(ranks, "the splitters of every rank").times(ranks).times(2).value(), "the splitters of every rank");
-    communicator.host_allgather(mine.data(), everyone.data(), 2 * ranks * 8);
+    const unsigned char *gathered = communicator.host_allgather(mine.data(), 2 * ranks * 8);
+    // Rank i's count below (j = 2b) or up to (j = 2b + 1) splitter key b.
+    auto everyone = [&](size_t i, size_t j) {
+        uint64_t count;
+        std::memcpy(&count, gathered + (i * 2 * ranks + j) * 8, 8);
+        return count;
+    };
 
-    std::vector<uint64_t> splits = host_array<uint64_t>(
-        CheckedSize(ranks, "the splitters of every rank").times(ranks + 1).value(), "the splitters of every rank");
+    std::vector<uint64_t> &splits = host.splits;
     for (size_t i = 0; i < ranks; ++i) {
         splits[i * (ranks + 1)] = 0;
         splits[i * (ranks + 1) + ranks] = layout.counts[i];
@@ -99,19 +120,18 @@ std::vector<uint64_t> find_splits(Backend &backend, Communicator &communicator, 
     for (size_t b = 1; b < ranks; ++b) {
         const uint64_t target = layout.offsets[b];
         uint64_t below = 0;  // keys of every rank below the splitter key
-        for (size_t i = 0; i < ranks; ++i) below += everyone[i * 2 * ranks + 2 * b];
+        for (size_t i = 0; i < ranks; ++i) below += everyone(i, 2 * b);
         // Of the keys equal to it, the first target - below go before the
         // boundary, in rank order.
         uint64_t equal_before = below;
         for (size_t i = 0; i < ranks; ++i) {
-            const uint64_t lt = everyone[i * 2 * ranks + 2 * b], le = everyone[i * 2 * ranks + 2 * b + 1];
+            const uint64_t lt = everyone(i, 2 * b), le = everyone(i, 2 * b + 1);
             const uint64_t equal = le - lt;
             const uint64_t wanted = target > equal_before ? target - equal_before : 0;
             splits[i * (ranks + 1) + b] = lt + std::min(wanted, equal);
             equal_before += equal;
         }
     }
-    return splits;
 }
 
 }  // namespace gpuprim::dist
