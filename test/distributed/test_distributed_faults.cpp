@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Host allocation failure on one rank of a distributed call (CPU contexts,
 // the MPI engine), run under mpirun like test_distributed: each call is
-// repeated with one rank's k-th host allocation (operator new, replaced
-// below) made to fail, for k = 0, 1, ... until the call runs through without
+// repeated with one rank's k-th host allocation (operator new, replaced by
+// ../reliability/failing_new.h) made to fail, for k = 0, 1, ... until the call runs through without
 // meeting it, and each rank in turn is the one that fails. Every rank must
 // return (a rank left waiting in a collective for one that gave up would
 // hang: alarm() turns that into a failure), with the same status on every
@@ -15,7 +15,6 @@
 #include <execinfo.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -25,58 +24,8 @@
 #include <string>
 #include <vector>
 
-// ---------------------------------------------------------------------------
-// Host allocations: operator new fails the armed one (any thread).
-// ---------------------------------------------------------------------------
-namespace {
-std::atomic<long> g_countdown{-1};  // < 0: disarmed; 0: the next operator new fails
-std::atomic<bool> g_injected{false};
-
-bool allocation_fails() {
-    long left = g_countdown.load(std::memory_order_relaxed);
-    while (left >= 0) {
-        if (g_countdown.compare_exchange_weak(left, left - 1, std::memory_order_relaxed)) {
-            if (left > 0) return false;
-            g_injected.store(true, std::memory_order_relaxed);
-            if (std::getenv("GPUPRIM_TEST_TRACE")) {
-                void *frames[32];
-                backtrace_symbols_fd(frames, backtrace(frames, 32), 2);
-            }
-            return true;
-        }
-    }
-    return false;
-}
-void *checked(void *memory) {
-    if (!memory) throw std::bad_alloc();
-    return memory;
-}
-}  // namespace
-
-void *operator new(std::size_t size) {
-    if (allocation_fails()) throw std::bad_alloc();
-    return checked(std::malloc(size ? size : 1));
-}
-void *operator new[](std::size_t size) { return operator new(size); }
-void *operator new(std::size_t size, const std::nothrow_t &) noexcept {
-    if (allocation_fails()) return nullptr;
-    return std::malloc(size ? size : 1);
-}
-void *operator new[](std::size_t size, const std::nothrow_t &tag) noexcept { return operator new(size, tag); }
-void *operator new(std::size_t size, std::align_val_t alignment) {
-    if (allocation_fails()) throw std::bad_alloc();
-    const std::size_t a = static_cast<std::size_t>(alignment);
-    return checked(std::aligned_alloc(a, (size + a - 1) / a * a));
-}
-void *operator new[](std::size_t size, std::align_val_t alignment) { return operator new(size, alignment); }
-void operator delete(void *memory) noexcept { std::free(memory); }
-void operator delete[](void *memory) noexcept { std::free(memory); }
-void operator delete(void *memory, std::size_t) noexcept { std::free(memory); }
-void operator delete[](void *memory, std::size_t) noexcept { std::free(memory); }
-void operator delete(void *memory, std::align_val_t) noexcept { std::free(memory); }
-void operator delete[](void *memory, std::align_val_t) noexcept { std::free(memory); }
-void operator delete(void *memory, std::size_t, std::align_val_t) noexcept { std::free(memory); }
-void operator delete[](void *memory, std::size_t, std::align_val_t) noexcept { std::free(memory); }
+// Host allocations: operator new fails the armed one (failing_new.h).
+#include "../reliability/failing_new.h"
 
 namespace {
 
@@ -155,15 +104,14 @@ void sweep(const Scenario &s, int failing) {
         ++attempts;
         // A failed attempt must leave the outputs as the attempt found them.
         const std::vector<unsigned char> entering = s.outputs();
-        g_injected.store(false);
-        if (g_rank == failing) g_countdown.store(k);
+        if (g_rank == failing) failing_new::arm(k);
         const gpuprim_status_t status = s.run();
-        g_countdown.store(-1);
+        const bool injected_here = failing_new::disarm();
         const char *verbose = std::getenv("GPUPRIM_TEST_VERBOSE");
         if (verbose && *verbose)
             std::fprintf(stderr, "rank %d: %s, rank %d's allocation %ld failing: %d\n", g_rank, s.name, failing, k,
                          static_cast<int>(status));
-        int injected = g_injected.load() ? 1 : 0, any_injected = 0;
+        int injected = injected_here ? 1 : 0, any_injected = 0;
         MPI_Allreduce(&injected, &any_injected, 1, MPI_INT, MPI_MAX, g_world);
         std::vector<int> statuses(static_cast<size_t>(g_ranks));
         int mine = static_cast<int>(status);
@@ -207,6 +155,11 @@ int main(int argc, char **argv) {
     }
     // A rank left waiting for one that gave up never returns: fail instead.
     alarm(240);
+    if (std::getenv("GPUPRIM_TEST_TRACE"))
+        failing_new::on_failure = [] {
+            void *frames[32];
+            backtrace_symbols_fd(frames, backtrace(frames, 32), 2);
+        };
 
     gpuprim_context_options_t options;
     gpuprim_context_options_init(&options);

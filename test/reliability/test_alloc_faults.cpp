@@ -34,56 +34,8 @@
 #include <string>
 #include <vector>
 
-// ---------------------------------------------------------------------------
-// Host allocations: operator new fails the armed one.
-// ---------------------------------------------------------------------------
-namespace {
-long g_new_countdown = -1;  // < 0: disarmed; 0: the next operator new fails
-bool g_new_injected = false;
-long g_new_seen = 0;
-
-bool host_allocation_fails() {
-    ++g_new_seen;
-    if (g_new_countdown < 0) return false;
-    if (g_new_countdown-- > 0) return false;
-    g_new_injected = true;
-    return true;
-}
-
-void *checked(void *memory) {
-    if (!memory) throw std::bad_alloc();
-    return memory;
-}
-}  // namespace
-
-void *operator new(std::size_t size) {
-    if (host_allocation_fails()) throw std::bad_alloc();
-    return checked(std::malloc(size ? size : 1));
-}
-void *operator new[](std::size_t size) { return operator new(size); }
-void *operator new(std::size_t size, const std::nothrow_t &) noexcept {
-    if (host_allocation_fails()) return nullptr;
-    return std::malloc(size ? size : 1);
-}
-void *operator new[](std::size_t size, const std::nothrow_t &tag) noexcept {
-    return operator new(size, tag);
-}
-void *operator new(std::size_t size, std::align_val_t alignment) {
-    if (host_allocation_fails()) throw std::bad_alloc();
-    std::size_t a = static_cast<std::size_t>(alignment);
-    return checked(std::aligned_alloc(a, (size + a - 1) / a * a));
-}
-void *operator new[](std::size_t size, std::align_val_t alignment) {
-    return operator new(size, alignment);
-}
-void operator delete(void *memory) noexcept { std::free(memory); }
-void operator delete[](void *memory) noexcept { std::free(memory); }
-void operator delete(void *memory, std::size_t) noexcept { std::free(memory); }
-void operator delete[](void *memory, std::size_t) noexcept { std::free(memory); }
-void operator delete(void *memory, std::align_val_t) noexcept { std::free(memory); }
-void operator delete[](void *memory, std::align_val_t) noexcept { std::free(memory); }
-void operator delete(void *memory, std::size_t, std::align_val_t) noexcept { std::free(memory); }
-void operator delete[](void *memory, std::size_t, std::align_val_t) noexcept { std::free(memory); }
+// Host allocations: operator new fails the armed one (failing_new.h).
+#include "failing_new.h"
 
 namespace {
 
@@ -292,11 +244,9 @@ void sweep(const Scenario &scenario) {
             const uint64_t backend_before = backend.allocation_count();
             bool injected = false;
             if (kind == 0) {
-                g_new_injected = false;
-                g_new_countdown = k;
+                failing_new::arm(k);
                 status = scenario.call(f, output);
-                g_new_countdown = -1;
-                injected = g_new_injected;
+                injected = failing_new::disarm();
             } else {
                 backend.inject_allocation_failures(k, 1);
                 status = scenario.call(f, output);
@@ -562,16 +512,15 @@ void sweep_context_create() {
     for (long k = 0; k < 200; ++k, ++attempts) {
         gpuprim_context_t context = reinterpret_cast<gpuprim_context_t>(uintptr_t(0x1234));
         char message[256] = "";
-        g_new_injected = false;
-        g_new_countdown = k;
+        failing_new::arm(k);
         gpuprim_status_t status = gpuprim_context_create(nullptr, &context, message, sizeof message);
-        g_new_countdown = -1;
+        const bool injected = failing_new::disarm();
         if (status == GPUPRIM_SUCCESS) {
             gpuprim_context_destroy(context);
-            if (!g_new_injected) break;
+            if (!injected) break;
             continue;
         }
-        EXPECT(g_new_injected, "context_create failed without an injected failure: %s", message);
+        EXPECT(injected, "context_create failed without an injected failure: %s", message);
         EXPECT(status == GPUPRIM_ERROR_OUT_OF_MEMORY, "context_create: allocation %ld: status %d: %s",
                k, status, message);
         EXPECT(context == nullptr, "a failed context_create did not set *context to NULL");
