@@ -138,7 +138,7 @@ void sweep(const Scenario &s, int failing) {
         }
     }
     if (g_rank == 0)
-        std::printf("  %-28s failing on rank %d: %ld attempts\n", s.name, failing, attempts);
+        std::printf("  %-44s failing on rank %d: %ld attempts\n", s.name, failing, attempts);
 }
 
 }  // namespace
@@ -201,9 +201,30 @@ int main(int argc, char **argv) {
     gpuprim_buffer_t topk_keys = buffer_of(GPUPRIM_DTYPE_U32, std::vector<uint32_t>(k, 0xDEADBEEFu));
     gpuprim_buffer_t topk_indices = buffer_of(GPUPRIM_DTYPE_U64, std::vector<uint64_t>(k, 0xDEADBEEFull));
     float sum = -1.0f;
+    // Other widths take other local paths (the CPU sort's narrow-key and
+    // packed-pair paths): u16 keys, u64 keys with u16 values, f64 top-k.
+    std::vector<uint16_t> narrow(n);
+    std::vector<uint64_t> wide(n);
+    std::vector<double> doubles(n);
+    for (size_t i = 0; i < n; ++i) {
+        narrow[i] = uint16_t(keys[i] % 97);  // few distinct keys: equal keys across ranks
+        wide[i] = (uint64_t(keys[i]) << 32) | values[i];
+        doubles[i] = double(floats[i]);
+    }
+    gpuprim_buffer_t nin = buffer_of(GPUPRIM_DTYPE_U16, narrow);
+    gpuprim_buffer_t nout = buffer_of(GPUPRIM_DTYPE_U16, std::vector<uint16_t>(n, 0xBEEF));
+    gpuprim_buffer_t win = buffer_of(GPUPRIM_DTYPE_U64, wide), wout = buffer_of(GPUPRIM_DTYPE_U64, poison64);
+    gpuprim_buffer_t wvalues_out = buffer_of(GPUPRIM_DTYPE_U16, std::vector<uint16_t>(n, 0xBEEF));
+    gpuprim_buffer_t din = buffer_of(GPUPRIM_DTYPE_F64, doubles);
+    gpuprim_buffer_t dindices = buffer_of(GPUPRIM_DTYPE_I64, std::vector<int64_t>(k, -1));
 
     gpuprim_sort_options_t sort_options;
     gpuprim_sort_options_init(&sort_options);
+    gpuprim_sort_options_t descending_bits;
+    gpuprim_sort_options_init(&descending_bits);
+    descending_bits.order = GPUPRIM_ORDER_DESCENDING;
+    descending_bits.begin_bit = 4;
+    descending_bits.end_bit = 12;
     const std::vector<Scenario> scenarios = {
         {"sort keys u32", [&] { return gpuprim_distributed_sort(g_ctx, kin, nullptr, kout, nullptr, &sort_options); },
          [&] { return bytes_of(contents<uint32_t>(kout, n)); }},
@@ -226,6 +247,21 @@ int main(int argc, char **argv) {
          }},
         {"reduce f32 sum", [&] { return gpuprim_distributed_reduce(g_ctx, GPUPRIM_OP_SUM, fin, &sum); },
          [&] { return bytes_of(std::vector<float>{sum}); }},
+        {"sort keys u16", [&] { return gpuprim_distributed_sort(g_ctx, nin, nullptr, nout, nullptr, &sort_options); },
+         [&] { return bytes_of(contents<uint16_t>(nout, n)); }},
+        {"sort pairs u64/u16 descending bits [4, 12)",
+         [&] { return gpuprim_distributed_sort(g_ctx, win, nin, wout, wvalues_out, &descending_bits); },
+         [&] {
+             std::vector<unsigned char> all = bytes_of(contents<uint64_t>(wout, n));
+             const std::vector<unsigned char> v = bytes_of(contents<uint16_t>(wvalues_out, n));
+             all.insert(all.end(), v.begin(), v.end());
+             return all;
+         }},
+        {"argsort u16", [&] { return gpuprim_distributed_argsort(g_ctx, nin, nullptr, indices, &sort_options); },
+         [&] { return bytes_of(contents<uint64_t>(indices, n)); }},
+        {"top-k f64 ascending, indices only",
+         [&] { return gpuprim_distributed_topk(g_ctx, din, k, GPUPRIM_ORDER_ASCENDING, nullptr, dindices); },
+         [&] { return bytes_of(contents<int64_t>(dindices, k)); }},
         {"scan i32 inclusive",
          [&] { return gpuprim_distributed_scan(g_ctx, GPUPRIM_OP_SUM, GPUPRIM_SCAN_INCLUSIVE, iin, iout); },
          [&] { return bytes_of(contents<int32_t>(iout, n)); }},
@@ -233,7 +269,8 @@ int main(int argc, char **argv) {
     for (const Scenario &s : scenarios)
         for (int failing = 0; failing < g_ranks; ++failing) sweep(s, failing);
 
-    for (gpuprim_buffer_t b : {kin, vin, kout, vout, indices, fin, iin, iout, topk_keys, topk_indices})
+    for (gpuprim_buffer_t b : {kin, vin, kout, vout, indices, fin, iin, iout, topk_keys, topk_indices, nin, nout, win,
+                               wout, wvalues_out, din, dindices})
         REQUIRE_OK(gpuprim_buffer_destroy(g_ctx, b));
     REQUIRE_OK(gpuprim_context_destroy(g_ctx));
     long all_failures = 0;
