@@ -2,6 +2,7 @@
 """Contexts and the operations, over the C ABI."""
 import atexit
 import contextlib
+import functools
 import math
 import operator
 import sys
@@ -46,6 +47,15 @@ class WorkspaceSizes:
                 f"bounded={self.bounded})")
 
 
+def _serialized(method):
+    """Runs a Context method under the context's lock (Context._lock)."""
+    @functools.wraps(method)
+    def locked(self, *args, **kwargs):
+        with self._lock:
+            return method(self, *args, **kwargs)
+    return locked
+
+
 class Context:
     """A libgpuprim context: a backend ("cpu" or "cuda"), a device and, on
     CUDA, the stream every call is ordered on.
@@ -54,9 +64,10 @@ class Context:
     and stream and pick it from their arguments; make a Context yourself to
     choose, e.g. ``Context("cuda")`` to run numpy arrays on the GPU (their data
     is copied to the device and back). Use it as a context manager or call
-    close(); a context is for one thread at a time. cpu_threads: how many
-    threads one call on the CPU backend may use (0: every core; results are
-    the same for every count).
+    close(). Threads may share a context: its calls take turns (a lock per
+    context; calls on different contexts run at the same time). cpu_threads:
+    how many threads one call on the CPU backend may use (0: every core;
+    results are the same for every count).
 
     allocator (experimental): where every block of the context's memory
     comes from (its workspace, the buffers it makes, on CUDA its own
@@ -107,6 +118,10 @@ class Context:
         if status:
             _raise_with_cause(error_for(status, message), status, bridge)
         self._handle = handle
+        # Serializes this object's calls: the wrap cache (whose evictions
+        # destroy buffers), the wrap-to-call window, the status-to-message
+        # read and close() are not safe to interleave across threads.
+        self._lock = threading.RLock()
         self._offsets_check = "wait"  # set_offsets_check's mode (the library's default)
         # The allocator's object (the library holds only its address): kept
         # until the context is destroyed, which gives back its last blocks.
@@ -142,12 +157,14 @@ class Context:
         (giving every block back to its allocator). While its CUDA stream is
         capturing a graph, raises NotCapturableError and stays open (end the
         capture, then close)."""
-        handle = self._handle
-        if handle is not None and LIB.gpuprim_context_destroy(handle) == _lib.STATUS_CODES["NOT_CAPTURABLE"]:
-            self._check(_lib.STATUS_CODES["NOT_CAPTURABLE"])
-        self._wraps.close()  # (their buffers went with the context)
-        self._handle = None
-        self._communicator = self._communicator_key = None
+        lock = getattr(self, "_lock", None)  # (absent when __init__ failed early)
+        with lock if lock is not None else contextlib.nullcontext():
+            handle = self._handle
+            if handle is not None and LIB.gpuprim_context_destroy(handle) == _lib.STATUS_CODES["NOT_CAPTURABLE"]:
+                self._check(_lib.STATUS_CODES["NOT_CAPTURABLE"])
+            self._wraps.close()  # (their buffers went with the context)
+            self._handle = None
+            self._communicator = self._communicator_key = None
 
     def __enter__(self):
         return self
@@ -161,12 +178,14 @@ class Context:
         except Exception:  # interpreter shutdown
             pass
 
+    @_serialized
     def synchronize(self) -> None:
         """Wait until every call made on this context has finished. Then, as
         check_deferred() does, raise InvalidArgumentError for a bad offset a
         deferred offsets check found (the wait itself has completed)."""
         self._check(LIB.gpuprim_context_synchronize(self._live()))
 
+    @_serialized
     def set_offsets_check(self, mode: str) -> None:
         """(Experimental.) How the segment_* calls check their CSR offsets
         (gpuprim_context_set_offsets_check), for later calls of this context:
@@ -191,6 +210,7 @@ class Context:
         default) or "deferred"."""
         return self._offsets_check
 
+    @_serialized
     def check_deferred(self) -> None:
         """(Experimental.) Wait for the context's work, then raise
         InvalidArgumentError for the first failure a deferred offsets check
@@ -208,6 +228,7 @@ class Context:
         return self._allocator
 
     @property
+    @_serialized
     def cuda_stream(self) -> int:
         """(Experimental.) The cudaStream_t every call of this context is
         ordered on, as an int: the stream given (1 for the legacy default
@@ -219,6 +240,7 @@ class Context:
         return stream
 
     @property
+    @_serialized
     def workspace_size(self) -> int:
         """Bytes of workspace the context holds for its calls' temporary
         storage (gpuprim_context_get_workspace_size): it grows to the
@@ -227,6 +249,7 @@ class Context:
         self._check(status)
         return size
 
+    @_serialized
     def reserve_workspace(self, bytes: int = 0, fix: bool = True) -> None:
         """(Experimental.) Grow the workspace to at least ``bytes`` in all
         (0: keep the size held now, e.g. after running the calls once to
@@ -262,17 +285,21 @@ class Context:
         is the most it can take. Queries do not nest (InvalidArgumentError);
         distributed calls inside one raise InvalidArgumentError. The query
         ends when the block does, also when it raises."""
-        self._check(LIB.gpuprim_context_begin_workspace_query(self._live()))
+        with self._lock:
+            self._check(LIB.gpuprim_context_begin_workspace_query(self._live()))
         sizes = WorkspaceSizes()
         try:
             yield sizes
         except BaseException:
-            LIB.gpuprim_context_end_workspace_query(self._handle)  # ends it; the block's error goes on
+            with self._lock:
+                LIB.gpuprim_context_end_workspace_query(self._handle)  # ends it; the block's error goes on
             raise
-        status, sizes.main_bytes, sizes.side_bytes, sizes.bounded = \
-            LIB.gpuprim_context_end_workspace_query(self._live())
-        self._check(status)
+        with self._lock:
+            status, sizes.main_bytes, sizes.side_bytes, sizes.bounded = \
+                LIB.gpuprim_context_end_workspace_query(self._live())
+            self._check(status)
 
+    @_serialized
     def reserve_workspace_sizes(self, sizes, fix: bool = True) -> None:
         """(Experimental.) Grow each block of the workspace to at least its
         size in ``sizes`` (a WorkspaceSizes, from workspace_query(), or any
@@ -287,6 +314,7 @@ class Context:
         self._check(LIB.gpuprim_context_reserve_workspace_sizes(self._live(), main_bytes, side_bytes,
                                                                 1 if fix else 0))
 
+    @_serialized
     def release_workspace(self) -> None:
         """Wait for the context's work and give its workspace back (to its
         allocator); a workspace held still is let go too. Later calls grow
@@ -356,6 +384,10 @@ class Context:
 
     def _run(self, operands, call):
         """call(*buffers) with operands = [(Array, is_input)], staging as needed."""
+        with self._lock:
+            self._run_locked(operands, call)
+
+    def _run_locked(self, operands, call):
         context = self._live()
         staged = []
         failed = True
@@ -1530,6 +1562,7 @@ class Context:
                 None if inverse_out is None else inverse_out.obj)
 
     # -- distributed calls (experimental: gpuprim.h's GPUPRIM_EXPERIMENTAL_API) --
+    @_serialized
     def attach_communicator(self, comm, kind=None) -> None:
         """Borrow a communicator for this context's distributed_*() calls.
         One context is one rank: every rank of the communicator makes each
@@ -1566,6 +1599,7 @@ class Context:
         self._check(LIB.gpuprim_context_attach_communicator(handle, code, address))
         self._communicator, self._communicator_key = comm, (code, address)
 
+    @_serialized
     def detach_communicator(self) -> None:
         """Forget the attached communicator (none attached: nothing to do).
         The communicator itself is left as it is."""
@@ -1590,6 +1624,7 @@ class Context:
         """The number of ranks of the attached communicator."""
         return self._rank()[1]
 
+    @_serialized
     def _rank(self):
         handle = self._distributed()
         status, rank, count = LIB.gpuprim_context_get_rank(handle)
@@ -1616,6 +1651,7 @@ class Context:
                             "context, an NCCL communicator for a CUDA context)")
         return handle
 
+    @_serialized
     def _collective(self, prepare, refuse):
         """A distributed call: prepare(run) checks the arguments, makes the
         outputs and calls run(operands, function) (self._run) once. Every

@@ -465,6 +465,62 @@ def test_threads_each_get_their_context():
     assert not errors, errors
 
 
+def test_threads_share_one_context():
+    # Threads calling one explicit Context: its cache of wraps (256) evicts
+    # (destroys) buffers for one thread's new arrays while another thread is
+    # between wrapping its operand and the library call. Without the
+    # context's lock that call failed with "a buffer that was already
+    # destroyed" (INVALID_HANDLE) a few times in 10,000; closing the context
+    # from another thread must give the package's ValueError, not a library
+    # error.
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # many thread switches: the window is short
+    errors = []
+    ctx = gpuprim.Context("cpu", cpu_threads=1)
+
+    def work(seed):
+        local = np.random.default_rng(seed)
+        pool = [local.integers(-9, 9, size=8 + i).astype(np.int64) for i in range(300)]
+        try:
+            for i in range(2500):
+                x = pool[i % len(pool)]
+                np.testing.assert_array_equal(ctx.sort(x), np.sort(x))
+        except Exception as error:  # pragma: no cover - reported below
+            errors.append(error)
+
+    try:
+        threads = [threading.Thread(target=work, args=(seed,)) for seed in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(switch)
+    assert not errors, errors[:3]
+
+    closed = []
+
+    def keep_calling():
+        x = np.arange(1 << 16, dtype=np.int64)[::-1].copy()
+        while True:
+            try:
+                ctx.sort(x)
+            except ValueError as error:
+                closed.append(str(error))
+                return
+            except Exception as error:  # pragma: no cover - reported below
+                closed.append(repr(error))
+                return
+
+    callers = [threading.Thread(target=keep_calling) for _ in range(3)]
+    for thread in callers:
+        thread.start()
+    ctx.close()
+    for thread in callers:
+        thread.join()
+    assert all("the context is closed" in text for text in closed), closed
+
+
 def test_wrap_cache_never_evicts_a_call_operand():
     # One values array used with hundreds of new key arrays: the cache of
     # wraps (256) overflows many times while `values` is in every call.
