@@ -14,6 +14,7 @@
 #include <nanobind/nanobind.h>
 
 #include <cstdint>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <tuple>
@@ -69,7 +70,19 @@ template <class T, class = void> struct PyValue {  // integers
 };
 template <class T> struct PyValue<T, std::enable_if_t<std::is_enum_v<T>>> {  // C enums
     using type = std::int64_t;
-    static T to_c(std::int64_t value) { return static_cast<T>(value); }
+    // Any int the C ABI can carry reaches the library, which answers
+    // INVALID_ENUM for one that names no value; past an int, ValueError
+    // (a cast would cut it to another value). The bits are copied: a cast to
+    // a C enum of a value outside its enumerators' range is undefined in C++.
+    static T to_c(std::int64_t value) {
+        static_assert(sizeof(T) == sizeof(std::int32_t), "the header's enums are int-sized");
+        if (value < INT32_MIN || value > INT32_MAX)
+            throw nb::value_error(("gpuprim: enum value " + std::to_string(value) + " does not fit a C int").c_str());
+        const std::int32_t narrow = static_cast<std::int32_t>(value);
+        T converted;
+        std::memcpy(&converted, &narrow, sizeof converted);
+        return converted;
+    }
 };
 template <class T> struct PyValue<T *> {  // handles, buffers' host addresses
     using type = Address;

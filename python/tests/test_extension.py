@@ -39,6 +39,22 @@ def test_constants_match_the_header():
     assert header_enum("GPUPRIM_COMM_") == {"NCCL": _ext.COMM_NCCL, "MPI": _ext.COMM_MPI}
 
 
+def test_raw_enum_arguments_are_never_cut_to_another_value():
+    # An int the C ABI carries reaches the library (INVALID_ENUM for one that
+    # names no value); one past an int is refused (it was cut: 2**32 ran as
+    # SUM, 0).
+    with gpuprim.Context("cpu") as ctx:
+        status, buffer = _lib.LIB.gpuprim_buffer_create(ctx._handle, _lib.DTYPE_CODES["int32"], 4)
+        assert status == 0
+        invalid_enum = _lib.STATUS_CODES["INVALID_ENUM"]
+        for op in (99, -1, 2**31 - 1):
+            assert _lib.LIB.gpuprim_scan(ctx._handle, op, 0, buffer, buffer) == invalid_enum
+        for op in (2**31, 2**32, -2**31 - 1, 2**40):
+            with pytest.raises(ValueError, match="does not fit a C int"):
+                _lib.LIB.gpuprim_scan(ctx._handle, op, 0, buffer, buffer)
+        assert _lib.LIB.gpuprim_buffer_destroy(ctx._handle, buffer) == 0
+
+
 def test_no_ctypes_in_the_package():
     for name in os.listdir(PACKAGE):
         if name.endswith(".py"):
