@@ -284,17 +284,19 @@ class Context:
         depends on the data (calls on CSR offsets; group-by on the CPU) and
         is the most it can take. Queries do not nest (InvalidArgumentError);
         distributed calls inside one raise InvalidArgumentError. The query
-        ends when the block does, also when it raises."""
+        ends when the block does, also when it raises. Other threads' calls
+        on this context wait until the block ends."""
+        # The query measures every call on the context, so the block holds
+        # the context's lock: other threads' calls on it wait until the
+        # block ends instead of being measured (and not run) in it.
         with self._lock:
             self._check(LIB.gpuprim_context_begin_workspace_query(self._live()))
-        sizes = WorkspaceSizes()
-        try:
-            yield sizes
-        except BaseException:
-            with self._lock:
+            sizes = WorkspaceSizes()
+            try:
+                yield sizes
+            except BaseException:
                 LIB.gpuprim_context_end_workspace_query(self._handle)  # ends it; the block's error goes on
-            raise
-        with self._lock:
+                raise
             status, sizes.main_bytes, sizes.side_bytes, sizes.bounded = \
                 LIB.gpuprim_context_end_workspace_query(self._live())
             self._check(status)

@@ -521,6 +521,30 @@ def test_threads_share_one_context():
     assert all("the context is closed" in text for text in closed), closed
 
 
+def test_another_threads_call_waits_for_a_workspace_query():
+    # A query measures every call on its context without running it: a
+    # call from another thread inside the block returned unwritten output.
+    ctx = gpuprim.Context("cpu")
+    x = np.arange(1000, dtype=np.int64)[::-1].copy()
+    results = []
+    started = threading.Event()
+
+    def other():
+        started.set()
+        results.append(ctx.sort(x))
+
+    with ctx.workspace_query():
+        ctx.sort(x)
+        thread = threading.Thread(target=other)
+        thread.start()
+        started.wait()
+        thread.join(0.2)  # it must be waiting for the block
+        assert thread.is_alive()
+    thread.join()
+    np.testing.assert_array_equal(results[0], np.sort(x))
+    ctx.close()
+
+
 def test_wrap_cache_never_evicts_a_call_operand():
     # One values array used with hundreds of new key arrays: the cache of
     # wraps (256) overflows many times while `values` is in every call.
