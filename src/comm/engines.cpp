@@ -10,35 +10,27 @@
 namespace gpuprim {
 
 const unsigned char *Communicator::host_allgather(const void *send, uint64_t bytes) {
-    if (bytes > most_allgather_bytes() || gathered_.size() < uint64_t(size_) * most_allgather_bytes())
+    if (bytes > kHostRecordBytes || gathered_.size() < uint64_t(size_) * kHostRecordBytes)
         fail(GPUPRIM_ERROR_INTERNAL, "host_allgather of %llu bytes a rank, past the %llu its receive area holds",
-             static_cast<unsigned long long>(bytes), static_cast<unsigned long long>(most_allgather_bytes()));
+             static_cast<unsigned long long>(bytes), static_cast<unsigned long long>(kHostRecordBytes));
     gather(send, gathered_.data(), bytes);
     return gathered_.data();
 }
 
-void Communicator::take_gather_area() {
-    gathered_ = host_array<unsigned char>(
-        CheckedSize(size_, "the communicator's gather area").times(most_allgather_bytes()).value(),
-        "the communicator's gather area");
+const unsigned char *Communicator::host_allgather_into(const void *send, uint64_t bytes,
+                                                       std::vector<unsigned char> &receive) {
+    if (bytes > most_allgather_bytes() || receive.size() / uint64_t(size_) < bytes)
+        fail(GPUPRIM_ERROR_INTERNAL, "host_allgather of %llu bytes a rank into %llu bytes (at most %llu a rank)",
+             static_cast<unsigned long long>(bytes), static_cast<unsigned long long>(receive.size()),
+             static_cast<unsigned long long>(most_allgather_bytes()));
+    gather(send, receive.data(), bytes);
+    return receive.data();
 }
 
-bool communicator_engine_built(gpuprim_comm_kind_t kind) {
-    switch (kind) {
-    case GPUPRIM_COMM_NCCL:
-#if defined(GPUPRIM_HAVE_NCCL)
-        return true;
-#else
-        return false;
-#endif
-    case GPUPRIM_COMM_MPI:
-#if defined(GPUPRIM_HAVE_MPI)
-        return true;
-#else
-        return false;
-#endif
-    }
-    return false;
+void Communicator::take_gather_area() {
+    gathered_ = host_array<unsigned char>(
+        CheckedSize(size_, "the communicator's gather area").times(kHostRecordBytes).value(),
+        "the communicator's gather area");
 }
 
 #if !defined(GPUPRIM_HAVE_NCCL)

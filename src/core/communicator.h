@@ -40,13 +40,18 @@ public:
     int32_t size() const { return size_; }
 
     // Every rank's `bytes` bytes of host memory at send, gathered in rank
-    // order (size() * bytes) into the engine's own receive area, returned;
-    // it stays valid until the next host_allgather. Blocks. The agreement
-    // step and the small exchanges of counts go through here. bytes: at most
-    // most_allgather_bytes() (INTERNAL past it). The area (and an engine's
-    // staging) is taken when the engine is made, so that no rank can fail
-    // for memory on its way into the collective while the others wait in it.
+    // order (size() * bytes) into the communicator's own receive area,
+    // returned; it stays valid until the next host_allgather. Blocks. The
+    // agreement step and the small exchanges of counts go through here.
+    // bytes: at most kHostRecordBytes (INTERNAL past it). The area (and an
+    // engine's staging) is taken when the engine is made, so that no rank
+    // can fail for memory on its way into the collective while the others
+    // wait in it.
     const unsigned char *host_allgather(const void *send, uint64_t bytes);
+    // The same into receive (size() * bytes bytes, taken by the caller before
+    // the ranks agree), for records past kHostRecordBytes (the splitters'),
+    // at most most_allgather_bytes(); returns receive.data().
+    const unsigned char *host_allgather_into(const void *send, uint64_t bytes, std::vector<unsigned char> &receive);
     // A rank's record in the agreement, its key range or partial result fit
     // kHostRecordBytes; the splitters take 16 bytes a rank.
     static constexpr uint64_t kHostRecordBytes = 1024;
@@ -75,8 +80,8 @@ public:
 protected:
     // The gather itself: every rank's bytes at send into receive, rank order.
     virtual void gather(const void *send, void *receive, uint64_t bytes) = 0;
-    // Takes host_allgather's receive area: engines call it once rank_ and
-    // size_ are set.
+    // Takes host_allgather's receive area (size() records of
+    // kHostRecordBytes): engines call it once rank_ and size_ are set.
     void take_gather_area();
 
     int32_t rank_ = 0;

@@ -39,6 +39,7 @@ SplitterHostArrays::SplitterHostArrays(int32_t ranks) {
     counts = host_array<uint64_t>(candidates.size(), what);
     mine = host_array<uint64_t>(CheckedSize(p, what).times(2).value(), what);
     splits = host_array<uint64_t>(CheckedSize(p, what).times(p + 1).value(), what);
+    everyone = host_array<unsigned char>(CheckedSize(p, what).times(p).times(16).value(), what);
 }
 
 void find_splits(Backend &backend, Communicator &communicator, const GlobalLayout &layout, const SortRequest &sorted,
@@ -104,7 +105,7 @@ void find_splits(Backend &backend, Communicator &communicator, const GlobalLayou
             mine[2 * b + 1] = value[b] == largest ? local : host_counts[2 * s + 1];
         }
     }
-    const unsigned char *gathered = communicator.host_allgather(mine.data(), 2 * ranks * 8);
+    const unsigned char *gathered = communicator.host_allgather_into(mine.data(), 2 * ranks * 8, host.everyone);
     // Rank i's count below (j = 2b) or up to (j = 2b + 1) splitter key b.
     auto everyone = [&](size_t i, size_t j) {
         uint64_t count;

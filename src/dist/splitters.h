@@ -28,6 +28,7 @@ struct SplitterHostArrays {
     std::vector<uint64_t> candidates;  // a round's candidates, then the final keys asked
     std::vector<uint64_t> counts;      // their counts below
     std::vector<uint64_t> mine;        // this rank's counts below and up to each splitter key
+    std::vector<unsigned char> everyone;  // every rank's `mine`, gathered (16 * ranks^2 bytes)
     // The result: for every rank i and boundary b = 0..ranks,
     // splits[i * (ranks + 1) + b] is the first of rank i's sorted keys that
     // goes to rank b or later (splits[i][0] = 0, splits[i][ranks] = count
