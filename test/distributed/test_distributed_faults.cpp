@@ -90,6 +90,15 @@ std::vector<unsigned char> bytes_of(const std::vector<T> &v) {
     return out;
 }
 
+// Two outputs' bytes, one after the other.
+template <typename A, typename B>
+std::vector<unsigned char> bytes_of(const std::vector<A> &a, const std::vector<B> &b) {
+    std::vector<unsigned char> all = bytes_of(a);
+    const std::vector<unsigned char> tail = bytes_of(b);
+    all.insert(all.end(), tail.begin(), tail.end());
+    return all;
+}
+
 // Runs s with rank `failing`'s k-th host allocation failing, k = 0, 1, ...
 void sweep(const Scenario &s, int failing) {
     // The undisturbed result: what every attempt that succeeds must give.
@@ -230,33 +239,18 @@ int main(int argc, char **argv) {
          [&] { return bytes_of(contents<uint32_t>(kout, n)); }},
         {"sort pairs u32/u32",
          [&] { return gpuprim_distributed_sort(g_ctx, kin, vin, kout, vout, &sort_options); },
-         [&] {
-             std::vector<unsigned char> all = bytes_of(contents<uint32_t>(kout, n));
-             const std::vector<unsigned char> v = bytes_of(contents<uint32_t>(vout, n));
-             all.insert(all.end(), v.begin(), v.end());
-             return all;
-         }},
+         [&] { return bytes_of(contents<uint32_t>(kout, n), contents<uint32_t>(vout, n)); }},
         {"argsort u32", [&] { return gpuprim_distributed_argsort(g_ctx, kin, nullptr, indices, &sort_options); },
          [&] { return bytes_of(contents<uint64_t>(indices, n)); }},
         {"top-k u32", [&] { return gpuprim_distributed_topk(g_ctx, kin, k, GPUPRIM_ORDER_DESCENDING, topk_keys, topk_indices); },
-         [&] {
-             std::vector<unsigned char> all = bytes_of(contents<uint32_t>(topk_keys, k));
-             const std::vector<unsigned char> i = bytes_of(contents<uint64_t>(topk_indices, k));
-             all.insert(all.end(), i.begin(), i.end());
-             return all;
-         }},
+         [&] { return bytes_of(contents<uint32_t>(topk_keys, k), contents<uint64_t>(topk_indices, k)); }},
         {"reduce f32 sum", [&] { return gpuprim_distributed_reduce(g_ctx, GPUPRIM_OP_SUM, fin, &sum); },
          [&] { return bytes_of(std::vector<float>{sum}); }},
         {"sort keys u16", [&] { return gpuprim_distributed_sort(g_ctx, nin, nullptr, nout, nullptr, &sort_options); },
          [&] { return bytes_of(contents<uint16_t>(nout, n)); }},
         {"sort pairs u64/u16 descending bits [4, 12)",
          [&] { return gpuprim_distributed_sort(g_ctx, win, nin, wout, wvalues_out, &descending_bits); },
-         [&] {
-             std::vector<unsigned char> all = bytes_of(contents<uint64_t>(wout, n));
-             const std::vector<unsigned char> v = bytes_of(contents<uint16_t>(wvalues_out, n));
-             all.insert(all.end(), v.begin(), v.end());
-             return all;
-         }},
+         [&] { return bytes_of(contents<uint64_t>(wout, n), contents<uint16_t>(wvalues_out, n)); }},
         {"argsort u16", [&] { return gpuprim_distributed_argsort(g_ctx, nin, nullptr, indices, &sort_options); },
          [&] { return bytes_of(contents<uint64_t>(indices, n)); }},
         {"top-k f64 ascending, indices only",
