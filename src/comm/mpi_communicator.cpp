@@ -201,13 +201,14 @@ private:
     // what reserve_exchange took (INTERNAL if a caller skipped it: growing
     // here could fail on one rank with messages already posted).
     void point_to_point(const std::vector<PeerTransfer> &transfers) {
-        uint64_t messages = 0;
+        auto pieces = [&](uint64_t bytes) { return bytes / message_bytes_ + (bytes % message_bytes_ != 0); };
+        CheckedSize messages(0, "the exchange's MPI requests");
         for (const PeerTransfer &t : transfers)
-            messages += (t.receive_bytes + message_bytes_ - 1) / message_bytes_ +
-                        (t.send_bytes + message_bytes_ - 1) / message_bytes_;
-        if (messages > requests_.capacity())
+            messages = messages.plus(pieces(t.receive_bytes)).plus(pieces(t.send_bytes));
+        if (messages.value() > requests_.capacity())
             fail(GPUPRIM_ERROR_INTERNAL, "the exchange needs %llu MPI requests; %llu were reserved",
-                 static_cast<unsigned long long>(messages), static_cast<unsigned long long>(requests_.capacity()));
+                 static_cast<unsigned long long>(messages.value()),
+                 static_cast<unsigned long long>(requests_.capacity()));
         std::vector<MPI_Request> &requests = requests_;
         requests.clear();
         const int tag = 0x6770;  // "gp"
