@@ -11,14 +11,16 @@
 //   ranges, against a brute-force count;
 // - add_to_indices (4- and 8-byte, wrapping) and copy, touching nothing past
 //   their counts;
-// - merge_sorted_runs: 1 to 9 runs (empty ones among them), random and
-//   few-distinct keys (ties across runs), every key width and kind, both
-//   orders, bit ranges, values of 0 to 8 bytes, sizes around the CUDA tiles
-//   and past 100000, against a stable sort of the concatenation; nothing
-//   past the outputs written.
+// - merge_sorted_runs: 1 to 9 runs (empty ones among them) and 16 to 100
+//   short ones, random and few-distinct keys (ties across runs), every key
+//   width and kind, both orders, bit ranges, values of 0 to 8 bytes, sizes
+//   around the CUDA tiles and past 100000, against a stable sort of the
+//   concatenation; nothing past the outputs written, and no host memory
+//   taken by a repeated call (its operator new fails).
 // The backend: GPUPRIM_BACKEND=cpu|cuda|auto like the other tests (auto or
 // unset: CUDA where built and a device is usable, else the CPU); 77 (skip)
 // when cuda is asked for and there is none.
+#include "reliability/failing_new.h"
 #include "skip_note.h"
 
 #include "core/backend.h"
@@ -508,7 +510,25 @@ void check_merge_case(Backend &backend, KeyKind kind, bool descending, uint32_t 
     request.values_in = vb ? values_in.data() : nullptr;
     request.values_out = vb ? values_out.data() : nullptr;
     request.count = n;
+    // Twice: the second call, with its workspace already there, must not
+    // take host memory (the distributed sort merges after the ranks traded
+    // their keys: a rank failing an allocation there alone splits them), so
+    // its first operator new fails; its outputs are the ones checked.
     backend.merge_sorted_runs(request, starts.data(), runs, spare_keys.data(), vb ? spare_values.data() : nullptr);
+    backend.synchronize();
+    keys_out.upload(sentinel_keys.data(), (n + guard) * sizeof(Bits));
+    if (vb) values_out.upload(sentinel_values.data(), (n + guard) * vb);
+    bool allocated = false;
+    failing_new::arm(0);
+    try {
+        backend.merge_sorted_runs(request, starts.data(), runs, spare_keys.data(), vb ? spare_values.data() : nullptr);
+    } catch (const std::bad_alloc &) {
+        allocated = true;
+    } catch (const Error &error) {
+        allocated = error.status() == GPUPRIM_ERROR_OUT_OF_MEMORY;
+        if (!allocated) throw;
+    }
+    allocated = failing_new::disarm() || allocated;
     backend.synchronize();
 
     std::vector<Bits> got_keys(n + guard);
@@ -524,6 +544,8 @@ void check_merge_case(Backend &backend, KeyKind kind, bool descending, uint32_t 
         bad += got_keys[i] != sentinel_keys[i] || (vb && got_values[i] != sentinel_values[i]);
     std::string shape;
     for (uint64_t length : lengths) shape += (shape.empty() ? "" : ",") + std::to_string(length);
+    CHECK(!allocated, "merge_sorted_runs %zu-byte values %u runs [%s]: took host memory on a repeated call",
+          sizeof(Bits), value_bytes, shape.size() > 80 ? (shape.substr(0, 80) + "...").c_str() : shape.c_str());
     CHECK(bad == 0,
           "merge_sorted_runs %zu-byte kind %d %s bits [%u,%u) values %u runs [%s]%s: %llu wrong, first at %llu",
           sizeof(Bits), int(kind), descending ? "descending" : "ascending", begin_bit, end, value_bytes,
@@ -582,6 +604,14 @@ void check_merge_width(Backend &backend, std::mt19937_64 &rng) {
         for (const auto &shape : tile_shapes)
             check_merge_case_values<Bits>(backend, kinds[rng() % kinds.size()], rng() % 2, 0, 0, value_bytes, shape,
                                           rng() % 2 == 0, rng);
+    }
+    // Many runs (as many as ranks): 5 to 7 rounds with odd groups out at
+    // several of them; short runs, a quarter empty.
+    for (uint32_t runs : {16u, 17u, 33u, 100u}) {
+        std::vector<uint64_t> lengths(runs);
+        for (auto &length : lengths) length = rng() % 4 == 0 ? 0 : rng() % 300;
+        check_merge_case_values<Bits>(backend, kinds[rng() % kinds.size()], rng() % 2, 0, 0, runs % 2 ? 4 : 0,
+                                      lengths, rng() % 2 == 0, rng);
     }
     // Random run counts 1..9, random lengths (some empty).
     for (uint32_t runs = 1; runs <= 9; ++runs)

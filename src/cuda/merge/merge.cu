@@ -30,7 +30,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <vector>
 
 namespace gpuprim::cuda {
 namespace merge_detail {
@@ -358,33 +357,81 @@ void launch_round(const DeviceEnv &env, const KeyBits *keys_from, const ValueBit
     check_launch(caller);
 }
 
-// The rounds' pairs, all rounds back to back, and their tile counts.
-struct MergePlan {
-    std::vector<MergePair> pairs;
-    std::vector<uint32_t> round_begin;  // pairs of round r: [round_begin[r], round_begin[r + 1])
-    std::vector<uint64_t> round_tiles;
+// The rounds of the pairwise merge, walked from the caller's run_starts
+// without host memory of their own: the distributed sort merges after the
+// ranks traded their keys, where one rank failing an allocation alone would
+// split them (its host memory is taken before the trade). Round r merges
+// groups of 2^r input runs; group j starts at run_starts[min(j * 2^r, runs)],
+// and pair i of the round is group 2i (a) with group 2i + 1 (b, empty for an
+// odd group out).
+class MergeRounds {
+public:
+    static constexpr uint32_t kMostRounds = 32;  // runs < 2^32
+
+    MergeRounds(const uint64_t *run_starts, uint32_t runs, uint64_t tile) : starts_(run_starts), runs_(runs) {
+        uint64_t pairs = 0;
+        for (uint32_t groups = runs; groups > 1; groups = uint32_t(ceil_div(uint64_t(groups), uint64_t(2)))) {
+            first_pair_[rounds_] = pairs;
+            const uint32_t round_pairs = uint32_t(ceil_div(uint64_t(groups), uint64_t(2)));
+            uint64_t tiles = 0;
+            for (uint32_t i = 0; i < round_pairs; ++i) {
+                const MergePair p = pair(rounds_, i, 0);
+                tiles += ceil_div(p.b_end - p.a_begin, tile);
+            }
+            tiles_[rounds_] = tiles;
+            pairs += round_pairs;
+            ++rounds_;
+        }
+        first_pair_[rounds_] = pairs;
+    }
+
+    uint32_t rounds() const { return rounds_; }
+    uint64_t total_pairs() const { return first_pair_[rounds_]; }
+    uint64_t first_pair(uint32_t round) const { return first_pair_[round]; }
+    uint32_t pairs_in(uint32_t round) const { return uint32_t(first_pair_[round + 1] - first_pair_[round]); }
+    uint64_t tiles_in(uint32_t round) const { return tiles_[round]; }
+
+    // Pair i of a round, its tiles numbered from first_tile.
+    MergePair pair(uint32_t round, uint32_t i, uint64_t first_tile) const {
+        return MergePair{group_start(round, 2 * uint64_t(i)), group_start(round, 2 * uint64_t(i) + 1),
+                         group_start(round, 2 * uint64_t(i) + 2), first_tile};
+    }
+
+private:
+    uint64_t group_start(uint32_t round, uint64_t group) const {
+        return starts_[std::min<uint64_t>(group << round, runs_)];
+    }
+
+    const uint64_t *starts_;
+    uint32_t runs_;
+    uint32_t rounds_ = 0;
+    uint64_t first_pair_[kMostRounds + 1] = {};
+    uint64_t tiles_[kMostRounds] = {};
 };
 
-inline MergePlan plan_merge(const uint64_t *run_starts, uint32_t runs, uint64_t tile) {
-    MergePlan plan;
-    std::vector<uint64_t> starts(run_starts, run_starts + runs + 1);
-    while (starts.size() > 2) {  // more than one run
-        plan.round_begin.push_back(uint32_t(plan.pairs.size()));
-        std::vector<uint64_t> next;
-        uint64_t tiles = 0;
-        for (size_t r = 0; r + 1 < starts.size(); r += 2) {
-            const bool alone = r + 2 >= starts.size();
-            const MergePair pair{starts[r], starts[r + 1], alone ? starts[r + 1] : starts[r + 2], tiles};
-            tiles += ceil_div(pair.b_end - pair.a_begin, tile);
-            plan.pairs.push_back(pair);
-            next.push_back(pair.a_begin);
+// Uploads every round's pairs (with their first tiles) to `to`, through a
+// buffer on the stack: an asynchronous copy from pageable memory returns once
+// the source is staged, so the buffer is free again when it returns.
+inline void upload_merge_pairs(const DeviceEnv &env, const MergeRounds &rounds, uint64_t tile, MergePair *to) {
+    constexpr uint32_t kStaged = 64;
+    MergePair staged[kStaged];
+    uint32_t filled = 0;
+    uint64_t uploaded = 0;
+    auto flush = [&] {
+        check(cudaMemcpyAsync(to + uploaded, staged, filled * sizeof(MergePair), cudaMemcpyHostToDevice, env.stream),
+              "merge_sorted_runs upload of the merge plan");
+        uploaded += filled;
+        filled = 0;
+    };
+    for (uint32_t round = 0; round < rounds.rounds(); ++round) {
+        uint64_t first_tile = 0;
+        for (uint32_t i = 0; i < rounds.pairs_in(round); ++i) {
+            staged[filled] = rounds.pair(round, i, first_tile);
+            first_tile += ceil_div(staged[filled].b_end - staged[filled].a_begin, tile);
+            if (++filled == kStaged) flush();
         }
-        next.push_back(starts.back());
-        starts.swap(next);
-        plan.round_tiles.push_back(tiles);
     }
-    plan.round_begin.push_back(uint32_t(plan.pairs.size()));
-    return plan;
+    if (filled > 0) flush();
 }
 
 inline uint64_t aligned_256(uint64_t bytes) { return (bytes + 255) & ~uint64_t(255); }
@@ -406,35 +453,33 @@ void merge_by_width(const DeviceEnv &env, const SortRequest &request, const uint
         return;
     }
     using Shape = MergeShape<KeyBits, ValueBits, kValues>;
-    const MergePlan plan = plan_merge(run_starts, runs, Shape::kTile);
-    const uint32_t rounds = uint32_t(plan.round_tiles.size());
+    const MergeRounds plan(run_starts, runs, Shape::kTile);
     // Sized by n and the number of runs, never by the runs' lengths (a round
     // has at most n / tile + one tile a pair), so that a query, given any
     // runs of the same count, measures what the merge takes (the distributed
     // sort reserves it before the ranks exchange their keys).
     const uint64_t most_tiles = ceil_div(n, Shape::kTile) + runs;
-    const uint64_t pair_bytes = aligned_256(plan.pairs.size() * sizeof(MergePair));
+    const uint64_t pair_bytes = aligned_256(checked_mul(plan.total_pairs(), sizeof(MergePair), "merge pairs"));
     const uint64_t split_bytes = aligned_256(checked_mul(most_tiles + 1, sizeof(uint64_t), "merge splits"));
     char *block = static_cast<char *>(env.workspace->reserve(pair_bytes + split_bytes));
     if (env.measuring) return;
     auto *pairs = reinterpret_cast<MergePair *>(block);
     auto *splits = reinterpret_cast<uint64_t *>(block + pair_bytes);
-    check(cudaMemcpyAsync(pairs, plan.pairs.data(), plan.pairs.size() * sizeof(MergePair), cudaMemcpyHostToDevice,
-                          env.stream),
-          "merge_sorted_runs upload of the merge plan");
+    upload_merge_pairs(env, plan, Shape::kTile, pairs);
 
     const KeyOrder order =
         key_order(request.key_kind, request.descending, request.begin_bit, sort_end_bit(request), request.key_bytes);
     const auto *keys_from = static_cast<const KeyBits *>(request.keys_in);
     const auto *values_from = static_cast<const ValueBits *>(request.values_in);
+    const uint32_t rounds = plan.rounds();
     for (uint32_t round = 0; round < rounds; ++round) {
         // The last round writes the output; the ones before alternate.
         const bool to_out = (rounds - 1 - round) % 2 == 0;
         auto *keys_to = static_cast<KeyBits *>(to_out ? request.keys_out : spare_keys);
         auto *values_to = static_cast<ValueBits *>(to_out ? request.values_out : spare_values);
-        const uint64_t tiles = plan.round_tiles[round];
-        const MergePair *round_pairs = pairs + plan.round_begin[round];
-        const uint32_t pair_count = plan.round_begin[round + 1] - plan.round_begin[round];
+        const uint64_t tiles = plan.tiles_in(round);
+        const MergePair *round_pairs = pairs + plan.first_pair(round);
+        const uint32_t pair_count = plan.pairs_in(round);
         if (tiles > 0) {
             launch_round<KeyBits, ValueBits, kValues>(env, keys_from, values_from, keys_from, values_from, 0,
                                                       keys_to, values_to, MergePairs{round_pairs, pair_count, {}},
