@@ -2195,6 +2195,39 @@ static void test_fresh_context_refusals(void) {
     CHECK_OK(gpuprim_group_by(own, keys, values, GPUPRIM_OP_SUM, keys_out.b, counts.b, sums.b, NULL, &count, NULL));
     CHECKF(count == 97, "group-by of 97 distinct keys: %llu groups", (unsigned long long)count);
 
+    tc_where("flat top-k past 4096 chosen on a fresh context: its sorts' workspace before the select");
+    {
+        const uint64_t topk_n = 60000, k = 5000;
+        float *host_x = (float *)tc_xmalloc(topk_n * 4);
+        gpuprim_buffer_t x;
+        tc_known_t top, where;
+        for (i = 0; i < topk_n; ++i) host_x[i] = (float)((i * 2654435761u) % 100003u) - 50000.0f;
+        x = tc_buffer_from(own, GPUPRIM_DTYPE_F32, host_x, topk_n);
+        top = tc_known(own, GPUPRIM_DTYPE_F32, k);
+        where = tc_known(own, GPUPRIM_DTYPE_U32, k);
+        /* The select's own scratch (side) is there; the sorts' (main) is not. */
+        CHECK_OK(gpuprim_context_release_workspace(own));
+        memset(&sizes, 0, sizeof sizes);
+        sizes.struct_size = sizeof sizes;
+        sizes.side_bytes = (uint64_t)1 << 22;
+        CHECK_OK(gpuprim_context_reserve_workspace_sizes(own, &sizes, 0));
+        CHECK_OK(gpuprim_context_synchronize(own));
+        begin_capture(mine);
+        CHECK_STATUS(gpuprim_topk(own, x, k, GPUPRIM_ORDER_DESCENDING, top.b, where.b), GPUPRIM_ERROR_NOT_CAPTURABLE);
+        CHECKF(capture_state(mine) == 1, "the capture is no longer active after the refused top-k");
+        end_empty_capture(mine, "the capture around a top-k refused for its sorts' workspace");
+        CHECK_OK(gpuprim_context_reserve_workspace_sizes(own, &sizes, 1));
+        CHECK_STATUS(gpuprim_topk(own, x, k, GPUPRIM_ORDER_DESCENDING, top.b, where.b), GPUPRIM_ERROR_OUT_OF_MEMORY);
+        TC_CHECK_UNCHANGED(own, top);
+        TC_CHECK_UNCHANGED(own, where);
+        CHECK_OK(gpuprim_context_reserve_workspace(own, 0, 0));
+        CHECK_OK(gpuprim_topk(own, x, k, GPUPRIM_ORDER_DESCENDING, top.b, where.b));
+        CHECK_OK(gpuprim_buffer_destroy(own, x));
+        tc_free_known(own, top);
+        tc_free_known(own, where);
+        free(host_x);
+    }
+
     tc_where("a context destroyed while its stream captures");
     begin_capture(mine);
     CHECK_STATUS(gpuprim_context_destroy(own), GPUPRIM_ERROR_NOT_CAPTURABLE);

@@ -22,6 +22,7 @@
 #include "cuda/sort/sort.h"
 #include "cuda/topk/topk.h"
 #include "cuda/util/capture.h"
+#include "cuda/util/code_arch.h"
 
 #include <cuda_runtime.h>
 
@@ -129,6 +130,7 @@ public:
             fail(GPUPRIM_ERROR_BACKEND_UNAVAILABLE,
                  "CUDA device %d (%s) has compute capability %d.%d; libgpuprim needs 8.0 or newer",
                  ordinal, name_.c_str(), properties.major, properties.minor);
+        env_.code_arch = device_code_arch();
 
         if (user_stream) {
             env_.stream = static_cast<cudaStream_t>(user_stream);

@@ -25,6 +25,9 @@ struct DeviceEnv {
     int device_ordinal;
     int sm_count;
     int compute_capability;      // major * 10 + minor, e.g. 90
+    // The architecture the kernels were compiled for on this device (their
+    // PTX version, util/code_arch.h): what every policy picks its tuning by.
+    int code_arch;
     int max_threads_per_sm;
     size_t l2_bytes;
     size_t max_shared_per_block_optin;

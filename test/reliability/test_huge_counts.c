@@ -348,6 +348,31 @@ static void test_topk_huge_k(Arena *arena) {
     }
 }
 
+/* 2^38 rows of one key, sorted in place: on CUDA 2^31 blocks of the 4-key
+ * network (128 segments a block), more than one grid holds. Measured by a
+ * workspace query (which returns what the call would, running nothing: the
+ * real call would read 256 GiB): the call is valid, so the query succeeds
+ * and the keys stay as they were. */
+static void test_more_segments_than_a_grid(Arena *arena) {
+    const uint64_t rows = (uint64_t)1 << 38;
+    gpuprim_segments_t segments;
+    gpuprim_workspace_sizes_t sizes;
+    gpuprim_buffer_t keys;
+    gpuprim_status_t status;
+    arena_fill(arena);
+    keys = wrap(arena, 0, GPUPRIM_DTYPE_U8, rows);
+    gpuprim_segments_init_rows(&segments, rows, 1);
+    REL_OK(arena->context, gpuprim_context_begin_workspace_query(arena->context));
+    status = gpuprim_segmented_sort(arena->context, &segments, keys, NULL, keys, NULL, NULL);
+    memset(&sizes, 0, sizeof sizes);
+    sizes.struct_size = sizeof sizes;
+    REL_OK(arena->context, gpuprim_context_end_workspace_query(arena->context, &sizes));
+    REL_CHECK(status == GPUPRIM_SUCCESS, "segmented sort of 2^38 one-key rows, measured: %s (%s)",
+              gpuprim_get_error_string(status), gpuprim_context_last_error(arena->context));
+    arena_check(arena, 0, 0, 0, "segmented sort of 2^38 one-key rows, measured");
+    gpuprim_buffer_destroy(arena->context, keys);
+}
+
 /* Flat sort, argsort and top-k of a whole huge buffer: scratch for the
  * declared count cannot be had. */
 static void test_flat_calls_fail_cleanly(Arena *arena, int which) {
@@ -450,6 +475,7 @@ int main(void) {
     }
     test_topk_huge_k(&arena);
     test_merge_counts_past_2_64(&arena);
+    test_more_segments_than_a_grid(&arena);
     printf("  segmented calls on the segments only, flat calls refused cleanly\n");
     arena_close(&arena);
     printf("huge counts: passed\n");

@@ -85,7 +85,7 @@ inline void argreduce_with(const DeviceEnv &env, const ArgreduceTuning &tuning, 
 
 void argreduce(const DeviceEnv &env, gpuprim_op_t op, gpuprim_dtype_t dtype, const void *input, uint64_t count,
                uint64_t *position) {
-    argreduce_detail::argreduce_with(env, argreduce_tuning(env.compute_capability), op, dtype, input, count, position);
+    argreduce_detail::argreduce_with(env, argreduce_tuning(env.code_arch), op, dtype, input, count, position);
 }
 
 }  // namespace gpuprim::cuda

@@ -5,6 +5,8 @@
 // moves the same bytes; docs/tuning/argreduce.md keeps the record.
 #pragma once
 
+#include "cuda/util/code_arch.h"
+
 #include <cstdint>
 
 namespace gpuprim::cuda {
@@ -51,13 +53,10 @@ struct ArgreduceTuningSm80 {
 // Newer than Hopper: Hopper's until measured.
 using ArgreduceTuningNewer = ArgreduceTuningSm90;
 
-// The one place the architecture picks the argreduce's tuning (compute
-// capability major*10+minor; contexts on GPUs before sm_80 are refused at
-// creation, cuda_backend.cpp).
-inline ArgreduceTuning argreduce_tuning(int compute_capability) {
-    if (compute_capability >= 100) return ArgreduceTuningNewer::tuning();
-    if (compute_capability >= 90) return ArgreduceTuningSm90::tuning();
-    return ArgreduceTuningSm80::tuning();
+// Argmin/argmax's tuning for the device code's architecture (code_arch.h).
+inline ArgreduceTuning argreduce_tuning(int code_arch) {
+    return with_arch_tuning<ArgreduceTuningSm80, ArgreduceTuningSm90, ArgreduceTuningNewer>(
+        code_arch, [](auto arch) { return decltype(arch)::tuning(); });
 }
 
 }  // namespace gpuprim::cuda

@@ -48,7 +48,7 @@ __global__ void __launch_bounds__(kMaxNetwork / kItems) segment_network_sort_ker
 
     const uint32_t group_threads = args.network / kItems;
     const uint32_t lane = threadIdx.x % group_threads;  // thread within the segment's group
-    const uint64_t block_first = uint64_t(blockIdx.x) * (blockDim.x / group_threads);
+    const uint64_t block_first = args.group_base + uint64_t(blockIdx.x) * (blockDim.x / group_threads);
     uint64_t groups = args.groups;
     if (args.group_count) groups = min(groups, uint64_t(*args.group_count));
     if (block_first >= groups) return;  // every thread of the block alike
@@ -142,7 +142,6 @@ void launch_network_sort(const DeviceEnv &env, SegmentNetworkArgs args) {
     const uint64_t per_block = positions / args.network;
     const uint64_t blocks = ceil_div(args.groups, per_block);
     if (blocks == 0) return;
-    if (blocks > 0x7fffffffull) fail(GPUPRIM_ERROR_INTERNAL, "segmented sort: %llu blocks", (unsigned long long)blocks);
     auto kernel = segment_network_sort_kernel<K, kValueBytes, kWithIndex>;
     const size_t shared = network_shared_bytes<K, kValueBytes, kWithIndex>(args.network);
     if (shared > 48 * 1024 &&
@@ -150,8 +149,14 @@ void launch_network_sort(const DeviceEnv &env, SegmentNetworkArgs args) {
         fail(GPUPRIM_ERROR_INTERNAL, "segmented sort: a %u-key network does not fit this device's shared memory",
              args.network);
     if (env.measuring) return;
-    kernel<<<uint32_t(blocks), threads, shared, env.stream>>>(args);
-    check_launch("segmented sort launch");
+    // A grid holds at most 2^31 - 1 blocks: 2^38 segments of up to 4 keys
+    // (128 a block) take two launches.
+    constexpr uint64_t kMostBlocks = 0x7fffffffull;
+    for (uint64_t first = 0; first < blocks; first += kMostBlocks) {
+        args.group_base = first * per_block;
+        kernel<<<uint32_t(std::min(kMostBlocks, blocks - first)), threads, shared, env.stream>>>(args);
+        check_launch("segmented sort launch");
+    }
 }
 
 template <typename K, int kValueBytes, bool kWithIndex>

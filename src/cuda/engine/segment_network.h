@@ -50,6 +50,9 @@ struct SegmentNetworkArgs {
     // earlier kernel of the call: the launch is sized by `groups`, a bound
     // known on the host, and the blocks past the count return at once.
     const unsigned long long *group_count;
+    // The first group of this launch's block 0 (set by launch_network_sort: a
+    // launch holds at most 2^31 - 1 blocks, so more groups take several).
+    uint64_t group_base;
     uint32_t network;  // positions a segment
     // A deferred offsets check this launch does itself (offsets == nullptr:
     // none): the call's only kernel, on a small offsets array.

@@ -129,7 +129,7 @@ inline void histogram_with(const DeviceEnv &env, const HistogramTuning &tuning, 
 }  // namespace histogram_detail
 
 void histogram(const DeviceEnv &env, const HistogramRequest &request) {
-    histogram_detail::histogram_with(env, histogram_tuning(env.compute_capability), request);
+    histogram_detail::histogram_with(env, histogram_tuning(env.code_arch), request);
 }
 
 }  // namespace gpuprim::cuda

@@ -3,6 +3,8 @@
 // a GPU: docs/tuning/histogram.md is to keep the record.
 #pragma once
 
+#include "cuda/util/code_arch.h"
+
 #include <cstdint>
 
 namespace gpuprim::cuda {
@@ -55,11 +57,10 @@ struct HistogramTuningSm80 {
 // Newer than Hopper: Hopper's until measured.
 using HistogramTuningNewer = HistogramTuningSm90;
 
-// The one place the architecture picks the histogram's tuning.
-inline HistogramTuning histogram_tuning(int compute_capability) {
-    if (compute_capability >= 100) return HistogramTuningNewer::tuning();
-    if (compute_capability >= 90) return HistogramTuningSm90::tuning();
-    return HistogramTuningSm80::tuning();
+// The histograms' tuning for the device code's architecture (code_arch.h).
+inline HistogramTuning histogram_tuning(int code_arch) {
+    return with_arch_tuning<HistogramTuningSm80, HistogramTuningSm90, HistogramTuningNewer>(
+        code_arch, [](auto arch) { return decltype(arch)::tuning(); });
 }
 
 }  // namespace gpuprim::cuda

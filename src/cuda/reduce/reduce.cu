@@ -27,13 +27,13 @@ namespace gpuprim::cuda {
 
 void reduce(const DeviceEnv &env, gpuprim_op_t op, gpuprim_dtype_t dtype, const void *input,
             uint64_t count, void *result) {
-    reduce_detail::reduce_with(env, reduce_tuning(env.compute_capability), op, dtype, input,
+    reduce_detail::reduce_with(env, reduce_tuning(env.code_arch), op, dtype, input,
                                count, result);
 }
 
 void dot(const DeviceEnv &env, gpuprim_dtype_t dtype, const void *a, const void *b,
          uint64_t count, void *result) {
-    reduce_detail::dot_with(env, reduce_tuning(env.compute_capability), dtype, a, b, count,
+    reduce_detail::dot_with(env, reduce_tuning(env.code_arch), dtype, a, b, count,
                             result);
 }
 

@@ -2,6 +2,8 @@
 // Per-architecture shape of the reduce/dot kernel (src/cuda/reduce/).
 #pragma once
 
+#include "cuda/util/code_arch.h"
+
 #include <cstdint>
 
 namespace gpuprim::cuda {
@@ -56,13 +58,10 @@ struct ReduceTuningSm80 {
 // Newer than Hopper: Hopper's until measured.
 using ReduceTuningNewer = ReduceTuningSm90;
 
-// The one place the architecture picks the reduce's tuning (compute
-// capability major*10+minor; contexts on GPUs before sm_80 are refused at
-// creation, cuda_backend.cpp).
-inline ReduceTuning reduce_tuning(int compute_capability) {
-    if (compute_capability >= 100) return ReduceTuningNewer::tuning();
-    if (compute_capability >= 90) return ReduceTuningSm90::tuning();
-    return ReduceTuningSm80::tuning();
+// The reduce's (and dot's) tuning for the device code's architecture (code_arch.h).
+inline ReduceTuning reduce_tuning(int code_arch) {
+    return with_arch_tuning<ReduceTuningSm80, ReduceTuningSm90, ReduceTuningNewer>(
+        code_arch, [](auto arch) { return decltype(arch)::tuning(); });
 }
 
 }  // namespace gpuprim::cuda

@@ -87,7 +87,7 @@ void run(const DeviceEnv &env, const SortedGroupsRequest &groups, const char *wh
     p.count_out_bytes = request.runs.device_bytes;
     p.count_host = host_count_slot(env, request.runs);
     p.ticket = env.zeroed_counters + ReduceByKeyCounterWords::kTicket;
-    p.poll_ns = reduce_by_key_tuning(env.compute_capability).poll_ns;
+    p.poll_ns = reduce_by_key_tuning(env.code_arch).poll_ns;
     dispatch_width(request.key_bytes, "reduce-by-key: key width", [&](auto bits) {
         launch_for_values<decltype(bits)>(env, p, request, what);
     });

@@ -4,6 +4,8 @@
 // keeps the record of what was measured and lists the leads.
 #pragma once
 
+#include "cuda/util/code_arch.h"
+
 #include <cstdint>
 
 namespace gpuprim::cuda {
@@ -53,11 +55,10 @@ struct ReduceByKeyTuningSm80 {
 // Newer than Hopper: Hopper's until measured.
 using ReduceByKeyTuningNewer = ReduceByKeyTuningSm90;
 
-// The one place the architecture picks reduce-by-key's tuning.
-inline ReduceByKeyTuning reduce_by_key_tuning(int compute_capability) {
-    if (compute_capability >= 100) return ReduceByKeyTuningNewer::tuning();
-    if (compute_capability >= 90) return ReduceByKeyTuningSm90::tuning();
-    return ReduceByKeyTuningSm80::tuning();
+// Reduce-by-key's tuning for the device code's architecture (code_arch.h).
+inline ReduceByKeyTuning reduce_by_key_tuning(int code_arch) {
+    return with_arch_tuning<ReduceByKeyTuningSm80, ReduceByKeyTuningSm90, ReduceByKeyTuningNewer>(
+        code_arch, [](auto arch) { return decltype(arch)::tuning(); });
 }
 
 }  // namespace gpuprim::cuda

@@ -195,7 +195,7 @@ void launch_narrow_scan(const DeviceEnv &env, bool exclusive, const T *input, T 
         return launch_narrow_scan_three_pass<T, Op>(env, exclusive, input, output, count, initial);
     if (reinterpret_cast<uintptr_t>(env.zeroed_counters) % 8 != 0)
         fail(GPUPRIM_ERROR_INTERNAL, "scan: zeroed counters not 8-byte aligned");
-    with_scan_tuning<4>(env.compute_capability, [&](auto tuning) {
+    with_scan_tuning<4>(env.code_arch, [&](auto tuning) {
         using Tuning = decltype(tuning);
         using Config = typename Tuning::MidConfig;
         constexpr bool kOrdered = ScanOpTraits<Acc, typename Op::Combine>::kOrdered;
@@ -254,7 +254,7 @@ template <typename T>
 void scan_wide_typed(const DeviceEnv &env, gpuprim_op_t op, bool exclusive, const void *input,
                      void *output, uint64_t count, const void *initial) {
     using SumT = std::conditional_t<std::is_integral_v<T>, bits_t<T>, T>;
-    with_scan_tuning<int(sizeof(T))>(env.compute_capability, [&](auto tuning) {
+    with_scan_tuning<int(sizeof(T))>(env.code_arch, [&](auto tuning) {
         using Tuning = decltype(tuning);
         switch (op) {
         case GPUPRIM_OP_SUM:

@@ -6,6 +6,7 @@
 
 #include "core/ops.h"
 #include "cuda/block/block_scan.cuh"
+#include "cuda/util/code_arch.h"
 
 #include <cstdint>
 #include <type_traits>
@@ -153,13 +154,12 @@ struct ScanTuningSm80 {
 template <int kElementBytes>
 using ScanTuningNewer = ScanTuningSm90<kElementBytes>;
 
-// The one place the architecture picks the scan's tuning: calls f(Tuning{})
-// with the tuning for compute capability cc (major*10+minor).
+// Calls f(Tuning{}) with the scan's tuning for the device code's
+// architecture (code_arch.h).
 template <int kElementBytes, typename F>
-void with_scan_tuning(int compute_capability, F &&f) {
-    if (compute_capability >= 100) f(ScanTuningNewer<kElementBytes>{});
-    else if (compute_capability >= 90) f(ScanTuningSm90<kElementBytes>{});
-    else f(ScanTuningSm80<kElementBytes>{});
+void with_scan_tuning(int code_arch, F &&f) {
+    with_arch_tuning<ScanTuningSm80<kElementBytes>, ScanTuningSm90<kElementBytes>, ScanTuningNewer<kElementBytes>>(
+        code_arch, f);
 }
 
 }  // namespace gpuprim::cuda

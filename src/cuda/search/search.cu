@@ -78,7 +78,7 @@ inline void searchsorted_with(const DeviceEnv &env, const SearchTuning &tuning, 
 }  // namespace search_detail
 
 void searchsorted(const DeviceEnv &env, const SearchRequest &request) {
-    search_detail::searchsorted_with(env, search_tuning(env.compute_capability), request);
+    search_detail::searchsorted_with(env, search_tuning(env.code_arch), request);
 }
 
 }  // namespace gpuprim::cuda

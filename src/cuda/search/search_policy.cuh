@@ -3,6 +3,8 @@
 // GPU: docs/tuning/search.md is to keep the record.
 #pragma once
 
+#include "cuda/util/code_arch.h"
+
 #include <cstdint>
 
 namespace gpuprim::cuda {
@@ -45,12 +47,10 @@ struct SearchTuningSm80 {
 // Newer than Hopper: Hopper's until measured.
 using SearchTuningNewer = SearchTuningSm90;
 
-// The one place the architecture picks the search's tuning (compute
-// capability major*10+minor).
-inline SearchTuning search_tuning(int compute_capability) {
-    if (compute_capability >= 100) return SearchTuningNewer::tuning();
-    if (compute_capability >= 90) return SearchTuningSm90::tuning();
-    return SearchTuningSm80::tuning();
+// Searchsorted's tuning for the device code's architecture (code_arch.h).
+inline SearchTuning search_tuning(int code_arch) {
+    return with_arch_tuning<SearchTuningSm80, SearchTuningSm90, SearchTuningNewer>(
+        code_arch, [](auto arch) { return decltype(arch)::tuning(); });
 }
 
 }  // namespace gpuprim::cuda

@@ -124,7 +124,7 @@ template <bool kReduce, typename T>
 void run_typed(const DeviceEnv &env, gpuprim_op_t op, const SegmentLayout &layout, const void *input, void *output,
                bool exclusive, const InKernelCheck &in_kernel) {
     using SumT = std::conditional_t<std::is_integral_v<T>, bits_t<T>, T>;
-    with_segmented_scan_tuning<int(sizeof(T))>(env.compute_capability, [&](auto tuning) {
+    with_segmented_scan_tuning<int(sizeof(T))>(env.code_arch, [&](auto tuning) {
         using Config = typename decltype(tuning)::Config;
         switch (op) {
         case GPUPRIM_OP_SUM: return run<SumT, SumOpFor<SumT>, Config, kReduce>(env, layout, input, output, exclusive, in_kernel);

@@ -4,6 +4,8 @@
 // configurations: architectures that share one share its instantiations.
 #pragma once
 
+#include "cuda/util/code_arch.h"
+
 #include <cstdint>
 
 namespace gpuprim::cuda {
@@ -42,13 +44,12 @@ using SegmentedScanTuningSm80 = SegmentedScanTuningSm90<kElementBytes>;
 template <int kElementBytes>
 using SegmentedScanTuningNewer = SegmentedScanTuningSm90<kElementBytes>;
 
-// The one place the architecture picks the tuning: calls f(Tuning{}) with the
-// tuning for compute capability cc (major*10+minor).
+// Calls f(Tuning{}) with the segmented scan's tuning for the device code's
+// architecture (code_arch.h).
 template <int kElementBytes, typename F>
-void with_segmented_scan_tuning(int compute_capability, F &&f) {
-    if (compute_capability >= 100) f(SegmentedScanTuningNewer<kElementBytes>{});
-    else if (compute_capability >= 90) f(SegmentedScanTuningSm90<kElementBytes>{});
-    else f(SegmentedScanTuningSm80<kElementBytes>{});
+void with_segmented_scan_tuning(int code_arch, F &&f) {
+    with_arch_tuning<SegmentedScanTuningSm80<kElementBytes>, SegmentedScanTuningSm90<kElementBytes>,
+                     SegmentedScanTuningNewer<kElementBytes>>(code_arch, f);
 }
 
 }  // namespace gpuprim::cuda

@@ -59,7 +59,7 @@ void launch_tiles(const DeviceEnv &env, SelectParams p, const Rule &rule, bool p
         fail(GPUPRIM_ERROR_INVALID_ARGUMENT, "%s: %llu tiles; at most 2^31 - 1", what,
              static_cast<unsigned long long>(num_tiles));
     p.num_tiles = uint32_t(num_tiles);
-    p.poll_ns = select_tuning(env.compute_capability).poll_ns;
+    p.poll_ns = select_tuning(env.code_arch).poll_ns;
     p.ticket = env.zeroed_counters + SelectCounterWords::kTicket;
     p.count_out = sink.device;
     p.count_out_bytes = sink.device_bytes;

@@ -4,6 +4,8 @@
 // what was measured and lists the leads.
 #pragma once
 
+#include "cuda/util/code_arch.h"
+
 #include <cstdint>
 
 namespace gpuprim::cuda {
@@ -49,11 +51,10 @@ struct SelectTuningSm80 {
 // Newer than Hopper: Hopper's until measured.
 using SelectTuningNewer = SelectTuningSm90;
 
-// The one place the architecture picks select's tuning.
-inline SelectTuning select_tuning(int compute_capability) {
-    if (compute_capability >= 100) return SelectTuningNewer::tuning();
-    if (compute_capability >= 90) return SelectTuningSm90::tuning();
-    return SelectTuningSm80::tuning();
+// Select's tuning for the device code's architecture (code_arch.h).
+inline SelectTuning select_tuning(int code_arch) {
+    return with_arch_tuning<SelectTuningSm80, SelectTuningSm90, SelectTuningNewer>(
+        code_arch, [](auto arch) { return decltype(arch)::tuning(); });
 }
 
 }  // namespace gpuprim::cuda

@@ -41,7 +41,7 @@ void sort(const DeviceEnv &env, const SortRequest &request) {
     if (request.value_bytes != 0 && !is_dtype_width(request.value_bytes))
         fail(GPUPRIM_ERROR_INTERNAL, "sort: unsupported value width %u", request.value_bytes);
     if (request.count == 0) return;
-    const SortTuning tuning = sort_tuning(env.compute_capability, request.key_bytes, request.value_bytes);
+    const SortTuning tuning = sort_tuning(env.code_arch, request.key_bytes, request.value_bytes);
     if (request.values_are_indices && request.value_bytes != 4 && request.value_bytes != 8)
         fail(GPUPRIM_ERROR_INTERNAL, "argsort: unsupported index width %u", request.value_bytes);
     if (request.count <= tuning.block_sort_max) {

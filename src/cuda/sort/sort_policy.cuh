@@ -7,6 +7,7 @@
 #pragma once
 
 #include "cuda/block/block_radix_rank.cuh"
+#include "cuda/util/code_arch.h"
 
 #include <cstdint>
 #include <type_traits>
@@ -229,7 +230,7 @@ struct SortTuningSm90 {
         // H200, whole u32 sorts, few / many shapes (us; `check_sort
         // histogram`): 2^20 77.9 / 82.0, 2^21 97.0 / 93.2, 2^22 140.8 / 136.4.
         tuning.histogram_many_min = uint64_t(1) << 21;
-        tuning.programmatic_launch = true;  // sm_90 and later
+        tuning.programmatic_launch = true;  // sm_90 code and later: its kernels wait (code_arch.h)
         // match.any against AtomicOr, u32 keys 2^26 (us): uniform 4462 / 1440,
         // AND of 2 words 3692 / 1629, 16 distinct 1399 / 1716, AND of 4
         // 1758 / 1966, all equal 439 / 613.
@@ -251,13 +252,12 @@ struct SortTuningSm80 {
 // Newer than Hopper: Hopper's until measured.
 using SortTuningNewer = SortTuningSm90;
 
-// The one place the architecture picks the sort's run-time tuning. The
-// compile-time tile shapes above are shared by every architecture (one kernel
-// per shape, key and value width).
-inline SortTuning sort_tuning(int compute_capability, uint32_t key_bytes, uint32_t value_bytes) {
-    if (compute_capability >= 100) return SortTuningNewer::tuning(key_bytes, value_bytes);
-    if (compute_capability >= 90) return SortTuningSm90::tuning(key_bytes, value_bytes);
-    return SortTuningSm80::tuning(key_bytes, value_bytes);
+// The sort's run-time tuning for the device code's architecture
+// (code_arch.h). The compile-time tile shapes above are shared by every
+// architecture (one kernel per shape, key and value width).
+inline SortTuning sort_tuning(int code_arch, uint32_t key_bytes, uint32_t value_bytes) {
+    return with_arch_tuning<SortTuningSm80, SortTuningSm90, SortTuningNewer>(
+        code_arch, [&](auto arch) { return decltype(arch)::tuning(key_bytes, value_bytes); });
 }
 
 template <typename Shape>

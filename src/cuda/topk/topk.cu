@@ -38,6 +38,7 @@
 #include "cuda/topk/warp_select.cuh"
 #include "cuda/util/capture.h"
 #include "cuda/util/check.h"
+#include "cuda/util/code_arch.h"
 #include "cuda/util/workspace_layout.h"
 
 #include <cuda_runtime.h>
@@ -120,11 +121,12 @@ void launch_with(cudaLaunchAttribute attribute, void (*kernel)(Params...), dim3 
 
 // The kernel waits for the previous one on the stream with griddepcontrol
 // (programmatic dependent launch): it may start launching while that one
-// still runs.
-cudaLaunchAttribute programmatic_dependent() {
+// still runs. Only where the device code has that wait (code_arch.h); else
+// an ordinary launch after the previous one.
+cudaLaunchAttribute programmatic_dependent(const DeviceEnv &env) {
     cudaLaunchAttribute attribute = {};
     attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attribute.val.programmaticStreamSerializationAllowed = 1;
+    attribute.val.programmaticStreamSerializationAllowed = programmatic_launch_allowed(env.code_arch) ? 1 : 0;
     return attribute;
 }
 
@@ -268,7 +270,7 @@ void select_long(const DeviceEnv &env, const TopkRequest &request, TopkArgs args
     dim3 grid(uint32_t(std::max<uint64_t>(1, std::min(tiles, resident / std::max<uint64_t>(1, segments)))),
               uint32_t(std::min<uint64_t>(segments, kMaxGridY)));
     // Pass 0 reads every key: its own launch, many blocks a segment.
-    launch_with(programmatic_dependent(), radix_select_pass_kernel<K, I>, grid, RadixSelectPolicy::kThreads, 0,
+    launch_with(programmatic_dependent(env), radix_select_pass_kernel<K, I>, grid, RadixSelectPolicy::kThreads, 0,
                 env.stream, "top-k select pass launch", args, buffers, 0u, digits.digit(0));
     if constexpr (sizeof(I) == 4) {
         if (finishing_blocks) {
@@ -282,7 +284,7 @@ void select_long(const DeviceEnv &env, const TopkRequest &request, TopkArgs args
     // Else one launch a digit, plus the one that collects the last bin; a
     // segment done early skips the rest.
     for (uint32_t pass = 1; pass <= digits.passes; ++pass)
-        launch_with(programmatic_dependent(), radix_select_pass_kernel<K, I>, grid, RadixSelectPolicy::kThreads, 0,
+        launch_with(programmatic_dependent(env), radix_select_pass_kernel<K, I>, grid, RadixSelectPolicy::kThreads, 0,
                     env.stream, "top-k select pass launch", args, buffers, pass, digits.digit(pass));
 
     if (wanted <= RadixSelectPolicy::kBlockSortMax) {
@@ -290,7 +292,7 @@ void select_long(const DeviceEnv &env, const TopkRequest &request, TopkArgs args
         auto kernel = sort_chosen_kernel<K, I>;
         require_shared(env, reinterpret_cast<const void *>(kernel), RadixSelectPolicy::kThreads, shared,
                        "top-k sort of the chosen");
-        launch_with(programmatic_dependent(), kernel, dim3(grid_for(segments)), RadixSelectPolicy::kThreads, shared,
+        launch_with(programmatic_dependent(env), kernel, dim3(grid_for(segments)), RadixSelectPolicy::kThreads, shared,
                     env.stream, "top-k sort of the chosen launch", args, buffers);
         return;
     }
@@ -465,6 +467,14 @@ void topk_of_width(const DeviceEnv &env, const TopkRequest &request, const Segme
         }
         launch_block_select<K>(env, every_segment, block_max);
         if (args.groups == 0) return;
+    } else if (!env.measuring) {
+        // Every segment is long (flat, or rows past a block): the main
+        // workspace the sorts of the chosen take after the select kernels
+        // is taken before them too, so that a shortage (a held workspace,
+        // growth refused while the stream captures) enqueues nothing.
+        const WorkspaceNeeds needs = workspace_needs(env, select_long_segments);
+        env.workspace->reserve(needs.main_bytes);
+        env.side_workspace->reserve(needs.side_bytes);
     }
     select_long_segments(env);
 }
