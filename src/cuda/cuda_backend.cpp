@@ -120,13 +120,12 @@ public:
         check(cudaGetDeviceProperties(&properties, ordinal), "cudaGetDeviceProperties");
         name_ = properties.name;
         env_.sm_count = properties.multiProcessorCount;
-        env_.compute_capability = properties.major * 10 + properties.minor;
         env_.max_threads_per_sm = properties.maxThreadsPerMultiProcessor;
         env_.l2_bytes = static_cast<size_t>(properties.l2CacheSize);
         env_.max_shared_per_block_optin = properties.sharedMemPerBlockOptin;
         // The kernels stage tiles with cp.async and are built for sm_80 and
         // newer: an older device would only fail at its first launch.
-        if (env_.compute_capability < 80)
+        if (properties.major * 10 + properties.minor < 80)
             fail(GPUPRIM_ERROR_BACKEND_UNAVAILABLE,
                  "CUDA device %d (%s) has compute capability %d.%d; libgpuprim needs 8.0 or newer",
                  ordinal, name_.c_str(), properties.major, properties.minor);

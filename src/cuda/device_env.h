@@ -24,9 +24,10 @@ struct DeviceEnv {
     cudaStream_t stream;
     int device_ordinal;
     int sm_count;
-    int compute_capability;      // major * 10 + minor, e.g. 90
     // The architecture the kernels were compiled for on this device (their
-    // PTX version, util/code_arch.h): what every policy picks its tuning by.
+    // PTX version, major * 10 + minor, util/code_arch.h): what every policy
+    // picks its tuning by. The device's own compute capability is not kept
+    // here, so that no driver picks by it.
     int code_arch;
     int max_threads_per_sm;
     size_t l2_bytes;

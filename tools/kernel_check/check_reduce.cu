@@ -181,7 +181,7 @@ static bool run_case(Kind k, const std::vector<T> &ha, const std::vector<T> &hb,
     void *result = mode == 2 ? H.h_mapped : exact_result ? exact_result : H.d_result;
     std::memset(H.h_mapped, 0xA5, 16);
     CK(cudaMemset(result, 0xA5, sizeof(T)));
-    const ReduceTuning t = tuning ? *tuning : reduce_tuning(H.env.compute_capability);
+    const ReduceTuning t = tuning ? *tuning : reduce_tuning(H.env.code_arch);
     try {
         if (mode == 1) {
             if (k == kDot) reduce_detail::dot_with(H.env, t, DT<T>::v, da, db, n, result);
@@ -301,7 +301,7 @@ static void test_dtype(bool small) {
                  2 * tile + 3, 4095, 4096, 4097, 8191, 8192, 8193, 12345, 16383, 16384,
                  16385, 65535, 65537, heavy_tile - 1, heavy_tile, heavy_tile + 1, 2 * heavy_tile + 3};
         // Around the one-wave grids (a tile per block, then the round robin's second turn).
-        const size_t blocks = size_t(H.env.sm_count) * reduce_tuning(H.env.compute_capability).blocks_per_sm;
+        const size_t blocks = size_t(H.env.sm_count) * reduce_tuning(H.env.code_arch).blocks_per_sm;
         for (size_t s : {size_t(1) << 20, (size_t(1) << 20) + 7, tile * blocks - 1, tile * blocks + 1,
                          3 * tile * blocks + 5, (size_t(1) << 24) + 1, heavy_tile * blocks - 1,
                          heavy_tile * blocks + 1, 3 * heavy_tile * blocks + 5})
@@ -450,7 +450,7 @@ static void determinism() {
             same = same && bits == first;
         }
         // and within the bound of the long double reference
-        const std::string why = judge<float>(v.k, reduce_tuning(H.env.compute_capability), hf.data(), hf.data(), n, bit_cast<float>(first));
+        const std::string why = judge<float>(v.k, reduce_tuning(H.env.code_arch), hf.data(), hf.data(), n, bit_cast<float>(first));
         ++g_cases;
         if (!same || !why.empty()) ++g_failures;
         std::printf("  %-36s %d runs %s, %s %s\n", v.name, runs, same ? "bitwise identical" : "DIFFER",
@@ -472,7 +472,7 @@ static void determinism() {
         if (r == 0) first = bits;
         same = same && bits == first;
     }
-    const std::string why = judge<double>(kSum, reduce_tuning(H.env.compute_capability), hd.data(), hd.data(), m, bit_cast<double>(first));
+    const std::string why = judge<double>(kSum, reduce_tuning(H.env.code_arch), hd.data(), hd.data(), m, bit_cast<double>(first));
     ++g_cases;
     if (!same || !why.empty()) ++g_failures;
     std::printf("  %-36s 20 runs %s, %s %s\n", "f64 sum 2^25", same ? "bitwise identical" : "DIFFER",
@@ -623,7 +623,7 @@ static void key_order_check() {
 // 100 back-to-back launches, several dtypes and ops, 2^16..2^26.
 static void blocks_per_sm_ab() {
     std::printf("\nblocks/SM 4 vs 8 (us per launch, batch of 100; inputs > 50 MB rotate)\n");
-    ReduceTuning four = reduce_tuning(H.env.compute_capability), eight = four;
+    ReduceTuning four = reduce_tuning(H.env.code_arch), eight = four;
     four.blocks_per_sm = 4;
     eight.blocks_per_sm = 8;
     auto row = [&](const char *name, auto time) {
@@ -660,7 +660,7 @@ static void sweep() {
     }
     std::printf("single-block vs multi-block (i32 sum, us)\n");
     fill_pool<int32_t>();
-    ReduceTuning single = reduce_tuning(H.env.compute_capability), multi = single;
+    ReduceTuning single = reduce_tuning(H.env.code_arch), multi = single;
     single.single_block_max_bytes = uint64_t(1) << 40;
     multi.single_block_max_bytes = 0;
     for (size_t n = 256; n <= 65536; n *= 2)
@@ -709,7 +709,7 @@ static void timings() {
 // single-tile kernel), so the kernel durations can be matched to calls.
 static void ncu_sequence(FILE *labels) {
     fill_pool<int32_t>();
-    const ReduceTuning def = reduce_tuning(H.env.compute_capability);
+    const ReduceTuning def = reduce_tuning(H.env.code_arch);
     ReduceTuning single = def, multi = def;
     single.single_block_max_bytes = uint64_t(1) << 40;
     multi.single_block_max_bytes = 0;

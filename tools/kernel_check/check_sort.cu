@@ -71,7 +71,7 @@ std::string describe(const Case &c) {
 }
 
 void run_sort(TestEnv &t, const SortRequest &request, Path path, uint64_t portion_limit) {
-    const gc::SortTuning tuning = gc::sort_tuning(t.env.compute_capability, request.key_bytes, request.value_bytes);
+    const gc::SortTuning tuning = gc::sort_tuning(t.env.code_arch, request.key_bytes, request.value_bytes);
     if (path == kPublic) return gc::sort(t.env, request);
     auto go = [&](auto key_tag, auto value_tag) {
         using K = decltype(key_tag);
@@ -495,7 +495,7 @@ void breakdown(TestEnv &t, const char *name, uint64_t n) {
     request.keys_out = keys_out;
     request.values_out = values_out;
     request.count = n;
-    const gc::SortTuning tuning = gc::sort_tuning(t.env.compute_capability, sizeof(K), VB);
+    const gc::SortTuning tuning = gc::sort_tuning(t.env.code_arch, sizeof(K), VB);
     double ms[3];
     const int passes[3] = {0, 1, 8};
     for (int k = 0; k < 3; ++k)
@@ -523,7 +523,7 @@ void trace_large(TestEnv &t, const char *name, uint64_t n) {
     request.keys_out = buffers.keys_out;
     request.values_out = buffers.values_out;
     request.count = n;
-    const gc::SortTuning tuning = gc::sort_tuning(t.env.compute_capability, sizeof(K), VB);
+    const gc::SortTuning tuning = gc::sort_tuning(t.env.code_arch, sizeof(K), VB);
     // The driver's portions: as equal as whole tiles allow.
     const uint64_t all_tiles = (n + Shape::kTile - 1) / Shape::kTile;
     const uint64_t max_portion_tiles = rd::kMaxPortionKeys / Shape::kTile;
@@ -733,7 +733,7 @@ struct OnlyHistogram {
 template <typename K, typename HistogramShape>
 double time_histogram(TestEnv &t, SortRequest request, void *const *keys_in) {
     using Shape = typename gc::OnesweepLargeShape<sizeof(K), 0>::type;
-    const gc::SortTuning tuning = gc::sort_tuning(t.env.compute_capability, sizeof(K), 0);
+    const gc::SortTuning tuning = gc::sort_tuning(t.env.code_arch, sizeof(K), 0);
     const int reps = request.count * sizeof(K) >= (1ull << 28) ? 25 : 101;
     return median_ms(t.env.stream, reps, [&](int copy) {
         request.keys_in = keys_in[copy];
@@ -821,7 +821,7 @@ int histogram_shapes(TestEnv &t) {
         double us[2];
         bool ok = true;
         for (int v = 0; v < 2; ++v) {
-            gc::SortTuning tuning = gc::sort_tuning(t.env.compute_capability, request.key_bytes, request.value_bytes);
+            gc::SortTuning tuning = gc::sort_tuning(t.env.code_arch, request.key_bytes, request.value_bytes);
             tuning.histogram_many_min = v == 0 ? ~0ull : 0;
             us[v] = median_ms(t.env.stream, reps, [&](int copy) {
                 request.keys_in = buffers.keys_in[copy];
@@ -1032,8 +1032,8 @@ int main(int argc, char **argv) {
     TestEnv t;
     cudaDeviceProp prop;
     CK(cudaGetDeviceProperties(&prop, 0));
-    std::printf("device %s, %d SMs, cc %d, mode %s\n", prop.name, prop.multiProcessorCount, t.env.compute_capability,
-                mode.c_str());
+    std::printf("device %s, %d SMs, cc %d.%d, code sm_%d, mode %s\n", prop.name, prop.multiProcessorCount, prop.major,
+                prop.minor, t.env.code_arch, mode.c_str());
     int failed = 0;
     if (mode == "check") failed = run_cases(t, check_cases());
     else if (mode == "sanitize") failed = run_cases(t, sanitize_cases());

@@ -11,6 +11,7 @@
 #include "core/ops.h"
 #include "core/workspace.h"
 #include "cuda/device_env.h"
+#include "cuda/util/code_arch.h"
 
 #include <cuda_runtime.h>
 
@@ -69,7 +70,7 @@ struct KernelEnv {
         else CK(cudaStreamCreateWithFlags(&env.stream, cudaStreamNonBlocking));
         env.device_ordinal = 0;
         env.sm_count = properties.multiProcessorCount;
-        env.compute_capability = properties.major * 10 + properties.minor;
+        env.code_arch = gpuprim::cuda::device_code_arch();
         env.max_threads_per_sm = properties.maxThreadsPerMultiProcessor;
         env.l2_bytes = properties.l2CacheSize;
         env.max_shared_per_block_optin = properties.sharedMemPerBlockOptin;
@@ -78,8 +79,8 @@ struct KernelEnv {
         CK(cudaMemset(env.zeroed_counters, 0, gpuprim::cuda::kZeroedCounterWords * 4));
     }
     void print_device() const {
-        std::printf("device %s, %d SMs, cc %d, L2 %zu MB\n", properties.name, env.sm_count,
-                    env.compute_capability, env.l2_bytes >> 20);
+        std::printf("device %s, %d SMs, cc %d.%d, code sm_%d, L2 %zu MB\n", properties.name, env.sm_count,
+                    properties.major, properties.minor, env.code_arch, env.l2_bytes >> 20);
     }
     // True if every zeroed counter word is zero (every kernel left its words so).
     bool counters_zero() const {

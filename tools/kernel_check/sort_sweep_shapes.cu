@@ -19,7 +19,7 @@ constexpr RadixMatch O = RadixMatch::AtomicOr;
 template <typename K, int VB, typename Shape, typename HistogramShapes = gc::RadixHistogramShapesFor<sizeof(K)>>
 SortVariant onesweep(const char *name, uint64_t min_n, uint64_t max_n) {
     return {name, int(sizeof(K)), VB, min_n, max_n, [](TestEnv &t, const gpuprim::SortRequest &r) {
-                const gc::SortTuning tuning = gc::sort_tuning(t.env.compute_capability, r.key_bytes, r.value_bytes);
+                const gc::SortTuning tuning = gc::sort_tuning(t.env.code_arch, r.key_bytes, r.value_bytes);
                 rd::onesweep_sort<K, VB, Shape, false, HistogramShapes>(t.env, r, tuning);
                 return true;
             }};
@@ -28,7 +28,7 @@ SortVariant onesweep(const char *name, uint64_t min_n, uint64_t max_n) {
 template <typename Shape>
 SortVariant packed(const char *name, uint64_t min_n, uint64_t max_n) {
     return {name, 4, 4, min_n, max_n, [](TestEnv &t, const gpuprim::SortRequest &r) {
-                const gc::SortTuning tuning = gc::sort_tuning(t.env.compute_capability, r.key_bytes, r.value_bytes);
+                const gc::SortTuning tuning = gc::sort_tuning(t.env.code_arch, r.key_bytes, r.value_bytes);
                 rd::onesweep_sort<uint32_t, 4, Shape, true>(t.env, r, tuning);
                 return true;
             }};
