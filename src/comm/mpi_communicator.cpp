@@ -7,6 +7,7 @@
 #include "core/checked_size.h"
 #include "core/communicator.h"
 #include "core/error.h"
+#include "core/portable.h"
 
 // MPI's C API only: Open MPI's and MPICH's C++ bindings would need their C++ library.
 #define OMPI_SKIP_MPICXX 1
@@ -201,10 +202,10 @@ private:
     // what reserve_exchange took (INTERNAL if a caller skipped it: growing
     // here could fail on one rank with messages already posted).
     void point_to_point(const std::vector<PeerTransfer> &transfers) {
-        auto pieces = [&](uint64_t bytes) { return bytes / message_bytes_ + (bytes % message_bytes_ != 0); };
         CheckedSize messages(0, "the exchange's MPI requests");
         for (const PeerTransfer &t : transfers)
-            messages = messages.plus(pieces(t.receive_bytes)).plus(pieces(t.send_bytes));
+            messages =
+                messages.plus(ceil_div(t.receive_bytes, message_bytes_)).plus(ceil_div(t.send_bytes, message_bytes_));
         if (messages.value() > requests_.capacity())
             fail(GPUPRIM_ERROR_INTERNAL, "the exchange needs %llu MPI requests; %llu were reserved",
                  static_cast<unsigned long long>(messages.value()),
