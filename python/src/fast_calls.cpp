@@ -558,16 +558,32 @@ bool same_shape_prefix(const Operand &out, const Operand &x) {
     return true;
 }
 
-// x's shape with the last axis `last` long, or (last < 0) without it.
-nb::tuple shape_of(const Operand &x, std::int64_t last) {
-    int n = last < 0 ? x.ndim - 1 : x.ndim;
-    PyObject *result = PyTuple_New(n);
-    if (!result) throw nb::python_error();
-    for (int axis = 0; axis < n; ++axis) {
-        std::int64_t length = axis == x.ndim - 1 ? last : x.shape[axis];
-        PyTuple_SET_ITEM(result, axis, PyLong_FromLongLong(length));
+// An output's shape: x's with the last axis `last` long, or (last < 0)
+// without it (lengths_of); no axes: a 0-d array.
+struct Lengths {
+    int ndim = 0;
+    std::int64_t at[max_axes] = {};
+
+    nb::tuple tuple() const {
+        PyObject *result = PyTuple_New(ndim);
+        if (!result) throw nb::python_error();
+        for (int axis = 0; axis < ndim; ++axis) {
+            PyObject *length = PyLong_FromLongLong(at[axis]);
+            if (!length) {
+                Py_DECREF(result);
+                throw nb::python_error();
+            }
+            PyTuple_SET_ITEM(result, axis, length);
+        }
+        return nb::steal<nb::tuple>(result);
     }
-    return nb::steal<nb::tuple>(result);
+};
+
+Lengths lengths_of(const Operand &x, std::int64_t last) {
+    Lengths lengths;
+    lengths.ndim = last < 0 ? x.ndim - 1 : x.ndim;
+    for (int axis = 0; axis < lengths.ndim; ++axis) lengths.at[axis] = axis == x.ndim - 1 ? last : x.shape[axis];
+    return lengths;
 }
 
 // A new CuPy array: cupy.ndarray(shape, dtype) itself, which is what
@@ -575,16 +591,59 @@ nb::tuple shape_of(const Operand &x, std::int64_t last) {
 // Python-level argument handling (about a microsecond): C order, on the
 // current device (read_cupy took x only there), from CuPy's memory pool on
 // its current stream.
-nb::object new_cupy_array(nb::handle shape, nb::handle dtype) {
-    return nb::handle(reinterpret_cast<PyObject *>(cache->cupy_array))(shape, dtype);
+nb::object new_cupy_array(const Lengths &shape, nb::handle dtype) {
+    return nb::handle(reinterpret_cast<PyObject *>(cache->cupy_array))(shape.tuple(), dtype);
+}
+
+// The allocator's error report, ignored: a failed allocation is made again
+// through torch's Python API (torch_output), which raises torch's own
+// error if it fails too.
+void ignore_allocation_error(void *, const char *, const char *) {}
+
+// A new C-contiguous tensor of x's device (a torch tensor) through torch's
+// DLPack C exchange table: at::empty in torch's allocator (on a GPU its
+// caching allocator, on the device's current stream, as new_empty) without
+// torch's Python argument parsing, which took about 2.7 us of an
+// allocating call on the fifty-eighth run's host. Null (not valid) when the
+// table lacks the two calls or either fails.
+nb::object exchange_empty(const Operand &x, const Lengths &shape, int code, bool is_bool) {
+    const ExchangeApi *api = cache->torch_exchange;
+    if (!api || !api->managed_tensor_allocator || !api->managed_tensor_to_py_object_no_sync) return {};
+    nb::dlpack::dltensor prototype{};
+    if (!dlpack_dtype_of(code, is_bool, prototype.dtype)) return {};
+    prototype.device.device_type = x.on_device ? 2 /* kDLCUDA */ : 1 /* kDLCPU */;
+    prototype.device.device_id = x.on_device ? x.device : 0;
+    prototype.ndim = shape.ndim;
+    prototype.shape = const_cast<std::int64_t *>(shape.at);
+    ManagedTensorVersioned *made = nullptr;
+    if (api->managed_tensor_allocator(&prototype, &made, nullptr, ignore_allocation_error) != 0 || !made) return {};
+    void *object = nullptr;
+    if (api->managed_tensor_to_py_object_no_sync(made, &object) != 0 || !object) {
+        // Not freed here: the table does not say whether a failed call had
+        // taken the tensor over already (torch's takes it on its first
+        // step), and freeing it twice would be worse than keeping it.
+        PyErr_Clear();
+        return {};
+    }
+    return nb::steal(static_cast<PyObject *>(object));
+}
+
+// A torch output: through the exchange table, else torch's Python API
+// (`slow`, called only then).
+template <typename Slow>
+nb::object torch_output(const Operand &x, const Lengths &shape, int code, bool is_bool, Slow &&slow) {
+    nb::object made = exchange_empty(x, shape, code, is_bool);
+    return made.is_valid() ? made : slow();
 }
 
 // New arrays of x's framework and device.
 nb::object empty_like(const Operand &x) {
     switch (x.kind) {
     case Kind::numpy: return cache->numpy_empty_like(nb::handle(x.object));
-    case Kind::cupy: return new_cupy_array(shape_of(x, static_cast<std::int64_t>(x.last)), nb::handle(x.dtype));
-    default: return cache->torch_empty_like(nb::handle(x.object));
+    case Kind::cupy: return new_cupy_array(lengths_of(x, static_cast<std::int64_t>(x.last)), nb::handle(x.dtype));
+    default:
+        return torch_output(x, lengths_of(x, static_cast<std::int64_t>(x.last)), x.code, x.is_bool,
+                            [&] { return cache->torch_empty_like(nb::handle(x.object)); });
     }
 }
 
@@ -604,21 +663,30 @@ int index_slot(const Operand &x, nb::handle dtype) {
     return slot;
 }
 
+// The library dtype of each index slot (kIndexDtypeNames' order).
+constexpr int kIndexDtypeCodes[4] = {GPUPRIM_DTYPE_I32, GPUPRIM_DTYPE_U32, GPUPRIM_DTYPE_I64, GPUPRIM_DTYPE_U64};
+
 // Indices of the dtype in `slot` (index_slot), of `shape`.
-nb::object empty_indices(const Operand &x, nb::handle shape, int slot) {
+nb::object empty_indices(const Operand &x, const Lengths &shape, int slot) {
     switch (x.kind) {
-    case Kind::numpy: return cache->numpy_empty(shape, cache->numpy_index[slot]);
+    case Kind::numpy: return cache->numpy_empty(shape.tuple(), cache->numpy_index[slot]);
     case Kind::cupy: return new_cupy_array(shape, cache->numpy_index[slot]);
-    default: return nb::handle(x.object).attr(cache->s_new_empty)(shape, nb::arg("dtype") = cache->torch_index[slot]);
+    default:
+        return torch_output(x, shape, kIndexDtypeCodes[slot], false, [&] {
+            return nb::handle(x.object).attr(cache->s_new_empty)(shape.tuple(),
+                                                                 nb::arg("dtype") = cache->torch_index[slot]);
+        });
     }
 }
 
 // x's dtype, of `shape`.
-nb::object empty_of_dtype(const Operand &x, nb::handle shape) {
+nb::object empty_of_dtype(const Operand &x, const Lengths &shape) {
     switch (x.kind) {
-    case Kind::numpy: return cache->numpy_empty(shape, nb::handle(x.dtype));
+    case Kind::numpy: return cache->numpy_empty(shape.tuple(), nb::handle(x.dtype));
     case Kind::cupy: return new_cupy_array(shape, nb::handle(x.dtype));
-    default: return nb::handle(x.object).attr(cache->s_new_empty)(shape);
+    default:
+        return torch_output(x, shape, x.code, x.is_bool,
+                            [&] { return nb::handle(x.object).attr(cache->s_new_empty)(shape.tuple()); });
     }
 }
 
@@ -697,7 +765,7 @@ nb::object fast_argsort(nb::handle x, nb::handle axis, nb::handle descending, nb
     if (layout < 0 || keys.last == 0) return nb::none();
     const int slot = index_slot(keys, dtype);
     if (slot < 0) return nb::none();
-    nb::object result = empty_indices(keys, shape_of(keys, static_cast<std::int64_t>(keys.last)), slot);
+    nb::object result = empty_indices(keys, lengths_of(keys, static_cast<std::int64_t>(keys.last)), slot);
     Operand indices;
     if (!read_output(result.ptr(), indices, keys)) return nb::none();
     Call call;
@@ -733,7 +801,7 @@ nb::object fast_topk(nb::handle x, nb::handle k_object, nb::handle largest, nb::
     if (k <= 0 || static_cast<std::uint64_t>(k) > keys.last) return nb::none();  // the general path's errors
     const int slot = index_slot(keys, dtype);
     if (slot < 0) return nb::none();
-    nb::object shape = shape_of(keys, k);
+    const Lengths shape = lengths_of(keys, k);
     nb::object values = empty_of_dtype(keys, shape);
     nb::object positions = empty_indices(keys, shape, slot);
     Operand values_out, indices_out;
@@ -795,14 +863,14 @@ nb::object fast_reduce(int op, nb::handle x, nb::handle axis, nb::handle out) {
         }
         result = nb::borrow(out);
     } else if (rows) {
-        result = empty_of_dtype(source, shape_of(source, -1));
+        result = empty_of_dtype(source, lengths_of(source, -1));
         if (!read_output(result.ptr(), target, source)) return nb::none();
     } else if (source.kind == Kind::numpy) {
         result = cache->numpy_empty(1, nb::handle(source.dtype));
         if (!read_output(result.ptr(), target, source)) return nb::none();
     } else if (source.on_device) {
         // A 0-d array on x's device, as torch's and CuPy's own sums give.
-        result = empty_of_dtype(source, nb::tuple());
+        result = empty_of_dtype(source, Lengths{});
         if (!read_output(result.ptr(), target, source, true)) return nb::none();
     } else {
         return nb::none();  // a CPU tensor's 0-d result: the general path

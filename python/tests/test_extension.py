@@ -411,6 +411,64 @@ def test_torch_common_path_matches_the_general_path():
         general.close()
 
 
+def test_torch_outputs_through_the_exchange_table(monkeypatch):
+    """With torch's DLPack C exchange table, the common path makes its torch
+    outputs with the table's allocator (torch.Tensor.new_empty, the Python
+    way it takes without one, is made to fail here): plain C-contiguous
+    tensors of the dtype, shape and device the general path gives, not
+    requiring grad, for every dtype and index dtype."""
+    torch = pytest.importorskip("torch")
+    if not hasattr(torch.Tensor, "__dlpack_c_exchange_api__"):
+        pytest.skip("torch without the DLPack C exchange table (torch < 2.10)")
+    assert _ext.fast_use_torch_exchange(True)
+
+    def no_python_allocation(*args, **kwargs):
+        raise AssertionError("an output made through torch.Tensor.new_empty, not the exchange table")
+
+    monkeypatch.setattr(torch.Tensor, "new_empty", no_python_allocation)
+    general = gpuprim.Context("cpu")
+    try:
+        names = ["bool", "int8", "uint8", "int16", "int32", "int64", "float16", "float32", "float64"]
+        names += [name for name in ("uint16", "uint32", "uint64") if hasattr(torch, name)]
+        for name in names + ["bfloat16"]:
+            base = np.float32 if name == "bfloat16" else np.dtype(name).type
+            x = torch.from_numpy(sample(base, (3, 50))).to(getattr(torch, name))
+            reference = x.float().numpy() if name == "bfloat16" else x.numpy()
+
+            def check(made, dtype, shape):
+                assert type(made) is torch.Tensor and made.dtype == dtype and tuple(made.shape) == shape
+                assert made.device == x.device and made.is_contiguous() and not made.requires_grad
+
+            def values(t):
+                return t.float().numpy() if name == "bfloat16" else t.numpy()
+
+            for a in (x, x[1]):
+                rows = reference if a.dim() == 2 else reference[1]  # bfloat16 as float32: the same order
+                shape = tuple(a.shape)
+                sorted_ = _ext.fast_sort(a, -1, False, None)
+                check(sorted_, a.dtype, shape)
+                np.testing.assert_array_equal(values(sorted_), general.sort(rows, axis=-1))
+                for index in ("int32", "uint32", "int64", "uint64"):
+                    if not hasattr(torch, index):
+                        continue
+                    indices = _ext.fast_argsort(a, -1, True, index)
+                    check(indices, getattr(torch, index), shape)
+                    np.testing.assert_array_equal(
+                        indices.numpy().astype(np.int64),
+                        general.argsort(rows, axis=-1, descending=True, dtype="int64"))
+                    chosen, where = _ext.fast_topk(a, 5, True, -1, index)
+                    check(chosen, a.dtype, shape[:-1] + (5,))
+                    check(where, getattr(torch, index), shape[:-1] + (5,))
+                    np.testing.assert_array_equal(where.numpy().astype(np.int64),
+                                                  general.argsort(rows, axis=-1, descending=True)[..., :5])
+                if name != "bool" and a.dim() == 2:  # (a CPU tensor's 0-d result takes the general path)
+                    largest = _ext.fast_reduce(_ext.OP_MAX, a, -1)
+                    check(largest, a.dtype, shape[:-1])
+                    np.testing.assert_array_equal(values(largest), reference.max(axis=-1))
+    finally:
+        general.close()
+
+
 def test_out_in_place_and_errors_through_the_common_path():
     x = np.array([3, 1, 2], np.int32)
     assert gpuprim.sort(x, out=x) is x
