@@ -10,7 +10,9 @@ their results), minus the same for the bare library call on the same cached
 buffers (gpuprim._ext.c_call_times), which allocates nothing; and, of that
 overhead, what the extension's own steps take without the library call
 (gpuprim._ext.c_layer_times: reading x and out, the thread's context with
-its stream, the two wraps). On
+its stream, the two wraps) and, for the allocating calls, what making and
+dropping the result takes (gpuprim._ext.c_output_times: the framework's
+allocator, as the common path calls it). On
 numpy arrays (CPU backend) and, when a GPU is there, on torch's CUDA
 tensors (read through torch's DLPack C exchange table, and again through
 torch._C._to_dlpack) and CuPy's arrays (each when installed).
@@ -48,15 +50,17 @@ def overhead_rows(kind, x, repeats, sync, empty):
     r = empty((1,))  # the C call's one-element result
     rows = []
     scalar_out = empty(())
-    cases = [("sort 2^10, out=", lambda: gpuprim.sort(x, out=y), "sort", y),
-             ("sum 2^10, out=", lambda: gpuprim.sum(x, out=scalar_out), "sum", r),
-             ("sort 2^10, allocating", lambda: gpuprim.sort(x), "sort", y),
-             ("sum 2^10, allocating", lambda: gpuprim.sum(x), "sum", r)]
-    for name, call, what, out in cases:
+    cases = [("sort 2^10, out=", lambda: gpuprim.sort(x, out=y), "sort", y, None),
+             ("sum 2^10, out=", lambda: gpuprim.sum(x, out=scalar_out), "sum", r, None),
+             ("sort 2^10, allocating", lambda: gpuprim.sort(x), "sort", y, False),
+             ("sum 2^10, allocating", lambda: gpuprim.sum(x), "sum", r, True)]
+    for name, call, what, out, scalar in cases:
         py = statistics.median(host_times(call, repeats, sync))
         c = statistics.median(_ext.c_call_times(what, x, out, repeats + 10)[10:])
         layer = statistics.median(_ext.c_layer_times(x, out, repeats + 10)[10:])
-        rows.append((f"{name} ({kind})", py / 1e3, c / 1e3, (py - c) / 1e3, layer / 1e3))
+        made = None if scalar is None else statistics.median(_ext.c_output_times(x, scalar, repeats + 10)[10:])
+        rows.append((f"{name} ({kind})", py / 1e3, c / 1e3, (py - c) / 1e3, layer / 1e3,
+                     None if made is None else made / 1e3))
     return rows
 
 
@@ -124,10 +128,11 @@ def main():
         x = cupy.random.random(1024, dtype=cupy.float32)
         rows += overhead_rows("cupy", x, args.repeats, cupy.cuda.get_current_stream().synchronize,
                               lambda shape: cupy.empty(shape, cupy.float32))
-    print("\n| call | Python µs | C µs | overhead µs | of it, reading x and out, context, wraps µs |"
-          "\n|---|---|---|---|---|")
-    for name, py, c, extra, layer in rows:
-        print(f"| {name} | {py:.2f} | {c:.2f} | {extra:.2f} | {layer:.2f} |")
+    print("\n| call | Python µs | C µs | overhead µs | of it, reading x and out, context, wraps µs "
+          "| of it, making the result µs |\n|---|---|---|---|---|---|")
+    for name, py, c, extra, layer, made in rows:
+        made_text = "–" if made is None else f"{made:.2f}"
+        print(f"| {name} | {py:.2f} | {c:.2f} | {extra:.2f} | {layer:.2f} | {made_text} |")
     if torch is not None and torch.cuda.is_available():
         print("\n| case (float32, one call, synchronized) | gpuprim µs | torch µs | torch / gpuprim |\n|---|---|---|---|")
         for name, ours, theirs, ratio in torch_rows(torch, args.repeats):

@@ -954,6 +954,30 @@ std::vector<std::int64_t> c_layer_times(nb::handle x, nb::handle out, int repeat
     return times;
 }
 
+// The benchmark's split of an allocating call's overhead: making the
+// result the way the common path makes it, then dropping it (as a caller
+// that discards it does), `repeats` times: nanoseconds of each. scalar:
+// a whole-array sum's result (numpy: one element, a GPU array: 0-d); else
+// sort's (x's shape and dtype). For torch, the exchange table's allocator
+// where torch has one (fast_use_torch_exchange), else torch's Python call.
+std::vector<std::int64_t> c_output_times(nb::handle x, bool scalar, int repeats) {
+    Operand in;
+    if (!read(x.ptr(), in) || (scalar && !in.on_device && in.kind != Kind::numpy))
+        throw nb::value_error("c_output_times: x must be on the common path (and, for scalar, numpy or a GPU array)");
+    std::vector<std::int64_t> times;
+    for (int i = 0; i < repeats; ++i) {
+        auto begin = std::chrono::steady_clock::now();
+        {
+            nb::object made = !scalar ? empty_like(in)
+                              : in.kind == Kind::numpy ? cache->numpy_empty(1, nb::handle(in.dtype))
+                                                       : empty_of_dtype(in, Lengths{});
+        }
+        auto end = std::chrono::steady_clock::now();
+        times.push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(end - begin).count());
+    }
+    return times;
+}
+
 }  // namespace
 
 void define_fast_calls(nb::module_ &m) {
@@ -965,6 +989,12 @@ void define_fast_calls(nb::module_ &m) {
     });
     m.def("c_layer_times", [](nb::handle x, nb::handle out, int repeats) {
         std::vector<std::int64_t> times = c_layer_times(x, out, repeats);
+        nb::list result;
+        for (std::int64_t t : times) result.append(t);
+        return result;
+    });
+    m.def("c_output_times", [](nb::handle x, bool scalar, int repeats) {
+        std::vector<std::int64_t> times = c_output_times(x, scalar, repeats);
         nb::list result;
         for (std::int64_t t : times) result.append(t);
         return result;

@@ -469,6 +469,22 @@ def test_torch_outputs_through_the_exchange_table(monkeypatch):
         general.close()
 
 
+def test_benchmark_hooks():
+    """The overhead benchmark's hooks (python/benchmarks/bench_overhead.py)
+    time what they say, `repeats` times, and refuse arrays off the common
+    path by name."""
+    x = sample(np.float32, (1024,))
+    out, one = np.empty_like(x), np.empty(1, np.float32)
+    for times in (_ext.c_call_times("sort", x, out, 3), _ext.c_call_times("sum", x, one, 3),
+                  _ext.c_layer_times(x, out, 3), _ext.c_output_times(x, False, 3),
+                  _ext.c_output_times(x, True, 3)):
+        assert len(times) == 3 and all(isinstance(t, int) and t >= 0 for t in times)
+    np.testing.assert_array_equal(out, np.sort(x))  # c_call_times made the call
+    for hook, arguments in ((_ext.c_layer_times, (x.tolist(), out, 1)), (_ext.c_output_times, (x[::2], False, 1))):
+        with pytest.raises(ValueError, match=hook.__name__):
+            hook(*arguments)
+
+
 def test_out_in_place_and_errors_through_the_common_path():
     x = np.array([3, 1, 2], np.int32)
     assert gpuprim.sort(x, out=x) is x
