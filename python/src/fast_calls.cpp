@@ -616,7 +616,10 @@ nb::object exchange_empty(const Operand &x, const Lengths &shape, int code, bool
     prototype.ndim = shape.ndim;
     prototype.shape = const_cast<std::int64_t *>(shape.at);
     ManagedTensorVersioned *made = nullptr;
-    if (api->managed_tensor_allocator(&prototype, &made, nullptr, ignore_allocation_error) != 0 || !made) return {};
+    if (api->managed_tensor_allocator(&prototype, &made, nullptr, ignore_allocation_error) != 0 || !made) {
+        PyErr_Clear();  // the table reports through the callback; a producer that also raised is not left raising
+        return {};
+    }
     void *object = nullptr;
     if (api->managed_tensor_to_py_object_no_sync(made, &object) != 0 || !object) {
         // Not freed here: the table does not say whether a failed call had
