@@ -603,9 +603,10 @@ void ignore_allocation_error(void *, const char *, const char *) {}
 // A new C-contiguous tensor of x's device (a torch tensor) through torch's
 // DLPack C exchange table: at::empty in torch's allocator (on a GPU its
 // caching allocator, on the device's current stream, as new_empty) without
-// torch's Python argument parsing, which took about 2.7 us of an
-// allocating call on the fifty-eighth run's host. Null (not valid) when the
-// table lacks the two calls or either fails.
+// torch's Python argument parsing of new_empty(shape, dtype=...) (top-k's
+// two outputs: 26.8 -> 17.9 us a call on the H200, bench/RESULTS.md
+// fifty-ninth run; empty_like's own cost is about at::empty's). Null (not
+// valid) when the table lacks the two calls or either fails.
 nb::object exchange_empty(const Operand &x, const Lengths &shape, int code, bool is_bool) {
     const ExchangeApi *api = cache->torch_exchange;
     if (!api || !api->managed_tensor_allocator || !api->managed_tensor_to_py_object_no_sync) return {};
@@ -981,27 +982,23 @@ std::vector<std::int64_t> c_output_times(nb::handle x, bool scalar, int repeats)
     return times;
 }
 
+// The benchmark hooks' times as a Python list.
+nb::list as_list(const std::vector<std::int64_t> &times) {
+    nb::list result;
+    for (std::int64_t t : times) result.append(t);
+    return result;
+}
+
 }  // namespace
 
 void define_fast_calls(nb::module_ &m) {
     m.def("c_call_times", [](const char *what, nb::handle x, nb::handle out, int repeats) {
-        std::vector<std::int64_t> times = c_call_times(what, x, out, repeats);
-        nb::list result;
-        for (std::int64_t t : times) result.append(t);
-        return result;
+        return as_list(c_call_times(what, x, out, repeats));
     });
-    m.def("c_layer_times", [](nb::handle x, nb::handle out, int repeats) {
-        std::vector<std::int64_t> times = c_layer_times(x, out, repeats);
-        nb::list result;
-        for (std::int64_t t : times) result.append(t);
-        return result;
-    });
-    m.def("c_output_times", [](nb::handle x, bool scalar, int repeats) {
-        std::vector<std::int64_t> times = c_output_times(x, scalar, repeats);
-        nb::list result;
-        for (std::int64_t t : times) result.append(t);
-        return result;
-    });
+    m.def("c_layer_times",
+          [](nb::handle x, nb::handle out, int repeats) { return as_list(c_layer_times(x, out, repeats)); });
+    m.def("c_output_times",
+          [](nb::handle x, bool scalar, int repeats) { return as_list(c_output_times(x, scalar, repeats)); });
     nb::class_<ThreadContexts>(m, "_ThreadContexts");
     m.def("fast_init", [](nb::handle dtype_code, nb::handle index_code, nb::handle context_for_object,
                           nb::handle raise_status) {
