@@ -76,6 +76,8 @@ constexpr int numpy_writeable = 0x0400;
 // The index dtypes of argsort and topk, in the order of their slots
 // (index_slot).
 constexpr const char *kIndexDtypeNames[4] = {"int32", "uint32", "int64", "uint64"};
+// Their library dtypes, slot by slot.
+constexpr int kIndexDtypeCodes[4] = {GPUPRIM_DTYPE_I32, GPUPRIM_DTYPE_U32, GPUPRIM_DTYPE_I64, GPUPRIM_DTYPE_U64};
 
 // What is looked up once: the frameworks' types and callables, interned
 // names, the dtype objects seen (to their codes).
@@ -661,14 +663,11 @@ int index_slot(const Operand &x, nb::handle dtype) {
                    nb::object found = cache->index_code(dtype);
                    return DtypeAnswer{found.is_none() ? -1 : nb::cast<int>(found), false};
                }).code;
-    const int slot = code == GPUPRIM_DTYPE_I32 ? 0 : code == GPUPRIM_DTYPE_U32 ? 1 : code == GPUPRIM_DTYPE_I64 ? 2
-                   : code == GPUPRIM_DTYPE_U64 ? 3 : -1;
-    if (slot >= 0 && x.kind == Kind::torch && !cache->torch_index[slot].is_valid()) return -1;
-    return slot;
+    for (int slot = 0; slot < 4; ++slot)
+        if (kIndexDtypeCodes[slot] == code)
+            return x.kind == Kind::torch && !cache->torch_index[slot].is_valid() ? -1 : slot;
+    return -1;
 }
-
-// The library dtype of each index slot (kIndexDtypeNames' order).
-constexpr int kIndexDtypeCodes[4] = {GPUPRIM_DTYPE_I32, GPUPRIM_DTYPE_U32, GPUPRIM_DTYPE_I64, GPUPRIM_DTYPE_U64};
 
 // Indices of the dtype in `slot` (index_slot), of `shape`.
 nb::object empty_indices(const Operand &x, const Lengths &shape, int slot) {
@@ -830,6 +829,16 @@ nb::object fast_topk(nb::handle x, nb::handle k_object, nb::handle largest, nb::
     return nb::make_tuple(values, positions);
 }
 
+// The result of a whole-array sum / min / max: numpy, one element (handed
+// back as numpy's scalar); on a GPU, a 0-d array on x's device, as torch's
+// and CuPy's own sums give; null (not valid) for a CPU tensor (the general
+// path makes its 0-d result).
+nb::object whole_result(const Operand &source) {
+    if (source.kind == Kind::numpy) return cache->numpy_empty(1, nb::handle(source.dtype));
+    if (source.on_device) return empty_of_dtype(source, Lengths{});
+    return {};
+}
+
 // sum / min / max. Sums only of dtypes a sum keeps (floats, 64-bit
 // integers): narrower integers widen on the general path (a cast).
 nb::object fast_reduce(int op, nb::handle x, nb::handle axis, nb::handle out) {
@@ -869,15 +878,10 @@ nb::object fast_reduce(int op, nb::handle x, nb::handle axis, nb::handle out) {
     } else if (rows) {
         result = empty_of_dtype(source, lengths_of(source, -1));
         if (!read_output(result.ptr(), target, source)) return nb::none();
-    } else if (source.kind == Kind::numpy) {
-        result = cache->numpy_empty(1, nb::handle(source.dtype));
-        if (!read_output(result.ptr(), target, source)) return nb::none();
-    } else if (source.on_device) {
-        // A 0-d array on x's device, as torch's and CuPy's own sums give.
-        result = empty_of_dtype(source, Lengths{});
-        if (!read_output(result.ptr(), target, source, true)) return nb::none();
     } else {
-        return nb::none();  // a CPU tensor's 0-d result: the general path
+        result = whole_result(source);
+        if (!result.is_valid()) return nb::none();  // a CPU tensor's 0-d result: the general path
+        if (!read_output(result.ptr(), target, source, source.on_device)) return nb::none();
     }
     Call call;
     call.wraps = context_for(source, call.context);
@@ -972,9 +976,7 @@ std::vector<std::int64_t> c_output_times(nb::handle x, bool scalar, int repeats)
     for (int i = 0; i < repeats; ++i) {
         auto begin = std::chrono::steady_clock::now();
         {
-            nb::object made = !scalar ? empty_like(in)
-                              : in.kind == Kind::numpy ? cache->numpy_empty(1, nb::handle(in.dtype))
-                                                       : empty_of_dtype(in, Lengths{});
+            nb::object made = scalar ? whole_result(in) : empty_like(in);
         }
         auto end = std::chrono::steady_clock::now();
         times.push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(end - begin).count());
