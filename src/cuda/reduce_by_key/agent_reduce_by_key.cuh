@@ -145,15 +145,37 @@ struct ReduceByKeyAgent {
     // the compiler wrapped every load in a branch and reused registers still
     // awaiting a load, so they came one at a time (ncu, 2^24: 43% of the
     // kernel's stalls were on those loads).
-    __device__ __forceinline__ void load_tile() {
-        const Bits *input = static_cast<const Bits *>(p.keys) + first;
-        const Bits *my_keys = input + threadIdx.x;
+    // Keys of 1, 2 and 4 bytes share the 4-byte kernels (Bits uint32_t,
+    // p.key_bytes their width in memory: one set of kernels compiles where
+    // three did, and the tile's shape is the same for the three widths,
+    // ReduceByKeyShape). The width is chosen once around each loop, not per
+    // element (see above).
+    template <typename Key>
+    __device__ __forceinline__ void load_keys_of() {
+        const Key *input = static_cast<const Key *>(p.keys) + first;
+        const Key *my_keys = input + threadIdx.x;
 #pragma unroll
         for (int k = 0; k < kItems; ++k)
-            if (uint32_t(k) * kThreads + threadIdx.x < valid) striped_keys[k] = my_keys[k * kThreads];
+            if (uint32_t(k) * kThreads + threadIdx.x < valid) striped_keys[k] = Bits(my_keys[k * kThreads]);
         // The keys either side of the tile, for the heads and tails at its edges.
-        if (threadIdx.x == 0 && first > 0) key_before_tile = input[-1];
-        if (threadIdx.x == (valid - 1) / kItems && first + valid < p.count) key_after_tile = input[valid];
+        if (threadIdx.x == 0 && first > 0) key_before_tile = Bits(input[-1]);
+        if (threadIdx.x == (valid - 1) / kItems && first + valid < p.count) key_after_tile = Bits(input[valid]);
+    }
+
+    // Calls f(Key{}) with the keys' type in memory.
+    template <typename F>
+    __device__ __forceinline__ void with_key_type(F &&f) const {
+        if constexpr (sizeof(Bits) == 8) {
+            f(Bits{});
+        } else {
+            if (p.key_bytes == 1) f(uint8_t{});
+            else if (p.key_bytes == 2) f(uint16_t{});
+            else f(Bits{});
+        }
+    }
+
+    __device__ __forceinline__ void load_tile() {
+        with_key_type([&](auto key) { load_keys_of<decltype(key)>(); });
         if (!p.values) return;
         if (!p.value_order) {
             const T *my_values = static_cast<const T *>(p.values) + first + threadIdx.x;
@@ -333,8 +355,11 @@ struct ReduceByKeyAgent {
 #pragma unroll
         for (int k = 0; k < kItems; ++k)
             if (has(k) && ((tails >> k) & 1u)) staged[run_rank(k)] = keys[k];
-        Bits *keys_out = static_cast<Bits *>(p.keys_out);
-        write_staged<Bits>(false, [&](uint64_t at, Bits v) { keys_out[at] = v; });
+        with_key_type([&](auto key) {
+            using Key = decltype(key);
+            Key *keys_out = static_cast<Key *>(p.keys_out);
+            write_staged<Bits>(false, [&](uint64_t at, Bits v) { keys_out[at] = Key(v); });
+        });
     }
 
     // A run's length: its tail's position + 1 less its start, the last head

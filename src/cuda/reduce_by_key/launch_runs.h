@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// reduce-by-key's launches, one key width per translation unit so that the
-// 4 x 12 x 3 tile kernels compile in parallel (as one file they took
-// 148-173 s of one core): the driver (reduce_by_key.cu) calls
-// launch_for_values<Bits>, defined in launch_tiles.cuh and instantiated in
-// tiles_<n>byte_keys.cu, which launches the tile kernel and then the
+// reduce-by-key's launches, one key register width per translation unit so
+// that the two sets of tile kernels compile in parallel: the driver
+// (reduce_by_key.cu) calls launch_for_values<Bits> (Bits uint32_t for keys
+// of 1, 2 and 4 bytes, p.key_bytes their width in memory; uint64_t for 8),
+// defined in launch_tiles.cuh and instantiated in tiles_narrow_keys.cu and
+// tiles_8byte_keys.cu, which launches the tile kernel and then the
 // crossing-runs kernel (crossing_runs.cu, every value dtype and op once).
 #pragma once
 
@@ -21,8 +22,8 @@ namespace reduce_by_key_detail {
 void lay_out_workspace(const DeviceEnv &env, ReduceByKeyParams &p, const char *what);
 
 // The tiles (their size depends on the key's and running value's widths),
-// the workspace, then the two kernels, for keys of Bits' width and the
-// request's value dtype and op (tiles_<n>byte_keys.cu).
+// the workspace, then the two kernels, for keys in Bits registers and the
+// request's value dtype and op (tiles_narrow_keys.cu, tiles_8byte_keys.cu).
 template <typename Bits>
 void launch_for_values(const DeviceEnv &env, const ReduceByKeyParams &p, const ReduceByKeyRequest &request,
                        const char *what);

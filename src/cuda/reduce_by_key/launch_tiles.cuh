@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// reduce-by-key's tile kernels by key width (launch_runs.h): each
-// tiles_<n>byte_keys.cu instantiates launch_for_values for its width.
+// reduce-by-key's tile kernels by key register width (launch_runs.h):
+// tiles_narrow_keys.cu instantiates launch_for_values for 4-byte registers
+// (keys of 1, 2 and 4 bytes), tiles_8byte_keys.cu for 8-byte keys.
 #pragma once
 
 #include "core/dtype.h"

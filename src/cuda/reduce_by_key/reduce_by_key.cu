@@ -12,10 +12,11 @@
 //    fold takes what a look-back happened to see: float sums are the same
 //    bits on every run. (An integer or MIN/MAX result could ride the
 //    look-back; one path for all until measured: docs/tuning/reduce_by_key.md.)
-// Keys travel by width (runs are by bits), values by dtype, the op a
-// template: 4 x 12 x 3 tile kernels, one key width per file
-// (tiles_<n>byte_keys.cu), and 12 x 3 crossing kernels (crossing_runs.cu);
-// this file is the driver (launch_runs.h).
+// Keys travel by width (runs are by bits): 1-, 2- and 4-byte keys in 4-byte
+// registers (tiles_narrow_keys.cu, the width in memory a kernel parameter),
+// 8-byte keys (tiles_8byte_keys.cu); values by dtype (integers by width,
+// run_ops.cuh), the op a template; 12 x 3 crossing kernels
+// (crossing_runs.cu); this file is the driver (launch_runs.h).
 #include "cuda/reduce_by_key/reduce_by_key.h"
 
 #include "core/checked_size.h"
@@ -88,9 +89,12 @@ void run(const DeviceEnv &env, const SortedGroupsRequest &groups, const char *wh
     p.count_host = host_count_slot(env, request.runs);
     p.ticket = env.zeroed_counters + ReduceByKeyCounterWords::kTicket;
     p.poll_ns = reduce_by_key_tuning(env.code_arch).poll_ns;
-    dispatch_width(request.key_bytes, "reduce-by-key: key width", [&](auto bits) {
-        launch_for_values<decltype(bits)>(env, p, request, what);
-    });
+    p.key_bytes = request.key_bytes;
+    switch (request.key_bytes) {
+    case 1: case 2: case 4: launch_for_values<uint32_t>(env, p, request, what); break;
+    case 8: launch_for_values<uint64_t>(env, p, request, what); break;
+    default: fail(GPUPRIM_ERROR_INTERNAL, "reduce-by-key: key width %u", request.key_bytes);
+    }
     finish_host_count(env, request.runs, what);
 }
 

@@ -24,6 +24,9 @@ struct TileRecords {
 
 struct ReduceByKeyParams {
     const void *keys;  // by width
+    // The keys' width in memory (1, 2, 4 or 8): keys of 1 and 2 bytes run in
+    // the 4-byte kernels (agent_reduce_by_key.cuh with_key_type).
+    uint32_t key_bytes;
     uint64_t count;
     uint32_t num_tiles;
     const void *values;       // nullptr: no values, no results (group-by without an aggregate)
