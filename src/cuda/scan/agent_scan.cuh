@@ -410,8 +410,7 @@ struct ScanStageRing {
 // Each thread only touches its own vectors of a staged tile, so no barrier is
 // needed between its copies landing and its reading them.
 template <typename T, typename Op, typename Config>
-__global__ void __launch_bounds__(Config::kThreads, Config::kMinBlocks)
-    scan_pipelined_kernel(const ScanParams p) {
+__device__ __forceinline__ void scan_pipelined_tiles(const ScanParams &p) {
     using Ring = ScanStageRing<T, Op, Config>;
     using Io = TileIo<T, Op, Config>;
     using Block = typename Io::Block;
@@ -524,6 +523,15 @@ __global__ void __launch_bounds__(Config::kThreads, Config::kMinBlocks)
         __threadfence();
         p.counters.finish_block(gridDim.x);
     }
+}
+
+// The pipelined scan (scan_pipelined_tiles), its body compiled only in the
+// device passes of the architectures whose tunings name Config.
+template <typename T, typename Op, typename Config>
+__global__ void __launch_bounds__(Config::kThreads, Config::kMinBlocks)
+    scan_pipelined_kernel(const ScanParams p) {
+    if constexpr (compiled_for_this_pass(Config::kArchs)) scan_pipelined_tiles<T, Op, Config>(p);
+    else __trap();  // launched only with the tuning of the device code's architecture
 }
 
 template <typename T, typename Op, typename Config>

@@ -26,7 +26,7 @@ namespace gpuprim::cuda {
 // 2: persistent blocks with kStages tiles in flight each
 // (scan_pipelined_kernel).
 template <int Threads, int Vectors, CacheHint Load, CacheHint Store, int MaxSavedGroups,
-          int MinBlocks, int Stages, int WindowsPerPoll, int BulkCopies = 0>
+          int MinBlocks, int Stages, int WindowsPerPoll, int BulkCopies = 0, unsigned Archs = kAllArchs>
 struct ScanKernelConfig {
     static constexpr int kThreads = Threads;
     static constexpr int kVectors = Vectors;
@@ -37,6 +37,9 @@ struct ScanKernelConfig {
     static constexpr int kStages = Stages;
     static constexpr int kWindowsPerPoll = WindowsPerPoll;
     static constexpr int kBulkCopies = BulkCopies;
+    // The architectures whose tunings name this configuration (code_arch.h):
+    // the pipelined kernel's body is compiled only in their device passes.
+    static constexpr unsigned kArchs = Archs;
     static_assert(Threads >= 64, "a second warp takes the next ticket while the first looks back");
     static_assert(Stages >= 1, "at least the tile being scanned");
 };
@@ -96,14 +99,17 @@ struct ScanConfigFor {
 // best vs 822, two stages 1010+) and keep cp.async: f32 with 320 threads x
 // 14 vectors (819 us at 2^28 vs 849 for 384x12; 448x10 820), f64 with
 // 384x12 (320x14 986 us, 448x10 887, 512x9 872 vs 818-824).
+// The pipelined configurations are Hopper's and newer architectures' only
+// (kSm90Up); the one-tile-per-block ones are shared with sm_80.
+constexpr unsigned kSm90Up = arch_bit(TuningArch::Sm90) | arch_bit(TuningArch::Newer);
 template <int kElementBytes>
 struct ScanTuningSm90 {
     using Config = std::conditional_t<
-        kElementBytes == 4, ScanKernelConfig<256, 28, CacheHint::Default, CacheHint::Default, 16, 1, 2, 1, 1>,
-        ScanKernelConfig<384, 12, CacheHint::Default, CacheHint::Default, 16, 1, 3, 1>>;
+        kElementBytes == 4, ScanKernelConfig<256, 28, CacheHint::Default, CacheHint::Default, 16, 1, 2, 1, 1, kSm90Up>,
+        ScanKernelConfig<384, 12, CacheHint::Default, CacheHint::Default, 16, 1, 3, 1, 0, kSm90Up>>;
     using OrderedSumConfig = std::conditional_t<
-        kElementBytes == 4, ScanKernelConfig<320, 14, CacheHint::Default, CacheHint::Default, 16, 1, 3, 1>,
-        ScanKernelConfig<384, 12, CacheHint::Default, CacheHint::Default, 16, 1, 3, 1>>;
+        kElementBytes == 4, ScanKernelConfig<320, 14, CacheHint::Default, CacheHint::Default, 16, 1, 3, 1, 0, kSm90Up>,
+        ScanKernelConfig<384, 12, CacheHint::Default, CacheHint::Default, 16, 1, 3, 1, 0, kSm90Up>>;
     using MinMaxConfig = std::conditional_t<
         kElementBytes == 4, ScanKernelConfig<128, 8, CacheHint::Default, CacheHint::Default, 8, 12, 1, 1>,
         ScanKernelConfig<128, 16, CacheHint::Default, CacheHint::Default, 8, 6, 1, 1>>;
@@ -140,7 +146,8 @@ struct ScanTuningSm90 {
 // persistent grid follows the occupancy the runtime reports).
 template <int kElementBytes>
 struct ScanTuningSm80 {
-    using Config = ScanKernelConfig<128, 16, CacheHint::Default, CacheHint::Default, 16, 1, 3, 2>;
+    using Config = ScanKernelConfig<128, 16, CacheHint::Default, CacheHint::Default, 16, 1, 3, 2, 0,
+                                    arch_bit(TuningArch::Sm80)>;
     using MinMaxConfig = typename ScanTuningSm90<kElementBytes>::MinMaxConfig;
     static constexpr uint64_t kPipelineMinTilesPerBlock = 8;
     static constexpr uint64_t kPipelineMinTilesPerBlockOrdered = 4;

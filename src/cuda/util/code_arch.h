@@ -33,6 +33,26 @@ decltype(auto) with_arch_tuning(int code_arch, F &&f) {
     return f(Sm80{});
 }
 
+// The architectures a kernel configuration is for, as a set of TuningArch
+// bits. A configuration that only some architectures' tunings name has its
+// kernels' bodies compiled only in those architectures' device passes
+// (compiled_for_this_pass): an sm_90 pass then skips the sm_80 shapes and
+// the reverse. The host launches a kernel only with the tuning of
+// code_arch, the architecture the running device code was compiled for, so
+// a body left out is never run (its stub traps if it were).
+constexpr unsigned arch_bit(TuningArch arch) { return 1u << unsigned(arch); }
+constexpr unsigned kAllArchs = arch_bit(TuningArch::Sm80) | arch_bit(TuningArch::Sm90) | arch_bit(TuningArch::Newer);
+
+// In device code, whether the pass compiling it is for one of archs (a set
+// of arch_bit); in host code, true.
+constexpr bool compiled_for_this_pass(unsigned archs) {
+#if defined(__CUDA_ARCH__)
+    return (archs & arch_bit(tuning_arch(__CUDA_ARCH__ / 10))) != 0;
+#else
+    return archs != 0;
+#endif
+}
+
 // Whether kernels may be launched as programmatic dependents of the one
 // before them: their device code waits for it (griddepcontrol) only when
 // compiled for sm_90 or later (util/ptx.cuh wait_for_previous_grid).
