@@ -62,6 +62,19 @@ int main() {
     with_arch_tuning<Sm80, Sm90, Newer>(90, [&](auto) { ++calls; });
     CHECK(calls == 1, "a void f ran %d times", calls);
     static_assert(std::is_same_v<decltype(picked(0)), int>, "with_arch_tuning returns f's result");
+    // Configuration arch sets: each TuningArch its own bit, kAllArchs all
+    // three; host code compiles every body that some architecture names
+    // (the device passes keep only their own: checked by the scan tests on
+    // a GPU, in sm_90 and sm_80 builds).
+    CHECK(arch_bit(TuningArch::Sm80) != arch_bit(TuningArch::Sm90) &&
+              arch_bit(TuningArch::Sm90) != arch_bit(TuningArch::Newer) &&
+              (arch_bit(TuningArch::Sm80) & (arch_bit(TuningArch::Sm90) | arch_bit(TuningArch::Newer))) == 0,
+          "arch_bit: two architectures share a bit");
+    CHECK(kAllArchs == (arch_bit(TuningArch::Sm80) | arch_bit(TuningArch::Sm90) | arch_bit(TuningArch::Newer)),
+          "kAllArchs is not the three architectures");
+    static_assert(compiled_for_this_pass(arch_bit(TuningArch::Sm80)) && compiled_for_this_pass(kAllArchs),
+                  "host code compiles every named configuration");
+    static_assert(!compiled_for_this_pass(0u), "a configuration no architecture names compiles nowhere");
     if (g_failures) {
         std::printf("test_code_arch: %d failure(s)\n", g_failures);
         return 1;
