@@ -44,7 +44,7 @@ constexpr unsigned arch_bit(TuningArch arch) { return 1u << unsigned(arch); }
 constexpr unsigned kAllArchs = arch_bit(TuningArch::Sm80) | arch_bit(TuningArch::Sm90) | arch_bit(TuningArch::Newer);
 
 // In device code, whether the pass compiling it is for one of archs (a set
-// of arch_bit); in host code, true.
+// of arch_bit); in host code, whether any architecture names it.
 constexpr bool compiled_for_this_pass(unsigned archs) {
 #if defined(__CUDA_ARCH__)
     return (archs & arch_bit(tuning_arch(__CUDA_ARCH__ / 10))) != 0;
