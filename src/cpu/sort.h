@@ -265,6 +265,48 @@ void merge_pairs(Parallel &parallel, const T *src, const uint64_t *bounds, uint6
     });
 }
 
+// What sort_to_runs leaves: the sorted elements at src (merged), or two
+// sorted runs of src, [bounds[0], bounds[1]) and [bounds[1], bounds[2]),
+// whose merge gives them.
+template <typename T>
+struct SortedRuns {
+    const T *src;
+    uint64_t bounds[3];
+    bool merged;
+};
+
+// Sorts a[0, n) up to its last merge (sort_and_emit below): the work that
+// does not depend on where the sorted elements go, compiled once per element
+// type rather than once per caller's emit.
+template <typename T>
+SortedRuns<T> sort_to_runs(Parallel &parallel, T *a, T *scratch, uint64_t n, unsigned presorted_low_bits) {
+    const uint64_t runs = sort_runs(parallel, n);
+#if !defined(GPUPRIM_CPU_HWY)
+    if (n >= kRadixMin && scratch) return {radix_sort(parallel, a, scratch, n, presorted_low_bits), {0, n, n}, true};
+#else
+    static_cast<void>(presorted_low_bits);
+#endif
+    if (runs == 1) {
+        leaf_sort(a, n);
+        return {a, {0, n, n}, true};
+    }
+    uint64_t bounds[kMaxRuns + 1];
+    for (uint64_t r = 0; r <= runs; ++r) bounds[r] = n / runs * r + std::min(r, n % runs);
+    parallel.for_each(runs, [&](size_t r) { leaf_sort(a + bounds[r], bounds[r + 1] - bounds[r]); });
+    // Rounds of pairwise merges until two runs are left; the caller's emit
+    // takes the last merge.
+    T *src = a, *dst = scratch;
+    uint64_t count = runs;
+    while (count > 2) {
+        T *to = dst;
+        merge_pairs(parallel, src, bounds, count, n, [to](uint64_t k, const T &v) { to[k] = v; });
+        for (uint64_t r = 0; r <= count / 2; ++r) bounds[r] = bounds[2 * r];
+        count /= 2;
+        std::swap(src, dst);
+    }
+    return {src, {bounds[0], bounds[1], bounds[2]}, false};
+}
+
 // Sorts a[0, n) ascending and calls emit(k, value) once for every output
 // position k with the k-th smallest element, from any thread, each k once.
 // a is left in any state. scratch: sort_scratch_elements(parallel, n)
@@ -276,41 +318,16 @@ void merge_pairs(Parallel &parallel, const T *src, const uint64_t *bounds, uint6
 template <typename T, typename Emit>
 void sort_and_emit(Parallel &parallel, T *a, T *scratch, uint64_t n, const Emit &emit,
                    unsigned presorted_low_bits = 0) {
-    const uint64_t runs = sort_runs(parallel, n);
     constexpr uint64_t kGrain = 1 << 16;
-#if !defined(GPUPRIM_CPU_HWY)
-    if (n >= kRadixMin && scratch) {
-        const T *sorted = radix_sort(parallel, a, scratch, n, presorted_low_bits);
+    const SortedRuns<T> sorted = sort_to_runs(parallel, a, scratch, n, presorted_low_bits);
+    if (sorted.merged) {
+        const T *at = sorted.src;
         parallel.for_ranges(n, kGrain, [&](uint64_t begin, uint64_t end) {
-            for (uint64_t k = begin; k < end; ++k) emit(k, sorted[k]);
+            for (uint64_t k = begin; k < end; ++k) emit(k, at[k]);
         });
         return;
     }
-#else
-    static_cast<void>(presorted_low_bits);
-#endif
-    if (runs == 1) {
-        leaf_sort(a, n);
-        parallel.for_ranges(n, kGrain, [&](uint64_t begin, uint64_t end) {
-            for (uint64_t k = begin; k < end; ++k) emit(k, a[k]);
-        });
-        return;
-    }
-    uint64_t bounds[kMaxRuns + 1];
-    for (uint64_t r = 0; r <= runs; ++r) bounds[r] = n / runs * r + std::min(r, n % runs);
-    parallel.for_each(runs, [&](size_t r) { leaf_sort(a + bounds[r], bounds[r + 1] - bounds[r]); });
-    // Rounds of pairwise merges until two runs are left, then the last merge
-    // feeds emit.
-    T *src = a, *dst = scratch;
-    uint64_t count = runs;
-    while (count > 2) {
-        T *to = dst;
-        merge_pairs(parallel, src, bounds, count, n, [to](uint64_t k, const T &v) { to[k] = v; });
-        for (uint64_t r = 0; r <= count / 2; ++r) bounds[r] = bounds[2 * r];
-        count /= 2;
-        std::swap(src, dst);
-    }
-    merge_pairs(parallel, src, bounds, 2, n, emit);
+    merge_pairs(parallel, sorted.src, sorted.bounds, 2, n, emit);
 }
 
 }  // namespace cpu
