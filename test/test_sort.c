@@ -1587,6 +1587,10 @@ static void test_sort_many_keys_histogram(gpuprim_context_t ctx) {
         {GPUPRIM_DTYPE_U64, -1, TC_RANDOM_BITS, 0, 0, 0, 0},
         {GPUPRIM_DTYPE_F64, GPUPRIM_DTYPE_I64, TC_MODERATE, 1, 0, 0, 0},
         {GPUPRIM_DTYPE_I64, -1, TC_EQUAL, 0, 2, 0, 0},
+        /* 8-byte keys with 4-byte values have a tile of their own (512 x 12) */
+        {GPUPRIM_DTYPE_U64, GPUPRIM_DTYPE_U32, TC_RANDOM_BITS, 0, 0, 0, 0},
+        {GPUPRIM_DTYPE_F64, GPUPRIM_DTYPE_F32, TC_SPECIAL, 1, 3, 0, 0},
+        {GPUPRIM_DTYPE_U64, GPUPRIM_DTYPE_I32, TC_MODERATE, 0, 1, 4, 44},
     };
     const uint64_t n = ((uint64_t)1 << 21) + 3;
     size_t c;
@@ -1605,6 +1609,34 @@ static void test_sort_many_keys_histogram(gpuprim_context_t ctx) {
         }
         where_sort(kd, n, (int)cases[c].pattern, cases[c].values, cases[c].descending, cases[c].placement);
         run_sort_spec(ctx, kd, keys, n, cases[c].values, cases[c].descending, cases[c].placement, spec);
+        free(keys);
+    }
+}
+
+/*
+ * Past pairs8_large_max (2^26; sort_policy.cuh) the CUDA sort of 8-byte keys
+ * with 4-byte values runs a tile of its own (OnesweepPairs8HugeShape). GPU
+ * only: the CPU backend has no such path, and the host reference of 2^26
+ * pairs would double CI's test time.
+ */
+static void test_sort_huge_pairs8(gpuprim_context_t ctx) {
+    static const struct {
+        gpuprim_dtype_t keys, values;
+        tc_pattern_t pattern;
+        int descending, placement;
+    } cases[] = {
+        {GPUPRIM_DTYPE_U64, GPUPRIM_DTYPE_U32, TC_RANDOM_BITS, 0, 0},
+        {GPUPRIM_DTYPE_F64, GPUPRIM_DTYPE_I32, TC_SPECIAL, 1, 1},
+    };
+    const uint64_t n = ((uint64_t)1 << 26) + 6151; /* one tile and a part past the threshold */
+    size_t c;
+    if (!tc_backend_is_cuda(ctx) || n > tc_max_count()) return;
+    for (c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
+        void *keys = tc_xmalloc(n * tc_size(cases[c].keys));
+        tc_fill(cases[c].keys, keys, n, cases[c].pattern);
+        where_sort(cases[c].keys, n, (int)cases[c].pattern, cases[c].values, cases[c].descending,
+                   cases[c].placement);
+        run_sort(ctx, cases[c].keys, keys, n, cases[c].values, cases[c].descending, cases[c].placement);
         free(keys);
     }
 }
@@ -1629,5 +1661,6 @@ int main(void) {
     if (tc_section("distributions")) test_sort_distributions(ctx);
     if (tc_section("argsort_wide")) test_argsort_wide_indices(ctx);
     if (tc_section("many_keys_histogram")) test_sort_many_keys_histogram(ctx);
+    if (tc_section("huge_pairs8")) test_sort_huge_pairs8(ctx);
     return tc_finish();
 }

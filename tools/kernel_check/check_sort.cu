@@ -3,7 +3,7 @@
 //   check_sort check     all dtypes/orders/values/sizes/patterns vs std::sort reference
 //   check_sort sanitize  a few small cases (run under compute-sanitizer)
 //   check_sort time      targets vs CUB on the same data
-//   check_sort sweep     tile-shape variants (sweep_shapes.cu)
+//   check_sort sweep ["k8 v4"]  tile-shape variants (sweep_shapes.cu), those widths only
 //   check_sort big       u32 keys past 2^32, verified on the device
 //   check_sort histogram the upfront histogram per counter shape and key distribution,
 //                        whole sorts with each histogram shape (checked)
@@ -42,8 +42,9 @@ enum Pattern { kRandom, kSorted, kReversed, kEqual, kFew, kSpecial, kLow12, kLow
 const char *kPatternNames[] = {"random", "sorted", "reversed", "equal", "few", "special", "low12", "low20", "top8"};
 
 // Which sort entry: the public one, or a Onesweep shape directly.
-enum Path { kPublic, kMedium, kLarge, kFused, kAlt };
-const char *kPathNames[] = {"public", "medium", "large", "fused", "alt"};
+// kHuge: OnesweepPairs8HugeShape, 8-byte keys with 4-byte values only.
+enum Path { kPublic, kMedium, kLarge, kFused, kAlt, kHuge };
+const char *kPathNames[] = {"public", "medium", "large", "fused", "alt", "huge"};
 // The other rank/prefetch code paths: AtomicOr masks, prefetched keys and tickets.
 using AltShape = gc::OnesweepShape<384, 16, 2, gc::RadixMatch::AtomicOr, true, 4, true>;
 
@@ -76,7 +77,12 @@ void run_sort(TestEnv &t, const SortRequest &request, Path path, uint64_t portio
     auto go = [&](auto key_tag, auto value_tag) {
         using K = decltype(key_tag);
         constexpr int VB = decltype(value_tag)::value;
-        if (path == kFused) {
+        if (path == kHuge) {
+            if constexpr (sizeof(K) == 8 && VB == 4)
+                rd::onesweep_sort_with<K, VB, gc::OnesweepPairs8HugeShape>(t.env, request, tuning, {portion_limit});
+            else
+                gpuprim::fail(GPUPRIM_ERROR_INTERNAL, "the huge tile takes 8-byte keys with 4-byte values only");
+        } else if (path == kFused) {
             if (!rd::fused_sort<K, VB, typename gc::OnesweepFusedShape<sizeof(K), VB>::type>(t.env, request))
                 gpuprim::fail(GPUPRIM_ERROR_INTERNAL, "fused path refused");
         } else if (path == kAlt)
@@ -332,13 +338,19 @@ std::vector<Case> check_cases() {
                 cases.push_back({d, bool((p + d) % 2), vb, 2200003, Pattern(p), bool((p + vb) % 2), kPublic,
                                  rd::kMaxPortionKeys});
     // C. Onesweep shapes directly: tile boundaries, tiny counts, several portions.
-    for (Path path : {kMedium, kLarge, kAlt}) {
-        const uint64_t tile = path == kMedium ? medium_tile : path == kLarge ? large_tile : AltShape::kTile;
+    for (Path path : {kMedium, kLarge, kAlt, kHuge}) {
+        const uint64_t tile = path == kMedium ? medium_tile
+                              : path == kLarge ? large_tile
+                              : path == kAlt   ? AltShape::kTile
+                                               : gc::OnesweepPairs8HugeShape::kTile;
+        // The huge tile runs only 8-byte keys (u64, f64) with 4-byte values.
+        auto runs = [&](int d, int vb) { return path != kHuge || (kDtypes[d].bytes == 8 && vb == 4); };
         for (int d : {0, 2, 3, 5})
             for (int vb : {0, 4, 8})
                 for (uint64_t n : {uint64_t(1), uint64_t(2), uint64_t(77), tile - 1, tile, tile + 1, 3 * tile + 5})
                     for (Pattern p : {kRandom, kLow20, kTop8})
-                        cases.push_back({d, bool(n % 2), vb, n, p, bool((n / 2) % 2), path, rd::kMaxPortionKeys});
+                        if (runs(d, vb))
+                            cases.push_back({d, bool(n % 2), vb, n, p, bool((n / 2) % 2), path, rd::kMaxPortionKeys});
         // Several portions: 2 tiles each, so launches have padding tiles and
         // the look-back codes rotate through many launches.
         for (int d : {0, 1, 3, 5})
@@ -346,8 +358,12 @@ std::vector<Case> check_cases() {
                 for (uint64_t n : {7 * tile + 5, 8 * tile, 9 * tile - 1})
                     for (Pattern p : {kRandom, kLow20, kFew})
                         for (int inplace = 0; inplace < 2; ++inplace)
-                            cases.push_back({d, bool(vb == 4), vb, n, p, bool(inplace), path, 2 * tile});
+                            if (runs(d, vb)) cases.push_back({d, bool(vb == 4), vb, n, p, bool(inplace), path, 2 * tile});
     }
+    // The huge tile through every pattern, 8-byte keys (u64, i64, f64).
+    for (int d : {3, 4, 5})
+        for (int p = 0; p < kPatternCount; ++p)
+            cases.push_back({d, bool(p % 2), 4, 100003, Pattern(p), bool((p / 2) % 2), kHuge, rd::kMaxPortionKeys});
     // D. The fused kernel directly, small counts included.
     const uint64_t fused_tile = gc::OnesweepFusedShape<4, 0>::type::kTile;
     for (int d : {0, 1, 2, 3, 4, 5})
@@ -376,6 +392,8 @@ std::vector<Case> sanitize_cases() {
             cases.push_back({d, false, vb, 5 * medium_tile + 3, kRandom, true, kMedium, 2 * medium_tile});
         }
     cases.push_back({2, false, 4, 30011, kSpecial, false, kLarge, rd::kMaxPortionKeys});
+    cases.push_back({5, true, 4, 3 * gc::OnesweepPairs8HugeShape::kTile + 7, kSpecial, true, kHuge,
+                     2 * gc::OnesweepPairs8HugeShape::kTile});
     cases.push_back({0, false, 4, 3 * AltShape::kTile + 7, kRandom, false, kAlt, 2 * AltShape::kTile});
     cases.push_back({3, true, 0, 3 * AltShape::kTile + 7, kFew, true, kAlt, rd::kMaxPortionKeys});
     cases.push_back({5, true, 8, 5000, kRandom, true, kFused, rd::kMaxPortionKeys});
@@ -844,7 +862,8 @@ int histogram_shapes(TestEnv &t) {
     return failed;
 }
 
-void sweep(TestEnv &t) {
+// only: "k8 v4" (key and value widths) limits the sweep to those sizes.
+void sweep(TestEnv &t, const char *only) {
     struct Size {
         int key_bytes, value_bytes;
         uint64_t n;
@@ -853,9 +872,12 @@ void sweep(TestEnv &t) {
                           {4, 0, 1ull << 12}, {4, 0, 1ull << 16}, {4, 0, 1ull << 18}, {4, 0, 1ull << 20},
                           {4, 0, 1ull << 21}, {4, 0, 1ull << 22}, {4, 0, 1ull << 24}, {8, 0, 1ull << 20},
                           {8, 0, 1ull << 21}, {8, 0, 1ull << 22}, {4, 4, 1ull << 20}, {4, 4, 1ull << 21},
-                          {4, 4, 1ull << 22}};
+                          {4, 4, 1ull << 22}, {8, 4, 1ull << 24}, {8, 4, 1ull << 26}, {8, 4, 1ull << 28}};
     const std::vector<SortVariant> variants = sweep_variants();
     for (const Size &s : sizes) {
+        char widths[32];
+        std::snprintf(widths, sizeof widths, "k%d v%d", s.key_bytes, s.value_bytes);
+        if (only && std::strcmp(only, widths) != 0) continue;
         const uint64_t n = s.n;
         TimingBuffers buffers(n, s.key_bytes, s.value_bytes);
         void *const *keys_in = buffers.keys_in, *const *values_in = buffers.values_in;
@@ -1039,7 +1061,7 @@ int main(int argc, char **argv) {
     else if (mode == "sanitize") failed = run_cases(t, sanitize_cases());
     else if (mode == "time") time_cases(t);
     else if (mode == "paths") time_paths(t);
-    else if (mode == "sweep") sweep(t);
+    else if (mode == "sweep") sweep(t, argc > 2 ? argv[2] : nullptr);
     else if (mode == "big") failed = big(t);
     else if (mode == "trace") trace_cases(t);
     else if (mode == "histogram") failed = histogram_shapes(t);

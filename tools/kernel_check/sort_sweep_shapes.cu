@@ -69,5 +69,13 @@ std::vector<SortVariant> sweep_variants() {
     v.push_back(onesweep<uint32_t, 4, Shape<384, 16, 2, O, true, 4>>("L384x16 split (run 8)", lo, hi));
     v.push_back(packed<Shape<384, 14, 2, O, false, 4, false, true>>("packed 384x14 early", lo, hi));
     v.push_back(packed<Shape<256, 14, 3, O, false, 4, false, true>>("packed 256x14 x3 early", lo, hi));
+    // 8-byte keys with 4-byte values: the large tile (384x12) and the huge one
+    // (512x12, early counts) on both sides of pairs8_large_max; the other
+    // shapes swept (384x16, 448x12, 640x8, 256x16 x3, 384x20) and their times
+    // are in sort_policy.cuh.
+    const uint64_t from = 1ull << 23;
+    pub(8, 4, 0);
+    v.push_back(onesweep<uint64_t, 4, gc::OnesweepLargeShape<8, 4>::type>("L384x12 (large)", from, big));
+    v.push_back(onesweep<uint64_t, 4, gc::OnesweepPairs8HugeShape>("L512x12 early (huge)", from, big));
     return v;
 }

@@ -62,7 +62,8 @@ struct OnesweepLargeShape {  // 4-byte keys, 8-byte values; early counts: 2^26 3
     using type = OnesweepShape<384, 12, 2, RadixMatch::AtomicOr, true, 4, false, true>;
 };
 // 8-byte keys with values: early counts were slower (2^26 u64/u32 7.00 ms
-// against 6.91, 2^25 u64/u64 4.44 against 4.23).
+// against 6.91, 2^25 u64/u64 4.44 against 4.23). u64/u64 2^25 on an H200
+// (check_sort sweep): 384x12 3.25 ms, 384x10 3.38, 512x8 3.38, 384x14 3.65.
 template <int kValueBytes>
 struct OnesweepLargeShape<8, kValueBytes> {
     using type = OnesweepShape<384, 12, 2, RadixMatch::AtomicOr, true, 4>;
@@ -115,6 +116,14 @@ using OnesweepPackedPairShape = OnesweepShape<384, 22, 2, RadixMatch::AtomicOr, 
 // Packed pairs up to pairs4_mid_max: 2^20 76.9 us against 88.7 (split 384x16
 // 83.6), 2^21 121.1 against 114.6.
 using OnesweepPackedPairMidShape = OnesweepShape<384, 14, 2, RadixMatch::AtomicOr, false, 4, false, true>;
+
+// 8-byte keys with 4-byte values past pairs8_large_max: wider blocks with
+// early counts. check_sort sweep on an H200 (ms at 2^24 / 2^26 / 2^28):
+// 512x12 1.37 / 4.99 / 19.55 against 384x12 1.41 / 5.23 / 20.80 (384x16
+// early 1.39 / 5.11 / 20.07, 448x12 early 1.41 / 5.21 / 20.52, 640x8 early
+// 1.43 / 5.18 / 20.31; CUB 3.6 1.43 / 5.18 / 20.21). At 2^20-2^24, and on
+// keys ANDed from 4 words at 2^26, it was slower (sort_matrix_bench, bench/RESULTS.md).
+using OnesweepPairs8HugeShape = OnesweepShape<512, 12, 2, RadixMatch::AtomicOr, true, 4, false, true>;
 
 // Middle sizes: small tiles, so that every SM gets some.
 template <int kKeyBytes, int kValueBytes>
@@ -199,6 +208,9 @@ struct SortTuning {
     // (OnesweepKeys4SmallShape, OnesweepKeys4MidShape for 4-byte keys without
     // values, OnesweepKeys8MidShape for 8-byte ones, OnesweepPackedPairMidShape).
     uint64_t keys4_small_max, keys4_mid_max, keys8_mid_max, pairs4_mid_max;
+    // 8-byte keys with 4-byte values, count <= this: the large tile; past
+    // it, OnesweepPairs8HugeShape.
+    uint64_t pairs8_large_max;
     int histogram_blocks_per_sm;  // a multiprocessor at most, either histogram shape
     uint64_t histogram_many_min;  // count >= this: the many-keys histogram shape (RadixHistogramShapesFor)
     bool programmatic_launch;  // overlap the radix kernels' launches (sm_90+)
@@ -226,6 +238,11 @@ struct SortTuningSm90 {
         tuning.keys4_mid_max = uint64_t(1) << 23;
         tuning.keys8_mid_max = uint64_t(1) << 22;
         tuning.pairs4_mid_max = uint64_t(1) << 20;
+        // H200, sort_matrix_bench before/after (us), u64 keys with u32
+        // values, 384x12 / 512x12: 2^28 uniform 21998 / 19968, Zipf 22125 /
+        // 21002; 2^26 uniform 5462 / 5097 but AND of 4 words 5134 / 5259;
+        // 2^20 uniform 164 / 174. So the wider tile from past 2^26 only.
+        tuning.pairs8_large_max = uint64_t(1) << 26;
         tuning.histogram_blocks_per_sm = 4;
         // H200, whole u32 sorts, few / many shapes (us; `check_sort
         // histogram`): 2^20 77.9 / 82.0, 2^21 97.0 / 93.2, 2^22 140.8 / 136.4.
@@ -307,6 +324,11 @@ void radix_size_ladder(const SortTuning &tuning, uint64_t count, bool packed, bo
             onesweep(ShapeTag<OnesweepPackedPairShape>{}, std::true_type{});
         else
             onesweep(ShapeTag<typename OnesweepLargeShape<4, kValueBytes>::type>{}, std::false_type{});
+    } else if constexpr (sizeof(K) == 8 && kValueBytes == 4) {
+        if (count <= tuning.pairs8_large_max)
+            onesweep(ShapeTag<typename OnesweepLargeShape<8, 4>::type>{}, std::false_type{});
+        else
+            onesweep(ShapeTag<OnesweepPairs8HugeShape>{}, std::false_type{});
     } else
         onesweep(ShapeTag<typename OnesweepLargeShape<sizeof(K), kValueBytes>::type>{}, std::false_type{});
 }
