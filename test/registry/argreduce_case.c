@@ -95,4 +95,7 @@ static int argreduce_reference(const tr_call_t *c, tr_result_t *want) {
     return 1;
 }
 
-const tr_case_t tr_argreduce_case = {"argreduce", argreduce_each, argreduce_invoke, NULL, argreduce_reference};
+const tr_case_t tr_argreduce_case = {.name = "argreduce",
+                                     .each = argreduce_each,
+                                     .invoke = argreduce_invoke,
+                                     .reference = argreduce_reference};

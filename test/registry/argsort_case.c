@@ -86,4 +86,7 @@ static int argsort_reference(const tr_call_t *c, tr_result_t *want) {
     return 1;
 }
 
-const tr_case_t tr_argsort_case = {"argsort", argsort_each, argsort_invoke, NULL, argsort_reference};
+const tr_case_t tr_argsort_case = {.name = "argsort",
+                                   .each = argsort_each,
+                                   .invoke = argsort_invoke,
+                                   .reference = argsort_reference};

@@ -186,4 +186,9 @@ static int histogram_reference(const tr_call_t *c, tr_result_t *want) {
     return 1;
 }
 
-const tr_case_t tr_histogram_case = {"histogram", histogram_each, histogram_invoke, NULL, histogram_reference};
+/* the edges (arg 1) must be in order */
+const tr_case_t tr_histogram_case = {.name = "histogram",
+                                     .each = histogram_each,
+                                     .invoke = histogram_invoke,
+                                     .reference = histogram_reference,
+                                     .ordered_args = 0x2};

@@ -110,4 +110,9 @@ static int merge_reference(const tr_call_t *c, tr_result_t *want) {
     return 1;
 }
 
-const tr_case_t tr_merge_case = {"merge", merge_each, merge_invoke, NULL, merge_reference};
+/* the runs (args 0, 1) must be in order */
+const tr_case_t tr_merge_case = {.name = "merge",
+                                 .each = merge_each,
+                                 .invoke = merge_invoke,
+                                 .reference = merge_reference,
+                                 .ordered_args = 0x3};

@@ -177,4 +177,7 @@ static int rbk_reference(const tr_call_t *c, tr_result_t *want) {
     return exact;
 }
 
-const tr_case_t tr_reduce_by_key_case = {"reduce_by_key", rbk_each, rbk_invoke, NULL, rbk_reference};
+const tr_case_t tr_reduce_by_key_case = {.name = "reduce_by_key",
+                                         .each = rbk_each,
+                                         .invoke = rbk_invoke,
+                                         .reference = rbk_reference};

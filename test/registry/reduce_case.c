@@ -149,4 +149,8 @@ static int reduce_reference(const tr_call_t *c, tr_result_t *want) {
     return 1;
 }
 
-const tr_case_t tr_reduce_case = {"reduce", reduce_each, reduce_invoke, reduce_agree, reduce_reference};
+const tr_case_t tr_reduce_case = {.name = "reduce",
+                                  .each = reduce_each,
+                                  .invoke = reduce_invoke,
+                                  .agree = reduce_agree,
+                                  .reference = reduce_reference};

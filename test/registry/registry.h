@@ -98,6 +98,11 @@ typedef struct tr_case {
      * as the read-back arguments' initial contents, tr_reference) with what
      * the call must give; 0 where it is not one exact answer (float sums). */
     int (*reference)(const tr_call_t *call, tr_result_t *want);
+    /* The arguments (bit i: arg[i]) the header wants in order, unchecked
+     * (merge runs, searchsorted keys, histogram edges): where the registry
+     * fuzzer writes over one, the outputs are unspecified and it judges only
+     * that nothing breaks (fuzz_registry.cpp). 0: none. */
+    unsigned ordered_args;
 } tr_case_t;
 
 /* The table (registry.c). */

@@ -106,4 +106,8 @@ static int scan_reference(const tr_call_t *c, tr_result_t *want) {
     return 1;
 }
 
-const tr_case_t tr_scan_case = {"scan", scan_each, scan_invoke, scan_agree, scan_reference};
+const tr_case_t tr_scan_case = {.name = "scan",
+                                .each = scan_each,
+                                .invoke = scan_invoke,
+                                .agree = scan_agree,
+                                .reference = scan_reference};

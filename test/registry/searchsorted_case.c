@@ -159,5 +159,9 @@ static int searchsorted_reference(const tr_call_t *c, tr_result_t *want) {
     return 1;
 }
 
-const tr_case_t tr_searchsorted_case = {"searchsorted", searchsorted_each, searchsorted_invoke, NULL,
-                                        searchsorted_reference};
+/* the keys (arg 0) must be in order */
+const tr_case_t tr_searchsorted_case = {.name = "searchsorted",
+                                        .each = searchsorted_each,
+                                        .invoke = searchsorted_invoke,
+                                        .reference = searchsorted_reference,
+                                        .ordered_args = 0x1};

@@ -147,5 +147,8 @@ static int segmented_reduce_reference(const tr_call_t *c, tr_result_t *want) {
     return 1;
 }
 
-const tr_case_t tr_segmented_reduce_case = {"segmented_reduce", segmented_reduce_each, segmented_reduce_invoke,
-                                            segmented_reduce_agree, segmented_reduce_reference};
+const tr_case_t tr_segmented_reduce_case = {.name = "segmented_reduce",
+                                            .each = segmented_reduce_each,
+                                            .invoke = segmented_reduce_invoke,
+                                            .agree = segmented_reduce_agree,
+                                            .reference = segmented_reduce_reference};

@@ -124,5 +124,8 @@ static int segmented_scan_reference(const tr_call_t *c, tr_result_t *want) {
     return 1;
 }
 
-const tr_case_t tr_segmented_scan_case = {"segmented_scan", segmented_scan_each, segmented_scan_invoke,
-                                          segmented_scan_agree, segmented_scan_reference};
+const tr_case_t tr_segmented_scan_case = {.name = "segmented_scan",
+                                          .each = segmented_scan_each,
+                                          .invoke = segmented_scan_invoke,
+                                          .agree = segmented_scan_agree,
+                                          .reference = segmented_scan_reference};

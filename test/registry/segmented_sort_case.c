@@ -178,5 +178,7 @@ static int segmented_sort_reference(const tr_call_t *c, tr_result_t *want) {
     return 1;
 }
 
-const tr_case_t tr_segmented_sort_case = {"segmented_sort", segmented_sort_each, segmented_sort_invoke, NULL,
-                                          segmented_sort_reference};
+const tr_case_t tr_segmented_sort_case = {.name = "segmented_sort",
+                                          .each = segmented_sort_each,
+                                          .invoke = segmented_sort_invoke,
+                                          .reference = segmented_sort_reference};

@@ -213,4 +213,7 @@ static int select_reference(const tr_call_t *c, tr_result_t *want) {
     return 1;
 }
 
-const tr_case_t tr_select_case = {"select", select_each, select_invoke, NULL, select_reference};
+const tr_case_t tr_select_case = {.name = "select",
+                                  .each = select_each,
+                                  .invoke = select_invoke,
+                                  .reference = select_reference};

@@ -146,4 +146,7 @@ static int sort_reference(const tr_call_t *c, tr_result_t *want) {
     return 1;
 }
 
-const tr_case_t tr_sort_case = {"sort", sort_each, sort_invoke, NULL, sort_reference};
+const tr_case_t tr_sort_case = {.name = "sort",
+                                .each = sort_each,
+                                .invoke = sort_invoke,
+                                .reference = sort_reference};

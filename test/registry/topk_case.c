@@ -192,4 +192,7 @@ static int topk_reference(const tr_call_t *c, tr_result_t *want) {
     return 1;
 }
 
-const tr_case_t tr_topk_case = {"topk", topk_each, topk_invoke, NULL, topk_reference};
+const tr_case_t tr_topk_case = {.name = "topk",
+                                .each = topk_each,
+                                .invoke = topk_invoke,
+                                .reference = topk_reference};

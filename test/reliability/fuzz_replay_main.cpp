@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // Runs the fuzz target without libFuzzer, so it can be an ordinary test with
 // any compiler: every file (or every file of a directory) named on the command
-// line, then `--random N` inputs from a fixed-seed generator.
-//   rel_fuzz_replay corpus_dir [file ...] [--random N]
+// line, then `--random N` inputs from a fixed-seed generator; with
+// `--each-call` (the registry target) first every call of every registry
+// case, unchanged and with generated contents.
+//   rel_fuzz_replay [--each-call] corpus_dir [file ...] [--random N]
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -13,6 +15,8 @@
 #include <vector>
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+// fuzz_registry.cpp's (absent from the API target's build).
+extern "C" int gpuprim_fuzz_registry_each_call(void) __attribute__((weak));
 
 namespace {
 
@@ -31,9 +35,17 @@ int run_file(const std::filesystem::path &path) {
 }  // namespace
 
 int main(int argc, char **argv) {
-    int files = 0;
+    int files = 0, each_call = 0;
     unsigned long random_inputs = 0;
     for (int i = 1; i < argc; ++i) {
+        if (std::strcmp(argv[i], "--each-call") == 0) {
+            if (!gpuprim_fuzz_registry_each_call) {
+                std::fprintf(stderr, "--each-call: this target is not the registry's\n");
+                return 1;
+            }
+            each_call = gpuprim_fuzz_registry_each_call();
+            continue;
+        }
         if (std::strcmp(argv[i], "--random") == 0 && i + 1 < argc) {
             random_inputs = std::strtoul(argv[++i], nullptr, 10);
             continue;
@@ -59,6 +71,7 @@ int main(int argc, char **argv) {
         }
         LLVMFuzzerTestOneInput(bytes.data(), bytes.size());
     }
+    if (each_call) std::printf("fuzz replay: %d registry calls passed\n", each_call);
     std::printf("fuzz replay: %d corpus files and %lu random inputs passed\n", files, random_inputs);
     return 0;
 }
