@@ -7,13 +7,14 @@
 // dtypes, up to 4,097 elements), then changes it:
 // - contents (modes 0-3): bytes of the input written over the call's input
 //   buffers (any bit pattern: NaN payloads, both zeros, infinities, extreme
-//   integers). The call stays one the case's reference knows, so a success
-//   must give the reference's result (where there is one exact answer) and
-//   the same bits on a context of 1 and of 3 CPU threads; a failure must
-//   leave a message and every output unchanged. Where the input wrote over
+//   integers), and in mode 3 the order turned. The call stays one the
+//   case's reference knows, so a success must give the reference's result
+//   (where there is one exact answer) and the same bits on a context of 1
+//   and of 3 CPU threads; a failure must leave a message and every output
+//   unchanged. Where the input wrote over
 //   an argument the header wants in order (the case's ordered_args: merge
-//   runs, searchsorted keys, histogram edges), the outputs are unspecified
-//   and only the failure rule holds.
+//   runs, searchsorted keys, histogram edges), or turned the order of such a
+//   call, the outputs are unspecified and only the failure rule holds.
 // - the call's shape (modes 4-7): one argument's dtype or count changed (its
 //   contents then from the input), one argument left out, an output made
 //   the same buffer as an input, the order, bit range, k or op set to any
@@ -230,6 +231,12 @@ void run_input(const uint8_t *data, size_t size, int replay_case = -1, int repla
     const int mode = in.u8() % 8;
     bool judged = mode < 4;
     if (judged) {
+        // Mode 3 also turns an ascending call descending or back (calls whose
+        // inputs must be in order then have them out of order).
+        if (mode == 3 && (call->order == 0 || call->order == 1)) {
+            call->order ^= 1;
+            if (call->kase->ordered_args) judged = false;
+        }
         if (write_contents(*call, in) & call->kase->ordered_args) judged = false;
     } else {
         change_shape(*call, in);
