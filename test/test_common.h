@@ -945,39 +945,85 @@ static inline uint64_t tc_sort_bits(gpuprim_dtype_t d, uint64_t bits, int descen
 static inline void tc_reference_sort_permutation_bits(gpuprim_dtype_t d, const void *keys, uint64_t n,
                                                       int descending, unsigned begin_bit,
                                                       unsigned end_bit, uint64_t *perm) {
+    /* LSD radix of (sort bits, position) pairs: one array of pairs, so each
+     * pass scatters one stream; every pass's counts from one read; passes
+     * whose digit is the same for every key skipped; up to 64 keys (short
+     * segments) by insertion. */
     enum { DIGIT_BITS = 11, BINS = 1 << DIGIT_BITS };
-    uint64_t *key, *key_tmp, *perm_tmp, *counts, i;
-    unsigned shift, bits = end_bit - begin_bit;
+    typedef struct {
+        uint64_t bits, position;
+    } keyed_t;
+    const unsigned bits = end_bit - begin_bit, passes = (bits + DIGIT_BITS - 1) / DIGIT_BITS;
+    keyed_t *from, *to, *swap;
+    uint64_t *counts, i;
+    unsigned p;
     if (n == 0) return;
-    key = (uint64_t *)tc_xmalloc(n * sizeof *key);
-    key_tmp = (uint64_t *)tc_xmalloc(n * sizeof *key_tmp);
-    perm_tmp = (uint64_t *)tc_xmalloc(n * sizeof *perm_tmp);
-    counts = (uint64_t *)tc_xmalloc(BINS * sizeof *counts);
+    from = (keyed_t *)tc_xmalloc(n * sizeof *from);
     for (i = 0; i < n; ++i) {
-        key[i] = tc_sort_bits(d, tc_get(d, keys, i), descending, begin_bit, end_bit);
-        perm[i] = i;
+        from[i].bits = tc_sort_bits(d, tc_get(d, keys, i), descending, begin_bit, end_bit);
+        from[i].position = i;
     }
-    for (shift = 0; shift < bits; shift += DIGIT_BITS) {
-        uint64_t total = 0, b, *swap;
-        memset(counts, 0, BINS * sizeof *counts);
-        for (i = 0; i < n; ++i) counts[(key[i] >> shift) & (BINS - 1)]++;
-        if (counts[(key[0] >> shift) & (BINS - 1)] == n) continue; /* one digit value: nothing moves */
+    if (n <= 64) { /* short (segments): a stable insertion sort */
+        for (i = 1; i < n; ++i) {
+            const keyed_t item = from[i];
+            uint64_t j = i;
+            for (; j > 0 && from[j - 1].bits > item.bits; --j) from[j] = from[j - 1];
+            from[j] = item;
+        }
+        for (i = 0; i < n; ++i) perm[i] = from[i].position;
+        free(from);
+        return;
+    }
+    to = (keyed_t *)tc_xmalloc(n * sizeof *to);
+    counts = (uint64_t *)tc_xmalloc((passes ? passes : 1) * BINS * sizeof *counts);
+    memset(counts, 0, passes * BINS * sizeof *counts);
+    for (i = 0; i < n; ++i)
+        for (p = 0; p < passes; ++p) counts[p * BINS + ((from[i].bits >> (p * DIGIT_BITS)) & (BINS - 1))]++;
+    for (p = 0; p < passes; ++p) {
+        const unsigned shift = p * DIGIT_BITS;
+        uint64_t *c = counts + p * BINS, total = 0, b;
+        if (c[(from[0].bits >> shift) & (BINS - 1)] == n) continue; /* one digit value: nothing moves */
         for (b = 0; b < BINS; ++b) {
-            uint64_t c = counts[b];
-            counts[b] = total;
-            total += c;
+            const uint64_t count = c[b];
+            c[b] = total;
+            total += count;
         }
-        for (i = 0; i < n; ++i) {
-            uint64_t at = counts[(key[i] >> shift) & (BINS - 1)]++;
-            key_tmp[at] = key[i];
-            perm_tmp[at] = perm[i];
-        }
-        swap = key, key = key_tmp, key_tmp = swap;
-        memcpy(perm, perm_tmp, n * sizeof *perm);
+        for (i = 0; i < n; ++i) to[c[(from[i].bits >> shift) & (BINS - 1)]++] = from[i];
+        swap = from, from = to, to = swap;
     }
-    free(key);
-    free(key_tmp);
-    free(perm_tmp);
+    for (i = 0; i < n; ++i) perm[i] = from[i].position;
+    free(from);
+    free(to);
+    free(counts);
+}
+
+/* Ascending sort of n 64-bit values in place (LSD radix; passes whose digit
+ * is the same for every value skipped). */
+static inline void tc_sort_u64(uint64_t *v, uint64_t n) {
+    enum { DIGIT_BITS = 16, BINS = 1 << DIGIT_BITS, PASSES = 64 / DIGIT_BITS };
+    uint64_t *tmp, *from = v, *to, *counts, *swap, i;
+    unsigned p;
+    if (n < 2) return;
+    tmp = (uint64_t *)tc_xmalloc(n * sizeof *tmp);
+    counts = (uint64_t *)tc_xmalloc(PASSES * BINS * sizeof *counts);
+    memset(counts, 0, PASSES * BINS * sizeof *counts);
+    to = tmp;
+    for (i = 0; i < n; ++i)
+        for (p = 0; p < PASSES; ++p) counts[p * BINS + ((v[i] >> (p * DIGIT_BITS)) & (BINS - 1))]++;
+    for (p = 0; p < PASSES; ++p) {
+        const unsigned shift = p * DIGIT_BITS;
+        uint64_t *c = counts + p * BINS, total = 0, b;
+        if (c[(from[0] >> shift) & (BINS - 1)] == n) continue;
+        for (b = 0; b < BINS; ++b) {
+            const uint64_t count = c[b];
+            c[b] = total;
+            total += count;
+        }
+        for (i = 0; i < n; ++i) to[c[(from[i] >> shift) & (BINS - 1)]++] = from[i];
+        swap = from, from = to, to = swap;
+    }
+    if (from != v) memcpy(v, from, n * sizeof *v);
+    free(tmp);
     free(counts);
 }
 

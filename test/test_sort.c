@@ -83,11 +83,6 @@ static gpuprim_status_t call_sort(gpuprim_context_t ctx, sort_spec_t spec, gpupr
     return gpuprim_sort_with_options(ctx, kin, vin, kout, vout, &options);
 }
 
-static int compare_u64(const void *a, const void *b) {
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 /*
  * Checks of a sort result that do not use the reference sort:
  * - sorted: the sort bits of got_keys never decrease;
@@ -138,8 +133,8 @@ static void check_sort_properties(gpuprim_dtype_t kd, const void *keys, const vo
             a[i] = tc_get(kd, keys, i);
             b[i] = tc_get(kd, got_keys, i);
         }
-        qsort(a, n, 8, compare_u64);
-        qsort(b, n, 8, compare_u64);
+        tc_sort_u64(a, n);
+        tc_sort_u64(b, n);
         if (n && memcmp(a, b, n * 8) != 0)
             tc_fail(__FILE__, __LINE__, "output keys are not the input keys' multiset");
         free(a);
@@ -1127,28 +1122,6 @@ static const char *const range_dist_names[RANGE_DIST_COUNT] = {
     "sorted in range, not whole", "strictly reversed in range, not whole", "reversed with ties in range",
     "whole keys sorted", "whole keys strictly reversed"};
 
-/* Ascending sort of v[0..n) (LSD radix, 16 bits a pass: qsort is slow at a
- * million keys). */
-static void range_sort_u64(uint64_t *v, uint64_t n) {
-    uint64_t *tmp = (uint64_t *)tc_xmalloc(n * sizeof *tmp), *counts = (uint64_t *)tc_xmalloc(65536 * 8), i;
-    unsigned shift;
-    for (shift = 0; shift < 64; shift += 16) {
-        uint64_t total = 0, *swap;
-        memset(counts, 0, 65536 * 8);
-        for (i = 0; i < n; ++i) counts[(v[i] >> shift) & 0xFFFF]++;
-        for (i = 0; i < 65536; ++i) {
-            uint64_t c = counts[i];
-            counts[i] = total;
-            total += c;
-        }
-        for (i = 0; i < n; ++i) tmp[counts[(v[i] >> shift) & 0xFFFF]++] = v[i];
-        swap = v, v = tmp, tmp = swap;
-    }
-    /* four passes: the sorted data is back in the caller's array */
-    free(tmp);
-    free(counts);
-}
-
 static void range_reverse_u64(uint64_t *v, uint64_t n) {
     uint64_t i;
     for (i = 0; i < n / 2; ++i) {
@@ -1171,7 +1144,7 @@ static void range_fill(gpuprim_dtype_t d, void *keys, uint64_t n, range_dist_t r
     switch (rd) {
     case RANGE_SORTED_IN_RANGE:
         for (i = 0; i < n; ++i) v[i] = tc_rand() & range_mask;
-        range_sort_u64(v, n);
+        tc_sort_u64(v, n);
         break;
     case RANGE_REVERSED_IN_RANGE:
     case RANGE_WHOLE_REVERSED: {
@@ -1187,12 +1160,12 @@ static void range_fill(gpuprim_dtype_t d, void *keys, uint64_t n, range_dist_t r
     }
     case RANGE_REVERSED_TIES_IN_RANGE:
         for (i = 0; i < n; ++i) v[i] = i > 0 && (tc_rand() & 1) ? v[tc_below(i)] : tc_rand() & range_mask;
-        range_sort_u64(v, n);
+        tc_sort_u64(v, n);
         range_reverse_u64(v, n);
         break;
     default: /* RANGE_WHOLE_SORTED */
         for (i = 0; i < n; ++i) v[i] = tc_rand() & tc_mask(d);
-        range_sort_u64(v, n);
+        tc_sort_u64(v, n);
         break;
     }
     for (i = 0; i < n; ++i) {
