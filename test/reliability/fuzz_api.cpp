@@ -13,6 +13,7 @@
 //   sort exactly; float sums within a rounding bound, bitwise repeatable).
 // Any violation aborts with a message. Built with -fsanitize=fuzzer by
 // run_fuzz.sh, and with fuzz_replay_main.cpp as an ordinary test.
+#include "fuzz_input.h"
 #include "fuzz_shim.h"
 
 #include <gpuprim/gpuprim.h>
@@ -57,23 +58,7 @@ namespace {
     std::abort();
 }
 
-// ---------------------------------------------------------------------------
-// Input reader: runs dry gracefully (zeros) so every input is a valid program.
-// ---------------------------------------------------------------------------
-class Input {
-public:
-    Input(const uint8_t *data, size_t size) : data_(data), size_(size) {}
-    bool empty() const { return position_ >= size_; }
-    uint8_t u8() { return position_ < size_ ? data_[position_++] : 0; }
-    uint16_t u16() { return static_cast<uint16_t>(u8() | (u8() << 8)); }
-    uint32_t u32() { return u16() | (static_cast<uint32_t>(u16()) << 16); }
-    uint64_t u64() { return u32() | (static_cast<uint64_t>(u32()) << 32); }
-
-private:
-    const uint8_t *data_;
-    size_t size_;
-    size_t position_ = 0;
-};
+using gpuprim_fuzz::Input;
 
 // ---------------------------------------------------------------------------
 // Status sets

@@ -26,6 +26,7 @@
 // (rel_fuzz_registry_replay), which first runs every call of every case
 // unchanged and with its contents from a fixed generator.
 #include "../registry/registry.h"
+#include "fuzz_input.h"
 
 #include <cstdarg>
 #include <cstdint>
@@ -52,21 +53,7 @@ namespace {
     std::abort();
 }
 
-// Runs dry gracefully (zeros), so every input is a valid program.
-class Input {
-public:
-    Input(const uint8_t *data, size_t size) : data_(data), size_(size) {}
-    bool empty() const { return position_ >= size_; }
-    uint8_t u8() { return position_ < size_ ? data_[position_++] : 0; }
-    uint16_t u16() { return static_cast<uint16_t>(u8() | (u8() << 8)); }
-    uint32_t u32() { return u16() | (static_cast<uint32_t>(u16()) << 16); }
-    uint64_t u64() { return u32() | (static_cast<uint64_t>(u32()) << 32); }
-
-private:
-    const uint8_t *data_;
-    size_t size_;
-    size_t position_ = 0;
-};
+using gpuprim_fuzz::Input;
 
 // Larger calls of a plan are left out: the fuzzer's time goes to many inputs.
 constexpr uint64_t kMaxElements = 5000;
