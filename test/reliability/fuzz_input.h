@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The fuzz targets' reader of their input (fuzz_api.cpp, fuzz_registry.cpp):
-// it runs dry gracefully (zeros), so every input is a valid program.
+// it runs dry gracefully (zeros), so every input is a valid program. And the
+// fixed generator the replays make inputs with (fuzz_replay_main.cpp).
 #pragma once
 
 #include <cstddef>
@@ -22,5 +23,13 @@ private:
     size_t size_;
     size_t position_ = 0;
 };
+
+// xorshift64*: the same bytes on every run and platform.
+inline uint8_t next_fixed_byte(uint64_t &state) {
+    state ^= state >> 12;
+    state ^= state << 25;
+    state ^= state >> 27;
+    return static_cast<uint8_t>((state * 0x2545F4914F6CDD1Dull) >> 56);
+}
 
 }  // namespace gpuprim_fuzz

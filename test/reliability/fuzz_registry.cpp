@@ -11,10 +11,10 @@
 //   case's reference knows, so a success must give the reference's result
 //   (where there is one exact answer) and the same bits on a context of 1
 //   and of 3 CPU threads; a failure must leave a message and every output
-//   unchanged. Where the input wrote over
-//   an argument the header wants in order (the case's ordered_args: merge
-//   runs, searchsorted keys, histogram edges), or turned the order of such a
-//   call, the outputs are unspecified and only the failure rule holds.
+//   unchanged. Where the input wrote over an argument the header wants in
+//   order (the case's ordered_args: merge runs, searchsorted keys, histogram
+//   edges), or turned the order of such a call, the outputs are unspecified
+//   and only the failure rule holds.
 // - the call's shape (modes 4-7): one argument's dtype or count changed (its
 //   contents then from the input), one argument left out, an output made
 //   the same buffer as an input, the order, bit range, k or op set to any
@@ -127,7 +127,8 @@ unsigned write_contents(tr_call_t &call, Input &in) {
     return written;
 }
 
-// Argument i becomes count elements of dtype, its contents from the input.
+// Argument i (not in place with another) becomes count elements of dtype,
+// its contents from the input.
 void reshape_arg(tr_call_t &call, int i, gpuprim_dtype_t dtype, uint64_t count, Input &in) {
     tr_arg_t &a = call.arg[i];
     const size_t bytes = size_t(count) * tc_size(dtype);
@@ -138,7 +139,6 @@ void reshape_arg(tr_call_t &call, int i, gpuprim_dtype_t dtype, uint64_t count, 
     a.owns_host = 1;
     a.dtype = dtype;
     a.count = count;
-    a.same_as = -1;
     for (tr_arg_t &other : call.arg)  // outputs in place with it keep its shape
         if (other.used && &other != &a && other.same_as == i) {
             other.dtype = dtype;
@@ -267,12 +267,7 @@ extern "C" int gpuprim_fuzz_registry_each_call(void) {
     for (size_t c = 0; c < tr_case_count; ++c)
         for (size_t k = 0; k < p.calls[c].size(); ++k) {
             run_input(nullptr, 0, int(c), int(k));  // mode 0, nothing written
-            for (uint8_t &byte : bytes) {
-                state ^= state >> 12;
-                state ^= state << 25;
-                state ^= state >> 27;
-                byte = static_cast<uint8_t>((state * 0x2545F4914F6CDD1Dull) >> 56);
-            }
+            for (uint8_t &byte : bytes) byte = gpuprim_fuzz::next_fixed_byte(state);
             bytes[0] = uint8_t(k % 4);  // a contents mode
             run_input(bytes.data(), bytes.size(), int(c), int(k));
             calls += 2;

@@ -5,6 +5,8 @@
 // `--each-call` (the registry target) first every call of every registry
 // case, unchanged and with generated contents.
 //   rel_fuzz_replay [--each-call] corpus_dir [file ...] [--random N]
+#include "fuzz_input.h"
+
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -58,17 +60,12 @@ int main(int argc, char **argv) {
             files += run_file(path);
         }
     }
-    // xorshift64*: the same inputs on every run and platform.
+    // The same inputs on every run and platform.
     uint64_t state = 0x9E3779B97F4A7C15ull;
     std::vector<uint8_t> bytes;
     for (unsigned long n = 0; n < random_inputs; ++n) {
         bytes.resize(16 + (n * 37) % 1500);
-        for (uint8_t &byte : bytes) {
-            state ^= state >> 12;
-            state ^= state << 25;
-            state ^= state >> 27;
-            byte = static_cast<uint8_t>((state * 0x2545F4914F6CDD1Dull) >> 56);
-        }
+        for (uint8_t &byte : bytes) byte = gpuprim_fuzz::next_fixed_byte(state);
         LLVMFuzzerTestOneInput(bytes.data(), bytes.size());
     }
     if (each_call) std::printf("fuzz replay: %d registry calls passed\n", each_call);
