@@ -16,30 +16,47 @@ static inline void tr_list_visit(const tr_call_t *call, void *user) {
     printf("    %s\n", call->label);
 }
 
+/* "--shard=I/N": whether the argument is one, and its numbers. */
+static inline int tr_shard_argument(const char *arg, unsigned *index, unsigned *count) {
+    char end = 0;
+    return sscanf(arg, "--shard=%u/%u%c", index, count, &end) == 2 && *count > 0 && *index < *count;
+}
+
 /* Runs every case named on the command line (all without arguments, or
  * "all") through plan, each call to visit; with "--list" only prints the
- * calls. Unknown names fail the program (and the message lists the table).
- * *calls counts the calls visited. */
+ * calls. "--shard=I/N" keeps, of those, the cases whose place in the table
+ * is I modulo N (so N programs started with I = 0 .. N-1 share the cases,
+ * for a slow build such as ThreadSanitizer's). Unknown names fail the
+ * program (and the message lists the table). *calls counts the calls
+ * visited. */
 static inline void tr_for_named_cases(int argc, char **argv, tr_plan_t plan, tr_visit_t visit, void *user,
                                       long *calls) {
     int i, all = 1, list = 0;
+    unsigned shard = 0, shards = 1;
     size_t c;
     for (i = 1; i < argc; ++i) {
         if (strcmp(argv[i], "--list") == 0) list = 1;
-        else if (strcmp(argv[i], "all") != 0) all = 0;
+        else if (strncmp(argv[i], "--shard=", 8) == 0) {
+            if (!tr_shard_argument(argv[i], &shard, &shards)) {
+                fprintf(stderr, "%s: \"%s\" is not --shard=I/N with I < N\n", tc.program, argv[i]);
+                tc.failures++;
+                return;
+            }
+        } else if (strcmp(argv[i], "all") != 0) all = 0;
     }
     for (i = 1; i < argc; ++i)
-        if (strcmp(argv[i], "all") != 0 && strcmp(argv[i], "--list") != 0 && !tr_find_case(argv[i])) {
+        if (strcmp(argv[i], "all") != 0 && strcmp(argv[i], "--list") != 0 && strncmp(argv[i], "--shard=", 8) != 0 &&
+            !tr_find_case(argv[i])) {
             fprintf(stderr, "%s: no case named \"%s\"; the registry has:", tc.program, argv[i]);
             for (c = 0; c < tr_case_count; ++c) fprintf(stderr, " %s", tr_cases[c]->name);
             fprintf(stderr, "\n");
             tc.failures++;
         }
     for (c = 0; c < tr_case_count; ++c) {
-        int wanted = all;
+        int wanted = all && c % shards == shard;
         long before = *calls;
         double start = tc_seconds();
-        for (i = 1; i < argc && !wanted; ++i) wanted = strcmp(argv[i], tr_cases[c]->name) == 0;
+        for (i = 1; i < argc && !wanted; ++i) wanted = strcmp(argv[i], tr_cases[c]->name) == 0 && c % shards == shard;
         if (!wanted) continue;
         if (list) tr_cases[c]->each(plan, tr_list_visit, calls);
         else tr_cases[c]->each(plan, visit, user);
