@@ -447,8 +447,51 @@ void check_copy(Backend &backend, uint64_t bytes, std::mt19937_64 &rng) {
 // merge_sorted_runs
 // ---------------------------------------------------------------------------
 
-// ValueBits: the values' carrier (value_bytes 0: none, ValueBits unused).
-template <typename Bits, typename ValueBits>
+// Values of value_bytes bytes (0: none), held as uint64_t in the test (their
+// bits at the bottom) and as bytes of that width in the buffers, so that one
+// function per key width checks every value width.
+uint64_t value_mask(uint32_t value_bytes) {
+    return value_bytes >= 8 ? ~uint64_t(0) : (uint64_t(1) << (8 * value_bytes)) - 1;
+}
+
+// One value as the backend reads it: an unsigned integer of its width.
+template <typename Carrier>
+void store_as(unsigned char *at, uint64_t value) {
+    const Carrier narrow = Carrier(value);
+    std::memcpy(at, &narrow, sizeof narrow);
+}
+template <typename Carrier>
+uint64_t load_as(const unsigned char *at) {
+    Carrier narrow;
+    std::memcpy(&narrow, at, sizeof narrow);
+    return narrow;
+}
+
+std::vector<unsigned char> packed_values(const std::vector<uint64_t> &values, uint32_t value_bytes) {
+    std::vector<unsigned char> bytes(values.size() * value_bytes);
+    for (size_t i = 0; i < values.size(); ++i) {
+        unsigned char *at = &bytes[i * value_bytes];
+        if (value_bytes == 1) store_as<uint8_t>(at, values[i]);
+        else if (value_bytes == 2) store_as<uint16_t>(at, values[i]);
+        else if (value_bytes == 4) store_as<uint32_t>(at, values[i]);
+        else store_as<uint64_t>(at, values[i]);
+    }
+    return bytes;
+}
+
+std::vector<uint64_t> unpacked_values(const std::vector<unsigned char> &bytes, uint32_t value_bytes) {
+    std::vector<uint64_t> values(value_bytes ? bytes.size() / value_bytes : 0, 0);
+    for (size_t i = 0; i < values.size(); ++i) {
+        const unsigned char *at = &bytes[i * value_bytes];
+        if (value_bytes == 1) values[i] = load_as<uint8_t>(at);
+        else if (value_bytes == 2) values[i] = load_as<uint16_t>(at);
+        else if (value_bytes == 4) values[i] = load_as<uint32_t>(at);
+        else values[i] = load_as<uint64_t>(at);
+    }
+    return values;
+}
+
+template <typename Bits>
 void check_merge_case(Backend &backend, KeyKind kind, bool descending, uint32_t begin_bit, uint32_t end_bit,
                       uint32_t value_bytes, const std::vector<uint64_t> &lengths, bool few, std::mt19937_64 &rng) {
     constexpr uint32_t kWidth = sizeof(Bits) * 8;
@@ -464,8 +507,8 @@ void check_merge_case(Backend &backend, KeyKind kind, bool descending, uint32_t 
     std::vector<Bits> keys(n);
     for (auto &k : keys) k = few ? pool[rng() % pool.size()] : Bits(rng());
     // Values: each element's input position where they hold it, else random bits.
-    std::vector<ValueBits> values(value_bytes ? n : 0);
-    for (uint64_t i = 0; i < values.size(); ++i) values[i] = sizeof(ValueBits) >= 4 ? ValueBits(i) : ValueBits(rng());
+    std::vector<uint64_t> values(value_bytes ? n : 0);
+    for (uint64_t i = 0; i < values.size(); ++i) values[i] = (value_bytes >= 4 ? i : rng()) & value_mask(value_bytes);
     // Each run sorted stably (keys with their values).
     std::vector<uint64_t> order(n);
     for (uint64_t i = 0; i < n; ++i) order[i] = i;
@@ -474,7 +517,7 @@ void check_merge_case(Backend &backend, KeyKind kind, bool descending, uint32_t 
         std::stable_sort(order.begin() + starts[r], order.begin() + starts[r + 1], by_bits);
     {
         std::vector<Bits> k(n);
-        std::vector<ValueBits> v(values.size());
+        std::vector<uint64_t> v(values.size());
         for (uint64_t i = 0; i < n; ++i) {
             k[i] = keys[order[i]];
             if (value_bytes) v[i] = values[order[i]];
@@ -492,11 +535,12 @@ void check_merge_case(Backend &backend, KeyKind kind, bool descending, uint32_t 
         spare_keys(backend, n * sizeof(Bits));
     Memory values_in(backend, n * vb), values_out(backend, (n + guard) * vb), spare_values(backend, n * vb);
     keys_in.upload(keys.data(), n * sizeof(Bits));
-    if (vb) values_in.upload(values.data(), n * vb);
+    if (vb) values_in.upload(packed_values(values, value_bytes).data(), n * vb);
     std::vector<Bits> sentinel_keys(n + guard, Bits(0x5A));
-    std::vector<ValueBits> sentinel_values(vb ? n + guard : 0, ValueBits(0x3C));
+    const std::vector<uint64_t> sentinel_values(vb ? n + guard : 0, 0x3C);
+    const std::vector<unsigned char> sentinel_value_bytes = packed_values(sentinel_values, value_bytes);
     keys_out.upload(sentinel_keys.data(), (n + guard) * sizeof(Bits));
-    if (vb) values_out.upload(sentinel_values.data(), (n + guard) * vb);
+    if (vb) values_out.upload(sentinel_value_bytes.data(), (n + guard) * vb);
 
     SortRequest request{};
     request.key_kind = kind;
@@ -517,7 +561,7 @@ void check_merge_case(Backend &backend, KeyKind kind, bool descending, uint32_t 
     backend.merge_sorted_runs(request, starts.data(), runs, spare_keys.data(), vb ? spare_values.data() : nullptr);
     backend.synchronize();
     keys_out.upload(sentinel_keys.data(), (n + guard) * sizeof(Bits));
-    if (vb) values_out.upload(sentinel_values.data(), (n + guard) * vb);
+    if (vb) values_out.upload(sentinel_value_bytes.data(), (n + guard) * vb);
     bool allocated = false;
     failing_new::arm(0);
     try {
@@ -533,8 +577,9 @@ void check_merge_case(Backend &backend, KeyKind kind, bool descending, uint32_t 
 
     std::vector<Bits> got_keys(n + guard);
     keys_out.download(got_keys.data(), (n + guard) * sizeof(Bits));
-    std::vector<ValueBits> got_values(vb ? n + guard : 0);
-    if (vb) values_out.download(got_values.data(), (n + guard) * vb);
+    std::vector<unsigned char> got_value_bytes(vb ? (n + guard) * vb : 0);
+    if (vb) values_out.download(got_value_bytes.data(), (n + guard) * vb);
+    const std::vector<uint64_t> got_values = unpacked_values(got_value_bytes, value_bytes);
     uint64_t bad = 0, first_bad = 0;
     for (uint64_t i = 0; i < n; ++i) {
         const bool wrong = got_keys[i] != keys[order[i]] || (vb && got_values[i] != values[order[i]]);
@@ -551,22 +596,6 @@ void check_merge_case(Backend &backend, KeyKind kind, bool descending, uint32_t 
           sizeof(Bits), int(kind), descending ? "descending" : "ascending", begin_bit, end, value_bytes,
           shape.size() > 80 ? (shape.substr(0, 80) + "...").c_str() : shape.c_str(), few ? " few distinct" : "",
           (unsigned long long)bad, (unsigned long long)first_bad);
-}
-
-template <typename Bits>
-void check_merge_case_values(Backend &backend, KeyKind kind, bool descending, uint32_t begin_bit, uint32_t end_bit,
-                             uint32_t value_bytes, const std::vector<uint64_t> &lengths, bool few,
-                             std::mt19937_64 &rng) {
-    switch (value_bytes) {
-    case 0: return check_merge_case<Bits, uint8_t>(backend, kind, descending, begin_bit, end_bit, 0, lengths, few, rng);
-    case 1: return check_merge_case<Bits, uint8_t>(backend, kind, descending, begin_bit, end_bit, 1, lengths, few, rng);
-    case 2:
-        return check_merge_case<Bits, uint16_t>(backend, kind, descending, begin_bit, end_bit, 2, lengths, few, rng);
-    case 4:
-        return check_merge_case<Bits, uint32_t>(backend, kind, descending, begin_bit, end_bit, 4, lengths, few, rng);
-    default:
-        return check_merge_case<Bits, uint64_t>(backend, kind, descending, begin_bit, end_bit, 8, lengths, few, rng);
-    }
 }
 
 template <typename Bits>
@@ -591,7 +620,7 @@ void check_merge_width(Backend &backend, std::mt19937_64 &rng) {
             for (const Range &range : ranges)
                 for (const auto &shape : shapes) {
                     const uint32_t value_bytes = value_widths[v++ % 5];
-                    check_merge_case_values<Bits>(backend, kind, descending, range.begin, range.end, value_bytes,
+                    check_merge_case<Bits>(backend, kind, descending, range.begin, range.end, value_bytes,
                                                   shape, rng() % 2 == 0, rng);
                 }
     // Around the CUDA merge's tiles: 512 outputs a thread of min(15, 60 / (key
@@ -602,7 +631,7 @@ void check_merge_width(Backend &backend, std::mt19937_64 &rng) {
         const std::vector<std::vector<uint64_t>> tile_shapes = {
             {tile - 1, 1}, {tile, tile + 1}, {1, tile - 1, tile, 2 * tile - 1, 1}, {0, tile + 1, 0, tile - 1}};
         for (const auto &shape : tile_shapes)
-            check_merge_case_values<Bits>(backend, kinds[rng() % kinds.size()], rng() % 2, 0, 0, value_bytes, shape,
+            check_merge_case<Bits>(backend, kinds[rng() % kinds.size()], rng() % 2, 0, 0, value_bytes, shape,
                                           rng() % 2 == 0, rng);
     }
     // Many runs (as many as ranks): 5 to 7 rounds with odd groups out at
@@ -610,7 +639,7 @@ void check_merge_width(Backend &backend, std::mt19937_64 &rng) {
     for (uint32_t runs : {16u, 17u, 33u, 100u}) {
         std::vector<uint64_t> lengths(runs);
         for (auto &length : lengths) length = rng() % 4 == 0 ? 0 : rng() % 300;
-        check_merge_case_values<Bits>(backend, kinds[rng() % kinds.size()], rng() % 2, 0, 0, runs % 2 ? 4 : 0,
+        check_merge_case<Bits>(backend, kinds[rng() % kinds.size()], rng() % 2, 0, 0, runs % 2 ? 4 : 0,
                                       lengths, rng() % 2 == 0, rng);
     }
     // Random run counts 1..9, random lengths (some empty).
@@ -618,14 +647,14 @@ void check_merge_width(Backend &backend, std::mt19937_64 &rng) {
         for (uint32_t value_bytes : {0u, 4u, 8u}) {
             std::vector<uint64_t> lengths(runs);
             for (auto &length : lengths) length = rng() % 4 == 0 ? 0 : rng() % 5000;
-            check_merge_case_values<Bits>(backend, kinds[rng() % kinds.size()], rng() % 2, 0, 0, value_bytes,
+            check_merge_case<Bits>(backend, kinds[rng() % kinds.size()], rng() % 2, 0, 0, value_bytes,
                                           lengths, rng() % 2 == 0, rng);
         }
     // Past 100000, ties across runs and none.
     for (bool few : {true, false}) {
-        check_merge_case_values<Bits>(backend, KeyKind::Signed, false, 0, 0, 8, {100003, 50000, 7, 0, 60001}, few,
+        check_merge_case<Bits>(backend, KeyKind::Signed, false, 0, 0, 8, {100003, 50000, 7, 0, 60001}, few,
                                       rng);
-        check_merge_case_values<Bits>(backend, kinds.back(), true, 0, 0, 4, {150000, 150001}, few, rng);
+        check_merge_case<Bits>(backend, kinds.back(), true, 0, 0, 4, {150000, 150001}, few, rng);
     }
 }
 
