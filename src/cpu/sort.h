@@ -228,27 +228,28 @@ uint64_t merge_corank(const T *A, uint64_t na, const T *B, uint64_t nb, uint64_t
     return lo;
 }
 
-// Outputs [k_begin, k_end) of the merge of A and B: out(k, value).
-template <typename T, typename Out>
-void merge_piece(const T *A, uint64_t na, const T *B, uint64_t nb, uint64_t k_begin,
-                 uint64_t k_end, const Out &out) {
-    uint64_t i = merge_corank(A, na, B, nb, k_begin), j = k_begin - i, k = k_begin;
-    while (k < k_end && i < na && j < nb) {
+// Writes the next `count` outputs of the merge of A and B (ties: A first),
+// from A[i] and B[j] on, to out[0, count), and advances i and j past them.
+template <typename T>
+void merge_next(const T *A, uint64_t na, const T *B, uint64_t nb, uint64_t &i, uint64_t &j, uint64_t count,
+                T *out) {
+    uint64_t o = 0;
+    while (o < count && i < na && j < nb) {
         const T x = A[i], y = B[j];
         const bool take_b = y < x;
-        out(k, take_b ? y : x);
+        out[o++] = take_b ? y : x;
         i += !take_b;
         j += take_b;
-        ++k;
     }
-    while (k < k_end && i < na) out(k++, A[i++]);
-    while (k < k_end && j < nb) out(k++, B[j++]);
+    while (o < count && i < na) out[o++] = A[i++];
+    while (o < count && j < nb) out[o++] = B[j++];
 }
 
-// Merges runs [bounds[r], bounds[r+1]) two by two, in parallel pieces.
-template <typename T, typename Out>
-void merge_pairs(Parallel &parallel, const T *src, const uint64_t *bounds, uint64_t runs,
-                 uint64_t n, const Out &out) {
+// Merges runs [bounds[r], bounds[r+1]) two by two, in parallel pieces of
+// the output: merge(lo, mid, hi, k_begin, k_end) for the outputs [k_begin,
+// k_end) of the merge of [lo, mid) and [mid, hi) (k counted from lo).
+template <typename Merge>
+void for_merge_pieces(Parallel &parallel, const uint64_t *bounds, uint64_t runs, uint64_t n, const Merge &merge) {
     const uint64_t piece = std::max<uint64_t>(
         kParallelSortMin, n / (4 * static_cast<uint64_t>(parallel.threads())) + 1);
     const uint64_t pieces = ceil_div(n, piece);
@@ -259,10 +260,46 @@ void merge_pairs(Parallel &parallel, const T *src, const uint64_t *bounds, uint6
             const uint64_t lo = bounds[r], mid = bounds[r + 1], hi = bounds[r + 2];
             const uint64_t b = std::max(begin, lo), e = std::min(end, hi);
             if (b >= e) continue;
-            merge_piece(src + lo, mid - lo, src + mid, hi - mid, b - lo, e - lo,
-                        [&](uint64_t k, const T &v) { out(lo + k, v); });
+            merge(lo, mid, hi, b - lo, e - lo);
         }
     });
+}
+
+// Where sort_and_emit writes the sorted elements: sink(first, elements,
+// count) with the sorted elements [first, first + count), from any thread,
+// every output position once. It holds a function pointer and the caller's
+// object, so the sort and its merges are compiled once per element type,
+// not once per caller (each caller's copy of the merge loop was most of the
+// CPU sort's compile time).
+template <typename T>
+class SortedSink {
+public:
+    template <typename F>
+    explicit SortedSink(const F &f)
+        : call_([](const void *object, uint64_t first, const T *elements, uint64_t count) {
+              (*static_cast<const F *>(object))(first, elements, count);
+          }),
+          object_(&f) {}
+    void operator()(uint64_t first, const T *elements, uint64_t count) const { call_(object_, first, elements, count); }
+
+private:
+    void (*call_)(const void *object, uint64_t first, const T *elements, uint64_t count);
+    const void *object_;
+};
+
+// Outputs [k_begin, k_end) of the merge of A and B to sink, at first + k,
+// through a block on the stack (kSinkBlock elements a call).
+constexpr uint64_t kSinkBlock = 256;
+template <typename T>
+void merge_piece_to_sink(const T *A, uint64_t na, const T *B, uint64_t nb, uint64_t k_begin, uint64_t k_end,
+                         uint64_t first, const SortedSink<T> &sink) {
+    T block[kSinkBlock];
+    uint64_t i = merge_corank(A, na, B, nb, k_begin), j = k_begin - i;
+    for (uint64_t k = k_begin; k < k_end; k += kSinkBlock) {
+        const uint64_t count = std::min(kSinkBlock, k_end - k);
+        merge_next(A, na, B, nb, i, j, count, block);
+        sink(first + k, block, count);
+    }
 }
 
 // What sort_to_runs leaves: the sorted elements at src (merged), or two
@@ -275,9 +312,8 @@ struct SortedRuns {
     bool merged;
 };
 
-// Sorts a[0, n) up to its last merge (sort_and_emit below): the work that
-// does not depend on where the sorted elements go, compiled once per element
-// type rather than once per caller's emit.
+// Sorts a[0, n) up to its last merge (sort_and_emit below, which merges the
+// last two runs into the sink).
 template <typename T>
 SortedRuns<T> sort_to_runs(Parallel &parallel, T *a, T *scratch, uint64_t n, unsigned presorted_low_bits) {
     const uint64_t runs = sort_runs(parallel, n);
@@ -293,13 +329,17 @@ SortedRuns<T> sort_to_runs(Parallel &parallel, T *a, T *scratch, uint64_t n, uns
     uint64_t bounds[kMaxRuns + 1];
     for (uint64_t r = 0; r <= runs; ++r) bounds[r] = n / runs * r + std::min(r, n % runs);
     parallel.for_each(runs, [&](size_t r) { leaf_sort(a + bounds[r], bounds[r + 1] - bounds[r]); });
-    // Rounds of pairwise merges until two runs are left; the caller's emit
-    // takes the last merge.
+    // Rounds of pairwise merges until two runs are left; sort_and_emit
+    // merges those into the sink.
     T *src = a, *dst = scratch;
     uint64_t count = runs;
     while (count > 2) {
         T *to = dst;
-        merge_pairs(parallel, src, bounds, count, n, [to](uint64_t k, const T &v) { to[k] = v; });
+        const T *from = src;
+        for_merge_pieces(parallel, bounds, count, n, [&](uint64_t lo, uint64_t mid, uint64_t hi, uint64_t b, uint64_t e) {
+            uint64_t i = merge_corank(from + lo, mid - lo, from + mid, hi - mid, b), j = b - i;
+            merge_next(from + lo, mid - lo, from + mid, hi - mid, i, j, e - b, to + lo + b);
+        });
         for (uint64_t r = 0; r <= count / 2; ++r) bounds[r] = bounds[2 * r];
         count /= 2;
         std::swap(src, dst);
@@ -307,27 +347,29 @@ SortedRuns<T> sort_to_runs(Parallel &parallel, T *a, T *scratch, uint64_t n, uns
     return {src, {bounds[0], bounds[1], bounds[2]}, false};
 }
 
-// Sorts a[0, n) ascending and calls emit(k, value) once for every output
-// position k with the k-th smallest element, from any thread, each k once.
-// a is left in any state. scratch: sort_scratch_elements(parallel, n)
-// elements (may be null when that is 0). Allocates nothing.
+// Sorts a[0, n) ascending and gives sink every output position's element
+// (sink(first, elements, count): the k-th smallest elements for k in
+// [first, first + count)), from any thread, each position once. a is left
+// in any state. scratch: sort_scratch_elements(parallel, n) elements (may be
+// null when that is 0). Allocates nothing.
 // presorted_low_bits: elements of a that agree above their low
 // presorted_low_bits bits are already in increasing order of those bits
 // (pairs: the positions packed below the key), so a stable sort of the
 // higher bits sorts a.
-template <typename T, typename Emit>
-void sort_and_emit(Parallel &parallel, T *a, T *scratch, uint64_t n, const Emit &emit,
+template <typename T>
+void sort_and_emit(Parallel &parallel, T *a, T *scratch, uint64_t n, const SortedSink<T> &sink,
                    unsigned presorted_low_bits = 0) {
     constexpr uint64_t kGrain = 1 << 16;
     const SortedRuns<T> sorted = sort_to_runs(parallel, a, scratch, n, presorted_low_bits);
     if (sorted.merged) {
         const T *at = sorted.src;
-        parallel.for_ranges(n, kGrain, [&](uint64_t begin, uint64_t end) {
-            for (uint64_t k = begin; k < end; ++k) emit(k, at[k]);
-        });
+        parallel.for_ranges(n, kGrain, [&](uint64_t begin, uint64_t end) { sink(begin, at + begin, end - begin); });
         return;
     }
-    merge_pairs(parallel, sorted.src, sorted.bounds, 2, n, emit);
+    const T *src = sorted.src;
+    for_merge_pieces(parallel, sorted.bounds, 2, n, [&](uint64_t lo, uint64_t mid, uint64_t hi, uint64_t b, uint64_t e) {
+        merge_piece_to_sink(src + lo, mid - lo, src + mid, hi - mid, b, e, lo, sink);
+    });
 }
 
 }  // namespace cpu

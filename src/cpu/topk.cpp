@@ -217,8 +217,10 @@ void select_long(Parallel &parallel, const TopkRequest &request, uint64_t begin,
         });
         if (m < n)
             std::nth_element(scratch, scratch + m, scratch + n, [](const Packed &a, const Packed &b) { return a < b; });
-        sort_and_emit(parallel, scratch, merge_scratch, m,
-                      [&](uint64_t j, const Packed &p) { write_result<KeyBits>(request, slot, j, p); });
+        const auto emit = [&](uint64_t first, const Packed *sorted, uint64_t count) {
+            for (uint64_t i = 0; i < count; ++i) write_result<KeyBits>(request, slot, first + i, sorted[i]);
+        };
+        sort_and_emit(parallel, scratch, merge_scratch, m, SortedSink<Packed>(emit));
         return;
     }
     // Chunks of at least kChunk keys, about four a worker, each filtered
