@@ -26,14 +26,14 @@ static inline int tr_shard_argument(const char *arg, unsigned *index, unsigned *
  * "all") through plan, each call to visit; with "--list" only prints the
  * calls. "--shard=I/N" keeps, of those, the cases whose place in the table
  * is I modulo N (so N programs started with I = 0 .. N-1 share the cases,
- * for a slow build such as ThreadSanitizer's). Unknown names fail the
- * program (and the message lists the table). *calls counts the calls
- * visited. */
+ * for a slow build such as ThreadSanitizer's; each prints how many of the
+ * table's cases it ran). Unknown names fail the program (and the message
+ * lists the table). *calls counts the calls visited. */
 static inline void tr_for_named_cases(int argc, char **argv, tr_plan_t plan, tr_visit_t visit, void *user,
                                       long *calls) {
     int i, all = 1, list = 0;
     unsigned shard = 0, shards = 1;
-    size_t c;
+    size_t c, ran = 0;
     for (i = 1; i < argc; ++i) {
         if (strcmp(argv[i], "--list") == 0) list = 1;
         else if (strncmp(argv[i], "--shard=", 8) == 0) {
@@ -62,7 +62,9 @@ static inline void tr_for_named_cases(int argc, char **argv, tr_plan_t plan, tr_
         else tr_cases[c]->each(plan, visit, user);
         printf("  %s: %ld calls, %.2f s\n", tr_cases[c]->name, *calls - before, tc_seconds() - start);
         fflush(stdout);
+        ran++;
     }
+    if (shards > 1) printf("  shard %u/%u: %zu of the table's %zu cases\n", shard, shards, ran, tr_case_count);
 }
 
 #endif /* GPUPRIM_TEST_REGISTRY_MAIN_H */
