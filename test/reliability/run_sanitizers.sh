@@ -9,8 +9,8 @@
 #  2. ThreadSanitizer: the library (CPU threads on std::threads per call,
 #     see below; Highway's vqsort when installed) and test/reliability/test_concurrency.c (threads with
 #     a context each, then threads sharing one context and racing its
-#     destroy) and test/test_cpu_threads.c (every op on 1, 2 and 7 threads),
-#     built directly.
+#     destroy) and test/test_cpu_threads.c (every op on 1, 2 and 7 threads;
+#     JOBS programs at once, each a share of the cases), built directly.
 # Exits non-zero on any failure; the last line is the verdict.
 # Environment: JOBS (default 2), SANITIZE_BUILD_DIR (default build-sanitize),
 # TSAN_BUILD_DIR (default build-tsan), SKIP_TSAN=1 to skip step 2.
@@ -128,6 +128,7 @@ TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1" "$tsan_build/rel_concurre
 # cases (--shard; the first one also the accuracy checks): its calls on one
 # thread leave a core idle, and under TSan it is the stage's longest step.
 shard_pids=()
+rm -f "$tsan_build"/test_cpu_threads_*.log  # an earlier run's shards are not this one's
 for ((shard = 0; shard < jobs; ++shard)); do
   extra=()
   [ "$shard" -eq 0 ] && extra=(accuracy)
