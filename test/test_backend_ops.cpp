@@ -454,40 +454,32 @@ uint64_t value_mask(uint32_t value_bytes) {
     return value_bytes >= 8 ? ~uint64_t(0) : (uint64_t(1) << (8 * value_bytes)) - 1;
 }
 
-// One value as the backend reads it: an unsigned integer of its width.
-template <typename Carrier>
-void store_as(unsigned char *at, uint64_t value) {
-    const Carrier narrow = Carrier(value);
-    std::memcpy(at, &narrow, sizeof narrow);
-}
-template <typename Carrier>
-uint64_t load_as(const unsigned char *at) {
-    Carrier narrow;
-    std::memcpy(&narrow, at, sizeof narrow);
-    return narrow;
-}
-
+// Values as the backend reads them: unsigned integers of value_bytes bytes
+// (dispatch_width, core/dtype.h); none when value_bytes is 0.
 std::vector<unsigned char> packed_values(const std::vector<uint64_t> &values, uint32_t value_bytes) {
     std::vector<unsigned char> bytes(values.size() * value_bytes);
-    for (size_t i = 0; i < values.size(); ++i) {
-        unsigned char *at = &bytes[i * value_bytes];
-        if (value_bytes == 1) store_as<uint8_t>(at, values[i]);
-        else if (value_bytes == 2) store_as<uint16_t>(at, values[i]);
-        else if (value_bytes == 4) store_as<uint32_t>(at, values[i]);
-        else store_as<uint64_t>(at, values[i]);
-    }
+    if (value_bytes == 0) return bytes;
+    dispatch_width(value_bytes, "test_backend_ops: value width", [&](auto value_bits) {
+        using V = decltype(value_bits);
+        for (size_t i = 0; i < values.size(); ++i) {
+            const V narrow = V(values[i]);
+            std::memcpy(&bytes[i * sizeof(V)], &narrow, sizeof(V));
+        }
+    });
     return bytes;
 }
 
 std::vector<uint64_t> unpacked_values(const std::vector<unsigned char> &bytes, uint32_t value_bytes) {
     std::vector<uint64_t> values(value_bytes ? bytes.size() / value_bytes : 0, 0);
-    for (size_t i = 0; i < values.size(); ++i) {
-        const unsigned char *at = &bytes[i * value_bytes];
-        if (value_bytes == 1) values[i] = load_as<uint8_t>(at);
-        else if (value_bytes == 2) values[i] = load_as<uint16_t>(at);
-        else if (value_bytes == 4) values[i] = load_as<uint32_t>(at);
-        else values[i] = load_as<uint64_t>(at);
-    }
+    if (value_bytes == 0) return values;
+    dispatch_width(value_bytes, "test_backend_ops: value width", [&](auto value_bits) {
+        using V = decltype(value_bits);
+        for (size_t i = 0; i < values.size(); ++i) {
+            V narrow;
+            std::memcpy(&narrow, &bytes[i * sizeof(V)], sizeof(V));
+            values[i] = narrow;
+        }
+    });
     return values;
 }
 

@@ -144,11 +144,11 @@ done
 [ "$shards_failed" -eq 0 ] || verdict "FAILED (ThreadSanitizer: test_cpu_threads)" 1
 # The shards together ran every case of the registry ("shard I/N: R of the
 # table's C cases"): a share that ran nothing must not pass unseen.
-shard_cases=$(sed -n 's/^  shard [0-9]*\/[0-9]*: \([0-9]*\) of the table.s \([0-9]*\) cases$/\1 \2/p' \
-  "$tsan_build"/test_cpu_threads_*.log)
-ran=$(echo "$shard_cases" | awk '{ sum += $1 } END { print sum + 0 }')
-table=$(echo "$shard_cases" | awk 'NR == 1 { print $2 }')
 if [ "$jobs" -gt 1 ]; then
+  shard_cases=$(sed -n 's/^  shard [0-9]*\/[0-9]*: \([0-9]*\) of the table.s \([0-9]*\) cases$/\1 \2/p' \
+    "$tsan_build"/test_cpu_threads_*.log)
+  ran=$(echo "$shard_cases" | awk '{ sum += $1 } END { print sum + 0 }')
+  table=$(echo "$shard_cases" | awk 'NR == 1 { print $2 }')
   [ -n "$table" ] && [ "$ran" = "$table" ] ||
     verdict "FAILED (ThreadSanitizer: test_cpu_threads's shards ran $ran cases, the registry has ${table:-?})" 1
   echo "    test_cpu_threads: the registry's $table cases in $jobs shards"
