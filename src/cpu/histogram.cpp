@@ -38,7 +38,7 @@ struct Binner {
     // The edges' keys made once (range_edge_key), when memory for them was
     // there: the searches then read keys instead of converting edges (a
     // 65,536-edge search takes 17 steps an element), several at once
-    // (count_into).
+    // (count_searched_into).
     const bits_t<T> *edge_keys;
 
     bool operator()(T x, uint64_t &bin) const {
@@ -144,10 +144,11 @@ void histogram_typed(Parallel &parallel, const HistogramRequest &request) {
     const T *edges = static_cast<const T *>(request.edges);
     const uint64_t n = request.count, bins = request.bins, rows = request.rows;
     // Where the elements' searches would convert more edges than there are
-    // (a search takes about log2(bins) steps, ~16). Not an error without the
-    // memory: the search then converts edges as it goes.
+    // (a search reads about log2(bins) edges, taken as 16), and the keys fit
+    // kPrivateBytes (the pieces' counts' bound). Not an error without the
+    // memory: the searches then convert the edges they read.
     std::unique_ptr<bits_t<T>[]> edge_keys;
-    if (edges && n * rows > bins / 16) {
+    if (edges && n * rows > bins / 16 && bins < kPrivateBytes / sizeof(bits_t<T>)) {
         edge_keys.reset(new (std::nothrow) bits_t<T>[bins + 1]);
         if (edge_keys)
             parallel.for_ranges(bins + 1, kPieceElements, [&](uint64_t begin, uint64_t end) {
