@@ -70,6 +70,9 @@ void count_searched_into(const Binner<T> &binner, const T *x, uint64_t begin, ui
         Bits keys[kSearchLanes];
         bool counts_at_all[kSearchLanes];
         const Bits *base[kSearchLanes];
+        // Unrolled, so that the lanes live in registers, not in stack arrays
+        // (which the sanitizer builds would check at every access).
+#pragma GCC unroll 8
         for (int j = 0; j < kSearchLanes; ++j) {
             keys[j] = 0;  // a NaN's (it does not count) is not set
             counts_at_all[j] = range_key(x[i + j], keys[j]);
@@ -77,9 +80,11 @@ void count_searched_into(const Binner<T> &binner, const T *x, uint64_t begin, ui
         }
         for (uint64_t len = edge_count; len > 1;) {
             const uint64_t half = len / 2;
+#pragma GCC unroll 8
             for (int j = 0; j < kSearchLanes; ++j) base[j] = base[j][half - 1] <= keys[j] ? base[j] + half : base[j];
             len -= half;
         }
+#pragma GCC unroll 8
         for (int j = 0; j < kSearchLanes; ++j) {
             // the number of edge keys <= the key; 0 or all: outside the edges
             const uint64_t at_or_below = uint64_t(base[j] - edge_keys) + (*base[j] <= keys[j] ? 1 : 0);
@@ -151,7 +156,8 @@ void histogram_typed(Parallel &parallel, const HistogramRequest &request) {
     if (edges && n * rows > bins / 16 && bins < kPrivateBytes / sizeof(bits_t<T>)) {
         edge_keys.reset(new (std::nothrow) bits_t<T>[bins + 1]);
         if (edge_keys)
-            parallel.for_ranges(bins + 1, kPieceElements, [&](uint64_t begin, uint64_t end) {
+            // up to 2^20 edges (about a millisecond) on the calling thread
+            parallel.for_ranges(bins + 1, uint64_t(1) << 20, [&](uint64_t begin, uint64_t end) {
                 for (uint64_t i = begin; i < end; ++i) edge_keys[i] = range_edge_key(edges[i]);
             });
     }
