@@ -954,6 +954,38 @@ static inline uint64_t tc_sort_bits(gpuprim_dtype_t d, uint64_t bits, int descen
     return width >= 64 ? key : key & ((1ull << width) - 1);
 }
 
+/* Stable LSD radix sort of n 64-bit words by their bits [low_bit, low_bit +
+ * bits), digit_bits at a time (every pass's shift, low_bit + p * digit_bits,
+ * below 64): counting passes, every pass's counts from one read, a pass
+ * whose digit is the same for every word skipped. The words start in a; b
+ * is the other buffer (n words). Returns the one holding the sorted words. */
+static inline uint64_t *tc_radix_words(uint64_t *a, uint64_t *b, uint64_t n, unsigned low_bit, unsigned bits,
+                                       unsigned digit_bits) {
+    const uint64_t bins = 1ull << digit_bits;
+    const unsigned passes = (bits + digit_bits - 1) / digit_bits;
+    uint64_t *counts, *from = a, *to = b, *swap, i;
+    unsigned p;
+    if (n == 0 || passes == 0) return a;
+    counts = (uint64_t *)tc_xmalloc(passes * bins * sizeof *counts);
+    memset(counts, 0, passes * bins * sizeof *counts);
+    for (i = 0; i < n; ++i)
+        for (p = 0; p < passes; ++p) counts[p * bins + ((from[i] >> (low_bit + p * digit_bits)) & (bins - 1))]++;
+    for (p = 0; p < passes; ++p) {
+        const unsigned shift = low_bit + p * digit_bits;
+        uint64_t *c = counts + p * bins, total = 0, d;
+        if (c[(from[0] >> shift) & (bins - 1)] == n) continue; /* one digit value: nothing moves */
+        for (d = 0; d < bins; ++d) {
+            const uint64_t count = c[d];
+            c[d] = total;
+            total += count;
+        }
+        for (i = 0; i < n; ++i) to[c[(from[i] >> shift) & (bins - 1)]++] = from[i];
+        swap = from, from = to, to = swap;
+    }
+    free(counts);
+    return from;
+}
+
 /* Ascending (or descending) stable order of keys by the bits [begin_bit,
  * end_bit) of their order key: fills perm with the input index of each
  * output position. The reference every sort check uses: an LSD radix sort
@@ -988,30 +1020,16 @@ static inline void tc_reference_sort_permutation_bits(gpuprim_dtype_t d, const v
         for (i = 0; i < n; ++i) perm[i] = from[i].position;
         return;
     }
-    counts = (uint64_t *)tc_xmalloc((passes ? passes : 1) * BINS * sizeof *counts);
-    memset(counts, 0, (passes ? passes : 1) * BINS * sizeof *counts);
     if (bits <= 32 && n - 1 <= UINT32_MAX) {
-        uint64_t *from = (uint64_t *)tc_xmalloc(n * sizeof *from), *to = perm, *swap;
-        for (i = 0; i < n; ++i) {
-            from[i] = tc_sort_bits(d, tc_get(d, keys, i), descending, begin_bit, end_bit) << 32 | i;
-            for (p = 0; p < passes; ++p) counts[p * BINS + ((from[i] >> (32 + p * DIGIT_BITS)) & (BINS - 1))]++;
-        }
-        for (p = 0; p < passes; ++p) {
-            const unsigned shift = 32 + p * DIGIT_BITS;
-            uint64_t *c = counts + p * BINS, total = 0, b;
-            if (c[(from[0] >> shift) & (BINS - 1)] == n) continue; /* one digit value: nothing moves */
-            for (b = 0; b < BINS; ++b) {
-                const uint64_t count = c[b];
-                c[b] = total;
-                total += count;
-            }
-            for (i = 0; i < n; ++i) to[c[(from[i] >> shift) & (BINS - 1)]++] = from[i];
-            swap = from, from = to, to = swap;
-        }
-        for (i = 0; i < n; ++i) perm[i] = from[i] & UINT32_MAX; /* from may be perm itself */
-        free(from == perm ? to : from);
+        uint64_t *words = (uint64_t *)tc_xmalloc(n * sizeof *words), *sorted;
+        for (i = 0; i < n; ++i) words[i] = tc_sort_bits(d, tc_get(d, keys, i), descending, begin_bit, end_bit) << 32 | i;
+        sorted = tc_radix_words(words, perm, n, 32, bits, DIGIT_BITS);
+        for (i = 0; i < n; ++i) perm[i] = sorted[i] & UINT32_MAX; /* sorted may be perm itself */
+        free(words);
     } else {
         keyed_t *from = (keyed_t *)tc_xmalloc(n * sizeof *from), *to = (keyed_t *)tc_xmalloc(n * sizeof *to), *swap;
+        counts = (uint64_t *)tc_xmalloc((passes ? passes : 1) * BINS * sizeof *counts);
+        memset(counts, 0, (passes ? passes : 1) * BINS * sizeof *counts);
         for (i = 0; i < n; ++i) {
             from[i].bits = tc_sort_bits(d, tc_get(d, keys, i), descending, begin_bit, end_bit);
             from[i].position = i;
@@ -1032,38 +1050,19 @@ static inline void tc_reference_sort_permutation_bits(gpuprim_dtype_t d, const v
         for (i = 0; i < n; ++i) perm[i] = from[i].position;
         free(from);
         free(to);
+        free(counts);
     }
-    free(counts);
 }
 
 /* Ascending sort of n 64-bit values in place (LSD radix; passes whose digit
  * is the same for every value skipped). */
 static inline void tc_sort_u64(uint64_t *v, uint64_t n) {
-    enum { DIGIT_BITS = 16, BINS = 1 << DIGIT_BITS, PASSES = 64 / DIGIT_BITS };
-    uint64_t *tmp, *from = v, *to, *counts, *swap, i;
-    unsigned p;
+    uint64_t *tmp, *sorted;
     if (n < 2) return;
     tmp = (uint64_t *)tc_xmalloc(n * sizeof *tmp);
-    counts = (uint64_t *)tc_xmalloc(PASSES * BINS * sizeof *counts);
-    memset(counts, 0, PASSES * BINS * sizeof *counts);
-    to = tmp;
-    for (i = 0; i < n; ++i)
-        for (p = 0; p < PASSES; ++p) counts[p * BINS + ((v[i] >> (p * DIGIT_BITS)) & (BINS - 1))]++;
-    for (p = 0; p < PASSES; ++p) {
-        const unsigned shift = p * DIGIT_BITS;
-        uint64_t *c = counts + p * BINS, total = 0, b;
-        if (c[(from[0] >> shift) & (BINS - 1)] == n) continue;
-        for (b = 0; b < BINS; ++b) {
-            const uint64_t count = c[b];
-            c[b] = total;
-            total += count;
-        }
-        for (i = 0; i < n; ++i) to[c[(from[i] >> shift) & (BINS - 1)]++] = from[i];
-        swap = from, from = to, to = swap;
-    }
-    if (from != v) memcpy(v, from, n * sizeof *v);
+    sorted = tc_radix_words(v, tmp, n, 0, 64, 16);
+    if (sorted != v) memcpy(v, sorted, n * sizeof *v);
     free(tmp);
-    free(counts);
 }
 
 /* The whole key (gpuprim_sort). */
