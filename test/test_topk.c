@@ -348,25 +348,29 @@ static void test_reference(void) {
                 free(items);
             }
     /* Bit ranges (the LSD reference packs a range of up to 32 bits with the
-     * position in one word), against a stable insertion sort of the bits. */
+     * position in one word: 64-bit keys' [32, 56) too), against a stable
+     * insertion sort of the bits. */
     for (di = 0; di < TC_DTYPE_COUNT; ++di)
-        for (order = 0; order < 2; ++order) {
+        for (order = 0; order < 3; ++order) {
             const gpuprim_dtype_t d = tc_all_dtypes[di];
-            const unsigned width = tc_bits(d), begin = order ? width / 4 : 0, end = order ? width : width / 2 + 1;
+            const unsigned width = tc_bits(d);
+            const unsigned begin = order == 0 ? 0 : order == 1 ? width / 4 : width / 2;
+            const unsigned end = order == 0 ? width / 2 + 1 : order == 1 ? width : width / 2 + (width > 48 ? 24 : width / 2);
             const uint64_t n = 1000;
             void *keys = tc_xmalloc(n * tc_size(d));
             uint64_t *a = (uint64_t *)tc_xmalloc(n * sizeof *a), *b = (uint64_t *)tc_xmalloc(n * sizeof *b), i;
+            const int descending = order == 1;
             tc_where("reference order vs LSD reference: %s %s bits [%u, %u)", tc_dtype_name(d),
-                     order ? "descending" : "ascending", begin, end);
+                     descending ? "descending" : "ascending", begin, end);
             tc_fill(d, keys, n, (tc_pattern_t)((di + order) % TC_PATTERN_COUNT));
             for (i = 0; i < n; ++i) { /* insert position i after every earlier key of bits not above its own */
-                const uint64_t bits = tc_sort_bits(d, tc_get(d, keys, i), (int)order, begin, end);
+                const uint64_t bits = tc_sort_bits(d, tc_get(d, keys, i), descending, begin, end);
                 uint64_t j = i;
-                for (; j > 0 && tc_sort_bits(d, tc_get(d, keys, a[j - 1]), (int)order, begin, end) > bits; --j)
+                for (; j > 0 && tc_sort_bits(d, tc_get(d, keys, a[j - 1]), descending, begin, end) > bits; --j)
                     a[j] = a[j - 1];
                 a[j] = i;
             }
-            tc_reference_sort_permutation_bits(d, keys, n, (int)order, begin, end, b);
+            tc_reference_sort_permutation_bits(d, keys, n, descending, begin, end, b);
             CHECK(memcmp(a, b, n * sizeof *a) == 0);
             free(keys);
             free(a);
