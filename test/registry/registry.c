@@ -285,20 +285,7 @@ double tr_value_of(gpuprim_dtype_t d, const void *p, uint64_t i) {
 }
 
 void tr_fill_random(gpuprim_dtype_t d, void *p, uint64_t n, int for_sum, int few) {
-    size_t size = tc_size(d);
     uint64_t i;
-    if (!(for_sum && tc_is_float(d)) && !few) { /* raw bits: a store of the width, not a memcpy call each */
-        for (i = 0; i < n; ++i) {
-            const uint64_t bits = tr_random();
-            switch (size) {
-            case 1: ((uint8_t *)p)[i] = (uint8_t)bits; break;
-            case 2: ((uint16_t *)p)[i] = (uint16_t)bits; break;
-            case 4: ((uint32_t *)p)[i] = (uint32_t)bits; break;
-            default: ((uint64_t *)p)[i] = bits; break;
-            }
-        }
-        return;
-    }
     for (i = 0; i < n; ++i) {
         uint64_t bits = few ? (tr_random() % 5) * 0x0123456789ABCDEFull : tr_random();
         if (for_sum && tc_is_float(d)) {
@@ -328,7 +315,7 @@ void tr_fill_random(gpuprim_dtype_t d, void *p, uint64_t n, int for_sum, int few
             }
             }
         }
-        memcpy((char *)p + i * size, &bits, size);
+        tc_set(d, p, i, bits); /* a store of the width (a memcpy of tc_size(d) bytes was a call an element) */
     }
 }
 
