@@ -101,10 +101,7 @@ struct OnesweepLargeShape<8, 0> {
 // (check_sort, us per call): 2^20 256x18 65.5 (384x18 71.4, 384x22 75.4,
 // 384x18 x2 66.5, medium tile 69.2); 2^21 384x18 86.5 (256x18 91.6, 384x22
 // 104.2); 2^22 384x18 130.5 (384x22 136.1); 2^24 384x18 381.5, 384x22 380.4.
-// On an H200 the small tier's 256x18 lost to 256x22 at 2^20: 79.3 / 80.2 us
-// against 72.2 / 73.8 (256x16 x4 72.9, 384x18 x2 75.2; bench/RESULTS.md,
-// sixty-third run).
-using OnesweepKeys4SmallShape = OnesweepShape<256, 22, 3, RadixMatch::AtomicOr, false, 4, false, true>;
+using OnesweepKeys4SmallShape = OnesweepShape<256, 18, 3, RadixMatch::AtomicOr, false, 4, false, true>;
 using OnesweepKeys4MidShape = OnesweepShape<384, 18, 3, RadixMatch::AtomicOr, false, 4, false, true>;
 // 8-byte keys without values up to keys8_mid_max: 2^20 136.5 us against
 // 160.3 for the large tile (medium 139.8), 2^21 198.2 against 200.3, 2^22
