@@ -310,6 +310,10 @@ int run_cases(TestEnv &t, const std::vector<Case> &cases) {
     return failed;
 }
 
+// Keys without values past medium_max, up to keys4_small_max: the small
+// tier's tile (OnesweepKeys4SmallShape) on Hopper.
+constexpr uint64_t kKeys4SmallCount = (uint64_t(1) << 19) + 4099;
+
 std::vector<Case> check_cases() {
     std::vector<Case> cases;
     const uint64_t medium_tile = gc::OnesweepMediumShape<4, 0>::type::kTile;
@@ -337,12 +341,10 @@ std::vector<Case> check_cases() {
             for (int p = 0; p < kPatternCount; ++p)
                 cases.push_back({d, bool((p + d) % 2), vb, 2200003, Pattern(p), bool((p + vb) % 2), kPublic,
                                  rd::kMaxPortionKeys});
-    // The small tier of keys without values (OnesweepKeys4SmallShape, past
-    // medium_max up to keys4_small_max) through every pattern, 4-byte keys.
-    const uint64_t keys4_small_count = (uint64_t(1) << 19) + 4099;
+    // The small tier of keys without values through every pattern, 4-byte keys.
     for (int d : {0, 1, 2})
         for (int p = 0; p < kPatternCount; ++p)
-            cases.push_back({d, bool((p + d) % 2), 0, keys4_small_count, Pattern(p), bool(p % 2), kPublic,
+            cases.push_back({d, bool((p + d) % 2), 0, kKeys4SmallCount, Pattern(p), bool(p % 2), kPublic,
                              rd::kMaxPortionKeys});
     // C. Onesweep shapes directly: tile boundaries, tiny counts, several portions.
     for (Path path : {kMedium, kLarge, kAlt, kHuge}) {
@@ -399,9 +401,9 @@ std::vector<Case> sanitize_cases() {
             cases.push_back({d, false, vb, 5 * medium_tile + 3, kRandom, true, kMedium, 2 * medium_tile});
         }
     cases.push_back({2, false, 4, 30011, kSpecial, false, kLarge, rd::kMaxPortionKeys});
-    // The small tier of 4-byte keys (OnesweepKeys4SmallShape, public path).
-    cases.push_back({0, false, 0, (uint64_t(1) << 19) + 4099, kRandom, false, kPublic, rd::kMaxPortionKeys});
-    cases.push_back({2, true, 0, (uint64_t(1) << 19) + 4099, kSpecial, true, kPublic, rd::kMaxPortionKeys});
+    // The small tier of 4-byte keys (public path).
+    cases.push_back({0, false, 0, kKeys4SmallCount, kRandom, false, kPublic, rd::kMaxPortionKeys});
+    cases.push_back({2, true, 0, kKeys4SmallCount, kSpecial, true, kPublic, rd::kMaxPortionKeys});
     cases.push_back({5, true, 4, 3 * gc::OnesweepPairs8HugeShape::kTile + 7, kSpecial, true, kHuge,
                      2 * gc::OnesweepPairs8HugeShape::kTile});
     cases.push_back({0, false, 4, 3 * AltShape::kTile + 7, kRandom, false, kAlt, 2 * AltShape::kTile});
