@@ -24,18 +24,41 @@ class LayersError(Exception):
     """LAYERS.txt cannot be read as a layer list."""
 
 
+# In a rule, any primitive's entry header: <folder>/<folder>.h.
+FRONT_DOOR = '<primitive>/<primitive>.h'
+
+
+def is_front_door(target):
+    """Whether target (a path relative to src/cuda) is a folder's entry header."""
+    folder, _, name = target.partition('/')
+    return name == folder + '.h'
+
+
 def read_layers(path):
-    """Returns (allowed, parts): allowed[unit] = set of units and unit/file
-    paths it may include; parts[folder] = the unit that folder counts as."""
-    allowed, parts = {}, {}
+    """Returns (allowed, parts, default): allowed[unit] = set of units and
+    unit/file paths it may include (FRONT_DOOR: any primitive's entry
+    header); parts[folder] = the unit that folder counts as; default = what
+    a folder without a line of its own may include (None: no such folder)."""
+    allowed, parts, default = {}, {}, None
     with open(path, encoding='utf-8') as f:
         for number, raw in enumerate(f, 1):
             line = raw.split('#', 1)[0].strip()
             if not line:
                 continue
+            match = re.fullmatch(r'primitives\s*:\s*(.*)', line)
+            if match:
+                if default is not None:
+                    raise LayersError(f'{path}:{number}: "primitives:" is given twice')
+                default = set(match.group(1).split())
+                for target in default:
+                    if target.split('/', 1)[0] not in allowed:
+                        raise LayersError(f'{path}:{number}: primitives: names {target}, which is not a unit '
+                                          'listed before it')
+                continue
             match = re.fullmatch(r'(unit|part)\s+([\w.]+)\s*:\s*(.*)', line)
             if not match:
-                raise LayersError(f'{path}:{number}: not "unit NAME: ALLOWED..." or "part FOLDER: UNIT"')
+                raise LayersError(f'{path}:{number}: not "unit NAME: ALLOWED...", "part FOLDER: UNIT" or '
+                                  '"primitives: ALLOWED..."')
             kind, name, rest = match.group(1), match.group(2), match.group(3).split()
             if name in allowed or name in parts:
                 raise LayersError(f'{path}:{number}: {name} is listed twice')
@@ -45,12 +68,14 @@ def read_layers(path):
                 parts[name] = rest[0]
                 continue
             for target in rest:
+                if target == FRONT_DOOR:
+                    continue
                 unit = target.split('/', 1)[0]
                 if unit not in allowed:
                     raise LayersError(f'{path}:{number}: {name} names {target}, but {unit} is not a unit listed '
                                       'before it (units go bottom up, so includes only go down)')
             allowed[name] = set(rest)
-    return allowed, parts
+    return allowed, parts, default
 
 
 def unit_of(relative, parts):
@@ -75,7 +100,7 @@ def check_tree(root):
     """Returns the list of problems in root/src/cuda (empty: all allowed)."""
     cuda_dir = os.path.join(root, 'src', 'cuda')
     layers_path = os.path.join(cuda_dir, 'LAYERS.txt')
-    allowed, parts = read_layers(layers_path)
+    allowed, parts, default = read_layers(layers_path)
     problems = []
     for directory, folders, files in os.walk(cuda_dir):
         folders.sort()
@@ -86,7 +111,10 @@ def check_tree(root):
             relative = os.path.relpath(path, cuda_dir).replace(os.sep, '/')
             shown = os.path.relpath(path, root).replace(os.sep, '/')
             unit = unit_of(relative, parts)
-            if unit not in allowed:
+            rules = allowed.get(unit)
+            if rules is None and default is not None and '/' in relative:
+                rules = default  # a primitive's folder without a line: the "primitives:" rule
+            if rules is None:
                 problems.append(f'{shown}:1: {unit} is not a unit of src/cuda/LAYERS.txt (add its line there)')
                 continue
             with open(path, encoding='utf-8', errors='replace') as f:
@@ -101,9 +129,10 @@ def check_tree(root):
                         problems.append(f'{shown}:{number}: includes "{match.group(1)}", which does not exist')
                         continue
                     target_unit = unit_of(target, parts)
-                    if target_unit == unit or target_unit in allowed[unit] or target in allowed[unit]:
+                    if target_unit == unit or target_unit in rules or target in rules or (
+                            FRONT_DOOR in rules and is_front_door(target)):
                         continue
-                    rule = ' '.join(sorted(allowed[unit])) or 'nothing outside itself'
+                    rule = ' '.join(sorted(rules)) or 'nothing outside itself'
                     problems.append(f'{shown}:{number}: includes "{match.group(1)}" ({target_unit}), but '
                                     f'LAYERS.txt lets {unit} include only: {rule}')
     return problems
@@ -151,6 +180,24 @@ def self_test():
          'src/cuda/sort/old.cu:1: includes "cuda/util/moved_away.cuh", which does not exist'),
         ('a rule naming a unit listed after it (a cycle could follow)', {}, layers + 'unit late: later\nunit later:\n',
          'later is not a unit listed before it'),
+        ('a folder without a line takes the "primitives:" rule',
+         {'select/select.cu': '#include "cuda/util/check.h"\n#include "cuda/engine/bounds.cuh"\n'},
+         layers + 'primitives: engine util\n', None),
+        ('a folder without a line calling a primitive',
+         {'select/select.cu': '#include "cuda/util/check.h"\n#include "cuda/sort/sort.h"\n'},
+         layers + 'primitives: engine util\n',
+         'src/cuda/select/select.cu:2: includes "cuda/sort/sort.h" (sort), but LAYERS.txt lets select include only: '
+         'engine util'),
+        ('"primitives:" naming a unit not listed before it', {}, 'primitives: engine\n' + layers,
+         'primitives: names engine, which is not a unit listed before it'),
+        ('a top file through every front door, a folder without a line included',
+         {'backend.cpp': '#include "cuda/topk/topk.h"\n#include "cuda/select/select.h"\n',
+          'topk/topk.h': '', 'select/select.h': '#include "cuda/util/check.h"\n'},
+         layers + 'primitives: engine util\nunit backend.cpp: <primitive>/<primitive>.h util\n', None),
+        ('a top file past a front door',
+         {'backend.cpp': '#include "cuda/topk/topk.h"\n#include "cuda/sort/radix.cuh"\n', 'topk/topk.h': ''},
+         layers + 'unit backend.cpp: <primitive>/<primitive>.h util\n',
+         'src/cuda/backend.cpp:2: includes "cuda/sort/radix.cuh" (sort)'),
     ]
     failures = 0
     for what, extra, layers_text, expected in cases:
