@@ -10,10 +10,15 @@ import pytest
 import gpuprim
 from gpuprim import Context
 
-# Every module function that is its Context method of the same name.
-FORWARDED = ("scan argmin argmax dot segment_sort segment_argsort segment_topk segment_scan segment_sum "
-             "segment_min segment_max searchsorted histogram bincount merge select stable_partition unique "
-             "unique_consecutive run_length_encode reduce_by_key groupby_sum groupby_min groupby_max").split()
+# The module functions written out rather than made from their Context
+# method: the common path of the compiled layer (sort, argsort, topk, sum,
+# min, max, and cumsum, segment_cumsum through scan), and the distributed
+# calls (a communicator, no context to pick).
+WRITTEN_OUT = {"sort", "argsort", "topk", "cumsum", "sum", "min", "max", "segment_cumsum", "distributed_reduce",
+               "distributed_scan", "distributed_sort", "distributed_argsort", "distributed_topk"}
+# Every other public function named like a Context method is that method made
+# a module function (so a new one needs no line here).
+FORWARDED = sorted(name for name in gpuprim.__all__ if hasattr(Context, name) and name not in WRITTEN_OUT)
 
 
 @pytest.mark.parametrize("name", FORWARDED)
@@ -34,7 +39,9 @@ def test_signature_and_docstring_are_the_methods(name):
 def test_the_forwarded_list_is_complete():
     made = {name for name in gpuprim.__all__
             if getattr(getattr(gpuprim, name), "__wrapped__", None) is getattr(Context, name, object())}
-    assert made == set(FORWARDED)
+    assert made == set(FORWARDED) and len(made) >= 25
+    for name in WRITTEN_OUT:  # written out, still public, and still Context methods
+        assert name in gpuprim.__all__ and hasattr(Context, name)
 
 
 def test_results_are_the_methods_on_the_picked_context():
