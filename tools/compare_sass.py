@@ -13,6 +13,12 @@ so a moved file, or the same file built from another directory, renames
 its kernels) and with each OLD=NEW type rename applied; their instructions
 must be identical. Exit status 0 when every function matches, 1 otherwise.
 Needs c++filt (binutils); python3 standard library otherwise.
+
+No GPU or full toolkit is needed for the dumps: where the CUDA toolkit has
+nvcc but no cuobjdump (this project's VMs), the PyPI wheels
+nvidia-cuda-cuobjdump and nvidia-cuda-nvdisasm (13.5) carry both programs
+(`pip download --no-deps` them, unzip, put nvidia/cu13/bin on PATH); they
+read the cubins nvcc 13.0 makes.
 """
 
 import collections
