@@ -16,6 +16,8 @@ import threading
 
 from . import _lib
 
+_numpy_address = _lib.LIB.numpy_address
+
 # The dtypes arrays may have, by name, with the library's code for each:
 # bool as its bytes, uint8.
 CODES = dict(_lib.DTYPE_CODES, bool=_lib.DTYPE_CODES["uint8"])
@@ -188,8 +190,9 @@ def _fast_dtype_code(dtype):
 
 
 def address(array):
-    """The address of a numpy array's first element."""
-    return array.__array_interface__["data"][0]
+    """The address of a numpy array's first element (the compiled layer reads
+    numpy's data pointer: __array_interface__ builds a dictionary each time)."""
+    return _numpy_address(array)
 
 
 # -- arrays of other frameworks, through DLPack (JAX, or any producer) ----------

@@ -186,6 +186,9 @@ class WrapCache:
 
     def __len__(self) -> int: ...
 
+def numpy_address(array: object) -> int:
+    """The address of a numpy array's first element (its data pointer)"""
+
 def c_call_times(arg0: str, arg1: object, arg2: object, arg3: int, /) -> list: ...
 
 def c_layer_times(arg0: object, arg1: object, arg2: int, /) -> list: ...

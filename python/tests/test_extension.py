@@ -63,6 +63,22 @@ def test_no_ctypes_in_the_package():
             assert ".ctypes" not in source, name
 
 
+def test_numpy_address_is_the_data_pointer():
+    """_ext.numpy_address (what _arrays.address reads) gives numpy's own
+    data pointer for arrays, views at an offset, subclasses and empty arrays,
+    and refuses anything that is not a numpy array."""
+    base = np.arange(64, dtype=np.float32)
+    for array in (base, base[5:], base[::-1], base.reshape(8, 8)[2], np.matrix([[1, 2]]),
+                  np.empty(0, np.int8), np.zeros((), np.uint16)):
+        assert _ext.numpy_address(array) == array.__array_interface__["data"][0]
+        assert _arrays.address(array) == _ext.numpy_address(array)
+    for other in ([1, 2], np.float32(1.0), memoryview(b"ab")):
+        with pytest.raises(TypeError, match="not a numpy array"):
+            _ext.numpy_address(other)
+    with pytest.raises(TypeError):  # refused by the binding itself
+        _ext.numpy_address(None)
+
+
 def test_library_path_is_the_loaded_one():
     assert _ext.library_path() == gpuprim.LIBRARY_PATH
 
