@@ -34,6 +34,18 @@ def is_front_door(target):
     return name == folder + '.h'
 
 
+def require_listed(where, who, targets, allowed, front_door_allowed):
+    """Every target of a rule names a unit listed before it (so includes
+    only go down), or is FRONT_DOOR where the rule may name it."""
+    for target in targets:
+        if front_door_allowed and target == FRONT_DOOR:
+            continue
+        unit = target.split('/', 1)[0]
+        if unit not in allowed:
+            raise LayersError(f'{where}: {who} names {target}, but {unit} is not a unit listed before it '
+                              '(units go bottom up, so includes only go down)')
+
+
 def read_layers(path):
     """Returns (allowed, parts, default): allowed[unit] = set of units and
     unit/file paths it may include (FRONT_DOOR: any primitive's entry
@@ -50,10 +62,8 @@ def read_layers(path):
                 if default is not None:
                     raise LayersError(f'{path}:{number}: "primitives:" is given twice')
                 default = set(match.group(1).split())
-                for target in default:
-                    if target.split('/', 1)[0] not in allowed:
-                        raise LayersError(f'{path}:{number}: primitives: names {target}, which is not a unit '
-                                          'listed before it')
+                # No FRONT_DOOR here: a primitive calling another gets a line of its own.
+                require_listed(f'{path}:{number}', 'primitives:', default, allowed, False)
                 continue
             match = re.fullmatch(r'(unit|part)\s+([\w.]+)\s*:\s*(.*)', line)
             if not match:
@@ -67,13 +77,7 @@ def read_layers(path):
                     raise LayersError(f'{path}:{number}: part {name} must name one unit listed before it')
                 parts[name] = rest[0]
                 continue
-            for target in rest:
-                if target == FRONT_DOOR:
-                    continue
-                unit = target.split('/', 1)[0]
-                if unit not in allowed:
-                    raise LayersError(f'{path}:{number}: {name} names {target}, but {unit} is not a unit listed '
-                                      'before it (units go bottom up, so includes only go down)')
+            require_listed(f'{path}:{number}', name, rest, allowed, True)
             allowed[name] = set(rest)
     return allowed, parts, default
 
@@ -189,7 +193,10 @@ def self_test():
          'src/cuda/select/select.cu:2: includes "cuda/sort/sort.h" (sort), but LAYERS.txt lets select include only: '
          'engine util'),
         ('"primitives:" naming a unit not listed before it', {}, 'primitives: engine\n' + layers,
-         'primitives: names engine, which is not a unit listed before it'),
+         'primitives: names engine, but engine is not a unit listed before it'),
+        ('"primitives:" naming every front door (a primitive calling another gets its own line)', {},
+         'unit util:\nunit engine: util\nprimitives: <primitive>/<primitive>.h util\n',
+         'primitives: names <primitive>/<primitive>.h, but <primitive> is not a unit listed before it'),
         ('a top file through every front door, a folder without a line included',
          {'backend.cpp': '#include "cuda/topk/topk.h"\n#include "cuda/select/select.h"\n',
           'topk/topk.h': '', 'select/select.h': '#include "cuda/util/check.h"\n'},
