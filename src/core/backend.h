@@ -5,6 +5,7 @@
 // throwing gpuprim::Error.
 #pragma once
 
+#include "core/backend_calls.h"
 #include "core/dtype.h"
 #include "core/error.h"
 #include "core/histogram_bins.h"
@@ -474,13 +475,11 @@ public:
     // elements).
     virtual void topk(const TopkRequest &request, const SegmentLayout &layout) = 0;
 
-    // For each query its lower or upper bound in the sorted keys
-    // (SearchRequest); stream-ordered on CUDA.
-    virtual void searchsorted(const SearchRequest &request) = 0;
-
-    // Counts of the input's elements in bins (HistogramRequest);
-    // stream-ordered on CUDA.
-    virtual void histogram(const HistogramRequest &request) = 0;
+    // The calls of core/backend_calls.h (searchsorted, histogram, ...): one
+    // method each, its parameters as listed there.
+#define GPUPRIM_DECLARE_BACKEND_METHOD(name, parameters, arguments) virtual void name parameters = 0;
+    GPUPRIM_PLAIN_BACKEND_CALLS(GPUPRIM_DECLARE_BACKEND_METHOD)
+#undef GPUPRIM_DECLARE_BACKEND_METHOD
 
     // What the distributed calls (src/dist) need besides the primitives.
     // All stream-ordered on CUDA, like the primitives.

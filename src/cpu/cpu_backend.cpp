@@ -14,12 +14,11 @@
 #include "core/ops.h"
 #include "core/workspace.h"
 #include "cpu/argreduce.h"
-#include "cpu/histogram.h"
 #include "cpu/merge_runs.h"
 #include "cpu/parallel.h"
+#include "cpu/plain_calls.h"
 #include "cpu/reduce_by_key.h"
 #include "cpu/reduce_scan.h"
-#include "cpu/search.h"
 #include "cpu/select.h"
 #include "cpu/segmented.h"
 #include "cpu/sort.h"
@@ -138,13 +137,13 @@ public:
         *index = cpu::argreduce(parallel_, op, dtype, input, count);
     }
 
-    void searchsorted(const SearchRequest &request) override {
-        if (!measuring_) cpu::searchsorted(parallel_, request);
+    // The calls of core/backend_calls.h: none takes workspace.
+#define GPUPRIM_DEFINE_CPU_METHOD(name, parameters, arguments) \
+    void name parameters override {                            \
+        if (!measuring_) cpu::name(parallel_, GPUPRIM_UNPARENTHESIZED arguments); \
     }
-
-    void histogram(const HistogramRequest &request) override {
-        if (!measuring_) cpu::histogram(parallel_, request);
-    }
+    GPUPRIM_PLAIN_BACKEND_CALLS(GPUPRIM_DEFINE_CPU_METHOD)
+#undef GPUPRIM_DEFINE_CPU_METHOD
 
     void merge(const MergeRequest &request) override {
         if (!measuring_) cpu::merge_two(parallel_, request);

@@ -10,7 +10,7 @@
 // run whole rows in parallel, each counted on one thread straight into its
 // own counts; fewer long rows run one after another, each cut into pieces
 // as above. Either way a row's counts are the flat call's on that row.
-#include "cpu/histogram.h"
+#include "cpu/plain_calls.h"
 
 #include "core/dtype.h"
 #include "core/error.h"
@@ -183,6 +183,8 @@ void histogram_typed(Parallel &parallel, const HistogramRequest &request) {
 
 }  // namespace
 
+// counts[b] = the number of the request's elements in bin b
+// (core/backend.h HistogramRequest; core/histogram_bins.h the bins).
 void histogram(Parallel &parallel, const HistogramRequest &request) {
     if (request.count_bytes != 4 && request.count_bytes != 8)
         fail(GPUPRIM_ERROR_INTERNAL, "histogram: %u-byte counts", request.count_bytes);

@@ -10,7 +10,7 @@
 // O(log distance), so sorted queries cost about one walk over the keys they
 // span. Otherwise each query is a binary search over all keys. Either way the
 // answer is the one bound the rule defines: the same for any thread count.
-#include "cpu/search.h"
+#include "cpu/plain_calls.h"
 
 #include "core/dtype.h"
 #include "core/error.h"
@@ -99,6 +99,8 @@ void search_side(Parallel &parallel, const SearchRequest &request) {
 
 }  // namespace
 
+// For each query of request, its lower or upper bound among the sorted keys
+// (core/backend.h SearchRequest).
 void searchsorted(Parallel &parallel, const SearchRequest &request) {
     if (request.index_bytes != 4 && request.index_bytes != 8)
         fail(GPUPRIM_ERROR_INTERNAL, "searchsorted: %u-byte indices", request.index_bytes);

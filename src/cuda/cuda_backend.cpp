@@ -10,12 +10,10 @@
 #include "cuda/engine/reserve_first.h"
 #include "cuda/engine/segment_check.h"
 #include "cuda/group_by/group_by.h"
-#include "cuda/histogram/histogram.h"
 #include "cuda/merge/merge.h"
 #include "cuda/reduce/reduce.h"
 #include "cuda/reduce_by_key/reduce_by_key.h"
 #include "cuda/scan/scan.h"
-#include "cuda/search/search.h"
 #include "cuda/select/select.h"
 #include "cuda/segmented_scan/segmented_scan.h"
 #include "cuda/segmented_sort/segmented_sort.h"
@@ -31,6 +29,14 @@
 
 namespace gpuprim {
 namespace cuda {
+
+// The drivers of the calls of core/backend_calls.h, each its primitive's
+// front door (<primitive>/<primitive>.h declares the same): declared from
+// the list, so that a new one needs no include here.
+#define GPUPRIM_DECLARE_CUDA_CALL(name, parameters, arguments) \
+    void name(const DeviceEnv &env, GPUPRIM_UNPARENTHESIZED parameters);
+GPUPRIM_PLAIN_BACKEND_CALLS(GPUPRIM_DECLARE_CUDA_CALL)
+#undef GPUPRIM_DECLARE_CUDA_CALL
 
 namespace {
 
@@ -343,15 +349,14 @@ public:
         finish_host_result(index, sizeof(uint64_t), "argreduce (cudaStreamSynchronize)");
     }
 
-    void searchsorted(const SearchRequest &request) override {
-        DeviceScope scope(env_.device_ordinal);
-        cuda::searchsorted(call_env(), request);
+    // The calls of core/backend_calls.h.
+#define GPUPRIM_DEFINE_CUDA_METHOD(name, parameters, arguments)                    \
+    void name parameters override {                                                 \
+        DeviceScope scope(env_.device_ordinal);                                     \
+        cuda::name(call_env(), GPUPRIM_UNPARENTHESIZED arguments);                  \
     }
-
-    void histogram(const HistogramRequest &request) override {
-        DeviceScope scope(env_.device_ordinal);
-        cuda::histogram(call_env(), request);
-    }
+    GPUPRIM_PLAIN_BACKEND_CALLS(GPUPRIM_DEFINE_CUDA_METHOD)
+#undef GPUPRIM_DEFINE_CUDA_METHOD
 
     void scan(gpuprim_op_t op, gpuprim_scan_kind_t kind, gpuprim_dtype_t dtype, const void *input,
               void *output, uint64_t count, const void *initial) override {

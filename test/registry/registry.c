@@ -7,7 +7,8 @@
 
 tc_state_t tc; /* the program's test state, shared with the cases (test_common.h) */
 
-/* The cases of registry_cases.h, declared, then listed. */
+/* The cases of registry_cases.h (written by test/CMakeLists.txt, one line
+ * per registry/<name>_case.c), declared, then listed. */
 #define TR_CASE(name) extern const tr_case_t tr_##name##_case;
 #include "registry_cases.h"
 #undef TR_CASE
@@ -147,20 +148,34 @@ void tr_unmake(const tr_call_t *call, gpuprim_context_t ctx, tr_made_t *made) {
 
 void tr_run_with(const tr_call_t *call, gpuprim_context_t ctx, gpuprim_context_t call_ctx, tr_result_t *result) {
     tr_made_t made;
-    int i;
     memset(result, 0, sizeof *result);
     tr_make(call, ctx, &made);
     result->status = tr_invoke(call, call_ctx, &made, result->scalar);
     if (result->status != GPUPRIM_SUCCESS)
         snprintf(result->message, sizeof result->message, "%s", gpuprim_context_last_error(call_ctx));
+    tr_read_back(call, ctx, &made, result);
+    tr_unmake(call, ctx, &made);
+}
+
+void tr_read_back(const tr_call_t *call, gpuprim_context_t ctx, const tr_made_t *made, tr_result_t *result) {
+    int i;
     for (i = 0; i < TR_MAX_ARGS; ++i) {
         const tr_arg_t *a = &call->arg[i];
         if (a->used && a->read_back) {
+            free(result->out[i]);
             result->out[i] = (unsigned char *)tc_xmalloc((size_t)a->count * tc_size(a->dtype) + 16);
-            if (a->count) REQUIRE_OK(gpuprim_buffer_download(ctx, made.b[i], 0, result->out[i], a->count));
+            if (a->count) REQUIRE_OK(gpuprim_buffer_download(ctx, made->b[i], 0, result->out[i], a->count));
         }
     }
-    tr_unmake(call, ctx, &made);
+}
+
+void tr_refill(const tr_call_t *call, gpuprim_context_t ctx, const tr_made_t *made) {
+    int i;
+    for (i = 0; i < TR_MAX_ARGS; ++i) {
+        const tr_arg_t *a = &call->arg[i];
+        if (a->used && a->same_as < 0 && a->count)
+            REQUIRE_OK(gpuprim_buffer_upload(ctx, made->b[i], 0, a->host, a->count));
+    }
 }
 
 void tr_result_free(tr_result_t *result) {

@@ -136,6 +136,11 @@ typedef struct tr_made {
 void tr_make(const tr_call_t *call, gpuprim_context_t ctx, tr_made_t *made);
 gpuprim_status_t tr_invoke(const tr_call_t *call, gpuprim_context_t call_ctx, const tr_made_t *made, void *scalar);
 void tr_unmake(const tr_call_t *call, gpuprim_context_t ctx, tr_made_t *made);
+/* Between the steps: every read-back argument downloaded into result->out
+ * (what was there before freed), and every argument's buffer given its
+ * initial contents again (inputs as made, outputs poisoned as made). */
+void tr_read_back(const tr_call_t *call, gpuprim_context_t ctx, const tr_made_t *made, tr_result_t *result);
+void tr_refill(const tr_call_t *call, gpuprim_context_t ctx, const tr_made_t *made);
 
 /* Runs the call on ctx: buffers made and filled, invoke, outputs read back,
  * buffers destroyed. The status is in result->status, the message of a

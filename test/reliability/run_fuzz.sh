@@ -87,11 +87,17 @@ compile test/reliability/fuzz_api.cpp "$build/obj/fuzz_api.o" "$clangxx" -std=c+
 pids+=($!)
 # The registry's target (fuzz_registry.cpp): the test registry's cases
 # compiled in, each case fuzzed without code of its own.
+# Its table, written as test/CMakeLists.txt writes it: one TR_CASE line per
+# case file, in the C locale's order.
+mkdir -p "$build/registry_table"
+for source in $(LC_ALL=C ls test/registry/*_case.c); do
+  echo "TR_CASE($(basename "$source" _case.c))"
+done > "$build/registry_table/registry_cases.h"
 registry_objects=()
 for source in test/registry/*.c; do
   object="$build/obj/$(echo "$source" | tr / _).o"
   registry_objects+=("$object")
-  compile "$source" "$object" "$clang" -std=c99 $common $library_flags &
+  compile "$source" "$object" "$clang" -std=c99 $common $library_flags -I"$build/registry_table" &
   pids+=($!)
   if [ ${#pids[@]} -ge "$jobs" ]; then wait "${pids[0]}" || verdict "FAILED (build)" 1; pids=("${pids[@]:1}"); fi
 done
