@@ -596,6 +596,53 @@ static inline void tc_reference_merge_permutation(gpuprim_dtype_t d, const void 
     }
 }
 
+/* gpuprim_adjacent_difference's element i, written from the header: x[0]
+ * at i = 0, else x[i] - x[i - 1]: integers wrapped to the width; F32 and
+ * F64 one IEEE subtraction (C's float and double arithmetic, rounding to
+ * nearest); F16 and BF16 both widened to f32 exactly, subtracted in f32 and
+ * rounded once (tc_round_half); any NaN result the canonical quiet NaN. */
+static inline uint64_t tc_reference_difference_at(gpuprim_dtype_t d, const void *x, uint64_t i) {
+    const uint64_t a = tc_get(d, x, i);
+    uint64_t b;
+    if (i == 0) return a;
+    b = tc_get(d, x, i - 1);
+    switch (d) {
+    case GPUPRIM_DTYPE_F16:
+    case GPUPRIM_DTYPE_BF16: {
+        const float difference = (float)tc_value(d, a) - (float)tc_value(d, b);
+        return tc_round_half(d, (long double)difference);
+    }
+    case GPUPRIM_DTYPE_F32: {
+        const uint32_t ua = (uint32_t)a, ub = (uint32_t)b;
+        float fa, fb, difference;
+        uint32_t bits;
+        memcpy(&fa, &ua, 4);
+        memcpy(&fb, &ub, 4);
+        difference = fa - fb;
+        if (difference != difference) return tc_canonical_nan(d);
+        memcpy(&bits, &difference, 4);
+        return bits;
+    }
+    case GPUPRIM_DTYPE_F64: {
+        double fa, fb, difference;
+        uint64_t bits;
+        memcpy(&fa, &a, 8);
+        memcpy(&fb, &b, 8);
+        difference = fa - fb;
+        if (difference != difference) return tc_canonical_nan(d);
+        memcpy(&bits, &difference, 8);
+        return bits;
+    }
+    default: return (a - b) & tc_mask(d);
+    }
+}
+
+/* The whole reference: out[i] for i < n. */
+static inline void tc_reference_adjacent_difference(gpuprim_dtype_t d, const void *x, uint64_t n, void *out) {
+    uint64_t i;
+    for (i = 0; i < n; ++i) tc_set(d, out, i, tc_reference_difference_at(d, x, i));
+}
+
 /* gpuprim_argreduce (numpy's argmin / argmax on the flat array), element by
  * element from the header: a NaN ends the search at its position (both ops);
  * otherwise the first strictly lesser (MIN) or greater (MAX) value in the

@@ -103,7 +103,8 @@
  *   in any release, patch releases included; use them only when you can
  *   rebuild against each release. New functions start there and move to
  *   the stable part in a later minor release. Experimental now (added after
- *   0.2.0): argmin/argmax (gpuprim_argreduce), searchsorted
+ *   0.2.0): argmin/argmax (gpuprim_argreduce), adjacent differences
+ *   (gpuprim_adjacent_difference), searchsorted
  *   (gpuprim_searchsorted, per row gpuprim_searchsorted_rows), histograms (gpuprim_histogram_even,
  *   gpuprim_histogram_range, gpuprim_bincount; per row gpuprim_histogram_even_rows,
  *   gpuprim_histogram_range_rows, gpuprim_bincount_rows), the merge of sorted runs
@@ -1042,6 +1043,44 @@ GPUPRIM_API gpuprim_status_t gpuprim_merge(gpuprim_context_t context, gpuprim_bu
                                            gpuprim_buffer_t values_a, gpuprim_buffer_t keys_b,
                                            gpuprim_buffer_t values_b, gpuprim_buffer_t keys_out,
                                            gpuprim_buffer_t values_out, gpuprim_order_t order);
+
+/* ------------------------------------------------------------------------ */
+/* Adjacent differences                                                      */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * The difference of each element and the one before it: output[0] =
+ * input[0] and output[i] = input[i] - input[i - 1] for 0 < i < count
+ * (CUB's DeviceAdjacentDifference::SubtractLeftCopy; numpy's
+ * np.diff(input, prepend=0), and np.diff(input) is output[1:]). It undoes
+ * an inclusive SUM scan: gpuprim_scan(SUM, INCLUSIVE) of output gives input
+ * back, exactly for integers (delta encoding and decoding). output[0] is
+ * input[0]'s bits (a NaN there keeps its payload).
+ * - Integers wrap modulo 2^bits in their dtype (signed ones as two's
+ *   complement), as numpy's do.
+ * - F32, F64: one IEEE subtraction in the dtype, rounded to nearest even.
+ *   F16, BF16: both elements widened to f32 (exactly), subtracted in f32 and
+ *   rounded once to the dtype (numpy's float16 rule; the same bits as one
+ *   IEEE subtraction in the dtype, as f32 has more than twice the
+ *   significand bits plus two). A NaN result (inf - inf, a NaN element) is
+ *   the canonical quiet NaN (positive, payload 0), as float sums give;
+ *   subnormals are kept (no flush to zero).
+ * The result does not depend on the backend, the device, cpu_threads or
+ * how the work is cut. Stream-ordered.
+ * input: any dtype, any count (0: nothing is done).
+ * output: input's dtype and count; it may be input (in place: the same
+ *   buffer or the same memory), or must not overlap it.
+ * Errors: NULL_POINTER, INVALID_HANDLE, CONTEXT_MISMATCH, DTYPE_MISMATCH,
+ * SIZE_MISMATCH, INVALID_ARGUMENT (output overlaps input without being in
+ * place), DEVICE, OUT_OF_MEMORY. On failure output is left as it was.
+ * Workspace: none out of place. In place (the elements before each piece,
+ * copied before any piece is written over): CUDA one element per chunk of
+ * 512 (1- and 2-byte dtypes), 256 (4-byte) or 128 (8-byte) elements, at
+ * most 1/128 of input's bytes, from the context's workspace; CPU one
+ * element per 2^16, from the heap.
+ */
+GPUPRIM_API gpuprim_status_t gpuprim_adjacent_difference(gpuprim_context_t context, gpuprim_buffer_t input,
+                                                         gpuprim_buffer_t output);
 
 /* ------------------------------------------------------------------------ */
 /* Histograms                                                                */

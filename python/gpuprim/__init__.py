@@ -12,6 +12,10 @@ than 64 bits, widened first: below).
 Flat positions: ``argmin``/``argmax`` (numpy's ``np.argmin``/``np.argmax``
 on the flattened array; experimental) return a Python int.
 
+Adjacent differences (experimental; 1-D): ``adjacent_difference`` (each
+element minus the one before it, the first kept: ``np.diff(x, prepend=0)``,
+the inverse of ``cumsum``).
+
 Select and runs (experimental; 1-D): ``select`` (``x[mask]``, ``x[x < v]``
 and the other comparisons, with values and positions), ``compress``,
 ``flatnonzero``, ``nonzero``, ``stable_partition``, ``unique``
@@ -117,7 +121,8 @@ _fast_sort, _fast_argsort, _fast_topk, _fast_reduce = (
     _LIB.fast_sort, _LIB.fast_argsort, _LIB.fast_topk, _LIB.fast_reduce)
 _OP_SUM, _OP_MIN, _OP_MAX = _LIB.OP_SUM, _LIB.OP_MIN, _LIB.OP_MAX
 
-__all__ = ["sort", "sort_by_key", "argsort", "topk", "cumsum", "scan", "sum", "min", "max", "argmin", "argmax", "dot",
+__all__ = ["sort", "sort_by_key", "argsort", "topk", "cumsum", "scan", "adjacent_difference", "sum", "min", "max",
+           "argmin", "argmax", "dot",
            "segment_sort", "segment_argsort", "segment_topk", "segment_cumsum", "segment_scan", "segment_sum",
            "segment_min", "segment_max", "searchsorted", "histogram", "bincount", "merge", "select", "compress", "flatnonzero", "nonzero",
            "stable_partition", "unique", "unique_consecutive", "run_length_encode", "reduce_by_key",
@@ -304,6 +309,7 @@ def topk(x: Array, k: int, /, *, largest: bool = True, axis: Optional[int] = -1,
 
 
 scan = _module_function(Context.scan)
+adjacent_difference = _module_function(Context.adjacent_difference)
 
 
 def cumsum(x: Array, *, axis: Optional[int] = None, exclusive: bool = False,

@@ -956,6 +956,38 @@ class Context:
         return self._reduce([left, right], LIB.gpuprim_dot, LIB.gpuprim_dot_to_buffer)
 
 
+    # -- adjacent differences (experimental) ----------------------------------
+    def adjacent_difference(self, x: Array, /, *, out: Optional[Array] = None) -> Array:
+        """The difference of each element of the 1-D x and the one before
+        it: result[0] = x[0], result[i] = x[i] - x[i - 1] (numpy's
+        np.diff(x, prepend=0); np.diff(x) is the result's [1:]), in x's
+        dtype, of x's kind and device; out may be x (in place). Integers
+        wrap, as numpy's do; float16 and bfloat16 subtract in float32 and
+        round once (numpy's rule); a NaN result is the canonical quiet NaN.
+        It undoes cumsum: cumsum(result, dtype=x.dtype) gives x back
+        (exactly for integers). bool arrays raise TypeError (numpy's diff of
+        bools is x[1:] != x[:-1], not a subtraction).
+
+        Example::
+
+            >>> gpuprim.adjacent_difference(np.array([3, 1, 4, 1, 5]))
+            array([ 3, -2,  3, -3,  4])
+        """
+        source = _one_dimensional(_arrays.describe(x, "x"), "x")
+        if source.dtype_name == "bool":
+            raise TypeError("gpuprim: adjacent_difference does not take bool arrays (numpy's diff of bools "
+                            "is x[1:] != x[:-1]); pass x.astype(...) of a number dtype")
+        target = self._output(source, out, "out")
+        if out is not None and _partly_overlap(target, source):
+            # out partly over x: the library refuses the overlap; numpy reads
+            # x first. Into a copy of out, then copied back.
+            staged = out.clone() if target.kind == "torch" else out.copy()
+            self.adjacent_difference(x, out=staged)
+            out[...] = staged
+            return out
+        self._run([(source, True), (target, False)], lambda c, i, o: LIB.gpuprim_adjacent_difference(c, i, o))
+        return target.obj
+
     # -- search, histograms, merge (experimental: issue 38) -----------------
     def searchsorted(self, a: Array, v: Array, /, *, side: str = "left", descending: bool = False,
                      dtype: Any = "int64") -> Array:

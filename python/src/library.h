@@ -27,6 +27,7 @@ namespace gpuprim_ext {
     CORE(context_reserve_workspace) CORE(context_set_offsets_check) CORE(context_check_deferred)        \
     CORE(context_begin_workspace_query) CORE(buffer_destroy) CORE(buffer_upload) CORE(buffer_download) \
     CORE(reduce) CORE(reduce_to_buffer) CORE(dot) CORE(dot_to_buffer) CORE(scan) CORE(sort) CORE(topk)  \
+    CORE(adjacent_difference)                                                                           \
     DISTRIBUTED(context_attach_communicator) DISTRIBUTED(context_detach_communicator)                  \
     DISTRIBUTED(distributed_reduce) DISTRIBUTED(distributed_scan) DISTRIBUTED(distributed_topk)        \
     CORE(searchsorted) CORE(searchsorted_rows) CORE(histogram_even) CORE(histogram_range)             \

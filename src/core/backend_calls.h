@@ -22,4 +22,9 @@
     /* stream-ordered on CUDA.                                                                        */ \
     X(searchsorted, (const SearchRequest &request), (request))                                            \
     /* Counts of the input's elements in bins (HistogramRequest); stream-ordered on CUDA.             */ \
-    X(histogram, (const HistogramRequest &request), (request))
+    X(histogram, (const HistogramRequest &request), (request))                                            \
+    /* output[0] = input[0], output[i] = input[i] - input[i - 1] (core/ops.h DifferenceOp: integers   */ \
+    /* wrap, f16/bf16 in f32 rounded once) for count >= 1 elements; output is input (in place) or     */ \
+    /* lies apart from it.                                                                            */ \
+    X(adjacent_difference, (gpuprim_dtype_t dtype, const void *input, void *output, uint64_t count),      \
+      (dtype, input, output, count))

@@ -6,7 +6,8 @@
 //   NaNs the larger bit pattern wins, so the result does not depend on the
 //   order of combination) and -0.0 < +0.0;
 // - DOT multiplies with fma for floats;
-// - float SUM and DOT give the canonical quiet NaN for any NaN result.
+// - float SUM and DOT (and the adjacent difference) give the canonical
+//   quiet NaN for any NaN result.
 // Every operator here is associative and commutative except float SUM/DOT,
 // which callers combine in a fixed order to stay deterministic.
 #pragma once
@@ -69,6 +70,25 @@ struct SumOp {
             return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
         } else {
             return canonical_nan_if_nan(a + b);
+        }
+    }
+};
+
+// An element minus the one before it (gpuprim_adjacent_difference):
+// integers wrap (computed in the unsigned type: no signed overflow UB);
+// floats one IEEE subtraction, f16/bf16 in f32 rounded once; any NaN result
+// the canonical quiet NaN, as float sums give (which NaN x - y returns
+// differs between CPUs and GPUs), so both backends write the same bits.
+template <typename T>
+struct DifferenceOp {
+    GPUPRIM_HD T operator()(T x, T previous) const {
+        if constexpr (std::is_integral_v<T>) {
+            using U = std::make_unsigned_t<T>;
+            return static_cast<T>(static_cast<U>(static_cast<U>(x) - static_cast<U>(previous)));
+        } else if constexpr (kIsHalf<T>) {
+            return round_to<T>(canonical_nan_if_nan(widen(x) - widen(previous)));
+        } else {
+            return canonical_nan_if_nan(x - previous);
         }
     }
 };

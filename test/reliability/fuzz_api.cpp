@@ -102,6 +102,7 @@ constexpr Codes kDocReduce = kContextCodes | kMismatch | kEnum | kDevice | kOom;
 constexpr Codes kDocReduceToBuffer = kDocReduce | kDtype | kSize | kArg;
 constexpr Codes kDocDot = kDocReduce | kDtype | kSize | kArg;
 constexpr Codes kDocScan = kContextCodes | kMismatch | kEnum | kDtype | kSize | kArg | kDevice | kOom;
+constexpr Codes kDocAdjacentDifference = kContextCodes | kMismatch | kDtype | kSize | kArg | kDevice | kOom;
 constexpr Codes kDocSort = kDocScan;
 constexpr Codes kDocSortWithOptions = kDocSort;  // plus INVALID_ARGUMENT (options), INVALID_ENUM (order)
 constexpr Codes kDocArgsort = kDocSort;
@@ -532,7 +533,8 @@ public:
             case 9: op_reduce_to_buffer(in); break;
             case 10: op_dot(in); break;
             case 11: op_dot_to_buffer(in); break;
-            case 12: case 13: op_scan(in); break;
+            case 12: op_scan(in); break;
+            case 13: op_adjacent_difference(in); break;
             case 14: case 15: op_sort(in); break;
             case 16: op_get_info(in); break;
             case 17: op_context_queries(in); break;
@@ -1973,6 +1975,36 @@ private:
         if (status != GPUPRIM_SUCCESS) return;
         scan_reference(op, kind == GPUPRIM_SCAN_EXCLUSIVE, bi->dtype, before, whole(bi->count), context.handle,
                        output, *bo);
+    }
+
+    // gpuprim_adjacent_difference: the output the input itself (in place:
+    // the same handle, or another on the same memory) or apart from it, of
+    // one dtype and count; the model takes the header's differences
+    // (test_common.h tc_reference_adjacent_difference) of the input as it
+    // was.
+    void op_adjacent_difference(Input &in) {
+        ContextArg context = draw_context(in);
+        gpuprim_buffer_t input = draw_buffer(in, context.slot);
+        gpuprim_buffer_t output = in.u8() < 64 ? input : draw_buffer(in, context.slot);
+        Buffer *bi = nullptr, *bo = nullptr;
+        Expect expect;
+        if (context.slot < 0) {
+            expect.must = context.error;
+        } else {
+            expect.must |= resolve(context.slot, input, &bi);
+            expect.must |= resolve(context.slot, output, &bo);
+            if (bi && bo) {
+                if (bi->dtype != bo->dtype) expect.must |= kDtype;
+                if (bi->count != bo->count) expect.must |= kSize;
+                if (forbidden_alias(*bi, *bo, true)) expect.must |= kArg;
+            }
+        }
+        std::vector<uint8_t> before;
+        if (bi) before.assign(contents(*bi), contents(*bi) + bi->bytes());
+        gpuprim_status_t status = gpuprim_adjacent_difference(context.handle, input, output);
+        check_status("gpuprim_adjacent_difference", kDocAdjacentDifference, expect, status, &context);
+        if (status != GPUPRIM_SUCCESS) return;
+        tc_reference_adjacent_difference(gpuprim_dtype_t(bi->dtype), before.data(), bi->count, contents(*bo));
     }
 
     // Checks (float sums) or computes the scan of each span of `before` and

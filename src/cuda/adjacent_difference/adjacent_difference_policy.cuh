@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: Apache-2.0
+// Per-architecture shape of the adjacent-difference kernel
+// (src/cuda/adjacent_difference/). Not yet measured on a GPU:
+// docs/tuning/adjacent_difference.md keeps the record and the leads.
+#pragma once
+
+#include "cuda/util/code_arch.h"
+
+#include <cstdint>
+
+namespace gpuprim::cuda {
+
+// Compile-time part, the same for every architecture, so the kernel is
+// instantiated once per dtype.
+// Threads per block.
+constexpr int kDifferenceBlockThreads = 256;
+// Elements a thread carries: 32 bytes of loads in flight a thread (two
+// 16-byte vectors' worth), warp-striped, so each load instruction of a warp
+// reads 32 consecutive elements.
+template <typename T>
+constexpr int kDifferenceItemsFor = sizeof(T) >= 8 ? 4 : sizeof(T) == 4 ? 8 : 16;
+
+struct AdjacentDifferenceTuning {
+    // The grid is at most sm_count * blocks_per_sm blocks, each warp taking
+    // chunks of 32 * items elements round robin past that.
+    int blocks_per_sm;
+};
+
+// Hopper (sm_90): 8 blocks of 256 threads fill an SM's 2,048 threads; not
+// measured yet.
+struct AdjacentDifferenceTuningSm90 {
+    static AdjacentDifferenceTuning tuning() { return {8}; }
+};
+
+// Ampere/Ada (sm_80 code): the same; not measured.
+struct AdjacentDifferenceTuningSm80 {
+    static AdjacentDifferenceTuning tuning() { return {8}; }
+};
+
+// Newer than Hopper: Hopper's until measured.
+using AdjacentDifferenceTuningNewer = AdjacentDifferenceTuningSm90;
+
+// The adjacent difference's tuning for the device code's architecture (code_arch.h).
+inline AdjacentDifferenceTuning adjacent_difference_tuning(int code_arch) {
+    return with_arch_tuning<AdjacentDifferenceTuningSm80, AdjacentDifferenceTuningSm90,
+                            AdjacentDifferenceTuningNewer>(code_arch,
+                                                           [](auto arch) { return decltype(arch)::tuning(); });
+}
+
+}  // namespace gpuprim::cuda
