@@ -30,7 +30,7 @@ BASE_BUILD=${BASE_BUILD:-build-ab-base}
 NEW_BUILD=${BUILD_DIR:-build-gpu}
 OUT=${OUT:-.ab/out}
 BENCHES="gpuprim_bench sort_matrix_bench segmented_bench topk_bench select_bench reduce_by_key_bench
-         search_bench merge_bench histogram_bench argreduce_bench"
+         search_bench merge_bench histogram_bench argreduce_bench adjacent_difference_bench"
 
 die() { echo "ab_gpu.sh: $*" >&2; exit 2; }
 

@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: Apache-2.0
+// gpuprim_adjacent_difference beside CUB's
+// DeviceAdjacentDifference::SubtractLeftCopy (out of place) and SubtractLeft
+// (in place), both stream-ordered.
+//
+//   adjacent_difference_bench [--quick] [--log2 N] [--csv FILE]
+//
+// Inputs: uniform random bits (integers) or values in [-1, 1) (floats).
+// Timing: CUDA events around one call, warm-up, median of 21; inputs rotate
+// over copies that together exceed L2; inputs of 1 MiB and less are also
+// timed batched (100 calls between events, divided). Every case is checked
+// once, bit for bit: our output against CUB's (the same subtraction; these
+// inputs hold no NaN, whose bits would differ).
+#include <gpuprim/gpuprim.h>
+
+#include <cub/device/device_adjacent_difference.cuh>
+#include <cub/version.cuh>
+#include <cuda/stream_ref>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "bench_util.h"
+
+namespace {
+
+using namespace gpuprim_bench;
+
+BenchSession session;  // set up by main
+cudaStream_t &stream = session.stream;
+gpuprim_context_t &ctx = session.ctx;
+FILE *&csv = session.csv;
+
+template <typename T>
+std::vector<T> make_input(uint64_t n, std::mt19937_64 &rng) {
+    std::vector<T> v(n);
+    for (auto &x : v) {
+        const uint64_t r = rng();
+        if constexpr (std::is_same_v<T, __half>) x = __double2half(double(r >> 11) * 0x1.0p-52 - 1.0);
+        else if constexpr (std::is_floating_point_v<T>) x = T(double(r >> 11) * 0x1.0p-52 - 1.0);
+        else std::memcpy(&x, &r, sizeof(T));
+    }
+    return v;
+}
+
+template <typename T>
+void run_case(const char *dtype_name, gpuprim_dtype_t dtype, uint64_t n, bool in_place) {
+    std::mt19937_64 rng(n * 31 + in_place);
+    const uint64_t bytes = n * sizeof(T);
+    // Copies that together pass the 50 MB L2 (at least 2), within 4 GiB.
+    const int copies = int(std::max<uint64_t>(2, std::min<uint64_t>(64, (120ull << 20) / std::max<uint64_t>(bytes, 1) + 1)));
+    const int used = 2 * bytes * copies > (4ull << 30) ? 2 : copies;
+    std::vector<std::unique_ptr<Device>> inputs, outputs;
+    std::vector<gpuprim_buffer_t> in_buffers, out_buffers;
+    std::vector<T> first_input;
+    for (int c = 0; c < used; ++c) {
+        const std::vector<T> host = make_input<T>(n, rng);
+        if (c == 0) first_input = host;
+        inputs.push_back(std::make_unique<Device>(bytes));
+        outputs.push_back(std::make_unique<Device>(bytes));
+        CHECK_CUDA(cudaMemcpy(inputs.back()->p, host.data(), bytes, cudaMemcpyHostToDevice));
+        in_buffers.push_back(wrap(ctx, dtype, inputs.back()->p, n));
+        out_buffers.push_back(in_place ? in_buffers.back() : wrap(ctx, dtype, outputs.back()->p, n));
+    }
+
+    size_t temp_bytes = 0;
+    auto cub_call = [&](void *temp, size_t &tb, int c) {
+        T *in = static_cast<T *>(inputs[c]->p);
+        if (in_place) return cub::DeviceAdjacentDifference::SubtractLeft(temp, tb, in, int64_t(n), ::cuda::std::minus<>{}, stream);
+        return cub::DeviceAdjacentDifference::SubtractLeftCopy(temp, tb, in, static_cast<T *>(outputs[c]->p), int64_t(n),
+                                                               ::cuda::std::minus<>{}, stream);
+    };
+    CHECK_CUDA(cub_call(nullptr, temp_bytes, 0));
+    Device temp(std::max<size_t>(temp_bytes, 1));
+
+    // The check, on copy 0 (then put back): ours, then CUB's, bit for bit.
+    std::vector<T> ours_out(n), cub_out(n);
+    CHECK_GP(ctx, gpuprim_adjacent_difference(ctx, in_buffers[0], out_buffers[0]));
+    CHECK_CUDA(cudaStreamSynchronize(stream));
+    CHECK_CUDA(cudaMemcpy(ours_out.data(), in_place ? inputs[0]->p : outputs[0]->p, bytes, cudaMemcpyDeviceToHost));
+    CHECK_CUDA(cudaMemcpy(inputs[0]->p, first_input.data(), bytes, cudaMemcpyHostToDevice));
+    size_t tb = temp_bytes;
+    CHECK_CUDA(cub_call(temp.p, tb, 0));
+    CHECK_CUDA(cudaStreamSynchronize(stream));
+    CHECK_CUDA(cudaMemcpy(cub_out.data(), in_place ? inputs[0]->p : outputs[0]->p, bytes, cudaMemcpyDeviceToHost));
+    const bool agree = std::memcmp(ours_out.data(), cub_out.data(), bytes) == 0;
+
+    // In place, each timed call works on the last one's output: the same
+    // bytes move, and the values do not matter to either side.
+    const bool batched = bytes <= (1u << 20);
+    const Timing ours = time_call(
+        stream, 21, [&](int c) { CHECK_GP(ctx, gpuprim_adjacent_difference(ctx, in_buffers[c], out_buffers[c])); },
+        used, batched);
+    const Timing cub = time_call(
+        stream, 21,
+        [&](int c) {
+            size_t t = temp_bytes;
+            CHECK_CUDA(cub_call(temp.p, t, c));
+        },
+        used, batched);
+    printf("%-12s %-4s 2^%-3d %10.1f %10.1f %6.2f", in_place ? "in place" : "out of place", dtype_name,
+           int(std::log2(double(n))), ours.single_us, cub.single_us, ours.single_us / cub.single_us);
+    if (batched) printf("  batched %7.2f %7.2f %5.2f", ours.batched_us, cub.batched_us, ours.batched_us / cub.batched_us);
+    printf("  %6.0f GB/s%s\n", 2.0 * bytes / ours.single_us / 1e3, agree ? "" : "  OUTPUT DIFFERS FROM CUB'S");
+    if (csv)
+        fprintf(csv, "%s,%s,%llu,%.3f,%.3f,%.3f,%.3f,%d\n", in_place ? "in_place" : "out_of_place", dtype_name,
+                (unsigned long long)n, ours.single_us, cub.single_us, ours.batched_us, cub.batched_us, agree);
+    fflush(stdout);
+    if (!agree) {
+        fprintf(stderr, "adjacent_difference_bench: %s %s 2^%d: ours differs from CUB's\n", dtype_name,
+                in_place ? "in place" : "out of place", int(std::log2(double(n))));
+        exit(1);
+    }
+    for (int c = 0; c < used; ++c) {
+        gpuprim_buffer_destroy(ctx, in_buffers[c]);
+        if (!in_place) gpuprim_buffer_destroy(ctx, out_buffers[c]);
+    }
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+    const char *columns = "call,dtype,n,ours_us,cub_us,ours_batched_us,cub_batched_us,agree";
+    if (const int status =
+            start_bench("adjacent_difference_bench", argc, argv, GPUPRIM_BENCH_CUB_VERSION, columns, session))
+        return status;
+    const std::vector<int> logs = session.quick ? std::vector<int>{10, 20, 24} : std::vector<int>{10, 16, 20, 24, 28};
+    for (int in_place = 0; in_place < 2; ++in_place)
+        for (int lg : logs) {
+            if (!session.runs(lg)) continue;
+            const uint64_t n = uint64_t(1) << lg;
+            run_case<uint8_t>("u8", GPUPRIM_DTYPE_U8, n, in_place);
+            run_case<__half>("f16", GPUPRIM_DTYPE_F16, n, in_place);
+            run_case<int32_t>("i32", GPUPRIM_DTYPE_I32, n, in_place);
+            run_case<float>("f32", GPUPRIM_DTYPE_F32, n, in_place);
+            run_case<uint64_t>("u64", GPUPRIM_DTYPE_U64, n, in_place);
+            run_case<double>("f64", GPUPRIM_DTYPE_F64, n, in_place);
+        }
+    finish_bench(session);
+    return 0;
+}
