@@ -80,6 +80,20 @@ struct FloatOfWidth<8> { using type = double; };
 
 template <typename T>
 constexpr bool kIsHalf = std::is_same_v<T, float16> || std::is_same_v<T, bfloat16>;
+
+// The type wrapping arithmetic runs on: integers as the unsigned type of
+// their width (a wrapping sum or difference has the same bits signed or
+// not, so kernels are instantiated by width), the rest as themselves.
+template <typename T, bool = std::is_integral_v<T>>
+struct WrappingOf {
+    using type = T;
+};
+template <typename T>
+struct WrappingOf<T, true> {
+    using type = std::make_unsigned_t<T>;
+};
+template <typename T>
+using wrapping_t = typename WrappingOf<T>::type;
 // Binary floats, the 16-bit storage formats included.
 template <typename T>
 constexpr bool kIsFloat = std::is_floating_point_v<T> || kIsHalf<T>;

@@ -1944,7 +1944,14 @@ private:
         Codes errors = 0;
         if (!in_range(op, 3)) errors |= kEnum;
         if (!in_range(kind, 2)) errors |= kEnum;
-        errors |= resolve(slot, input, bi);
+        return errors | in_place_operand_errors(slot, input, output, bi, bo);
+    }
+
+    // The errors of an input and an output of one dtype and count, the
+    // output the input itself or apart from it (scans, adjacent differences).
+    Codes in_place_operand_errors(int slot, gpuprim_buffer_t input, gpuprim_buffer_t output, Buffer **bi,
+                                  Buffer **bo) {
+        Codes errors = resolve(slot, input, bi);
         errors |= resolve(slot, output, bo);
         if (*bi && *bo) {
             if ((*bi)->dtype != (*bo)->dtype) errors |= kDtype;
@@ -1988,17 +1995,8 @@ private:
         gpuprim_buffer_t output = in.u8() < 64 ? input : draw_buffer(in, context.slot);
         Buffer *bi = nullptr, *bo = nullptr;
         Expect expect;
-        if (context.slot < 0) {
-            expect.must = context.error;
-        } else {
-            expect.must |= resolve(context.slot, input, &bi);
-            expect.must |= resolve(context.slot, output, &bo);
-            if (bi && bo) {
-                if (bi->dtype != bo->dtype) expect.must |= kDtype;
-                if (bi->count != bo->count) expect.must |= kSize;
-                if (forbidden_alias(*bi, *bo, true)) expect.must |= kArg;
-            }
-        }
+        if (context.slot < 0) expect.must = context.error;
+        else expect.must |= in_place_operand_errors(context.slot, input, output, &bi, &bo);
         std::vector<uint8_t> before;
         if (bi) before.assign(contents(*bi), contents(*bi) + bi->bytes());
         gpuprim_status_t status = gpuprim_adjacent_difference(context.handle, input, output);

@@ -57,19 +57,6 @@ void launch(const DeviceEnv &env, const AdjacentDifferenceTuning &tuning, const 
     check_launch("adjacent difference launch");
 }
 
-// The type a dtype's kernel runs on: integers by width (the unsigned type),
-// floats as themselves.
-template <typename T, bool = std::is_integral_v<T>>
-struct KernelElementOf {
-    using type = T;
-};
-template <typename T>
-struct KernelElementOf<T, true> {
-    using type = std::make_unsigned_t<T>;
-};
-template <typename T>
-using KernelElement = typename KernelElementOf<T>::type;
-
 }  // namespace difference_detail
 
 void adjacent_difference(const DeviceEnv &env, gpuprim_dtype_t dtype, const void *input, void *output,
@@ -77,7 +64,7 @@ void adjacent_difference(const DeviceEnv &env, gpuprim_dtype_t dtype, const void
     if (count == 0) fail(GPUPRIM_ERROR_INTERNAL, "adjacent difference: no elements (the API returns before)");
     const AdjacentDifferenceTuning tuning = adjacent_difference_tuning(env.code_arch);
     dispatch_dtype(dtype, [&](auto tag) {
-        using E = difference_detail::KernelElement<decltype(tag)>;
+        using E = wrapping_t<decltype(tag)>;  // integers by width
         difference_detail::launch<E>(env, tuning, static_cast<const E *>(input), static_cast<E *>(output), count);
     });
 }

@@ -58,19 +58,11 @@ void launch(const DeviceEnv &env, const ReduceTuning &tuning, const void *a, con
     check_launch(what);
 }
 
-// Wrapping arithmetic has the same bits signed or unsigned.
-template <typename T, bool = std::is_integral_v<T>>
-struct Wrap { using type = T; };
-template <typename T>
-struct Wrap<T, true> { using type = std::make_unsigned_t<T>; };
-template <typename T>
-using WrapType = typename Wrap<T>::type;
-
 inline void reduce_with(const DeviceEnv &env, const ReduceTuning &tuning, gpuprim_op_t op,
                         gpuprim_dtype_t dtype, const void *input, uint64_t count, void *result) {
     dispatch_dtype(dtype, [&](auto tag) {
         using T = decltype(tag);
-        using W = WrapType<T>;
+        using W = wrapping_t<T>;
         switch (op) {
         case GPUPRIM_OP_SUM: return launch<W, SumOpFor<W>, false>(env, tuning, input, nullptr, count, result);
         case GPUPRIM_OP_MIN: return launch<T, MinOpFor<T>, false>(env, tuning, input, nullptr, count, result);
@@ -83,7 +75,7 @@ inline void reduce_with(const DeviceEnv &env, const ReduceTuning &tuning, gpupri
 inline void dot_with(const DeviceEnv &env, const ReduceTuning &tuning, gpuprim_dtype_t dtype,
                      const void *a, const void *b, uint64_t count, void *result) {
     dispatch_dtype(dtype, [&](auto tag) {
-        using W = WrapType<decltype(tag)>;
+        using W = wrapping_t<decltype(tag)>;
         launch<W, SumOpFor<W>, true>(env, tuning, a, b, count, result);
     });
 }

@@ -60,17 +60,6 @@ struct RunOp {
     }
 };
 
-// The type a value dtype runs as: integers as the unsigned type of their
-// width, the rest as themselves.
-template <typename T, bool = std::is_integral_v<T>>
-struct RunValueOf {
-    using type = T;
-};
-template <typename T>
-struct RunValueOf<T, true> {
-    using type = std::make_unsigned_t<T>;
-};
-
 // Integer values run by width, so each key width compiles 8 integer
 // operators instead of 24: every integer SUM as unsigned (wrapping sums, and
 // the narrow dtypes' 32-bit running value cut back to the element, give the
@@ -80,7 +69,7 @@ template <typename F>
 void dispatch_run_op(gpuprim_dtype_t value_dtype, gpuprim_op_t op, const char *what, F &&f) {
     dispatch_dtype(value_dtype, [&](auto type) {
         using T = decltype(type);
-        using V = typename RunValueOf<T>::type;
+        using V = wrapping_t<T>;  // integers by width
         switch (op) {
         case GPUPRIM_OP_SUM: return f(RunOp<V, GPUPRIM_OP_SUM>{});
         case GPUPRIM_OP_MIN: return f(RunOp<V, GPUPRIM_OP_MIN>{});

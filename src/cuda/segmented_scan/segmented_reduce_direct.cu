@@ -232,22 +232,13 @@ struct Reduction {
     using Op = Operator;
 };
 
-template <typename T, bool = std::is_integral_v<T>>
-struct Wrap {
-    using type = T;
-};
-template <typename T>
-struct Wrap<T, true> {
-    using type = std::make_unsigned_t<T>;
-};
-
 // The dtype and op dispatch of both entry points. Integer SUM wraps: one
 // instantiation per width, on the unsigned type.
 template <typename Run>
 void dispatch_reduce(gpuprim_op_t op, gpuprim_dtype_t dtype, const Run &run) {
     dispatch_dtype(dtype, [&](auto zero) {
         using T = decltype(zero);
-        using W = typename Wrap<T>::type;
+        using W = wrapping_t<T>;
         switch (op) {
         case GPUPRIM_OP_SUM: return run(Reduction<W, SumOpFor<W>>{});
         case GPUPRIM_OP_MIN: return run(Reduction<T, MinOpFor<T>>{});
