@@ -7,13 +7,16 @@
 //
 // In place, the element before each piece is read before any piece runs
 // (a piece overwrites its own last element, which the next piece needs),
-// and each piece runs backwards, so it reads every element of its own
-// before writing over it.
+// and a piece goes through its elements in blocks of kInPlaceBlock, each
+// copied aside first and differenced from the copy, so the loop is the
+// out-of-place one (vectorized) and reads nothing it has written.
 #include "cpu/plain_calls.h"
 
 #include "core/dtype.h"
 #include "core/ops.h"
 
+#include <algorithm>
+#include <cstring>
 #include <memory>
 
 namespace gpuprim {
@@ -22,6 +25,7 @@ namespace {
 
 constexpr uint64_t kDifferencePiece = uint64_t(1) << 16;
 constexpr uint64_t kParallelDifferenceMin = uint64_t(1) << 17;
+constexpr uint64_t kInPlaceBlock = 1024;  // elements copied aside at a time (at most 8 KiB of stack)
 
 // Out of place: y[i] = x[i] - x[i - 1] for i in [begin, end) (y[0] = x[0]).
 template <typename T>
@@ -34,12 +38,21 @@ void difference_apart(const T *__restrict x, T *__restrict y, uint64_t begin, ui
     for (uint64_t i = begin; i < end; ++i) y[i] = op(x[i], x[i - 1]);
 }
 
-// In place over [begin, end): backwards, the element before begin given.
+// In place over [begin, end), the element before begin given (position 0
+// keeps its element): block by block through a copy on the stack.
 template <typename T>
 void difference_in_place(T *x, uint64_t begin, uint64_t end, T before) {
     const DifferenceOp<T> op;
-    for (uint64_t i = end - 1; i > begin; --i) x[i] = op(x[i], x[i - 1]);
-    if (begin > 0) x[begin] = op(x[begin], before);  // position 0 keeps its element
+    T block[kInPlaceBlock];
+    T previous = before;
+    for (uint64_t start = begin; start < end; start += kInPlaceBlock) {
+        const uint64_t length = std::min<uint64_t>(kInPlaceBlock, end - start);
+        std::memcpy(block, x + start, length * sizeof(T));
+        T *__restrict y = x + start;
+        y[0] = start == 0 ? block[0] : op(block[0], previous);
+        for (uint64_t j = 1; j < length; ++j) y[j] = op(block[j], block[j - 1]);
+        previous = block[length - 1];
+    }
 }
 
 template <typename T>
