@@ -841,7 +841,10 @@ GPUPRIM_API gpuprim_status_t gpuprim_context_reserve_workspace_sizes(gpuprim_con
  *   capture, run the same calls on the same shapes inside a workspace query
  *   and reserve its sizes held still (gpuprim_context_reserve_workspace_sizes
  *   with fix), or warm the calls up by running them once and then hold the
- *   workspace still. (gpuprim_context_reserve_workspace by bytes grows only
+ *   workspace still. (A warm-up takes what its data needed; a segmented
+ *   call on CSR offsets with its check deferred takes, while capturing,
+ *   what its offsets' bound may need, as a query reports: size those by a
+ *   query.) (gpuprim_context_reserve_workspace by bytes grows only
  *   the block most calls use; argsort without keys_out, group-by, top-k of
  *   rows past 8192 keys and segmented sorts also keep a second block, which
  *   a query's side_bytes or a warm-up sizes.) A workspace query may itself

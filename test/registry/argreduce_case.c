@@ -98,4 +98,5 @@ static int argreduce_reference(const tr_call_t *c, tr_result_t *want) {
 const tr_case_t tr_argreduce_case = {.name = "argreduce",
                                      .each = argreduce_each,
                                      .invoke = argreduce_invoke,
-                                     .reference = argreduce_reference};
+                                     .reference = argreduce_reference,
+                                     .host_results_only = 1};

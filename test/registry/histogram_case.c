@@ -191,4 +191,5 @@ const tr_case_t tr_histogram_case = {.name = "histogram",
                                      .each = histogram_each,
                                      .invoke = histogram_invoke,
                                      .reference = histogram_reference,
-                                     .ordered_args = 0x2};
+                                     .ordered_args = 0x2,
+                                     .host_args = 1u << 3};

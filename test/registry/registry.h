@@ -103,6 +103,14 @@ typedef struct tr_case {
      * fuzzer writes over one, the outputs are unspecified and it judges only
      * that nothing breaks (fuzz_registry.cpp). 0: none. */
     unsigned ordered_args;
+    /* The arguments (bit i: arg[i]) whose host contents invoke() passes by
+     * value instead of their buffer (select's comparison scalars, the even
+     * histogram's bounds): a CUDA graph captured the values of its capture,
+     * so test_graph_registry keeps them on a replay with new contents. */
+    unsigned host_args;
+    /* Every call returns its result to the host (argmin/argmax): CUDA graph
+     * capture refuses them all (test_graph_registry expects none captured). */
+    int host_results_only;
 } tr_case_t;
 
 /* The table (registry.c). */

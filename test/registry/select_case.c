@@ -216,4 +216,5 @@ static int select_reference(const tr_call_t *c, tr_result_t *want) {
 const tr_case_t tr_select_case = {.name = "select",
                                   .each = select_each,
                                   .invoke = select_invoke,
-                                  .reference = select_reference};
+                                  .reference = select_reference,
+                                  .host_args = 1u << 2};
