@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Per-architecture shape of the adjacent-difference kernel
-// (src/cuda/adjacent_difference/). Not yet measured on a GPU:
-// docs/tuning/adjacent_difference.md keeps the record and the leads.
+// (src/cuda/adjacent_difference/). Chosen without a GPU, not tuned yet:
+// docs/tuning/adjacent_difference.md keeps the first measurement and the
+// leads.
 #pragma once
 
 #include "cuda/util/code_arch.h"
@@ -27,7 +28,7 @@ struct AdjacentDifferenceTuning {
 };
 
 // Hopper (sm_90): 8 blocks of 256 threads fill an SM's 2,048 threads; not
-// measured yet.
+// tuned.
 struct AdjacentDifferenceTuningSm90 {
     static AdjacentDifferenceTuning tuning() { return {8}; }
 };
