@@ -138,8 +138,8 @@ public:
     }
 
     // The calls of core/backend_calls.h: none takes workspace.
-#define GPUPRIM_DEFINE_CPU_METHOD(name, parameters, arguments) \
-    void name parameters override {                            \
+#define GPUPRIM_DEFINE_CPU_METHOD(name, parameters, arguments)                  \
+    void name parameters override {                                             \
         if (!measuring_) cpu::name(parallel_, GPUPRIM_UNPARENTHESIZED arguments); \
     }
     GPUPRIM_PLAIN_BACKEND_CALLS(GPUPRIM_DEFINE_CPU_METHOD)

@@ -350,10 +350,10 @@ public:
     }
 
     // The calls of core/backend_calls.h.
-#define GPUPRIM_DEFINE_CUDA_METHOD(name, parameters, arguments)                    \
-    void name parameters override {                                                 \
-        DeviceScope scope(env_.device_ordinal);                                     \
-        cuda::name(call_env(), GPUPRIM_UNPARENTHESIZED arguments);                  \
+#define GPUPRIM_DEFINE_CUDA_METHOD(name, parameters, arguments)   \
+    void name parameters override {                              \
+        DeviceScope scope(env_.device_ordinal);                  \
+        cuda::name(call_env(), GPUPRIM_UNPARENTHESIZED arguments); \
     }
     GPUPRIM_PLAIN_BACKEND_CALLS(GPUPRIM_DEFINE_CUDA_METHOD)
 #undef GPUPRIM_DEFINE_CUDA_METHOD
