@@ -87,12 +87,8 @@ compile test/reliability/fuzz_api.cpp "$build/obj/fuzz_api.o" "$clangxx" -std=c+
 pids+=($!)
 # The registry's target (fuzz_registry.cpp): the test registry's cases
 # compiled in, each case fuzzed without code of its own.
-# Its table, written as test/CMakeLists.txt writes it: one TR_CASE line per
-# case file, in the C locale's order.
-mkdir -p "$build/registry_table"
-for source in $(LC_ALL=C ls test/registry/*_case.c); do
-  echo "TR_CASE($(basename "$source" _case.c))"
-done > "$build/registry_table/registry_cases.h"
+# Its table, written as test/CMakeLists.txt writes it.
+test/registry/write_table.sh "$build/registry_table"
 registry_objects=()
 for source in test/registry/*.c; do
   object="$build/obj/$(echo "$source" | tr / _).o"

@@ -116,9 +116,11 @@ for source in src/api/*.cpp src/core/*.cpp src/cpu/*.cpp src/dist/*.cpp src/comm
   if [ ${#pids[@]} -ge "$jobs" ]; then wait "${pids[0]}" || verdict "FAILED (TSan compile)" 1; pids=("${pids[@]:1}"); fi
 done
 for pid in "${pids[@]}"; do wait "$pid" || verdict "FAILED (TSan compile)" 1; done
-$cc_tsan -Iinclude -DGPUPRIM_STATIC_DEFINE -DGPUPRIM_EXPERIMENTAL_API test/reliability/test_concurrency.c test/registry/*.c "${objects[@]}" \
+# The test registry's table, as test/CMakeLists.txt writes it.
+test/registry/write_table.sh "$tsan_build/registry_table" || verdict "FAILED (the registry's table)" 1
+$cc_tsan -Iinclude -I"$tsan_build/registry_table" -DGPUPRIM_STATIC_DEFINE -DGPUPRIM_EXPERIMENTAL_API test/reliability/test_concurrency.c test/registry/*.c "${objects[@]}" \
   "${engine_libs[@]}" -lstdc++ -lm -lpthread -o "$tsan_build/rel_concurrency_tsan" || verdict "FAILED (TSan link)" 1
-$cc_tsan -Iinclude -DGPUPRIM_STATIC_DEFINE -DGPUPRIM_EXPERIMENTAL_API test/test_cpu_threads.c test/registry/*.c "${objects[@]}" \
+$cc_tsan -Iinclude -I"$tsan_build/registry_table" -DGPUPRIM_STATIC_DEFINE -DGPUPRIM_EXPERIMENTAL_API test/test_cpu_threads.c test/registry/*.c "${objects[@]}" \
   "${engine_libs[@]}" -lstdc++ -lm -lpthread -o "$tsan_build/test_cpu_threads_tsan" || verdict "FAILED (TSan link)" 1
 TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1" "$tsan_build/rel_concurrency_tsan" 8 3 \
   || verdict "FAILED (ThreadSanitizer: test_concurrency)" 1
