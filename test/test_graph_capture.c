@@ -69,6 +69,8 @@
 
 #include <cuda_runtime.h>
 
+#include "cuda_checks.h"
+
 static gpuprim_context_t ctx;
 static cudaStream_t stream; /* the context's, from gpuprim_context_get_stream */
 static int32_t ordinal;
@@ -77,24 +79,7 @@ static int32_t ordinal;
 /* CUDA calls and the capture                                               */
 /* ------------------------------------------------------------------------ */
 
-#define CUDA_OK(call) cuda_ok((call), #call, __FILE__, __LINE__)
-static int cuda_ok(cudaError_t result, const char *what, const char *file, int line) {
-    TC_COUNT(tc.checks);
-    if (result == cudaSuccess) return 1;
-    tc_fail(file, line, "%s returned %d (%s: %s)", what, (int)result, cudaGetErrorName(result),
-            cudaGetErrorString(result));
-    (void)cudaGetLastError(); /* not sticky: the next check sees its own result */
-    return 0;
-}
-
-/* 1 when s is capturing (an active capture), 0 when not, -1 when the
- * capture was invalidated or the query failed. */
-static int capture_state(cudaStream_t s) {
-    enum cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
-    if (!CUDA_OK(cudaStreamIsCapturing(s, &status))) return -1;
-    return status == cudaStreamCaptureStatusActive ? 1 : status == cudaStreamCaptureStatusNone ? 0 : -1;
-}
-
+/* CUDA_OK and capture_state: cuda_checks.h. */
 static void begin_capture(cudaStream_t s) {
     CUDA_OK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal));
     CHECKF(capture_state(s) == 1, "the stream is not capturing after cudaStreamBeginCapture");

@@ -34,28 +34,14 @@
 
 #include <cuda_runtime.h>
 
+#include "cuda_checks.h"
+
 typedef struct {
     gpuprim_context_t cuda, cpu;
     cudaStream_t stream;
     long calls, captured, refused, replayed_on_new_data, not_expected_to_succeed;
     long case_captured; /* captured calls of the case running now */
 } graph_run_t;
-
-#define CUDA_OK(call) cuda_ok((call), #call, __FILE__, __LINE__)
-static int cuda_ok(cudaError_t result, const char *what, const char *file, int line) {
-    TC_COUNT(tc.checks);
-    if (result == cudaSuccess) return 1;
-    tc_fail(file, line, "%s returned %d (%s: %s)", what, (int)result, cudaGetErrorName(result),
-            cudaGetErrorString(result));
-    (void)cudaGetLastError(); /* not sticky: the next check sees its own result */
-    return 0;
-}
-
-static int capturing(cudaStream_t s) {
-    enum cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
-    if (!CUDA_OK(cudaStreamIsCapturing(s, &status))) return -1;
-    return status == cudaStreamCaptureStatusActive ? 1 : status == cudaStreamCaptureStatusNone ? 0 : -1;
-}
 
 static uint64_t workspace_bytes(gpuprim_context_t ctx) {
     uint64_t bytes = 0;
@@ -158,7 +144,7 @@ static void graph_visit(const tr_call_t *call, void *user) {
     tr_refill(call, run->cuda, &made);
     if (!CUDA_OK(cudaStreamBeginCapture(run->stream, cudaStreamCaptureModeGlobal))) goto done;
     status = tr_invoke(call, run->cuda, &made, scalar);
-    CHECKF(capturing(run->stream) == 1, "the capture is no longer active after the call (status %d)", (int)status);
+    CHECKF(capture_state(run->stream) == 1, "the capture is no longer active after the call (status %d)", (int)status);
     CUDA_OK(cudaStreamEndCapture(run->stream, &graph));
     if (graph) CUDA_OK(cudaGraphGetNodes(graph, NULL, &nodes));
     tr_read_back(call, run->cuda, &made, &during);
