@@ -120,6 +120,7 @@ static void graph_visit(const tr_call_t *call, void *user) {
     }
     memset(&first, 0, sizeof first);
     memset(&during, 0, sizeof during);
+    memset(scalar, 0, sizeof scalar);
     tr_make(call, run->cuda, &made);
 
     /* 1. Uncaptured: the workspace grows to what the call needs. */
