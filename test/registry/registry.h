@@ -6,9 +6,10 @@
  * API on the buffers the registry made, when two results of the same call
  * agree, and what the call must give (a CPU reference written from the
  * header). The cross-cutting programs (test_backends_agree,
- * test_cpu_threads, test_handles, rel_alloc_faults) loop over the table
- * registry_cases.h and never name a primitive. Adding a primitive: its case
- * file and one TR_CASE line in that table (test/README.md).
+ * test_cpu_threads, test_handles, rel_alloc_faults, test_graph_registry)
+ * loop over the table registry_cases.h (written from the case files'
+ * names) and never name a primitive. Adding a primitive: its case file
+ * (test/README.md).
  *
  * A call (tr_call_t) is data: its buffer arguments (dtype, count, initial
  * host contents, in place with an earlier one, read back or not), its
