@@ -38,9 +38,10 @@
 #                     Every pkg-config program runs with LD_LIBRARY_PATH unset
 #                     and nothing added to the .pc's flags (PKGCONFIG_RPATH=OFF,
 #                     a build whose .pc files carry no rpath: -Wl,-rpath added)
-#   version           find_package(gpuprim <v> CONFIG): 0.3, 0.3.0 and 0.3...<0.4
-#                     found; 0.1, 0.3, 1.0, 0.3...1.0 and 0.1...<1.0 refused (0.x:
-#                     a minor release may break the ABI, so only 0.3.* is 0.3)
+#   version           find_package(gpuprim <v> CONFIG) for this version 0.M.P:
+#                     0.M, 0.M.P and 0.M...<0.(M+1) found; 0.(M-1), 0.(M+1),
+#                     1.0, 0.(M+1)...1.0 and 0.1...<1.0 refused (0.x: a minor
+#                     release may break the ABI, so only 0.M.* is 0.M)
 # Each consumer sorts 100008 keys and checks them (examples/cmake_consumer/main.c);
 # a binary that should be static must not need libgpuprim.so, a shared one must.
 cmake_minimum_required(VERSION 3.25)
@@ -381,8 +382,18 @@ else()
   file(WRITE ${CMAKE_BINARY_DIR}/result "refused")
 endif()
 ]=])
-  foreach(case "0.3:found" "0.3.0:found" "0.3...<0.4:found"
-               "0.2:refused" "0.4:refused" "1.0:refused" "0.4...1.0:refused" "0.1...<1.0:refused")
+  # The cases from this version (0.M.P): its series is found, its neighbours
+  # and 1.0 are not (0.x: a minor release may break the ABI).
+  string(REGEX MATCH "^0\\.([0-9]+)\\.[0-9]+$" _ "${VERSION}")
+  if(NOT CMAKE_MATCH_1 OR CMAKE_MATCH_1 LESS 2)
+    message(FATAL_ERROR "version: the cases are written for 0.M.P with M >= 2, not ${VERSION}")
+  endif()
+  set(minor ${CMAKE_MATCH_1})
+  math(EXPR previous "${minor} - 1")
+  math(EXPR next "${minor} + 1")
+  foreach(case "0.${minor}:found" "${VERSION}:found" "0.${minor}...<0.${next}:found"
+               "0.${previous}:refused" "0.${next}:refused" "1.0:refused" "0.${next}...1.0:refused"
+               "0.1...<1.0:refused")
     string(REPLACE ":" ";" case "${case}")
     list(GET case 0 want)
     list(GET case 1 expected)

@@ -50,6 +50,24 @@ static void test_version_and_names(void) {
     CHECK(strcmp(gpuprim_get_error_string((gpuprim_status_t)1000000), "unknown status") == 0);
 }
 
+/* The stable structs' sizes in this release series (64-bit): the header
+ * promises them unchanged within 0.MINOR.x, whose shared library keeps one
+ * SONAME. A change to a stable struct needs the next minor version (a new
+ * SONAME, so programs built against this one never load it) and a new row
+ * here; a size changed under the same version fails this check. */
+static void test_stable_struct_sizes(void) {
+    tc_where("stable struct sizes of %s", gpuprim_version_string());
+    if (sizeof(void *) != 8) return;
+#if GPUPRIM_VERSION_MAJOR == 0 && GPUPRIM_VERSION_MINOR == 4
+    CHECKF(sizeof(gpuprim_context_options_t) == 56, "gpuprim_context_options_t is %zu bytes in 0.4",
+           sizeof(gpuprim_context_options_t));
+    CHECKF(sizeof(gpuprim_sort_options_t) == 24, "gpuprim_sort_options_t is %zu bytes in 0.4",
+           sizeof(gpuprim_sort_options_t));
+#else
+#    error "a new release series: write its stable structs' sizes here"
+#endif
+}
+
 static void test_options_init(void) {
     gpuprim_context_options_t o;
     tc_where("options init");
@@ -467,6 +485,7 @@ static void test_several_contexts(void) {
 int main(void) {
     gpuprim_context_t ctx = tc_init("test_context");
     test_version_and_names();
+    test_stable_struct_sizes();
     test_options_init();
     test_queries(ctx);
     test_backend_selection();

@@ -92,11 +92,12 @@
  * API stability:
  * - Stable: every declaration in this header outside the section guarded by
  *   GPUPRIM_EXPERIMENTAL_API (at the end). Within a release series 0.MINOR.x
- *   (e.g. 0.3.0, 0.3.1) their signatures, struct layouts, enum values and
- *   documented behaviour do not change: a program built against 0.3.x runs
- *   with any 0.3.y library (the shared library's SONAME is libgpuprim.so.0.3).
- *   A new minor release (0.4) may change them, listed in the CHANGELOG; from
- *   1.0 on, the ABI only grows within a major version.
+ *   (e.g. 0.4.0, 0.4.1) their signatures, struct layouts, enum values and
+ *   documented behaviour do not change: a program built against 0.4.x runs
+ *   with any 0.4.y library (the shared library's SONAME is libgpuprim.so.0.4).
+ *   A new minor release (0.5) may change them, listed in the CHANGELOG, and
+ *   has a new SONAME, so a program built against an older one never loads it;
+ *   from 1.0 on, the ABI only grows within a major version.
  * - Experimental: declarations in the GPUPRIM_EXPERIMENTAL_API section, seen
  *   only by code that defines GPUPRIM_EXPERIMENTAL_API before including this
  *   header (like zstd's ZSTD_STATIC_LINKING_ONLY). They may change or go away
@@ -129,7 +130,7 @@
 #include <stdint.h>
 
 #define GPUPRIM_VERSION_MAJOR 0
-#define GPUPRIM_VERSION_MINOR 3
+#define GPUPRIM_VERSION_MINOR 4
 #define GPUPRIM_VERSION_PATCH 0
 /* One number that compares: major * 10000 + minor * 100 + patch. */
 #define GPUPRIM_VERSION_NUMBER \
@@ -206,7 +207,7 @@ typedef enum gpuprim_status {
  * values give "unknown status". */
 GPUPRIM_API const char *gpuprim_get_error_string(gpuprim_status_t status);
 
-/* Library version at run time, as GPUPRIM_VERSION_NUMBER and as "0.3.0". */
+/* Library version at run time, as GPUPRIM_VERSION_NUMBER and as "0.4.0". */
 GPUPRIM_API uint32_t gpuprim_version_number(void);
 GPUPRIM_API const char *gpuprim_version_string(void);
 
@@ -390,7 +391,10 @@ typedef struct gpuprim_context_options {
     void *allocator_user;  /* passed to allocate and deallocate */
 } gpuprim_context_options_t;
 
-/* Fill *options with the defaults. Does nothing if options is NULL. */
+/* Fill *options with the defaults. Does nothing if options is NULL. It
+ * writes this version's whole struct (sizeof(gpuprim_context_options_t) of
+ * this header): code holding an older version's struct (a binding written
+ * for 0.3.0's 32 bytes) sets struct_size and its fields itself instead. */
 GPUPRIM_API void gpuprim_context_options_init(gpuprim_context_options_t *options);
 
 /*
@@ -1417,8 +1421,9 @@ GPUPRIM_API gpuprim_status_t gpuprim_argsort(gpuprim_context_t context, gpuprim_
  *   longer: a longer one is reported as a bad offset is. Calls then pick
  *   their path, workspace and CUDA graph capture by the promise instead of
  *   by n, which matters to deferred checks (see there).
- * Fill with gpuprim_segments_init_rows() or gpuprim_segments_init_offsets();
- * struct_size follows the rules of gpuprim_context_options_t.
+ * Fill with gpuprim_segments_init_rows() or gpuprim_segments_init_offsets()
+ * (each writes this version's whole struct, as gpuprim_context_options_init()
+ * does); struct_size follows the rules of gpuprim_context_options_t.
  */
 typedef struct gpuprim_segments {
     uint64_t struct_size;     /* sizeof(gpuprim_segments_t) */

@@ -131,11 +131,11 @@ __all__ = ["sort", "sort_by_key", "argsort", "topk", "cumsum", "scan", "adjacent
            "WorkspaceSizes", "context_for", "GpuprimError", "InvalidArgumentError", "DtypeError", "OutOfMemoryError",
            "DeviceError", "NotCapturableError", "library_version", "__version__"]
 
-__version__ = "0.3.0"
+__version__ = "0.4.0"
 
 
 def library_version() -> str:
-    """The version of the libgpuprim this package runs on ("0.3.0").
+    """The version of the libgpuprim this package runs on ("0.4.0").
 
     Example::
 
