@@ -843,6 +843,12 @@ static void test_rows_known_and_errors(gpuprim_context_t ctx) {
                    "'counts'");
     TC_EXPECT_FAIL(ctx, gpuprim_histogram_range_rows(ctx, in, 2, edges, k5.b), GPUPRIM_ERROR_SIZE_MISMATCH,
                    "'counts' has 5 elements but 2 rows");
+    {   /* counts with no elements: the rows call's count rule (SIZE_MISMATCH), as the header says */
+        gpuprim_buffer_t none = tc_buffer(ctx, GPUPRIM_DTYPE_U64, 0);
+        TC_EXPECT_FAIL(ctx, gpuprim_histogram_range_rows(ctx, in, 2, edges, none), GPUPRIM_ERROR_SIZE_MISMATCH,
+                       "'counts' has 0 elements but 2 rows");
+        CHECK_OK(gpuprim_buffer_destroy(ctx, none));
+    }
     TC_EXPECT_FAIL(ctx, gpuprim_histogram_range_rows(ctx, in, 0, edges, k4.b), GPUPRIM_ERROR_INVALID_ARGUMENT,
                    "'rows'");
     TC_EXPECT_FAIL(ctx, gpuprim_histogram_range_rows(ctx, in, 2, ints, k4.b), GPUPRIM_ERROR_DTYPE_MISMATCH,

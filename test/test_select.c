@@ -624,7 +624,10 @@ static void test_errors(gpuprim_context_t ctx) {
     bad = p;
     bad.flags = flags; /* flags with a comparison */
     TC_EXPECT_FAIL(ctx, gpuprim_select(ctx, in, NULL, &bad, out.b, NULL, NULL, &count, NULL),
-                   GPUPRIM_ERROR_INVALID_ARGUMENT, "'predicate->flags'");
+                   GPUPRIM_ERROR_INVALID_ARGUMENT, "compares with the scalars");
+    bad.kind = GPUPRIM_KEEP_NOT_NAN; /* flags with a kind that reads no scalar: the message says so */
+    TC_EXPECT_FAIL(ctx, gpuprim_select(ctx, in, NULL, &bad, out.b, NULL, NULL, &count, NULL),
+                   GPUPRIM_ERROR_INVALID_ARGUMENT, "tests x alone");
 
     /* outputs and values */
     TC_EXPECT_FAIL(ctx, gpuprim_select(ctx, in, NULL, &p, NULL, NULL, NULL, &count, NULL),

@@ -472,8 +472,10 @@ GPUPRIM_API const char *gpuprim_context_last_error(gpuprim_context_t context);
  * calls do not allocate device memory. gpuprim_context_release_workspace()
  * waits for the context's work and frees it. The CPU backend keeps its
  * sort's scratch host memory the same way (keys packed with their
- * positions: 8 or 16 bytes a key, twice that when more than two sorted runs
- * are merged or values are sorted in place). A call whose workspace cannot grow
+ * positions, 8 or 16 bytes a key, and the copies a merge of sorted runs, an
+ * in-place value sort or a bit range needs: 48 bytes a key for 8-byte keys
+ * whose values are sorted in place on 16 threads; a workspace query gives a call's
+ * bytes). A call whose workspace cannot grow
  * fails with OUT_OF_MEMORY and keeps the old block (to make room, libgpuprim
  * gives the old block back and tries once more; after a second failure it
  * takes the old block again, which fails only if another user of the device
@@ -1166,7 +1168,9 @@ GPUPRIM_API gpuprim_status_t gpuprim_bincount(gpuprim_context_t context, gpuprim
  * Errors: as the flat calls, plus INVALID_ARGUMENT (rows 0; the count of
  * input not a multiple of rows; for _even_rows and bincount_rows, the
  * count of counts not a multiple of rows, or more than 2^32 bins a row)
- * and, for _range_rows, SIZE_MISMATCH (counts' count not rows * bins).
+ * and, for _range_rows, SIZE_MISMATCH (counts' count not rows * bins,
+ * counts with no elements included, where the flat rule says
+ * INVALID_ARGUMENT).
  * Workspace (CUDA): none.
  */
 GPUPRIM_API gpuprim_status_t gpuprim_histogram_even_rows(gpuprim_context_t context, gpuprim_buffer_t input,

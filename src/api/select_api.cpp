@@ -75,9 +75,9 @@ gpuprim::KeepRule keep_rule(Context &ctx, const gpuprim_predicate_t *predicate, 
     }
     if (predicate->flags)
         fail(GPUPRIM_ERROR_INVALID_ARGUMENT,
-             "argument 'predicate->flags' is given but predicate->kind = %d compares with the scalars: flags are "
-             "for GPUPRIM_KEEP_FLAGGED only (else NULL)",
-             kind);
+             "argument 'predicate->flags' is given but predicate->kind = %d %s: flags are for "
+             "GPUPRIM_KEEP_FLAGGED only (else NULL)",
+             kind, needs_scalar(kind) ? "compares with the scalars" : "tests x alone");
     const size_t bytes = gpuprim::dtype_size(input.dtype);
     if (needs_scalar(kind)) {
         if (!predicate->scalar)
