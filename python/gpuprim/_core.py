@@ -112,6 +112,10 @@ class Context:
         for value, what in ((device, "device"), (cpu_threads, "cpu_threads")):
             if isinstance(value, bool) or not isinstance(value, int) or not -2**31 <= value < 2**31:
                 raise TypeError(f"gpuprim: {what} must be a 32-bit integer, not {value!r}")
+        if stream is not None and (isinstance(stream, bool) or not isinstance(stream, int)):
+            raise TypeError(f"gpuprim: stream must be None or a CUDA stream's address (an int), not {stream!r}")
+        if stream is not None and not 0 <= stream < 2**64:
+            raise ValueError(f"gpuprim: stream must be a CUDA stream's address, from 0 to 2**64 - 1, not {stream}")
         bridge = None if allocator is None else _Allocator(_allocator_object(allocator, backend, device))
         status, handle, message = LIB.gpuprim_context_create(_BACKENDS[backend], device, stream or 0,
                                                              cpu_threads, bridge)
@@ -1304,6 +1308,9 @@ class Context:
                             f"{va.dtype_name}; cast one (values_b.astype(values_a.dtype))")
         for values_array, keys_array, values_name, keys_name in ((va, left, "values_a", "a"),
                                                                  (vb, right, "values_b", "b")):
+            if values_array.kind != keys_array.kind or values_array.on_device != keys_array.on_device:
+                raise TypeError(f"gpuprim: merge: {values_name} must be of the same kind and device as "
+                                f"{keys_name}")
             if values_array.size != keys_array.size:
                 raise ValueError(f"gpuprim: merge: {values_name} has {values_array.size} elements, {keys_name} "
                                  f"has {keys_array.size}; one value per key")

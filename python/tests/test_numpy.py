@@ -387,6 +387,22 @@ def test_context_lifecycle():
     context.close()  # twice is fine
 
 
+def test_context_arguments_are_checked_here():
+    # a stream that is no address reached the compiled layer, whose
+    # TypeError named its internal function
+    for stream in (-1, 2**64):
+        with pytest.raises(ValueError, match="gpuprim: stream must be a CUDA stream's address"):
+            gpuprim.Context("cpu", stream=stream)
+    for stream in ("x", 1.5, True):
+        with pytest.raises(TypeError, match="gpuprim: stream must be None or a CUDA stream's address"):
+            gpuprim.Context("cpu", stream=stream)
+    for value in (2**31, "2", None):
+        with pytest.raises(TypeError, match="gpuprim: cpu_threads must be a 32-bit integer"):
+            gpuprim.Context("cpu", cpu_threads=value)
+    with gpuprim.Context("cpu", stream=None) as context:
+        assert context.backend == "cpu"
+
+
 def test_cuda_context_without_gpu_is_a_clear_error():
     try:
         context = gpuprim.Context("cuda")

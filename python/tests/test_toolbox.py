@@ -489,3 +489,15 @@ def test_merge_refuses_dtypes_of_one_width():
     with pytest.raises(TypeError, match="values_b has dtype"):
         gpuprim.merge(keys, keys, values_a=flags[:2], values_b=small)
     np.testing.assert_array_equal(gpuprim.merge(flags, np.array([False, True])), [False, False, True, True, True])
+
+
+def test_merge_refuses_values_of_another_kind():
+    # numpy keys with JAX values gave (numpy keys, JAX values) where every
+    # other call with values refuses the mix.
+    jnp = pytest.importorskip("jax.numpy")
+    keys = np.array([1, 3], np.int32)
+    values = np.array([10, 30], np.int32)  # JAX's default integers are 32-bit
+    with pytest.raises(TypeError, match="merge: values_b must be of the same kind and device as b"):
+        gpuprim.merge(keys, keys, values_a=values, values_b=jnp.asarray(values))
+    with pytest.raises(TypeError, match="merge: values_a must be of the same kind and device as a"):
+        gpuprim.merge(keys, keys, values_a=jnp.asarray(values), values_b=values)
