@@ -474,9 +474,9 @@ GPUPRIM_API const char *gpuprim_context_last_error(gpuprim_context_t context);
  * sort's scratch host memory the same way (keys packed with their
  * positions, 8 or 16 bytes a key, and the copies a merge of sorted runs, an
  * in-place value sort or a bit range needs: 48 bytes a key for 8-byte keys
- * whose values are sorted in place on 16 threads; a workspace query gives a call's
- * bytes). A call whose workspace cannot grow
- * fails with OUT_OF_MEMORY and keeps the old block (to make room, libgpuprim
+ * whose values are sorted in place on 16 threads; a workspace query gives
+ * a call's bytes). A call whose workspace cannot grow fails with
+ * OUT_OF_MEMORY and keeps the old block (to make room, libgpuprim
  * gives the old block back and tries once more; after a second failure it
  * takes the old block again, which fails only if another user of the device
  * took that memory in between: then the workspace is left empty).
