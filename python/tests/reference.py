@@ -30,6 +30,15 @@ def is_half(dtype):
     return np.dtype(dtype).name in ("float16", "bfloat16")
 
 
+def min_max_identity(dtype, op):
+    """What min (op "min") or max of no elements gives: the dtype's largest
+    (smallest) value, +inf (-inf) for floats."""
+    if is_float(dtype):
+        return np.inf if op == "min" else -np.inf
+    info = np.iinfo(dtype)
+    return info.max if op == "min" else info.min
+
+
 def bits(x):
     """The array's elements as unsigned integers of the same width."""
     return x.view(UINT_OF[x.dtype.itemsize])

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import gpuprim
-from reference import bits, sort_permutation
+from reference import bits, min_max_identity, sort_permutation
 
 hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import given, settings  # noqa: E402
@@ -62,6 +62,13 @@ def sort_order(x):
     """x in the library's order (sort_permutation: -0.0 before +0.0, NaNs
     last by bit pattern)."""
     return x[sort_permutation(x)]
+
+
+def offsets_over(data, n):
+    """CSR offsets over n elements: 0 to 6 random cuts (empty segments
+    among them when cuts repeat), from 0 to n."""
+    cuts = np.sort(data.draw(hnp.arrays(np.int64, st.integers(0, 6), elements=st.integers(0, n))))
+    return np.concatenate(([0], cuts, [n])).astype(np.int64)
 
 
 def runs(x):
@@ -254,8 +261,8 @@ def test_adjacent_difference_is_numpys_diff(data, dtype):
         want = np.diff(x, prepend=np.zeros(1, x.dtype)) if x.size else x.copy()
     if x.size:
         want[0] = x[0]
-    same_bits(gpuprim.adjacent_difference(x), want) if x.dtype.kind != "f" else \
-        same(gpuprim.adjacent_difference(x), want)
+    # integers bit for bit; floats by value (a NaN result is the canonical NaN)
+    (same if x.dtype.kind == "f" else same_bits)(gpuprim.adjacent_difference(x), want)
 
 
 @settings(max_examples=EXAMPLES, deadline=None)
@@ -273,8 +280,7 @@ def test_topk_is_the_sorts_first_k(data, dtype, largest):
 @given(st.data(), st.sampled_from(ANY), st.sampled_from(["sum", "min", "max"]))
 def test_segment_reductions_are_per_segment(data, dtype, op):
     x = data.draw(arrays(dtype))
-    cuts = np.sort(data.draw(hnp.arrays(np.int64, st.integers(0, 6), elements=st.integers(0, x.size))))
-    offsets = np.concatenate(([0], cuts, [x.size])).astype(np.int64)
+    offsets = offsets_over(data, x.size)
     if op == "sum":
         if x.dtype.kind == "f":
             return  # float sums: order of the additions (test_segmented.py)
@@ -287,12 +293,9 @@ def test_segment_reductions_are_per_segment(data, dtype, op):
         return
     call = gpuprim.segment_min if op == "min" else gpuprim.segment_max
     got = call(x, offsets)
-    if x.dtype.kind == "f":
-        identity = np.inf if op == "min" else -np.inf
-    else:
-        identity = np.iinfo(x.dtype).max if op == "min" else np.iinfo(x.dtype).min
     f = np.min if op == "min" else np.max
-    want = np.array([f(x[b:e]) if e > b else identity for b, e in zip(offsets[:-1], offsets[1:])], x.dtype)
+    want = np.array([f(x[b:e]) if e > b else min_max_identity(x.dtype, op)
+                     for b, e in zip(offsets[:-1], offsets[1:])], x.dtype)
     same(got, want)
 
 
@@ -300,8 +303,7 @@ def test_segment_reductions_are_per_segment(data, dtype, op):
 @given(st.data(), st.sampled_from(ANY), st.booleans())
 def test_segment_sort_is_per_segment(data, dtype, descending):
     x = data.draw(arrays(dtype))
-    cuts = np.sort(data.draw(hnp.arrays(np.int64, st.integers(0, 6), elements=st.integers(0, x.size))))
-    offsets = np.concatenate(([0], cuts, [x.size])).astype(np.int64)
+    offsets = offsets_over(data, x.size)
     got = gpuprim.segment_sort(x, offsets, descending=descending)
     got_idx = gpuprim.segment_argsort(x, offsets, descending=descending)
     want = x.copy()
@@ -332,9 +334,5 @@ def test_min_max_scans_are_accumulates(data, dtype, op, exclusive):
     f = np.minimum if op == "min" else np.maximum
     want = f.accumulate(x) if x.size else x.copy()
     if exclusive and x.size:
-        if x.dtype.kind == "f":
-            identity = np.inf if op == "min" else -np.inf
-        else:
-            identity = np.iinfo(x.dtype).max if op == "min" else np.iinfo(x.dtype).min
-        want = np.concatenate((np.array([identity], x.dtype), want[:-1]))
+        want = np.concatenate((np.array([min_max_identity(x.dtype, op)], x.dtype), want[:-1]))
     same(got, want)

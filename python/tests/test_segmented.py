@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 import gpuprim
-from reference import (ALL_DTYPES, DTYPES, bits, dtype_of, is_float, is_half, numpy_cumsum,
-                       numpy_sum_dtype, pattern, round_half, rows_of, sort_permutation, specials,
+from reference import (ALL_DTYPES, DTYPES, bits, dtype_of, is_float, is_half, min_max_identity,
+                       numpy_cumsum, numpy_sum_dtype, pattern, round_half, rows_of, sort_permutation, specials,
                        wrap_cumsum)
 
 rng = np.random.default_rng(20261124)
@@ -60,10 +60,7 @@ def min_max_reference(x, op):
     where that is exact: NaN wins, -0.0 < +0.0; the identity when empty."""
     dt = x.dtype
     if x.size == 0:
-        if is_float(dt):
-            return np.inf if op == "min" else -np.inf
-        info = np.iinfo(dt)
-        return info.max if op == "min" else info.min
+        return min_max_identity(dt, op)
     if is_float(dt):
         with np.errstate(invalid="ignore"):  # signaling NaNs
             w = x.astype(np.float64)
