@@ -37,6 +37,9 @@ void check_mpi(int result, const char *what) {
 // (test/distributed/CMakeLists.txt); it then also bounds what goes through
 // MPI_Alltoallv.
 constexpr uint64_t kMessageBytes = uint64_t(1) << 30;
+// The most messages of one block between two ranks posted at once
+// (point_to_point says why).
+constexpr uint64_t kMessagesInFlight = uint64_t(1) << 10;
 
 uint64_t largest_message_bytes() {
     const char *text = std::getenv("GPUPRIM_MPI_LARGEST_MESSAGE");
@@ -95,14 +98,16 @@ public:
     gpuprim_comm_kind_t kind() const override { return GPUPRIM_COMM_MPI; }
 
     // One request per message of at most message_bytes_ for each peer's
-    // block, both ways.
+    // block, both ways, up to one window's worth (point_to_point).
     void reserve_exchange(uint64_t send_bytes, uint64_t receive_bytes) override {
         const uint64_t peers = uint64_t(size_);
-        const uint64_t requests = CheckedSize(send_bytes / message_bytes_, "the MPI engine's requests")
-                                      .plus(receive_bytes / message_bytes_)
-                                      .plus(peers)
-                                      .plus(peers)
-                                      .value();
+        const uint64_t every_message = CheckedSize(send_bytes / message_bytes_, "the MPI engine's requests")
+                                           .plus(receive_bytes / message_bytes_)
+                                           .plus(peers)
+                                           .plus(peers)
+                                           .value();
+        const uint64_t requests =
+            std::min(every_message, CheckedSize(peers, "the MPI engine's requests").times(2 * kMessagesInFlight).value());
         if (requests <= requests_.capacity()) return;
         if (requests > requests_.max_size())
             fail(GPUPRIM_ERROR_OUT_OF_MEMORY, "cannot allocate %llu MPI requests for the exchange",
@@ -198,24 +203,44 @@ private:
     }
 
     // Blocks past MPI's int counts: every block in messages of at most
-    // message_bytes_, all posted at once, then waited for. The requests fit
-    // what reserve_exchange took (INTERNAL if a caller skipped it: growing
-    // here could fail on one rank with messages already posted).
+    // message_bytes_, posted a window at a time (at most kMessagesInFlight
+    // of each block, both ways, then waited for). The requests fit what
+    // reserve_exchange took (INTERNAL if a caller skipped it: growing here
+    // could fail on one rank with messages already posted).
+    //
+    // Why windows: Open MPI's ob1 numbers the messages between two ranks in
+    // 16 bits and its shared-memory transport may deliver them out of
+    // order; with 113,176 one-byte messages of one block posted at once
+    // (3 ranks, GPUPRIM_MPI_LARGEST_MESSAGE=1, Open MPI 4.1.4) bytes landed
+    // in each other's places and the top-k returned wrong indices with
+    // SUCCESS, and matching against that many posted receives took ~55 s.
+    // Each rank runs as many windows as its largest block needs; the two
+    // ends of a block compute the same windows from the same byte count, so
+    // every window's messages meet their partner's in the same window.
     void point_to_point(const std::vector<PeerTransfer> &transfers) {
-        CheckedSize messages(0, "the exchange's MPI requests");
-        for (const PeerTransfer &t : transfers)
-            messages =
-                messages.plus(ceil_div(t.receive_bytes, message_bytes_)).plus(ceil_div(t.send_bytes, message_bytes_));
-        if (messages.value() > requests_.capacity())
-            fail(GPUPRIM_ERROR_INTERNAL, "the exchange needs %llu MPI requests; %llu were reserved",
-                 static_cast<unsigned long long>(messages.value()),
-                 static_cast<unsigned long long>(requests_.capacity()));
+        uint64_t largest_block = 0;
+        for (const PeerTransfer &t : transfers) largest_block = std::max({largest_block, t.send_bytes, t.receive_bytes});
+        const uint64_t window_bytes = message_bytes_ * kMessagesInFlight;  // at most 2^40
+        for (uint64_t window = 0; window < largest_block; window += window_bytes)
+            exchange_window(transfers, window, window + window_bytes);
+    }
+
+    // The messages of bytes [from, to) of every block: posted, then waited for.
+    void exchange_window(const std::vector<PeerTransfer> &transfers, uint64_t from, uint64_t to) {
+        auto messages_of = [&](uint64_t bytes) {
+            return bytes > from ? ceil_div(std::min(bytes, to) - from, message_bytes_) : uint64_t(0);
+        };
+        uint64_t messages = 0;  // at most 2 * ranks * kMessagesInFlight: no overflow
+        for (const PeerTransfer &t : transfers) messages += messages_of(t.receive_bytes) + messages_of(t.send_bytes);
+        if (messages > requests_.capacity())
+            fail(GPUPRIM_ERROR_INTERNAL, "the exchange needs %llu MPI requests at once; %llu were reserved",
+                 static_cast<unsigned long long>(messages), static_cast<unsigned long long>(requests_.capacity()));
         std::vector<MPI_Request> &requests = requests_;
         requests.clear();
         const int tag = 0x6770;  // "gp"
         for (size_t peer = 0; peer < transfers.size(); ++peer) {
             const PeerTransfer &t = transfers[peer];
-            for (uint64_t done = 0; done < t.receive_bytes; done += message_bytes_) {
+            for (uint64_t done = from; done < std::min(t.receive_bytes, to); done += message_bytes_) {
                 requests.emplace_back();
                 check_mpi(MPI_Irecv(static_cast<char *>(t.receive) + done,
                                     int(std::min(message_bytes_, t.receive_bytes - done)), MPI_BYTE, int(peer), tag,
@@ -225,7 +250,7 @@ private:
         }
         for (size_t peer = 0; peer < transfers.size(); ++peer) {
             const PeerTransfer &t = transfers[peer];
-            for (uint64_t done = 0; done < t.send_bytes; done += message_bytes_) {
+            for (uint64_t done = from; done < std::min(t.send_bytes, to); done += message_bytes_) {
                 requests.emplace_back();
                 check_mpi(MPI_Isend(static_cast<const char *>(t.send) + done,
                                     int(std::min(message_bytes_, t.send_bytes - done)), MPI_BYTE, int(peer), tag,
