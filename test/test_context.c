@@ -352,10 +352,19 @@ static void test_wrap(gpuprim_context_t ctx) {
     }
     CHECK_OK(gpuprim_buffer_destroy(ctx, owner));
 
-    /* count 0 may have NULL data */
+    /* count 0 may have NULL data; any other address is not used either
+     * (misaligned taken) and get_info reports NULL */
     view = NULL;
     CHECK_OK(gpuprim_buffer_wrap(ctx, GPUPRIM_DTYPE_F64, NULL, 0, &view));
     if (view) CHECK_OK(gpuprim_buffer_destroy(ctx, view));
+    view = NULL;
+    CHECK_OK(gpuprim_buffer_wrap(ctx, GPUPRIM_DTYPE_F64, (char *)host + 3, 0, &view));
+    if (view) {
+        view_address = (void *)&view;
+        CHECK_OK(gpuprim_buffer_get_info(ctx, view, NULL, NULL, &view_address));
+        CHECK(view_address == NULL);
+        CHECK_OK(gpuprim_buffer_destroy(ctx, view));
+    }
 
     /* host memory: the CPU backend's memory; refused on CUDA */
     if (is_cuda) {

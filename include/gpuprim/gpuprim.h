@@ -506,7 +506,9 @@ GPUPRIM_API gpuprim_status_t gpuprim_buffer_create(gpuprim_context_t context,
  * with INVALID_ARGUMENT. On CPU it is host memory. data must be aligned to
  * the dtype's size. The caller keeps ownership: destroying the buffer or the
  * context does not free it, and it must outlive the buffer.
- * data may be NULL only when count is 0.
+ * data may be NULL only when count is 0; with count 0 data is not used at
+ * all (any value is taken, aligned or not) and gpuprim_buffer_get_info()
+ * reports NULL for it.
  * Wrapping memory that another buffer already covers is allowed; see the
  * aliasing rule at the top for how such buffers may be combined.
  * Errors: NULL_POINTER, INVALID_HANDLE, INVALID_ENUM, OVERFLOW,

@@ -538,7 +538,7 @@ class Context:
                 raise ValueError("gpuprim: values_out given without values")
         else:
             vals = _arrays.describe(values, "values")
-            if vals.kind != keys.kind or vals.on_device != keys.on_device:
+            if not _same_place(vals, keys):
                 raise TypeError(f"gpuprim: values must be of the same kind and device as {keys_name}")
             # (the library's refusals name its own parameters: keys_in, values_in, ...)
             if _may_overlap(vals, keys):
@@ -951,7 +951,7 @@ class Context:
             32.0
         """
         left, right = _arrays.describe(a, "a"), _arrays.describe(b, "b")
-        if left.kind != right.kind or left.on_device != right.on_device:
+        if not _same_place(left, right):
             raise TypeError("gpuprim: a and b must be of the same kind and device")
         for array, what in ((left, "a"), (right, "b")):
             if array.dtype_name == "bool":
@@ -1017,7 +1017,7 @@ class Context:
         queries = _arrays.describe(v, "v")
         if side not in _SIDES:
             raise ValueError(f"gpuprim: searchsorted: side must be 'left' or 'right', not {side!r}")
-        if queries.kind != keys.kind or queries.on_device != keys.on_device:
+        if not _same_place(queries, keys):
             raise TypeError("gpuprim: searchsorted: a and v must be of the same kind and device")
         if queries.dtype_name != keys.dtype_name:
             raise TypeError(f"gpuprim: searchsorted: v has dtype {queries.dtype_name}, a has "
@@ -1285,7 +1285,7 @@ class Context:
         """
         left = _one_dimensional(_arrays.describe(a, "a"), "a")
         right = _one_dimensional(_arrays.describe(b, "b"), "b")
-        if right.kind != left.kind or right.on_device != left.on_device:
+        if not _same_place(right, left):
             raise TypeError("gpuprim: merge: a and b must be of the same kind and device")
         # The library tells dtypes by width and kind, so bool and uint8 (one
         # code) are told apart here, as searchsorted does.
@@ -1308,7 +1308,7 @@ class Context:
                             f"{va.dtype_name}; cast one (values_b.astype(values_a.dtype))")
         for values_array, keys_array, values_name, keys_name in ((va, left, "values_a", "a"),
                                                                  (vb, right, "values_b", "b")):
-            if values_array.kind != keys_array.kind or values_array.on_device != keys_array.on_device:
+            if not _same_place(values_array, keys_array):
                 raise TypeError(f"gpuprim: merge: {values_name} must be of the same kind and device as "
                                 f"{keys_name}")
             if values_array.size != keys_array.size:
@@ -1966,10 +1966,16 @@ def _next_up(last):
         return np.nextafter(last, np.array([np.inf], last.dtype))
 
 
+def _same_place(array, other):
+    """Whether two described arrays come from one array library and lie on
+    one device (the host is device -1)."""
+    return array.kind == other.kind and array.device == other.device
+
+
 def _may_overlap(a, b):
     """Whether two described arrays of one device may share a byte (their
     address ranges meet)."""
-    if not a.size or not b.size or a.on_device != b.on_device or a.device != b.device:
+    if not a.size or not b.size or a.device != b.device:
         return False
     a_end = a.ptr + a.size * _arrays.itemsize(a.dtype_name)
     b_end = b.ptr + b.size * _arrays.itemsize(b.dtype_name)
@@ -2076,7 +2082,7 @@ def _offset_layout(x, offsets, max_segment_length=None):
     # 0, as in the C struct, promises nothing (not "every segment empty")
     max_length = 0 if max_segment_length is None else _count(max_segment_length, "max_segment_length")
     array = _arrays.describe(offsets, "offsets")
-    if array.kind != x.kind or array.on_device != x.on_device or array.device != x.device:
+    if not _same_place(array, x):
         raise TypeError("gpuprim: offsets must be of the same kind and device as x")
     if array.dtype_name not in _INDEX_DTYPES:
         raise TypeError(f"gpuprim: offsets has dtype {array.dtype_name}; offsets are "
@@ -2321,7 +2327,7 @@ def _address_or_0(host):
 def _same_length(source, values, what):
     """values= of select and friends: 1-D, x's length, kind and device."""
     array = _one_dimensional(_arrays.describe(values, what), what)
-    if array.kind != source.kind or array.on_device != source.on_device:
+    if not _same_place(array, source):
         raise TypeError(f"gpuprim: {what} must be of x's kind and device")
     if array.size != source.size:
         raise ValueError(f"gpuprim: {what} has {array.size} elements, x has {source.size}")
@@ -2392,7 +2398,7 @@ def _predicate(source, mask, op, value, upper, function, mask_name="mask", sourc
         if flags.dtype_name not in _INTEGER_DTYPES + ("bool",):
             raise TypeError(f"gpuprim: {function}: {mask_name} must be of bool or an integer dtype, not "
                             f"{flags.dtype_name}")
-        if flags.kind != source.kind or flags.on_device != source.on_device:
+        if not _same_place(flags, source):
             raise TypeError(f"gpuprim: {function}: {mask_name} must be of {source_name}'s kind and device")
         if flags.size != source.size:
             raise ValueError(f"gpuprim: {function}: {mask_name} has {flags.size} elements, {source_name} has "
@@ -2444,7 +2450,7 @@ def _keyed_values(source, values, function):
     if values is None:
         raise TypeError(f"gpuprim: {function}: values is required (an array of keys' length)")
     array = _one_dimensional(_arrays.describe(values, "values"), "values")
-    if array.kind != source.kind or array.on_device != source.on_device:
+    if not _same_place(array, source):
         raise TypeError(f"gpuprim: {function}: values must be of keys' kind and device")
     if array.size != source.size:
         raise ValueError(f"gpuprim: {function}: values has {array.size} elements, keys has {source.size}")
