@@ -366,6 +366,40 @@ static void expect_scan(gpuprim_context_t ctx, gpuprim_op_t op, gpuprim_scan_kin
     free(want);
 }
 
+/* Float SUM scans of -0.0: -0.0 + x == x, so an inclusive scan's out[0]
+ * is in[0] itself and a run of -0.0 stays -0.0 (numpy's cumsum); an
+ * exclusive scan's element 0 is the identity, +0.0. Sizes past the CPU's
+ * blocks and the kernels' tiles. */
+static void test_scan_negative_zero(gpuprim_context_t ctx) {
+    static const gpuprim_dtype_t float_types[4] = {GPUPRIM_DTYPE_F32, GPUPRIM_DTYPE_F64, GPUPRIM_DTYPE_F16,
+                                                   GPUPRIM_DTYPE_BF16};
+    static const uint64_t sizes[3] = {1, 5, 200003};
+    size_t t, k;
+    for (t = 0; t < 4; ++t)
+        for (k = 0; k < 3; ++k) {
+            gpuprim_dtype_t d = float_types[t];
+            const uint64_t n = sizes[k], minus_zero = tc_sign_bit(d);
+            uint64_t *x = (uint64_t *)tc_xmalloc(n * sizeof *x), *inclusive = (uint64_t *)tc_xmalloc(n * sizeof *x),
+                     *exclusive = (uint64_t *)tc_xmalloc(n * sizeof *x);
+            uint64_t i;
+            for (i = 0; i < n; ++i) x[i] = inclusive[i] = exclusive[i] = minus_zero;
+            exclusive[0] = 0;
+            expect_scan(ctx, GPUPRIM_OP_SUM, GPUPRIM_SCAN_INCLUSIVE, d, x, inclusive, n, "every element -0.0");
+            expect_scan(ctx, GPUPRIM_OP_SUM, GPUPRIM_SCAN_EXCLUSIVE, d, x, exclusive, n, "every element -0.0");
+            if (n == 5) {
+                /* -0, -0, +0, -0, -0: a +0.0 turns the sums to +0.0 */
+                x[2] = 0;
+                inclusive[2] = inclusive[3] = inclusive[4] = 0;
+                exclusive[3] = exclusive[4] = 0;
+                expect_scan(ctx, GPUPRIM_OP_SUM, GPUPRIM_SCAN_INCLUSIVE, d, x, inclusive, n, "-0 -0 +0 -0 -0");
+                expect_scan(ctx, GPUPRIM_OP_SUM, GPUPRIM_SCAN_EXCLUSIVE, d, x, exclusive, n, "-0 -0 +0 -0 -0");
+            }
+            free(x);
+            free(inclusive);
+            free(exclusive);
+        }
+}
+
 static void test_scan_known_answers_narrow(gpuprim_context_t ctx) {
     {
         static const uint64_t i8_in[4] = {0x7F, 0x01, 0x01, 0xFE};
@@ -508,6 +542,7 @@ int main(void) {
     if (tc_section("known_answers")) {
         test_scan_known_answers(ctx);
         test_scan_known_answers_narrow(ctx);
+        test_scan_negative_zero(ctx);
     }
     if (tc_section("bit_patterns")) test_scan_all_bit_patterns(ctx);
     if (tc_section("all")) test_scan_all(ctx);

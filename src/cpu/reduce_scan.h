@@ -589,15 +589,33 @@ T dot(Parallel &parallel, const T *a, const T *b, uint64_t count) {
 
 // The scan's block totals: a float SUM's is the leaf reduction over the
 // block (the leaves and tree of reduce); an exact operator folds the block.
+// Whether every element of x[0, count) is -0.0 (its bits: the sign alone).
+template <typename T>
+bool only_negative_zeros(const T *x, uint64_t count) {
+    using Bits = bits_t<T>;
+    for (uint64_t i = 0; i < count; ++i) {
+        Bits bits;
+        std::memcpy(&bits, &x[i], sizeof bits);
+        if (bits != ElementTraits<T>::kSignBit) return false;
+    }
+    return true;
+}
+
 template <typename T, typename Acc, typename Op>
 Acc block_total(const T *input, uint64_t count, Op op) {
     constexpr bool kFloatSum = std::is_same_v<Op, LaneSum<Acc>> && std::is_floating_point_v<Acc>;
     if constexpr (!kFloatSum) {
         return fold_dispatch(count, Op::identity(), op, [input](uint64_t i) { return load_as<Acc>(input[i]); });
     } else {
-        return reduce_tree<Acc>(0, ceil_div(count, kLeaf), op, [&](uint64_t lo, uint64_t hi, Acc *out) {
+        const Acc total = reduce_tree<Acc>(0, ceil_div(count, kLeaf), op, [&](uint64_t lo, uint64_t hi, Acc *out) {
             sum_leaves<Acc>(input, count, lo, hi, out);
         });
+        // The tree's lanes start from +0.0, so a block of only -0.0 sums to
+        // +0.0 there; the scan's carry needs -0.0 (a run of -0.0 scans to
+        // -0.0, as in[0] alone does). Only such a block sums to -0.0
+        // (x + -x is +0.0 under round to nearest), so look only at zeros.
+        if (total == Acc(0) && only_negative_zeros(input, count)) return Acc(-0.0);
+        return total;
     }
 }
 
@@ -804,6 +822,17 @@ void scan(Parallel &parallel, gpuprim_op_t op, bool exclusive, const T *input, T
     using Acc = typename Accumulator<T>::type;
     switch (op) {
     case GPUPRIM_OP_SUM:
+        if constexpr (std::is_floating_point_v<Acc>) {
+            if (!initial) {
+                // From -0.0, not the identity +0.0: -0.0 + x == x for every
+                // x, so an inclusive scan's out[0] is in[0] itself (-0.0
+                // included, as numpy's cumsum and the CUDA kernels give),
+                // while an exclusive scan's element 0 stays the identity.
+                scan_blocks<T, Acc>(parallel, input, output, count, exclusive, LaneSum<Acc>{}, Acc(-0.0));
+                if (exclusive) output[0] = store_as<T>(LaneSum<Acc>::identity());
+                return;
+            }
+        }
         return scan_blocks<T, Acc>(parallel, input, output, count, exclusive, LaneSum<Acc>{},
                                    initial ? load_as<Acc>(*initial) : LaneSum<Acc>::identity());
     case GPUPRIM_OP_MIN:
