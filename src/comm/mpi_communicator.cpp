@@ -208,12 +208,13 @@ private:
     // reserve_exchange took (INTERNAL if a caller skipped it: growing here
     // could fail on one rank with messages already posted).
     //
-    // Why windows: Open MPI's ob1 numbers the messages between two ranks in
-    // 16 bits and its shared-memory transport may deliver them out of
-    // order; with 113,176 one-byte messages of one block posted at once
-    // (3 ranks, GPUPRIM_MPI_LARGEST_MESSAGE=1, Open MPI 4.1.4) bytes landed
-    // in each other's places and the top-k returned wrong indices with
-    // SUCCESS, and matching against that many posted receives took ~55 s.
+    // Why windows: with 113,176 one-byte messages of one block posted at
+    // once (3 ranks, GPUPRIM_MPI_LARGEST_MESSAGE=1, Open MPI 4.1.4's
+    // shared-memory transport) bytes landed in each other's places and the
+    // top-k returned wrong indices with SUCCESS, and matching against that
+    // many posted receives took ~55 s. The likely cause: Open MPI's ob1
+    // numbers the messages between two ranks in 16 bits, and that
+    // transport may deliver them out of order.
     // Each rank runs as many windows as its largest block needs; the two
     // ends of a block compute the same windows from the same byte count, so
     // every window's messages meet their partner's in the same window.
