@@ -831,8 +831,11 @@ class Context:
         wrap like C. x is cast first with its own library (x.astype(),
         tensor.to(): a copy of x in the wider dtype). dtype: the dtype to
         sum in and return instead (numpy's dtype=; x.dtype: no copy,
-        wrapping in it). A numpy scalar for host arrays, a 0-d array of the
-        input's kind on the GPU. axis=-1: the sum of every row (last axis)
+        wrapping in it). The result: a numpy scalar for numpy arrays (and
+        for the host arrays of other DLPack producers); a 0-d tensor or
+        array of x's kind for torch, CuPy and JAX input, on x's device (a
+        GPU one without waiting for the call; a DLPack producer's GPU
+        array through its framework's from_dlpack). axis=-1: the sum of every row (last axis)
         of a C-contiguous N-D array, an array of x.shape[:-1] (like numpy's
         x.sum(axis=-1)). out: an array of the result's dtype and shape (0-d,
         or x.shape[:-1] with axis=-1), of x's kind and device, to write the
