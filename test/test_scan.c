@@ -366,10 +366,11 @@ static void expect_scan(gpuprim_context_t ctx, gpuprim_op_t op, gpuprim_scan_kin
     free(want);
 }
 
-/* Float SUM scans of -0.0: -0.0 + x == x, so an inclusive scan's out[0]
- * is in[0] itself and a run of -0.0 stays -0.0 (numpy's cumsum); an
- * exclusive scan's element 0 is the identity, +0.0. Sizes past the CPU's
- * blocks and the kernels' tiles. */
+/* Float SUM scans of -0.0. f32/f64: -0.0 + x == x, so an inclusive scan's
+ * out[0] is in[0] itself and a run of -0.0 stays -0.0 (numpy's cumsum); an
+ * exclusive scan's element 0 is the identity, +0.0. f16/bf16 accumulate in
+ * f32 from +0.0 on both backends, so every zero comes out +0.0. Sizes past
+ * the CPU's blocks and the kernels' tiles. */
 static void test_scan_negative_zero(gpuprim_context_t ctx) {
     static const gpuprim_dtype_t float_types[4] = {GPUPRIM_DTYPE_F32, GPUPRIM_DTYPE_F64, GPUPRIM_DTYPE_F16,
                                                    GPUPRIM_DTYPE_BF16};
@@ -378,11 +379,15 @@ static void test_scan_negative_zero(gpuprim_context_t ctx) {
     for (t = 0; t < 4; ++t)
         for (k = 0; k < 3; ++k) {
             gpuprim_dtype_t d = float_types[t];
-            const uint64_t n = sizes[k], minus_zero = tc_sign_bit(d);
+            const int wide = d == GPUPRIM_DTYPE_F32 || d == GPUPRIM_DTYPE_F64;
+            const uint64_t n = sizes[k], minus_zero = tc_sign_bit(d), sum_of_minus_zeros = wide ? minus_zero : 0;
             uint64_t *x = (uint64_t *)tc_xmalloc(n * sizeof *x), *inclusive = (uint64_t *)tc_xmalloc(n * sizeof *x),
                      *exclusive = (uint64_t *)tc_xmalloc(n * sizeof *x);
             uint64_t i;
-            for (i = 0; i < n; ++i) x[i] = inclusive[i] = exclusive[i] = minus_zero;
+            for (i = 0; i < n; ++i) {
+                x[i] = minus_zero;
+                inclusive[i] = exclusive[i] = sum_of_minus_zeros;
+            }
             exclusive[0] = 0;
             expect_scan(ctx, GPUPRIM_OP_SUM, GPUPRIM_SCAN_INCLUSIVE, d, x, inclusive, n, "every element -0.0");
             expect_scan(ctx, GPUPRIM_OP_SUM, GPUPRIM_SCAN_EXCLUSIVE, d, x, exclusive, n, "every element -0.0");
