@@ -527,10 +527,22 @@ static void test_dot_all(gpuprim_context_t ctx) {
     }
 }
 
+/* A float SUM (and dot) of only -0.0 is +0.0: the sums start from +0.0
+ * (CUB's and numpy's rule; the header's zeros' signs). */
+static void test_reduce_negative_zeros(gpuprim_context_t ctx) {
+    static const gpuprim_dtype_t float_types[4] = {GPUPRIM_DTYPE_F32, GPUPRIM_DTYPE_F64, GPUPRIM_DTYPE_F16,
+                                                   GPUPRIM_DTYPE_BF16};
+    static const uint64_t sizes[3] = {1, 5, 200003};
+    size_t t, k;
+    for (t = 0; t < 4; ++t)
+        for (k = 0; k < 3; ++k) expect_repeated_sum(ctx, float_types[t], tc_sign_bit(float_types[t]), sizes[k], 0, 0);
+}
+
 int main(void) {
     gpuprim_context_t ctx = tc_init("test_reduce");
     test_reduce_known_answers(ctx);
     test_reduce_known_answers_narrow(ctx);
+    test_reduce_negative_zeros(ctx);
     test_reduce_all(ctx);
     test_reduce_unaligned_views(ctx);
     test_reduce_extreme_positions(ctx);
