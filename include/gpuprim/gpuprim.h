@@ -265,10 +265,9 @@ typedef enum gpuprim_dtype {
  *   (the sum starts from +0.0, as CUB's and numpy's sum do). F32/F64 SUM
  *   scans without an initial value start from -0.0 (-0.0 + x == x), so an
  *   inclusive scan's element 0 is the input's element 0 and a run of -0.0
- *   stays -0.0, as numpy's cumsum gives; F16/BF16 SUM scans by
- *   gpuprim_scan() accumulate in f32 from +0.0, so their zeros come out
- *   +0.0. (The sign of an F16/BF16 segmented scan's zero is not promised
- *   yet.)
+ *   stays -0.0, as numpy's cumsum gives. The sign of a zero that an
+ *   F16/BF16 SUM scan (plain or segmented) gives is not promised yet: the
+ *   CPU backend gives +0.0, the CUDA kernels either sign by position.
  * - F16 and BF16: SUM, dot and SUM scans accumulate in f32 (products by f32
  *   fused multiply-add) and round to the dtype once, to nearest even: the
  *   reduce result at the end, each scan output on its own. So a sum is about

@@ -829,8 +829,9 @@ void scan(Parallel &parallel, gpuprim_op_t op, bool exclusive, const T *input, T
                 // for every x, so an inclusive scan's out[0] is in[0] itself
                 // (-0.0 included, as numpy's cumsum and the CUDA kernels
                 // give), while an exclusive scan's element 0 stays the
-                // identity. f16/bf16 (accumulated in f32) start from +0.0,
-                // as the CUDA kernels' narrow scan does.
+                // identity. f16/bf16 (accumulated in f32) start from +0.0
+                // as before: the sign of their zeros is not promised (the
+                // CUDA narrow scan's varies by position).
                 scan_blocks<T, Acc>(parallel, input, output, count, exclusive, LaneSum<Acc>{}, Acc(-0.0));
                 if (exclusive) output[0] = store_as<T>(LaneSum<Acc>::identity());
                 return;
