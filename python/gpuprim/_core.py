@@ -835,9 +835,9 @@ class Context:
         for the host arrays of other DLPack producers); a 0-d tensor or
         array of x's kind for torch, CuPy and JAX input, on x's device (a
         GPU one without waiting for the call; a DLPack producer's GPU
-        array through its framework's from_dlpack). axis=-1: the sum of every row (last axis)
-        of a C-contiguous N-D array, an array of x.shape[:-1] (like numpy's
-        x.sum(axis=-1)). out: an array of the result's dtype and shape (0-d,
+        array through its framework's from_dlpack). axis=-1: the sum of
+        every row (last axis) of a C-contiguous N-D array, an array of
+        x.shape[:-1] (like numpy's x.sum(axis=-1)). out: an array of the result's dtype and shape (0-d,
         or x.shape[:-1] with axis=-1), of x's kind and device, to write the
         result into; it is returned."""
         return self._reduction("sum", x, axis, dtype, out)

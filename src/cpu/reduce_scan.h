@@ -587,8 +587,6 @@ T dot(Parallel &parallel, const T *a, const T *b, uint64_t count) {
     }
 }
 
-// The scan's block totals: a float SUM's is the leaf reduction over the
-// block (the leaves and tree of reduce); an exact operator folds the block.
 // Whether every element of x[0, count) is -0.0 (its bits: the sign alone).
 template <typename T>
 bool only_negative_zeros(const T *x, uint64_t count) {
@@ -601,6 +599,8 @@ bool only_negative_zeros(const T *x, uint64_t count) {
     return true;
 }
 
+// The scan's block totals: a float SUM's is the leaf reduction over the
+// block (the leaves and tree of reduce); an exact operator folds the block.
 template <typename T, typename Acc, typename Op>
 Acc block_total(const T *input, uint64_t count, Op op) {
     constexpr bool kFloatSum = std::is_same_v<Op, LaneSum<Acc>> && std::is_floating_point_v<Acc>;
