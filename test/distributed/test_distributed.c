@@ -984,14 +984,13 @@ static void check_everything(void) {
     }
     check_scan(GPUPRIM_DTYPE_I32, TC_RANDOM_BITS, RANDOM_COUNTS, large, GPUPRIM_OP_SUM, GPUPRIM_SCAN_INCLUSIVE, 0);
     check_reduce(GPUPRIM_DTYPE_F32, TC_MODERATE, RANDOM_COUNTS, large, GPUPRIM_OP_SUM);
-
 }
 
 /* distributed_np3_many_messages (GPUPRIM_TEST_MANY_MESSAGES with 1-byte MPI
  * messages): each rank's block of 15,000 8-byte keys is 120,000 messages to
- * each peer. Posted at once they went past the 65,536 messages that Open
- * MPI's ob1 numbers apart, arrived out of place on its shared-memory
- * transport, and the top-k returned wrong indices with SUCCESS. */
+ * each peer. Posted all at once (before the engine's windows) they arrived
+ * out of place on Open MPI's shared-memory transport and the top-k returned
+ * wrong keys and indices with SUCCESS. */
 static void check_many_messages(void) {
     check_topk(GPUPRIM_DTYPE_I64, TC_SMALL_RANGE, EQUAL_COUNTS, 15000, 0, UINT64_MAX, GPUPRIM_DTYPE_I32, 1);
     check_topk(GPUPRIM_DTYPE_U64, TC_SMALL_RANGE, RANDOM_COUNTS, 15000, 1, 20000, GPUPRIM_DTYPE_I64, 0);
