@@ -261,6 +261,9 @@ static const gpuprim_dtype_t tc_all_dtypes[TC_DTYPE_COUNT] = {
     GPUPRIM_DTYPE_I32, GPUPRIM_DTYPE_U32, GPUPRIM_DTYPE_I64, GPUPRIM_DTYPE_U64,
     GPUPRIM_DTYPE_F32, GPUPRIM_DTYPE_F64, GPUPRIM_DTYPE_F16, GPUPRIM_DTYPE_BF16,
     GPUPRIM_DTYPE_I8,  GPUPRIM_DTYPE_U8,  GPUPRIM_DTYPE_I16, GPUPRIM_DTYPE_U16};
+#define TC_FLOAT_DTYPE_COUNT 4
+static const gpuprim_dtype_t tc_float_dtypes[TC_FLOAT_DTYPE_COUNT] = {GPUPRIM_DTYPE_F32, GPUPRIM_DTYPE_F64,
+                                                                     GPUPRIM_DTYPE_F16, GPUPRIM_DTYPE_BF16};
 
 static inline size_t tc_size(gpuprim_dtype_t d) {
     switch (d) {

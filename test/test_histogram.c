@@ -387,13 +387,11 @@ static uint64_t float_step(gpuprim_dtype_t d, uint64_t bits, int dir) {
  * f64 bounds a few subnormals apart, where bins / (upper - lower) overflows f64). Checked against the
  * reference and by a rule-free count: every element with lower <= x < upper lands in some bin. */
 static void test_even_range_edges(gpuprim_context_t ctx) {
-    static const gpuprim_dtype_t float_dtypes[] = {GPUPRIM_DTYPE_F32, GPUPRIM_DTYPE_F64, GPUPRIM_DTYPE_F16,
-                                                   GPUPRIM_DTYPE_BF16};
     enum { kCases = 12 };
     size_t di;
     int c;
-    for (di = 0; di < sizeof float_dtypes / sizeof float_dtypes[0]; ++di) {
-        const gpuprim_dtype_t d = float_dtypes[di];
+    for (di = 0; di < TC_FLOAT_DTYPE_COUNT; ++di) {
+        const gpuprim_dtype_t d = tc_float_dtypes[di];
         const uint64_t max_bits = tc_inf_bits(d) - 1; /* the largest finite value */
         for (c = 0; c < kCases; ++c) {
             hist_call_t h;

@@ -374,10 +374,12 @@ static void expect_repeated_sum(gpuprim_context_t ctx, gpuprim_dtype_t d, uint64
     b = tc_buffer_from(ctx, d, x, n);
     tc_where("known answers: %s sum of %llu x 0x%llx", tc_dtype_name(d), (unsigned long long)n,
              (unsigned long long)value_bits);
+    tc_set(d, result, 0, tc_poison_bits(d));
     CHECK_OK(gpuprim_reduce(ctx, GPUPRIM_OP_SUM, b, result));
     got = tc_get(d, result, 0);
     CHECKF(got == want_sum, "sum: got %s, expected %s", tc_format(d, got, g, sizeof g),
            tc_format(d, want_sum, w, sizeof w));
+    tc_set(d, result, 0, tc_poison_bits(d));
     CHECK_OK(gpuprim_dot(ctx, b, b, result));
     got = tc_get(d, result, 0);
     CHECKF(got == want_dot, "dot: got %s, expected %s", tc_format(d, got, g, sizeof g),
@@ -530,12 +532,11 @@ static void test_dot_all(gpuprim_context_t ctx) {
 /* A float SUM (and dot) of only -0.0 is +0.0: the sums start from +0.0
  * (CUB's and numpy's rule; the header's zeros' signs). */
 static void test_reduce_negative_zeros(gpuprim_context_t ctx) {
-    static const gpuprim_dtype_t float_types[4] = {GPUPRIM_DTYPE_F32, GPUPRIM_DTYPE_F64, GPUPRIM_DTYPE_F16,
-                                                   GPUPRIM_DTYPE_BF16};
     static const uint64_t sizes[3] = {1, 5, 200003};
     size_t t, k;
-    for (t = 0; t < 4; ++t)
-        for (k = 0; k < 3; ++k) expect_repeated_sum(ctx, float_types[t], tc_sign_bit(float_types[t]), sizes[k], 0, 0);
+    for (t = 0; t < TC_FLOAT_DTYPE_COUNT; ++t)
+        for (k = 0; k < 3; ++k)
+            expect_repeated_sum(ctx, tc_float_dtypes[t], tc_sign_bit(tc_float_dtypes[t]), sizes[k], 0, 0);
 }
 
 int main(void) {

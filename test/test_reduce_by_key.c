@@ -608,14 +608,12 @@ static void test_errors(gpuprim_context_t ctx) {
 /* CPU backend (docs/HOW_IT_RUNS.md): a run's float SUM is gpuprim_reduce()'s of
  * its values, bit for bit (the same leaves and tree), at every length. */
 static void test_cpu_run_sum_is_reduce(gpuprim_context_t ctx) {
-    static const gpuprim_dtype_t floats[4] = {GPUPRIM_DTYPE_F32, GPUPRIM_DTYPE_F64, GPUPRIM_DTYPE_F16,
-                                              GPUPRIM_DTYPE_BF16};
     static const uint64_t lengths[] = {1, 2, 3, 5, 16, 17, 31, 32, 33, 64, 511, 512, 513, 1025, 40000};
     size_t f, l;
     if (tc_backend_is_cuda(ctx)) return;
-    for (f = 0; f < 4; ++f)
+    for (f = 0; f < TC_FLOAT_DTYPE_COUNT; ++f)
         for (l = 0; l < sizeof lengths / sizeof lengths[0]; ++l) {
-            const gpuprim_dtype_t d = floats[f];
+            const gpuprim_dtype_t d = tc_float_dtypes[f];
             const uint64_t n = lengths[l];
             void *values = tc_xmalloc(n * 8), *zeros = tc_xmalloc(n * 8);
             uint64_t count = 0, reduced = 0, by_key = 0;

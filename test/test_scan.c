@@ -301,12 +301,10 @@ static void test_scan_known_answers(gpuprim_context_t ctx) {
         /* Float sum scans through NaNs of many payloads and both signs, over
          * many tiles: every prefix from the first NaN on is the canonical
          * quiet NaN, every prefix before it is a number. */
-        static const gpuprim_dtype_t float_types[4] = {GPUPRIM_DTYPE_F32, GPUPRIM_DTYPE_F64,
-                                                       GPUPRIM_DTYPE_F16, GPUPRIM_DTYPE_BF16};
         const uint64_t n = 200003, first_nan = 70001;
         size_t t;
-        for (t = 0; t < 4; ++t) {
-            gpuprim_dtype_t d = float_types[t];
+        for (t = 0; t < TC_FLOAT_DTYPE_COUNT; ++t) {
+            gpuprim_dtype_t d = tc_float_dtypes[t];
             uint64_t canonical = tc_canonical_nan(d);
             uint64_t i, wrong = 0, first_wrong = 0;
             void *x = tc_xmalloc(n * tc_size(d)), *y;
@@ -396,13 +394,11 @@ static void expect_zero_sums(gpuprim_context_t ctx, gpuprim_scan_kind_t kind, gp
 }
 
 static void test_scan_negative_zero(gpuprim_context_t ctx) {
-    static const gpuprim_dtype_t float_types[4] = {GPUPRIM_DTYPE_F32, GPUPRIM_DTYPE_F64, GPUPRIM_DTYPE_F16,
-                                                   GPUPRIM_DTYPE_BF16};
     static const uint64_t sizes[3] = {1, 5, 200003};
     size_t t, k;
-    for (t = 0; t < 4; ++t)
+    for (t = 0; t < TC_FLOAT_DTYPE_COUNT; ++t)
         for (k = 0; k < 3; ++k) {
-            gpuprim_dtype_t d = float_types[t];
+            gpuprim_dtype_t d = tc_float_dtypes[t];
             const int wide = d == GPUPRIM_DTYPE_F32 || d == GPUPRIM_DTYPE_F64;
             const uint64_t n = sizes[k], minus_zero = tc_sign_bit(d);
             uint64_t *x = (uint64_t *)tc_xmalloc(n * sizeof *x), *inclusive = (uint64_t *)tc_xmalloc(n * sizeof *x),

@@ -837,9 +837,9 @@ class Context:
         GPU one without waiting for the call; a DLPack producer's GPU
         array through its framework's from_dlpack). axis=-1: the sum of
         every row (last axis) of a C-contiguous N-D array, an array of
-        x.shape[:-1] (like numpy's x.sum(axis=-1)). out: an array of the result's dtype and shape (0-d,
-        or x.shape[:-1] with axis=-1), of x's kind and device, to write the
-        result into; it is returned."""
+        x.shape[:-1] (like numpy's x.sum(axis=-1)). out: an array of the
+        result's dtype and shape (0-d, or x.shape[:-1] with axis=-1), of x's
+        kind and device, to write the result into; it is returned."""
         return self._reduction("sum", x, axis, dtype, out)
 
     def min(self, x, *, axis=None, out=None):

@@ -221,9 +221,15 @@ private:
     void point_to_point(const std::vector<PeerTransfer> &transfers) {
         uint64_t largest_block = 0;
         for (const PeerTransfer &t : transfers) largest_block = std::max({largest_block, t.send_bytes, t.receive_bytes});
-        const uint64_t window_bytes = message_bytes_ * kMessagesInFlight;  // at most 2^40
-        for (uint64_t window = 0; window < largest_block; window += window_bytes)
-            exchange_window(transfers, window, window + window_bytes);
+        const uint64_t window_bytes = checked_mul(message_bytes_, kMessagesInFlight, "the MPI engine's window");
+        // The last window ends at this rank's largest block, not a multiple
+        // of window_bytes (no end past 2^64); a block's messages are the
+        // same either way, as exchange_window clips them to the block.
+        for (uint64_t from = 0; from < largest_block;) {
+            const uint64_t to = from + std::min(window_bytes, largest_block - from);
+            exchange_window(transfers, from, to);
+            from = to;
+        }
     }
 
     // The messages of bytes [from, to) of every block: posted, then waited for.
@@ -231,11 +237,13 @@ private:
         auto messages_of = [&](uint64_t bytes) {
             return bytes > from ? ceil_div(std::min(bytes, to) - from, message_bytes_) : uint64_t(0);
         };
-        uint64_t messages = 0;  // at most 2 * ranks * kMessagesInFlight: no overflow
-        for (const PeerTransfer &t : transfers) messages += messages_of(t.receive_bytes) + messages_of(t.send_bytes);
-        if (messages > requests_.capacity())
+        CheckedSize messages(0, "the exchange's MPI requests");
+        for (const PeerTransfer &t : transfers)
+            messages = messages.plus(messages_of(t.receive_bytes)).plus(messages_of(t.send_bytes));
+        if (messages.value() > requests_.capacity())
             fail(GPUPRIM_ERROR_INTERNAL, "the exchange needs %llu MPI requests at once; %llu were reserved",
-                 static_cast<unsigned long long>(messages), static_cast<unsigned long long>(requests_.capacity()));
+                 static_cast<unsigned long long>(messages.value()),
+                 static_cast<unsigned long long>(requests_.capacity()));
         std::vector<MPI_Request> &requests = requests_;
         requests.clear();
         const int tag = 0x6770;  // "gp"
