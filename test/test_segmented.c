@@ -875,41 +875,44 @@ static void test_known_answers(void) {
     destroy(off);
 }
 
-/* Float SUM segmented scans of -0.0 (as gpuprim_scan's): a segment's
- * inclusive element 0 is its input's, a run of -0.0 stays -0.0, an
- * exclusive scan's first element is +0.0. Rows of 3 and rows past a tile. */
+/* Float SUM segmented scans of -0.0 (as gpuprim_scan's), every float
+ * dtype: a segment's inclusive element 0 is its input's, a run of -0.0
+ * stays -0.0, an exclusive scan's first element is +0.0. Rows of 3 and rows
+ * past a tile. */
 static void test_negative_zero_scans(void) {
     static const uint64_t row_lengths[2] = {3, 70001};
-    size_t r;
-    for (r = 0; r < 2; ++r) {
-        const uint64_t rows = 4, length = row_lengths[r], n = rows * length;
-        float *x = (float *)tc_xmalloc(n * sizeof *x), *got;
-        gpuprim_segments_t seg;
-        gpuprim_buffer_t in, out;
-        uint64_t i, wrong = 0, first_wrong = 0;
-        int kind;
-        for (i = 0; i < n; ++i) x[i] = -0.0f;
-        in = tc_buffer_from(ctx, GPUPRIM_DTYPE_F32, x, n);
-        out = tc_buffer(ctx, GPUPRIM_DTYPE_F32, n);
-        gpuprim_segments_init_rows(&seg, rows, length);
-        for (kind = 0; kind < 2; ++kind) {
-            tc_where("segmented %s sum scan of -0.0, rows of %llu", kind ? "exclusive" : "inclusive",
-                     (unsigned long long)length);
-            tc_poison(ctx, out, GPUPRIM_DTYPE_F32, n);
-            CHECK_OK(gpuprim_segmented_scan(ctx, GPUPRIM_OP_SUM, (gpuprim_scan_kind_t)kind, &seg, in, out));
-            got = (float *)tc_download(ctx, out, GPUPRIM_DTYPE_F32, n);
-            for (i = 0, wrong = 0; i < n; ++i) {
-                const int want_negative = !(kind && i % length == 0);
-                if (!(got[i] == 0.0f && (signbit(got[i]) != 0) == want_negative) && wrong++ == 0) first_wrong = i;
+    size_t r, t;
+    for (t = 0; t < TC_FLOAT_DTYPE_COUNT; ++t)
+        for (r = 0; r < 2; ++r) {
+            const gpuprim_dtype_t d = tc_float_dtypes[t];
+            const uint64_t rows = 4, length = row_lengths[r], n = rows * length, minus_zero = tc_sign_bit(d);
+            void *x = tc_xmalloc(n * tc_size(d)), *got;
+            gpuprim_segments_t seg;
+            gpuprim_buffer_t in, out;
+            uint64_t i, wrong, first_wrong = 0;
+            int kind;
+            for (i = 0; i < n; ++i) tc_set(d, x, i, minus_zero);
+            in = tc_buffer_from(ctx, d, x, n);
+            out = tc_buffer(ctx, d, n);
+            gpuprim_segments_init_rows(&seg, rows, length);
+            for (kind = 0; kind < 2; ++kind) {
+                tc_where("segmented %s sum scan of -0.0, %s, rows of %llu", kind ? "exclusive" : "inclusive",
+                         tc_dtype_name(d), (unsigned long long)length);
+                tc_poison(ctx, out, d, n);
+                CHECK_OK(gpuprim_segmented_scan(ctx, GPUPRIM_OP_SUM, (gpuprim_scan_kind_t)kind, &seg, in, out));
+                got = tc_download(ctx, out, d, n);
+                for (i = 0, wrong = 0; i < n; ++i) {
+                    const uint64_t want = kind && i % length == 0 ? 0 : minus_zero;
+                    if (tc_get(d, got, i) != want && wrong++ == 0) first_wrong = i;
+                }
+                CHECKF(wrong == 0, "%llu outputs wrong; first at [%llu] = 0x%llx", (unsigned long long)wrong,
+                       (unsigned long long)first_wrong, (unsigned long long)tc_get(d, got, first_wrong));
+                free(got);
             }
-            CHECKF(wrong == 0, "%llu outputs wrong; first at [%llu] = %g", (unsigned long long)wrong,
-                   (unsigned long long)first_wrong, (double)got[first_wrong]);
-            free(got);
+            destroy(in);
+            destroy(out);
+            free(x);
         }
-        destroy(in);
-        destroy(out);
-        free(x);
-    }
 }
 
 int main(void) {

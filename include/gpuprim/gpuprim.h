@@ -262,12 +262,11 @@ typedef enum gpuprim_dtype {
  *   exclusive scan): SUM 0; MIN the type's largest value (+inf for floats);
  *   MAX the type's smallest value (-inf for floats).
  * - Zeros' signs in float SUM: a reduce (and dot) of only -0.0 gives +0.0
- *   (the sum starts from +0.0, as CUB's and numpy's sum do). F32/F64 SUM
- *   scans without an initial value start from -0.0 (-0.0 + x == x), so an
- *   inclusive scan's element 0 is the input's element 0 and a run of -0.0
- *   stays -0.0, as numpy's cumsum gives. The sign of a zero that an
- *   F16/BF16 SUM scan (plain or segmented) gives is not promised yet: the
- *   CPU backend gives +0.0, the CUDA kernels either sign by position.
+ *   (the sum starts from +0.0, as CUB's and numpy's sum do). SUM scans of
+ *   every float dtype (plain or segmented) without an initial value start
+ *   from -0.0 (-0.0 + x == x), so an inclusive scan's element 0 is the
+ *   input's element 0 and a run of -0.0 stays -0.0, as numpy's cumsum
+ *   gives; an exclusive scan's element 0 is +0.0.
  * - F16 and BF16: SUM, dot and SUM scans accumulate in f32 (products by f32
  *   fused multiply-add) and round to the dtype once, to nearest even: the
  *   reduce result at the end, each scan output on its own. So a sum is about

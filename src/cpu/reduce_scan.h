@@ -614,8 +614,7 @@ Acc block_total(const T *input, uint64_t count, Op op) {
         // +0.0 there; the scan's carry needs -0.0 (a run of -0.0 scans to
         // -0.0, as in[0] alone does). Only such a block sums to -0.0
         // (x + -x is +0.0 under round to nearest), so look only at zeros.
-        if constexpr (std::is_same_v<Acc, T>)  // f32/f64 (scan says why)
-            if (total == Acc(0) && only_negative_zeros(input, count)) return Acc(-0.0);
+        if (total == Acc(0) && only_negative_zeros(input, count)) return Acc(-0.0);
         return total;
     }
 }
@@ -823,15 +822,13 @@ void scan(Parallel &parallel, gpuprim_op_t op, bool exclusive, const T *input, T
     using Acc = typename Accumulator<T>::type;
     switch (op) {
     case GPUPRIM_OP_SUM:
-        if constexpr (std::is_floating_point_v<Acc> && std::is_same_v<Acc, T>) {
+        if constexpr (std::is_floating_point_v<Acc>) {
             if (!initial) {
-                // f32/f64 from -0.0, not the identity +0.0: -0.0 + x == x
+                // Float sums from -0.0, not the identity +0.0: -0.0 + x == x
                 // for every x, so an inclusive scan's out[0] is in[0] itself
                 // (-0.0 included, as numpy's cumsum and the CUDA kernels
                 // give), while an exclusive scan's element 0 stays the
-                // identity. f16/bf16 (accumulated in f32) start from +0.0
-                // as before: the sign of their zeros is not promised (the
-                // CUDA narrow scan's varies by position).
+                // identity. f16/bf16 too (accumulated in f32).
                 scan_blocks<T, Acc>(parallel, input, output, count, exclusive, LaneSum<Acc>{}, Acc(-0.0));
                 if (exclusive) output[0] = store_as<T>(LaneSum<Acc>::identity());
                 return;

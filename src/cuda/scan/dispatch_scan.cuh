@@ -180,7 +180,7 @@ void launch_narrow_scan_three_pass(const DeviceEnv &env, bool exclusive, const T
     if (env.measuring) return;
     tile_totals_kernel<T, Op><<<unsigned(tiles), kThreads, 0, env.stream>>>(input, count, in_vectors, prefixes);
     check_launch("scan (tile totals) launch");
-    Acc start = Op::Combine::identity();
+    Acc start = ScanOpTraits<Acc, typename Op::Combine>::neutral();
     if (initial) {
         T element;
         std::memcpy(&element, initial, sizeof element);
@@ -190,7 +190,8 @@ void launch_narrow_scan_three_pass(const DeviceEnv &env, bool exclusive, const T
         <<<1, kPrefixThreads, 0, env.stream>>>(prefixes, uint32_t(tiles), initial != nullptr, start);
     check_launch("scan (tile prefixes) launch");
     tile_scan_kernel<T, Op><<<unsigned(tiles), kThreads, 0, env.stream>>>(input, output, count, in_vectors,
-                                                                           out_vectors, exclusive, prefixes);
+                                                                           out_vectors, exclusive,
+                                                                           initial != nullptr, prefixes);
     check_launch("scan (tiles) launch");
 }
 

@@ -5,7 +5,10 @@
 // bytes (two 16-byte loads and stores) widened to running values, a fixed
 // in-tile tree, and the decoupled look-back of the wider dtypes' scan on the
 // running values (so float sums are deterministic); every output is rounded
-// from its running value once.
+// from its running value once. Float SUM pads and starts from the neutral
+// -0.0 (warp/warp_scan.cuh: ScanOpTraits), as the wider dtypes' scan does, so
+// a run of -0.0 scans to -0.0 wherever it lies; an exclusive scan without an
+// initial value writes the identity +0.0 as its element 0.
 #pragma once
 
 #include "core/ops.h"
@@ -59,16 +62,20 @@ __device__ __forceinline__ void load_items(const T *in, uint64_t first, uint64_t
 
 // The thread's outputs from its inclusive scan x and base, everything before
 // the thread: each rounded once (Op::store) and written as two 16-byte
-// stores where whole and aligned, element by element otherwise.
+// stores where whole and aligned, element by element otherwise. An exclusive
+// scan without an initial value (identity_first) writes the identity as the
+// scan's element 0, not base (the neutral -0.0 for float SUM).
 template <typename T, typename Op, typename Acc>
 __device__ __forceinline__ void store_items(T *out, uint64_t first, uint64_t count, bool vectors, bool exclusive,
-                                            Acc base, const Acc (&x)[kItems<T>]) {
+                                            bool identity_first, Acc base, const Acc (&x)[kItems<T>]) {
     constexpr int kN = kItems<T>;
-    const typename Op::Combine op;
+    using Combine = typename Op::Combine;
+    const Combine op;
     T results[kN];
 #pragma unroll
     for (int i = 0; i < kN; ++i)
         results[i] = Op::store(exclusive ? (i == 0 ? base : op(base, x[i - 1])) : op(base, x[i]));
+    if (exclusive && identity_first && first == 0) results[0] = Op::store(Combine::identity());
     if (vectors && first + kN <= count) {
         uint4 v[2];
         memcpy(v, results, sizeof v);
@@ -98,7 +105,7 @@ __device__ __forceinline__ Acc block_exclusive_scan(Acc value, Combine op, Acc *
     if (lane == 31) warp_totals[warp] = inclusive;
     __syncthreads();
     if (warp == 0) {
-        Acc total = lane < kWarps ? warp_totals[lane] : Combine::identity();
+        Acc total = lane < kWarps ? warp_totals[lane] : ScanOpTraits<Acc, Combine>::neutral();
 #pragma unroll
         for (int d = 1; d < 32; d <<= 1) {
             const Acc up = bit_cast<Acc>(__shfl_up_sync(0xffffffffu, bit_cast<bits_t<Acc>>(total), d));
@@ -107,7 +114,7 @@ __device__ __forceinline__ Acc block_exclusive_scan(Acc value, Combine op, Acc *
         if (lane < kWarps) warp_totals[lane] = total;  // inclusive over warps
     }
     __syncthreads();
-    Acc prefix = warp == 0 ? Combine::identity() : warp_totals[warp - 1];
+    Acc prefix = warp == 0 ? ScanOpTraits<Acc, Combine>::neutral() : warp_totals[warp - 1];
     if (lane > 0) prefix = op(prefix, exclusive_in_warp);
     __syncthreads();  // warp_totals may be reused
     return prefix;
@@ -132,7 +139,7 @@ __global__ void __launch_bounds__(kThreads) tile_totals_kernel(const T *in, uint
     const Combine op;
     const uint64_t first = uint64_t(blockIdx.x) * kTileItems<T> + uint64_t(threadIdx.x) * kN;
     Acc x[kN];
-    load_items<T, Op>(in, first, count, vectors, x, Combine::identity());
+    load_items<T, Op>(in, first, count, vectors, x, ScanOpTraits<Acc, Combine>::neutral());
     Acc total = x[0];
 #pragma unroll
     for (int i = 1; i < kN; ++i) total = op(total, x[i]);
@@ -149,7 +156,7 @@ __global__ void __launch_bounds__(kPrefixThreads)
     const Combine op;
     const uint32_t chunk = (tiles + kPrefixThreads - 1) / kPrefixThreads;
     const uint32_t begin = min(tiles, threadIdx.x * chunk), end = min(tiles, begin + chunk);
-    Acc local = Combine::identity();
+    Acc local = ScanOpTraits<Acc, Combine>::neutral();
     for (uint32_t i = begin; i < end; ++i) local = op(local, totals[i]);
     Acc running = block_exclusive_scan<kPrefixThreads>(local, op, warp_totals);
     if (has_initial) running = op(initial, running);
@@ -163,7 +170,7 @@ __global__ void __launch_bounds__(kPrefixThreads)
 template <typename T, typename Op>
 __global__ void __launch_bounds__(kThreads)
     tile_scan_kernel(const T *in, T *out, uint64_t count, bool in_vectors, bool out_vectors, bool exclusive,
-                     const typename Op::Accumulator *prefixes /* null: one tile */) {
+                     bool has_initial, const typename Op::Accumulator *prefixes) {
     using Acc = typename Op::Accumulator;
     using Combine = typename Op::Combine;
     constexpr int kN = kItems<T>;
@@ -171,13 +178,13 @@ __global__ void __launch_bounds__(kThreads)
     const Combine op;
     const uint64_t first = uint64_t(blockIdx.x) * kTileItems<T> + uint64_t(threadIdx.x) * kN;
     Acc x[kN];
-    load_items<T, Op>(in, first, count, in_vectors, x, Combine::identity());
+    load_items<T, Op>(in, first, count, in_vectors, x, ScanOpTraits<Acc, Combine>::neutral());
     // The thread's inclusive scan, then everything before the thread.
 #pragma unroll
     for (int i = 1; i < kN; ++i) x[i] = op(x[i - 1], x[i]);
     const Acc before_thread = block_exclusive_scan<kThreads>(x[kN - 1], op, warp_totals);
-    const Acc base = op(prefixes ? prefixes[blockIdx.x] : Combine::identity(), before_thread);
-    store_items<T, Op>(out, first, count, out_vectors, exclusive, base, x);
+    store_items<T, Op>(out, first, count, out_vectors, exclusive, !has_initial, op(prefixes[blockIdx.x], before_thread),
+                       x);
 }
 
 // Inputs of up to kSinglePassMaxTiles tiles: one tile per block, tiles in
@@ -209,7 +216,7 @@ __global__ void __launch_bounds__(kThreads) narrow_scan_kernel(const scan_detail
     const T *in = static_cast<const T *>(p.input);
     const uint64_t first = uint64_t(tile) * kTileItems<T> + uint64_t(threadIdx.x) * kN;
     Acc x[kN];
-    load_items<T, Op>(in, first, p.count, in_vectors, x, Combine::identity());
+    load_items<T, Op>(in, first, p.count, in_vectors, x, Traits::neutral());
     // The thread's inclusive scan, everything before the thread, the tile's total.
 #pragma unroll
     for (int i = 1; i < kN; ++i) x[i] = op(x[i - 1], x[i]);
@@ -234,7 +241,7 @@ __global__ void __launch_bounds__(kThreads) narrow_scan_kernel(const scan_detail
     }
     __syncthreads();
 
-    store_items<T, Op>(static_cast<T *>(p.output), first, p.count, out_vectors, p.exclusive,
+    store_items<T, Op>(static_cast<T *>(p.output), first, p.count, out_vectors, p.exclusive, !p.has_initial,
                        op(tile_prefix, before_thread), x);
     if (threadIdx.x == 0) p.counters.finish_tile(tile, p.num_tiles, tile % p.clear_chunk == 0);
 }
