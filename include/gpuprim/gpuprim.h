@@ -1701,7 +1701,11 @@ GPUPRIM_API gpuprim_status_t gpuprim_distributed_reduce(gpuprim_context_t contex
  * is the op of every element on ranks before r; the identity on rank 0).
  * Each rank's scan starts from the rank-ordered combination of the totals
  * of the ranks before it, so float sums are deterministic run to run for a
- * given layout. output as for gpuprim_scan() (in place allowed).
+ * given layout. Those totals are gpuprim_reduce() results, so a rank after
+ * one whose elements are all -0.0 starts from +0.0 (a run of -0.0 across
+ * ranks scans to +0.0 past rank 0, where gpuprim_scan() keeps -0.0), and
+ * f16/bf16 totals are rounded to the dtype before they combine.
+ * output as for gpuprim_scan() (in place allowed).
  */
 GPUPRIM_API gpuprim_status_t gpuprim_distributed_scan(gpuprim_context_t context, gpuprim_op_t op,
                                                       gpuprim_scan_kind_t kind, gpuprim_buffer_t input,
