@@ -22,7 +22,9 @@ template <typename T, typename Op>
 struct ScanOpTraits {
     static constexpr bool kOrdered =
         std::is_floating_point_v<T> && std::is_same_v<Op, SumOp<T>>;
-    __device__ __forceinline__ static T neutral() {
+    // Host and device: the host starts launches from it too
+    // (scan/dispatch_scan.cuh's three-pass narrow scan).
+    GPUPRIM_HD static T neutral() {
         if constexpr (kOrdered) return T(-0.0);
         else return Op::identity();
     }
