@@ -62,7 +62,9 @@ __device__ __forceinline__ int64_t offset_at(const CheckArgs &args, uint64_t i) 
 }
 
 // The folded result of all blocks, with the fault's values read back.
-__device__ CheckResult fold(const CheckArgs &args) {
+// Inline like every device function here: nvcc gives a non-inline one a host
+// copy whose body is exit(1) (cmake/check_library_symbols.cmake refuses it).
+__device__ __forceinline__ CheckResult fold(const CheckArgs &args) {
     CheckResult total{kNone, kNone, 0, 0, 0, 0, 0};
     for (uint32_t b = 0; b < gridDim.x; ++b) {
         const volatile CheckResult &part = args.partials[b];
@@ -85,7 +87,7 @@ __device__ CheckResult fold(const CheckArgs &args) {
 
 // Deferred mode: the skip word for the call's kernels, and the first fault
 // kept for the host.
-__device__ void defer(const CheckArgs &args, const CheckResult &total) {
+__device__ __forceinline__ void defer(const CheckArgs &args, const CheckResult &total) {
     const bool bad = total.first_bad != kNone;
     const bool failed = bad || total.first_long != kNone;
     *args.skip = failed ? 1u : 0u;
