@@ -75,9 +75,7 @@ __device__ __forceinline__ void store_items(T *out, uint64_t first, uint64_t cou
 #pragma unroll
     for (int i = 0; i < kN; ++i)
         results[i] = Op::store(exclusive ? (i == 0 ? base : op(base, x[i - 1])) : op(base, x[i]));
-    // Only float SUM's neutral (-0.0) differs from its identity (+0.0).
-    if constexpr (ScanOpTraits<Acc, Combine>::kOrdered)
-        if (exclusive && identity_first && first == 0) results[0] = Op::store(Combine::identity());
+    if (exclusive && identity_first && first == 0) results[0] = Op::store(Combine::identity());
     if (vectors && first + kN <= count) {
         uint4 v[2];
         memcpy(v, results, sizeof v);
