@@ -368,12 +368,14 @@ static void expect_scan(gpuprim_context_t ctx, gpuprim_op_t op, gpuprim_scan_kin
  * -0.0 + x == x, so an inclusive scan's out[0] is in[0] itself and a run of
  * -0.0 stays -0.0 (numpy's cumsum); an exclusive scan's element 0 is the
  * identity, +0.0. Sizes past the CPU's blocks and the kernels' tiles (the
- * CUDA narrow scan once gave +0.0 in some places and -0.0 in others). */
+ * CUDA narrow scan once gave +0.0 in some places and -0.0 in others), and
+ * past the 256 tiles of its single pass (2^21 16-bit elements: its three
+ * launches). */
 static void test_scan_negative_zero(gpuprim_context_t ctx) {
-    static const uint64_t sizes[3] = {1, 5, 200003};
+    static const uint64_t sizes[4] = {1, 5, 200003, 2100003};
     size_t t, k;
     for (t = 0; t < TC_FLOAT_DTYPE_COUNT; ++t)
-        for (k = 0; k < 3; ++k) {
+        for (k = 0; k < 4; ++k) {
             gpuprim_dtype_t d = tc_float_dtypes[t];
             const uint64_t n = sizes[k], minus_zero = tc_sign_bit(d);
             uint64_t *x = (uint64_t *)tc_xmalloc(n * sizeof *x), *inclusive = (uint64_t *)tc_xmalloc(n * sizeof *x),
