@@ -11,8 +11,8 @@
 # A static library is read member by member (nm -u: what its objects call);
 # a shared one by its dynamic imports (nm -D --undefined-only), which for a
 # CUDA build include what the static CUDA runtime linked into it calls.
-# Prints "library symbols: ok (N undefined symbols read)" or fails naming each
-# forbidden symbol.
+# Prints "library symbols: ok (N undefined symbols read)", or "library
+# symbols: refused: <names>" and fails.
 cmake_minimum_required(VERSION 3.16)
 if(NOT NM OR NOT LIBRARY)
   message(FATAL_ERROR "check_library_symbols: set -DNM=<nm> and -DLIBRARY=<library file>")
@@ -52,6 +52,8 @@ if(read EQUAL 0)
 endif()
 if(found)
   list(JOIN found ", " found_text)
+  # One unwrapped line to match (FATAL_ERROR's text is wrapped at its width).
+  message(STATUS "library symbols: refused: ${found_text}")
   message(FATAL_ERROR "check_library_symbols: ${LIBRARY} calls ${found_text}: the library must not end the "
                       "process or print (a host call of a __device__-only function compiles to exit(1); "
                       "nm -u the objects to find which one)")
