@@ -249,7 +249,10 @@ int main(int argc, char **argv) {
 #endif
     );
     run_case(1, 1 << 10, {16}, filter);
+    run_case(1, 1 << 14, {16, 1024}, filter);
     run_case(1, 1 << 16, {16, 1024}, filter);
+    run_case(1, 1 << 17, {16, 1024}, filter);
+    run_case(1, 1 << 18, {16, 1024}, filter);
     run_case(1, 1 << 20, {16, 1024}, filter);
     run_case(1, 1 << 22, {16, 1024}, filter);
     run_case(1, 1 << 24, {16, 1024}, filter);
@@ -260,7 +263,8 @@ int main(int argc, char **argv) {
     run_case(65536, 256, {8, 64}, filter);
     run_case(4096, 4096, {8, 64}, filter);
     // Rows past the block select: fewer long rows than blocks resident at
-    // once, and more.
+    // once (128 of 2^16: one block a row on an H100's 132 SMs), and more.
+    run_case(128, 65536, {8, 64}, filter);
     run_case(256, 65536, {8, 64}, filter);
     run_case(1024, 16384, {8, 64}, filter);
     run_case(16, 1048576, {8, 64}, filter);
