@@ -791,6 +791,81 @@ static void test_mixed_segment_rounds(void) {
     tc_layout_free(&L);
 }
 
+/* Segments past a block's shared memory up to 2^17 keys, k up to 4096: on
+ * CUDA one block a segment reads them from global memory (the streamed block
+ * select) while at most one a resident block; these are its cases:
+ * - flat lengths just past the block select (8193), odd ones, its limit
+ *   (131072) and one past it (the grid select);
+ * - patterns: logits-like keys (one round over the input, then the
+ *   candidates in shared memory), keys sharing their leading bits ("narrow
+ *   range": the first digit's bin holds every key, so it takes more rounds
+ *   over the input before the candidates fit), all equal (every key digit
+ *   ties, the position's digits decide), NaN-heavy (NaNs of both signs and
+ *   every payload, +-0, +-inf);
+ * - k around the sort of the chosen in registers of 2 items a thread (2048)
+ *   and 4 (4096), and 4097 (the grid select);
+ * - CSR segments starting at odd offsets (the loads before the first 16-byte
+ *   boundary and after the last whole load), beside short ones the block
+ *   select takes in the same call. */
+static void test_streamed_block_select(void) {
+    static const uint64_t flat_lengths[] = {8193, 16411, 65536, 131072, 131073};
+    static const gpuprim_dtype_t dtypes[] = {GPUPRIM_DTYPE_F32, GPUPRIM_DTYPE_U8,  GPUPRIM_DTYPE_I16,
+                                             GPUPRIM_DTYPE_F16, GPUPRIM_DTYPE_F64, GPUPRIM_DTYPE_U64};
+    static const char *const names[4] = {"logits", "narrow range", "all equal", "NaN-heavy"};
+    static const uint64_t ks[] = {1, 16, 2048, 2049, 4096, 4097};
+    unsigned li, di, arrangement;
+    for (li = 0; li < sizeof flat_lengths / sizeof flat_lengths[0]; ++li) {
+        const uint64_t n = flat_lengths[li];
+        tc_layout_t L;
+        if (n > max_count) continue;
+        L = layout_flat(n);
+        for (di = 0; di < sizeof dtypes / sizeof dtypes[0]; ++di) {
+            const gpuprim_dtype_t d = dtypes[di];
+            char *keys = (char *)tc_xmalloc(n * tc_size(d));
+            for (arrangement = 0; arrangement < 4; ++arrangement) {
+                const int order = (int)((li + di + arrangement) & 1);
+                uint64_t i;
+                data_t D;
+                if (arrangement == 0) tc_fill(d, keys, n, TC_MODERATE);
+                if (arrangement == 1) {
+                    if (d == GPUPRIM_DTYPE_F32 || d == GPUPRIM_DTYPE_F64 || d == GPUPRIM_DTYPE_U16)
+                        for (i = 0; i < n; ++i) tc_set(d, keys, i, narrow_key(d));
+                    else if (d == GPUPRIM_DTYPE_U64)
+                        for (i = 0; i < n; ++i) tc_set(d, keys, i, narrow_key(GPUPRIM_DTYPE_I64));
+                    else tc_fill(d, keys, n, TC_SMALL_RANGE);
+                }
+                if (arrangement == 2) tc_fill(d, keys, n, TC_EQUAL);
+                if (arrangement == 3) tc_fill(d, keys, n, TC_NAN_HEAVY);
+                D = data_make_from(&L, d, order, TC_MODERATE, keys, names[arrangement]);
+                run_listed_ks(&D, ks, sizeof ks / sizeof ks[0]);
+                data_free(&D);
+            }
+            free(keys);
+        }
+        tc_layout_free(&L);
+        printf("test_topk: streamed block select, flat n = %llu done\n", (unsigned long long)n);
+        fflush(stdout);
+    }
+    {
+        static const uint64_t lengths[] = {3, 9001, 1, 70001, 5, 131071, 8192, 12345};
+        unsigned order;
+        tc_layout_t L = tc_layout_csr("odd offsets", lengths, sizeof lengths / sizeof lengths[0], 1, 2,
+                                      GPUPRIM_DTYPE_I32);
+        if (L.n > max_count) {
+            tc_layout_free(&L);
+            return;
+        }
+        for (di = 0; di < sizeof dtypes / sizeof dtypes[0]; ++di)
+            for (order = 0; order < 2; ++order) {
+                static const uint64_t csr_ks[] = {1, 16, 1000, 4096};
+                data_t D = data_make(&L, dtypes[di], (int)order, order ? TC_NAN_HEAVY : TC_MODERATE);
+                run_listed_ks(&D, csr_ks, sizeof csr_ks / sizeof csr_ks[0]);
+                data_free(&D);
+            }
+        tc_layout_free(&L);
+    }
+}
+
 /* Many long rows: the CUDA select finishes them in one launch with at most
  * one row a resident block (200 rows: teams of one block on an H200's 264),
  * and takes the launches a pass past that (300 and 600 rows). */
@@ -1122,5 +1197,7 @@ int main(void) {
     printf("test_topk: mixed segment rounds done (%.1f s)\n", tc_seconds() - start);
     test_many_long_rows();
     printf("test_topk: many long rows done (%.1f s)\n", tc_seconds() - start);
+    test_streamed_block_select();
+    printf("test_topk: streamed block select done (%.1f s)\n", tc_seconds() - start);
     return tc_finish();
 }

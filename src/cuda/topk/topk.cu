@@ -7,6 +7,10 @@
 // - all up to WarpSelectPolicy::kMaxLength with k up to its kMaxK:
 //   warp_select.cuh, one launch (a larger k: the networks);
 // - all up to BlockSelectPolicy::kMaxLength: block_select.cuh, one launch;
+// - all up to BlockStreamSelectPolicy::kMaxLength, k up to its kMaxWanted,
+//   when one block a long segment is resident at once:
+//   block_stream_select.cuh, one launch (offsets: block_select.cuh takes the
+//   segments a block holds, in a launch before it);
 // - longer ones: radix_select.cuh over all of them at once (rows: every row;
 //   offsets: the segments too long for a block, listed by a kernel, while
 //   block_select.cuh takes the others): the sample and pass 0, then, for k
@@ -33,6 +37,7 @@
 #include "cuda/engine/segment_network.h"
 #include "cuda/sort/sort.h"
 #include "cuda/topk/block_select.cuh"
+#include "cuda/topk/block_stream_select.cuh"
 #include "cuda/topk/radix_select.cuh"
 #include "cuda/topk/radix_select_finish.cuh"
 #include "cuda/topk/warp_select.cuh"
@@ -89,6 +94,40 @@ void launch_block_select(const DeviceEnv &env, const TopkArgs &args, uint32_t ma
     if (env.measuring) return;
     kernel<<<grid_for(args.groups), BlockSelectPolicy::kThreads, shared, env.stream>>>(args, max_length, slots);
     check_launch("top-k block select launch");
+}
+
+// Whether the segments past a block's shared memory take the one-block
+// streamed select (block_stream_select.cuh): all of them short enough, at
+// most kMaxWanted chosen, the kernel's shared memory fits this device, and
+// every such segment has a block resident at once (more segments than that
+// would run in waves of one block each; the grid select was measured there).
+template <typename K>
+bool takes_stream_select(const DeviceEnv &env, const TopkRequest &request, const SegmentLayout &layout,
+                         uint64_t longest) {
+    if (longest > BlockStreamSelectPolicy::kMaxLength) return false;
+    const uint64_t wanted = std::min<uint64_t>(request.k, longest);
+    if (wanted > BlockStreamSelectPolicy::kMaxWanted) return false;
+    const uint64_t long_segments =
+        layout.offsets ? std::min<uint64_t>(layout.segments, layout.data_count / (BlockSelectPolicy::kMaxLength + 1))
+                       : layout.segments;
+    const size_t shared = block_stream_select_shared_bytes<SelectKey<K>>(next_power_of_two(uint32_t(wanted)));
+    const int per_sm = resident_blocks(env, reinterpret_cast<const void *>(block_stream_select_kernel<K>),
+                                       BlockStreamSelectPolicy::kThreads, shared, "top-k streamed block select");
+    return per_sm > 0 && long_segments <= uint64_t(per_sm) * uint64_t(env.sm_count);
+}
+
+// The segments of length in (min_length, longest]: one block each.
+template <typename K>
+void launch_stream_select(const DeviceEnv &env, const TopkArgs &args, uint32_t min_length, uint64_t longest) {
+    const uint32_t wanted = uint32_t(std::min<uint64_t>(args.k, longest));
+    const size_t shared = block_stream_select_shared_bytes<SelectKey<K>>(next_power_of_two(wanted));
+    auto kernel = block_stream_select_kernel<K>;
+    require_shared(env, reinterpret_cast<const void *>(kernel), BlockStreamSelectPolicy::kThreads, shared,
+                   "top-k streamed block select");
+    if (env.measuring) return;
+    kernel<<<grid_for(args.groups), BlockStreamSelectPolicy::kThreads, shared, env.stream>>>(args, min_length,
+                                                                                          uint32_t(longest));
+    check_launch("top-k streamed block select launch");
 }
 
 // Lists the segments longer than `limit` (offsets): ids to `list`, their
@@ -415,6 +454,10 @@ void topk_of_width(const DeviceEnv &env, const TopkRequest &request, const Segme
     }
     const uint32_t block_max = BlockSelectPolicy::kMaxLength;
     if (longest <= block_max) return launch_block_select<K>(env, args, uint32_t(longest));
+    if (takes_stream_select<K>(env, request, layout, longest)) {
+        if (layout.offsets) launch_block_select<K>(env, args, block_max);
+        return launch_stream_select<K>(env, args, block_max, longest);
+    }
 
     std::vector<unsigned long long> host_list;
     const TopkArgs every_segment = args;

@@ -9,6 +9,9 @@
 // - up to BlockSelectPolicy::kMaxLength: one block a segment, the segment in
 //   shared memory, an 8-bit-digit radix select there, then a bitonic sort of
 //   the k chosen;
+// - up to BlockStreamSelectPolicy::kMaxLength, k up to its kMaxWanted and
+//   one block a segment resident at once: one block a segment reading the
+//   segment from global memory a few times, the candidates in shared memory;
 // - longer: RadixSelectPolicy, every long segment at once, many blocks each,
 //   one launch per 11-bit digit.
 #pragma once
@@ -37,6 +40,21 @@ struct BlockSelectPolicy {
     // keys share a digit (the exponent bits of floats) do not serialize on
     // one shared-memory address.
     static constexpr int kReplicas = 8;
+};
+
+struct BlockStreamSelectPolicy {
+    static constexpr int kThreads = 1024;
+    // Past this length the grid select (RadixSelectPolicy) wins: one block
+    // reads 2^17 f32 keys (512 KB) in about 5 us a round.
+    static constexpr uint32_t kMaxLength = 1u << 17;
+    // Chosen sorted in registers: up to 4 a thread.
+    static constexpr uint32_t kMaxWanted = 4096;
+    static constexpr int kReplicas = 4;  // as BlockSelectPolicy::kReplicas
+    // Shared memory for the keys in play once they fit (8,192 pairs of
+    // 4-byte keys and positions): f32 logits' chosen 11-bit bin holds tens
+    // (k = 16) to a few thousand (k = 1,024 of 2^17) keys.
+    static constexpr int kCandidateBytes = 65536;
+    static constexpr int kLoads = 4;  // 16-byte loads a thread in flight
 };
 
 struct RadixSelectPolicy {
