@@ -46,8 +46,11 @@ __host__ __device__ constexpr uint32_t stream_candidate_slots() {
 // Items a thread holds in the sort of `wanted` chosen pairs: the network is
 // kThreads times that, at least `wanted`.
 __host__ __device__ constexpr int stream_sort_items(uint32_t wanted) {
-    return wanted <= uint32_t(StreamPolicy::kThreads) * 2 ? 2 : 4;
+    int items = 2;
+    while (uint32_t(StreamPolicy::kThreads) * uint32_t(items) < wanted) items *= 2;
+    return items;
 }
+static_assert(stream_sort_items(StreamPolicy::kMaxWanted) <= 8, "sort_and_write's instances");
 
 // Shared memory of the select: the bins, the candidates, then `slots`
 // chosen pairs; the sort's two buffers reuse it from the start.
@@ -103,6 +106,7 @@ struct BlockStreamSelect {
     const K *const in;
     const uint32_t length, wanted;
     const SelectDigits digits;
+    const RadixKeyMap<K> map;  // to_radix_key without a branch a key
     const uint32_t replica;
     // The pairs (key, position) whose chosen digits equal the prefix are in
     // play; `remaining` of them are wanted, at most `matching` match.
@@ -119,6 +123,7 @@ struct BlockStreamSelect {
           length(segment_length),
           wanted(uint32_t(a.k < segment_length ? a.k : segment_length)),
           digits(SelectDigits::of(8 * sizeof(K), position_bits(segment_length))),
+          map(radix_key_map<K>(a.kind, a.descending)),
           replica(threadIdx.x % kReplicas),
           remaining(wanted),
           matching(segment_length) {}
@@ -143,41 +148,47 @@ struct BlockStreamSelect {
 
     // Calls visit(key, position, valid) for every key of the input, every
     // lane of a warp together (valid false past the end), so that visit may
-    // use warp votes. The keys from the first 16-byte boundary on come kLoads
-    // 16-byte loads a thread at a time; the few before it and after the last
-    // whole load come one a thread.
+    // use warp votes. The keys from the first 16-byte boundary on come in
+    // rounds of kLoads 16-byte loads a thread, the next round's loads issued
+    // before this round's keys are visited (one block has no other blocks
+    // to hide its loads' latency behind); the few keys before the boundary
+    // and after the last whole load come one a lane of warp 0.
     template <typename Visit>
     __device__ __forceinline__ void sweep_input(Visit &&visit) const {
         const uint32_t misaligned = uint32_t(reinterpret_cast<uintptr_t>(in) % 16) / sizeof(K);
         const uint32_t head = misaligned == 0 ? 0 : kVector - misaligned;
         const uint32_t vectors = length > head ? (length - head) / kVector : 0;
         const uint32_t body_end = head + vectors * kVector;
-        // The head and the tail (under kVector keys each): one a lane of warp 0.
         if (threadIdx.x < 32) {
             const uint32_t lane = threadIdx.x;
             const bool valid_head = lane < head && lane < length;
-            visit(valid_head ? select_key<K>(args, in[lane]) : R(0), lane, valid_head);
+            visit(valid_head ? R(map(in[lane])) : R(0), lane, valid_head);
             const uint32_t tail = body_end + lane;
             const bool valid_tail = lane < kVector && tail < length;
-            visit(valid_tail ? select_key<K>(args, in[tail]) : R(0), tail, valid_tail);
+            visit(valid_tail ? R(map(in[tail])) : R(0), tail, valid_tail);
         }
         const uint4 *vector_in = reinterpret_cast<const uint4 *>(in + head);
         constexpr uint32_t kLoads = StreamPolicy::kLoads;
-        for (uint32_t first = 0; first < vectors; first += kThreads * kLoads) {  // uniform over the block
-            uint4 loaded[kLoads];
+        constexpr uint32_t kRound = kThreads * kLoads;
+        uint4 loaded[kLoads];
+        const auto load_round = [&](uint32_t first) {
 #pragma unroll
             for (uint32_t u = 0; u < kLoads; ++u) {
                 const uint32_t v = first + u * kThreads + threadIdx.x;
                 loaded[u] = v < vectors ? __ldg(vector_in + v) : make_uint4(0, 0, 0, 0);
             }
+        };
+        load_round(0);
+        for (uint32_t first = 0; first < vectors; first += kRound) {  // uniform over the block
+            K keys[kLoads][kVector];
+#pragma unroll
+            for (uint32_t u = 0; u < kLoads; ++u) memcpy(keys[u], &loaded[u], 16);
+            if (first + kRound < vectors) load_round(first + kRound);
 #pragma unroll
             for (uint32_t u = 0; u < kLoads; ++u) {
                 const uint32_t v = first + u * kThreads + threadIdx.x;
-                K keys[kVector];
-                memcpy(keys, &loaded[u], 16);
 #pragma unroll
-                for (uint32_t e = 0; e < kVector; ++e)
-                    visit(select_key<K>(args, keys[e]), head + v * kVector + e, v < vectors);
+                for (uint32_t e = 0; e < kVector; ++e) visit(R(map(keys[u][e])), head + v * kVector + e, v < vectors);
             }
         }
     }
@@ -198,9 +209,10 @@ struct BlockStreamSelect {
         __syncthreads();
     }
 
-    // Counts pass `pass`'s digit of a pair in play.
-    __device__ __forceinline__ void count(R key, uint32_t position, bool valid, PassDigit digit) const {
-        if (valid && compare(key, position) == 0) {
+    // Counts pass `pass`'s digit of a pair in play (every pair in the first
+    // pass, which has no prefix yet: first).
+    __device__ __forceinline__ void count(R key, uint32_t position, bool valid, PassDigit digit, bool first) const {
+        if (valid && (first || compare(key, position) == 0)) {
             const uint64_t field = digit.in_index ? uint64_t(position) : uint64_t(key);
             const uint32_t bin = uint32_t(field >> digit.shift) & ((1u << digit.width) - 1);
             atomicAdd(&sh.bins[bin * kReplicas + replica], 1u);
@@ -270,7 +282,10 @@ struct BlockStreamSelect {
         while (!collecting() && matching > kCandidateSlots) {
             const PassDigit digit = digits.digit(pass);
             clear_bins();
-            sweep_input([&](R key, uint32_t position, bool valid) { count(key, position, valid, digit); });
+            if (pass == 0)
+                sweep_input([&](R key, uint32_t position, bool valid) { count(key, position, valid, digit, true); });
+            else
+                sweep_input([&](R key, uint32_t position, bool valid) { count(key, position, valid, digit, false); });
             __syncthreads();
             choose_bin(digit);
         }
@@ -282,6 +297,8 @@ struct BlockStreamSelect {
         const bool all_in_play = collecting();
         sweep_input([&](R key, uint32_t position, bool valid) {
             const int order = valid ? compare(key, position) : 1;
+            // Most keys of most warps are neither: one vote skips both appends.
+            if (!__any_sync(0xffffffffu, order <= 0)) return;
             append(order < 0 || (order == 0 && all_in_play), key, position, sh.chosen, sh.chosen_keys,
                    sh.chosen_positions, wanted);
             append(order == 0 && !all_in_play, key, position, sh.candidates, sh.candidate_keys,
@@ -297,7 +314,7 @@ struct BlockStreamSelect {
         while (!collecting()) {
             const PassDigit digit = digits.digit(pass);
             clear_bins();
-            sweep_candidates([&](R key, uint32_t position, bool valid) { count(key, position, valid, digit); });
+            sweep_candidates([&](R key, uint32_t position, bool valid) { count(key, position, valid, digit, false); });
             __syncthreads();
             choose_bin(digit);
         }
@@ -344,8 +361,11 @@ struct BlockStreamSelect {
         count_input();
         gather_input();
         finish_candidates();
-        if (stream_sort_items(wanted) == 2) sort_and_write<2>(s, shared);
-        else sort_and_write<4>(s, shared);
+        switch (stream_sort_items(wanted)) {
+        case 2: sort_and_write<2>(s, shared); break;
+        case 4: sort_and_write<4>(s, shared); break;
+        default: sort_and_write<8>(s, shared); break;
+        }
     }
 };
 

@@ -43,11 +43,12 @@ struct BlockSelectPolicy {
 };
 
 struct BlockStreamSelectPolicy {
-    static constexpr int kThreads = 1024;
+    // 512 threads of up to 128 registers: each keeps two rounds of loads.
+    static constexpr int kThreads = 512;
     // Past this length the grid select (RadixSelectPolicy) wins: one block
     // reads 2^17 f32 keys (512 KB) in about 5 us a round.
     static constexpr uint32_t kMaxLength = 1u << 17;
-    // Chosen sorted in registers: up to 4 a thread.
+    // Chosen sorted in registers: up to 8 a thread.
     static constexpr uint32_t kMaxWanted = 4096;
     static constexpr int kReplicas = 4;  // as BlockSelectPolicy::kReplicas
     // Shared memory for the keys in play once they fit (8,192 pairs of
