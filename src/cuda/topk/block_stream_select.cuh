@@ -91,7 +91,7 @@ struct BlockStreamSelect {
     static_assert(kBins % kThreads == 0, "whole bins a thread");
 
     struct Shared {
-        uint32_t *bins;  // kBins * kReplicas
+        uint32_t *bins;  // kReplicas copies of kBins
         R *candidate_keys;
         uint32_t *candidate_positions;
         R *chosen_keys;  // wanted
@@ -107,7 +107,7 @@ struct BlockStreamSelect {
     const uint32_t length, wanted;
     const SelectDigits digits;
     const RadixKeyMap<K> map;  // to_radix_key without a branch a key
-    const uint32_t replica;
+    uint32_t *const my_bins;  // the copy this thread counts into
     // The pairs (key, position) whose chosen digits equal the prefix are in
     // play; `remaining` of them are wanted, at most `matching` match.
     R key_prefix = 0, key_mask = 0;
@@ -124,7 +124,7 @@ struct BlockStreamSelect {
           wanted(uint32_t(a.k < segment_length ? a.k : segment_length)),
           digits(SelectDigits::of(8 * sizeof(K), position_bits(segment_length))),
           map(radix_key_map<K>(a.kind, a.descending)),
-          replica(threadIdx.x % kReplicas),
+          my_bins(shared.bins + (threadIdx.x % kReplicas) * kBins),
           remaining(wanted),
           matching(segment_length) {}
 
@@ -137,13 +137,15 @@ struct BlockStreamSelect {
 
     __device__ __forceinline__ bool collecting() const { return matching == remaining; }
 
-    // Whether the pair matches the prefix (0), falls below it (-1) or above (1).
+    // Whether the pair matches the prefix (0), falls below it (-1) or above
+    // (1). The prefixes are their masks' top bits, so a key below its
+    // prefix is below it in whole (no mask), and so is a position; no
+    // branch: warps stay converged for their votes.
     __device__ __forceinline__ int compare(R key, uint32_t position) const {
-        const R masked_key = key & key_mask;
-        const uint32_t masked_position = position & index_mask;
-        if (masked_key != key_prefix) return masked_key < key_prefix ? -1 : 1;
-        if (masked_position != index_prefix) return masked_position < index_prefix ? -1 : 1;
-        return 0;
+        const bool key_equal = ((key ^ key_prefix) & key_mask) == 0;
+        const bool position_equal = ((position ^ index_prefix) & index_mask) == 0;
+        const bool below = key < key_prefix || (key_equal && position < index_prefix);
+        return below ? -1 : key_equal && position_equal ? 0 : 1;
     }
 
     // Calls visit(key, position, valid) for every key of the input, every
@@ -183,12 +185,23 @@ struct BlockStreamSelect {
             K keys[kLoads][kVector];
 #pragma unroll
             for (uint32_t u = 0; u < kLoads; ++u) memcpy(keys[u], &loaded[u], 16);
+            const bool whole = first + kRound <= vectors;  // uniform: no key of the round past the end
             if (first + kRound < vectors) load_round(first + kRound);
+            if (whole) {
 #pragma unroll
-            for (uint32_t u = 0; u < kLoads; ++u) {
-                const uint32_t v = first + u * kThreads + threadIdx.x;
+                for (uint32_t u = 0; u < kLoads; ++u) {
+                    const uint32_t v = first + u * kThreads + threadIdx.x;
 #pragma unroll
-                for (uint32_t e = 0; e < kVector; ++e) visit(R(map(keys[u][e])), head + v * kVector + e, v < vectors);
+                    for (uint32_t e = 0; e < kVector; ++e) visit(R(map(keys[u][e])), head + v * kVector + e, true);
+                }
+            } else {
+#pragma unroll
+                for (uint32_t u = 0; u < kLoads; ++u) {
+                    const uint32_t v = first + u * kThreads + threadIdx.x;
+#pragma unroll
+                    for (uint32_t e = 0; e < kVector; ++e)
+                        visit(R(map(keys[u][e])), head + v * kVector + e, v < vectors);
+                }
             }
         }
     }
@@ -209,14 +222,31 @@ struct BlockStreamSelect {
         __syncthreads();
     }
 
-    // Counts pass `pass`'s digit of a pair in play (every pair in the first
-    // pass, which has no prefix yet: first).
-    __device__ __forceinline__ void count(R key, uint32_t position, bool valid, PassDigit digit, bool first) const {
-        if (valid && (first || compare(key, position) == 0)) {
-            const uint64_t field = digit.in_index ? uint64_t(position) : uint64_t(key);
-            const uint32_t bin = uint32_t(field >> digit.shift) & ((1u << digit.width) - 1);
-            atomicAdd(&sh.bins[bin * kReplicas + replica], 1u);
+    // Counts a digit of a pair in play: of the key (kInIndex false) or of
+    // the position. kFirst: the first pass, which has no prefix yet, so
+    // every pair is in play.
+    template <bool kInIndex, bool kFirst>
+    __device__ __forceinline__ void count(R key, uint32_t position, bool valid, PassDigit digit) const {
+        if (valid && (kFirst || compare(key, position) == 0)) {
+            const uint32_t field = kInIndex ? position >> digit.shift : uint32_t(key >> digit.shift);
+            atomicAdd(&my_bins[field & ((1u << digit.width) - 1)], 1u);
         }
+    }
+
+    // One pass's count over the input or the candidates (sweep: sweep_input
+    // or sweep_candidates), the visit chosen for its digit once.
+    template <bool kFromInput>
+    __device__ __forceinline__ void count_pass(PassDigit digit) {
+        const auto sweep = [&](auto visit) {
+            if constexpr (kFromInput) sweep_input(visit);
+            else sweep_candidates(visit);
+        };
+        if (kFromInput && pass == 0)
+            sweep([&](R key, uint32_t position, bool valid) { count<false, true>(key, position, valid, digit); });
+        else if (digit.in_index)
+            sweep([&](R key, uint32_t position, bool valid) { count<true, false>(key, position, valid, digit); });
+        else
+            sweep([&](R key, uint32_t position, bool valid) { count<false, false>(key, position, valid, digit); });
     }
 
     // Appends the marked pairs of a warp at slots taken with one shared
@@ -244,7 +274,7 @@ struct BlockStreamSelect {
         for (int b = 0; b < kBinsPerThread; ++b) {
             uint32_t c = 0;
 #pragma unroll
-            for (int r = 0; r < kReplicas; ++r) c += sh.bins[(threadIdx.x * kBinsPerThread + b) * kReplicas + r];
+            for (int r = 0; r < kReplicas; ++r) c += sh.bins[r * kBins + threadIdx.x * kBinsPerThread + b];
             counts[b] = c;
             mine += c;
         }
@@ -282,10 +312,7 @@ struct BlockStreamSelect {
         while (!collecting() && matching > kCandidateSlots) {
             const PassDigit digit = digits.digit(pass);
             clear_bins();
-            if (pass == 0)
-                sweep_input([&](R key, uint32_t position, bool valid) { count(key, position, valid, digit, true); });
-            else
-                sweep_input([&](R key, uint32_t position, bool valid) { count(key, position, valid, digit, false); });
+            count_pass<true>(digit);
             __syncthreads();
             choose_bin(digit);
         }
@@ -295,15 +322,23 @@ struct BlockStreamSelect {
     // too when collecting, else they become candidates.
     __device__ __forceinline__ void gather_input() {
         const bool all_in_play = collecting();
-        sweep_input([&](R key, uint32_t position, bool valid) {
-            const int order = valid ? compare(key, position) : 1;
+        const auto visit = [&](R key, uint32_t position, bool valid, int order) {
             // Most keys of most warps are neither: one vote skips both appends.
-            if (!__any_sync(0xffffffffu, order <= 0)) return;
-            append(order < 0 || (order == 0 && all_in_play), key, position, sh.chosen, sh.chosen_keys,
+            if (!__any_sync(0xffffffffu, valid && order <= 0)) return;
+            append(valid && (order < 0 || (order == 0 && all_in_play)), key, position, sh.chosen, sh.chosen_keys,
                    sh.chosen_positions, wanted);
-            append(order == 0 && !all_in_play, key, position, sh.candidates, sh.candidate_keys,
+            append(valid && order == 0 && !all_in_play, key, position, sh.candidates, sh.candidate_keys,
                    sh.candidate_positions, kCandidateSlots);
-        });
+        };
+        if (index_mask == 0) {
+            // Only key digits chosen: the key alone orders it.
+            sweep_input([&](R key, uint32_t position, bool valid) {
+                const int order = key < key_prefix ? -1 : ((key ^ key_prefix) & key_mask) == 0 ? 0 : 1;
+                visit(key, position, valid, order);
+            });
+        } else {
+            sweep_input([&](R key, uint32_t position, bool valid) { visit(key, position, valid, compare(key, position)); });
+        }
         __syncthreads();
     }
 
@@ -314,7 +349,7 @@ struct BlockStreamSelect {
         while (!collecting()) {
             const PassDigit digit = digits.digit(pass);
             clear_bins();
-            sweep_candidates([&](R key, uint32_t position, bool valid) { count(key, position, valid, digit, false); });
+            count_pass<false>(digit);
             __syncthreads();
             choose_bin(digit);
         }
@@ -361,11 +396,12 @@ struct BlockStreamSelect {
         count_input();
         gather_input();
         finish_candidates();
-        switch (stream_sort_items(wanted)) {
-        case 2: sort_and_write<2>(s, shared); break;
-        case 4: sort_and_write<4>(s, shared); break;
-        default: sort_and_write<8>(s, shared); break;
-        }
+        constexpr int kMostItems = stream_sort_items(StreamPolicy::kMaxWanted);
+        const int items = stream_sort_items(wanted);
+        if (items == 2) sort_and_write<2>(s, shared);
+        else if constexpr (kMostItems == 4) sort_and_write<4>(s, shared);
+        else if (items == 4) sort_and_write<4>(s, shared);
+        else sort_and_write<8>(s, shared);
     }
 };
 

@@ -43,8 +43,7 @@ struct BlockSelectPolicy {
 };
 
 struct BlockStreamSelectPolicy {
-    // 512 threads of up to 128 registers: each keeps two rounds of loads.
-    static constexpr int kThreads = 512;
+    static constexpr int kThreads = 1024;
     // Past this length the grid select (RadixSelectPolicy) wins: one block
     // reads 2^17 f32 keys (512 KB) in about 5 us a round.
     static constexpr uint32_t kMaxLength = 1u << 17;
@@ -55,7 +54,9 @@ struct BlockStreamSelectPolicy {
     // 4-byte keys and positions): f32 logits' chosen 11-bit bin holds tens
     // (k = 16) to a few thousand (k = 1,024 of 2^17) keys.
     static constexpr int kCandidateBytes = 65536;
-    static constexpr int kLoads = 4;  // 16-byte loads a thread in flight
+    // 16-byte loads a thread in a round; the next round's are in flight
+    // while a round is counted.
+    static constexpr int kLoads = 2;
 };
 
 struct RadixSelectPolicy {
