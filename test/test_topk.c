@@ -791,11 +791,11 @@ static void test_mixed_segment_rounds(void) {
     tc_layout_free(&L);
 }
 
-/* Segments past a block's shared memory up to 2^17 keys, k up to 4096: on
+/* Segments past a block's shared memory up to 2^16 keys, k up to 4096: on
  * CUDA one block a segment reads them from global memory (the streamed block
  * select) while at most one a resident block; these are its cases:
  * - flat lengths just past the block select (8193), odd ones, its limit
- *   (131072) and one past it (the grid select);
+ *   (65536) and past it (the grid select);
  * - patterns: logits-like keys (one round over the input, then the
  *   candidates in shared memory), keys sharing their leading bits ("narrow
  *   range": the first digit's bin holds every key, so it takes more rounds
@@ -808,7 +808,7 @@ static void test_mixed_segment_rounds(void) {
  *   boundary and after the last whole load), beside short ones the block
  *   select takes in the same call. */
 static void test_streamed_block_select(void) {
-    static const uint64_t flat_lengths[] = {8193, 16411, 65536, 131072, 131073};
+    static const uint64_t flat_lengths[] = {8193, 16411, 65536, 65537, 131072};
     static const gpuprim_dtype_t dtypes[] = {GPUPRIM_DTYPE_F32, GPUPRIM_DTYPE_U8,  GPUPRIM_DTYPE_I16,
                                              GPUPRIM_DTYPE_F16, GPUPRIM_DTYPE_F64, GPUPRIM_DTYPE_U64};
     static const char *const names[4] = {"logits", "narrow range", "all equal", "NaN-heavy"};
@@ -847,7 +847,7 @@ static void test_streamed_block_select(void) {
         fflush(stdout);
     }
     {
-        static const uint64_t lengths[] = {3, 9001, 1, 70001, 5, 131071, 8192, 12345};
+        static const uint64_t lengths[] = {3, 9001, 1, 60001, 5, 65536, 8192, 12345};
         unsigned order;
         tc_layout_t L = tc_layout_csr("odd offsets", lengths, sizeof lengths / sizeof lengths[0], 1, 2,
                                       GPUPRIM_DTYPE_I32);

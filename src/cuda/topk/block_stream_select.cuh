@@ -4,9 +4,9 @@
 // length <= BlockStreamSelectPolicy::kMaxLength): one block a segment, one
 // launch, no workspace. The grid select (radix_select.cuh) spends three
 // launches and their chains of block barriers and tickets on such a segment
-// (a 2^16-key flat call: 26-41 us against CUB 3.6's 28-32); one block reads
-// a 2^16-key f32 segment (256 KB) in a few microseconds when each thread
-// keeps kLoads 16-byte loads in flight.
+// (a 2^14-key flat call: 39 us against CUB 3.6's 30); one block reads a
+// 2^16-key f32 segment (256 KB) twice in about 20 us, its next loads in
+// flight while it counts.
 //
 // The select runs over (select key, position) pairs, digit by digit as in
 // radix_select.cuh (SelectDigits: 11-bit digits of the key from the top,
@@ -14,14 +14,14 @@
 // are exactly a stable sort's first k. For a segment, the block
 // 1. counts the digit of the keys matching the prefix chosen so far, over
 //    the input (count_input), and extends the prefix by the bin that holds
-//    the wanted rank (choose_bin), until that bin fits the candidate memory
-//    or holds exactly the keys still wanted: for f32 logits one round;
-// 2. reads the input once more (gather_input): keys below the prefix are
-//    chosen, keys equal to it become candidates in shared memory (or are
-//    chosen too, when the bin holds exactly the ones wanted);
-// 3. runs the remaining digits over the candidates in shared memory
-//    (count_candidates, choose_bin), then takes those at or below the
-//    final prefix (gather_candidates);
+//    the wanted rank (choose_bin), until the keys at or below the prefix
+//    fit the candidate memory, or the bin holds exactly the keys still
+//    wanted: for f32 logits one round;
+// 2. reads the input once more (gather_input): the keys at or below the
+//    prefix become candidates in shared memory (when the bin holds exactly
+//    the ones wanted, they are the chosen);
+// 3. else runs the remaining digits over the candidates in shared memory
+//    (finish_candidates), then takes those at or below the final prefix;
 // 4. sorts the chosen pairs in registers (block/block_bitonic_sort.cuh)
 //    and writes them out.
 #pragma once
@@ -305,11 +305,12 @@ struct BlockStreamSelect {
         __syncthreads();  // the chosen bin is rewritten by the next round
     }
 
-    // Step 1: rounds over the input until the pairs in play fit the
-    // candidates or are exactly the wanted (after every digit one pair is
-    // in play, so the loop ends).
+    // Step 1: rounds over the input until the pairs at or below the prefix
+    // (the chosen so far, wanted - remaining, and those in play) fit the
+    // candidates, or those in play are exactly the ones still wanted (after
+    // every digit one pair is in play, so the loop ends).
     __device__ __forceinline__ void count_input() {
-        while (!collecting() && matching > kCandidateSlots) {
+        while (!collecting() && matching + (wanted - remaining) > kCandidateSlots) {
             const PassDigit digit = digits.digit(pass);
             clear_bins();
             count_pass<true>(digit);
@@ -318,34 +319,30 @@ struct BlockStreamSelect {
         }
     }
 
-    // Step 2: the pairs below the prefix are chosen; those equal to it are
-    // too when collecting, else they become candidates.
+    // Step 2: the pairs at or below the prefix become candidates (one
+    // append a key: a warp's vote, and one shared atomic where it found
+    // any). When collecting they are exactly the chosen.
     __device__ __forceinline__ void gather_input() {
-        const bool all_in_play = collecting();
-        const auto visit = [&](R key, uint32_t position, bool valid, int order) {
-            // Most keys of most warps are neither: one vote skips both appends.
-            if (!__any_sync(0xffffffffu, valid && order <= 0)) return;
-            append(valid && (order < 0 || (order == 0 && all_in_play)), key, position, sh.chosen, sh.chosen_keys,
-                   sh.chosen_positions, wanted);
-            append(valid && order == 0 && !all_in_play, key, position, sh.candidates, sh.candidate_keys,
-                   sh.candidate_positions, kCandidateSlots);
+        const auto visit = [&](R key, uint32_t position, bool valid, bool at_or_below) {
+            append(valid && at_or_below, key, position, sh.candidates, sh.candidate_keys, sh.candidate_positions,
+                   kCandidateSlots);
         };
         if (index_mask == 0) {
             // Only key digits chosen: the key alone orders it.
             sweep_input([&](R key, uint32_t position, bool valid) {
-                const int order = key < key_prefix ? -1 : ((key ^ key_prefix) & key_mask) == 0 ? 0 : 1;
-                visit(key, position, valid, order);
+                visit(key, position, valid, key < key_prefix || ((key ^ key_prefix) & key_mask) == 0);
             });
         } else {
-            sweep_input([&](R key, uint32_t position, bool valid) { visit(key, position, valid, compare(key, position)); });
+            sweep_input(
+                [&](R key, uint32_t position, bool valid) { visit(key, position, valid, compare(key, position) <= 0); });
         }
         __syncthreads();
     }
 
-    // Step 3: the rest of the digits over the candidates, then the ones at
-    // or below the final prefix are chosen.
+    // Step 3: the rest of the digits over the candidates (those below the
+    // prefix are not in play: compare), then the ones at or below the final
+    // prefix are chosen.
     __device__ __forceinline__ void finish_candidates() {
-        if (sh.candidates == 0) return;  // uniform: gather_input's barrier is behind it
         while (!collecting()) {
             const PassDigit digit = digits.digit(pass);
             clear_bins();
@@ -360,10 +357,13 @@ struct BlockStreamSelect {
         __syncthreads();
     }
 
-    // Step 4: the chosen sorted by (key, position) in registers, written as
-    // segment s's results. The sort's buffers reuse the shared memory.
+    // Step 4: the `wanted` chosen pairs (keys, positions) sorted by (key,
+    // position) in registers, written as segment s's results. The sort's
+    // buffers reuse the shared memory. Up to 32 * kItems chosen, warp 0
+    // sorts alone (no block step).
     template <int kItems>
-    __device__ __forceinline__ void sort_and_write(uint64_t s, unsigned char *shared) const {
+    __device__ __forceinline__ void sort_and_write(uint64_t s, unsigned char *shared, const R *keys,
+                                                   const uint32_t *positions) const {
         using Item = SortKeyIndex<R>;
         using Sort = BlockBitonicSort<Item, kItems>;
         Item items[kItems];
@@ -371,12 +371,15 @@ struct BlockStreamSelect {
         for (int e = 0; e < kItems; ++e) {
             const uint32_t i = threadIdx.x * kItems + e;
             // Past the chosen: the largest item (no 32-bit position of this path reaches ~0).
-            items[e] = i < wanted ? sort_make_item(sh.chosen_keys[i], sh.chosen_positions[i])
-                                  : sort_make_item(~R(0), ~0u);
+            items[e] = i < wanted ? sort_make_item(keys[i], positions[i]) : sort_make_item(~R(0), ~0u);
         }
-        __syncthreads();  // the chosen are read before the buffers overwrite them
         uint32_t group = Sort::kWarpItems;
         while (group < wanted) group <<= 1;
+        if (group == Sort::kWarpItems) {
+            if (threadIdx.x >= 32) return;  // uniform over each warp
+        } else {
+            __syncthreads();  // the chosen are read before the buffers overwrite them
+        }
         Sort::sort_groups(items, reinterpret_cast<Item *>(shared), group);
 #pragma unroll
         for (int e = 0; e < kItems; ++e) {
@@ -394,14 +397,21 @@ struct BlockStreamSelect {
         // round) orders these before any append.
         __syncthreads();
         count_input();
+        const bool collected = collecting();
         gather_input();
-        finish_candidates();
+        const R *keys = sh.candidate_keys;
+        const uint32_t *positions = sh.candidate_positions;
+        if (!collected) {
+            finish_candidates();
+            keys = sh.chosen_keys;
+            positions = sh.chosen_positions;
+        }
         constexpr int kMostItems = stream_sort_items(StreamPolicy::kMaxWanted);
         const int items = stream_sort_items(wanted);
-        if (items == 2) sort_and_write<2>(s, shared);
-        else if constexpr (kMostItems == 4) sort_and_write<4>(s, shared);
-        else if (items == 4) sort_and_write<4>(s, shared);
-        else sort_and_write<8>(s, shared);
+        if (items == 2) sort_and_write<2>(s, shared, keys, positions);
+        else if constexpr (kMostItems == 4) sort_and_write<4>(s, shared, keys, positions);
+        else if (items == 4) sort_and_write<4>(s, shared, keys, positions);
+        else sort_and_write<8>(s, shared, keys, positions);
     }
 };
 

@@ -44,9 +44,11 @@ struct BlockSelectPolicy {
 
 struct BlockStreamSelectPolicy {
     static constexpr int kThreads = 1024;
-    // Past this length the grid select (RadixSelectPolicy) wins: one block
-    // reads 2^17 f32 keys (512 KB) in about 5 us a round.
-    static constexpr uint32_t kMaxLength = 1u << 17;
+    // Past this length the grid select (RadixSelectPolicy) wins: one SM
+    // issues about two warp instructions a cycle over ~40 a key (H100, ncu),
+    // so flat f32 2^17 took 47.5 us one call against the grid's 35.1, 2^16
+    // 30.5 against 35.0 (bench/RESULTS.md).
+    static constexpr uint32_t kMaxLength = 1u << 16;
     // Chosen sorted in registers: up to 8 a thread.
     static constexpr uint32_t kMaxWanted = 4096;
     static constexpr int kReplicas = 4;  // as BlockSelectPolicy::kReplicas
