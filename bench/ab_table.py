@@ -5,7 +5,7 @@
     python3 bench/ab_table.py DIR [--threshold 0.02] [--all]
 
 DIR holds ab-<bench>-<base|new>-<round>.csv. A row is identified by its text
-columns and its size (n); its times are the columns ending in _us. For each
+columns and its numeric parameters (n; k of top-k; p, the ranks); its times are the columns ending in _us. For each
 row and time column: the median over the rounds of each tree and new / base
 (below 1: the new tree is faster). The rows printed are those whose ratio
 is off 1 by more than the threshold (every row with --all); the summary
@@ -23,7 +23,9 @@ import sys
 from collections import defaultdict
 
 NAME = re.compile(r"^ab-(?P<bench>.+)-(?P<tree>base|new)-(?P<round>\d+)\.csv$")
-SIZE_COLUMNS = {"n"}
+# Numeric columns that identify a row (top-k's k values of one size were one
+# row, their times mixed, before k was here).
+PARAMETER_COLUMNS = {"n", "k", "p"}
 NOT_KEYS = {"status", "note", "log2n", "agree", "count"}
 
 
@@ -42,7 +44,7 @@ def read_rows(path):
         return [], [], []
     columns = list(rows[0].keys())
     keys = [c for c in columns
-            if c not in NOT_KEYS and (c in SIZE_COLUMNS or not is_number(rows[0][c] or "x"))]
+            if c not in NOT_KEYS and (c in PARAMETER_COLUMNS or not is_number(rows[0][c] or "x"))]
     times = [c for c in columns if c.endswith("_us") and c not in keys]
     return rows, keys, times
 
