@@ -45,9 +45,11 @@ struct BlockSelectPolicy {
 struct BlockStreamSelectPolicy {
     static constexpr int kThreads = 1024;
     // Past this length the grid select (RadixSelectPolicy) wins: one SM
-    // issues about two warp instructions a cycle over ~40 a key (H100, ncu),
-    // so flat f32 2^17 took 47.5 us one call against the grid's 35.1, 2^16
-    // 30.5 against 35.0 (bench/RESULTS.md).
+    // issues about two warp instructions a cycle over ~40 a key (H100, ncu):
+    // flat f32 2^17, k = 16 / 1,024, took 35.5 / 59.3 us one call against
+    // the grid's 30.1 / 39.0 (an earlier version); at 2^16 20.6 / 35.6
+    // against 27.3 / 41.9 (bench/RESULTS.md, seventy-third and
+    // seventy-fourth runs).
     static constexpr uint32_t kMaxLength = 1u << 16;
     // Chosen sorted in registers: up to 8 a thread.
     static constexpr uint32_t kMaxWanted = 4096;
