@@ -8,7 +8,7 @@
 //   warp_select.cuh, one launch (a larger k: the networks);
 // - all up to BlockSelectPolicy::kMaxLength: block_select.cuh, one launch;
 // - all up to BlockStreamSelectPolicy::kMaxLength, k up to its kMaxWanted,
-//   when one block a long segment is resident at once:
+//   when one block a segment is resident at once:
 //   block_stream_select.cuh, one launch (offsets: block_select.cuh takes the
 //   segments a block holds, in a launch before it);
 // - longer ones: radix_select.cuh over all of them at once (rows: every row;
@@ -99,21 +99,21 @@ void launch_block_select(const DeviceEnv &env, const TopkArgs &args, uint32_t ma
 // Whether the segments past a block's shared memory take the one-block
 // streamed select (block_stream_select.cuh): all of them short enough, at
 // most kMaxWanted chosen, the kernel's shared memory fits this device, and
-// every such segment has a block resident at once (more segments than that
-// would run in waves of one block each; the grid select was measured there).
+// every segment has a block resident at once: the launch takes a block a
+// segment (CSR: the short ones' blocks end at once, but a million of them
+// would still run in waves of one 1,024-thread block an SM), and more long
+// segments than that would run in waves of one block each, where the grid
+// select was measured.
 template <typename K>
 bool takes_stream_select(const DeviceEnv &env, const TopkRequest &request, const SegmentLayout &layout,
                          uint64_t longest) {
     if (longest > BlockStreamSelectPolicy::kMaxLength) return false;
     const uint64_t wanted = std::min<uint64_t>(request.k, longest);
     if (wanted > BlockStreamSelectPolicy::kMaxWanted) return false;
-    const uint64_t long_segments =
-        layout.offsets ? std::min<uint64_t>(layout.segments, layout.data_count / (BlockSelectPolicy::kMaxLength + 1))
-                       : layout.segments;
     const size_t shared = block_stream_select_shared_bytes<SelectKey<K>>(next_power_of_two(uint32_t(wanted)));
     const int per_sm = resident_blocks(env, reinterpret_cast<const void *>(block_stream_select_kernel<K>),
                                        BlockStreamSelectPolicy::kThreads, shared, "top-k streamed block select");
-    return per_sm > 0 && long_segments <= uint64_t(per_sm) * uint64_t(env.sm_count);
+    return per_sm > 0 && layout.segments <= uint64_t(per_sm) * uint64_t(env.sm_count);
 }
 
 // The segments of length in (min_length, longest]: one block each.

@@ -51,7 +51,7 @@ struct BlockStreamSelectPolicy {
     // against 27.3 / 41.9 (bench/RESULTS.md, seventy-third and
     // seventy-fourth runs).
     static constexpr uint32_t kMaxLength = 1u << 16;
-    // Chosen sorted in registers: up to 8 a thread.
+    // Chosen sorted in registers: up to 4 a thread.
     static constexpr uint32_t kMaxWanted = 4096;
     static constexpr int kReplicas = 4;  // as BlockSelectPolicy::kReplicas
     // Shared memory for the keys in play once they fit (8,192 pairs of
