@@ -1555,9 +1555,11 @@ GPUPRIM_API gpuprim_status_t gpuprim_segmented_scan(gpuprim_context_t context, g
  * INVALID_ARGUMENT (k > n; overlapping buffers; n - 1 past what the indices'
  * dtype holds), DEVICE, OUT_OF_MEMORY.
  * Workspace (CUDA, from the context's cached workspace): none up to 8192
- * keys. Past that, 1 byte a key for 4-byte keys (1.5 for 8-byte keys, 2
- * past 2^32 keys), 16 KiB, and 8 to 16 bytes per chosen key; for k past
- * 4096, that of gpuprim_sort() for k pairs on top.
+ * keys, and none up to 65,536 keys with k up to 4096 where one block reads
+ * them (its 100-160 KiB of shared memory fit the device: H100, A100).
+ * Else 1 byte a key for 4-byte keys (1.5 for 8-byte keys, 2 past 2^32
+ * keys), 16 KiB, and 8 to 16 bytes per chosen key; for k past 4096, that
+ * of gpuprim_sort() for k pairs on top.
  */
 GPUPRIM_API gpuprim_status_t gpuprim_topk(gpuprim_context_t context, gpuprim_buffer_t keys_in, uint64_t k,
                                           gpuprim_order_t order, gpuprim_buffer_t keys_out,
@@ -1577,11 +1579,14 @@ GPUPRIM_API gpuprim_status_t gpuprim_topk(gpuprim_context_t context, gpuprim_buf
  * Errors: as gpuprim_topk(), plus those of the segments (see
  * gpuprim_segmented_reduce()); SIZE_MISMATCH also when segment_count * k
  * overflows 64 bits.
- * Workspace (CUDA): none when every segment has at most 8192 keys; else
- * that of gpuprim_topk() over the elements the segments cover, plus a few
- * hundred bytes per segment past 8192 keys. With offsets and segments past
- * 8192 keys, the call also waits for the list of those segments (besides
- * the offsets check).
+ * Workspace (CUDA): none when every segment has at most 8192 keys, nor
+ * when every one has at most 65,536, k is at most 4096 and each segment has
+ * a block of its own at once (at most one segment a multiprocessor, short
+ * ones counted; the shared memory as for gpuprim_topk()); else that of
+ * gpuprim_topk() over the elements the segments cover, plus a few hundred
+ * bytes per segment past 8192 keys. With offsets and segments past 8192
+ * keys (other than in that one-block case), the call also waits for the
+ * list of those segments (besides the offsets check).
  */
 GPUPRIM_API gpuprim_status_t gpuprim_segmented_topk(gpuprim_context_t context, const gpuprim_segments_t *segments,
                                                     gpuprim_buffer_t keys_in, uint64_t k, gpuprim_order_t order,
