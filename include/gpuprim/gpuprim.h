@@ -1556,7 +1556,7 @@ GPUPRIM_API gpuprim_status_t gpuprim_segmented_scan(gpuprim_context_t context, g
  * dtype holds), DEVICE, OUT_OF_MEMORY.
  * Workspace (CUDA, from the context's cached workspace): none up to 8192
  * keys, and none up to 65,536 keys with k up to 4096 where one block reads
- * them (its 100-160 KiB of shared memory fit the device: H100, A100).
+ * them (its 96-144 KiB of shared memory fit the device: H100, A100).
  * Else 1 byte a key for 4-byte keys (1.5 for 8-byte keys, 2 past 2^32
  * keys), 16 KiB, and 8 to 16 bytes per chosen key; for k past 4096, that
  * of gpuprim_sort() for k pairs on top.
