@@ -236,27 +236,15 @@ struct BlockFinish {
 
     // The bin holding rank `remaining`: the prefix extended by it.
     __device__ __forceinline__ void choose_bin(PassDigit digit) {
-        uint32_t counts[kBinsPerThread], mine = 0;
+        uint32_t counts[kBinsPerThread];
 #pragma unroll
         for (int b = 0; b < kBinsPerThread; ++b) {
             uint32_t c = 0;
 #pragma unroll
             for (int r = 0; r < kReplicas; ++r) c += sh.bins[(threadIdx.x * kBinsPerThread + b) * kReplicas + r];
             counts[b] = c;
-            mine += c;
         }
-        uint32_t total;
-        uint32_t below = block_exclusive_sum(mine, sh.warp_sums, total);
-#pragma unroll
-        for (int b = 0; b < kBinsPerThread; ++b) {
-            if (below < remaining && remaining <= below + counts[b]) {
-                sh.chosen_bin = threadIdx.x * kBinsPerThread + b;
-                sh.chosen_below = below;
-                sh.chosen_count = counts[b];
-            }
-            below += counts[b];
-        }
-        __syncthreads();
+        choose_rank_bin(counts, remaining, sh.warp_sums, sh.chosen_bin, sh.chosen_below, sh.chosen_count);
         previous_key_mask = key_mask;
         previous_index_mask = index_mask;
         const uint64_t field_mask = uint64_t((1u << digit.width) - 1) << digit.shift;

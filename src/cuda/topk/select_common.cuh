@@ -97,6 +97,33 @@ __device__ __forceinline__ uint32_t block_exclusive_sum(uint32_t value, uint32_t
     return result;
 }
 
+// The bin holding rank `rank` of a radix select's count: each thread holds
+// kBinsPerThread consecutive bins' counts, in thread order; the thread
+// whose bin has below < rank <= below + count (below: the keys in the bins
+// before it) writes the bin, below and count, which every thread may read
+// on return (every thread must call it). warp_sums: as for
+// block_exclusive_sum.
+template <int kBinsPerThread>
+__device__ __forceinline__ void choose_rank_bin(const uint32_t (&counts)[kBinsPerThread], uint32_t rank,
+                                                uint32_t *warp_sums, uint32_t &chosen_bin, uint32_t &chosen_below,
+                                                uint32_t &chosen_count) {
+    uint32_t mine = 0;
+#pragma unroll
+    for (int b = 0; b < kBinsPerThread; ++b) mine += counts[b];
+    uint32_t total;
+    uint32_t below = block_exclusive_sum(mine, warp_sums, total);
+#pragma unroll
+    for (int b = 0; b < kBinsPerThread; ++b) {
+        if (below < rank && rank <= below + counts[b]) {
+            chosen_bin = threadIdx.x * kBinsPerThread + b;
+            chosen_below = below;
+            chosen_count = counts[b];
+        }
+        below += counts[b];
+    }
+    __syncthreads();
+}
+
 // Sorts count (a power of two) pairs in shared memory by key, then index,
 // ascending; the whole block takes part and the sorted pairs are visible to
 // every thread on return.
