@@ -278,15 +278,7 @@ struct BlockStreamSelect {
             counts[b] = c;
         }
         choose_rank_bin(counts, remaining, sh.warp_sums, sh.chosen_bin, sh.chosen_below, sh.chosen_count);
-        const uint64_t field_mask = uint64_t((1u << digit.width) - 1) << digit.shift;
-        const uint64_t field_prefix = uint64_t(sh.chosen_bin) << digit.shift;
-        if (digit.in_index) {
-            index_mask |= uint32_t(field_mask);
-            index_prefix |= uint32_t(field_prefix);
-        } else {
-            key_mask |= R(field_mask);
-            key_prefix |= R(field_prefix);
-        }
+        extend_prefix(digit, sh.chosen_bin, key_prefix, key_mask, index_prefix, index_mask);
         remaining -= sh.chosen_below;
         matching = sh.chosen_count;
         ++pass;

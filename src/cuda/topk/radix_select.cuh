@@ -74,6 +74,22 @@ struct PassDigit {
     uint32_t width;     // 1..11
 };
 
+// A select's prefix (the chosen digits of the select key, then of the
+// position) extended by `bin` at `digit`.
+template <typename R, typename I>
+__device__ __forceinline__ void extend_prefix(PassDigit digit, uint32_t bin, R &key_prefix, R &key_mask,
+                                              I &index_prefix, I &index_mask) {
+    const uint64_t field_mask = uint64_t((1u << digit.width) - 1) << digit.shift;
+    const uint64_t field_prefix = uint64_t(bin) << digit.shift;
+    if (digit.in_index) {
+        index_mask |= I(field_mask);
+        index_prefix |= I(field_prefix);
+    } else {
+        key_mask |= R(field_mask);
+        key_prefix |= R(field_prefix);
+    }
+}
+
 // The digits of a select: key_bits of the select key, then index_bits of
 // the position; `passes` of them, and one pass after them that collects.
 struct SelectDigits {
@@ -581,15 +597,7 @@ struct SelectPassAgent {
         SelectState next = view;
         next.previous_key_mask = view.key_mask;
         next.previous_index_mask = view.index_mask;
-        const unsigned long long field_mask = (unsigned long long)digit_mask << digit.shift;
-        const unsigned long long field_prefix = (unsigned long long)sh.chosen_bin << digit.shift;
-        if (digit.in_index) {
-            next.index_mask |= field_mask;
-            next.index_prefix |= field_prefix;
-        } else {
-            next.key_mask |= field_mask;
-            next.key_prefix |= field_prefix;
-        }
+        extend_prefix(digit, sh.chosen_bin, next.key_prefix, next.key_mask, next.index_prefix, next.index_mask);
         next.remaining = view.remaining - sh.chosen_below;
         next.matching = sh.chosen_count;
         // Counters other blocks added to: read past the L1 (view is stale).

@@ -247,15 +247,7 @@ struct BlockFinish {
         choose_rank_bin(counts, remaining, sh.warp_sums, sh.chosen_bin, sh.chosen_below, sh.chosen_count);
         previous_key_mask = key_mask;
         previous_index_mask = index_mask;
-        const uint64_t field_mask = uint64_t((1u << digit.width) - 1) << digit.shift;
-        const uint64_t field_prefix = uint64_t(sh.chosen_bin) << digit.shift;
-        if (digit.in_index) {
-            index_mask |= I(field_mask);
-            index_prefix |= I(field_prefix);
-        } else {
-            key_mask |= R(field_mask);
-            key_prefix |= R(field_prefix);
-        }
+        extend_prefix(digit, sh.chosen_bin, key_prefix, key_mask, index_prefix, index_mask);
         remaining -= sh.chosen_below;
         matching = sh.chosen_count;
         collecting = matching == remaining;
