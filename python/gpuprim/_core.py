@@ -87,7 +87,8 @@ class Context:
       memory on the CPU), usable on ``stream`` (the context's
       cudaStream_t as an int; 0 on the CPU), or returns 0 / raises when it
       cannot (the call then raises OutOfMemoryError, the allocator's
-      exception as its ``__cause__``; a block not aligned to 256 is given
+      exception as its ``__cause__``, or a message saying that allocate
+      returned 0; a block not aligned to 256 is given
       back to free and the call raises InvalidArgumentError). free gives
       back a block, with the bytes asked for, ordered on ``stream``: work
       the library enqueued before it may still use the block (a
@@ -120,7 +121,7 @@ class Context:
         status, handle, message = LIB.gpuprim_context_create(_BACKENDS[backend], device, stream or 0,
                                                              cpu_threads, bridge)
         if status:
-            _raise_with_cause(error_for(status, message), status, bridge)
+            _raise_with_cause(status, message, bridge)
         self._handle = handle
         # Serializes this object's calls: the wrap cache (whose evictions
         # destroy buffers), the wrap-to-call window, the status-to-message
@@ -336,7 +337,7 @@ class Context:
     def _check(self, status):
         if status:
             message = LIB.gpuprim_context_last_error(self._handle) if self._handle is not None else ""
-            _raise_with_cause(error_for(status, message or ""), status, self._bridge)
+            _raise_with_cause(status, message or "", self._bridge)
 
     def _wrap(self, array):
         """A buffer over the array's own memory, cached: a wrap holds only the
@@ -2491,25 +2492,26 @@ class _Allocator:
     the given allocator, its failure kept as `error` for the error the call
     then raises (the library knows only that it failed)."""
 
-    __slots__ = ("target", "error")
+    __slots__ = ("target", "error", "refused")
 
     def __init__(self, target):
         self.target = target
         self.error = None  # the last allocate's exception, until taken or a later allocate succeeds
+        self.refused = None  # the last allocate's answer when it was 0 (no block, no exception)
 
     def allocate(self, size, stream):
         try:
-            address = self.target.allocate(size, stream)
-            if address is None:
+            answer = self.target.allocate(size, stream)
+            if answer is None:
                 raise TypeError("gpuprim: the allocator's allocate returned None, not an address")
-            address = operator.index(address)
+            address = operator.index(answer)
             if not 0 <= address < (1 << 64):
                 raise ValueError(f"gpuprim: the allocator's allocate returned {address}, not an "
                                  "address in [0, 2^64)")
         except Exception as error:  # noqa: BLE001 (the library must see a status, not an exception)
-            self.error = error
+            self.error, self.refused = error, None
             return 0
-        self.error = None
+        self.error, self.refused = None, answer if address == 0 else None
         return address
 
     def free(self, address, size, stream):
@@ -2614,12 +2616,23 @@ def _allocator_object(allocator, backend, device):
     return allocator
 
 
-def _raise_with_cause(error, status, bridge):
-    """Raises error; an OUT_OF_MEMORY one from the allocator's exception
-    that caused it (when it raised)."""
-    cause = None
+# What the library's message says of an allocate that gave no block: the
+# status of the C function the package hands the library (1), which a
+# Python allocator returning 0 never saw.
+_C_REFUSAL = "(it returned 1, no block)"
+
+
+def _raise_with_cause(status, message, bridge):
+    """Raises the error of status with the library's message; an
+    OUT_OF_MEMORY one from the allocator's exception that caused it (when
+    it raised), or saying that its allocate returned 0."""
+    cause = refused = None
     if bridge is not None:
         cause, bridge.error = bridge.error, None
+        refused, bridge.refused = bridge.refused, None
+    if status == _OUT_OF_MEMORY and cause is None and refused is not None:
+        message = message.replace(_C_REFUSAL, f"(its allocate returned {refused!r})")
+    error = error_for(status, message)
     if cause is not None and status == _OUT_OF_MEMORY:
         raise error from cause
     raise error
