@@ -253,13 +253,9 @@ struct BlockStreamSelect {
     // atomic (every lane calls it).
     __device__ __forceinline__ static void append(bool marked, R key, uint32_t position, uint32_t &counter, R *keys,
                                                   uint32_t *positions, uint32_t capacity) {
-        const uint32_t lane = threadIdx.x & 31;
         const uint32_t votes = __ballot_sync(0xffffffffu, marked);
         if (votes == 0) return;
-        uint32_t base = 0;
-        if (lane == 0) base = atomicAdd(&counter, uint32_t(__popc(votes)));
-        base = __shfl_sync(0xffffffffu, base, 0);
-        const uint32_t slot = base + __popc(votes & ((1u << lane) - 1));
+        const uint32_t slot = warp_append_slot(votes, counter);
         if (marked && slot < capacity) {  // the counts bound it; a guard
             keys[slot] = key;
             positions[slot] = position;

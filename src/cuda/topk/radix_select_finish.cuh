@@ -154,8 +154,6 @@ struct BlockFinish {
         for (int b = threadIdx.x; b < kBins * kReplicas; b += kThreads) sh.bins[b] = 0;
         if (threadIdx.x == 0) sh.kept_count = 0;
         __syncthreads();
-        const uint32_t lane = threadIdx.x & 31;
-        const uint32_t lanes_below = (1u << lane) - 1;
         R *const next_keys = kept_keys();
         I *const next_positions = kept_positions();
         // kSweepItems loads a thread in flight (from the L2 each is a round
@@ -195,10 +193,7 @@ struct BlockFinish {
                 // A warp's slots from one shared atomic.
                 const uint32_t results = __ballot_sync(0xffffffffu, is_result);
                 if (results) {
-                    uint32_t base = 0;
-                    if (lane == 0) base = atomicAdd(&sh.results, uint32_t(__popc(results)));
-                    base = __shfl_sync(0xffffffffu, base, 0);
-                    const uint32_t rank = base + __popc(results & lanes_below);
+                    const uint32_t rank = warp_append_slot(results, sh.results);
                     if (is_result && rank < buffers.result_stride) {  // never into the next segment's slots
                         buffers.result_keys[j * buffers.result_stride + rank] = key;
                         buffers.result_positions[j * buffers.result_stride + rank] = position;
@@ -206,10 +201,7 @@ struct BlockFinish {
                 }
                 const uint32_t kept = keep ? __ballot_sync(0xffffffffu, in_play) : 0u;
                 if (kept) {
-                    uint32_t base = 0;
-                    if (lane == 0) base = atomicAdd(&sh.kept_count, uint32_t(__popc(kept)));
-                    base = __shfl_sync(0xffffffffu, base, 0);
-                    const uint32_t slot = base + __popc(kept & lanes_below);
+                    const uint32_t slot = warp_append_slot(kept, sh.kept_count);
                     if (in_play && slot < kKeptSlots) {  // matching bounds it; a guard
                         next_keys[slot] = key;
                         next_positions[slot] = position;

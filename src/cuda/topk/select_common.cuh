@@ -97,6 +97,17 @@ __device__ __forceinline__ uint32_t block_exclusive_sum(uint32_t value, uint32_t
     return result;
 }
 
+// This lane's slot among a warp's marked lanes (votes: the warp's ballot of
+// them, not 0), in lane order, from slots taken off `counter` (shared
+// memory) with one atomic for the warp. Every lane of the warp calls it.
+__device__ __forceinline__ uint32_t warp_append_slot(uint32_t votes, uint32_t &counter) {
+    const uint32_t lane = threadIdx.x & 31;
+    uint32_t base = 0;
+    if (lane == 0) base = atomicAdd(&counter, uint32_t(__popc(votes)));
+    base = __shfl_sync(0xffffffffu, base, 0);
+    return base + __popc(votes & ((1u << lane) - 1));
+}
+
 // The bin holding rank `rank` of a radix select's count: each thread holds
 // kBinsPerThread consecutive bins' counts, in thread order; the thread
 // whose bin has below < rank <= below + count (below: the keys in the bins
