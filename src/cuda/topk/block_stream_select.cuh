@@ -54,13 +54,12 @@ static_assert(stream_sort_items(StreamPolicy::kMaxWanted) <= 8, "sort_and_write'
 
 // Shared memory of the select: the bins, the candidates, then `slots`
 // chosen pairs; the sort's two buffers reuse it from the start.
-template <typename R>
 __host__ __device__ constexpr size_t stream_bins_bytes() {
     return size_t(RadixSelectPolicy::kBins) * StreamPolicy::kReplicas * sizeof(uint32_t);
 }
 template <typename R>
 __host__ __device__ constexpr size_t stream_chosen_offset() {
-    return stream_bins_bytes<R>() + size_t(stream_candidate_slots<R>()) * (sizeof(R) + sizeof(uint32_t));
+    return stream_bins_bytes() + size_t(stream_candidate_slots<R>()) * (sizeof(R) + sizeof(uint32_t));
 }
 template <typename R>
 __host__ __device__ constexpr size_t stream_chosen_positions_offset(uint32_t slots) {
@@ -411,8 +410,8 @@ __global__ void __launch_bounds__(BlockStreamSelectPolicy::kThreads, 1)
         const uint32_t wanted = uint32_t(args.k < length ? args.k : length);
         const typename Select::Shared shared{
             reinterpret_cast<uint32_t *>(shared_bytes),
-            reinterpret_cast<R *>(shared_bytes + stream_bins_bytes<R>()),
-            reinterpret_cast<uint32_t *>(shared_bytes + stream_bins_bytes<R>() +
+            reinterpret_cast<R *>(shared_bytes + stream_bins_bytes()),
+            reinterpret_cast<uint32_t *>(shared_bytes + stream_bins_bytes() +
                                          size_t(Select::kCandidateSlots) * sizeof(R)),
             reinterpret_cast<R *>(shared_bytes + stream_chosen_offset<R>()),
             reinterpret_cast<uint32_t *>(shared_bytes + stream_chosen_positions_offset<R>(wanted)),

@@ -96,37 +96,35 @@ void launch_block_select(const DeviceEnv &env, const TopkArgs &args, uint32_t ma
     check_launch("top-k block select launch");
 }
 
-// Whether the segments past a block's shared memory take the one-block
-// streamed select (block_stream_select.cuh): all of them short enough, at
-// most kMaxWanted chosen, the kernel's shared memory fits this device, and
-// every segment has a block resident at once: the launch takes a block a
-// segment (CSR: the short ones' blocks end at once, but a million of them
+// The dynamic shared memory of the one-block streamed select
+// (block_stream_select.cuh) when the segments past a block's shared memory
+// take it, else 0: all of them short enough, at most kMaxWanted chosen, the
+// kernel's shared memory fits this device (which opts the kernel in to it),
+// and every segment has a block resident at once: the launch takes a block
+// a segment (CSR: the short ones' blocks end at once, but a million of them
 // would still run in waves of one 1,024-thread block an SM), and more long
 // segments than that would run in waves of one block each, where the grid
 // select was measured.
 template <typename K>
-bool takes_stream_select(const DeviceEnv &env, const TopkRequest &request, const SegmentLayout &layout,
-                         uint64_t longest) {
-    if (longest > BlockStreamSelectPolicy::kMaxLength) return false;
+size_t stream_select_shared(const DeviceEnv &env, const TopkRequest &request, const SegmentLayout &layout,
+                            uint64_t longest) {
+    if (longest > BlockStreamSelectPolicy::kMaxLength) return 0;
     const uint64_t wanted = std::min<uint64_t>(request.k, longest);
-    if (wanted > BlockStreamSelectPolicy::kMaxWanted) return false;
+    if (wanted > BlockStreamSelectPolicy::kMaxWanted) return 0;
     const size_t shared = block_stream_select_shared_bytes<SelectKey<K>>(next_power_of_two(uint32_t(wanted)));
     const int per_sm = resident_blocks(env, reinterpret_cast<const void *>(block_stream_select_kernel<K>),
                                        BlockStreamSelectPolicy::kThreads, shared, "top-k streamed block select");
-    return per_sm > 0 && layout.segments <= uint64_t(per_sm) * uint64_t(env.sm_count);
+    return per_sm > 0 && layout.segments <= uint64_t(per_sm) * uint64_t(env.sm_count) ? shared : 0;
 }
 
-// The segments of length in (min_length, longest]: one block each.
+// The segments of length in (min_length, longest]: one block each, with
+// stream_select_shared's bytes.
 template <typename K>
-void launch_stream_select(const DeviceEnv &env, const TopkArgs &args, uint32_t min_length, uint64_t longest) {
-    const uint32_t wanted = uint32_t(std::min<uint64_t>(args.k, longest));
-    const size_t shared = block_stream_select_shared_bytes<SelectKey<K>>(next_power_of_two(wanted));
-    auto kernel = block_stream_select_kernel<K>;
-    require_shared(env, reinterpret_cast<const void *>(kernel), BlockStreamSelectPolicy::kThreads, shared,
-                   "top-k streamed block select");
+void launch_stream_select(const DeviceEnv &env, const TopkArgs &args, uint32_t min_length, uint64_t longest,
+                          size_t shared) {
     if (env.measuring) return;
-    kernel<<<grid_for(args.groups), BlockStreamSelectPolicy::kThreads, shared, env.stream>>>(args, min_length,
-                                                                                          uint32_t(longest));
+    block_stream_select_kernel<K><<<grid_for(args.groups), BlockStreamSelectPolicy::kThreads, shared, env.stream>>>(
+        args, min_length, uint32_t(longest));
     check_launch("top-k streamed block select launch");
 }
 
@@ -454,9 +452,9 @@ void topk_of_width(const DeviceEnv &env, const TopkRequest &request, const Segme
     }
     const uint32_t block_max = BlockSelectPolicy::kMaxLength;
     if (longest <= block_max) return launch_block_select<K>(env, args, uint32_t(longest));
-    if (takes_stream_select<K>(env, request, layout, longest)) {
+    if (const size_t stream_shared = stream_select_shared<K>(env, request, layout, longest)) {
         if (layout.offsets) launch_block_select<K>(env, args, block_max);
-        return launch_stream_select<K>(env, args, block_max, longest);
+        return launch_stream_select<K>(env, args, block_max, longest, stream_shared);
     }
 
     std::vector<unsigned long long> host_list;
