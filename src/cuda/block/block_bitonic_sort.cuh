@@ -158,23 +158,32 @@ struct BlockBitonicSort {
     // group to group, as in any bitonic network: groups whose first position
     // has bit `group` set come out descending (the caller reads them from the
     // back). buffers: as for sort(), needed only when group > kWarpItems.
-    __device__ __forceinline__ static void sort_groups(Item (&items)[kItems], Item *buffers, uint32_t group) {
+    // active: false for a thread whose group's result nobody reads (whole
+    // warps: e.g. the groups past the first); it only meets the barriers,
+    // so the block's issue slots go to the groups that count.
+    __device__ __forceinline__ static void sort_groups(Item (&items)[kItems], Item *buffers, uint32_t group,
+                                                       bool active = true) {
         const uint32_t network = blockDim.x * kItems;
         const uint32_t first = threadIdx.x * kItems;
-        warp_merges_up_to<2>(items, first, group);
+        if (active) warp_merges_up_to<2>(items, first, group);
         uint32_t parity = 0;
         for (uint32_t k = 2 * kWarpItems; k <= group; k <<= 1) {
             for (uint32_t j = k >> 1; j >= kWarpItems; j >>= 1) {
                 const bool keep_min = ((first & j) == 0) == ((first & k) == 0);
                 Item *buffer = buffers + parity * buffer_items(network);
                 parity ^= 1;
+                if (active) {
 #pragma unroll
-                for (int e = 0; e < kItems; ++e) buffer[slot(first + e)] = items[e];
+                    for (int e = 0; e < kItems; ++e) buffer[slot(first + e)] = items[e];
+                }
                 __syncthreads();
+                if (active) {
 #pragma unroll
-                for (int e = 0; e < kItems; ++e) items[e] = keep(items[e], buffer[slot((first + e) ^ j)], keep_min);
+                    for (int e = 0; e < kItems; ++e)
+                        items[e] = keep(items[e], buffer[slot((first + e) ^ j)], keep_min);
+                }
             }
-            warp_steps<kWarpItems / 2>(items, first, k);
+            if (active) warp_steps<kWarpItems / 2>(items, first, k);
         }
     }
 

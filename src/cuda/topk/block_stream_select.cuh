@@ -355,7 +355,8 @@ struct BlockStreamSelect {
         } else {
             __syncthreads();  // the chosen are read before the buffers overwrite them
         }
-        Sort::sort_groups(items, reinterpret_cast<Item *>(shared), group);
+        // Only the first group holds chosen pairs: the other threads meet the barriers.
+        Sort::sort_groups(items, reinterpret_cast<Item *>(shared), group, threadIdx.x * kItems < group);
 #pragma unroll
         for (int e = 0; e < kItems; ++e) {
             const uint32_t r = threadIdx.x * kItems + e;
