@@ -663,15 +663,28 @@ __global__ void __launch_bounds__(RadixSelectPolicy::kThreads, RadixSelectPolicy
 
 // One block a long segment: zeroes its state and bins, gives its
 // `remaining` (its wanted count), and samples kSampleKeys of its keys evenly
-// for pass 0's threshold: the sample's r-th smallest select key, r about
-// twice the wanted share of the sample plus a margin, so that the keys up to
-// it are expected to hold the wanted ones; pass 0 writes them when they are
+// for pass 0's threshold: the sample's r-th smallest select key, r the
+// wanted share of the sample plus a margin (sample_threshold_rank), so that
+// the keys up to it hold the wanted ones; pass 0 writes them when they are
 // expected to fill at most half of the candidate buffer. The r-th smallest
 // is found exactly, by a radix select over the sample in shared memory
 // (sample_rank_key). A larger sample gives a tighter threshold: pass 0
 // writes about r / kSampleKeys of the keys.
 constexpr uint32_t kSampleKeys = 4096;
 constexpr int kSampleThreads = 256;
+
+// The sample rank r of pass 0's threshold. For keys in random order, how
+// many of the evenly spaced sample's keys are among the wanted ones is about
+// Poisson(m), m = wanted * samples / length, so r = m + 5 standard
+// deviations + 2 falls short of them in about one call in 10^5 at worst
+// (m near 1; about 10^-6 for most m), which costs time only: pass 1 then
+// reads the input again. Twice the share
+// plus 8 gave r = 9 for k = 16 of 2^22 keys (m = 1/64) where 3 does: three
+// times the candidates to write and to sweep.
+__device__ __forceinline__ uint64_t sample_threshold_rank(uint64_t wanted, uint32_t samples, uint64_t length) {
+    const double share = double(wanted) * double(samples) / double(length);
+    return uint64_t(ceil(share + 5.0 * sqrt(share))) + 2;
+}
 
 // The rank-th smallest (1-based) of the block's sampled select keys, each
 // thread holding kPerThread of them (those at or past `samples` ignored).
@@ -784,7 +797,7 @@ __global__ void __launch_bounds__(kSampleThreads) radix_select_init_kernel(const
 #pragma unroll
         for (int u = 0; u < kSamplesPerThread; ++u) sampled[u] = select_key<K>(args, raw[u]);
         // The rank r in the sample (at most `samples`: else no threshold).
-        const uint64_t rank = (2 * wanted * samples + length - 1) / length + 8;
+        const uint64_t rank = sample_threshold_rank(wanted, samples, length);
         const bool bounded = wanted > 0 && rank <= samples;
         const R threshold =
             bounded ? sample_rank_key<R, kSamplesPerThread>(sampled, samples, uint32_t(rank), sample_bins, warp_sums)
