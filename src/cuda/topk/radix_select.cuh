@@ -673,14 +673,13 @@ __global__ void __launch_bounds__(RadixSelectPolicy::kThreads, RadixSelectPolicy
 constexpr uint32_t kSampleKeys = 4096;
 constexpr int kSampleThreads = 256;
 
-// The sample rank r of pass 0's threshold. For keys in random order, how
-// many of the evenly spaced sample's keys are among the wanted ones is about
-// Poisson(m), m = wanted * samples / length, so r = m + 5 standard
-// deviations + 2 falls short of them in about one call in 10^5 at worst
-// (m near 1; about 10^-6 for most m), which costs time only: pass 1 then
-// reads the input again. Twice the share
-// plus 8 gave r = 9 for k = 16 of 2^22 keys (m = 1/64) where 3 does: three
-// times the candidates to write and to sweep.
+// The sample rank r of pass 0's threshold. For keys in random order, the
+// number of sampled keys among the wanted ones is about Poisson(m), m =
+// wanted * samples / length, so r = m + 5 standard deviations + 2 falls
+// short of the wanted keys in about one call in 10^5 at worst (m near 1;
+// about 10^-6 for most m), which costs time only: pass 1 then reads the
+// input again. The rank was 2m + 8 before: 9 for k = 16 of 2^22 keys (m =
+// 1/64) where 3 does, three times the candidates to write and to sweep.
 __device__ __forceinline__ uint64_t sample_threshold_rank(uint64_t wanted, uint32_t samples, uint64_t length) {
     const double share = double(wanted) * double(samples) / double(length);
     return uint64_t(ceil(share + 5.0 * sqrt(share))) + 2;
