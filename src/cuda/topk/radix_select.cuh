@@ -20,7 +20,8 @@
 //   pass writes the keys of the bin to the results too and the segment is
 //   finished; later passes return at once.
 // Pass 0 counts every key; a sample taken before it (radix_select_init_kernel)
-// gives a threshold that about 2k keys plus 8 in 4,096 pass, and pass 0
+// gives a threshold that the wanted keys pass with a margin
+// (sample_threshold_rank), and pass 0
 // writes the keys at or below it as candidates, gathered in shared memory
 // (no block barrier a tile). When at least k of them came, pass 1 reads
 // them instead of the input.
