@@ -21,10 +21,9 @@
 //   finished; later passes return at once.
 // Pass 0 counts every key; a sample taken before it (radix_select_init_kernel)
 // gives a threshold that the wanted keys pass with a margin
-// (sample_threshold_rank), and pass 0
-// writes the keys at or below it as candidates, gathered in shared memory
-// (no block barrier a tile). When at least k of them came, pass 1 reads
-// them instead of the input.
+// (sample_threshold_rank), and pass 0 writes the keys at or below it as
+// candidates, gathered in shared memory (no block barrier a tile). When at
+// least k of them came, pass 1 reads them instead of the input.
 // Results are written in any order (block-aggregated atomics); they are a
 // unique set, sorted afterwards (topk.cu), so the output does not depend on
 // that order.
