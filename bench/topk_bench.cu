@@ -253,6 +253,7 @@ int main(int argc, char **argv) {
     run_case(1, 1 << 16, {16, 1024}, filter);
     run_case(1, 1 << 17, {16, 1024}, filter);
     run_case(1, 1 << 18, {16, 1024}, filter);
+    run_case(1, 1 << 19, {16, 1024}, filter);
     run_case(1, 1 << 20, {16, 1024}, filter);
     run_case(1, 1 << 22, {16, 1024}, filter);
     run_case(1, 1 << 24, {16, 1024}, filter);
@@ -267,6 +268,7 @@ int main(int argc, char **argv) {
     run_case(128, 65536, {8, 64}, filter);
     run_case(256, 65536, {8, 64}, filter);
     run_case(1024, 16384, {8, 64}, filter);
+    run_case(16, 262144, {8, 64}, filter);
     run_case(16, 1048576, {8, 64}, filter);
     gpuprim_context_destroy(ctx);
     if (csv) fclose(csv);
