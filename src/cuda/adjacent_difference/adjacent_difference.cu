@@ -43,7 +43,10 @@ void launch(const DeviceEnv &env, const AdjacentDifferenceTuning &tuning, const 
             checked_mul(chunks - 1, sizeof(T), "adjacent difference: the elements before the chunks")));
     if (env.measuring) return;
     const uint64_t warps_per_block = kDifferenceBlockThreads / 32;
-    const uint64_t most_blocks = uint64_t(std::max(env.sm_count, 1)) * uint64_t(std::max(tuning.blocks_per_sm, 1));
+    constexpr uint64_t kLargestGrid = 0x7FFFFFFFu;  // gridDim.x
+    const uint64_t most_blocks = tuning.blocks_per_sm > 0
+                                     ? uint64_t(std::max(env.sm_count, 1)) * uint64_t(tuning.blocks_per_sm)
+                                     : kLargestGrid;
     const uint32_t grid = static_cast<uint32_t>(std::min(ceil_div(chunks, warps_per_block), most_blocks));
     if (saved_befores) {
         const uint32_t save_grid = static_cast<uint32_t>(

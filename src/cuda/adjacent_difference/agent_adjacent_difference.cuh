@@ -55,19 +55,27 @@ struct DifferenceAgent {
     const T *saved_befores;
     unsigned lane;
 
-    // Step 1: the chunk's elements, warp-striped; past count, zeros (never stored).
+    // One input element: out of place through the read-only path (ld.global.nc,
+    // as CUB's LOAD_LDG), in place as a plain load (the kernel writes it).
+    __device__ __forceinline__ T load(uint64_t index) const {
+        return saved_befores ? input[index] : bit_cast<T>(__ldg(reinterpret_cast<const bits_t<T> *>(input + index)));
+    }
+
+    // Step 1: the chunk's elements, warp-striped; past count, zeros (never
+    // stored). kWhole: the chunk ends at or before count (no check an item).
+    template <bool kWhole>
     __device__ __forceinline__ void load_chunk(uint64_t base, T (&items)[kItems]) const {
 #pragma unroll
         for (int j = 0; j < kItems; ++j) {
             const uint64_t index = base + 32 * uint64_t(j) + lane;
-            items[j] = index < count ? input[index] : T{};
+            items[j] = kWhole || index < count ? load(index) : T{};
         }
     }
 
     // Step 2: the element before the chunk, for lane 0 (chunk 0 has none).
     __device__ __forceinline__ T element_before_chunk(uint64_t chunk, uint64_t base) const {
         if (chunk == 0 || lane != 0) return T{};
-        return saved_befores ? saved_befores[chunk - 1] : input[base - 1];
+        return saved_befores ? saved_befores[chunk - 1] : load(base - 1);
     }
 
     // Step 3: each item minus the element before it, from the neighbours'
@@ -86,11 +94,12 @@ struct DifferenceAgent {
     }
 
     // Step 4: the chunk's results, warp-striped, up to count.
+    template <bool kWhole>
     __device__ __forceinline__ void store_chunk(uint64_t base, const T (&items)[kItems]) const {
 #pragma unroll
         for (int j = 0; j < kItems; ++j) {
             const uint64_t index = base + 32 * uint64_t(j) + lane;
-            if (index < count) output[index] = items[j];
+            if (kWhole || index < count) output[index] = items[j];
         }
     }
 
@@ -98,13 +107,18 @@ struct DifferenceAgent {
     // lane, in that order, and its neighbour comes from a register, so no
     // lane reads what another has written; only the element before the
     // chunk is read from another warp's share, hence the saved copies.
+    // Every chunk but the last is whole: its loads and stores go unchecked
+    // (the branch is the same for the whole warp).
     __device__ __forceinline__ void run_chunk(uint64_t chunk) const {
         const uint64_t base = chunk * kChunk;
         T items[kItems];
-        load_chunk(base, items);
+        const bool whole = base + kChunk <= count;
+        if (whole) load_chunk<true>(base, items);
+        else load_chunk<false>(base, items);
         const T before = element_before_chunk(chunk, base);
         differences(base, before, items);
-        store_chunk(base, items);
+        if (whole) store_chunk<true>(base, items);
+        else store_chunk<false>(base, items);
     }
 };
 
