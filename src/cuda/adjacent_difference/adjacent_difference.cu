@@ -23,6 +23,7 @@
 #include "core/half.h"
 #include "cuda/adjacent_difference/adjacent_difference_policy.cuh"
 #include "cuda/adjacent_difference/agent_adjacent_difference.cuh"
+#include "cuda/util/grid_limits.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -43,10 +44,9 @@ void launch(const DeviceEnv &env, const AdjacentDifferenceTuning &tuning, const 
             checked_mul(chunks - 1, sizeof(T), "adjacent difference: the elements before the chunks")));
     if (env.measuring) return;
     const uint64_t warps_per_block = kDifferenceBlockThreads / 32;
-    constexpr uint64_t kLargestGrid = 0x7FFFFFFFu;  // gridDim.x
     const uint64_t most_blocks = tuning.blocks_per_sm > 0
                                      ? uint64_t(std::max(env.sm_count, 1)) * uint64_t(tuning.blocks_per_sm)
-                                     : kLargestGrid;
+                                     : kMaxGridX;
     const uint32_t grid = static_cast<uint32_t>(std::min(ceil_div(chunks, warps_per_block), most_blocks));
     if (saved_befores) {
         const uint32_t save_grid = static_cast<uint32_t>(

@@ -9,6 +9,7 @@
 #include "cuda/block/block_bitonic_sort.cuh"
 #include "cuda/engine/in_kernel_check.cuh"
 #include "cuda/util/check.h"
+#include "cuda/util/grid_limits.h"
 
 #include <cuda_runtime.h>
 
@@ -151,10 +152,9 @@ void launch_network_sort(const DeviceEnv &env, SegmentNetworkArgs args) {
     if (env.measuring) return;
     // A grid holds at most 2^31 - 1 blocks: 2^38 segments of up to 4 keys
     // (128 a block) take two launches.
-    constexpr uint64_t kMostBlocks = 0x7fffffffull;
-    for (uint64_t first = 0; first < blocks; first += kMostBlocks) {
+    for (uint64_t first = 0; first < blocks; first += kMaxGridX) {
         args.group_base = first * per_block;
-        kernel<<<uint32_t(std::min(kMostBlocks, blocks - first)), threads, shared, env.stream>>>(args);
+        kernel<<<uint32_t(std::min(kMaxGridX, blocks - first)), threads, shared, env.stream>>>(args);
         check_launch("segmented sort launch");
     }
 }

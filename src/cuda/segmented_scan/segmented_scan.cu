@@ -45,6 +45,7 @@
 #include "core/error.h"
 #include "core/ops.h"
 #include "cuda/device_env.h"
+#include "cuda/util/grid_limits.h"
 #include "cuda/engine/segment_check.h"
 #include "cuda/segmented_scan/agent_segmented_scan.cuh"
 #include "cuda/segmented_scan/segmented_reduce_direct.h"
@@ -98,10 +99,9 @@ void launch_tiles(const DeviceEnv &env, const SegmentLayout &layout, const void 
     p.status_slots = slots;
     p.exclusive = exclusive;
     p.in_kernel = in_kernel;
-    constexpr uint64_t kMaxGrid = 0x7fffffff;
-    for (uint64_t base = 0; base < tiles; base += kMaxGrid) {
+    for (uint64_t base = 0; base < tiles; base += kMaxGridX) {
         p.tile_base = base;
-        const uint64_t blocks = std::min(kMaxGrid, tiles - base);
+        const uint64_t blocks = std::min(kMaxGridX, tiles - base);
         segmented_scan_kernel<T, Op, Config, kReduce><<<unsigned(blocks), Config::kThreads, 0, env.stream>>>(p);
         check_launch(what);
     }

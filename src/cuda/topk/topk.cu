@@ -44,6 +44,7 @@
 #include "cuda/util/capture.h"
 #include "cuda/util/check.h"
 #include "cuda/util/code_arch.h"
+#include "cuda/util/grid_limits.h"
 #include "cuda/util/workspace_layout.h"
 
 #include <cuda_runtime.h>
@@ -57,8 +58,6 @@
 namespace gpuprim::cuda {
 namespace selection {
 namespace {
-
-constexpr uint32_t kMaxGridY = 65535;
 
 TopkArgs args_of(const TopkRequest &request, const SegmentLayout &layout) {
     TopkArgs args{};
