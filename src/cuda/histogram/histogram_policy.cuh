@@ -4,6 +4,7 @@
 #pragma once
 
 #include "cuda/util/code_arch.h"
+#include "cuda/util/grid_limits.h"
 
 #include <cstdint>
 
@@ -28,7 +29,7 @@ static_assert(kHistogramBlockThreads % kHistogramValueColumns == 0, "whole warps
 // then never wrap, whatever the grid.
 constexpr uint64_t kHistogramLaunchElements = uint64_t(1) << 31;
 // Rows one launch covers at most (the _rows calls): grid.y's limit.
-constexpr uint64_t kHistogramLaunchRows = 65535;
+constexpr uint64_t kHistogramLaunchRows = kMaxGridY;
 
 struct HistogramTuning {
     // The grid is at most sm_count * blocks_per_sm blocks (fewer per SM when

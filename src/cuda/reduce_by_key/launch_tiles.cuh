@@ -10,6 +10,7 @@
 #include "cuda/reduce_by_key/agent_reduce_by_key.cuh"
 #include "cuda/reduce_by_key/launch_runs.h"
 #include "cuda/util/check.h"
+#include "cuda/util/grid_limits.h"
 
 namespace gpuprim::cuda {
 namespace reduce_by_key_detail {
@@ -18,7 +19,7 @@ template <typename Bits, typename Op>
 void launch(const DeviceEnv &env, ReduceByKeyParams p, const ReduceByKeyRequest &request, const char *what) {
     using Agent = ReduceByKeyAgent<Bits, Op>;
     const uint64_t num_tiles = ceil_div(p.count, uint64_t(Agent::kTileItems));
-    if (num_tiles > uint64_t(INT32_MAX))
+    if (num_tiles > kMaxGridX)
         fail(GPUPRIM_ERROR_INVALID_ARGUMENT, "%s: %llu tiles; at most 2^31 - 1", what,
              static_cast<unsigned long long>(num_tiles));
     p.num_tiles = uint32_t(num_tiles);

@@ -13,6 +13,7 @@
 #include "cuda/scan/narrow_scan.cuh"
 #include "cuda/scan/scan_policy.cuh"
 #include "cuda/scan/tile_tickets.cuh"
+#include "cuda/util/grid_limits.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -82,7 +83,7 @@ void launch_scan_with(const DeviceEnv &env, bool exclusive, const T *input, T *o
     p.exclusive = exclusive;
     p.vector_store = in_address % 16 == out_address % 16;
     const uint64_t tiles = (count + p.head + Block::kTileItems - 1) / Block::kTileItems;
-    if (tiles > 0x7fffffffull)
+    if (tiles > kMaxGridX)
         fail(GPUPRIM_ERROR_OVERFLOW, "scan: %llu elements is more than one launch can cover",
              static_cast<unsigned long long>(count));
     p.num_tiles = static_cast<uint32_t>(tiles);
@@ -205,7 +206,7 @@ void launch_narrow_scan(const DeviceEnv &env, bool exclusive, const T *input, T 
     using Acc = typename Op::Accumulator;
     constexpr uint64_t kTile = narrow_scan::kTileItems<T>;
     const uint64_t tiles = ceil_div(count, kTile);
-    if (tiles > 0x7fffffffull)
+    if (tiles > kMaxGridX)
         fail(GPUPRIM_ERROR_OVERFLOW, "scan: %llu elements is more than one launch can cover",
              static_cast<unsigned long long>(count));
     if (tiles > narrow_scan::kSinglePassMaxTiles)

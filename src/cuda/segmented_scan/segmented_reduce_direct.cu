@@ -29,6 +29,7 @@
 #include "cuda/engine/segment_bounds.cuh"
 #include "cuda/segmented_scan/agent_segmented_scan.cuh"
 #include "cuda/util/check.h"
+#include "cuda/util/grid_limits.h"
 
 #include <cuda_runtime.h>
 
@@ -255,7 +256,7 @@ bool reduce_uniform_rows(const DeviceEnv &env, gpuprim_op_t op, gpuprim_dtype_t 
     const uint64_t rows = layout.segments, length = layout.row_length;
     if (layout.offsets || rows == 0 || length == 0) return false;  // the identity fill of the general driver
     // One block per chunk: the grid must hold every chunk.
-    if (length >= kChunkItems && rows * (ceil_div(length, kChunkItems)) > 0x7fffffffull) return false;
+    if (length >= kChunkItems && rows * (ceil_div(length, kChunkItems)) > kMaxGridX) return false;
     dispatch_reduce(op, dtype, [&](auto reduction) {
         using R = decltype(reduction);
         reduce_rows_typed<typename R::T, typename R::Op>(env, layout, input, output);

@@ -30,6 +30,7 @@
 #include "core/portable.h"
 #include "cuda/select/agent_select.cuh"
 #include "cuda/util/check.h"
+#include "cuda/util/grid_limits.h"
 #include "cuda/util/counters.h"
 #include "cuda/util/workspace_layout.h"
 
@@ -55,7 +56,7 @@ void launch_tiles(const DeviceEnv &env, SelectParams p, const Rule &rule, bool p
         fail(GPUPRIM_ERROR_INVALID_ARGUMENT, "%s: %llu elements; at most 2^61 - 1", what,
              static_cast<unsigned long long>(p.count));
     const uint64_t num_tiles = ceil_div(p.count, Agent::kTileItems);
-    if (num_tiles > uint64_t(INT32_MAX))
+    if (num_tiles > kMaxGridX)
         fail(GPUPRIM_ERROR_INVALID_ARGUMENT, "%s: %llu tiles; at most 2^31 - 1", what,
              static_cast<unsigned long long>(num_tiles));
     p.num_tiles = uint32_t(num_tiles);
