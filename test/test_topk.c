@@ -19,8 +19,9 @@
  * rest left as poisoned), segments longer than 2^16, power-law lengths,
  * elements outside every segment holding the value that would rank first;
  * the CPU filter's hardest arrangements (test_filter_arrangements); and
- * inputs that mislead the CUDA long select's sample of evenly spaced keys
- * (test_sampled_threshold, test_sampled_threshold_counts).
+ * inputs that mislead the CUDA long select's sample (runs of consecutive keys)
+ * (test_sampled_threshold, test_sampled_threshold_counts), in one segment of
+ * a call and not in the others (test_mixed_segment_rounds).
  * Outputs are views into larger poisoned buffers, so a write past the k
  * slots is caught too. Errors: every documented status, each leaving every
  * buffer unchanged, with a message naming the problem.
@@ -629,16 +630,17 @@ static void test_filter_arrangements(void) {
     }
 }
 
-/* Inputs that mislead the CUDA long-segment select's sample (evenly spaced
- * keys, taken before the first pass to bound the candidates it keeps; both
- * backends run them, the CPU's filter sees them as any input), 262,144 keys:
- * - "the sample sees the best": every 64th position holds the 4,096 best
- *   keys, so a sample of evenly spaced keys ranks them too high and fewer
+/* Inputs that mislead the CUDA long-segment select's sample (512 runs of 8
+ * consecutive keys, run r from r * n / 512, taken before the first pass to
+ * bound the candidates it keeps; both backends run them, the CPU's filter
+ * sees them as any input), 262,144 keys:
+ * - "the sample sees the best": the sampled positions (sampled_position)
+ *   hold the 4,096 best keys, so the sample ranks them too high and fewer
  *   than k keys may pass its bound: the select must read the input again;
- * - "ties at the threshold": 1% of the keys (every 101st: evenly spaced
- *   samples, 64 or 256 apart, meet both kinds) are the best, 3% one tied
- *   value just behind them, where the sample's rank falls for k past
- *   n / 101; k cuts into the tie, which positions decide;
+ * - "ties at the threshold": 1% of the keys (every 101st: the runs, 512
+ *   apart, meet both kinds) are the best, 3% one tied value just behind
+ *   them, where the sample's rank falls for k past n / 101; k cuts into the
+ *   tie, which positions decide;
  * - "best at the end": the keys in the reverse of the requested order, so one
  *   block's tiles hold every candidate;
  * - "narrow range": every key shares its leading bits (f32 / f64 in [1, 2),
@@ -653,6 +655,27 @@ static void test_filter_arrangements(void) {
  *   key's digits, then the position's: k cuts into the tie) compacts the
  *   kept keys in place over several rounds, which must read every key before
  *   a later slot is written. */
+/* Whether the CUDA select samples position i of n keys (n a multiple of
+ * 4,096: its 512 runs of 8 keys, run r from r * n / 512). */
+static int sampled_position(uint64_t i, uint64_t n) { return i % (n / 512) < 8; }
+
+/* The rank (0: best) of the key at position i of n when the sampled
+ * positions hold the 4,096 best in order and the others follow in order. */
+static uint64_t rank_placed_at(uint64_t i, uint64_t n) {
+    const uint64_t spacing = n / 512;
+    return sampled_position(i, n) ? i / spacing * 8 + i % spacing : 4096 + i - (i / spacing + 1) * 8;
+}
+
+/* The n keys at `at` rearranged so that the sampled positions hold their
+ * 4,096 best (order: the sort order), the others after them in order. */
+static void place_best_at_samples(gpuprim_dtype_t d, char *at, uint64_t n, int order) {
+    const size_t size = tc_size(d);
+    char *sorted = (char *)tc_sorted_keys(d, n, TC_RANDOM_BITS, order);
+    uint64_t i;
+    for (i = 0; i < n; ++i) memcpy(at + i * size, sorted + rank_placed_at(i, n) * size, size);
+    free(sorted);
+}
+
 /* A key whose leading bits are the same for every call (see above). */
 static uint64_t narrow_key(gpuprim_dtype_t d) {
     const uint64_t r = tc_rand();
@@ -693,7 +716,7 @@ static void test_sampled_threshold(void) {
                         continue;
                     }
                     if (arrangement == 4) from = i % 43 == 0 ? 0 : n / 2 + i % (n / 2);
-                    else if (arrangement == 0) from = i % 64 == 0 ? i / 64 : 4096 + (i - i / 64 - 1);
+                    else if (arrangement == 0) from = rank_placed_at(i, n);
                     else if (arrangement == 1) from = i % 101 == 0 ? i / 101 : i % 101 <= 3 ? n / 101 + 1 : n / 10 + i % (n / 2);
                     else from = n - 1 - i;
                     memcpy(keys + i * size, sorted + from * size, size);
@@ -714,7 +737,8 @@ static void test_sampled_threshold(void) {
  * - "101 values": I32 keys in [-50, 50], about 2,600 copies of each, k = 3,
  *   16 and 100 in both orders (the ties decide every position);
  * - "the smallest at the sampled positions": U32, the 16 smallest keys
- *   (0x100) at positions 0, 64, ..., 960, every other key 0x101 + i % 0x2ff,
+ *   (0x100) at the first two runs' positions (0-7, 512-519), every other
+ *   key 0x101 + i % 0x2ff,
  *   so every key shares the top 22 bits; k = 16 ascending takes exactly the
  *   0x100s. */
 static void test_sampled_threshold_counts(void) {
@@ -736,7 +760,8 @@ static void test_sampled_threshold_counts(void) {
         }
         data_free(&D);
     }
-    for (i = 0; i < n; ++i) tc_set(GPUPRIM_DTYPE_U32, keys, i, i % 64 == 0 && i < 1024 ? 0x100 : 0x101 + i % 0x2ff);
+    for (i = 0; i < n; ++i)
+        tc_set(GPUPRIM_DTYPE_U32, keys, i, sampled_position(i, n) && i < 1024 ? 0x100 : 0x101 + i % 0x2ff);
     for (order = 0; order < 2; ++order) {
         data_t D = data_make_from(&L, GPUPRIM_DTYPE_U32, (int)order, TC_MODERATE, keys,
                                   "the smallest at the sampled positions");
@@ -751,15 +776,18 @@ static void test_sampled_threshold_counts(void) {
 /* CSR segments past a block's select whose selects take different courses
  * in one call: few candidates after the first pass (random keys), every key
  * tied (the position digits decide), three values (ties on every key
- * digit), the best keys last (the sample sees them only at its end), and
- * one just past the block select's limit; with a short and an empty one
- * between. On CUDA some finish early in one block while others still need
- * passes over all their keys, and k takes the values around the one-block
- * sort of the chosen (4096). */
+ * digit), the best keys last (the sample sees them only at its end), one
+ * just past the block select's limit, and one whose sampled positions
+ * (sampled_position) hold its 4,096 best keys (the CUDA sample misleads:
+ * that segment counts its first digit again, a pass behind the others);
+ * with a short and an empty one between. On CUDA some finish early in one
+ * block while others still need passes over all their keys, and k takes
+ * the values around the one-block sort of the chosen (4096). */
 static void test_mixed_segment_rounds(void) {
-    static const uint64_t lengths[] = {40000, 0, 70000, 5000, 20000, 100000, 9000};
-    static const tc_pattern_t patterns[] = {TC_MODERATE, TC_MODERATE, TC_EQUAL, TC_MODERATE,
-                                            TC_SMALL_RANGE, TC_REVERSED, TC_RANDOM_BITS};
+    static const uint64_t lengths[] = {40000, 0, 70000, 5000, 20000, 100000, 9000, 81920};
+    static const tc_pattern_t patterns[] = {TC_MODERATE,    TC_MODERATE, TC_EQUAL,       TC_MODERATE,
+                                            TC_SMALL_RANGE, TC_REVERSED, TC_RANDOM_BITS, TC_RANDOM_BITS};
+    const unsigned misled = 7; /* the segment whose sample sees its best keys */
     static const gpuprim_dtype_t dtypes[] = {GPUPRIM_DTYPE_F32, GPUPRIM_DTYPE_U64, GPUPRIM_DTYPE_I16,
                                              GPUPRIM_DTYPE_F64, GPUPRIM_DTYPE_U8};
     static const uint64_t ks[] = {1, 16, 1000, 4096, 4097};
@@ -782,6 +810,7 @@ static void test_mixed_segment_rounds(void) {
                 /* TC_REVERSED here: the best last, in either order */
                 if (patterns[si] == TC_REVERSED) tc_fill(d, at, length, order ? TC_SORTED : TC_REVERSED);
                 else tc_fill(d, at, length, patterns[si]);
+                if (si == misled) place_best_at_samples(d, at, length, (int)order);
             }
             D = data_make_from(&L, d, (int)order, TC_MODERATE, keys, "mixed rounds");
             run_listed_ks(&D, ks, sizeof ks / sizeof ks[0]);

@@ -19,11 +19,15 @@
 //   exactly the keys still wanted, marks the segment "collecting": the next
 //   pass writes the keys of the bin to the results too and the segment is
 //   finished; later passes return at once.
-// Pass 0 counts every key; a sample taken before it (radix_select_init_kernel)
-// gives a threshold that the wanted keys pass with a margin
-// (sample_threshold_rank), and pass 0 writes the keys at or below it as
-// candidates, gathered in shared memory (no block barrier a tile). When at
-// least k of them came, pass 1 reads them instead of the input.
+// A sample taken before pass 0 (radix_select_init_kernel) gives a threshold
+// that the wanted keys pass with a margin (sample_threshold_rank); pass 0
+// then writes the keys at or below it as candidates, gathered in shared
+// memory (no block barrier a tile), and counts only those: when at least k
+// of them came, the wanted keys are among them, so their counts choose the
+// same bin as every key's would, and pass 1 reads them instead of the input.
+// When fewer came (the sample misled), the next pass counts the first digit
+// again over every key (SelectState::digit_lag). Without a sample, pass 0
+// counts every key.
 // Results are written in any order (block-aggregated atomics); they are a
 // unique set, sorted afterwards (topk.cu), so the output does not depend on
 // that order.
@@ -65,6 +69,11 @@ struct SelectState {
     // play, never more than before (so a block once left out never needs
     // the state again, and may stop reading it while it changes).
     uint32_t members;
+    // Passes that repeated a digit: pass p counts digit p - digit_lag. 1 once
+    // pass 0's sampled candidates held fewer than the wanted keys (its
+    // counts, of those candidates alone, chose nothing): pass 1 counts the
+    // first digit again, over every key.
+    uint32_t digit_lag;
 };
 
 // Where a pass's digit lies: in the select key or in the position.
@@ -114,6 +123,12 @@ struct SelectDigits {
         return {in_index ? 1u : 0u, top - width, width};
     }
 };
+
+// The digit pass `pass` of a segment counts (SelectState::digit_lag).
+__host__ __device__ __forceinline__ PassDigit digit_of_pass(const SelectDigits &digits, uint32_t pass,
+                                                            uint32_t digit_lag) {
+    return digits.digit(pass - digit_lag);
+}
 
 // Workspace of the long segments (j: the long segment's ordinal).
 template <typename R, typename I>
@@ -380,19 +395,23 @@ struct SelectPassAgent {
         }
     }
 
-    // Pass 0, nothing chosen yet: every key counts; keys at or below the
-    // sample's threshold go to buffer 0 (past its capacity they are dropped,
-    // and pass 1 reads the input).
+    // Pass 0, nothing chosen yet. With the sample's threshold, the keys at
+    // or below it go to buffer 0 (past its capacity they are dropped, and
+    // pass 1 reads the input) and only they count (advance_state); without
+    // it, every key counts.
     __device__ __forceinline__ void mark_first_pass(uint64_t tile, bool full, const R (&keys)[kItems],
                                                     SelectMarks &marks) {
 #pragma unroll
         for (int e = 0; e < kItems; ++e) {
             if (!full && item_position(tile, e) >= size) continue;
-            const uint32_t d = uint32_t(keys[e] >> digit.shift) & digit_mask;
-            atomicAdd(&sh.bins[d * kReplicas + replica], 1u);
-            if (first_writes && keys[e] <= first_threshold) {
+            const bool candidate = first_writes && keys[e] <= first_threshold;
+            if (candidate) {
                 marks.is_candidate |= 1u << e;
                 ++marks.candidates;
+            }
+            if (candidate || !first_writes) {
+                const uint32_t d = uint32_t(keys[e] >> digit.shift) & digit_mask;
+                atomicAdd(&sh.bins[d * kReplicas + replica], 1u);
             }
         }
     }
@@ -595,28 +614,24 @@ struct SelectPassAgent {
     // where the next pass reads.
     __device__ __forceinline__ void advance_state() {
         SelectState next = view;
-        next.previous_key_mask = view.key_mask;
-        next.previous_index_mask = view.index_mask;
-        extend_prefix(digit, sh.chosen_bin, next.key_prefix, next.key_mask, next.index_prefix, next.index_mask);
-        next.remaining = view.remaining - sh.chosen_below;
-        next.matching = sh.chosen_count;
         // Counters other blocks added to: read past the L1 (view is stale).
         const unsigned long long written = __ldcg(&state.buffered[writing]);
-        // Pass 0 wrote the keys up to the sample's threshold T. When there
-        // are at least `remaining` of them, the wanted keys are all at most T,
-        // so the buffer holds every key below the chosen bin and the chosen
-        // bin's keys up to T, which rank first in it: the later passes count
-        // only those, and their choices are the same as over the input's.
-        const bool wrote = pass == 0 ? view.first_writes && written >= view.remaining &&
-                                           written <= candidate_capacity(length)
-                                     : write_candidates;
-        next.source = wrote ? 1 + writing : 0;
-        next.source_count = wrote ? written : 0;
-        next.buffered[writing] = written;
-        next.buffered[writing ^ 1] = 0;  // the next pass writes there
         next.results = __ldcg(&state.results);
-        next.phase = next.matching == next.remaining ? kCollecting : kSelecting;
         next.ticket = 0;
+        if (first_writes && written < view.remaining) {
+            // Fewer keys at or below the sample's threshold than wanted, and
+            // the counts were of those alone: the next pass counts the first
+            // digit again, over every key (the prefix stays empty).
+            next.digit_lag = view.digit_lag + 1;
+            next.first_writes = 0;
+            next.matching = length;
+            next.source = 0;
+            next.source_count = 0;
+            next.buffered[0] = next.buffered[1] = 0;
+            next.phase = kSelecting;
+        } else {
+            choose_next(written, next);
+        }
         const uint64_t in_play = next.source == 0 ? length : next.source_count;
         const uint64_t wanted_blocks =
             in_play <= RadixSelectPolicy::kFinishMaxKeys ? 1 : (in_play + kTile - 1) / kTile;
@@ -624,13 +639,39 @@ struct SelectPassAgent {
         state = next;
         store_release(&state.passes_done, pass + 1);
     }
+
+    // advance_state's next state after a choice: the prefix extended by the
+    // chosen bin, and where the next pass reads.
+    __device__ __forceinline__ void choose_next(unsigned long long written, SelectState &next) const {
+        next.previous_key_mask = view.key_mask;
+        next.previous_index_mask = view.index_mask;
+        extend_prefix(digit, sh.chosen_bin, next.key_prefix, next.key_mask, next.index_prefix, next.index_mask);
+        next.remaining = view.remaining - sh.chosen_below;
+        next.matching = sh.chosen_count;
+        // Pass 0 wrote and counted the keys up to the sample's threshold T,
+        // at least `remaining` of them: the wanted keys are all at most T, so
+        // every key below the chosen bin is a candidate (the bins below T's
+        // counted the same as over every key), and the chosen bin's keys up to
+        // T rank first in it. When the buffer holds them all, the later passes
+        // read and count only those, and their choices are the same as over
+        // the input's; when it does not, they read the input, where T's bin
+        // may also hold some of the length - written keys past T.
+        const bool wrote = pass == 0 ? first_writes && written <= candidate_capacity(length) : write_candidates;
+        const uint32_t threshold_bin = uint32_t(R(view.first_threshold) >> digit.shift) & digit_mask;
+        if (first_writes && !wrote && sh.chosen_bin == threshold_bin) next.matching += length - written;
+        next.source = wrote ? 1 + writing : 0;
+        next.source_count = wrote ? written : 0;
+        next.buffered[writing] = written;
+        next.buffered[writing ^ 1] = 0;  // the next pass writes there
+        next.phase = next.matching == next.remaining ? kCollecting : kSelecting;
+    }
 };
 
 // One select pass over every long segment (blockIdx.y strides the segments).
 template <typename K, typename I>
 __global__ void __launch_bounds__(RadixSelectPolicy::kThreads, RadixSelectPolicy::kBlocksPerSm)
     radix_select_pass_kernel(const TopkArgs args, const SelectBuffers<SelectKey<K>, I> buffers, uint32_t pass,
-                             PassDigit digit) {
+                             SelectDigits digits) {
     using Agent = SelectPassAgent<K, I>;
     __shared__ uint32_t bins[Agent::kBins * Agent::kReplicas];
     __shared__ SelectState view;
@@ -656,14 +697,16 @@ __global__ void __launch_bounds__(RadixSelectPolicy::kThreads, RadixSelectPolicy
         if (!Agent::read_view(shared, buffers.states[j])) continue;
         const uint64_t s = segment_of(args, j);
         const uint64_t begin = args.bounds.offset(s);
-        Agent(shared, args, buffers, pass, digit, j, begin, args.bounds.offset(s + 1) - begin, blockIdx.x, gridDim.x)
+        Agent(shared, args, buffers, pass, digit_of_pass(digits, pass, view.digit_lag), j, begin,
+              args.bounds.offset(s + 1) - begin, blockIdx.x, gridDim.x)
             .run();
     }
 }
 
 // One block a long segment: zeroes its state and bins, gives its
-// `remaining` (its wanted count), and samples kSampleKeys of its keys evenly
-// for pass 0's threshold: the sample's r-th smallest select key, r the
+// `remaining` (its wanted count), and samples kSampleKeys of its keys
+// (kSampleRuns runs of kSampleRun consecutive keys, spread evenly) for pass
+// 0's threshold: the sample's r-th smallest select key, r the
 // wanted share of the sample plus a margin (sample_threshold_rank), so that
 // the keys up to it hold the wanted ones; pass 0 writes them when they are
 // expected to fill at most half of the candidate buffer. The r-th smallest
@@ -672,6 +715,13 @@ __global__ void __launch_bounds__(RadixSelectPolicy::kThreads, RadixSelectPolicy
 // writes about r / kSampleKeys of the keys.
 constexpr uint32_t kSampleKeys = 4096;
 constexpr int kSampleThreads = 256;
+// Runs of 8 keys: a warp's sample load reads 4 sectors of 4-byte keys
+// where evenly spaced keys took 32, and the sample kernel stalls on its
+// loads a sixth as long (ninety-first run, H100: 9.4 -> 7.3 us; flat 2^22
+// k = 16 42.1 -> 37.1 us a call). For keys in random order a run is as good
+// a sample as spaced keys.
+constexpr uint32_t kSampleRun = 8;
+constexpr uint32_t kSampleRuns = kSampleKeys / kSampleRun;
 
 // The sample rank r of pass 0's threshold. For keys in random order, the
 // number of sampled keys among the wanted ones is about Poisson(m), m =
@@ -782,15 +832,21 @@ __global__ void __launch_bounds__(kSampleThreads) radix_select_init_kernel(const
         for (int b = threadIdx.x; b < kBins; b += kSampleThreads) bins[b] = 0;
         const uint32_t samples = uint32_t(length < kSampleKeys ? length : kSampleKeys);
         const K *in = static_cast<const K *>(args.keys_in) + begin;
-        // Every sample load of a thread issued before any is used (they are
-        // scattered: each its own memory round trip). Sample i is key
-        // i * length / kSampleKeys (a shift: kSampleKeys is a power of two,
-        // and the product stays below 2^64 for any segment a device holds).
+        // Every sample load of a thread issued before any is used. The
+        // sample is kSampleRuns runs of kSampleRun consecutive keys (a
+        // 32-byte sector of 4-byte keys: 8 lanes a sector, a warp load 4
+        // sectors where evenly spaced keys took 32), run r starting at
+        // r * length / kSampleRuns rounded down to a multiple of kSampleRun
+        // (the runs are at least kSampleRun apart and end before length,
+        // since length >= kSampleKeys; the product stays below 2^64 for any
+        // segment a device holds).
         K raw[kSamplesPerThread] = {};
 #pragma unroll
         for (int u = 0; u < kSamplesPerThread; ++u) {
             const uint32_t i = u * kSampleThreads + threadIdx.x;
-            if (i < samples) raw[u] = in[samples == kSampleKeys ? (uint64_t(i) * length) / kSampleKeys : i];
+            const uint64_t run_start =
+                (uint64_t(i / kSampleRun) * length) / kSampleRuns / kSampleRun * kSampleRun;
+            if (i < samples) raw[u] = in[samples == kSampleKeys ? run_start + i % kSampleRun : i];
         }
         R sampled[kSamplesPerThread];
 #pragma unroll

@@ -73,7 +73,9 @@ struct BlockFinish {
     const uint64_t capacity_at;
     const uint32_t replica;
 
-    // The pass: the prefix chosen so far and the one before the last choice.
+    // The pass (the index of its digit: the launch's pass less the
+    // segment's digit_lag), the prefix chosen so far and the one before the
+    // last choice.
     uint32_t pass;
     R key_prefix, key_mask, previous_key_mask;
     I index_prefix, index_mask, previous_index_mask;
@@ -277,6 +279,9 @@ __global__ void __launch_bounds__(RadixSelectPolicy::kThreads, RadixSelectPolicy
     const typename Finish::Shared finish_shared{bins,          warp_sums,  dynamic_shared,      kept_count,
                                                 finish_results, chosen_bin, finish_chosen_below, finish_chosen_count};
 
+    // Launched as a programmatic dependent of pass 0 (on sm_90): wait for it
+    // to finish and its writes to show before reading any state.
+    wait_for_previous_grid();
     // Teams: block b works on segment b % groups, as member b / groups. At
     // most one segment a block (topk.cu), so 32 bits hold it all (the 64-bit
     // division was a fifth of every block's prologue).
@@ -290,7 +295,9 @@ __global__ void __launch_bounds__(RadixSelectPolicy::kThreads, RadixSelectPolicy
     const uint64_t length = args.bounds.offset(s + 1) - begin;
     SelectState &state = buffers.states[j];
     __shared__ uint32_t members;
-    for (uint32_t pass = 1; pass <= digits.passes; ++pass) {
+    // Up to passes + 1: a segment whose sample misled counts its first digit
+    // twice (SelectState::digit_lag); the others are finished by then.
+    for (uint32_t pass = 1; pass <= digits.passes + 1; ++pass) {
         // The pass's members (state.members, one word: it never grows, so
         // a block it leaves out reads no more and cannot be misled by a
         // state changing under it). A member reads the state safely: the
@@ -305,10 +312,13 @@ __global__ void __launch_bounds__(RadixSelectPolicy::kThreads, RadixSelectPolicy
         const uint64_t size = view.source == 0 ? length : view.source_count;
         if (size <= RadixSelectPolicy::kFinishMaxKeys) {
             // One block finishes (members is 1 by now).
-            if (rank == 0) Finish(finish_shared, args, buffers, view, digits, pass, j, begin, length).run();
+            if (rank == 0)
+                Finish(finish_shared, args, buffers, view, digits, pass - view.digit_lag, j, begin, length).run();
             break;
         }
-        Agent(shared, args, buffers, pass, digits.digit(pass), j, begin, length, rank, members).run();
+        Agent(shared, args, buffers, pass, digit_of_pass(digits, pass, view.digit_lag), j, begin, length, rank,
+              members)
+            .run();
         // Wait for the pass's last block to write the next state.
         if (threadIdx.x == 0)
             while (load_acquire(&state.passes_done) <= pass) __nanosleep(64);

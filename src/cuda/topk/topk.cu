@@ -140,18 +140,22 @@ __global__ void __launch_bounds__(256) list_long_segments_kernel(SegmentBounds b
     }
 }
 
-// Launches a kernel with one launch attribute (programmatic_dependent or
+// Launches a kernel with launch attributes (programmatic_dependent,
 // cooperative below).
 template <typename... Params, typename... Args>
-void launch_with(cudaLaunchAttribute attribute, void (*kernel)(Params...), dim3 grid, int threads, size_t shared,
-                 cudaStream_t stream, const char *what, Args &&...args) {
+void launch_with(std::initializer_list<cudaLaunchAttribute> attributes, void (*kernel)(Params...), dim3 grid,
+                 int threads, size_t shared, cudaStream_t stream, const char *what, Args &&...args) {
+    cudaLaunchAttribute attrs[2] = {};
+    unsigned count = 0;
+    for (const cudaLaunchAttribute &attribute : attributes)
+        if (count < 2) attrs[count++] = attribute;
     cudaLaunchConfig_t config = {};
     config.gridDim = grid;
     config.blockDim = dim3(threads);
     config.dynamicSmemBytes = shared;
     config.stream = stream;
-    config.attrs = &attribute;
-    config.numAttrs = 1;
+    config.attrs = attrs;
+    config.numAttrs = count;
     check(cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...), what);
 }
 
@@ -306,29 +310,32 @@ void select_long(const DeviceEnv &env, const TopkRequest &request, TopkArgs args
     dim3 grid(uint32_t(std::max<uint64_t>(1, std::min(tiles, resident / std::max<uint64_t>(1, segments)))),
               uint32_t(std::min<uint64_t>(segments, kMaxGridY)));
     // Pass 0 reads every key: its own launch, many blocks a segment.
-    launch_with(programmatic_dependent(env), radix_select_pass_kernel<K, I>, grid, RadixSelectPolicy::kThreads, 0,
-                env.stream, "top-k select pass launch", args, buffers, 0u, digits.digit(0));
+    launch_with({programmatic_dependent(env)}, radix_select_pass_kernel<K, I>, grid, RadixSelectPolicy::kThreads, 0,
+                env.stream, "top-k select pass launch", args, buffers, 0u, digits);
     if constexpr (sizeof(I) == 4) {
         if (finishing_blocks) {
             // The rest, and the sort of the chosen, in one launch.
-            launch_with(cooperative(), radix_select_finish_kernel<K, I>, dim3(finishing_blocks),
-                        RadixSelectPolicy::kThreads, finish_shared, env.stream, "top-k finishing launch", args,
-                        buffers, digits);
+            // Also a programmatic dependent of pass 0: its blocks wait for
+            // pass 0 where they start, so its launch overlaps pass 0's end.
+            launch_with({cooperative(), programmatic_dependent(env)}, radix_select_finish_kernel<K, I>,
+                        dim3(finishing_blocks), RadixSelectPolicy::kThreads, finish_shared, env.stream,
+                        "top-k finishing launch", args, buffers, digits);
             return;
         }
     }
-    // Else one launch a digit, plus the one that collects the last bin; a
-    // segment done early skips the rest.
-    for (uint32_t pass = 1; pass <= digits.passes; ++pass)
-        launch_with(programmatic_dependent(env), radix_select_pass_kernel<K, I>, grid, RadixSelectPolicy::kThreads, 0,
-                    env.stream, "top-k select pass launch", args, buffers, pass, digits.digit(pass));
+    // Else one launch a digit, plus the one that collects the last bin, plus
+    // one for a segment that counts its first digit twice (its sample
+    // misled: SelectState::digit_lag); a segment done early skips the rest.
+    for (uint32_t pass = 1; pass <= digits.passes + 1; ++pass)
+        launch_with({programmatic_dependent(env)}, radix_select_pass_kernel<K, I>, grid, RadixSelectPolicy::kThreads, 0,
+                    env.stream, "top-k select pass launch", args, buffers, pass, digits);
 
     if (wanted <= RadixSelectPolicy::kBlockSortMax) {
         const size_t shared = chosen_sort_bytes<R, I>(next_power_of_two(uint32_t(wanted)));
         auto kernel = sort_chosen_kernel<K, I>;
         require_shared(env, reinterpret_cast<const void *>(kernel), RadixSelectPolicy::kThreads, shared,
                        "top-k sort of the chosen");
-        launch_with(programmatic_dependent(env), kernel, dim3(grid_for(segments)), RadixSelectPolicy::kThreads, shared,
+        launch_with({programmatic_dependent(env)}, kernel, dim3(grid_for(segments)), RadixSelectPolicy::kThreads, shared,
                     env.stream, "top-k sort of the chosen launch", args, buffers);
         return;
     }
