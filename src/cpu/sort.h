@@ -14,10 +14,12 @@
 // power of two <= T, at most 16, runs of at least 2^16 elements), sorted in
 // parallel, then merged pairwise in parallel pieces (merge path), the last
 // merge writing the output (keys transformed back, values gathered) as it
-// goes. Without Highway, from kRadixMin elements, a parallel LSD radix sort
-// (8-bit digits, digits that are the same in every element skipped; for
-// pairs only the key's digits, since the positions below them are already
-// in order and the sort is stable) takes the place of runs and merges.
+// goes. From kRadixMin elements, a parallel LSD radix sort (8-bit digits,
+// digits that are the same in every element skipped; for pairs only the
+// key's digits, since the positions below them are already in order and the
+// sort is stable) takes the place of runs and merges: always without
+// Highway, and with it for 4-byte elements where its vqsort of them is slow
+// (radix_sorts).
 // The sorted output is unique, so it is the same for every thread count and
 // either way.
 #pragma once
@@ -133,22 +135,38 @@ inline uint64_t sort_runs(const Parallel &parallel, uint64_t n) {
     return runs;
 }
 
-#if !defined(GPUPRIM_CPU_HWY)
-constexpr uint64_t kRadixMin = 1 << 12;  // below: std::sort
-#endif
+constexpr uint64_t kRadixMin = 1 << 12;  // below: the leaf sort
 
-// Elements of scratch sort_and_emit needs besides `a`: 0, or n when more
-// than two runs are merged in rounds (or, without Highway, for the radix sort).
-inline uint64_t sort_scratch_elements(const Parallel &parallel, uint64_t n) {
-#if !defined(GPUPRIM_CPU_HWY)
-    if (n >= kRadixMin) return n;
+// Whether Highway's vqsort of 4-byte elements is slow on this CPU: Highway
+// 1.0 on an AMD CPU with AVX-512, whose AVX3 sort of 32-bit lanes took 4-6
+// times the radix sort's time there (and 4 times its own sort of 64-bit
+// lanes; bench/RESULTS.md). Later Highway releases have a target of their
+// own for those CPUs. False without Highway. The same answer every call.
+bool vqsort_slow_for_4byte_elements() noexcept;
+
+// Whether sort_to_runs sorts n elements of T by the radix sort: from
+// kRadixMin elements, always without Highway, with it only for 4-byte
+// elements where its vqsort of them is slow.
+template <typename T>
+bool radix_sorts(uint64_t n) {
+    if (n < kRadixMin) return false;
+#if defined(GPUPRIM_CPU_HWY)
+    return sizeof(T) == 4 && vqsort_slow_for_4byte_elements();
+#else
+    return true;
 #endif
+}
+
+// Elements of scratch sort_and_emit needs besides `a` (n elements of T): 0,
+// or n when more than two runs are merged in rounds or the radix sort runs.
+template <typename T>
+uint64_t sort_scratch_elements(const Parallel &parallel, uint64_t n) {
+    if (radix_sorts<T>(n)) return n;
     return sort_runs(parallel, n) > 2 ? n : 0;
 }
 
-#if !defined(GPUPRIM_CPU_HWY)
-// The radix sort of the build without Highway: 8-bit digits of an unsigned
-// element (Wide: of lo, then hi).
+// The radix sort: 8-bit digits of an unsigned element (Wide: of lo, then
+// hi).
 template <typename T>
 unsigned radix_digit(const T &x, unsigned bit) {
     if constexpr (std::is_same_v<T, Wide>) return unsigned((bit < 64 ? x.lo >> bit : x.hi >> (bit - 64)) & 0xFFu);
@@ -213,7 +231,6 @@ T *radix_sort(Parallel &parallel, T *a, T *b, uint64_t n, unsigned low_bits) {
     }
     return a;
 }
-#endif
 
 // The first k elements of the merge of sorted A and B (ties: A first) take
 // how many from A.
@@ -317,11 +334,7 @@ struct SortedRuns {
 template <typename T>
 SortedRuns<T> sort_to_runs(Parallel &parallel, T *a, T *scratch, uint64_t n, unsigned presorted_low_bits) {
     const uint64_t runs = sort_runs(parallel, n);
-#if !defined(GPUPRIM_CPU_HWY)
-    if (n >= kRadixMin && scratch) return {radix_sort(parallel, a, scratch, n, presorted_low_bits), {0, n, n}, true};
-#else
-    static_cast<void>(presorted_low_bits);
-#endif
+    if (radix_sorts<T>(n) && scratch) return {radix_sort(parallel, a, scratch, n, presorted_low_bits), {0, n, n}, true};
     if (runs == 1) {
         leaf_sort(a, n);
         return {a, {0, n, n}, true};

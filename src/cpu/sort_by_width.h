@@ -55,7 +55,7 @@ inline void *reserve_or_measure(Workspace &workspace, uint64_t bytes, uint64_t *
 template <typename KeyBits>
 void sort_keys(Parallel &parallel, Workspace &workspace, const SortRequest &request, uint64_t *measure) {
     const uint64_t n = request.count;
-    const uint64_t extra = sort_scratch_elements(parallel, n);
+    const uint64_t extra = sort_scratch_elements<KeyBits>(parallel, n);
     const uint64_t bytes = bytes_of<KeyBits>(checked_add(n, extra, "sort scratch"));
     auto *keys = static_cast<KeyBits *>(reserve_or_measure(workspace, bytes, measure));
     if (measure) return;
@@ -106,7 +106,7 @@ void sort_pairs_packed(Parallel &parallel, Workspace &workspace, const SortReque
     const uint32_t value_bytes = request.value_bytes;  // at most 8: fits a Packed slot
     // Values in place: gathered into scratch first, then copied.
     const bool in_place = !indices && request.values_out == request.values_in;
-    const uint64_t rounds = sort_scratch_elements(parallel, n);
+    const uint64_t rounds = sort_scratch_elements<Packed>(parallel, n);
     const uint64_t extra = checked_add(rounds, in_place ? n : 0, "sort scratch");
     const uint64_t bytes = bytes_of<Packed>(checked_add(n, extra, "sort scratch"));
     auto *packed = static_cast<Packed *>(reserve_or_measure(workspace, bytes, measure));
@@ -182,7 +182,7 @@ void sort_bit_range_packed(Parallel &parallel, Workspace &workspace, const SortR
     const uint32_t value_bytes = request.value_bytes;
     const bool gathers_values = !indices && value_bytes != 0;
     const uint64_t n = request.count;
-    const uint64_t rounds = sort_scratch_elements(parallel, n);
+    const uint64_t rounds = sort_scratch_elements<Packed>(parallel, n);
     const char *what = "sort scratch (bit range)";
     const uint64_t keys_at = CheckedSize(bytes_of<Packed>(checked_add(n, rounds, what)), what).aligned(64).value();
     const uint64_t values_at = CheckedSize(keys_at, what).plus(bytes_of<KeyBits>(n)).aligned(64).value();

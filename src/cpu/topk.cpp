@@ -202,7 +202,7 @@ void select_short(const TopkRequest &request, uint64_t begin, uint64_t n, uint64
 // worker), so their counts are allocated before anything changes.
 inline uint64_t pieces_per_segment(Parallel &parallel) { return 4 * uint64_t(std::max(1, parallel.workers())); }
 
-// merge_scratch: sort_scratch_elements(parallel, n) elements; piece_kept:
+// merge_scratch: sort_scratch_elements<Packed>(parallel, n) elements; piece_kept:
 // pieces_per_segment(parallel) counts.
 template <typename KeyBits, typename Packed>
 void select_long(Parallel &parallel, const TopkRequest &request, uint64_t begin, uint64_t n, uint64_t slot,
@@ -276,7 +276,10 @@ uint64_t topk_bytes(const Parallel &parallel, const TopkRequest &request, uint64
     const uint64_t element = packed64 ? sizeof(uint64_t) : sizeof(Wide);
     // One packed value per key the segments cover (not the whole buffer,
     // which may be far longer), then the long segments' merge scratch.
-    const uint64_t merge_elements = any_long ? sort_scratch_elements(parallel, longest) : 0;
+    const uint64_t merge_elements =
+        !any_long ? 0
+        : packed64 ? sort_scratch_elements<uint64_t>(parallel, longest)
+                   : sort_scratch_elements<Wide>(parallel, longest);
     return CheckedSize(covered, "top-k scratch").plus(merge_elements).times(element).value();
 }
 
