@@ -138,7 +138,7 @@ inline uint64_t sort_runs(const Parallel &parallel, uint64_t n) {
 constexpr uint64_t kRadixMin = 1 << 12;  // below: the leaf sort
 
 // Whether Highway's vqsort of 4-byte elements is slow on this CPU: Highway
-// 1.0 on an AMD CPU with AVX-512, whose AVX3 sort of 32-bit lanes took 4-6
+// 1.0 on an AMD CPU with AVX-512, whose AVX3 sort of 32-bit lanes took 4-5
 // times the radix sort's time there (and 4 times its own sort of 64-bit
 // lanes; bench/RESULTS.md). Later Highway releases have a target of their
 // own for those CPUs. False without Highway. The same answer every call.
