@@ -8,7 +8,6 @@
 // 1.1) run their AVX3 code there.
 #  if !defined(HWY_AVX3_ZEN4) && (defined(__x86_64__) || defined(__i386__)) && \
       (defined(__GNUC__) || defined(__clang__))
-#    include <cpuid.h>
 #    define GPUPRIM_CHECK_VQSORT_ON_AMD 1
 #  endif
 #endif
@@ -21,11 +20,7 @@ namespace {
 // An AMD CPU with AVX-512 (Highway's AVX3 or AVX3_DL target), where those
 // targets' sort of 32-bit lanes is slow.
 bool detect_slow_4byte_vqsort() noexcept {
-    unsigned highest = 0, vendor_b = 0, vendor_c = 0, vendor_d = 0;
-    if (!__get_cpuid(0, &highest, &vendor_b, &vendor_c, &vendor_d)) return false;
-    // "AuthenticAMD", as cpuid leaf 0 gives it in ebx, edx, ecx.
-    const bool amd = vendor_b == 0x68747541u && vendor_d == 0x69746e65u && vendor_c == 0x444d4163u;
-    return amd && (hwy::SupportedTargets() & (HWY_AVX3 | HWY_AVX3_DL)) != 0;
+    return __builtin_cpu_is("amd") && (hwy::SupportedTargets() & (HWY_AVX3 | HWY_AVX3_DL)) != 0;
 }
 #endif
 
@@ -33,8 +28,9 @@ bool detect_slow_4byte_vqsort() noexcept {
 
 bool vqsort_slow_for_4byte_elements() noexcept {
 #if defined(GPUPRIM_CHECK_VQSORT_ON_AMD)
-    // The CPU does not change under the process: asked once (cpuid traps to
-    // the hypervisor in a VM), never written after.
+    // The CPU does not change under the process: asked once (Highway's
+    // target detection runs cpuid, which traps to the hypervisor in a VM),
+    // never written after.
     static const bool slow = detect_slow_4byte_vqsort();
     return slow;
 #else
