@@ -382,6 +382,14 @@ static void test_wrap(gpuprim_context_t ctx) {
             CHECK(host[63] == 64 * 1 + 7 * (63 * 64 / 2)); /* scanned in the caller's memory */
             CHECK_OK(gpuprim_buffer_upload(ctx, host_view, 0, &value, 1));
             CHECK(host[0] == 5);
+            /* copies between the wrapped memory and an overlapping host
+               range move the elements as memmove does, either way round */
+            for (i = 0; i < 64; ++i) host[i] = (uint32_t)i;
+            CHECK_OK(gpuprim_buffer_upload(ctx, host_view, 3, host, 40)); /* host[3..43) = 0..39 */
+            for (i = 0; i < 64; ++i) CHECK(host[i] == (uint32_t)(i < 3 ? i : i < 43 ? i - 3 : i));
+            CHECK_OK(gpuprim_buffer_download(ctx, host_view, 3, host + 1, 40)); /* host[1..41) = 0..39 */
+            for (i = 0; i < 64; ++i) CHECK(host[i] == (uint32_t)(i == 0 ? 0 : i < 41 ? i - 1 : i < 43 ? i - 3 : i));
+            host[0] = 5;
             CHECK_OK(gpuprim_buffer_destroy(ctx, host_view));
             host[1] = 77; /* still the caller's memory */
         }

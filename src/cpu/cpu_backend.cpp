@@ -73,10 +73,10 @@ public:
     }
     void check_wrappable(const void *, uint64_t) override {}
     void upload(void *destination, const void *source, uint64_t bytes) override {
-        std::memmove(destination, source, bytes);
+        copy_host_bytes(destination, source, bytes);
     }
     void download(void *destination, const void *source, uint64_t bytes) override {
-        std::memmove(destination, source, bytes);
+        copy_host_bytes(destination, source, bytes);
     }
     void synchronize() override {}
     void check_deferred() override { offsets_report_.report_and_clear(); }
@@ -257,6 +257,18 @@ public:
     ~CpuBackend() override { workspace_.release(); }
 
 private:
+    // A wrapped buffer may overlap the caller's host range, so overlapping
+    // ranges take memmove; apart ones memcpy, which is the same code in
+    // glibc but 3x faster under AddressSanitizer (whose memmove is its own
+    // plain loop: 8% of the sanitizer build's test time).
+    static void copy_host_bytes(void *destination, const void *source, uint64_t bytes) {
+        const auto to = reinterpret_cast<uintptr_t>(destination), from = reinterpret_cast<uintptr_t>(source);
+        if (to - from >= bytes && from - to >= bytes)
+            std::memcpy(destination, source, bytes);
+        else
+            std::memmove(destination, source, bytes);
+    }
+
     // Pieces of the index and candidate loops: their bounds depend on the
     // count only (the results do not depend on them at all).
     static constexpr uint64_t kIndexGrain = 1 << 16;
