@@ -22,18 +22,35 @@ static inline int tr_shard_argument(const char *arg, unsigned *index, unsigned *
     return sscanf(arg, "--shard=%u/%u%c", index, count, &end) == 2 && *count > 0 && *index < *count;
 }
 
+/* "--shard=I/N": the calls of the run whose place in it is I modulo N go
+ * on to the program's visit; the others are only counted. */
+typedef struct tr_shard {
+    tr_visit_t visit;
+    void *user;
+    unsigned index, count;
+    long seen; /* calls of the run so far, this shard's and the others' */
+} tr_shard_t;
+
+static inline void tr_shard_visit(const tr_call_t *call, void *user) {
+    tr_shard_t *shard = (tr_shard_t *)user;
+    if (shard->seen++ % shard->count == shard->index) shard->visit(call, shard->user);
+}
+
 /* Runs every case named on the command line (all without arguments, or
  * "all") through plan, each call to visit; with "--list" only prints the
- * calls. "--shard=I/N" keeps, of those, the cases whose place in the table
- * is I modulo N (so N programs started with I = 0 .. N-1 share the cases,
- * for a slow build such as ThreadSanitizer's; each prints how many of the
- * table's cases it ran). Unknown names fail the program (and the message
- * lists the table). *calls counts the calls visited. */
+ * calls. "--shard=I/N" keeps, of those calls, the ones whose place in the
+ * run is I modulo N (so N programs started with I = 0 .. N-1 share the
+ * calls evenly however unlike the cases' costs are, for a slow build such
+ * as ThreadSanitizer's; each prints how many of the run's calls it made).
+ * Unknown names fail the program (and the message lists the table).
+ * *calls counts the calls visited. */
 static inline void tr_for_named_cases(int argc, char **argv, tr_plan_t plan, tr_visit_t visit, void *user,
                                       long *calls) {
     int i, all = 1, list = 0;
     unsigned shard = 0, shards = 1;
-    size_t c, ran = 0;
+    size_t c;
+    long calls_before = *calls;
+    tr_shard_t filter;
     for (i = 1; i < argc; ++i) {
         if (strcmp(argv[i], "--list") == 0) list = 1;
         else if (strncmp(argv[i], "--shard=", 8) == 0) {
@@ -52,19 +69,22 @@ static inline void tr_for_named_cases(int argc, char **argv, tr_plan_t plan, tr_
             fprintf(stderr, "\n");
             tc.failures++;
         }
+    filter.visit = list ? tr_list_visit : visit;
+    filter.user = list ? (void *)calls : user;
+    filter.index = shard;
+    filter.count = shards;
+    filter.seen = 0;
     for (c = 0; c < tr_case_count; ++c) {
-        int wanted = all && c % shards == shard;
+        int wanted = all;
         long before = *calls;
         double start = tc_seconds();
-        for (i = 1; i < argc && !wanted; ++i) wanted = strcmp(argv[i], tr_cases[c]->name) == 0 && c % shards == shard;
+        for (i = 1; i < argc && !wanted; ++i) wanted = strcmp(argv[i], tr_cases[c]->name) == 0;
         if (!wanted) continue;
-        if (list) tr_cases[c]->each(plan, tr_list_visit, calls);
-        else tr_cases[c]->each(plan, visit, user);
+        tr_cases[c]->each(plan, tr_shard_visit, &filter);
         printf("  %s: %ld calls, %.2f s\n", tr_cases[c]->name, *calls - before, tc_seconds() - start);
         fflush(stdout);
-        ran++;
     }
-    if (shards > 1) printf("  shard %u/%u: %zu of the table's %zu cases\n", shard, shards, ran, tr_case_count);
+    if (shards > 1) printf("  shard %u/%u: %ld of the run's %ld calls\n", shard, shards, *calls - calls_before, filter.seen);
 }
 
 #endif /* GPUPRIM_TEST_REGISTRY_MAIN_H */
