@@ -38,7 +38,11 @@ flags="$flags -Wno-stringop-overflow -Wno-array-bounds -Wno-stringop-overread"
 optimize="-O2 -g1 -DNDEBUG"
 echo "=== [1/2] ASan+UBSan+LSan build in $build"
 mkdir -p "$build"
-cmake -S . -B "$build" \
+# Ninja where there is one (and the folder is new: its generator is kept):
+# it compiles the tests' files while the library's are still compiling.
+generator=()
+if command -v ninja >/dev/null && [ ! -f "$build/CMakeCache.txt" ]; then generator=(-G Ninja); fi
+cmake "${generator[@]}" -S . -B "$build" \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DGPUPRIM_WITH_CUDA=OFF \
   -DGPUPRIM_SANITIZE=ON \
