@@ -85,6 +85,9 @@ struct BlockFinish {
     // Where the pass reads (count keys): the source, or the kept keys.
     bool from_kept;
     uint32_t count;
+    // Results written before the finish (the view's: loading the state's
+    // again would be one more round trip to the L2 before the first sweep).
+    const uint32_t first_results;
 
     __device__ __forceinline__ BlockFinish(const Shared &shared, const TopkArgs &a, const SelectBuffers<R, I> &b,
                                            const SelectState &view, SelectDigits select_digits, uint32_t first_pass,
@@ -111,7 +114,8 @@ struct BlockFinish {
           matching(uint32_t(view.matching < kKeptSlots + 1 ? view.matching : kKeptSlots + 1)),
           collecting(view.phase == kCollecting),
           from_kept(false),
-          count(uint32_t(view.source == 0 ? length : view.source_count)) {}
+          count(uint32_t(view.source == 0 ? length : view.source_count)),
+          first_results(uint32_t(view.results)) {}
 
     __device__ __forceinline__ R *kept_keys() const { return reinterpret_cast<R *>(sh.kept); }
     __device__ __forceinline__ I *kept_positions() const {
@@ -120,7 +124,7 @@ struct BlockFinish {
 
     // Runs the passes to the end and marks the segment finished.
     __device__ __forceinline__ void run() {
-        if (threadIdx.x == 0) sh.results = uint32_t(__ldcg(&state.results));
+        if (threadIdx.x == 0) sh.results = first_results;
         while (true) {
             // Pass `passes` only collects (the position's last digit left
             // one key a bin); a guard against a loop without end.
@@ -294,21 +298,19 @@ __global__ void __launch_bounds__(RadixSelectPolicy::kThreads, RadixSelectPolicy
     const uint64_t begin = args.bounds.offset(s);
     const uint64_t length = args.bounds.offset(s + 1) - begin;
     SelectState &state = buffers.states[j];
-    __shared__ uint32_t members;
     // Up to passes + 1: a segment whose sample misled counts its first digit
     // twice (SelectState::digit_lag); the others are finished by then.
     for (uint32_t pass = 1; pass <= digits.passes + 1; ++pass) {
-        // The pass's members (state.members, one word: it never grows, so
-        // a block it leaves out reads no more and cannot be misled by a
-        // state changing under it). A member reads the state safely: the
-        // pass's last block changes it only after every member took part.
-        if (threadIdx.x == 0) {
-            const uint32_t wanted = __ldcg(&state.members);
-            members = wanted < team ? wanted : team;
-        }
-        __syncthreads();
+        // The view, then the pass's members from it (one load from the L2
+        // where reading members first took two, ~0.7 us each, in series).
+        // A member reads the state safely: the pass's last block changes it
+        // only after every member took part. A block left out may read a
+        // state changing under it, but uses only its members word, which
+        // never grows: an old or a new value leaves it out alike.
+        const bool unfinished = Agent::read_view(shared, state);
+        const uint32_t members = view.members < team ? view.members : team;
         if (rank >= members) return;
-        if (!Agent::read_view(shared, state)) break;
+        if (!unfinished) break;
         const uint64_t size = view.source == 0 ? length : view.source_count;
         if (size <= RadixSelectPolicy::kFinishMaxKeys) {
             // One block finishes (members is 1 by now).
