@@ -86,7 +86,9 @@ typedef void (*tr_visit_t)(const tr_call_t *call, void *user);
 typedef struct tr_case {
     const char *name; /* what ctest and the programs' argument call it: "sort" */
     /* Makes every call of the plan and hands each to visit (calls it may
-     * free afterwards: use tr_call_free). */
+     * free afterwards: use tr_call_free). The same calls in the same order
+     * whatever the seed (only their contents are random): --shard programs
+     * share the calls by their place in the run. */
     void (*each)(tr_plan_t plan, tr_visit_t visit, void *user);
     /* The public API on the buffers (b[i] for call->arg[i], NULL where
      * unused) and segments made on ctx; writes a scalar result to scalar. */
