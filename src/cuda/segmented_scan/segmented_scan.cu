@@ -40,17 +40,17 @@
 #include "cuda/segmented_scan/segmented_scan.h"
 
 #include "core/checked_size.h"
-#include "core/portable.h"
 #include "core/dtype.h"
 #include "core/error.h"
 #include "core/ops.h"
+#include "core/portable.h"
 #include "cuda/device_env.h"
-#include "cuda/util/grid_limits.h"
 #include "cuda/engine/segment_check.h"
 #include "cuda/segmented_scan/agent_segmented_scan.cuh"
 #include "cuda/segmented_scan/segmented_reduce_direct.h"
 #include "cuda/segmented_scan/segmented_scan_policy.cuh"
 #include "cuda/util/check.h"
+#include "cuda/util/grid_limits.h"
 
 #include <cuda_runtime.h>
 

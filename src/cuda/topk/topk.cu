@@ -51,7 +51,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <initializer_list>
 #include <utility>
 #include <vector>
 
@@ -141,21 +140,19 @@ __global__ void __launch_bounds__(256) list_long_segments_kernel(SegmentBounds b
 }
 
 // Launches a kernel with launch attributes (programmatic_dependent,
-// cooperative below).
-template <typename... Params, typename... Args>
-void launch_with(std::initializer_list<cudaLaunchAttribute> attributes, void (*kernel)(Params...), dim3 grid,
-                 int threads, size_t shared, cudaStream_t stream, const char *what, Args &&...args) {
-    cudaLaunchAttribute attrs[2] = {};
-    unsigned count = 0;
-    for (const cudaLaunchAttribute &attribute : attributes)
-        if (count < 2) attrs[count++] = attribute;
+// cooperative below); a braced list of any length sets N.
+template <size_t N, typename... Params, typename... Args>
+void launch_with(const cudaLaunchAttribute (&attributes)[N], void (*kernel)(Params...), dim3 grid, int threads,
+                 size_t shared, cudaStream_t stream, const char *what, Args &&...args) {
+    cudaLaunchAttribute attrs[N];  // cudaLaunchConfig_t takes a non-const pointer
+    for (size_t i = 0; i < N; ++i) attrs[i] = attributes[i];
     cudaLaunchConfig_t config = {};
     config.gridDim = grid;
     config.blockDim = dim3(threads);
     config.dynamicSmemBytes = shared;
     config.stream = stream;
     config.attrs = attrs;
-    config.numAttrs = count;
+    config.numAttrs = unsigned(N);
     check(cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...), what);
 }
 
