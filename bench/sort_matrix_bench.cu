@@ -161,6 +161,9 @@ __device__ inline double unit_draw(uint64_t r) { return (double(r >> 11) + 1.0) 
 template <typename K> __device__ inline K from_double(double v) { return K(v); }
 template <> __device__ inline __half from_double<__half>(double v) { return __float2half_rn(float(v)); }
 template <> __device__ inline __nv_bfloat16 from_double<__nv_bfloat16>(double v) { return __float2bfloat16_rn(float(v)); }
+template <typename K> __device__ inline bool is_zero(K k) { return k == K(0); }
+template <> __device__ inline bool is_zero<__half>(__half k) { return __half2float(k) == 0.0f; }
+template <> __device__ inline bool is_zero<__nv_bfloat16>(__nv_bfloat16 k) { return __bfloat162float(k) == 0.0f; }
 
 template <typename K>
 __global__ void fill_float_kernel(K *keys, uint64_t n, FloatDist dist) {
@@ -174,7 +177,11 @@ __global__ void fill_float_kernel(K *keys, uint64_t n, FloatDist dist) {
         case FloatDist::Symmetric: x = 2.0 * (1.0 - u) - 1.0; break;
         case FloatDist::Exponential: x = (v < 0.5 ? -1.0 : 1.0) * exp2(-20.0 + 35.0 * (1.0 - u)); break;
         }
-        keys[i] = from_double<K>(x);
+        // No -0.0: CUB orders -0.0 and +0.0 as equal, libgpuprim -0.0 first
+        // (gpuprim.h), so the outputs would differ where both occur (tiny
+        // normal draws round to zero in f16 and bf16).
+        const K key = from_double<K>(x);
+        keys[i] = is_zero(key) ? from_double<K>(0.0) : key;
     }
 }
 
