@@ -94,8 +94,8 @@ enum class FloatDist {
 const char *float_dist_name(FloatDist d) {
     switch (d) {
     case FloatDist::Normal: return "normal";
-    case FloatDist::Unit: return "unif[0,1)";
-    case FloatDist::Symmetric: return "unif[-1,1)";
+    case FloatDist::Unit: return "unif[0:1)";
+    case FloatDist::Symmetric: return "unif[-1:1)";
     case FloatDist::Exponential: return "exp-spread";
     }
     return "?";
