@@ -222,7 +222,7 @@ struct SortTuning {
 
 // Hopper (sm_90), measured on H100 (docs/tuning/sort.md).
 struct SortTuningSm90 {
-    static SortTuning tuning(uint32_t /*key_bytes*/, uint32_t value_bytes) {
+    static SortTuning tuning(uint32_t key_bytes, uint32_t value_bytes) {
         SortTuning tuning{};
         // H100, `check_sort paths` (docs/tuning/sort.md), us per call in a
         // batch of 100, network / radix passes / fused launch: u32 keys 4096
@@ -250,8 +250,15 @@ struct SortTuningSm90 {
         tuning.programmatic_launch = true;  // sm_90 code and later: its kernels wait (code_arch.h)
         // match.any against AtomicOr, u32 keys 2^26 (us): uniform 4462 / 1440,
         // AND of 2 words 3692 / 1629, 16 distinct 1399 / 1716, AND of 4
-        // 1758 / 1966, all equal 439 / 613.
-        tuning.skewed_collisions = 1.0 / 25;
+        // 1758 / 1966, all equal 439 / 613. 16 distinct keys again (H100,
+        // 2^26, sort_matrix_bench): u32 1342 / 1655, u64 3870 / 4653.
+        // 1- and 2-byte keys run a tile with fewer warps (the generic
+        // OnesweepLargeShape, two blocks an SM), where match.any's latency
+        // shows: f16 keys uniform in [0, 1) and [-1, 1) (high byte: 0.083 and
+        // 0.042, about 13 and 19 digits a warp) 883 / 618 and 1054 / 623 us
+        // at 2^26, so those widths rank by match.any only past 1/10 (bf16
+        // keys of the same values, 0.20, stay with it at the u16 time).
+        tuning.skewed_collisions = key_bytes <= 2 ? 1.0 / 10 : 1.0 / 25;
         return tuning;
     }
 };
