@@ -8,7 +8,8 @@
 //                     [--no-floats]
 //
 // Rows: every distribution below x {u32, u64 keys} x {keys only, pairs with
-// u32 values} x 2^20, 2^22 ... 2^28, ascending, out of place; then the
+// u32 values} x 2^20, 2^22 ... 2^28, ascending, out of place (u8 and u16
+// keys too where the distribution has a meaning for them); then the
 // presorted shortcuts (sorted in place, sorted out of place, strictly
 // decreasing out of place); float keys with the value ranges real data has
 // (f16, bf16, f32, f64 x normal, uniform [0, 1), uniform [-1, 1),
@@ -78,6 +79,8 @@ const char *dist_name(Dist d) {
 }
 // The low-entropy rows, whose goal is 1.1x CUB.
 bool low_entropy(Dist d) { return d == Dist::And2 || d == Dist::And4 || d == Dist::Few || d == Dist::LowBits || d == Dist::Zipf; }
+// Distributions that keep their meaning in 1- and 2-byte keys.
+bool narrow_meaningful(Dist d) { return d != Dist::Sorted && d != Dist::Reversed && d != Dist::NearlySorted; }
 const Dist kAllDists[] = {Dist::Uniform, Dist::And2,    Dist::And4,     Dist::Few,  Dist::Equal,
                           Dist::Sorted,  Dist::Reversed, Dist::LowBits, Dist::Zipf, Dist::NearlySorted};
 
@@ -104,6 +107,7 @@ const FloatDist kFloatDists[] = {FloatDist::Normal, FloatDist::Unit, FloatDist::
 
 // The key types of the rows: their name and gpuprim dtype.
 template <typename K> struct KeyType;
+template <> struct KeyType<uint8_t> { static constexpr const char *name = "u8"; static constexpr gpuprim_dtype_t dtype = GPUPRIM_DTYPE_U8; };
 template <> struct KeyType<uint16_t> { static constexpr const char *name = "u16"; static constexpr gpuprim_dtype_t dtype = GPUPRIM_DTYPE_U16; };
 template <> struct KeyType<uint32_t> { static constexpr const char *name = "u32"; static constexpr gpuprim_dtype_t dtype = GPUPRIM_DTYPE_U32; };
 template <> struct KeyType<uint64_t> { static constexpr const char *name = "u64"; static constexpr gpuprim_dtype_t dtype = GPUPRIM_DTYPE_U64; };
@@ -408,6 +412,13 @@ int main(int argc, char **argv) {
                 run_row<uint32_t>(dist, n, true, Mode::OutOfPlace, goal, false, filter);
                 run_row<uint64_t>(dist, n, false, Mode::OutOfPlace, goal, false, filter);
                 run_row<uint64_t>(dist, n, true, Mode::OutOfPlace, goal, false, filter);
+                // 1- and 2-byte keys where the distribution has a meaning
+                // there (no sorted runs: n exceeds their key range).
+                if (narrow_meaningful(dist))
+                    for (bool pairs : {false, true}) {
+                        run_row<uint16_t>(dist, n, pairs, Mode::OutOfPlace, goal, false, filter);
+                        run_row<uint8_t>(dist, n, pairs, Mode::OutOfPlace, goal, false, filter);
+                    }
             }
         }
         // The presorted shortcuts at 2^28 u32 keys (issue 21's goals).
