@@ -225,7 +225,7 @@ std::vector<Row> rows;
 
 void report(const Row &r) {
     const double ratio = r.cub.single_us / r.ours.single_us;
-    printf("%-30s 2^%-2d %10.1f us %10.1f us  %5.2fx  %6.2f Gkeys/s  goal %.1fx %s", r.name.c_str(),
+    printf("%-30s 2^%-2d %10.1f us %10.1f us  %5.2fx  %6.2f Gkeys/s  goal %.2fx %s", r.name.c_str(),
            int(std::log2(double(r.n))), r.ours.single_us, r.cub.single_us, ratio, r.n / r.ours.single_us / 1e3,
            r.goal, ratio >= r.goal ? "met" : "MISSED");
     if (r.ours.batched_us > 0)
