@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""What a warp of an LSD radix sort's pass holds, per key distribution.
+
+usage: tools/radix_warp_digits.py [--log2 N] [--seed S]
+
+The Onesweep ranking costs differ by what the 32 keys of a warp hold:
+match.any costs more the more distinct digits a warp has, the AtomicOr
+ranking more the more lanes share one digit (docs/tuning/sort.md). The
+sort chooses per pass from its upfront histogram (the collision chance,
+sum of squared digit shares), which describes keys in input order. A pass
+after the first reads them sorted by the lower digits, so where keys repeat
+its warps hold far fewer digits than the histogram says (16 distinct keys:
+about 14 a warp in the first pass, one in the later ones), while a digit
+independent of the lower ones (the high byte of f16 keys) looks the same.
+
+For each distribution (the ones of bench/sort_matrix_bench.cu, f16 and
+bf16 keys in their sort order) and each pass this prints the collision
+chance, the distinct digits of 32 keys in input order, the warps' distinct
+digits and largest group in the order the pass reads them (stable sorted by
+the lower digits), and an estimate a histogram kernel could make cheaply:
+the chance that two sampled keys whose lower digits hash to the same slot
+of a 1,024-slot table agree on this digit (each sample exchanges its digit
+with the slot's last one; three seeds). Needs numpy.
+"""
+
+import argparse
+
+import numpy as np
+
+M64 = np.uint64(0xFFFFFFFFFFFFFFFF)
+
+
+def mix64(x):
+    """splitmix64's finalizer (bench/sort_matrix_bench.cu's)."""
+    x = x + np.uint64(0x9E3779B97F4A7C15)
+    x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return x ^ (x >> np.uint64(31))
+
+
+def ordered_half_bits(values, bfloat):
+    """The 16-bit sort order of f16 or bf16 values (sign flipped, negatives inverted)."""
+    if bfloat:
+        bits = (values.astype(np.float32).view(np.uint32) >> 16).astype(np.uint64)
+    else:
+        bits = values.astype(np.float16).view(np.uint16).astype(np.uint64)
+    negative = (bits >> np.uint64(15)) & np.uint64(1)
+    return np.where(negative == 1, bits ^ np.uint64(0xFFFF), bits | np.uint64(0x8000))
+
+
+def distributions(n, rng):
+    def word():
+        return rng.integers(0, 2**32, n, dtype=np.uint64)
+
+    sixteen = mix64(np.arange(1000, 1016, dtype=np.uint64))
+    few = sixteen[rng.integers(0, 16, n)]
+    ranks = np.exp(rng.random(n) * np.log(n)).astype(np.uint64)
+    return [
+        ("uniform u32", word(), 4),
+        ("and2 u32", word() & word(), 4),
+        ("and4 u32", word() & word() & word() & word(), 4),
+        ("few16 u32", few & np.uint64(0xFFFFFFFF), 4),
+        ("zipf u32", mix64(ranks) & np.uint64(0xFFFFFFFF), 4),
+        ("few16 u16", few & np.uint64(0xFFFF), 2),
+        ("and4 u16", (word() & word() & word() & word()) & np.uint64(0xFFFF), 2),
+        ("few16 u8", few & np.uint64(0xFF), 1),
+        ("f16 normal", ordered_half_bits(rng.standard_normal(n), False), 2),
+        ("f16 unif[0,1)", ordered_half_bits(rng.random(n), False), 2),
+        ("f16 unif[-1,1)", ordered_half_bits(rng.random(n) * 2 - 1, False), 2),
+        ("bf16 normal", ordered_half_bits(rng.standard_normal(n), True), 2),
+        ("bf16 unif[-1,1)", ordered_half_bits(rng.random(n) * 2 - 1, True), 2),
+    ]
+
+
+def warp_digits(digits):
+    """Mean distinct digits and mean largest group of warps of 32 consecutive keys."""
+    warps = np.sort(digits[: len(digits) // 32 * 32].reshape(-1, 32), axis=1)
+    new_run = np.concatenate([np.ones((len(warps), 1), bool), np.diff(warps, axis=1) != 0], axis=1)
+    lane = np.arange(32)[None, :]
+    run_start = np.maximum.accumulate(np.where(new_run, lane, 0), axis=1)
+    return new_run.sum(1).mean(), (lane - run_start + 1).max(1).mean()
+
+
+def agreement_estimate(keys, p, seed, slots_log2=10, samples=8192):
+    """Chance that two sampled keys in one slot (hashed lower digits) agree on digit p."""
+    rng = np.random.default_rng(seed)
+    lower = keys & np.uint64((1 << (8 * p)) - 1)
+    digit = ((keys >> np.uint64(8 * p)) & np.uint64(0xFF)).astype(np.int64)
+    slot = (mix64(lower) >> np.uint64(64 - slots_log2)).astype(np.int64)
+    table = np.full(1 << slots_log2, -1, np.int64)
+    agree = pairs = 0
+    for i in rng.integers(0, len(keys), samples):
+        last, table[slot[i]] = table[slot[i]], digit[i]
+        if last >= 0:
+            pairs += 1
+            agree += last == digit[i]
+    return agree / pairs
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--log2", type=int, default=20, help="keys per distribution: 2^N (default 20)")
+    parser.add_argument("--seed", type=int, default=7)
+    args = parser.parse_args()
+    n = 1 << args.log2
+    rng = np.random.default_rng(args.seed)
+    print(f"{'distribution':16s} pass  chance  in order  warps: digits  largest  estimate (3 seeds)")
+    for name, keys, passes in distributions(n, rng):
+        order = np.arange(n)
+        for p in range(passes):
+            digits = (keys >> np.uint64(8 * p)) & np.uint64(0xFF)
+            shares = np.bincount(digits.astype(np.int64), minlength=256) / n
+            if shares.max() == 1.0:
+                print(f"{name:16s} {p}     one digit: the pass is skipped")
+                continue
+            in_order = (1 - (1 - shares) ** 32).sum()
+            distinct, largest = warp_digits(digits[order])
+            estimate = " ".join(f"{agreement_estimate(keys, p, s):.2f}" for s in range(3)) if p else "-"
+            print(f"{name:16s} {p}     {np.sum(shares * shares):.3f}   {in_order:5.1f}    "
+                  f"{distinct:13.1f}  {largest:7.1f}  {estimate}")
+            order = order[np.argsort(digits[order], kind="stable")]
+
+
+if __name__ == "__main__":
+    main()
