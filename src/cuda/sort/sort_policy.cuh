@@ -250,8 +250,7 @@ struct SortTuningSm90 {
         tuning.programmatic_launch = true;  // sm_90 code and later: its kernels wait (code_arch.h)
         // match.any against AtomicOr, u32 keys 2^26 (us): uniform 4462 / 1440,
         // AND of 2 words 3692 / 1629, 16 distinct 1399 / 1716, AND of 4
-        // 1758 / 1966, all equal 439 / 613. 16 distinct keys again (H100,
-        // 2^26, sort_matrix_bench): u32 1342 / 1655, u64 3870 / 4653.
+        // 1758 / 1966, all equal 439 / 613.
         // What a warp holds decides, not the whole histogram. Keys in input
         // order (the first pass, or a digit independent of the lower ones)
         // give a warp about as many digits as the histogram says, and there
@@ -260,11 +259,11 @@ struct SortTuningSm90 {
         // the high byte of f16 keys uniform in [0, 1) and [-1, 1), 0.083 and
         // 0.042: 883 / 618 and 1054 / 623). A later pass of keys that repeat
         // reads them grouped by the lower digits, a digit or two a warp,
-        // where match.any wins: 16 distinct u32 keys 1342 / 1655 (three such
-        // passes), u16 keys 805 / 723 (one). Until the histogram estimates
-        // that grouping, 1- and 2-byte keys take the 1/10 threshold (their
-        // float high bytes; bf16 keys' 0.20 stays with match.any, at the u16
-        // time).
+        // where match.any wins: 16 distinct u32 keys 1342 / 1655 and u64
+        // keys 3870 / 4653 (three and seven such passes), u16 keys 805 /
+        // 723 (one). Until the histogram estimates that grouping, 1- and
+        // 2-byte keys take the 1/10 threshold (their float high bytes; bf16
+        // keys' 0.20 stays with match.any, at the u16 time).
         tuning.skewed_collisions = key_bytes <= 2 ? 1.0 / 10 : 1.0 / 25;
         return tuning;
     }
