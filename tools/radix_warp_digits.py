@@ -82,30 +82,46 @@ def warp_digits(digits):
     return new_run.sum(1).mean(), (lane - run_start + 1).max(1).mean()
 
 
-def agreement_estimate(keys, p, seed, slots_log2=10, samples=8192):
-    """Chance that two sampled keys in one slot (hashed lower digits) agree on digit p."""
-    rng = np.random.default_rng(seed)
-    lower = keys & np.uint64((1 << (8 * p)) - 1)
-    digit = ((keys >> np.uint64(8 * p)) & np.uint64(0xFF)).astype(np.int64)
-    slot = (mix64(lower) >> np.uint64(64 - slots_log2)).astype(np.int64)
-    table = np.full(1 << slots_log2, -1, np.int64)
-    agree = pairs = 0
-    for i in rng.integers(0, len(keys), samples):
-        last, table[slot[i]] = table[slot[i]], digit[i]
-        if last >= 0:
-            pairs += 1
-            agree += last == digit[i]
-    return agree / pairs
+def sampled_neighbours(keys, p, blocks, tile, runs=8):
+    """What radix_histogram_kernel.cuh's sample_neighbours counts for pass p.
+
+    Each of `blocks` blocks reads `runs` runs of 32 keys at the start of its
+    first tile; a key has a neighbour when an earlier key of its run has the
+    same lower digits, and agrees when the last such key has its digit p too.
+    Returns (sampled, neighbours, agreements).
+    """
+    starts = np.arange(min(blocks, -(-len(keys) // tile)), dtype=np.int64) * tile
+    index = (starts[:, None] + np.arange(runs * 32)[None, :]).reshape(-1, 32)
+    valid = index < len(keys)
+    run_keys = keys[np.minimum(index, len(keys) - 1)]
+    lower = np.where(valid, run_keys & np.uint64((1 << (8 * p)) - 1), M64)
+    digit = (run_keys >> np.uint64(8 * p)) & np.uint64(0xFF)
+    neighbours = agreements = 0
+    for lane in range(1, 32):
+        same = lower[:, :lane] == lower[:, lane : lane + 1]
+        has = same.any(axis=1) & valid[:, lane]
+        last = lane - 1 - np.argmax(same[:, ::-1], axis=1)
+        neighbours += int(has.sum())
+        agreements += int((has & (digit[np.arange(len(digit)), last] == digit[:, lane])).sum())
+    return int(valid.sum()), neighbours, agreements
+
+
+def neighbour_agreement(sampled, neighbours, agreements, chance):
+    """cuda/sort/pass_ranking.h's estimate (in floating point)."""
+    return (agreements + (sampled - neighbours) * chance) / sampled if sampled else chance
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--log2", type=int, default=20, help="keys per distribution: 2^N (default 20)")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--blocks", type=int, default=132, help="histogram blocks (default 132: an H100's SMs)")
+    parser.add_argument("--tile", type=int, default=16384, help="keys a histogram tile (default 1,024 x 16)")
     args = parser.parse_args()
     n = 1 << args.log2
     rng = np.random.default_rng(args.seed)
-    print(f"{'distribution':16s} pass  chance  in order  warps: digits  largest  estimate (3 seeds)")
+    print(f"{'distribution':16s} pass  chance  in order  warps: digits  largest  "
+          "sampled neighbours agreements  estimate")
     for name, keys, passes in distributions(n, rng):
         order = np.arange(n)
         for p in range(passes):
@@ -116,9 +132,11 @@ def main():
                 continue
             in_order = (1 - (1 - shares) ** 32).sum()
             distinct, largest = warp_digits(digits[order])
-            estimate = " ".join(f"{agreement_estimate(keys, p, s):.2f}" for s in range(3)) if p else "-"
-            print(f"{name:16s} {p}     {np.sum(shares * shares):.3f}   {in_order:5.1f}    "
-                  f"{distinct:13.1f}  {largest:7.1f}  {estimate}")
+            chance = np.sum(shares * shares)
+            sampled, neighbours, agreements = sampled_neighbours(keys, p, args.blocks, args.tile)
+            estimate = neighbour_agreement(sampled, neighbours, agreements, chance)
+            print(f"{name:16s} {p}     {chance:.3f}   {in_order:5.1f}    "
+                  f"{distinct:13.1f}  {largest:7.1f}  {sampled:7d} {neighbours:10d} {agreements:10d}  {estimate:.3f}")
             order = order[np.argsort(digits[order], kind="stable")]
 
 

@@ -3,11 +3,13 @@
 #pragma once
 
 #include "core/key_transform.h"
+#include "cuda/sort/pass_ranking.h"
 #include "cuda/sort/radix_plan.cuh"
 #include "cuda/util/ptx.cuh"
 
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 namespace gpuprim::cuda {
 namespace radix_detail {
@@ -27,24 +29,24 @@ struct HistogramArgs {
     uint64_t lookback_words;  // multiple of 4, 16-byte aligned
     uint32_t *counters;       // env.zeroed_counters
     PassWindows windows;      // each pass's digit; empty windows are not counted
-    // A pass is ranked as skewed (PassPlan::skewed) when the chance that two
-    // keys share its digit, sum over digits of (count / n)^2, exceeds this
-    // many 2^-30ths (uniform digits: 1/256).
-    uint32_t skewed_collisions;
+    // A pass is ranked as skewed (PassPlan::skewed) when the chance that a
+    // key shares its digit with the key beside it in the pass's order
+    // (neighbour_agreement) exceeds this many 2^-30ths.
+    uint32_t skewed_agreement;
 };
 
-// Thread 0 of the last block: the plan (which passes run, which digits are
-// skewed, or an input already in order), and the counter words reset for
-// the next call.
+// Thread 0 of the last block: the plan (which passes run, which are ranked
+// as skewed, or an input already in order), and the other counter words
+// reset for the next call.
 template <typename K>
 __device__ __forceinline__ void write_plan(const HistogramArgs &args, bool in_order, const bool *digit_constant,
-                                           const uint32_t *collisions) {
+                                           const bool *skewed) {
     constexpr int kPassCount = kPasses<K>;
     bool varies[kMaxPasses];
     for (int p = 0; p < kPassCount; ++p) varies[p] = !digit_constant[p];
     RadixPlan plan;
     make_radix_plan(kPassCount, varies, args.keys_in_place, args.has_values, args.values_in_place, plan);
-    for (int p = 0; p < kPassCount; ++p) plan.pass[p].skewed = collisions[p] > args.skewed_collisions;
+    for (int p = 0; p < kPassCount; ++p) plan.pass[p].skewed = skewed[p];
     if (in_order) {
         const uint32_t broken = args.counters[kOrderBrokenWord];
         plan.input_order = (broken & 1) == 0 ? kAlreadySorted : kReversed;
@@ -52,9 +54,60 @@ __device__ __forceinline__ void write_plan(const HistogramArgs &args, bool in_or
     }
     *args.plan = plan;
     args.counters[kOrderBrokenWord] = 0;
+    args.counters[kSampledKeysWord] = 0;
     args.counters[kHistogramTicketWord] = 0;
     args.counters[kHistogramZeroedWord] = 0;
     args.counters[kHistogramDoneWord] = 0;
+}
+
+// Runs of 32 consecutive keys a block samples (sample_neighbours), at the
+// start of the last tile it counted (still in its L1). tools/radix_warp_digits.py
+// prints what 132 blocks of 8 runs count on each of the benchmark's distributions.
+constexpr int kSampleRuns = 8;
+
+// Warp `pass` of a block: for each key of the runs, whether an earlier key
+// of its run has the same lower digits (those of the passes before this
+// one), and whether the last such key has the same digit of this pass too;
+// added to the counter words the last block reads (neighbour_agreement).
+// Every count is of fixed keys in a fixed order: the same plan every run.
+template <typename K>
+__device__ __forceinline__ void sample_neighbours(const HistogramArgs &args, uint64_t n, uint64_t run_start,
+                                                  int pass) {
+    using Word = std::conditional_t<sizeof(K) == 8, unsigned long long, unsigned>;
+    constexpr uint32_t kWordBits = 8 * sizeof(Word);
+    const DigitWindow window = args.windows.pass[pass];
+    if (window.mask == 0) return;  // a constant digit: the pass never runs
+    // The sorted bits below this pass's digit. Lanes past the keys take all
+    // ones, which no key's lower bits are (they never reach this digit).
+    const uint32_t low_bit = args.windows.pass[0].shift;
+    const Word lower_mask = (window.shift >= kWordBits ? ~Word(0) : (Word(1) << window.shift) - 1) &
+                            ~((Word(1) << low_bit) - 1);
+    const K *keys = static_cast<const K *>(args.keys);
+    const RadixKeyMap<K> map = radix_key_map<K>(args.kind, args.descending);
+    const uint32_t lane = threadIdx.x % 32;
+    uint32_t sampled = 0, neighbours = 0, agreements = 0;
+    // One run at a time, few registers: the kernel's occupancy is the
+    // counting loop's (the runs were just counted, so they load from L1).
+#pragma unroll 1
+    for (int r = 0; r < kSampleRuns; ++r) {
+        const uint64_t index = run_start + uint64_t(r) * 32 + lane;
+        const bool valid = index < n;
+        const K radix_key = map(valid ? keys[index] : K(0));
+        const Word lower = valid ? Word(radix_key) & lower_mask : ~Word(0);
+        const uint32_t digit = digit_of(radix_key, window);
+        const uint32_t earlier_peers = __match_any_sync(0xffffffffu, lower) & ((1u << lane) - 1);
+        const int neighbour = earlier_peers != 0 ? 31 - __clz(earlier_peers) : int(lane);
+        const uint32_t neighbour_digit = __shfl_sync(0xffffffffu, digit, neighbour);
+        const bool has_neighbour = valid && earlier_peers != 0;
+        sampled += __popc(__ballot_sync(0xffffffffu, valid));
+        neighbours += __popc(__ballot_sync(0xffffffffu, has_neighbour));
+        agreements += __popc(__ballot_sync(0xffffffffu, has_neighbour && neighbour_digit == digit));
+    }
+    if (lane == 0 && sampled != 0) {
+        if (pass == 0) atomicAdd(&args.counters[kSampledKeysWord], sampled);
+        if (neighbours != 0) atomicAdd(&args.counters[kSampledNeighboursWord + pass], neighbours);
+        if (agreements != 0) atomicAdd(&args.counters[kSampledAgreementsWord + pass], agreements);
+    }
 }
 
 // The counters' shared memory: kReplicas copies of every pass's digits.
@@ -153,6 +206,8 @@ __global__ void __launch_bounds__(Shape::kThreads) radix_histogram_kernel(const 
     __shared__ bool last_block;
     __shared__ bool digit_constant[kPassCount];
     __shared__ uint32_t collisions[kPassCount];  // 2^-30ths, see HistogramArgs
+    __shared__ uint32_t sampled_keys, sampled_neighbours[kPassCount], sampled_agreements[kPassCount];
+    __shared__ bool skewed[kPassCount];
 
     wait_for_previous_grid();  // the order check
     allow_next_grid();
@@ -185,6 +240,15 @@ __global__ void __launch_bounds__(Shape::kThreads) radix_histogram_kernel(const 
 
     const uint64_t n = in_order ? 0 : args.count;  // in order: nothing to count
     count_digits<K, Shape, kMaskedDigits>(args, n, histogram);
+    static_assert(kThreads / 32 >= kPassCount, "a warp per pass samples");
+    if (const int warp = int(threadIdx.x / 32); warp < kPassCount) {
+        constexpr uint64_t kTile = uint64_t(kThreads) * Shape::kItems;
+        const uint64_t tiles = ceil_div(n, kTile);
+        if (blockIdx.x < tiles) {
+            const uint64_t last_tile = blockIdx.x + (tiles - 1 - blockIdx.x) / gridDim.x * gridDim.x;
+            sample_neighbours<K>(args, n, last_tile * kTile, warp);
+        }
+    }
     __syncthreads();
 
     if (threadIdx.x == 0) {
@@ -211,6 +275,15 @@ __global__ void __launch_bounds__(Shape::kThreads) radix_histogram_kernel(const 
     // Last block: every other block's counts are in. Scan, plan, reset the
     // counter words for the next call.
     __threadfence();
+    // Threads [0, kPassCount]: the sampled counts, read while the scans
+    // run (into shared memory: registers live across the scans would count
+    // against every block), used once the collision chances are in.
+    if (threadIdx.x < kPassCount) {
+        sampled_neighbours[threadIdx.x] = __ldcg(&args.counters[kSampledNeighboursWord + threadIdx.x]);
+        sampled_agreements[threadIdx.x] = __ldcg(&args.counters[kSampledAgreementsWord + threadIdx.x]);
+    } else if (threadIdx.x == kPassCount) {
+        sampled_keys = __ldcg(&args.counters[kSampledKeysWord]);
+    }
     for (int p = 0; p < kPassCount; ++p) {
         uint64_t count = 0;
         // An empty window's digit is 0 for every key.
@@ -232,7 +305,16 @@ __global__ void __launch_bounds__(Shape::kThreads) radix_histogram_kernel(const 
         }
     }
     __syncthreads();
-    if (threadIdx.x == 0) write_plan<K>(args, in_order, digit_constant, collisions);
+    // Decided per pass here, not in write_plan: its one thread holds the
+    // whole plan in registers, which count against every block.
+    if (threadIdx.x < kPassCount) {
+        skewed[threadIdx.x] = pass_is_skewed(sampled_keys, sampled_neighbours[threadIdx.x], sampled_agreements[threadIdx.x],
+                                             collisions[threadIdx.x], args.skewed_agreement);
+        args.counters[kSampledNeighboursWord + threadIdx.x] = 0;
+        args.counters[kSampledAgreementsWord + threadIdx.x] = 0;
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) write_plan<K>(args, in_order, digit_constant, skewed);
 }
 
 }  // namespace radix_detail

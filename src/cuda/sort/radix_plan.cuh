@@ -50,6 +50,9 @@ constexpr int kHistogramZeroedWord = SortCounterWords::kHistogramZeroed;
 constexpr int kHistogramDoneWord = SortCounterWords::kHistogramDone;
 constexpr int kFusedFlagWord = SortCounterWords::kFusedFlag;
 constexpr int kOrderBrokenWord = SortCounterWords::kOrderBroken;
+constexpr int kSampledKeysWord = SortCounterWords::kSampledKeys;
+constexpr int kSampledNeighboursWord = SortCounterWords::kSampledNeighbours;  // + pass slot
+constexpr int kSampledAgreementsWord = SortCounterWords::kSampledAgreements;  // + pass slot
 
 // A tile of a segmented sort: its first key's index in the buffers, its key
 // count (1 to the tile size), its segment, and whether it is the segment's

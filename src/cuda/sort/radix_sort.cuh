@@ -16,9 +16,10 @@
 // 1. radix_histogram_kernel reads the keys once and counts the 8-bit digits of
 //    every pass (shared counters, then 64-bit global atomics). Its last block
 //    scans each pass's counts into global digit offsets, marks the passes
-//    whose digit is the same for every key, marks the passes whose digits
-//    repeat so much that ranking should match lanes by match.any (skewed,
-//    see BlockRadixRank), and writes the plan: which passes run and which
+//    whose digit is the same for every key, marks the passes whose warps
+//    will hold so few digits that ranking should match lanes by match.any
+//    (skewed, see BlockRadixRank; estimated from runs of keys each block
+//    samples, pass_ranking.h), and writes the plan: which passes run and which
 //    buffers each reads and writes. It also clears the look-back array. An
 //    input found in order is not counted, and the plan runs no pass (the
 //    first pass launch reverses in-place buffers of a reversed input).
@@ -274,7 +275,7 @@ void onesweep_sort_with(const DeviceEnv &env, const SortRequest &asked, const So
         args.lookback_words = lookback_words;
         args.counters = env.zeroed_counters;
         args.windows = windows;
-        args.skewed_collisions = uint32_t(tuning.skewed_collisions * 1073741824.0);
+        args.skewed_agreement = uint32_t(tuning.skewed_agreement * double(kChanceOne));
         // The many-keys shape where its shared memory fits a block (4- and
         // 8-byte keys' 128 KiB does not where a block gets 99 KiB: sm_86,
         // sm_89; those then count with the few-keys shape).

@@ -214,15 +214,15 @@ struct SortTuning {
     int histogram_blocks_per_sm;  // a multiprocessor at most, either histogram shape
     uint64_t histogram_many_min;  // count >= this: the many-keys histogram shape (RadixHistogramShapesFor)
     bool programmatic_launch;  // overlap the radix kernels' launches (sm_90+)
-    // A pass whose chance that two keys share a digit exceeds this ranks
-    // with match.any (PassPlan::skewed; uniform digits: 1/256, keys ANDed
-    // from 2 random words 0.023, 16 distinct keys 0.0625, from 4 words 0.37).
-    double skewed_collisions;
+    // A pass ranks with match.any (PassPlan::skewed) when the chance that a
+    // key shares its digit with the key beside it in the pass's order
+    // exceeds this (neighbour_agreement, pass_ranking.h).
+    double skewed_agreement;
 };
 
 // Hopper (sm_90), measured on H100 (docs/tuning/sort.md).
 struct SortTuningSm90 {
-    static SortTuning tuning(uint32_t key_bytes, uint32_t value_bytes) {
+    static SortTuning tuning(uint32_t /*key_bytes*/, uint32_t value_bytes) {
         SortTuning tuning{};
         // H100, `check_sort paths` (docs/tuning/sort.md), us per call in a
         // batch of 100, network / radix passes / fused launch: u32 keys 4096
@@ -248,23 +248,17 @@ struct SortTuningSm90 {
         // histogram`): 2^20 77.9 / 82.0, 2^21 97.0 / 93.2, 2^22 140.8 / 136.4.
         tuning.histogram_many_min = uint64_t(1) << 21;
         tuning.programmatic_launch = true;  // sm_90 code and later: its kernels wait (code_arch.h)
-        // match.any against AtomicOr, u32 keys 2^26 (us): uniform 4462 / 1440,
-        // AND of 2 words 3692 / 1629, 16 distinct 1399 / 1716, AND of 4
-        // 1758 / 1966, all equal 439 / 613.
-        // What a warp holds decides, not the whole histogram. Keys in input
-        // order (the first pass, or a digit independent of the lower ones)
-        // give a warp about as many digits as the histogram says, and there
-        // AtomicOr wins up to a chance of 0.083 at least (H100, 2^26, us,
-        // match.any / AtomicOr: 16 distinct u8 keys, one pass, 568 / 293;
-        // the high byte of f16 keys uniform in [0, 1) and [-1, 1), 0.083 and
-        // 0.042: 883 / 618 and 1054 / 623). A later pass of keys that repeat
-        // reads them grouped by the lower digits, a digit or two a warp,
-        // where match.any wins: 16 distinct u32 keys 1342 / 1655 and u64
-        // keys 3870 / 4653 (three and seven such passes), u16 keys 805 /
-        // 723 (one). Until the histogram estimates that grouping, 1- and
-        // 2-byte keys take the 1/10 threshold (their float high bytes; bf16
-        // keys' 0.20 stays with match.any, at the u16 time).
-        tuning.skewed_collisions = key_bytes <= 2 ? 1.0 / 10 : 1.0 / 25;
+        // match.any against AtomicOr by what a warp of the pass holds.
+        // H100, 2^26, us, match.any / AtomicOr on every pass: u32 keys
+        // uniform 4462 / 1440 (the chance 0.004), AND of 2 words 3692 / 1629
+        // (0.023), AND of 4 1758 / 1966 (0.37); keys in input order, AtomicOr
+        // up to 0.083 at least: 16 distinct u8 keys 568 / 293 (0.0625), the
+        // high byte of f16 keys uniform in [0, 1) 883 / 618 (0.083). H200,
+        // 2^28 (bench/RESULTS.md): the high byte of bf16 normal keys (0.21)
+        // 2505 / 2427; a later pass of 16 distinct keys holds one digit a
+        // warp (0.59 sampled), where match.any wins: u32 4782 / 3714 with
+        // the first pass by AtomicOr.
+        tuning.skewed_agreement = 1.0 / 4;
         return tuning;
     }
 };

@@ -33,7 +33,13 @@ struct SortCounterWords {
     static constexpr uint32_t kHistogramDone = 3;     // histogram blocks finished
     static constexpr uint32_t kFusedFlag = 4;         // fused kernel's grid flag
     static constexpr uint32_t kOrderBroken = 5;       // order check: not sorted (bit 0), not reversed (bit 1)
-    static constexpr uint32_t kEnd = 6;
+    // The histogram's sampled neighbours (radix_histogram_kernel.cuh):
+    // keys sampled, then per pass slot (8) keys whose neighbour shares
+    // their lower digits, then those whose neighbour shares the pass's digit too.
+    static constexpr uint32_t kSampledKeys = 6;
+    static constexpr uint32_t kSampledNeighbours = 7;
+    static constexpr uint32_t kSampledAgreements = 15;
+    static constexpr uint32_t kEnd = 23;
 };
 
 struct SegmentCounterWords {
@@ -61,7 +67,10 @@ static_assert(SelectCounterWords::kEnd <= kZeroedCounterWords && ReduceByKeyCoun
               "every claimed counter word lies inside zeroed_counters");
 static_assert(ScanCounterWords::kTicket % 2 == 0 && ScanCounterWords::kDone >= ScanCounterWords::kTicket + 2,
               "the scan's 64-bit ticket word is aligned and does not overlap its done word");
-static_assert(SortCounterWords::kOrderBroken < SortCounterWords::kEnd &&
+static_assert(SortCounterWords::kSampledAgreements + 8 == SortCounterWords::kEnd &&
+                  SortCounterWords::kSampledNeighbours + 8 == SortCounterWords::kSampledAgreements &&
+                  SortCounterWords::kSampledKeys + 1 == SortCounterWords::kSampledNeighbours &&
+                  SortCounterWords::kOrderBroken < SortCounterWords::kSampledKeys &&
                   SortCounterWords::kFusedFlag < SortCounterWords::kOrderBroken &&
                   SortCounterWords::kHistogramDone < SortCounterWords::kFusedFlag,
               "sort words are distinct and inside its range");

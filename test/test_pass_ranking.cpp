@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: Apache-2.0
+// White-box check of the radix passes' ranking choice (cuda/sort/pass_ranking.h):
+// the estimate from the histogram kernel's sampled runs, its edge cases, and
+// the choices it makes on counts that tools/radix_warp_digits.py printed for
+// 2^22 keys of the benchmark's distributions, at sm_90's threshold of 1/4.
+// Host code only: the rule is the same code on the device.
+#include "cuda/sort/pass_ranking.h"
+
+#include <cstdint>
+#include <cstdio>
+
+using namespace gpuprim::cuda::radix_detail;
+
+namespace {
+
+int g_failures = 0;
+
+void expect_equal(const char *what, uint64_t got, uint64_t expected) {
+    if (got == expected) return;
+    ++g_failures;
+    std::printf("FAIL %s: %llu, expected %llu\n", what, static_cast<unsigned long long>(got),
+                static_cast<unsigned long long>(expected));
+}
+
+uint32_t chance(double share) { return uint32_t(share * double(kChanceOne)); }
+
+struct Case {
+    const char *name;
+    uint32_t sampled, neighbours, agreements;
+    double collision_chance;
+    bool skewed;  // match.any
+};
+
+}  // namespace
+
+int main() {
+    const uint32_t uniform = chance(1.0 / 256);
+    expect_equal("nothing sampled: the collision chance", neighbour_agreement(0, 0, 0, uniform), uniform);
+    expect_equal("no neighbours: the collision chance", neighbour_agreement(4096, 0, 0, uniform), uniform);
+    expect_equal("every neighbour agrees", neighbour_agreement(4096, 4096, 4096, uniform), kChanceOne);
+    expect_equal("no neighbour agrees, all have one", neighbour_agreement(4096, 4096, 0, kChanceOne), 0);
+    expect_equal("mixed: measured share plus the rest at the collision chance",
+                 neighbour_agreement(1000, 400, 100, uniform), (100 * kChanceOne + 600 * uint64_t(uniform)) / 1000);
+    expect_equal("counts that cannot be (neighbours > sampled)", neighbour_agreement(10, 11, 0, uniform), uniform);
+    expect_equal("counts that cannot be (agreements > neighbours)", neighbour_agreement(10, 5, 6, uniform), uniform);
+    expect_equal("largest counts do not overflow", neighbour_agreement(0xffffffffu, 0xffffffffu, 0xffffffffu, 0),
+                 kChanceOne);
+
+    // tools/radix_warp_digits.py --log2 22: 132 blocks of 8 runs of 32 keys.
+    const Case cases[] = {
+        {"uniform u32, pass 1", 33792, 1941, 3, 0.004, false},
+        {"AND of 2 words u32, pass 1", 33792, 7613, 175, 0.023, false},
+        {"AND of 4 words u32, first pass", 33792, 32736, 12219, 0.369, true},
+        {"AND of 4 words u32, pass 3", 33792, 8341, 3028, 0.369, true},
+        {"16 distinct u32, first pass (input order)", 33792, 32736, 1989, 0.063, false},
+        {"16 distinct u32, pass 1", 33792, 19022, 19022, 0.063, true},
+        {"16 distinct u32, pass 3", 33792, 19022, 19022, 0.070, true},
+        {"Zipf u32, pass 2", 33792, 1676, 1669, 0.008, false},
+        {"f16 uniform in [0, 1), high byte", 33792, 2031, 190, 0.083, false},
+        {"f16 uniform in [-1, 1), high byte", 33792, 1958, 94, 0.042, false},
+        {"bf16 normal, high byte", 33792, 1997, 465, 0.208, false},
+        {"bf16 uniform in [-1, 1), high byte", 33792, 2021, 699, 0.200, false},
+    };
+    const uint32_t threshold = chance(1.0 / 4);
+    for (const Case &c : cases) {
+        const bool skewed = pass_is_skewed(c.sampled, c.neighbours, c.agreements, chance(c.collision_chance), threshold);
+        if (skewed != c.skewed) {
+            ++g_failures;
+            std::printf("FAIL %s: %s, expected %s (estimate %.3f)\n", c.name, skewed ? "match.any" : "AtomicOr",
+                        c.skewed ? "match.any" : "AtomicOr",
+                        double(neighbour_agreement(c.sampled, c.neighbours, c.agreements, chance(c.collision_chance))) /
+                            double(kChanceOne));
+        }
+    }
+    if (g_failures) {
+        std::printf("test_pass_ranking: %d failures\n", g_failures);
+        return 1;
+    }
+    std::printf("test_pass_ranking: passed\n");
+    return 0;
+}
