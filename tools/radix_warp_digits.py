@@ -2,15 +2,15 @@
 # SPDX-License-Identifier: Apache-2.0
 """What a warp of an LSD radix sort's pass holds, per key distribution.
 
-usage: tools/radix_warp_digits.py [--log2 N] [--seed S]
+usage: tools/radix_warp_digits.py [--log2 N] [--seed S] [--blocks B] [--tile T]
 
 The Onesweep ranking costs differ by what the 32 keys of a warp hold:
 match.any costs more the more distinct digits a warp has, the AtomicOr
 ranking more the more lanes share one digit (docs/tuning/sort.md). The
-sort chooses per pass from its upfront histogram (the collision chance,
-sum of squared digit shares), which describes keys in input order. A pass
-after the first reads them sorted by the lower digits, so where keys repeat
-its warps hold far fewer digits than the histogram says (16 distinct keys:
+upfront histogram's collision chance (sum of squared digit shares)
+describes keys in input order. A pass after the first reads them sorted by
+the lower digits, so where keys repeat its warps hold far fewer digits
+than the histogram says (16 distinct keys:
 about 14 a warp in the first pass, one in the later ones), while a digit
 independent of the lower ones (the high byte of f16 keys) looks the same.
 
@@ -18,10 +18,12 @@ For each distribution (the ones of bench/sort_matrix_bench.cu, f16 and
 bf16 keys in their sort order) and each pass this prints the collision
 chance, the distinct digits of 32 keys in input order, the warps' distinct
 digits and largest group in the order the pass reads them (stable sorted by
-the lower digits), and an estimate a histogram kernel could make cheaply:
-the chance that two sampled keys whose lower digits hash to the same slot
-of a 1,024-slot table agree on this digit (each sample exchanges its digit
-with the slot's last one; three seeds). Needs numpy.
+the lower digits), and what the histogram kernel samples to choose the
+ranking (radix_histogram_kernel.cuh's sample_neighbours, for --blocks
+blocks of 8 runs of 32 keys): the keys sampled, those with an earlier key
+of their run with the same lower digits (a neighbour), those that share
+the pass's digit with it, and the estimate the sort compares with its
+threshold (cuda/sort/pass_ranking.h). Needs numpy.
 """
 
 import argparse
