@@ -19,8 +19,8 @@ bf16 keys in their sort order) and each pass this prints the collision
 chance, the distinct digits of 32 keys in input order, the warps' distinct
 digits and largest group in the order the pass reads them (stable sorted by
 the lower digits), and what the histogram kernel samples to choose the
-ranking (radix_histogram_kernel.cuh's sample_neighbours, for --blocks
-blocks of 8 runs of 32 keys): the keys sampled, those with an earlier key
+ranking (radix_histogram_kernel.cuh's sample_block, for --blocks
+blocks of 2 runs of 32 keys): the keys sampled, those with an earlier key
 of their run with the same lower digits (a neighbour), those that share
 the pass's digit with it, and the estimate the sort compares with its
 threshold (cuda/sort/pass_ranking.h). Needs numpy.
@@ -84,16 +84,17 @@ def warp_digits(digits):
     return new_run.sum(1).mean(), (lane - run_start + 1).max(1).mean()
 
 
-def sampled_neighbours(keys, p, blocks, tile, runs=8):
-    """What radix_histogram_kernel.cuh's sample_neighbours counts for pass p.
+def sampled_neighbours(keys, p, blocks, tile, runs=2):
+    """What radix_histogram_kernel.cuh's sample_block counts for pass p.
 
-    Each of `blocks` blocks reads `runs` runs of 32 keys at the start of its
-    first tile; a key has a neighbour when an earlier key of its run has the
-    same lower digits, and agrees when the last such key has its digit p too.
+    Each of `blocks` blocks reads `runs` runs of 32 keys spread over its first
+    tile; a key has a neighbour when an earlier key of its run has the same
+    lower digits, and agrees when the last such key has its digit p too.
     Returns (sampled, neighbours, agreements).
     """
-    starts = np.arange(min(blocks, -(-len(keys) // tile)), dtype=np.int64) * tile
-    index = (starts[:, None] + np.arange(runs * 32)[None, :]).reshape(-1, 32)
+    tiles = np.arange(min(blocks, -(-len(keys) // tile)), dtype=np.int64) * tile
+    starts = (tiles[:, None] + np.arange(runs)[None, :] * (tile // runs)).reshape(-1)
+    index = starts[:, None] + np.arange(32)[None, :]
     valid = index < len(keys)
     run_keys = keys[np.minimum(index, len(keys) - 1)]
     lower = np.where(valid, run_keys & np.uint64((1 << (8 * p)) - 1), M64)

@@ -60,19 +60,20 @@ __device__ __forceinline__ void write_plan(const HistogramArgs &args, bool in_or
     args.counters[kHistogramDoneWord] = 0;
 }
 
-// Runs of 32 consecutive keys a block samples (sample_neighbours), at the
-// start of the last tile it counted (still in its L1). tools/radix_warp_digits.py
-// prints what 132 blocks of 8 runs count on each of the benchmark's distributions.
-constexpr int kSampleRuns = 8;
+// Runs of 32 consecutive keys a block samples for each pass, spread over
+// its first tile: one run a warp, so that the sample costs a block one
+// match.any a warp (about 30 cycles per distinct value of the 32: a warp of
+// 8 runs cost u64 sorts of 2^20 keys 12 us). tools/radix_warp_digits.py
+// prints what 132 blocks count on each of the benchmark's distributions.
+constexpr int kSampleRuns = 2;
 
-// Warp `pass` of a block: for each key of the runs, whether an earlier key
-// of its run has the same lower digits (those of the passes before this
-// one), and whether the last such key has the same digit of this pass too;
-// added to the counter words the last block reads (neighbour_agreement).
-// Every count is of fixed keys in a fixed order: the same plan every run.
+// One warp: for each key of the run at run_start, whether an earlier key of
+// the run has the same lower digits (those of the passes before `pass`),
+// and whether the last such key has the same digit of this pass too; added
+// to the counter words the last block reads (neighbour_agreement). Fixed
+// keys, counted in a fixed order: the same plan every run.
 template <typename K>
-__device__ __forceinline__ void sample_neighbours(const HistogramArgs &args, uint64_t n, uint64_t run_start,
-                                                  int pass) {
+__device__ __forceinline__ void sample_neighbours(const HistogramArgs &args, uint64_t run_start, int pass) {
     using Word = std::conditional_t<sizeof(K) == 8, unsigned long long, unsigned>;
     constexpr uint32_t kWordBits = 8 * sizeof(Word);
     const DigitWindow window = args.windows.pass[pass];
@@ -82,32 +83,41 @@ __device__ __forceinline__ void sample_neighbours(const HistogramArgs &args, uin
     const uint32_t low_bit = args.windows.pass[0].shift;
     const Word lower_mask = (window.shift >= kWordBits ? ~Word(0) : (Word(1) << window.shift) - 1) &
                             ~((Word(1) << low_bit) - 1);
-    const K *keys = static_cast<const K *>(args.keys);
-    const RadixKeyMap<K> map = radix_key_map<K>(args.kind, args.descending);
     const uint32_t lane = threadIdx.x % 32;
-    uint32_t sampled = 0, neighbours = 0, agreements = 0;
-    // One run at a time, few registers: the kernel's occupancy is the
-    // counting loop's (the runs were just counted, so they load from L1).
-#pragma unroll 1
-    for (int r = 0; r < kSampleRuns; ++r) {
-        const uint64_t index = run_start + uint64_t(r) * 32 + lane;
-        const bool valid = index < n;
-        const K radix_key = map(valid ? keys[index] : K(0));
-        const Word lower = valid ? Word(radix_key) & lower_mask : ~Word(0);
-        const uint32_t digit = digit_of(radix_key, window);
-        const uint32_t earlier_peers = __match_any_sync(0xffffffffu, lower) & ((1u << lane) - 1);
-        const int neighbour = earlier_peers != 0 ? 31 - __clz(earlier_peers) : int(lane);
-        const uint32_t neighbour_digit = __shfl_sync(0xffffffffu, digit, neighbour);
-        const bool has_neighbour = valid && earlier_peers != 0;
-        sampled += __popc(__ballot_sync(0xffffffffu, valid));
-        neighbours += __popc(__ballot_sync(0xffffffffu, has_neighbour));
-        agreements += __popc(__ballot_sync(0xffffffffu, has_neighbour && neighbour_digit == digit));
-    }
+    const uint64_t index = run_start + lane;
+    const bool valid = index < args.count;
+    const K radix_key = radix_key_map<K>(args.kind, args.descending)(
+        valid ? static_cast<const K *>(args.keys)[index] : K(0));
+    const Word lower = valid ? Word(radix_key) & lower_mask : ~Word(0);
+    const uint32_t digit = digit_of(radix_key, window);
+    const uint32_t earlier_peers = __match_any_sync(0xffffffffu, lower) & ((1u << lane) - 1);
+    const int neighbour = earlier_peers != 0 ? 31 - __clz(earlier_peers) : int(lane);
+    const uint32_t neighbour_digit = __shfl_sync(0xffffffffu, digit, neighbour);
+    const bool has_neighbour = valid && earlier_peers != 0;
+    const uint32_t sampled = __popc(__ballot_sync(0xffffffffu, valid));
+    const uint32_t neighbours = __popc(__ballot_sync(0xffffffffu, has_neighbour));
+    const uint32_t agreements = __popc(__ballot_sync(0xffffffffu, has_neighbour && neighbour_digit == digit));
     if (lane == 0 && sampled != 0) {
         if (pass == 0) atomicAdd(&args.counters[kSampledKeysWord], sampled);
         if (neighbours != 0) atomicAdd(&args.counters[kSampledNeighboursWord + pass], neighbours);
         if (agreements != 0) atomicAdd(&args.counters[kSampledAgreementsWord + pass], agreements);
     }
+}
+
+// A block's sample: warp w takes pass w % passes on run w / passes of its
+// first tile, up to kSampleRuns runs (fewer where the block has fewer warps
+// than that many runs of every pass; every pass gets at least one).
+template <typename K, typename Shape>
+__device__ __forceinline__ void sample_block(const HistogramArgs &args) {
+    constexpr int kPassCount = kPasses<K>;
+    constexpr int kWarps = Shape::kThreads / 32;
+    static_assert(kWarps >= kPassCount, "a warp per pass at least");
+    constexpr int kRuns = kWarps / kPassCount < kSampleRuns ? kWarps / kPassCount : kSampleRuns;
+    constexpr uint64_t kTile = uint64_t(Shape::kThreads) * Shape::kItems;
+    const int warp = int(threadIdx.x / 32);
+    const int run = warp / kPassCount;
+    if (run < kRuns)
+        sample_neighbours<K>(args, uint64_t(blockIdx.x) * kTile + uint64_t(run) * (kTile / kRuns), warp % kPassCount);
 }
 
 // The counters' shared memory: kReplicas copies of every pass's digits.
@@ -209,6 +219,9 @@ __global__ void __launch_bounds__(Shape::kThreads) radix_histogram_kernel(const 
     __shared__ uint32_t sampled_keys, sampled_neighbours[kPassCount], sampled_agreements[kPassCount];
     __shared__ bool skewed[kPassCount];
 
+    // Before waiting for the order check: the sample reads the input only,
+    // and overlaps that kernel's last blocks.
+    sample_block<K, Shape>(args);
     wait_for_previous_grid();  // the order check
     allow_next_grid();
     // Both bits set: neither sorted nor reversed (every block sees the final word).
@@ -240,15 +253,6 @@ __global__ void __launch_bounds__(Shape::kThreads) radix_histogram_kernel(const 
 
     const uint64_t n = in_order ? 0 : args.count;  // in order: nothing to count
     count_digits<K, Shape, kMaskedDigits>(args, n, histogram);
-    static_assert(kThreads / 32 >= kPassCount, "a warp per pass samples");
-    if (const int warp = int(threadIdx.x / 32); warp < kPassCount) {
-        constexpr uint64_t kTile = uint64_t(kThreads) * Shape::kItems;
-        const uint64_t tiles = ceil_div(n, kTile);
-        if (blockIdx.x < tiles) {
-            const uint64_t last_tile = blockIdx.x + (tiles - 1 - blockIdx.x) / gridDim.x * gridDim.x;
-            sample_neighbours<K>(args, n, last_tile * kTile, warp);
-        }
-    }
     __syncthreads();
 
     if (threadIdx.x == 0) {
