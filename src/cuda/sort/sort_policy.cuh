@@ -252,12 +252,13 @@ struct SortTuningSm90 {
         // H100, 2^26, us, match.any / AtomicOr on every pass: u32 keys
         // uniform 4462 / 1440 (the chance 0.004), AND of 2 words 3692 / 1629
         // (0.023), AND of 4 1758 / 1966 (0.37); keys in input order, AtomicOr
-        // up to 0.083 at least: 16 distinct u8 keys 568 / 293 (0.0625), the
-        // high byte of f16 keys uniform in [0, 1) 883 / 618 (0.083). H200,
-        // 2^28 (bench/RESULTS.md): the high byte of bf16 normal keys (0.21)
-        // 2505 / 2427; a later pass of 16 distinct keys holds one digit a
-        // warp (0.59 sampled), where match.any wins: u32 4782 / 3714 with
-        // the first pass by AtomicOr.
+        // up to 0.21 at least: 16 distinct u8 keys 568 / 293 (0.0625), the
+        // high byte of f16 keys uniform in [0, 1) 883 / 618 (0.083), and of
+        // bf16 normal keys (0.21; H200, 2^28, thresholds 0.1 / 0.25) 2505 /
+        // 2427. A later pass of 16 distinct keys holds one digit a warp
+        // (0.59 sampled), where match.any wins: H100, 2^28, u32 keys 5078 ->
+        // 4076 with the first pass by AtomicOr and the others by match.any
+        // (bench/RESULTS.md, run 110).
         tuning.skewed_agreement = 1.0 / 4;
         return tuning;
     }
