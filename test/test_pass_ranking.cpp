@@ -63,7 +63,8 @@ int main() {
     };
     const uint32_t threshold = chance(1.0 / 4);
     for (const Case &c : cases) {
-        const bool skewed = pass_is_skewed(c.sampled, c.neighbours, c.agreements, chance(c.collision_chance), threshold);
+        const bool skewed =
+            pass_is_skewed(c.sampled, c.neighbours, c.agreements, chance(c.collision_chance), threshold);
         if (skewed != c.skewed) {
             ++g_failures;
             std::printf("FAIL %s: %s, expected %s (estimate %.3f)\n", c.name, skewed ? "match.any" : "AtomicOr",

@@ -61,10 +61,10 @@ __device__ __forceinline__ void write_plan(const HistogramArgs &args, bool in_or
 }
 
 // Runs of 32 consecutive keys a block samples for each pass, spread over
-// its first tile: one run a warp, so that the sample costs a block one
-// match.any a warp (about 30 cycles per distinct value of the 32: a warp of
-// 8 runs cost u64 sorts of 2^20 keys 12 us). tools/radix_warp_digits.py
-// prints what 132 blocks count on each of the benchmark's distributions.
+// its first tile: one run a warp, so that the sample costs a block one load
+// and one match.any a warp (8 runs a warp cost u64 sorts of 2^20 keys 12-13 us,
+// bench/RESULTS.md runs 108-109). tools/radix_warp_digits.py prints what 132
+// blocks count on each of the benchmark's distributions.
 constexpr int kSampleRuns = 2;
 
 // One warp: for each key of the run at run_start, whether an earlier key of
@@ -312,8 +312,9 @@ __global__ void __launch_bounds__(Shape::kThreads) radix_histogram_kernel(const 
     // Decided per pass here, not in write_plan: its one thread holds the
     // whole plan in registers, which count against every block.
     if (threadIdx.x < kPassCount) {
-        skewed[threadIdx.x] = pass_is_skewed(sampled_keys, sampled_neighbours[threadIdx.x], sampled_agreements[threadIdx.x],
-                                             collisions[threadIdx.x], args.skewed_agreement);
+        skewed[threadIdx.x] = pass_is_skewed(sampled_keys, sampled_neighbours[threadIdx.x],
+                                             sampled_agreements[threadIdx.x], collisions[threadIdx.x],
+                                             args.skewed_agreement);
         args.counters[kSampledNeighboursWord + threadIdx.x] = 0;
         args.counters[kSampledAgreementsWord + threadIdx.x] = 0;
     }
