@@ -104,12 +104,17 @@ GEN_ARGS=()
 if [ ! -f "$BUILD/CMakeCache.txt" ] && command -v ninja >/dev/null 2>&1; then
     GEN_ARGS=(-G Ninja)
 fi
+# The examples on and the Python layer at its default (on where nanobind
+# is), whatever the folder's cache says: bench/ab_gpu.sh configures
+# build-gpu without them, and the suite after it then lacked the demo and
+# python_demo entries (fifty-eighth session, run 110: 152 of 154).
 if cmake -S . -B "$BUILD" ${GEN_ARGS[@]+"${GEN_ARGS[@]}"} \
         -DCMAKE_BUILD_TYPE=Release \
         -DCMAKE_CUDA_ARCHITECTURES="$ARCH" \
         -DGPUPRIM_WITH_CUDA=ON \
         -DGPUPRIM_BUILD_BENCH=ON \
         -DGPUPRIM_BENCH_CCCL_INCLUDE="${CCCL_INCLUDE:-}" \
+        -DGPUPRIM_BUILD_EXAMPLES=ON -UGPUPRIM_BUILD_PYTHON \
         -DBUILD_TESTING=ON > "$RESULTS/configure.log" 2>&1; then
     CONFIGURED=1
     summary_add configure PASS "$(( $(now) - t0 ))s"
