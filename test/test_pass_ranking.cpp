@@ -46,6 +46,19 @@ int main() {
     expect_equal("largest counts do not overflow", neighbour_agreement(0xffffffffu, 0xffffffffu, 0xffffffffu, 0),
                  kChanceOne);
 
+    // The threshold itself ranks by AtomicOr: one key in 4 agreeing, every
+    // key with a neighbour, is an estimate of exactly 1/4.
+    if (pass_is_skewed(4, 4, 1, uniform, chance(1.0 / 4)) || !pass_is_skewed(4, 4, 1, uniform, chance(1.0 / 4) - 1)) {
+        ++g_failures;
+        std::printf("FAIL an estimate equal to the threshold must rank by AtomicOr, one above it by match.any\n");
+    }
+    // Without a sample, the collision chance against the threshold.
+    if (!pass_is_skewed(0, 0, 0, chance(0.3), chance(1.0 / 4)) ||
+        pass_is_skewed(0, 0, 0, chance(0.2), chance(1.0 / 4))) {
+        ++g_failures;
+        std::printf("FAIL without a sample the collision chance decides\n");
+    }
+
     // tools/radix_warp_digits.py --log2 22: 132 blocks of 2 runs of 32 keys.
     const Case cases[] = {
         {"uniform u32, pass 1", 8448, 478, 1, 0.004, false},
