@@ -18,9 +18,9 @@ For each distribution (the ones of bench/sort_matrix_bench.cu, f16 and
 bf16 keys in their sort order) and each pass this prints the collision
 chance, the distinct digits of 32 keys in input order, the warps' distinct
 digits and largest group in the order the pass reads them (stable sorted by
-the lower digits), and what the histogram kernel samples to choose the
-ranking (radix_histogram_kernel.cuh's sample_block, for --blocks
-blocks of 2 runs of 32 keys): the keys sampled, those with an earlier key
+the lower digits), and what the order check samples to choose the
+ranking (cuda/sort/pass_sample.cuh's sample_tile, for --blocks blocks
+of 2 runs of 32 keys in their first --tile keys): the keys sampled, those with an earlier key
 of their run with the same lower digits (a neighbour), those that share
 the pass's digit with it, and the estimate the sort compares with its
 threshold (cuda/sort/pass_ranking.h). Needs numpy.
@@ -85,7 +85,7 @@ def warp_digits(digits):
 
 
 def sampled_neighbours(keys, p, blocks, tile, runs=2):
-    """What radix_histogram_kernel.cuh's sample_block counts for pass p.
+    """What cuda/sort/pass_sample.cuh's sample_tile counts for pass p.
 
     Each of `blocks` blocks reads `runs` runs of 32 keys spread over its first
     tile; a key has a neighbour when an earlier key of its run has the same
@@ -118,8 +118,9 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--log2", type=int, default=20, help="keys per distribution: 2^N (default 20)")
     parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--blocks", type=int, default=132, help="histogram blocks (default 132: an H100's SMs)")
-    parser.add_argument("--tile", type=int, default=16384, help="keys a histogram tile (default 1,024 x 16)")
+    parser.add_argument("--blocks", type=int, default=660,
+                        help="order check blocks (default 660: 5 a multiprocessor of an H100's 132)")
+    parser.add_argument("--tile", type=int, default=4096, help="keys an order check tile (default 256 x 16)")
     args = parser.parse_args()
     n = 1 << args.log2
     rng = np.random.default_rng(args.seed)

@@ -13,6 +13,19 @@ namespace gpuprim::cuda::radix_detail {
 // Chances in 2^-30ths (integers: the same plan every run).
 constexpr uint64_t kChanceOne = uint64_t(1) << 30;
 
+// Counts a sample can have: some keys, no more neighbours than keys, no
+// more agreements than neighbours (others leave the collision chance alone
+// to decide).
+GPUPRIM_HD bool sample_is_whole(uint32_t sampled, uint32_t neighbours, uint32_t agreements) {
+    return sampled != 0 && neighbours <= sampled && agreements <= neighbours;
+}
+
+// neighbour_agreement times the keys sampled (a whole sample only).
+GPUPRIM_HD uint64_t sampled_agreement_sum(uint32_t sampled, uint32_t neighbours, uint32_t agreements,
+                                          uint32_t collision_chance) {
+    return uint64_t(agreements) * kChanceOne + uint64_t(sampled - neighbours) * collision_chance;
+}
+
 // The chance that a key shares the pass's digit with the key a warp of the
 // pass holds beside it. A pass reads the keys stably sorted by the digits
 // of the passes before it, so that neighbour is the last earlier key with
@@ -23,9 +36,8 @@ constexpr uint64_t kChanceOne = uint64_t(1) << 30;
 // digits of the squared shares).
 GPUPRIM_HD uint32_t neighbour_agreement(uint32_t sampled, uint32_t neighbours, uint32_t agreements,
                                         uint32_t collision_chance) {
-    if (sampled == 0 || neighbours > sampled || agreements > neighbours) return collision_chance;
-    const uint64_t alone = sampled - neighbours;
-    return uint32_t((uint64_t(agreements) * kChanceOne + alone * collision_chance) / sampled);
+    if (!sample_is_whole(sampled, neighbours, agreements)) return collision_chance;
+    return uint32_t(sampled_agreement_sum(sampled, neighbours, agreements, collision_chance) / sampled);
 }
 
 // match.any ranking (skewed) where neighbour_agreement, unrounded, exceeds
@@ -34,9 +46,8 @@ GPUPRIM_HD uint32_t neighbour_agreement(uint32_t sampled, uint32_t neighbours, u
 // against every block of the kernel.
 GPUPRIM_HD bool pass_is_skewed(uint32_t sampled, uint32_t neighbours, uint32_t agreements, uint32_t collision_chance,
                                uint32_t threshold) {
-    if (sampled == 0 || neighbours > sampled || agreements > neighbours) return collision_chance > threshold;
-    const uint64_t alone = sampled - neighbours;
-    return uint64_t(agreements) * kChanceOne + alone * collision_chance > uint64_t(threshold) * sampled;
+    if (!sample_is_whole(sampled, neighbours, agreements)) return collision_chance > threshold;
+    return sampled_agreement_sum(sampled, neighbours, agreements, collision_chance) > uint64_t(threshold) * sampled;
 }
 
 }  // namespace gpuprim::cuda::radix_detail

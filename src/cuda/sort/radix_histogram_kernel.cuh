@@ -54,70 +54,9 @@ __device__ __forceinline__ void write_plan(const HistogramArgs &args, bool in_or
     }
     *args.plan = plan;
     args.counters[kOrderBrokenWord] = 0;
-    args.counters[kSampledKeysWord] = 0;
     args.counters[kHistogramTicketWord] = 0;
     args.counters[kHistogramZeroedWord] = 0;
     args.counters[kHistogramDoneWord] = 0;
-}
-
-// Runs of 32 consecutive keys a block samples for each pass, spread over
-// its first tile: one run a warp, so that the sample costs a block one load
-// and one match.any a warp (8 runs a warp cost u64 sorts of 2^20 keys 12-13 us,
-// bench/RESULTS.md runs 108-109). tools/radix_warp_digits.py prints what 132
-// blocks count on each of the benchmark's distributions.
-constexpr int kSampleRuns = 2;
-
-// One warp: for each key of the run at run_start, whether an earlier key of
-// the run has the same lower digits (those of the passes before `pass`),
-// and whether the last such key has the same digit of this pass too; added
-// to the counter words the last block reads (neighbour_agreement). Fixed
-// keys, counted in a fixed order: the same plan every run.
-template <typename K>
-__device__ __forceinline__ void sample_neighbours(const HistogramArgs &args, uint64_t run_start, int pass) {
-    using Word = std::conditional_t<sizeof(K) == 8, unsigned long long, unsigned>;
-    constexpr uint32_t kWordBits = 8 * sizeof(Word);
-    const DigitWindow window = args.windows.pass[pass];
-    if (window.mask == 0) return;  // a constant digit: the pass never runs
-    // The sorted bits below this pass's digit. Lanes past the keys take all
-    // ones, which no key's lower bits are (they never reach this digit).
-    const uint32_t low_bit = args.windows.pass[0].shift;
-    const Word lower_mask = (window.shift >= kWordBits ? ~Word(0) : (Word(1) << window.shift) - 1) &
-                            ~((Word(1) << low_bit) - 1);
-    const uint32_t lane = threadIdx.x % 32;
-    const uint64_t index = run_start + lane;
-    const bool valid = index < args.count;
-    const K radix_key = radix_key_map<K>(args.kind, args.descending)(
-        valid ? static_cast<const K *>(args.keys)[index] : K(0));
-    const Word lower = valid ? Word(radix_key) & lower_mask : ~Word(0);
-    const uint32_t digit = digit_of(radix_key, window);
-    const uint32_t earlier_peers = __match_any_sync(0xffffffffu, lower) & ((1u << lane) - 1);
-    const int neighbour = earlier_peers != 0 ? 31 - __clz(earlier_peers) : int(lane);
-    const uint32_t neighbour_digit = __shfl_sync(0xffffffffu, digit, neighbour);
-    const bool has_neighbour = valid && earlier_peers != 0;
-    const uint32_t sampled = __popc(__ballot_sync(0xffffffffu, valid));
-    const uint32_t neighbours = __popc(__ballot_sync(0xffffffffu, has_neighbour));
-    const uint32_t agreements = __popc(__ballot_sync(0xffffffffu, has_neighbour && neighbour_digit == digit));
-    if (lane == 0 && sampled != 0) {
-        if (pass == 0) atomicAdd(&args.counters[kSampledKeysWord], sampled);
-        if (neighbours != 0) atomicAdd(&args.counters[kSampledNeighboursWord + pass], neighbours);
-        if (agreements != 0) atomicAdd(&args.counters[kSampledAgreementsWord + pass], agreements);
-    }
-}
-
-// A block's sample: warp w takes pass w % passes on run w / passes of its
-// first tile, up to kSampleRuns runs (fewer where the block has fewer warps
-// than that many runs of every pass; every pass gets at least one).
-template <typename K, typename Shape>
-__device__ __forceinline__ void sample_block(const HistogramArgs &args) {
-    constexpr int kPassCount = kPasses<K>;
-    constexpr int kWarps = Shape::kThreads / 32;
-    static_assert(kWarps >= kPassCount, "a warp per pass at least");
-    constexpr int kRuns = kWarps / kPassCount < kSampleRuns ? kWarps / kPassCount : kSampleRuns;
-    constexpr uint64_t kTile = uint64_t(Shape::kThreads) * Shape::kItems;
-    const int warp = int(threadIdx.x / 32);
-    const int run = warp / kPassCount;
-    if (run < kRuns)
-        sample_neighbours<K>(args, uint64_t(blockIdx.x) * kTile + uint64_t(run) * (kTile / kRuns), warp % kPassCount);
 }
 
 // The counters' shared memory: kReplicas copies of every pass's digits.
@@ -219,10 +158,7 @@ __global__ void __launch_bounds__(Shape::kThreads) radix_histogram_kernel(const 
     __shared__ uint32_t sampled_keys, sampled_neighbours[kPassCount], sampled_agreements[kPassCount];
     __shared__ bool skewed[kPassCount];
 
-    // Before waiting for the order check: the sample reads the input only,
-    // and overlaps that kernel's last blocks.
-    sample_block<K, Shape>(args);
-    wait_for_previous_grid();  // the order check
+    wait_for_previous_grid();  // the order check and its sample
     allow_next_grid();
     // Both bits set: neither sorted nor reversed (every block sees the final word).
     const bool in_order = load_relaxed(&args.counters[kOrderBrokenWord]) != 3;
@@ -279,14 +215,17 @@ __global__ void __launch_bounds__(Shape::kThreads) radix_histogram_kernel(const 
     // Last block: every other block's counts are in. Scan, plan, reset the
     // counter words for the next call.
     __threadfence();
-    // Threads [0, kPassCount]: the sampled counts, read while the scans
-    // run (into shared memory: registers live across the scans would count
+    // Threads [0, kPassCount]: the order check's sampled counts, read (and
+    // reset for the next call) while the scans run (into shared memory: registers live across the scans would count
     // against every block), used once the collision chances are in.
     if (threadIdx.x < kPassCount) {
         sampled_neighbours[threadIdx.x] = __ldcg(&args.counters[kSampledNeighboursWord + threadIdx.x]);
         sampled_agreements[threadIdx.x] = __ldcg(&args.counters[kSampledAgreementsWord + threadIdx.x]);
+        args.counters[kSampledNeighboursWord + threadIdx.x] = 0;
+        args.counters[kSampledAgreementsWord + threadIdx.x] = 0;
     } else if (threadIdx.x == kPassCount) {
         sampled_keys = __ldcg(&args.counters[kSampledKeysWord]);
+        args.counters[kSampledKeysWord] = 0;
     }
     for (int p = 0; p < kPassCount; ++p) {
         uint64_t count = 0;
@@ -315,8 +254,6 @@ __global__ void __launch_bounds__(Shape::kThreads) radix_histogram_kernel(const 
         skewed[threadIdx.x] = pass_is_skewed(sampled_keys, sampled_neighbours[threadIdx.x],
                                              sampled_agreements[threadIdx.x], collisions[threadIdx.x],
                                              args.skewed_agreement);
-        args.counters[kSampledNeighboursWord + threadIdx.x] = 0;
-        args.counters[kSampledAgreementsWord + threadIdx.x] = 0;
     }
     __syncthreads();
     if (threadIdx.x == 0) write_plan<K>(args, in_order, digit_constant, skewed);

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "core/key_transform.h"
+#include "cuda/sort/pass_sample.cuh"
 #include "cuda/sort/radix_plan.cuh"
 #include "cuda/util/ptx.cuh"
 
@@ -24,7 +25,8 @@ struct OrderArgs {
     void *keys_out;         // null: keys in place
     const void *values_in;  // null: the values are the positions (an argsort's)
     void *values_out;       // null: no values, or values in place
-    uint32_t *counters;     // env.zeroed_counters: kOrderBrokenWord
+    uint32_t *counters;     // env.zeroed_counters: kOrderBrokenWord, the sampled words
+    PassWindows windows;    // each pass's digit, for the sample (pass_sample.cuh)
 };
 
 struct NoValues {};  // keys without values
@@ -42,6 +44,9 @@ struct NoValues {};  // keys without values
 // the copies are overwritten by the passes. The histogram kernel reads the
 // word (radix_histogram_kernel); the pass kernels then do nothing
 // (RadixPlan::input_order) but reverse in-place buffers.
+// Each block also samples its first tile for the histogram kernel's choice
+// of each pass's ranking (pass_sample.cuh): the keys are in shared memory
+// here, so the sample adds no load to the sort.
 // The next tile is copied to shared memory (kAsync: cp.async, 4- and 8-byte
 // keys) while this one is checked: a tile's loads alone did not keep enough
 // bytes in flight (1.8 TB/s on an H100). kItems * sizeof(K) is a multiple of
@@ -156,6 +161,10 @@ __global__ void __launch_bounds__(kThreads) radix_order_kernel(const OrderArgs a
             }
         }
         if (k + 1 == round_end) {
+            // The first round is tile 0 alone: its keys are still staged.
+            if (k == 0)
+                sample_tile<K, kThreads, kTile>(tile, uint32_t(n - base < kTile ? n - base : kTile), args.kind,
+                                                args.descending, args.windows, args.counters);
             round_end += kTilesPerRound;
             exchange();
             if (block_broken == 3) break;

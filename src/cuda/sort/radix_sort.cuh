@@ -13,13 +13,15 @@
 //    output as it goes (mirrored when reversed), so the sort is done when it
 //    ends: 2^28 u32 keys in 0.47 ms in place, 0.8-1.0 ms out of place, on an
 //    H100 (CUB: 5.4 ms).
+//    Each block also samples runs of its first tile's keys for the choice of
+//    each pass's ranking (pass_sample.cuh).
 // 1. radix_histogram_kernel reads the keys once and counts the 8-bit digits of
 //    every pass (shared counters, then 64-bit global atomics). Its last block
 //    scans each pass's counts into global digit offsets, marks the passes
 //    whose digit is the same for every key, marks the passes whose warps
 //    will hold so few digits that ranking should match lanes by match.any
-//    (skewed, see BlockRadixRank; estimated from runs of keys each block
-//    samples, pass_ranking.h), and writes the plan: which passes run and which
+//    (skewed, see BlockRadixRank; estimated from the order check's sample,
+//    pass_ranking.h), and writes the plan: which passes run and which
 //    buffers each reads and writes. It also clears the look-back array. An
 //    input found in order is not counted, and the plan runs no pass (the
 //    first pass launch reverses in-place buffers of a reversed input).
@@ -247,6 +249,7 @@ void onesweep_sort_with(const DeviceEnv &env, const SortRequest &asked, const So
         args.values_in = request.values_in;
         args.values_out = kHasValues && !values_in_place ? request.values_out : nullptr;
         args.counters = env.zeroed_counters;
+        args.windows = windows;
         // One wave of resident blocks: a block that finds the order broken
         // stops, so later waves would only add launches.
         constexpr uint64_t kOrderTile = uint64_t(kOrderCheckThreads) * kOrderCheckItems<K>;
