@@ -19,8 +19,8 @@ bf16 keys in their sort order) and each pass this prints the collision
 chance, the distinct digits of 32 keys in input order, the warps' distinct
 digits and largest group in the order the pass reads them (stable sorted by
 the lower digits), and what the order check samples to choose the
-ranking (cuda/sort/pass_sample.cuh's sample_tile, for --blocks blocks
-of 2 runs of 32 keys in their first --tile keys): the keys sampled, those with an earlier key
+ranking (cuda/sort/pass_sample.cuh's sample_tile: of --blocks blocks, at
+most 256, each 2 runs of 32 keys in its first --tile keys): the keys sampled, those with an earlier key
 of their run with the same lower digits (a neighbour), those that share
 the pass's digit with it, and the estimate the sort compares with its
 threshold (cuda/sort/pass_ranking.h). Needs numpy.
@@ -87,12 +87,14 @@ def warp_digits(digits):
 def sampled_neighbours(keys, p, blocks, tile, runs=2):
     """What cuda/sort/pass_sample.cuh's sample_tile counts for pass p.
 
-    Each of `blocks` blocks reads `runs` runs of 32 keys spread over its first
-    tile; a key has a neighbour when an earlier key of its run has the same
+    Of `blocks` blocks, at most 256 spread evenly read `runs` runs of 32 keys
+    spread over their first tile; a key has a neighbour when an earlier key of its run has the same
     lower digits, and agrees when the last such key has its digit p too.
     Returns (sampled, neighbours, agreements).
     """
-    tiles = np.arange(min(blocks, -(-len(keys) // tile)), dtype=np.int64) * tile
+    grid = min(blocks, -(-len(keys) // tile))
+    stride = -(-grid // 256)  # pass_sample.cuh's kSampleBlocks
+    tiles = np.arange(0, grid, stride, dtype=np.int64) * tile
     starts = (tiles[:, None] + np.arange(runs)[None, :] * (tile // runs)).reshape(-1)
     index = starts[:, None] + np.arange(32)[None, :]
     valid = index < len(keys)

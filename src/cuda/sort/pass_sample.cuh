@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The sample that ranks each radix pass (pass_ranking.h): runs of 32
 // consecutive keys, taken by the order check (radix_order_kernel.cuh) from
-// the first tile it stages, counted into the counter words the histogram
+// a tile it has staged, counted into the counter words the histogram
 // kernel's last block reads (radix_histogram_kernel.cuh).
 #pragma once
 
@@ -14,12 +14,23 @@
 namespace gpuprim::cuda {
 namespace radix_detail {
 
-// Runs of 32 consecutive keys a block samples for each pass, spread over its
-// first tile: one run a warp, at most this many a pass. In the order check
+// Runs of 32 consecutive keys a block samples for each pass, spread over a
+// tile it checked: one run a warp, at most this many a pass. In the order check
 // the keys are in shared memory already, so the sample costs a warp one
 // match.any and no load; in the histogram kernel, where it had to load its
 // keys, it cost sorts of 2^19-2^20 keys 2-6% (bench/RESULTS.md, run 110).
 constexpr int kSampleRuns = 2;
+
+// Blocks that sample at most (every ceil(grid / this)-th block): enough
+// keys for the estimate (16,384 a pass; 8,192 for 8-byte keys, one run a
+// pass), and few atomics on the counter words, which the order check's
+// blocks also read to decide when to stop.
+constexpr uint32_t kSampleBlocks = 256;
+
+__device__ __forceinline__ bool block_samples() {
+    const uint32_t stride = (gridDim.x + kSampleBlocks - 1) / kSampleBlocks;
+    return blockIdx.x % stride == 0;
+}
 
 // One warp: for each of the run's `valid` keys (the rest of the 32 lanes
 // are past the input), whether an earlier key of the run has the same lower
@@ -27,16 +38,16 @@ constexpr int kSampleRuns = 2;
 // has the same digit of this pass too; added to the counter words the last
 // histogram block reads (neighbour_agreement). Fixed keys, counted in a
 // fixed order: the same plan every run.
+// `window` is the pass's digit, `low_bit` the first bit the sort orders by.
 template <typename K>
 __device__ __forceinline__ void sample_pass_neighbours(const K *run, uint32_t valid, KeyKind kind, bool descending,
-                                                       const PassWindows &windows, int pass, uint32_t *counters) {
+                                                       DigitWindow window, uint32_t low_bit, int pass,
+                                                       uint32_t *counters) {
     using Word = std::conditional_t<sizeof(K) == 8, unsigned long long, unsigned>;
     constexpr uint32_t kWordBits = 8 * sizeof(Word);
-    const DigitWindow window = windows.pass[pass];
     if (window.mask == 0) return;  // a constant digit: the pass never runs
     // The sorted bits below this pass's digit. Lanes past the keys take all
     // ones, which no key's lower bits are (they never reach this digit).
-    const uint32_t low_bit = windows.pass[0].shift;
     const Word lower_mask = (window.shift >= kWordBits ? ~Word(0) : (Word(1) << window.shift) - 1) &
                             ~((Word(1) << low_bit) - 1);
     const uint32_t lane = threadIdx.x % 32;
@@ -74,7 +85,16 @@ __device__ __forceinline__ void sample_tile(const K *tile, uint32_t valid, KeyKi
     if (run >= kRuns) return;
     const uint32_t start = uint32_t(run) * (kTile / kRuns);
     const uint32_t run_valid = valid > start ? (valid - start < 32 ? valid - start : 32) : 0;
-    sample_pass_neighbours<K>(tile + start, run_valid, kind, descending, windows, warp % kPassCount, counters);
+    const int pass = warp % kPassCount;
+    // The window by constant indices: an index known only at run time into
+    // the kernel's parameters copies them to the stack (128 bytes a thread;
+    // the order check took 8-22 us longer so).
+    DigitWindow window = windows.pass[0];
+#pragma unroll
+    for (int p = 1; p < kPassCount; ++p)
+        if (p == pass) window = windows.pass[p];
+    sample_pass_neighbours<K>(tile + start, run_valid, kind, descending, window, windows.pass[0].shift, pass,
+                              counters);
 }
 
 }  // namespace radix_detail

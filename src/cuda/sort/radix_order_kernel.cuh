@@ -44,9 +44,10 @@ struct NoValues {};  // keys without values
 // the copies are overwritten by the passes. The histogram kernel reads the
 // word (radix_histogram_kernel); the pass kernels then do nothing
 // (RadixPlan::input_order) but reverse in-place buffers.
-// Each block also samples its first tile for the histogram kernel's choice
-// of each pass's ranking (pass_sample.cuh): the keys are in shared memory
-// here, so the sample adds no load to the sort.
+// Blocks of an unordered input also sample the last tile they checked
+// (their first, on unordered data) for the histogram kernel's choice of each
+// pass's ranking (pass_sample.cuh): the keys are in shared memory here, so
+// the sample adds no load to the sort.
 // The next tile is copied to shared memory (kAsync: cp.async, 4- and 8-byte
 // keys) while this one is checked: a tile's loads alone did not keep enough
 // bytes in flight (1.8 TB/s on an H100). kItems * sizeof(K) is a multiple of
@@ -111,7 +112,9 @@ __global__ void __launch_bounds__(kThreads) radix_order_kernel(const OrderArgs a
     // tile (unordered data stops after it), the others kTilesPerRound.
     uint64_t round_end = 1;
     stage(0);
+    uint64_t checked = 0;  // the last tile checked: still staged when the loop ends
     for (uint64_t k = 0; tile_base(k) < n; ++k) {
+        checked = k;
         __syncthreads();  // every thread is done with buffer (k + 1) % 2
         stage(k + 1);
         cp_async_wait<1>();  // tile k
@@ -161,10 +164,6 @@ __global__ void __launch_bounds__(kThreads) radix_order_kernel(const OrderArgs a
             }
         }
         if (k + 1 == round_end) {
-            // The first round is tile 0 alone: its keys are still staged.
-            if (k == 0)
-                sample_tile<K, kThreads, kTile>(tile, uint32_t(n - base < kTile ? n - base : kTile), args.kind,
-                                                args.descending, args.windows, args.counters);
             round_end += kTilesPerRound;
             exchange();
             if (block_broken == 3) break;
@@ -173,6 +172,14 @@ __global__ void __launch_bounds__(kThreads) radix_order_kernel(const OrderArgs a
     // The last round can end short of kTilesPerRound tiles: what it found
     // counts too (after a break this adds nothing).
     exchange();
+    // Out of order: the sample for the ranking, from the last tile checked
+    // (on unordered data the first). Here, not in the loop, so that it adds
+    // no registers to the loop (an input in order runs no pass: no sample).
+    if (block_broken == 3 && block_samples()) {
+        const uint64_t base = tile_base(checked);
+        sample_tile<K, kThreads, kTile>(staged[checked % 2], uint32_t(n - base < kTile ? n - base : kTile),
+                                        args.kind, args.descending, args.windows, args.counters);
+    }
     cp_async_wait<0>();  // no copy outlives the block
 }
 
