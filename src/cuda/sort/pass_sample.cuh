@@ -15,10 +15,10 @@ namespace gpuprim::cuda {
 namespace radix_detail {
 
 // Runs of 32 consecutive keys a block samples for each pass, spread over a
-// tile it checked: one run a warp, at most this many a pass. In the order check
-// the keys are in shared memory already, so the sample costs a warp one
-// match.any and no load; in the histogram kernel, where it had to load its
-// keys, it cost sorts of 2^19-2^20 keys 2-6% (bench/RESULTS.md, run 110).
+// tile it checked: one run a warp, at most this many a pass. In the order
+// check the keys are in shared memory already, so the sample costs a warp
+// one match.any and no load; in the histogram kernel, where it had to load
+// its keys, it cost sorts of 2^19-2^20 keys 2-6% (bench/RESULTS.md, run 110).
 constexpr int kSampleRuns = 2;
 
 // Blocks that sample at most (every ceil(grid / this)-th block): enough
@@ -37,8 +37,8 @@ __device__ __forceinline__ bool block_samples() {
 // digits (those of the passes before `pass`), and whether the last such key
 // has the same digit of this pass too; added to the counter words the last
 // histogram block reads (neighbour_agreement). Fixed keys, counted in a
-// fixed order: the same plan every run.
-// `window` is the pass's digit, `low_bit` the first bit the sort orders by.
+// fixed order: the same plan every run. `window` is the pass's digit,
+// `low_bit` the first bit the sort orders by.
 template <typename K>
 __device__ __forceinline__ void sample_pass_neighbours(const K *run, uint32_t valid, KeyKind kind, bool descending,
                                                        DigitWindow window, uint32_t low_bit, int pass,
@@ -48,8 +48,8 @@ __device__ __forceinline__ void sample_pass_neighbours(const K *run, uint32_t va
     if (window.mask == 0) return;  // a constant digit: the pass never runs
     // The sorted bits below this pass's digit. Lanes past the keys take all
     // ones, which no key's lower bits are (they never reach this digit).
-    const Word lower_mask = (window.shift >= kWordBits ? ~Word(0) : (Word(1) << window.shift) - 1) &
-                            ~((Word(1) << low_bit) - 1);
+    const Word lower_mask =
+        (window.shift >= kWordBits ? ~Word(0) : (Word(1) << window.shift) - 1) & ~((Word(1) << low_bit) - 1);
     const uint32_t lane = threadIdx.x % 32;
     const bool is_key = lane < valid;
     const K radix_key = radix_key_map<K>(kind, descending)(is_key ? run[lane] : K(0));
@@ -93,8 +93,7 @@ __device__ __forceinline__ void sample_tile(const K *tile, uint32_t valid, KeyKi
 #pragma unroll
     for (int p = 1; p < kPassCount; ++p)
         if (p == pass) window = windows.pass[p];
-    sample_pass_neighbours<K>(tile + start, run_valid, kind, descending, window, windows.pass[0].shift, pass,
-                              counters);
+    sample_pass_neighbours<K>(tile + start, run_valid, kind, descending, window, windows.pass[0].shift, pass, counters);
 }
 
 }  // namespace radix_detail

@@ -9,7 +9,6 @@
 
 #include <cstdint>
 #include <cstring>
-#include <type_traits>
 
 namespace gpuprim::cuda {
 namespace radix_detail {
@@ -216,8 +215,9 @@ __global__ void __launch_bounds__(Shape::kThreads) radix_histogram_kernel(const 
     // counter words for the next call.
     __threadfence();
     // Threads [0, kPassCount]: the order check's sampled counts, read (and
-    // reset for the next call) while the scans run (into shared memory: registers live across the scans would count
-    // against every block), used once the collision chances are in.
+    // reset for the next call) while the scans run (into shared memory:
+    // registers live across the scans would count against every block),
+    // used once the collision chances are in.
     if (threadIdx.x < kPassCount) {
         sampled_neighbours[threadIdx.x] = __ldcg(&args.counters[kSampledNeighboursWord + threadIdx.x]);
         sampled_agreements[threadIdx.x] = __ldcg(&args.counters[kSampledAgreementsWord + threadIdx.x]);
