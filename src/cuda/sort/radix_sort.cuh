@@ -13,8 +13,8 @@
 //    output as it goes (mirrored when reversed), so the sort is done when it
 //    ends: 2^28 u32 keys in 0.47 ms in place, 0.8-1.0 ms out of place, on an
 //    H100 (CUB: 5.4 ms).
-//    Each block also samples runs of its first tile's keys for the choice of
-//    each pass's ranking (pass_sample.cuh).
+//    On an unordered input, up to 256 of its blocks also sample runs of the
+//    keys they hold for the choice of each pass's ranking (pass_sample.cuh).
 // 1. radix_histogram_kernel reads the keys once and counts the 8-bit digits of
 //    every pass (shared counters, then 64-bit global atomics). Its last block
 //    scans each pass's counts into global digit offsets, marks the passes
