@@ -51,7 +51,10 @@ prepare)
     [ $# -eq 2 ] || die "usage: prepare BASE"
     rev=$(git rev-parse --verify "$2^{commit}") || die "no commit $2"
     rm -rf "$BASE_SRC" && mkdir -p "$BASE_SRC" || exit 2
-    git archive "$rev" | tar -x -C "$BASE_SRC" || die "git archive failed"
+    # -m: the files take the time of extraction, not the commit's, so that
+    # ninja rebuilds a base build folder that holds an earlier base's objects
+    # (with the commit's times, an older base looked up to date).
+    git archive "$rev" | tar -x -m -C "$BASE_SRC" || die "git archive failed"
     echo "$rev" >"$BASE_SRC/AB_BASE_COMMIT"
     grep -qx '/.ab/' .gitignore 2>/dev/null || echo "note: .ab/ should be ignored (.gitignore) and carried"
     echo "base $rev in $BASE_SRC ($(du -sh "$BASE_SRC" | cut -f1)); carry .ab in the device run"
