@@ -33,6 +33,10 @@ struct HistogramArgs {
     // key shares its digit with the key beside it in the pass's order
     // (neighbour_agreement) exceeds this many 2^-30ths.
     uint32_t skewed_agreement;
+    // Whether the blocks sample (SortTuning::ranking_sample_min); unsampled,
+    // a pass is skewed when its collision chance exceeds skewed_collisions.
+    bool sample;
+    uint32_t skewed_collisions;
 };
 
 // Thread 0 of the last block: the plan (which passes run, which are ranked
@@ -219,13 +223,12 @@ __global__ void __launch_bounds__(Shape::kThreads) radix_histogram_kernel(const 
     __shared__ uint32_t sampled_keys, sampled_neighbours[kPassCount], sampled_agreements[kPassCount];
     __shared__ bool skewed[kPassCount];
 
-    // Before waiting for the order check: the sample reads the input only,
-    // and overlaps that kernel's last blocks.
-    sample_block<K, Shape>(args);
     wait_for_previous_grid();  // the order check
     allow_next_grid();
     // Both bits set: neither sorted nor reversed (every block sees the final word).
     const bool in_order = load_relaxed(&args.counters[kOrderBrokenWord]) != 3;
+    // After the order check: an input in order runs no pass, so needs no sample.
+    if (args.sample && !in_order) sample_block<K, Shape>(args);
     for (int i = threadIdx.x; i < kCounters * kReplicas; i += kThreads) histogram[i] = 0;
     if (threadIdx.x < kPassCount) {
         digit_constant[threadIdx.x] = false;
@@ -312,9 +315,10 @@ __global__ void __launch_bounds__(Shape::kThreads) radix_histogram_kernel(const 
     // Decided per pass here, not in write_plan: its one thread holds the
     // whole plan in registers, which count against every block.
     if (threadIdx.x < kPassCount) {
-        skewed[threadIdx.x] = pass_is_skewed(sampled_keys, sampled_neighbours[threadIdx.x],
-                                             sampled_agreements[threadIdx.x], collisions[threadIdx.x],
-                                             args.skewed_agreement);
+        skewed[threadIdx.x] = args.sample ? pass_is_skewed(sampled_keys, sampled_neighbours[threadIdx.x],
+                                                           sampled_agreements[threadIdx.x], collisions[threadIdx.x],
+                                                           args.skewed_agreement)
+                                          : collisions[threadIdx.x] > args.skewed_collisions;
         args.counters[kSampledNeighboursWord + threadIdx.x] = 0;
         args.counters[kSampledAgreementsWord + threadIdx.x] = 0;
     }

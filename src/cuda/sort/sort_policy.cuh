@@ -218,11 +218,17 @@ struct SortTuning {
     // key shares its digit with the key beside it in the pass's order
     // exceeds this (neighbour_agreement, pass_ranking.h).
     double skewed_agreement;
+    // count >= this: the histogram's blocks sample runs of keys for that
+    // chance. Below it, where a block counts a tile or two, the sample would
+    // lengthen every block; a pass is then skewed when the chance that two
+    // keys share its digit exceeds skewed_collisions.
+    uint64_t ranking_sample_min;
+    double skewed_collisions;
 };
 
 // Hopper (sm_90), measured on H100 (docs/tuning/sort.md).
 struct SortTuningSm90 {
-    static SortTuning tuning(uint32_t /*key_bytes*/, uint32_t value_bytes) {
+    static SortTuning tuning(uint32_t key_bytes, uint32_t value_bytes) {
         SortTuning tuning{};
         // H100, `check_sort paths` (docs/tuning/sort.md), us per call in a
         // batch of 100, network / radix passes / fused launch: u32 keys 4096
@@ -260,6 +266,12 @@ struct SortTuningSm90 {
         // 4076 with the first pass by AtomicOr and the others by match.any
         // (bench/RESULTS.md, run 110).
         tuning.skewed_agreement = 1.0 / 4;
+        // Sorts of 2^19-2^20 keys were 2-6% slower sampled (bench/RESULTS.md,
+        // runs 110, 112-113); below 2^21 the rule before the sample (`ce5cbc4`:
+        // AtomicOr / match.any on every pass, 2^26 u32 keys, us: 16 distinct
+        // 1716 / 1399, AND of 4 words 1966 / 1758, AND of 2 1629 / 3692).
+        tuning.ranking_sample_min = uint64_t(1) << 21;
+        tuning.skewed_collisions = key_bytes <= 2 ? 1.0 / 10 : 1.0 / 25;
         return tuning;
     }
 };
