@@ -53,6 +53,20 @@ enum class RadixMatch : int {
 constexpr int kRadixRankDigitBits = 8;
 constexpr int kRadixRankDigits = 1 << kRadixRankDigitBits;
 
+// The lanes of the warp whose digit (< 256) equals this lane's: eight
+// ballots, one a bit (CUB's MatchAny<8>; match.any costs more the more
+// distinct values a warp holds).
+__device__ __forceinline__ uint32_t peers_by_ballots(uint32_t digit) {
+    uint32_t peers = kFullWarpMask;
+#pragma unroll
+    for (int bit = 0; bit < kRadixRankDigitBits; ++bit) {
+        const bool set = (digit >> bit) & 1u;
+        const uint32_t lanes_set = __ballot_sync(kFullWarpMask, set);
+        peers &= set ? lanes_set : ~lanes_set;
+    }
+    return peers;
+}
+
 // kEarlyCounts: count the digits first (one shared atomic per item, none
 // waiting on another), so the tile's counts are known, and handed to
 // on_counts, before the items are ranked; the ranking then starts from each
@@ -166,7 +180,7 @@ struct BlockRadixRank {
             }
             const uint32_t digit = present ? digit_of(i) : 0u;
             if constexpr (kMatchAnyPeers) {  // the lowest peer writes the new count
-                const uint32_t peers = __match_any_sync(kFullWarpMask, digit);
+                const uint32_t peers = peers_by_ballots(digit);
                 uint32_t *count = &counts[digit * kCountStride + kCountSlot];
                 const uint32_t before = *count;
                 const uint32_t below = __popc(peers & lanes_below);
@@ -211,7 +225,7 @@ struct BlockRadixRank {
 #pragma unroll
             for (int i = 0; i < kItems; ++i) {
                 const uint32_t digit = digit_of(i);
-                const uint32_t peers = __match_any_sync(kFullWarpMask, digit);
+                const uint32_t peers = peers_by_ballots(digit);
                 if ((peers & radix_lanemask_lt()) == 0)
                     atomicAdd(&counts[digit * kCountStride + kCountSlot], __popc(peers));
             }
