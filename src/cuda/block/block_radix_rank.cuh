@@ -135,9 +135,15 @@ struct BlockRadixRank {
             else rank_in_warp<false>(s, counts, warp, lane, digit_of, deliver);
         }
         __syncthreads();
-        offsets_from_counts(s, warp, lane, on_counts, digit_count, digit_exclusive);
+        const bool one_digit = offsets_from_counts(s, warp, lane, on_counts, digit_count, digit_exclusive);
         if constexpr (kEarlyCounts) {
-            if (match_any_peers) rank_in_warp<true>(s, counts, warp, lane, digit_of, deliver);
+            if (one_digit) {
+                // Every item has the same digit, so its rank is its tile
+                // position: no matching (CUB's short circuit; common in the
+                // later passes of skewed keys).
+#pragma unroll
+                for (int i = 0; i < kItems; ++i) deliver(i, (warp * kItems + i) * 32 + lane);
+            } else if (match_any_peers) rank_in_warp<true>(s, counts, warp, lane, digit_of, deliver);
             else rank_in_warp<false>(s, counts, warp, lane, digit_of, deliver);
         } else {
 #pragma unroll
@@ -224,8 +230,9 @@ struct BlockRadixRank {
     // Steps 2 and 3 above: the per-warp counts become per-warp offsets of
     // each digit in the tile; threads < 256 learn their digit's tile count
     // (handed to on_counts at once) and the count of smaller digits.
+    // Returns, with kEarlyCounts, whether one digit holds the whole tile.
     template <typename OnCounts>
-    __device__ __forceinline__ static void offsets_from_counts(Storage &s, uint32_t warp, uint32_t lane,
+    __device__ __forceinline__ static bool offsets_from_counts(Storage &s, uint32_t warp, uint32_t lane,
                                                                OnCounts &on_counts, uint32_t &digit_count,
                                                                uint32_t &digit_exclusive) {
         uint32_t count = 0, inclusive = 0;
@@ -259,7 +266,10 @@ struct BlockRadixRank {
             digit_count = count;
             digit_exclusive = exclusive;
         }
+        if constexpr (kEarlyCounts)
+            return __syncthreads_or(threadIdx.x < kRadixRankDigits && count == uint32_t(kThreads * kItems));
         __syncthreads();
+        return false;
     }
 };
 
