@@ -2,7 +2,8 @@
 // White-box check of the radix passes' ranking choice (cuda/sort/pass_ranking.h):
 // the estimate from the histogram kernel's sampled runs, its edge cases, and
 // the choices it makes on counts that tools/radix_warp_digits.py printed for
-// 2^22 keys of the benchmark's distributions, at sm_90's threshold of 1/4.
+// 2^22 keys of the benchmark's distributions, at sm_90's threshold of 1/4;
+// and the rule without a sample (unsampled_pass_is_skewed) on their collision chances.
 // Host code only: the rule is the same code on the device.
 #include "cuda/sort/pass_ranking.h"
 
@@ -84,6 +85,34 @@ int main() {
                         c.skewed ? "match.any" : "AtomicOr",
                         double(neighbour_agreement(c.sampled, c.neighbours, c.agreements, chance(c.collision_chance))) /
                             double(kChanceOne));
+        }
+    }
+    // Below the sampling size (sm_90: 1/4 for the first pass that runs,
+    // later passes 1/25, or 1/10 for 1- and 2-byte keys): the collision
+    // chances above.
+    struct UnsampledCase {
+        const char *name;
+        bool first_pass;
+        double collision_chance, later_threshold;
+        bool skewed;
+    };
+    const UnsampledCase unsampled[] = {
+        {"uniform u32, first pass", true, 1.0 / 256, 1.0 / 25, false},
+        {"uniform u32, later pass", false, 1.0 / 256, 1.0 / 25, false},
+        {"AND of 2 words u32, later pass", false, 0.023, 1.0 / 25, false},
+        {"AND of 4 words u32, first pass", true, 0.369, 1.0 / 25, true},
+        {"16 distinct u32, first pass (input order)", true, 0.063, 1.0 / 25, false},
+        {"16 distinct u32, later pass", false, 0.063, 1.0 / 25, true},
+        {"f16 uniform in [0, 1), high byte", false, 0.083, 1.0 / 10, false},
+        {"bf16 normal, high byte", false, 0.208, 1.0 / 10, true},
+    };
+    for (const UnsampledCase &c : unsampled) {
+        const bool skewed =
+            unsampled_pass_is_skewed(c.first_pass, chance(c.collision_chance), threshold, chance(c.later_threshold));
+        if (skewed != c.skewed) {
+            ++g_failures;
+            std::printf("FAIL unsampled %s: %s, expected %s\n", c.name, skewed ? "match.any" : "AtomicOr",
+                        c.skewed ? "match.any" : "AtomicOr");
         }
     }
     if (g_failures) {

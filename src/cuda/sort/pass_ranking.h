@@ -39,4 +39,17 @@ GPUPRIM_HD bool pass_is_skewed(uint32_t sampled, uint32_t neighbours, uint32_t a
     return uint64_t(agreements) * kChanceOne + alone * collision_chance > uint64_t(threshold) * sampled;
 }
 
+// Without a sample (sorts below SortTuning::ranking_sample_min), from the
+// collision chance alone. The first pass that runs reads the keys in input
+// order, where a warp holds about as many digits as the histogram says, so
+// it takes the sampled rule's threshold (sampled_threshold); a later pass
+// reads repeating keys grouped by the lower digits, a digit or two a warp,
+// so a lower chance (later_threshold) makes it skewed. (What the sample
+// tells apart and this cannot: a digit independent of the lower ones, such
+// as the high byte of f16 keys, is held like a first pass's.)
+GPUPRIM_HD bool unsampled_pass_is_skewed(bool first_pass, uint32_t collision_chance, uint32_t sampled_threshold,
+                                         uint32_t later_threshold) {
+    return collision_chance > (first_pass ? sampled_threshold : later_threshold);
+}
+
 }  // namespace gpuprim::cuda::radix_detail

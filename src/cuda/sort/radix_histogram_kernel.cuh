@@ -34,7 +34,8 @@ struct HistogramArgs {
     // (neighbour_agreement) exceeds this many 2^-30ths.
     uint32_t skewed_agreement;
     // Whether the blocks sample (SortTuning::ranking_sample_min); unsampled,
-    // a pass is skewed when its collision chance exceeds skewed_collisions.
+    // a later pass is skewed when its collision chance exceeds
+    // skewed_collisions (unsampled_pass_is_skewed).
     bool sample;
     uint32_t skewed_collisions;
 };
@@ -315,10 +316,13 @@ __global__ void __launch_bounds__(Shape::kThreads) radix_histogram_kernel(const 
     // Decided per pass here, not in write_plan: its one thread holds the
     // whole plan in registers, which count against every block.
     if (threadIdx.x < kPassCount) {
-        skewed[threadIdx.x] = args.sample ? pass_is_skewed(sampled_keys, sampled_neighbours[threadIdx.x],
-                                                           sampled_agreements[threadIdx.x], collisions[threadIdx.x],
-                                                           args.skewed_agreement)
-                                          : collisions[threadIdx.x] > args.skewed_collisions;
+        const int pass = int(threadIdx.x);
+        bool first_pass = true;  // no pass before it runs
+        for (int p = 0; p < pass; ++p) first_pass = first_pass && digit_constant[p];
+        skewed[pass] = args.sample ? pass_is_skewed(sampled_keys, sampled_neighbours[pass], sampled_agreements[pass],
+                                                    collisions[pass], args.skewed_agreement)
+                                   : unsampled_pass_is_skewed(first_pass, collisions[pass], args.skewed_agreement,
+                                                              args.skewed_collisions);
         args.counters[kSampledNeighboursWord + threadIdx.x] = 0;
         args.counters[kSampledAgreementsWord + threadIdx.x] = 0;
     }

@@ -220,8 +220,9 @@ struct SortTuning {
     double skewed_agreement;
     // count >= this: the histogram's blocks sample runs of keys for that
     // chance. Below it, where a block counts a tile or two, the sample would
-    // lengthen every block; a pass is then skewed when the chance that two
-    // keys share its digit exceeds skewed_collisions.
+    // lengthen every block; the first pass that runs is then skewed when the
+    // chance that two keys share its digit exceeds skewed_agreement, a later
+    // one when it exceeds skewed_collisions (unsampled_pass_is_skewed).
     uint64_t ranking_sample_min;
     double skewed_collisions;
 };
@@ -267,9 +268,9 @@ struct SortTuningSm90 {
         // (bench/RESULTS.md, run 110).
         tuning.skewed_agreement = 1.0 / 4;
         // Sorts of 2^19-2^20 keys were 2-6% slower sampled (bench/RESULTS.md,
-        // runs 110, 112-113); below 2^21 the rule before the sample (`ce5cbc4`:
-        // AtomicOr / match.any on every pass, 2^26 u32 keys, us: 16 distinct
-        // 1716 / 1399, AND of 4 words 1966 / 1758, AND of 2 1629 / 3692).
+        // runs 110, 112-113). Below 2^21, later passes take the thresholds
+        // of the rule before the sample (`ce5cbc4`; the f16 high byte's 0.083
+        // stays with AtomicOr under 1/10).
         tuning.ranking_sample_min = uint64_t(1) << 21;
         tuning.skewed_collisions = key_bytes <= 2 ? 1.0 / 10 : 1.0 / 25;
         return tuning;
