@@ -87,28 +87,36 @@ int main() {
                             double(kChanceOne));
         }
     }
-    // Below the sampling size (sm_90: 1/4 for the first pass that runs,
-    // later passes 1/25, or 1/10 for 1- and 2-byte keys): the collision
-    // chances above.
+    // Below the sampling size (sm_90: 1/4 anywhere, 1/25 for a later pass
+    // whose lower passes saw at most 32 digits each): the collision chances
+    // above, with whether the lower passes saw that few.
     struct UnsampledCase {
         const char *name;
         bool first_pass;
-        double collision_chance, later_threshold;
+        bool few_lower_digits;
+        double collision_chance;
         bool skewed;
     };
     const UnsampledCase unsampled[] = {
-        {"uniform u32, first pass", true, 1.0 / 256, 1.0 / 25, false},
-        {"uniform u32, later pass", false, 1.0 / 256, 1.0 / 25, false},
-        {"AND of 2 words u32, later pass", false, 0.023, 1.0 / 25, false},
-        {"AND of 4 words u32, first pass", true, 0.369, 1.0 / 25, true},
-        {"16 distinct u32, first pass (input order)", true, 0.063, 1.0 / 25, false},
-        {"16 distinct u32, later pass", false, 0.063, 1.0 / 25, true},
-        {"f16 uniform in [0, 1), high byte", false, 0.083, 1.0 / 10, false},
-        {"bf16 normal, high byte", false, 0.208, 1.0 / 10, true},
+        {"uniform u32, first pass", true, true, 1.0 / 256, false},
+        {"uniform u32, later pass", false, false, 1.0 / 256, false},
+        {"AND of 2 words u32, later pass", false, false, 0.023, false},
+        {"AND of 4 words u32, first pass", true, true, 0.369, true},
+        {"AND of 4 words u32, later pass", false, false, 0.369, true},
+        {"16 distinct u32, first pass (input order)", true, true, 0.063, false},
+        {"16 distinct u32, pass 1", false, true, 0.063, true},
+        {"16 distinct u32, pass 3", false, true, 0.070, true},
+        {"a lower pass of many digits", false, false, 0.063, false},
+        {"16 distinct u16, pass 1", false, true, 0.063, true},
+        {"Zipf u32, pass 2", false, false, 0.009, false},
+        {"f16 uniform in [0, 1), high byte", false, false, 0.083, false},
+        {"bf16 normal, high byte", false, false, 0.207, false},
+        {"16 values in the high byte over a constant low byte (the first pass that runs)", true, true, 0.0625, false},
+        {"few lower digits, uniform digit", false, true, 1.0 / 256, false},
     };
     for (const UnsampledCase &c : unsampled) {
-        const bool skewed =
-            unsampled_pass_is_skewed(c.first_pass, chance(c.collision_chance), threshold, chance(c.later_threshold));
+        const bool skewed = unsampled_pass_is_skewed(c.first_pass, c.few_lower_digits, chance(c.collision_chance),
+                                                     threshold, chance(1.0 / 25));
         if (skewed != c.skewed) {
             ++g_failures;
             std::printf("FAIL unsampled %s: %s, expected %s\n", c.name, skewed ? "match.any" : "AtomicOr",

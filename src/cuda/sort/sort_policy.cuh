@@ -220,16 +220,17 @@ struct SortTuning {
     double skewed_agreement;
     // count >= this: the histogram's blocks sample runs of keys for that
     // chance. Below it, where a block counts a tile or two, the sample would
-    // lengthen every block; the first pass that runs is then skewed when the
-    // chance that two keys share its digit exceeds skewed_agreement, a later
-    // one when it exceeds skewed_collisions (unsampled_pass_is_skewed).
+    // lengthen every block; a pass is then skewed when the chance that two
+    // keys share its digit exceeds skewed_agreement, or, after the first
+    // pass that runs and over lower digits of few values each, skewed_collisions
+    // (unsampled_pass_is_skewed).
     uint64_t ranking_sample_min;
     double skewed_collisions;
 };
 
 // Hopper (sm_90), measured on H100 (docs/tuning/sort.md).
 struct SortTuningSm90 {
-    static SortTuning tuning(uint32_t key_bytes, uint32_t value_bytes) {
+    static SortTuning tuning(uint32_t /*key_bytes*/, uint32_t value_bytes) {
         SortTuning tuning{};
         // H100, `check_sort paths` (docs/tuning/sort.md), us per call in a
         // batch of 100, network / radix passes / fused launch: u32 keys 4096
@@ -268,11 +269,11 @@ struct SortTuningSm90 {
         // (bench/RESULTS.md, run 110).
         tuning.skewed_agreement = 1.0 / 4;
         // Sorts of 2^19-2^20 keys were 2-6% slower sampled (bench/RESULTS.md,
-        // runs 110, 112-113). Below 2^21, later passes take the thresholds
-        // of the rule before the sample (`ce5cbc4`; the f16 high byte's 0.083
-        // stays with AtomicOr under 1/10).
+        // runs 110, 112-113). Below 2^21, a later pass over lower digits of
+        // few values takes the threshold of the rule before the sample
+        // (`ce5cbc4`, 4-byte keys): 16 distinct keys (0.063) by match.any.
         tuning.ranking_sample_min = uint64_t(1) << 21;
-        tuning.skewed_collisions = key_bytes <= 2 ? 1.0 / 10 : 1.0 / 25;
+        tuning.skewed_collisions = 1.0 / 25;
         return tuning;
     }
 };
