@@ -101,7 +101,8 @@ struct BlockRadixRank {
     // not skewed): whether item i takes part. The others are neither counted
     // nor ranked (their ranks[i] are left meaningless), as if absent: a
     // block sorting fewer items than its tile leaves its padding out.
-    template <typename DigitOf, typename OnCounts, typename Place = std::nullptr_t, typename Valid = std::nullptr_t>
+    template <bool kOneDigitTiles = false, typename DigitOf, typename OnCounts, typename Place = std::nullptr_t,
+              typename Valid = std::nullptr_t>
     __device__ __forceinline__ static void rank(Storage &s, DigitOf &&digit_of,
                                                 uint32_t (&ranks)[kItems], uint32_t &digit_count,
                                                 uint32_t &digit_exclusive, OnCounts &&on_counts,
@@ -137,8 +138,23 @@ struct BlockRadixRank {
         __syncthreads();
         offsets_from_counts(s, warp, lane, on_counts, digit_count, digit_exclusive);
         if constexpr (kEarlyCounts) {
-            if (match_any_peers) rank_in_warp<true>(s, counts, warp, lane, digit_of, deliver);
-            else rank_in_warp<false>(s, counts, warp, lane, digit_of, deliver);
+            if (match_any_peers) {
+                // kOneDigitTiles: skewed digits often fill a whole tile with
+                // one digit (the high bytes of Zipf keys); every rank is then
+                // its tile position, and no lanes need matching (CUB's short
+                // circuit). The check costs a barrier, so only skewed passes
+                // make it.
+                const uint32_t tile_items = uint32_t(kThreads * kItems);
+                if (kOneDigitTiles &&
+                    __syncthreads_or(threadIdx.x < kRadixRankDigits && digit_count == tile_items)) {
+#pragma unroll
+                    for (int i = 0; i < kItems; ++i) deliver(i, (warp * kItems + i) * 32 + lane);
+                } else {
+                    rank_in_warp<true>(s, counts, warp, lane, digit_of, deliver);
+                }
+            } else {
+                rank_in_warp<false>(s, counts, warp, lane, digit_of, deliver);
+            }
         } else {
 #pragma unroll
             for (int i = 0; i < kItems; ++i) ranks[i] += counts[digit_of(i) * kCountStride + kCountSlot];

@@ -413,8 +413,10 @@ struct OnesweepAgent {
             // Each key goes to the exchange as soon as its rank is final (no
             // rank array held: fewer live registers).
             auto rank_digit = [&](int i) { return pass_digit<Shape::kMaskedDigits>(keys[i], window); };
-            Rank::rank(s.rank, rank_digit, ranks, digit_count, digit_exclusive, publish,
-                       [&](int i, uint32_t rank) { s.exchange.keys[rank] = keys[i]; }, plan.skewed != 0);
+            // Packed pairs spill more with the one-digit check (sm_90, 384x22: STACK 8 -> 24).
+            Rank::template rank<!kPacked>(
+                s.rank, rank_digit, ranks, digit_count, digit_exclusive, publish,
+                [&](int i, uint32_t rank) { s.exchange.keys[rank] = keys[i]; }, plan.skewed != 0);
         } else {
             Tile::rank_keys(s, keys, window, ranks, digit_count, digit_exclusive, publish, plan.skewed != 0);
         }
