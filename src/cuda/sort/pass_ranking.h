@@ -45,14 +45,14 @@ GPUPRIM_HD bool pass_is_skewed(uint32_t sampled, uint32_t neighbours, uint32_t a
 // keys in input order, where a warp holds about as many digits as the
 // histogram says, so nothing less makes it skewed. A later pass reads the
 // keys stably sorted by the lower digits. Where every lower pass saw at
-// most kFewLowerDigits digits (few_lower_digits), the keys likely take few values and repeat (16 distinct keys), and a
-// warp then holds one digit, so a lower chance (later_threshold) makes the
-// pass skewed. A lower pass of many digits leaves this digit independent of
-// them (the high byte of f16 keys over 256 mantissa bytes), held as in
-// input order. What this cannot tell apart, and the sample can: lower
-// digits of few values each that combine into many keys (independent
-// bytes of 16 values each), whose warps hold as many digits as in input
-// order.
+// most kFewLowerDigits digits (few_lower_digits), the keys likely take few
+// values and repeat (16 distinct keys), and a warp then holds one digit, so
+// a lower chance (later_threshold) makes the pass skewed. A lower pass of
+// many digits leaves this digit independent of them (the high byte of f16
+// keys over 256 mantissa bytes), held as in input order. What this cannot
+// tell apart, and the sample can: lower digits of few values each that
+// combine into many keys (independent bytes of 16 values each), whose
+// warps hold as many digits as in input order.
 constexpr uint32_t kFewLowerDigits = 32;
 
 GPUPRIM_HD bool unsampled_pass_is_skewed(bool first_pass, bool few_lower_digits, uint32_t collision_chance,

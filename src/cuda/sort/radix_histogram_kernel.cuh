@@ -34,8 +34,8 @@ struct HistogramArgs {
     // (neighbour_agreement) exceeds this many 2^-30ths.
     uint32_t skewed_agreement;
     // Whether the blocks sample (SortTuning::ranking_sample_min); unsampled,
-    // a later pass over lower digits of few values is skewed when its collision
-    // chance exceeds skewed_collisions (unsampled_pass_is_skewed).
+    // a later pass over lower digits of few values is skewed when its
+    // collision chance exceeds skewed_collisions (unsampled_pass_is_skewed).
     bool sample;
     uint32_t skewed_collisions;
 };

@@ -222,8 +222,8 @@ struct SortTuning {
     // chance. Below it, where a block counts a tile or two, the sample would
     // lengthen every block; a pass is then skewed when the chance that two
     // keys share its digit exceeds skewed_agreement, or, after the first
-    // pass that runs and over lower digits of few values each, skewed_collisions
-    // (unsampled_pass_is_skewed).
+    // pass that runs and over lower digits of few values each,
+    // skewed_collisions (unsampled_pass_is_skewed).
     uint64_t ranking_sample_min;
     double skewed_collisions;
 };
