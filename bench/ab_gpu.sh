@@ -4,7 +4,8 @@
 # built from a base commit and from the working tree, run in alternation on
 # one GPU, then compared row by row (bench/ab_table.py).
 #
-#   bench/ab_gpu.sh prepare BASE          here: BASE's sources into .ab/base
+#   bench/ab_gpu.sh prepare BASE [DIR]    here: BASE's sources into DIR
+#                                         (default .ab/base)
 #   bench/ab_gpu.sh build [TARGET...]     on the GPU machine: both trees
 #   bench/ab_gpu.sh run ROUNDS BENCH [ARGS...]
 #                                         on the GPU machine: ROUNDS rounds of
@@ -22,10 +23,18 @@
 # configured like the new one (Release, this GPU's architecture, CUB from
 # CCCL_INCLUDE when set, e.g. .cccl/include from
 # ../shared/tools/get_cub36.sh .cccl).
+# Other pairs of trees in the same device call (every device minute is
+# scarce): AB_BASE_SRC and AB_NEW_SRC name the sources (default .ab/base
+# and the working tree), BASE_BUILD and BUILD_DIR their build folders
+# (default build-ab-base and build-gpu). For example, a branch against the
+# same base: `prepare BRANCH .ab/alt` here, then on the GPU machine
+# `AB_NEW_SRC=.ab/alt BUILD_DIR=build-ab-alt bench/ab_gpu.sh build ...`
+# and the same variables for `run`.
 set -u -o pipefail
 cd "$(dirname "$0")/.." || exit 2
 
-BASE_SRC=.ab/base
+BASE_SRC=${AB_BASE_SRC:-.ab/base}
+NEW_SRC=${AB_NEW_SRC:-.}
 BASE_BUILD=${BASE_BUILD:-build-ab-base}
 NEW_BUILD=${BUILD_DIR:-build-gpu}
 OUT=${OUT:-.ab/out}
@@ -48,8 +57,9 @@ configure() {  # source build
 
 case ${1:-} in
 prepare)
-    [ $# -eq 2 ] || die "usage: prepare BASE"
+    [ $# -eq 2 ] || [ $# -eq 3 ] || die "usage: prepare BASE [DIR]"
     rev=$(git rev-parse --verify "$2^{commit}") || die "no commit $2"
+    [ $# -eq 3 ] && BASE_SRC=$3
     rm -rf "$BASE_SRC" && mkdir -p "$BASE_SRC" || exit 2
     # -m: the files take the time of extraction, not the commit's, so that
     # ninja rebuilds a base build folder that holds an earlier base's objects
@@ -57,16 +67,17 @@ prepare)
     git archive "$rev" | tar -x -m -C "$BASE_SRC" || die "git archive failed"
     echo "$rev" >"$BASE_SRC/AB_BASE_COMMIT"
     grep -qx '/.ab/' .gitignore 2>/dev/null || echo "note: .ab/ should be ignored (.gitignore) and carried"
-    echo "base $rev in $BASE_SRC ($(du -sh "$BASE_SRC" | cut -f1)); carry .ab in the device run"
+    echo "$rev in $BASE_SRC ($(du -sh "$BASE_SRC" | cut -f1)); carry .ab in the device run"
     ;;
 build)
     shift
     [ -f "$BASE_SRC/CMakeLists.txt" ] || die "no base sources: run 'prepare BASE' here and carry .ab"
+    [ -f "$NEW_SRC/CMakeLists.txt" ] || die "no sources in $NEW_SRC"
     targets=("$@")
     [ ${#targets[@]} -gt 0 ] || read -r -a targets <<<"$(echo $BENCHES)"
     mkdir -p "$(dirname "$NEW_BUILD")"
     configure "$BASE_SRC" "$BASE_BUILD"
-    configure . "$NEW_BUILD"
+    configure "$NEW_SRC" "$NEW_BUILD"
     jobs=$(nproc)
     # Both at once, half the cores each: the longest files of either tree
     # set the pace.
@@ -78,7 +89,9 @@ build)
     base_rc=$?
     [ $base_rc -eq 0 ] || { tail -30 "$BASE_BUILD.build.log"; die "base build failed"; }
     [ $new_rc -eq 0 ] || { tail -30 "$NEW_BUILD.build.log"; die "new build failed"; }
-    echo "built ${targets[*]}: base $(cat "$BASE_SRC/AB_BASE_COMMIT") in $BASE_BUILD, the working tree in $NEW_BUILD"
+    new_name="the working tree"
+    [ "$NEW_SRC" = . ] || new_name="$(cat "$NEW_SRC/AB_BASE_COMMIT" 2>/dev/null || echo "$NEW_SRC")"
+    echo "built ${targets[*]}: base $(cat "$BASE_SRC/AB_BASE_COMMIT") in $BASE_BUILD, $new_name in $NEW_BUILD"
     ;;
 run)
     [ $# -ge 3 ] || die "usage: run ROUNDS BENCH [ARGS...]"
@@ -101,7 +114,7 @@ run)
     done
     ;;
 *)
-    sed -n '3,21p' "$0"
+    sed -n '3,32p' "$0"
     exit 2
     ;;
 esac
