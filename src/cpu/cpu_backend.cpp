@@ -55,10 +55,13 @@ public:
         // then miss the TLB far less (a page walk costs more in a VM).
         constexpr uint64_t kHugePage = uint64_t(2) << 20;
         const uint64_t alignment = bytes >= kHugePage ? kHugePage : 64;
-        const uint64_t rounded = CheckedSize(bytes, "host memory").aligned(alignment).value();
-        if (rounded > SIZE_MAX)
+        // A size within 2 MiB of 2^64 rounds past it: no allocation either
+        // way, said of the size asked for (not as an overflow of the caller's).
+        uint64_t rounded = 0;
+        if (!add_fits(bytes, alignment - 1, &rounded) || (rounded & ~(alignment - 1)) > SIZE_MAX)
             fail(GPUPRIM_ERROR_OUT_OF_MEMORY, "cannot allocate %llu bytes of host memory",
                  static_cast<unsigned long long>(bytes));
+        rounded &= ~(alignment - 1);
         void *memory = std::aligned_alloc(alignment, rounded);
         if (!memory)
             fail(GPUPRIM_ERROR_OUT_OF_MEMORY, "cannot allocate %llu bytes of host memory",
