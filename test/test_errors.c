@@ -403,7 +403,21 @@ static void test_ranges_and_sizes(void) {
     EXPECT_ERROR(gpuprim_buffer_create(ctx, GPUPRIM_DTYPE_I64, UINT64_MAX, &untouched), GPUPRIM_ERROR_OVERFLOW, "count");
     EXPECT_ERROR(gpuprim_buffer_wrap(ctx, GPUPRIM_DTYPE_U32, host, (uint64_t)1 << 62, &untouched),
                  GPUPRIM_ERROR_OVERFLOW, "count");
+    /* a range past the end of the address space: the message names both arguments */
+    EXPECT_ERROR(gpuprim_buffer_wrap(ctx, GPUPRIM_DTYPE_U32, (void *)(UINTPTR_MAX - 15), 8, &untouched),
+                 GPUPRIM_ERROR_OVERFLOW, "'data' = ");
+    CHECK_MESSAGE(ctx, "'count' = 8");
     CHECK(untouched == (gpuprim_buffer_t)&k);
+    {
+        /* workspace sizes whose sum passes 2^64: refused before any growth, naming sizes */
+        gpuprim_workspace_sizes_t sizes;
+        memset(&sizes, 0, sizeof sizes);
+        sizes.struct_size = sizeof sizes;
+        sizes.main_bytes = UINT64_MAX;
+        sizes.side_bytes = 1;
+        EXPECT_ERROR(gpuprim_context_reserve_workspace_sizes(ctx, &sizes, 1), GPUPRIM_ERROR_OUT_OF_MEMORY,
+                     "argument 'sizes'");
+    }
 
     /* fits in 64 bits but is no allocation anyone has: 1 PiB (past x86-64's
      * 128 TiB of user address space, and any GPU) */

@@ -832,8 +832,9 @@ GPUPRIM_API gpuprim_status_t gpuprim_context_end_workspace_query(gpuprim_context
  * run and capture without growing the workspace. On the CPU backend the one
  * block grows to main_bytes + side_bytes.
  * Errors: NULL_POINTER (sizes), INVALID_ARGUMENT (struct_size),
- *   OUT_OF_MEMORY (a growth; both blocks and their hold are then as they
- *   were), NOT_CAPTURABLE (growth while the stream captures).
+ *   OUT_OF_MEMORY (a growth, or main_bytes + side_bytes past 2^64; both
+ *   blocks and their hold are then as they were), NOT_CAPTURABLE (growth
+ *   while the stream captures).
  */
 GPUPRIM_API gpuprim_status_t gpuprim_context_reserve_workspace_sizes(gpuprim_context_t context,
                                                                      const gpuprim_workspace_sizes_t *sizes,

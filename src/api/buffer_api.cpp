@@ -65,8 +65,10 @@ gpuprim_status_t gpuprim_buffer_wrap(gpuprim_context_t context, gpuprim_dtype_t 
                      "argument 'data' = %p is not aligned to the %zu-byte %s element size", data,
                      gpuprim::dtype_size(dtype), gpuprim::dtype_name(dtype));
             if (reinterpret_cast<uintptr_t>(data) > UINTPTR_MAX - bytes)
-                fail(GPUPRIM_ERROR_OVERFLOW, "wrapped range of %llu bytes at %p passes the end of the address space",
-                     static_cast<unsigned long long>(bytes), data);
+                fail(GPUPRIM_ERROR_OVERFLOW,
+                     "arguments 'data' = %p and 'count' = %llu: the wrapped range of %llu bytes passes the end of "
+                     "the address space",
+                     data, static_cast<unsigned long long>(count), static_cast<unsigned long long>(bytes));
             ctx.backend->check_wrappable(data, bytes);
         }
         *buffer = ctx.add_buffer(dtype, count, count > 0 ? data : nullptr, false);
