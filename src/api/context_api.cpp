@@ -256,12 +256,9 @@ gpuprim_status_t gpuprim_context_reserve_workspace_sizes(gpuprim_context_t conte
                               "gpuprim_context_end_workspace_query");
         static_assert(sizeof(gpuprim_workspace_sizes_t) == 8 + 8 + 8 + 4 + 4, "gpuprim_workspace_sizes_t has padding");
         require_reserved_zero(uint64_t(uint32_t(sizes->reserved)), "sizes->reserved");
-        uint64_t total = 0;
-        if (!gpuprim::add_fits(sizes->main_bytes, sizes->side_bytes, &total))
-            fail(GPUPRIM_ERROR_OUT_OF_MEMORY,
-                 "argument 'sizes': main_bytes = %llu and side_bytes = %llu together pass 2^64 bytes",
-                 static_cast<unsigned long long>(sizes->main_bytes),
-                 static_cast<unsigned long long>(sizes->side_bytes));
+        // Refused here, before either block grows, on both backends (OUT_OF_MEMORY).
+        gpuprim::checked_add(sizes->main_bytes, sizes->side_bytes,
+                             "the workspace of argument 'sizes' (main_bytes + side_bytes)");
         ctx.backend->reserve_workspace_sizes(sizes->main_bytes, sizes->side_bytes, fix != 0);
         // The distributed calls' block is held with the rest (as reserve_workspace does).
         ctx.distributed_workspace.hold(fix != 0);

@@ -58,10 +58,11 @@ public:
         // A size within 2 MiB of 2^64 rounds past it: no allocation either
         // way, said of the size asked for (not as an overflow of the caller's).
         uint64_t rounded = 0;
-        if (!add_fits(bytes, alignment - 1, &rounded) || (rounded & ~(alignment - 1)) > SIZE_MAX)
+        const bool fits = add_fits(bytes, alignment - 1, &rounded);
+        rounded &= ~(alignment - 1);
+        if (!fits || rounded > SIZE_MAX)
             fail(GPUPRIM_ERROR_OUT_OF_MEMORY, "cannot allocate %llu bytes of host memory",
                  static_cast<unsigned long long>(bytes));
-        rounded &= ~(alignment - 1);
         void *memory = std::aligned_alloc(alignment, rounded);
         if (!memory)
             fail(GPUPRIM_ERROR_OUT_OF_MEMORY, "cannot allocate %llu bytes of host memory",
