@@ -2,7 +2,8 @@
 // White-box check of the radix passes' ranking choice (cuda/sort/pass_ranking.h):
 // the estimate from the histogram kernel's sampled runs, its edge cases, and
 // the choices it makes on counts that tools/radix_warp_digits.py printed for
-// 2^22 keys of the benchmark's distributions, at sm_90's threshold of 1/4.
+// 2^22 keys of the benchmark's distributions, at sm_90's threshold of 1/4;
+// and the rule without a sample (unsampled_pass_is_skewed) on their collision chances.
 // Host code only: the rule is the same code on the device.
 #include "cuda/sort/pass_ranking.h"
 
@@ -84,6 +85,42 @@ int main() {
                         c.skewed ? "match.any" : "AtomicOr",
                         double(neighbour_agreement(c.sampled, c.neighbours, c.agreements, chance(c.collision_chance))) /
                             double(kChanceOne));
+        }
+    }
+    // Below the sampling size (sm_90: 1/4 anywhere, 1/25 for a later pass
+    // whose lower passes saw at most 32 digits each): the collision chances
+    // above, with whether the lower passes saw that few.
+    struct UnsampledCase {
+        const char *name;
+        bool first_pass;
+        bool few_lower_digits;
+        double collision_chance;
+        bool skewed;
+    };
+    const UnsampledCase unsampled[] = {
+        {"uniform u32, first pass", true, true, 1.0 / 256, false},
+        {"uniform u32, later pass", false, false, 1.0 / 256, false},
+        {"AND of 2 words u32, later pass", false, false, 0.023, false},
+        {"AND of 4 words u32, first pass", true, true, 0.369, true},
+        {"AND of 4 words u32, later pass", false, false, 0.369, true},
+        {"16 distinct u32, first pass (input order)", true, true, 0.063, false},
+        {"16 distinct u32, pass 1", false, true, 0.063, true},
+        {"16 distinct u32, pass 3", false, true, 0.070, true},
+        {"a lower pass of many digits", false, false, 0.063, false},
+        {"16 distinct u16, pass 1", false, true, 0.063, true},
+        {"Zipf u32, pass 2", false, false, 0.009, false},
+        {"f16 uniform in [0, 1), high byte", false, false, 0.083, false},
+        {"bf16 normal, high byte", false, false, 0.207, false},
+        {"16 values in the high byte over a constant low byte (the first pass that runs)", true, true, 0.0625, false},
+        {"few lower digits, uniform digit", false, true, 1.0 / 256, false},
+    };
+    for (const UnsampledCase &c : unsampled) {
+        const bool skewed = unsampled_pass_is_skewed(c.first_pass, c.few_lower_digits, chance(c.collision_chance),
+                                                     threshold, chance(1.0 / 25));
+        if (skewed != c.skewed) {
+            ++g_failures;
+            std::printf("FAIL unsampled %s: %s, expected %s\n", c.name, skewed ? "match.any" : "AtomicOr",
+                        c.skewed ? "match.any" : "AtomicOr");
         }
     }
     if (g_failures) {

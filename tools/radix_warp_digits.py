@@ -23,7 +23,9 @@ ranking (radix_histogram_kernel.cuh's sample_block, for --blocks
 blocks of 2 runs of 32 keys): the keys sampled, those with an earlier key
 of their run with the same lower digits (a neighbour), those that share
 the pass's digit with it, and the estimate the sort compares with its
-threshold (cuda/sort/pass_ranking.h). Needs numpy.
+threshold (cuda/sort/pass_ranking.h); then the ranking sm_90 chooses
+with that sample (past 2^21 keys) and without one (below: from the
+histogram alone, unsampled_pass_is_skewed). Needs numpy.
 """
 
 import argparse
@@ -114,6 +116,13 @@ def neighbour_agreement(sampled, neighbours, agreements, chance):
     return (agreements + (sampled - neighbours) * chance) / sampled if sampled else chance
 
 
+def unsampled_choice(first_pass, few_lower_digits, chance, sampled_threshold=0.25, later_threshold=1 / 25):
+    """cuda/sort/pass_ranking.h's unsampled_pass_is_skewed: True for match.any."""
+    if chance > sampled_threshold:
+        return True
+    return not first_pass and few_lower_digits and chance > later_threshold
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--log2", type=int, default=20, help="keys per distribution: 2^N (default 20)")
@@ -124,12 +133,14 @@ def main():
     n = 1 << args.log2
     rng = np.random.default_rng(args.seed)
     print(f"{'distribution':16s} pass  chance  in order  warps: digits  largest  "
-          "sampled neighbours agreements  estimate")
+          "sampled neighbours agreements  estimate  ranking: sampled  unsampled")
     for name, keys, passes in distributions(n, rng):
         order = np.arange(n)
+        first_pass, few_lower_digits = True, True
         for p in range(passes):
             digits = (keys >> np.uint64(8 * p)) & np.uint64(0xFF)
             shares = np.bincount(digits.astype(np.int64), minlength=256) / n
+            seen = int(np.count_nonzero(shares))
             if shares.max() == 1.0:
                 print(f"{name:16s} {p}     one digit: the pass is skipped")
                 continue
@@ -138,8 +149,13 @@ def main():
             chance = np.sum(shares * shares)
             sampled, neighbours, agreements = sampled_neighbours(keys, p, args.blocks, args.tile)
             estimate = neighbour_agreement(sampled, neighbours, agreements, chance)
+            rankings = ["match.any" if skewed else "AtomicOr" for skewed in
+                        (estimate > 0.25, unsampled_choice(first_pass, few_lower_digits, chance))]
             print(f"{name:16s} {p}     {chance:.3f}   {in_order:5.1f}    "
-                  f"{distinct:13.1f}  {largest:7.1f}  {sampled:7d} {neighbours:10d} {agreements:10d}  {estimate:.3f}")
+                  f"{distinct:13.1f}  {largest:7.1f}  {sampled:7d} {neighbours:10d} {agreements:10d}  {estimate:.3f}"
+                  f"     {rankings[0]:9s} {rankings[1]}")
+            first_pass = False
+            few_lower_digits = few_lower_digits and seen <= 32
             order = order[np.argsort(digits[order], kind="stable")]
 
 

@@ -39,4 +39,26 @@ GPUPRIM_HD bool pass_is_skewed(uint32_t sampled, uint32_t neighbours, uint32_t a
     return uint64_t(agreements) * kChanceOne + alone * collision_chance > uint64_t(threshold) * sampled;
 }
 
+// Without a sample (sorts below SortTuning::ranking_sample_min), from the
+// histogram alone. A pass whose collision chance exceeds the sampled rule's
+// threshold is skewed wherever it runs. The first pass that runs reads the
+// keys in input order, where a warp holds about as many digits as the
+// histogram says, so nothing less makes it skewed. A later pass reads the
+// keys stably sorted by the lower digits. Where every lower pass saw at
+// most kFewLowerDigits digits (few_lower_digits), the keys likely take few
+// values and repeat (16 distinct keys), and a warp then holds one digit, so
+// a lower chance (later_threshold) makes the pass skewed. A lower pass of
+// many digits leaves this digit independent of them (the high byte of f16
+// keys over 256 mantissa bytes), held as in input order. What this cannot
+// tell apart, and the sample can: lower digits of few values each that
+// combine into many keys (independent bytes of 16 values each), whose
+// warps hold as many digits as in input order.
+constexpr uint32_t kFewLowerDigits = 32;
+
+GPUPRIM_HD bool unsampled_pass_is_skewed(bool first_pass, bool few_lower_digits, uint32_t collision_chance,
+                                         uint32_t sampled_threshold, uint32_t later_threshold) {
+    if (collision_chance > sampled_threshold) return true;
+    return !first_pass && few_lower_digits && collision_chance > later_threshold;
+}
+
 }  // namespace gpuprim::cuda::radix_detail

@@ -33,6 +33,11 @@ struct HistogramArgs {
     // key shares its digit with the key beside it in the pass's order
     // (neighbour_agreement) exceeds this many 2^-30ths.
     uint32_t skewed_agreement;
+    // Whether the blocks sample (SortTuning::ranking_sample_min); unsampled,
+    // a later pass over lower digits of few values is skewed when its
+    // collision chance exceeds skewed_collisions (unsampled_pass_is_skewed).
+    bool sample;
+    uint32_t skewed_collisions;
 };
 
 // Thread 0 of the last block: the plan (which passes run, which are ranked
@@ -215,13 +220,15 @@ __global__ void __launch_bounds__(Shape::kThreads) radix_histogram_kernel(const 
     __shared__ uint32_t ticket;
     __shared__ bool last_block;
     __shared__ bool digit_constant[kPassCount];
-    __shared__ uint32_t collisions[kPassCount];  // 2^-30ths, see HistogramArgs
+    __shared__ uint32_t collisions[kPassCount];   // 2^-30ths, see HistogramArgs
+    __shared__ uint32_t digits_seen[kPassCount];  // digits of nonzero count
     __shared__ uint32_t sampled_keys, sampled_neighbours[kPassCount], sampled_agreements[kPassCount];
     __shared__ bool skewed[kPassCount];
 
     // Before waiting for the order check: the sample reads the input only,
-    // and overlaps that kernel's last blocks.
-    sample_block<K, Shape>(args);
+    // and overlaps that kernel's last blocks (after the wait, sorts of 2^22
+    // keys took 1-4% longer, inputs in order too: bench/RESULTS.md, run 114).
+    if (args.sample) sample_block<K, Shape>(args);
     wait_for_previous_grid();  // the order check
     allow_next_grid();
     // Both bits set: neither sorted nor reversed (every block sees the final word).
@@ -230,6 +237,7 @@ __global__ void __launch_bounds__(Shape::kThreads) radix_histogram_kernel(const 
     if (threadIdx.x < kPassCount) {
         digit_constant[threadIdx.x] = false;
         collisions[threadIdx.x] = 0;
+        digits_seen[threadIdx.x] = 0;
     }
     if (threadIdx.x == 0) ticket = atomicAdd(&args.counters[kHistogramTicketWord], 1u);
     __syncthreads();
@@ -306,15 +314,27 @@ __global__ void __launch_bounds__(Shape::kThreads) radix_histogram_kernel(const 
 #pragma unroll
             for (int offset = 16; offset > 0; offset /= 2) squares += __shfl_xor_sync(0xffffffffu, squares, offset);
             if (threadIdx.x % 32 == 0 && squares != 0) atomicAdd(&collisions[p], squares);
+            if (count != 0) atomicAdd(&digits_seen[p], 1u);
         }
     }
     __syncthreads();
     // Decided per pass here, not in write_plan: its one thread holds the
     // whole plan in registers, which count against every block.
     if (threadIdx.x < kPassCount) {
-        skewed[threadIdx.x] = pass_is_skewed(sampled_keys, sampled_neighbours[threadIdx.x],
-                                             sampled_agreements[threadIdx.x], collisions[threadIdx.x],
-                                             args.skewed_agreement);
+        const int pass = int(threadIdx.x);
+        bool first_pass = true;  // no pass before it runs
+        for (int p = 0; p < pass; ++p) first_pass = first_pass && digit_constant[p];
+        // Bit p: pass p saw more than kFewLowerDigits digits. (A mask over
+        // every pass, not a loop up to this one: that loop took the u32 keys'
+        // few-keys histogram from 32 to 40 registers.)
+        uint32_t passes_of_many = 0;
+#pragma unroll
+        for (int p = 0; p < kPassCount; ++p) passes_of_many |= uint32_t(digits_seen[p] > kFewLowerDigits) << p;
+        const bool few_lower_digits = (passes_of_many & ((1u << pass) - 1)) == 0;
+        skewed[pass] = args.sample ? pass_is_skewed(sampled_keys, sampled_neighbours[pass], sampled_agreements[pass],
+                                                    collisions[pass], args.skewed_agreement)
+                                   : unsampled_pass_is_skewed(first_pass, few_lower_digits, collisions[pass],
+                                                              args.skewed_agreement, args.skewed_collisions);
         args.counters[kSampledNeighboursWord + threadIdx.x] = 0;
         args.counters[kSampledAgreementsWord + threadIdx.x] = 0;
     }

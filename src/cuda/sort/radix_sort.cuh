@@ -276,6 +276,8 @@ void onesweep_sort_with(const DeviceEnv &env, const SortRequest &asked, const So
         args.counters = env.zeroed_counters;
         args.windows = windows;
         args.skewed_agreement = uint32_t(tuning.skewed_agreement * double(kChanceOne));
+        args.sample = n >= tuning.ranking_sample_min;
+        args.skewed_collisions = uint32_t(tuning.skewed_collisions * double(kChanceOne));
         // The many-keys shape where its shared memory fits a block (4- and
         // 8-byte keys' 128 KiB does not where a block gets 99 KiB: sm_86,
         // sm_89; those then count with the few-keys shape).

@@ -218,6 +218,14 @@ struct SortTuning {
     // key shares its digit with the key beside it in the pass's order
     // exceeds this (neighbour_agreement, pass_ranking.h).
     double skewed_agreement;
+    // count >= this: the histogram's blocks sample runs of keys for that
+    // chance. Below it, where a block counts a tile or two, the sample would
+    // lengthen every block; a pass is then skewed when the chance that two
+    // keys share its digit exceeds skewed_agreement, or, after the first
+    // pass that runs and over lower digits of few values each,
+    // skewed_collisions (unsampled_pass_is_skewed).
+    uint64_t ranking_sample_min;
+    double skewed_collisions;
 };
 
 // Hopper (sm_90), measured on H100 (docs/tuning/sort.md).
@@ -260,6 +268,12 @@ struct SortTuningSm90 {
         // 4076 with the first pass by AtomicOr and the others by match.any
         // (bench/RESULTS.md, run 110).
         tuning.skewed_agreement = 1.0 / 4;
+        // Sorts of 2^19-2^20 keys were 2-6% slower sampled (bench/RESULTS.md,
+        // runs 110, 112-113). Below 2^21, a later pass over lower digits of
+        // few values takes the threshold of the rule before the sample
+        // (`ce5cbc4`, 4-byte keys): 16 distinct keys (0.063) by match.any.
+        tuning.ranking_sample_min = uint64_t(1) << 21;
+        tuning.skewed_collisions = 1.0 / 25;
         return tuning;
     }
 };
