@@ -227,7 +227,7 @@ __global__ void __launch_bounds__(Shape::kThreads) radix_histogram_kernel(const 
 
     // Before waiting for the order check: the sample reads the input only,
     // and overlaps that kernel's last blocks (after the wait, sorts of 2^22
-    // keys took 1-4% longer, inputs in order too: bench/RESULTS.md, run 114).
+    // keys took 2-4% longer, inputs in order too: bench/RESULTS.md, run 114).
     if (args.sample) sample_block<K, Shape>(args);
     wait_for_previous_grid();  // the order check
     allow_next_grid();

@@ -269,7 +269,7 @@ struct SortTuningSm90 {
         // (bench/RESULTS.md, run 110).
         tuning.skewed_agreement = 1.0 / 4;
         // Sorts of 2^19-2^20 keys were 2-6% slower sampled (bench/RESULTS.md,
-        // runs 110, 112-113). Below 2^21, a later pass over lower digits of
+        // runs 110, 112-115). Below 2^21, a later pass over lower digits of
         // few values takes the threshold of the rule before the sample
         // (`ce5cbc4`, 4-byte keys): 16 distinct keys (0.063) by match.any.
         tuning.ranking_sample_min = uint64_t(1) << 21;
