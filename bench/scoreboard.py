@@ -7,7 +7,9 @@
 DIR holds what bench/scoreboard_gpu.sh writes: sort_matrix.csv
 (sort_matrix_bench), topk.csv (topk_bench), segmented.csv
 (segmented_bench) and scan.csv (gpuprim_bench's narrow-dtype scans). A
-missing file leaves its targets "not run". Each target prints one line per
+missing file leaves its targets "not run". With --tree base|new, DIR is a
+bench/ab_gpu.sh folder instead (ab-<bench>-<tree>-<round>.csv), judged by
+each row's medians over that tree's rounds. Each target prints one line per
 group with the worst row, its measured ratio and the goal, then the rows
 that miss it (every row with --all). Ratios are CUB's time over ours (above
 1: ours faster) unless the line says otherwise. The exit status is 0 even
@@ -17,6 +19,7 @@ import argparse
 import csv
 import os
 import re
+import statistics
 import sys
 from collections import defaultdict
 
@@ -52,6 +55,43 @@ def read_csv(path, width=None):
                 fields = fields[:2] + [",".join(fields[2:3 + extra])] + fields[3 + extra:]
             rows.append(dict(zip(header, fields)))
         return rows
+
+
+# Per benchmark: its scoreboard file name and the columns that name a row.
+AB_BENCHES = {"sort_matrix_bench": ("sort_matrix", ("row", "n")),
+              "topk_bench": ("topk", ("shape", "k", "who", "n")),
+              "segmented_bench": ("segmented", ("shape", "primitive", "who", "n")),
+              "gpuprim_bench": ("scan", ("primitive", "dtype", "n", "status"))}
+
+
+def read_ab(folder, tree, name):
+    """The rows of an ab_gpu.sh folder's rounds of one tree, each numeric
+    column the median over the rounds; None without such files."""
+    bench = next((b for b, (n, _) in AB_BENCHES.items() if n == name), None)
+    pattern = re.compile(rf"^ab-{re.escape(bench)}-{tree}-\d+\.csv$")
+    paths = sorted(os.path.join(folder, f) for f in os.listdir(folder) if pattern.match(f))
+    if not paths:
+        return None
+    keys = AB_BENCHES[bench][1]
+    merged, order = defaultdict(list), []
+    for path in paths:
+        for r in read_csv(path):
+            key = tuple(r.get(k, "") for k in keys)
+            if key not in merged:
+                order.append(key)
+            merged[key].append(r)
+    rows = []
+    for key in order:
+        first = dict(merged[key][0])
+        for column, value in first.items():
+            if column in keys:
+                continue
+            try:
+                first[column] = str(statistics.median(float(r[column]) for r in merged[key]))
+            except (ValueError, KeyError, TypeError):
+                pass
+        rows.append(first)
+    return rows
 
 
 def log2(n):
@@ -232,13 +272,22 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("dir")
     parser.add_argument("--all", action="store_true", help="print every row, not only the misses")
+    parser.add_argument("--tree", choices=("base", "new"),
+                        help="DIR is a bench/ab_gpu.sh folder: judge this tree's medians over its rounds")
     args = parser.parse_args()
     board = Board(args.all)
-    print(f"== issue 34 scoreboard from {args.dir} (CUB time / ours unless said)")
-    matrix_targets(board, read_csv(os.path.join(args.dir, "sort_matrix.csv")))
-    topk_targets(board, read_csv(os.path.join(args.dir, "topk.csv")))
-    segmented_targets(board, read_csv(os.path.join(args.dir, "segmented.csv")))
-    scan_targets(board, read_csv(os.path.join(args.dir, "scan.csv")))
+
+    def rows(name):
+        if args.tree:
+            return read_ab(args.dir, args.tree, name)
+        return read_csv(os.path.join(args.dir, name + ".csv"))
+
+    tree = f", tree {args.tree}" if args.tree else ""
+    print(f"== issue 34 scoreboard from {args.dir}{tree} (CUB time / ours unless said)")
+    matrix_targets(board, rows("sort_matrix"))
+    topk_targets(board, rows("topk"))
+    segmented_targets(board, rows("segmented"))
+    scan_targets(board, rows("scan"))
     print(f"== {board.met} targets met, {board.missed} missed, {board.not_run} not run")
     return 0
 
