@@ -238,7 +238,8 @@ def segmented_targets(board, rows):
             continue
         # The CSR call: "ours (as offsets)" where the shape is rows, "ours"
         # where the shape is power-law offsets (segmented_bench's run_shape).
-        # sort_pairs of rows shapes is timed by rows only.
+        # (csv files before the sixty-first session timed sort_pairs of rows
+        # shapes by rows only: those rows say so.)
         ours = who.get("ours (as offsets)") or (who.get("ours") if shape.startswith("power-law") else None)
         label = f"{primitive} {shape}"
         if ours is None and primitive == "sort_pairs":

@@ -203,6 +203,11 @@ void run_shape(const Shape &shape, uint64_t total, const std::string &filter) {
                time_call(stream, repeats, [&](int c) { CHECK_GP(ctx, gpuprim_segmented_sort(ctx, ours_segments, wk[c], wv[c], wko, wvo, nullptr)); },
                          copies, small),
                bytes);
+        if (shape.rows)
+            report(label, "sort_pairs", "ours (as offsets)", n,
+                   time_call(stream, repeats, [&](int c) { CHECK_GP(ctx, gpuprim_segmented_sort(ctx, &by_offsets, wk[c], wv[c], wko, wvo, nullptr)); },
+                             copies, small),
+                   bytes);
         size_t need = 0;
         CHECK_CUDA(cub::DeviceSegmentedSort::StableSortPairs(nullptr, need, (const float *)nullptr, (float *)nullptr,
                                                              (const uint32_t *)nullptr, (uint32_t *)nullptr, int64_t(n),
