@@ -14,7 +14,8 @@
 #   sort_matrix_bench  the distribution matrix 2^20-2^28, the float rows,
 #                      the small rows 2^10-2^20 (single and batched)
 #   topk_bench         flat f32 2^10-2^26 beside DeviceTopK and one read
-#   segmented_bench    the segment shapes of 2^24 f32 (CSR and rows)
+#   segmented_bench    the segment shapes of 2^24 f32 (CSR and rows), then
+#                      the scans of 256 and 16 segments at 2^28 in total
 #   gpuprim_bench      inclusive scans of f16, bf16 and u8 at 2^28
 # SCOREBOARD_ONLY="sort_matrix topk" runs a subset. Record the table in
 # bench/RESULTS.md with the GPU, the commit and the CUB version printed.
@@ -24,7 +25,7 @@ cd "$(dirname "$0")/.." || exit 2
 BUILD=${BUILD_DIR:-build-gpu}
 DEST=${OUT:-$BUILD}/scoreboard
 LIMIT=${SCOREBOARD_LIMIT_S:-240}
-ONLY=${SCOREBOARD_ONLY:-sort_matrix topk segmented scan}
+ONLY=${SCOREBOARD_ONLY:-sort_matrix topk segmented segmented_long scan}
 mkdir -p "$DEST" || exit 2
 
 arch=${CUDA_ARCH:-$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1 | tr -d .)}
@@ -56,6 +57,7 @@ bin=$BUILD/bench
 run sort_matrix "$bin/sort_matrix_bench"
 run topk "$bin/topk_bench"
 run segmented "$bin/segmented_bench"
+run segmented_long "$bin/segmented_bench" --filter scan --long-log2 28
 run scan "$bin/gpuprim_bench" --filter '^scan_inclusive$' --dtypes '^(f16|bf16|u8)$' --min-log2 28 --max-log2 28
 python3 bench/scoreboard.py "$DEST" ${SCOREBOARD_ALL:+--all}
 exit $status

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // Segmented primitives and argsort (issue 19) beside CUB in the same run:
 //
-//   segmented_bench [--quick] [--filter SUBSTRING] [--csv FILE]
+//   segmented_bench [--quick] [--filter SUBSTRING] [--csv FILE] [--long-log2 N]
 //
+// --long-log2 N: instead, only the shapes of few long segments (256 and 16
+// rows) at 2^N elements in total (issue 34's long-segment scans at 2^28:
+// `--filter scan --long-log2 28`).
 // Shapes of 2^24 f32 in total (rows x length, and power-law CSR lengths):
 // segmented sort keys and pairs (ours by rows and by offsets, CUB
 // DeviceSegmentedSort), our flat sort of the same total, segmented reduce
@@ -452,14 +455,21 @@ void run_argsort(int log2n) {
 int main(int argc, char **argv) {
     std::string filter, csv_path;
     bool quick = false;
+    int long_log2 = 0;
     for (int i = 1; i < argc; ++i) {
         if (!strcmp(argv[i], "--quick")) quick = true;
         else if (!strcmp(argv[i], "--filter") && i + 1 < argc) filter = argv[++i];
         else if (!strcmp(argv[i], "--csv") && i + 1 < argc) csv_path = argv[++i];
+        else if (!strcmp(argv[i], "--long-log2") && i + 1 < argc) long_log2 = atoi(argv[++i]);
         else {
-            fprintf(stderr, "usage: segmented_bench [--quick] [--filter SUBSTRING] [--csv FILE]\n");
+            fprintf(stderr, "usage: segmented_bench [--quick] [--filter SUBSTRING] [--csv FILE] [--long-log2 N]\n");
             return 2;
         }
+    }
+    // Offsets are i32 here, and the shapes need 2^8 rows of 2^(N-8).
+    if (long_log2 != 0 && (long_log2 < 12 || long_log2 > 30)) {
+        fprintf(stderr, "segmented_bench: --long-log2 takes 12..30\n");
+        return 2;
     }
     if (quick) repeats = 7;
     CHECK_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
@@ -476,6 +486,15 @@ int main(int argc, char **argv) {
     CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
     printf("segmented_bench: %s, libgpuprim %s, CUB %d.%d.%d\n", prop.name, gpuprim_version_string(),
            GPUPRIM_BENCH_CUB_VERSION);
+    if (long_log2 != 0) {
+        const uint64_t total = uint64_t(1) << long_log2;
+        for (const Shape &shape : {Shape{"", 256, total / 256}, Shape{"", 16, total / 16}})
+            run_shape(shape, total, filter);
+        if (csv) fclose(csv);
+        gpuprim_context_destroy(ctx);
+        cudaStreamDestroy(stream);
+        return 0;
+    }
     const uint64_t total = uint64_t(1) << 24;
     const std::vector<Shape> shapes = {{"", 1 << 20, 16}, {"", 1 << 16, 256}, {"", 1 << 12, 1 << 12},
                                        {"", 1 << 8, 1 << 16}, {"", 1 << 4, 1 << 20}, {"", 0, 0},
