@@ -36,7 +36,7 @@ SEGMENTED_GOAL = 1.0
 SCAN_PCT_COPY = 85.0
 
 
-def read_csv(path, width=None):
+def read_csv(path):
     """Rows as dicts; a row with more fields than the header (an unquoted
     comma in a text column, "device copy, same bytes") has its extra fields
     joined into the third column."""
@@ -62,7 +62,6 @@ def read_csv(path, width=None):
 AB_BENCHES = {"sort_matrix_bench": ("sort_matrix", ("row", "n")),
               "topk_bench": ("topk", ("shape", "k", "who", "n")),
               "segmented_bench": ("segmented", ("shape", "primitive", "who", "n")),
-              "segmented_long": ("segmented_long", ("shape", "primitive", "who", "n")),
               "gpuprim_bench": ("scan", ("primitive", "dtype", "n", "status"))}
 
 
@@ -70,6 +69,8 @@ def read_ab(folder, tree, name):
     """The rows of an ab_gpu.sh folder's rounds of one tree, each numeric
     column the median over the rounds; None without such files."""
     bench = next((b for b, (n, _) in AB_BENCHES.items() if n == name), None)
+    if bench is None:  # segmented_long: not an ab_gpu.sh benchmark of its own
+        return None
     pattern = re.compile(rf"^ab-{re.escape(bench)}-{tree}-\d+\.csv$")
     paths = sorted(os.path.join(folder, f) for f in os.listdir(folder) if pattern.match(f))
     if not paths:
