@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """Compare the before/after csv files of bench/ab_gpu.sh, row by row.
 
-    python3 bench/ab_table.py DIR [--threshold 0.02] [--all]
+    python3 bench/ab_table.py DIR [--threshold 0.02] [--all] [--relative]
 
 DIR holds ab-<bench>-<base|new>-<round>.csv. A row is identified by its text
 columns and its numeric parameters (n; k of top-k; p, the ranks); its times are the columns ending in _us. For each
@@ -12,6 +12,14 @@ is off 1 by more than the threshold (every row with --all); the summary
 gives, per benchmark and time column, the rows within, faster and slower,
 and the geometric mean. Columns of the reference (CUB, the device copy) ran
 the same code in both trees: their spread is the run's noise.
+
+--relative judges each ours_* column by its ratio divided by the same row's
+cub_* ratio (ours_us by cub_us, ours_batched_us by cub_batched_us), for a
+machine whose speed drifted between the trees' rounds: CUB's code is the
+same in both, so its ratio is that drift. It carries CUB's own noise of
+that row too (a CUB row of 30 us can move 10% between two binaries): read it
+beside the plain table, not instead. Rows without such a column keep their
+plain ratio. The reference columns' own lines are left out.
 """
 import argparse
 import csv
@@ -54,6 +62,8 @@ def main():
     parser.add_argument("dir")
     parser.add_argument("--threshold", type=float, default=0.02)
     parser.add_argument("--all", action="store_true")
+    parser.add_argument("--relative", action="store_true",
+                        help="divide each ours_* ratio by the same row's cub_* ratio (the run's drift)")
     args = parser.parse_args()
 
     # samples[bench][(key, column)][tree] -> list of times
@@ -78,8 +88,12 @@ def main():
     if not samples:
         sys.exit(f"ab_table.py: no ab-<bench>-<base|new>-<round>.csv files in {args.dir}")
 
+    def median_ratio(trees):
+        return statistics.median(trees["new"]) / statistics.median(trees["base"])
+
     for bench in sorted(samples):
-        print(f"== {bench} (median of each tree's rounds, us; new / base)")
+        heading = "new / base" + (", over CUB's new / base where the row has it" if args.relative else "")
+        print(f"== {bench} (median of each tree's rounds, us; {heading})")
         summary = defaultdict(lambda: [0, 0, 0, 0.0])  # column -> within, faster, slower, log sum
         for slot in order[bench]:
             key, column = slot
@@ -88,6 +102,12 @@ def main():
                 continue
             base, new = statistics.median(trees["base"]), statistics.median(trees["new"])
             ratio = new / base
+            if args.relative:
+                if column.startswith("cub"):
+                    continue
+                reference = samples[bench].get((key, "cub" + column[4:])) if column.startswith("ours") else None
+                if reference and reference["base"] and reference["new"]:
+                    ratio /= median_ratio(reference)
             counts = summary[column]
             counts[3] += math.log(ratio)
             if abs(ratio - 1) <= args.threshold:
