@@ -486,22 +486,16 @@ int main(int argc, char **argv) {
     CHECK_CUDA(cudaGetDeviceProperties(&prop, 0));
     printf("segmented_bench: %s, libgpuprim %s, CUB %d.%d.%d\n", prop.name, gpuprim_version_string(),
            GPUPRIM_BENCH_CUB_VERSION);
-    if (long_log2 != 0) {
-        const uint64_t total = uint64_t(1) << long_log2;
-        for (const Shape &shape : {Shape{"", 256, total / 256}, Shape{"", 16, total / 16}})
-            run_shape(shape, total, filter);
-        if (csv) fclose(csv);
-        gpuprim_context_destroy(ctx);
-        cudaStreamDestroy(stream);
-        return 0;
-    }
-    const uint64_t total = uint64_t(1) << 24;
-    const std::vector<Shape> shapes = {{"", 1 << 20, 16}, {"", 1 << 16, 256}, {"", 1 << 12, 1 << 12},
-                                       {"", 1 << 8, 1 << 16}, {"", 1 << 4, 1 << 20}, {"", 0, 0},
-                                       {"", 4, 8},        {"", 64, 100},     {"", 1, 1024},
-                                       {"", 256, 1024}};
+    // --long-log2: only the shapes of few long segments, at 2^N in total.
+    const uint64_t total = uint64_t(1) << (long_log2 != 0 ? long_log2 : 24);
+    const std::vector<Shape> shapes =
+        long_log2 != 0 ? std::vector<Shape>{{"", 256, total / 256}, {"", 16, total / 16}}
+                       : std::vector<Shape>{{"", 1 << 20, 16}, {"", 1 << 16, 256}, {"", 1 << 12, 1 << 12},
+                                            {"", 1 << 8, 1 << 16}, {"", 1 << 4, 1 << 20}, {"", 0, 0},
+                                            {"", 4, 8},        {"", 64, 100},     {"", 1, 1024},
+                                            {"", 256, 1024}};
     for (const Shape &shape : shapes) run_shape(shape, total, filter);
-    if (filter.empty() || filter == "argsort") {
+    if (long_log2 == 0 && (filter.empty() || filter == "argsort")) {
         for (int log2n : {28, 24, 22, 20}) run_argsort(log2n);
     }
     if (csv) fclose(csv);
