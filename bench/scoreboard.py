@@ -224,6 +224,14 @@ def topk_targets(board, rows):
     board.target("top-k flat 2^16-2^22 against CUB DeviceTopK", small_cub, TOPK_SMALL_CUB)
 
 
+def times_by_shape(rows):
+    """segmented_bench's rows: (shape, primitive) -> who -> single_us."""
+    times = defaultdict(dict)
+    for r in rows:
+        times[(r["shape"], r["primitive"])][r["who"]] = float(r["single_us"])
+    return times
+
+
 def segmented_targets(board, rows, long_rows):
     """long_rows: the scans at 2^28 in total (segmented_long.csv); without
     them, the long shapes of the 2^24 run."""
@@ -234,9 +242,7 @@ def segmented_targets(board, rows, long_rows):
         if long_rows is None:
             board.target("long-segment segmented scans, % of copy bandwidth", None, 0)
         return
-    times = defaultdict(dict)  # (shape, primitive) -> who -> single_us
-    for r in rows:
-        times[(r["shape"], r["primitive"])][r["who"]] = float(r["single_us"])
+    times = times_by_shape(rows)
     cub_names = {"sort_keys": "CUB DeviceSegmentedSort", "sort_pairs": "CUB DeviceSegmentedSort stable",
                  "reduce_sum": "CUB DeviceSegmentedReduce"}
     items = []
@@ -260,9 +266,7 @@ def segmented_targets(board, rows, long_rows):
 
 
 def long_scan_targets(board, rows, total):
-    times = defaultdict(dict)
-    for r in rows:
-        times[(r["shape"], r["primitive"])][r["who"]] = float(r["single_us"])
+    times = times_by_shape(rows)
     scans = []
     for (shape, primitive), who in sorted(times.items()):
         if primitive != "scan_inclusive_sum" or " x " not in shape:
