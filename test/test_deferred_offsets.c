@@ -19,7 +19,8 @@
  *   multi-block check), offsets that do not start at 0 or do not reach n,
  *   empty segments, n = 0 and no segments.
  * - Bad offsets in DEFERRED mode (negative, past the end, decreasing; at
- *   index 0, at the last index, deep in 100001 offsets; the lowest of
+ *   index 0, at the last index, deep in 100001 and in 1500001 offsets (more
+ *   CUDA check blocks than a block has threads); the lowest of
  *   several; a bad offset ranking before an earlier too-long segment), a
  *   segment longer than max_segment_length, and a segment whose last index
  *   does not fit I32 / U32 indices: the call returns SUCCESS and writes
@@ -650,6 +651,32 @@ static void test_bad_offsets(void) {
         n = (uint64_t)v[count - 1];
         promise_text(fault, sizeof fault, 10, 5, 3);
         expect_fault("two segments longer than the promise", GPUPRIM_DTYPE_I64, v, count, n, 3, fault, ALL_KINDS);
+        free(v);
+    }
+    /* 1500001 offsets: on CUDA more check blocks than a block has threads
+       (an H100 runs 528), whose results the last block folds with every
+       thread a strided share; a bad offset far in, then a too-long segment
+       far in */
+    {
+        const uint64_t count = 1500001;
+        int64_t *v = (int64_t *)tc_xmalloc(count * sizeof *v);
+        uint64_t i, n;
+        v[0] = 0;
+        for (i = 1; i < count; ++i) v[i] = v[i - 1] + (int64_t)(i % 3);
+        n = (uint64_t)v[count - 1];
+        v[1433333] = v[1433332] - 1;
+        bad_offset_text(fault, sizeof fault, GPUPRIM_DTYPE_I32, v, count, n);
+        CHECK(tc_contains(fault, "offsets[1433333]"));
+        expect_fault("a bad offset deep in 1500001", GPUPRIM_DTYPE_I32, v, count, n, 0, fault,
+                     (1u << K_SORT_KEYS) | (1u << K_REDUCE_SUM) | (1u << K_TOPK_SMALL));
+        v[1433333] = v[1433332] + 1;
+        for (i = 1433334; i < count; ++i) v[i] = v[i - 1] + (int64_t)(i % 3);
+        v[1499000] = v[1498999] + 4; /* segment 1498999, longer than the promise 3 */
+        for (i = 1499001; i < count; ++i) v[i] = v[i - 1] + 1;
+        n = (uint64_t)v[count - 1];
+        promise_text(fault, sizeof fault, 1498999, 4, 3);
+        expect_fault("a segment longer than the promise deep in 1500001", GPUPRIM_DTYPE_U32, v, count, n, 3, fault,
+                     (1u << K_ARGSORT_U32) | (1u << K_REDUCE_MAX) | (1u << K_SCAN_INCLUSIVE));
         free(v);
     }
     /* around the CUDA in-kernel check: 1024 offsets (1023 segments) of short

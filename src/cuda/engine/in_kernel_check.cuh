@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// The deferred offsets check's device side, shared by the check kernel
+// The offsets check's device side, shared by the check kernel
 // (segment_check.cu) and the kernels that check small offsets arrays
 // themselves (InKernelCheck): the offsets rule as one offset sees it, and
-// the keeping of a fault in the context's DeferredRecord.
+// the keeping of a fault in the context's DeferredRecord (deferred mode) or
+// in the host slot the call waits for (waiting mode, InKernelFault).
 #pragma once
 
 #include "core/backend.h"
@@ -80,14 +81,21 @@ __device__ inline bool in_kernel_offsets_fail(const InKernelCheck &check) {
         const auto at = [&](uint64_t i) {
             return checked_offset_at(check.offsets, check.offset_bytes, check.offsets_signed, i);
         };
-        if (bad != kNoFault)
-            keep_deferred_fault(check.record, check.entry, check.call, SegmentFaultKind::kBadOffset, bad, at(bad),
-                                bad > 0 ? at(bad - 1) : 0, check.data_count, check.max_length, check.limit,
-                                check.offsets_signed);
-        else
-            keep_deferred_fault(check.record, check.entry, check.call, SegmentFaultKind::kTooLong, too_long,
-                                int64_t(uint64_t(at(too_long + 1)) - uint64_t(at(too_long))), 0, check.data_count,
+        const SegmentFaultKind kind = bad != kNoFault ? SegmentFaultKind::kBadOffset : SegmentFaultKind::kTooLong;
+        const uint64_t index = bad != kNoFault ? bad : too_long;
+        const int64_t value = bad != kNoFault ? at(bad) : int64_t(uint64_t(at(too_long + 1)) - uint64_t(at(too_long)));
+        const int64_t previous = bad != kNoFault && bad > 0 ? at(bad - 1) : 0;
+        if (check.waited) {
+            volatile InKernelFault &fault = *check.waited;
+            fault.index = index;
+            fault.value = value;
+            fault.previous = previous;
+            __threadfence_system();  // the fields before the kind that says they are there
+            fault.kind = uint32_t(kind);
+        } else {
+            keep_deferred_fault(check.record, check.entry, check.call, kind, index, value, previous, check.data_count,
                                 check.max_length, check.limit, check.offsets_signed);
+        }
     }
     return failed;
 }

@@ -36,11 +36,23 @@ struct DeferredRecord {
     uint64_t last_failed_call;
 };
 
-// A deferred check done by the call's one kernel itself, in every block,
-// before it reads the offsets (engine/in_kernel_check.cuh): for small
-// offsets arrays (kInKernelCheckMax entries) it saves the check's launch.
-// offsets == nullptr: none.
+// A check done by the call's one kernel itself, in every block, before it
+// reads the offsets (engine/in_kernel_check.cuh): for small offsets arrays
+// (kInKernelCheckMax entries) it saves the check's own launch, and in
+// waiting mode the wait between that launch and the call's kernel. Where
+// the fault goes: deferred mode, the context's DeferredRecord; waiting
+// mode, the context's mapped host slot (waited), which the host reads after
+// the kernel (await_in_kernel_check). offsets == nullptr: none.
 constexpr uint64_t kInKernelCheckMax = 1024;
+// The fault a waited in-kernel check found; kind 0: none (the host clears it
+// before the launch).
+struct InKernelFault {
+    uint32_t kind;  // SegmentFaultKind
+    uint32_t reserved;
+    uint64_t index;
+    int64_t value;
+    int64_t previous;
+};
 struct InKernelCheck {
     const void *offsets;
     uint32_t offset_bytes;
@@ -49,9 +61,10 @@ struct InKernelCheck {
     uint64_t data_count;
     uint64_t limit;  // segment_length_limit
     uint64_t max_length;
-    DeferredRecord *record;  // the context's (DeviceEnv::deferred_record)
+    DeferredRecord *record;  // deferred mode: the context's (DeviceEnv::deferred_record)
     uint32_t entry;
     uint64_t call;
+    InKernelFault *waited;  // waiting mode: the host slot's device address, else nullptr
 };
 
 // What the device check of CSR offsets learns about the segments, for the
@@ -70,7 +83,7 @@ struct SegmentSummary {
     // Deferred mode: the word the check sets when the offsets fail it
     // (SegmentLayout::skip), else nullptr.
     const uint32_t *skip = nullptr;
-    // Deferred mode, checked by the call's kernel (check_in_kernel).
+    // Checked by the call's kernel (check_in_kernel), either mode.
     InKernelCheck in_kernel{};
 };
 
@@ -87,13 +100,21 @@ struct SegmentSummary {
 //   the data's values: nothing narrowed, longest = longest_segment_bound.
 SegmentSummary check_segments(const DeviceEnv &env, const SegmentLayout &layout,
                               uint64_t largest_index = UINT64_MAX);
-// Deferred mode, for a call that reads its offsets in one kernel only and
-// has at most kInKernelCheckMax of them: nothing is launched, and the
+// For a call that reads its offsets in one kernel only and has fewer than
+// kInKernelCheckMax segments, in either mode: nothing is launched, and the
 // summary's in_kernel says what that kernel checks (the drivers put it in
-// the kernel's arguments). Its bounds are check_segments' deferred ones.
+// the kernel's arguments). Its bounds are check_segments' deferred ones
+// (longest = longest_segment_bound, nothing narrowed), so the call's path
+// is the same in both modes. Waiting mode: after launching that kernel the
+// driver calls await_in_kernel_check.
 bool can_check_in_kernel(const DeviceEnv &env, const SegmentLayout &layout);
 SegmentSummary check_in_kernel(const DeviceEnv &env, const SegmentLayout &layout,
                                uint64_t largest_index = UINT64_MAX);
+// Waiting mode, the offsets checked by the kernel just launched: waits for
+// the stream and throws INVALID_ARGUMENT naming the fault it found (the
+// kernel then wrote nothing). Does nothing otherwise (no in-kernel check,
+// deferred mode, a workspace query).
+void await_in_kernel_check(const DeviceEnv &env, const SegmentLayout &layout, const SegmentSummary &summary);
 // A call that fails after its deferred check was enqueued (its workspace
 // refused, say) changes nothing, the deferred report included: this
 // enqueues, in stream order after that check, the undoing of what the

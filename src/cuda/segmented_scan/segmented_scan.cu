@@ -144,9 +144,9 @@ namespace {
 // the offsets again: one check kernel costs less there.
 constexpr uint64_t kInKernelCheckMaxElements = uint64_t(1) << 16;
 
-// The check of a call on offsets: in its one tile kernel when the check is
-// deferred, the offsets few and the data small but not empty (else no tile
-// would run it); else the check kernel.
+// The check of a call on offsets: in its one tile kernel when the offsets
+// are few and the data small but not empty (else no tile would run it);
+// else the check kernel.
 SegmentSummary check_for_tiles(const DeviceEnv &env, const SegmentLayout &layout) {
     if (can_check_in_kernel(env, layout) && layout.segments != 0 && layout.data_count != 0 &&
         layout.data_count <= kInKernelCheckMaxElements)
@@ -171,6 +171,7 @@ void segmented_reduce(const DeviceEnv &env, gpuprim_op_t op, gpuprim_dtype_t dty
             can_check_in_kernel(env, layout) ? check_in_kernel(env, layout) : check_segments(env, layout);
         reduce_short_segments(env, op, dtype, narrowed_to_covered(layout, summary), longest_bound, summary.in_kernel,
                               at_covered(input, summary, dtype_size(dtype)), output);
+        await_in_kernel_check(env, layout, summary);
         return;
     }
     const SegmentSummary summary = check_for_tiles(env, layout);
@@ -182,6 +183,7 @@ void segmented_reduce(const DeviceEnv &env, gpuprim_op_t op, gpuprim_dtype_t dty
         segmented_scan_detail::run_typed<true, decltype(zero)>(env, op, narrowed, covered_input, output, false,
                                                                summary.in_kernel);
     });
+    await_in_kernel_check(env, layout, summary);
 }
 
 void segmented_scan(const DeviceEnv &env, gpuprim_op_t op, gpuprim_scan_kind_t kind, gpuprim_dtype_t dtype,
@@ -198,6 +200,7 @@ void segmented_scan(const DeviceEnv &env, gpuprim_op_t op, gpuprim_scan_kind_t k
         segmented_scan_detail::run_typed<false, decltype(zero)>(env, op, narrowed, covered_input, covered_output,
                                                                 exclusive, summary.in_kernel);
     });
+    await_in_kernel_check(env, layout, summary);
 }
 
 }  // namespace gpuprim::cuda

@@ -523,15 +523,16 @@ void segmented_sort(const DeviceEnv &env, const SortRequest &request, const Segm
     // (sort_segments), which a graph cannot replay. Refused while nothing of
     // the call is enqueued yet (a query enqueues nothing: not refused).
     const bool deferred = check_is_deferred(env, layout);
-    const uint32_t largest = deferred ? largest_network_for(env, request) : 0;
+    const uint32_t largest = layout.offsets ? largest_network_for(env, request) : 0;
     const uint64_t bound = longest_segment_bound(layout, largest_index);
     if (deferred && bound > largest && !env.measuring)
         refuse_during_capture(env.stream, "segmented sort",
                               "its CSR offsets may hold segments longer than the largest sorting network (4096 "
                               "keys at most), whose sort reads their bounds back to the host (promise shorter "
                               "segments with segments->max_segment_length)");
-    // One network for all: its kernel checks a small offsets array itself.
-    const SegmentSummary summary = deferred && can_check_in_kernel(env, layout) && layout.segments != 0 &&
+    // One network for all by the bound: its kernel checks a small offsets
+    // array itself (in waiting mode too: no wait between a check and it).
+    const SegmentSummary summary = can_check_in_kernel(env, layout) && layout.segments != 0 &&
                                            request.count != 0 && fits_one_network(layout, bound, largest)
                                        ? check_in_kernel(env, layout, largest_index)
                                        : check_segments(env, layout, largest_index);
@@ -546,6 +547,7 @@ void segmented_sort(const DeviceEnv &env, const SortRequest &request, const Segm
     const SegmentLayout narrowed = narrowed_to_covered(layout, summary);
     dispatch_width(request.key_bytes, "segmented sort: unsupported key width",
                    [&](auto key_bits) { dispatch_values<decltype(key_bits)>(env, covered, narrowed, summary); });
+    await_in_kernel_check(env, layout, summary);
 }
 
 }  // namespace gpuprim::cuda

@@ -543,7 +543,7 @@ void topk(const DeviceEnv &env, const TopkRequest &request, const SegmentLayout 
     // empty indices buffer has no memory, but still its dtype). One network
     // launch for all: its kernel checks a small offsets array itself.
     const SegmentSummary summary =
-        check_is_deferred(env, layout) && can_check_in_kernel(env, layout) && request.k != 0 &&
+        can_check_in_kernel(env, layout) && request.k != 0 &&
                 layout.segments != 0 && layout.data_count != 0 &&
                 selection::takes_network_topk(env, request, longest_segment_bound(layout, request.largest_index))
             ? check_in_kernel(env, layout, request.largest_index)
@@ -556,6 +556,7 @@ void topk(const DeviceEnv &env, const TopkRequest &request, const SegmentLayout 
     dispatch_width(request.key_bytes, "top-k: unsupported key width", [&](auto key_bits) {
         selection::topk_of_width<decltype(key_bits)>(env, covered, narrowed, summary);
     });
+    await_in_kernel_check(env, layout, summary);
 }
 
 }  // namespace gpuprim::cuda
