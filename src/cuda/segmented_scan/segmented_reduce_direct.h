@@ -28,8 +28,9 @@ bool reduce_uniform_rows(const DeviceEnv &env, gpuprim_op_t op, gpuprim_dtype_t 
 // CSR segments none of which is longer than longest_bound (at most
 // kShortSegmentsMax; the group size follows it, never the offsets' values).
 // Writes output[s] for every segment, the identity for an empty one. The
-// offsets have been checked, or a deferred check guards the kernel: the
-// layout's skip word, or in_kernel (check_in_kernel) done by every block.
+// offsets have been checked, or a check guards the kernel: a deferred
+// one's skip word (the layout's), or in_kernel (check_in_kernel, either
+// mode) done by every block.
 void reduce_short_segments(const DeviceEnv &env, gpuprim_op_t op, gpuprim_dtype_t dtype, const SegmentLayout &layout,
                            uint64_t longest_bound, const InKernelCheck &in_kernel, const void *input, void *output);
 

@@ -34,9 +34,10 @@
 // ones before.
 //
 // Offsets checked in deferred mode (engine/segment_check.h): the tiles cover
-// the whole data (nothing narrowed), every block returns at once when the
-// check failed, and a small call (few offsets, few elements) has its tiles
-// check the offsets themselves instead of a check kernel.
+// the whole data (nothing narrowed) and every block returns at once when the
+// check failed. A small call (few offsets, few elements), in either mode,
+// has its tiles check the offsets themselves instead of a check kernel, and
+// covers the whole data too.
 #include "cuda/segmented_scan/segmented_scan.h"
 
 #include "core/checked_size.h"

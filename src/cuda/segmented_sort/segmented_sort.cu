@@ -20,12 +20,14 @@
 //
 // With the offsets check deferred (engine/segment_check.h) paths are picked
 // by a bound on the longest segment (the caller's max_segment_length, or
-// the data's count): one network when it fits all (its kernel checks up to
-// kInKernelCheckMax offsets itself), else the classes with their counts
-// kept on the device, each class's launch sized by the most segments of its
-// lengths the data can hold. Long segments may exist only when the bound
-// passes the largest network; their bounds come back to the host as above,
-// so such a call cannot be captured into a CUDA graph.
+// the data's count): one network when it fits all, else the classes with
+// their counts kept on the device, each class's launch sized by the most
+// segments of its lengths the data can hold. Long segments may exist only
+// when the bound passes the largest network; their bounds come back to the
+// host as above, so such a call cannot be captured into a CUDA graph. A
+// call on fewer than kInKernelCheckMax offsets that one network fits by
+// that bound has the network's kernel check the offsets, in either mode
+// (no check kernel; a waiting call waits once, after it).
 //
 // Workspace: the class lists live in env.side_workspace (the long segments'
 // sorts reserve env.workspace): 4 or 8 bytes per segment and class with
