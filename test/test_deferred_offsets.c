@@ -480,6 +480,13 @@ static void promise_text(char *out, size_t cap, uint64_t segment, uint64_t lengt
              (unsigned long long)segment, (unsigned long long)length, (unsigned long long)promise);
 }
 
+/* v[from..count) continue from v[from - 1], segment i holding least + i % cycle
+ * elements (cycle 0: least). */
+static void continue_offsets(int64_t *v, uint64_t from, uint64_t count, int64_t least, uint64_t cycle) {
+    uint64_t i;
+    for (i = from; i < count; ++i) v[i] = v[i - 1] + least + (cycle ? (int64_t)(i % cycle) : 0);
+}
+
 static gpuprim_buffer_t offsets_from(gpuprim_dtype_t od, const int64_t *values, uint64_t count) {
     void *host = tc_xmalloc(count * 8); /* 8, the widest: GCC's -Wstringop-overflow as in tc_known */
     gpuprim_buffer_t b;
@@ -557,6 +564,21 @@ static void expect_fault(const char *what, gpuprim_dtype_t od, const int64_t *va
     }
     destroy(offsets);
     inputs_free(&in);
+}
+
+/* offsets v (valid) with offsets[at] made less than offsets[at - 1]: every
+ * kind in `kinds` fails naming offsets[at]; v is left as it was. */
+static void expect_decrease_at(const char *what, gpuprim_dtype_t od, int64_t *v, uint64_t count, uint64_t at,
+                               unsigned kinds) {
+    char fault[256], needle[48];
+    const uint64_t n = (uint64_t)v[count - 1];
+    const int64_t kept = v[at];
+    v[at] = v[at - 1] - 1;
+    bad_offset_text(fault, sizeof fault, od, v, count, n);
+    snprintf(needle, sizeof needle, "offsets[%llu]", (unsigned long long)at);
+    CHECK(tc_contains(fault, needle));
+    expect_fault(what, od, v, count, n, 0, fault, kinds);
+    v[at] = kept;
 }
 
 static void test_bad_offsets(void) {
@@ -637,7 +659,7 @@ static void test_bad_offsets(void) {
         n = (uint64_t)v[100000];
         /* segment 10 too long for the promise 3, and offsets[80000] bad */
         v[11] = v[10] + 5;
-        for (i = 12; i < count; ++i) v[i] = v[i - 1] + (int64_t)(1 + (i % 3));
+        continue_offsets(v, 12, count, 1, 3);
         n = (uint64_t)v[count - 1];
         v[80000] = v[79999] - 2;
         bad_offset_text(fault, sizeof fault, GPUPRIM_DTYPE_U32, v, count, n);
@@ -647,7 +669,7 @@ static void test_bad_offsets(void) {
         /* without the bad offset: the too-long segment, the lowest of two */
         v[80000] = v[79999] + 1;
         v[80001] = v[80000] + 6;
-        for (i = 80002; i < count; ++i) v[i] = v[i - 1] + 1;
+        continue_offsets(v, 80002, count, 1, 0);
         n = (uint64_t)v[count - 1];
         promise_text(fault, sizeof fault, 10, 5, 3);
         expect_fault("two segments longer than the promise", GPUPRIM_DTYPE_I64, v, count, n, 3, fault, ALL_KINDS);
@@ -660,22 +682,15 @@ static void test_bad_offsets(void) {
     {
         const uint64_t count = 1500001;
         int64_t *v = (int64_t *)tc_xmalloc(count * sizeof *v);
-        uint64_t i, n;
         v[0] = 0;
-        for (i = 1; i < count; ++i) v[i] = v[i - 1] + (int64_t)(i % 3);
-        n = (uint64_t)v[count - 1];
-        v[1433333] = v[1433332] - 1;
-        bad_offset_text(fault, sizeof fault, GPUPRIM_DTYPE_I32, v, count, n);
-        CHECK(tc_contains(fault, "offsets[1433333]"));
-        expect_fault("a bad offset deep in 1500001", GPUPRIM_DTYPE_I32, v, count, n, 0, fault,
-                     (1u << K_SORT_KEYS) | (1u << K_REDUCE_SUM) | (1u << K_TOPK_SMALL));
-        v[1433333] = v[1433332] + 1;
-        for (i = 1433334; i < count; ++i) v[i] = v[i - 1] + (int64_t)(i % 3);
+        continue_offsets(v, 1, count, 0, 3);
+        expect_decrease_at("a bad offset deep in 1500001", GPUPRIM_DTYPE_I32, v, count, 1433333,
+                           (1u << K_SORT_KEYS) | (1u << K_REDUCE_SUM) | (1u << K_TOPK_SMALL));
         v[1499000] = v[1498999] + 4; /* segment 1498999, longer than the promise 3 */
-        for (i = 1499001; i < count; ++i) v[i] = v[i - 1] + 1;
-        n = (uint64_t)v[count - 1];
+        continue_offsets(v, 1499001, count, 1, 0);
         promise_text(fault, sizeof fault, 1498999, 4, 3);
-        expect_fault("a segment longer than the promise deep in 1500001", GPUPRIM_DTYPE_U32, v, count, n, 3, fault,
+        expect_fault("a segment longer than the promise deep in 1500001", GPUPRIM_DTYPE_U32, v, count,
+                     (uint64_t)v[count - 1], 3, fault,
                      (1u << K_ARGSORT_U32) | (1u << K_REDUCE_MAX) | (1u << K_SCAN_INCLUSIVE));
         free(v);
     }
