@@ -64,7 +64,7 @@ __device__ __forceinline__ int64_t offset_at(const CheckArgs &args, uint64_t i) 
 // The folded result of all blocks, with the fault's values read back. Every
 // thread of the last block folds a strided share of the blocks' results into
 // the block's shared totals (one thread alone took a dependent L2 read per
-// block: ~75 us for the 512 blocks of a million offsets); thread 0 gets it.
+// block: ~55 us for the 512 blocks of a million offsets); thread 0 gets it.
 // Inline like every device function here: nvcc gives a non-inline one a host
 // copy whose body is exit(1) (cmake/check_library_symbols.cmake refuses it).
 __device__ __forceinline__ CheckResult fold(const CheckArgs &args, unsigned long long &block_bad,
