@@ -1424,7 +1424,9 @@ GPUPRIM_API gpuprim_status_t gpuprim_argsort(gpuprim_context_t context, gpuprim_
  *   segment: their values do not matter, and their outputs are left as they
  *   are. A call reads, writes and sizes its workspace by the elements its
  *   segments cover, offsets[0] to offsets[segment_count], not by the
- *   buffers' count.
+ *   buffers' count (on CUDA a segmented scan or reduce of at most 65,536
+ *   elements on fewer than 1,024 segments may read, never write, the
+ *   others).
  *   A bad offset is INVALID_ARGUMENT with a message naming the first bad
  *   index; it is found before anything is written (on CUDA by a check on the
  *   device, whose result the call waits for: calls with offsets block until
