@@ -15,11 +15,13 @@
  * the CUDA sort's large-input sizes. test_argsort_wide_indices: 4-byte keys
  * into 8-byte indices past the medium tile, 1 to 4 executed passes.
  * test_sort_many_keys_histogram: past 2^21 keys (the CUDA sort's many-keys
- * histogram). Sections (GPUPRIM_TEST_ONLY / GPUPRIM_TEST_SKIP,
+ * histogram). test_sort_packed_pairs: 4-byte pairs and argsorts at even
+ * and odd counts, outputs off 8-byte alignment (the CUDA passes' packed
+ * pairs). Sections (GPUPRIM_TEST_ONLY / GPUPRIM_TEST_SKIP,
  * test_common.h): known_orders, bit_ranges, bit_patterns, matrix,
  * stability, unaligned_views, distributions, argsort_wide,
- * many_keys_histogram (ctest runs matrix, distributions and
- * unaligned_views as entries of their own).
+ * many_keys_histogram, huge_pairs8, packed_pairs (ctest runs matrix,
+ * distributions and unaligned_views as entries of their own).
  */
 #include "test_common.h"
 
@@ -1614,6 +1616,101 @@ static void test_sort_huge_pairs8(gpuprim_context_t ctx) {
     }
 }
 
+/* Out of place with the outputs at +key_offset / +value_offset elements of
+ * larger buffers (4-byte elements: +1 is off 8-byte alignment). */
+static void run_sort_offset_outputs(gpuprim_context_t ctx, gpuprim_dtype_t kd, gpuprim_dtype_t vd, const void *keys,
+                                    uint64_t n, uint64_t key_offset, uint64_t value_offset) {
+    uint64_t *perm = (uint64_t *)tc_xmalloc(n * sizeof *perm);
+    void *want_keys = tc_xmalloc(n * tc_size(kd)), *values = tc_xmalloc(n * tc_size(vd));
+    void *want_values = tc_xmalloc(n * tc_size(vd)), *kdata = NULL, *vdata = NULL;
+    gpuprim_buffer_t kin, vin, kbase, vbase, kout = NULL, vout = NULL;
+    tc_where("sort %s keys with %s values n=%llu, keys out at +%llu, values out at +%llu", tc_dtype_name(kd),
+             tc_dtype_name(vd), (unsigned long long)n, (unsigned long long)key_offset,
+             (unsigned long long)value_offset);
+    fill_values(vd, values, n);
+    tc_reference_sort_permutation(kd, keys, n, 0, perm);
+    tc_permute(kd, keys, perm, n, want_keys);
+    tc_permute(vd, values, perm, n, want_values);
+    kin = tc_buffer_from(ctx, kd, keys, n);
+    vin = tc_buffer_from(ctx, vd, values, n);
+    kbase = tc_buffer(ctx, kd, n + key_offset);
+    vbase = tc_buffer(ctx, vd, n + value_offset);
+    tc_poison(ctx, kbase, kd, n + key_offset);
+    tc_poison(ctx, vbase, vd, n + value_offset);
+    REQUIRE_OK(gpuprim_buffer_get_info(ctx, kbase, NULL, NULL, &kdata));
+    REQUIRE_OK(gpuprim_buffer_get_info(ctx, vbase, NULL, NULL, &vdata));
+    REQUIRE_OK(gpuprim_buffer_wrap(ctx, kd, (char *)kdata + key_offset * tc_size(kd), n, &kout));
+    REQUIRE_OK(gpuprim_buffer_wrap(ctx, vd, (char *)vdata + value_offset * tc_size(vd), n, &vout));
+    CHECK_OK(gpuprim_sort(ctx, kin, vin, kout, vout, GPUPRIM_ORDER_ASCENDING));
+    CHECK_BUFFER_EQ(ctx, kout, kd, want_keys, n, "sorted keys (offset outputs)");
+    CHECK_BUFFER_EQ(ctx, vout, vd, want_values, n, "values (offset outputs)");
+    CHECK_BUFFER_EQ(ctx, kin, kd, keys, n, "keys_in after an out-of-place sort");
+    CHECK_BUFFER_EQ(ctx, vin, vd, values, n, "values_in after an out-of-place sort");
+    CHECK_OK(gpuprim_buffer_destroy(ctx, kout));
+    CHECK_OK(gpuprim_buffer_destroy(ctx, vout));
+    CHECK_OK(gpuprim_buffer_destroy(ctx, kbase));
+    CHECK_OK(gpuprim_buffer_destroy(ctx, vbase));
+    CHECK_OK(gpuprim_buffer_destroy(ctx, kin));
+    CHECK_OK(gpuprim_buffer_destroy(ctx, vin));
+    free(perm);
+    free(want_keys);
+    free(values);
+    free(want_values);
+}
+
+/* 4-byte keys with 4-byte values (and argsorts of 4-byte keys) travel as
+ * packed 8-byte elements through CUDA's radix passes: packed in the
+ * temporary buffer, split in the input and output buffers, which a pass
+ * between the first and the last may write and read too. Even and odd
+ * counts past the fused launch (the matrix and distributions use odd ones),
+ * 4 and 3 executed passes (keys of 24 varying bits: out of place, the first
+ * pass writes the output), a bit range, both placements and orders,
+ * argsorts with 4- and 8-byte indices, and outputs off 8-byte alignment. */
+static void test_sort_packed_pairs(gpuprim_context_t ctx) {
+    static const struct {
+        gpuprim_dtype_t keys, values;
+    } types[] = {{GPUPRIM_DTYPE_U32, GPUPRIM_DTYPE_U32},
+                 {GPUPRIM_DTYPE_F32, GPUPRIM_DTYPE_I32},
+                 {GPUPRIM_DTYPE_I32, GPUPRIM_DTYPE_F32}};
+    static const uint64_t counts[] = {600000, 1000002, 1000001};
+    size_t ci, ti;
+    unsigned rotation = 0;
+    for (ci = 0; ci < sizeof counts / sizeof counts[0]; ++ci) {
+        const uint64_t n = counts[ci];
+        /* the CPU backend has no such passes: one count there */
+        if (n > tc_max_count() || (!tc_backend_is_cuda(ctx) && ci != 1)) continue;
+        for (ti = 0; ti < sizeof types / sizeof types[0]; ++ti) {
+            const gpuprim_dtype_t kd = types[ti].keys, vd = types[ti].values;
+            uint32_t *keys = (uint32_t *)tc_xmalloc(n * 4);
+            int low24, placement, descending;
+            for (low24 = 0; low24 < 2; ++low24) {
+                uint64_t i;
+                tc_fill(kd, keys, n, TC_RANDOM_BITS);
+                /* non-negative and below 2^24: the top byte never varies */
+                if (low24)
+                    for (i = 0; i < n; ++i) keys[i] &= 0xFFFFFFu;
+                for (placement = 0; placement < 2; ++placement)
+                    for (descending = 0; descending < 2; ++descending) {
+                        sort_spec_t spec = whole_sort;
+                        if (rotation++ % 3 == 2) spec.call = CALL_OPTIONS_RANGE, spec.begin_bit = 4, spec.end_bit = 28;
+                        where_sort(kd, n, low24 ? -1 : TC_RANDOM_BITS, vd, descending, placement);
+                        run_sort_spec(ctx, kd, keys, n, (int)vd, descending, placement, spec);
+                    }
+                tc_where("argsort %s n=%llu%s, u32 and u64 indices", tc_dtype_name(kd), (unsigned long long)n,
+                         low24 ? " (24-bit keys)" : "");
+                dist_argsort(ctx, kd, GPUPRIM_DTYPE_U32, keys, n, low24, (int)(rotation % 3), 0, 0);
+                dist_argsort(ctx, kd, GPUPRIM_DTYPE_U64, keys, n, !low24, (int)((rotation + 1) % 3), 0, 0);
+            }
+            if (ti == 0) {
+                run_sort_offset_outputs(ctx, kd, vd, keys, n, 1, 0);
+                run_sort_offset_outputs(ctx, kd, vd, keys, n, 0, 1);
+                run_sort_offset_outputs(ctx, kd, vd, keys, n, 1, 1);
+            }
+            free(keys);
+        }
+    }
+}
+
 int main(void) {
     gpuprim_context_t ctx = tc_init("test_sort");
     if (tc_section("known_orders")) {
@@ -1635,5 +1732,6 @@ int main(void) {
     if (tc_section("argsort_wide")) test_argsort_wide_indices(ctx);
     if (tc_section("many_keys_histogram")) test_sort_many_keys_histogram(ctx);
     if (tc_section("huge_pairs8")) test_sort_huge_pairs8(ctx);
+    if (tc_section("packed_pairs")) test_sort_packed_pairs(ctx);
     return tc_finish();
 }
