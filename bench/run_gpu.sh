@@ -33,8 +33,11 @@
 #                        --narrow: only the rows of the narrow dtypes and bit ranges)
 #   SKIP_TESTS=1         skip probe and ctest
 #   SKIP_SANITIZER=1     skip the compute-sanitizer stage
-#   SKIP_BENCH=1         skip the benchmark
+#   SKIP_BENCH=1         skip the benchmark (and configure without the benchmarks,
+#                        so the build makes the library, tests and examples only)
 #   SANITIZER_TOOLS="memcheck racecheck synccheck initcheck"
+#   SANITIZER_PROGRAMS=REGEX  only the test programs whose name matches (e.g.
+#                        '^test_(sort|segmented)$'; default: every one)
 #   SANITIZER_JOBS=N     sanitizer runs at once (default: cores, at most 16)
 #   SANITIZER_TIMEOUT=S  per sanitizer run (default 240)
 #   SANITIZER_LEAK_CHECK=1  add --leak-check full to memcheck
@@ -112,7 +115,7 @@ if cmake -S . -B "$BUILD" ${GEN_ARGS[@]+"${GEN_ARGS[@]}"} \
         -DCMAKE_BUILD_TYPE=Release \
         -DCMAKE_CUDA_ARCHITECTURES="$ARCH" \
         -DGPUPRIM_WITH_CUDA=ON \
-        -DGPUPRIM_BUILD_BENCH=ON \
+        -DGPUPRIM_BUILD_BENCH="$([ "${SKIP_BENCH:-0}" = 1 ] && echo OFF || echo ON)" \
         -DGPUPRIM_BENCH_CCCL_INCLUDE="${CCCL_INCLUDE:-}" \
         -DGPUPRIM_BUILD_EXAMPLES=ON -UGPUPRIM_BUILD_PYTHON \
         -DBUILD_TESTING=ON > "$RESULTS/configure.log" 2>&1; then
@@ -157,6 +160,10 @@ else
         else
             summary_add probe FAIL "$(head -n 1 "$RESULTS/probe.log")"
         fi
+    elif [ "${SKIP_BENCH:-0}" = 1 ]; then
+        # Built without the benchmarks: the tests below check the backend
+        # (every program must report cuda).
+        summary_add probe SKIP "SKIP_BENCH=1: no benchmark to probe with"
     else
         summary_add probe FAIL "no $BENCH_BIN"
     fi
@@ -236,8 +243,9 @@ else
     rm -f "$SAN_DIR"/*.log "$SAN_DIR"/*.rc
     PROGRAMS=()
     if [ -d "$BUILD/test" ]; then
-        while IFS= read -r p; do PROGRAMS+=("$p"); done < <(
-            find "$BUILD/test" -maxdepth 1 -type f -perm -u+x ! -name '*.*' | sort)
+        while IFS= read -r p; do
+            [[ "$(basename "$p")" =~ ${SANITIZER_PROGRAMS:-.} ]] && PROGRAMS+=("$p")
+        done < <(find "$BUILD/test" -maxdepth 1 -type f -perm -u+x ! -name '*.*' | sort)
     fi
     if [ ${#PROGRAMS[@]} = 0 ]; then
         summary_add sanitizer FAIL "no test programs in $BUILD/test"

@@ -59,5 +59,7 @@ run topk "$bin/topk_bench"
 run segmented "$bin/segmented_bench"
 run segmented_long "$bin/segmented_bench" --filter scan --long-log2 28
 run scan "$bin/gpuprim_bench" --filter '^scan_inclusive$' --dtypes '^(f16|bf16|u8)$' --min-log2 28 --max-log2 28
-python3 bench/scoreboard.py "$DEST" ${SCOREBOARD_ALL:+--all}
+python3 bench/scoreboard.py "$DEST" ${SCOREBOARD_ALL:+--all} | tee "$DEST/scoreboard.txt"
+# One file for the device tool, which returns eight at most.
+[ -n "${OUT:-}" ] && tar -czf "$OUT/scoreboard.tgz" -C "$DEST" --exclude=build.log .
 exit $status
