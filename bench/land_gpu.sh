@@ -65,6 +65,7 @@ configure() {  # bench ON|OFF: the flags of run_gpu.sh's configure
 
 status=0
 if [ -n "${AB:-}" ]; then
+    ab=()
     eval "ab=($AB)"
     bench=${ab[0]}
     t0=$(date +%s)

@@ -47,7 +47,8 @@ status=0
 run() {  # name program args...
     local name=$1; shift
     case " $ONLY " in *" $name "*) ;; *) return 0 ;; esac
-    local t0=$(date +%s)
+    local t0
+    t0=$(date +%s)
     timeout "$LIMIT" "$@" --csv "$DEST/$name.csv" >"$DEST/$name.log" 2>&1
     local rc=$?
     echo "$name: exit $rc, $(( $(date +%s) - t0 )) s ($(head -1 "$DEST/$name.log" | cut -c1-100))"
