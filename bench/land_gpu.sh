@@ -23,10 +23,10 @@
 #           before/after leave, and the summary says what did not run.
 # CCCL_INCLUDE defaults to .cccl/include when that exists.
 #
-# build-gpu is configured as run_gpu.sh configures it (this GPU's
-# architecture), so its reconfiguration there rebuilds nothing; the
-# benchmark builds into it first, and without benchmarks after the
-# before/after (SKIP_BENCH), so the suite's build adds tests and examples only.
+# run_gpu.sh configures build-gpu (CONFIGURE_ONLY=1) before the benchmark
+# builds into it, so the suite's run there rebuilds nothing; that run is
+# configured without benchmarks (SKIP_BENCH=1), so its build adds the tests
+# and examples only.
 set -u -o pipefail
 cd "$(dirname "$0")/.." || exit 2
 
@@ -54,14 +54,6 @@ arch=${CUDA_ARCH:-$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/
 [ -n "$arch" ] || { note "land_gpu.sh: no GPU found (set CUDA_ARCH to build anyway)"; exit 2; }
 note "$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1), sm_$arch, CUB from ${CCCL_INCLUDE:-the toolkit}"
 
-generator=()
-[ -f build-gpu/CMakeCache.txt ] || generator=(-G Ninja)
-configure() {  # bench ON|OFF: the flags of run_gpu.sh's configure
-    cmake "${generator[@]}" -S . -B build-gpu -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="$arch" \
-        -DGPUPRIM_WITH_CUDA=ON -DGPUPRIM_BUILD_BENCH="$1" -DGPUPRIM_BENCH_CCCL_INCLUDE="$CCCL_INCLUDE" \
-        -DGPUPRIM_BUILD_EXAMPLES=ON -UGPUPRIM_BUILD_PYTHON -DBUILD_TESTING=ON >> "$WORK/configure.log" 2>&1
-    generator=()
-}
 
 status=0
 if [ -n "${AB:-}" ]; then
@@ -69,7 +61,7 @@ if [ -n "${AB:-}" ]; then
     eval "ab=($AB)"
     bench=${ab[0]}
     t0=$(date +%s)
-    if ! configure ON; then
+    if ! OUT=$WORK/configure CONFIGURE_ONLY=1 CUDA_ARCH=$arch bench/run_gpu.sh > "$WORK/configure.log" 2>&1; then
         note "configure: FAIL (configure.log)"; exit 2
     fi
     if bench/ab_gpu.sh build "$bench" > "$WORK/ab-build.log" 2>&1; then
@@ -93,10 +85,9 @@ t=$(left)
 if [ "$t" -lt 120 ]; then
     note "suite: NOT RUN ($t s left)"; exit 1
 fi
-configure OFF || { note "configure: FAIL (configure.log)"; exit 2; }
 san=(SKIP_SANITIZER=1)
 [ -n "${SANITIZE:-}" ] && san=(SANITIZER_TOOLS=memcheck "SANITIZER_PROGRAMS=$SANITIZE")
-env OUT="$WORK/gpu" SKIP_BENCH=1 TEST_JOBS="${TEST_JOBS:-14}" TEST_TIMEOUT=$(( t - 60 )) \
+env OUT="$WORK/gpu" CUDA_ARCH="$arch" SKIP_BENCH=1 TEST_JOBS="${TEST_JOBS:-14}" TEST_TIMEOUT=$(( t - 60 )) \
     SANITIZER_TIMEOUT="${SANITIZER_TIMEOUT:-180}" "${san[@]}" \
     timeout $(( t - 10 )) bench/run_gpu.sh > "$WORK/run_gpu.log" 2>&1 || status=1
 if [ -f "$WORK/gpu/summary.txt" ]; then

@@ -35,6 +35,8 @@
 #   SKIP_SANITIZER=1     skip the compute-sanitizer stage
 #   SKIP_BENCH=1         skip the benchmark (and configure without the benchmarks,
 #                        so the build makes the library, tests and examples only)
+#   CONFIGURE_ONLY=1     stop after the configure stage (bench/land_gpu.sh: the
+#                        benchmark's before/after builds into the same folder)
 #   SANITIZER_TOOLS="memcheck racecheck synccheck initcheck"
 #   SANITIZER_PROGRAMS=REGEX  only the test programs whose name matches (e.g.
 #                        '^test_(sort|segmented)$'; default: every one)
@@ -126,6 +128,7 @@ else
     summary_add configure FAIL "see configure.log"
     show_tail "$RESULTS/configure.log" 30
 fi
+[ "${CONFIGURE_ONLY:-0}" = 1 ] && { [ "$CONFIGURED" = 1 ]; exit; }
 
 if [ "$CONFIGURED" = 1 ]; then
     t0=$(now)
