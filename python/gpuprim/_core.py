@@ -460,7 +460,7 @@ class Context:
         return result
 
     # -- operations --------------------------------------------------------
-    def sort(self, x, *, axis=None, descending=False, values=None, out=None, values_out=None,
+    def sort(self, x, *, axis=-1, descending=False, stable=True, values=None, out=None, values_out=None,
              begin_bit=None, end_bit=None):
         """Stable sort of x, ascending or descending. With values, they move
         with their keys and (keys, values) is returned. out / values_out may be
@@ -468,9 +468,10 @@ class Context:
         +inf < NaN. begin_bit / end_bit: sort by bits [begin_bit, end_bit) of
         each key's order-preserving unsigned form only (gpuprim_sort_options_t;
         end_bit None or 0: the key's width); keys equal in those bits keep
-        their order. axis=None: x is 1-D; axis=-1: every row (last axis) of a
-        C-contiguous N-D array is sorted on its own (values, out and
-        values_out of x's shape)."""
+        their order. axis=-1 (the default, as gpuprim.sort's): every row
+        (last axis) of a C-contiguous N-D array is sorted on its own (values,
+        out and values_out of x's shape), a 1-D x as a whole; axis=None: x is
+        1-D. Always stable (stable=False accepted, as the array API allows)."""
         keys = _arrays.describe(x, "x")
         layout = _row_layout(keys, axis)
         if layout is None:
@@ -561,13 +562,14 @@ class Context:
                                      f"{output_name} while it reads {keys_name} and values: pass separate arrays")
         return keys_out, vals, vals_out
 
-    def argsort(self, x, *, axis=None, descending=False, dtype="int64", begin_bit=None,
+    def argsort(self, x, *, axis=-1, descending=False, stable=True, dtype="int64", begin_bit=None,
                 end_bit=None):
         """The stable permutation that sorts x (indices of dtype int64 by
-        default; int32, uint32, uint64 too); begin_bit / end_bit as for sort.
-        axis=-1: the permutation of every row (last axis) of a C-contiguous
-        N-D array, indices within the row (0 at its first element), like
-        numpy's and torch's argsort along the last axis."""
+        default; int32, uint32, uint64 too); begin_bit / end_bit, axis and
+        stable as for sort. axis=-1 (the default): the permutation of every
+        row (last axis) of a C-contiguous N-D array, indices within the row
+        (0 at its first element), like numpy's and torch's argsort along the
+        last axis."""
         keys = _arrays.describe(x, "x")
         layout = _row_layout(keys, axis)
         if layout is None:
@@ -608,15 +610,16 @@ class Context:
                                     c, *s, k, 0, i, *options))
         return indices.obj
 
-    def topk(self, x, k, *, largest=True, axis=None, dtype="int64"):
+    def topk(self, x, k, *, largest=True, axis=-1, dtype="int64"):
         """The k largest (largest=True) or smallest elements of x with their
         indices, (values, indices), sorted (largest first, or smallest
         first); equal elements by lower index first; floats in the sort's
         order (NaN above +inf, so NaNs come first among the largest; -0.0
         below +0.0). Exactly the first k of a stable (descending) argsort.
-        axis=None: x is 1-D, results have k elements; axis=-1: every row
-        (last axis) of a C-contiguous N-D array, results of shape
-        x.shape[:-1] + (k,), indices within the row. k must not exceed the
+        axis=-1 (the default, as gpuprim.topk's): every row (last axis) of a
+        C-contiguous N-D array, results of shape x.shape[:-1] + (k,), indices
+        within the row; a 1-D x as a whole (k elements); axis=None: x is
+        1-D. k must not exceed the
         length (InvalidArgumentError, raised before any output is made)."""
         keys = _arrays.describe(x, "x")
         layout = _row_layout(keys, axis)

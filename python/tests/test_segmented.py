@@ -490,6 +490,24 @@ def test_context_methods_mirror_functions():
         np.testing.assert_array_equal(context.segment_sort(flat, offsets), expected)
 
 
+def test_context_methods_default_to_rows_and_take_stable():
+    # The module functions' array-API defaults hold for a context's methods:
+    # axis=-1 (rows of an N-D array, a 1-D array whole) and stable=
+    x = rng.standard_normal((7, 33)).astype(np.float32)
+    with gpuprim.Context("cpu", cpu_threads=2) as context:
+        np.testing.assert_array_equal(context.sort(x), np.sort(x, axis=-1))
+        np.testing.assert_array_equal(context.sort(x, stable=False), np.sort(x, axis=-1))
+        np.testing.assert_array_equal(context.argsort(x, stable=True), np.argsort(x, axis=-1, kind="stable"))
+        values, indices = context.topk(x, 4)
+        np.testing.assert_array_equal(values, -np.sort(-x, axis=-1)[:, :4])
+        np.testing.assert_array_equal(np.take_along_axis(x, indices, axis=-1), values)
+        np.testing.assert_array_equal(context.sort(x[0]), np.sort(x[0]))
+        with pytest.raises(ValueError, match="1-D"):
+            context.sort(x, axis=None)
+        with pytest.raises(ValueError, match="1-D"):
+            context.topk(x, 4, axis=None)
+
+
 def test_argsort_large_and_int32_limit_message():
     # the indices come from the library now: check a size past one CPU block
     x = rng.integers(0, 1000, size=300_001).astype(np.float32)
