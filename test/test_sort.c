@@ -1622,8 +1622,8 @@ static void run_sort_offset_outputs(gpuprim_context_t ctx, gpuprim_dtype_t kd, g
                                     uint64_t n, uint64_t key_offset, uint64_t value_offset) {
     uint64_t *perm = (uint64_t *)tc_xmalloc(n * sizeof *perm);
     void *want_keys = tc_xmalloc(n * tc_size(kd)), *values = tc_xmalloc(n * tc_size(vd));
-    void *want_values = tc_xmalloc(n * tc_size(vd)), *kdata = NULL, *vdata = NULL;
-    gpuprim_buffer_t kin, vin, kbase, vbase, kout = NULL, vout = NULL;
+    void *want_values = tc_xmalloc(n * tc_size(vd));
+    gpuprim_buffer_t kin, vin, kbase, vbase, kout, vout;
     tc_where("sort %s keys with %s values n=%llu, keys out at +%llu, values out at +%llu", tc_dtype_name(kd),
              tc_dtype_name(vd), (unsigned long long)n, (unsigned long long)key_offset,
              (unsigned long long)value_offset);
@@ -1637,10 +1637,8 @@ static void run_sort_offset_outputs(gpuprim_context_t ctx, gpuprim_dtype_t kd, g
     vbase = tc_buffer(ctx, vd, n + value_offset);
     tc_poison(ctx, kbase, kd, n + key_offset);
     tc_poison(ctx, vbase, vd, n + value_offset);
-    REQUIRE_OK(gpuprim_buffer_get_info(ctx, kbase, NULL, NULL, &kdata));
-    REQUIRE_OK(gpuprim_buffer_get_info(ctx, vbase, NULL, NULL, &vdata));
-    REQUIRE_OK(gpuprim_buffer_wrap(ctx, kd, (char *)kdata + key_offset * tc_size(kd), n, &kout));
-    REQUIRE_OK(gpuprim_buffer_wrap(ctx, vd, (char *)vdata + value_offset * tc_size(vd), n, &vout));
+    kout = tc_view(ctx, kbase, kd, key_offset, n);
+    vout = tc_view(ctx, vbase, vd, value_offset, n);
     CHECK_OK(gpuprim_sort(ctx, kin, vin, kout, vout, GPUPRIM_ORDER_ASCENDING));
     CHECK_BUFFER_EQ(ctx, kout, kd, want_keys, n, "sorted keys (offset outputs)");
     CHECK_BUFFER_EQ(ctx, vout, vd, want_values, n, "values (offset outputs)");
